@@ -1,0 +1,19 @@
+-- fingerprint.sql: the contract's gold fingerprint.
+-- Reads: gold.daily_store_sales, or audit.gold_history for an as-of snapshot. Writes: nothing.
+
+-- name: current
+SELECT count(*),
+       md5(coalesce(string_agg(concat_ws('|', strftime(business_date, '%Y-%m-%d'), store_id, country, currency,
+                                          baskets::VARCHAR, revenue_minor::VARCHAR),
+                               chr(10) ORDER BY business_date, store_id), ''))
+FROM gold.daily_store_sales;
+
+-- name: as_of
+SELECT count(*),
+       md5(coalesce(string_agg(concat_ws('|', strftime(g.business_date, '%Y-%m-%d'), g.store_id, g.country,
+                                          g.currency, g.baskets::VARCHAR, g.revenue_minor::VARCHAR),
+                               chr(10) ORDER BY g.business_date, g.store_id), ''))
+FROM audit.gold_history g
+JOIN (SELECT business_date, max(snapshot_id) AS snapshot_id FROM audit.snapshot_dates
+      WHERE action <> 'skip' AND snapshot_id <= $1::BIGINT GROUP BY 1) v
+  ON g.snapshot_id = v.snapshot_id AND g.business_date = v.business_date;

@@ -1,0 +1,58 @@
+-- history.sql: the snapshot trail of a business date, and what changed between two versions.
+-- Reads: audit.snapshots, audit.snapshot_dates, audit.gold_history, audit.silver_history,
+-- bronze.events. Writes: nothing.
+
+-- name: snapshots
+SELECT snapshot_id, parent_id, operation, trigger_kind, trigger_upload, trigger_detail, late_days,
+       dates_rewritten, dates_skipped, rows_deleted, rows_added, beyond_window_rows, gold_rows, gold_md5,
+       code_version, created_at
+FROM audit.snapshots WHERE snapshot_id <= $1::BIGINT ORDER BY snapshot_id;
+
+-- name: versions_of_date
+-- Every snapshot that rewrote date $1, up to snapshot $2, oldest first.
+SELECT snapshot_id FROM audit.snapshot_dates
+WHERE business_date = $1::DATE AND action <> 'skip' AND snapshot_id <= $2::BIGINT ORDER BY 1;
+
+-- name: gold_version
+-- Per country: what version $1 of date $2 held.
+SELECT country, currency, sum(baskets)::BIGINT, sum(revenue_minor)::BIGINT FROM audit.gold_history
+WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE GROUP BY ALL ORDER BY 1;
+
+-- name: gold_rows_version
+SELECT store_id, country, currency, baskets, revenue_minor FROM audit.gold_history
+WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE ORDER BY store_id;
+
+-- name: diff_baskets
+-- Baskets of date $3 that differ between version $1 (may be -1: none) and version $2: added,
+-- removed, winner changed, or a changed number of copies. Upload dates from bronze.
+WITH a AS (SELECT basket_id, event_id, revenue_minor, copies FROM audit.silver_history
+           WHERE snapshot_id = $1::BIGINT AND business_date = $3::DATE),
+     b AS (SELECT basket_id, event_id, revenue_minor, copies FROM audit.silver_history
+           WHERE snapshot_id = $2::BIGINT AND business_date = $3::DATE),
+     j AS (SELECT coalesce(a.basket_id, b.basket_id) AS basket_id,
+                  a.event_id AS a_event, a.revenue_minor AS a_rev, a.copies AS a_copies,
+                  b.event_id AS b_event, b.revenue_minor AS b_rev, b.copies AS b_copies
+           FROM a FULL OUTER JOIN b ON a.basket_id = b.basket_id
+           WHERE a.event_id IS DISTINCT FROM b.event_id OR a.copies IS DISTINCT FROM b.copies
+              OR a.revenue_minor IS DISTINCT FROM b.revenue_minor)
+SELECT j.basket_id, j.a_event, j.a_rev, j.a_copies, j.b_event, j.b_rev, j.b_copies,
+       ea.upload_date, eb.upload_date, coalesce(eb.country, ea.country), coalesce(eb.currency, ea.currency),
+       coalesce(eb.store_id, ea.store_id)
+FROM j
+LEFT JOIN bronze.events ea ON ea.event_id = j.a_event AND ea.basket_id = j.basket_id
+LEFT JOIN bronze.events eb ON eb.event_id = j.b_event AND eb.basket_id = j.basket_id
+ORDER BY 10, 1;
+
+-- name: other_dates_at
+-- For evidence: each date's version and gold row count as of snapshot $1.
+SELECT v.business_date, v.snapshot_id, count(g.store_id)
+FROM (SELECT business_date, max(snapshot_id) AS snapshot_id FROM audit.snapshot_dates
+      WHERE action <> 'skip' AND snapshot_id <= $1::BIGINT GROUP BY 1) v
+LEFT JOIN audit.gold_history g ON g.snapshot_id = v.snapshot_id AND g.business_date = v.business_date
+GROUP BY ALL ORDER BY 1;
+
+-- name: sizes
+SELECT 'audit.snapshots', count(*) FROM audit.snapshots
+UNION ALL SELECT 'audit.snapshot_dates', count(*) FROM audit.snapshot_dates
+UNION ALL SELECT 'audit.gold_history', count(*) FROM audit.gold_history
+UNION ALL SELECT 'audit.silver_history', count(*) FROM audit.silver_history;

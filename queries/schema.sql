@@ -1,0 +1,65 @@
+-- schema.sql: the lab's tables.
+-- Reads: nothing. Writes: creates every schema and table if missing; never drops.
+-- Bronze is append-only (one row per valid raw line); silver and gold hold the current state;
+-- audit holds every snapshot, with the gold and silver rows each one wrote.
+
+-- name: create
+CREATE SCHEMA IF NOT EXISTS raw;
+CREATE SCHEMA IF NOT EXISTS bronze;
+CREATE SCHEMA IF NOT EXISTS silver;
+CREATE SCHEMA IF NOT EXISTS gold;
+CREATE SCHEMA IF NOT EXISTS naive;
+CREATE SCHEMA IF NOT EXISTS audit;
+CREATE SCHEMA IF NOT EXISTS recompute;
+CREATE TABLE IF NOT EXISTS raw.stores (
+    store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, timezone VARCHAR NOT NULL, currency VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS raw.files (
+    file VARCHAR NOT NULL, upload_date DATE NOT NULL, bytes BIGINT NOT NULL, md5 VARCHAR NOT NULL,
+    lines BIGINT NOT NULL, events BIGINT NOT NULL, quarantined BIGINT NOT NULL, landing_id BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS raw.partitions (
+    upload_date DATE NOT NULL, files INTEGER NOT NULL, landing_id BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS raw.landings (
+    landing_id BIGINT NOT NULL, first_upload DATE, last_upload DATE, files INTEGER NOT NULL,
+    events BIGINT NOT NULL, quarantined BIGINT NOT NULL, landed_at TIMESTAMP NOT NULL);
+CREATE TABLE IF NOT EXISTS bronze.events (
+    event_id VARCHAR NOT NULL, basket_id VARCHAR NOT NULL, store_id VARCHAR NOT NULL, till_id VARCHAR NOT NULL,
+    country VARCHAR NOT NULL, currency VARCHAR NOT NULL, event_ts TIMESTAMP_NS NOT NULL,
+    uploaded_at TIMESTAMP_NS NOT NULL, upload_date DATE NOT NULL, business_date DATE NOT NULL,
+    revenue_minor BIGINT NOT NULL, tenders SMALLINT NOT NULL, file VARCHAR NOT NULL, line INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS bronze.quarantine (
+    file VARCHAR NOT NULL, line INTEGER NOT NULL, upload_date DATE NOT NULL, reason VARCHAR NOT NULL,
+    raw_line VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS silver.baskets (
+    business_date DATE NOT NULL, basket_id VARCHAR NOT NULL, event_id VARCHAR NOT NULL, store_id VARCHAR NOT NULL,
+    till_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL, event_ts TIMESTAMP_NS NOT NULL,
+    uploaded_at TIMESTAMP_NS NOT NULL, upload_date DATE NOT NULL, revenue_minor BIGINT NOT NULL,
+    copies INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS gold.daily_store_sales (
+    business_date DATE NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL,
+    baskets BIGINT NOT NULL, revenue_minor BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS naive.daily_sales (
+    snapshot_id BIGINT NOT NULL, run_date DATE NOT NULL, business_date DATE NOT NULL, store_id VARCHAR NOT NULL,
+    country VARCHAR NOT NULL, currency VARCHAR NOT NULL, events BIGINT NOT NULL, revenue_minor BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS audit.snapshots (
+    snapshot_id BIGINT NOT NULL, parent_id BIGINT, operation VARCHAR NOT NULL, trigger_kind VARCHAR NOT NULL,
+    trigger_upload DATE, trigger_detail VARCHAR NOT NULL, late_days INTEGER NOT NULL,
+    dates_rewritten INTEGER NOT NULL, dates_skipped INTEGER NOT NULL, rows_deleted BIGINT NOT NULL,
+    rows_added BIGINT NOT NULL, beyond_window_rows BIGINT NOT NULL, gold_rows BIGINT NOT NULL,
+    gold_md5 VARCHAR NOT NULL, code_version VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL);
+CREATE TABLE IF NOT EXISTS audit.snapshot_dates (
+    snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, action VARCHAR NOT NULL, input_hash VARCHAR NOT NULL,
+    input_rows BIGINT NOT NULL, silver_deleted BIGINT NOT NULL, silver_added BIGINT NOT NULL,
+    gold_deleted BIGINT NOT NULL, gold_added BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS audit.gold_history (
+    snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL,
+    currency VARCHAR NOT NULL, baskets BIGINT NOT NULL, revenue_minor BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS audit.silver_history (
+    snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, basket_id VARCHAR NOT NULL, event_id VARCHAR NOT NULL,
+    revenue_minor BIGINT NOT NULL, copies INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS recompute.daily_store_sales (
+    business_date DATE NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL,
+    baskets BIGINT NOT NULL, revenue_minor BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS recompute.state (
+    manifest VARCHAR NOT NULL, events BIGINT NOT NULL, baskets BIGINT NOT NULL, computed_at TIMESTAMP NOT NULL);
+CREATE TEMP TABLE IF NOT EXISTS work_dates (
+    business_date DATE NOT NULL, changed BOOLEAN NOT NULL DEFAULT false);

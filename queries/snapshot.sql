@@ -1,0 +1,56 @@
+-- snapshot.sql: the audit trail. Every write commits one record here, in its own transaction.
+-- Reads: audit.*, gold.daily_store_sales, silver.baskets, bronze.events, work_dates.
+-- Writes: audit.snapshots, audit.snapshot_dates, audit.gold_history, audit.silver_history,
+-- and, for a rollback, silver.baskets and gold.daily_store_sales.
+
+-- name: next_id
+SELECT coalesce(max(snapshot_id), 0) + 1 FROM audit.snapshots;
+
+-- name: head
+-- The newest data snapshot (skipped runs change nothing, so they are never a parent).
+SELECT max(snapshot_id) FROM audit.snapshots WHERE operation <> 'skipped';
+
+-- name: insert
+INSERT INTO audit.snapshots VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: date_insert
+INSERT INTO audit.snapshot_dates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: gold_history_insert
+INSERT INTO audit.gold_history
+SELECT $1::BIGINT, business_date, store_id, country, currency, baskets, revenue_minor
+FROM gold.daily_store_sales
+WHERE business_date IN (SELECT business_date FROM work_dates WHERE changed)
+ORDER BY business_date, store_id;
+
+-- name: silver_history_insert
+INSERT INTO audit.silver_history
+SELECT $1::BIGINT, business_date, basket_id, event_id, revenue_minor, copies
+FROM silver.baskets
+WHERE business_date IN (SELECT business_date FROM work_dates WHERE changed)
+ORDER BY business_date, basket_id;
+
+-- name: versions_as_of
+-- For each date, the snapshot whose rows it held as of snapshot $1.
+SELECT business_date, max(snapshot_id) FROM audit.snapshot_dates
+WHERE action <> 'skip' AND snapshot_id <= $1::BIGINT GROUP BY 1 ORDER BY 1;
+
+-- name: restore_silver
+-- Silver rows of date $2 as written by snapshot $1, rebuilt from bronze by their winning event_id.
+INSERT INTO silver.baskets
+SELECT e.business_date, e.basket_id, e.event_id, e.store_id, e.till_id, e.country, e.currency, e.event_ts,
+       e.uploaded_at, e.upload_date, e.revenue_minor, h.copies
+FROM audit.silver_history h JOIN bronze.events e ON e.event_id = h.event_id AND e.basket_id = h.basket_id
+WHERE h.snapshot_id = $1::BIGINT AND h.business_date = $2::DATE
+QUALIFY row_number() OVER (PARTITION BY h.basket_id ORDER BY e.uploaded_at, e.file, e.line) = 1
+ORDER BY e.business_date, e.store_id, e.basket_id;
+
+-- name: restore_gold
+INSERT INTO gold.daily_store_sales
+SELECT business_date, store_id, country, currency, baskets, revenue_minor FROM audit.gold_history
+WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE ORDER BY store_id;
+
+-- name: version_of
+-- The input hash that snapshot $1 recorded for date $2.
+SELECT input_hash, input_rows FROM audit.snapshot_dates
+WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE AND action <> 'skip';

@@ -1,0 +1,83 @@
+-- v2.sql: the idempotent job.
+-- Reads: bronze.events, audit.snapshot_dates, work_dates (a temp table of the dates in play).
+-- Writes: silver.baskets, gold.daily_store_sales (DELETE + INSERT of the changed dates only),
+-- and work_dates. The run's audit rows are written by snapshot.sql in the same transaction.
+
+-- name: affected_dates
+-- $1 upload date, $2 oldest business date inside the window (upload - late_days).
+SELECT DISTINCT business_date FROM bronze.events
+WHERE upload_date = $1::DATE AND business_date >= $2::DATE ORDER BY 1;
+
+-- name: beyond_window
+-- Rows of upload $1 that never enter silver: older than the window, or dated more than a day
+-- after their upload (a till clock in the future). $2 = late_days.
+SELECT business_date, currency, count(*), sum(revenue_minor)::BIGINT FROM bronze.events
+WHERE upload_date = $1::DATE
+  AND NOT (upload_date BETWEEN business_date - 1 AND business_date + $2::INTEGER)
+GROUP BY ALL ORDER BY 1, 2;
+
+-- name: work_clear
+DELETE FROM work_dates;
+
+-- name: work_insert
+INSERT INTO work_dates VALUES (?, false);
+
+-- name: work_mark_changed
+UPDATE work_dates SET changed = true WHERE business_date = ?;
+
+-- name: input_digests
+-- What feeds each date under the window rule ($1 = late_days): its row count and an
+-- order-independent digest of every feeding row.
+SELECT w.business_date, count(e.event_id),
+       coalesce(sum(hash(e.event_id, e.basket_id, e.store_id, e.till_id, e.event_ts, e.uploaded_at,
+                         e.upload_date, e.revenue_minor)::HUGEINT), 0)::VARCHAR
+FROM work_dates w
+LEFT JOIN bronze.events e
+  ON e.business_date = w.business_date
+ AND e.upload_date BETWEEN w.business_date - 1 AND w.business_date + $1::INTEGER
+GROUP BY w.business_date ORDER BY 1;
+
+-- name: current_versions
+-- The version of each date in play that silver and gold hold now.
+SELECT business_date, arg_max(input_hash, snapshot_id), arg_max(silver_added, snapshot_id),
+       arg_max(gold_added, snapshot_id), max(snapshot_id)
+FROM audit.snapshot_dates
+WHERE action <> 'skip' AND business_date IN (SELECT business_date FROM work_dates)
+GROUP BY business_date;
+
+-- name: silver_delete
+DELETE FROM silver.baskets WHERE business_date IN (SELECT business_date FROM work_dates WHERE changed);
+
+-- name: silver_insert
+-- One row per basket_id: the copy with the smallest (uploaded_at, event_id). $1 = late_days.
+INSERT INTO silver.baskets
+SELECT business_date, basket_id, event_id, store_id, till_id, country, currency, event_ts, uploaded_at,
+       upload_date, revenue_minor, copies::INTEGER
+FROM (
+    SELECT e.*,
+           count(*) OVER (PARTITION BY e.basket_id) AS copies,
+           row_number() OVER (PARTITION BY e.basket_id ORDER BY e.uploaded_at, e.event_id) AS copy_rank
+    FROM bronze.events e
+    JOIN work_dates w ON e.business_date = w.business_date AND w.changed
+    WHERE e.upload_date BETWEEN w.business_date - 1 AND w.business_date + $1::INTEGER
+)
+WHERE copy_rank = 1
+ORDER BY business_date, store_id, basket_id;
+
+-- name: gold_delete
+DELETE FROM gold.daily_store_sales WHERE business_date IN (SELECT business_date FROM work_dates WHERE changed);
+
+-- name: gold_insert
+INSERT INTO gold.daily_store_sales
+SELECT business_date, store_id, country, currency, count(*), sum(revenue_minor)::BIGINT
+FROM silver.baskets
+WHERE business_date IN (SELECT business_date FROM work_dates WHERE changed)
+GROUP BY business_date, store_id, country, currency
+ORDER BY business_date, store_id;
+
+-- name: changed_counts
+-- Rows per changed date after the rewrite: silver, then gold.
+SELECT w.business_date,
+       (SELECT count(*) FROM silver.baskets s WHERE s.business_date = w.business_date),
+       (SELECT count(*) FROM gold.daily_store_sales g WHERE g.business_date = w.business_date)
+FROM work_dates w WHERE w.changed ORDER BY 1;

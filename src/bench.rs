@@ -1,0 +1,346 @@
+//! `recount bench`: the performance figures, median of several runs, with the classic baseline
+//! measured in the same run on the same raw zone. Heavy phases run in a child process so their
+//! peak RSS is their own.
+
+use crate::lake::{Lab, land, v2};
+use crate::reports::{self, Cell, Report, Table};
+use crate::world::{self, Preset};
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, WrapErr, bail, eyre};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Measure {
+    pub name: String,
+    pub runs: usize,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    pub peak_rss_mib: Option<f64>,
+    pub target: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BenchReport {
+    pub world: PathBuf,
+    pub seed: Option<u64>,
+    pub machine: String,
+    pub measures: Vec<Measure>,
+    pub v2_phases_ms: Vec<(String, f64)>,
+    pub fingerprint: String,
+    pub baseline: Option<Baseline>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Baseline {
+    pub command: String,
+    pub wall_ms: f64,
+    pub peak_rss_mib: f64,
+    pub fingerprint: String,
+    pub speedup: f64,
+    pub rss_ratio: f64,
+    pub same_fingerprint: bool,
+}
+
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+fn measure(name: &str, target: &str, runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<Measure> {
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        f()?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(Measure {
+        name: name.into(),
+        runs,
+        median_ms: median(times.clone()),
+        min_ms: times.iter().copied().fold(f64::INFINITY, f64::min),
+        max_ms: times.iter().copied().fold(0.0, f64::max),
+        peak_rss_mib: None,
+        target: target.into(),
+    })
+}
+
+/// Runs a command to completion and returns its wall time and peak RSS (from wait4).
+pub fn run_child(cmd: &mut std::process::Command) -> Result<(Duration, f64, String)> {
+    let started = Instant::now();
+    let child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::inherit()).spawn().wrap_err("starting a child process")?;
+    let pid = child.id() as libc::pid_t;
+    let mut stdout = child.stdout.expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+        s
+    });
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let elapsed = started.elapsed();
+    let out = reader.join().unwrap_or_default();
+    if rc < 0 {
+        bail!("wait4 failed: {}", std::io::Error::last_os_error());
+    }
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        bail!("{cmd:?} failed (status {status}): {out}");
+    }
+    Ok((elapsed, usage.ru_maxrss as f64 / 1024.0, out))
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .unwrap_or_else(|| "unknown cpu".into());
+    let mem = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| s.lines().next().map(|l| l.split_whitespace().nth(1).unwrap_or("0").parse::<f64>().unwrap_or(0.0) / 1024.0 / 1024.0))
+        .unwrap_or(0.0);
+    format!("{} cores, {cpu}, {mem:.0} GiB", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+}
+
+/// The hidden child phase: land every upload of `world` into a fresh lab, then run v2 for every
+/// upload newest first. Prints the fingerprint.
+pub fn land_and_backfill(world: &Path, lab_dir: &Path) -> Result<String> {
+    if lab_dir.exists() {
+        std::fs::remove_dir_all(lab_dir)?;
+    }
+    let mut lab = Lab::open(lab_dir)?;
+    let ups = crate::raw::list_partitions(world)?;
+    land::land(&mut lab, world, &ups)?;
+    let opts = v2::V2Options { fail_after: None, ..Default::default() };
+    for &u in ups.iter().rev() {
+        v2::run_upload(&lab, u, "backfill", opts)?;
+    }
+    Ok(reports::fingerprint(&lab, None)?.line)
+}
+
+pub struct BenchOptions {
+    pub world: Option<PathBuf>,
+    pub preset: Preset,
+    pub seed: u64,
+    pub runs: usize,
+    pub work_dir: PathBuf,
+    pub baseline: Option<PathBuf>,
+    pub date: Option<NaiveDate>,
+    /// The recount binary, for the child phases.
+    pub exe: PathBuf,
+}
+
+pub fn run(opts: BenchOptions) -> Result<BenchReport> {
+    std::fs::create_dir_all(&opts.work_dir)?;
+    let exe = opts.exe.clone();
+    let mut measures = Vec::new();
+    let (world, seed) = match &opts.world {
+        Some(w) => (w.clone(), None),
+        None => {
+            let w = opts.work_dir.join(format!("world-{}-{}", opts.preset.name(), opts.seed));
+            let mut times = Vec::new();
+            for i in 0..opts.runs.max(1) {
+                let target = if i == 0 { w.clone() } else { opts.work_dir.join("world-scratch") };
+                if target.exists() {
+                    std::fs::remove_dir_all(&target)?;
+                }
+                let t = Instant::now();
+                world::generate(&target, opts.preset, opts.seed)?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            let _ = std::fs::remove_dir_all(opts.work_dir.join("world-scratch"));
+            measures.push(Measure {
+                name: format!("generate the {} world (seed {})", opts.preset.name(), opts.seed),
+                runs: times.len(),
+                median_ms: median(times.clone()),
+                min_ms: times.iter().copied().fold(f64::INFINITY, f64::min),
+                max_ms: times.iter().copied().fold(0.0, f64::max),
+                peak_rss_mib: None,
+                target: "≤ 30 s (full)".into(),
+            });
+            (w, Some(opts.seed))
+        }
+    };
+    let ups = crate::raw::list_partitions(&world)?;
+    if ups.is_empty() {
+        bail!("{} has no upload partitions", world.display());
+    }
+
+    // Land everything and backfill backwards from an empty lab, in a child: wall time and RSS.
+    let lab_dir = opts.work_dir.join("lab");
+    let mut times = Vec::new();
+    let mut rss = Vec::new();
+    let mut fingerprint = String::new();
+    for _ in 0..opts.runs.max(1) {
+        let (t, r, out) = run_child(std::process::Command::new(&exe).args(["bench-phase", "--world"]).arg(&world).arg("--lab").arg(&lab_dir))?;
+        times.push(t.as_secs_f64() * 1e3);
+        rss.push(r);
+        fingerprint = out.trim().to_string();
+    }
+    measures.push(Measure {
+        name: format!("land {} uploads + v2 backfill backwards, from an empty lab", ups.len()),
+        runs: times.len(),
+        median_ms: median(times.clone()),
+        min_ms: times.iter().copied().fold(f64::INFINITY, f64::min),
+        max_ms: times.iter().copied().fold(0.0, f64::max),
+        peak_rss_mib: Some(median(rss.clone())),
+        target: "≥ 15x the baseline, ≤ half its RSS".into(),
+    });
+
+    // The rest on the warm lab the last child left behind.
+    let lab = Lab::open(&lab_dir)?;
+    let landed_only = opts.work_dir.join("lab-landed");
+    if landed_only.exists() {
+        std::fs::remove_dir_all(&landed_only)?;
+    }
+    let mut t_land = Vec::new();
+    for _ in 0..opts.runs.max(1) {
+        if landed_only.exists() {
+            std::fs::remove_dir_all(&landed_only)?;
+        }
+        let mut l = Lab::open(&landed_only)?;
+        let t = Instant::now();
+        land::land(&mut l, &world, &ups)?;
+        t_land.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    measures.push(Measure {
+        name: format!("land {} uploads (parse once into bronze)", ups.len()),
+        runs: t_land.len(),
+        median_ms: median(t_land.clone()),
+        min_ms: t_land.iter().copied().fold(f64::INFINITY, f64::min),
+        max_ms: t_land.iter().copied().fold(0.0, f64::max),
+        peak_rss_mib: None,
+        target: String::new(),
+    });
+    let _ = std::fs::remove_dir_all(&landed_only);
+
+    let mid = opts.date.unwrap_or_else(|| {
+        let aug15 = NaiveDate::from_ymd_opt(2026, 8, 15).unwrap();
+        if ups.contains(&aug15) { aug15 } else { ups[ups.len() / 2] }
+    });
+    let v2opts = v2::V2Options { fail_after: None, ..Default::default() };
+    let mut phases: Vec<Vec<(String, f64)>> = Vec::new();
+    measures.push(measure(&format!("one v2 run, upload {mid}, warm lab (inputs unchanged: skipped)"), "≤ 50 ms", opts.runs.max(5), || {
+        v2::run_upload(&lab, mid, "upload", v2opts)?;
+        Ok(())
+    })?);
+    measures.push(measure(&format!("one v2 run, upload {mid}, warm lab, forced rewrite of its dates"), "≤ 50 ms", opts.runs.max(5), || {
+        let dates: Vec<NaiveDate> = {
+            let r = v2::run_upload(&lab, mid, "upload", v2opts)?;
+            r.dates.iter().map(|d| d.business_date).collect()
+        };
+        let r = v2::rebuild_dates(&lab, &dates, v2::V2Options { force: true, ..v2opts })?;
+        phases.push(r.phases);
+        Ok(())
+    })?);
+    let day = mid - chrono::Duration::days(1);
+    crate::recompute::ensure_cached(&lab)?;
+    measures.push(measure(&format!("check {day}"), "≤ 50 ms", opts.runs.max(5), || reports::check::check(&lab, day, None).map(|_| ()))?);
+    measures.push(measure(&format!("explain {day}"), "≤ 50 ms", opts.runs.max(5), || reports::explain::explain(&lab, day).map(|_| ()))?);
+    measures.push(measure("lateness", "", opts.runs.max(5), || reports::lateness::lateness(&lab, false).map(|_| ()))?);
+    measures.push(measure(&format!("history {day}"), "", opts.runs.max(5), || reports::history::history(&lab, day, None).map(|_| ()))?);
+    measures.push(measure("recompute from raw with polars (no cache)", "", opts.runs.max(1), || crate::recompute::recount(&lab.raw_root()).map(|_| ()))?);
+
+    // The explorer, headless: cold start to a complete first frame, and a date switch.
+    drop(lab);
+    measures.push(measure("explorer cold start to first complete frame (headless)", "≤ 1 s", opts.runs.max(3), || {
+        let lab = Lab::open(&lab_dir)?;
+        let mut app = crate::tui::app::App::new(crate::tui::theme::Theme::load("dark")?, false);
+        app.outbox.clear();
+        let snap = crate::tui::worker::load_snapshot(&lab, &world)?;
+        let d = snap.dates.iter().rev().find(|d| !d.provisional).map(|d| d.business_date);
+        let view = d.map(|d| crate::tui::worker::load_view(&lab, d)).transpose()?;
+        app.on_reply(crate::tui::worker::Reply::Loaded(Box::new(snap), view.map(Box::new)));
+        frame(&app)?;
+        Ok(())
+    })?);
+    let lab = Lab::open(&lab_dir)?;
+    let mut app = crate::tui::app::App::new(crate::tui::theme::Theme::load("dark")?, false);
+    app.outbox.clear();
+    let snap = crate::tui::worker::load_snapshot(&lab, &world)?;
+    let dates: Vec<NaiveDate> = snap.dates.iter().map(|d| d.business_date).collect();
+    app.on_reply(crate::tui::worker::Reply::Loaded(Box::new(snap), None));
+    let mut i = dates.len() / 2;
+    measures.push(measure("explorer date switch: load the next date and redraw (headless)", "≤ 30 ms", opts.runs.max(9), || {
+        i = (i + 1) % dates.len();
+        let view = crate::tui::worker::load_view(&lab, dates[i])?;
+        app.view = Some(view);
+        frame(&app)?;
+        Ok(())
+    })?);
+
+    let n = phases.len().max(1) as f64;
+    let mut v2_phases: Vec<(String, f64)> = Vec::new();
+    for run in &phases {
+        for (name, ms) in run {
+            match v2_phases.iter_mut().find(|(n2, _)| n2 == name) {
+                Some(p) => p.1 += ms / n,
+                None => v2_phases.push((name.clone(), ms / n)),
+            }
+        }
+    }
+
+    let baseline = match &opts.baseline {
+        None => None,
+        Some(script) => {
+            let db = opts.work_dir.join("baseline.duckdb");
+            let _ = std::fs::remove_file(&db);
+            let (t, r, out) = run_child(std::process::Command::new("bash").arg(script).arg("runs").arg(&world).arg("--backward").arg("--db").arg(&db))
+                .wrap_err("running the baseline")?;
+            let fp = out.lines().find(|l| l.starts_with("gold.daily_store_sales")).unwrap_or("").trim().to_string();
+            let ours = measures.iter().find(|m| m.name.starts_with("land ") && m.peak_rss_mib.is_some()).ok_or_else(|| eyre!("no land+backfill figure"))?;
+            Some(Baseline {
+                command: format!("bash {} runs {} --backward --db {}", script.display(), world.display(), db.display()),
+                wall_ms: t.as_secs_f64() * 1e3,
+                peak_rss_mib: r,
+                speedup: t.as_secs_f64() * 1e3 / ours.median_ms,
+                rss_ratio: ours.peak_rss_mib.unwrap_or(0.0) / r,
+                same_fingerprint: fp == fingerprint,
+                fingerprint: fp,
+            })
+        }
+    };
+    Ok(BenchReport { world, seed, machine: machine(), measures, v2_phases_ms: v2_phases, fingerprint, baseline })
+}
+
+fn frame(app: &crate::tui::app::App) -> Result<()> {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40))?;
+    terminal.draw(|f| crate::tui::draw::draw(f, app))?;
+    Ok(())
+}
+
+impl Report for BenchReport {
+    fn headline(&self) -> String {
+        let seed = self.seed.map(|s| format!(", seed {s}")).unwrap_or_default();
+        format!("recount bench on {} ({}{seed})\n{}", self.machine, self.world.display(), self.fingerprint)
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new("", &[("measure", "measure"), ("runs", "runs"), ("median_ms", "median ms"), ("min_ms", "min"), ("max_ms", "max"), ("peak_rss_mib", "peak RSS MiB"), ("target", "target")]);
+        let f = |v: f64| Cell::text(format!("{v:.1}"));
+        for m in &self.measures {
+            t.push(vec![Cell::text(&m.name), Cell::Int(m.runs as i64), f(m.median_ms), f(m.min_ms), f(m.max_ms), m.peak_rss_mib.map(f).unwrap_or(Cell::Empty), Cell::text(&m.target)]);
+        }
+        let mut p = Table::new("one forced v2 run by phase (mean ms)", &[("phase", "phase"), ("ms", "ms")]);
+        for (name, ms) in &self.v2_phases_ms {
+            p.push(vec![Cell::text(name), f(*ms)]);
+        }
+        vec![t, p]
+    }
+    fn notes(&self) -> Vec<reports::Note> {
+        let Some(b) = &self.baseline else {
+            return vec![reports::Note { status: reports::Status::Info, text: "baseline not run (pass --baseline ../shared/baseline/run.sh)".into() }];
+        };
+        vec![
+            reports::Note { status: reports::Status::Info, text: format!("baseline: {} → {:.1} s, peak RSS {:.0} MiB", b.command, b.wall_ms / 1e3, b.peak_rss_mib) },
+            reports::Note { status: if b.speedup >= 15.0 { reports::Status::Pass } else { reports::Status::Warn }, text: format!("land + backwards backfill: {:.1}x faster than the baseline (target ≥ 15x)", b.speedup) },
+            reports::Note { status: if b.rss_ratio <= 0.5 { reports::Status::Pass } else { reports::Status::Warn }, text: format!("peak RSS: {:.2} of the baseline's (target ≤ 0.5)", b.rss_ratio) },
+            reports::Note { status: if b.same_fingerprint { reports::Status::Pass } else { reports::Status::Fail }, text: format!("baseline fingerprint: {}", b.fingerprint) },
+        ]
+    }
+}

@@ -1,0 +1,242 @@
+//! The command line, as clap definitions only.
+
+use crate::reports::Format;
+use crate::world::Preset;
+use chrono::NaiveDate;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+const AFTER_HELP: &str = "\
+The lab is a directory holding the raw zone (raw/) and one DuckDB file (recount.duckdb).
+Default lab: $RECOUNT_LAB, else $XDG_DATA_HOME/recount/lab, else ~/.local/share/recount/lab.
+With no command, recount opens the explorer on the default lab, building it from the bundled
+sample world (sample-data/) on first run.";
+
+#[derive(Debug, Parser)]
+#[command(name = "recount", version, about = "Why did the number move? v1, v2 and an independent recount of daily sales, with snapshots.", after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct Global {
+    /// The lab directory [default: see below]
+    #[arg(long, global = true, env = "RECOUNT_LAB", value_name = "DIR")]
+    pub lab: Option<PathBuf>,
+    /// Output format of reports
+    #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Test hook: make the next write fail after its N-th statement
+    #[arg(long, global = true, hide = true, env = "RECOUNT_FAIL_AFTER", value_name = "N")]
+    pub fail_after: Option<usize>,
+}
+
+#[derive(Debug, Args, Clone, Copy)]
+pub struct Window {
+    /// Lateness window: business date d is built from uploads d-1 .. d+N
+    #[arg(long, default_value_t = crate::lake::v2::DEFAULT_LATE_DAYS, value_name = "N")]
+    pub late_days: u32,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct Range {
+    /// First upload date (YYYY-MM-DD)
+    pub from: NaiveDate,
+    /// Last upload date; earlier than FROM runs backwards
+    pub to: Option<NaiveDate>,
+}
+
+impl Range {
+    /// Every date from FROM to TO inclusive, in the order given.
+    pub fn dates(&self) -> Vec<NaiveDate> {
+        let to = self.to.unwrap_or(self.from);
+        if to >= self.from {
+            self.from.iter_days().take_while(|d| *d <= to).collect()
+        } else {
+            to.iter_days().take_while(|d| *d <= self.from).collect::<Vec<_>>().into_iter().rev().collect()
+        }
+    }
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct TuiArgs {
+    /// A bundled theme (dark, light, high-contrast) or a theme TOML file
+    #[arg(long, default_value = "dark", env = "RECOUNT_THEME")]
+    pub theme: String,
+    /// Leave the mouse to the terminal (its own text selection keeps working)
+    #[arg(long)]
+    pub no_mouse: bool,
+    /// The world that `n` (land the next upload) lands from [default: the bundled sample-data/]
+    #[arg(long, value_name = "DIR")]
+    pub world: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Open the explorer (the default command)
+    Tui {
+        #[command(flatten)]
+        tui: TuiArgs,
+    },
+    /// A scripted walk through the story: land, v1, the retry doubling, v2, a skipped retry, a late upload
+    Demo {
+        /// Run every step without waiting for Enter
+        #[arg(long)]
+        no_pause: bool,
+        #[arg(long, value_name = "DIR")]
+        world: Option<PathBuf>,
+    },
+    /// Write a deterministic world of till uploads
+    Generate {
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        #[arg(long, value_enum, default_value_t = Preset::Small)]
+        preset: Preset,
+        #[arg(long, default_value_t = crate::world::DEFAULT_SEED)]
+        seed: u64,
+    },
+    /// Copy upload partitions (and stores.csv) from a world into the lab and parse them once
+    Land {
+        #[command(flatten)]
+        range: Range,
+        /// The world to land from [default: the bundled sample-data/]
+        #[arg(long, value_name = "DIR")]
+        world: Option<PathBuf>,
+    },
+    /// Empty the lab: raw zone, bronze, silver, gold and every snapshot
+    Reset,
+    /// v1, the naive job: read one upload, count events, APPEND (a retry doubles the day)
+    Naive {
+        #[command(flatten)]
+        range: Range,
+    },
+    /// v2, the idempotent job: one run per upload, in the order given
+    Run {
+        #[command(flatten)]
+        range: Range,
+        #[command(flatten)]
+        window: Window,
+    },
+    /// Land one upload, then run v2 for it, day by day
+    Daily {
+        #[command(flatten)]
+        range: Range,
+        #[arg(long, value_name = "DIR")]
+        world: Option<PathBuf>,
+        #[command(flatten)]
+        window: Window,
+    },
+    /// Rebuild named business dates with v2
+    Rebuild {
+        #[arg(required = true)]
+        dates: Vec<NaiveDate>,
+        /// Rewrite even if the inputs are unchanged
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        window: Window,
+    },
+    /// Per country: v1, v2 gold, recompute and baskets for a business date
+    Check {
+        date: NaiveDate,
+        #[arg(long, value_name = "SNAPSHOT")]
+        as_of: Option<i64>,
+    },
+    /// Why v1 is wrong: missed baskets and double-counted copies, with the identity
+    Explain {
+        date: NaiveDate,
+        /// Also list the baskets behind each number
+        #[arg(long)]
+        baskets: bool,
+    },
+    /// Upload date minus business date, in events and baskets
+    Lateness {
+        #[arg(long)]
+        by_country: bool,
+    },
+    /// The contract's gold fingerprint
+    Fingerprint {
+        #[arg(long, value_name = "SNAPSHOT")]
+        as_of: Option<i64>,
+    },
+    /// Rows beyond the lateness window
+    Late {
+        date: Option<NaiveDate>,
+        #[command(flatten)]
+        window: Window,
+    },
+    /// Lines rejected at landing, with file, line and reason
+    Quarantine {
+        /// Only this upload date
+        upload: Option<NaiveDate>,
+    },
+    /// The five promises for a business date: completeness, uniqueness, correctness, timeliness, consistency
+    Promises { date: NaiveDate },
+    /// Baskets of a business date sent more than once: every copy, which won and why
+    Baskets {
+        date: NaiveDate,
+        #[command(flatten)]
+        window: Window,
+    },
+    /// Measure generation, landing, backfill, one run, reports and the explorer (median of runs)
+    Bench {
+        /// A world to measure on [default: generate one with --preset and --seed]
+        #[arg(long, value_name = "DIR")]
+        world: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = Preset::Full)]
+        preset: Preset,
+        #[arg(long, default_value_t = crate::world::DEFAULT_SEED)]
+        seed: u64,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Where the bench keeps its world and labs
+        #[arg(long, value_name = "DIR", default_value = "/var/tmp/recount-bench")]
+        work_dir: PathBuf,
+        /// The classic pipeline to measure in the same run, e.g. ../shared/baseline/run.sh
+        #[arg(long, value_name = "SCRIPT")]
+        baseline: Option<PathBuf>,
+        /// The upload for the one-run figures [default: 2026-08-15 when present]
+        #[arg(long)]
+        date: Option<NaiveDate>,
+    },
+    /// (internal) one measured bench phase in its own process
+    #[command(hide = true)]
+    BenchPhase {
+        #[arg(long)]
+        world: PathBuf,
+        #[arg(long)]
+        lab: PathBuf,
+    },
+    /// Every snapshot record, oldest first (skipped runs included)
+    Snapshots,
+    /// Every snapshot that changed a business date, with deltas and their causes
+    History {
+        date: NaiveDate,
+        #[arg(long, value_name = "SNAPSHOT")]
+        as_of: Option<i64>,
+    },
+    /// Why a business date changed between two snapshots, basket by basket
+    Diff {
+        date: NaiveDate,
+        /// Older snapshot [default: the version before the current one]
+        #[arg(long, value_name = "SNAPSHOT")]
+        from: Option<i64>,
+        /// Newer snapshot [default: the newest]
+        #[arg(long, value_name = "SNAPSHOT")]
+        to: Option<i64>,
+        /// Also list every basket behind the parts
+        #[arg(long)]
+        baskets: bool,
+    },
+    /// Restore silver and gold as of a snapshot, as a new snapshot
+    Rollback { snapshot: i64 },
+    /// Write JSON evidence for a business date: run-to-snapshot map, gold rows, last change
+    Evidence {
+        date: NaiveDate,
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+}

@@ -1,0 +1,302 @@
+//! Landing: uploads are copied into the lab's raw zone and parsed once into bronze. Every line is
+//! either a bronze row or a quarantine row with its file, line and reason.
+
+use super::{Lab, Tx};
+use crate::queries::{hex, sql};
+use crate::raw::{self, PosEvent, StoreTable};
+use chrono::{NaiveDate, Utc};
+use color_eyre::eyre::{Result, WrapErr, bail, eyre};
+use duckdb::arrow::array::{ArrayRef, Date32Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder, TimestampNanosecondBuilder};
+use duckdb::arrow::record_batch::RecordBatch;
+use md5::Digest;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PartitionLanded {
+    pub upload_date: NaiveDate,
+    pub files_landed: usize,
+    pub files_already_landed: usize,
+    pub events: u64,
+    pub quarantined: u64,
+    /// False when the world has no such partition yet: nothing arrived, nothing is recorded.
+    pub exists: bool,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LandReport {
+    pub partitions: Vec<PartitionLanded>,
+    pub stores_added: usize,
+    pub events: u64,
+    pub quarantined: u64,
+}
+
+impl LandReport {
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        for p in &self.partitions {
+            let extra = if p.files_already_landed > 0 { format!(", {} already landed", p.files_already_landed) } else { String::new() };
+            let q = if p.quarantined > 0 { format!(", {} quarantined", p.quarantined) } else { String::new() };
+            if !p.exists {
+                s.push_str(&format!("upload {}: the world has no such partition; nothing landed\n", p.upload_date));
+                continue;
+            }
+            let files = if p.files_landed == 0 && p.files_already_landed == 0 { " (an empty partition)".to_string() } else { String::new() };
+            s.push_str(&format!(
+                "landed upload {}: {} file(s), {} events{q}{extra}{files}\n",
+                p.upload_date,
+                p.files_landed,
+                crate::money::format_count(p.events as i64)
+            ));
+        }
+        if self.stores_added > 0 {
+            s.push_str(&format!("stores: {} added\n", self.stores_added));
+        }
+        if self.quarantined > 0 {
+            s.push_str("quarantined lines are listed by `recount quarantine`\n");
+        }
+        s
+    }
+}
+
+struct ParsedFile {
+    rel: String,
+    source: PathBuf,
+    upload_date: NaiveDate,
+    bytes: Vec<u8>,
+    md5: String,
+    lines: u64,
+    events: Vec<(u32, PosEvent)>,
+    quarantine: Vec<(u32, String, String)>,
+}
+
+/// Lands the given upload partitions of `world` into the lab, in one transaction: either every
+/// file of the call lands, or none does and the lab is as it was.
+pub fn land(lab: &mut Lab, world: &Path, dates: &[NaiveDate]) -> Result<LandReport> {
+    land_with(lab, world, dates, super::fail_after_from_env())
+}
+
+pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: Option<usize>) -> Result<LandReport> {
+    let world_stores = StoreTable::read(&world.join(raw::STORES_FILE))?;
+    // A bad partition name anywhere in the world is an error: it would hide a day of sales.
+    raw::list_partitions(world)?;
+    let lab_stores = lab.stores()?;
+    let mut new_stores = Vec::new();
+    for s in &world_stores.stores {
+        match lab_stores.get(&s.store_id) {
+            None => new_stores.push(s.clone()),
+            Some(old) if old == s => {}
+            Some(old) => bail!(
+                "store {} changed from {}/{}/{} to {}/{}/{}: stores.csv rows are immutable once landed",
+                s.store_id, old.country, old.timezone.name(), old.currency, s.country, s.timezone.name(), s.currency
+            ),
+        }
+    }
+    let mut all_stores = lab_stores.stores.clone();
+    all_stores.extend(new_stores.iter().cloned());
+    let stores = StoreTable::new(all_stores);
+
+    // Which files are new; a landed file must be byte-identical to what is offered again.
+    let mut todo: Vec<(NaiveDate, PathBuf, String)> = Vec::new();
+    let mut partitions: Vec<PartitionLanded> = Vec::new();
+    for &d in dates {
+        let exists = raw::partition_dir(world, d).is_dir();
+        let mut p = PartitionLanded { upload_date: d, files_landed: 0, files_already_landed: 0, events: 0, quarantined: 0, exists };
+        for path in raw::list_files(world, d)? {
+            let rel = format!("{}/upload_date={d}/{}", raw::EVENTS_DIR, path.file_name().unwrap().to_string_lossy());
+            let landed: Option<String> = lab
+                .conn
+                .query_row(sql("land", "landed_file"), [&rel], |r| r.get(0))
+                .map(Some)
+                .or_else(|e| if matches!(e, duckdb::Error::QueryReturnedNoRows) { Ok(None) } else { Err(e) })?;
+            match landed {
+                None => todo.push((d, path, rel)),
+                Some(md5) => {
+                    let now = md5_hex(&std::fs::read(&path)?);
+                    if now != md5 {
+                        bail!("{} differs from the copy landed earlier: raw files are immutable", path.display());
+                    }
+                    p.files_already_landed += 1;
+                }
+            }
+        }
+        partitions.push(p);
+    }
+
+    let raw_root = lab.raw_root();
+    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let result = (|| -> Result<(u64, u64)> {
+        let mut tx = Tx::begin(&lab.conn, fail_after)?;
+        for s in &new_stores {
+            tx.execute("adding a store", sql("land", "store_insert"), duckdb::params![s.store_id, s.country, s.timezone.name(), s.currency])?;
+        }
+        let landing_id: i64 = tx.conn().query_row(sql("land", "next_landing_id"), [], |r| r.get(0))?;
+        let (mut events, mut quarantined) = (0u64, 0u64);
+        // Parse a few files at a time on every core; memory stays bounded by the chunk.
+        for chunk in todo.chunks(8) {
+            let parsed: Vec<Result<ParsedFile>> = chunk.par_iter().map(|(d, path, rel)| parse_file(path, rel, *d, &stores)).collect();
+            for pf in parsed {
+                let pf = pf?;
+                append_events(tx.conn(), &pf)?;
+                tx.step("appending bronze events")?;
+                append_quarantine(tx.conn(), &pf)?;
+                tx.execute(
+                    "recording a raw file",
+                    sql("land", "file_insert"),
+                    duckdb::params![pf.rel, pf.upload_date, pf.bytes.len() as i64, pf.md5, pf.lines as i64, pf.events.len() as i64, pf.quarantine.len() as i64, landing_id],
+                )?;
+                let p = partitions.iter_mut().find(|p| p.upload_date == pf.upload_date).expect("partition listed");
+                p.files_landed += 1;
+                p.events += pf.events.len() as u64;
+                p.quarantined += pf.quarantine.len() as u64;
+                events += pf.events.len() as u64;
+                quarantined += pf.quarantine.len() as u64;
+                // Stage the immutable copy next to its final place; it becomes visible only after COMMIT.
+                let dest = raw_root.join(&pf.rel);
+                std::fs::create_dir_all(dest.parent().unwrap())?;
+                let tmp = dest.with_extension("gz.landing");
+                std::fs::write(&tmp, &pf.bytes).wrap_err_with(|| format!("copying {}", pf.source.display()))?;
+                staged.push((tmp, dest));
+            }
+        }
+        for p in partitions.iter().filter(|p| p.exists) {
+            let known: i64 = tx.conn().query_row(sql("land", "partition_landed"), [p.upload_date], |r| r.get(0))?;
+            if known == 0 {
+                tx.execute("recording a partition", sql("land", "partition_insert"), duckdb::params![p.upload_date, p.files_landed as i64, landing_id])?;
+            }
+        }
+        if !todo.is_empty() || !new_stores.is_empty() {
+            let first = dates.iter().min().copied();
+            let last = dates.iter().max().copied();
+            tx.execute(
+                "recording the landing",
+                sql("land", "landing_insert"),
+                duckdb::params![landing_id, first, last, todo.len() as i64, events as i64, quarantined as i64, Utc::now().naive_utc()],
+            )?;
+        }
+        tx.commit()?;
+        Ok((events, quarantined))
+    })();
+    match result {
+        Ok((events, quarantined)) => {
+            for (tmp, dest) in &staged {
+                std::fs::rename(tmp, dest).wrap_err_with(|| format!("moving {} into the raw zone", dest.display()))?;
+            }
+            std::fs::write(raw_root.join(raw::STORES_FILE), stores.to_csv())?;
+            Ok(LandReport { partitions, stores_added: new_stores.len(), events, quarantined })
+        }
+        Err(e) => {
+            for (tmp, _) in &staged {
+                let _ = std::fs::remove_file(tmp);
+            }
+            Err(e)
+        }
+    }
+}
+
+fn md5_hex(bytes: &[u8]) -> String {
+    hex(&md5::Md5::digest(bytes))
+}
+
+fn parse_file(path: &Path, rel: &str, upload_date: NaiveDate, stores: &StoreTable) -> Result<ParsedFile> {
+    let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    let text = raw::decompress(&bytes).map_err(|e| eyre!("{}: truncated or corrupt .gz file ({e})", path.display()))?;
+    let mut events = Vec::new();
+    let mut quarantine = Vec::new();
+    let mut lines = 0u64;
+    for (i, line) in text.lines().enumerate() {
+        lines += 1;
+        if line.trim().is_empty() {
+            quarantine.push(((i + 1) as u32, "blank line".to_string(), String::new()));
+            continue;
+        }
+        match raw::parse_line(line, stores, upload_date) {
+            Ok(e) => events.push(((i + 1) as u32, e)),
+            Err(reason) => {
+                let mut kept: String = line.chars().take(2000).collect();
+                if kept.len() < line.len() {
+                    kept.push('…');
+                }
+                quarantine.push(((i + 1) as u32, reason, kept));
+            }
+        }
+    }
+    Ok(ParsedFile { rel: rel.to_string(), source: path.to_path_buf(), upload_date, md5: md5_hex(&bytes), bytes, lines, events, quarantine })
+}
+
+fn days(d: NaiveDate) -> i32 {
+    (d - NaiveDate::from_ymd_opt(1970, 1, 1).unwrap()).num_days() as i32
+}
+
+fn append_events(conn: &duckdb::Connection, pf: &ParsedFile) -> Result<()> {
+    if pf.events.is_empty() {
+        return Ok(());
+    }
+    let n = pf.events.len();
+    let mut event_id = StringBuilder::with_capacity(n, n * 20);
+    let mut basket_id = StringBuilder::with_capacity(n, n * 24);
+    let mut store_id = StringBuilder::with_capacity(n, n * 8);
+    let mut till_id = StringBuilder::with_capacity(n, n * 12);
+    let mut country = StringBuilder::with_capacity(n, n * 2);
+    let mut currency = StringBuilder::with_capacity(n, n * 3);
+    let mut event_ts = TimestampNanosecondBuilder::with_capacity(n);
+    let mut uploaded_at = TimestampNanosecondBuilder::with_capacity(n);
+    let mut upload_date = Date32Builder::with_capacity(n);
+    let mut business_date = Date32Builder::with_capacity(n);
+    let mut revenue = Int64Builder::with_capacity(n);
+    let mut tenders = Int16Builder::with_capacity(n);
+    let mut file = StringBuilder::with_capacity(n, n * pf.rel.len());
+    let mut line = Int32Builder::with_capacity(n);
+    let upload_days = days(pf.upload_date);
+    for (line_no, e) in &pf.events {
+        event_id.append_value(&e.event_id);
+        basket_id.append_value(&e.basket_id);
+        store_id.append_value(&e.store_id);
+        till_id.append_value(&e.till_id);
+        country.append_value(&e.country);
+        currency.append_value(&e.currency);
+        event_ts.append_value(e.event_ts.timestamp_nanos_opt().ok_or_else(|| eyre!("event_ts out of range"))?);
+        uploaded_at.append_value(e.uploaded_at.timestamp_nanos_opt().ok_or_else(|| eyre!("uploaded_at out of range"))?);
+        upload_date.append_value(upload_days);
+        business_date.append_value(days(e.business_date));
+        revenue.append_value(e.revenue_minor);
+        tenders.append_value(e.tenders.min(i16::MAX as u32) as i16);
+        file.append_value(&pf.rel);
+        line.append_value(*line_no as i32);
+    }
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(event_id.finish()),
+        Arc::new(basket_id.finish()),
+        Arc::new(store_id.finish()),
+        Arc::new(till_id.finish()),
+        Arc::new(country.finish()),
+        Arc::new(currency.finish()),
+        Arc::new(event_ts.finish()),
+        Arc::new(uploaded_at.finish()),
+        Arc::new(upload_date.finish()),
+        Arc::new(business_date.finish()),
+        Arc::new(revenue.finish()),
+        Arc::new(tenders.finish()),
+        Arc::new(file.finish()),
+        Arc::new(line.finish()),
+    ];
+    let names = ["event_id", "basket_id", "store_id", "till_id", "country", "currency", "event_ts", "uploaded_at", "upload_date", "business_date", "revenue_minor", "tenders", "file", "line"];
+    let batch = RecordBatch::try_from_iter(names.iter().zip(columns).map(|(n, c)| (*n, c)))?;
+    let mut app = conn.appender_to_db("events", "bronze")?;
+    app.append_record_batch(batch)?;
+    app.flush()?;
+    Ok(())
+}
+
+fn append_quarantine(conn: &duckdb::Connection, pf: &ParsedFile) -> Result<()> {
+    if pf.quarantine.is_empty() {
+        return Ok(());
+    }
+    let mut app = conn.appender_to_db("quarantine", "bronze")?;
+    for (line, reason, raw_line) in &pf.quarantine {
+        app.append_row(duckdb::params![pf.rel, *line as i32, pf.upload_date, reason, raw_line])?;
+    }
+    app.flush()?;
+    Ok(())
+}

@@ -1,0 +1,209 @@
+//! The lab: an immutable raw zone plus one DuckDB file holding bronze, silver, gold, the naive
+//! job's table and the audit trail of snapshots.
+
+pub mod bootstrap;
+pub mod land;
+pub mod snapshot;
+pub mod v1;
+pub mod v2;
+
+use crate::queries::sql;
+use color_eyre::eyre::{Result, WrapErr, bail, eyre};
+use duckdb::Connection;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub const DB_FILE: &str = "recount.duckdb";
+const LOCK_FILE: &str = "recount.lock";
+
+/// The default lab: `$RECOUNT_LAB`, else `$XDG_DATA_HOME/recount/lab`, else
+/// `~/.local/share/recount/lab`.
+pub fn default_lab_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("RECOUNT_LAB") {
+        return PathBuf::from(dir);
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    data.join("recount").join("lab")
+}
+
+/// The bundled sample world, committed with the source.
+pub fn sample_world_dir() -> PathBuf {
+    std::env::var_os("RECOUNT_WORLD")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data"))
+}
+
+pub fn code_version() -> String {
+    format!("{}+sql.{}", env!("CARGO_PKG_VERSION"), crate::queries::rules_digest())
+}
+
+/// An open lab. Holding it holds the lab's lock: one recount process at a time writes a lab.
+pub struct Lab {
+    pub root: PathBuf,
+    pub conn: Connection,
+    _lock: File,
+}
+
+impl Lab {
+    /// Opens (creating if needed) the lab at `root`, taking its lock.
+    pub fn open(root: &Path) -> Result<Lab> {
+        std::fs::create_dir_all(root).wrap_err_with(|| format!("creating lab directory {}", root.display()))?;
+        let lock = take_lock(root)?;
+        let db = root.join(DB_FILE);
+        let conn = Connection::open(&db).map_err(|e| {
+            let text = e.to_string();
+            if text.contains("lock") {
+                eyre!("the lab database {} is in use by another process: {text}", db.display())
+            } else {
+                eyre!("opening {}: {text}", db.display())
+            }
+        })?;
+        prepare(&conn)?;
+        Ok(Lab { root: root.to_path_buf(), conn, _lock: lock })
+    }
+
+    pub fn raw_root(&self) -> PathBuf {
+        self.root.join("raw")
+    }
+
+    /// Empties the lab: the raw zone and the database. The lock stays held throughout.
+    pub fn reset(&mut self) -> Result<()> {
+        // Close the database file before removing it.
+        self.conn = Connection::open_in_memory()?;
+        for name in [DB_FILE.to_string(), format!("{DB_FILE}.wal")] {
+            let p = self.root.join(name);
+            if p.exists() {
+                std::fs::remove_file(&p).wrap_err_with(|| format!("removing {}", p.display()))?;
+            }
+        }
+        let raw = self.raw_root();
+        if raw.exists() {
+            std::fs::remove_dir_all(&raw).wrap_err_with(|| format!("removing {}", raw.display()))?;
+        }
+        self.conn = Connection::open(self.root.join(DB_FILE))?;
+        prepare(&self.conn)?;
+        Ok(())
+    }
+
+    /// True when nothing has landed yet.
+    pub fn is_empty(&self) -> Result<bool> {
+        let n: i64 = self.conn.query_row("SELECT count(*) FROM raw.files", [], |r| r.get(0))?;
+        Ok(n == 0)
+    }
+
+    pub fn stores(&self) -> Result<crate::raw::StoreTable> {
+        let mut stmt = self.conn.prepare(sql("land", "stores"))?;
+        let rows = stmt.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?))
+        })?;
+        let mut stores = Vec::new();
+        for row in rows {
+            let (store_id, country, tz, currency) = row?;
+            let timezone = crate::tz::parse_zone(&tz).map_err(|e| eyre!(e))?;
+            stores.push(crate::raw::Store { store_id, country, timezone, currency });
+        }
+        Ok(crate::raw::StoreTable::new(stores))
+    }
+}
+
+/// Session settings and the schema. The lab never reaches for the network: no extension is
+/// installed or loaded behind its back (a named time zone would try to fetch ICU).
+fn prepare(conn: &Connection) -> Result<()> {
+    conn.execute_batch("SET autoinstall_known_extensions = false; SET autoload_known_extensions = false;")
+        .wrap_err("configuring DuckDB")?;
+    conn.execute_batch(sql("schema", "create")).wrap_err("creating the lab schema")?;
+    Ok(())
+}
+
+fn take_lock(root: &Path) -> Result<File> {
+    let path = root.join(LOCK_FILE);
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .wrap_err_with(|| format!("opening {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::Error(e)) => return Err(e).wrap_err_with(|| format!("locking {}", path.display())),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            bail!(
+                "the lab at {} is in use by another recount process ({}); wait for it to finish or close it",
+                root.display(),
+                if holder.trim().is_empty() { "pid unknown".to_string() } else { format!("pid {}", holder.trim()) }
+            );
+        }
+    }
+    file.set_len(0)?;
+    write!(file, "{}", std::process::id())?;
+    Ok(file)
+}
+
+/// A transaction whose statements are counted, so a test can fail it after any one of them.
+pub struct Tx<'c> {
+    conn: &'c Connection,
+    executed: usize,
+    fail_after: Option<usize>,
+    open: bool,
+    /// Wall time of each statement since the last step, for the per-phase profile.
+    pub phases: Vec<(String, std::time::Duration)>,
+    mark: std::time::Instant,
+}
+
+impl<'c> Tx<'c> {
+    pub fn begin(conn: &'c Connection, fail_after: Option<usize>) -> Result<Tx<'c>> {
+        conn.execute_batch("BEGIN TRANSACTION")?;
+        Ok(Tx { conn, executed: 0, fail_after, open: true, phases: Vec::new(), mark: std::time::Instant::now() })
+    }
+
+    pub fn conn(&self) -> &Connection {
+        self.conn
+    }
+
+    /// Called after each statement of the transaction.
+    pub fn step(&mut self, what: &str) -> Result<()> {
+        self.executed += 1;
+        let now = std::time::Instant::now();
+        self.phases.push((what.to_string(), now - self.mark));
+        self.mark = now;
+        if self.fail_after == Some(self.executed) {
+            bail!("injected failure after statement {} ({what})", self.executed);
+        }
+        Ok(())
+    }
+
+    pub fn execute<P: duckdb::Params>(&mut self, what: &str, sql: &str, params: P) -> Result<usize> {
+        let n = self.conn.execute(sql, params).wrap_err_with(|| format!("{what}"))?;
+        self.step(what)?;
+        Ok(n)
+    }
+
+    pub fn commit(mut self) -> Result<Vec<(String, std::time::Duration)>> {
+        self.open = false;
+        let started = std::time::Instant::now();
+        self.conn.execute_batch("COMMIT").wrap_err("committing")?;
+        let mut phases = std::mem::take(&mut self.phases);
+        phases.push(("commit".into(), started.elapsed()));
+        Ok(phases)
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+}
+
+/// `RECOUNT_FAIL_AFTER=N` (or the hidden `--fail-after N`) makes the next write fail after its
+/// N-th statement: the hook behind the "nothing changed" tests and the explorer's crash demo.
+pub fn fail_after_from_env() -> Option<usize> {
+    std::env::var("RECOUNT_FAIL_AFTER").ok().and_then(|v| v.parse().ok())
+}

@@ -1,0 +1,250 @@
+//! Snapshots: every write commits one record, in the same transaction as its data. A rollback is
+//! a new snapshot; history is never rewritten.
+
+use super::{Lab, Tx};
+use crate::queries::sql;
+use chrono::{NaiveDate, NaiveDateTime, Utc};
+use color_eyre::eyre::{Result, bail};
+use duckdb::OptionalExt;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Operation {
+    Append,
+    Overwrite,
+    Rollback,
+    Skipped,
+}
+
+impl Operation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Append => "append",
+            Operation::Overwrite => "overwrite",
+            Operation::Rollback => "rollback",
+            Operation::Skipped => "skipped",
+        }
+    }
+    pub fn parse(s: &str) -> Operation {
+        match s {
+            "append" => Operation::Append,
+            "overwrite" => Operation::Overwrite,
+            "rollback" => Operation::Rollback,
+            _ => Operation::Skipped,
+        }
+    }
+}
+
+/// What started a write.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Trigger {
+    /// upload, backfill, daily, manual, naive, rollback
+    pub kind: String,
+    pub upload: Option<NaiveDate>,
+    pub detail: String,
+}
+
+impl Trigger {
+    pub fn upload(kind: &str, upload: NaiveDate) -> Self {
+        Trigger { kind: kind.into(), upload: Some(upload), detail: format!("upload {upload}") }
+    }
+    pub fn manual(dates: &[NaiveDate]) -> Self {
+        let list: Vec<String> = dates.iter().map(|d| d.to_string()).collect();
+        Trigger { kind: "manual".into(), upload: None, detail: format!("rebuild of {}", list.join(", ")) }
+    }
+}
+
+/// The contract's gold fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Fingerprint {
+    pub rows: i64,
+    pub md5: String,
+}
+
+impl std::fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "gold.daily_store_sales: {} rows, md5 {}", crate::money::format_count(self.rows), self.md5)
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SnapshotRecord {
+    pub snapshot_id: i64,
+    pub parent_id: Option<i64>,
+    pub operation: Operation,
+    pub trigger: Trigger,
+    pub late_days: u32,
+    pub dates_rewritten: i64,
+    pub dates_skipped: i64,
+    pub rows_deleted: i64,
+    pub rows_added: i64,
+    pub beyond_window_rows: i64,
+    pub fingerprint: Fingerprint,
+    pub code_version: String,
+    pub created_at: NaiveDateTime,
+}
+
+pub fn fingerprint(conn: &duckdb::Connection) -> Result<Fingerprint> {
+    Ok(conn.query_row(sql("fingerprint", "current"), [], |r| Ok(Fingerprint { rows: r.get(0)?, md5: r.get(1)? }))?)
+}
+
+pub fn fingerprint_as_of(conn: &duckdb::Connection, snapshot_id: i64) -> Result<Fingerprint> {
+    Ok(conn.query_row(sql("fingerprint", "as_of"), [snapshot_id], |r| Ok(Fingerprint { rows: r.get(0)?, md5: r.get(1)? }))?)
+}
+
+pub fn next_id(conn: &duckdb::Connection) -> Result<i64> {
+    Ok(conn.query_row(sql("snapshot", "next_id"), [], |r| r.get(0))?)
+}
+
+pub fn head(conn: &duckdb::Connection) -> Result<Option<i64>> {
+    Ok(conn.query_row(sql("snapshot", "head"), [], |r| r.get::<_, Option<i64>>(0))?)
+}
+
+/// A fresh record for the next write; the caller fills in its counts.
+pub fn new_record(conn: &duckdb::Connection, operation: Operation, trigger: Trigger, late_days: u32) -> Result<SnapshotRecord> {
+    Ok(SnapshotRecord {
+        snapshot_id: next_id(conn)?,
+        parent_id: head(conn)?,
+        operation,
+        trigger,
+        late_days,
+        dates_rewritten: 0,
+        dates_skipped: 0,
+        rows_deleted: 0,
+        rows_added: 0,
+        beyond_window_rows: 0,
+        fingerprint: Fingerprint { rows: 0, md5: String::new() },
+        code_version: super::code_version(),
+        created_at: Utc::now().naive_utc(),
+    })
+}
+
+pub fn insert_record(tx: &mut Tx, r: &SnapshotRecord) -> Result<()> {
+    tx.execute(
+        "recording the snapshot",
+        sql("snapshot", "insert"),
+        duckdb::params![
+            r.snapshot_id,
+            r.parent_id,
+            r.operation.as_str(),
+            r.trigger.kind,
+            r.trigger.upload,
+            r.trigger.detail,
+            r.late_days,
+            r.dates_rewritten,
+            r.dates_skipped,
+            r.rows_deleted,
+            r.rows_added,
+            r.beyond_window_rows,
+            r.fingerprint.rows,
+            r.fingerprint.md5,
+            r.code_version,
+            r.created_at
+        ],
+    )?;
+    Ok(())
+}
+
+/// One row of `audit.snapshot_dates`: what a snapshot did to one business date.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DateOutcome {
+    pub business_date: NaiveDate,
+    /// overwrite, skip or restore
+    pub action: String,
+    pub input_hash: String,
+    pub input_rows: i64,
+    pub silver_deleted: i64,
+    pub silver_added: i64,
+    pub gold_deleted: i64,
+    pub gold_added: i64,
+}
+
+pub fn insert_date(tx: &mut Tx, snapshot_id: i64, d: &DateOutcome) -> Result<()> {
+    tx.execute(
+        "recording a date of the snapshot",
+        sql("snapshot", "date_insert"),
+        duckdb::params![snapshot_id, d.business_date, d.action, d.input_hash, d.input_rows, d.silver_deleted, d.silver_added, d.gold_deleted, d.gold_added],
+    )?;
+    Ok(())
+}
+
+/// Copies the rows the snapshot wrote for its changed dates into the history tables.
+pub fn record_history(tx: &mut Tx, snapshot_id: i64) -> Result<()> {
+    tx.execute("keeping gold history", sql("snapshot", "gold_history_insert"), [snapshot_id])?;
+    tx.execute("keeping silver history", sql("snapshot", "silver_history_insert"), [snapshot_id])?;
+    Ok(())
+}
+
+/// For each business date, the snapshot whose rows it held as of `snapshot_id`.
+pub fn versions_as_of(conn: &duckdb::Connection, snapshot_id: i64) -> Result<BTreeMap<NaiveDate, i64>> {
+    let mut stmt = conn.prepare(sql("snapshot", "versions_as_of"))?;
+    let rows = stmt.query_map([snapshot_id], |r| Ok((r.get::<_, NaiveDate>(0)?, r.get::<_, i64>(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub fn exists(conn: &duckdb::Connection, snapshot_id: i64) -> Result<bool> {
+    let n: i64 = conn.query_row("SELECT count(*) FROM audit.snapshots WHERE snapshot_id = ?", [snapshot_id], |r| r.get(0))?;
+    Ok(n > 0)
+}
+
+pub fn require(conn: &duckdb::Connection, snapshot_id: i64) -> Result<()> {
+    if !exists(conn, snapshot_id)? {
+        bail!("snapshot {snapshot_id} does not exist; `recount snapshots` lists them");
+    }
+    Ok(())
+}
+
+/// Restores silver and gold as of `target`, as a new snapshot. Only dates whose version differs
+/// are rewritten; every other date's rows stay untouched.
+pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<SnapshotRecord> {
+    let conn = &lab.conn;
+    require(conn, target)?;
+    let head = head(conn)?.unwrap_or(0);
+    let now = versions_as_of(conn, head)?;
+    let then = versions_as_of(conn, target)?;
+    let mut changes: Vec<(NaiveDate, Option<i64>)> = Vec::new();
+    for (d, v) in &now {
+        if then.get(d) != Some(v) {
+            changes.push((*d, then.get(d).copied()));
+        }
+    }
+    let trigger = Trigger { kind: "rollback".into(), upload: None, detail: format!("rollback to snapshot {target}") };
+    let mut record = new_record(conn, Operation::Rollback, trigger, 0)?;
+    conn.execute(sql("v2", "work_clear"), [])?;
+    for (d, _) in &changes {
+        conn.execute(sql("v2", "work_insert"), [d])?;
+        conn.execute(sql("v2", "work_mark_changed"), [d])?;
+    }
+    let mut tx = Tx::begin(conn, fail_after)?;
+    let mut outcomes = Vec::new();
+    for (d, version) in &changes {
+        let silver_deleted = tx.execute("deleting silver", "DELETE FROM silver.baskets WHERE business_date = ?", [d])? as i64;
+        let gold_deleted = tx.execute("deleting gold", "DELETE FROM gold.daily_store_sales WHERE business_date = ?", [d])? as i64;
+        let (mut silver_added, mut gold_added, mut input_hash, mut input_rows) = (0, 0, String::new(), 0);
+        if let Some(v) = version {
+            silver_added = tx.execute("restoring silver", sql("snapshot", "restore_silver"), duckdb::params![v, d])? as i64;
+            gold_added = tx.execute("restoring gold", sql("snapshot", "restore_gold"), duckdb::params![v, d])? as i64;
+            if let Some((h, n)) = tx
+                .conn()
+                .query_row(sql("snapshot", "version_of"), duckdb::params![v, d], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+                .optional()?
+            {
+                input_hash = h;
+                input_rows = n;
+            }
+        }
+        record.rows_deleted += silver_deleted + gold_deleted;
+        record.rows_added += silver_added + gold_added;
+        outcomes.push(DateOutcome { business_date: *d, action: "restore".into(), input_hash, input_rows, silver_deleted, silver_added, gold_deleted, gold_added });
+    }
+    record.dates_rewritten = outcomes.len() as i64;
+    record_history(&mut tx, record.snapshot_id)?;
+    for o in &outcomes {
+        insert_date(&mut tx, record.snapshot_id, o)?;
+    }
+    record.fingerprint = fingerprint(tx.conn())?;
+    insert_record(&mut tx, &record)?;
+    tx.commit()?;
+    Ok(record)
+}

@@ -1,0 +1,198 @@
+//! v2, the idempotent job: per run, the affected business dates whose inputs changed are deleted
+//! and rewritten in silver and gold, in ONE transaction with the run's snapshot record.
+
+use super::snapshot::{self, DateOutcome, Operation, SnapshotRecord, Trigger};
+use super::{Lab, Tx};
+use crate::queries::{hex, sql};
+use chrono::{Duration, NaiveDate};
+use color_eyre::eyre::Result;
+use md5::Digest;
+use std::collections::HashMap;
+
+pub const DEFAULT_LATE_DAYS: u32 = 2;
+
+#[derive(Debug, Clone, Copy)]
+pub struct V2Options {
+    pub late_days: u32,
+    /// Rewrite even dates whose inputs are unchanged (the explorer's crash demo needs a write).
+    pub force: bool,
+    pub fail_after: Option<usize>,
+}
+
+impl Default for V2Options {
+    fn default() -> Self {
+        V2Options { late_days: DEFAULT_LATE_DAYS, force: false, fail_after: super::fail_after_from_env() }
+    }
+}
+
+/// Rows of the triggering upload that never enter silver, by business date and currency.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BeyondWindow {
+    pub business_date: NaiveDate,
+    pub currency: String,
+    pub rows: i64,
+    pub revenue_minor: i64,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunReport {
+    pub snapshot: SnapshotRecord,
+    pub dates: Vec<DateOutcome>,
+    pub beyond_window: Vec<BeyondWindow>,
+    /// Wall time per phase in milliseconds, for `recount bench` (not part of any record).
+    #[serde(skip)]
+    pub phases: Vec<(String, f64)>,
+}
+
+impl RunReport {
+    pub fn render(&self) -> String {
+        let s = &self.snapshot;
+        let mut out = format!("v2 {} -> snapshot {} ({})\n", s.trigger.detail, s.snapshot_id, s.operation.as_str());
+        for d in &self.dates {
+            match d.action.as_str() {
+                "skip" => out.push_str(&format!("  {}  skipped    inputs unchanged ({} rows)\n", d.business_date, d.input_rows)),
+                _ => out.push_str(&format!(
+                    "  {}  {:<9}  silver -{} +{}, gold -{} +{}\n",
+                    d.business_date, d.action, d.silver_deleted, d.silver_added, d.gold_deleted, d.gold_added
+                )),
+            }
+        }
+        if self.dates.is_empty() {
+            out.push_str("  no business dates inside the window\n");
+        }
+        for b in &self.beyond_window {
+            out.push_str(&format!(
+                "  beyond the window: {} row(s) of business date {}, {} (listed by `recount late {}`)\n",
+                b.rows,
+                b.business_date,
+                crate::money::format_major(b.revenue_minor, &b.currency),
+                b.business_date
+            ));
+        }
+        out.push_str(&format!("  {}\n", s.fingerprint));
+        out
+    }
+}
+
+pub fn is_landed(lab: &Lab, upload: NaiveDate) -> Result<bool> {
+    let n: i64 = lab.conn.query_row("SELECT count(*) FROM raw.files WHERE upload_date = ?", [upload], |r| r.get(0))?;
+    Ok(n > 0)
+}
+
+/// One v2 run for one upload: every business date of the upload inside the window.
+pub fn run_upload(lab: &Lab, upload: NaiveDate, trigger_kind: &str, opts: V2Options) -> Result<RunReport> {
+    let started = std::time::Instant::now();
+    let conn = &lab.conn;
+    let oldest = upload - Duration::days(opts.late_days as i64);
+    let mut stmt = conn.prepare(sql("v2", "affected_dates"))?;
+    let dates: Vec<NaiveDate> = stmt.query_map(duckdb::params![upload, oldest], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let mut stmt = conn.prepare(sql("v2", "beyond_window"))?;
+    let beyond: Vec<BeyondWindow> = stmt
+        .query_map(duckdb::params![upload, opts.late_days], |r| {
+            Ok(BeyondWindow { business_date: r.get(0)?, currency: r.get(1)?, rows: r.get(2)?, revenue_minor: r.get(3)? })
+        })?
+        .collect::<Result<_, _>>()?;
+    let found = started.elapsed();
+    let mut report = rewrite(lab, &dates, Trigger::upload(trigger_kind, upload), beyond, opts)?;
+    report.phases.insert(0, ("find affected dates".into(), found.as_secs_f64() * 1e3));
+    Ok(report)
+}
+
+/// A manual rebuild of named business dates, under the same window rule.
+pub fn rebuild_dates(lab: &Lab, dates: &[NaiveDate], opts: V2Options) -> Result<RunReport> {
+    let mut dates = dates.to_vec();
+    dates.sort();
+    dates.dedup();
+    rewrite(lab, &dates, Trigger::manual(&dates), Vec::new(), opts)
+}
+
+/// The input hash of each date: the exact rows that feed it under the window rule, the window
+/// itself and the code version.
+pub fn input_hashes(conn: &duckdb::Connection, late_days: u32) -> Result<Vec<(NaiveDate, i64, String)>> {
+    let version = super::code_version();
+    let mut stmt = conn.prepare(sql("v2", "input_digests"))?;
+    let rows = stmt.query_map([late_days], |r| Ok((r.get::<_, NaiveDate>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (d, n, digest) = row?;
+        let text = format!("{version}|late_days={late_days}|{d}|{n}|{digest}");
+        out.push((d, n, hex(&md5::Md5::digest(text.as_bytes()))));
+    }
+    Ok(out)
+}
+
+struct Current {
+    input_hash: String,
+    silver_rows: i64,
+    gold_rows: i64,
+}
+
+fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondWindow>, opts: V2Options) -> Result<RunReport> {
+    let started = std::time::Instant::now();
+    let conn = &lab.conn;
+    conn.execute(sql("v2", "work_clear"), [])?;
+    for d in dates {
+        conn.execute(sql("v2", "work_insert"), [d])?;
+    }
+    let hashes = input_hashes(conn, opts.late_days)?;
+    let mut stmt = conn.prepare(sql("v2", "current_versions"))?;
+    let current: HashMap<NaiveDate, Current> = stmt
+        .query_map([], |r| Ok((r.get::<_, NaiveDate>(0)?, Current { input_hash: r.get(1)?, silver_rows: r.get(2)?, gold_rows: r.get(3)? })))?
+        .collect::<Result<_, _>>()?;
+
+    let mut outcomes = Vec::new();
+    for (d, rows, hash) in &hashes {
+        let cur = current.get(d);
+        let same = cur.is_some_and(|c| &c.input_hash == hash);
+        let (silver_deleted, gold_deleted) = cur.map(|c| (c.silver_rows, c.gold_rows)).unwrap_or((0, 0));
+        let action = if same && !opts.force { "skip" } else { "overwrite" };
+        if action == "overwrite" {
+            conn.execute(sql("v2", "work_mark_changed"), [d])?;
+        }
+        outcomes.push(DateOutcome {
+            business_date: *d,
+            action: action.into(),
+            input_hash: hash.clone(),
+            input_rows: *rows,
+            silver_deleted: if action == "skip" { 0 } else { silver_deleted },
+            silver_added: 0,
+            gold_deleted: if action == "skip" { 0 } else { gold_deleted },
+            gold_added: 0,
+        });
+    }
+    let changed = outcomes.iter().filter(|o| o.action == "overwrite").count();
+    let operation = if changed == 0 { Operation::Skipped } else { Operation::Overwrite };
+    let mut record = snapshot::new_record(conn, operation, trigger, opts.late_days)?;
+    record.dates_rewritten = changed as i64;
+    record.dates_skipped = (outcomes.len() - changed) as i64;
+    record.beyond_window_rows = beyond.iter().map(|b| b.rows).sum();
+
+    let compared = started.elapsed();
+    let mut tx = Tx::begin(conn, opts.fail_after)?;
+    if changed > 0 {
+        let silver_deleted = tx.execute("silver delete", sql("v2", "silver_delete"), [])? as i64;
+        let silver_added = tx.execute("silver insert", sql("v2", "silver_insert"), [opts.late_days])? as i64;
+        let gold_deleted = tx.execute("gold delete", sql("v2", "gold_delete"), [])? as i64;
+        let gold_added = tx.execute("gold insert", sql("v2", "gold_insert"), [])? as i64;
+        record.rows_deleted = silver_deleted + gold_deleted;
+        record.rows_added = silver_added + gold_added;
+        let mut stmt = tx.conn().prepare(sql("v2", "changed_counts"))?;
+        let counts: HashMap<NaiveDate, (i64, i64)> =
+            stmt.query_map([], |r| Ok((r.get::<_, NaiveDate>(0)?, (r.get(1)?, r.get(2)?))))?.collect::<Result<_, _>>()?;
+        for o in outcomes.iter_mut().filter(|o| o.action == "overwrite") {
+            let (s, g) = counts.get(&o.business_date).copied().unwrap_or((0, 0));
+            o.silver_added = s;
+            o.gold_added = g;
+        }
+        snapshot::record_history(&mut tx, record.snapshot_id)?;
+    }
+    record.fingerprint = snapshot::fingerprint(tx.conn())?;
+    tx.step("fingerprint")?;
+    for o in &outcomes {
+        snapshot::insert_date(&mut tx, record.snapshot_id, o)?;
+    }
+    snapshot::insert_record(&mut tx, &record)?;
+    let mut phases = vec![("input hashes".to_string(), compared.as_secs_f64() * 1e3)];
+    phases.extend(tx.commit()?.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)));
+    Ok(RunReport { snapshot: record, dates: outcomes, beyond_window: beyond, phases })
+}

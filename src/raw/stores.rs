@@ -1,0 +1,106 @@
+//! `stores.csv`: store_id,country,timezone,currency.
+
+use chrono_tz::Tz;
+use color_eyre::eyre::{Result, WrapErr, bail};
+use std::collections::HashMap;
+use std::path::Path;
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Store {
+    pub store_id: String,
+    pub country: String,
+    #[serde(serialize_with = "zone_name")]
+    pub timezone: Tz,
+    pub currency: String,
+}
+
+fn zone_name<S: serde::Serializer>(tz: &Tz, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(tz.name())
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct StoreTable {
+    pub stores: Vec<Store>,
+    by_id: HashMap<String, usize>,
+}
+
+impl StoreTable {
+    pub fn new(stores: Vec<Store>) -> Self {
+        let by_id = stores.iter().enumerate().map(|(i, s)| (s.store_id.clone(), i)).collect();
+        Self { stores, by_id }
+    }
+
+    pub fn get(&self, store_id: &str) -> Option<&Store> {
+        self.by_id.get(store_id).map(|&i| &self.stores[i])
+    }
+
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+        Self::parse(&text).wrap_err_with(|| format!("{}", path.display()))
+    }
+
+    /// Every row is checked: a bad zone, country or currency is an error naming the line.
+    pub fn parse(text: &str) -> Result<Self> {
+        let mut rdr = csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
+        let headers = rdr.headers()?.clone();
+        let want = ["store_id", "country", "timezone", "currency"];
+        if headers.iter().collect::<Vec<_>>() != want {
+            bail!("header is '{}', expected '{}'", headers.iter().collect::<Vec<_>>().join(","), want.join(","));
+        }
+        let mut stores = Vec::new();
+        let mut seen = HashMap::new();
+        for (i, rec) in rdr.records().enumerate() {
+            let line = i + 2;
+            let rec = rec.wrap_err_with(|| format!("line {line}"))?;
+            if rec.len() != 4 {
+                bail!("line {line}: expected 4 fields, found {}", rec.len());
+            }
+            let store_id = rec[0].trim().to_string();
+            let country = rec[1].trim().to_string();
+            let currency = rec[3].trim().to_string();
+            if store_id.is_empty() {
+                bail!("line {line}: empty store_id");
+            }
+            let timezone = crate::tz::parse_zone(rec[2].trim()).map_err(|e| color_eyre::eyre::eyre!("line {line}: {e}"))?;
+            if country.len() != 2 || !country.chars().all(|c| c.is_ascii_uppercase()) {
+                bail!("line {line}: country '{country}' is not an ISO-3166 alpha-2 code");
+            }
+            if currency.len() != 3 || !currency.chars().all(|c| c.is_ascii_uppercase()) {
+                bail!("line {line}: currency '{currency}' is not an ISO-4217 code");
+            }
+            if let Some(first) = seen.insert(store_id.clone(), line) {
+                bail!("line {line}: store_id '{store_id}' already defined on line {first}");
+            }
+            stores.push(Store { store_id, country, timezone, currency });
+        }
+        Ok(Self::new(stores))
+    }
+
+    pub fn to_csv(&self) -> String {
+        let mut out = String::from("store_id,country,timezone,currency\n");
+        for s in &self.stores {
+            out.push_str(&format!("{},{},{},{}\n", s.store_id, s.country, s.timezone.name(), s.currency));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_time_zone_names_the_line() {
+        let err = StoreTable::parse("store_id,country,timezone,currency\nS1,GB,Europe/London,GBP\nS2,GB,Europe/Londres,GBP\n")
+            .unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(msg.contains("line 3") && msg.contains("Europe/Londres"), "{msg}");
+    }
+
+    #[test]
+    fn good_file_parses() {
+        let t = StoreTable::parse("store_id,country,timezone,currency\nS1,IN,Asia/Kolkata,INR\n").unwrap();
+        assert_eq!(t.get("S1").unwrap().timezone, chrono_tz::Asia::Kolkata);
+        assert!(t.get("S2").is_none());
+    }
+}

@@ -1,0 +1,116 @@
+//! `recount evidence DATE --out DIR`: JSON files an auditor can keep.
+
+use super::history::{self, DiffReport};
+use crate::lake::Lab;
+use crate::lake::snapshot::SnapshotRecord;
+use crate::queries::{hex, sql};
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, WrapErr};
+use md5::Digest;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GoldRow {
+    pub business_date: NaiveDate,
+    pub store_id: String,
+    pub country: String,
+    pub currency: String,
+    pub baskets: i64,
+    pub revenue_minor: i64,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct OtherDate {
+    pub business_date: NaiveDate,
+    pub version_before: Option<i64>,
+    pub gold_rows_before: i64,
+    pub version_after: Option<i64>,
+    pub gold_rows_after: i64,
+    pub untouched: bool,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Comparison {
+    pub business_date: NaiveDate,
+    /// The two most recent snapshots that rewrote the date.
+    pub diff: Option<DiffReport>,
+    /// Every other date at those two snapshots: same version and row count means untouched.
+    pub other_dates: Vec<OtherDate>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EvidenceFile {
+    pub path: PathBuf,
+    pub md5: String,
+}
+
+fn other_dates_at(lab: &Lab, snapshot: i64) -> Result<std::collections::BTreeMap<NaiveDate, (i64, i64)>> {
+    let mut stmt = lab.conn.prepare(sql("history", "other_dates_at"))?;
+    let rows = stmt.query_map([snapshot], |r| Ok((r.get::<_, NaiveDate>(0)?, (r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub fn write(lab: &Lab, d: NaiveDate, out: &Path) -> Result<Vec<EvidenceFile>> {
+    std::fs::create_dir_all(out).wrap_err_with(|| format!("creating {}", out.display()))?;
+    let records: Vec<SnapshotRecord> = history::load_snapshots(lab, i64::MAX)?;
+    let mut stmt = lab.conn.prepare("SELECT business_date, store_id, country, currency, baskets, revenue_minor FROM gold.daily_store_sales WHERE business_date = ? ORDER BY store_id")?;
+    let gold: Vec<GoldRow> = stmt
+        .query_map([d], |r| Ok(GoldRow { business_date: r.get(0)?, store_id: r.get(1)?, country: r.get(2)?, currency: r.get(3)?, baskets: r.get(4)?, revenue_minor: r.get(5)? }))?
+        .collect::<Result<_, _>>()?;
+    let mut stmt = lab.conn.prepare(sql("history", "versions_of_date"))?;
+    let versions: Vec<i64> = stmt.query_map(duckdb::params![d, i64::MAX], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let comparison = match versions.as_slice() {
+        [] => Comparison { business_date: d, diff: None, other_dates: Vec::new() },
+        [.., last] => {
+            let prev = versions.len().checked_sub(2).map(|i| versions[i]);
+            let diff = history::diff_versions(lab, d, prev, *last, prev, Some(*last))?;
+            let before = match prev {
+                Some(p) => other_dates_at(lab, p)?,
+                None => Default::default(),
+            };
+            let after = other_dates_at(lab, *last)?;
+            let mut dates: Vec<NaiveDate> = before.keys().chain(after.keys()).copied().filter(|x| *x != d).collect();
+            dates.sort();
+            dates.dedup();
+            let other_dates = dates
+                .into_iter()
+                .map(|x| {
+                    let b = before.get(&x).copied();
+                    let a = after.get(&x).copied();
+                    OtherDate {
+                        business_date: x,
+                        version_before: b.map(|v| v.0),
+                        gold_rows_before: b.map(|v| v.1).unwrap_or(0),
+                        version_after: a.map(|v| v.0),
+                        gold_rows_after: a.map(|v| v.1).unwrap_or(0),
+                        untouched: b == a,
+                    }
+                })
+                .collect();
+            Comparison { business_date: d, diff: Some(diff), other_dates }
+        }
+    };
+    let mut files = Vec::new();
+    let mut put = |name: String, value: serde_json::Value| -> Result<()> {
+        let path = out.join(name);
+        let text = serde_json::to_string_pretty(&value)? + "\n";
+        std::fs::write(&path, &text).wrap_err_with(|| format!("writing {}", path.display()))?;
+        files.push(EvidenceFile { md5: hex(&md5::Md5::digest(text.as_bytes())), path });
+        Ok(())
+    };
+    let map: Vec<serde_json::Value> = records
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "snapshot_id": r.snapshot_id, "parent_id": r.parent_id, "operation": r.operation,
+                "trigger": r.trigger, "late_days": r.late_days, "dates_rewritten": r.dates_rewritten,
+                "rows_deleted": r.rows_deleted, "rows_added": r.rows_added,
+                "fingerprint": r.fingerprint.to_string(), "code_version": r.code_version, "created_at": r.created_at,
+            })
+        })
+        .collect();
+    put("run_snapshot_map.json".into(), serde_json::json!({ "snapshots": map }))?;
+    put(format!("gold_{d}.json"), serde_json::json!({ "business_date": d, "table": "gold.daily_store_sales", "rows": gold }))?;
+    put(format!("comparison_{d}.json"), serde_json::to_value(&comparison)?)?;
+    Ok(files)
+}

@@ -1,0 +1,519 @@
+//! The snapshot trail: `snapshots`, `history DATE` and `diff DATE`. A change of a number is
+//! attributed basket by basket, and the parts are shown to sum to the change.
+
+use super::status::{DateStatus, date_status};
+use super::{Cell, Note, Report, Status, Table, resolve_as_of};
+use crate::lake::Lab;
+use crate::lake::snapshot::{Fingerprint, Operation, SnapshotRecord, Trigger};
+use crate::money;
+use crate::queries::sql;
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, bail};
+use duckdb::OptionalExt;
+use std::collections::BTreeMap;
+
+// ---------------------------------------------------------------- snapshots
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SnapshotsReport {
+    pub records: Vec<SnapshotRecord>,
+}
+
+pub fn load_snapshots(lab: &Lab, up_to: i64) -> Result<Vec<SnapshotRecord>> {
+    let mut stmt = lab.conn.prepare(sql("history", "snapshots"))?;
+    let rows = stmt.query_map([up_to], |r| {
+        Ok(SnapshotRecord {
+            snapshot_id: r.get(0)?,
+            parent_id: r.get(1)?,
+            operation: Operation::parse(&r.get::<_, String>(2)?),
+            trigger: Trigger { kind: r.get(3)?, upload: r.get(4)?, detail: r.get(5)? },
+            late_days: r.get::<_, i64>(6)? as u32,
+            dates_rewritten: r.get(7)?,
+            dates_skipped: r.get(8)?,
+            rows_deleted: r.get(9)?,
+            rows_added: r.get(10)?,
+            beyond_window_rows: r.get(11)?,
+            fingerprint: Fingerprint { rows: r.get(12)?, md5: r.get(13)? },
+            code_version: r.get(14)?,
+            created_at: r.get(15)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub fn snapshots(lab: &Lab) -> Result<SnapshotsReport> {
+    Ok(SnapshotsReport { records: load_snapshots(lab, i64::MAX)? })
+}
+
+impl Report for SnapshotsReport {
+    fn headline(&self) -> String {
+        format!("{} snapshot record(s), oldest first", self.records.len())
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new(
+            "",
+            &[
+                ("snapshot_id", "snapshot"),
+                ("parent_id", "parent"),
+                ("operation", "operation"),
+                ("trigger", "trigger"),
+                ("dates_rewritten", "dates"),
+                ("dates_skipped", "skipped"),
+                ("rows_deleted", "rows -"),
+                ("rows_added", "rows +"),
+                ("gold_rows", "gold rows"),
+                ("gold_md5", "gold md5"),
+                ("created_at", "at (UTC)"),
+            ],
+        );
+        for r in &self.records {
+            t.push_flagged(
+                vec![
+                    Cell::Int(r.snapshot_id),
+                    r.parent_id.map(Cell::Int).unwrap_or(Cell::Empty),
+                    Cell::text(r.operation.as_str()),
+                    Cell::text(format!("{}: {}", r.trigger.kind, r.trigger.detail)),
+                    Cell::Int(r.dates_rewritten),
+                    Cell::Int(r.dates_skipped),
+                    Cell::Int(r.rows_deleted),
+                    Cell::Int(r.rows_added),
+                    Cell::Int(r.fingerprint.rows),
+                    Cell::text(&r.fingerprint.md5),
+                    Cell::text(r.created_at.format("%Y-%m-%d %H:%M:%S").to_string()),
+                ],
+                (r.operation == Operation::Skipped).then_some(Status::Info),
+            );
+        }
+        vec![t]
+    }
+}
+
+// ---------------------------------------------------------------- diff
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// In the newer version only: a late till, a first build.
+    Added,
+    /// In the older version only: a rollback, a basket whose copies left the window.
+    Removed,
+    /// Another copy wins now (an earlier copy arrived), possibly with another amount.
+    WinnerChanged,
+    /// Same winner, but more (or fewer) re-sent copies were discarded.
+    CopiesDiscarded,
+}
+
+impl ChangeKind {
+    pub fn word(self) -> &'static str {
+        match self {
+            ChangeKind::Added => "added",
+            ChangeKind::Removed => "removed",
+            ChangeKind::WinnerChanged => "winner changed",
+            ChangeKind::CopiesDiscarded => "re-sent copies discarded",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DiffBasket {
+    pub basket_id: String,
+    pub store_id: String,
+    pub country: String,
+    pub currency: String,
+    pub kind: ChangeKind,
+    /// The upload the newer winning copy arrived in (the older one for a removal).
+    pub upload_date: Option<NaiveDate>,
+    pub baskets_delta: i64,
+    pub revenue_delta_minor: i64,
+    /// Change in discarded re-sent copies.
+    pub copies_discarded_delta: i64,
+    pub event_before: Option<String>,
+    pub event_after: Option<String>,
+}
+
+/// One line of the attribution: a kind of change from one upload.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DiffPart {
+    pub kind: ChangeKind,
+    pub upload_date: Option<NaiveDate>,
+    pub baskets: i64,
+    pub baskets_delta: i64,
+    pub revenue_delta_minor: i64,
+    pub copies_discarded_delta: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CountryDiff {
+    pub country: String,
+    pub currency: String,
+    pub baskets_before: i64,
+    pub revenue_before_minor: i64,
+    pub baskets_after: i64,
+    pub revenue_after_minor: i64,
+    pub parts: Vec<DiffPart>,
+    /// The parts add up to the change in gold, in baskets and revenue.
+    pub parts_sum_to_change: bool,
+}
+
+impl CountryDiff {
+    pub fn summary(&self) -> String {
+        let m = |v| money::format_delta(v, &self.currency);
+        let bits: Vec<String> = self
+            .parts
+            .iter()
+            .filter(|p| p.baskets_delta != 0 || p.revenue_delta_minor != 0)
+            .map(|p| {
+                let from = p.upload_date.map(|u| format!(" from upload {u}")).unwrap_or_default();
+                format!("{:+} baskets, {} {}{from}", p.baskets_delta, m(p.revenue_delta_minor), p.kind.word())
+            })
+            .collect();
+        if bits.is_empty() { "no change in baskets or revenue".into() } else { bits.join("; ") }
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DiffReport {
+    pub business_date: NaiveDate,
+    pub from_snapshot: Option<i64>,
+    pub to_snapshot: i64,
+    /// The versions of the date those snapshots held (the snapshot that last rewrote it).
+    pub from_version: Option<i64>,
+    pub to_version: Option<i64>,
+    pub countries: Vec<CountryDiff>,
+    pub baskets: Vec<DiffBasket>,
+}
+
+fn version_at(lab: &Lab, d: NaiveDate, snapshot: i64) -> Result<Option<i64>> {
+    Ok(lab
+        .conn
+        .query_row(
+            "SELECT max(snapshot_id) FROM audit.snapshot_dates WHERE business_date = ? AND action <> 'skip' AND snapshot_id <= ?",
+            duckdb::params![d, snapshot],
+            |r| r.get::<_, Option<i64>>(0),
+        )
+        .optional()?
+        .flatten())
+}
+
+fn versions_of(lab: &Lab, d: NaiveDate, up_to: i64) -> Result<Vec<i64>> {
+    let mut stmt = lab.conn.prepare(sql("history", "versions_of_date"))?;
+    let rows = stmt.query_map(duckdb::params![d, up_to], |r| r.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+fn gold_version(lab: &Lab, d: NaiveDate, version: Option<i64>) -> Result<BTreeMap<String, (String, i64, i64)>> {
+    let Some(v) = version else { return Ok(BTreeMap::new()) };
+    let mut stmt = lab.conn.prepare(sql("history", "gold_version"))?;
+    let rows = stmt.query_map(duckdb::params![v, d], |r| Ok((r.get::<_, String>(0)?, (r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?))))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// What changed in date `d` between the versions held at snapshots `from` and `to`.
+/// Defaults: `to` is the newest snapshot, `from` the version before the one `to` holds.
+pub fn diff(lab: &Lab, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Result<DiffReport> {
+    let to_snapshot = resolve_as_of(lab, to)?;
+    let to_version = version_at(lab, d, to_snapshot)?;
+    let (from_snapshot, from_version) = match from {
+        Some(f) => {
+            super::resolve_as_of(lab, Some(f))?;
+            (Some(f), version_at(lab, d, f)?)
+        }
+        None => {
+            let Some(tv) = to_version else {
+                bail!("no snapshot has built {d} yet");
+            };
+            let prev = versions_of(lab, d, tv - 1)?.last().copied();
+            (prev, prev)
+        }
+    };
+    diff_versions(lab, d, from_snapshot, to_snapshot, from_version, to_version)
+}
+
+pub fn diff_versions(lab: &Lab, d: NaiveDate, from_snapshot: Option<i64>, to_snapshot: i64, from_version: Option<i64>, to_version: Option<i64>) -> Result<DiffReport> {
+    let mut stmt = lab.conn.prepare(sql("history", "diff_baskets"))?;
+    let rows = stmt.query_map(duckdb::params![from_version.unwrap_or(-1), to_version.unwrap_or(-1), d], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, Option<String>>(1)?,
+            r.get::<_, Option<i64>>(2)?,
+            r.get::<_, Option<i64>>(3)?,
+            r.get::<_, Option<String>>(4)?,
+            r.get::<_, Option<i64>>(5)?,
+            r.get::<_, Option<i64>>(6)?,
+            r.get::<_, Option<NaiveDate>>(7)?,
+            r.get::<_, Option<NaiveDate>>(8)?,
+            r.get::<_, Option<String>>(9)?,
+            r.get::<_, Option<String>>(10)?,
+            r.get::<_, Option<String>>(11)?,
+        ))
+    })?;
+    let mut baskets = Vec::new();
+    for row in rows {
+        let (basket_id, a_event, a_rev, a_copies, b_event, b_rev, b_copies, a_upload, b_upload, country, currency, store) = row?;
+        let discarded = |c: Option<i64>| c.map(|c| c - 1).unwrap_or(0);
+        let (kind, upload, db, dr) = match (&a_event, &b_event) {
+            (None, Some(_)) => (ChangeKind::Added, b_upload, 1, b_rev.unwrap_or(0)),
+            (Some(_), None) => (ChangeKind::Removed, a_upload, -1, -a_rev.unwrap_or(0)),
+            (Some(a), Some(b)) if a != b => (ChangeKind::WinnerChanged, b_upload, 0, b_rev.unwrap_or(0) - a_rev.unwrap_or(0)),
+            _ => (ChangeKind::CopiesDiscarded, b_upload, 0, b_rev.unwrap_or(0) - a_rev.unwrap_or(0)),
+        };
+        baskets.push(DiffBasket {
+            basket_id,
+            store_id: store.unwrap_or_default(),
+            country: country.unwrap_or_default(),
+            currency: currency.unwrap_or_default(),
+            kind,
+            upload_date: upload,
+            baskets_delta: db,
+            revenue_delta_minor: dr,
+            copies_discarded_delta: discarded(b_copies) - discarded(a_copies),
+            event_before: a_event,
+            event_after: b_event,
+        });
+    }
+    let before = gold_version(lab, d, from_version)?;
+    let after = gold_version(lab, d, to_version)?;
+    let mut countries = Vec::new();
+    let names: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).chain(baskets.iter().map(|b| &b.country)).collect();
+    for country in names {
+        let (cur_b, bb, rb) = before.get(country).cloned().unwrap_or_default();
+        let (cur_a, ba, ra) = after.get(country).cloned().unwrap_or_default();
+        let currency = if cur_a.is_empty() { cur_b } else { cur_a };
+        let mut parts: BTreeMap<(ChangeKind, Option<NaiveDate>), DiffPart> = BTreeMap::new();
+        for b in baskets.iter().filter(|b| &b.country == country) {
+            let p = parts.entry((b.kind, b.upload_date)).or_insert(DiffPart {
+                kind: b.kind,
+                upload_date: b.upload_date,
+                baskets: 0,
+                baskets_delta: 0,
+                revenue_delta_minor: 0,
+                copies_discarded_delta: 0,
+            });
+            p.baskets += 1;
+            p.baskets_delta += b.baskets_delta;
+            p.revenue_delta_minor += b.revenue_delta_minor;
+            p.copies_discarded_delta += b.copies_discarded_delta;
+        }
+        let parts: Vec<DiffPart> = parts.into_values().collect();
+        let sum_b: i64 = parts.iter().map(|p| p.baskets_delta).sum();
+        let sum_r: i64 = parts.iter().map(|p| p.revenue_delta_minor).sum();
+        countries.push(CountryDiff {
+            country: country.clone(),
+            currency,
+            baskets_before: bb,
+            revenue_before_minor: rb,
+            baskets_after: ba,
+            revenue_after_minor: ra,
+            parts_sum_to_change: sum_b == ba - bb && sum_r == ra - rb,
+            parts,
+        });
+    }
+    Ok(DiffReport { business_date: d, from_snapshot, to_snapshot, from_version, to_version, countries, baskets })
+}
+
+impl DiffReport {
+    pub fn parts_table(&self) -> Table {
+        let mut t = Table::new(
+            "",
+            &[
+                ("country", "country"),
+                ("change", "change"),
+                ("upload_date", "upload"),
+                ("baskets", "baskets"),
+                ("baskets_delta", "Δ baskets"),
+                ("revenue_delta_minor", "Δ revenue"),
+                ("copies_discarded_delta", "Δ copies discarded"),
+            ],
+        );
+        for c in &self.countries {
+            for p in &c.parts {
+                t.push(vec![
+                    Cell::text(&c.country),
+                    Cell::text(p.kind.word()),
+                    p.upload_date.map(Cell::Date).unwrap_or(Cell::Empty),
+                    Cell::Int(p.baskets),
+                    Cell::text(format!("{:+}", p.baskets_delta)),
+                    Cell::delta(p.revenue_delta_minor, &c.currency),
+                    Cell::text(format!("{:+}", p.copies_discarded_delta)),
+                ]);
+            }
+            let sum_b: i64 = c.parts.iter().map(|p| p.baskets_delta).sum();
+            let sum_r: i64 = c.parts.iter().map(|p| p.revenue_delta_minor).sum();
+            t.push_flagged(
+                vec![
+                    Cell::text(&c.country),
+                    Cell::text("= total change"),
+                    Cell::Empty,
+                    Cell::Empty,
+                    Cell::text(format!("{:+}", sum_b)),
+                    Cell::delta(sum_r, &c.currency),
+                    Cell::Empty,
+                ],
+                Some(if c.parts_sum_to_change { Status::Pass } else { Status::Fail }),
+            );
+        }
+        t
+    }
+}
+
+impl DiffReport {
+    pub fn baskets_table(&self) -> Table {
+        let mut t = Table::new(
+            "baskets behind the parts",
+            &[("country", "country"), ("change", "change"), ("basket_id", "basket_id"), ("store_id", "store"), ("upload_date", "upload"), ("revenue_delta_minor", "Δ revenue"), ("event_before", "event before"), ("event_after", "event after")],
+        );
+        for b in &self.baskets {
+            t.push(vec![
+                Cell::text(&b.country),
+                Cell::text(b.kind.word()),
+                Cell::text(&b.basket_id),
+                Cell::text(&b.store_id),
+                b.upload_date.map(Cell::Date).unwrap_or(Cell::Empty),
+                Cell::delta(b.revenue_delta_minor, &b.currency),
+                Cell::text(b.event_before.clone().unwrap_or_default()),
+                Cell::text(b.event_after.clone().unwrap_or_default()),
+            ]);
+        }
+        t
+    }
+}
+
+impl Report for DiffReport {
+    fn headline(&self) -> String {
+        let from = match (self.from_snapshot, self.from_version) {
+            (Some(s), Some(v)) => format!("snapshot {s} (version {v})"),
+            (Some(s), None) => format!("snapshot {s} (date not built yet)"),
+            (None, _) => "nothing (first build)".into(),
+        };
+        let to = self.to_version.map(|v| format!("snapshot {} (version {v})", self.to_snapshot)).unwrap_or_else(|| format!("snapshot {}", self.to_snapshot));
+        format!("diff {}: {from} → {to}", self.business_date)
+    }
+    fn tables(&self) -> Vec<Table> {
+        vec![self.parts_table()]
+    }
+    fn notes(&self) -> Vec<Note> {
+        self.countries
+            .iter()
+            .map(|c| {
+                let m = |v| money::format_major(v, &c.currency);
+                Note {
+                    status: if c.parts_sum_to_change { Status::Pass } else { Status::Fail },
+                    text: format!(
+                        "{}: {} baskets {} → {} baskets {} ({:+}, {}); the parts {} the change",
+                        c.country,
+                        c.baskets_before,
+                        m(c.revenue_before_minor),
+                        c.baskets_after,
+                        m(c.revenue_after_minor),
+                        c.baskets_after - c.baskets_before,
+                        money::format_delta(c.revenue_after_minor - c.revenue_before_minor, &c.currency),
+                        if c.parts_sum_to_change { "sum exactly to" } else { "DO NOT sum to" }
+                    ),
+                }
+            })
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------- history
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CountryValue {
+    pub country: String,
+    pub currency: String,
+    pub baskets: i64,
+    pub revenue_minor: i64,
+    pub baskets_delta: i64,
+    pub revenue_delta_minor: i64,
+    /// "+126 baskets, +£5,423.19 added from upload 2026-08-16"
+    pub attribution: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HistoryEntry {
+    pub snapshot_id: i64,
+    pub operation: Operation,
+    pub trigger: Trigger,
+    pub created_at: chrono::NaiveDateTime,
+    pub countries: Vec<CountryValue>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HistoryReport {
+    pub business_date: NaiveDate,
+    pub as_of_snapshot: i64,
+    pub status: DateStatus,
+    pub entries: Vec<HistoryEntry>,
+}
+
+pub fn history(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<HistoryReport> {
+    let up_to = resolve_as_of(lab, as_of)?;
+    let versions = versions_of(lab, d, up_to)?;
+    let records: BTreeMap<i64, SnapshotRecord> = load_snapshots(lab, up_to)?.into_iter().map(|r| (r.snapshot_id, r)).collect();
+    let mut entries = Vec::new();
+    let mut previous: Option<i64> = None;
+    for v in versions {
+        let diff = diff_versions(lab, d, previous, v, previous, Some(v))?;
+        let rec = &records[&v];
+        let countries = diff
+            .countries
+            .iter()
+            .map(|c| CountryValue {
+                country: c.country.clone(),
+                currency: c.currency.clone(),
+                baskets: c.baskets_after,
+                revenue_minor: c.revenue_after_minor,
+                baskets_delta: c.baskets_after - c.baskets_before,
+                revenue_delta_minor: c.revenue_after_minor - c.revenue_before_minor,
+                attribution: c.summary(),
+            })
+            .collect();
+        entries.push(HistoryEntry { snapshot_id: v, operation: rec.operation, trigger: rec.trigger.clone(), created_at: rec.created_at, countries });
+        previous = Some(v);
+    }
+    Ok(HistoryReport { business_date: d, as_of_snapshot: up_to, status: date_status(lab, d)?, entries })
+}
+
+impl HistoryReport {
+    pub fn table(&self) -> Table {
+        let mut t = Table::new(
+            "",
+            &[
+                ("snapshot_id", "snapshot"),
+                ("operation", "operation"),
+                ("country", "country"),
+                ("baskets", "baskets"),
+                ("baskets_delta", "Δ baskets"),
+                ("revenue_minor", "revenue"),
+                ("revenue_delta_minor", "Δ revenue"),
+                ("attribution", "why"),
+                ("trigger", "trigger"),
+            ],
+        );
+        for e in &self.entries {
+            for c in &e.countries {
+                t.push(vec![
+                    Cell::Int(e.snapshot_id),
+                    Cell::text(e.operation.as_str()),
+                    Cell::text(&c.country),
+                    Cell::Int(c.baskets),
+                    Cell::text(format!("{:+}", c.baskets_delta)),
+                    Cell::money(c.revenue_minor, &c.currency),
+                    Cell::delta(c.revenue_delta_minor, &c.currency),
+                    Cell::text(&c.attribution),
+                    Cell::text(&e.trigger.detail),
+                ]);
+            }
+        }
+        t
+    }
+}
+
+impl Report for HistoryReport {
+    fn headline(&self) -> String {
+        format!("history {} as of snapshot {} — {}", self.business_date, self.as_of_snapshot, self.status.describe())
+    }
+    fn tables(&self) -> Vec<Table> {
+        vec![self.table()]
+    }
+}

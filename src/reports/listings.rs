@@ -1,0 +1,140 @@
+//! Row listings: rows beyond the window, and quarantined lines.
+
+use super::{Cell, Note, Report, Status, Table};
+use crate::lake::Lab;
+use crate::queries::sql;
+use chrono::NaiveDate;
+use color_eyre::eyre::Result;
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LateRow {
+    pub business_date: NaiveDate,
+    pub upload_date: NaiveDate,
+    pub days_late: i64,
+    pub event_id: String,
+    pub basket_id: String,
+    pub store_id: String,
+    pub country: String,
+    pub currency: String,
+    pub revenue_minor: i64,
+    pub file: String,
+    pub line: i64,
+    /// The row is its basket's recompute winner and the basket has no copy inside the window.
+    pub missing_from_v2: bool,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LateReport {
+    pub business_date: Option<NaiveDate>,
+    pub late_days: u32,
+    pub rows: Vec<LateRow>,
+}
+
+pub fn late(lab: &Lab, d: Option<NaiveDate>, late_days: u32) -> Result<LateReport> {
+    let mut stmt = lab.conn.prepare(sql("reports", "late_rows"))?;
+    let rows = stmt.query_map(duckdb::params![late_days, d], |r| {
+        Ok(LateRow {
+            business_date: r.get(0)?,
+            upload_date: r.get(1)?,
+            days_late: r.get(2)?,
+            event_id: r.get(3)?,
+            basket_id: r.get(4)?,
+            store_id: r.get(5)?,
+            country: r.get(6)?,
+            currency: r.get(7)?,
+            revenue_minor: r.get(8)?,
+            file: r.get(9)?,
+            line: r.get(10)?,
+            missing_from_v2: r.get(11)?,
+        })
+    })?;
+    Ok(LateReport { business_date: d, late_days, rows: rows.collect::<Result<_, _>>()? })
+}
+
+impl Report for LateReport {
+    fn headline(&self) -> String {
+        let scope = self.business_date.map(|d| format!("business date {d}")).unwrap_or_else(|| "every business date".into());
+        format!("beyond the {}-day window, {scope}: rows that never enter silver or gold", self.late_days)
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new(
+            "",
+            &[
+                ("business_date", "business date"),
+                ("upload_date", "upload"),
+                ("days_late", "days"),
+                ("basket_id", "basket_id"),
+                ("event_id", "event_id"),
+                ("store_id", "store"),
+                ("revenue_minor", "revenue"),
+                ("missing_from_v2", "missing from v2"),
+                ("file", "file"),
+                ("line", "line"),
+            ],
+        );
+        for r in &self.rows {
+            t.push(vec![
+                Cell::Date(r.business_date),
+                Cell::Date(r.upload_date),
+                Cell::text(format!("{:+}", r.days_late)),
+                Cell::text(&r.basket_id),
+                Cell::text(&r.event_id),
+                Cell::text(&r.store_id),
+                Cell::money(r.revenue_minor, &r.currency),
+                Cell::text(if r.missing_from_v2 { "yes" } else { "no (copy)" }),
+                Cell::text(&r.file),
+                Cell::Int(r.line),
+            ]);
+        }
+        vec![t]
+    }
+    fn notes(&self) -> Vec<Note> {
+        let mut by_currency: std::collections::BTreeMap<&str, (i64, i64)> = Default::default();
+        for r in self.rows.iter().filter(|r| r.missing_from_v2) {
+            let e = by_currency.entry(&r.currency).or_default();
+            e.0 += 1;
+            e.1 += r.revenue_minor;
+        }
+        let mut notes = vec![Note { status: Status::Info, text: format!("{} row(s) outside the window", self.rows.len()) }];
+        for (cur, (n, rev)) in by_currency {
+            notes.push(Note { status: Status::Warn, text: format!("{n} basket(s), {} in the recompute and not in v2", crate::money::format_major(rev, cur)) });
+        }
+        notes
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct QuarantineRow {
+    pub upload_date: NaiveDate,
+    pub file: String,
+    pub line: i64,
+    pub reason: String,
+    pub raw_line: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct QuarantineReport {
+    pub upload_date: Option<NaiveDate>,
+    pub rows: Vec<QuarantineRow>,
+}
+
+pub fn quarantine(lab: &Lab, upload: Option<NaiveDate>) -> Result<QuarantineReport> {
+    let mut stmt = lab.conn.prepare(sql("reports", "quarantine_rows"))?;
+    let rows = stmt.query_map(duckdb::params![upload], |r| {
+        Ok(QuarantineRow { upload_date: r.get(0)?, file: r.get(1)?, line: r.get(2)?, reason: r.get(3)?, raw_line: r.get(4)? })
+    })?;
+    Ok(QuarantineReport { upload_date: upload, rows: rows.collect::<Result<_, _>>()? })
+}
+
+impl Report for QuarantineReport {
+    fn headline(&self) -> String {
+        format!("quarantine: {} line(s) rejected at landing", self.rows.len())
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new("", &[("upload_date", "upload"), ("file", "file"), ("line", "line"), ("reason", "reason")]);
+        for r in &self.rows {
+            t.push(vec![Cell::Date(r.upload_date), Cell::text(&r.file), Cell::Int(r.line), Cell::text(&r.reason)]);
+        }
+        vec![t]
+    }
+}

@@ -1,0 +1,109 @@
+//! The five promises for a business date, each pass, warn or fail with the figure behind it.
+
+use super::check::CheckReport;
+use super::status::Finality;
+use super::{Cell, Report, Status, Table};
+use crate::lake::{Lab, snapshot};
+use crate::money::format_count as n;
+use crate::queries::sql;
+use chrono::NaiveDate;
+use color_eyre::eyre::Result;
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Promise {
+    pub name: &'static str,
+    pub status: Status,
+    pub figure: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PromisesReport {
+    pub business_date: NaiveDate,
+    pub promises: Vec<Promise>,
+}
+
+pub fn promises(lab: &Lab, check: &CheckReport) -> Result<PromisesReport> {
+    let d = check.business_date;
+    let late = check.status.late_days;
+    let (landed, silver_rows, silver_distinct, beyond): (i64, i64, i64, i64) =
+        lab.conn.query_row(sql("reports", "completeness"), duckdb::params![d, late], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    let mut out = Vec::new();
+    let accounted = silver_rows + beyond;
+    out.push(Promise {
+        name: "completeness",
+        status: if landed == accounted { Status::Pass } else if silver_rows == 0 { Status::Warn } else { Status::Fail },
+        figure: format!("{} of {} landed baskets accounted for: {} in silver, {} beyond the window", n(accounted), n(landed), n(silver_rows), n(beyond)),
+    });
+    out.push(Promise {
+        name: "uniqueness",
+        status: if silver_rows == silver_distinct { Status::Pass } else { Status::Fail },
+        figure: format!("{} silver rows, {} distinct basket_ids", n(silver_rows), n(silver_distinct)),
+    });
+    let exact = check.countries.iter().all(|c| c.v2_exact());
+    let explained = check.countries.iter().all(|c| c.v2_explained());
+    let beyond_rev: Vec<String> = check
+        .countries
+        .iter()
+        .filter(|c| c.beyond_window_revenue_minor != 0)
+        .map(|c| format!("{} {}", c.country, crate::money::format_major(c.beyond_window_revenue_minor, &c.currency)))
+        .collect();
+    out.push(Promise {
+        name: "correctness",
+        status: if !check.engines_agree || !explained { Status::Fail } else if exact { Status::Pass } else { Status::Warn },
+        figure: if !check.engines_agree {
+            format!("the polars and DuckDB recounts disagree at {} store(s)", check.engine_disagreements.len())
+        } else if exact {
+            "gold equals the independent recompute in every country".into()
+        } else if explained {
+            format!("gold equals the recompute but for beyond-window baskets ({})", beyond_rev.join(", "))
+        } else {
+            "gold differs from the recompute beyond what the window explains".into()
+        },
+    });
+    out.push(Promise {
+        name: "timeliness",
+        status: match check.status.finality {
+            Finality::Closed => Status::Pass,
+            Finality::Provisional { .. } => Status::Warn,
+            Finality::Stale | Finality::Unbuilt => Status::Fail,
+        },
+        figure: check.status.describe(),
+    });
+    let mut stmt = lab.conn.prepare(sql("reports", "store_sums_vs_silver"))?;
+    let sums: Vec<(String, i64, i64, i64, i64)> = stmt.query_map([d], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?.collect::<Result<_, _>>()?;
+    let sums_ok = sums.iter().all(|(_, gb, gr, sb, sr)| gb == sb && gr == sr);
+    let fp_now = snapshot::fingerprint(&lab.conn)?;
+    let recorded = snapshot::head(&lab.conn)?.map(|h| snapshot::fingerprint_as_of(&lab.conn, h)).transpose()?;
+    let fp_ok = recorded.as_ref().is_none_or(|r| *r == fp_now);
+    out.push(Promise {
+        name: "consistency",
+        status: if sums_ok && fp_ok { Status::Pass } else { Status::Fail },
+        figure: format!(
+            "store rows {} the country totals of silver; gold {} its snapshot history ({} rows, md5 {}…)",
+            if sums_ok { "sum to" } else { "DO NOT sum to" },
+            if fp_ok { "agrees with" } else { "DIFFERS from" },
+            n(fp_now.rows),
+            &fp_now.md5[..8.min(fp_now.md5.len())]
+        ),
+    });
+    Ok(PromisesReport { business_date: d, promises: out })
+}
+
+impl PromisesReport {
+    pub fn table(&self) -> Table {
+        let mut t = Table::new("", &[("promise", "promise"), ("status", "status"), ("figure", "figure")]);
+        for p in &self.promises {
+            t.push_flagged(vec![Cell::text(p.name), Cell::Status(p.status), Cell::text(&p.figure)], Some(p.status));
+        }
+        t
+    }
+}
+
+impl Report for PromisesReport {
+    fn headline(&self) -> String {
+        format!("promises for {}", self.business_date)
+    }
+    fn tables(&self) -> Vec<Table> {
+        vec![self.table()]
+    }
+}

@@ -1,0 +1,275 @@
+//! One rendering model for every report: the CLI prints it as a table, JSON or CSV, and the
+//! explorer draws the same `Table`s.
+
+use crate::money;
+use chrono::NaiveDate;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pass,
+    Warn,
+    Fail,
+    Info,
+}
+
+impl Status {
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Warn => "warn",
+            Status::Fail => "FAIL",
+            Status::Info => "info",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Cell {
+    Text(String),
+    Int(i64),
+    Money { minor: i64, currency: String },
+    Delta { minor: i64, currency: String },
+    Date(NaiveDate),
+    Status(Status),
+    Empty,
+}
+
+impl Cell {
+    pub fn text(s: impl Into<String>) -> Cell {
+        Cell::Text(s.into())
+    }
+    pub fn money(minor: i64, currency: &str) -> Cell {
+        Cell::Money { minor, currency: currency.to_string() }
+    }
+    pub fn delta(minor: i64, currency: &str) -> Cell {
+        Cell::Delta { minor, currency: currency.to_string() }
+    }
+
+    /// For people: money in major units with its symbol, counts with separators. Data text is
+    /// stripped of control characters here, the one door to the terminal.
+    pub fn display(&self) -> String {
+        match self {
+            Cell::Text(s) => crate::sanitize::for_terminal(s).into_owned(),
+            Cell::Int(n) => money::format_count(*n),
+            Cell::Money { minor, currency } => money::format_major(*minor, currency),
+            Cell::Delta { minor, currency } => money::format_delta(*minor, currency),
+            Cell::Date(d) => d.to_string(),
+            Cell::Status(s) => s.word().to_string(),
+            Cell::Empty => String::new(),
+        }
+    }
+
+    /// For machines: integer minor units, ISO dates.
+    pub fn raw(&self) -> String {
+        match self {
+            Cell::Text(s) => s.clone(),
+            Cell::Int(n) => n.to_string(),
+            Cell::Money { minor, .. } | Cell::Delta { minor, .. } => minor.to_string(),
+            Cell::Date(d) => d.to_string(),
+            Cell::Status(s) => s.word().to_lowercase(),
+            Cell::Empty => String::new(),
+        }
+    }
+
+    pub fn is_numeric(&self) -> bool {
+        matches!(self, Cell::Int(_) | Cell::Money { .. } | Cell::Delta { .. })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Column {
+    /// The CSV header: snake_case, `_minor` for money.
+    pub key: String,
+    /// The table header.
+    pub label: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Row {
+    pub cells: Vec<Cell>,
+    /// A row to highlight: a disagreement, a failed promise.
+    pub flag: Option<Status>,
+    /// What Enter on this row opens in the explorer (a basket list, a snapshot).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drill: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Note {
+    pub status: Status,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct Table {
+    pub title: String,
+    pub columns: Vec<Column>,
+    pub rows: Vec<Row>,
+}
+
+impl Table {
+    pub fn new(title: impl Into<String>, columns: &[(&str, &str)]) -> Table {
+        Table {
+            title: title.into(),
+            columns: columns.iter().map(|(k, l)| Column { key: k.to_string(), label: l.to_string() }).collect(),
+            rows: Vec::new(),
+        }
+    }
+    pub fn push(&mut self, cells: Vec<Cell>) {
+        self.rows.push(Row { cells, flag: None, drill: None });
+    }
+    pub fn push_flagged(&mut self, cells: Vec<Cell>, flag: Option<Status>) {
+        self.rows.push(Row { cells, flag, drill: None });
+    }
+}
+
+/// Every report renders as a headline, tables and notes.
+pub trait Report: Serialize {
+    fn headline(&self) -> String;
+    fn tables(&self) -> Vec<Table>;
+    fn notes(&self) -> Vec<Note> {
+        Vec::new()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum Format {
+    #[default]
+    Table,
+    Json,
+    Csv,
+}
+
+pub fn render<R: Report>(report: &R, format: Format, color: bool) -> String {
+    match format {
+        Format::Json => serde_json::to_string_pretty(report).expect("reports serialise") + "\n",
+        Format::Csv => render_csv(&report.tables()),
+        Format::Table => render_text(report, color),
+    }
+}
+
+fn render_csv(tables: &[Table]) -> String {
+    let mut out = Vec::new();
+    for (i, t) in tables.iter().enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+        }
+        let mut w = csv::Writer::from_writer(&mut out);
+        let _ = w.write_record(t.columns.iter().map(|c| c.key.as_str()));
+        for r in &t.rows {
+            let _ = w.write_record(r.cells.iter().map(|c| c.raw()));
+        }
+        let _ = w.flush();
+    }
+    String::from_utf8(out).expect("csv of utf-8 is utf-8")
+}
+
+fn paint(text: &str, status: Option<Status>, color: bool) -> String {
+    match (color, status) {
+        (true, Some(Status::Fail)) => format!("\x1b[1;31m{text}\x1b[0m"),
+        (true, Some(Status::Warn)) => format!("\x1b[33m{text}\x1b[0m"),
+        (true, Some(Status::Pass)) => format!("\x1b[32m{text}\x1b[0m"),
+        _ => text.to_string(),
+    }
+}
+
+pub fn render_table_text(t: &Table, color: bool) -> String {
+    use unicode_width::UnicodeWidthStr;
+    let mut out = String::new();
+    if !t.title.is_empty() {
+        out.push_str(&format!("{}\n", t.title));
+    }
+    let shown: Vec<Vec<String>> = t.rows.iter().map(|r| r.cells.iter().map(Cell::display).collect()).collect();
+    let mut widths: Vec<usize> = t.columns.iter().map(|c| c.label.width()).collect();
+    for row in &shown {
+        for (i, c) in row.iter().enumerate() {
+            if i < widths.len() {
+                widths[i] = widths[i].max(c.width());
+            }
+        }
+    }
+    let numeric: Vec<bool> = (0..t.columns.len())
+        .map(|i| t.rows.iter().any(|r| r.cells.get(i).is_some_and(Cell::is_numeric)))
+        .collect();
+    let pad = |s: &str, w: usize, right: bool| {
+        let fill = " ".repeat(w.saturating_sub(s.width()));
+        if right { format!("{fill}{s}") } else { format!("{s}{fill}") }
+    };
+    let header: Vec<String> = t.columns.iter().enumerate().map(|(i, c)| pad(&c.label, widths[i], numeric[i])).collect();
+    out.push_str(header.join("  ").trim_end());
+    out.push('\n');
+    out.push_str(&widths.iter().map(|w| "─".repeat(*w)).collect::<Vec<_>>().join("  "));
+    out.push('\n');
+    for (r, row) in t.rows.iter().zip(&shown) {
+        let line: Vec<String> = row.iter().enumerate().map(|(i, c)| pad(c, widths.get(i).copied().unwrap_or(0), numeric.get(i).copied().unwrap_or(false))).collect();
+        out.push_str(&paint(line.join("  ").trim_end(), r.flag, color));
+        out.push('\n');
+    }
+    if t.rows.is_empty() {
+        out.push_str("(no rows)\n");
+    }
+    out
+}
+
+fn render_text<R: Report>(report: &R, color: bool) -> String {
+    let mut out = String::new();
+    let headline = report.headline();
+    if !headline.is_empty() {
+        out.push_str(&crate::sanitize::for_terminal(&headline));
+        out.push_str("\n\n");
+    }
+    for t in report.tables() {
+        out.push_str(&render_table_text(&t, color));
+        out.push('\n');
+    }
+    for n in report.notes() {
+        let mark = match n.status {
+            Status::Pass => "✓",
+            Status::Warn => "!",
+            Status::Fail => "✗",
+            Status::Info => "·",
+        };
+        out.push_str(&paint(&format!("{mark} {}", crate::sanitize::for_terminal(&n.text)), Some(n.status), color));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Tiny {
+        t: Table,
+    }
+    impl Report for Tiny {
+        fn headline(&self) -> String {
+            "tiny".into()
+        }
+        fn tables(&self) -> Vec<Table> {
+            vec![self.t.clone()]
+        }
+    }
+
+    fn tiny() -> Tiny {
+        let mut t = Table::new("", &[("country", "country"), ("revenue_minor", "revenue")]);
+        t.push(vec![Cell::text("GB\u{1b}[31m"), Cell::money(34_756_580, "GBP")]);
+        Tiny { t }
+    }
+
+    #[test]
+    fn table_shows_major_units_and_csv_keeps_minor_units() {
+        let text = render(&tiny(), Format::Table, false);
+        assert!(text.contains("£347,565.80"), "{text}");
+        assert!(!text.contains('\u{1b}'), "control characters must not reach the terminal: {text:?}");
+        let csv = render(&tiny(), Format::Csv, false);
+        assert!(csv.starts_with("country,revenue_minor\n"), "{csv}");
+        assert!(csv.contains(",34756580"), "{csv}");
+        let json = render(&tiny(), Format::Json, false);
+        assert!(json.contains("\"minor\": 34756580"), "{json}");
+    }
+}

@@ -1,0 +1,419 @@
+//! The explorer's state and what each action does to it. Drawing reads this state and nothing
+//! else; work that touches the lab goes to the worker as a `Job`.
+
+use super::keys::{self, Action, BASKETS, HISTORY, LATE, OVERVIEW, SCREEN_NAMES};
+use super::worker::{DateView, Job, Reply, Snapshot};
+use crate::reports::table::{Format, Table, render};
+use chrono::NaiveDate;
+use std::time::Instant;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirmable {
+    Rebuild(NaiveDate),
+    Rollback(i64),
+    Reset,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputKind {
+    JumpToDate,
+    SearchBaskets,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Popup {
+    Help,
+    Error(String),
+    /// A full cell, or the baskets behind a number.
+    Detail { title: String, body: String },
+    Confirm { what: Confirmable, text: String },
+    Input { kind: InputKind, text: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct Running {
+    pub label: String,
+    pub started: Instant,
+}
+
+pub struct App {
+    pub screen: usize,
+    pub snapshot: Option<Snapshot>,
+    pub view: Option<DateView>,
+    /// Index into the navigator's dates.
+    pub selected: usize,
+    pub row: usize,
+    pub popup: Option<Popup>,
+    pub running: Option<Running>,
+    pub message: String,
+    pub by_country: bool,
+    pub country_filter: Option<String>,
+    pub search: String,
+    pub mouse: bool,
+    pub quit: bool,
+    pub theme: super::theme::Theme,
+    /// Jobs the app wants sent; the loop drains them (tests read them).
+    pub outbox: Vec<Job>,
+    /// Text the loop must write to the terminal raw (OSC 52).
+    pub terminal_writes: Vec<String>,
+    /// Esc during work: the loop interrupts DuckDB's running statement.
+    pub cancel: bool,
+}
+
+impl App {
+    pub fn new(theme: super::theme::Theme, mouse: bool) -> App {
+        App {
+            screen: OVERVIEW,
+            snapshot: None,
+            view: None,
+            selected: 0,
+            row: 0,
+            popup: None,
+            running: Some(Running { label: "opening the lab".into(), started: Instant::now() }),
+            message: String::new(),
+            by_country: false,
+            country_filter: None,
+            search: String::new(),
+            mouse,
+            quit: false,
+            theme,
+            outbox: vec![Job::Load(None)],
+            terminal_writes: Vec::new(),
+            cancel: false,
+        }
+    }
+
+    pub fn selected_date(&self) -> Option<NaiveDate> {
+        self.snapshot.as_ref()?.dates.get(self.selected).map(|d| d.business_date)
+    }
+
+    fn start(&mut self, label: impl Into<String>, job: Job) {
+        if self.running.is_some() {
+            self.message = "busy: wait for the running work, or Esc to cancel it".into();
+            return;
+        }
+        self.running = Some(Running { label: label.into(), started: Instant::now() });
+        self.outbox.push(job);
+    }
+
+    fn load(&mut self, d: Option<NaiveDate>) {
+        self.running = Some(Running { label: "loading".into(), started: Instant::now() });
+        self.outbox.push(Job::Load(d));
+    }
+
+    /// Handles the worker's answer.
+    pub fn on_reply(&mut self, reply: Reply) {
+        self.running = None;
+        match reply {
+            Reply::Loaded(snap, view) => {
+                let want = view.as_ref().map(|v| v.check.business_date).or_else(|| self.selected_date());
+                self.selected = want.and_then(|w| snap.dates.iter().position(|d| d.business_date == w)).unwrap_or(snap.dates.len().saturating_sub(1));
+                self.snapshot = Some(*snap);
+                self.view = view.map(|v| *v);
+                self.clamp_row();
+            }
+            Reply::Preview { date, text } => self.popup = Some(Popup::Confirm { what: Confirmable::Rebuild(date), text }),
+            Reply::Done(text) => {
+                self.message = text;
+                let d = self.selected_date();
+                self.load(d);
+            }
+            Reply::Failed(text) => {
+                self.popup = Some(Popup::Error(text));
+                let d = self.selected_date();
+                self.load(d);
+            }
+        }
+    }
+
+    /// The table the current screen's rows move through.
+    pub fn current_table(&self) -> Option<Table> {
+        let v = self.view.as_ref()?;
+        Some(match self.screen {
+            keys::OVERVIEW => v.check.table(),
+            keys::EXPLAIN => v.explain.table(),
+            keys::BASKETS => v.baskets.table(|b| self.basket_visible(b)),
+            keys::LATE => crate::reports::Report::tables(&v.late).remove(0),
+            keys::HISTORY => v.history.table(),
+            _ => v.promises.table(),
+        })
+    }
+
+    pub fn basket_visible(&self, b: &crate::reports::baskets::ResentBasket) -> bool {
+        let country_ok = self.country_filter.as_ref().is_none_or(|c| &b.country == c);
+        let q = self.search.to_lowercase();
+        country_ok && (q.is_empty() || b.basket_id.to_lowercase().contains(&q) || b.store_id.to_lowercase().contains(&q))
+    }
+
+    fn clamp_row(&mut self) {
+        let n = self.current_table().map(|t| t.rows.len()).unwrap_or(0);
+        self.row = self.row.min(n.saturating_sub(1));
+    }
+
+    fn move_date(&mut self, delta: i64) {
+        let Some(snap) = &self.snapshot else { return };
+        if snap.dates.is_empty() {
+            return;
+        }
+        let next = (self.selected as i64 + delta).clamp(0, snap.dates.len() as i64 - 1) as usize;
+        if next != self.selected {
+            self.selected = next;
+            self.row = 0;
+            let d = self.selected_date();
+            self.load(d);
+        }
+    }
+
+    pub fn jump_to(&mut self, text: &str) {
+        let Some(snap) = &self.snapshot else { return };
+        let text = text.trim();
+        let found = snap.dates.iter().position(|d| {
+            let full = d.business_date.to_string();
+            full == text || full.ends_with(&format!("-{text}")) || (text.len() == 5 && full[5..] == *text)
+        });
+        match found {
+            Some(i) => {
+                self.selected = i;
+                self.row = 0;
+                let d = self.selected_date();
+                self.load(d);
+            }
+            None => self.message = format!("no business date matches '{}'", crate::sanitize::for_terminal(text)),
+        }
+    }
+
+    /// The snapshot id on the History screen's selected row.
+    fn selected_snapshot(&self) -> Option<i64> {
+        let t = self.current_table()?;
+        match t.rows.get(self.row)?.cells.first()? {
+            crate::reports::Cell::Int(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    pub fn on_input_key(&mut self, ev: &ratatui::crossterm::event::KeyEvent) -> bool {
+        use ratatui::crossterm::event::KeyCode;
+        let Some(Popup::Input { kind, text }) = &mut self.popup else { return false };
+        match ev.code {
+            KeyCode::Esc => self.popup = None,
+            KeyCode::Enter => {
+                let (kind, text) = (kind.clone(), text.clone());
+                self.popup = None;
+                match kind {
+                    InputKind::JumpToDate => self.jump_to(&text),
+                    InputKind::SearchBaskets => {
+                        self.search = text;
+                        self.row = 0;
+                    }
+                }
+            }
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Char(c) if !c.is_control() && text.len() < 64 => text.push(c),
+            _ => {}
+        }
+        true
+    }
+
+    pub fn on_confirm_key(&mut self, ev: &ratatui::crossterm::event::KeyEvent) -> bool {
+        use ratatui::crossterm::event::KeyCode;
+        let Some(Popup::Confirm { what, .. }) = &self.popup else { return false };
+        let what = what.clone();
+        match ev.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => {
+                self.popup = None;
+                match what {
+                    Confirmable::Rebuild(d) => self.start(format!("rebuilding {d}"), Job::Rebuild { date: d, fail_after: None }),
+                    Confirmable::Rollback(s) => self.start(format!("rolling back to snapshot {s}"), Job::Rollback(s)),
+                    Confirmable::Reset => self.start("resetting the lab", Job::Reset),
+                }
+            }
+            KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc | KeyCode::Char('q') => {
+                self.popup = None;
+                self.message = "cancelled; nothing changed".into();
+            }
+            _ => {}
+        }
+        true
+    }
+
+    pub fn update(&mut self, action: Action) {
+        if matches!(self.popup, Some(Popup::Help | Popup::Error(_) | Popup::Detail { .. })) {
+            if matches!(action, Action::Back | Action::Help | Action::Drill | Action::Quit) {
+                self.popup = None;
+            }
+            return;
+        }
+        match action {
+            Action::Quit => self.quit = true,
+            Action::Help => self.popup = Some(Popup::Help),
+            Action::NextDate => self.move_date(1),
+            Action::PrevDate => self.move_date(-1),
+            Action::JumpToDate => self.popup = Some(Popup::Input { kind: InputKind::JumpToDate, text: String::new() }),
+            Action::NextScreen => self.set_screen((self.screen + 1) % SCREEN_NAMES.len()),
+            Action::PrevScreen => self.set_screen((self.screen + SCREEN_NAMES.len() - 1) % SCREEN_NAMES.len()),
+            Action::Screen(s) => self.set_screen(s),
+            Action::RowDown => self.move_row(1),
+            Action::RowUp => self.move_row(-1),
+            Action::PageDown => self.move_row(10),
+            Action::PageUp => self.move_row(-10),
+            Action::Drill => self.drill(),
+            Action::Back => {
+                if self.running.is_some() {
+                    self.cancel = true;
+                    self.message = "cancelling…".into();
+                }
+            }
+            Action::Rebuild => {
+                if let Some(d) = self.selected_date() {
+                    self.start(format!("previewing a rebuild of {d}"), Job::PreviewRebuild(d));
+                }
+            }
+            Action::RetryV1 => {
+                if let Some(d) = self.selected_date() {
+                    self.start(format!("running v1 for {d}"), Job::RetryV1(d));
+                }
+            }
+            Action::LandNext => self.start("landing the next upload and running v2", Job::LandNext),
+            Action::CrashDemo => {
+                if let Some(d) = self.selected_date() {
+                    self.start(format!("rebuilding {d} with a crash after statement 3"), Job::Rebuild { date: d, fail_after: Some(3) });
+                }
+            }
+            Action::Rollback => {
+                if let Some(s) = self.selected_snapshot() {
+                    self.popup = Some(Popup::Confirm {
+                        what: Confirmable::Rollback(s),
+                        text: format!("Roll silver and gold back to snapshot {s}?\n\nThe rollback is a new snapshot: history is kept.\n\ny: roll back   n/Esc: cancel"),
+                    });
+                }
+            }
+            Action::Reset => {
+                self.popup = Some(Popup::Confirm {
+                    what: Confirmable::Reset,
+                    text: "Reset the lab?\n\nThe raw zone, bronze, silver, gold and every snapshot are deleted.\n\ny: reset   n/Esc: cancel".into(),
+                })
+            }
+            Action::SplitByCountry => self.by_country = !self.by_country,
+            Action::FilterCountry => {
+                let countries: Vec<String> = self.view.as_ref().map(|v| v.check.countries.iter().map(|c| c.country.clone()).collect()).unwrap_or_default();
+                self.country_filter = match &self.country_filter {
+                    None => countries.first().cloned(),
+                    Some(c) => countries.iter().skip_while(|x| *x != c).nth(1).cloned(),
+                };
+                self.row = 0;
+            }
+            Action::Search => self.popup = Some(Popup::Input { kind: InputKind::SearchBaskets, text: self.search.clone() }),
+            Action::Copy => self.copy_basket_id(),
+            Action::ExportCsv => self.export(Format::Csv),
+            Action::ExportJson => self.export(Format::Json),
+            Action::ToggleMouse => {
+                self.mouse = !self.mouse;
+                self.message = format!("mouse {}", if self.mouse { "on" } else { "off: the terminal's own selection works" });
+            }
+        }
+    }
+
+    fn set_screen(&mut self, s: usize) {
+        self.screen = s.min(SCREEN_NAMES.len() - 1);
+        self.row = 0;
+    }
+
+    fn move_row(&mut self, delta: i64) {
+        let n = self.current_table().map(|t| t.rows.len()).unwrap_or(0) as i64;
+        if n > 0 {
+            self.row = (self.row as i64 + delta).clamp(0, n - 1) as usize;
+        }
+    }
+
+    fn basket_id_at_row(&self) -> Option<String> {
+        let v = self.view.as_ref()?;
+        match self.screen {
+            BASKETS => {
+                let mut i = 0;
+                for b in v.baskets.baskets.iter().filter(|b| self.basket_visible(b)) {
+                    if self.row < i + b.copies.len() {
+                        return Some(b.basket_id.clone());
+                    }
+                    i += b.copies.len();
+                }
+                None
+            }
+            LATE => v.late.rows.get(self.row).map(|r| r.basket_id.clone()),
+            _ => None,
+        }
+    }
+
+    fn copy_basket_id(&mut self) {
+        use base64::Engine;
+        if let Some(id) = self.basket_id_at_row() {
+            let b64 = base64::engine::general_purpose::STANDARD.encode(id.as_bytes());
+            self.terminal_writes.push(format!("\x1b]52;c;{b64}\x07"));
+            self.message = format!("copied {} to the clipboard (OSC 52)", crate::sanitize::for_terminal(&id));
+        }
+    }
+
+    fn drill(&mut self) {
+        let Some(v) = &self.view else { return };
+        let popup = match self.screen {
+            keys::EXPLAIN => v.explain.countries.get(self.row).map(|c| {
+                let mut body = format!("{} {}: {} missed basket(s), {} extra copies\n\n", v.explain.business_date, c.country, c.missed_baskets, c.double_counted_copies);
+                for b in c.missed.iter().take(200) {
+                    body.push_str(&format!("missed  {}  {}  landed in upload {}  {}\n", b.basket_id, b.store_id, b.upload_date, crate::money::format_major(b.revenue_minor, &c.currency)));
+                }
+                for b in c.double_counted.iter().take(200) {
+                    body.push_str(&format!("twice   {}  {}  {} copies in the run  +{}\n", b.basket_id, b.store_id, b.copies_in_run, crate::money::format_major(b.revenue_minor, &c.currency)));
+                }
+                Popup::Detail { title: format!("baskets behind {} {}", c.country, v.explain.business_date), body }
+            }),
+            HISTORY => self.history_entry_detail(),
+            _ => self.current_table().and_then(|t| {
+                t.rows.get(self.row).map(|r| Popup::Detail {
+                    title: "row".into(),
+                    body: t.columns.iter().zip(&r.cells).map(|(c, x)| format!("{}: {}", c.label, x.display())).collect::<Vec<_>>().join("\n"),
+                })
+            }),
+        };
+        self.popup = popup;
+    }
+
+    fn history_entry_detail(&self) -> Option<Popup> {
+        let v = self.view.as_ref()?;
+        let s = self.selected_snapshot()?;
+        let e = v.history.entries.iter().find(|e| e.snapshot_id == s)?;
+        let mut body = format!("snapshot {} ({}) — {}\n\n", e.snapshot_id, e.operation.as_str(), e.trigger.detail);
+        for c in &e.countries {
+            body.push_str(&format!(
+                "{}: {} baskets, {} ({:+}, {})\n  {}\n",
+                c.country,
+                c.baskets,
+                crate::money::format_major(c.revenue_minor, &c.currency),
+                c.baskets_delta,
+                crate::money::format_delta(c.revenue_delta_minor, &c.currency),
+                c.attribution
+            ));
+        }
+        Some(Popup::Detail { title: format!("why {} changed", v.history.business_date), body })
+    }
+
+    fn export(&mut self, format: Format) {
+        let Some(v) = &self.view else { return };
+        let d = v.check.business_date;
+        let name = SCREEN_NAMES[self.screen].split_whitespace().next().unwrap_or("view").to_lowercase();
+        let ext = if format == Format::Csv { "csv" } else { "json" };
+        let text = match self.screen {
+            keys::OVERVIEW => render(&v.check, format, false),
+            keys::EXPLAIN => render(&v.explain, format, false),
+            keys::BASKETS => render(&v.baskets, format, false),
+            keys::LATE => render(&v.late, format, false),
+            keys::HISTORY => render(&v.history, format, false),
+            _ => render(&v.promises, format, false),
+        };
+        let path = std::env::current_dir().unwrap_or_else(|_| std::env::temp_dir()).join(format!("recount-{name}-{d}.{ext}"));
+        self.message = match std::fs::write(&path, text) {
+            Ok(()) => format!("exported {}", path.display()),
+            Err(e) => format!("export failed: {e}"),
+        };
+    }
+}

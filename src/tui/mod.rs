@@ -1,0 +1,98 @@
+//! The explorer: an interactive terminal UI over raw, silver, gold and their snapshots.
+
+pub mod app;
+pub mod draw;
+pub mod keys;
+pub mod theme;
+pub mod worker;
+
+use app::{App, Popup};
+use color_eyre::eyre::Result;
+use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event, KeyEventKind, MouseEventKind};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub struct TuiOptions {
+    pub lab_dir: PathBuf,
+    pub world: PathBuf,
+    /// Build the lab from the world when it is empty (the default lab).
+    pub bootstrap: bool,
+    pub theme: String,
+    pub mouse: bool,
+}
+
+pub fn run(opts: TuiOptions) -> Result<()> {
+    let theme = theme::Theme::load(&opts.theme)?;
+    // Open the lab before touching the terminal, so a busy or broken lab is a plain error.
+    let worker = worker::spawn(worker::Setup { lab_dir: opts.lab_dir, world: opts.world, bootstrap: opts.bootstrap })?;
+    let mut app = App::new(theme, opts.mouse);
+    // ratatui::init restores the terminal on panic as well as here.
+    let mut terminal = ratatui::init();
+    let mut mouse_on = false;
+    let result = event_loop(&mut terminal, &mut app, &worker, &mut mouse_on);
+    if mouse_on {
+        let _ = execute!(std::io::stdout(), DisableMouseCapture);
+    }
+    ratatui::restore();
+    result
+}
+
+fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App, worker: &worker::Worker, mouse_on: &mut bool) -> Result<()> {
+    let mut out = std::io::stdout();
+    loop {
+        for job in app.outbox.drain(..) {
+            if worker.jobs.send(job).is_err() {
+                app.popup = Some(Popup::Error("the worker stopped".into()));
+            }
+        }
+        for w in app.terminal_writes.drain(..) {
+            out.write_all(w.as_bytes())?;
+            out.flush()?;
+        }
+        if app.cancel {
+            worker.interrupt.interrupt();
+            app.cancel = false;
+        }
+        if app.mouse != *mouse_on {
+            if app.mouse {
+                execute!(out, EnableMouseCapture)?;
+            } else {
+                execute!(out, DisableMouseCapture)?;
+            }
+            *mouse_on = app.mouse;
+        }
+        // A synchronized update: the terminal shows whole frames only, so there is no flicker.
+        execute!(out, BeginSynchronizedUpdate)?;
+        terminal.draw(|f| draw::draw(f, app))?;
+        execute!(out, EndSynchronizedUpdate)?;
+        if app.quit {
+            return Ok(());
+        }
+        if event::poll(Duration::from_millis(if app.running.is_some() { 80 } else { 250 }))? {
+            match event::read()? {
+                Event::Key(ev) if ev.kind != KeyEventKind::Release => handle_key(app, &ev),
+                Event::Mouse(m) if app.mouse => match m.kind {
+                    MouseEventKind::ScrollDown => app.update(keys::Action::RowDown),
+                    MouseEventKind::ScrollUp => app.update(keys::Action::RowUp),
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+        while let Ok(reply) = worker.replies.try_recv() {
+            app.on_reply(reply);
+        }
+    }
+}
+
+pub fn handle_key(app: &mut App, ev: &ratatui::crossterm::event::KeyEvent) {
+    if app.on_input_key(ev) || app.on_confirm_key(ev) {
+        return;
+    }
+    if let Some(action) = keys::action_for(ev, app.screen) {
+        app.update(action);
+    }
+}

@@ -1,0 +1,242 @@
+//! The explorer's background worker: it owns the lab (and its DuckDB connection), so the UI
+//! thread never blocks on a query. Esc interrupts the running statement through DuckDB.
+
+use crate::lake::{Lab, bootstrap, land, snapshot, v1, v2};
+use crate::reports::{self, baskets::BasketsReport, check::CheckReport, explain::ExplainReport, history::HistoryReport};
+use crate::reports::{lateness::LatenessReport, listings::LateReport, listings::QuarantineReport, promises::PromisesReport};
+use crate::queries::sql;
+use chrono::NaiveDate;
+use color_eyre::eyre::Result;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender};
+
+/// One line of the date navigator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DateSummary {
+    pub business_date: NaiveDate,
+    pub provisional: bool,
+    /// v1 (all its appends) differs from the recompute in some currency: the bug on show.
+    pub v1_off: bool,
+    /// v2 gold differs from the recompute in some currency.
+    pub v2_off: bool,
+    pub v1_ran: bool,
+}
+
+/// Everything the screens show for one business date.
+#[derive(Debug, Clone)]
+pub struct DateView {
+    pub check: CheckReport,
+    pub explain: ExplainReport,
+    pub baskets: BasketsReport,
+    pub late: LateReport,
+    pub history: HistoryReport,
+    pub promises: PromisesReport,
+}
+
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub dates: Vec<DateSummary>,
+    pub lateness: LatenessReport,
+    pub lateness_by_country: LatenessReport,
+    pub quarantine: QuarantineReport,
+    pub newest_upload: Option<NaiveDate>,
+    pub next_upload: Option<NaiveDate>,
+    pub head_snapshot: Option<i64>,
+}
+
+#[derive(Debug)]
+pub enum Job {
+    /// Refresh the navigator and the view of a date (or of the date the lab suggests).
+    Load(Option<NaiveDate>),
+    RetryV1(NaiveDate),
+    PreviewRebuild(NaiveDate),
+    Rebuild { date: NaiveDate, fail_after: Option<usize> },
+    LandNext,
+    Rollback(i64),
+    Reset,
+}
+
+#[derive(Debug)]
+pub enum Reply {
+    Loaded(Box<Snapshot>, Option<Box<DateView>>),
+    Preview { date: NaiveDate, text: String },
+    Done(String),
+    Failed(String),
+}
+
+pub struct Worker {
+    pub jobs: Sender<Job>,
+    pub replies: Receiver<Reply>,
+    pub interrupt: Arc<duckdb::InterruptHandle>,
+}
+
+pub struct Setup {
+    pub lab_dir: PathBuf,
+    pub world: PathBuf,
+    /// Fill an empty lab from the world first (the default lab does; a named one does not).
+    pub bootstrap: bool,
+}
+
+/// Opens the lab on a new thread and serves jobs until the UI hangs up.
+pub fn spawn(setup: Setup) -> Result<Worker> {
+    let (job_tx, job_rx) = std::sync::mpsc::channel::<Job>();
+    let (reply_tx, reply_rx) = std::sync::mpsc::channel::<Reply>();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<Arc<duckdb::InterruptHandle>>>();
+    std::thread::Builder::new().name("recount-worker".into()).spawn(move || {
+        let mut lab = match Lab::open(&setup.lab_dir) {
+            Ok(lab) => lab,
+            Err(e) => {
+                let _ = ready_tx.send(Err(e));
+                return;
+            }
+        };
+        let _ = ready_tx.send(Ok(lab.conn.interrupt_handle()));
+        if setup.bootstrap {
+            if let Err(e) = bootstrap::fill_if_empty(&mut lab, &setup.world) {
+                let _ = reply_tx.send(Reply::Failed(format!("building the sample lab: {e:#}")));
+            }
+        }
+        for job in job_rx {
+            let reply = match serve(&mut lab, &setup, job) {
+                Ok(r) => r,
+                Err(e) => {
+                    let text = format!("{e:#}");
+                    Reply::Failed(if text.contains("INTERRUPT") || text.contains("nterrupt") { "cancelled: the query was interrupted; nothing changed".into() } else { text })
+                }
+            };
+            if reply_tx.send(reply).is_err() {
+                break;
+            }
+        }
+    })?;
+    let interrupt = ready_rx.recv().map_err(|_| color_eyre::eyre::eyre!("the worker thread died while opening the lab"))??;
+    Ok(Worker { jobs: job_tx, replies: reply_rx, interrupt })
+}
+
+fn serve(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
+    let opts = v2::V2Options { fail_after: None, ..Default::default() };
+    Ok(match job {
+        Job::Load(d) => {
+            let snap = load_snapshot(lab, &setup.world)?;
+            let date = d.or_else(|| default_date(&snap));
+            let view = match date {
+                Some(d) if snap.dates.iter().any(|x| x.business_date == d) => Some(Box::new(load_view(lab, d)?)),
+                _ => None,
+            };
+            Reply::Loaded(Box::new(snap), view)
+        }
+        Job::RetryV1(d) => {
+            let r = v1::run(lab, d, None)?;
+            Reply::Done(format!("v1 for {d} appended {} row(s) as snapshot {}: the v1 column now counts every run", r.rows_added, r.snapshot_id))
+        }
+        Job::PreviewRebuild(d) => Reply::Preview { date: d, text: preview(lab, d)? },
+        Job::Rebuild { date, fail_after } => {
+            let force = fail_after.is_some();
+            let before = reports::fingerprint(lab, None)?;
+            match v2::rebuild_dates(lab, &[date], v2::V2Options { force, fail_after, ..opts }) {
+                Ok(r) => Reply::Done(format!("v2 rebuilt {date}: snapshot {} ({}), {}", r.snapshot.snapshot_id, r.snapshot.operation.as_str(), r.snapshot.fingerprint)),
+                Err(e) if fail_after.is_some() => {
+                    let after = reports::fingerprint(lab, None)?;
+                    let same = if before.line == after.line { "unchanged" } else { "CHANGED" };
+                    Reply::Done(format!("the rebuild crashed ({e}); rolled back, gold {same}: {}", after.line))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Job::LandNext => {
+            let snap = load_snapshot(lab, &setup.world)?;
+            let Some(u) = snap.next_upload else {
+                return Ok(Reply::Done(format!("every upload of {} has landed", setup.world.display())));
+            };
+            let landed = land::land(lab, &setup.world, &[u])?;
+            let r = v2::run_upload(lab, u, "daily", opts)?;
+            let dates: Vec<String> = r.dates.iter().map(|d| format!("{} {}", d.business_date, d.action)).collect();
+            Reply::Done(format!("landed upload {u} ({} events); v2 snapshot {}: {}", landed.events, r.snapshot.snapshot_id, dates.join(", ")))
+        }
+        Job::Rollback(s) => {
+            let r = snapshot::rollback(lab, s, None)?;
+            Reply::Done(format!("rolled back to snapshot {s} as snapshot {}: {} date(s) restored", r.snapshot_id, r.dates_rewritten))
+        }
+        Job::Reset => {
+            lab.reset()?;
+            Reply::Done(format!("lab {} is empty; press n to land the first upload", lab.root.display()))
+        }
+    })
+}
+
+fn default_date(snap: &Snapshot) -> Option<NaiveDate> {
+    // The newest date that is closed, else the newest.
+    snap.dates.iter().rev().find(|d| !d.provisional).or(snap.dates.last()).map(|d| d.business_date)
+}
+
+pub fn load_snapshot(lab: &Lab, world: &std::path::Path) -> Result<Snapshot> {
+    crate::recompute::ensure_cached(lab)?;
+    let mut stmt = lab.conn.prepare(sql("land", "landed_uploads"))?;
+    let landed: Vec<NaiveDate> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let mut stmt = lab.conn.prepare(sql("reports", "date_summaries"))?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get::<_, NaiveDate>(0)?, r.get::<_, bool>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?, r.get::<_, i64>(5)?, r.get::<_, i64>(6)?, r.get::<_, i64>(7)?))
+    })?;
+    let mut dates: BTreeMap<NaiveDate, DateSummary> = BTreeMap::new();
+    for row in rows {
+        let (d, v1_ran, v1, v2b, v2, rcb, rc) = row?;
+        let provisional = !reports::status::missing_uploads(&landed, d, v2::DEFAULT_LATE_DAYS).is_empty();
+        let e = dates.entry(d).or_insert(DateSummary { business_date: d, provisional, v1_off: false, v2_off: false, v1_ran });
+        e.v2_off |= v2 != rc || v2b != rcb;
+        e.v1_off |= v1_ran && v1 != rc;
+        e.v1_ran |= v1_ran;
+    }
+    let world_uploads = crate::raw::list_partitions(world).unwrap_or_default();
+    Ok(Snapshot {
+        dates: dates.into_values().collect(),
+        lateness: reports::lateness::lateness(lab, false)?,
+        lateness_by_country: reports::lateness::lateness(lab, true)?,
+        quarantine: reports::listings::quarantine(lab, None)?,
+        newest_upload: landed.last().copied(),
+        next_upload: world_uploads.into_iter().find(|u| !landed.contains(u)),
+        head_snapshot: snapshot::head(&lab.conn)?,
+    })
+}
+
+pub fn load_view(lab: &Lab, d: NaiveDate) -> Result<DateView> {
+    let check = reports::check::check(lab, d, None)?;
+    let late_days = check.status.late_days;
+    Ok(DateView {
+        explain: reports::explain::explain(lab, d)?,
+        baskets: reports::baskets::resent(lab, d, late_days)?,
+        late: reports::listings::late(lab, Some(d), late_days)?,
+        history: reports::history::history(lab, d, None)?,
+        promises: reports::promises::promises(lab, &check)?,
+        check,
+    })
+}
+
+/// What a rebuild of `d` would rewrite, without writing.
+fn preview(lab: &Lab, d: NaiveDate) -> Result<String> {
+    lab.conn.execute(sql("v2", "work_clear"), [])?;
+    lab.conn.execute(sql("v2", "work_insert"), [d])?;
+    let hashes = v2::input_hashes(&lab.conn, v2::DEFAULT_LATE_DAYS)?;
+    let (silver, gold): (i64, i64) = lab.conn.query_row(
+        "SELECT (SELECT count(*) FROM silver.baskets WHERE business_date = $1), (SELECT count(*) FROM gold.daily_store_sales WHERE business_date = $1)",
+        [d],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let current: Option<String> = lab
+        .conn
+        .query_row("SELECT arg_max(input_hash, snapshot_id) FROM audit.snapshot_dates WHERE business_date = ? AND action <> 'skip'", [d], |r| r.get(0))
+        .ok()
+        .flatten();
+    let (_, rows, hash) = hashes.first().cloned().unwrap_or((d, 0, String::new()));
+    let verdict = if current.as_deref() == Some(hash.as_str()) {
+        "its inputs are unchanged, so v2 will record a skipped run and rewrite nothing"
+    } else {
+        "its inputs changed, so v2 will delete and rewrite it in one transaction"
+    };
+    Ok(format!(
+        "Rebuild {d} with v2 (window {} days)?\n\n{rows} landed rows feed it.\nIt holds {silver} silver rows and {gold} gold rows now.\n{verdict}.\n\ny: rebuild   n/Esc: cancel",
+        v2::DEFAULT_LATE_DAYS
+    ))
+}
+

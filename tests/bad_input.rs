@@ -1,0 +1,130 @@
+//! Bad input gets a clear error or a quarantine row with file, line and reason; never a panic or
+//! a silent drop. A failed landing leaves the lab exactly as it was.
+
+mod common;
+
+use common::*;
+use recount::lake::land;
+use recount::reports::listings::quarantine;
+
+const GOOD_TS: &str = "2026-08-15T10:00:00.000Z";
+const GOOD_UP: &str = "2026-08-15T10:00:09.000Z";
+
+fn good(id: &str) -> String {
+    event(id, &format!("B-{id}"), "LON1", GOOD_TS, GOOD_UP, "GBP", &[1000])
+}
+
+/// A lab that already holds one good upload, so "unchanged" means something.
+fn seeded(dir: &std::path::Path) -> (HandWorld, recount::lake::Lab) {
+    let w = HandWorld::new(dir.join("world"), STORES);
+    w.file("2026-08-14", "ok.jsonl.gz", &[event("e0", "B0", "LON1", "2026-08-14T09:00:00.000Z", "2026-08-14T09:00:01.000Z", "GBP", &[5])]);
+    let mut lab = open_lab(dir);
+    land::land(&mut lab, &w.root, &[day("2026-08-14")]).unwrap();
+    (w, lab)
+}
+
+#[test]
+fn bad_lines_become_quarantine_rows_with_file_line_and_reason() {
+    let dir = tempdir();
+    let (w, mut lab) = seeded(dir.path());
+    let lines = vec![
+        good("g1"),
+        "{\"event_id\": \"x\", oops".to_string(),
+        good("g2").replace(r#""basket_id":"B-g2","#, ""),
+        good("g3").replace("LON1", "NOWHERE"),
+        good("g4").replace(r#""amount_minor":1000"#, r#""amount_minor":10.5"#),
+        good("g5").replace(r#","amount_minor":1000"#, ""),
+        good("g6").replace("2026-08-15T10:00:09", "2026-08-16T00:00:09"),
+        good("g7"),
+    ];
+    w.file("2026-08-15", "mixed.jsonl.gz", &lines);
+    let report = land::land(&mut lab, &w.root, &[day("2026-08-15")]).unwrap();
+    assert_eq!(report.events, 2);
+    assert_eq!(report.quarantined, 6, "every bad line is accounted for");
+    let q = quarantine(&lab, Some(day("2026-08-15"))).unwrap();
+    let got: Vec<(i64, &str)> = q.rows.iter().map(|r| (r.line, r.reason.as_str())).collect();
+    assert!(q.rows.iter().all(|r| r.file == "pos/events/upload_date=2026-08-15/mixed.jsonl.gz"));
+    assert!(got[0].0 == 2 && got[0].1.starts_with("malformed JSON"), "{got:?}");
+    assert_eq!(got[1], (3, "missing required field basket_id"));
+    assert_eq!(got[2], (4, "unknown store_id 'NOWHERE'"));
+    assert!(got[3].0 == 5 && got[3].1.contains("amount_minor 10.5 is not a 64-bit integer"), "{got:?}");
+    assert!(got[4].0 == 6 && got[4].1.contains("missing amount_minor"), "{got:?}");
+    assert!(got[5].0 == 7 && got[5].1.contains("not in partition upload_date=2026-08-15"), "{got:?}");
+    // Bronze rows keep their own line numbers.
+    let lines: Vec<i64> = {
+        let mut s = lab.conn.prepare("SELECT line FROM bronze.events WHERE upload_date = DATE '2026-08-15' ORDER BY line").unwrap();
+        s.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(lines, vec![1, 8]);
+}
+
+fn assert_fails_and_lab_unchanged(lab: &mut recount::lake::Lab, world: &std::path::Path, upload: &str, expect: &str) {
+    let before = lab_digest(lab);
+    let err = land::land(lab, world, &[day(upload)]).unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(msg.contains(expect), "expected '{expect}' in: {msg}");
+    assert_eq!(lab_digest(lab), before, "a failed landing must leave the lab as it was");
+}
+
+#[test]
+fn a_truncated_gz_is_an_error_and_nothing_lands() {
+    let dir = tempdir();
+    let (w, mut lab) = seeded(dir.path());
+    w.file("2026-08-15", "a-good.jsonl.gz", &[good("g1")]);
+    let bad = w.file("2026-08-15", "b-cut.jsonl.gz", &(0..200).map(|i| good(&format!("c{i}"))).collect::<Vec<_>>());
+    let bytes = std::fs::read(&bad).unwrap();
+    std::fs::write(&bad, &bytes[..bytes.len() / 2]).unwrap();
+    assert_fails_and_lab_unchanged(&mut lab, &w.root, "2026-08-15", "b-cut.jsonl.gz: truncated or corrupt .gz");
+    std::fs::write(&bad, b"this is not gzip at all").unwrap();
+    assert_fails_and_lab_unchanged(&mut lab, &w.root, "2026-08-15", "truncated or corrupt .gz");
+}
+
+#[test]
+fn a_stores_csv_with_an_unknown_time_zone_is_an_error() {
+    let dir = tempdir();
+    let (w, mut lab) = seeded(dir.path());
+    std::fs::write(w.root.join("stores.csv"), format!("{STORES}MAR1,GB,Mars/Olympus_Mons,GBP\n")).unwrap();
+    w.file("2026-08-15", "a.jsonl.gz", &[good("g1")]);
+    assert_fails_and_lab_unchanged(&mut lab, &w.root, "2026-08-15", "unknown time zone 'Mars/Olympus_Mons'");
+}
+
+#[test]
+fn a_partition_directory_that_is_not_a_date_is_an_error() {
+    let dir = tempdir();
+    let (w, mut lab) = seeded(dir.path());
+    w.file("2026-08-15", "a.jsonl.gz", &[good("g1")]);
+    std::fs::create_dir_all(w.root.join("pos/events/upload_date=2026-02-30")).unwrap();
+    assert_fails_and_lab_unchanged(&mut lab, &w.root, "2026-08-15", "'2026-02-30' is not a valid date");
+}
+
+#[test]
+fn a_landed_file_that_changed_is_refused() {
+    let dir = tempdir();
+    let (w, mut lab) = seeded(dir.path());
+    w.file("2026-08-14", "ok.jsonl.gz", &[good("changed")]);
+    assert_fails_and_lab_unchanged(&mut lab, &w.root, "2026-08-14", "raw files are immutable");
+}
+
+#[test]
+fn two_processes_cannot_write_one_lab_at_once() {
+    let dir = tempdir();
+    let (_w, lab) = seeded(dir.path());
+    // A second open in this process (a second lock holder) is refused with a clear message...
+    let err = recount::lake::Lab::open(&lab.root).err().expect("second open must fail");
+    assert!(format!("{err:#}").contains("in use by another recount process"), "{err:#}");
+    // ...and so is a second process.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_recount"))
+        .args(["--lab", lab.root.to_str().unwrap(), "fingerprint"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("in use by another recount process"), "{stderr}");
+    assert!(stderr.contains(&format!("pid {}", std::process::id())), "names the holder: {stderr}");
+    drop(lab);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_recount"))
+        .args(["--lab", dir.path().join("lab").to_str().unwrap(), "fingerprint"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "free again once the first holder closes: {}", String::from_utf8_lossy(&out.stderr));
+}

@@ -1,0 +1,151 @@
+#![allow(dead_code)]
+//! Shared helpers: worlds built by hand or by the generator, labs in temp dirs, and a digest of
+//! everything a lab holds so "nothing changed" can be asserted.
+
+use chrono::NaiveDate;
+use recount::lake::Lab;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+pub fn day(s: &str) -> NaiveDate {
+    s.parse().unwrap()
+}
+
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("recount-test-").tempdir().unwrap()
+}
+
+/// One small generated world, shared by the tests of a binary (generation is deterministic).
+pub fn small_world() -> &'static Path {
+    static WORLD: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &WORLD
+        .get_or_init(|| {
+            let dir = tempdir();
+            let path = dir.path().join("world");
+            recount::world::generate(&path, recount::world::Preset::Small, 7).unwrap();
+            (dir, path)
+        })
+        .1
+}
+
+pub fn uploads(world: &Path) -> Vec<NaiveDate> {
+    recount::raw::list_partitions(world).unwrap()
+}
+
+pub fn open_lab(dir: &Path) -> Lab {
+    Lab::open(&dir.join("lab")).unwrap()
+}
+
+pub fn land_all(lab: &mut Lab, world: &Path) {
+    let ups = uploads(world);
+    recount::lake::land::land(lab, world, &ups).unwrap();
+}
+
+pub fn opts() -> recount::lake::v2::V2Options {
+    recount::lake::v2::V2Options { late_days: 2, force: false, fail_after: None }
+}
+
+pub fn fingerprint(lab: &Lab) -> String {
+    recount::lake::snapshot::fingerprint(&lab.conn).unwrap().to_string()
+}
+
+/// A world written by hand: stores.csv plus files of raw lines.
+pub struct HandWorld {
+    pub root: PathBuf,
+}
+
+pub const STORES: &str = "store_id,country,timezone,currency\nLON1,GB,Europe/London,GBP\nBLR1,IN,Asia/Kolkata,INR\nSIN1,SG,Asia/Singapore,SGD\n";
+
+impl HandWorld {
+    pub fn new(root: PathBuf, stores_csv: &str) -> HandWorld {
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("stores.csv"), stores_csv).unwrap();
+        HandWorld { root }
+    }
+
+    pub fn file(&self, upload: &str, name: &str, lines: &[String]) -> PathBuf {
+        let dir = self.root.join(format!("pos/events/upload_date={upload}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        for l in lines {
+            gz.write_all(l.as_bytes()).unwrap();
+            gz.write_all(b"\n").unwrap();
+        }
+        let path = dir.join(name);
+        std::fs::write(&path, gz.finish().unwrap()).unwrap();
+        path
+    }
+}
+
+/// A raw event line. Amount is split over the given tenders.
+pub fn event(event_id: &str, basket_id: &str, store: &str, event_ts: &str, uploaded_at: &str, currency: &str, tenders: &[i64]) -> String {
+    let t: Vec<String> = tenders.iter().map(|a| format!(r#"{{"method":"card","amount_minor":{a}}}"#)).collect();
+    format!(
+        r#"{{"event_id":"{event_id}","basket_id":"{basket_id}","store_id":"{store}","till_id":"T1","event_ts":"{event_ts}","uploaded_at":"{uploaded_at}","currency":"{currency}","tenders":[{}]}}"#,
+        t.join(",")
+    )
+}
+
+/// Everything a lab holds: every table's rows in a fixed order, and every raw file's bytes.
+pub fn lab_digest(lab: &Lab) -> String {
+    use md5::Digest;
+    let mut h = md5::Md5::new();
+    let tables = [
+        "raw.stores", "raw.files", "raw.partitions", "raw.landings", "bronze.events", "bronze.quarantine", "silver.baskets",
+        "gold.daily_store_sales", "naive.daily_sales", "audit.snapshots", "audit.snapshot_dates", "audit.gold_history",
+        "audit.silver_history",
+    ];
+    for t in tables {
+        let text: String = lab
+            .conn
+            .query_row(&format!("SELECT count(*)::VARCHAR || ':' || coalesce(md5(string_agg(CAST(x AS VARCHAR), '\n' ORDER BY CAST(x AS VARCHAR))), '') FROM {t} x"), [], |r| r.get(0))
+            .unwrap();
+        h.update(t.as_bytes());
+        h.update(text.as_bytes());
+    }
+    let raw = lab.raw_root();
+    let mut files = Vec::new();
+    if raw.exists() {
+        collect(&raw, &mut files);
+    }
+    files.sort();
+    for f in files {
+        h.update(f.to_string_lossy().as_bytes());
+        h.update(std::fs::read(&f).unwrap());
+    }
+    recount::queries::hex(&h.finalize())
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// The first business date on or after `from` with a basket whose every copy arrived in the next
+/// day's upload (an offline till): the date rises when that upload lands.
+pub fn first_day_with_late_baskets(world: &Path, from: NaiveDate) -> NaiveDate {
+    let stores = recount::raw::StoreTable::read(&world.join("stores.csv")).unwrap();
+    let mut first_upload: std::collections::HashMap<String, (NaiveDate, NaiveDate)> = Default::default();
+    for u in uploads(world) {
+        for f in recount::raw::list_files(world, u).unwrap() {
+            for line in recount::raw::read_gz_text(&f).unwrap().lines() {
+                let e = recount::raw::parse_line(line, &stores, u).unwrap();
+                let entry = first_upload.entry(e.basket_id).or_insert((e.business_date, u));
+                entry.1 = entry.1.min(u);
+            }
+        }
+    }
+    first_upload
+        .values()
+        .filter(|(d, u)| *d >= from && *u == *d + chrono::Duration::days(1))
+        .map(|(d, _)| *d)
+        .min()
+        .expect("the world has a late basket")
+}

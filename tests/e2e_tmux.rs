@@ -1,0 +1,87 @@
+//! End to end: the real binary in tmux. It opens the explorer on a fresh default lab (built from
+//! the bundled sample world), moves to a date, retries v1 and sees the doubling, rebuilds, quits,
+//! and the terminal is restored.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn tmux(args: &[&str]) -> String {
+    let out = Command::new("tmux").args(args).output().expect("tmux runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn screen(session: &str) -> String {
+    tmux(&["capture-pane", "-p", "-t", session])
+}
+
+fn wait_for(session: &str, what: &str, secs: u64) -> String {
+    let start = Instant::now();
+    loop {
+        let s = screen(session);
+        if s.contains(what) {
+            return s;
+        }
+        if start.elapsed() > Duration::from_secs(secs) {
+            panic!("waited {secs}s for '{what}'; screen:\n{s}");
+        }
+        std::thread::sleep(Duration::from_millis(150));
+    }
+}
+
+fn keys(session: &str, keys: &[&str]) {
+    let mut args = vec!["send-keys", "-t", session];
+    args.extend_from_slice(keys);
+    tmux(&args);
+}
+
+/// The v1 runs figure of the GB row on the Overview screen.
+fn gb_v1_runs(s: &str) -> String {
+    let line = s.lines().find(|l| l.contains("GB ") && l.contains('£')).unwrap_or_else(|| panic!("no GB row:\n{s}"));
+    line.split(|c: char| c.is_whitespace() || c == '│').filter(|w| !w.is_empty()).skip_while(|w| *w != "GB").nth(1).unwrap().to_string()
+}
+
+#[test]
+fn explorer_retries_v1_rebuilds_and_restores_the_terminal() {
+    assert!(Command::new("tmux").arg("-V").output().is_ok(), "tmux is required: .ci/run installs it (apt-get install tmux)");
+    let home = tempfile::tempdir().unwrap();
+    let session = format!("recount-e2e-{}", std::process::id());
+    let cmd = format!(
+        "env -u RECOUNT_LAB XDG_DATA_HOME={} TERM=xterm-256color {} 2>/dev/null; echo EXITED-$?; sleep 60",
+        home.path().display(),
+        env!("CARGO_BIN_EXE_recount")
+    );
+    tmux(&["new-session", "-d", "-s", &session, "-x", "120", "-y", "40", &cmd]);
+    let guard = scopeguard(&session);
+
+    let s = wait_for(&session, "per country", 120);
+    assert!(s.contains("1 Overview"), "{s}");
+    // Jump to the third sample day, whose window has long closed.
+    keys(&session, &[":"]);
+    wait_for(&session, "go to date", 10);
+    keys(&session, &["10-14", "Enter"]);
+    let s = wait_for(&session, "2026-10-14 per country", 30);
+    assert_eq!(gb_v1_runs(&s), "1", "the sample lab ran v1 once per day:\n{s}");
+    keys(&session, &["v"]);
+    let s = wait_for(&session, "v1 for 2026-10-14 appended", 30);
+    let s = if gb_v1_runs(&s) == "2" { s } else { std::thread::sleep(Duration::from_secs(1)); screen(&session) };
+    assert_eq!(gb_v1_runs(&s), "2", "the retry doubled v1:\n{s}");
+    keys(&session, &["r"]);
+    wait_for(&session, "Rebuild 2026-10-14", 30);
+    keys(&session, &["y"]);
+    wait_for(&session, "v2 rebuilt 2026-10-14", 30);
+    keys(&session, &["q"]);
+    let s = wait_for(&session, "EXITED-0", 30);
+    assert!(!s.contains("per country"), "the alternate screen is gone after quitting:\n{s}");
+    assert_eq!(tmux(&["display-message", "-p", "-t", &session, "#{alternate_on}"]).trim(), "0", "terminal restored");
+    drop(guard);
+}
+
+struct Kill(String);
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["kill-session", "-t", &self.0]).output();
+    }
+}
+fn scopeguard(s: &str) -> Kill {
+    Kill(s.to_string())
+}

@@ -1,0 +1,216 @@
+//! Snapshot evidence: every write is a snapshot, and every change of a number is explained.
+
+mod common;
+
+use common::*;
+use recount::lake::snapshot::{self, Operation};
+use recount::lake::{land, v2};
+use recount::reports::{self, history};
+
+fn count(lab: &recount::lake::Lab, sql: &str) -> i64 {
+    lab.conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// A lab run day by day up to and including `upto` uploads.
+fn daily(dir: &std::path::Path, upto: usize) -> recount::lake::Lab {
+    let mut lab = open_lab(dir);
+    for &u in &uploads(small_world())[..upto] {
+        land::land(&mut lab, small_world(), &[u]).unwrap();
+        v2::run_upload(&lab, u, "daily", opts()).unwrap();
+    }
+    lab
+}
+
+#[test]
+fn a_retry_is_recorded_as_skipped_and_adds_no_data_snapshot() {
+    let dir = tempdir();
+    let lab = daily(dir.path(), 6);
+    let u = uploads(small_world())[5];
+    let history_rows = count(&lab, "SELECT count(*) FROM audit.gold_history");
+    let head = snapshot::head(&lab.conn).unwrap();
+    let retry = v2::run_upload(&lab, u, "upload", opts()).unwrap();
+    assert_eq!(retry.snapshot.operation, Operation::Skipped);
+    assert!(retry.dates.iter().all(|d| d.action == "skip"), "{:?}", retry.dates);
+    assert_eq!(retry.snapshot.rows_added + retry.snapshot.rows_deleted, 0);
+    assert_eq!(snapshot::head(&lab.conn).unwrap(), head, "a skipped run is no data snapshot");
+    assert_eq!(count(&lab, "SELECT count(*) FROM audit.gold_history"), history_rows);
+    let listed = history::snapshots(&lab).unwrap();
+    assert_eq!(listed.records.last().unwrap().operation, Operation::Skipped, "skipped runs are listed");
+}
+
+#[test]
+fn a_late_upload_overwrites_exactly_its_dates() {
+    let dir = tempdir();
+    let lab = daily(dir.path(), 7);
+    let mut lab = lab;
+    let u = uploads(small_world())[7];
+    let gold_before: Vec<(String, String)> = {
+        let mut s = lab.conn.prepare("SELECT business_date::VARCHAR, string_agg(concat_ws('|', store_id, baskets, revenue_minor), ',' ORDER BY store_id) FROM gold.daily_store_sales GROUP BY 1 ORDER BY 1").unwrap();
+        s.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+    };
+    land::land(&mut lab, small_world(), &[u]).unwrap();
+    let run = v2::run_upload(&lab, u, "daily", opts()).unwrap();
+    let overwritten: Vec<String> = run.dates.iter().filter(|d| d.action == "overwrite").map(|d| d.business_date.to_string()).collect();
+    assert!(overwritten.len() >= 2, "the new upload feeds its own day and late baskets of earlier ones: {overwritten:?}");
+    assert!(run.dates.iter().all(|d| d.business_date >= u - chrono::Duration::days(2)));
+    let gold_after: Vec<(String, String)> = {
+        let mut s = lab.conn.prepare("SELECT business_date::VARCHAR, string_agg(concat_ws('|', store_id, baskets, revenue_minor), ',' ORDER BY store_id) FROM gold.daily_store_sales GROUP BY 1 ORDER BY 1").unwrap();
+        s.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+    };
+    for (d, rows) in &gold_before {
+        let after = gold_after.iter().find(|(x, _)| x == d).map(|(_, r)| r);
+        if !overwritten.contains(d) {
+            assert_eq!(after, Some(rows), "{d} was not overwritten, so its rows must be untouched");
+        }
+    }
+    let changed = gold_before.iter().filter(|(d, rows)| gold_after.iter().any(|(x, r)| x == d && r != rows)).count();
+    assert!(changed >= 1, "a late upload changed at least one earlier day");
+}
+
+#[test]
+fn history_of_a_provisional_date_shows_the_rise_when_the_next_upload_lands() {
+    let dir = tempdir();
+    let ups = uploads(small_world());
+    let d = first_day_with_late_baskets(small_world(), ups[3]);
+    let i = ups.iter().position(|u| *u == d).unwrap();
+    let mut lab = daily(dir.path(), i + 1);
+    let h = history::history(&lab, d, None).unwrap();
+    assert_eq!(h.status.finality.word(), "provisional");
+    let before: i64 = h.entries.last().unwrap().countries.iter().map(|c| c.baskets).sum();
+    land::land(&mut lab, small_world(), &[ups[i + 1]]).unwrap();
+    v2::run_upload(&lab, ups[i + 1], "daily", opts()).unwrap();
+    let h = history::history(&lab, d, None).unwrap();
+    let last = h.entries.last().unwrap();
+    assert_eq!(last.trigger.upload, Some(ups[i + 1]));
+    let after: i64 = last.countries.iter().map(|c| c.baskets).sum();
+    assert!(after > before, "{before} -> {after}");
+    assert_eq!(last.countries.iter().map(|c| c.baskets_delta).sum::<i64>(), after - before);
+    assert!(last.countries.iter().any(|c| c.attribution.contains(&format!("from upload {}", ups[i + 1]))), "{:?}", last.countries);
+    // Two more uploads close the window.
+    for &u in &ups[i + 2..i + 4] {
+        land::land(&mut lab, small_world(), &[u]).unwrap();
+        v2::run_upload(&lab, u, "daily", opts()).unwrap();
+    }
+    assert_eq!(history::history(&lab, d, None).unwrap().status.finality.word(), "closed");
+}
+
+#[test]
+fn diff_parts_sum_to_the_change_for_every_version_of_every_date() {
+    let dir = tempdir();
+    let lab = daily(dir.path(), 10);
+    let mut parts_seen = 0;
+    for &d in &uploads(small_world())[..10] {
+        let h = history::history(&lab, d, None).unwrap();
+        let mut prev = None;
+        for e in &h.entries {
+            let diff = history::diff(&lab, d, prev, Some(e.snapshot_id)).unwrap();
+            for c in &diff.countries {
+                assert!(c.parts_sum_to_change, "{d} {} {:?}", c.country, c.parts);
+                let sum: i64 = c.parts.iter().map(|p| p.revenue_delta_minor).sum();
+                assert_eq!(sum, c.revenue_after_minor - c.revenue_before_minor);
+                parts_seen += c.parts.len();
+            }
+            let baskets_sum: i64 = diff.baskets.iter().map(|b| b.baskets_delta).sum();
+            let gold_change: i64 = diff.countries.iter().map(|c| c.baskets_after - c.baskets_before).sum();
+            assert_eq!(baskets_sum, gold_change);
+            prev = Some(e.snapshot_id);
+        }
+    }
+    assert!(parts_seen > 20);
+}
+
+#[test]
+fn rollback_restores_an_earlier_fingerprint_and_is_itself_a_snapshot() {
+    let dir = tempdir();
+    let ups = uploads(small_world());
+    let mut lab = daily(dir.path(), 5);
+    let target = snapshot::head(&lab.conn).unwrap().unwrap();
+    let then = fingerprint(&lab);
+    for &u in &ups[5..8] {
+        land::land(&mut lab, small_world(), &[u]).unwrap();
+        v2::run_upload(&lab, u, "daily", opts()).unwrap();
+    }
+    assert_ne!(fingerprint(&lab), then);
+    let records_before = history::snapshots(&lab).unwrap().records.len();
+    let rec = snapshot::rollback(&lab, target, None).unwrap();
+    assert_eq!(rec.operation, Operation::Rollback);
+    assert_eq!(fingerprint(&lab), then, "gold is as it was at snapshot {target}");
+    assert_eq!(rec.fingerprint.to_string(), then);
+    let records = history::snapshots(&lab).unwrap().records;
+    assert_eq!(records.len(), records_before + 1, "history is never rewritten");
+    assert!(records.iter().any(|r| r.snapshot_id == target + 1), "rolled-back snapshots stay listed");
+    // Silver is restored too: the same baskets as the recomputed silver of that time.
+    let silver: i64 = count(&lab, "SELECT count(*) FROM silver.baskets");
+    let gold_baskets: i64 = count(&lab, "SELECT sum(baskets)::BIGINT FROM gold.daily_store_sales");
+    assert_eq!(silver, gold_baskets);
+    // A v2 retry after the rollback rebuilds what the rollback took away.
+    for &u in &ups[5..8] {
+        v2::run_upload(&lab, u, "upload", opts()).unwrap();
+    }
+    let diff = history::diff(&lab, ups[6], Some(rec.snapshot_id), None).unwrap();
+    assert!(diff.countries.iter().all(|c| c.parts_sum_to_change));
+}
+
+#[test]
+fn as_of_queries_match_what_the_table_said_at_the_time() {
+    let dir = tempdir();
+    let ups = uploads(small_world());
+    let mut lab = open_lab(dir.path());
+    let mut seen: Vec<(i64, String, Vec<(String, i64, i64)>)> = Vec::new();
+    let watched = ups[4];
+    for &u in &ups[..8] {
+        land::land(&mut lab, small_world(), &[u]).unwrap();
+        recount::lake::v1::run(&lab, u, None).unwrap();
+        let run = v2::run_upload(&lab, u, "daily", opts()).unwrap();
+        let c = reports::check::check(&lab, watched, None).unwrap();
+        let per_country = c.countries.iter().map(|c| (c.country.clone(), c.v2_revenue_minor, c.v1_revenue_minor)).collect();
+        seen.push((run.snapshot.snapshot_id, fingerprint(&lab), per_country));
+    }
+    for (snap, fp, per_country) in &seen {
+        assert_eq!(&reports::fingerprint(&lab, Some(*snap)).unwrap().line, fp, "fingerprint as of {snap}");
+        let c = reports::check::check(&lab, watched, Some(*snap)).unwrap();
+        for (country, v2_then, v1_then) in per_country {
+            let row = c.countries.iter().find(|x| &x.country == country);
+            assert_eq!(row.map(|r| r.v2_revenue_minor).unwrap_or(0), *v2_then, "v2 {country} as of {snap}");
+            assert_eq!(row.map(|r| r.v1_revenue_minor).unwrap_or(0), *v1_then, "v1 {country} as of {snap}");
+        }
+    }
+}
+
+#[test]
+fn a_failed_run_leaves_no_snapshot() {
+    let dir = tempdir();
+    let ups = uploads(small_world());
+    let mut lab = daily(dir.path(), 3);
+    land::land(&mut lab, small_world(), &[ups[3]]).unwrap();
+    let records = history::snapshots(&lab).unwrap().records.len();
+    let failed = v2::run_upload(&lab, ups[3], "daily", v2::V2Options { fail_after: Some(3), ..opts() });
+    assert!(failed.is_err());
+    assert_eq!(history::snapshots(&lab).unwrap().records.len(), records);
+    let ok = v2::run_upload(&lab, ups[3], "daily", opts()).unwrap();
+    assert_eq!(ok.snapshot.snapshot_id as usize, records + 1, "the id of the failed run was never taken");
+}
+
+#[test]
+fn snapshots_csv_has_a_header_then_one_row_per_record_with_the_id_first() {
+    let dir = tempdir();
+    let lab_dir = dir.path().join("lab");
+    let world = small_world().to_str().unwrap().to_string();
+    let ups = uploads(small_world());
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_recount")).arg("--lab").arg(&lab_dir).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (a, b) = (ups[0].to_string(), ups[2].to_string());
+    run(&["land", &a, &b, "--world", &world]);
+    run(&["naive", &a]);
+    run(&["run", &a, &b]);
+    run(&["run", &b]);
+    let csv = run(&["snapshots", "--format", "csv"]);
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().starts_with("snapshot_id,"));
+    let ids: Vec<i64> = lines.map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
+    assert_eq!(ids, vec![1, 2, 3, 4, 5]);
+    assert!(csv.lines().last().unwrap().contains(",skipped,"), "{csv}");
+}

@@ -1,0 +1,147 @@
+//! Render tests on ratatui's TestBackend: every screen, its text, and the style of a highlighted
+//! disagreement. The app is loaded through the same functions the background worker uses.
+
+mod common;
+
+use common::*;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use recount::lake::{land, v1, v2};
+use recount::tui::app::App;
+use recount::tui::keys::{self, Action};
+use recount::tui::worker::{Reply, load_snapshot, load_view};
+
+fn text(buf: &Buffer) -> String {
+    let mut s = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            s.push_str(buf[(x, y)].symbol());
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn render(app: &App, w: u16, h: u16) -> Buffer {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| recount::tui::draw::draw(f, app)).unwrap();
+    t.backend().buffer().clone()
+}
+
+/// A lab with eight uploads landed, v1 run once per day (twice for one) and v2 per upload.
+fn loaded_app(dir: &std::path::Path) -> (recount::lake::Lab, App, chrono::NaiveDate) {
+    let ups = uploads(small_world());
+    let mut lab = open_lab(dir);
+    land::land(&mut lab, small_world(), &ups[..8]).unwrap();
+    for &u in &ups[..8] {
+        v1::run(&lab, u, None).unwrap();
+        v2::run_upload(&lab, u, "daily", opts()).unwrap();
+    }
+    let d = ups[4];
+    v1::run(&lab, d, None).unwrap();
+    let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
+    app.outbox.clear();
+    let snap = load_snapshot(&lab, small_world()).unwrap();
+    let view = load_view(&lab, d).unwrap();
+    app.on_reply(Reply::Loaded(Box::new(snap), Some(Box::new(view))));
+    (lab, app, d)
+}
+
+#[test]
+fn every_screen_renders_its_report_at_120x40_and_80x24() {
+    let dir = tempdir();
+    let (_lab, mut app, d) = loaded_app(dir.path());
+    let expect: [&[&str]; 6] = [
+        &["lateness", "per country", "v2 gold", "recompute", "GB", "IN", "SG", "£"],
+        &["missed", "double counted", "holds"],
+        &["re-sent basket", "which copy counts", "won: "],
+        &["beyond the 2-day window", "quarantine"],
+        &["history of", "overwrite", "baskets at each snapshot"],
+        &["completeness", "uniqueness", "correctness", "timeliness", "consistency"],
+    ];
+    for (screen, words) in expect.iter().enumerate() {
+        app.update(Action::Screen(screen));
+        let screen_text = text(&render(&app, 120, 40));
+        assert!(screen_text.contains(&d.format("%m-%d").to_string()), "navigator shows the date");
+        for w in *words {
+            assert!(screen_text.contains(w), "screen {} lacks '{w}':\n{screen_text}", keys::SCREEN_NAMES[screen]);
+        }
+        // The hint bar comes from the key table.
+        for (label, hint) in keys::hints(screen) {
+            if label.len() <= 2 && hint.len() <= 6 {
+                assert!(screen_text.contains(&format!("{label} {hint}")), "hint '{label} {hint}' missing on {}", keys::SCREEN_NAMES[screen]);
+            }
+        }
+        let small = text(&render(&app, 80, 24));
+        assert!(small.contains(keys::SCREEN_NAMES[screen].split(' ').next().unwrap()), "80x24 still shows the tab");
+    }
+    app.update(Action::Help);
+    let help = text(&render(&app, 120, 40));
+    for (label, line) in keys::help_lines().into_iter().take(10) {
+        assert!(help.contains(label) && help.contains(&line[..line.len().min(20)]), "help lacks {label}: {line}");
+    }
+}
+
+#[test]
+fn a_disagreement_is_highlighted_in_the_warn_style() {
+    let dir = tempdir();
+    let (_lab, mut app, _d) = loaded_app(dir.path());
+    app.update(Action::Screen(keys::OVERVIEW));
+    app.update(Action::RowDown); // move the selection off the first row
+    let buf = render(&app, 120, 40);
+    let screen = text(&buf);
+    // v1 ran twice for this date, so every country disagrees with the recompute: flagged rows.
+    let y = screen.lines().position(|l| l.contains("GB ") && l.contains('£')).expect("GB row");
+    let line = screen.lines().nth(y).unwrap();
+    let x = line[..line.find("GB ").unwrap()].chars().count() as u16;
+    let warn = app.theme.status(recount::reports::Status::Warn);
+    assert_eq!(buf[(x, y as u16)].fg, warn.fg.unwrap(), "the disagreeing GB row is drawn in the warn colour");
+    assert_ne!(warn.fg, app.theme.text().fg);
+}
+
+#[test]
+fn moving_dates_and_jumping_asks_the_worker_for_the_new_date() {
+    let dir = tempdir();
+    let (_lab, mut app, d) = loaded_app(dir.path());
+    app.update(Action::NextDate);
+    assert!(matches!(app.outbox.pop(), Some(recount::tui::worker::Job::Load(Some(x))) if x == d + chrono::Duration::days(1)));
+    recount::tui::handle_key(&mut app, &KeyEvent::new(KeyCode::Char(':'), KeyModifiers::NONE));
+    app.running = None;
+    for c in d.format("%m-%d").to_string().chars() {
+        recount::tui::handle_key(&mut app, &KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    recount::tui::handle_key(&mut app, &KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(matches!(app.outbox.pop(), Some(recount::tui::worker::Job::Load(Some(x))) if x == d));
+}
+
+#[test]
+fn a_basket_id_holding_an_escape_sequence_never_reaches_the_terminal_raw() {
+    let dir = tempdir();
+    let w = HandWorld::new(dir.path().join("world"), STORES);
+    let evil = "B-evil\u{1b}[2J\u{1b}]52;c;ZXZpbA==\u{7}";
+    let evil_json = serde_json::to_string(evil).unwrap();
+    let line = |id: &str, up: &str| {
+        event(id, "PLACEHOLDER", "LON1", "2026-08-15T10:00:00.000Z", up, "GBP", &[100]).replace("\"PLACEHOLDER\"", &evil_json)
+    };
+    w.file("2026-08-15", "a.jsonl.gz", &[line("e1", "2026-08-15T10:00:01.000Z"), line("e2", "2026-08-15T10:05:00.000Z")]);
+    let mut lab = open_lab(dir.path());
+    land::land(&mut lab, &w.root, &[day("2026-08-15")]).unwrap();
+    v2::run_upload(&lab, day("2026-08-15"), "upload", opts()).unwrap();
+    let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
+    app.outbox.clear();
+    let snap = load_snapshot(&lab, &w.root).unwrap();
+    let view = load_view(&lab, day("2026-08-15")).unwrap();
+    app.on_reply(Reply::Loaded(Box::new(snap), Some(Box::new(view))));
+    app.update(Action::Screen(keys::BASKETS));
+    let buf = render(&app, 120, 40);
+    let screen = text(&buf);
+    assert!(screen.contains("B-evil"), "{screen}");
+    assert!(!screen.chars().any(|c| c.is_control() && c != '\n'), "a control character reached the screen");
+    // Copying the id sends OSC 52 with the id base64-encoded: the escape travels inside base64.
+    app.update(Action::Copy);
+    let write = app.terminal_writes.pop().expect("an OSC 52 write");
+    assert!(write.starts_with("\u{1b}]52;c;") && write.ends_with('\u{7}'));
+    assert!(!write[5..write.len() - 1].contains('\u{1b}'));
+}
