@@ -17,17 +17,20 @@ INSERT INTO audit.snapshots VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
 INSERT INTO audit.snapshot_dates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: gold_history_insert
+-- $1 snapshot id, $2..$3 the first and last changed date.
 INSERT INTO audit.gold_history
 SELECT $1::BIGINT, business_date, store_id, country, currency, baskets, revenue_minor
 FROM gold.daily_store_sales
-WHERE business_date IN (SELECT business_date FROM work_dates WHERE changed)
+WHERE business_date BETWEEN $2::DATE AND $3::DATE
+  AND business_date IN (SELECT business_date FROM work_dates WHERE changed)
 ORDER BY business_date, store_id;
 
 -- name: silver_history_insert
 INSERT INTO audit.silver_history
 SELECT $1::BIGINT, business_date, basket_id, event_id, revenue_minor, copies
 FROM silver.baskets
-WHERE business_date IN (SELECT business_date FROM work_dates WHERE changed)
+WHERE business_date BETWEEN $2::DATE AND $3::DATE
+  AND business_date IN (SELECT business_date FROM work_dates WHERE changed)
 ORDER BY business_date, basket_id;
 
 -- name: versions_as_of

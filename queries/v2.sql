@@ -27,12 +27,15 @@ UPDATE work_dates SET changed = true WHERE business_date = ?;
 
 -- name: input_digests
 -- What feeds each date under the window rule ($1 = late_days): its row count and an
--- order-independent digest of every feeding row.
+-- order-independent digest of every feeding row. $2..$3 bound the dates in play, so zone maps
+-- skip the rest of bronze.
 SELECT w.business_date, count(e.event_id),
        coalesce(sum(hash(e.event_id, e.basket_id, e.store_id, e.till_id, e.event_ts, e.uploaded_at,
                          e.upload_date, e.revenue_minor)::HUGEINT), 0)::VARCHAR
 FROM work_dates w
-LEFT JOIN bronze.events e
+LEFT JOIN (SELECT * FROM bronze.events
+           WHERE business_date BETWEEN $2::DATE AND $3::DATE
+             AND upload_date BETWEEN $2::DATE - 1 AND $3::DATE + $1::INTEGER) e
   ON e.business_date = w.business_date
  AND e.upload_date BETWEEN w.business_date - 1 AND w.business_date + $1::INTEGER
 GROUP BY w.business_date ORDER BY 1;
@@ -46,10 +49,14 @@ WHERE action <> 'skip' AND business_date IN (SELECT business_date FROM work_date
 GROUP BY business_date;
 
 -- name: silver_delete
-DELETE FROM silver.baskets WHERE business_date IN (SELECT business_date FROM work_dates WHERE changed);
+-- $1..$2: the first and last changed date (bounds for zone maps; the set is work_dates).
+DELETE FROM silver.baskets
+WHERE business_date BETWEEN $1::DATE AND $2::DATE
+  AND business_date IN (SELECT business_date FROM work_dates WHERE changed);
 
 -- name: silver_insert
--- One row per basket_id: the copy with the smallest (uploaded_at, event_id). $1 = late_days.
+-- One row per basket_id: the copy with the smallest (uploaded_at, event_id). $1 = late_days,
+-- $2..$3 the first and last changed date.
 INSERT INTO silver.baskets
 SELECT business_date, basket_id, event_id, store_id, till_id, country, currency, event_ts, uploaded_at,
        upload_date, revenue_minor, copies::INTEGER
@@ -60,24 +67,32 @@ FROM (
     FROM bronze.events e
     JOIN work_dates w ON e.business_date = w.business_date AND w.changed
     WHERE e.upload_date BETWEEN w.business_date - 1 AND w.business_date + $1::INTEGER
+      AND e.business_date BETWEEN $2::DATE AND $3::DATE
+      AND e.upload_date BETWEEN $2::DATE - 1 AND $3::DATE + $1::INTEGER
 )
 WHERE copy_rank = 1
 ORDER BY business_date, store_id, basket_id;
 
 -- name: gold_delete
-DELETE FROM gold.daily_store_sales WHERE business_date IN (SELECT business_date FROM work_dates WHERE changed);
+DELETE FROM gold.daily_store_sales
+WHERE business_date BETWEEN $1::DATE AND $2::DATE
+  AND business_date IN (SELECT business_date FROM work_dates WHERE changed);
 
 -- name: gold_insert
 INSERT INTO gold.daily_store_sales
 SELECT business_date, store_id, country, currency, count(*), sum(revenue_minor)::BIGINT
 FROM silver.baskets
-WHERE business_date IN (SELECT business_date FROM work_dates WHERE changed)
+WHERE business_date BETWEEN $1::DATE AND $2::DATE
+  AND business_date IN (SELECT business_date FROM work_dates WHERE changed)
 GROUP BY business_date, store_id, country, currency
 ORDER BY business_date, store_id;
 
 -- name: changed_counts
--- Rows per changed date after the rewrite: silver, then gold.
-SELECT w.business_date,
-       (SELECT count(*) FROM silver.baskets s WHERE s.business_date = w.business_date),
-       (SELECT count(*) FROM gold.daily_store_sales g WHERE g.business_date = w.business_date)
-FROM work_dates w WHERE w.changed ORDER BY 1;
+-- Rows per changed date after the rewrite: silver, then gold. $1..$2 as above.
+SELECT w.business_date, coalesce(s.n, 0), coalesce(g.n, 0)
+FROM work_dates w
+LEFT JOIN (SELECT business_date, count(*) AS n FROM silver.baskets
+           WHERE business_date BETWEEN $1::DATE AND $2::DATE GROUP BY 1) s USING (business_date)
+LEFT JOIN (SELECT business_date, count(*) AS n FROM gold.daily_store_sales
+           WHERE business_date BETWEEN $1::DATE AND $2::DATE GROUP BY 1) g USING (business_date)
+WHERE w.changed ORDER BY 1;

@@ -204,6 +204,12 @@ fn emit_land(report: &land::LandReport, format: Format) -> Result<()> {
 }
 
 fn emit_run(report: &v2::RunReport, format: Format) -> Result<()> {
+    // RECOUNT_PROFILE=1 prints where a run's time went, phase by phase, on stderr.
+    if std::env::var_os("RECOUNT_PROFILE").is_some() {
+        for (phase, ms) in &report.phases {
+            eprintln!("  {ms:9.2} ms  {phase}");
+        }
+    }
     match format {
         Format::Json => println!("{}", serde_json::to_string(report)?),
         _ => print!("{}", report.render()),

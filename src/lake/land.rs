@@ -133,12 +133,17 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         }
         let landing_id: i64 = tx.conn().query_row(sql("land", "next_landing_id"), [], |r| r.get(0))?;
         let (mut events, mut quarantined) = (0u64, 0u64);
+        let (mut t_parse, mut t_append) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
         // Parse a few files at a time on every core; memory stays bounded by the chunk.
         for chunk in todo.chunks(8) {
+            let t0 = std::time::Instant::now();
             let parsed: Vec<Result<ParsedFile>> = chunk.par_iter().map(|(d, path, rel)| parse_file(path, rel, *d, &stores)).collect();
+            t_parse += t0.elapsed();
             for pf in parsed {
                 let pf = pf?;
+                let t1 = std::time::Instant::now();
                 append_events(tx.conn(), &pf)?;
+                t_append += t1.elapsed();
                 tx.step("appending bronze events")?;
                 append_quarantine(tx.conn(), &pf)?;
                 tx.execute(
@@ -175,7 +180,10 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
                 duckdb::params![landing_id, first, last, todo.len() as i64, events as i64, quarantined as i64, Utc::now().naive_utc()],
             )?;
         }
-        tx.commit()?;
+        let phases = tx.commit()?;
+        if std::env::var_os("RECOUNT_PROFILE").is_some() {
+            eprintln!("  parse {:.0} ms, append {:.0} ms, commit {:.0} ms", t_parse.as_secs_f64() * 1e3, t_append.as_secs_f64() * 1e3, phases.last().map(|p| p.1.as_secs_f64() * 1e3).unwrap_or(0.0));
+        }
         Ok((events, quarantined))
     })();
     match result {

@@ -169,10 +169,11 @@ pub fn insert_date(tx: &mut Tx, snapshot_id: i64, d: &DateOutcome) -> Result<()>
     Ok(())
 }
 
-/// Copies the rows the snapshot wrote for its changed dates into the history tables.
-pub fn record_history(tx: &mut Tx, snapshot_id: i64) -> Result<()> {
-    tx.execute("keeping gold history", sql("snapshot", "gold_history_insert"), [snapshot_id])?;
-    tx.execute("keeping silver history", sql("snapshot", "silver_history_insert"), [snapshot_id])?;
+/// Copies the rows the snapshot wrote for its changed dates (`first..=last`, the set in
+/// work_dates) into the history tables.
+pub fn record_history(tx: &mut Tx, snapshot_id: i64, first: NaiveDate, last: NaiveDate) -> Result<()> {
+    tx.execute("keeping gold history", sql("snapshot", "gold_history_insert"), duckdb::params![snapshot_id, first, last])?;
+    tx.execute("keeping silver history", sql("snapshot", "silver_history_insert"), duckdb::params![snapshot_id, first, last])?;
     Ok(())
 }
 
@@ -239,7 +240,9 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
         outcomes.push(DateOutcome { business_date: *d, action: "restore".into(), input_hash, input_rows, silver_deleted, silver_added, gold_deleted, gold_added });
     }
     record.dates_rewritten = outcomes.len() as i64;
-    record_history(&mut tx, record.snapshot_id)?;
+    if let (Some(first), Some(last)) = (changes.first(), changes.last()) {
+        record_history(&mut tx, record.snapshot_id, first.0, last.0)?;
+    }
     for o in &outcomes {
         insert_date(&mut tx, record.snapshot_id, o)?;
     }

@@ -108,10 +108,11 @@ pub fn rebuild_dates(lab: &Lab, dates: &[NaiveDate], opts: V2Options) -> Result<
 
 /// The input hash of each date: the exact rows that feed it under the window rule, the window
 /// itself and the code version.
-pub fn input_hashes(conn: &duckdb::Connection, late_days: u32) -> Result<Vec<(NaiveDate, i64, String)>> {
+/// The dates must be in `work_dates`, within `first..=last`.
+pub fn input_hashes(conn: &duckdb::Connection, late_days: u32, first: NaiveDate, last: NaiveDate) -> Result<Vec<(NaiveDate, i64, String)>> {
     let version = super::code_version();
     let mut stmt = conn.prepare(sql("v2", "input_digests"))?;
-    let rows = stmt.query_map([late_days], |r| Ok((r.get::<_, NaiveDate>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))?;
+    let rows = stmt.query_map(duckdb::params![late_days, first, last], |r| Ok((r.get::<_, NaiveDate>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))?;
     let mut out = Vec::new();
     for row in rows {
         let (d, n, digest) = row?;
@@ -119,6 +120,18 @@ pub fn input_hashes(conn: &duckdb::Connection, late_days: u32) -> Result<Vec<(Na
         out.push((d, n, hex(&md5::Md5::digest(text.as_bytes()))));
     }
     Ok(out)
+}
+
+/// A run with no business date inside the window: recorded as skipped, with its beyond-window rows.
+fn record_empty(lab: &Lab, trigger: Trigger, beyond: Vec<BeyondWindow>, opts: V2Options) -> Result<RunReport> {
+    let mut record = snapshot::new_record(&lab.conn, Operation::Skipped, trigger, opts.late_days)?;
+    record.beyond_window_rows = beyond.iter().map(|b| b.rows).sum();
+    let mut tx = Tx::begin(&lab.conn, opts.fail_after)?;
+    record.fingerprint = snapshot::fingerprint(tx.conn())?;
+    tx.step("fingerprint")?;
+    snapshot::insert_record(&mut tx, &record)?;
+    let phases = tx.commit()?.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)).collect();
+    Ok(RunReport { snapshot: record, dates: Vec::new(), beyond_window: beyond, phases })
 }
 
 struct Current {
@@ -134,7 +147,10 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     for d in dates {
         conn.execute(sql("v2", "work_insert"), [d])?;
     }
-    let hashes = input_hashes(conn, opts.late_days)?;
+    let (Some(&lo), Some(&hi)) = (dates.iter().min(), dates.iter().max()) else {
+        return record_empty(lab, trigger, beyond, opts);
+    };
+    let hashes = input_hashes(conn, opts.late_days, lo, hi)?;
     let mut stmt = conn.prepare(sql("v2", "current_versions"))?;
     let current: HashMap<NaiveDate, Current> = stmt
         .query_map([], |r| Ok((r.get::<_, NaiveDate>(0)?, Current { input_hash: r.get(1)?, silver_rows: r.get(2)?, gold_rows: r.get(3)? })))?
@@ -168,23 +184,25 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     record.beyond_window_rows = beyond.iter().map(|b| b.rows).sum();
 
     let compared = started.elapsed();
+    let changed_dates: Vec<NaiveDate> = outcomes.iter().filter(|o| o.action == "overwrite").map(|o| o.business_date).collect();
     let mut tx = Tx::begin(conn, opts.fail_after)?;
-    if changed > 0 {
-        let silver_deleted = tx.execute("silver delete", sql("v2", "silver_delete"), [])? as i64;
-        let silver_added = tx.execute("silver insert", sql("v2", "silver_insert"), [opts.late_days])? as i64;
-        let gold_deleted = tx.execute("gold delete", sql("v2", "gold_delete"), [])? as i64;
-        let gold_added = tx.execute("gold insert", sql("v2", "gold_insert"), [])? as i64;
+    if let (Some(&first), Some(&last)) = (changed_dates.first(), changed_dates.last()) {
+        let silver_deleted = tx.execute("silver delete", sql("v2", "silver_delete"), duckdb::params![first, last])? as i64;
+        let silver_added = tx.execute("silver insert", sql("v2", "silver_insert"), duckdb::params![opts.late_days, first, last])? as i64;
+        let gold_deleted = tx.execute("gold delete", sql("v2", "gold_delete"), duckdb::params![first, last])? as i64;
+        let gold_added = tx.execute("gold insert", sql("v2", "gold_insert"), duckdb::params![first, last])? as i64;
         record.rows_deleted = silver_deleted + gold_deleted;
         record.rows_added = silver_added + gold_added;
         let mut stmt = tx.conn().prepare(sql("v2", "changed_counts"))?;
         let counts: HashMap<NaiveDate, (i64, i64)> =
-            stmt.query_map([], |r| Ok((r.get::<_, NaiveDate>(0)?, (r.get(1)?, r.get(2)?))))?.collect::<Result<_, _>>()?;
+            stmt.query_map(duckdb::params![first, last], |r| Ok((r.get::<_, NaiveDate>(0)?, (r.get(1)?, r.get(2)?))))?.collect::<Result<_, _>>()?;
+        tx.step("counting rows per date")?;
         for o in outcomes.iter_mut().filter(|o| o.action == "overwrite") {
             let (s, g) = counts.get(&o.business_date).copied().unwrap_or((0, 0));
             o.silver_added = s;
             o.gold_added = g;
         }
-        snapshot::record_history(&mut tx, record.snapshot_id)?;
+        snapshot::record_history(&mut tx, record.snapshot_id, first, last)?;
     }
     record.fingerprint = snapshot::fingerprint(tx.conn())?;
     tx.step("fingerprint")?;

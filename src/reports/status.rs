@@ -110,7 +110,7 @@ pub fn date_status(lab: &Lab, d: NaiveDate) -> Result<DateStatus> {
     } else {
         lab.conn.execute(sql("v2", "work_clear"), [])?;
         lab.conn.execute(sql("v2", "work_insert"), [d])?;
-        let now = v2::input_hashes(&lab.conn, late_days)?;
+        let now = v2::input_hashes(&lab.conn, late_days, d, d)?;
         match built {
             None => Finality::Unbuilt,
             Some(h) if now.first().is_some_and(|(_, _, x)| *x == h) => Finality::Closed,

@@ -217,7 +217,7 @@ pub fn load_view(lab: &Lab, d: NaiveDate) -> Result<DateView> {
 fn preview(lab: &Lab, d: NaiveDate) -> Result<String> {
     lab.conn.execute(sql("v2", "work_clear"), [])?;
     lab.conn.execute(sql("v2", "work_insert"), [d])?;
-    let hashes = v2::input_hashes(&lab.conn, v2::DEFAULT_LATE_DAYS)?;
+    let hashes = v2::input_hashes(&lab.conn, v2::DEFAULT_LATE_DAYS, d, d)?;
     let (silver, gold): (i64, i64) = lab.conn.query_row(
         "SELECT (SELECT count(*) FROM silver.baskets WHERE business_date = $1), (SELECT count(*) FROM gold.daily_store_sales WHERE business_date = $1)",
         [d],
