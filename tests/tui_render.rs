@@ -58,7 +58,7 @@ fn every_screen_renders_its_report_at_120x40_and_80x24() {
         &["missed", "double counted", "holds"],
         &["re-sent basket", "which copy counts", "won: "],
         &["beyond the 2-day window", "quarantine"],
-        &["history of", "overwrite", "baskets at each snapshot"],
+        &["history of", "added from upload", "baskets at each snapshot"],
         &["completeness", "uniqueness", "correctness", "timeliness", "consistency"],
     ];
     for (screen, words) in expect.iter().enumerate() {

@@ -480,13 +480,13 @@ impl HistoryReport {
             "",
             &[
                 ("snapshot_id", "snapshot"),
-                ("operation", "operation"),
                 ("country", "country"),
                 ("baskets", "baskets"),
-                ("baskets_delta", "Δ baskets"),
                 ("revenue_minor", "revenue"),
-                ("revenue_delta_minor", "Δ revenue"),
                 ("attribution", "why"),
+                ("baskets_delta", "Δ baskets"),
+                ("revenue_delta_minor", "Δ revenue"),
+                ("operation", "operation"),
                 ("trigger", "trigger"),
             ],
         );
@@ -494,13 +494,13 @@ impl HistoryReport {
             for c in &e.countries {
                 t.push(vec![
                     Cell::Int(e.snapshot_id),
-                    Cell::text(e.operation.as_str()),
                     Cell::text(&c.country),
                     Cell::Int(c.baskets),
-                    Cell::text(format!("{:+}", c.baskets_delta)),
                     Cell::money(c.revenue_minor, &c.currency),
-                    Cell::delta(c.revenue_delta_minor, &c.currency),
                     Cell::text(&c.attribution),
+                    Cell::text(format!("{:+}", c.baskets_delta)),
+                    Cell::delta(c.revenue_delta_minor, &c.currency),
+                    Cell::text(e.operation.as_str()),
                     Cell::text(&e.trigger.detail),
                 ]);
             }

@@ -194,16 +194,22 @@ pub fn draw_table(f: &mut Frame, t: &Theme, table: &Table, selected: usize, area
     for row in &shown {
         for (i, c) in row.iter().enumerate() {
             if let Some(w) = widths.get_mut(i) {
-                *w = (*w).max(c.chars().count().min(60) as u16);
+                *w = (*w).max(c.chars().count().min(160) as u16);
             }
         }
     }
     let room = area.width.saturating_sub(2);
     let mut used = 0u16;
     let mut fit = 0;
-    for w in &widths {
-        let need = if fit == 0 { *w } else { w + 2 };
+    for w in widths.iter_mut() {
+        let need = if fit == 0 { *w } else { *w + 2 };
         if used + need > room && fit > 0 {
+            // A wide text column may take what is left, clipped, when that is still readable.
+            let left = room.saturating_sub(used + 2);
+            if left >= 16 {
+                *w = left;
+                fit += 1;
+            }
             break;
         }
         used += need;
