@@ -52,6 +52,20 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
 }
 
+impl Measure {
+    fn from_times(name: impl Into<String>, target: &str, times: &[f64], peak_rss_mib: Option<f64>) -> Measure {
+        Measure {
+            name: name.into(),
+            runs: times.len(),
+            median_ms: median(times.to_vec()),
+            min_ms: times.iter().copied().fold(f64::INFINITY, f64::min),
+            max_ms: times.iter().copied().fold(0.0, f64::max),
+            peak_rss_mib,
+            target: target.into(),
+        }
+    }
+}
+
 fn measure(name: &str, target: &str, runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<Measure> {
     let mut times = Vec::new();
     for _ in 0..runs {
@@ -59,15 +73,7 @@ fn measure(name: &str, target: &str, runs: usize, mut f: impl FnMut() -> Result<
         f()?;
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    Ok(Measure {
-        name: name.into(),
-        runs,
-        median_ms: median(times.clone()),
-        min_ms: times.iter().copied().fold(f64::INFINITY, f64::min),
-        max_ms: times.iter().copied().fold(0.0, f64::max),
-        peak_rss_mib: None,
-        target: target.into(),
-    })
+    Ok(Measure::from_times(name, target, &times, None))
 }
 
 /// Runs a command to completion and returns its wall time and peak RSS (from wait4).
@@ -155,15 +161,7 @@ pub fn run(opts: BenchOptions) -> Result<BenchReport> {
                 times.push(t.elapsed().as_secs_f64() * 1e3);
             }
             let _ = std::fs::remove_dir_all(opts.work_dir.join("world-scratch"));
-            measures.push(Measure {
-                name: format!("generate the {} world (seed {})", opts.preset.name(), opts.seed),
-                runs: times.len(),
-                median_ms: median(times.clone()),
-                min_ms: times.iter().copied().fold(f64::INFINITY, f64::min),
-                max_ms: times.iter().copied().fold(0.0, f64::max),
-                peak_rss_mib: None,
-                target: "≤ 30 s (full)".into(),
-            });
+            measures.push(Measure::from_times(format!("generate the {} world (seed {})", opts.preset.name(), opts.seed), "≤ 30 s (full)", &times, None));
             (w, Some(opts.seed))
         }
     };
@@ -183,15 +181,7 @@ pub fn run(opts: BenchOptions) -> Result<BenchReport> {
         rss.push(r);
         fingerprint = out.trim().to_string();
     }
-    measures.push(Measure {
-        name: format!("land {} uploads + v2 backfill backwards, from an empty lab", ups.len()),
-        runs: times.len(),
-        median_ms: median(times.clone()),
-        min_ms: times.iter().copied().fold(f64::INFINITY, f64::min),
-        max_ms: times.iter().copied().fold(0.0, f64::max),
-        peak_rss_mib: Some(median(rss.clone())),
-        target: "≥ 15x the baseline, ≤ half its RSS".into(),
-    });
+    measures.push(Measure::from_times(format!("land {} uploads + v2 backfill backwards, from an empty lab", ups.len()), "≥ 15x the baseline, ≤ half its RSS", &times, Some(median(rss))));
 
     // The rest on the warm lab the last child left behind.
     let lab = Lab::open(&lab_dir)?;
@@ -209,15 +199,7 @@ pub fn run(opts: BenchOptions) -> Result<BenchReport> {
         land::land(&mut l, &world, &ups)?;
         t_land.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    measures.push(Measure {
-        name: format!("land {} uploads (parse once into bronze)", ups.len()),
-        runs: t_land.len(),
-        median_ms: median(t_land.clone()),
-        min_ms: t_land.iter().copied().fold(f64::INFINITY, f64::min),
-        max_ms: t_land.iter().copied().fold(0.0, f64::max),
-        peak_rss_mib: None,
-        target: String::new(),
-    });
+    measures.push(Measure::from_times(format!("land {} uploads (parse once into bronze)", ups.len()), "", &t_land, None));
     let _ = std::fs::remove_dir_all(&landed_only);
 
     let mid = opts.date.unwrap_or_else(|| {

@@ -11,8 +11,9 @@ use polars::prelude::*;
 use rayon::prelude::*;
 use std::path::Path;
 
+/// One row of daily sales per store: the shape of gold, and of the recount.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct RecountRow {
+pub struct GoldRow {
     pub business_date: NaiveDate,
     pub store_id: String,
     pub country: String,
@@ -23,7 +24,7 @@ pub struct RecountRow {
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Recount {
-    pub rows: Vec<RecountRow>,
+    pub rows: Vec<GoldRow>,
     pub events: u64,
     pub baskets: u64,
     pub rejected_lines: u64,
@@ -45,6 +46,7 @@ pub fn manifest(raw_root: &Path) -> Result<String> {
     Ok(parts.join(","))
 }
 
+#[derive(Default)]
 struct Columns {
     basket_id: Vec<String>,
     event_id: Vec<String>,
@@ -63,17 +65,7 @@ fn epoch() -> NaiveDate {
 
 fn read_file(path: &Path, upload_date: NaiveDate, stores: &StoreTable) -> Result<Columns> {
     let text = raw::read_gz_text(path)?;
-    let mut c = Columns {
-        basket_id: Vec::new(),
-        event_id: Vec::new(),
-        uploaded_at: Vec::new(),
-        business_date: Vec::new(),
-        store_id: Vec::new(),
-        country: Vec::new(),
-        currency: Vec::new(),
-        revenue: Vec::new(),
-        rejected: 0,
-    };
+    let mut c = Columns::default();
     for line in text.lines() {
         match raw::parse_line(line, stores, upload_date) {
             Ok(e) => {
@@ -102,17 +94,7 @@ pub fn recount(raw_root: &Path) -> Result<Recount> {
         }
     }
     let parts: Vec<Result<Columns>> = files.par_iter().map(|(d, f)| read_file(f, *d, &stores)).collect();
-    let mut all = Columns {
-        basket_id: Vec::new(),
-        event_id: Vec::new(),
-        uploaded_at: Vec::new(),
-        business_date: Vec::new(),
-        store_id: Vec::new(),
-        country: Vec::new(),
-        currency: Vec::new(),
-        revenue: Vec::new(),
-        rejected: 0,
-    };
+    let mut all = Columns::default();
     for p in parts {
         let p = p?;
         all.basket_id.extend(p.basket_id);
@@ -133,7 +115,7 @@ pub fn recount(raw_root: &Path) -> Result<Recount> {
 }
 
 #[allow(deprecated)] // the eager group-by: polars' lazy engine would add half an hour of build
-fn group(c: Columns) -> PolarsResult<Vec<RecountRow>> {
+fn group(c: Columns) -> PolarsResult<Vec<GoldRow>> {
     let height = c.basket_id.len();
     let df = DataFrame::new(
         height,
@@ -166,7 +148,7 @@ fn group(c: Columns) -> PolarsResult<Vec<RecountRow>> {
     let mut rows = Vec::with_capacity(sums.height());
     for i in 0..sums.height() {
         let missing = || polars_err!(ComputeError: "null in the recount's row {i}");
-        rows.push(RecountRow {
+        rows.push(GoldRow {
             business_date: epoch() + chrono::Duration::days(date.get(i).ok_or_else(missing)? as i64),
             store_id: store.get(i).ok_or_else(missing)?.to_string(),
             country: country.get(i).ok_or_else(missing)?.to_string(),

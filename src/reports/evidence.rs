@@ -3,21 +3,12 @@
 use super::history::{self, DiffReport};
 use crate::lake::Lab;
 use crate::lake::snapshot::SnapshotRecord;
+use crate::recompute::GoldRow;
 use crate::queries::{hex, sql};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr};
 use md5::Digest;
 use std::path::{Path, PathBuf};
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct GoldRow {
-    pub business_date: NaiveDate,
-    pub store_id: String,
-    pub country: String,
-    pub currency: String,
-    pub baskets: i64,
-    pub revenue_minor: i64,
-}
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct OtherDate {
