@@ -6,7 +6,7 @@ use chrono::NaiveDate;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-const AFTER_HELP: &str = "\
+pub const AFTER_HELP: &str = "\
 The lab is a directory holding the raw zone (raw/) and one DuckDB file (recount.duckdb).
 Default lab: $RECOUNT_LAB, else $XDG_DATA_HOME/recount/lab, else ~/.local/share/recount/lab.
 With no command, recount opens the explorer on the default lab, building it from the bundled

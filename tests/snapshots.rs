@@ -214,3 +214,31 @@ fn snapshots_csv_has_a_header_then_one_row_per_record_with_the_id_first() {
     assert_eq!(ids, vec![1, 2, 3, 4, 5]);
     assert!(csv.lines().last().unwrap().contains(",skipped,"), "{csv}");
 }
+
+#[test]
+fn evidence_files_hold_the_snapshot_map_the_gold_rows_and_proof_other_dates_were_untouched() {
+    let dir = tempdir();
+    let ups = uploads(small_world());
+    let d = first_day_with_late_baskets(small_world(), ups[3]);
+    let i = ups.iter().position(|u| *u == d).unwrap();
+    let lab = daily(dir.path(), i + 2);
+    let out = dir.path().join("evidence");
+    let files = recount::reports::evidence::write(&lab, d, &out).unwrap();
+    assert_eq!(files.len(), 3);
+    let read = |name: &str| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(out.join(name)).unwrap()).unwrap() };
+    let map = read("run_snapshot_map.json");
+    assert_eq!(map["snapshots"].as_array().unwrap().len(), history::snapshots(&lab).unwrap().records.len());
+    let gold = read(&format!("gold_{d}.json"));
+    let rows = gold["rows"].as_array().unwrap();
+    let gold_baskets: i64 = rows.iter().map(|r| r["baskets"].as_i64().unwrap()).sum();
+    assert_eq!(gold_baskets, count(&lab, &format!("SELECT sum(baskets)::BIGINT FROM gold.daily_store_sales WHERE business_date = DATE '{d}'")));
+    let cmp = read(&format!("comparison_{d}.json"));
+    assert!(cmp["diff"]["countries"].as_array().unwrap().iter().all(|c| c["parts_sum_to_change"] == true));
+    let others = cmp["other_dates"].as_array().unwrap();
+    let untouched = others.iter().filter(|o| o["untouched"] == true).count();
+    assert!(untouched >= others.len().saturating_sub(3) && untouched > 0, "most other dates were untouched by the last change: {others:?}");
+    for f in &files {
+        let text = std::fs::read(&f.path).unwrap();
+        assert_eq!(recount::queries::hex(&<md5::Md5 as md5::Digest>::digest(&text)), f.md5, "the printed digest is the file's");
+    }
+}
