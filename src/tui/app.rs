@@ -34,6 +34,8 @@ pub enum Popup {
 pub struct Running {
     pub label: String,
     pub started: Instant,
+    /// DuckDB's estimate for the running statement, 0-100, when it has one.
+    pub percent: Option<f64>,
 }
 
 pub struct App {
@@ -69,7 +71,7 @@ impl App {
             selected: 0,
             row: 0,
             popup: None,
-            running: Some(Running { label: "opening the lab".into(), started: Instant::now() }),
+            running: Some(Running { label: "opening the lab".into(), started: Instant::now(), percent: None }),
             message: String::new(),
             by_country: false,
             country_filter: None,
@@ -92,12 +94,12 @@ impl App {
             self.message = "busy: wait for the running work, or Esc to cancel it".into();
             return;
         }
-        self.running = Some(Running { label: label.into(), started: Instant::now() });
+        self.running = Some(Running { label: label.into(), started: Instant::now(), percent: None });
         self.outbox.push(job);
     }
 
     fn load(&mut self, d: Option<NaiveDate>) {
-        self.running = Some(Running { label: "loading".into(), started: Instant::now() });
+        self.running = Some(Running { label: "loading".into(), started: Instant::now(), percent: None });
         self.outbox.push(Job::Load(d));
     }
 

@@ -75,7 +75,14 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
         Some(r) => {
             let secs = r.started.elapsed().as_secs_f64();
             let spin = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"][(secs * 10.0) as usize % 10];
-            Line::from(vec![Span::styled(format!("{spin} {} {secs:.1}s ", r.label), t.accent()), Span::styled("Esc cancels", t.muted())])
+            let text = format!("{spin} {} {secs:.1}s  Esc cancels", r.label);
+            if let Some(p) = r.percent.filter(|p| *p > 0.0) {
+                // A gauge when DuckDB can estimate the running statement's progress.
+                let gauge = ratatui::widgets::Gauge::default().gauge_style(t.bar(false)).ratio((p / 100.0).clamp(0.0, 1.0)).label(format!("{text}  {p:.0}%"));
+                f.render_widget(gauge, area);
+                return;
+            }
+            Line::from(Span::styled(text, t.accent()))
         }
         None => Line::from(Span::styled(crate::sanitize::for_terminal(&app.message).into_owned(), t.text())),
     };

@@ -52,6 +52,9 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App, worker: &w
             out.write_all(w.as_bytes())?;
             out.flush()?;
         }
+        if let Some(r) = &mut app.running {
+            r.percent = worker.progress.query_progress().percentage();
+        }
         if app.cancel {
             worker.interrupt.interrupt();
             app.cancel = false;

@@ -70,6 +70,8 @@ pub struct Worker {
     pub jobs: Sender<Job>,
     pub replies: Receiver<Reply>,
     pub interrupt: Arc<duckdb::InterruptHandle>,
+    /// DuckDB's estimate of how far the running statement is, for the progress gauge.
+    pub progress: duckdb::progress::ProgressHandle,
 }
 
 pub struct Setup {
@@ -83,7 +85,8 @@ pub struct Setup {
 pub fn spawn(setup: Setup) -> Result<Worker> {
     let (job_tx, job_rx) = std::sync::mpsc::channel::<Job>();
     let (reply_tx, reply_rx) = std::sync::mpsc::channel::<Reply>();
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<Arc<duckdb::InterruptHandle>>>();
+    type Handles = (Arc<duckdb::InterruptHandle>, duckdb::progress::ProgressHandle);
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<Handles>>();
     std::thread::Builder::new().name("recount-worker".into()).spawn(move || {
         let mut lab = match Lab::open(&setup.lab_dir) {
             Ok(lab) => lab,
@@ -92,7 +95,8 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
                 return;
             }
         };
-        let _ = ready_tx.send(Ok(lab.conn.interrupt_handle()));
+        let _ = lab.conn.set_query_progress_tracking(true);
+        let _ = ready_tx.send(Ok((lab.conn.interrupt_handle(), lab.conn.progress_handle())));
         if setup.bootstrap {
             if let Err(e) = bootstrap::fill_if_empty(&mut lab, &setup.world) {
                 let _ = reply_tx.send(Reply::Failed(format!("building the sample lab: {e:#}")));
@@ -111,8 +115,8 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
             }
         }
     })?;
-    let interrupt = ready_rx.recv().map_err(|_| color_eyre::eyre::eyre!("the worker thread died while opening the lab"))??;
-    Ok(Worker { jobs: job_tx, replies: reply_rx, interrupt })
+    let (interrupt, progress) = ready_rx.recv().map_err(|_| color_eyre::eyre::eyre!("the worker thread died while opening the lab"))??;
+    Ok(Worker { jobs: job_tx, replies: reply_rx, interrupt, progress })
 }
 
 fn serve(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
