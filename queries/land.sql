@@ -2,8 +2,8 @@
 -- Reads: raw.*. Writes: raw.stores, raw.files, raw.partitions, raw.landings
 -- (bronze.events and bronze.quarantine are filled through DuckDB's appender, in the same transaction).
 
--- name: landed_file
-SELECT md5 FROM raw.files WHERE file = ?;
+-- name: landed_files
+SELECT file, md5 FROM raw.files;
 
 -- name: stores
 SELECT store_id, country, timezone, currency FROM raw.stores ORDER BY store_id;
@@ -13,9 +13,6 @@ INSERT INTO raw.stores VALUES (?, ?, ?, ?);
 
 -- name: file_insert
 INSERT INTO raw.files VALUES (?, ?, ?, ?, ?, ?, ?, ?);
-
--- name: partition_landed
-SELECT count(*) FROM raw.partitions WHERE upload_date = ?;
 
 -- name: partition_insert
 INSERT INTO raw.partitions VALUES (?, ?, ?);

@@ -100,21 +100,24 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
     // Which files are new; a landed file must be byte-identical to what is offered again.
     let mut todo: Vec<(NaiveDate, PathBuf, String)> = Vec::new();
     let mut partitions: Vec<PartitionLanded> = Vec::new();
+    let landed_files: std::collections::HashMap<String, String> = {
+        let mut stmt = lab.conn.prepare(sql("land", "landed_files"))?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?
+    };
+    let landed_partitions: std::collections::HashSet<NaiveDate> = {
+        let mut stmt = lab.conn.prepare(sql("land", "landed_uploads"))?;
+        stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?
+    };
     for &d in dates {
         let exists = raw::partition_dir(world, d).is_dir();
         let mut p = PartitionLanded { upload_date: d, files_landed: 0, files_already_landed: 0, events: 0, quarantined: 0, exists };
         for path in raw::list_files(world, d)? {
             let rel = format!("{}/upload_date={d}/{}", raw::EVENTS_DIR, path.file_name().unwrap().to_string_lossy());
-            let landed: Option<String> = lab
-                .conn
-                .query_row(sql("land", "landed_file"), [&rel], |r| r.get(0))
-                .map(Some)
-                .or_else(|e| if matches!(e, duckdb::Error::QueryReturnedNoRows) { Ok(None) } else { Err(e) })?;
-            match landed {
+            match landed_files.get(&rel) {
                 None => todo.push((d, path, rel)),
                 Some(md5) => {
                     let now = md5_hex(&std::fs::read(&path)?);
-                    if now != md5 {
+                    if &now != md5 {
                         bail!("{} differs from the copy landed earlier: raw files are immutable", path.display());
                     }
                     p.files_already_landed += 1;
@@ -166,8 +169,7 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
             }
         }
         for p in partitions.iter().filter(|p| p.exists) {
-            let known: i64 = tx.conn().query_row(sql("land", "partition_landed"), [p.upload_date], |r| r.get(0))?;
-            if known == 0 {
+            if !landed_partitions.contains(&p.upload_date) {
                 tx.execute("recording a partition", sql("land", "partition_insert"), duckdb::params![p.upload_date, p.files_landed as i64, landing_id])?;
             }
         }
