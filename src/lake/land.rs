@@ -129,6 +129,7 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
 
     let raw_root = lab.raw_root();
     let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut created_dirs: Vec<PathBuf> = Vec::new();
     let result = (|| -> Result<(u64, u64)> {
         let mut tx = Tx::begin(&lab.conn, fail_after)?;
         for s in &new_stores {
@@ -162,7 +163,11 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
                 quarantined += pf.quarantine.len() as u64;
                 // Stage the immutable copy next to its final place; it becomes visible only after COMMIT.
                 let dest = raw_root.join(&pf.rel);
-                std::fs::create_dir_all(dest.parent().unwrap())?;
+                let parent = dest.parent().expect("a raw file lives in a partition");
+                if !parent.exists() {
+                    created_dirs.push(parent.to_path_buf());
+                }
+                std::fs::create_dir_all(parent)?;
                 let tmp = dest.with_extension("gz.landing");
                 std::fs::write(&tmp, &pf.bytes).wrap_err_with(|| format!("copying {}", pf.source.display()))?;
                 staged.push((tmp, dest));
@@ -199,6 +204,17 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         Err(e) => {
             for (tmp, _) in &staged {
                 let _ = std::fs::remove_file(tmp);
+            }
+            // Partition directories this call made go too (remove_dir only removes empty ones),
+            // and their parents up to the raw root.
+            for dir in created_dirs.iter().rev() {
+                let mut d = dir.as_path();
+                while d.starts_with(&raw_root) && std::fs::remove_dir(d).is_ok() {
+                    match d.parent() {
+                        Some(p) => d = p,
+                        None => break,
+                    }
+                }
             }
             Err(e)
         }

@@ -112,15 +112,19 @@ pub fn lab_digest(lab: &Lab) -> String {
     files.sort();
     for f in files {
         h.update(f.to_string_lossy().as_bytes());
-        h.update(std::fs::read(&f).unwrap());
+        if f.is_file() {
+            h.update(std::fs::read(&f).unwrap());
+        }
     }
     recount::queries::hex(&h.finalize())
 }
 
+/// Every file and directory under `dir`: a failed run must not leave even an empty directory.
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {
+            out.push(p.clone());
             collect(&p, out);
         } else {
             out.push(p);
