@@ -97,6 +97,9 @@ pub enum Command {
         preset: Preset,
         #[arg(long, default_value_t = crate::world::DEFAULT_SEED)]
         seed: u64,
+        /// Multiply the preset's stores per country (scaling measurements)
+        #[arg(long, default_value_t = 1.0, value_name = "F")]
+        store_factor: f64,
     },
     /// Copy upload partitions (and stores.csv) from a world into the lab and parse them once
     Land {

@@ -40,9 +40,9 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             let lab_dir = g.lab.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("recount-demo-{}", std::process::id())));
             crate::demo::run(&lab_dir, &world_or_sample(world), !no_pause && std::io::stdin().is_terminal(), color())?;
         }
-        Command::Generate { out, preset, seed } => {
+        Command::Generate { out, preset, seed, store_factor } => {
             let started = std::time::Instant::now();
-            let summary = crate::world::generate(&out, preset, seed).wrap_err_with(|| format!("generating a world in {}", out.display()))?;
+            let summary = crate::world::generate_scaled(&out, preset, seed, store_factor).wrap_err_with(|| format!("generating a world in {}", out.display()))?;
             match g.format {
                 Format::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
                 _ => {

@@ -92,7 +92,15 @@ fn event_id(seed: u64, stream: u64, basket: u32, copy: u32) -> u64 {
 }
 
 pub fn generate(out: &Path, preset: Preset, seed: u64) -> Result<GenerateSummary> {
-    let spec = preset.spec();
+    generate_scaled(out, preset, seed, 1.0)
+}
+
+/// The preset with `store_factor` times its stores in each country (for scaling measurements).
+pub fn generate_scaled(out: &Path, preset: Preset, seed: u64, store_factor: f64) -> Result<GenerateSummary> {
+    let mut spec = preset.spec();
+    for n in spec.stores_per_country.iter_mut() {
+        *n = ((*n as f64 * store_factor).round() as usize).max(1);
+    }
     let stores = spec.stores();
     let days: Vec<NaiveDate> = spec.first_upload.iter_days().take_while(|d| *d <= spec.last_upload).collect();
 
