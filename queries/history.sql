@@ -39,8 +39,10 @@ SELECT j.basket_id, j.a_event, j.a_rev, j.a_copies, j.b_event, j.b_rev, j.b_copi
        ea.upload_date, eb.upload_date, coalesce(eb.country, ea.country), coalesce(eb.currency, ea.currency),
        coalesce(eb.store_id, ea.store_id)
 FROM j
-LEFT JOIN bronze.events ea ON ea.event_id = j.a_event AND ea.basket_id = j.basket_id
-LEFT JOIN bronze.events eb ON eb.event_id = j.b_event AND eb.basket_id = j.basket_id
+LEFT JOIN (SELECT * FROM bronze.events WHERE business_date = $3::DATE) ea
+  ON ea.event_id = j.a_event AND ea.basket_id = j.basket_id
+LEFT JOIN (SELECT * FROM bronze.events WHERE business_date = $3::DATE) eb
+  ON eb.event_id = j.b_event AND eb.basket_id = j.basket_id
 ORDER BY 10, 1;
 
 -- name: other_dates_at

@@ -79,7 +79,8 @@ WITH flagged AS (
     FROM bronze.events e
     WHERE basket_id IN (SELECT basket_id FROM bronze.events
                         WHERE NOT (upload_date BETWEEN business_date - 1 AND business_date + $1::INTEGER)
-                          AND ($2::DATE IS NULL OR business_date = $2::DATE))
+                          AND business_date BETWEEN coalesce($2::DATE, DATE '0001-01-01')
+                                                AND coalesce($2::DATE, DATE '9999-12-31'))
 ),
 ranked AS (
     SELECT *, row_number() OVER (PARTITION BY basket_id ORDER BY uploaded_at, event_id) = 1 AS wins,

@@ -43,7 +43,9 @@ WHERE action <> 'skip' AND snapshot_id <= $1::BIGINT GROUP BY 1 ORDER BY 1;
 INSERT INTO silver.baskets
 SELECT e.business_date, e.basket_id, e.event_id, e.store_id, e.till_id, e.country, e.currency, e.event_ts,
        e.uploaded_at, e.upload_date, e.revenue_minor, h.copies
-FROM audit.silver_history h JOIN bronze.events e ON e.event_id = h.event_id AND e.basket_id = h.basket_id
+FROM audit.silver_history h
+JOIN (SELECT * FROM bronze.events WHERE business_date = $2::DATE) e
+  ON e.event_id = h.event_id AND e.basket_id = h.basket_id
 WHERE h.snapshot_id = $1::BIGINT AND h.business_date = $2::DATE
 QUALIFY row_number() OVER (PARTITION BY h.basket_id ORDER BY e.uploaded_at, e.file, e.line) = 1
 ORDER BY e.business_date, e.store_id, e.basket_id;

@@ -76,30 +76,41 @@ fn measure(name: &str, target: &str, runs: usize, mut f: impl FnMut() -> Result<
     Ok(Measure::from_times(name, target, &times, None))
 }
 
-/// Runs a command to completion and returns its wall time and peak RSS (from wait4).
+/// Peak resident memory of a running process, from /proc (VmHWM, in KiB).
+fn vm_hwm_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs a command to completion and returns its wall time, its peak RSS in MiB and its stdout.
+/// The peak is VmHWM, polled while the child runs: wait4's ru_maxrss would also count the
+/// pages the child shared with this (large) process between fork and exec.
 pub fn run_child(cmd: &mut std::process::Command) -> Result<(Duration, f64, String)> {
     let started = Instant::now();
-    let child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::inherit()).spawn().wrap_err("starting a child process")?;
-    let pid = child.id() as libc::pid_t;
-    let mut stdout = child.stdout.expect("piped");
+    let mut child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::inherit()).spawn().wrap_err("starting a child process")?;
+    let pid = child.id();
+    let mut stdout = child.stdout.take().expect("piped");
     let reader = std::thread::spawn(move || {
         let mut s = String::new();
         let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
         s
     });
-    let mut status = 0;
-    // SAFETY: rusage is plain data; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let mut peak_kib = 0u64;
+    let status = loop {
+        if let Some(kib) = vm_hwm_kib(pid) {
+            peak_kib = peak_kib.max(kib);
+        }
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
     let elapsed = started.elapsed();
     let out = reader.join().unwrap_or_default();
-    if rc < 0 {
-        bail!("wait4 failed: {}", std::io::Error::last_os_error());
+    if !status.success() {
+        bail!("{cmd:?} failed ({status}): {out}");
     }
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        bail!("{cmd:?} failed (status {status}): {out}");
-    }
-    Ok((elapsed, usage.ru_maxrss as f64 / 1024.0, out))
+    Ok((elapsed, peak_kib as f64 / 1024.0, out))
 }
 
 fn machine() -> String {

@@ -54,7 +54,7 @@ impl Lab {
         std::fs::create_dir_all(root).wrap_err_with(|| format!("creating lab directory {}", root.display()))?;
         let lock = take_lock(root)?;
         let db = root.join(DB_FILE);
-        let conn = Connection::open(&db).map_err(|e| {
+        let conn = open_db(&db).map_err(|e| {
             let text = e.to_string();
             if text.contains("lock") {
                 eyre!("the lab database {} is in use by another process: {text}", db.display())
@@ -84,7 +84,7 @@ impl Lab {
         if raw.exists() {
             std::fs::remove_dir_all(&raw).wrap_err_with(|| format!("removing {}", raw.display()))?;
         }
-        self.conn = Connection::open(self.root.join(DB_FILE))?;
+        self.conn = open_db(&self.root.join(DB_FILE))?;
         prepare(&self.conn)?;
         Ok(())
     }
@@ -112,6 +112,14 @@ impl Lab {
 
 /// Session settings and the schema. The lab never reaches for the network: no extension is
 /// installed or loaded behind its back (a named time zone would try to fetch ICU).
+/// DuckDB's buffer pool would otherwise grow towards 80% of RAM; a lab's working set is small.
+/// `RECOUNT_MEMORY_LIMIT` (a DuckDB size such as 512MB) overrides the default.
+fn open_db(path: &Path) -> duckdb::Result<Connection> {
+    let limit = std::env::var("RECOUNT_MEMORY_LIMIT").unwrap_or_else(|_| "192MB".into());
+    let config = duckdb::Config::default().enable_autoload_extension(false)?.max_memory(&limit)?;
+    Connection::open_with_flags(path, config)
+}
+
 fn prepare(conn: &Connection) -> Result<()> {
     conn.execute_batch("SET autoinstall_known_extensions = false; SET autoload_known_extensions = false;")
         .wrap_err("configuring DuckDB")?;
