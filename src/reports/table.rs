@@ -218,7 +218,8 @@ fn render_text<R: Report>(report: &R, color: bool) -> String {
     let mut out = String::new();
     let headline = report.headline();
     if !headline.is_empty() {
-        out.push_str(&crate::sanitize::for_terminal(&headline));
+        let lines: Vec<String> = headline.lines().map(|l| crate::sanitize::for_terminal(l).into_owned()).collect();
+        out.push_str(&lines.join("\n"));
         out.push_str("\n\n");
     }
     for t in report.tables() {
