@@ -106,14 +106,14 @@ fn moving_dates_and_jumping_asks_the_worker_for_the_new_date() {
     let dir = tempdir();
     let (_lab, mut app, d) = loaded_app(dir.path());
     app.update(Action::NextDate);
-    assert!(matches!(app.outbox.pop(), Some(recount::tui::worker::Job::Load(Some(x))) if x == d + chrono::Duration::days(1)));
+    assert!(matches!(app.outbox.pop(), Some(recount::tui::worker::Job::LoadDate(x)) if x == d + chrono::Duration::days(1)));
     recount::tui::handle_key(&mut app, &KeyEvent::new(KeyCode::Char(':'), KeyModifiers::NONE));
     app.running = None;
     for c in d.format("%m-%d").to_string().chars() {
         recount::tui::handle_key(&mut app, &KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
     }
     recount::tui::handle_key(&mut app, &KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
-    assert!(matches!(app.outbox.pop(), Some(recount::tui::worker::Job::Load(Some(x))) if x == d));
+    assert!(matches!(app.outbox.pop(), Some(recount::tui::worker::Job::LoadDate(x)) if x == d));
 }
 
 #[test]

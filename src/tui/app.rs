@@ -98,6 +98,13 @@ impl App {
         self.outbox.push(job);
     }
 
+    /// Another date's view: the navigator stays as it is.
+    fn load_date(&mut self, d: NaiveDate) {
+        self.view = None;
+        self.running = Some(Running { label: format!("loading {d}"), started: Instant::now(), percent: None });
+        self.outbox.push(Job::LoadDate(d));
+    }
+
     fn load(&mut self, d: Option<NaiveDate>) {
         self.running = Some(Running { label: "loading".into(), started: Instant::now(), percent: None });
         self.outbox.push(Job::Load(d));
@@ -113,6 +120,15 @@ impl App {
                 self.snapshot = Some(*snap);
                 self.view = view.map(|v| *v);
                 self.clamp_row();
+            }
+            Reply::DateLoaded(view) => {
+                // A view for a date the user has already left is dropped.
+                if Some(view.check.business_date) == self.selected_date() {
+                    self.view = Some(*view);
+                    self.clamp_row();
+                } else if let Some(d) = self.selected_date() {
+                    self.load_date(d);
+                }
             }
             Reply::Preview { date, text } => self.popup = Some(Popup::Confirm { what: Confirmable::Rebuild(date), text }),
             Reply::Done(text) => {
@@ -161,8 +177,9 @@ impl App {
         if next != self.selected {
             self.selected = next;
             self.row = 0;
-            let d = self.selected_date();
-            self.load(d);
+            if let Some(d) = self.selected_date() {
+                self.load_date(d);
+            }
         }
     }
 
@@ -177,8 +194,9 @@ impl App {
             Some(i) => {
                 self.selected = i;
                 self.row = 0;
-                let d = self.selected_date();
-                self.load(d);
+                if let Some(d) = self.selected_date() {
+                    self.load_date(d);
+                }
             }
             None => self.message = format!("no business date matches '{}'", crate::sanitize::for_terminal(text)),
         }

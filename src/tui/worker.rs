@@ -50,6 +50,8 @@ pub struct Snapshot {
 pub enum Job {
     /// Refresh the navigator and the view of a date (or of the date the lab suggests).
     Load(Option<NaiveDate>),
+    /// The view of another date only: the navigator has not changed.
+    LoadDate(NaiveDate),
     RetryV1(NaiveDate),
     PreviewRebuild(NaiveDate),
     Rebuild { date: NaiveDate, fail_after: Option<usize> },
@@ -61,6 +63,7 @@ pub enum Job {
 #[derive(Debug)]
 pub enum Reply {
     Loaded(Box<Snapshot>, Option<Box<DateView>>),
+    DateLoaded(Box<DateView>),
     Preview { date: NaiveDate, text: String },
     Done(String),
     Failed(String),
@@ -102,7 +105,19 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
                 let _ = reply_tx.send(Reply::Failed(format!("building the sample lab: {e:#}")));
             }
         }
-        for job in job_rx {
+        let mut pending: std::collections::VecDeque<Job> = Default::default();
+        loop {
+            let Some(mut job) = pending.pop_front().or_else(|| job_rx.recv().ok()) else { break };
+            // Moving through dates queues a view per key press; only the newest is worth loading.
+            if matches!(job, Job::LoadDate(_)) {
+                while let Ok(next) = job_rx.try_recv() {
+                    if matches!(next, Job::LoadDate(_)) && pending.is_empty() {
+                        job = next;
+                    } else {
+                        pending.push_back(next);
+                    }
+                }
+            }
             let reply = match serve(&mut lab, &setup, job) {
                 Ok(r) => r,
                 Err(e) => {
@@ -131,6 +146,7 @@ fn serve(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
             };
             Reply::Loaded(Box::new(snap), view)
         }
+        Job::LoadDate(d) => Reply::DateLoaded(Box::new(load_view(lab, d)?)),
         Job::RetryV1(d) => {
             let r = v1::run(lab, d, None)?;
             Reply::Done(format!("v1 for {d} appended {} row(s) as snapshot {}: the v1 column now counts every run", r.rows_added, r.snapshot_id))
