@@ -176,7 +176,8 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
             gold_added: 0,
         });
     }
-    let changed = outcomes.iter().filter(|o| o.action == "overwrite").count();
+    let changed_dates: Vec<NaiveDate> = outcomes.iter().filter(|o| o.action == "overwrite").map(|o| o.business_date).collect();
+    let changed = changed_dates.len();
     let operation = if changed == 0 { Operation::Skipped } else { Operation::Overwrite };
     let mut record = snapshot::new_record(conn, operation, trigger, opts.late_days)?;
     record.dates_rewritten = changed as i64;
@@ -184,7 +185,6 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     record.beyond_window_rows = beyond.iter().map(|b| b.rows).sum();
 
     let compared = started.elapsed();
-    let changed_dates: Vec<NaiveDate> = outcomes.iter().filter(|o| o.action == "overwrite").map(|o| o.business_date).collect();
     let mut tx = Tx::begin(conn, opts.fail_after)?;
     if let (Some(&first), Some(&last)) = (changed_dates.first(), changed_dates.last()) {
         let silver_deleted = tx.execute("silver delete", sql("v2", "silver_delete"), duckdb::params![first, last])? as i64;
