@@ -28,3 +28,9 @@ SELECT upload_date FROM raw.partitions ORDER BY 1;
 
 -- name: manifest
 SELECT count(*), coalesce(string_agg(file || ':' || md5, ',' ORDER BY file), '') FROM raw.files;
+
+-- name: files_count
+SELECT count(*) FROM raw.files;
+
+-- name: upload_files_count
+SELECT count(*) FROM raw.files WHERE upload_date = ?;

@@ -59,3 +59,26 @@ WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE ORDER BY store_id;
 -- The input hash that snapshot $1 recorded for date $2.
 SELECT input_hash, input_rows FROM audit.snapshot_dates
 WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE AND action <> 'skip';
+
+-- name: exists
+SELECT count(*) FROM audit.snapshots WHERE snapshot_id = ?;
+
+-- name: version_at
+-- The version of date $1 as of snapshot $2: the newest snapshot up to $2 that rewrote it.
+SELECT max(snapshot_id) FROM audit.snapshot_dates
+WHERE business_date = $1::DATE AND action <> 'skip' AND snapshot_id <= $2::BIGINT;
+
+-- name: current_hash
+-- The input hash of the version of date $1 that silver and gold hold now.
+SELECT arg_max(input_hash, snapshot_id) FROM audit.snapshot_dates WHERE business_date = ? AND action <> 'skip';
+
+-- name: late_days_of
+-- The window the date was last rewritten with.
+SELECT s.late_days FROM audit.snapshot_dates sd JOIN audit.snapshots s USING (snapshot_id)
+WHERE sd.business_date = ? AND sd.action = 'overwrite' ORDER BY sd.snapshot_id DESC LIMIT 1;
+
+-- name: delete_silver_date
+DELETE FROM silver.baskets WHERE business_date = ?;
+
+-- name: delete_gold_date
+DELETE FROM gold.daily_store_sales WHERE business_date = ?;

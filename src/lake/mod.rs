@@ -91,7 +91,7 @@ impl Lab {
 
     /// True when nothing has landed yet.
     pub fn is_empty(&self) -> Result<bool> {
-        let n: i64 = self.conn.query_row("SELECT count(*) FROM raw.files", [], |r| r.get(0))?;
+        let n: i64 = self.conn.query_row(sql("land", "files_count"), [], |r| r.get(0))?;
         Ok(n == 0)
     }
 

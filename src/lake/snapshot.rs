@@ -185,7 +185,7 @@ pub fn versions_as_of(conn: &duckdb::Connection, snapshot_id: i64) -> Result<BTr
 }
 
 pub fn exists(conn: &duckdb::Connection, snapshot_id: i64) -> Result<bool> {
-    let n: i64 = conn.query_row("SELECT count(*) FROM audit.snapshots WHERE snapshot_id = ?", [snapshot_id], |r| r.get(0))?;
+    let n: i64 = conn.query_row(sql("snapshot", "exists"), [snapshot_id], |r| r.get(0))?;
     Ok(n > 0)
 }
 
@@ -220,8 +220,8 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
     let mut tx = Tx::begin(conn, fail_after)?;
     let mut outcomes = Vec::new();
     for (d, version) in &changes {
-        let silver_deleted = tx.execute("deleting silver", "DELETE FROM silver.baskets WHERE business_date = ?", [d])? as i64;
-        let gold_deleted = tx.execute("deleting gold", "DELETE FROM gold.daily_store_sales WHERE business_date = ?", [d])? as i64;
+        let silver_deleted = tx.execute("deleting silver", sql("snapshot", "delete_silver_date"), [d])? as i64;
+        let gold_deleted = tx.execute("deleting gold", sql("snapshot", "delete_gold_date"), [d])? as i64;
         let (mut silver_added, mut gold_added, mut input_hash, mut input_rows) = (0, 0, String::new(), 0);
         if let Some(v) = version {
             silver_added = tx.execute("restoring silver", sql("snapshot", "restore_silver"), duckdb::params![v, d])? as i64;

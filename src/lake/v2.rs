@@ -75,7 +75,7 @@ impl RunReport {
 }
 
 pub fn is_landed(lab: &Lab, upload: NaiveDate) -> Result<bool> {
-    let n: i64 = lab.conn.query_row("SELECT count(*) FROM raw.files WHERE upload_date = ?", [upload], |r| r.get(0))?;
+    let n: i64 = lab.conn.query_row(sql("land", "upload_files_count"), [upload], |r| r.get(0))?;
     Ok(n > 0)
 }
 

@@ -75,12 +75,8 @@ pub fn check(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<CheckReport>
     let conn = &lab.conn;
     let mut status = date_status(lab, d)?;
     if as_of.is_some() {
-        let versions: i64 = conn.query_row(
-            "SELECT count(*) FROM audit.snapshot_dates WHERE business_date = ? AND action <> 'skip' AND snapshot_id <= ?",
-            duckdb::params![d, snap],
-            |r| r.get(0),
-        )?;
-        status.built = versions > 0;
+        let version: Option<i64> = conn.query_row(sql("snapshot", "version_at"), duckdb::params![d, snap], |r| r.get(0))?;
+        status.built = version.is_some();
     }
     let mut countries: BTreeMap<String, CountryCheck> = BTreeMap::new();
     // v1: everything appended up to the snapshot.

@@ -44,7 +44,7 @@ fn other_dates_at(lab: &Lab, snapshot: i64) -> Result<std::collections::BTreeMap
 pub fn write(lab: &Lab, d: NaiveDate, out: &Path) -> Result<Vec<EvidenceFile>> {
     std::fs::create_dir_all(out).wrap_err_with(|| format!("creating {}", out.display()))?;
     let records: Vec<SnapshotRecord> = history::load_snapshots(lab, i64::MAX)?;
-    let mut stmt = lab.conn.prepare("SELECT business_date, store_id, country, currency, baskets, revenue_minor FROM gold.daily_store_sales WHERE business_date = ? ORDER BY store_id")?;
+    let mut stmt = lab.conn.prepare(sql("reports", "gold_rows_of_date"))?;
     let gold: Vec<GoldRow> = stmt
         .query_map([d], |r| Ok(GoldRow { business_date: r.get(0)?, store_id: r.get(1)?, country: r.get(2)?, currency: r.get(3)?, baskets: r.get(4)?, revenue_minor: r.get(5)? }))?
         .collect::<Result<_, _>>()?;

@@ -187,7 +187,7 @@ fn version_at(lab: &Lab, d: NaiveDate, snapshot: i64) -> Result<Option<i64>> {
     Ok(lab
         .conn
         .query_row(
-            "SELECT max(snapshot_id) FROM audit.snapshot_dates WHERE business_date = ? AND action <> 'skip' AND snapshot_id <= ?",
+            sql("snapshot", "version_at"),
             duckdb::params![d, snapshot],
             |r| r.get::<_, Option<i64>>(0),
         )

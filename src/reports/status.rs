@@ -65,8 +65,7 @@ fn late_days_of(lab: &Lab, d: NaiveDate) -> Result<u32> {
     let late: Option<i64> = lab
         .conn
         .query_row(
-            "SELECT s.late_days FROM audit.snapshot_dates sd JOIN audit.snapshots s USING (snapshot_id)
-             WHERE sd.business_date = ? AND sd.action = 'overwrite' ORDER BY sd.snapshot_id DESC LIMIT 1",
+            sql("snapshot", "late_days_of"),
             [d],
             |r| r.get(0),
         )
@@ -98,7 +97,7 @@ pub fn date_status(lab: &Lab, d: NaiveDate) -> Result<DateStatus> {
     let built: Option<String> = lab
         .conn
         .query_row(
-            "SELECT arg_max(input_hash, snapshot_id) FROM audit.snapshot_dates WHERE business_date = ? AND action <> 'skip'",
+            sql("snapshot", "current_hash"),
             [d],
             |r| r.get(0),
         )

@@ -239,13 +239,13 @@ fn preview(lab: &Lab, d: NaiveDate) -> Result<String> {
     lab.conn.execute(sql("v2", "work_insert"), [d])?;
     let hashes = v2::input_hashes(&lab.conn, v2::DEFAULT_LATE_DAYS, d, d)?;
     let (silver, gold): (i64, i64) = lab.conn.query_row(
-        "SELECT (SELECT count(*) FROM silver.baskets WHERE business_date = $1), (SELECT count(*) FROM gold.daily_store_sales WHERE business_date = $1)",
+        sql("reports", "rows_held"),
         [d],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
     let current: Option<String> = lab
         .conn
-        .query_row("SELECT arg_max(input_hash, snapshot_id) FROM audit.snapshot_dates WHERE business_date = ? AND action <> 'skip'", [d], |r| r.get(0))
+        .query_row(sql("snapshot", "current_hash"), [d], |r| r.get(0))
         .ok()
         .flatten();
     let (_, rows, hash) = hashes.first().cloned().unwrap_or((d, 0, String::new()));
