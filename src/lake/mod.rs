@@ -110,19 +110,18 @@ impl Lab {
     }
 }
 
-/// Session settings and the schema. The lab never reaches for the network: no extension is
-/// installed or loaded behind its back (a named time zone would try to fetch ICU).
-/// DuckDB's buffer pool would otherwise grow towards 80% of RAM; a lab's working set is small.
-/// `RECOUNT_MEMORY_LIMIT` (a DuckDB size such as 512MB) overrides the default.
+/// The lab never reaches for the network: no extension is autoloaded (a named time zone would
+/// try to fetch ICU). DuckDB's buffer pool would otherwise grow towards 80% of RAM; a lab's
+/// working set is small. `RECOUNT_MEMORY_LIMIT` (a DuckDB size such as 512MB) overrides it.
 fn open_db(path: &Path) -> duckdb::Result<Connection> {
     let limit = std::env::var("RECOUNT_MEMORY_LIMIT").unwrap_or_else(|_| "192MB".into());
     let config = duckdb::Config::default().enable_autoload_extension(false)?.max_memory(&limit)?;
     Connection::open_with_flags(path, config)
 }
 
+/// Session settings and the schema: nothing is installed behind the lab's back either.
 fn prepare(conn: &Connection) -> Result<()> {
-    conn.execute_batch("SET autoinstall_known_extensions = false; SET autoload_known_extensions = false;")
-        .wrap_err("configuring DuckDB")?;
+    conn.execute_batch("SET autoinstall_known_extensions = false;").wrap_err("configuring DuckDB")?;
     conn.execute_batch(sql("schema", "create")).wrap_err("creating the lab schema")?;
     Ok(())
 }

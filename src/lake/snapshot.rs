@@ -184,6 +184,16 @@ pub fn versions_as_of(conn: &duckdb::Connection, snapshot_id: i64) -> Result<BTr
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// The version of date `d` as of `snapshot_id`: the newest snapshot up to it that rewrote `d`.
+pub fn version_at(conn: &duckdb::Connection, d: NaiveDate, snapshot_id: i64) -> Result<Option<i64>> {
+    Ok(conn.query_row(sql("snapshot", "version_at"), duckdb::params![d, snapshot_id], |r| r.get::<_, Option<i64>>(0)).optional()?.flatten())
+}
+
+/// The input hash of the version of `d` that silver and gold hold now; None if never built.
+pub fn current_hash(conn: &duckdb::Connection, d: NaiveDate) -> Result<Option<String>> {
+    Ok(conn.query_row(sql("snapshot", "current_hash"), [d], |r| r.get::<_, Option<String>>(0)).optional()?.flatten())
+}
+
 pub fn exists(conn: &duckdb::Connection, snapshot_id: i64) -> Result<bool> {
     let n: i64 = conn.query_row(sql("snapshot", "exists"), [snapshot_id], |r| r.get(0))?;
     Ok(n > 0)

@@ -75,8 +75,7 @@ pub fn check(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<CheckReport>
     let conn = &lab.conn;
     let mut status = date_status(lab, d)?;
     if as_of.is_some() {
-        let version: Option<i64> = conn.query_row(sql("snapshot", "version_at"), duckdb::params![d, snap], |r| r.get(0))?;
-        status.built = version.is_some();
+        status.built = crate::lake::snapshot::version_at(conn, d, snap)?.is_some();
     }
     let mut countries: BTreeMap<String, CountryCheck> = BTreeMap::new();
     // v1: everything appended up to the snapshot.

@@ -4,12 +4,11 @@
 use super::status::{DateStatus, date_status};
 use super::{Cell, Note, Report, Status, Table, resolve_as_of};
 use crate::lake::Lab;
-use crate::lake::snapshot::{Fingerprint, Operation, SnapshotRecord, Trigger};
+use crate::lake::snapshot::{self, Fingerprint, Operation, SnapshotRecord, Trigger};
 use crate::money;
 use crate::queries::sql;
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, bail};
-use duckdb::OptionalExt;
 use std::collections::BTreeMap;
 
 // ---------------------------------------------------------------- snapshots
@@ -183,18 +182,6 @@ pub struct DiffReport {
     pub baskets: Vec<DiffBasket>,
 }
 
-fn version_at(lab: &Lab, d: NaiveDate, snapshot: i64) -> Result<Option<i64>> {
-    Ok(lab
-        .conn
-        .query_row(
-            sql("snapshot", "version_at"),
-            duckdb::params![d, snapshot],
-            |r| r.get::<_, Option<i64>>(0),
-        )
-        .optional()?
-        .flatten())
-}
-
 fn versions_of(lab: &Lab, d: NaiveDate, up_to: i64) -> Result<Vec<i64>> {
     let mut stmt = lab.conn.prepare(sql("history", "versions_of_date"))?;
     let rows = stmt.query_map(duckdb::params![d, up_to], |r| r.get(0))?;
@@ -212,11 +199,11 @@ fn gold_version(lab: &Lab, d: NaiveDate, version: Option<i64>) -> Result<BTreeMa
 /// Defaults: `to` is the newest snapshot, `from` the version before the one `to` holds.
 pub fn diff(lab: &Lab, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Result<DiffReport> {
     let to_snapshot = resolve_as_of(lab, to)?;
-    let to_version = version_at(lab, d, to_snapshot)?;
+    let to_version = snapshot::version_at(&lab.conn, d, to_snapshot)?;
     let (from_snapshot, from_version) = match from {
         Some(f) => {
             super::resolve_as_of(lab, Some(f))?;
-            (Some(f), version_at(lab, d, f)?)
+            (Some(f), snapshot::version_at(&lab.conn, d, f)?)
         }
         None => {
             let Some(tv) = to_version else {

@@ -94,15 +94,7 @@ pub fn date_status(lab: &Lab, d: NaiveDate) -> Result<DateStatus> {
     let landed: Vec<NaiveDate> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
     let newest_upload = landed.last().copied();
     let missing = missing_uploads(&landed, d, late_days);
-    let built: Option<String> = lab
-        .conn
-        .query_row(
-            sql("snapshot", "current_hash"),
-            [d],
-            |r| r.get(0),
-        )
-        .optional()?
-        .flatten();
+    let built = crate::lake::snapshot::current_hash(&lab.conn, d)?;
     let is_built = built.is_some();
     let finality = if !missing.is_empty() {
         Finality::Provisional { missing_uploads: missing }

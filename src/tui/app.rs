@@ -38,6 +38,12 @@ pub struct Running {
     pub percent: Option<f64>,
 }
 
+impl Running {
+    fn new(label: impl Into<String>) -> Running {
+        Running { label: label.into(), started: Instant::now(), percent: None }
+    }
+}
+
 pub struct App {
     pub screen: usize,
     pub snapshot: Option<Snapshot>,
@@ -71,7 +77,7 @@ impl App {
             selected: 0,
             row: 0,
             popup: None,
-            running: Some(Running { label: "opening the lab".into(), started: Instant::now(), percent: None }),
+            running: Some(Running::new("opening the lab")),
             message: String::new(),
             by_country: false,
             country_filter: None,
@@ -94,19 +100,19 @@ impl App {
             self.message = "busy: wait for the running work, or Esc to cancel it".into();
             return;
         }
-        self.running = Some(Running { label: label.into(), started: Instant::now(), percent: None });
+        self.running = Some(Running::new(label));
         self.outbox.push(job);
     }
 
     /// Another date's view: the navigator stays as it is.
     fn load_date(&mut self, d: NaiveDate) {
         self.view = None;
-        self.running = Some(Running { label: format!("loading {d}"), started: Instant::now(), percent: None });
+        self.running = Some(Running::new(format!("loading {d}")));
         self.outbox.push(Job::LoadDate(d));
     }
 
     fn load(&mut self, d: Option<NaiveDate>) {
-        self.running = Some(Running { label: "loading".into(), started: Instant::now(), percent: None });
+        self.running = Some(Running::new("loading"));
         self.outbox.push(Job::Load(d));
     }
 

@@ -243,11 +243,7 @@ fn preview(lab: &Lab, d: NaiveDate) -> Result<String> {
         [d],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    let current: Option<String> = lab
-        .conn
-        .query_row(sql("snapshot", "current_hash"), [d], |r| r.get(0))
-        .ok()
-        .flatten();
+    let current = snapshot::current_hash(&lab.conn, d)?;
     let (_, rows, hash) = hashes.first().cloned().unwrap_or((d, 0, String::new()));
     let verdict = if current.as_deref() == Some(hash.as_str()) {
         "its inputs are unchanged, so v2 will record a skipped run and rewrite nothing"
