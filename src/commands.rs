@@ -196,6 +196,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
 }
 
 fn emit_land(report: &land::LandReport, format: Format) -> Result<()> {
+    profile(&report.phases);
     match format {
         Format::Json => println!("{}", serde_json::to_string(report)?),
         _ => print!("{}", report.render()),
@@ -203,13 +204,17 @@ fn emit_land(report: &land::LandReport, format: Format) -> Result<()> {
     Ok(())
 }
 
-fn emit_run(report: &v2::RunReport, format: Format) -> Result<()> {
-    // RECOUNT_PROFILE=1 prints where a run's time went, phase by phase, on stderr.
+/// RECOUNT_PROFILE=1 prints where a run's or a landing's time went, phase by phase, on stderr.
+fn profile(phases: &[(String, f64)]) {
     if std::env::var_os("RECOUNT_PROFILE").is_some() {
-        for (phase, ms) in &report.phases {
+        for (phase, ms) in phases {
             eprintln!("  {ms:9.2} ms  {phase}");
         }
     }
+}
+
+fn emit_run(report: &v2::RunReport, format: Format) -> Result<()> {
+    profile(&report.phases);
     match format {
         Format::Json => println!("{}", serde_json::to_string(report)?),
         _ => print!("{}", report.render()),

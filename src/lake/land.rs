@@ -30,6 +30,9 @@ pub struct LandReport {
     pub stores_added: usize,
     pub events: u64,
     pub quarantined: u64,
+    /// Wall time per phase in milliseconds, for RECOUNT_PROFILE (not part of any record).
+    #[serde(skip)]
+    pub phases: Vec<(String, f64)>,
 }
 
 impl LandReport {
@@ -130,7 +133,7 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
     let raw_root = lab.raw_root();
     let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut created_dirs: Vec<PathBuf> = Vec::new();
-    let result = (|| -> Result<(u64, u64)> {
+    let result = (|| -> Result<(u64, u64, Vec<(String, f64)>)> {
         let mut tx = Tx::begin(&lab.conn, fail_after)?;
         for s in &new_stores {
             tx.execute("adding a store", sql("land", "store_insert"), duckdb::params![s.store_id, s.country, s.timezone.name(), s.currency])?;
@@ -187,19 +190,18 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
                 duckdb::params![landing_id, first, last, todo.len() as i64, events as i64, quarantined as i64, Utc::now().naive_utc()],
             )?;
         }
-        let phases = tx.commit()?;
-        if std::env::var_os("RECOUNT_PROFILE").is_some() {
-            eprintln!("  parse {:.0} ms, append {:.0} ms, commit {:.0} ms", t_parse.as_secs_f64() * 1e3, t_append.as_secs_f64() * 1e3, phases.last().map(|p| p.1.as_secs_f64() * 1e3).unwrap_or(0.0));
-        }
-        Ok((events, quarantined))
+        let commit = tx.commit()?.last().map(|p| p.1).unwrap_or_default();
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let phases = vec![("parse".to_string(), ms(t_parse)), ("append to bronze".to_string(), ms(t_append)), ("commit".to_string(), ms(commit))];
+        Ok((events, quarantined, phases))
     })();
     match result {
-        Ok((events, quarantined)) => {
+        Ok((events, quarantined, phases)) => {
             for (tmp, dest) in &staged {
                 std::fs::rename(tmp, dest).wrap_err_with(|| format!("moving {} into the raw zone", dest.display()))?;
             }
             std::fs::write(raw_root.join(raw::STORES_FILE), stores.to_csv())?;
-            Ok(LandReport { partitions, stores_added: new_stores.len(), events, quarantined })
+            Ok(LandReport { partitions, stores_added: new_stores.len(), events, quarantined, phases })
         }
         Err(e) => {
             for (tmp, _) in &staged {
