@@ -1,6 +1,7 @@
 -- land.sql: landing raw files into bronze.
 -- Reads: raw.*. Writes: raw.stores, raw.files, raw.partitions, raw.landings
--- (bronze.events and bronze.quarantine are filled through DuckDB's appender, in the same transaction).
+-- (bronze.events, bronze.cells and bronze.quarantine are filled through DuckDB's appender, in the same
+-- transaction).
 
 -- name: landed_files
 SELECT file, md5 FROM raw.files;
@@ -12,7 +13,23 @@ SELECT store_id, country, timezone, currency FROM raw.stores ORDER BY store_id;
 INSERT INTO raw.stores VALUES (?, ?, ?, ?);
 
 -- name: file_insert
-INSERT INTO raw.files VALUES (?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO raw.files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: next_file_id
+SELECT coalesce(max(file_id), 0) + 1 FROM raw.files;
+
+-- name: split_baskets_insert
+-- Baskets with copies on more than one business date, among those with a copy in the files
+-- landed from file id $1 on; each (basket, date) pair is kept once. $2: true when nothing was
+-- landed before (every basket is new; the membership test then has nothing to build).
+INSERT INTO bronze.split_baskets
+SELECT DISTINCT e.basket_id, e.business_date FROM bronze.events e
+JOIN (SELECT basket_id FROM bronze.events
+      WHERE $2::BOOLEAN
+         OR basket_id IN (SELECT basket_id FROM bronze.events WHERE file_id >= $1::INTEGER AND NOT $2::BOOLEAN)
+      GROUP BY basket_id HAVING min(business_date) <> max(business_date)) s USING (basket_id)
+EXCEPT SELECT basket_id, business_date FROM bronze.split_baskets
+ORDER BY 1, 2;
 
 -- name: partition_insert
 INSERT INTO raw.partitions VALUES (?, ?, ?);

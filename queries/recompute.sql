@@ -18,8 +18,7 @@ INSERT INTO recompute.state VALUES (?, ?, ?, ?);
 -- DuckDB's own recount of date $1: every landed event, deduplicated by basket_id over ALL
 -- copies (no window), then the winners dated $1. Per store.
 WITH copies AS (
-    SELECT * FROM bronze.events
-    WHERE basket_id IN (SELECT basket_id FROM bronze.events WHERE business_date = $1::DATE)
+    SELECT * FROM copies_of($1::DATE)
     QUALIFY row_number() OVER (PARTITION BY basket_id ORDER BY uploaded_at, event_id) = 1
 )
 SELECT store_id, country, currency, count(*), sum(revenue_minor)::BIGINT

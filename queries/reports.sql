@@ -3,7 +3,7 @@
 -- audit.*. Writes: nothing.
 
 -- name: business_dates
-SELECT DISTINCT business_date FROM bronze.events ORDER BY 1;
+SELECT DISTINCT business_date FROM bronze.cells ORDER BY 1;
 
 -- name: newest_upload
 SELECT max(upload_date) FROM raw.files;
@@ -40,8 +40,7 @@ FROM recompute.daily_store_sales WHERE business_date = $1::DATE ORDER BY store_i
 -- upload $1, the revenue of the first of them, and the winner's revenue.
 WITH ranked AS (
     SELECT e.*, row_number() OVER (PARTITION BY basket_id ORDER BY uploaded_at, event_id) AS copy_rank
-    FROM bronze.events e
-    WHERE basket_id IN (SELECT basket_id FROM bronze.events WHERE business_date = $1::DATE)
+    FROM copies_of($1::DATE) e
 ),
 winners AS (SELECT * FROM ranked WHERE copy_rank = 1 AND business_date = $1::DATE),
 in_run AS (
@@ -70,28 +69,30 @@ FROM bronze.events GROUP BY 1 ORDER BY 1;
 SELECT country, (upload_date - business_date)::BIGINT AS days, count(*), count(DISTINCT basket_id)
 FROM bronze.events GROUP BY ALL ORDER BY 1, 2;
 
+-- name: late_dates
+-- Business dates with rows outside the window ($1 = late_days), from the per-file cells.
+SELECT DISTINCT business_date FROM bronze.cells
+WHERE NOT (upload_date BETWEEN business_date - 1 AND business_date + $1::INTEGER) ORDER BY 1;
+
 -- name: late_rows
--- Rows outside the window ($1 = late_days) for business date $2, or every date when $2 is NULL.
+-- Rows outside the window ($1 = late_days) for business date $2.
 -- missing_from_v2: the row is its basket's recompute winner and the basket has no copy inside
 -- the window, so its revenue is in the recompute and not in v2.
 WITH flagged AS (
     SELECT e.*, (upload_date BETWEEN business_date - 1 AND business_date + $1::INTEGER) AS in_window
-    FROM bronze.events e
-    WHERE basket_id IN (SELECT basket_id FROM bronze.events
-                        WHERE NOT (upload_date BETWEEN business_date - 1 AND business_date + $1::INTEGER)
-                          AND business_date BETWEEN coalesce($2::DATE, DATE '0001-01-01')
-                                                AND coalesce($2::DATE, DATE '9999-12-31'))
+    FROM copies_of($2::DATE) e
 ),
 ranked AS (
     SELECT *, row_number() OVER (PARTITION BY basket_id ORDER BY uploaded_at, event_id) = 1 AS wins,
            bool_or(in_window) OVER (PARTITION BY basket_id) AS basket_in_window
     FROM flagged
+    WHERE basket_id IN (SELECT basket_id FROM flagged WHERE NOT in_window AND business_date = $2::DATE)
 )
-SELECT business_date, upload_date, (upload_date - business_date)::BIGINT, event_id, basket_id, store_id,
-       country, currency, revenue_minor, file, line, wins AND NOT basket_in_window
-FROM ranked
-WHERE NOT in_window AND ($2::DATE IS NULL OR business_date = $2::DATE)
-ORDER BY business_date, upload_date, event_id;
+SELECT r.business_date, r.upload_date, (r.upload_date - r.business_date)::BIGINT, r.event_id, r.basket_id,
+       r.store_id, r.country, r.currency, r.revenue_minor, f.file, r.line, r.wins AND NOT r.basket_in_window
+FROM ranked r JOIN raw.files f USING (file_id)
+WHERE NOT r.in_window AND r.business_date = $2::DATE
+ORDER BY r.business_date, r.upload_date, r.event_id;
 
 -- name: quarantine_rows
 SELECT upload_date, file, line, reason, raw_line FROM bronze.quarantine
@@ -100,7 +101,7 @@ WHERE ($1::DATE IS NULL OR upload_date = $1::DATE) ORDER BY upload_date, file, l
 -- name: date_summaries
 -- Per business date and currency: v1 (all appends), v2 gold and the recompute, for the
 -- navigator's disagreement marks.
-WITH keys AS (SELECT DISTINCT business_date, currency FROM bronze.events),
+WITH keys AS (SELECT DISTINCT business_date, currency FROM bronze.cells),
 v1 AS (SELECT business_date, currency, sum(revenue_minor) AS rev FROM naive.daily_sales GROUP BY ALL),
 v2 AS (SELECT business_date, currency, sum(baskets) AS b, sum(revenue_minor) AS rev FROM gold.daily_store_sales GROUP BY ALL),
 rc AS (SELECT business_date, currency, sum(baskets) AS b, sum(revenue_minor) AS rev FROM recompute.daily_store_sales GROUP BY ALL)
@@ -114,11 +115,12 @@ ORDER BY 1, 2;
 
 -- name: basket_copies
 -- Every copy of every basket of date $1 that was sent more than once. $2 = late_days.
-WITH multi AS (SELECT basket_id FROM bronze.events WHERE business_date = $1::DATE GROUP BY basket_id HAVING count(*) > 1)
+WITH copies AS (SELECT * FROM copies_of($1::DATE)),
+multi AS (SELECT basket_id FROM copies GROUP BY basket_id HAVING count(*) > 1)
 SELECT e.basket_id, e.store_id, e.country, e.currency, e.event_id, e.upload_date, strftime(e.uploaded_at::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%gZ'),
        e.revenue_minor, (e.upload_date BETWEEN e.business_date - 1 AND e.business_date + $2::INTEGER) AS in_window,
-       count(*) OVER (PARTITION BY e.basket_id, e.uploaded_at) AS same_instant, e.file, e.line
-FROM bronze.events e JOIN multi USING (basket_id)
+       count(*) OVER (PARTITION BY e.basket_id, e.uploaded_at) AS same_instant, f.file, e.line
+FROM copies e JOIN multi USING (basket_id) JOIN raw.files f USING (file_id)
 ORDER BY e.country, e.basket_id, e.uploaded_at, e.event_id;
 
 -- name: completeness

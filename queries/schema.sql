@@ -14,7 +14,7 @@ CREATE SCHEMA IF NOT EXISTS recompute;
 CREATE TABLE IF NOT EXISTS raw.stores (
     store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, timezone VARCHAR NOT NULL, currency VARCHAR NOT NULL);
 CREATE TABLE IF NOT EXISTS raw.files (
-    file VARCHAR NOT NULL, upload_date DATE NOT NULL, bytes BIGINT NOT NULL, md5 VARCHAR NOT NULL,
+    file_id INTEGER NOT NULL, file VARCHAR NOT NULL, upload_date DATE NOT NULL, bytes BIGINT NOT NULL, md5 VARCHAR NOT NULL,
     lines BIGINT NOT NULL, events BIGINT NOT NULL, quarantined BIGINT NOT NULL, landing_id BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS raw.partitions (
     upload_date DATE NOT NULL, files INTEGER NOT NULL, landing_id BIGINT NOT NULL);
@@ -25,7 +25,16 @@ CREATE TABLE IF NOT EXISTS bronze.events (
     event_id VARCHAR NOT NULL, basket_id VARCHAR NOT NULL, store_id VARCHAR NOT NULL, till_id VARCHAR NOT NULL,
     country VARCHAR NOT NULL, currency VARCHAR NOT NULL, event_ts TIMESTAMP_NS NOT NULL,
     uploaded_at TIMESTAMP_NS NOT NULL, upload_date DATE NOT NULL, business_date DATE NOT NULL,
-    revenue_minor BIGINT NOT NULL, tenders SMALLINT NOT NULL, file VARCHAR NOT NULL, line INTEGER NOT NULL);
+    revenue_minor BIGINT NOT NULL, tenders SMALLINT NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL);
+-- What each raw file holds per (business date, currency): rows, revenue and an order-independent
+-- digest of the rows (the wrapping sum of a 64-bit hash of each). Written with the file's events;
+-- v2's affected dates, beyond-window report and input hashes are answered from here.
+CREATE TABLE IF NOT EXISTS bronze.cells (
+    file_id INTEGER NOT NULL, upload_date DATE NOT NULL, business_date DATE NOT NULL, currency VARCHAR NOT NULL,
+    rows BIGINT NOT NULL, revenue_minor BIGINT NOT NULL, digest BIGINT NOT NULL);
+-- Baskets whose copies carry more than one business date, one row per (basket, date). Normally
+-- empty; the per-date reports add these copies to the date's own rows.
+CREATE TABLE IF NOT EXISTS bronze.split_baskets (basket_id VARCHAR NOT NULL, business_date DATE NOT NULL);
 CREATE TABLE IF NOT EXISTS bronze.quarantine (
     file VARCHAR NOT NULL, line INTEGER NOT NULL, upload_date DATE NOT NULL, reason VARCHAR NOT NULL,
     raw_line VARCHAR NOT NULL);
@@ -56,6 +65,7 @@ CREATE TABLE IF NOT EXISTS audit.gold_history (
 CREATE TABLE IF NOT EXISTS audit.silver_history (
     snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, basket_id VARCHAR NOT NULL, event_id VARCHAR NOT NULL,
     revenue_minor BIGINT NOT NULL, copies INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS audit.lab (format INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS recompute.daily_store_sales (
     business_date DATE NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL,
     baskets BIGINT NOT NULL, revenue_minor BIGINT NOT NULL);
@@ -63,3 +73,25 @@ CREATE TABLE IF NOT EXISTS recompute.state (
     manifest VARCHAR NOT NULL, events BIGINT NOT NULL, baskets BIGINT NOT NULL, computed_at TIMESTAMP NOT NULL);
 CREATE TEMP TABLE IF NOT EXISTS work_dates (
     business_date DATE NOT NULL, changed BOOLEAN NOT NULL DEFAULT false);
+-- Every copy of every basket that has a copy dated d: the date's own rows (zone maps keep the
+-- scan to a few row groups) plus the other-dated copies of its split baskets.
+CREATE OR REPLACE TEMP MACRO copies_of(d) AS TABLE
+    SELECT * FROM bronze.events WHERE business_date = d
+    UNION ALL
+    SELECT * FROM bronze.events
+    WHERE business_date <> d
+      AND business_date IN (SELECT o.business_date FROM bronze.split_baskets s
+                            JOIN bronze.split_baskets o USING (basket_id) WHERE s.business_date = d)
+      AND basket_id IN (SELECT basket_id FROM bronze.split_baskets WHERE business_date = d);
+
+-- name: old_layout
+-- Layout 1 kept the file's path on every bronze row; checked before anything is created.
+SELECT count(*) FROM information_schema.columns
+WHERE table_schema = 'bronze' AND table_name = 'events' AND column_name = 'file';
+
+-- name: format
+-- The lab's layout version: a lab written by another layout is refused with a clear error.
+SELECT (SELECT max(format) FROM audit.lab), (SELECT count(*) FROM raw.files);
+
+-- name: format_insert
+INSERT INTO audit.lab VALUES (?);

@@ -47,7 +47,7 @@ FROM audit.silver_history h
 JOIN (SELECT * FROM bronze.events WHERE business_date = $2::DATE) e
   ON e.event_id = h.event_id AND e.basket_id = h.basket_id
 WHERE h.snapshot_id = $1::BIGINT AND h.business_date = $2::DATE
-QUALIFY row_number() OVER (PARTITION BY h.basket_id ORDER BY e.uploaded_at, e.file, e.line) = 1
+QUALIFY row_number() OVER (PARTITION BY h.basket_id ORDER BY e.uploaded_at, e.file_id, e.line) = 1
 ORDER BY e.business_date, e.store_id, e.basket_id;
 
 -- name: restore_gold

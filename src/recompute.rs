@@ -2,6 +2,7 @@
 //! DuckDB), deduplicated by basket_id and grouped by business date in polars, with no lateness
 //! window. Its answers are cached in the lab, keyed by the raw zone's manifest.
 
+use crate::lake::Cached;
 use crate::lake::Lab;
 use crate::queries::sql;
 use crate::raw::{self, StoreTable};
@@ -166,7 +167,7 @@ fn group(c: Columns) -> PolarsResult<Vec<GoldRow>> {
 pub fn ensure_cached(lab: &Lab) -> Result<bool> {
     let raw_root = lab.raw_root();
     let now = manifest(&raw_root)?;
-    let cached: Option<String> = lab.conn.query_row(sql("recompute", "state"), [], |r| r.get(0)).ok();
+    let cached: Option<String> = lab.conn.row_cached(sql("recompute", "state"), [], |r| r.get(0)).ok();
     if cached.as_deref() == Some(now.as_str()) {
         return Ok(false);
     }
@@ -176,8 +177,8 @@ pub fn ensure_cached(lab: &Lab) -> Result<bool> {
         Recount { rows: Vec::new(), events: 0, baskets: 0, rejected_lines: 0, files: 0 }
     };
     let tx = crate::lake::Tx::begin(&lab.conn, None)?;
-    tx.conn().execute(sql("recompute", "clear_rows"), [])?;
-    tx.conn().execute(sql("recompute", "clear_state"), [])?;
+    tx.conn().exec_cached(sql("recompute", "clear_rows"), [])?;
+    tx.conn().exec_cached(sql("recompute", "clear_state"), [])?;
     {
         let mut app = tx.conn().appender_to_db("daily_store_sales", "recompute")?;
         for r in &recount.rows {
@@ -185,7 +186,7 @@ pub fn ensure_cached(lab: &Lab) -> Result<bool> {
         }
         app.flush()?;
     }
-    tx.conn().execute(sql("recompute", "state_insert"), duckdb::params![now, recount.events as i64, recount.baskets as i64, Utc::now().naive_utc()])?;
+    tx.conn().exec_cached(sql("recompute", "state_insert"), duckdb::params![now, recount.events as i64, recount.baskets as i64, Utc::now().naive_utc()])?;
     tx.commit()?;
     Ok(true)
 }

@@ -128,3 +128,14 @@ fn two_processes_cannot_write_one_lab_at_once() {
         .unwrap();
     assert!(out.status.success(), "free again once the first holder closes: {}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_lab_written_by_an_older_layout_is_refused_with_the_way_out() {
+    let dir = tempdir();
+    {
+        let conn = duckdb::Connection::open(dir.path().join("recount.duckdb")).unwrap();
+        conn.execute_batch("CREATE SCHEMA bronze; CREATE TABLE bronze.events (event_id VARCHAR, file VARCHAR);").unwrap();
+    }
+    let err = recount::lake::Lab::open(dir.path()).err().expect("an old lab is refused").to_string();
+    assert!(err.contains("another recount") && err.contains("delete the lab directory"), "{err}");
+}

@@ -1,6 +1,7 @@
 //! Landing: uploads are copied into the lab's raw zone and parsed once into bronze. Every line is
 //! either a bronze row or a quarantine row with its file, line and reason.
 
+use crate::lake::Cached;
 use super::{Lab, Tx};
 use crate::queries::{hex, sql};
 use crate::raw::{self, PosEvent, StoreTable};
@@ -72,6 +73,54 @@ struct ParsedFile {
     lines: u64,
     events: Vec<(u32, PosEvent)>,
     quarantine: Vec<(u32, String, String)>,
+    cells: Vec<Cell>,
+}
+
+/// What one file holds for one (business date, currency): see `bronze.cells`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Cell {
+    business_date: NaiveDate,
+    currency: String,
+    rows: i64,
+    revenue_minor: i64,
+    digest: u64,
+}
+
+/// A stable 64-bit hash of the fields that make a bronze row what it is (xxh3 over
+/// length-prefixed fields). Summed per cell, it gives each date's input hash: adding, removing
+/// or changing any feeding row changes the sum.
+pub fn row_digest(e: &PosEvent, buf: &mut Vec<u8>) -> u64 {
+    buf.clear();
+    for s in [&e.event_id, &e.basket_id, &e.store_id, &e.till_id] {
+        buf.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        buf.extend_from_slice(s.as_bytes());
+    }
+    buf.extend_from_slice(&e.event_ts.timestamp_nanos_opt().unwrap_or(i64::MIN).to_le_bytes());
+    buf.extend_from_slice(&e.uploaded_at.timestamp_nanos_opt().unwrap_or(i64::MIN).to_le_bytes());
+    buf.extend_from_slice(&days(e.upload_date).to_le_bytes());
+    buf.extend_from_slice(&days(e.business_date).to_le_bytes());
+    buf.extend_from_slice(&e.revenue_minor.to_le_bytes());
+    xxhash_rust::xxh3::xxh3_64(buf)
+}
+
+fn cells_of(events: &[(u32, PosEvent)], path: &Path) -> Result<Vec<Cell>> {
+    let mut map: std::collections::BTreeMap<(NaiveDate, &str), Cell> = std::collections::BTreeMap::new();
+    let mut buf = Vec::with_capacity(128);
+    for (_, e) in events {
+        let c = map.entry((e.business_date, e.currency.as_str())).or_insert_with(|| Cell {
+            business_date: e.business_date,
+            currency: e.currency.clone(),
+            rows: 0,
+            revenue_minor: 0,
+            digest: 0,
+        });
+        c.rows += 1;
+        c.revenue_minor = c.revenue_minor.checked_add(e.revenue_minor).ok_or_else(|| {
+            eyre!("{}: the revenue of business date {} ({}) overflows 64 bits", path.display(), e.business_date, e.currency)
+        })?;
+        c.digest = c.digest.wrapping_add(row_digest(e, &mut buf));
+    }
+    Ok(map.into_values().collect())
 }
 
 /// Lands the given upload partitions of `world` into the lab, in one transaction: either every
@@ -104,11 +153,11 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
     let mut todo: Vec<(NaiveDate, PathBuf, String)> = Vec::new();
     let mut partitions: Vec<PartitionLanded> = Vec::new();
     let landed_files: std::collections::HashMap<String, String> = {
-        let mut stmt = lab.conn.prepare(sql("land", "landed_files"))?;
+        let mut stmt = lab.conn.prepare_cached(sql("land", "landed_files"))?;
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?
     };
     let landed_partitions: std::collections::HashSet<NaiveDate> = {
-        let mut stmt = lab.conn.prepare(sql("land", "landed_uploads"))?;
+        let mut stmt = lab.conn.prepare_cached(sql("land", "landed_uploads"))?;
         stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?
     };
     for &d in dates {
@@ -138,26 +187,43 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         for s in &new_stores {
             tx.execute("adding a store", sql("land", "store_insert"), duckdb::params![s.store_id, s.country, s.timezone.name(), s.currency])?;
         }
-        let landing_id: i64 = tx.conn().query_row(sql("land", "next_landing_id"), [], |r| r.get(0))?;
+        let landing_id: i64 = tx.conn().row_cached(sql("land", "next_landing_id"), [], |r| r.get(0))?;
         let (mut events, mut quarantined) = (0u64, 0u64);
-        let (mut t_parse, mut t_append) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
-        // Parse a few files at a time on every core; memory stays bounded by the chunk.
-        for chunk in todo.chunks(8) {
-            let t0 = std::time::Instant::now();
-            let parsed: Vec<Result<ParsedFile>> = chunk.par_iter().map(|(d, path, rel)| parse_file(path, rel, *d, &stores)).collect();
-            t_parse += t0.elapsed();
-            for pf in parsed {
+        let first_file_id: i32 = tx.conn().row_cached(sql("land", "next_file_id"), [], |r| r.get(0))?;
+        let was_empty = first_file_id == 1;
+        let mut file_id = first_file_id;
+        let mut t_append = std::time::Duration::ZERO;
+        let t_all = std::time::Instant::now();
+        // Files are parsed a few at a time on every core by a producer thread while this one
+        // appends the previous ones; the bounded channel keeps memory to a few files.
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<ParsedFile>>(4);
+        let todo_ref = &todo;
+        let stores_ref = &stores;
+        std::thread::scope(|scope| -> Result<()> {
+            scope.spawn(move || {
+                for chunk in todo_ref.chunks(4) {
+                    let parsed: Vec<Result<ParsedFile>> = chunk.par_iter().map(|(d, path, rel)| parse_file(path, rel, *d, stores_ref)).collect();
+                    for pf in parsed {
+                        if sender.send(pf).is_err() {
+                            return; // the appender stopped: an error is on its way up
+                        }
+                    }
+                }
+            });
+            for pf in receiver {
                 let pf = pf?;
                 let t1 = std::time::Instant::now();
-                append_events(tx.conn(), &pf)?;
+                append_events(tx.conn(), &pf, file_id)?;
+                append_cells(tx.conn(), &pf, file_id)?;
                 t_append += t1.elapsed();
                 tx.step("appending bronze events")?;
                 append_quarantine(tx.conn(), &pf)?;
                 tx.execute(
                     "recording a raw file",
                     sql("land", "file_insert"),
-                    duckdb::params![pf.rel, pf.upload_date, pf.bytes.len() as i64, pf.md5, pf.lines as i64, pf.events.len() as i64, pf.quarantine.len() as i64, landing_id],
+                    duckdb::params![file_id, pf.rel, pf.upload_date, pf.bytes.len() as i64, pf.md5, pf.lines as i64, pf.events.len() as i64, pf.quarantine.len() as i64, landing_id],
                 )?;
+                file_id += 1;
                 let p = partitions.iter_mut().find(|p| p.upload_date == pf.upload_date).expect("partition listed");
                 p.files_landed += 1;
                 p.events += pf.events.len() as u64;
@@ -175,7 +241,14 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
                 std::fs::write(&tmp, &pf.bytes).wrap_err_with(|| format!("copying {}", pf.source.display()))?;
                 staged.push((tmp, dest));
             }
+            Ok(())
+        })?;
+        let t_parse_and_append = t_all.elapsed();
+        let t_split = std::time::Instant::now();
+        if file_id > first_file_id {
+            tx.execute("finding split baskets", sql("land", "split_baskets_insert"), duckdb::params![first_file_id, was_empty])?;
         }
+        let t_split = t_split.elapsed();
         for p in partitions.iter().filter(|p| p.exists) {
             if !landed_partitions.contains(&p.upload_date) {
                 tx.execute("recording a partition", sql("land", "partition_insert"), duckdb::params![p.upload_date, p.files_landed as i64, landing_id])?;
@@ -192,7 +265,12 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         }
         let commit = tx.commit()?.last().map(|p| p.1).unwrap_or_default();
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-        let phases = vec![("parse".to_string(), ms(t_parse)), ("append to bronze".to_string(), ms(t_append)), ("commit".to_string(), ms(commit))];
+        let phases = vec![
+            ("parse and append, overlapped (wall)".to_string(), ms(t_parse_and_append)),
+            ("  of which appending to bronze".to_string(), ms(t_append)),
+            ("finding split baskets".to_string(), ms(t_split)),
+            ("commit".to_string(), ms(commit)),
+        ];
         Ok((events, quarantined, phases))
     })();
     match result {
@@ -250,14 +328,27 @@ fn parse_file(path: &Path, rel: &str, upload_date: NaiveDate, stores: &StoreTabl
             }
         }
     }
-    Ok(ParsedFile { rel: rel.to_string(), source: path.to_path_buf(), upload_date, md5: md5_hex(&bytes), bytes, lines, events, quarantine })
+    let cells = cells_of(&events, path)?;
+    Ok(ParsedFile { rel: rel.to_string(), source: path.to_path_buf(), upload_date, md5: md5_hex(&bytes), bytes, lines, events, quarantine, cells })
 }
 
 fn days(d: NaiveDate) -> i32 {
     (d - NaiveDate::from_ymd_opt(1970, 1, 1).unwrap()).num_days() as i32
 }
 
-fn append_events(conn: &duckdb::Connection, pf: &ParsedFile) -> Result<()> {
+fn append_cells(conn: &duckdb::Connection, pf: &ParsedFile, file_id: i32) -> Result<()> {
+    if pf.cells.is_empty() {
+        return Ok(());
+    }
+    let mut app = conn.appender_to_db("cells", "bronze")?;
+    for c in &pf.cells {
+        app.append_row(duckdb::params![file_id, pf.upload_date, c.business_date, c.currency, c.rows, c.revenue_minor, c.digest as i64])?;
+    }
+    app.flush()?;
+    Ok(())
+}
+
+fn append_events(conn: &duckdb::Connection, pf: &ParsedFile, file_id: i32) -> Result<()> {
     if pf.events.is_empty() {
         return Ok(());
     }
@@ -274,7 +365,7 @@ fn append_events(conn: &duckdb::Connection, pf: &ParsedFile) -> Result<()> {
     let mut business_date = Date32Builder::with_capacity(n);
     let mut revenue = Int64Builder::with_capacity(n);
     let mut tenders = Int16Builder::with_capacity(n);
-    let mut file = StringBuilder::with_capacity(n, n * pf.rel.len());
+    let mut file = Int32Builder::with_capacity(n);
     let mut line = Int32Builder::with_capacity(n);
     let upload_days = days(pf.upload_date);
     for (line_no, e) in &pf.events {
@@ -290,7 +381,7 @@ fn append_events(conn: &duckdb::Connection, pf: &ParsedFile) -> Result<()> {
         business_date.append_value(days(e.business_date));
         revenue.append_value(e.revenue_minor);
         tenders.append_value(e.tenders.min(i16::MAX as u32) as i16);
-        file.append_value(&pf.rel);
+        file.append_value(file_id);
         line.append_value(*line_no as i32);
     }
     let columns: Vec<ArrayRef> = vec![
@@ -309,7 +400,7 @@ fn append_events(conn: &duckdb::Connection, pf: &ParsedFile) -> Result<()> {
         Arc::new(file.finish()),
         Arc::new(line.finish()),
     ];
-    let names = ["event_id", "basket_id", "store_id", "till_id", "country", "currency", "event_ts", "uploaded_at", "upload_date", "business_date", "revenue_minor", "tenders", "file", "line"];
+    let names = ["event_id", "basket_id", "store_id", "till_id", "country", "currency", "event_ts", "uploaded_at", "upload_date", "business_date", "revenue_minor", "tenders", "file_id", "line"];
     let batch = RecordBatch::try_from_iter(names.iter().zip(columns).map(|(n, c)| (*n, c)))?;
     let mut app = conn.appender_to_db("events", "bronze")?;
     app.append_record_batch(batch)?;

@@ -1,6 +1,7 @@
 //! Snapshots: every write commits one record, in the same transaction as its data. A rollback is
 //! a new snapshot; history is never rewritten.
 
+use crate::lake::Cached;
 use super::{Lab, Tx};
 use crate::queries::sql;
 use chrono::{NaiveDate, NaiveDateTime, Utc};
@@ -86,19 +87,102 @@ pub struct SnapshotRecord {
 }
 
 pub fn fingerprint(conn: &duckdb::Connection) -> Result<Fingerprint> {
-    Ok(conn.query_row(sql("fingerprint", "current"), [], |r| Ok(Fingerprint { rows: r.get(0)?, md5: r.get(1)? }))?)
+    Ok(conn.row_cached(sql("fingerprint", "current"), [], |r| Ok(Fingerprint { rows: r.get(0)?, md5: r.get(1)? }))?)
+}
+
+/// Gold as the fingerprint's text, one chunk per business date (rows, text). A command that writes
+/// many snapshots keeps it in its `Lab` between runs, so each run re-reads only the dates it
+/// rewrote and hashes the chunks in Rust. It is taken out of the lab for a write and put back only
+/// after COMMIT: a failed write leaves no cache behind.
+#[derive(Debug, Clone, Default)]
+pub struct GoldText {
+    chunks: BTreeMap<NaiveDate, (i64, String)>,
+}
+
+impl GoldText {
+    /// Re-reads the chunks of `first..=last` (every date when None) from gold as `conn` sees it.
+    fn refresh(&mut self, conn: &duckdb::Connection, range: Option<(NaiveDate, NaiveDate)>) -> Result<()> {
+        match range {
+            Some((first, last)) => {
+                let stale: Vec<NaiveDate> = self.chunks.range(first..=last).map(|(d, _)| *d).collect();
+                for d in stale {
+                    self.chunks.remove(&d);
+                }
+            }
+            None => self.chunks.clear(),
+        }
+        let mut stmt = conn.prepare_cached(sql("fingerprint", "chunks"))?;
+        let rows = stmt.query_map(duckdb::params![range.map(|r| r.0), range.map(|r| r.1)], |r| {
+            Ok((r.get::<_, NaiveDate>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
+        })?;
+        for row in rows {
+            let (d, n, text) = row?;
+            self.chunks.insert(d, (n, text));
+        }
+        Ok(())
+    }
+
+    fn fingerprint(&self) -> Fingerprint {
+        use md5::Digest;
+        let mut md5 = md5::Md5::new();
+        let mut rows = 0;
+        for (i, (n, text)) in self.chunks.values().enumerate() {
+            if i > 0 {
+                md5.update(b"\n");
+            }
+            md5.update(text.as_bytes());
+            rows += n;
+        }
+        Fingerprint { rows, md5: crate::queries::hex(&md5.finalize()) }
+    }
+}
+
+/// The fingerprint of gold after a write that rewrote the dates `changed` (first..=last), seen
+/// inside the write's transaction. With nothing rewritten it is the newest record's (every write
+/// of gold records one). Returns the refreshed text for `keep_gold_text` after COMMIT.
+pub fn fingerprint_after(lab: &Lab, conn: &duckdb::Connection, changed: Option<(NaiveDate, NaiveDate)>) -> Result<(Fingerprint, Option<GoldText>)> {
+    let cached = lab.gold_text.borrow_mut().take();
+    if changed.is_none() {
+        if let Some(text) = cached {
+            return Ok((text.fingerprint(), Some(text)));
+        }
+        if let Some(fp) = conn
+            .row_cached(sql("fingerprint", "latest_record"), [], |r| Ok(Fingerprint { rows: r.get(0)?, md5: r.get(1)? }))
+            .optional()?
+        {
+            return Ok((fp, None));
+        }
+    }
+    let mut text = match cached {
+        Some(mut text) => {
+            text.refresh(conn, changed)?;
+            text
+        }
+        None => {
+            let mut text = GoldText::default();
+            text.refresh(conn, None)?;
+            text
+        }
+    };
+    let fp = text.fingerprint();
+    Ok((fp, Some(std::mem::take(&mut text))))
+}
+
+/// Puts the gold text back into the lab once its write has committed.
+pub fn keep_gold_text(lab: &Lab, text: Option<GoldText>) {
+    *lab.gold_text.borrow_mut() = text;
 }
 
 pub fn fingerprint_as_of(conn: &duckdb::Connection, snapshot_id: i64) -> Result<Fingerprint> {
-    Ok(conn.query_row(sql("fingerprint", "as_of"), [snapshot_id], |r| Ok(Fingerprint { rows: r.get(0)?, md5: r.get(1)? }))?)
+    Ok(conn.row_cached(sql("fingerprint", "as_of"), [snapshot_id], |r| Ok(Fingerprint { rows: r.get(0)?, md5: r.get(1)? }))?)
 }
 
 pub fn next_id(conn: &duckdb::Connection) -> Result<i64> {
-    Ok(conn.query_row(sql("snapshot", "next_id"), [], |r| r.get(0))?)
+    Ok(conn.row_cached(sql("snapshot", "next_id"), [], |r| r.get(0))?)
 }
 
 pub fn head(conn: &duckdb::Connection) -> Result<Option<i64>> {
-    Ok(conn.query_row(sql("snapshot", "head"), [], |r| r.get::<_, Option<i64>>(0))?)
+    Ok(conn.row_cached(sql("snapshot", "head"), [], |r| r.get::<_, Option<i64>>(0))?)
 }
 
 /// A fresh record for the next write; the caller fills in its counts.
@@ -179,23 +263,23 @@ pub fn record_history(tx: &mut Tx, snapshot_id: i64, first: NaiveDate, last: Nai
 
 /// For each business date, the snapshot whose rows it held as of `snapshot_id`.
 pub fn versions_as_of(conn: &duckdb::Connection, snapshot_id: i64) -> Result<BTreeMap<NaiveDate, i64>> {
-    let mut stmt = conn.prepare(sql("snapshot", "versions_as_of"))?;
+    let mut stmt = conn.prepare_cached(sql("snapshot", "versions_as_of"))?;
     let rows = stmt.query_map([snapshot_id], |r| Ok((r.get::<_, NaiveDate>(0)?, r.get::<_, i64>(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// The version of date `d` as of `snapshot_id`: the newest snapshot up to it that rewrote `d`.
 pub fn version_at(conn: &duckdb::Connection, d: NaiveDate, snapshot_id: i64) -> Result<Option<i64>> {
-    Ok(conn.query_row(sql("snapshot", "version_at"), duckdb::params![d, snapshot_id], |r| r.get::<_, Option<i64>>(0)).optional()?.flatten())
+    Ok(conn.row_cached(sql("snapshot", "version_at"), duckdb::params![d, snapshot_id], |r| r.get::<_, Option<i64>>(0)).optional()?.flatten())
 }
 
 /// The input hash of the version of `d` that silver and gold hold now; None if never built.
 pub fn current_hash(conn: &duckdb::Connection, d: NaiveDate) -> Result<Option<String>> {
-    Ok(conn.query_row(sql("snapshot", "current_hash"), [d], |r| r.get::<_, Option<String>>(0)).optional()?.flatten())
+    Ok(conn.row_cached(sql("snapshot", "current_hash"), [d], |r| r.get::<_, Option<String>>(0)).optional()?.flatten())
 }
 
 pub fn exists(conn: &duckdb::Connection, snapshot_id: i64) -> Result<bool> {
-    let n: i64 = conn.query_row(sql("snapshot", "exists"), [snapshot_id], |r| r.get(0))?;
+    let n: i64 = conn.row_cached(sql("snapshot", "exists"), [snapshot_id], |r| r.get(0))?;
     Ok(n > 0)
 }
 
@@ -222,10 +306,10 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
     }
     let trigger = Trigger { kind: "rollback".into(), upload: None, detail: format!("rollback to snapshot {target}") };
     let mut record = new_record(conn, Operation::Rollback, trigger, 0)?;
-    conn.execute(sql("v2", "work_clear"), [])?;
+    conn.exec_cached(sql("v2", "work_clear"), [])?;
     for (d, _) in &changes {
-        conn.execute(sql("v2", "work_insert"), [d])?;
-        conn.execute(sql("v2", "work_mark_changed"), [d])?;
+        conn.exec_cached(sql("v2", "work_insert"), [d])?;
+        conn.exec_cached(sql("v2", "work_mark_changed"), [d])?;
     }
     let mut tx = Tx::begin(conn, fail_after)?;
     let mut outcomes = Vec::new();
@@ -238,7 +322,7 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
             gold_added = tx.execute("restoring gold", sql("snapshot", "restore_gold"), duckdb::params![v, d])? as i64;
             if let Some((h, n)) = tx
                 .conn()
-                .query_row(sql("snapshot", "version_of"), duckdb::params![v, d], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+                .row_cached(sql("snapshot", "version_of"), duckdb::params![v, d], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
                 .optional()?
             {
                 input_hash = h;
@@ -256,8 +340,10 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
     for o in &outcomes {
         insert_date(&mut tx, record.snapshot_id, o)?;
     }
-    record.fingerprint = fingerprint(tx.conn())?;
+    let (fingerprint, text) = fingerprint_after(lab, tx.conn(), changes.first().zip(changes.last()).map(|(a, b)| (a.0, b.0)))?;
+    record.fingerprint = fingerprint;
     insert_record(&mut tx, &record)?;
     tx.commit()?;
+    keep_gold_text(lab, text);
     Ok(record)
 }

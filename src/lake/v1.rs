@@ -10,10 +10,12 @@ use color_eyre::eyre::Result;
 pub fn run(lab: &Lab, run_date: NaiveDate, fail_after: Option<usize>) -> Result<SnapshotRecord> {
     let conn = &lab.conn;
     let mut record = snapshot::new_record(conn, Operation::Append, Trigger::upload("naive", run_date), 0)?;
-    record.fingerprint = snapshot::fingerprint(conn)?;
     let mut tx = Tx::begin(conn, fail_after)?;
+    let (fingerprint, text) = snapshot::fingerprint_after(lab, tx.conn(), None)?;
+    record.fingerprint = fingerprint;
     record.rows_added = tx.execute("appending the naive rows", sql("v1", "append"), duckdb::params![record.snapshot_id, run_date])? as i64;
     snapshot::insert_record(&mut tx, &record)?;
     tx.commit()?;
+    snapshot::keep_gold_text(lab, text);
     Ok(record)
 }

@@ -1,6 +1,7 @@
 //! v2, the idempotent job: per run, the affected business dates whose inputs changed are deleted
 //! and rewritten in silver and gold, in ONE transaction with the run's snapshot record.
 
+use crate::lake::Cached;
 use super::snapshot::{self, DateOutcome, Operation, SnapshotRecord, Trigger};
 use super::{Lab, Tx};
 use crate::queries::{hex, sql};
@@ -75,7 +76,7 @@ impl RunReport {
 }
 
 pub fn is_landed(lab: &Lab, upload: NaiveDate) -> Result<bool> {
-    let n: i64 = lab.conn.query_row(sql("land", "upload_files_count"), [upload], |r| r.get(0))?;
+    let n: i64 = lab.conn.row_cached(sql("land", "upload_files_count"), [upload], |r| r.get(0))?;
     Ok(n > 0)
 }
 
@@ -84,9 +85,9 @@ pub fn run_upload(lab: &Lab, upload: NaiveDate, trigger_kind: &str, opts: V2Opti
     let started = std::time::Instant::now();
     let conn = &lab.conn;
     let oldest = upload - Duration::days(opts.late_days as i64);
-    let mut stmt = conn.prepare(sql("v2", "affected_dates"))?;
+    let mut stmt = conn.prepare_cached(sql("v2", "affected_dates"))?;
     let dates: Vec<NaiveDate> = stmt.query_map(duckdb::params![upload, oldest], |r| r.get(0))?.collect::<Result<_, _>>()?;
-    let mut stmt = conn.prepare(sql("v2", "beyond_window"))?;
+    let mut stmt = conn.prepare_cached(sql("v2", "beyond_window"))?;
     let beyond: Vec<BeyondWindow> = stmt
         .query_map(duckdb::params![upload, opts.late_days], |r| {
             Ok(BeyondWindow { business_date: r.get(0)?, currency: r.get(1)?, rows: r.get(2)?, revenue_minor: r.get(3)? })
@@ -106,20 +107,31 @@ pub fn rebuild_dates(lab: &Lab, dates: &[NaiveDate], opts: V2Options) -> Result<
     rewrite(lab, &dates, Trigger::manual(&dates), Vec::new(), opts)
 }
 
-/// The input hash of each date: the exact rows that feed it under the window rule, the window
+/// The input hash of each of `dates`: the exact rows that feed it under the window rule (their
+/// count and the wrapping sum of their row digests, kept per file in `bronze.cells`), the window
 /// itself and the code version.
-/// The dates must be in `work_dates`, within `first..=last`.
-pub fn input_hashes(conn: &duckdb::Connection, late_days: u32, first: NaiveDate, last: NaiveDate) -> Result<Vec<(NaiveDate, i64, String)>> {
-    let version = super::code_version();
-    let mut stmt = conn.prepare(sql("v2", "input_digests"))?;
-    let rows = stmt.query_map(duckdb::params![late_days, first, last], |r| Ok((r.get::<_, NaiveDate>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))?;
-    let mut out = Vec::new();
+pub fn input_hashes(conn: &duckdb::Connection, late_days: u32, dates: &[NaiveDate]) -> Result<Vec<(NaiveDate, i64, String)>> {
+    let (Some(&first), Some(&last)) = (dates.iter().min(), dates.iter().max()) else {
+        return Ok(Vec::new());
+    };
+    let mut sums: std::collections::BTreeMap<NaiveDate, (i64, u64)> = dates.iter().map(|&d| (d, (0, 0))).collect();
+    let mut stmt = conn.prepare_cached(sql("v2", "input_cells"))?;
+    let rows = stmt.query_map(duckdb::params![late_days, first, last], |r| Ok((r.get::<_, NaiveDate>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))?;
     for row in rows {
         let (d, n, digest) = row?;
-        let text = format!("{version}|late_days={late_days}|{d}|{n}|{digest}");
-        out.push((d, n, hex(&md5::Md5::digest(text.as_bytes()))));
+        if let Some(s) = sums.get_mut(&d) {
+            s.0 += n;
+            s.1 = s.1.wrapping_add(digest as u64);
+        }
     }
-    Ok(out)
+    let version = super::code_version();
+    Ok(sums
+        .into_iter()
+        .map(|(d, (n, digest))| {
+            let text = format!("{version}|late_days={late_days}|{d}|{n}|{digest:016x}");
+            (d, n, hex(&md5::Md5::digest(text.as_bytes())))
+        })
+        .collect())
 }
 
 /// A run with no business date inside the window: recorded as skipped, with its beyond-window rows.
@@ -127,10 +139,12 @@ fn record_empty(lab: &Lab, trigger: Trigger, beyond: Vec<BeyondWindow>, opts: V2
     let mut record = snapshot::new_record(&lab.conn, Operation::Skipped, trigger, opts.late_days)?;
     record.beyond_window_rows = beyond.iter().map(|b| b.rows).sum();
     let mut tx = Tx::begin(&lab.conn, opts.fail_after)?;
-    record.fingerprint = snapshot::fingerprint(tx.conn())?;
+    let (fingerprint, text) = snapshot::fingerprint_after(lab, tx.conn(), None)?;
+    record.fingerprint = fingerprint;
     tx.step("fingerprint")?;
     snapshot::insert_record(&mut tx, &record)?;
     let phases = tx.commit()?.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)).collect();
+    snapshot::keep_gold_text(lab, text);
     Ok(RunReport { snapshot: record, dates: Vec::new(), beyond_window: beyond, phases })
 }
 
@@ -143,15 +157,15 @@ struct Current {
 fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondWindow>, opts: V2Options) -> Result<RunReport> {
     let started = std::time::Instant::now();
     let conn = &lab.conn;
-    conn.execute(sql("v2", "work_clear"), [])?;
+    conn.exec_cached(sql("v2", "work_clear"), [])?;
     for d in dates {
-        conn.execute(sql("v2", "work_insert"), [d])?;
+        conn.exec_cached(sql("v2", "work_insert"), [d])?;
     }
-    let (Some(&lo), Some(&hi)) = (dates.iter().min(), dates.iter().max()) else {
+    if dates.is_empty() {
         return record_empty(lab, trigger, beyond, opts);
-    };
-    let hashes = input_hashes(conn, opts.late_days, lo, hi)?;
-    let mut stmt = conn.prepare(sql("v2", "current_versions"))?;
+    }
+    let hashes = input_hashes(conn, opts.late_days, dates)?;
+    let mut stmt = conn.prepare_cached(sql("v2", "current_versions"))?;
     let current: HashMap<NaiveDate, Current> = stmt
         .query_map([], |r| Ok((r.get::<_, NaiveDate>(0)?, Current { input_hash: r.get(1)?, silver_rows: r.get(2)?, gold_rows: r.get(3)? })))?
         .collect::<Result<_, _>>()?;
@@ -163,7 +177,7 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
         let (silver_deleted, gold_deleted) = cur.map(|c| (c.silver_rows, c.gold_rows)).unwrap_or((0, 0));
         let action = if same && !opts.force { "skip" } else { "overwrite" };
         if action == "overwrite" {
-            conn.execute(sql("v2", "work_mark_changed"), [d])?;
+            conn.exec_cached(sql("v2", "work_mark_changed"), [d])?;
         }
         outcomes.push(DateOutcome {
             business_date: *d,
@@ -193,9 +207,10 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
         let gold_added = tx.execute("gold insert", sql("v2", "gold_insert"), duckdb::params![first, last])? as i64;
         record.rows_deleted = silver_deleted + gold_deleted;
         record.rows_added = silver_added + gold_added;
-        let mut stmt = tx.conn().prepare(sql("v2", "changed_counts"))?;
-        let counts: HashMap<NaiveDate, (i64, i64)> =
-            stmt.query_map(duckdb::params![first, last], |r| Ok((r.get::<_, NaiveDate>(0)?, (r.get(1)?, r.get(2)?))))?.collect::<Result<_, _>>()?;
+        let counts: HashMap<NaiveDate, (i64, i64)> = {
+            let mut stmt = tx.conn().prepare_cached(sql("v2", "changed_counts"))?;
+            stmt.query_map(duckdb::params![first, last], |r| Ok((r.get::<_, NaiveDate>(0)?, (r.get(1)?, r.get(2)?))))?.collect::<Result<_, _>>()?
+        };
         tx.step("counting rows per date")?;
         for o in outcomes.iter_mut().filter(|o| o.action == "overwrite") {
             let (s, g) = counts.get(&o.business_date).copied().unwrap_or((0, 0));
@@ -204,7 +219,8 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
         }
         snapshot::record_history(&mut tx, record.snapshot_id, first, last)?;
     }
-    record.fingerprint = snapshot::fingerprint(tx.conn())?;
+    let (fingerprint, text) = snapshot::fingerprint_after(lab, tx.conn(), changed_dates.first().copied().zip(changed_dates.last().copied()))?;
+    record.fingerprint = fingerprint;
     tx.step("fingerprint")?;
     for o in &outcomes {
         snapshot::insert_date(&mut tx, record.snapshot_id, o)?;
@@ -212,5 +228,6 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     snapshot::insert_record(&mut tx, &record)?;
     let mut phases = vec![("input hashes".to_string(), compared.as_secs_f64() * 1e3)];
     phases.extend(tx.commit()?.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)));
+    snapshot::keep_gold_text(lab, text);
     Ok(RunReport { snapshot: record, dates: outcomes, beyond_window: beyond, phases })
 }

@@ -36,7 +36,7 @@ pub struct BasketsReport {
 }
 
 pub fn resent(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<BasketsReport> {
-    let mut stmt = lab.conn.prepare(sql("reports", "basket_copies"))?;
+    let mut stmt = lab.conn.prepare_cached(sql("reports", "basket_copies"))?;
     let rows = stmt.query_map(duckdb::params![d, late_days], |r| {
         Ok((
             r.get::<_, String>(0)?,

@@ -1,6 +1,7 @@
 //! `recount check DATE`: per country, v1, v2 gold and the recompute side by side, with DuckDB's
 //! own recount as a second engine behind the polars one.
 
+use crate::lake::Cached;
 use super::status::{DateStatus, date_status};
 use super::{Cell, Note, Report, Status, Table, resolve_as_of};
 use crate::lake::Lab;
@@ -79,7 +80,7 @@ pub fn check(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<CheckReport>
     }
     let mut countries: BTreeMap<String, CountryCheck> = BTreeMap::new();
     // v1: everything appended up to the snapshot.
-    let mut stmt = conn.prepare(sql("reports", "v1_by_store"))?;
+    let mut stmt = conn.prepare_cached(sql("reports", "v1_by_store"))?;
     let v1 = stmt.query_map(duckdb::params![d, snap], |r| {
         Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?))
     })?;
@@ -89,7 +90,7 @@ pub fn check(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<CheckReport>
         c.v1_events += events;
         c.v1_revenue_minor += revenue;
     }
-    let runs: i64 = conn.query_row(sql("reports", "v1_runs"), duckdb::params![d, snap], |r| r.get(0))?;
+    let runs: i64 = conn.row_cached(sql("reports", "v1_runs"), duckdb::params![d, snap], |r| r.get(0))?;
     let gold = if as_of.is_some() {
         by_store(conn, sql("reports", "gold_by_store_as_of"), &[&d, &snap])?
     } else {
@@ -106,7 +107,7 @@ pub fn check(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<CheckReport>
         c.recompute_baskets += baskets;
         c.recompute_revenue_minor += revenue;
     }
-    let mut stmt = conn.prepare(sql("reports", "late_rows"))?;
+    let mut stmt = conn.prepare_cached(sql("reports", "late_rows"))?;
     let late = stmt.query_map(duckdb::params![status.late_days, d], |r| {
         Ok((r.get::<_, String>(6)?, r.get::<_, String>(7)?, r.get::<_, i64>(8)?, r.get::<_, bool>(11)?))
     })?;

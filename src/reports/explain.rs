@@ -61,7 +61,7 @@ pub fn explain(lab: &Lab, d: NaiveDate) -> Result<ExplainReport> {
         m.entry(country.to_string()).or_insert_with(|| CountryExplain { country: country.into(), currency: currency.into(), ..Default::default() })
     }
     // The recompute side comes from polars.
-    let mut stmt = conn.prepare(sql("reports", "recompute_by_store"))?;
+    let mut stmt = conn.prepare_cached(sql("reports", "recompute_by_store"))?;
     let rows = stmt.query_map([d], |r| Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?)))?;
     for r in rows {
         let (country, currency, baskets, revenue) = r?;
@@ -70,7 +70,7 @@ pub fn explain(lab: &Lab, d: NaiveDate) -> Result<ExplainReport> {
         c.recompute_revenue_minor += revenue;
     }
     // Missed and double counted come from bronze, basket by basket.
-    let mut stmt = conn.prepare(sql("reports", "explain_baskets"))?;
+    let mut stmt = conn.prepare_cached(sql("reports", "explain_baskets"))?;
     let rows = stmt.query_map([d], |r| {
         Ok((
             r.get::<_, String>(0)?,
@@ -100,7 +100,7 @@ pub fn explain(lab: &Lab, d: NaiveDate) -> Result<ExplainReport> {
         }
     }
     // The v1 side: what one naive run reads, straight from bronze.
-    let mut stmt = conn.prepare(sql("reports", "v1_once_by_country"))?;
+    let mut stmt = conn.prepare_cached(sql("reports", "v1_once_by_country"))?;
     let rows = stmt.query_map([d], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?)))?;
     for r in rows {
         let (country, currency, events, revenue) = r?;

@@ -19,7 +19,7 @@ pub struct SnapshotsReport {
 }
 
 pub fn load_snapshots(lab: &Lab, up_to: i64) -> Result<Vec<SnapshotRecord>> {
-    let mut stmt = lab.conn.prepare(sql("history", "snapshots"))?;
+    let mut stmt = lab.conn.prepare_cached(sql("history", "snapshots"))?;
     let rows = stmt.query_map([up_to], |r| {
         Ok(SnapshotRecord {
             snapshot_id: r.get(0)?,
@@ -183,14 +183,14 @@ pub struct DiffReport {
 }
 
 fn versions_of(lab: &Lab, d: NaiveDate, up_to: i64) -> Result<Vec<i64>> {
-    let mut stmt = lab.conn.prepare(sql("history", "versions_of_date"))?;
+    let mut stmt = lab.conn.prepare_cached(sql("history", "versions_of_date"))?;
     let rows = stmt.query_map(duckdb::params![d, up_to], |r| r.get(0))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
 fn gold_version(lab: &Lab, d: NaiveDate, version: Option<i64>) -> Result<BTreeMap<String, (String, i64, i64)>> {
     let Some(v) = version else { return Ok(BTreeMap::new()) };
-    let mut stmt = lab.conn.prepare(sql("history", "gold_version"))?;
+    let mut stmt = lab.conn.prepare_cached(sql("history", "gold_version"))?;
     let rows = stmt.query_map(duckdb::params![v, d], |r| Ok((r.get::<_, String>(0)?, (r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?))))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
@@ -217,7 +217,7 @@ pub fn diff(lab: &Lab, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Resu
 }
 
 pub fn diff_versions(lab: &Lab, d: NaiveDate, from_snapshot: Option<i64>, to_snapshot: i64, from_version: Option<i64>, to_version: Option<i64>) -> Result<DiffReport> {
-    let mut stmt = lab.conn.prepare(sql("history", "diff_baskets"))?;
+    let mut stmt = lab.conn.prepare_cached(sql("history", "diff_baskets"))?;
     let rows = stmt.query_map(duckdb::params![from_version.unwrap_or(-1), to_version.unwrap_or(-1), d], |r| {
         Ok((
             r.get::<_, String>(0)?,

@@ -22,11 +22,11 @@ pub struct LatenessReport {
 
 pub fn lateness(lab: &Lab, by_country: bool) -> Result<LatenessReport> {
     let buckets = if by_country {
-        let mut stmt = lab.conn.prepare(sql("reports", "lateness_by_country"))?;
+        let mut stmt = lab.conn.prepare_cached(sql("reports", "lateness_by_country"))?;
         let rows = stmt.query_map([], |r| Ok(LatenessBucket { country: Some(r.get(0)?), days: r.get(1)?, events: r.get(2)?, baskets: r.get(3)? }))?;
         rows.collect::<Result<_, _>>()?
     } else {
-        let mut stmt = lab.conn.prepare(sql("reports", "lateness"))?;
+        let mut stmt = lab.conn.prepare_cached(sql("reports", "lateness"))?;
         let rows = stmt.query_map([], |r| Ok(LatenessBucket { country: None, days: r.get(0)?, events: r.get(1)?, baskets: r.get(2)? }))?;
         rows.collect::<Result<_, _>>()?
     };

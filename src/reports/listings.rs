@@ -31,7 +31,22 @@ pub struct LateReport {
 }
 
 pub fn late(lab: &Lab, d: Option<NaiveDate>, late_days: u32) -> Result<LateReport> {
-    let mut stmt = lab.conn.prepare(sql("reports", "late_rows"))?;
+    let dates: Vec<NaiveDate> = match d {
+        Some(d) => vec![d],
+        None => {
+            let mut stmt = lab.conn.prepare_cached(sql("reports", "late_dates"))?;
+            stmt.query_map([late_days], |r| r.get(0))?.collect::<Result<_, _>>()?
+        }
+    };
+    let mut rows = Vec::new();
+    let mut stmt = lab.conn.prepare_cached(sql("reports", "late_rows"))?;
+    for day in dates {
+        rows.extend(late_rows_of(&mut stmt, late_days, day)?);
+    }
+    Ok(LateReport { business_date: d, late_days, rows })
+}
+
+fn late_rows_of(stmt: &mut duckdb::Statement, late_days: u32, d: NaiveDate) -> Result<Vec<LateRow>> {
     let rows = stmt.query_map(duckdb::params![late_days, d], |r| {
         Ok(LateRow {
             business_date: r.get(0)?,
@@ -48,7 +63,7 @@ pub fn late(lab: &Lab, d: Option<NaiveDate>, late_days: u32) -> Result<LateRepor
             missing_from_v2: r.get(11)?,
         })
     })?;
-    Ok(LateReport { business_date: d, late_days, rows: rows.collect::<Result<_, _>>()? })
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 impl Report for LateReport {
@@ -119,7 +134,7 @@ pub struct QuarantineReport {
 }
 
 pub fn quarantine(lab: &Lab, upload: Option<NaiveDate>) -> Result<QuarantineReport> {
-    let mut stmt = lab.conn.prepare(sql("reports", "quarantine_rows"))?;
+    let mut stmt = lab.conn.prepare_cached(sql("reports", "quarantine_rows"))?;
     let rows = stmt.query_map(duckdb::params![upload], |r| {
         Ok(QuarantineRow { upload_date: r.get(0)?, file: r.get(1)?, line: r.get(2)?, reason: r.get(3)?, raw_line: r.get(4)? })
     })?;

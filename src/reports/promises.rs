@@ -1,5 +1,6 @@
 //! The five promises for a business date, each pass, warn or fail with the figure behind it.
 
+use crate::lake::Cached;
 use super::check::CheckReport;
 use super::status::Finality;
 use super::{Cell, Report, Status, Table};
@@ -26,7 +27,7 @@ pub fn promises(lab: &Lab, check: &CheckReport) -> Result<PromisesReport> {
     let d = check.business_date;
     let late = check.status.late_days;
     let (landed, silver_rows, silver_distinct, beyond): (i64, i64, i64, i64) =
-        lab.conn.query_row(sql("reports", "completeness"), duckdb::params![d, late], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+        lab.conn.row_cached(sql("reports", "completeness"), duckdb::params![d, late], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
     let mut out = Vec::new();
     let accounted = silver_rows + beyond;
     out.push(Promise {
@@ -69,7 +70,7 @@ pub fn promises(lab: &Lab, check: &CheckReport) -> Result<PromisesReport> {
         },
         figure: check.status.describe(),
     });
-    let mut stmt = lab.conn.prepare(sql("reports", "store_sums_vs_silver"))?;
+    let mut stmt = lab.conn.prepare_cached(sql("reports", "store_sums_vs_silver"))?;
     let sums: Vec<(String, i64, i64, i64, i64)> = stmt.query_map([d], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?.collect::<Result<_, _>>()?;
     let sums_ok = sums.iter().all(|(_, gb, gr, sb, sr)| gb == sb && gr == sr);
     let fp_now = snapshot::fingerprint(&lab.conn)?;

@@ -1,6 +1,7 @@
 //! Is a business date final? Closed once every upload that can feed it (d-1 .. d+late_days) has
 //! landed and gold was built from all of them; provisional before that.
 
+use crate::lake::Cached;
 use crate::lake::Lab;
 use crate::lake::v2;
 use crate::queries::sql;
@@ -64,7 +65,7 @@ impl DateStatus {
 fn late_days_of(lab: &Lab, d: NaiveDate) -> Result<u32> {
     let late: Option<i64> = lab
         .conn
-        .query_row(
+        .row_cached(
             sql("snapshot", "late_days_of"),
             [d],
             |r| r.get(0),
@@ -90,7 +91,7 @@ pub fn date_status(lab: &Lab, d: NaiveDate) -> Result<DateStatus> {
     let late_days = late_days_of(lab, d)?;
     let first = d - Duration::days(1);
     let last = d + Duration::days(late_days as i64);
-    let mut stmt = lab.conn.prepare(sql("land", "landed_uploads"))?;
+    let mut stmt = lab.conn.prepare_cached(sql("land", "landed_uploads"))?;
     let landed: Vec<NaiveDate> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
     let newest_upload = landed.last().copied();
     let missing = missing_uploads(&landed, d, late_days);
@@ -99,9 +100,7 @@ pub fn date_status(lab: &Lab, d: NaiveDate) -> Result<DateStatus> {
     let finality = if !missing.is_empty() {
         Finality::Provisional { missing_uploads: missing }
     } else {
-        lab.conn.execute(sql("v2", "work_clear"), [])?;
-        lab.conn.execute(sql("v2", "work_insert"), [d])?;
-        let now = v2::input_hashes(&lab.conn, late_days, d, d)?;
+        let now = v2::input_hashes(&lab.conn, late_days, &[d])?;
         match built {
             None => Finality::Unbuilt,
             Some(h) if now.first().is_some_and(|(_, _, x)| *x == h) => Finality::Closed,

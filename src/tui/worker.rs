@@ -1,6 +1,7 @@
 //! The explorer's background worker: it owns the lab (and its DuckDB connection), so the UI
 //! thread never blocks on a query. Esc interrupts the running statement through DuckDB.
 
+use crate::lake::Cached;
 use crate::lake::{Lab, bootstrap, land, snapshot, v1, v2};
 use crate::reports::{self, baskets::BasketsReport, check::CheckReport, explain::ExplainReport, history::HistoryReport};
 use crate::reports::{lateness::LatenessReport, listings::LateReport, listings::QuarantineReport, promises::PromisesReport};
@@ -193,9 +194,9 @@ fn default_date(snap: &Snapshot) -> Option<NaiveDate> {
 
 pub fn load_snapshot(lab: &Lab, world: &std::path::Path) -> Result<Snapshot> {
     crate::recompute::ensure_cached(lab)?;
-    let mut stmt = lab.conn.prepare(sql("land", "landed_uploads"))?;
+    let mut stmt = lab.conn.prepare_cached(sql("land", "landed_uploads"))?;
     let landed: Vec<NaiveDate> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
-    let mut stmt = lab.conn.prepare(sql("reports", "date_summaries"))?;
+    let mut stmt = lab.conn.prepare_cached(sql("reports", "date_summaries"))?;
     let rows = stmt.query_map([], |r| {
         Ok((r.get::<_, NaiveDate>(0)?, r.get::<_, bool>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?, r.get::<_, i64>(5)?, r.get::<_, i64>(6)?, r.get::<_, i64>(7)?))
     })?;
@@ -235,10 +236,8 @@ pub fn load_view(lab: &Lab, d: NaiveDate) -> Result<DateView> {
 
 /// What a rebuild of `d` would rewrite, without writing.
 fn preview(lab: &Lab, d: NaiveDate) -> Result<String> {
-    lab.conn.execute(sql("v2", "work_clear"), [])?;
-    lab.conn.execute(sql("v2", "work_insert"), [d])?;
-    let hashes = v2::input_hashes(&lab.conn, v2::DEFAULT_LATE_DAYS, d, d)?;
-    let (silver, gold): (i64, i64) = lab.conn.query_row(
+    let hashes = v2::input_hashes(&lab.conn, v2::DEFAULT_LATE_DAYS, &[d])?;
+    let (silver, gold): (i64, i64) = lab.conn.row_cached(
         sql("reports", "rows_held"),
         [d],
         |r| Ok((r.get(0)?, r.get(1)?)),
