@@ -1,6 +1,6 @@
 -- reports.sql: the read-only questions users ask of a business date.
 -- Reads: bronze.*, silver.baskets, gold.daily_store_sales, naive.daily_sales, recompute.*,
--- audit.*. Writes: nothing.
+-- audit.*. Writes: nothing, except the lateness histogram's cache (recompute.lateness).
 
 -- name: business_dates
 SELECT DISTINCT business_date FROM bronze.cells ORDER BY 1;
@@ -61,13 +61,27 @@ ORDER BY w.country, w.basket_id;
 SELECT country, currency, count(*), sum(revenue_minor)::BIGINT FROM bronze.events
 WHERE upload_date = $1::DATE AND business_date = $1::DATE GROUP BY ALL ORDER BY 1;
 
+-- name: lateness_state
+-- The newest landed file, and the newest the cached histogram counts.
+SELECT (SELECT coalesce(max(file_id), 0) FROM raw.files),
+       (SELECT coalesce(max(through_file_id), -1) FROM recompute.lateness);
+
+-- name: lateness_clear
+DELETE FROM recompute.lateness;
+
+-- name: lateness_fill
+-- Upload date minus business date, in events and distinct baskets: over every country (country
+-- NULL) and per country, in one pass over bronze. $1: the newest landed file.
+INSERT INTO recompute.lateness
+SELECT $1::INTEGER, country, days, count(*), count(DISTINCT basket_id)
+FROM (SELECT country, (upload_date - business_date)::BIGINT AS days, basket_id FROM bronze.events)
+GROUP BY GROUPING SETS ((days), (country, days));
+
 -- name: lateness
-SELECT (upload_date - business_date)::BIGINT AS days, count(*), count(DISTINCT basket_id)
-FROM bronze.events GROUP BY 1 ORDER BY 1;
+SELECT days, events, baskets FROM recompute.lateness WHERE country IS NULL ORDER BY 1;
 
 -- name: lateness_by_country
-SELECT country, (upload_date - business_date)::BIGINT AS days, count(*), count(DISTINCT basket_id)
-FROM bronze.events GROUP BY ALL ORDER BY 1, 2;
+SELECT country, days, events, baskets FROM recompute.lateness WHERE country IS NOT NULL ORDER BY 1, 2;
 
 -- name: late_dates
 -- Business dates with rows outside the window ($1 = late_days), from the per-file cells.

@@ -69,6 +69,11 @@ CREATE TABLE IF NOT EXISTS audit.lab (format INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS recompute.daily_store_sales (
     business_date DATE NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL,
     baskets BIGINT NOT NULL, revenue_minor BIGINT NOT NULL);
+-- Lateness histogram of bronze through file id through_file_id (bronze only grows by files),
+-- over every country (country NULL) and per country: recomputed when a file lands after it.
+CREATE TABLE IF NOT EXISTS recompute.lateness (
+    through_file_id INTEGER NOT NULL, country VARCHAR, days BIGINT NOT NULL, events BIGINT NOT NULL,
+    baskets BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS recompute.state (
     manifest VARCHAR NOT NULL, events BIGINT NOT NULL, baskets BIGINT NOT NULL, computed_at TIMESTAMP NOT NULL);
 CREATE TEMP TABLE IF NOT EXISTS work_dates (

@@ -240,33 +240,54 @@ pub fn run(opts: BenchOptions) -> Result<BenchReport> {
     measures.push(measure(&format!("history {day}"), "", opts.runs.max(5), || reports::history::history(&lab, day, None).map(|_| ()))?);
     measures.push(measure("recompute from raw with polars (no cache)", "", opts.runs.max(1), || crate::recompute::recount(&lab.raw_root()).map(|_| ()))?);
 
-    // The explorer, headless: cold start to a complete first frame, and a date switch.
+    // The explorer, headless, through the worker's own Server: cold start to a complete first
+    // frame, a move to a neighbouring date the worker has loaded ahead, and a jump to a date
+    // it has not.
     drop(lab);
-    measures.push(measure("explorer cold start to first complete frame (headless)", "≤ 1 s", opts.runs.max(3), || {
-        let lab = Lab::open(&lab_dir)?;
+    let setup = || crate::tui::worker::Setup { lab_dir: lab_dir.clone(), world: world.clone(), bootstrap: false };
+    let new_app = || -> Result<crate::tui::app::App> {
         let mut app = crate::tui::app::App::new(crate::tui::theme::Theme::load("dark")?, false);
         app.outbox.clear();
-        let snap = crate::tui::worker::load_snapshot(&lab, &world)?;
-        let d = snap.dates.iter().rev().find(|d| !d.provisional).map(|d| d.business_date);
-        let view = d.map(|d| crate::tui::worker::load_view(&lab, d)).transpose()?;
-        app.on_reply(crate::tui::worker::Reply::Loaded(Box::new(snap), view.map(Box::new)));
+        Ok(app)
+    };
+    measures.push(measure("explorer cold start to first complete frame (headless)", "≤ 1 s", opts.runs.max(3), || {
+        let mut server = crate::tui::worker::Server::new(Lab::open(&lab_dir)?, setup());
+        let mut app = new_app()?;
+        app.on_reply(server.serve(crate::tui::worker::Job::Load(None))?);
         frame(&app)?;
         Ok(())
     })?);
-    let lab = Lab::open(&lab_dir)?;
-    let mut app = crate::tui::app::App::new(crate::tui::theme::Theme::load("dark")?, false);
-    app.outbox.clear();
-    let snap = crate::tui::worker::load_snapshot(&lab, &world)?;
-    let dates: Vec<NaiveDate> = snap.dates.iter().map(|d| d.business_date).collect();
-    app.on_reply(crate::tui::worker::Reply::Loaded(Box::new(snap), None));
+    let mut server = crate::tui::worker::Server::new(Lab::open(&lab_dir)?, setup());
+    let mut app = new_app()?;
+    let loaded = server.serve(crate::tui::worker::Job::Load(None))?;
+    let dates: Vec<NaiveDate> = match &loaded {
+        crate::tui::worker::Reply::Loaded(snap, _) => snap.dates.iter().map(|d| d.business_date).collect(),
+        _ => bail!("the explorer's first load failed"),
+    };
+    app.on_reply(loaded);
     let mut i = dates.len() / 2;
-    measures.push(measure("explorer date switch: load the next date and redraw (headless)", "≤ 30 ms", opts.runs.max(9), || {
+    let switch = |i: usize, app: &mut crate::tui::app::App, server: &mut crate::tui::worker::Server| -> Result<()> {
+        app.on_reply(server.serve(crate::tui::worker::Job::LoadDate(dates[i]))?);
+        frame(app)
+    };
+    let mut near = Vec::new();
+    for _ in 0..opts.runs.max(9) {
+        switch(i, &mut app, &mut server)?;
+        while server.prefetch()? {} // the worker's idle time, between two key presses
         i = (i + 1) % dates.len();
-        let view = crate::tui::worker::load_view(&lab, dates[i])?;
-        app.view = Some(view);
-        frame(&app)?;
-        Ok(())
-    })?);
+        let t = Instant::now();
+        switch(i, &mut app, &mut server)?;
+        near.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    measures.push(Measure::from_times("explorer date switch to the next date, loaded ahead while idle (headless)", "≤ 30 ms", &near, None));
+    let mut far = Vec::new();
+    for _ in 0..opts.runs.max(9) {
+        i = (i + 2 * 2 + 3) % dates.len(); // beyond what the worker loads ahead
+        let t = Instant::now();
+        switch(i, &mut app, &mut server)?;
+        far.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    measures.push(Measure::from_times("explorer jump to a date not loaded ahead (headless)", "", &far, None));
 
     let n = phases.len().max(1) as f64;
     let mut v2_phases: Vec<(String, f64)> = Vec::new();

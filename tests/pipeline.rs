@@ -280,3 +280,29 @@ fn a_basket_whose_copies_carry_two_business_dates_is_counted_once_by_both_engine
     let copies: Vec<String> = on_15.baskets.iter().flat_map(|b| b.copies.iter().map(|c| c.event_id.clone())).collect();
     assert_eq!(copies, vec!["ev-1", "ev-2"], "the 15th's re-sent basket lists its copy dated the 14th too");
 }
+
+#[test]
+fn the_lateness_histogram_is_recounted_after_each_landing() {
+    let dir = tempdir();
+    let mut lab = open_lab(dir.path());
+    let ups = uploads(small_world());
+    let direct = |lab: &recount::lake::Lab| -> Vec<(i64, i64, i64)> {
+        let mut stmt = lab
+            .conn
+            .prepare("SELECT (upload_date - business_date)::BIGINT, count(*), count(DISTINCT basket_id) FROM bronze.events GROUP BY 1 ORDER BY 1")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().collect::<Result<_, _>>().unwrap()
+    };
+    let shown = |lab: &recount::lake::Lab| -> Vec<(i64, i64, i64)> {
+        reports::lateness::lateness(lab, false).unwrap().buckets.iter().map(|b| (b.days, b.events, b.baskets)).collect()
+    };
+    land::land(&mut lab, small_world(), &ups[..3]).unwrap();
+    let first = shown(&lab);
+    assert_eq!(first, direct(&lab));
+    land::land(&mut lab, small_world(), &ups[3..6]).unwrap();
+    let second = shown(&lab);
+    assert_ne!(first, second, "three more uploads landed");
+    assert_eq!(second, direct(&lab));
+    let by_country: i64 = reports::lateness::lateness(&lab, true).unwrap().buckets.iter().map(|b| b.events).sum();
+    assert_eq!(by_country, second.iter().map(|b| b.1).sum::<i64>(), "per country sums to the whole in events");
+}

@@ -145,3 +145,33 @@ fn a_basket_id_holding_an_escape_sequence_never_reaches_the_terminal_raw() {
     assert!(write.starts_with("\u{1b}]52;c;") && write.ends_with('\u{7}'));
     assert!(!write[5..write.len() - 1].contains('\u{1b}'));
 }
+
+#[test]
+fn the_worker_loads_neighbouring_dates_ahead_and_forgets_them_after_a_write() {
+    use recount::tui::worker::{Job, Server, Setup};
+    let dir = tempdir();
+    let (lab, _, d) = loaded_app(dir.path());
+    let mut server = Server::new(lab, Setup { lab_dir: dir.path().to_path_buf(), world: small_world().to_path_buf(), bootstrap: false });
+    let Reply::Loaded(snap, _) = server.serve(Job::Load(Some(d))).unwrap() else { panic!("a full load") };
+    let dates: Vec<chrono::NaiveDate> = snap.dates.iter().map(|x| x.business_date).collect();
+    let i = dates.iter().position(|&x| x == d).unwrap();
+    while server.prefetch().unwrap() {}
+    assert_eq!(server.loaded_dates(), dates[i - 2..=i + 2].to_vec(), "the date on screen and two either side");
+
+    // A move to a neighbour is served from what was loaded ahead, and it is the same view.
+    let next = dates[i + 1];
+    let runs = |reply: Reply| match reply {
+        Reply::DateLoaded(v) => v.check.countries.iter().map(|c| (c.country.clone(), c.v1_runs, c.v2_revenue_minor)).collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    let ahead = runs(server.serve(Job::LoadDate(next)).unwrap());
+    let fresh = load_view(&server.lab, next).unwrap();
+    assert_eq!(ahead, fresh.check.countries.iter().map(|c| (c.country.clone(), c.v1_runs, c.v2_revenue_minor)).collect::<Vec<_>>());
+
+    // A write (a v1 retry of that date) empties them: the next view shows the second run.
+    assert!(ahead.iter().all(|(_, r, _)| *r == 1), "{ahead:?}");
+    server.serve(Job::RetryV1(next)).unwrap();
+    assert!(server.loaded_dates().is_empty());
+    let after = runs(server.serve(Job::LoadDate(next)).unwrap());
+    assert!(after.iter().all(|(_, r, _)| *r == 2), "{after:?}");
+}

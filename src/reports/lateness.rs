@@ -1,7 +1,7 @@
 //! `recount lateness`: upload date minus business date, in events and baskets.
 
 use super::{Cell, Report, Table};
-use crate::lake::Lab;
+use crate::lake::{Cached, Lab};
 use crate::queries::sql;
 use color_eyre::eyre::Result;
 
@@ -20,7 +20,22 @@ pub struct LatenessReport {
     pub buckets: Vec<LatenessBucket>,
 }
 
+/// The histogram needs every bronze row's basket, counted distinct: a full scan (about half a
+/// second on the full world). It is kept in the lab and recounted only after a file lands.
+fn ensure_cached(lab: &Lab) -> Result<()> {
+    let (newest, counted): (i32, i32) = lab.conn.row_cached(sql("reports", "lateness_state"), [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    if newest == counted {
+        return Ok(());
+    }
+    let tx = crate::lake::Tx::begin(&lab.conn, None)?;
+    tx.conn().exec_cached(sql("reports", "lateness_clear"), [])?;
+    tx.conn().exec_cached(sql("reports", "lateness_fill"), [newest])?;
+    tx.commit()?;
+    Ok(())
+}
+
 pub fn lateness(lab: &Lab, by_country: bool) -> Result<LatenessReport> {
+    ensure_cached(lab)?;
     let buckets = if by_country {
         let mut stmt = lab.conn.prepare_cached(sql("reports", "lateness_by_country"))?;
         let rows = stmt.query_map([], |r| Ok(LatenessBucket { country: Some(r.get(0)?), days: r.get(1)?, events: r.get(2)?, baskets: r.get(3)? }))?;

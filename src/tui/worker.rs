@@ -106,6 +106,7 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
                 let _ = reply_tx.send(Reply::Failed(format!("building the sample lab: {e:#}")));
             }
         }
+        let mut server = Server::new(lab, setup);
         let mut pending: std::collections::VecDeque<Job> = Default::default();
         loop {
             let Some(mut job) = pending.pop_front().or_else(|| job_rx.recv().ok()) else { break };
@@ -119,7 +120,7 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
                     }
                 }
             }
-            let reply = match serve(&mut lab, &setup, job) {
+            let reply = match server.serve(job) {
                 Ok(r) => r,
                 Err(e) => {
                     let text = format!("{e:#}");
@@ -129,30 +130,126 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
             if reply_tx.send(reply).is_err() {
                 break;
             }
+            // While the user reads, load the neighbouring dates so the next move draws at once.
+            // A key press stops it: the job waits at most for the one date being loaded.
+            while pending.is_empty() {
+                match job_rx.try_recv() {
+                    Ok(job) => pending.push_back(job),
+                    Err(std::sync::mpsc::TryRecvError::Empty) => {
+                        if !matches!(server.prefetch(), Ok(true)) {
+                            break;
+                        }
+                    }
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => return,
+                }
+            }
         }
     })?;
     let (interrupt, progress) = ready_rx.recv().map_err(|_| color_eyre::eyre::eyre!("the worker thread died while opening the lab"))??;
     Ok(Worker { jobs: job_tx, replies: reply_rx, interrupt, progress })
 }
 
-fn serve(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
+/// The worker's state: the lab, and the views of the dates loaded so far. Every job that writes
+/// empties the views; reading jobs fill them, and so does `prefetch` while the user reads.
+pub struct Server {
+    pub lab: Lab,
+    setup: Setup,
+    views: std::collections::HashMap<NaiveDate, DateView>,
+    /// The navigator's dates, as of the last full load.
+    dates: Vec<NaiveDate>,
+    /// The date on screen: prefetching works outwards from it.
+    focus: Option<NaiveDate>,
+}
+
+/// How far either side of the date on screen the worker loads ahead.
+const PREFETCH_RADIUS: usize = 2;
+/// Views kept at most (a view of the full world is a few hundred KiB).
+const MAX_VIEWS: usize = 32;
+
+impl Server {
+    pub fn new(lab: Lab, setup: Setup) -> Server {
+        Server { lab, setup, views: Default::default(), dates: Vec::new(), focus: None }
+    }
+
+    fn view(&mut self, d: NaiveDate) -> Result<DateView> {
+        if let Some(v) = self.views.get(&d) {
+            return Ok(v.clone());
+        }
+        let v = load_view(&self.lab, d)?;
+        if self.views.len() >= MAX_VIEWS {
+            // Forget the date farthest from the one on screen.
+            let focus = self.focus.unwrap_or(d);
+            if let Some(&far) = self.views.keys().max_by_key(|k| (**k - focus).num_days().abs()) {
+                self.views.remove(&far);
+            }
+        }
+        self.views.insert(d, v.clone());
+        Ok(v)
+    }
+
+    /// The dates whose views are loaded, oldest first.
+    pub fn loaded_dates(&self) -> Vec<NaiveDate> {
+        let mut v: Vec<NaiveDate> = self.views.keys().copied().collect();
+        v.sort();
+        v
+    }
+
+    /// Loads one not-yet-loaded date near the one on screen. False when there is nothing left
+    /// to load.
+    pub fn prefetch(&mut self) -> Result<bool> {
+        let Some(focus) = self.focus else { return Ok(false) };
+        let Some(i) = self.dates.iter().position(|&d| d == focus) else { return Ok(false) };
+        for step in 1..=PREFETCH_RADIUS {
+            for j in [i.checked_add(step), i.checked_sub(step)].into_iter().flatten() {
+                if let Some(&d) = self.dates.get(j) {
+                    if !self.views.contains_key(&d) {
+                        self.view(d)?;
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    pub fn serve(&mut self, job: Job) -> Result<Reply> {
+        match job {
+            Job::Load(d) => {
+                self.views.clear();
+                let snap = load_snapshot(&self.lab, &self.setup.world)?;
+                self.dates = snap.dates.iter().map(|x| x.business_date).collect();
+                let date = d.or_else(|| default_date(&snap));
+                let view = match date {
+                    Some(d) if self.dates.contains(&d) => {
+                        self.focus = Some(d);
+                        Some(Box::new(self.view(d)?))
+                    }
+                    _ => None,
+                };
+                Ok(Reply::Loaded(Box::new(snap), view))
+            }
+            Job::LoadDate(d) => {
+                self.focus = Some(d);
+                Ok(Reply::DateLoaded(Box::new(self.view(d)?)))
+            }
+            Job::PreviewRebuild(d) => Ok(Reply::Preview { date: d, text: preview(&self.lab, d)? }),
+            job => {
+                // Everything else writes (or may have written, if it failed halfway).
+                self.views.clear();
+                write(&mut self.lab, &self.setup, job)
+            }
+        }
+    }
+}
+
+fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
     let opts = v2::V2Options { fail_after: None, ..Default::default() };
     Ok(match job {
-        Job::Load(d) => {
-            let snap = load_snapshot(lab, &setup.world)?;
-            let date = d.or_else(|| default_date(&snap));
-            let view = match date {
-                Some(d) if snap.dates.iter().any(|x| x.business_date == d) => Some(Box::new(load_view(lab, d)?)),
-                _ => None,
-            };
-            Reply::Loaded(Box::new(snap), view)
-        }
-        Job::LoadDate(d) => Reply::DateLoaded(Box::new(load_view(lab, d)?)),
+        Job::Load(_) | Job::LoadDate(_) | Job::PreviewRebuild(_) => color_eyre::eyre::bail!("a reading job reached the writer"),
         Job::RetryV1(d) => {
             let r = v1::run(lab, d, None)?;
             Reply::Done(format!("v1 for {d} appended {} row(s) as snapshot {}: the v1 column now counts every run", r.rows_added, r.snapshot_id))
         }
-        Job::PreviewRebuild(d) => Reply::Preview { date: d, text: preview(lab, d)? },
         Job::Rebuild { date, fail_after } => {
             let force = fail_after.is_some();
             let before = reports::fingerprint(lab, None)?;
