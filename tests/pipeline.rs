@@ -306,3 +306,24 @@ fn the_lateness_histogram_is_recounted_after_each_landing() {
     let by_country: i64 = reports::lateness::lateness(&lab, true).unwrap().buckets.iter().map(|b| b.events).sum();
     assert_eq!(by_country, second.iter().map(|b| b.1).sum::<i64>(), "per country sums to the whole in events");
 }
+
+#[test]
+fn a_run_whose_rows_are_all_beyond_the_window_is_recorded_as_skipped_with_them() {
+    let dir = tempdir();
+    let w = HandWorld::new(dir.path().join("world"), STORES);
+    w.file("2026-08-10", "a.jsonl.gz", &[event("ev-1", "B1", "LON1", "2026-08-10T09:00:00.000Z", "2026-08-10T09:00:01.000Z", "GBP", &[500])]);
+    // A till five days late: its only row is older than upload - late_days.
+    w.file("2026-08-15", "b.jsonl.gz", &[event("ev-2", "B2", "LON1", "2026-08-10T10:00:00.000Z", "2026-08-15T08:00:00.000Z", "GBP", &[700])]);
+    let mut lab = open_lab(dir.path());
+    land::land(&mut lab, &w.root, &[day("2026-08-10"), day("2026-08-15")]).unwrap();
+    v2::run_upload(&lab, day("2026-08-10"), "upload", opts()).unwrap();
+    let r = v2::run_upload(&lab, day("2026-08-15"), "upload", opts()).unwrap();
+    assert_eq!(r.snapshot.operation, snapshot::Operation::Skipped);
+    assert!(r.dates.is_empty(), "{:?}", r.dates);
+    assert_eq!(
+        r.beyond_window,
+        vec![v2::BeyondWindow { business_date: day("2026-08-10"), currency: "GBP".into(), rows: 1, revenue_minor: 700 }]
+    );
+    assert_eq!(r.snapshot.beyond_window_rows, 1);
+    assert_eq!(r.snapshot.fingerprint.to_string(), fingerprint(&lab), "the record carries gold as it stands");
+}

@@ -89,7 +89,7 @@ struct Cell {
 /// A stable 64-bit hash of the fields that make a bronze row what it is (xxh3 over
 /// length-prefixed fields). Summed per cell, it gives each date's input hash: adding, removing
 /// or changing any feeding row changes the sum.
-pub fn row_digest(e: &PosEvent, buf: &mut Vec<u8>) -> u64 {
+fn row_digest(e: &PosEvent, buf: &mut Vec<u8>) -> u64 {
     buf.clear();
     for s in [&e.event_id, &e.basket_id, &e.store_id, &e.till_id] {
         buf.extend_from_slice(&(s.len() as u32).to_le_bytes());

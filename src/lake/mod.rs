@@ -188,12 +188,20 @@ pub struct Tx<'c> {
     /// Wall time of each statement since the last step, for the per-phase profile.
     pub phases: Vec<(String, std::time::Duration)>,
     mark: std::time::Instant,
+    /// Gold's fingerprint text as this transaction left it, put back into its lab on COMMIT.
+    gold_text: Option<(&'c std::cell::RefCell<Option<snapshot::GoldText>>, snapshot::GoldText)>,
 }
 
 impl<'c> Tx<'c> {
     pub fn begin(conn: &'c Connection, fail_after: Option<usize>) -> Result<Tx<'c>> {
         conn.execute_batch("BEGIN TRANSACTION")?;
-        Ok(Tx { conn, executed: 0, fail_after, open: true, phases: Vec::new(), mark: std::time::Instant::now() })
+        Ok(Tx { conn, executed: 0, fail_after, open: true, phases: Vec::new(), mark: std::time::Instant::now(), gold_text: None })
+    }
+
+    /// Hands the lab its gold text back once this transaction has committed (see
+    /// `snapshot::fingerprint_after`); a rolled-back one leaves the lab without it.
+    pub fn keep_gold_text(&mut self, slot: &'c std::cell::RefCell<Option<snapshot::GoldText>>, text: snapshot::GoldText) {
+        self.gold_text = Some((slot, text));
     }
 
     pub fn conn(&self) -> &Connection {
@@ -222,6 +230,9 @@ impl<'c> Tx<'c> {
         self.open = false;
         let started = std::time::Instant::now();
         self.conn.execute_batch("COMMIT").wrap_err("committing")?;
+        if let Some((slot, text)) = self.gold_text.take() {
+            slot.replace(Some(text));
+        }
         let mut phases = std::mem::take(&mut self.phases);
         phases.push(("commit".into(), started.elapsed()));
         Ok(phases)

@@ -92,8 +92,8 @@ pub fn fingerprint(conn: &duckdb::Connection) -> Result<Fingerprint> {
 
 /// Gold as the fingerprint's text, one chunk per business date (rows, text). A command that writes
 /// many snapshots keeps it in its `Lab` between runs, so each run re-reads only the dates it
-/// rewrote and hashes the chunks in Rust. It is taken out of the lab for a write and put back only
-/// after COMMIT: a failed write leaves no cache behind.
+/// rewrote and hashes the chunks in Rust. It is taken out of the lab for a write and put back
+/// only by that write's COMMIT (`Tx::keep_gold_text`): a failed write leaves no cache behind.
 #[derive(Debug, Clone, Default)]
 pub struct GoldText {
     chunks: BTreeMap<NaiveDate, (i64, String)>,
@@ -139,38 +139,34 @@ impl GoldText {
 
 /// The fingerprint of gold after a write that rewrote the dates `changed` (first..=last), seen
 /// inside the write's transaction. With nothing rewritten it is the newest record's (every write
-/// of gold records one). Returns the refreshed text for `keep_gold_text` after COMMIT.
-pub fn fingerprint_after(lab: &Lab, conn: &duckdb::Connection, changed: Option<(NaiveDate, NaiveDate)>) -> Result<(Fingerprint, Option<GoldText>)> {
+/// of gold records one) unless the lab holds gold's text already. The text goes back into the
+/// lab when `tx` commits.
+pub fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Option<(NaiveDate, NaiveDate)>) -> Result<Fingerprint> {
     let cached = lab.gold_text.borrow_mut().take();
-    if changed.is_none() {
-        if let Some(text) = cached {
-            return Ok((text.fingerprint(), Some(text)));
-        }
-        if let Some(fp) = conn
-            .row_cached(sql("fingerprint", "latest_record"), [], |r| Ok(Fingerprint { rows: r.get(0)?, md5: r.get(1)? }))
-            .optional()?
-        {
-            return Ok((fp, None));
-        }
-    }
-    let mut text = match cached {
-        Some(mut text) => {
-            text.refresh(conn, changed)?;
+    let text = match (cached, changed) {
+        (Some(text), None) => text,
+        (Some(mut text), Some(range)) => {
+            text.refresh(tx.conn(), Some(range))?;
             text
         }
-        None => {
+        (None, _) => {
+            if changed.is_none() {
+                let latest = tx
+                    .conn()
+                    .row_cached(sql("fingerprint", "latest_record"), [], |r| Ok(Fingerprint { rows: r.get(0)?, md5: r.get(1)? }))
+                    .optional()?;
+                if let Some(fp) = latest {
+                    return Ok(fp);
+                }
+            }
             let mut text = GoldText::default();
-            text.refresh(conn, None)?;
+            text.refresh(tx.conn(), None)?;
             text
         }
     };
     let fp = text.fingerprint();
-    Ok((fp, Some(std::mem::take(&mut text))))
-}
-
-/// Puts the gold text back into the lab once its write has committed.
-pub fn keep_gold_text(lab: &Lab, text: Option<GoldText>) {
-    *lab.gold_text.borrow_mut() = text;
+    tx.keep_gold_text(&lab.gold_text, text);
+    Ok(fp)
 }
 
 pub fn fingerprint_as_of(conn: &duckdb::Connection, snapshot_id: i64) -> Result<Fingerprint> {
@@ -340,10 +336,8 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
     for o in &outcomes {
         insert_date(&mut tx, record.snapshot_id, o)?;
     }
-    let (fingerprint, text) = fingerprint_after(lab, tx.conn(), changes.first().zip(changes.last()).map(|(a, b)| (a.0, b.0)))?;
-    record.fingerprint = fingerprint;
+    record.fingerprint = fingerprint_after(lab, &mut tx, changes.first().zip(changes.last()).map(|(a, b)| (a.0, b.0)))?;
     insert_record(&mut tx, &record)?;
     tx.commit()?;
-    keep_gold_text(lab, text);
     Ok(record)
 }

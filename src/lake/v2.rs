@@ -134,20 +134,6 @@ pub fn input_hashes(conn: &duckdb::Connection, late_days: u32, dates: &[NaiveDat
         .collect())
 }
 
-/// A run with no business date inside the window: recorded as skipped, with its beyond-window rows.
-fn record_empty(lab: &Lab, trigger: Trigger, beyond: Vec<BeyondWindow>, opts: V2Options) -> Result<RunReport> {
-    let mut record = snapshot::new_record(&lab.conn, Operation::Skipped, trigger, opts.late_days)?;
-    record.beyond_window_rows = beyond.iter().map(|b| b.rows).sum();
-    let mut tx = Tx::begin(&lab.conn, opts.fail_after)?;
-    let (fingerprint, text) = snapshot::fingerprint_after(lab, tx.conn(), None)?;
-    record.fingerprint = fingerprint;
-    tx.step("fingerprint")?;
-    snapshot::insert_record(&mut tx, &record)?;
-    let phases = tx.commit()?.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)).collect();
-    snapshot::keep_gold_text(lab, text);
-    Ok(RunReport { snapshot: record, dates: Vec::new(), beyond_window: beyond, phases })
-}
-
 struct Current {
     input_hash: String,
     silver_rows: i64,
@@ -160,9 +146,6 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     conn.exec_cached(sql("v2", "work_clear"), [])?;
     for d in dates {
         conn.exec_cached(sql("v2", "work_insert"), [d])?;
-    }
-    if dates.is_empty() {
-        return record_empty(lab, trigger, beyond, opts);
     }
     let hashes = input_hashes(conn, opts.late_days, dates)?;
     let mut stmt = conn.prepare_cached(sql("v2", "current_versions"))?;
@@ -219,8 +202,7 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
         }
         snapshot::record_history(&mut tx, record.snapshot_id, first, last)?;
     }
-    let (fingerprint, text) = snapshot::fingerprint_after(lab, tx.conn(), changed_dates.first().copied().zip(changed_dates.last().copied()))?;
-    record.fingerprint = fingerprint;
+    record.fingerprint = snapshot::fingerprint_after(lab, &mut tx, changed_dates.first().copied().zip(changed_dates.last().copied()))?;
     tx.step("fingerprint")?;
     for o in &outcomes {
         snapshot::insert_date(&mut tx, record.snapshot_id, o)?;
@@ -228,6 +210,5 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     snapshot::insert_record(&mut tx, &record)?;
     let mut phases = vec![("input hashes".to_string(), compared.as_secs_f64() * 1e3)];
     phases.extend(tx.commit()?.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)));
-    snapshot::keep_gold_text(lab, text);
     Ok(RunReport { snapshot: record, dates: outcomes, beyond_window: beyond, phases })
 }
