@@ -154,10 +154,6 @@ FULL OUTER JOIN (SELECT country, count(*) AS b, sum(revenue_minor) AS rev FROM s
   ON g.country = s.country
 ORDER BY 1;
 
--- name: gold_rows_of_date
-SELECT business_date, store_id, country, currency, baskets, revenue_minor
-FROM gold.daily_store_sales WHERE business_date = ? ORDER BY store_id;
-
 -- name: rows_held
 -- Silver and gold rows date $1 holds now.
 SELECT (SELECT count(*) FROM silver.baskets WHERE business_date = $1::DATE),

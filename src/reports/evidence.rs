@@ -44,9 +44,9 @@ fn other_dates_at(lab: &Lab, snapshot: i64) -> Result<std::collections::BTreeMap
 pub fn write(lab: &Lab, d: NaiveDate, out: &Path) -> Result<Vec<EvidenceFile>> {
     std::fs::create_dir_all(out).wrap_err_with(|| format!("creating {}", out.display()))?;
     let records: Vec<SnapshotRecord> = history::load_snapshots(lab, i64::MAX)?;
-    let mut stmt = lab.conn.prepare_cached(sql("reports", "gold_rows_of_date"))?;
+    let mut stmt = lab.conn.prepare_cached(sql("reports", "gold_by_store"))?;
     let gold: Vec<GoldRow> = stmt
-        .query_map([d], |r| Ok(GoldRow { business_date: r.get(0)?, store_id: r.get(1)?, country: r.get(2)?, currency: r.get(3)?, baskets: r.get(4)?, revenue_minor: r.get(5)? }))?
+        .query_map([d], |r| Ok(GoldRow { business_date: d, store_id: r.get(0)?, country: r.get(1)?, currency: r.get(2)?, baskets: r.get(3)?, revenue_minor: r.get(4)? }))?
         .collect::<Result<_, _>>()?;
     let mut stmt = lab.conn.prepare_cached(sql("history", "versions_of_date"))?;
     let versions: Vec<i64> = stmt.query_map(duckdb::params![d, i64::MAX], |r| r.get(0))?.collect::<Result<_, _>>()?;
