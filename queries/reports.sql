@@ -36,7 +36,8 @@ SELECT store_id, country, currency, baskets, revenue_minor
 FROM recompute.daily_store_sales WHERE business_date = $1::DATE ORDER BY store_id;
 
 -- name: explain_baskets
--- Per basket dated $1 (its winning copy over all landed events): how many copies landed in
+-- Per basket dated $1 (its winning copy over all landed events) that one v1 run gets wrong:
+-- no copy in upload $1 (missed) or more than one (double counted). How many copies landed in
 -- upload $1, the revenue of the first of them, and the winner's revenue.
 WITH ranked AS (
     SELECT e.*, row_number() OVER (PARTITION BY basket_id ORDER BY uploaded_at, event_id) AS copy_rank
@@ -54,6 +55,7 @@ in_run AS (
 SELECT w.country, w.currency, w.basket_id, w.store_id, w.revenue_minor, w.upload_date,
        coalesce(r.copies_in_run, 0), coalesce(r.revenue_in_run, 0), coalesce(r.first_in_run, 0)
 FROM winners w LEFT JOIN in_run r USING (basket_id)
+WHERE coalesce(r.copies_in_run, 0) <> 1
 ORDER BY w.country, w.basket_id;
 
 -- name: v1_once_by_country
