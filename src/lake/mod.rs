@@ -119,7 +119,7 @@ impl Lab {
 /// try to fetch ICU). DuckDB's buffer pool would otherwise grow towards 80% of RAM; a lab's
 /// working set is small. `RECOUNT_MEMORY_LIMIT` (a DuckDB size such as 512MB) overrides it.
 fn open_db(path: &Path) -> duckdb::Result<Connection> {
-    let limit = std::env::var("RECOUNT_MEMORY_LIMIT").unwrap_or_else(|_| "96MB".into());
+    let limit = std::env::var("RECOUNT_MEMORY_LIMIT").unwrap_or_else(|_| "80MB".into());
     let config = duckdb::Config::default().enable_autoload_extension(false)?.max_memory(&limit)?;
     Connection::open_with_flags(path, config)
 }
