@@ -2,6 +2,7 @@
 //! DuckDB), deduplicated by basket_id and grouped by business date in polars, with no lateness
 //! window. Its answers are cached in the lab, keyed by the raw zone's manifest.
 
+use duckdb::OptionalExt;
 use crate::lake::Cached;
 use crate::lake::Lab;
 use crate::queries::sql;
@@ -167,7 +168,7 @@ fn group(c: Columns) -> PolarsResult<Vec<GoldRow>> {
 pub fn ensure_cached(lab: &Lab) -> Result<bool> {
     let raw_root = lab.raw_root();
     let now = manifest(&raw_root)?;
-    let cached: Option<String> = lab.conn.row_cached(sql("recompute", "state"), [], |r| r.get(0)).ok();
+    let cached: Option<String> = lab.conn.row_cached(sql("recompute", "state"), [], |r| r.get(0)).optional()?;
     if cached.as_deref() == Some(now.as_str()) {
         return Ok(false);
     }
