@@ -71,13 +71,13 @@ fn read_file(path: &Path, upload_date: NaiveDate, stores: &StoreTable) -> Result
     for line in text.lines() {
         match raw::parse_line(line, stores, upload_date) {
             Ok(e) => {
-                c.basket_id.push(e.basket_id);
-                c.event_id.push(e.event_id);
+                c.basket_id.push(e.basket_id.into_owned());
+                c.event_id.push(e.event_id.into_owned());
                 c.uploaded_at.push(e.uploaded_at.timestamp_nanos_opt().unwrap_or(i64::MAX));
                 c.business_date.push((e.business_date - epoch()).num_days() as i32);
-                c.store_id.push(e.store_id);
-                c.country.push(e.country);
-                c.currency.push(e.currency);
+                c.store_id.push(e.store_id.to_string());
+                c.country.push(e.country.to_string());
+                c.currency.push(e.currency.to_string());
                 c.revenue.push(e.revenue_minor);
             }
             Err(_) => c.rejected += 1,

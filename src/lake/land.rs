@@ -65,13 +65,16 @@ impl LandReport {
 }
 
 struct ParsedFile {
+    file_id: i32,
     rel: String,
     source: PathBuf,
     upload_date: NaiveDate,
     bytes: Vec<u8>,
     md5: String,
     lines: u64,
-    events: Vec<(u32, PosEvent)>,
+    /// Its bronze rows as one Arrow batch, built in the parsing thread (None when it has none).
+    batch: Option<RecordBatch>,
+    events: usize,
     quarantine: Vec<(u32, String, String)>,
     cells: Vec<Cell>,
 }
@@ -91,7 +94,7 @@ struct Cell {
 /// or changing any feeding row changes the sum.
 fn row_digest(e: &PosEvent, buf: &mut Vec<u8>) -> u64 {
     buf.clear();
-    for s in [&e.event_id, &e.basket_id, &e.store_id, &e.till_id] {
+    for s in [&*e.event_id, &*e.basket_id, e.store_id, &*e.till_id] {
         buf.extend_from_slice(&(s.len() as u32).to_le_bytes());
         buf.extend_from_slice(s.as_bytes());
     }
@@ -103,13 +106,18 @@ fn row_digest(e: &PosEvent, buf: &mut Vec<u8>) -> u64 {
     xxhash_rust::xxh3::xxh3_64(buf)
 }
 
-fn cells_of(events: &[(u32, PosEvent)], path: &Path) -> Result<Vec<Cell>> {
-    let mut map: std::collections::BTreeMap<(NaiveDate, &str), Cell> = std::collections::BTreeMap::new();
-    let mut buf = Vec::with_capacity(128);
-    for (_, e) in events {
-        let c = map.entry((e.business_date, e.currency.as_str())).or_insert_with(|| Cell {
+/// The cells of one file, summed as its rows are parsed.
+#[derive(Default)]
+struct Cells<'a> {
+    map: std::collections::BTreeMap<(NaiveDate, &'a str), Cell>,
+    buf: Vec<u8>,
+}
+
+impl<'a> Cells<'a> {
+    fn add(&mut self, e: &PosEvent<'a>, path: &Path) -> Result<()> {
+        let c = self.map.entry((e.business_date, e.currency)).or_insert_with(|| Cell {
             business_date: e.business_date,
-            currency: e.currency.clone(),
+            currency: e.currency.to_string(),
             rows: 0,
             revenue_minor: 0,
             digest: 0,
@@ -118,9 +126,95 @@ fn cells_of(events: &[(u32, PosEvent)], path: &Path) -> Result<Vec<Cell>> {
         c.revenue_minor = c.revenue_minor.checked_add(e.revenue_minor).ok_or_else(|| {
             eyre!("{}: the revenue of business date {} ({}) overflows 64 bits", path.display(), e.business_date, e.currency)
         })?;
-        c.digest = c.digest.wrapping_add(row_digest(e, &mut buf));
+        c.digest = c.digest.wrapping_add(row_digest(e, &mut self.buf));
+        Ok(())
     }
-    Ok(map.into_values().collect())
+}
+
+/// Bronze's columns for one file, filled as its lines are parsed.
+struct EventColumns {
+    event_id: StringBuilder,
+    basket_id: StringBuilder,
+    store_id: StringBuilder,
+    till_id: StringBuilder,
+    country: StringBuilder,
+    currency: StringBuilder,
+    event_ts: TimestampNanosecondBuilder,
+    uploaded_at: TimestampNanosecondBuilder,
+    upload_date: Date32Builder,
+    business_date: Date32Builder,
+    revenue: Int64Builder,
+    tenders: Int16Builder,
+    file_id: Int32Builder,
+    line: Int32Builder,
+    rows: usize,
+}
+
+impl EventColumns {
+    fn with_capacity(n: usize) -> EventColumns {
+        EventColumns {
+            event_id: StringBuilder::with_capacity(n, n * 20),
+            basket_id: StringBuilder::with_capacity(n, n * 24),
+            store_id: StringBuilder::with_capacity(n, n * 8),
+            till_id: StringBuilder::with_capacity(n, n * 12),
+            country: StringBuilder::with_capacity(n, n * 2),
+            currency: StringBuilder::with_capacity(n, n * 3),
+            event_ts: TimestampNanosecondBuilder::with_capacity(n),
+            uploaded_at: TimestampNanosecondBuilder::with_capacity(n),
+            upload_date: Date32Builder::with_capacity(n),
+            business_date: Date32Builder::with_capacity(n),
+            revenue: Int64Builder::with_capacity(n),
+            tenders: Int16Builder::with_capacity(n),
+            file_id: Int32Builder::with_capacity(n),
+            line: Int32Builder::with_capacity(n),
+            rows: 0,
+        }
+    }
+
+    fn push(&mut self, e: &PosEvent, file_id: i32, line: u32) -> Result<()> {
+        // parse_line has checked both instants fit; an error here would leave no column behind.
+        let event_ts = e.event_ts.timestamp_nanos_opt().ok_or_else(|| eyre!("event_ts out of range"))?;
+        let uploaded_at = e.uploaded_at.timestamp_nanos_opt().ok_or_else(|| eyre!("uploaded_at out of range"))?;
+        self.event_id.append_value(&e.event_id);
+        self.basket_id.append_value(&e.basket_id);
+        self.store_id.append_value(e.store_id);
+        self.till_id.append_value(&e.till_id);
+        self.country.append_value(e.country);
+        self.currency.append_value(e.currency);
+        self.event_ts.append_value(event_ts);
+        self.uploaded_at.append_value(uploaded_at);
+        self.upload_date.append_value(days(e.upload_date));
+        self.business_date.append_value(days(e.business_date));
+        self.revenue.append_value(e.revenue_minor);
+        self.tenders.append_value(e.tenders.min(i16::MAX as u32) as i16);
+        self.file_id.append_value(file_id);
+        self.line.append_value(line as i32);
+        self.rows += 1;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Option<RecordBatch>> {
+        if self.rows == 0 {
+            return Ok(None);
+        }
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            ("event_id", Arc::new(self.event_id.finish())),
+            ("basket_id", Arc::new(self.basket_id.finish())),
+            ("store_id", Arc::new(self.store_id.finish())),
+            ("till_id", Arc::new(self.till_id.finish())),
+            ("country", Arc::new(self.country.finish())),
+            ("currency", Arc::new(self.currency.finish())),
+            ("event_ts", Arc::new(self.event_ts.finish())),
+            ("uploaded_at", Arc::new(self.uploaded_at.finish())),
+            ("upload_date", Arc::new(self.upload_date.finish())),
+            ("business_date", Arc::new(self.business_date.finish())),
+            ("revenue_minor", Arc::new(self.revenue.finish())),
+            ("tenders", Arc::new(self.tenders.finish())),
+            ("file_id", Arc::new(self.file_id.finish())),
+            ("line", Arc::new(self.line.finish())),
+        ];
+        Ok(Some(RecordBatch::try_from_iter(columns)?))
+    }
 }
 
 /// Lands the given upload partitions of `world` into the lab, in one transaction: either every
@@ -191,18 +285,20 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         let (mut events, mut quarantined) = (0u64, 0u64);
         let first_file_id: i32 = tx.conn().row_cached(sql("land", "next_file_id"), [], |r| r.get(0))?;
         let was_empty = first_file_id == 1;
-        let mut file_id = first_file_id;
         let mut t_append = std::time::Duration::ZERO;
         let t_all = std::time::Instant::now();
         // Files are parsed a few at a time on every core by a producer thread while this one
-        // appends the previous ones; the bounded channel keeps memory to a few files.
+        // appends the previous ones; the bounded channel keeps memory to a few files. File ids
+        // follow the order of `todo`, in which the files also arrive here.
         let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<ParsedFile>>(4);
         let todo_ref = &todo;
         let stores_ref = &stores;
         std::thread::scope(|scope| -> Result<()> {
             scope.spawn(move || {
-                for chunk in todo_ref.chunks(4) {
-                    let parsed: Vec<Result<ParsedFile>> = chunk.par_iter().map(|(d, path, rel)| parse_file(path, rel, *d, stores_ref)).collect();
+                for (c, chunk) in todo_ref.chunks(4).enumerate() {
+                    let first = first_file_id + (c * 4) as i32;
+                    let parsed: Vec<Result<ParsedFile>> =
+                        chunk.par_iter().enumerate().map(|(i, (d, path, rel))| parse_file(path, rel, *d, stores_ref, first + i as i32)).collect();
                     for pf in parsed {
                         if sender.send(pf).is_err() {
                             return; // the appender stopped: an error is on its way up
@@ -211,24 +307,25 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
                 }
             });
             for pf in receiver {
-                let pf = pf?;
+                let mut pf = pf?;
                 let t1 = std::time::Instant::now();
-                append_events(tx.conn(), &pf, file_id)?;
-                append_cells(tx.conn(), &pf, file_id)?;
+                if let Some(batch) = pf.batch.take() {
+                    append_events(tx.conn(), batch)?;
+                }
+                append_cells(tx.conn(), &pf)?;
                 t_append += t1.elapsed();
                 tx.step("appending bronze events")?;
                 append_quarantine(tx.conn(), &pf)?;
                 tx.execute(
                     "recording a raw file",
                     sql("land", "file_insert"),
-                    duckdb::params![file_id, pf.rel, pf.upload_date, pf.bytes.len() as i64, pf.md5, pf.lines as i64, pf.events.len() as i64, pf.quarantine.len() as i64, landing_id],
+                    duckdb::params![pf.file_id, pf.rel, pf.upload_date, pf.bytes.len() as i64, pf.md5, pf.lines as i64, pf.events as i64, pf.quarantine.len() as i64, landing_id],
                 )?;
-                file_id += 1;
                 let p = partitions.iter_mut().find(|p| p.upload_date == pf.upload_date).expect("partition listed");
                 p.files_landed += 1;
-                p.events += pf.events.len() as u64;
+                p.events += pf.events as u64;
                 p.quarantined += pf.quarantine.len() as u64;
-                events += pf.events.len() as u64;
+                events += pf.events as u64;
                 quarantined += pf.quarantine.len() as u64;
                 // Stage the immutable copy next to its final place; it becomes visible only after COMMIT.
                 let dest = raw_root.join(&pf.rel);
@@ -245,7 +342,7 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         })?;
         let t_parse_and_append = t_all.elapsed();
         let t_split = std::time::Instant::now();
-        if file_id > first_file_id {
+        if !todo.is_empty() {
             tx.execute("finding split baskets", sql("land", "split_baskets_insert"), duckdb::params![first_file_id, was_empty])?;
         }
         let t_split = t_split.elapsed();
@@ -305,103 +402,68 @@ fn md5_hex(bytes: &[u8]) -> String {
     hex(&md5::Md5::digest(bytes))
 }
 
-fn parse_file(path: &Path, rel: &str, upload_date: NaiveDate, stores: &StoreTable) -> Result<ParsedFile> {
+fn parse_file(path: &Path, rel: &str, upload_date: NaiveDate, stores: &StoreTable, file_id: i32) -> Result<ParsedFile> {
     let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
     let text = raw::decompress(&bytes).map_err(|e| eyre!("{}: truncated or corrupt .gz file ({e})", path.display()))?;
-    let mut events = Vec::new();
+    // About 300 bytes a line: enough room for most files without a regrow.
+    let mut columns = EventColumns::with_capacity(text.len() / 300 + 16);
+    let mut cells = Cells::default();
     let mut quarantine = Vec::new();
     let mut lines = 0u64;
     for (i, line) in text.lines().enumerate() {
         lines += 1;
+        let line_no = (i + 1) as u32;
         if line.trim().is_empty() {
-            quarantine.push(((i + 1) as u32, "blank line".to_string(), String::new()));
+            quarantine.push((line_no, "blank line".to_string(), String::new()));
             continue;
         }
         match raw::parse_line(line, stores, upload_date) {
-            Ok(e) => events.push(((i + 1) as u32, e)),
+            Ok(e) => {
+                columns.push(&e, file_id, line_no)?;
+                cells.add(&e, path)?;
+            }
             Err(reason) => {
                 let mut kept: String = line.chars().take(2000).collect();
                 if kept.len() < line.len() {
                     kept.push('…');
                 }
-                quarantine.push(((i + 1) as u32, reason, kept));
+                quarantine.push((line_no, reason, kept));
             }
         }
     }
-    let cells = cells_of(&events, path)?;
-    Ok(ParsedFile { rel: rel.to_string(), source: path.to_path_buf(), upload_date, md5: md5_hex(&bytes), bytes, lines, events, quarantine, cells })
+    let events = columns.rows;
+    Ok(ParsedFile {
+        file_id,
+        rel: rel.to_string(),
+        source: path.to_path_buf(),
+        upload_date,
+        md5: md5_hex(&bytes),
+        bytes,
+        lines,
+        batch: columns.finish()?,
+        events,
+        quarantine,
+        cells: cells.map.into_values().collect(),
+    })
 }
 
 fn days(d: NaiveDate) -> i32 {
     (d - NaiveDate::from_ymd_opt(1970, 1, 1).unwrap()).num_days() as i32
 }
 
-fn append_cells(conn: &duckdb::Connection, pf: &ParsedFile, file_id: i32) -> Result<()> {
+fn append_cells(conn: &duckdb::Connection, pf: &ParsedFile) -> Result<()> {
     if pf.cells.is_empty() {
         return Ok(());
     }
     let mut app = conn.appender_to_db("cells", "bronze")?;
     for c in &pf.cells {
-        app.append_row(duckdb::params![file_id, pf.upload_date, c.business_date, c.currency, c.rows, c.revenue_minor, c.digest as i64])?;
+        app.append_row(duckdb::params![pf.file_id, pf.upload_date, c.business_date, c.currency, c.rows, c.revenue_minor, c.digest as i64])?;
     }
     app.flush()?;
     Ok(())
 }
 
-fn append_events(conn: &duckdb::Connection, pf: &ParsedFile, file_id: i32) -> Result<()> {
-    if pf.events.is_empty() {
-        return Ok(());
-    }
-    let n = pf.events.len();
-    let mut event_id = StringBuilder::with_capacity(n, n * 20);
-    let mut basket_id = StringBuilder::with_capacity(n, n * 24);
-    let mut store_id = StringBuilder::with_capacity(n, n * 8);
-    let mut till_id = StringBuilder::with_capacity(n, n * 12);
-    let mut country = StringBuilder::with_capacity(n, n * 2);
-    let mut currency = StringBuilder::with_capacity(n, n * 3);
-    let mut event_ts = TimestampNanosecondBuilder::with_capacity(n);
-    let mut uploaded_at = TimestampNanosecondBuilder::with_capacity(n);
-    let mut upload_date = Date32Builder::with_capacity(n);
-    let mut business_date = Date32Builder::with_capacity(n);
-    let mut revenue = Int64Builder::with_capacity(n);
-    let mut tenders = Int16Builder::with_capacity(n);
-    let mut file = Int32Builder::with_capacity(n);
-    let mut line = Int32Builder::with_capacity(n);
-    let upload_days = days(pf.upload_date);
-    for (line_no, e) in &pf.events {
-        event_id.append_value(&e.event_id);
-        basket_id.append_value(&e.basket_id);
-        store_id.append_value(&e.store_id);
-        till_id.append_value(&e.till_id);
-        country.append_value(&e.country);
-        currency.append_value(&e.currency);
-        event_ts.append_value(e.event_ts.timestamp_nanos_opt().ok_or_else(|| eyre!("event_ts out of range"))?);
-        uploaded_at.append_value(e.uploaded_at.timestamp_nanos_opt().ok_or_else(|| eyre!("uploaded_at out of range"))?);
-        upload_date.append_value(upload_days);
-        business_date.append_value(days(e.business_date));
-        revenue.append_value(e.revenue_minor);
-        tenders.append_value(e.tenders.min(i16::MAX as u32) as i16);
-        file.append_value(file_id);
-        line.append_value(*line_no as i32);
-    }
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(event_id.finish()),
-        Arc::new(basket_id.finish()),
-        Arc::new(store_id.finish()),
-        Arc::new(till_id.finish()),
-        Arc::new(country.finish()),
-        Arc::new(currency.finish()),
-        Arc::new(event_ts.finish()),
-        Arc::new(uploaded_at.finish()),
-        Arc::new(upload_date.finish()),
-        Arc::new(business_date.finish()),
-        Arc::new(revenue.finish()),
-        Arc::new(tenders.finish()),
-        Arc::new(file.finish()),
-        Arc::new(line.finish()),
-    ];
-    let names = ["event_id", "basket_id", "store_id", "till_id", "country", "currency", "event_ts", "uploaded_at", "upload_date", "business_date", "revenue_minor", "tenders", "file_id", "line"];
-    let batch = RecordBatch::try_from_iter(names.iter().zip(columns).map(|(n, c)| (*n, c)))?;
+fn append_events(conn: &duckdb::Connection, batch: RecordBatch) -> Result<()> {
     let mut app = conn.appender_to_db("events", "bronze")?;
     app.append_record_batch(batch)?;
     app.flush()?;

@@ -6,15 +6,17 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::Deserialize;
 use std::borrow::Cow;
 
-/// A valid event, with its business date resolved from the store's zone.
+/// A valid event, with its business date resolved from the store's zone. Its text borrows from
+/// the line (and, for the store's fields, from the store table): parsing allocates nothing for
+/// an ordinary line, and each caller copies what it keeps.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PosEvent {
-    pub event_id: String,
-    pub basket_id: String,
-    pub store_id: String,
-    pub till_id: String,
-    pub country: String,
-    pub currency: String,
+pub struct PosEvent<'a> {
+    pub event_id: Cow<'a, str>,
+    pub basket_id: Cow<'a, str>,
+    pub store_id: &'a str,
+    pub till_id: Cow<'a, str>,
+    pub country: &'a str,
+    pub currency: &'a str,
     pub event_ts: DateTime<Utc>,
     pub uploaded_at: DateTime<Utc>,
     pub upload_date: NaiveDate,
@@ -52,10 +54,10 @@ struct Tender<'a> {
     amount_minor: Option<serde_json::Number>,
 }
 
-fn required<'a>(v: &'a Option<Cow<'a, str>>, name: &str) -> Result<&'a str, String> {
-    match v.as_deref() {
+fn required<'a>(v: Option<Cow<'a, str>>, name: &str) -> Result<Cow<'a, str>, String> {
+    match v {
         None => Err(format!("missing required field {name}")),
-        Some("") => Err(format!("empty required field {name}")),
+        Some(s) if s.is_empty() => Err(format!("empty required field {name}")),
         Some(s) => Ok(s),
     }
 }
@@ -72,15 +74,15 @@ fn instant(v: &str, name: &str) -> Result<DateTime<Utc>, String> {
 }
 
 /// Validates one line of partition `upload_date`. The error is the quarantine reason.
-pub fn parse_line(line: &str, stores: &StoreTable, upload_date: NaiveDate) -> Result<PosEvent, String> {
-    let raw: Line = serde_json::from_str(line).map_err(|e| format!("malformed JSON: {e}"))?;
-    let event_id = required(&raw.event_id, "event_id")?;
-    let basket_id = required(&raw.basket_id, "basket_id")?;
-    let store_id = required(&raw.store_id, "store_id")?;
-    let till_id = required(&raw.till_id, "till_id")?;
-    let event_ts = instant(required(&raw.event_ts, "event_ts")?, "event_ts")?;
-    let uploaded_at = instant(required(&raw.uploaded_at, "uploaded_at")?, "uploaded_at")?;
-    let currency = required(&raw.currency, "currency")?;
+pub fn parse_line<'a>(line: &'a str, stores: &'a StoreTable, upload_date: NaiveDate) -> Result<PosEvent<'a>, String> {
+    let raw: Line<'a> = serde_json::from_str(line).map_err(|e| format!("malformed JSON: {e}"))?;
+    let event_id = required(raw.event_id, "event_id")?;
+    let basket_id = required(raw.basket_id, "basket_id")?;
+    let store_id = required(raw.store_id, "store_id")?;
+    let till_id = required(raw.till_id, "till_id")?;
+    let event_ts = instant(&required(raw.event_ts, "event_ts")?, "event_ts")?;
+    let uploaded_at = instant(&required(raw.uploaded_at, "uploaded_at")?, "uploaded_at")?;
+    let currency = required(raw.currency, "currency")?;
     let tenders = raw.tenders.as_ref().ok_or("missing required field tenders")?;
     if tenders.is_empty() {
         return Err("tenders is empty: a basket needs at least one payment".into());
@@ -93,12 +95,12 @@ pub fn parse_line(line: &str, stores: &StoreTable, upload_date: NaiveDate) -> Re
         revenue = revenue.checked_add(amount).ok_or_else(|| format!("tender {n}: revenue overflows 64 bits"))?;
     }
     let store = stores
-        .get(store_id)
-        .ok_or_else(|| format!("unknown store_id '{}'", crate::sanitize::for_terminal(store_id)))?;
-    if currency != store.currency {
+        .get(&store_id)
+        .ok_or_else(|| format!("unknown store_id '{}'", crate::sanitize::for_terminal(&store_id)))?;
+    if *currency != store.currency {
         return Err(format!(
             "currency '{}' differs from store {}'s {}",
-            crate::sanitize::for_terminal(currency),
+            crate::sanitize::for_terminal(&currency),
             store.store_id,
             store.currency
         ));
@@ -110,12 +112,12 @@ pub fn parse_line(line: &str, stores: &StoreTable, upload_date: NaiveDate) -> Re
         ));
     }
     Ok(PosEvent {
-        event_id: event_id.to_string(),
-        basket_id: basket_id.to_string(),
-        store_id: store_id.to_string(),
-        till_id: till_id.to_string(),
-        country: store.country.clone(),
-        currency: store.currency.clone(),
+        event_id,
+        basket_id,
+        store_id: &store.store_id,
+        till_id,
+        country: &store.country,
+        currency: &store.currency,
         business_date: crate::tz::business_date(event_ts, store.timezone),
         event_ts,
         uploaded_at,
@@ -139,7 +141,8 @@ mod tests {
 
     #[test]
     fn a_good_line_sums_split_tenders_past_2_pow_31() {
-        let e = parse_line(GOOD, &stores(), day("2026-10-24")).unwrap();
+        let stores = stores();
+        let e = parse_line(GOOD, &stores, day("2026-10-24")).unwrap();
         assert_eq!(e.revenue_minor, 3_000_000_005);
         assert_eq!(e.tenders, 2);
         assert_eq!(e.business_date, day("2026-10-25"), "00:30 BST is the 25th");

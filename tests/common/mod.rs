@@ -141,7 +141,7 @@ pub fn first_day_with_late_baskets(world: &Path, from: NaiveDate) -> NaiveDate {
         for f in recount::raw::list_files(world, u).unwrap() {
             for line in recount::raw::read_gz_text(&f).unwrap().lines() {
                 let e = recount::raw::parse_line(line, &stores, u).unwrap();
-                let entry = first_upload.entry(e.basket_id).or_insert((e.business_date, u));
+                let entry = first_upload.entry(e.basket_id.into_owned()).or_insert((e.business_date, u));
                 entry.1 = entry.1.min(u);
             }
         }
