@@ -1,5 +1,5 @@
 -- history.sql: the snapshot trail of a business date, and what changed between two versions.
--- Reads: audit.snapshots, audit.snapshot_dates, audit.gold_history, audit.silver_history,
+-- Reads: audit.snapshots, audit.snapshot_dates, audit.gold_history, silver.versions,
 -- bronze.events. Writes: nothing.
 
 -- name: snapshots
@@ -24,26 +24,22 @@ WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE ORDER BY store_id;
 
 -- name: diff_baskets
 -- Baskets of date $3 that differ between version $1 (may be -1: none) and version $2: added,
--- removed, winner changed, or a changed number of copies. Upload dates from bronze.
-WITH a AS (SELECT basket_id, event_id, revenue_minor, copies FROM audit.silver_history
-           WHERE snapshot_id = $1::BIGINT AND business_date = $3::DATE),
-     b AS (SELECT basket_id, event_id, revenue_minor, copies FROM audit.silver_history
-           WHERE snapshot_id = $2::BIGINT AND business_date = $3::DATE),
-     j AS (SELECT coalesce(a.basket_id, b.basket_id) AS basket_id,
-                  a.event_id AS a_event, a.revenue_minor AS a_rev, a.copies AS a_copies,
-                  b.event_id AS b_event, b.revenue_minor AS b_rev, b.copies AS b_copies
-           FROM a FULL OUTER JOIN b ON a.basket_id = b.basket_id
-           WHERE a.event_id IS DISTINCT FROM b.event_id OR a.copies IS DISTINCT FROM b.copies
-              OR a.revenue_minor IS DISTINCT FROM b.revenue_minor)
-SELECT j.basket_id, j.a_event, j.a_rev, j.a_copies, j.b_event, j.b_rev, j.b_copies,
-       ea.upload_date, eb.upload_date, coalesce(eb.country, ea.country), coalesce(eb.currency, ea.currency),
-       coalesce(eb.store_id, ea.store_id)
-FROM j
-LEFT JOIN (SELECT * FROM bronze.events WHERE business_date = $3::DATE) ea
-  ON ea.event_id = j.a_event AND ea.basket_id = j.basket_id
-LEFT JOIN (SELECT * FROM bronze.events WHERE business_date = $3::DATE) eb
-  ON eb.event_id = j.b_event AND eb.basket_id = j.basket_id
-ORDER BY 10, 1;
+-- removed, winner changed, or a changed number of copies. Both versions point at bronze rows,
+-- so pointers that both hold with the same copies are equal and skipped before any join.
+WITH a AS (SELECT file_id, line, copies FROM silver.versions WHERE snapshot_id = $1::BIGINT AND business_date = $3::DATE),
+     b AS (SELECT file_id, line, copies FROM silver.versions WHERE snapshot_id = $2::BIGINT AND business_date = $3::DATE),
+     a_only AS (SELECT * FROM a EXCEPT ALL SELECT * FROM b),
+     b_only AS (SELECT * FROM b EXCEPT ALL SELECT * FROM a),
+     e AS (SELECT file_id, line, basket_id, event_id, revenue_minor, upload_date, country, currency, store_id
+           FROM bronze.events WHERE business_date = $3::DATE),
+     ea AS (SELECT e.*, a_only.copies FROM a_only JOIN e USING (file_id, line)),
+     eb AS (SELECT e.*, b_only.copies FROM b_only JOIN e USING (file_id, line))
+SELECT coalesce(ea.basket_id, eb.basket_id) AS basket_id, ea.event_id, ea.revenue_minor, ea.copies,
+       eb.event_id, eb.revenue_minor, eb.copies,
+       ea.upload_date, eb.upload_date, coalesce(eb.country, ea.country) AS country,
+       coalesce(eb.currency, ea.currency), coalesce(eb.store_id, ea.store_id)
+FROM ea FULL OUTER JOIN eb ON ea.basket_id = eb.basket_id
+ORDER BY country, basket_id;
 
 -- name: other_dates_at
 -- For evidence: each date's version and gold row count as of snapshot $1.
@@ -57,4 +53,4 @@ GROUP BY ALL ORDER BY 1;
 SELECT 'audit.snapshots', count(*) FROM audit.snapshots
 UNION ALL SELECT 'audit.snapshot_dates', count(*) FROM audit.snapshot_dates
 UNION ALL SELECT 'audit.gold_history', count(*) FROM audit.gold_history
-UNION ALL SELECT 'audit.silver_history', count(*) FROM audit.silver_history;
+UNION ALL SELECT 'silver.versions', count(*) FROM silver.versions;

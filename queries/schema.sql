@@ -1,7 +1,7 @@
 -- schema.sql: the lab's tables.
 -- Reads: nothing. Writes: creates every schema and table if missing; never drops.
 -- Bronze is append-only (one row per valid raw line); silver and gold hold the current state;
--- audit holds every snapshot, with the gold and silver rows each one wrote.
+-- audit holds every snapshot, with the gold rows each one wrote (silver keeps its own versions).
 
 -- name: create
 CREATE SCHEMA IF NOT EXISTS raw;
@@ -38,10 +38,11 @@ CREATE TABLE IF NOT EXISTS bronze.split_baskets (basket_id VARCHAR NOT NULL, bus
 CREATE TABLE IF NOT EXISTS bronze.quarantine (
     file VARCHAR NOT NULL, line INTEGER NOT NULL, upload_date DATE NOT NULL, reason VARCHAR NOT NULL,
     raw_line VARCHAR NOT NULL);
-CREATE TABLE IF NOT EXISTS silver.baskets (
-    business_date DATE NOT NULL, basket_id VARCHAR NOT NULL, event_id VARCHAR NOT NULL, store_id VARCHAR NOT NULL,
-    till_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL, event_ts TIMESTAMP_NS NOT NULL,
-    uploaded_at TIMESTAMP_NS NOT NULL, upload_date DATE NOT NULL, revenue_minor BIGINT NOT NULL,
+-- Every version of silver a snapshot wrote: the winners of each date it rebuilt, one row per
+-- basket, pointing at the winning bronze row (file id and line). Rows are written once, when
+-- their snapshot writes them, and never updated: silver now and silver history are views of it.
+CREATE TABLE IF NOT EXISTS silver.versions (
+    snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL,
     copies INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS gold.daily_store_sales (
     business_date DATE NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL,
@@ -62,9 +63,6 @@ CREATE TABLE IF NOT EXISTS audit.snapshot_dates (
 CREATE TABLE IF NOT EXISTS audit.gold_history (
     snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL,
     currency VARCHAR NOT NULL, baskets BIGINT NOT NULL, revenue_minor BIGINT NOT NULL);
-CREATE TABLE IF NOT EXISTS audit.silver_history (
-    snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, basket_id VARCHAR NOT NULL, event_id VARCHAR NOT NULL,
-    revenue_minor BIGINT NOT NULL, copies INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS audit.lab (format INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS recompute.daily_store_sales (
     business_date DATE NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL,
@@ -76,6 +74,21 @@ CREATE TABLE IF NOT EXISTS recompute.lateness (
     baskets BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS recompute.state (
     manifest VARCHAR NOT NULL, events BIGINT NOT NULL, baskets BIGINT NOT NULL, computed_at TIMESTAMP NOT NULL);
+-- Silver as each snapshot wrote it, with the winning copy's fields from bronze.
+CREATE VIEW IF NOT EXISTS audit.silver_history AS
+SELECT v.snapshot_id, v.business_date, e.basket_id, e.event_id, e.revenue_minor, v.copies
+FROM silver.versions v
+JOIN bronze.events e ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line;
+-- Silver now: one row per basket of each date, from the version of the date that its newest
+-- rewrite (a v2 overwrite or a rollback's restore) wrote.
+CREATE VIEW IF NOT EXISTS silver.baskets AS
+SELECT v.business_date, e.basket_id, e.event_id, e.store_id, e.till_id, e.country, e.currency, e.event_ts,
+       e.uploaded_at, e.upload_date, e.revenue_minor, v.copies
+FROM silver.versions v
+JOIN (SELECT business_date, max(snapshot_id) AS snapshot_id FROM audit.snapshot_dates
+      WHERE action <> 'skip' GROUP BY business_date) c
+  ON c.business_date = v.business_date AND c.snapshot_id = v.snapshot_id
+JOIN bronze.events e ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line;
 CREATE TEMP TABLE IF NOT EXISTS work_dates (
     business_date DATE NOT NULL, changed BOOLEAN NOT NULL DEFAULT false);
 -- Every copy of every basket that has a copy dated d: the date's own rows (zone maps keep the
@@ -90,9 +103,14 @@ CREATE OR REPLACE TEMP MACRO copies_of(d) AS TABLE
       AND basket_id IN (SELECT basket_id FROM bronze.split_baskets WHERE business_date = d);
 
 -- name: old_layout
--- Layout 1 kept the file's path on every bronze row; checked before anything is created.
-SELECT count(*) FROM information_schema.columns
-WHERE table_schema = 'bronze' AND table_name = 'events' AND column_name = 'file';
+-- Layouts older than audit.lab's record, told apart before anything is created: layout 1 kept
+-- the file's path on every bronze row, layout 2 kept silver as a table. 0: neither.
+SELECT CASE
+    WHEN EXISTS (SELECT 1 FROM information_schema.columns
+                 WHERE table_schema = 'bronze' AND table_name = 'events' AND column_name = 'file') THEN 1
+    WHEN EXISTS (SELECT 1 FROM information_schema.tables
+                 WHERE table_schema = 'silver' AND table_name = 'baskets' AND table_type = 'BASE TABLE') THEN 2
+    ELSE 0 END;
 
 -- name: format
 -- The lab's layout version: a lab written by another layout is refused with a clear error.

@@ -1,7 +1,7 @@
 -- snapshot.sql: the audit trail. Every write commits one record here, in its own transaction.
--- Reads: audit.*, gold.daily_store_sales, silver.baskets, bronze.events, work_dates.
--- Writes: audit.snapshots, audit.snapshot_dates, audit.gold_history, audit.silver_history,
--- and, for a rollback, silver.baskets and gold.daily_store_sales.
+-- Reads: audit.*, gold.daily_store_sales, silver.versions, work_dates.
+-- Writes: audit.snapshots, audit.snapshot_dates, audit.gold_history, and, for a rollback,
+-- silver.versions and gold.daily_store_sales.
 
 -- name: next_id
 SELECT coalesce(max(snapshot_id), 0) + 1 FROM audit.snapshots;
@@ -25,30 +25,20 @@ WHERE business_date BETWEEN $2::DATE AND $3::DATE
   AND business_date IN (SELECT business_date FROM work_dates WHERE changed)
 ORDER BY business_date, store_id;
 
--- name: silver_history_insert
-INSERT INTO audit.silver_history
-SELECT $1::BIGINT, business_date, basket_id, event_id, revenue_minor, copies
-FROM silver.baskets
-WHERE business_date BETWEEN $2::DATE AND $3::DATE
-  AND business_date IN (SELECT business_date FROM work_dates WHERE changed)
-ORDER BY business_date, basket_id;
-
 -- name: versions_as_of
 -- For each date, the snapshot whose rows it held as of snapshot $1.
 SELECT business_date, max(snapshot_id) FROM audit.snapshot_dates
 WHERE action <> 'skip' AND snapshot_id <= $1::BIGINT GROUP BY 1 ORDER BY 1;
 
 -- name: restore_silver
--- Silver rows of date $2 as written by snapshot $1, rebuilt from bronze by their winning event_id.
-INSERT INTO silver.baskets
-SELECT e.business_date, e.basket_id, e.event_id, e.store_id, e.till_id, e.country, e.currency, e.event_ts,
-       e.uploaded_at, e.upload_date, e.revenue_minor, h.copies
-FROM audit.silver_history h
-JOIN (SELECT * FROM bronze.events WHERE business_date = $2::DATE) e
-  ON e.event_id = h.event_id AND e.basket_id = h.basket_id
-WHERE h.snapshot_id = $1::BIGINT AND h.business_date = $2::DATE
-QUALIFY row_number() OVER (PARTITION BY h.basket_id ORDER BY e.uploaded_at, e.file_id, e.line) = 1
-ORDER BY e.business_date, e.store_id, e.basket_id;
+-- Snapshot $1 takes the silver version of date $3 that snapshot $2 wrote (a copy of its pointers).
+INSERT INTO silver.versions
+SELECT $1::BIGINT, business_date, file_id, line, copies FROM silver.versions
+WHERE snapshot_id = $2::BIGINT AND business_date = $3::DATE
+ORDER BY file_id, line;
+
+-- name: silver_rows_of_version
+SELECT count(*) FROM silver.versions WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE;
 
 -- name: restore_gold
 INSERT INTO gold.daily_store_sales
@@ -76,9 +66,6 @@ SELECT arg_max(input_hash, snapshot_id) FROM audit.snapshot_dates WHERE business
 -- The window the date was last rewritten with.
 SELECT s.late_days FROM audit.snapshot_dates sd JOIN audit.snapshots s USING (snapshot_id)
 WHERE sd.business_date = ? AND sd.action = 'overwrite' ORDER BY sd.snapshot_id DESC LIMIT 1;
-
--- name: delete_silver_date
-DELETE FROM silver.baskets WHERE business_date = ?;
 
 -- name: delete_gold_date
 DELETE FROM gold.daily_store_sales WHERE business_date = ?;

@@ -1,6 +1,7 @@
 -- v2.sql: the idempotent job.
 -- Reads: bronze.events, bronze.cells, audit.snapshot_dates, work_dates (a temp table of the dates in play).
--- Writes: silver.baskets, gold.daily_store_sales (DELETE + INSERT of the changed dates only),
+-- Writes: silver.versions (the changed dates' new version), gold.daily_store_sales (DELETE +
+-- INSERT of the changed dates only),
 -- and work_dates. The run's audit rows are written by snapshot.sql in the same transaction.
 
 -- name: affected_dates
@@ -40,31 +41,25 @@ FROM audit.snapshot_dates
 WHERE action <> 'skip' AND business_date IN (SELECT business_date FROM work_dates)
 GROUP BY business_date;
 
--- name: silver_delete
--- $1..$2: the first and last changed date (bounds for zone maps; the set is work_dates).
-DELETE FROM silver.baskets
-WHERE business_date BETWEEN $1::DATE AND $2::DATE
-  AND business_date IN (SELECT business_date FROM work_dates WHERE changed);
-
 -- name: silver_insert
--- One row per basket_id: the copy with the smallest (uploaded_at, event_id). $1 = late_days,
--- $2..$3 the first and last changed date. (An arg_min aggregate over the whole row measured
--- slower than this window here; ordering by date alone keeps silver's zone maps tight.)
-INSERT INTO silver.baskets
-SELECT business_date, basket_id, event_id, store_id, till_id, country, currency, event_ts, uploaded_at,
-       upload_date, revenue_minor, copies::INTEGER
+-- One row per basket_id: the copy with the smallest (uploaded_at, event_id), kept as a pointer
+-- to its bronze row under the new snapshot's id ($1). $2 = late_days, $3..$4 the first and last
+-- changed date (bounds for zone maps; the set is work_dates). The version it replaces stays in
+-- silver.versions as history. (An arg_min aggregate measured no faster than this window.)
+INSERT INTO silver.versions
+SELECT $1::BIGINT, business_date, file_id, line, copies::INTEGER
 FROM (
-    SELECT e.*,
+    SELECT e.business_date, e.file_id, e.line,
            count(*) OVER (PARTITION BY e.basket_id) AS copies,
            row_number() OVER (PARTITION BY e.basket_id ORDER BY e.uploaded_at, e.event_id) AS copy_rank
     FROM bronze.events e
     JOIN work_dates w ON e.business_date = w.business_date AND w.changed
-    WHERE e.upload_date BETWEEN w.business_date - 1 AND w.business_date + $1::INTEGER
-      AND e.business_date BETWEEN $2::DATE AND $3::DATE
-      AND e.upload_date BETWEEN $2::DATE - 1 AND $3::DATE + $1::INTEGER
+    WHERE e.upload_date BETWEEN w.business_date - 1 AND w.business_date + $2::INTEGER
+      AND e.business_date BETWEEN $3::DATE AND $4::DATE
+      AND e.upload_date BETWEEN $3::DATE - 1 AND $4::DATE + $2::INTEGER
 )
 WHERE copy_rank = 1
-ORDER BY business_date;
+ORDER BY business_date, file_id, line;
 
 -- name: gold_delete
 DELETE FROM gold.daily_store_sales
@@ -72,20 +67,23 @@ WHERE business_date BETWEEN $1::DATE AND $2::DATE
   AND business_date IN (SELECT business_date FROM work_dates WHERE changed);
 
 -- name: gold_insert
+-- The changed dates' gold from the silver version snapshot $1 just wrote; $2..$3 as above.
 INSERT INTO gold.daily_store_sales
-SELECT business_date, store_id, country, currency, count(*), sum(revenue_minor)::BIGINT
-FROM silver.baskets
-WHERE business_date BETWEEN $1::DATE AND $2::DATE
-  AND business_date IN (SELECT business_date FROM work_dates WHERE changed)
-GROUP BY business_date, store_id, country, currency
-ORDER BY business_date, store_id;
+SELECT e.business_date, e.store_id, e.country, e.currency, count(*), sum(e.revenue_minor)::BIGINT
+FROM silver.versions v
+JOIN bronze.events e ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line
+WHERE v.snapshot_id = $1::BIGINT
+  AND v.business_date BETWEEN $2::DATE AND $3::DATE
+  AND e.business_date BETWEEN $2::DATE AND $3::DATE
+GROUP BY e.business_date, e.store_id, e.country, e.currency
+ORDER BY e.business_date, e.store_id;
 
 -- name: changed_counts
--- Rows per changed date after the rewrite: silver, then gold. $1..$2 as above.
+-- Rows per changed date after the rewrite: silver (snapshot $1's version), then gold. $2..$3 as above.
 SELECT w.business_date, coalesce(s.n, 0), coalesce(g.n, 0)
 FROM work_dates w
-LEFT JOIN (SELECT business_date, count(*) AS n FROM silver.baskets
-           WHERE business_date BETWEEN $1::DATE AND $2::DATE GROUP BY 1) s USING (business_date)
+LEFT JOIN (SELECT business_date, count(*) AS n FROM silver.versions
+           WHERE snapshot_id = $1::BIGINT GROUP BY 1) s USING (business_date)
 LEFT JOIN (SELECT business_date, count(*) AS n FROM gold.daily_store_sales
-           WHERE business_date BETWEEN $1::DATE AND $2::DATE GROUP BY 1) g USING (business_date)
+           WHERE business_date BETWEEN $2::DATE AND $3::DATE GROUP BY 1) g USING (business_date)
 WHERE w.changed ORDER BY 1;

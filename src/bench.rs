@@ -133,10 +133,26 @@ pub fn land_and_backfill(world: &Path, lab_dir: &Path) -> Result<String> {
     }
     let mut lab = Lab::open(lab_dir)?;
     let ups = crate::raw::list_partitions(world)?;
+    let t = Instant::now();
     land::land(&mut lab, world, &ups)?;
+    let landed = t.elapsed();
     let opts = v2::V2Options { fail_after: None, ..Default::default() };
+    // RECOUNT_PROFILE=1: the backfill's phases summed over its runs, on stderr.
+    let mut phases: Vec<(String, f64)> = Vec::new();
     for &u in ups.iter().rev() {
-        v2::run_upload(&lab, u, "backfill", opts)?;
+        for (name, ms) in v2::run_upload(&lab, u, "backfill", opts)?.phases {
+            match phases.iter_mut().find(|(n, _)| *n == name) {
+                Some(p) => p.1 += ms,
+                None => phases.push((name, ms)),
+            }
+        }
+    }
+    if std::env::var_os("RECOUNT_PROFILE").is_some() {
+        eprintln!("  {:9.2} ms  landing", landed.as_secs_f64() * 1e3);
+        for (name, ms) in &phases {
+            eprintln!("  {ms:9.2} ms  backfill: {name}");
+        }
+        eprintln!("  {:9.2} ms  total before close", t.elapsed().as_secs_f64() * 1e3);
     }
     Ok(reports::fingerprint(&lab, None)?.line)
 }

@@ -137,5 +137,14 @@ fn a_lab_written_by_an_older_layout_is_refused_with_the_way_out() {
         conn.execute_batch("CREATE SCHEMA bronze; CREATE TABLE bronze.events (event_id VARCHAR, file VARCHAR);").unwrap();
     }
     let err = recount::lake::Lab::open(dir.path()).err().expect("an old lab is refused").to_string();
-    assert!(err.contains("another recount") && err.contains("delete the lab directory"), "{err}");
+    assert!(err.contains("another recount") && err.contains("layout 1") && err.contains("delete the lab directory"), "{err}");
+
+    // Layout 2 kept silver as a table.
+    let dir = tempdir();
+    {
+        let conn = duckdb::Connection::open(dir.path().join("recount.duckdb")).unwrap();
+        conn.execute_batch("CREATE SCHEMA silver; CREATE TABLE silver.baskets (basket_id VARCHAR);").unwrap();
+    }
+    let err = recount::lake::Lab::open(dir.path()).err().expect("a layout 2 lab is refused").to_string();
+    assert!(err.contains("layout 2") && err.contains("delete the lab directory"), "{err}");
 }

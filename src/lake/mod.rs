@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 
 pub const DB_FILE: &str = "recount.duckdb";
 /// The layout of the lab's tables. 2: bronze keeps a file id, per-file cells and split baskets.
-pub const LAB_FORMAT: i32 = 2;
+/// 3: silver keeps every version as pointers to bronze rows (`silver.versions`).
+pub const LAB_FORMAT: i32 = 3;
 const LOCK_FILE: &str = "recount.lock";
 
 /// The default lab: `$RECOUNT_LAB`, else `$XDG_DATA_HOME/recount/lab`, else
@@ -136,9 +137,9 @@ fn prepare(conn: &Connection) -> Result<()> {
     // Checkpoints are taken when a command's lab closes, not every 16 MB of WAL: a backfill
     // of 128 runs otherwise rewrote the same row groups dozens of times (5.6 s of 22 s).
     conn.execute_batch("SET autoinstall_known_extensions = false; SET checkpoint_threshold = '1GB';").wrap_err("configuring DuckDB")?;
-    let old: i64 = conn.query_row(sql("schema", "old_layout"), [], |r| r.get(0))?;
+    let old: i32 = conn.query_row(sql("schema", "old_layout"), [], |r| r.get(0))?;
     if old > 0 {
-        bail!("{}", layout_error(1));
+        bail!("{}", layout_error(old));
     }
     conn.execute_batch(sql("schema", "create")).wrap_err("creating the lab schema")?;
     conn.set_prepared_statement_cache_capacity(128);

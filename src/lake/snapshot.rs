@@ -249,11 +249,10 @@ pub fn insert_date(tx: &mut Tx, snapshot_id: i64, d: &DateOutcome) -> Result<()>
     Ok(())
 }
 
-/// Copies the rows the snapshot wrote for its changed dates (`first..=last`, the set in
-/// work_dates) into the history tables.
+/// Copies the gold rows the snapshot wrote for its changed dates (`first..=last`, the set in
+/// work_dates) into gold's history. Silver needs no copy: its versions are its history.
 pub fn record_history(tx: &mut Tx, snapshot_id: i64, first: NaiveDate, last: NaiveDate) -> Result<()> {
     tx.execute("keeping gold history", sql("snapshot", "gold_history_insert"), duckdb::params![snapshot_id, first, last])?;
-    tx.execute("keeping silver history", sql("snapshot", "silver_history_insert"), duckdb::params![snapshot_id, first, last])?;
     Ok(())
 }
 
@@ -310,11 +309,13 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
     let mut tx = Tx::begin(conn, fail_after)?;
     let mut outcomes = Vec::new();
     for (d, version) in &changes {
-        let silver_deleted = tx.execute("deleting silver", sql("snapshot", "delete_silver_date"), [d])? as i64;
+        // Silver's current version of the date leaves silver when this snapshot's version (a
+        // copy of the target's, or none) becomes the newest.
+        let silver_deleted: i64 = tx.conn().row_cached(sql("snapshot", "silver_rows_of_version"), duckdb::params![now[d], d], |r| r.get(0))?;
         let gold_deleted = tx.execute("deleting gold", sql("snapshot", "delete_gold_date"), [d])? as i64;
         let (mut silver_added, mut gold_added, mut input_hash, mut input_rows) = (0, 0, String::new(), 0);
         if let Some(v) = version {
-            silver_added = tx.execute("restoring silver", sql("snapshot", "restore_silver"), duckdb::params![v, d])? as i64;
+            silver_added = tx.execute("restoring silver", sql("snapshot", "restore_silver"), duckdb::params![record.snapshot_id, v, d])? as i64;
             gold_added = tx.execute("restoring gold", sql("snapshot", "restore_gold"), duckdb::params![v, d])? as i64;
             if let Some((h, n)) = tx
                 .conn()

@@ -1,5 +1,7 @@
 //! v2, the idempotent job: per run, the affected business dates whose inputs changed are deleted
-//! and rewritten in silver and gold, in ONE transaction with the run's snapshot record.
+//! and rewritten in silver and gold, in ONE transaction with the run's snapshot record. Silver's
+//! rewrite is a new version of the dates in `silver.versions`; the view `silver.baskets` shows
+//! each date's newest version, so the old rows leave silver without being moved.
 
 use crate::lake::Cached;
 use super::snapshot::{self, DateOutcome, Operation, SnapshotRecord, Trigger};
@@ -184,15 +186,18 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     let compared = started.elapsed();
     let mut tx = Tx::begin(conn, opts.fail_after)?;
     if let (Some(&first), Some(&last)) = (changed_dates.first(), changed_dates.last()) {
-        let silver_deleted = tx.execute("silver delete", sql("v2", "silver_delete"), duckdb::params![first, last])? as i64;
-        let silver_added = tx.execute("silver insert", sql("v2", "silver_insert"), duckdb::params![opts.late_days, first, last])? as i64;
+        // The dates' silver rows leave silver now (the view) by the new version replacing them;
+        // they stay in silver.versions as the history of the version they belonged to.
+        let silver_deleted: i64 = outcomes.iter().map(|o| o.silver_deleted).sum();
+        let id = record.snapshot_id;
+        let silver_added = tx.execute("silver insert", sql("v2", "silver_insert"), duckdb::params![id, opts.late_days, first, last])? as i64;
         let gold_deleted = tx.execute("gold delete", sql("v2", "gold_delete"), duckdb::params![first, last])? as i64;
-        let gold_added = tx.execute("gold insert", sql("v2", "gold_insert"), duckdb::params![first, last])? as i64;
+        let gold_added = tx.execute("gold insert", sql("v2", "gold_insert"), duckdb::params![id, first, last])? as i64;
         record.rows_deleted = silver_deleted + gold_deleted;
         record.rows_added = silver_added + gold_added;
         let counts: HashMap<NaiveDate, (i64, i64)> = {
             let mut stmt = tx.conn().prepare_cached(sql("v2", "changed_counts"))?;
-            stmt.query_map(duckdb::params![first, last], |r| Ok((r.get::<_, NaiveDate>(0)?, (r.get(1)?, r.get(2)?))))?.collect::<Result<_, _>>()?
+            stmt.query_map(duckdb::params![id, first, last], |r| Ok((r.get::<_, NaiveDate>(0)?, (r.get(1)?, r.get(2)?))))?.collect::<Result<_, _>>()?
         };
         tx.step("counting rows per date")?;
         for o in outcomes.iter_mut().filter(|o| o.action == "overwrite") {

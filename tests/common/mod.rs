@@ -94,7 +94,7 @@ pub fn lab_digest(lab: &Lab) -> String {
     let tables = [
         "raw.stores", "raw.files", "raw.partitions", "raw.landings", "bronze.events", "bronze.quarantine", "silver.baskets",
         "gold.daily_store_sales", "naive.daily_sales", "audit.snapshots", "audit.snapshot_dates", "audit.gold_history",
-        "audit.silver_history",
+        "audit.silver_history", "silver.versions", "bronze.cells", "bronze.split_baskets",
     ];
     for t in tables {
         let text: String = lab
