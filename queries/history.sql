@@ -23,23 +23,19 @@ SELECT store_id, country, currency, baskets, revenue_minor FROM audit.gold_histo
 WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE ORDER BY store_id;
 
 -- name: diff_baskets
--- Baskets of date $3 that differ between version $1 (may be -1: none) and version $2: added,
--- removed, winner changed, or a changed number of copies. Both versions point at bronze rows,
--- so pointers that both hold with the same copies are equal and skipped before any join.
-WITH a AS (SELECT file_id, line, copies FROM silver.versions WHERE snapshot_id = $1::BIGINT AND business_date = $3::DATE),
-     b AS (SELECT file_id, line, copies FROM silver.versions WHERE snapshot_id = $2::BIGINT AND business_date = $3::DATE),
-     a_only AS (SELECT * FROM a EXCEPT ALL SELECT * FROM b),
-     b_only AS (SELECT * FROM b EXCEPT ALL SELECT * FROM a),
-     e AS (SELECT file_id, line, basket_id, event_id, revenue_minor, upload_date, country, currency, store_id
-           FROM bronze.events WHERE business_date = $3::DATE),
-     ea AS (SELECT e.*, a_only.copies FROM a_only JOIN e USING (file_id, line)),
-     eb AS (SELECT e.*, b_only.copies FROM b_only JOIN e USING (file_id, line))
-SELECT coalesce(ea.basket_id, eb.basket_id) AS basket_id, ea.event_id, ea.revenue_minor, ea.copies,
-       eb.event_id, eb.revenue_minor, eb.copies,
-       ea.upload_date, eb.upload_date, coalesce(eb.country, ea.country) AS country,
-       coalesce(eb.currency, ea.currency), coalesce(eb.store_id, ea.store_id)
-FROM ea FULL OUTER JOIN eb ON ea.basket_id = eb.basket_id
+-- Baskets of date $3 that differ between version $1 (may be -1: none) and version $2 (the
+-- diff_rows macro in schema.sql).
+SELECT basket_id, kind, upload_date, country, currency, store_id, event_before, event_after,
+       baskets_delta, revenue_delta_minor, copies_discarded_delta
+FROM diff_rows($1::BIGINT, $2::BIGINT, $3::DATE)
 ORDER BY country, basket_id;
+
+-- name: diff_parts
+-- The same baskets summed per country, kind and upload: what the history screen shows.
+SELECT country, kind, upload_date, count(*), sum(baskets_delta)::BIGINT, sum(revenue_delta_minor)::BIGINT,
+       sum(copies_discarded_delta)::BIGINT
+FROM diff_rows($1::BIGINT, $2::BIGINT, $3::DATE)
+GROUP BY ALL ORDER BY ALL;
 
 -- name: other_dates_at
 -- For evidence: each date's version and gold row count as of snapshot $1.

@@ -102,6 +102,30 @@ CREATE OR REPLACE TEMP MACRO copies_of(d) AS TABLE
                             JOIN bronze.split_baskets o USING (basket_id) WHERE s.business_date = d)
       AND basket_id IN (SELECT basket_id FROM bronze.split_baskets WHERE business_date = d);
 
+-- The baskets of date d whose silver differs between version va (-1: none) and version vb:
+-- each with its kind (0 added, 1 removed, 2 winner changed, 3 re-sent copies discarded), the
+-- upload its newer winning copy arrived in (the older one's for a removal) and its deltas. Both
+-- versions point at bronze rows, so pointers both hold with the same copies are skipped before
+-- any join. `diff` lists these rows; `history` sums them per country, kind and upload.
+CREATE OR REPLACE TEMP MACRO diff_rows(va, vb, d) AS TABLE
+    WITH a AS (SELECT file_id, line, copies FROM silver.versions WHERE snapshot_id = va AND business_date = d),
+         b AS (SELECT file_id, line, copies FROM silver.versions WHERE snapshot_id = vb AND business_date = d),
+         e AS (SELECT file_id, line, basket_id, event_id, revenue_minor, upload_date, country, currency, store_id
+               FROM bronze.events WHERE business_date = d),
+         ea AS (SELECT e.*, x.copies FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b) x JOIN e USING (file_id, line)),
+         eb AS (SELECT e.*, x.copies FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) x JOIN e USING (file_id, line))
+    SELECT coalesce(eb.basket_id, ea.basket_id) AS basket_id,
+           CASE WHEN ea.event_id IS NULL THEN 0 WHEN eb.event_id IS NULL THEN 1
+                WHEN ea.event_id <> eb.event_id THEN 2 ELSE 3 END AS kind,
+           CASE WHEN eb.event_id IS NULL THEN ea.upload_date ELSE eb.upload_date END AS upload_date,
+           coalesce(eb.country, ea.country) AS country, coalesce(eb.currency, ea.currency) AS currency,
+           coalesce(eb.store_id, ea.store_id) AS store_id,
+           ea.event_id AS event_before, eb.event_id AS event_after,
+           (eb.event_id IS NOT NULL)::BIGINT - (ea.event_id IS NOT NULL)::BIGINT AS baskets_delta,
+           coalesce(eb.revenue_minor, 0) - coalesce(ea.revenue_minor, 0) AS revenue_delta_minor,
+           coalesce(eb.copies - 1, 0) - coalesce(ea.copies - 1, 0) AS copies_discarded_delta
+    FROM ea FULL OUTER JOIN eb ON ea.basket_id = eb.basket_id;
+
 -- name: old_layout
 -- Layouts older than audit.lab's record, told apart before anything is created: layout 1 kept
 -- the file's path on every bronze row, layout 2 kept silver as a table. 0: neither.

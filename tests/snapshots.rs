@@ -113,6 +113,22 @@ fn diff_parts_sum_to_the_change_for_every_version_of_every_date() {
             let baskets_sum: i64 = diff.baskets.iter().map(|b| b.baskets_delta).sum();
             let gold_change: i64 = diff.countries.iter().map(|c| c.baskets_after - c.baskets_before).sum();
             assert_eq!(baskets_sum, gold_change);
+            // The parts (summed by DuckDB) are the basket list summed per country, kind and upload.
+            let mut from_baskets = std::collections::BTreeMap::new();
+            for b in &diff.baskets {
+                let p = from_baskets.entry((b.country.clone(), b.kind, b.upload_date)).or_insert((0, 0, 0, 0));
+                *p = (p.0 + 1, p.1 + b.baskets_delta, p.2 + b.revenue_delta_minor, p.3 + b.copies_discarded_delta);
+            }
+            let from_parts: std::collections::BTreeMap<_, _> = diff
+                .countries
+                .iter()
+                .flat_map(|c| c.parts.iter().map(|p| ((c.country.clone(), p.kind, p.upload_date), (p.baskets, p.baskets_delta, p.revenue_delta_minor, p.copies_discarded_delta))))
+                .collect();
+            assert_eq!(from_baskets, from_parts, "{d} version {}", e.snapshot_id);
+            // History shows the same attribution as the diff of the same two versions.
+            let shown: Vec<&str> = e.countries.iter().map(|c| c.attribution.as_str()).collect();
+            let summaries: Vec<String> = diff.countries.iter().map(|c| c.summary()).collect();
+            assert_eq!(shown, summaries.iter().map(String::as_str).collect::<Vec<_>>());
             prev = Some(e.snapshot_id);
         }
     }

@@ -103,6 +103,16 @@ pub enum ChangeKind {
 }
 
 impl ChangeKind {
+    /// The kind codes of the `diff_rows` macro (schema.sql).
+    fn from_code(code: i32) -> ChangeKind {
+        match code {
+            0 => ChangeKind::Added,
+            1 => ChangeKind::Removed,
+            2 => ChangeKind::WinnerChanged,
+            _ => ChangeKind::CopiesDiscarded,
+        }
+    }
+
     pub fn word(self) -> &'static str {
         match self {
             ChangeKind::Added => "added",
@@ -217,71 +227,59 @@ pub fn diff(lab: &Lab, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Resu
 }
 
 pub fn diff_versions(lab: &Lab, d: NaiveDate, from_snapshot: Option<i64>, to_snapshot: i64, from_version: Option<i64>, to_version: Option<i64>) -> Result<DiffReport> {
+    let mut report = diff_summary(lab, d, from_snapshot, to_snapshot, from_version, to_version)?;
     let mut stmt = lab.conn.prepare_cached(sql("history", "diff_baskets"))?;
     let rows = stmt.query_map(duckdb::params![from_version.unwrap_or(-1), to_version.unwrap_or(-1), d], |r| {
+        Ok(DiffBasket {
+            basket_id: r.get(0)?,
+            kind: ChangeKind::from_code(r.get(1)?),
+            upload_date: r.get(2)?,
+            country: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+            currency: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+            store_id: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
+            event_before: r.get(6)?,
+            event_after: r.get(7)?,
+            baskets_delta: r.get(8)?,
+            revenue_delta_minor: r.get(9)?,
+            copies_discarded_delta: r.get(10)?,
+        })
+    })?;
+    report.baskets = rows.collect::<Result<_, _>>()?;
+    Ok(report)
+}
+
+/// The diff without its basket list: the parts per country (summed by DuckDB from the same rows
+/// `diff_versions` lists) against the change in gold. What `history` shows for each version.
+pub fn diff_summary(lab: &Lab, d: NaiveDate, from_snapshot: Option<i64>, to_snapshot: i64, from_version: Option<i64>, to_version: Option<i64>) -> Result<DiffReport> {
+    let mut by_country: BTreeMap<String, Vec<DiffPart>> = BTreeMap::new();
+    let mut stmt = lab.conn.prepare_cached(sql("history", "diff_parts"))?;
+    let rows = stmt.query_map(duckdb::params![from_version.unwrap_or(-1), to_version.unwrap_or(-1), d], |r| {
         Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, Option<String>>(1)?,
-            r.get::<_, Option<i64>>(2)?,
-            r.get::<_, Option<i64>>(3)?,
-            r.get::<_, Option<String>>(4)?,
-            r.get::<_, Option<i64>>(5)?,
-            r.get::<_, Option<i64>>(6)?,
-            r.get::<_, Option<NaiveDate>>(7)?,
-            r.get::<_, Option<NaiveDate>>(8)?,
-            r.get::<_, Option<String>>(9)?,
-            r.get::<_, Option<String>>(10)?,
-            r.get::<_, Option<String>>(11)?,
+            r.get::<_, Option<String>>(0)?.unwrap_or_default(),
+            DiffPart {
+                kind: ChangeKind::from_code(r.get(1)?),
+                upload_date: r.get(2)?,
+                baskets: r.get(3)?,
+                baskets_delta: r.get(4)?,
+                revenue_delta_minor: r.get(5)?,
+                copies_discarded_delta: r.get(6)?,
+            },
         ))
     })?;
-    let mut baskets = Vec::new();
     for row in rows {
-        let (basket_id, a_event, a_rev, a_copies, b_event, b_rev, b_copies, a_upload, b_upload, country, currency, store) = row?;
-        let discarded = |c: Option<i64>| c.map(|c| c - 1).unwrap_or(0);
-        let (kind, upload, db, dr) = match (&a_event, &b_event) {
-            (None, Some(_)) => (ChangeKind::Added, b_upload, 1, b_rev.unwrap_or(0)),
-            (Some(_), None) => (ChangeKind::Removed, a_upload, -1, -a_rev.unwrap_or(0)),
-            (Some(a), Some(b)) if a != b => (ChangeKind::WinnerChanged, b_upload, 0, b_rev.unwrap_or(0) - a_rev.unwrap_or(0)),
-            _ => (ChangeKind::CopiesDiscarded, b_upload, 0, b_rev.unwrap_or(0) - a_rev.unwrap_or(0)),
-        };
-        baskets.push(DiffBasket {
-            basket_id,
-            store_id: store.unwrap_or_default(),
-            country: country.unwrap_or_default(),
-            currency: currency.unwrap_or_default(),
-            kind,
-            upload_date: upload,
-            baskets_delta: db,
-            revenue_delta_minor: dr,
-            copies_discarded_delta: discarded(b_copies) - discarded(a_copies),
-            event_before: a_event,
-            event_after: b_event,
-        });
+        let (country, part) = row?;
+        by_country.entry(country).or_default().push(part);
     }
     let before = gold_version(lab, d, from_version)?;
     let after = gold_version(lab, d, to_version)?;
     let mut countries = Vec::new();
-    let names: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).chain(baskets.iter().map(|b| &b.country)).collect();
+    let names: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).chain(by_country.keys()).collect();
     for country in names {
         let (cur_b, bb, rb) = before.get(country).cloned().unwrap_or_default();
         let (cur_a, ba, ra) = after.get(country).cloned().unwrap_or_default();
         let currency = if cur_a.is_empty() { cur_b } else { cur_a };
-        let mut parts: BTreeMap<(ChangeKind, Option<NaiveDate>), DiffPart> = BTreeMap::new();
-        for b in baskets.iter().filter(|b| &b.country == country) {
-            let p = parts.entry((b.kind, b.upload_date)).or_insert(DiffPart {
-                kind: b.kind,
-                upload_date: b.upload_date,
-                baskets: 0,
-                baskets_delta: 0,
-                revenue_delta_minor: 0,
-                copies_discarded_delta: 0,
-            });
-            p.baskets += 1;
-            p.baskets_delta += b.baskets_delta;
-            p.revenue_delta_minor += b.revenue_delta_minor;
-            p.copies_discarded_delta += b.copies_discarded_delta;
-        }
-        let parts: Vec<DiffPart> = parts.into_values().collect();
+        let mut parts = by_country.get(country).cloned().unwrap_or_default();
+        parts.sort_by_key(|p| (p.kind, p.upload_date));
         let sum_b: i64 = parts.iter().map(|p| p.baskets_delta).sum();
         let sum_r: i64 = parts.iter().map(|p| p.revenue_delta_minor).sum();
         countries.push(CountryDiff {
@@ -295,7 +293,7 @@ pub fn diff_versions(lab: &Lab, d: NaiveDate, from_snapshot: Option<i64>, to_sna
             parts,
         });
     }
-    Ok(DiffReport { business_date: d, from_snapshot, to_snapshot, from_version, to_version, countries, baskets })
+    Ok(DiffReport { business_date: d, from_snapshot, to_snapshot, from_version, to_version, countries, baskets: Vec::new() })
 }
 
 impl DiffReport {
@@ -440,7 +438,7 @@ pub fn history(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<HistoryRep
     let mut entries = Vec::new();
     let mut previous: Option<i64> = None;
     for v in versions {
-        let diff = diff_versions(lab, d, previous, v, previous, Some(v))?;
+        let diff = diff_summary(lab, d, previous, v, previous, Some(v))?;
         let rec = &records[&v];
         let countries = diff
             .countries
