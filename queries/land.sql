@@ -51,3 +51,9 @@ SELECT count(*) FROM raw.files;
 
 -- name: upload_files_count
 SELECT count(*) FROM raw.files WHERE upload_date = ?;
+
+-- name: threads_for_appending
+SET threads = 1;
+
+-- name: threads_reset
+RESET threads;

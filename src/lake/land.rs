@@ -291,9 +291,12 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         // appends the previous ones; the bounded channel keeps memory to a few files. File ids
         // follow the order of `todo`, in which the files also arrive here.
         let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<ParsedFile>>(4);
+        // DuckDB's own worker threads only contend with the parsers while rows are appended
+        // (one thread appends): the full world lands in 5.8 s instead of 6.4 s (medians of 3 and 2).
+        tx.conn().execute_batch(sql("land", "threads_for_appending"))?;
         let todo_ref = &todo;
         let stores_ref = &stores;
-        std::thread::scope(|scope| -> Result<()> {
+        let appended = std::thread::scope(|scope| -> Result<()> {
             scope.spawn(move || {
                 for (c, chunk) in todo_ref.chunks(4).enumerate() {
                     let first = first_file_id + (c * 4) as i32;
@@ -339,7 +342,9 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
                 staged.push((tmp, dest));
             }
             Ok(())
-        })?;
+        });
+        tx.conn().execute_batch(sql("land", "threads_reset"))?;
+        appended?;
         let t_parse_and_append = t_all.elapsed();
         let t_split = std::time::Instant::now();
         if !todo.is_empty() {
