@@ -9,10 +9,13 @@ mkdir -p "$work"
 echo "== recount bench (full preset, 3 runs, baseline in the same run)"
 NO_COLOR=1 "$recount" bench --preset full --runs 3 --work-dir "$work" --baseline ../shared/baseline/run.sh
 echo
-echo "== growth: land every upload + v2 backfill backwards, from an empty lab"
+echo "== growth: land every upload + v2 backfill backwards, from an empty lab (3 runs each; take the median)"
+sync  # the baseline's database is written back before the growth runs, not during them
 for f in 0.25 0.5 1.0; do
   w="$work/world-x$f"
   [ -d "$w" ] || "$recount" generate --preset full --store-factor "$f" --out "$w" >/dev/null
   events=$(NO_COLOR=1 "$recount" generate --preset full --store-factor "$f" --out "$w.tmp" | sed -n 's/^ *\([0-9,]*\) events.*/\1/p'); rm -rf "$w.tmp"
-  /usr/bin/time -f "stores x$f ($events events): %e s wall, %M KiB peak RSS" "$recount" bench-phase --world "$w" --lab "$work/lab-x$f" >/dev/null
+  for run in 1 2 3; do
+    /usr/bin/time -f "stores x$f ($events events), run $run: %e s wall, %M KiB peak RSS" "$recount" bench-phase --world "$w" --lab "$work/lab-x$f" >/dev/null
+  done
 done
