@@ -89,8 +89,8 @@ JOIN (SELECT business_date, max(snapshot_id) AS snapshot_id FROM audit.snapshot_
       WHERE action <> 'skip' GROUP BY business_date) c
   ON c.business_date = v.business_date AND c.snapshot_id = v.snapshot_id
 JOIN bronze.events e ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line;
-CREATE TEMP TABLE IF NOT EXISTS work_dates (
-    business_date DATE NOT NULL, changed BOOLEAN NOT NULL DEFAULT false);
+-- The dates the current write rewrites (per connection; filled before its transaction).
+CREATE TEMP TABLE IF NOT EXISTS work_dates (business_date DATE NOT NULL);
 -- Every copy of every basket that has a copy dated d: the date's own rows (zone maps keep the
 -- scan to a few row groups) plus the other-dated copies of its split baskets.
 CREATE OR REPLACE TEMP MACRO copies_of(d) AS TABLE

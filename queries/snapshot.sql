@@ -6,6 +6,10 @@
 -- name: next_id
 SELECT coalesce(max(snapshot_id), 0) + 1 FROM audit.snapshots;
 
+-- name: next_id_and_head
+-- next_id and head (below) in one statement, for a new record.
+SELECT coalesce(max(snapshot_id), 0) + 1, max(snapshot_id) FILTER (WHERE operation <> 'skipped') FROM audit.snapshots;
+
 -- name: head
 -- The newest data snapshot (skipped runs change nothing, so they are never a parent).
 SELECT max(snapshot_id) FROM audit.snapshots WHERE operation <> 'skipped';
@@ -22,7 +26,7 @@ INSERT INTO audit.gold_history
 SELECT $1::BIGINT, business_date, store_id, country, currency, baskets, revenue_minor
 FROM gold.daily_store_sales
 WHERE business_date BETWEEN $2::DATE AND $3::DATE
-  AND business_date IN (SELECT business_date FROM work_dates WHERE changed)
+  AND business_date IN (SELECT business_date FROM work_dates)
 ORDER BY business_date, store_id;
 
 -- name: versions_as_of

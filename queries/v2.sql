@@ -1,5 +1,5 @@
 -- v2.sql: the idempotent job.
--- Reads: bronze.events, bronze.cells, audit.snapshot_dates, work_dates (a temp table of the dates in play).
+-- Reads: bronze.events, bronze.cells, audit.snapshot_dates, work_dates (a temp table of the dates a write rewrites).
 -- Writes: silver.versions (the changed dates' new version), gold.daily_store_sales (DELETE +
 -- INSERT of the changed dates only),
 -- and work_dates. The run's audit rows are written by snapshot.sql in the same transaction.
@@ -21,10 +21,7 @@ GROUP BY ALL ORDER BY 1, 2;
 DELETE FROM work_dates;
 
 -- name: work_insert
-INSERT INTO work_dates VALUES (?, false);
-
--- name: work_mark_changed
-UPDATE work_dates SET changed = true WHERE business_date = ?;
+INSERT INTO work_dates VALUES (?);
 
 -- name: input_cells
 -- What feeds dates $2..$3 under the window rule ($1 = late_days), file by file: rows and the
@@ -34,11 +31,11 @@ WHERE business_date BETWEEN $2::DATE AND $3::DATE
   AND upload_date BETWEEN business_date - 1 AND business_date + $1::INTEGER;
 
 -- name: current_versions
--- The version of each date in play that silver and gold hold now.
+-- The version of each date from $1 to $2 that silver and gold hold now.
 SELECT business_date, arg_max(input_hash, snapshot_id), arg_max(silver_added, snapshot_id),
        arg_max(gold_added, snapshot_id), max(snapshot_id)
 FROM audit.snapshot_dates
-WHERE action <> 'skip' AND business_date IN (SELECT business_date FROM work_dates)
+WHERE action <> 'skip' AND business_date BETWEEN $1::DATE AND $2::DATE
 GROUP BY business_date;
 
 -- name: silver_insert
@@ -53,7 +50,7 @@ FROM (
            count(*) OVER (PARTITION BY e.basket_id) AS copies,
            row_number() OVER (PARTITION BY e.basket_id ORDER BY e.uploaded_at, e.event_id) AS copy_rank
     FROM bronze.events e
-    JOIN work_dates w ON e.business_date = w.business_date AND w.changed
+    JOIN work_dates w ON e.business_date = w.business_date
     WHERE e.upload_date BETWEEN w.business_date - 1 AND w.business_date + $2::INTEGER
       AND e.business_date BETWEEN $3::DATE AND $4::DATE
       AND e.upload_date BETWEEN $3::DATE - 1 AND $4::DATE + $2::INTEGER
@@ -64,7 +61,7 @@ ORDER BY business_date, file_id, line;
 -- name: gold_delete
 DELETE FROM gold.daily_store_sales
 WHERE business_date BETWEEN $1::DATE AND $2::DATE
-  AND business_date IN (SELECT business_date FROM work_dates WHERE changed);
+  AND business_date IN (SELECT business_date FROM work_dates);
 
 -- name: gold_insert
 -- The changed dates' gold from the silver version snapshot $1 just wrote; $2..$3 as above.
@@ -86,4 +83,4 @@ LEFT JOIN (SELECT business_date, count(*) AS n FROM silver.versions
            WHERE snapshot_id = $1::BIGINT GROUP BY 1) s USING (business_date)
 LEFT JOIN (SELECT business_date, count(*) AS n FROM gold.daily_store_sales
            WHERE business_date BETWEEN $2::DATE AND $3::DATE GROUP BY 1) g USING (business_date)
-WHERE w.changed ORDER BY 1;
+ORDER BY 1;

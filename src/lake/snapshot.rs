@@ -183,9 +183,10 @@ pub fn head(conn: &duckdb::Connection) -> Result<Option<i64>> {
 
 /// A fresh record for the next write; the caller fills in its counts.
 pub fn new_record(conn: &duckdb::Connection, operation: Operation, trigger: Trigger, late_days: u32) -> Result<SnapshotRecord> {
+    let (snapshot_id, parent_id) = conn.row_cached(sql("snapshot", "next_id_and_head"), [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?)))?;
     Ok(SnapshotRecord {
-        snapshot_id: next_id(conn)?,
-        parent_id: head(conn)?,
+        snapshot_id,
+        parent_id,
         operation,
         trigger,
         late_days,
@@ -304,7 +305,6 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
     conn.exec_cached(sql("v2", "work_clear"), [])?;
     for (d, _) in &changes {
         conn.exec_cached(sql("v2", "work_insert"), [d])?;
-        conn.exec_cached(sql("v2", "work_mark_changed"), [d])?;
     }
     let mut tx = Tx::begin(conn, fail_after)?;
     let mut outcomes = Vec::new();

@@ -145,15 +145,17 @@ struct Current {
 fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondWindow>, opts: V2Options) -> Result<RunReport> {
     let started = std::time::Instant::now();
     let conn = &lab.conn;
-    conn.exec_cached(sql("v2", "work_clear"), [])?;
-    for d in dates {
-        conn.exec_cached(sql("v2", "work_insert"), [d])?;
-    }
     let hashes = input_hashes(conn, opts.late_days, dates)?;
-    let mut stmt = conn.prepare_cached(sql("v2", "current_versions"))?;
-    let current: HashMap<NaiveDate, Current> = stmt
-        .query_map([], |r| Ok((r.get::<_, NaiveDate>(0)?, Current { input_hash: r.get(1)?, silver_rows: r.get(2)?, gold_rows: r.get(3)? })))?
-        .collect::<Result<_, _>>()?;
+    let current: HashMap<NaiveDate, Current> = match (dates.iter().min(), dates.iter().max()) {
+        (Some(first), Some(last)) => {
+            let mut stmt = conn.prepare_cached(sql("v2", "current_versions"))?;
+            stmt.query_map(duckdb::params![first, last], |r| {
+                Ok((r.get::<_, NaiveDate>(0)?, Current { input_hash: r.get(1)?, silver_rows: r.get(2)?, gold_rows: r.get(3)? }))
+            })?
+            .collect::<Result<_, _>>()?
+        }
+        _ => HashMap::new(),
+    };
 
     let mut outcomes = Vec::new();
     for (d, rows, hash) in &hashes {
@@ -161,9 +163,6 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
         let same = cur.is_some_and(|c| &c.input_hash == hash);
         let (silver_deleted, gold_deleted) = cur.map(|c| (c.silver_rows, c.gold_rows)).unwrap_or((0, 0));
         let action = if same && !opts.force { "skip" } else { "overwrite" };
-        if action == "overwrite" {
-            conn.exec_cached(sql("v2", "work_mark_changed"), [d])?;
-        }
         outcomes.push(DateOutcome {
             business_date: *d,
             action: action.into(),
@@ -177,6 +176,12 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     }
     let changed_dates: Vec<NaiveDate> = outcomes.iter().filter(|o| o.action == "overwrite").map(|o| o.business_date).collect();
     let changed = changed_dates.len();
+    if changed > 0 {
+        conn.exec_cached(sql("v2", "work_clear"), [])?;
+        for d in &changed_dates {
+            conn.exec_cached(sql("v2", "work_insert"), [d])?;
+        }
+    }
     let operation = if changed == 0 { Operation::Skipped } else { Operation::Overwrite };
     let mut record = snapshot::new_record(conn, operation, trigger, opts.late_days)?;
     record.dates_rewritten = changed as i64;
