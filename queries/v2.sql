@@ -4,18 +4,17 @@
 -- INSERT of the changed dates only),
 -- and work_dates. The run's audit rows are written by snapshot.sql in the same transaction.
 
--- name: affected_dates
--- $1 upload date, $2 oldest business date inside the window (upload - late_days).
-SELECT DISTINCT business_date FROM bronze.cells
-WHERE upload_date = $1::DATE AND business_date >= $2::DATE ORDER BY 1;
-
--- name: beyond_window
--- Rows of upload $1 that never enter silver: older than the window, or dated more than a day
--- after their upload (a till clock in the future). $2 = late_days.
-SELECT business_date, currency, sum(rows)::BIGINT, sum(revenue_minor)::BIGINT FROM bronze.cells
+-- name: upload_cells
+-- What upload $1 holds per business date and currency, with two flags: `affected`, the date is
+-- one the run rebuilds (no older than $2 = upload - late_days); `beyond`, the rows never enter
+-- silver (older than the window, or dated more than a day after their upload: a till clock in
+-- the future). $3 = late_days.
+SELECT business_date, currency, sum(rows)::BIGINT, sum(revenue_minor)::BIGINT,
+       business_date >= $2::DATE AS affected,
+       NOT ($1::DATE BETWEEN business_date - 1 AND business_date + $3::INTEGER) AS beyond
+FROM bronze.cells
 WHERE upload_date = $1::DATE
-  AND NOT (upload_date BETWEEN business_date - 1 AND business_date + $2::INTEGER)
-GROUP BY ALL ORDER BY 1, 2;
+GROUP BY business_date, currency ORDER BY 1, 2;
 
 -- name: work_clear
 DELETE FROM work_dates;

@@ -87,14 +87,20 @@ pub fn run_upload(lab: &Lab, upload: NaiveDate, trigger_kind: &str, opts: V2Opti
     let started = std::time::Instant::now();
     let conn = &lab.conn;
     let oldest = upload - Duration::days(opts.late_days as i64);
-    let mut stmt = conn.prepare_cached(sql("v2", "affected_dates"))?;
-    let dates: Vec<NaiveDate> = stmt.query_map(duckdb::params![upload, oldest], |r| r.get(0))?.collect::<Result<_, _>>()?;
-    let mut stmt = conn.prepare_cached(sql("v2", "beyond_window"))?;
-    let beyond: Vec<BeyondWindow> = stmt
-        .query_map(duckdb::params![upload, opts.late_days], |r| {
-            Ok(BeyondWindow { business_date: r.get(0)?, currency: r.get(1)?, rows: r.get(2)?, revenue_minor: r.get(3)? })
-        })?
-        .collect::<Result<_, _>>()?;
+    let mut stmt = conn.prepare_cached(sql("v2", "upload_cells"))?;
+    let cells = stmt.query_map(duckdb::params![upload, oldest, opts.late_days], |r| {
+        Ok((BeyondWindow { business_date: r.get(0)?, currency: r.get(1)?, rows: r.get(2)?, revenue_minor: r.get(3)? }, r.get::<_, bool>(4)?, r.get::<_, bool>(5)?))
+    })?;
+    let (mut dates, mut beyond): (Vec<NaiveDate>, Vec<BeyondWindow>) = (Vec::new(), Vec::new());
+    for cell in cells {
+        let (cell, affected, is_beyond) = cell?;
+        if affected && dates.last() != Some(&cell.business_date) {
+            dates.push(cell.business_date);
+        }
+        if is_beyond {
+            beyond.push(cell);
+        }
+    }
     let found = started.elapsed();
     let mut report = rewrite(lab, &dates, Trigger::upload(trigger_kind, upload), beyond, opts)?;
     report.phases.insert(0, ("find affected dates".into(), found.as_secs_f64() * 1e3));
