@@ -1,6 +1,6 @@
 -- snapshot.sql: the audit trail. Every write commits one record here, in its own transaction.
 -- Reads: audit.*, gold.daily_store_sales, silver.versions, work_dates.
--- Writes: audit.snapshots, audit.snapshot_dates, audit.gold_history, and, for a rollback,
+-- Writes: audit.snapshots, audit.gold_history (audit.snapshot_dates by the appender), and, for a rollback,
 -- silver.versions and gold.daily_store_sales.
 
 -- name: next_id
@@ -16,9 +16,6 @@ SELECT max(snapshot_id) FROM audit.snapshots WHERE operation <> 'skipped';
 
 -- name: insert
 INSERT INTO audit.snapshots VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
-
--- name: date_insert
-INSERT INTO audit.snapshot_dates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: gold_history_insert
 -- $1 snapshot id, $2..$3 the first and last changed date.

@@ -241,13 +241,17 @@ pub struct DateOutcome {
     pub gold_added: i64,
 }
 
-pub fn insert_date(tx: &mut Tx, snapshot_id: i64, d: &DateOutcome) -> Result<()> {
-    tx.execute(
-        "recording a date of the snapshot",
-        sql("snapshot", "date_insert"),
-        duckdb::params![snapshot_id, d.business_date, d.action, d.input_hash, d.input_rows, d.silver_deleted, d.silver_added, d.gold_deleted, d.gold_added],
-    )?;
-    Ok(())
+/// Records what the snapshot did to each date, through DuckDB's appender in the write's
+/// transaction (one step, however many dates).
+pub fn insert_dates(tx: &mut Tx, snapshot_id: i64, dates: &[DateOutcome]) -> Result<()> {
+    {
+        let mut app = tx.conn().appender_to_db("snapshot_dates", "audit")?;
+        for d in dates {
+            app.append_row(duckdb::params![snapshot_id, d.business_date, d.action, d.input_hash, d.input_rows, d.silver_deleted, d.silver_added, d.gold_deleted, d.gold_added])?;
+        }
+        app.flush()?;
+    }
+    tx.step("recording the dates of the snapshot")
 }
 
 /// Copies the gold rows the snapshot wrote for its changed dates (`first..=last`, the set in
@@ -334,9 +338,7 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
     if let (Some(first), Some(last)) = (changes.first(), changes.last()) {
         record_history(&mut tx, record.snapshot_id, first.0, last.0)?;
     }
-    for o in &outcomes {
-        insert_date(&mut tx, record.snapshot_id, o)?;
-    }
+    insert_dates(&mut tx, record.snapshot_id, &outcomes)?;
     record.fingerprint = fingerprint_after(lab, &mut tx, changes.first().zip(changes.last()).map(|(a, b)| (a.0, b.0)))?;
     insert_record(&mut tx, &record)?;
     tx.commit()?;

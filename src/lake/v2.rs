@@ -220,9 +220,7 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     }
     record.fingerprint = snapshot::fingerprint_after(lab, &mut tx, changed_dates.first().copied().zip(changed_dates.last().copied()))?;
     tx.step("fingerprint")?;
-    for o in &outcomes {
-        snapshot::insert_date(&mut tx, record.snapshot_id, o)?;
-    }
+    snapshot::insert_dates(&mut tx, record.snapshot_id, &outcomes)?;
     snapshot::insert_record(&mut tx, &record)?;
     let mut phases = vec![("input hashes".to_string(), compared.as_secs_f64() * 1e3)];
     phases.extend(tx.commit()?.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)));
