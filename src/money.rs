@@ -52,6 +52,11 @@ pub fn format_count(n: i64) -> String {
     format!("{sign}{}", group_digits(&n.unsigned_abs().to_string(), false))
 }
 
+/// Signed count with thousands separators: `+7,399`, `+0`, `-12`.
+pub fn format_count_delta(n: i64) -> String {
+    if n < 0 { format_count(n) } else { format!("+{}", format_count(n)) }
+}
+
 fn group_digits(digits: &str, indian: bool) -> String {
     let bytes = digits.as_bytes();
     let n = bytes.len();
@@ -90,6 +95,9 @@ mod tests {
     fn extremes_are_exact() {
         assert_eq!(format_major(i64::MIN, "XXX"), "-XXX 92,233,720,368,547,758.08");
         assert_eq!(format_count(75_600), "75,600");
+        assert_eq!(format_count_delta(7_399), "+7,399");
+        assert_eq!(format_count_delta(0), "+0");
+        assert_eq!(format_count_delta(-1_234_567), "-1,234,567");
         assert_eq!(format_delta(0, "GBP"), "±£0.00");
         assert_eq!(format_delta(542_319, "GBP"), "+£5,423.19");
     }

@@ -173,7 +173,8 @@ impl CountryDiff {
             .filter(|p| p.baskets_delta != 0 || p.revenue_delta_minor != 0)
             .map(|p| {
                 let from = p.upload_date.map(|u| format!(" from upload {u}")).unwrap_or_default();
-                format!("{:+} baskets, {} {}{from}", p.baskets_delta, m(p.revenue_delta_minor), p.kind.word())
+                let noun = if p.baskets_delta.abs() == 1 { "basket" } else { "baskets" };
+                format!("{} {noun}, {} {}{from}", money::format_count_delta(p.baskets_delta), m(p.revenue_delta_minor), p.kind.word())
             })
             .collect();
         if bits.is_empty() { "no change in baskets or revenue".into() } else { bits.join("; ") }
@@ -317,9 +318,9 @@ impl DiffReport {
                     Cell::text(p.kind.word()),
                     p.upload_date.map(Cell::Date).unwrap_or(Cell::Empty),
                     Cell::Int(p.baskets),
-                    Cell::text(format!("{:+}", p.baskets_delta)),
+                    Cell::text(money::format_count_delta(p.baskets_delta)),
                     Cell::delta(p.revenue_delta_minor, &c.currency),
-                    Cell::text(format!("{:+}", p.copies_discarded_delta)),
+                    Cell::text(money::format_count_delta(p.copies_discarded_delta)),
                 ]);
             }
             let sum_b: i64 = c.parts.iter().map(|p| p.baskets_delta).sum();
@@ -330,7 +331,7 @@ impl DiffReport {
                     Cell::text("= total change"),
                     Cell::Empty,
                     Cell::Empty,
-                    Cell::text(format!("{:+}", sum_b)),
+                    Cell::text(money::format_count_delta(sum_b)),
                     Cell::delta(sum_r, &c.currency),
                     Cell::Empty,
                 ],
@@ -384,13 +385,13 @@ impl Report for DiffReport {
                 Note {
                     status: if c.parts_sum_to_change { Status::Pass } else { Status::Fail },
                     text: format!(
-                        "{}: {} baskets {} → {} baskets {} ({:+}, {}); the parts {} the change",
+                        "{}: {} baskets {} → {} baskets {} ({}, {}); the parts {} the change",
                         c.country,
-                        c.baskets_before,
+                        money::format_count(c.baskets_before),
                         m(c.revenue_before_minor),
-                        c.baskets_after,
+                        money::format_count(c.baskets_after),
                         m(c.revenue_after_minor),
-                        c.baskets_after - c.baskets_before,
+                        money::format_count_delta(c.baskets_after - c.baskets_before),
                         money::format_delta(c.revenue_after_minor - c.revenue_before_minor, &c.currency),
                         if c.parts_sum_to_change { "sum exactly to" } else { "DO NOT sum to" }
                     ),
@@ -483,7 +484,7 @@ impl HistoryReport {
                     Cell::Int(c.baskets),
                     Cell::money(c.revenue_minor, &c.currency),
                     Cell::text(&c.attribution),
-                    Cell::text(format!("{:+}", c.baskets_delta)),
+                    Cell::text(money::format_count_delta(c.baskets_delta)),
                     Cell::delta(c.revenue_delta_minor, &c.currency),
                     Cell::text(e.operation.as_str()),
                     Cell::text(&e.trigger.detail),
@@ -500,5 +501,32 @@ impl Report for HistoryReport {
     }
     fn tables(&self) -> Vec<Table> {
         vec![self.table()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(kind: ChangeKind, baskets_delta: i64, revenue_delta_minor: i64) -> DiffPart {
+        DiffPart { kind, upload_date: NaiveDate::from_ymd_opt(2026, 10, 2), baskets: baskets_delta.abs(), baskets_delta, revenue_delta_minor, copies_discarded_delta: 0 }
+    }
+
+    #[test]
+    fn the_attribution_groups_thousands_and_says_one_basket() {
+        let c = CountryDiff {
+            country: "GB".into(),
+            currency: "GBP".into(),
+            baskets_before: 0,
+            revenue_before_minor: 0,
+            baskets_after: 7_217,
+            revenue_after_minor: 130_979_266 + 500,
+            parts: vec![part(ChangeKind::Added, 7_216, 130_979_266), part(ChangeKind::Added, 1, 500), part(ChangeKind::CopiesDiscarded, 0, 0)],
+            parts_sum_to_change: true,
+        };
+        assert_eq!(
+            c.summary(),
+            "+7,216 baskets, +£1,309,792.66 added from upload 2026-10-02; +1 basket, +£5.00 added from upload 2026-10-02"
+        );
     }
 }

@@ -411,11 +411,11 @@ impl App {
         let mut body = format!("snapshot {} ({}) — {}\n\n", e.snapshot_id, e.operation.as_str(), e.trigger.detail);
         for c in &e.countries {
             body.push_str(&format!(
-                "{}: {} baskets, {} ({:+}, {})\n  {}\n",
+                "{}: {} baskets, {} ({}, {})\n  {}\n",
                 c.country,
-                c.baskets,
+                crate::money::format_count(c.baskets),
                 crate::money::format_major(c.revenue_minor, &c.currency),
-                c.baskets_delta,
+                crate::money::format_count_delta(c.baskets_delta),
                 crate::money::format_delta(c.revenue_delta_minor, &c.currency),
                 c.attribution
             ));
