@@ -175,3 +175,20 @@ fn the_worker_loads_neighbouring_dates_ahead_and_forgets_them_after_a_write() {
     let after = runs(server.serve(Job::LoadDate(next)).unwrap());
     assert!(after.iter().all(|(_, r, _)| *r == 2), "{after:?}");
 }
+
+#[test]
+fn a_detail_popup_keeps_its_line_breaks_and_strips_control_characters() {
+    let dir = tempdir();
+    let (_lab, mut app, _d) = loaded_app(dir.path());
+    app.popup = Some(recount::tui::app::Popup::Detail {
+        title: "why".into(),
+        body: "first line\n\nGB: 7,431 baskets\u{1b}[2J\n  +13 baskets".into(),
+    });
+    let screen = text(&render(&app, 120, 40));
+    let rows: Vec<&str> = screen.lines().collect();
+    let row_of = |needle: &str| rows.iter().position(|r| r.contains(needle)).unwrap_or_else(|| panic!("{needle} not on screen:\n{screen}"));
+    assert_eq!(row_of("GB: 7,431 baskets"), row_of("first line") + 2, "{screen}");
+    assert_eq!(row_of("+13 baskets"), row_of("GB: 7,431 baskets") + 1, "{screen}");
+    assert_eq!(screen.matches('\u{FFFD}').count(), 1, "only the escape character is replaced:\n{screen}");
+    assert!(!screen.chars().any(|c| c.is_control() && c != '\n'), "a control character reached the screen");
+}

@@ -262,6 +262,12 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
     Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h }
 }
 
+/// Multi-line text for the terminal: each line stripped of control characters on its own, so the
+/// line breaks stay line breaks (a newline is a control character too).
+fn terminal_text(s: &str) -> Text<'static> {
+    Text::from(s.lines().map(|l| Line::from(crate::sanitize::for_terminal(l).into_owned())).collect::<Vec<_>>())
+}
+
 fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup) {
     let area = f.area();
     let (title, body, style): (String, Text, Style) = match p {
@@ -272,8 +278,8 @@ fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup) {
                 .collect();
             ("keys (? or Esc closes)".into(), Text::from(lines), t.text())
         }
-        Popup::Error(e) => ("error (Esc closes)".into(), Text::from(crate::sanitize::for_terminal(e).into_owned()), t.status(Status::Fail)),
-        Popup::Detail { title, body } => (format!("{} (Esc closes)", crate::sanitize::for_terminal(title)), Text::from(crate::sanitize::for_terminal(body).into_owned()), t.text()),
+        Popup::Error(e) => ("error (Esc closes)".into(), terminal_text(e), t.status(Status::Fail)),
+        Popup::Detail { title, body } => (format!("{} (Esc closes)", crate::sanitize::for_terminal(title)), terminal_text(body), t.text()),
         Popup::Confirm { text, .. } => ("confirm".into(), Text::from(text.clone()), t.text()),
         Popup::Input { kind, text } => {
             let what = match kind {
