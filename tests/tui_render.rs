@@ -182,13 +182,15 @@ fn a_detail_popup_keeps_its_line_breaks_and_strips_control_characters() {
     let (_lab, mut app, _d) = loaded_app(dir.path());
     app.popup = Some(recount::tui::app::Popup::Detail {
         title: "why".into(),
-        body: "first line\n\nGB: 7,431 baskets\u{1b}[2J\n  +13 baskets".into(),
+        body: format!("first line\n\nGB: 7,431 baskets\u{1b}[2J\n  +13 baskets\n{}\nlast line", "long ".repeat(60)),
     });
     let screen = text(&render(&app, 120, 40));
     let rows: Vec<&str> = screen.lines().collect();
     let row_of = |needle: &str| rows.iter().position(|r| r.contains(needle)).unwrap_or_else(|| panic!("{needle} not on screen:\n{screen}"));
     assert_eq!(row_of("GB: 7,431 baskets"), row_of("first line") + 2, "{screen}");
     assert_eq!(row_of("+13 baskets"), row_of("GB: 7,431 baskets") + 1, "{screen}");
+    // A line longer than the popup wraps, and the popup grows to show the line after it.
+    assert!(row_of("last line") >= row_of("+13 baskets") + 3, "{screen}");
     assert_eq!(screen.matches('\u{FFFD}').count(), 1, "only the escape character is replaced:\n{screen}");
     assert!(!screen.chars().any(|c| c.is_control() && c != '\n'), "a control character reached the screen");
 }

@@ -289,10 +289,12 @@ fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup) {
             (what.into(), Text::from(format!("{}▏", crate::sanitize::for_terminal(text))), t.text())
         }
     };
-    let h = (body.lines.len() as u16 + 2).min(area.height.saturating_sub(2)).max(3);
     let w = (body.lines.iter().map(|l| l.width() as u16).max().unwrap_or(20) + 4).max(title.chars().count() as u16 + 4).min(area.width.saturating_sub(2));
+    let paragraph = Paragraph::new(body).style(style).wrap(Wrap { trim: false });
+    // Tall enough for the wrapped lines (a long attribution wraps), within the screen.
+    let h = (paragraph.line_count(w.saturating_sub(2)) as u16 + 2).min(area.height.saturating_sub(2)).max(3);
     let rect = centered(area, w, h);
     f.render_widget(Clear, rect);
     let block = Block::default().borders(Borders::ALL).title(Span::styled(title, t.title())).border_style(t.border(true));
-    f.render_widget(Paragraph::new(body).style(style).block(block).wrap(Wrap { trim: false }), rect);
+    f.render_widget(paragraph.block(block), rect);
 }
