@@ -3,16 +3,10 @@
 -- Writes: audit.snapshots, audit.gold_history (audit.snapshot_dates by the appender), and, for a rollback,
 -- silver.versions and gold.daily_store_sales.
 
--- name: next_id
-SELECT coalesce(max(snapshot_id), 0) + 1 FROM audit.snapshots;
-
--- name: next_id_and_head
--- next_id and head (below) in one statement, for a new record.
+-- name: ids
+-- The next snapshot id, and the head: the newest data snapshot (skipped runs change nothing, so
+-- they are never a parent).
 SELECT coalesce(max(snapshot_id), 0) + 1, max(snapshot_id) FILTER (WHERE operation <> 'skipped') FROM audit.snapshots;
-
--- name: head
--- The newest data snapshot (skipped runs change nothing, so they are never a parent).
-SELECT max(snapshot_id) FROM audit.snapshots WHERE operation <> 'skipped';
 
 -- name: insert
 INSERT INTO audit.snapshots VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);

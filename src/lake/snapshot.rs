@@ -173,17 +173,22 @@ pub fn fingerprint_as_of(conn: &duckdb::Connection, snapshot_id: i64) -> Result<
     Ok(conn.row_cached(sql("fingerprint", "as_of"), [snapshot_id], |r| Ok(Fingerprint { rows: r.get(0)?, md5: r.get(1)? }))?)
 }
 
+/// The next snapshot id, and the head (the newest data snapshot), in one query.
+fn ids(conn: &duckdb::Connection) -> Result<(i64, Option<i64>)> {
+    Ok(conn.row_cached(sql("snapshot", "ids"), [], |r| Ok((r.get(0)?, r.get(1)?)))?)
+}
+
 pub fn next_id(conn: &duckdb::Connection) -> Result<i64> {
-    Ok(conn.row_cached(sql("snapshot", "next_id"), [], |r| r.get(0))?)
+    Ok(ids(conn)?.0)
 }
 
 pub fn head(conn: &duckdb::Connection) -> Result<Option<i64>> {
-    Ok(conn.row_cached(sql("snapshot", "head"), [], |r| r.get::<_, Option<i64>>(0))?)
+    Ok(ids(conn)?.1)
 }
 
 /// A fresh record for the next write; the caller fills in its counts.
 pub fn new_record(conn: &duckdb::Connection, operation: Operation, trigger: Trigger, late_days: u32) -> Result<SnapshotRecord> {
-    let (snapshot_id, parent_id) = conn.row_cached(sql("snapshot", "next_id_and_head"), [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?)))?;
+    let (snapshot_id, parent_id) = ids(conn)?;
     Ok(SnapshotRecord {
         snapshot_id,
         parent_id,
