@@ -88,14 +88,14 @@ SELECT country, days, events, baskets FROM recompute.lateness WHERE country IS N
 -- name: late_dates
 -- Business dates with rows outside the window ($1 = late_days), from the per-file cells.
 SELECT DISTINCT business_date FROM bronze.cells
-WHERE NOT (upload_date BETWEEN business_date - 1 AND business_date + $1::INTEGER) ORDER BY 1;
+WHERE NOT in_window(upload_date, business_date, $1::INTEGER) ORDER BY 1;
 
 -- name: late_rows
 -- Rows outside the window ($1 = late_days) for business date $2.
 -- missing_from_v2: the row is its basket's recompute winner and the basket has no copy inside
 -- the window, so its revenue is in the recompute and not in v2.
 WITH flagged AS (
-    SELECT e.*, (upload_date BETWEEN business_date - 1 AND business_date + $1::INTEGER) AS in_window
+    SELECT e.*, in_window(upload_date, business_date, $1::INTEGER) AS in_window
     FROM copies_of($2::DATE) e
 ),
 ranked AS (
@@ -134,7 +134,7 @@ ORDER BY 1, 2;
 WITH copies AS (SELECT * FROM copies_of($1::DATE)),
 multi AS (SELECT basket_id FROM copies GROUP BY basket_id HAVING count(*) > 1)
 SELECT e.basket_id, e.store_id, e.country, e.currency, e.event_id, e.upload_date, strftime(e.uploaded_at::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%gZ'),
-       e.revenue_minor, (e.upload_date BETWEEN e.business_date - 1 AND e.business_date + $2::INTEGER) AS in_window,
+       e.revenue_minor, in_window(e.upload_date, e.business_date, $2::INTEGER) AS in_window,
        count(*) OVER (PARTITION BY e.basket_id, e.uploaded_at) AS same_instant, f.file, e.line
 FROM copies e JOIN multi USING (basket_id) JOIN raw.files f USING (file_id)
 ORDER BY e.country, e.basket_id, e.uploaded_at, e.event_id;
@@ -145,7 +145,7 @@ SELECT (SELECT count(DISTINCT basket_id) FROM bronze.events WHERE business_date 
        (SELECT count(*) FROM silver.baskets WHERE business_date = $1::DATE),
        (SELECT count(DISTINCT basket_id) FROM silver.baskets WHERE business_date = $1::DATE),
        (SELECT count(*) FROM (SELECT basket_id FROM bronze.events WHERE business_date = $1::DATE GROUP BY basket_id
-                              HAVING NOT bool_or(upload_date BETWEEN business_date - 1 AND business_date + $2::INTEGER)));
+                              HAVING NOT bool_or(in_window(upload_date, business_date, $2::INTEGER))));
 
 -- name: store_sums_vs_silver
 -- Gold's store rows summed per country, against silver counted per country, for date $1.

@@ -89,6 +89,9 @@ JOIN (SELECT business_date, max(snapshot_id) AS snapshot_id FROM audit.snapshot_
       WHERE action <> 'skip' GROUP BY business_date) c
   ON c.business_date = v.business_date AND c.snapshot_id = v.snapshot_id
 JOIN bronze.events e ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line;
+-- The lateness window (the contract's rule): business date d is built from the rows uploaded on
+-- d-1 .. d+late. Every statement that applies the window calls this.
+CREATE OR REPLACE TEMP MACRO in_window(upload, d, late) AS upload BETWEEN d - 1 AND d + late;
 -- The dates the current write rewrites (per connection; filled before its transaction).
 CREATE TEMP TABLE IF NOT EXISTS work_dates (business_date DATE NOT NULL);
 -- Every copy of every basket that has a copy dated d: the date's own rows (zone maps keep the

@@ -11,7 +11,7 @@
 -- the future). $3 = late_days.
 SELECT business_date, currency, sum(rows)::BIGINT, sum(revenue_minor)::BIGINT,
        business_date >= $2::DATE AS affected,
-       NOT ($1::DATE BETWEEN business_date - 1 AND business_date + $3::INTEGER) AS beyond
+       NOT in_window($1::DATE, business_date, $3::INTEGER) AS beyond
 FROM bronze.cells
 WHERE upload_date = $1::DATE
 GROUP BY business_date, currency ORDER BY 1, 2;
@@ -27,7 +27,7 @@ INSERT INTO work_dates VALUES (?);
 -- digest sum of each cell. Summed per date (wrapping) by the caller.
 SELECT business_date, rows, digest FROM bronze.cells
 WHERE business_date BETWEEN $2::DATE AND $3::DATE
-  AND upload_date BETWEEN business_date - 1 AND business_date + $1::INTEGER;
+  AND in_window(upload_date, business_date, $1::INTEGER);
 
 -- name: current_versions
 -- The version of each date from $1 to $2 that silver and gold hold now.
@@ -50,7 +50,7 @@ FROM (
            row_number() OVER (PARTITION BY e.basket_id ORDER BY e.uploaded_at, e.event_id) AS copy_rank
     FROM bronze.events e
     JOIN work_dates w ON e.business_date = w.business_date
-    WHERE e.upload_date BETWEEN w.business_date - 1 AND w.business_date + $2::INTEGER
+    WHERE in_window(e.upload_date, w.business_date, $2::INTEGER)
       AND e.business_date BETWEEN $3::DATE AND $4::DATE
       AND e.upload_date BETWEEN $3::DATE - 1 AND $4::DATE + $2::INTEGER
 )
