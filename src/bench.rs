@@ -147,13 +147,10 @@ pub fn land_and_backfill(world: &Path, lab_dir: &Path) -> Result<String> {
             }
         }
     }
-    if std::env::var_os("RECOUNT_PROFILE").is_some() {
-        eprintln!("  {:9.2} ms  landing", landed.as_secs_f64() * 1e3);
-        for (name, ms) in &phases {
-            eprintln!("  {ms:9.2} ms  backfill: {name}");
-        }
-        eprintln!("  {:9.2} ms  total before close", t.elapsed().as_secs_f64() * 1e3);
-    }
+    let mut report = vec![("landing".to_string(), landed.as_secs_f64() * 1e3)];
+    report.extend(phases.into_iter().map(|(name, ms)| (format!("backfill: {name}"), ms)));
+    report.push(("total before close".to_string(), t.elapsed().as_secs_f64() * 1e3));
+    crate::commands::profile(&report);
     Ok(reports::fingerprint(&lab, None)?.line)
 }
 

@@ -205,7 +205,7 @@ fn emit_land(report: &land::LandReport, format: Format) -> Result<()> {
 }
 
 /// RECOUNT_PROFILE=1 prints where a run's or a landing's time went, phase by phase, on stderr.
-fn profile(phases: &[(String, f64)]) {
+pub(crate) fn profile(phases: &[(String, f64)]) {
     if std::env::var_os("RECOUNT_PROFILE").is_some() {
         for (phase, ms) in phases {
             eprintln!("  {ms:9.2} ms  {phase}");

@@ -254,7 +254,7 @@ pub fn fail_after_from_env() -> Option<usize> {
     std::env::var("RECOUNT_FAIL_AFTER").ok().and_then(|v| v.parse().ok())
 }
 
-/// Statements through the connection's prepared-statement cache: a v2 run issues about twenty,
+/// Statements through the connection's prepared-statement cache: a v2 run issues about fifteen,
 /// and parsing and planning each anew cost more than running most of them.
 pub trait Cached {
     fn exec_cached<P: duckdb::Params>(&self, sql: &str, params: P) -> duckdb::Result<usize>;
