@@ -1,7 +1,7 @@
 -- land.sql: landing raw files into bronze.
 -- Reads: raw.*. Writes: raw.stores, raw.files, raw.partitions, raw.landings
--- (bronze.events, bronze.cells and bronze.quarantine are filled through DuckDB's appender, in the same
--- transaction).
+-- (bronze.events through `events_insert`; bronze.cells and bronze.quarantine through DuckDB's appender,
+-- in the same transaction).
 
 -- name: landed_files
 SELECT file, md5 FROM raw.files;
@@ -52,8 +52,17 @@ SELECT count(*) FROM raw.files;
 -- name: upload_files_count
 SELECT count(*) FROM raw.files WHERE upload_date = ?;
 
--- name: threads_for_appending
-SET threads = 1;
+-- name: events_insert
+-- Every row of the landing's files: recount_parse($1) parses them in DuckDB's own threads.
+INSERT INTO bronze.events SELECT * FROM recount_parse($1::BIGINT);
 
--- name: threads_reset
-RESET threads;
+-- name: threads
+SELECT current_setting('threads')::BIGINT;
+
+-- name: unordered_insert
+-- Lets each of DuckDB's threads insert what it parsed into its own row groups. Rows keep their
+-- file id and line; nothing reads bronze in its physical order.
+SET preserve_insertion_order = false;
+
+-- name: ordered_insert
+RESET preserve_insertion_order;

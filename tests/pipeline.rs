@@ -142,8 +142,26 @@ fn a_failure_after_any_statement_leaves_silver_gold_and_records_untouched() {
     // The same for v1, for landing and for a rollback.
     let before = lab_digest(&lab);
     assert!(v1::run(&lab, ups[4], Some(1)).is_err());
-    assert!(land::land_with(&mut lab, small_world(), &ups[6..8], Some(2)).is_err());
     assert_eq!(lab_digest(&lab), before);
+    // Landing two uploads: fail after each of its steps (the parallel insert of every file's
+    // rows, then each file's record) until it lands; the raw zone and every table stay as they were.
+    let mut land_failures = 0;
+    for n in 1.. {
+        match land::land_with(&mut lab, small_world(), &ups[6..8], Some(n)) {
+            Err(e) => {
+                assert!(format!("{e:#}").contains("injected failure"), "{e:#}");
+                assert_eq!(lab_digest(&lab), before, "landing failing after step {n} changed the lab");
+                land_failures += 1;
+            }
+            Ok(r) => {
+                assert!(r.events > 0);
+                break;
+            }
+        }
+    }
+    let files: i64 = lab.conn.query_row("SELECT count(*) FROM raw.files WHERE upload_date >= ?", [ups[6]], |r| r.get(0)).unwrap();
+    assert!(land_failures as i64 > files, "one step for the rows and one per file, got {land_failures} for {files} files");
+    let before = lab_digest(&lab);
     assert!(snapshot::rollback(&lab, 2, Some(1)).is_err());
     assert_eq!(lab_digest(&lab), before, "a failed run leaves no snapshot and no data");
 }
@@ -326,4 +344,26 @@ fn a_run_whose_rows_are_all_beyond_the_window_is_recorded_as_skipped_with_them()
     );
     assert_eq!(r.snapshot.beyond_window_rows, 1);
     assert_eq!(r.snapshot.fingerprint.to_string(), fingerprint(&lab), "the record carries gold as it stands");
+}
+
+#[test]
+fn landing_on_one_thread_or_four_gives_the_same_bronze() {
+    // DuckDB's threads parse the files and insert what they parse: the rows, cells and records
+    // must not depend on how many threads there are or which thread took which file.
+    let table_digest = |lab: &recount::lake::Lab, t: &str| -> String {
+        lab.conn
+            .query_row(&format!("SELECT count(*)::VARCHAR || ':' || coalesce(sum(hash(CAST(x AS VARCHAR))::HUGEINT), 0)::VARCHAR FROM {t} x"), [], |r| r.get(0))
+            .unwrap()
+    };
+    let mut digests = Vec::new();
+    for threads in [1, 4] {
+        let dir = tempdir();
+        let mut lab = open_lab(dir.path());
+        lab.conn.execute_batch(&format!("SET threads = {threads}")).unwrap();
+        land_all(&mut lab, small_world());
+        let files: i64 = lab.conn.query_row("SELECT count(*) FROM raw.files", [], |r| r.get(0)).unwrap();
+        assert!(files > 8, "the small world has enough files for every thread");
+        digests.push(["bronze.events", "bronze.cells", "bronze.quarantine", "bronze.split_baskets", "raw.files"].map(|t| table_digest(&lab, t)));
+    }
+    assert_eq!(digests[0], digests[1]);
 }

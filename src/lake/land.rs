@@ -8,11 +8,15 @@ use crate::raw::{self, PosEvent, StoreTable};
 use chrono::{NaiveDate, Utc};
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use duckdb::arrow::array::{ArrayRef, Date32Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder, TimestampNanosecondBuilder};
+use duckdb::arrow::datatypes::{DataType, Field, TimeUnit};
 use duckdb::arrow::record_batch::RecordBatch;
+use duckdb::core::{DataChunkHandle, LogicalTypeHandle, LogicalTypeId};
+use duckdb::vtab::{BindInfo, InitInfo, TableFunctionInfo, VTab, record_batch_to_duckdb_data_chunk, to_duckdb_logical_type_for_field};
 use md5::Digest;
-use rayon::prelude::*;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct PartitionLanded {
@@ -67,9 +71,9 @@ impl LandReport {
 struct ParsedFile {
     file_id: i32,
     rel: String,
-    source: PathBuf,
     upload_date: NaiveDate,
-    bytes: Vec<u8>,
+    /// The size of the file as it arrived (it is copied into the raw zone as it is parsed).
+    bytes: usize,
     md5: String,
     lines: u64,
     /// Its bronze rows as one Arrow batch, built in the parsing thread (None when it has none).
@@ -274,8 +278,11 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
     }
 
     let raw_root = lab.raw_root();
-    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
+    // The partition directories this call makes, so that a failure can take them away again.
     let mut created_dirs: Vec<PathBuf> = Vec::new();
+    let job_id = NEXT_JOB.fetch_add(1, Ordering::Relaxed);
+    // A setting of the connection, not of the transaction: set before it, reset after it, however it ends.
+    lab.conn.execute_batch(sql("land", "unordered_insert"))?;
     let result = (|| -> Result<(u64, u64, Vec<(String, f64)>)> {
         let mut tx = Tx::begin(&lab.conn, fail_after)?;
         for s in &new_stores {
@@ -285,66 +292,50 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         let (mut events, mut quarantined) = (0u64, 0u64);
         let first_file_id: i32 = tx.conn().row_cached(sql("land", "next_file_id"), [], |r| r.get(0))?;
         let was_empty = first_file_id == 1;
-        let mut t_append = std::time::Duration::ZERO;
-        let t_all = std::time::Instant::now();
-        // Files are parsed a few at a time on every core by a producer thread while this one
-        // appends the previous ones; the bounded channel keeps memory to a few files. File ids
-        // follow the order of `todo`, in which the files also arrive here.
-        let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<ParsedFile>>(4);
-        // DuckDB's own worker threads only contend with the parsers while rows are appended
-        // (one thread appends): the full world lands in 5.8 s instead of 6.4 s (medians of 3 and 2).
-        tx.conn().execute_batch(sql("land", "threads_for_appending"))?;
-        let todo_ref = &todo;
-        let stores_ref = &stores;
-        let appended = std::thread::scope(|scope| -> Result<()> {
-            scope.spawn(move || {
-                for (c, chunk) in todo_ref.chunks(4).enumerate() {
-                    let first = first_file_id + (c * 4) as i32;
-                    let parsed: Vec<Result<ParsedFile>> =
-                        chunk.par_iter().enumerate().map(|(i, (d, path, rel))| parse_file(path, rel, *d, stores_ref, first + i as i32)).collect();
-                    for pf in parsed {
-                        if sender.send(pf).is_err() {
-                            return; // the appender stopped: an error is on its way up
-                        }
-                    }
-                }
-            });
-            for pf in receiver {
-                let mut pf = pf?;
-                let t1 = std::time::Instant::now();
-                if let Some(batch) = pf.batch.take() {
-                    append_events(tx.conn(), batch)?;
-                }
-                append_cells(tx.conn(), &pf)?;
-                t_append += t1.elapsed();
-                tx.step("appending bronze events")?;
-                append_quarantine(tx.conn(), &pf)?;
-                tx.execute(
-                    "recording a raw file",
-                    sql("land", "file_insert"),
-                    duckdb::params![pf.file_id, pf.rel, pf.upload_date, pf.bytes.len() as i64, pf.md5, pf.lines as i64, pf.events as i64, pf.quarantine.len() as i64, landing_id],
-                )?;
-                let p = partitions.iter_mut().find(|p| p.upload_date == pf.upload_date).expect("partition listed");
-                p.files_landed += 1;
-                p.events += pf.events as u64;
-                p.quarantined += pf.quarantine.len() as u64;
-                events += pf.events as u64;
-                quarantined += pf.quarantine.len() as u64;
-                // Stage the immutable copy next to its final place; it becomes visible only after COMMIT.
-                let dest = raw_root.join(&pf.rel);
-                let parent = dest.parent().expect("a raw file lives in a partition");
-                if !parent.exists() {
-                    created_dirs.push(parent.to_path_buf());
-                }
-                std::fs::create_dir_all(parent)?;
-                let tmp = dest.with_extension("gz.landing");
-                std::fs::write(&tmp, &pf.bytes).wrap_err_with(|| format!("copying {}", pf.source.display()))?;
-                staged.push((tmp, dest));
+        for (d, _, _) in &todo {
+            let dir = raw_root.join(raw::EVENTS_DIR).join(format!("upload_date={d}"));
+            if !dir.exists() {
+                std::fs::create_dir_all(&dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
+                created_dirs.push(dir);
             }
-            Ok(())
-        });
-        tx.conn().execute_batch(sql("land", "threads_reset"))?;
-        appended?;
+        }
+        let t_all = std::time::Instant::now();
+        // DuckDB's own threads parse the files (`recount_parse`, below) and insert what they
+        // parse, each into its own row groups: parsing, copying and compressing share both cores.
+        let threads: i64 = tx.conn().row_cached(sql("land", "threads"), [], |r| r.get(0))?;
+        let files = todo.iter().enumerate().map(|(i, (d, path, rel))| (*d, path.clone(), rel.clone(), first_file_id + i as i32)).collect();
+        let job = Arc::new(ParseJob::new(files, stores.clone(), raw_root.clone(), threads.max(1) as usize));
+        jobs().lock().expect("landing jobs").insert(job_id, job.clone());
+        let inserted = if todo.is_empty() { Ok(0) } else { tx.conn().exec_cached(sql("land", "events_insert"), [job_id]) };
+        let (mut done, parse_error) = {
+            let done = std::mem::take(&mut *job.done.lock().expect("parsed files"));
+            (done, job.error.lock().expect("parse error").take())
+        };
+        if let Some(e) = parse_error {
+            return Err(e);
+        }
+        let inserted = inserted.wrap_err("appending bronze events")?;
+        done.sort_by_key(|f| f.file_id);
+        let parsed_events: usize = done.iter().map(|f| f.events).sum();
+        if inserted != parsed_events || done.len() != todo.len() {
+            bail!("landing inserted {inserted} events from {} files, but {parsed_events} were parsed from {}", done.len(), todo.len());
+        }
+        tx.step("appending bronze events")?;
+        for pf in &done {
+            append_cells(tx.conn(), pf)?;
+            append_quarantine(tx.conn(), pf)?;
+            tx.execute(
+                "recording a raw file",
+                sql("land", "file_insert"),
+                duckdb::params![pf.file_id, pf.rel, pf.upload_date, pf.bytes as i64, pf.md5, pf.lines as i64, pf.events as i64, pf.quarantine.len() as i64, landing_id],
+            )?;
+            let p = partitions.iter_mut().find(|p| p.upload_date == pf.upload_date).expect("partition listed");
+            p.files_landed += 1;
+            p.events += pf.events as u64;
+            p.quarantined += pf.quarantine.len() as u64;
+            events += pf.events as u64;
+            quarantined += pf.quarantine.len() as u64;
+        }
         let t_parse_and_append = t_all.elapsed();
         let t_split = std::time::Instant::now();
         if !todo.is_empty() {
@@ -368,13 +359,16 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         let commit = tx.commit()?.last().map(|p| p.1).unwrap_or_default();
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         let phases = vec![
-            ("parse and append, overlapped (wall)".to_string(), ms(t_parse_and_append)),
-            ("  of which appending to bronze".to_string(), ms(t_append)),
+            ("parse and insert into bronze, in DuckDB's threads".to_string(), ms(t_parse_and_append)),
             ("finding split baskets".to_string(), ms(t_split)),
             ("commit".to_string(), ms(commit)),
         ];
         Ok((events, quarantined, phases))
     })();
+    let reset = lab.conn.execute_batch(sql("land", "ordered_insert"));
+    let result = result.and_then(|r| reset.map(|()| r).wrap_err("resetting the insertion order"));
+    let job = jobs().lock().expect("landing jobs").remove(&job_id);
+    let staged = job.map(|j| std::mem::take(&mut *j.staged.lock().expect("staged copies"))).unwrap_or_default();
     match result {
         Ok((events, quarantined, phases)) => {
             for (tmp, dest) in &staged {
@@ -407,7 +401,8 @@ fn md5_hex(bytes: &[u8]) -> String {
     hex(&md5::Md5::digest(bytes))
 }
 
-fn parse_file(path: &Path, rel: &str, upload_date: NaiveDate, stores: &StoreTable, file_id: i32) -> Result<ParsedFile> {
+/// Parses one raw file: its bronze rows, cells and quarantine, and the bytes as they arrived.
+fn parse_file(path: &Path, rel: &str, upload_date: NaiveDate, stores: &StoreTable, file_id: i32) -> Result<(ParsedFile, Vec<u8>)> {
     let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
     let text = raw::decompress(&bytes).map_err(|e| eyre!("{}: truncated or corrupt .gz file ({e})", path.display()))?;
     // About 300 bytes a line: enough room for most files without a regrow.
@@ -437,19 +432,19 @@ fn parse_file(path: &Path, rel: &str, upload_date: NaiveDate, stores: &StoreTabl
         }
     }
     let events = columns.rows;
-    Ok(ParsedFile {
+    let parsed = ParsedFile {
         file_id,
         rel: rel.to_string(),
-        source: path.to_path_buf(),
         upload_date,
         md5: md5_hex(&bytes),
-        bytes,
+        bytes: bytes.len(),
         lines,
         batch: columns.finish()?,
         events,
         quarantine,
         cells: cells.map.into_values().collect(),
-    })
+    };
+    Ok((parsed, bytes))
 }
 
 fn days(d: NaiveDate) -> i32 {
@@ -468,13 +463,6 @@ fn append_cells(conn: &duckdb::Connection, pf: &ParsedFile) -> Result<()> {
     Ok(())
 }
 
-fn append_events(conn: &duckdb::Connection, batch: RecordBatch) -> Result<()> {
-    let mut app = conn.appender_to_db("events", "bronze")?;
-    app.append_record_batch(batch)?;
-    app.flush()?;
-    Ok(())
-}
-
 fn append_quarantine(conn: &duckdb::Connection, pf: &ParsedFile) -> Result<()> {
     if pf.quarantine.is_empty() {
         return Ok(());
@@ -485,4 +473,240 @@ fn append_quarantine(conn: &duckdb::Connection, pf: &ParsedFile) -> Result<()> {
     }
     app.flush()?;
     Ok(())
+}
+
+/// One landing's files, handed to DuckDB's `recount_parse(job)` scan. DuckDB calls the scan from
+/// each of its threads; a thread takes a file, parses it, copies it into the raw zone (staged,
+/// renamed after COMMIT) and returns its rows a vector at a time.
+///
+/// Each thread inserts into row groups of its own, so each thread works through its own lane: a
+/// contiguous run of files. A row group then holds neighbouring uploads, and its zone maps keep
+/// a per-date scan to a few row groups (files dealt out in turn made the backfill 12% slower).
+/// A thread whose lane is empty takes files from the back of the fullest lane.
+struct ParseJob {
+    /// (upload date, source path, path in the raw zone, file id), in file id order.
+    files: Vec<(NaiveDate, PathBuf, String, i32)>,
+    stores: StoreTable,
+    raw_root: PathBuf,
+    /// Each lane's files not yet taken: [front, back) indices into `files`.
+    lanes: Vec<Mutex<(usize, usize)>>,
+    /// The lane of each thread that has called the scan, in the order they came.
+    lane_of: Mutex<HashMap<std::thread::ThreadId, usize>>,
+    /// Each thread's file whose rows are not all returned yet: (rows, first row not returned).
+    current: Mutex<HashMap<std::thread::ThreadId, (RecordBatch, usize)>>,
+    /// Every parsed file, without its rows.
+    done: Mutex<Vec<ParsedFile>>,
+    /// Copies written next to their final place: (staged path, final path).
+    staged: Mutex<Vec<(PathBuf, PathBuf)>>,
+    /// The first error, with its context (DuckDB's error would carry only its text).
+    error: Mutex<Option<color_eyre::Report>>,
+}
+
+static NEXT_JOB: AtomicI64 = AtomicI64::new(1);
+
+/// The landings in progress in this process, by job id (labs in one process land independently).
+fn jobs() -> &'static Mutex<HashMap<i64, Arc<ParseJob>>> {
+    static JOBS: OnceLock<Mutex<HashMap<i64, Arc<ParseJob>>>> = OnceLock::new();
+    JOBS.get_or_init(Default::default)
+}
+
+fn poisoned<T>(_: T) -> color_eyre::Report {
+    eyre!("a landing thread panicked")
+}
+
+impl ParseJob {
+    fn new(files: Vec<(NaiveDate, PathBuf, String, i32)>, stores: StoreTable, raw_root: PathBuf, lanes: usize) -> ParseJob {
+        let n = files.len();
+        let lanes = lanes.clamp(1, n.max(1));
+        ParseJob {
+            lanes: (0..lanes).map(|k| Mutex::new((k * n / lanes, (k + 1) * n / lanes))).collect(),
+            files,
+            stores,
+            raw_root,
+            lane_of: Mutex::default(),
+            current: Mutex::default(),
+            done: Mutex::default(),
+            staged: Mutex::default(),
+            error: Mutex::default(),
+        }
+    }
+
+    /// The next file for this thread: the front of its lane, else the back of the fullest one.
+    fn take_file(&self) -> Result<Option<usize>> {
+        let me = std::thread::current().id();
+        let lane = {
+            let mut lane_of = self.lane_of.lock().map_err(poisoned)?;
+            let arrived = lane_of.len();
+            *lane_of.entry(me).or_insert(arrived % self.lanes.len())
+        };
+        {
+            let mut own = self.lanes[lane].lock().map_err(poisoned)?;
+            if own.0 < own.1 {
+                own.0 += 1;
+                return Ok(Some(own.0 - 1));
+            }
+        }
+        let mut fullest: Option<(usize, std::sync::MutexGuard<'_, (usize, usize)>)> = None;
+        for l in &self.lanes {
+            let g = l.lock().map_err(poisoned)?;
+            let left = g.1 - g.0;
+            if left > 0 && fullest.as_ref().is_none_or(|(n, _)| left > *n) {
+                fullest = Some((left, g));
+            }
+        }
+        Ok(fullest.map(|(_, mut g)| {
+            g.1 -= 1;
+            g.1
+        }))
+    }
+
+    /// Parses a file and stages its copy; None when no file is left.
+    fn parse_next(&self) -> Result<Option<RecordBatch>> {
+        while let Some(i) = self.take_file()? {
+            let (d, path, rel, file_id) = &self.files[i];
+            let (mut pf, bytes) = parse_file(path, rel, *d, &self.stores, *file_id)?;
+            let dest = self.raw_root.join(rel);
+            let tmp = dest.with_extension("gz.landing");
+            self.staged.lock().map_err(poisoned)?.push((tmp.clone(), dest));
+            std::fs::write(&tmp, &bytes).wrap_err_with(|| format!("copying {}", path.display()))?;
+            let batch = pf.batch.take();
+            self.done.lock().map_err(poisoned)?.push(pf);
+            if batch.is_some() {
+                return Ok(batch);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Up to one vector of rows for the calling thread: the rest of its file, else a new file,
+    /// else (when no file is left) the rest of a file another thread started. None: all returned.
+    fn next_rows(&self) -> Result<Option<(RecordBatch, usize)>> {
+        let me = std::thread::current().id();
+        if let Some(rows) = self.current.lock().map_err(poisoned)?.remove(&me) {
+            return Ok(Some(rows));
+        }
+        if let Some(batch) = self.parse_next()? {
+            return Ok(Some((batch, 0)));
+        }
+        let mut current = self.current.lock().map_err(poisoned)?;
+        let other = current.keys().next().copied();
+        Ok(other.and_then(|t| current.remove(&t)))
+    }
+}
+
+/// bronze.events' columns, in order, as the parser builds them.
+fn event_fields() -> Vec<Field> {
+    let text = |n: &str| Field::new(n, DataType::Utf8, true);
+    let ts = |n: &str| Field::new(n, DataType::Timestamp(TimeUnit::Nanosecond, None), true);
+    vec![
+        text("event_id"),
+        text("basket_id"),
+        text("store_id"),
+        text("till_id"),
+        text("country"),
+        text("currency"),
+        ts("event_ts"),
+        ts("uploaded_at"),
+        Field::new("upload_date", DataType::Date32, true),
+        Field::new("business_date", DataType::Date32, true),
+        Field::new("revenue_minor", DataType::Int64, true),
+        Field::new("tenders", DataType::Int16, true),
+        Field::new("file_id", DataType::Int32, true),
+        Field::new("line", DataType::Int32, true),
+    ]
+}
+
+/// `recount_parse(job BIGINT)`: the rows of a landing's raw files (see `ParseJob`).
+pub struct ParseScan;
+
+pub struct ParseBind {
+    job: Arc<ParseJob>,
+}
+
+impl VTab for ParseScan {
+    type InitData = ();
+    type BindData = ParseBind;
+
+    fn bind(bind: &BindInfo) -> std::result::Result<ParseBind, Box<dyn std::error::Error>> {
+        let id = bind.get_parameter(0).to_int64();
+        let job = jobs().lock().map_err(|_| "landing jobs poisoned")?.get(&id).cloned().ok_or("no landing in progress with this id")?;
+        for f in event_fields() {
+            bind.add_result_column(f.name(), to_duckdb_logical_type_for_field(&f)?);
+        }
+        Ok(ParseBind { job })
+    }
+
+    fn init(init: &InitInfo) -> std::result::Result<(), Box<dyn std::error::Error>> {
+        // SAFETY: DuckDB hands init the bind data that `bind` above returned.
+        let bind = unsafe { &*init.get_bind_data::<ParseBind>() };
+        init.set_max_threads(bind.job.files.len().max(1) as u64);
+        Ok(())
+    }
+
+    fn func(info: &TableFunctionInfo<Self>, output: &mut DataChunkHandle) -> std::result::Result<(), Box<dyn std::error::Error>> {
+        let job = &info.get_bind_data().job;
+        let (batch, offset) = match job.next_rows() {
+            Ok(Some(rows)) => rows,
+            Ok(None) => {
+                output.set_len(0);
+                return Ok(());
+            }
+            Err(e) => {
+                let text = format!("{e:#}");
+                if let Ok(mut first) = job.error.lock() {
+                    first.get_or_insert(e);
+                }
+                return Err(text.into());
+            }
+        };
+        let n = (batch.num_rows() - offset).min(output.flat_vector(0).capacity());
+        record_batch_to_duckdb_data_chunk(&batch.slice(offset, n), output)?;
+        if offset + n < batch.num_rows() {
+            job.current.lock().map_err(|_| "a landing thread panicked")?.insert(std::thread::current().id(), (batch, offset + n));
+        }
+        Ok(())
+    }
+
+    fn parameters() -> Option<Vec<LogicalTypeHandle>> {
+        Some(vec![LogicalTypeHandle::from(LogicalTypeId::Bigint)])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(files: usize, lanes: usize) -> ParseJob {
+        let d = NaiveDate::from_ymd_opt(2026, 8, 15).unwrap();
+        let files = (0..files).map(|i| (d, PathBuf::new(), format!("f{i}"), i as i32 + 1)).collect();
+        ParseJob::new(files, StoreTable::default(), PathBuf::new(), lanes)
+    }
+
+    fn take_all(job: &ParseJob) -> Vec<usize> {
+        std::iter::from_fn(|| job.take_file().unwrap()).collect()
+    }
+
+    #[test]
+    fn each_thread_takes_its_own_run_of_files_then_the_back_of_the_other_lane() {
+        let job = job(7, 2);
+        let (first, second) = std::thread::scope(|s| {
+            let a = s.spawn(|| (job.take_file().unwrap(), job.take_file().unwrap())).join().unwrap();
+            let b = s.spawn(|| take_all(&job)).join().unwrap();
+            (a, b)
+        });
+        // The first thread to come takes the front of lane 0 (files 0..3), the second lane 1
+        // (3..7); once its lane is empty, a thread takes from the back of the fullest lane.
+        assert_eq!(first, (Some(0), Some(1)));
+        assert_eq!(second, vec![3, 4, 5, 6, 2]);
+        assert_eq!(job.take_file().unwrap(), None);
+    }
+
+    #[test]
+    fn one_thread_alone_takes_every_file_once() {
+        let five = job(5, 2);
+        let mut got = take_all(&five);
+        got.sort();
+        assert_eq!(got, vec![0, 1, 2, 3, 4]);
+        assert_eq!(job(0, 2).take_file().unwrap(), None, "a landing with no file");
+    }
 }

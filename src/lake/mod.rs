@@ -118,10 +118,14 @@ impl Lab {
 
 /// The lab never reaches for the network: no extension is autoloaded (a named time zone would
 /// try to fetch ICU). DuckDB's buffer pool would otherwise grow towards 80% of RAM; a lab's
-/// working set is small. `RECOUNT_MEMORY_LIMIT` (a DuckDB size such as 512MB) overrides it.
+/// working set is small. `RECOUNT_MEMORY_LIMIT` (a DuckDB size such as 512MB) overrides it, and
+/// `RECOUNT_THREADS` DuckDB's thread count (default: one per core).
 fn open_db(path: &Path) -> duckdb::Result<Connection> {
     let limit = std::env::var("RECOUNT_MEMORY_LIMIT").unwrap_or_else(|_| "80MB".into());
-    let config = duckdb::Config::default().enable_autoload_extension(false)?.max_memory(&limit)?;
+    let mut config = duckdb::Config::default().enable_autoload_extension(false)?.max_memory(&limit)?;
+    if let Some(n) = std::env::var("RECOUNT_THREADS").ok().and_then(|v| v.parse::<i64>().ok()).filter(|n| *n > 0) {
+        config = config.threads(n)?;
+    }
     Connection::open_with_flags(path, config)
 }
 
@@ -143,6 +147,7 @@ fn prepare(conn: &Connection) -> Result<()> {
     }
     conn.execute_batch(sql("schema", "create")).wrap_err("creating the lab schema")?;
     conn.set_prepared_statement_cache_capacity(128);
+    conn.register_table_function::<land::ParseScan>("recount_parse").wrap_err("registering the landing's parser")?;
     let (format, files): (Option<i32>, i64) = conn.query_row(sql("schema", "format"), [], |r| Ok((r.get(0)?, r.get(1)?)))?;
     match format {
         Some(LAB_FORMAT) => {}
