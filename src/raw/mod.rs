@@ -2,11 +2,11 @@
 //! `pos/events/upload_date=YYYY-MM-DD/*.jsonl.gz`. Nothing here writes.
 
 pub mod event;
+mod fast_line;
 pub mod stores;
 
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub use event::{PosEvent, parse_line};
@@ -79,12 +79,73 @@ pub fn read_gz_text(path: &Path) -> Result<String> {
 }
 
 pub fn decompress(bytes: &[u8]) -> Result<String> {
-    let mut out = Vec::with_capacity(bytes.len() * 6);
-    flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut out)?;
+    let out = gunzip(bytes)?;
     match String::from_utf8(out) {
         Ok(s) => Ok(s),
         Err(e) => bail!("not UTF-8 at byte {}", e.utf8_error().valid_up_to()),
     }
+}
+
+/// Every gzip member of `bytes`, one after another (a file may be several members end to end).
+/// libdeflate inflates a whole member at once, about twice as fast as a streaming decoder: each
+/// member gets a buffer of the size its trailer gives, and a bigger one if that was short.
+#[allow(non_upper_case_globals)] // libdeflate's result codes, as bindgen names them
+fn gunzip(bytes: &[u8]) -> Result<Vec<u8>> {
+    use libdeflate_sys::*;
+    struct Decompressor(*mut libdeflate_decompressor);
+    impl Drop for Decompressor {
+        fn drop(&mut self) {
+            // SAFETY: allocated by libdeflate_alloc_decompressor below, freed once.
+            unsafe { libdeflate_free_decompressor(self.0) }
+        }
+    }
+    // SAFETY: plain allocation; NULL is checked.
+    let d = Decompressor(unsafe { libdeflate_alloc_decompressor() });
+    if d.0.is_null() {
+        bail!("out of memory for a gzip decoder");
+    }
+    if bytes.is_empty() {
+        bail!("empty file: not a gzip stream");
+    }
+    // ISIZE, the last member's size mod 2^32: exact for a file of one member under 4 GiB. No
+    // member can inflate to more than 1,032 times its size (DEFLATE's limit), so a corrupt
+    // trailer cannot ask for more than that, and a buffer that big that is still short is an error.
+    let most = |compressed: usize| compressed.saturating_mul(1032).saturating_add(1024);
+    let trailer = bytes.len().checked_sub(4).map(|i| u32::from_le_bytes(bytes[i..].try_into().expect("four bytes")) as usize).unwrap_or(0);
+    let mut out: Vec<u8> = Vec::new();
+    let mut rest = bytes;
+    let mut guess = trailer.max(1024).min(most(rest.len()));
+    while !rest.is_empty() {
+        let start = out.len();
+        out.reserve(guess);
+        let (mut used, mut made) = (0usize, 0usize);
+        // SAFETY: the pointers and lengths describe `rest` and `guess` bytes of spare capacity
+        // of `out`; libdeflate writes `made` bytes there on success, and nothing is read before.
+        let r = unsafe {
+            libdeflate_gzip_decompress_ex(
+                d.0,
+                rest.as_ptr().cast(),
+                rest.len(),
+                out.as_mut_ptr().add(start).cast(),
+                guess,
+                &mut used,
+                &mut made,
+            )
+        };
+        match r {
+            libdeflate_result_LIBDEFLATE_SUCCESS => {
+                // SAFETY: libdeflate initialised these `made` bytes.
+                unsafe { out.set_len(start + made) };
+                rest = &rest[used..];
+                guess = trailer.max(1024).min(most(rest.len()));
+            }
+            libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE if guess < most(rest.len()) => {
+                guess = guess.saturating_mul(2).min(most(rest.len()));
+            }
+            _ => bail!("not a complete gzip stream (bad header, data or checksum, or cut short)"),
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -106,5 +167,28 @@ mod tests {
         let full = enc.finish().unwrap();
         assert!(decompress(&full).is_ok());
         assert!(decompress(&full[..full.len() - 6]).is_err(), "a truncated gzip must not decode");
+        assert!(decompress(b"").is_err(), "an empty file is no gzip stream");
+    }
+
+    #[test]
+    fn every_member_of_a_multi_member_gzip_is_read() {
+        let member = |text: &[u8], level| {
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), level);
+            std::io::Write::write_all(&mut enc, text).unwrap();
+            enc.finish().unwrap()
+        };
+        // The second member is far bigger than the first, whose buffer comes from the last
+        // member's trailer: both the too-big and the too-small first guess are taken.
+        let big: Vec<u8> = (0..100_000u32).flat_map(|i| format!("{{\"n\":{i}}}\n").into_bytes()).collect();
+        let mut file = member(b"{\"first\":1}\n", flate2::Compression::fast());
+        file.extend(member(&big, flate2::Compression::default()));
+        file.extend(member(b"{\"last\":3}\n", flate2::Compression::fast()));
+        let text = decompress(&file).unwrap();
+        assert!(text.starts_with("{\"first\":1}\n{\"n\":0}\n"));
+        assert!(text.ends_with("{\"n\":99999}\n{\"last\":3}\n"));
+        assert_eq!(text.len(), 12 + big.len() + 11);
+        let mut garbage = file.clone();
+        garbage.extend_from_slice(b"trailing bytes");
+        assert!(decompress(&garbage).is_err(), "bytes after the last member are not gzip");
     }
 }
