@@ -25,33 +25,33 @@ pub struct PosEvent<'a> {
     pub tenders: u32,
 }
 
-#[derive(Deserialize)]
-struct Line<'a> {
+#[derive(Deserialize, Default, Debug, PartialEq)]
+pub(super) struct Line<'a> {
     #[serde(borrow, default)]
-    event_id: Option<Cow<'a, str>>,
+    pub(super) event_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    basket_id: Option<Cow<'a, str>>,
+    pub(super) basket_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    store_id: Option<Cow<'a, str>>,
+    pub(super) store_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    till_id: Option<Cow<'a, str>>,
+    pub(super) till_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    event_ts: Option<Cow<'a, str>>,
+    pub(super) event_ts: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    uploaded_at: Option<Cow<'a, str>>,
+    pub(super) uploaded_at: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    currency: Option<Cow<'a, str>>,
+    pub(super) currency: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    tenders: Option<Vec<Tender<'a>>>,
+    pub(super) tenders: Option<Vec<Tender<'a>>>,
 }
 
-#[derive(Deserialize)]
-struct Tender<'a> {
+#[derive(Deserialize, Default, Debug, PartialEq)]
+pub(super) struct Tender<'a> {
     #[serde(borrow, default)]
     #[allow(dead_code)] // informational: checked for presence only
-    method: Option<Cow<'a, str>>,
+    pub(super) method: Option<Cow<'a, str>>,
     #[serde(default)]
-    amount_minor: Option<serde_json::Number>,
+    pub(super) amount_minor: Option<serde_json::Number>,
 }
 
 fn required<'a>(v: Option<Cow<'a, str>>, name: &str) -> Result<Cow<'a, str>, String> {
@@ -75,7 +75,10 @@ fn instant(v: &str, name: &str) -> Result<DateTime<Utc>, String> {
 
 /// Validates one line of partition `upload_date`. The error is the quarantine reason.
 pub fn parse_line<'a>(line: &'a str, stores: &'a StoreTable, upload_date: NaiveDate) -> Result<PosEvent<'a>, String> {
-    let raw: Line<'a> = serde_json::from_str(line).map_err(|e| format!("malformed JSON: {e}"))?;
+    let raw: Line<'a> = match super::fast_line::parse(line) {
+        Some(raw) => raw,
+        None => serde_json::from_str(line).map_err(|e| format!("malformed JSON: {e}"))?,
+    };
     let event_id = required(raw.event_id, "event_id")?;
     let basket_id = required(raw.basket_id, "basket_id")?;
     let store_id = required(raw.store_id, "store_id")?;
