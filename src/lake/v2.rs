@@ -206,11 +206,17 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
         let gold_added = tx.execute("gold insert", sql("v2", "gold_insert"), duckdb::params![id, first, last])? as i64;
         record.rows_deleted = silver_deleted + gold_deleted;
         record.rows_added = silver_added + gold_added;
-        let counts: HashMap<NaiveDate, (i64, i64)> = {
-            let mut stmt = tx.conn().prepare_cached(sql("v2", "changed_counts"))?;
-            stmt.query_map(duckdb::params![id, first, last], |r| Ok((r.get::<_, NaiveDate>(0)?, (r.get(1)?, r.get(2)?))))?.collect::<Result<_, _>>()?
+        // One date (most runs of a backfill): its counts are the inserts' own.
+        let counts: HashMap<NaiveDate, (i64, i64)> = if changed == 1 {
+            HashMap::from([(first, (silver_added, gold_added))])
+        } else {
+            let counts = {
+                let mut stmt = tx.conn().prepare_cached(sql("v2", "changed_counts"))?;
+                stmt.query_map(duckdb::params![id, first, last], |r| Ok((r.get::<_, NaiveDate>(0)?, (r.get(1)?, r.get(2)?))))?.collect::<Result<_, _>>()?
+            };
+            tx.step("counting rows per date")?;
+            counts
         };
-        tx.step("counting rows per date")?;
         for o in outcomes.iter_mut().filter(|o| o.action == "overwrite") {
             let (s, g) = counts.get(&o.business_date).copied().unwrap_or((0, 0));
             o.silver_added = s;
