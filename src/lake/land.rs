@@ -304,7 +304,7 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         // parse, each into its own row groups: parsing, copying and compressing share both cores.
         let threads: i64 = tx.conn().row_cached(sql("land", "threads"), [], |r| r.get(0))?;
         let files = todo.iter().enumerate().map(|(i, (d, path, rel))| (*d, path.clone(), rel.clone(), first_file_id + i as i32)).collect();
-        let job = Arc::new(ParseJob::new(files, stores.clone(), raw_root.clone(), threads.max(1) as usize));
+        let job = Arc::new(ParseJob::new(files, stores.clone(), raw_root.clone(), (threads.max(1) as usize).div_ceil(2)));
         jobs().lock().expect("landing jobs").insert(job_id, job.clone());
         let inserted = if todo.is_empty() { Ok(0) } else { tx.conn().exec_cached(sql("land", "events_insert"), [job_id]) };
         let (mut done, parse_error) = {
@@ -479,10 +479,12 @@ fn append_quarantine(conn: &duckdb::Connection, pf: &ParsedFile) -> Result<()> {
 /// each of its threads; a thread takes a file, parses it, copies it into the raw zone (staged,
 /// renamed after COMMIT) and returns its rows a vector at a time.
 ///
-/// Each thread inserts into row groups of its own, so each thread works through its own lane: a
-/// contiguous run of files. A row group then holds neighbouring uploads, and its zone maps keep
-/// a per-date scan to a few row groups (files dealt out in turn made the backfill 12% slower).
-/// A thread whose lane is empty takes files from the back of the fullest lane.
+/// Each thread inserts into row groups of its own, so each thread works through a contiguous run
+/// of files: a row group then holds neighbouring uploads, and its zone maps keep a per-date scan
+/// to a few row groups (files dealt out in turn made the backfill 12% slower). The files are
+/// cut into one lane per two threads; the first thread of a lane takes files from its front, the
+/// second from its back, and they meet wherever their speeds take them. A thread whose lane is
+/// empty (more threads than two per lane) takes from the back of the fullest lane.
 struct ParseJob {
     /// (upload date, source path, path in the raw zone, file id), in file id order.
     files: Vec<(NaiveDate, PathBuf, String, i32)>,
@@ -490,8 +492,8 @@ struct ParseJob {
     raw_root: PathBuf,
     /// Each lane's files not yet taken: [front, back) indices into `files`.
     lanes: Vec<Mutex<(usize, usize)>>,
-    /// The lane of each thread that has called the scan, in the order they came.
-    lane_of: Mutex<HashMap<std::thread::ThreadId, usize>>,
+    /// The lane of each thread that has called the scan, and whether it works from the back.
+    lane_of: Mutex<HashMap<std::thread::ThreadId, (usize, bool)>>,
     /// Each thread's file whose rows are not all returned yet: (rows, first row not returned).
     current: Mutex<HashMap<std::thread::ThreadId, (RecordBatch, usize)>>,
     /// Every parsed file, without its rows.
@@ -531,19 +533,25 @@ impl ParseJob {
         }
     }
 
-    /// The next file for this thread: the front of its lane, else the back of the fullest one.
+    /// The next file for this thread: the next of its lane from its end of it, else the back of
+    /// the fullest lane.
     fn take_file(&self) -> Result<Option<usize>> {
         let me = std::thread::current().id();
-        let lane = {
+        let (lane, from_back) = {
             let mut lane_of = self.lane_of.lock().map_err(poisoned)?;
             let arrived = lane_of.len();
-            *lane_of.entry(me).or_insert(arrived % self.lanes.len())
+            *lane_of.entry(me).or_insert(((arrived / 2) % self.lanes.len(), arrived % 2 == 1))
         };
         {
             let mut own = self.lanes[lane].lock().map_err(poisoned)?;
             if own.0 < own.1 {
-                own.0 += 1;
-                return Ok(Some(own.0 - 1));
+                return Ok(Some(if from_back {
+                    own.1 -= 1;
+                    own.1
+                } else {
+                    own.0 += 1;
+                    own.0 - 1
+                }));
             }
         }
         let mut fullest: Option<(usize, std::sync::MutexGuard<'_, (usize, usize)>)> = None;
@@ -687,18 +695,29 @@ mod tests {
     }
 
     #[test]
-    fn each_thread_takes_its_own_run_of_files_then_the_back_of_the_other_lane() {
-        let job = job(7, 2);
-        let (first, second) = std::thread::scope(|s| {
-            let a = s.spawn(|| (job.take_file().unwrap(), job.take_file().unwrap())).join().unwrap();
-            let b = s.spawn(|| take_all(&job)).join().unwrap();
+    fn two_threads_work_a_lane_from_both_ends_and_a_third_takes_the_back_of_the_fullest() {
+        let one = job(7, 1);
+        let (front, back) = std::thread::scope(|s| {
+            let a = s.spawn(|| (one.take_file().unwrap(), one.take_file().unwrap())).join().unwrap();
+            let b = s.spawn(|| take_all(&one)).join().unwrap();
             (a, b)
         });
-        // The first thread to come takes the front of lane 0 (files 0..3), the second lane 1
-        // (3..7); once its lane is empty, a thread takes from the back of the fullest lane.
-        assert_eq!(first, (Some(0), Some(1)));
-        assert_eq!(second, vec![3, 4, 5, 6, 2]);
-        assert_eq!(job.take_file().unwrap(), None);
+        // The first thread takes files from the front, the second from the back: each thread's
+        // files (and so its row groups) stay one contiguous run.
+        assert_eq!(front, (Some(0), Some(1)));
+        assert_eq!(back, vec![6, 5, 4, 3, 2]);
+        assert_eq!(one.take_file().unwrap(), None);
+
+        let two = job(8, 2);
+        let got = std::thread::scope(|s| {
+            let a = s.spawn(|| two.take_file().unwrap()).join().unwrap();
+            let b = s.spawn(|| two.take_file().unwrap()).join().unwrap();
+            let c = s.spawn(|| take_all(&two)).join().unwrap();
+            (a, b, c)
+        });
+        // Lanes 0..4 and 4..8: threads one and two share lane 0, thread three has lane 1 and,
+        // once it is empty, takes from the back of lane 0.
+        assert_eq!(got, (Some(0), Some(3), vec![4, 5, 6, 7, 2, 1]));
     }
 
     #[test]
