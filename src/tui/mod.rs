@@ -37,6 +37,7 @@ pub fn run(opts: TuiOptions) -> Result<()> {
         let _ = execute!(std::io::stdout(), DisableMouseCapture);
     }
     ratatui::restore();
+    worker.stop();
     result
 }
 

@@ -76,6 +76,19 @@ pub struct Worker {
     pub interrupt: Arc<duckdb::InterruptHandle>,
     /// DuckDB's estimate of how far the running statement is, for the progress gauge.
     pub progress: duckdb::progress::ProgressHandle,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Worker {
+    /// Hangs up, stops the statement running (a prefetch, say) and waits for the worker to close
+    /// the lab. Returning from main with the worker still inside DuckDB tore DuckDB down under
+    /// it: a segmentation fault now and then when the explorer quit.
+    pub fn stop(self) {
+        let Worker { jobs, interrupt, thread, .. } = self;
+        drop(jobs);
+        interrupt.interrupt();
+        let _ = thread.join();
+    }
 }
 
 pub struct Setup {
@@ -91,7 +104,7 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
     let (reply_tx, reply_rx) = std::sync::mpsc::channel::<Reply>();
     type Handles = (Arc<duckdb::InterruptHandle>, duckdb::progress::ProgressHandle);
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<Handles>>();
-    std::thread::Builder::new().name("recount-worker".into()).spawn(move || {
+    let thread = std::thread::Builder::new().name("recount-worker".into()).spawn(move || {
         let mut lab = match Lab::open(&setup.lab_dir) {
             Ok(lab) => lab,
             Err(e) => {
@@ -146,7 +159,7 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
         }
     })?;
     let (interrupt, progress) = ready_rx.recv().map_err(|_| color_eyre::eyre::eyre!("the worker thread died while opening the lab"))??;
-    Ok(Worker { jobs: job_tx, replies: reply_rx, interrupt, progress })
+    Ok(Worker { jobs: job_tx, replies: reply_rx, interrupt, progress, thread })
 }
 
 /// The worker's state: the lab, and the views of the dates loaded so far. Every job that writes
