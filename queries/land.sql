@@ -18,18 +18,39 @@ INSERT INTO raw.files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
 -- name: next_file_id
 SELECT coalesce(max(file_id), 0) + 1 FROM raw.files;
 
+-- name: key_candidates
+-- The rows of every basket key, among the keys with a copy in the files landed from file id $1
+-- on, that has more than one copy and either more than one business date (a split basket) or
+-- more than one basket_id (a collision). $2: true when nothing was landed before (every key is
+-- new; the membership test then has nothing to build). Grouping integers first keeps the strings
+-- to the few keys with several copies: half the time of grouping every basket_id.
+CREATE OR REPLACE TEMP TABLE key_candidates AS
+WITH multi AS (
+    SELECT basket_key FROM bronze.events
+    WHERE $2::BOOLEAN
+       OR basket_key IN (SELECT basket_key FROM bronze.events WHERE file_id >= $1::INTEGER AND NOT $2::BOOLEAN)
+    GROUP BY basket_key HAVING count(*) > 1),
+rows AS (SELECT basket_key, basket_id, business_date FROM bronze.events
+         WHERE basket_key IN (SELECT basket_key FROM multi))
+SELECT * FROM rows
+WHERE basket_key IN (SELECT basket_key FROM rows GROUP BY basket_key
+                     HAVING min(business_date) <> max(business_date) OR min(basket_id) <> max(basket_id));
+
 -- name: split_baskets_insert
--- Baskets with copies on more than one business date, among those with a copy in the files
--- landed from file id $1 on; each (basket, date) pair is kept once. $2: true when nothing was
--- landed before (every basket is new; the membership test then has nothing to build).
+-- Baskets with copies on more than one business date, from the candidates above; each
+-- (basket, date) pair is kept once.
 INSERT INTO bronze.split_baskets
-SELECT DISTINCT e.basket_id, e.business_date FROM bronze.events e
-JOIN (SELECT basket_id FROM bronze.events
-      WHERE $2::BOOLEAN
-         OR basket_id IN (SELECT basket_id FROM bronze.events WHERE file_id >= $1::INTEGER AND NOT $2::BOOLEAN)
-      GROUP BY basket_id HAVING min(business_date) <> max(business_date)) s USING (basket_id)
+SELECT DISTINCT basket_id, business_date FROM key_candidates
+WHERE basket_id IN (SELECT basket_id FROM key_candidates GROUP BY basket_id HAVING min(business_date) <> max(business_date))
 EXCEPT SELECT basket_id, business_date FROM bronze.split_baskets
 ORDER BY 1, 2;
+
+-- name: key_collisions_insert
+-- Keys shared by different basket_ids, from the candidates above.
+INSERT INTO bronze.key_collisions
+SELECT basket_key FROM key_candidates GROUP BY basket_key HAVING min(basket_id) <> max(basket_id)
+EXCEPT SELECT basket_key FROM bronze.key_collisions
+ORDER BY 1;
 
 -- name: partition_insert
 INSERT INTO raw.partitions VALUES (?, ?, ?);

@@ -25,7 +25,12 @@ CREATE TABLE IF NOT EXISTS bronze.events (
     event_id VARCHAR NOT NULL, basket_id VARCHAR NOT NULL, store_id VARCHAR NOT NULL, till_id VARCHAR NOT NULL,
     country VARCHAR NOT NULL, currency VARCHAR NOT NULL, event_ts TIMESTAMP_NS NOT NULL,
     uploaded_at TIMESTAMP_NS NOT NULL, upload_date DATE NOT NULL, business_date DATE NOT NULL,
-    revenue_minor BIGINT NOT NULL, tenders SMALLINT NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL);
+    revenue_minor BIGINT NOT NULL, tenders SMALLINT NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL,
+    basket_key BIGINT NOT NULL);
+-- basket_key: a 64-bit hash of basket_id (xxh3), so that v2 picks winners by grouping integers.
+-- Keys that two different basket_ids share are listed here at landing (normally none); while
+-- any is, v2 groups by basket_id itself.
+CREATE TABLE IF NOT EXISTS bronze.key_collisions (basket_key BIGINT NOT NULL);
 -- What each raw file holds per (business date, currency): rows, revenue and an order-independent
 -- digest of the rows (the wrapping sum of a 64-bit hash of each). Written with the file's events;
 -- v2's affected dates, beyond-window report and input hashes are answered from here.
@@ -131,12 +136,16 @@ CREATE OR REPLACE TEMP MACRO diff_rows(va, vb, d) AS TABLE
 
 -- name: old_layout
 -- Layouts older than audit.lab's record, told apart before anything is created: layout 1 kept
--- the file's path on every bronze row, layout 2 kept silver as a table. 0: neither.
+-- the file's path on every bronze row, layout 2 kept silver as a table, layout 3 had no basket
+-- key in bronze. 0: none of them (or no lab yet).
 SELECT CASE
     WHEN EXISTS (SELECT 1 FROM information_schema.columns
                  WHERE table_schema = 'bronze' AND table_name = 'events' AND column_name = 'file') THEN 1
     WHEN EXISTS (SELECT 1 FROM information_schema.tables
                  WHERE table_schema = 'silver' AND table_name = 'baskets' AND table_type = 'BASE TABLE') THEN 2
+    WHEN EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = 'bronze' AND table_name = 'events')
+     AND NOT EXISTS (SELECT 1 FROM information_schema.columns
+                     WHERE table_schema = 'bronze' AND table_name = 'events' AND column_name = 'basket_key') THEN 3
     ELSE 0 END;
 
 -- name: format

@@ -147,4 +147,13 @@ fn a_lab_written_by_an_older_layout_is_refused_with_the_way_out() {
     }
     let err = recount::lake::Lab::open(dir.path()).err().expect("a layout 2 lab is refused").to_string();
     assert!(err.contains("layout 2") && err.contains("delete the lab directory"), "{err}");
+
+    // Layout 3 had no basket key in bronze.
+    let dir = tempdir();
+    {
+        let conn = duckdb::Connection::open(dir.path().join("recount.duckdb")).unwrap();
+        conn.execute_batch("CREATE SCHEMA bronze; CREATE TABLE bronze.events (event_id VARCHAR, basket_id VARCHAR, file_id INTEGER);").unwrap();
+    }
+    let err = recount::lake::Lab::open(dir.path()).err().expect("a layout 3 lab is refused").to_string();
+    assert!(err.contains("layout 3") && err.contains("delete the lab directory"), "{err}");
 }

@@ -151,11 +151,14 @@ struct EventColumns {
     tenders: Int16Builder,
     file_id: Int32Builder,
     line: Int32Builder,
+    basket_key: Int64Builder,
+    /// The bits of the basket key kept (all 64 but in tests that need keys to collide).
+    key_mask: u64,
     rows: usize,
 }
 
 impl EventColumns {
-    fn with_capacity(n: usize) -> EventColumns {
+    fn with_capacity(n: usize, key_mask: u64) -> EventColumns {
         EventColumns {
             event_id: StringBuilder::with_capacity(n, n * 20),
             basket_id: StringBuilder::with_capacity(n, n * 24),
@@ -171,6 +174,8 @@ impl EventColumns {
             tenders: Int16Builder::with_capacity(n),
             file_id: Int32Builder::with_capacity(n),
             line: Int32Builder::with_capacity(n),
+            basket_key: Int64Builder::with_capacity(n),
+            key_mask,
             rows: 0,
         }
     }
@@ -193,6 +198,7 @@ impl EventColumns {
         self.tenders.append_value(e.tenders.min(i16::MAX as u32) as i16);
         self.file_id.append_value(file_id);
         self.line.append_value(line as i32);
+        self.basket_key.append_value((xxhash_rust::xxh3::xxh3_64(e.basket_id.as_bytes()) & self.key_mask) as i64);
         self.rows += 1;
         Ok(())
     }
@@ -216,6 +222,7 @@ impl EventColumns {
             ("tenders", Arc::new(self.tenders.finish())),
             ("file_id", Arc::new(self.file_id.finish())),
             ("line", Arc::new(self.line.finish())),
+            ("basket_key", Arc::new(self.basket_key.finish())),
         ];
         Ok(Some(RecordBatch::try_from_iter(columns)?))
     }
@@ -304,7 +311,8 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         // parse, each into its own row groups: parsing, copying and compressing share both cores.
         let threads: i64 = tx.conn().row_cached(sql("land", "threads"), [], |r| r.get(0))?;
         let files = todo.iter().enumerate().map(|(i, (d, path, rel))| (*d, path.clone(), rel.clone(), first_file_id + i as i32)).collect();
-        let job = Arc::new(ParseJob::new(files, stores.clone(), raw_root.clone(), (threads.max(1) as usize).div_ceil(2)));
+        let key_mask = u64::MAX.checked_shr(64 - lab.basket_key_bits.clamp(1, 64)).unwrap_or(u64::MAX);
+        let job = Arc::new(ParseJob::new(files, stores.clone(), raw_root.clone(), key_mask, (threads.max(1) as usize).div_ceil(2)));
         jobs().lock().expect("landing jobs").insert(job_id, job.clone());
         let inserted = if todo.is_empty() { Ok(0) } else { tx.conn().exec_cached(sql("land", "events_insert"), [job_id]) };
         let (mut done, parse_error) = {
@@ -339,7 +347,9 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         let t_parse_and_append = t_all.elapsed();
         let t_split = std::time::Instant::now();
         if !todo.is_empty() {
-            tx.execute("finding split baskets", sql("land", "split_baskets_insert"), duckdb::params![first_file_id, was_empty])?;
+            tx.execute("finding baskets with several copies", sql("land", "key_candidates"), duckdb::params![first_file_id, was_empty])?;
+            tx.execute("finding split baskets", sql("land", "split_baskets_insert"), [])?;
+            tx.execute("finding basket keys that collide", sql("land", "key_collisions_insert"), [])?;
         }
         let t_split = t_split.elapsed();
         for p in partitions.iter().filter(|p| p.exists) {
@@ -402,11 +412,11 @@ fn md5_hex(bytes: &[u8]) -> String {
 }
 
 /// Parses one raw file: its bronze rows, cells and quarantine, and the bytes as they arrived.
-fn parse_file(path: &Path, rel: &str, upload_date: NaiveDate, stores: &StoreTable, file_id: i32) -> Result<(ParsedFile, Vec<u8>)> {
+fn parse_file(path: &Path, rel: &str, upload_date: NaiveDate, stores: &StoreTable, file_id: i32, key_mask: u64) -> Result<(ParsedFile, Vec<u8>)> {
     let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
     let text = raw::decompress(&bytes).map_err(|e| eyre!("{}: truncated or corrupt .gz file ({e})", path.display()))?;
     // About 300 bytes a line: enough room for most files without a regrow.
-    let mut columns = EventColumns::with_capacity(text.len() / 300 + 16);
+    let mut columns = EventColumns::with_capacity(text.len() / 300 + 16, key_mask);
     let mut cells = Cells::default();
     let mut quarantine = Vec::new();
     let mut lines = 0u64;
@@ -490,6 +500,7 @@ struct ParseJob {
     files: Vec<(NaiveDate, PathBuf, String, i32)>,
     stores: StoreTable,
     raw_root: PathBuf,
+    key_mask: u64,
     /// Each lane's files not yet taken: [front, back) indices into `files`.
     lanes: Vec<Mutex<(usize, usize)>>,
     /// The lane of each thread that has called the scan, and whether it works from the back.
@@ -517,7 +528,7 @@ fn poisoned<T>(_: T) -> color_eyre::Report {
 }
 
 impl ParseJob {
-    fn new(files: Vec<(NaiveDate, PathBuf, String, i32)>, stores: StoreTable, raw_root: PathBuf, lanes: usize) -> ParseJob {
+    fn new(files: Vec<(NaiveDate, PathBuf, String, i32)>, stores: StoreTable, raw_root: PathBuf, key_mask: u64, lanes: usize) -> ParseJob {
         let n = files.len();
         let lanes = lanes.clamp(1, n.max(1));
         ParseJob {
@@ -525,6 +536,7 @@ impl ParseJob {
             files,
             stores,
             raw_root,
+            key_mask,
             lane_of: Mutex::default(),
             current: Mutex::default(),
             done: Mutex::default(),
@@ -572,7 +584,7 @@ impl ParseJob {
     fn parse_next(&self) -> Result<Option<RecordBatch>> {
         while let Some(i) = self.take_file()? {
             let (d, path, rel, file_id) = &self.files[i];
-            let (mut pf, bytes) = parse_file(path, rel, *d, &self.stores, *file_id)?;
+            let (mut pf, bytes) = parse_file(path, rel, *d, &self.stores, *file_id, self.key_mask)?;
             let dest = self.raw_root.join(rel);
             let tmp = dest.with_extension("gz.landing");
             self.staged.lock().map_err(poisoned)?.push((tmp.clone(), dest));
@@ -621,6 +633,7 @@ fn event_fields() -> Vec<Field> {
         Field::new("tenders", DataType::Int16, true),
         Field::new("file_id", DataType::Int32, true),
         Field::new("line", DataType::Int32, true),
+        Field::new("basket_key", DataType::Int64, true),
     ]
 }
 
@@ -687,7 +700,7 @@ mod tests {
     fn job(files: usize, lanes: usize) -> ParseJob {
         let d = NaiveDate::from_ymd_opt(2026, 8, 15).unwrap();
         let files = (0..files).map(|i| (d, PathBuf::new(), format!("f{i}"), i as i32 + 1)).collect();
-        ParseJob::new(files, StoreTable::default(), PathBuf::new(), lanes)
+        ParseJob::new(files, StoreTable::default(), PathBuf::new(), u64::MAX, lanes)
     }
 
     fn take_all(job: &ParseJob) -> Vec<usize> {

@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 
 pub const DB_FILE: &str = "recount.duckdb";
 /// The layout of the lab's tables. 2: bronze keeps a file id, per-file cells and split baskets.
-/// 3: silver keeps every version as pointers to bronze rows (`silver.versions`).
-pub const LAB_FORMAT: i32 = 3;
+/// 3: silver keeps every version as pointers to bronze rows (`silver.versions`). 4: bronze keeps
+/// a 64-bit key of each basket_id, and the keys that collide.
+pub const LAB_FORMAT: i32 = 4;
 const LOCK_FILE: &str = "recount.lock";
 
 /// The default lab: `$RECOUNT_LAB`, else `$XDG_DATA_HOME/recount/lab`, else
@@ -50,6 +51,9 @@ pub struct Lab {
     pub conn: Connection,
     /// Gold's fingerprint text between the writes of one command (see `snapshot::GoldText`).
     pub gold_text: std::cell::RefCell<Option<snapshot::GoldText>>,
+    /// How many bits of each basket's 64-bit key landing keeps: 64, except in the tests that
+    /// make keys collide on purpose.
+    pub basket_key_bits: u32,
     _lock: File,
 }
 
@@ -68,7 +72,7 @@ impl Lab {
             }
         })?;
         prepare(&conn)?;
-        Ok(Lab { root: root.to_path_buf(), conn, gold_text: Default::default(), _lock: lock })
+        Ok(Lab { root: root.to_path_buf(), conn, gold_text: Default::default(), basket_key_bits: 64, _lock: lock })
     }
 
     pub fn raw_root(&self) -> PathBuf {

@@ -201,7 +201,8 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
         // they stay in silver.versions as the history of the version they belonged to.
         let silver_deleted: i64 = outcomes.iter().map(|o| o.silver_deleted).sum();
         let id = record.snapshot_id;
-        let silver_added = tx.execute("silver insert", sql("v2", "silver_insert"), duckdb::params![id, opts.late_days, first, last])? as i64;
+        let collisions: i64 = tx.conn().row_cached(sql("v2", "key_collisions"), [], |r| r.get(0))?;
+        let silver_added = tx.execute("silver insert", sql("v2", "silver_insert"), duckdb::params![id, opts.late_days, first, last, collisions > 0])? as i64;
         let gold_deleted = tx.execute("gold delete", sql("v2", "gold_delete"), duckdb::params![first, last])? as i64;
         let gold_added = tx.execute("gold insert", sql("v2", "gold_insert"), duckdb::params![id, first, last])? as i64;
         record.rows_deleted = silver_deleted + gold_deleted;
