@@ -1,7 +1,8 @@
 -- schema.sql: the lab's tables.
 -- Reads: nothing. Writes: creates every schema and table if missing; never drops.
 -- Bronze is append-only (one row per valid raw line); silver and gold hold the current state;
--- audit holds every snapshot, with the gold rows each one wrote (silver keeps its own versions).
+-- audit holds every snapshot and the gold rows each one wrote; silver keeps its versions in
+-- silver.versions. Silver and gold now are views of the newest version of each date.
 
 -- name: create
 CREATE SCHEMA IF NOT EXISTS raw;
@@ -49,9 +50,6 @@ CREATE TABLE IF NOT EXISTS bronze.quarantine (
 CREATE TABLE IF NOT EXISTS silver.versions (
     snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL,
     copies INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS gold.daily_store_sales (
-    business_date DATE NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL,
-    baskets BIGINT NOT NULL, revenue_minor BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS naive.daily_sales (
     snapshot_id BIGINT NOT NULL, run_date DATE NOT NULL, business_date DATE NOT NULL, store_id VARCHAR NOT NULL,
     country VARCHAR NOT NULL, currency VARCHAR NOT NULL, events BIGINT NOT NULL, revenue_minor BIGINT NOT NULL);
@@ -79,6 +77,14 @@ CREATE TABLE IF NOT EXISTS recompute.lateness (
     baskets BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS recompute.state (
     manifest VARCHAR NOT NULL, events BIGINT NOT NULL, baskets BIGINT NOT NULL, computed_at TIMESTAMP NOT NULL);
+-- Gold now: the rows of each date's newest rewrite (a v2 overwrite or a rollback's restore).
+-- Every version of gold is kept once, in audit.gold_history, as silver's are in silver.versions.
+CREATE VIEW IF NOT EXISTS gold.daily_store_sales AS
+SELECT g.business_date, g.store_id, g.country, g.currency, g.baskets, g.revenue_minor
+FROM audit.gold_history g
+JOIN (SELECT business_date, max(snapshot_id) AS snapshot_id FROM audit.snapshot_dates
+      WHERE action <> 'skip' GROUP BY business_date) c
+  ON c.business_date = g.business_date AND c.snapshot_id = g.snapshot_id;
 -- Silver as each snapshot wrote it, with the winning copy's fields from bronze.
 CREATE VIEW IF NOT EXISTS audit.silver_history AS
 SELECT v.snapshot_id, v.business_date, e.basket_id, e.event_id, e.revenue_minor, v.copies
@@ -137,7 +143,7 @@ CREATE OR REPLACE TEMP MACRO diff_rows(va, vb, d) AS TABLE
 -- name: old_layout
 -- Layouts older than audit.lab's record, told apart before anything is created: layout 1 kept
 -- the file's path on every bronze row, layout 2 kept silver as a table, layout 3 had no basket
--- key in bronze. 0: none of them (or no lab yet).
+-- key in bronze, layout 4 kept gold as a table. 0: none of them (or no lab yet).
 SELECT CASE
     WHEN EXISTS (SELECT 1 FROM information_schema.columns
                  WHERE table_schema = 'bronze' AND table_name = 'events' AND column_name = 'file') THEN 1
@@ -146,6 +152,8 @@ SELECT CASE
     WHEN EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = 'bronze' AND table_name = 'events')
      AND NOT EXISTS (SELECT 1 FROM information_schema.columns
                      WHERE table_schema = 'bronze' AND table_name = 'events' AND column_name = 'basket_key') THEN 3
+    WHEN EXISTS (SELECT 1 FROM information_schema.tables
+                 WHERE table_schema = 'gold' AND table_name = 'daily_store_sales' AND table_type = 'BASE TABLE') THEN 4
     ELSE 0 END;
 
 -- name: format

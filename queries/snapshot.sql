@@ -1,7 +1,7 @@
 -- snapshot.sql: the audit trail. Every write commits one record here, in its own transaction.
--- Reads: audit.*, gold.daily_store_sales, silver.versions, work_dates.
--- Writes: audit.snapshots, audit.gold_history (audit.snapshot_dates by the appender), and, for a rollback,
--- silver.versions and gold.daily_store_sales.
+-- Reads: audit.*, silver.versions.
+-- Writes: audit.snapshots (audit.snapshot_dates by the appender), and, for a rollback, silver.versions
+-- and audit.gold_history.
 
 -- name: ids
 -- The next snapshot id, and the head: the newest data snapshot (skipped runs change nothing, so
@@ -10,15 +10,6 @@ SELECT coalesce(max(snapshot_id), 0) + 1, max(snapshot_id) FILTER (WHERE operati
 
 -- name: insert
 INSERT INTO audit.snapshots VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
-
--- name: gold_history_insert
--- $1 snapshot id, $2..$3 the first and last changed date.
-INSERT INTO audit.gold_history
-SELECT $1::BIGINT, business_date, store_id, country, currency, baskets, revenue_minor
-FROM gold.daily_store_sales
-WHERE business_date BETWEEN $2::DATE AND $3::DATE
-  AND business_date IN (SELECT business_date FROM work_dates)
-ORDER BY business_date, store_id;
 
 -- name: versions_as_of
 -- For each date, the snapshot whose rows it held as of snapshot $1.
@@ -32,13 +23,16 @@ SELECT $1::BIGINT, business_date, file_id, line, copies FROM silver.versions
 WHERE snapshot_id = $2::BIGINT AND business_date = $3::DATE
 ORDER BY file_id, line;
 
--- name: silver_rows_of_version
-SELECT count(*) FROM silver.versions WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE;
+-- name: rows_of_version
+-- Silver's and gold's rows in the version of date $2 that snapshot $1 wrote.
+SELECT (SELECT count(*) FROM silver.versions WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE),
+       (SELECT count(*) FROM audit.gold_history WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE);
 
 -- name: restore_gold
-INSERT INTO gold.daily_store_sales
-SELECT business_date, store_id, country, currency, baskets, revenue_minor FROM audit.gold_history
-WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE ORDER BY store_id;
+-- Snapshot $1 takes the gold version of date $3 that snapshot $2 wrote (a copy of its rows).
+INSERT INTO audit.gold_history
+SELECT $1::BIGINT, business_date, store_id, country, currency, baskets, revenue_minor FROM audit.gold_history
+WHERE snapshot_id = $2::BIGINT AND business_date = $3::DATE ORDER BY store_id;
 
 -- name: version_of
 -- The input hash that snapshot $1 recorded for date $2.
@@ -62,5 +56,3 @@ SELECT arg_max(input_hash, snapshot_id) FROM audit.snapshot_dates WHERE business
 SELECT s.late_days FROM audit.snapshot_dates sd JOIN audit.snapshots s USING (snapshot_id)
 WHERE sd.business_date = ? AND sd.action = 'overwrite' ORDER BY sd.snapshot_id DESC LIMIT 1;
 
--- name: delete_gold_date
-DELETE FROM gold.daily_store_sales WHERE business_date = ?;

@@ -1,8 +1,7 @@
 -- v2.sql: the idempotent job.
 -- Reads: bronze.events, bronze.cells, audit.snapshot_dates, work_dates (a temp table of the dates a write rewrites).
--- Writes: silver.versions (the changed dates' new version), gold.daily_store_sales (DELETE +
--- INSERT of the changed dates only),
--- and work_dates. The run's audit rows are written by snapshot.sql in the same transaction.
+-- Writes: silver.versions and audit.gold_history (the changed dates' new versions: nothing is
+-- deleted) and work_dates. The run's audit rows are written by snapshot.sql in the same transaction.
 
 -- name: upload_cells
 -- What upload $1 holds per business date and currency, with two flags: `affected`, the date is
@@ -64,15 +63,11 @@ ORDER BY business_date, file_id, line;
 -- name: key_collisions
 SELECT count(*) FROM bronze.key_collisions;
 
--- name: gold_delete
-DELETE FROM gold.daily_store_sales
-WHERE business_date BETWEEN $1::DATE AND $2::DATE
-  AND business_date IN (SELECT business_date FROM work_dates);
-
 -- name: gold_insert
--- The changed dates' gold from the silver version snapshot $1 just wrote; $2..$3 as above.
-INSERT INTO gold.daily_store_sales
-SELECT e.business_date, e.store_id, e.country, e.currency, count(*), sum(e.revenue_minor)::BIGINT
+-- The changed dates' gold from the silver version snapshot $1 just wrote, as its version of gold
+-- (gold.daily_store_sales shows it once the snapshot's dates are recorded); $2..$3 as above.
+INSERT INTO audit.gold_history
+SELECT $1::BIGINT, e.business_date, e.store_id, e.country, e.currency, count(*), sum(e.revenue_minor)::BIGINT
 FROM silver.versions v
 JOIN bronze.events e ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line
 WHERE v.snapshot_id = $1::BIGINT
@@ -87,6 +82,6 @@ SELECT w.business_date, coalesce(s.n, 0), coalesce(g.n, 0)
 FROM work_dates w
 LEFT JOIN (SELECT business_date, count(*) AS n FROM silver.versions
            WHERE snapshot_id = $1::BIGINT GROUP BY 1) s USING (business_date)
-LEFT JOIN (SELECT business_date, count(*) AS n FROM gold.daily_store_sales
-           WHERE business_date BETWEEN $2::DATE AND $3::DATE GROUP BY 1) g USING (business_date)
+LEFT JOIN (SELECT business_date, count(*) AS n FROM audit.gold_history
+           WHERE snapshot_id = $1::BIGINT AND business_date BETWEEN $2::DATE AND $3::DATE GROUP BY 1) g USING (business_date)
 ORDER BY 1;

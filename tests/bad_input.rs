@@ -156,4 +156,13 @@ fn a_lab_written_by_an_older_layout_is_refused_with_the_way_out() {
     }
     let err = recount::lake::Lab::open(dir.path()).err().expect("a layout 3 lab is refused").to_string();
     assert!(err.contains("layout 3") && err.contains("delete the lab directory"), "{err}");
+
+    // Layout 4 kept gold as a table.
+    let dir = tempdir();
+    {
+        let conn = duckdb::Connection::open(dir.path().join("recount.duckdb")).unwrap();
+        conn.execute_batch("CREATE SCHEMA gold; CREATE TABLE gold.daily_store_sales (business_date DATE);").unwrap();
+    }
+    let err = recount::lake::Lab::open(dir.path()).err().expect("a layout 4 lab is refused").to_string();
+    assert!(err.contains("layout 4") && err.contains("delete the lab directory"), "{err}");
 }

@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 pub const DB_FILE: &str = "recount.duckdb";
 /// The layout of the lab's tables. 2: bronze keeps a file id, per-file cells and split baskets.
 /// 3: silver keeps every version as pointers to bronze rows (`silver.versions`). 4: bronze keeps
-/// a 64-bit key of each basket_id, and the keys that collide.
-pub const LAB_FORMAT: i32 = 4;
+/// a 64-bit key of each basket_id, and the keys that collide. 5: gold is a view of the newest
+/// version of each date in `audit.gold_history`.
+pub const LAB_FORMAT: i32 = 5;
 const LOCK_FILE: &str = "recount.lock";
 
 /// The default lab: `$RECOUNT_LAB`, else `$XDG_DATA_HOME/recount/lab`, else

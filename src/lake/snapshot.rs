@@ -259,13 +259,6 @@ pub fn insert_dates(tx: &mut Tx, snapshot_id: i64, dates: &[DateOutcome]) -> Res
     tx.step("recording the dates of the snapshot")
 }
 
-/// Copies the gold rows the snapshot wrote for its changed dates (`first..=last`, the set in
-/// work_dates) into gold's history. Silver needs no copy: its versions are its history.
-pub fn record_history(tx: &mut Tx, snapshot_id: i64, first: NaiveDate, last: NaiveDate) -> Result<()> {
-    tx.execute("keeping gold history", sql("snapshot", "gold_history_insert"), duckdb::params![snapshot_id, first, last])?;
-    Ok(())
-}
-
 /// For each business date, the snapshot whose rows it held as of `snapshot_id`.
 pub fn versions_as_of(conn: &duckdb::Connection, snapshot_id: i64) -> Result<BTreeMap<NaiveDate, i64>> {
     let mut stmt = conn.prepare_cached(sql("snapshot", "versions_as_of"))?;
@@ -318,14 +311,14 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
     let mut tx = Tx::begin(conn, fail_after)?;
     let mut outcomes = Vec::new();
     for (d, version) in &changes {
-        // Silver's current version of the date leaves silver when this snapshot's version (a
-        // copy of the target's, or none) becomes the newest.
-        let silver_deleted: i64 = tx.conn().row_cached(sql("snapshot", "silver_rows_of_version"), duckdb::params![now[d], d], |r| r.get(0))?;
-        let gold_deleted = tx.execute("deleting gold", sql("snapshot", "delete_gold_date"), [d])? as i64;
+        // The date's current version (silver's and gold's rows) leaves silver and gold when this
+        // snapshot's version (a copy of the target's, or none) becomes the newest.
+        let (silver_deleted, gold_deleted): (i64, i64) =
+            tx.conn().row_cached(sql("snapshot", "rows_of_version"), duckdb::params![now[d], d], |r| Ok((r.get(0)?, r.get(1)?)))?;
         let (mut silver_added, mut gold_added, mut input_hash, mut input_rows) = (0, 0, String::new(), 0);
         if let Some(v) = version {
             silver_added = tx.execute("restoring silver", sql("snapshot", "restore_silver"), duckdb::params![record.snapshot_id, v, d])? as i64;
-            gold_added = tx.execute("restoring gold", sql("snapshot", "restore_gold"), duckdb::params![v, d])? as i64;
+            gold_added = tx.execute("restoring gold", sql("snapshot", "restore_gold"), duckdb::params![record.snapshot_id, v, d])? as i64;
             if let Some((h, n)) = tx
                 .conn()
                 .row_cached(sql("snapshot", "version_of"), duckdb::params![v, d], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
@@ -340,9 +333,7 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
         outcomes.push(DateOutcome { business_date: *d, action: "restore".into(), input_hash, input_rows, silver_deleted, silver_added, gold_deleted, gold_added });
     }
     record.dates_rewritten = outcomes.len() as i64;
-    if let (Some(first), Some(last)) = (changes.first(), changes.last()) {
-        record_history(&mut tx, record.snapshot_id, first.0, last.0)?;
-    }
+    // Gold now (a view) shows the restored versions once the dates are recorded.
     insert_dates(&mut tx, record.snapshot_id, &outcomes)?;
     record.fingerprint = fingerprint_after(lab, &mut tx, changes.first().zip(changes.last()).map(|(a, b)| (a.0, b.0)))?;
     insert_record(&mut tx, &record)?;

@@ -1,7 +1,8 @@
 //! v2, the idempotent job: per run, the affected business dates whose inputs changed are deleted
-//! and rewritten in silver and gold, in ONE transaction with the run's snapshot record. Silver's
-//! rewrite is a new version of the dates in `silver.versions`; the view `silver.baskets` shows
-//! each date's newest version, so the old rows leave silver without being moved.
+//! and rewritten in silver and gold, in ONE transaction with the run's snapshot record. The
+//! rewrite is a new version of the dates in `silver.versions` and `audit.gold_history`; the views
+//! `silver.baskets` and `gold.daily_store_sales` show each date's newest version, so the old rows
+//! leave silver and gold without being moved.
 
 use crate::lake::Cached;
 use super::snapshot::{self, DateOutcome, Operation, SnapshotRecord, Trigger};
@@ -203,7 +204,7 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
         let id = record.snapshot_id;
         let collisions: i64 = tx.conn().row_cached(sql("v2", "key_collisions"), [], |r| r.get(0))?;
         let silver_added = tx.execute("silver insert", sql("v2", "silver_insert"), duckdb::params![id, opts.late_days, first, last, collisions > 0])? as i64;
-        let gold_deleted = tx.execute("gold delete", sql("v2", "gold_delete"), duckdb::params![first, last])? as i64;
+        let gold_deleted: i64 = outcomes.iter().map(|o| o.gold_deleted).sum();
         let gold_added = tx.execute("gold insert", sql("v2", "gold_insert"), duckdb::params![id, first, last])? as i64;
         record.rows_deleted = silver_deleted + gold_deleted;
         record.rows_added = silver_added + gold_added;
@@ -223,11 +224,11 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
             o.silver_added = s;
             o.gold_added = g;
         }
-        snapshot::record_history(&mut tx, record.snapshot_id, first, last)?;
     }
+    // Silver and gold now (views) show the new versions once the dates are recorded.
+    snapshot::insert_dates(&mut tx, record.snapshot_id, &outcomes)?;
     record.fingerprint = snapshot::fingerprint_after(lab, &mut tx, changed_dates.first().copied().zip(changed_dates.last().copied()))?;
     tx.step("fingerprint")?;
-    snapshot::insert_dates(&mut tx, record.snapshot_id, &outcomes)?;
     snapshot::insert_record(&mut tx, &record)?;
     let mut phases = vec![("input hashes".to_string(), compared.as_secs_f64() * 1e3)];
     phases.extend(tx.commit()?.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)));
