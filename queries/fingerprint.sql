@@ -19,14 +19,23 @@ JOIN (SELECT business_date, max(snapshot_id) AS snapshot_id FROM audit.snapshot_
   ON g.snapshot_id = v.snapshot_id AND g.business_date = v.business_date;
 
 -- name: chunks
--- Gold as the fingerprint's text, one chunk per business date in $1..$2 (NULL: unbounded):
--- the caller joins the chunks with a newline and hashes them (see `current` for the whole).
+-- Gold as the fingerprint's text, one chunk per business date: the caller joins the chunks with
+-- a newline and hashes them (see `current` for the whole).
 SELECT business_date, count(*),
        string_agg(concat_ws('|', strftime(business_date, '%Y-%m-%d'), store_id, country, currency,
                             baskets::VARCHAR, revenue_minor::VARCHAR),
                   chr(10) ORDER BY store_id)
 FROM gold.daily_store_sales
-WHERE business_date BETWEEN coalesce($1::DATE, DATE '0001-01-01') AND coalesce($2::DATE, DATE '9999-12-31')
+GROUP BY 1 ORDER BY 1;
+
+-- name: version_chunks
+-- The same chunks for the gold version snapshot $1 wrote, of its dates in $2..$3.
+SELECT business_date, count(*),
+       string_agg(concat_ws('|', strftime(business_date, '%Y-%m-%d'), store_id, country, currency,
+                            baskets::VARCHAR, revenue_minor::VARCHAR),
+                  chr(10) ORDER BY store_id)
+FROM audit.gold_history
+WHERE snapshot_id = $1::BIGINT AND business_date BETWEEN $2::DATE AND $3::DATE
 GROUP BY 1 ORDER BY 1;
 
 -- name: latest_record

@@ -100,21 +100,27 @@ pub struct GoldText {
 }
 
 impl GoldText {
-    /// Re-reads the chunks of `first..=last` (every date when None) from gold as `conn` sees it.
-    fn refresh(&mut self, conn: &duckdb::Connection, range: Option<(NaiveDate, NaiveDate)>) -> Result<()> {
-        match range {
-            Some((first, last)) => {
-                let stale: Vec<NaiveDate> = self.chunks.range(first..=last).map(|(d, _)| *d).collect();
-                for d in stale {
-                    self.chunks.remove(&d);
-                }
-            }
-            None => self.chunks.clear(),
-        }
+    /// Reads every date's chunk from gold as `conn` sees it.
+    fn read_all(&mut self, conn: &duckdb::Connection) -> Result<()> {
+        self.chunks.clear();
         let mut stmt = conn.prepare_cached(sql("fingerprint", "chunks"))?;
-        let rows = stmt.query_map(duckdb::params![range.map(|r| r.0), range.map(|r| r.1)], |r| {
+        self.insert_rows(stmt.query_map([], |r| Ok((r.get::<_, NaiveDate>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))?)
+    }
+
+    /// Replaces the chunks of the dates a write rewrote with the versions it wrote (a date it
+    /// emptied has none): read from the write's own rows of gold's history, not through gold's view.
+    fn rewrite(&mut self, conn: &duckdb::Connection, written: &Written) -> Result<()> {
+        let (Some(first), Some(last)) = (written.dates.first(), written.dates.last()) else { return Ok(()) };
+        for d in written.dates {
+            self.chunks.remove(d);
+        }
+        let mut stmt = conn.prepare_cached(sql("fingerprint", "version_chunks"))?;
+        self.insert_rows(stmt.query_map(duckdb::params![written.snapshot_id, first, last], |r| {
             Ok((r.get::<_, NaiveDate>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
-        })?;
+        })?)
+    }
+
+    fn insert_rows(&mut self, rows: impl Iterator<Item = duckdb::Result<(NaiveDate, i64, String)>>) -> Result<()> {
         for row in rows {
             let (d, n, text) = row?;
             self.chunks.insert(d, (n, text));
@@ -137,16 +143,22 @@ impl GoldText {
     }
 }
 
-/// The fingerprint of gold after a write that rewrote the dates `changed` (first..=last), seen
-/// inside the write's transaction. With nothing rewritten it is the newest record's (every write
-/// of gold records one) unless the lab holds gold's text already. The text goes back into the
-/// lab when `tx` commits.
-pub fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Option<(NaiveDate, NaiveDate)>) -> Result<Fingerprint> {
+/// What a write put into gold: the version of `dates` (sorted) that snapshot `snapshot_id` wrote.
+pub struct Written<'a> {
+    pub snapshot_id: i64,
+    pub dates: &'a [NaiveDate],
+}
+
+/// The fingerprint of gold after a write that rewrote `changed` (None: nothing), seen inside the
+/// write's transaction. With nothing rewritten it is the newest record's (every write of gold
+/// records one) unless the lab holds gold's text already. The text goes back into the lab when
+/// `tx` commits.
+pub fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Option<Written>) -> Result<Fingerprint> {
     let cached = lab.gold_text.borrow_mut().take();
-    let text = match (cached, changed) {
+    let text = match (cached, &changed) {
         (Some(text), None) => text,
-        (Some(mut text), Some(range)) => {
-            text.refresh(tx.conn(), Some(range))?;
+        (Some(mut text), Some(written)) => {
+            text.rewrite(tx.conn(), written)?;
             text
         }
         (None, _) => {
@@ -160,7 +172,7 @@ pub fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Option<(Nai
                 }
             }
             let mut text = GoldText::default();
-            text.refresh(tx.conn(), None)?;
+            text.read_all(tx.conn())?;
             text
         }
     };
@@ -335,7 +347,8 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
     record.dates_rewritten = outcomes.len() as i64;
     // Gold now (a view) shows the restored versions once the dates are recorded.
     insert_dates(&mut tx, record.snapshot_id, &outcomes)?;
-    record.fingerprint = fingerprint_after(lab, &mut tx, changes.first().zip(changes.last()).map(|(a, b)| (a.0, b.0)))?;
+    let dates: Vec<NaiveDate> = changes.iter().map(|c| c.0).collect();
+    record.fingerprint = fingerprint_after(lab, &mut tx, Some(Written { snapshot_id: record.snapshot_id, dates: &dates }).filter(|w| !w.dates.is_empty()))?;
     insert_record(&mut tx, &record)?;
     tx.commit()?;
     Ok(record)

@@ -227,7 +227,8 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     }
     // Silver and gold now (views) show the new versions once the dates are recorded.
     snapshot::insert_dates(&mut tx, record.snapshot_id, &outcomes)?;
-    record.fingerprint = snapshot::fingerprint_after(lab, &mut tx, changed_dates.first().copied().zip(changed_dates.last().copied()))?;
+    let written = (changed > 0).then_some(snapshot::Written { snapshot_id: record.snapshot_id, dates: &changed_dates });
+    record.fingerprint = snapshot::fingerprint_after(lab, &mut tx, written)?;
     tx.step("fingerprint")?;
     snapshot::insert_record(&mut tx, &record)?;
     let mut phases = vec![("input hashes".to_string(), compared.as_secs_f64() * 1e3)];
