@@ -103,8 +103,9 @@ JOIN bronze.events e ON e.business_date = v.business_date AND e.file_id = v.file
 -- The lateness window (the contract's rule): business date d is built from the rows uploaded on
 -- d-1 .. d+late. Every statement that applies the window calls this.
 CREATE OR REPLACE TEMP MACRO in_window(upload, d, late) AS upload BETWEEN d - 1 AND d + late;
--- The dates the current write rewrites (per connection; filled before its transaction).
-CREATE TEMP TABLE IF NOT EXISTS work_dates (business_date DATE NOT NULL);
+-- The dates a write rewrites, bound as one parameter: ISO dates joined with commas.
+CREATE OR REPLACE TEMP MACRO dates_of(list) AS TABLE
+    SELECT unnest(string_split(list, ','))::DATE AS business_date;
 -- Every copy of every basket that has a copy dated d: the date's own rows (zone maps keep the
 -- scan to a few row groups) plus the other-dated copies of its split baskets.
 CREATE OR REPLACE TEMP MACRO copies_of(d) AS TABLE

@@ -1,7 +1,8 @@
 -- v2.sql: the idempotent job.
--- Reads: bronze.events, bronze.cells, audit.snapshot_dates, work_dates (a temp table of the dates a write rewrites).
+-- Reads: bronze.events, bronze.cells, audit.snapshot_dates.
 -- Writes: silver.versions and audit.gold_history (the changed dates' new versions: nothing is
--- deleted) and work_dates. The run's audit rows are written by snapshot.sql in the same transaction.
+-- deleted). The run's audit rows are written by snapshot.sql in the same transaction. The dates a
+-- run rewrites are bound as one list (see dates_of in schema.sql).
 
 -- name: upload_cells
 -- What upload $1 holds per business date and currency, with two flags: `affected`, the date is
@@ -14,12 +15,6 @@ SELECT business_date, currency, sum(rows)::BIGINT, sum(revenue_minor)::BIGINT,
 FROM bronze.cells
 WHERE upload_date = $1::DATE
 GROUP BY business_date, currency ORDER BY 1, 2;
-
--- name: work_clear
-DELETE FROM work_dates;
-
--- name: work_insert
-INSERT INTO work_dates VALUES (?);
 
 -- name: input_cells
 -- What feeds dates $2..$3 under the window rule ($1 = late_days), file by file: rows and the
@@ -41,8 +36,8 @@ GROUP BY business_date;
 -- bronze row under the new snapshot's id ($1). Baskets are told apart by basket_key, which
 -- landing checks no two basket_ids share; $5 is true in a lab where some do, and basket_id then
 -- tells them apart too (partitioning by the key measured 25% faster than by basket_id).
--- $2 = late_days, $3..$4 the first and last changed date (bounds for zone maps; the set is
--- work_dates). The version it replaces stays in silver.versions as history. (An arg_min
+-- $2 = late_days, $3..$4 the first and last changed date (bounds for zone maps), $6 the changed
+-- dates (a list; unneeded when they are every date of $3..$4, as in most runs). The version it replaces stays in silver.versions as history. (An arg_min
 -- aggregate measured no faster than this window.)
 INSERT INTO silver.versions
 SELECT $1::BIGINT, business_date, file_id, line, copies::INTEGER
@@ -51,10 +46,10 @@ FROM (
            count(*) OVER baskets AS copies,
            row_number() OVER (baskets ORDER BY e.uploaded_at, e.event_id) AS copy_rank
     FROM bronze.events e
-    JOIN work_dates w ON e.business_date = w.business_date
-    WHERE in_window(e.upload_date, w.business_date, $2::INTEGER)
+    WHERE in_window(e.upload_date, e.business_date, $2::INTEGER)
       AND e.business_date BETWEEN $3::DATE AND $4::DATE
       AND e.upload_date BETWEEN $3::DATE - 1 AND $4::DATE + $2::INTEGER
+      AND ($6::VARCHAR IS NULL OR e.business_date IN (SELECT business_date FROM dates_of($6::VARCHAR)))
     WINDOW baskets AS (PARTITION BY e.basket_key, CASE WHEN $5::BOOLEAN THEN e.basket_id END)
 )
 WHERE copy_rank = 1
@@ -79,7 +74,7 @@ ORDER BY e.business_date, e.store_id;
 -- name: changed_counts
 -- Rows per changed date after the rewrite: silver (snapshot $1's version), then gold. $2..$3 as above.
 SELECT w.business_date, coalesce(s.n, 0), coalesce(g.n, 0)
-FROM work_dates w
+FROM dates_of($4::VARCHAR) w
 LEFT JOIN (SELECT business_date, count(*) AS n FROM silver.versions
            WHERE snapshot_id = $1::BIGINT GROUP BY 1) s USING (business_date)
 LEFT JOIN (SELECT business_date, count(*) AS n FROM audit.gold_history

@@ -130,6 +130,10 @@ fn a_failure_after_any_statement_leaves_silver_gold_and_records_untouched() {
     land::land(&mut lab, small_world(), &ups[..6]).unwrap();
     backfill(&lab, ups[..4].iter().copied());
     let before = lab_digest(&lab);
+    let ids = |lab: &recount::lake::Lab| -> (i64, Option<i64>) {
+        lab.conn.query_row("SELECT max(snapshot_id), max(snapshot_id) FILTER (WHERE operation <> 'skipped') FROM audit.snapshots", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap()
+    };
+    let (last_id, head) = ids(&lab);
     let mut failures = 0;
     // v2 run for an upload with changed inputs: fail after statement 1, 2, ... until it succeeds.
     for n in 1.. {
@@ -142,6 +146,8 @@ fn a_failure_after_any_statement_leaves_silver_gold_and_records_untouched() {
             }
             Ok(r) => {
                 assert_eq!(r.snapshot.operation, snapshot::Operation::Overwrite);
+                // The lab keeps the next id in memory; the failed attempts must not have moved it.
+                assert_eq!((r.snapshot.snapshot_id, r.snapshot.parent_id), (last_id + 1, head));
                 // Every statement of the transaction was failed after once (the phases besides
                 // the transaction's are the comparison before it and the commit).
                 let steps = r.phases.iter().filter(|(p, _)| !["find affected dates", "input hashes", "commit"].contains(&p.as_str())).count();
@@ -421,4 +427,29 @@ fn baskets_whose_keys_collide_are_still_told_apart_by_basket_id() {
     v2::run_upload(&lab, day("2026-08-15"), "upload", opts()).unwrap();
     assert!(count(&lab, "SELECT count(*) FROM bronze.key_collisions") > 0, "the shared keys are listed");
     assert_eq!(count(&lab, "SELECT sum(baskets) FROM gold.daily_store_sales"), 8, "eight baskets, whatever their keys");
+}
+
+#[test]
+fn a_rebuild_of_dates_with_a_gap_rewrites_just_those_dates() {
+    let dir = tempdir();
+    let mut lab = open_lab(dir.path());
+    land_all(&mut lab, small_world());
+    let ups = uploads(small_world());
+    backfill(&lab, ups.iter().copied());
+    let before = fingerprint(&lab);
+    let (a, b) = (ups[1], ups[3]);
+    let r = v2::rebuild_dates(&lab, &[b, a], v2::V2Options { force: true, ..opts() }).unwrap();
+    assert_eq!(r.dates.iter().map(|d| (d.business_date, d.action.as_str())).collect::<Vec<_>>(), vec![(a, "overwrite"), (b, "overwrite")]);
+    let count = |q: &str, d: chrono::NaiveDate| -> i64 { lab.conn.query_row(q, duckdb::params![r.snapshot.snapshot_id, d], |row| row.get(0)).unwrap() };
+    for d in &r.dates {
+        let silver = count("SELECT count(*) FROM silver.versions WHERE snapshot_id = ? AND business_date = ?", d.business_date);
+        let gold = count("SELECT count(*) FROM audit.gold_history WHERE snapshot_id = ? AND business_date = ?", d.business_date);
+        assert!(silver > 0 && gold > 0);
+        assert_eq!((d.silver_added, d.gold_added), (silver, gold), "{}", d.business_date);
+        assert_eq!((d.silver_deleted, d.gold_deleted), (silver, gold), "same inputs, same rows");
+    }
+    let between = count("SELECT count(*) FROM silver.versions WHERE snapshot_id = ? AND business_date = ?", ups[2]);
+    assert_eq!(between, 0, "the date between them is not rewritten");
+    assert_eq!(fingerprint(&lab), before, "the same inputs give the same gold");
+    assert_eq!(r.snapshot.fingerprint.to_string(), before);
 }

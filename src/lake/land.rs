@@ -376,6 +376,8 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         Ok((events, quarantined, phases))
     })();
     let reset = lab.conn.execute_batch(sql("land", "ordered_insert"));
+    // Landing may list new basket keys that collide: v2 reads them again.
+    lab.key_collisions.set(None);
     let result = result.and_then(|r| reset.map(|()| r).wrap_err("resetting the insertion order"));
     let job = jobs().lock().expect("landing jobs").remove(&job_id);
     let staged = job.map(|j| std::mem::take(&mut *j.staged.lock().expect("staged copies"))).unwrap_or_default();

@@ -52,6 +52,12 @@ pub struct Lab {
     pub conn: Connection,
     /// Gold's fingerprint text between the writes of one command (see `snapshot::GoldText`).
     pub gold_text: std::cell::RefCell<Option<snapshot::GoldText>>,
+    /// The next snapshot id and the head, as the last write of this lab committed them (None:
+    /// not read yet). One process writes a lab (its lock), so they change only through it.
+    pub snapshot_ids: std::cell::Cell<Option<(i64, Option<i64>)>>,
+    /// Whether bronze lists any basket key that two basket_ids share (None: not read since the
+    /// last landing).
+    pub key_collisions: std::cell::Cell<Option<bool>>,
     /// How many bits of each basket's 64-bit key landing keeps: 64, except in the tests that
     /// make keys collide on purpose.
     pub basket_key_bits: u32,
@@ -73,7 +79,15 @@ impl Lab {
             }
         })?;
         prepare(&conn)?;
-        Ok(Lab { root: root.to_path_buf(), conn, gold_text: Default::default(), basket_key_bits: 64, _lock: lock })
+        Ok(Lab {
+            root: root.to_path_buf(),
+            conn,
+            gold_text: Default::default(),
+            snapshot_ids: Default::default(),
+            key_collisions: Default::default(),
+            basket_key_bits: 64,
+            _lock: lock,
+        })
     }
 
     pub fn raw_root(&self) -> PathBuf {
@@ -84,6 +98,8 @@ impl Lab {
     pub fn reset(&mut self) -> Result<()> {
         // Close the database file before removing it.
         self.gold_text.replace(None);
+        self.snapshot_ids.set(None);
+        self.key_collisions.set(None);
         self.conn = Connection::open_in_memory()?;
         for name in [DB_FILE.to_string(), format!("{DB_FILE}.wal")] {
             let p = self.root.join(name);
@@ -200,19 +216,27 @@ pub struct Tx<'c> {
     pub phases: Vec<(String, std::time::Duration)>,
     mark: std::time::Instant,
     /// Gold's fingerprint text as this transaction left it, put back into its lab on COMMIT.
-    gold_text: Option<(&'c std::cell::RefCell<Option<snapshot::GoldText>>, snapshot::GoldText)>,
+    /// What the lab keeps in memory about itself, updated only once this transaction commits.
+    on_commit: Vec<Box<dyn FnOnce() + 'c>>,
 }
 
 impl<'c> Tx<'c> {
     pub fn begin(conn: &'c Connection, fail_after: Option<usize>) -> Result<Tx<'c>> {
         conn.execute_batch("BEGIN TRANSACTION")?;
-        Ok(Tx { conn, executed: 0, fail_after, open: true, phases: Vec::new(), mark: std::time::Instant::now(), gold_text: None })
+        Ok(Tx { conn, executed: 0, fail_after, open: true, phases: Vec::new(), mark: std::time::Instant::now(), on_commit: Vec::new() })
     }
 
     /// Hands the lab its gold text back once this transaction has committed (see
     /// `snapshot::fingerprint_after`); a rolled-back one leaves the lab without it.
     pub fn keep_gold_text(&mut self, slot: &'c std::cell::RefCell<Option<snapshot::GoldText>>, text: snapshot::GoldText) {
-        self.gold_text = Some((slot, text));
+        self.on_commit(move || {
+            slot.replace(Some(text));
+        });
+    }
+
+    /// Runs `f` once this transaction has committed (never if it rolls back).
+    pub fn on_commit(&mut self, f: impl FnOnce() + 'c) {
+        self.on_commit.push(Box::new(f));
     }
 
     pub fn conn(&self) -> &Connection {
@@ -241,8 +265,8 @@ impl<'c> Tx<'c> {
         self.open = false;
         let started = std::time::Instant::now();
         self.conn.execute_batch("COMMIT").wrap_err("committing")?;
-        if let Some((slot, text)) = self.gold_text.take() {
-            slot.replace(Some(text));
+        for f in std::mem::take(&mut self.on_commit) {
+            f();
         }
         let mut phases = std::mem::take(&mut self.phases);
         phases.push(("commit".into(), started.elapsed()));

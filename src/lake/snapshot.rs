@@ -199,8 +199,11 @@ pub fn head(conn: &duckdb::Connection) -> Result<Option<i64>> {
 }
 
 /// A fresh record for the next write; the caller fills in its counts.
-pub fn new_record(conn: &duckdb::Connection, operation: Operation, trigger: Trigger, late_days: u32) -> Result<SnapshotRecord> {
-    let (snapshot_id, parent_id) = ids(conn)?;
+pub fn new_record(lab: &Lab, operation: Operation, trigger: Trigger, late_days: u32) -> Result<SnapshotRecord> {
+    let (snapshot_id, parent_id) = match lab.snapshot_ids.get() {
+        Some(ids) => ids,
+        None => ids(&lab.conn)?,
+    };
     Ok(SnapshotRecord {
         snapshot_id,
         parent_id,
@@ -218,7 +221,8 @@ pub fn new_record(conn: &duckdb::Connection, operation: Operation, trigger: Trig
     })
 }
 
-pub fn insert_record(tx: &mut Tx, r: &SnapshotRecord) -> Result<()> {
+/// Writes the record; once the write commits, the lab knows the next id and head without asking.
+pub fn insert_record<'c>(lab: &'c Lab, tx: &mut Tx<'c>, r: &SnapshotRecord) -> Result<()> {
     tx.execute(
         "recording the snapshot",
         sql("snapshot", "insert"),
@@ -241,6 +245,10 @@ pub fn insert_record(tx: &mut Tx, r: &SnapshotRecord) -> Result<()> {
             r.created_at
         ],
     )?;
+    // Skipped runs change nothing, so they are never a parent: the head stays.
+    let next = (r.snapshot_id + 1, if r.operation == Operation::Skipped { r.parent_id } else { Some(r.snapshot_id) });
+    let slot = &lab.snapshot_ids;
+    tx.on_commit(move || slot.set(Some(next)));
     Ok(())
 }
 
@@ -315,11 +323,7 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
         }
     }
     let trigger = Trigger { kind: "rollback".into(), upload: None, detail: format!("rollback to snapshot {target}") };
-    let mut record = new_record(conn, Operation::Rollback, trigger, 0)?;
-    conn.exec_cached(sql("v2", "work_clear"), [])?;
-    for (d, _) in &changes {
-        conn.exec_cached(sql("v2", "work_insert"), [d])?;
-    }
+    let mut record = new_record(lab, Operation::Rollback, trigger, 0)?;
     let mut tx = Tx::begin(conn, fail_after)?;
     let mut outcomes = Vec::new();
     for (d, version) in &changes {
@@ -349,7 +353,7 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
     insert_dates(&mut tx, record.snapshot_id, &outcomes)?;
     let dates: Vec<NaiveDate> = changes.iter().map(|c| c.0).collect();
     record.fingerprint = fingerprint_after(lab, &mut tx, Some(Written { snapshot_id: record.snapshot_id, dates: &dates }).filter(|w| !w.dates.is_empty()))?;
-    insert_record(&mut tx, &record)?;
+    insert_record(lab, &mut tx, &record)?;
     tx.commit()?;
     Ok(record)
 }

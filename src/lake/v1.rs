@@ -9,11 +9,11 @@ use color_eyre::eyre::Result;
 
 pub fn run(lab: &Lab, run_date: NaiveDate, fail_after: Option<usize>) -> Result<SnapshotRecord> {
     let conn = &lab.conn;
-    let mut record = snapshot::new_record(conn, Operation::Append, Trigger::upload("naive", run_date), 0)?;
+    let mut record = snapshot::new_record(lab, Operation::Append, Trigger::upload("naive", run_date), 0)?;
     let mut tx = Tx::begin(conn, fail_after)?;
     record.fingerprint = snapshot::fingerprint_after(lab, &mut tx, None)?;
     record.rows_added = tx.execute("appending the naive rows", sql("v1", "append"), duckdb::params![record.snapshot_id, run_date])? as i64;
-    snapshot::insert_record(&mut tx, &record)?;
+    snapshot::insert_record(lab, &mut tx, &record)?;
     tx.commit()?;
     Ok(record)
 }

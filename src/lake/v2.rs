@@ -183,14 +183,15 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     }
     let changed_dates: Vec<NaiveDate> = outcomes.iter().filter(|o| o.action == "overwrite").map(|o| o.business_date).collect();
     let changed = changed_dates.len();
-    if changed > 0 {
-        conn.exec_cached(sql("v2", "work_clear"), [])?;
-        for d in &changed_dates {
-            conn.exec_cached(sql("v2", "work_insert"), [d])?;
-        }
-    }
+    // The changed dates as one bound list (ISO dates, commas), for the statements that need the
+    // set; the silver insert needs it only when the dates leave gaps between the first and last.
+    let date_list = changed_dates.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
+    let gaps = match (changed_dates.first(), changed_dates.last()) {
+        (Some(&first), Some(&last)) => (last - first).num_days() + 1 != changed as i64,
+        _ => false,
+    };
     let operation = if changed == 0 { Operation::Skipped } else { Operation::Overwrite };
-    let mut record = snapshot::new_record(conn, operation, trigger, opts.late_days)?;
+    let mut record = snapshot::new_record(lab, operation, trigger, opts.late_days)?;
     record.dates_rewritten = changed as i64;
     record.dates_skipped = (outcomes.len() - changed) as i64;
     record.beyond_window_rows = beyond.iter().map(|b| b.rows).sum();
@@ -202,8 +203,16 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
         // they stay in silver.versions as the history of the version they belonged to.
         let silver_deleted: i64 = outcomes.iter().map(|o| o.silver_deleted).sum();
         let id = record.snapshot_id;
-        let collisions: i64 = tx.conn().row_cached(sql("v2", "key_collisions"), [], |r| r.get(0))?;
-        let silver_added = tx.execute("silver insert", sql("v2", "silver_insert"), duckdb::params![id, opts.late_days, first, last, collisions > 0])? as i64;
+        let collisions = match lab.key_collisions.get() {
+            Some(c) => c,
+            None => {
+                let c = tx.conn().row_cached(sql("v2", "key_collisions"), [], |r| r.get::<_, i64>(0))? > 0;
+                lab.key_collisions.set(Some(c));
+                c
+            }
+        };
+        let listed = gaps.then_some(date_list.as_str());
+        let silver_added = tx.execute("silver insert", sql("v2", "silver_insert"), duckdb::params![id, opts.late_days, first, last, collisions, listed])? as i64;
         let gold_deleted: i64 = outcomes.iter().map(|o| o.gold_deleted).sum();
         let gold_added = tx.execute("gold insert", sql("v2", "gold_insert"), duckdb::params![id, first, last])? as i64;
         record.rows_deleted = silver_deleted + gold_deleted;
@@ -214,7 +223,7 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
         } else {
             let counts = {
                 let mut stmt = tx.conn().prepare_cached(sql("v2", "changed_counts"))?;
-                stmt.query_map(duckdb::params![id, first, last], |r| Ok((r.get::<_, NaiveDate>(0)?, (r.get(1)?, r.get(2)?))))?.collect::<Result<_, _>>()?
+                stmt.query_map(duckdb::params![id, first, last, date_list], |r| Ok((r.get::<_, NaiveDate>(0)?, (r.get(1)?, r.get(2)?))))?.collect::<Result<_, _>>()?
             };
             tx.step("counting rows per date")?;
             counts
@@ -230,7 +239,7 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     let written = (changed > 0).then_some(snapshot::Written { snapshot_id: record.snapshot_id, dates: &changed_dates });
     record.fingerprint = snapshot::fingerprint_after(lab, &mut tx, written)?;
     tx.step("fingerprint")?;
-    snapshot::insert_record(&mut tx, &record)?;
+    snapshot::insert_record(lab, &mut tx, &record)?;
     let mut phases = vec![("input hashes".to_string(), compared.as_secs_f64() * 1e3)];
     phases.extend(tx.commit()?.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)));
     Ok(RunReport { snapshot: record, dates: outcomes, beyond_window: beyond, phases })
