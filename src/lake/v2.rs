@@ -89,17 +89,24 @@ pub fn run_upload(lab: &Lab, upload: NaiveDate, trigger_kind: &str, opts: V2Opti
     let conn = &lab.conn;
     let oldest = upload - Duration::days(opts.late_days as i64);
     let mut stmt = conn.prepare_cached(sql("v2", "upload_cells"))?;
-    let cells = stmt.query_map(duckdb::params![upload, oldest, opts.late_days], |r| {
-        Ok((BeyondWindow { business_date: r.get(0)?, currency: r.get(1)?, rows: r.get(2)?, revenue_minor: r.get(3)? }, r.get::<_, bool>(4)?, r.get::<_, bool>(5)?))
+    let rows = stmt.query_map(duckdb::params![upload, oldest, opts.late_days], |r| {
+        Ok(((r.get::<_, NaiveDate>(0)?, r.get::<_, String>(1)?), (r.get::<_, i64>(2)?, r.get::<_, i64>(3)?, r.get::<_, bool>(4)?, r.get::<_, bool>(5)?)))
     })?;
+    // The upload's files summed per (business date, currency), in order.
+    let mut cells: std::collections::BTreeMap<(NaiveDate, String), (i64, i64, bool, bool)> = Default::default();
+    for row in rows {
+        let (key, (n, revenue, affected, is_beyond)) = row?;
+        let c = cells.entry(key).or_insert((0, 0, affected, is_beyond));
+        c.0 += n;
+        c.1 = c.1.checked_add(revenue).ok_or_else(|| color_eyre::eyre::eyre!("upload {upload}: revenue overflows 64 bits"))?;
+    }
     let (mut dates, mut beyond): (Vec<NaiveDate>, Vec<BeyondWindow>) = (Vec::new(), Vec::new());
-    for cell in cells {
-        let (cell, affected, is_beyond) = cell?;
-        if affected && dates.last() != Some(&cell.business_date) {
-            dates.push(cell.business_date);
+    for ((business_date, currency), (rows, revenue_minor, affected, is_beyond)) in cells {
+        if affected && dates.last() != Some(&business_date) {
+            dates.push(business_date);
         }
         if is_beyond {
-            beyond.push(cell);
+            beyond.push(BeyondWindow { business_date, currency, rows, revenue_minor });
         }
     }
     let found = started.elapsed();
@@ -147,22 +154,27 @@ struct Current {
     input_hash: String,
     silver_rows: i64,
     gold_rows: i64,
+    snapshot_id: i64,
 }
 
 fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondWindow>, opts: V2Options) -> Result<RunReport> {
     let started = std::time::Instant::now();
     let conn = &lab.conn;
     let hashes = input_hashes(conn, opts.late_days, dates)?;
-    let current: HashMap<NaiveDate, Current> = match (dates.iter().min(), dates.iter().max()) {
-        (Some(first), Some(last)) => {
-            let mut stmt = conn.prepare_cached(sql("v2", "current_versions"))?;
-            stmt.query_map(duckdb::params![first, last], |r| {
-                Ok((r.get::<_, NaiveDate>(0)?, Current { input_hash: r.get(1)?, silver_rows: r.get(2)?, gold_rows: r.get(3)? }))
-            })?
-            .collect::<Result<_, _>>()?
+    // Each date's newest version: the one silver and gold hold now.
+    let mut current: HashMap<NaiveDate, Current> = HashMap::new();
+    if let (Some(first), Some(last)) = (dates.iter().min(), dates.iter().max()) {
+        let mut stmt = conn.prepare_cached(sql("v2", "current_versions"))?;
+        let rows = stmt.query_map(duckdb::params![first, last], |r| {
+            Ok((r.get::<_, NaiveDate>(0)?, Current { input_hash: r.get(1)?, silver_rows: r.get(2)?, gold_rows: r.get(3)?, snapshot_id: r.get(4)? }))
+        })?;
+        for row in rows {
+            let (d, version) = row?;
+            if current.get(&d).is_none_or(|c| c.snapshot_id < version.snapshot_id) {
+                current.insert(d, version);
+            }
         }
-        _ => HashMap::new(),
-    };
+    }
 
     let mut outcomes = Vec::new();
     for (d, rows, hash) in &hashes {
