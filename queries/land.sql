@@ -1,7 +1,7 @@
 -- land.sql: landing raw files into bronze.
--- Reads: raw.*. Writes: raw.stores, raw.files, raw.partitions, raw.landings
--- (bronze.events through `events_insert`; bronze.cells and bronze.quarantine through DuckDB's appender,
--- in the same transaction).
+-- Reads: raw.*. Writes: raw.stores, raw.partitions, raw.landings (bronze.events through
+-- `events_insert`; raw.files, bronze.cells and bronze.quarantine through DuckDB's appender, in the
+-- same transaction).
 
 -- name: landed_files
 SELECT file, md5 FROM raw.files;
@@ -11,9 +11,6 @@ SELECT store_id, country, timezone, currency FROM raw.stores ORDER BY store_id;
 
 -- name: store_insert
 INSERT INTO raw.stores VALUES (?, ?, ?, ?);
-
--- name: file_insert
-INSERT INTO raw.files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: next_file_id
 SELECT coalesce(max(file_id), 0) + 1 FROM raw.files;

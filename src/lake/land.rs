@@ -329,14 +329,11 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
             bail!("landing inserted {inserted} events from {} files, but {parsed_events} were parsed from {}", done.len(), todo.len());
         }
         tx.step("appending bronze events")?;
+        let t_records = std::time::Instant::now();
+        append_records(tx.conn(), &done, landing_id)?;
+        tx.step("recording the raw files, their cells and quarantined lines")?;
+        let t_records = t_records.elapsed();
         for pf in &done {
-            append_cells(tx.conn(), pf)?;
-            append_quarantine(tx.conn(), pf)?;
-            tx.execute(
-                "recording a raw file",
-                sql("land", "file_insert"),
-                duckdb::params![pf.file_id, pf.rel, pf.upload_date, pf.bytes as i64, pf.md5, pf.lines as i64, pf.events as i64, pf.quarantine.len() as i64, landing_id],
-            )?;
             let p = partitions.iter_mut().find(|p| p.upload_date == pf.upload_date).expect("partition listed");
             p.files_landed += 1;
             p.events += pf.events as u64;
@@ -369,7 +366,8 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         let commit = tx.commit()?.last().map(|p| p.1).unwrap_or_default();
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         let phases = vec![
-            ("parse and insert into bronze, in DuckDB's threads".to_string(), ms(t_parse_and_append)),
+            ("parse and insert into bronze, in DuckDB's threads".to_string(), ms(t_parse_and_append - t_records)),
+            ("recording files, cells and quarantine".to_string(), ms(t_records)),
             ("finding split baskets".to_string(), ms(t_split)),
             ("commit".to_string(), ms(commit)),
         ];
@@ -463,25 +461,26 @@ fn days(d: NaiveDate) -> i32 {
     (d - NaiveDate::from_ymd_opt(1970, 1, 1).unwrap()).num_days() as i32
 }
 
-fn append_cells(conn: &duckdb::Connection, pf: &ParsedFile) -> Result<()> {
-    if pf.cells.is_empty() {
-        return Ok(());
-    }
-    let mut app = conn.appender_to_db("cells", "bronze")?;
-    for c in &pf.cells {
-        app.append_row(duckdb::params![pf.file_id, pf.upload_date, c.business_date, c.currency, c.rows, c.revenue_minor, c.digest as i64])?;
+/// Every landed file's record, cells and quarantined lines, through one appender per table (a
+/// statement per file cost about half a millisecond each, 0.2 s for the full world's 384 files).
+fn append_records(conn: &duckdb::Connection, files: &[ParsedFile], landing_id: i64) -> Result<()> {
+    let mut app = conn.appender_to_db("files", "raw")?;
+    for pf in files {
+        app.append_row(duckdb::params![pf.file_id, pf.rel, pf.upload_date, pf.bytes as i64, pf.md5, pf.lines as i64, pf.events as i64, pf.quarantine.len() as i64, landing_id])?;
     }
     app.flush()?;
-    Ok(())
-}
-
-fn append_quarantine(conn: &duckdb::Connection, pf: &ParsedFile) -> Result<()> {
-    if pf.quarantine.is_empty() {
-        return Ok(());
+    let mut app = conn.appender_to_db("cells", "bronze")?;
+    for pf in files {
+        for c in &pf.cells {
+            app.append_row(duckdb::params![pf.file_id, pf.upload_date, c.business_date, c.currency, c.rows, c.revenue_minor, c.digest as i64])?;
+        }
     }
+    app.flush()?;
     let mut app = conn.appender_to_db("quarantine", "bronze")?;
-    for (line, reason, raw_line) in &pf.quarantine {
-        app.append_row(duckdb::params![pf.rel, *line as i32, pf.upload_date, reason, raw_line])?;
+    for pf in files {
+        for (line, reason, raw_line) in &pf.quarantine {
+            app.append_row(duckdb::params![pf.rel, *line as i32, pf.upload_date, reason, raw_line])?;
+        }
     }
     app.flush()?;
     Ok(())
