@@ -113,14 +113,13 @@ impl<'a> Reader<'a> {
     fn plain_string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.i;
-        let len = memchr_quote(&self.s[start..])?;
-        let body = &self.s[start..start + len];
-        if body.iter().any(|&c| c == b'\\' || c < 0x20) {
-            return None;
+        let end = start + special_byte(&self.s[start..])?;
+        if self.s[end] != b'"' {
+            return None; // an escape or a control character: serde_json decides
         }
-        self.i = start + len + 1;
+        self.i = end + 1;
         // The quote is ASCII, so both ends are character boundaries.
-        Some(&self.text[start..start + len])
+        Some(&self.text[start..end])
     }
 
     /// `[{"method": .., "amount_minor": ..}, ..]`: other fields of a tender are skipped.
@@ -297,8 +296,24 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn memchr_quote(s: &[u8]) -> Option<usize> {
-    s.iter().position(|&c| c == b'"')
+/// The position of the first quote, backslash or control character in `s`, eight bytes at a
+/// time (this scan was 13% of a landing's CPU a byte at a time). In each word, the lowest byte
+/// flagged by the zero-byte test is always a true match (a false flag needs a true match below
+/// it), so the first flagged byte is exact.
+fn special_byte(s: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let mut i = 0;
+    while let Some(chunk) = s.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let flagged = zero(w ^ (ONES * b'"' as u64)) | zero(w ^ (ONES * b'\\' as u64)) | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        if flagged != 0 {
+            return Some(i + (flagged.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    s[i..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).map(|p| i + p)
 }
 
 #[cfg(test)]
@@ -352,6 +367,24 @@ mod tests {
             }
         }
         s
+    }
+
+    #[test]
+    fn the_word_scan_finds_the_first_quote_backslash_or_control_character() {
+        // Every position in a word and past it, each special byte, behind plain ASCII and UTF-8.
+        for len in 0..20 {
+            for special in [b'"', b'\\', 0x00, 0x1f] {
+                for filler in ["a", "é"] {
+                    let mut s: Vec<u8> = filler.repeat(len).into_bytes();
+                    let at = s.len();
+                    s.push(special);
+                    s.extend_from_slice(b"x\"\\\x01tail");
+                    assert_eq!(special_byte(&s), Some(at), "{len} {special} {filler}");
+                }
+            }
+            let plain = " ~\x7f".repeat(len).into_bytes();
+            assert_eq!(special_byte(&plain), None);
+        }
     }
 
     #[test]
