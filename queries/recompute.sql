@@ -15,11 +15,14 @@ DELETE FROM recompute.state;
 INSERT INTO recompute.state VALUES (?, ?, ?, ?);
 
 -- name: duckdb_date
--- DuckDB's own recount of date $1: every landed event, deduplicated by basket_id over ALL
--- copies (no window), then the winners dated $1. Per store.
+-- DuckDB's own recount of date $1: every landed event, deduplicated by basket over ALL copies
+-- (no window), then the winners dated $1. Per store. Baskets are told apart by basket_key, and
+-- by basket_id as well when $2 (the lab lists colliding keys): 18 -> 10 ms on the full world.
+-- polars' recount, which this is compared with, groups the basket_id strings themselves.
 WITH copies AS (
     SELECT * FROM copies_of($1::DATE)
-    QUALIFY row_number() OVER (PARTITION BY basket_id ORDER BY uploaded_at, event_id) = 1
+    QUALIFY row_number() OVER (PARTITION BY basket_key, CASE WHEN $2::BOOLEAN THEN basket_id END
+                               ORDER BY uploaded_at, event_id) = 1
 )
 SELECT store_id, country, currency, count(*), sum(revenue_minor)::BIGINT
 FROM copies WHERE business_date = $1::DATE

@@ -116,6 +116,17 @@ impl Lab {
         Ok(())
     }
 
+    /// Whether two basket_ids share a basket key anywhere in bronze (normally not): read once
+    /// after each landing. Statements that tell baskets apart by key then use basket_id too.
+    pub fn has_key_collisions(&self) -> Result<bool> {
+        if let Some(c) = self.key_collisions.get() {
+            return Ok(c);
+        }
+        let c = self.conn.row_cached(sql("v2", "key_collisions"), [], |r| r.get::<_, i64>(0))? > 0;
+        self.key_collisions.set(Some(c));
+        Ok(c)
+    }
+
     /// True when nothing has landed yet.
     pub fn is_empty(&self) -> Result<bool> {
         let n: i64 = self.conn.row_cached(sql("land", "files_count"), [], |r| r.get(0))?;

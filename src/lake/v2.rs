@@ -215,14 +215,7 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
         // they stay in silver.versions as the history of the version they belonged to.
         let silver_deleted: i64 = outcomes.iter().map(|o| o.silver_deleted).sum();
         let id = record.snapshot_id;
-        let collisions = match lab.key_collisions.get() {
-            Some(c) => c,
-            None => {
-                let c = tx.conn().row_cached(sql("v2", "key_collisions"), [], |r| r.get::<_, i64>(0))? > 0;
-                lab.key_collisions.set(Some(c));
-                c
-            }
-        };
+        let collisions = lab.has_key_collisions()?;
         let listed = gaps.then_some(date_list.as_str());
         let silver_added = tx.execute("silver insert", sql("v2", "silver_insert"), duckdb::params![id, opts.late_days, first, last, collisions, listed])? as i64;
         let gold_deleted: i64 = outcomes.iter().map(|o| o.gold_deleted).sum();
