@@ -3,15 +3,13 @@
 
 -- name: current
 SELECT count(*),
-       md5(coalesce(string_agg(concat_ws('|', strftime(business_date, '%Y-%m-%d'), store_id, country, currency,
-                                          baskets::VARCHAR, revenue_minor::VARCHAR),
+       md5(coalesce(string_agg(gold_line(business_date, store_id, country, currency, baskets, revenue_minor),
                                chr(10) ORDER BY business_date, store_id), ''))
 FROM gold.daily_store_sales;
 
 -- name: as_of
 SELECT count(*),
-       md5(coalesce(string_agg(concat_ws('|', strftime(g.business_date, '%Y-%m-%d'), g.store_id, g.country,
-                                          g.currency, g.baskets::VARCHAR, g.revenue_minor::VARCHAR),
+       md5(coalesce(string_agg(gold_line(g.business_date, g.store_id, g.country, g.currency, g.baskets, g.revenue_minor),
                                chr(10) ORDER BY g.business_date, g.store_id), ''))
 FROM audit.gold_history g
 JOIN (SELECT business_date, max(snapshot_id) AS snapshot_id FROM audit.snapshot_dates
@@ -22,8 +20,7 @@ JOIN (SELECT business_date, max(snapshot_id) AS snapshot_id FROM audit.snapshot_
 -- Gold as the fingerprint's text, one chunk per business date: the caller joins the chunks with
 -- a newline and hashes them (see `current` for the whole).
 SELECT business_date, count(*),
-       string_agg(concat_ws('|', strftime(business_date, '%Y-%m-%d'), store_id, country, currency,
-                            baskets::VARCHAR, revenue_minor::VARCHAR),
+       string_agg(gold_line(business_date, store_id, country, currency, baskets, revenue_minor),
                   chr(10) ORDER BY store_id)
 FROM gold.daily_store_sales
 GROUP BY 1 ORDER BY 1;
@@ -31,8 +28,7 @@ GROUP BY 1 ORDER BY 1;
 -- name: version_chunks
 -- The same chunks for the gold version snapshot $1 wrote, of its dates in $2..$3.
 SELECT business_date, count(*),
-       string_agg(concat_ws('|', strftime(business_date, '%Y-%m-%d'), store_id, country, currency,
-                            baskets::VARCHAR, revenue_minor::VARCHAR),
+       string_agg(gold_line(business_date, store_id, country, currency, baskets, revenue_minor),
                   chr(10) ORDER BY store_id)
 FROM audit.gold_history
 WHERE snapshot_id = $1::BIGINT AND business_date BETWEEN $2::DATE AND $3::DATE

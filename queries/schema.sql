@@ -103,6 +103,10 @@ JOIN bronze.events e ON e.business_date = v.business_date AND e.file_id = v.file
 -- The lateness window (the contract's rule): business date d is built from the rows uploaded on
 -- d-1 .. d+late. Every statement that applies the window calls this.
 CREATE OR REPLACE TEMP MACRO in_window(upload, d, late) AS upload BETWEEN d - 1 AND d + late;
+-- One gold row as the contract's fingerprint text: business_date|store_id|country|currency|
+-- baskets|revenue_minor, the date as YYYY-MM-DD and integers in plain decimal.
+CREATE OR REPLACE TEMP MACRO gold_line(d, store, country, currency, baskets, revenue) AS
+    concat_ws('|', strftime(d, '%Y-%m-%d'), store, country, currency, baskets::VARCHAR, revenue::VARCHAR);
 -- The dates a write rewrites, bound as one parameter: ISO dates joined with commas.
 CREATE OR REPLACE TEMP MACRO dates_of(list) AS TABLE
     SELECT unnest(string_split(list, ','))::DATE AS business_date;
