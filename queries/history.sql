@@ -18,10 +18,6 @@ WHERE business_date = $1::DATE AND action <> 'skip' AND snapshot_id <= $2::BIGIN
 SELECT country, currency, sum(baskets)::BIGINT, sum(revenue_minor)::BIGINT FROM audit.gold_history
 WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE GROUP BY ALL ORDER BY 1;
 
--- name: gold_rows_version
-SELECT store_id, country, currency, baskets, revenue_minor FROM audit.gold_history
-WHERE snapshot_id = $1::BIGINT AND business_date = $2::DATE ORDER BY store_id;
-
 -- name: diff_baskets
 -- Baskets of date $3 that differ between version $1 (may be -1: none) and version $2 (the
 -- diff_rows macro in schema.sql).
@@ -44,9 +40,3 @@ FROM (SELECT business_date, max(snapshot_id) AS snapshot_id FROM audit.snapshot_
       WHERE action <> 'skip' AND snapshot_id <= $1::BIGINT GROUP BY 1) v
 LEFT JOIN audit.gold_history g ON g.snapshot_id = v.snapshot_id AND g.business_date = v.business_date
 GROUP BY ALL ORDER BY 1;
-
--- name: sizes
-SELECT 'audit.snapshots', count(*) FROM audit.snapshots
-UNION ALL SELECT 'audit.snapshot_dates', count(*) FROM audit.snapshot_dates
-UNION ALL SELECT 'audit.gold_history', count(*) FROM audit.gold_history
-UNION ALL SELECT 'silver.versions', count(*) FROM silver.versions;

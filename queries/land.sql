@@ -61,9 +61,6 @@ INSERT INTO raw.landings VALUES (?, ?, ?, ?, ?, ?, ?);
 -- name: landed_uploads
 SELECT upload_date FROM raw.partitions ORDER BY 1;
 
--- name: manifest
-SELECT count(*), coalesce(string_agg(file || ':' || md5, ',' ORDER BY file), '') FROM raw.files;
-
 -- name: files_count
 SELECT count(*) FROM raw.files;
 

@@ -5,9 +5,6 @@
 -- name: business_dates
 SELECT DISTINCT business_date FROM bronze.cells ORDER BY 1;
 
--- name: newest_upload
-SELECT max(upload_date) FROM raw.files;
-
 -- name: v1_by_store
 -- Everything the naive job appended for date $1 (a retry shows up twice), and how many runs.
 SELECT store_id, country, currency, sum(events)::BIGINT, sum(revenue_minor)::BIGINT,
