@@ -17,58 +17,43 @@ pub(super) fn parse(line: &str) -> Option<Line<'_>> {
     // Fields met so far: serde rejects a duplicate, even of a null.
     let mut seen = 0u16;
     r.ws();
-    r.eat(b'{')?;
-    r.ws();
-    if r.peek()? == b'}' {
-        r.i += 1;
-    } else {
-        loop {
-            let key = r.plain_string()?;
-            r.ws();
-            r.eat(b':')?;
-            r.ws();
-            let field = match key {
-                "event_id" => 0,
-                "basket_id" => 1,
-                "store_id" => 2,
-                "till_id" => 3,
-                "event_ts" => 4,
-                "uploaded_at" => 5,
-                "currency" => 6,
-                "tenders" => 7,
-                _ => 8,
-            };
-            if field < 8 {
-                if seen & 1 << field != 0 {
-                    return None;
-                }
-                seen |= 1 << field;
+    r.object(|r, key| {
+        let field = match key {
+            "event_id" => 0,
+            "basket_id" => 1,
+            "store_id" => 2,
+            "till_id" => 3,
+            "event_ts" => 4,
+            "uploaded_at" => 5,
+            "currency" => 6,
+            "tenders" => 7,
+            _ => 8,
+        };
+        if field < 8 {
+            if seen & 1 << field != 0 {
+                return None;
             }
-            match field {
-                8 => r.skip_value(0)?,
-                // A null reads as a missing field, as serde reads an Option.
-                7 => out.tenders = if r.null() { None } else { Some(r.tenders()?) },
-                _ => {
-                    let value = if r.null() { None } else { Some(Cow::Borrowed(r.plain_string()?)) };
-                    *match field {
-                        0 => &mut out.event_id,
-                        1 => &mut out.basket_id,
-                        2 => &mut out.store_id,
-                        3 => &mut out.till_id,
-                        4 => &mut out.event_ts,
-                        5 => &mut out.uploaded_at,
-                        _ => &mut out.currency,
-                    } = value;
-                }
-            }
-            r.ws();
-            match r.next()? {
-                b',' => r.ws(),
-                b'}' => break,
-                _ => return None,
+            seen |= 1 << field;
+        }
+        match field {
+            8 => r.skip_value(0)?,
+            // A null reads as a missing field, as serde reads an Option.
+            7 => out.tenders = if r.null() { None } else { Some(r.tenders()?) },
+            _ => {
+                let value = if r.null() { None } else { Some(Cow::Borrowed(r.plain_string()?)) };
+                *match field {
+                    0 => &mut out.event_id,
+                    1 => &mut out.basket_id,
+                    2 => &mut out.store_id,
+                    3 => &mut out.till_id,
+                    4 => &mut out.event_ts,
+                    5 => &mut out.uploaded_at,
+                    _ => &mut out.currency,
+                } = value;
             }
         }
-    }
+        Some(())
+    })?;
     r.ws();
     (r.i == r.s.len()).then_some(out)
 }
@@ -124,58 +109,76 @@ impl<'a> Reader<'a> {
 
     /// `[{"method": .., "amount_minor": ..}, ..]`: other fields of a tender are skipped.
     fn tenders(&mut self) -> Option<Vec<Tender<'a>>> {
-        self.eat(b'[')?;
         let mut out = Vec::with_capacity(2);
-        self.ws();
-        if self.peek()? == b']' {
-            self.i += 1;
-            return Some(out);
-        }
-        loop {
-            self.ws();
-            out.push(self.tender()?);
-            self.ws();
-            match self.next()? {
-                b',' => {}
-                b']' => return Some(out),
-                _ => return None,
-            }
-        }
+        self.array(|r| {
+            out.push(r.tender()?);
+            Some(())
+        })?;
+        Some(out)
     }
 
     fn tender(&mut self) -> Option<Tender<'a>> {
-        self.eat(b'{')?;
         let mut t = Tender::default();
         let (mut seen_method, mut seen_amount) = (false, false);
+        self.object(|r, key| {
+            match key {
+                "method" => {
+                    if std::mem::replace(&mut seen_method, true) {
+                        return None;
+                    }
+                    t.method = if r.null() { None } else { Some(Cow::Borrowed(r.plain_string()?)) };
+                }
+                "amount_minor" => {
+                    if std::mem::replace(&mut seen_amount, true) {
+                        return None;
+                    }
+                    t.amount_minor = if r.null() { None } else { Some(serde_json::Number::from(r.int()?)) };
+                }
+                _ => r.skip_value(1)?,
+            }
+            Some(())
+        })?;
+        Some(t)
+    }
+
+    /// `{"key": value, ..}`: `field` reads each value (the reader stands at it, after the colon).
+    fn object(&mut self, mut field: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
         self.ws();
         if self.peek()? == b'}' {
             self.i += 1;
-            return Some(t);
+            return Some(());
         }
         loop {
             let key = self.plain_string()?;
             self.ws();
             self.eat(b':')?;
             self.ws();
-            match key {
-                "method" => {
-                    if std::mem::replace(&mut seen_method, true) {
-                        return None;
-                    }
-                    t.method = if self.null() { None } else { Some(Cow::Borrowed(self.plain_string()?)) };
-                }
-                "amount_minor" => {
-                    if std::mem::replace(&mut seen_amount, true) {
-                        return None;
-                    }
-                    t.amount_minor = if self.null() { None } else { Some(serde_json::Number::from(self.int()?)) };
-                }
-                _ => self.skip_value(1)?,
-            }
+            field(self, key)?;
             self.ws();
             match self.next()? {
                 b',' => self.ws(),
-                b'}' => return Some(t),
+                b'}' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+
+    /// `[value, ..]`: `item` reads each value (the reader stands at it).
+    fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(b'[')?;
+        self.ws();
+        if self.peek()? == b']' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            self.ws();
+            item(self)?;
+            self.ws();
+            match self.next()? {
+                b',' => {}
+                b']' => return Some(()),
                 _ => return None,
             }
         }
@@ -206,45 +209,8 @@ impl<'a> Reader<'a> {
         }
         match self.peek()? {
             b'"' => self.plain_string().map(|_| ()),
-            b'{' => {
-                self.i += 1;
-                self.ws();
-                if self.peek()? == b'}' {
-                    self.i += 1;
-                    return Some(());
-                }
-                loop {
-                    self.plain_string()?;
-                    self.ws();
-                    self.eat(b':')?;
-                    self.ws();
-                    self.skip_value(depth + 1)?;
-                    self.ws();
-                    match self.next()? {
-                        b',' => self.ws(),
-                        b'}' => return Some(()),
-                        _ => return None,
-                    }
-                }
-            }
-            b'[' => {
-                self.i += 1;
-                self.ws();
-                if self.peek()? == b']' {
-                    self.i += 1;
-                    return Some(());
-                }
-                loop {
-                    self.ws();
-                    self.skip_value(depth + 1)?;
-                    self.ws();
-                    match self.next()? {
-                        b',' => {}
-                        b']' => return Some(()),
-                        _ => return None,
-                    }
-                }
-            }
+            b'{' => self.object(|r, _| r.skip_value(depth + 1)),
+            b'[' => self.array(|r| r.skip_value(depth + 1)),
             b't' => self.word(b"true"),
             b'f' => self.word(b"false"),
             b'n' => self.word(b"null"),
