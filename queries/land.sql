@@ -10,22 +10,22 @@ SELECT file, md5 FROM raw.files;
 SELECT store_id, country, timezone, currency FROM raw.stores ORDER BY store_id;
 
 -- name: store_insert
-INSERT INTO raw.stores VALUES (?, ?, ?, ?);
+INSERT INTO raw.stores VALUES ($store_id, $country, $timezone, $currency);
 
 -- name: next_file_id
-SELECT coalesce(max(file_id), 0) + 1 FROM raw.files;
+SELECT (coalesce(max(file_id), 0) + 1)::INTEGER AS file_id FROM raw.files;
 
 -- name: key_candidates
--- The rows of every basket key, among the keys with a copy in the files landed from file id $1
--- on, that has more than one copy and either more than one business date (a split basket) or
--- more than one basket_id (a collision). $2: true when nothing was landed before (every key is
+-- The rows of every basket key, among the keys with a copy in the files landed from file id
+-- $first_file_id on, that has more than one copy and either more than one business date (a split
+-- basket) or more than one basket_id (a collision). $all_new: nothing was landed before (every key is
 -- new; the membership test then has nothing to build). Grouping integers first keeps the strings
--- to the few keys with several copies: half the time of grouping every basket_id.
+-- to the few keys with several copies, faster than grouping every basket_id (docs/performance.md).
 CREATE OR REPLACE TEMP TABLE key_candidates AS
 WITH multi AS (
     SELECT basket_key FROM bronze.events
-    WHERE $2::BOOLEAN
-       OR basket_key IN (SELECT basket_key FROM bronze.events WHERE file_id >= $1::INTEGER AND NOT $2::BOOLEAN)
+    WHERE $all_new::BOOLEAN
+       OR basket_key IN (SELECT basket_key FROM bronze.events WHERE file_id >= $first_file_id::INTEGER AND NOT $all_new::BOOLEAN)
     GROUP BY basket_key HAVING count(*) > 1),
 rows AS (SELECT basket_key, basket_id, business_date FROM bronze.events
          WHERE basket_key IN (SELECT basket_key FROM multi))
@@ -50,29 +50,29 @@ EXCEPT SELECT basket_key FROM bronze.key_collisions
 ORDER BY 1;
 
 -- name: partition_insert
-INSERT INTO raw.partitions VALUES (?, ?, ?);
+INSERT INTO raw.partitions VALUES ($upload_date, $files, $landing_id);
 
 -- name: next_landing_id
-SELECT coalesce(max(landing_id), 0) + 1 FROM raw.landings;
+SELECT coalesce(max(landing_id), 0) + 1 AS landing_id FROM raw.landings;
 
 -- name: landing_insert
-INSERT INTO raw.landings VALUES (?, ?, ?, ?, ?, ?, ?);
+INSERT INTO raw.landings VALUES ($landing_id, $first_upload, $last_upload, $files, $events, $quarantined, $landed_at);
 
 -- name: landed_uploads
 SELECT upload_date FROM raw.partitions ORDER BY 1;
 
 -- name: files_count
-SELECT count(*) FROM raw.files;
+SELECT count(*) AS files FROM raw.files;
 
 -- name: upload_files_count
-SELECT count(*) FROM raw.files WHERE upload_date = ?;
+SELECT count(*) AS files FROM raw.files WHERE upload_date = $upload_date;
 
 -- name: events_insert
--- Every row of the landing's files: recount_parse($1) parses them in DuckDB's own threads.
-INSERT INTO bronze.events SELECT * FROM recount_parse($1::BIGINT);
+-- Every row of the landing's files: recount_parse($job) parses them in DuckDB's own threads.
+INSERT INTO bronze.events SELECT * FROM recount_parse($job::BIGINT);
 
 -- name: threads
-SELECT current_setting('threads')::BIGINT;
+SELECT current_setting('threads')::BIGINT AS threads;
 
 -- name: unordered_insert
 -- Lets each of DuckDB's threads insert what it parsed into its own row groups. Rows keep their

@@ -3,7 +3,7 @@
 -- (replaced whole when the raw zone's manifest changes).
 
 -- name: state
-SELECT manifest, events, baskets FROM recompute.state;
+SELECT manifest FROM recompute.state;
 
 -- name: clear_rows
 DELETE FROM recompute.daily_store_sales;
@@ -12,18 +12,18 @@ DELETE FROM recompute.daily_store_sales;
 DELETE FROM recompute.state;
 
 -- name: state_insert
-INSERT INTO recompute.state VALUES (?, ?, ?, ?);
+INSERT INTO recompute.state VALUES ($manifest, $events, $baskets, $computed_at);
 
 -- name: duckdb_date
--- DuckDB's own recount of date $1: every landed event, deduplicated by basket over ALL copies
--- (no window), then the winners dated $1. Per store. Baskets are told apart by basket_key, and
--- by basket_id as well when $2 (the lab lists colliding keys): 18 -> 10 ms on the full world.
+-- DuckDB's own recount of date $business_date: every landed event, deduplicated by basket over
+-- ALL copies (no window), then the winners of the date. Per store. Baskets are told apart by
+-- basket_key, and by basket_id as well when $key_collisions (the lab lists colliding keys).
 -- polars' recount, which this is compared with, groups the basket_id strings themselves.
 WITH copies AS (
-    SELECT * FROM copies_of($1::DATE)
-    QUALIFY row_number() OVER (PARTITION BY basket_key, CASE WHEN $2::BOOLEAN THEN basket_id END
+    SELECT * FROM copies_of($business_date::DATE)
+    QUALIFY row_number() OVER (PARTITION BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END
                                ORDER BY uploaded_at, event_id) = 1
 )
-SELECT store_id, country, currency, count(*), sum(revenue_minor)::BIGINT
-FROM copies WHERE business_date = $1::DATE
+SELECT store_id, country, currency, count(*) AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor
+FROM copies WHERE business_date = $business_date::DATE
 GROUP BY ALL ORDER BY store_id;

@@ -1,8 +1,9 @@
--- schema.sql: the lab's tables.
--- Reads: nothing. Writes: creates every schema and table if missing; never drops.
--- Bronze is append-only (one row per valid raw line); silver and gold hold the current state;
--- audit holds every snapshot and the gold rows each one wrote; silver keeps its versions in
--- silver.versions. Silver and gold now are views of the newest version of each date.
+-- schema.sql: the lab's tables, views and macros.
+-- Reads: nothing. Writes: creates every schema and table if missing (never drops one); replaces
+-- the views and macros, which hold no data.
+-- Bronze is append-only (one row per valid raw line). Every version of silver and gold that a
+-- snapshot wrote is kept (silver.versions, audit.gold_history); silver and gold now are views of
+-- each date's newest version, so nothing is ever deleted from them.
 
 -- name: create
 CREATE SCHEMA IF NOT EXISTS raw;
@@ -56,13 +57,13 @@ CREATE TABLE IF NOT EXISTS naive.daily_sales (
 CREATE TABLE IF NOT EXISTS audit.snapshots (
     snapshot_id BIGINT NOT NULL, parent_id BIGINT, operation VARCHAR NOT NULL, trigger_kind VARCHAR NOT NULL,
     trigger_upload DATE, trigger_detail VARCHAR NOT NULL, late_days INTEGER NOT NULL,
-    dates_rewritten INTEGER NOT NULL, dates_skipped INTEGER NOT NULL, rows_deleted BIGINT NOT NULL,
+    dates_rewritten INTEGER NOT NULL, dates_skipped INTEGER NOT NULL, rows_replaced BIGINT NOT NULL,
     rows_added BIGINT NOT NULL, beyond_window_rows BIGINT NOT NULL, gold_rows BIGINT NOT NULL,
     gold_md5 VARCHAR NOT NULL, code_version VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL);
 CREATE TABLE IF NOT EXISTS audit.snapshot_dates (
     snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, action VARCHAR NOT NULL, input_hash VARCHAR NOT NULL,
-    input_rows BIGINT NOT NULL, silver_deleted BIGINT NOT NULL, silver_added BIGINT NOT NULL,
-    gold_deleted BIGINT NOT NULL, gold_added BIGINT NOT NULL);
+    input_rows BIGINT NOT NULL, silver_replaced BIGINT NOT NULL, silver_added BIGINT NOT NULL,
+    gold_replaced BIGINT NOT NULL, gold_added BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS audit.gold_history (
     snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL,
     currency VARCHAR NOT NULL, baskets BIGINT NOT NULL, revenue_minor BIGINT NOT NULL);
@@ -77,29 +78,38 @@ CREATE TABLE IF NOT EXISTS recompute.lateness (
     baskets BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS recompute.state (
     manifest VARCHAR NOT NULL, events BIGINT NOT NULL, baskets BIGINT NOT NULL, computed_at TIMESTAMP NOT NULL);
--- Gold now: the rows of each date's newest rewrite (a v2 overwrite or a rollback's restore).
--- Every version of gold is kept once, in audit.gold_history, as silver's are in silver.versions.
-CREATE VIEW IF NOT EXISTS gold.daily_store_sales AS
+-- THE rule for "the version of a date as of snapshot s": the newest snapshot up to s that
+-- rewrote the date (a v2 overwrite or a rollback's restore; a skip writes nothing). s NULL: now.
+-- Every statement and view that needs a date's version reads it from here.
+CREATE OR REPLACE MACRO audit.versions_as_of(s) AS TABLE
+    SELECT business_date, max(snapshot_id) AS snapshot_id FROM audit.snapshot_dates
+    WHERE action <> 'skip' AND (s IS NULL OR snapshot_id <= s)
+    GROUP BY business_date;
+-- Gold now: the rows of each date's current version. Every version of gold is kept once, in
+-- audit.gold_history, as silver's are in silver.versions.
+CREATE OR REPLACE VIEW gold.daily_store_sales AS
 SELECT g.business_date, g.store_id, g.country, g.currency, g.baskets, g.revenue_minor
 FROM audit.gold_history g
-JOIN (SELECT business_date, max(snapshot_id) AS snapshot_id FROM audit.snapshot_dates
-      WHERE action <> 'skip' GROUP BY business_date) c
-  ON c.business_date = g.business_date AND c.snapshot_id = g.snapshot_id;
+JOIN audit.versions_as_of(NULL) c ON c.business_date = g.business_date AND c.snapshot_id = g.snapshot_id;
 -- Silver as each snapshot wrote it, with the winning copy's fields from bronze.
-CREATE VIEW IF NOT EXISTS audit.silver_history AS
+CREATE OR REPLACE VIEW audit.silver_history AS
 SELECT v.snapshot_id, v.business_date, e.basket_id, e.event_id, e.revenue_minor, v.copies
 FROM silver.versions v
 JOIN bronze.events e ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line;
--- Silver now: one row per basket of each date, from the version of the date that its newest
--- rewrite (a v2 overwrite or a rollback's restore) wrote.
-CREATE VIEW IF NOT EXISTS silver.baskets AS
+-- Silver now: one row per basket of each date, from the date's current version.
+CREATE OR REPLACE VIEW silver.baskets AS
 SELECT v.business_date, e.basket_id, e.event_id, e.store_id, e.till_id, e.country, e.currency, e.event_ts,
        e.uploaded_at, e.upload_date, e.revenue_minor, v.copies
 FROM silver.versions v
-JOIN (SELECT business_date, max(snapshot_id) AS snapshot_id FROM audit.snapshot_dates
-      WHERE action <> 'skip' GROUP BY business_date) c
-  ON c.business_date = v.business_date AND c.snapshot_id = v.snapshot_id
+JOIN audit.versions_as_of(NULL) c ON c.business_date = v.business_date AND c.snapshot_id = v.snapshot_id
 JOIN bronze.events e ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line;
+-- The window each date's newest v2 overwrite up to snapshot s (NULL: now) was built with: the
+-- window a date's finality is judged by. A rollback's restore records no window of its own.
+CREATE OR REPLACE TEMP MACRO windows_as_of(s) AS TABLE
+    SELECT sd.business_date, arg_max(r.late_days, sd.snapshot_id) AS late_days
+    FROM audit.snapshot_dates sd JOIN audit.snapshots r USING (snapshot_id)
+    WHERE sd.action = 'overwrite' AND (s IS NULL OR sd.snapshot_id <= s)
+    GROUP BY sd.business_date;
 -- The lateness window (the contract's rule): business date d is built from the rows uploaded on
 -- d-1 .. d+late. Every statement that applies the window calls this.
 CREATE OR REPLACE TEMP MACRO in_window(upload, d, late) AS upload BETWEEN d - 1 AND d + late;
@@ -122,7 +132,7 @@ CREATE OR REPLACE TEMP MACRO copies_of(d) AS TABLE
       AND basket_id IN (SELECT basket_id FROM bronze.split_baskets WHERE business_date = d);
 
 -- The baskets of date d whose silver differs between version va (-1: none) and version vb:
--- each with its kind (0 added, 1 removed, 2 winner changed, 3 re-sent copies discarded), the
+-- each with its kind (added, removed, winner_changed, copies_discarded: see ChangeKind), the
 -- upload its newer winning copy arrived in (the older one's for a removal) and its deltas. Both
 -- versions point at bronze rows, so pointers both hold with the same copies are skipped before
 -- any join. `diff` lists these rows; `history` sums them per country, kind and upload.
@@ -134,8 +144,8 @@ CREATE OR REPLACE TEMP MACRO diff_rows(va, vb, d) AS TABLE
          ea AS (SELECT e.*, x.copies FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b) x JOIN e USING (file_id, line)),
          eb AS (SELECT e.*, x.copies FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) x JOIN e USING (file_id, line))
     SELECT coalesce(eb.basket_id, ea.basket_id) AS basket_id,
-           CASE WHEN ea.event_id IS NULL THEN 0 WHEN eb.event_id IS NULL THEN 1
-                WHEN ea.event_id <> eb.event_id THEN 2 ELSE 3 END AS kind,
+           CASE WHEN ea.event_id IS NULL THEN 'added' WHEN eb.event_id IS NULL THEN 'removed'
+                WHEN ea.event_id <> eb.event_id THEN 'winner_changed' ELSE 'copies_discarded' END AS kind,
            CASE WHEN eb.event_id IS NULL THEN ea.upload_date ELSE eb.upload_date END AS upload_date,
            coalesce(eb.country, ea.country) AS country, coalesce(eb.currency, ea.currency) AS currency,
            coalesce(eb.store_id, ea.store_id) AS store_id,
@@ -159,11 +169,21 @@ SELECT CASE
                      WHERE table_schema = 'bronze' AND table_name = 'events' AND column_name = 'basket_key') THEN 3
     WHEN EXISTS (SELECT 1 FROM information_schema.tables
                  WHERE table_schema = 'gold' AND table_name = 'daily_store_sales' AND table_type = 'BASE TABLE') THEN 4
-    ELSE 0 END;
+    ELSE 0 END AS layout;
 
 -- name: format
 -- The lab's layout version: a lab written by another layout is refused with a clear error.
-SELECT (SELECT max(format) FROM audit.lab), (SELECT count(*) FROM raw.files);
+SELECT (SELECT max(format) FROM audit.lab) AS format, (SELECT count(*) FROM raw.files) AS files;
 
 -- name: format_insert
-INSERT INTO audit.lab VALUES (?);
+INSERT INTO audit.lab VALUES ($format);
+
+-- name: migrate_5_to_6
+-- Layout 6 names what a rewrite does to the rows it supersedes since layout 5: they are
+-- replaced (they stay in the versions tables), never deleted.
+BEGIN TRANSACTION;
+ALTER TABLE audit.snapshots RENAME COLUMN rows_deleted TO rows_replaced;
+ALTER TABLE audit.snapshot_dates RENAME COLUMN silver_deleted TO silver_replaced;
+ALTER TABLE audit.snapshot_dates RENAME COLUMN gold_deleted TO gold_replaced;
+UPDATE audit.lab SET format = 6;
+COMMIT;

@@ -2,6 +2,7 @@
 //! measured in the same run on the same raw zone. Heavy phases run in a child process so their
 //! peak RSS is their own.
 
+use crate::lake::snapshot::TriggerKind;
 use crate::lake::{Lab, land, v2};
 use crate::reports::{self, Cell, Report, Table};
 use crate::world::{self, Preset};
@@ -140,7 +141,7 @@ pub fn land_and_backfill(world: &Path, lab_dir: &Path) -> Result<String> {
     // RECOUNT_PROFILE=1: the backfill's phases summed over its runs, on stderr.
     let mut phases: Vec<(String, f64)> = Vec::new();
     for &u in ups.iter().rev() {
-        for (name, ms) in v2::run_upload(&lab, u, "backfill", opts)?.phases {
+        for (name, ms) in v2::run_upload(&lab, u, TriggerKind::Backfill, opts)?.phases {
             match phases.iter_mut().find(|(n, _)| *n == name) {
                 Some(p) => p.1 += ms,
                 None => phases.push((name, ms)),
@@ -168,81 +169,95 @@ pub struct BenchOptions {
 
 pub fn run(opts: BenchOptions) -> Result<BenchReport> {
     std::fs::create_dir_all(&opts.work_dir)?;
-    let exe = opts.exe.clone();
     let mut measures = Vec::new();
-    let (world, seed) = match &opts.world {
-        Some(w) => (w.clone(), None),
-        None => {
-            let w = opts.work_dir.join(format!("world-{}-{}", opts.preset.name(), opts.seed));
-            let mut times = Vec::new();
-            for i in 0..opts.runs.max(1) {
-                let target = if i == 0 { w.clone() } else { opts.work_dir.join("world-scratch") };
-                if target.exists() {
-                    std::fs::remove_dir_all(&target)?;
-                }
-                let t = Instant::now();
-                world::generate(&target, opts.preset, opts.seed)?;
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-            let _ = std::fs::remove_dir_all(opts.work_dir.join("world-scratch"));
-            measures.push(Measure::from_times(format!("generate the {} world (seed {})", opts.preset.name(), opts.seed), "≤ 30 s (full)", &times, None));
-            (w, Some(opts.seed))
-        }
-    };
+    let (world, seed) = bench_world(&opts, &mut measures)?;
     let ups = crate::raw::list_partitions(&world)?;
     if ups.is_empty() {
         bail!("{} has no upload partitions", world.display());
     }
-
-    // Land everything and backfill backwards from an empty lab, in a child: wall time and RSS.
     let lab_dir = opts.work_dir.join("lab");
+    let fingerprint = bench_land_and_backfill(&opts, &world, &lab_dir, ups.len(), &mut measures)?;
+    bench_landing(&opts, &world, &ups, &mut measures)?;
+    let v2_phases = bench_runs_and_reports(&opts, &lab_dir, &ups, &mut measures)?;
+    bench_explorer(&opts, &world, &lab_dir, &mut measures)?;
+    let baseline = match &opts.baseline {
+        None => None,
+        Some(script) => Some(bench_baseline(&opts, script, &world, &fingerprint, &measures)?),
+    };
+    Ok(BenchReport { world, seed, machine: machine(), measures, v2_phases_ms: v2_phases, fingerprint, baseline })
+}
+
+/// The world to measure on: the one named, or one generated (and its generation measured).
+fn bench_world(opts: &BenchOptions, measures: &mut Vec<Measure>) -> Result<(PathBuf, Option<u64>)> {
+    if let Some(w) = &opts.world {
+        return Ok((w.clone(), None));
+    }
+    let w = opts.work_dir.join(format!("world-{}-{}", opts.preset.name(), opts.seed));
     let mut times = Vec::new();
-    let mut rss = Vec::new();
-    let mut fingerprint = String::new();
+    for i in 0..opts.runs.max(1) {
+        let target = if i == 0 { w.clone() } else { opts.work_dir.join("world-scratch") };
+        if target.exists() {
+            std::fs::remove_dir_all(&target)?;
+        }
+        let t = Instant::now();
+        world::generate(&target, opts.preset, opts.seed)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let _ = std::fs::remove_dir_all(opts.work_dir.join("world-scratch"));
+    measures.push(Measure::from_times(format!("generate the {} world (seed {})", opts.preset.name(), opts.seed), "≤ 30 s (full)", &times, None));
+    Ok((w, Some(opts.seed)))
+}
+
+/// Land everything and backfill backwards from an empty lab, in a child: wall time and RSS. The
+/// last child's lab stays for the measures after it. Returns the fingerprint it printed.
+fn bench_land_and_backfill(opts: &BenchOptions, world: &Path, lab_dir: &Path, uploads: usize, measures: &mut Vec<Measure>) -> Result<String> {
+    let (mut times, mut rss, mut fingerprint) = (Vec::new(), Vec::new(), String::new());
     for _ in 0..opts.runs.max(1) {
-        let (t, r, out) = run_child(std::process::Command::new(&exe).args(["bench-phase", "--world"]).arg(&world).arg("--lab").arg(&lab_dir))?;
+        let (t, r, out) = run_child(std::process::Command::new(&opts.exe).args(["bench-phase", "--world"]).arg(world).arg("--lab").arg(lab_dir))?;
         times.push(t.as_secs_f64() * 1e3);
         rss.push(r);
         fingerprint = out.trim().to_string();
     }
-    measures.push(Measure::from_times(format!("land {} uploads + v2 backfill backwards, from an empty lab", ups.len()), "≥ 15x the baseline, ≤ half its RSS", &times, Some(median(rss))));
+    let name = format!("land {uploads} uploads + v2 backfill backwards, from an empty lab");
+    measures.push(Measure::from_times(name, "≥ 15x the baseline, ≤ half its RSS", &times, Some(median(rss))));
+    Ok(fingerprint)
+}
 
-    // The rest on the warm lab the last child left behind.
-    let lab = Lab::open(&lab_dir)?;
+/// Landing alone, into a fresh lab each time.
+fn bench_landing(opts: &BenchOptions, world: &Path, ups: &[NaiveDate], measures: &mut Vec<Measure>) -> Result<()> {
     let landed_only = opts.work_dir.join("lab-landed");
-    if landed_only.exists() {
-        std::fs::remove_dir_all(&landed_only)?;
-    }
-    let mut t_land = Vec::new();
+    let mut times = Vec::new();
     for _ in 0..opts.runs.max(1) {
         if landed_only.exists() {
             std::fs::remove_dir_all(&landed_only)?;
         }
         let mut l = Lab::open(&landed_only)?;
         let t = Instant::now();
-        land::land(&mut l, &world, &ups)?;
-        t_land.push(t.elapsed().as_secs_f64() * 1e3);
+        land::land(&mut l, world, ups)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    measures.push(Measure::from_times(format!("land {} uploads (parse once into bronze)", ups.len()), "", &t_land, None));
+    measures.push(Measure::from_times(format!("land {} uploads (parse once into bronze)", ups.len()), "", &times, None));
     let _ = std::fs::remove_dir_all(&landed_only);
+    Ok(())
+}
 
+/// One v2 run (skipped, and forced) and the reports, on the warm lab. Returns the forced run's
+/// phases, averaged.
+fn bench_runs_and_reports(opts: &BenchOptions, lab_dir: &Path, ups: &[NaiveDate], measures: &mut Vec<Measure>) -> Result<Vec<(String, f64)>> {
+    let lab = Lab::open(lab_dir)?;
     let mid = opts.date.unwrap_or_else(|| {
-        let aug15 = NaiveDate::from_ymd_opt(2026, 8, 15).unwrap();
+        let aug15 = NaiveDate::from_ymd_opt(2026, 8, 15).unwrap_or_default();
         if ups.contains(&aug15) { aug15 } else { ups[ups.len() / 2] }
     });
     let v2opts = v2::V2Options { fail_after: None, ..Default::default() };
     let mut phases: Vec<Vec<(String, f64)>> = Vec::new();
     measures.push(measure(&format!("one v2 run, upload {mid}, warm lab (inputs unchanged: skipped)"), "≤ 50 ms", opts.runs.max(5), || {
-        v2::run_upload(&lab, mid, "upload", v2opts)?;
+        v2::run_upload(&lab, mid, TriggerKind::Upload, v2opts)?;
         Ok(())
     })?);
     measures.push(measure(&format!("one v2 run, upload {mid}, warm lab, forced rewrite of its dates"), "≤ 50 ms", opts.runs.max(5), || {
-        let dates: Vec<NaiveDate> = {
-            let r = v2::run_upload(&lab, mid, "upload", v2opts)?;
-            r.dates.iter().map(|d| d.business_date).collect()
-        };
-        let r = v2::rebuild_dates(&lab, &dates, v2::V2Options { force: true, ..v2opts })?;
-        phases.push(r.phases);
+        let dates: Vec<NaiveDate> = v2::run_upload(&lab, mid, TriggerKind::Upload, v2opts)?.dates.iter().map(|d| d.business_date).collect();
+        phases.push(v2::rebuild_dates(&lab, &dates, v2::V2Options { force: true, ..v2opts })?.phases);
         Ok(())
     })?);
     let day = mid - chrono::Duration::days(1);
@@ -250,43 +265,64 @@ pub fn run(opts: BenchOptions) -> Result<BenchReport> {
     measures.push(measure(&format!("check {day}"), "≤ 50 ms", opts.runs.max(5), || reports::check::check(&lab, day, None).map(|_| ()))?);
     measures.push(measure(&format!("explain {day}"), "≤ 50 ms", opts.runs.max(5), || reports::explain::explain(&lab, day).map(|_| ()))?);
     measures.push(measure("lateness, first after a landing (counted over bronze, then kept)", "", opts.runs.max(3), || {
-        crate::lake::Cached::exec_cached(&lab.conn, crate::queries::sql("reports", "lateness_clear"), [])?;
+        reports::lateness::forget(&lab)?;
         reports::lateness::lateness(&lab, false).map(|_| ())
     })?);
     measures.push(measure("lateness, kept", "", opts.runs.max(5), || reports::lateness::lateness(&lab, false).map(|_| ()))?);
     measures.push(measure(&format!("history {day}"), "", opts.runs.max(5), || reports::history::history(&lab, day, None).map(|_| ()))?);
     measures.push(measure("recompute from raw with polars (no cache)", "", opts.runs.max(1), || crate::recompute::recount(&lab.raw_root()).map(|_| ()))?);
+    Ok(mean_phases(&phases))
+}
 
-    // The explorer, headless, through the worker's own Server: cold start to a complete first
-    // frame, a move to a neighbouring date the worker has loaded ahead, and a jump to a date
-    // it has not.
-    drop(lab);
-    let setup = || crate::tui::worker::Setup { lab_dir: lab_dir.clone(), world: world.clone(), bootstrap: false };
+/// Each phase's mean over the runs.
+fn mean_phases(runs: &[Vec<(String, f64)>]) -> Vec<(String, f64)> {
+    let n = runs.len().max(1) as f64;
+    let mut mean: Vec<(String, f64)> = Vec::new();
+    for run in runs {
+        for (name, ms) in run {
+            match mean.iter_mut().find(|(n2, _)| n2 == name) {
+                Some(p) => p.1 += ms / n,
+                None => mean.push((name.clone(), ms / n)),
+            }
+        }
+    }
+    mean
+}
+
+/// The explorer, headless, through the worker's own Server: cold start to a complete first
+/// frame, a move to a neighbouring date the worker has loaded ahead, and a jump to a date it has
+/// not.
+fn bench_explorer(opts: &BenchOptions, world: &Path, lab_dir: &Path, measures: &mut Vec<Measure>) -> Result<()> {
+    use crate::tui::worker::{Job, Reply, Server, Setup};
+    let setup = || Setup { lab_dir: lab_dir.to_path_buf(), world: world.to_path_buf(), bootstrap: false };
     let new_app = || -> Result<crate::tui::app::App> {
         let mut app = crate::tui::app::App::new(crate::tui::theme::Theme::load("dark")?, false);
         app.outbox.clear();
         Ok(app)
     };
     measures.push(measure("explorer cold start to first complete frame (headless)", "≤ 1 s", opts.runs.max(3), || {
-        let mut server = crate::tui::worker::Server::new(Lab::open(&lab_dir)?, setup());
+        let mut server = Server::new(Lab::open(lab_dir)?, setup());
         let mut app = new_app()?;
-        app.on_reply(server.serve(crate::tui::worker::Job::Load(None))?);
+        app.on_reply(server.serve(Job::Load(None))?);
         frame(&app)?;
         Ok(())
     })?);
-    let mut server = crate::tui::worker::Server::new(Lab::open(&lab_dir)?, setup());
+    let mut server = Server::new(Lab::open(lab_dir)?, setup());
     let mut app = new_app()?;
-    let loaded = server.serve(crate::tui::worker::Job::Load(None))?;
+    let loaded = server.serve(Job::Load(None))?;
     let dates: Vec<NaiveDate> = match &loaded {
-        crate::tui::worker::Reply::Loaded(snap, _) => snap.dates.iter().map(|d| d.business_date).collect(),
+        Reply::Loaded(snap, _) => snap.dates.iter().map(|d| d.business_date).collect(),
         _ => bail!("the explorer's first load failed"),
     };
+    if dates.is_empty() {
+        bail!("the explorer's lab has no business dates");
+    }
     app.on_reply(loaded);
-    let mut i = dates.len() / 2;
-    let switch = |i: usize, app: &mut crate::tui::app::App, server: &mut crate::tui::worker::Server| -> Result<()> {
-        app.on_reply(server.serve(crate::tui::worker::Job::LoadDate(dates[i]))?);
+    let switch = |i: usize, app: &mut crate::tui::app::App, server: &mut Server| -> Result<()> {
+        app.on_reply(server.serve(Job::LoadDate(dates[i]))?);
         frame(app)
     };
+    let mut i = dates.len() / 2;
     let mut near = Vec::new();
     for _ in 0..opts.runs.max(9) {
         switch(i, &mut app, &mut server)?;
@@ -306,39 +342,26 @@ pub fn run(opts: BenchOptions) -> Result<BenchReport> {
             switch(j, &mut app, &mut server)
         })?);
     }
+    Ok(())
+}
 
-    let n = phases.len().max(1) as f64;
-    let mut v2_phases: Vec<(String, f64)> = Vec::new();
-    for run in &phases {
-        for (name, ms) in run {
-            match v2_phases.iter_mut().find(|(n2, _)| n2 == name) {
-                Some(p) => p.1 += ms / n,
-                None => v2_phases.push((name.clone(), ms / n)),
-            }
-        }
-    }
-
-    let baseline = match &opts.baseline {
-        None => None,
-        Some(script) => {
-            let db = opts.work_dir.join("baseline.duckdb");
-            let _ = std::fs::remove_file(&db);
-            let (t, r, out) = run_child(std::process::Command::new("bash").arg(script).arg("runs").arg(&world).arg("--backward").arg("--db").arg(&db))
-                .wrap_err("running the baseline")?;
-            let fp = out.lines().find(|l| l.starts_with("gold.daily_store_sales")).unwrap_or("").trim().to_string();
-            let ours = measures.iter().find(|m| m.name.starts_with("land ") && m.peak_rss_mib.is_some()).ok_or_else(|| eyre!("no land+backfill figure"))?;
-            Some(Baseline {
-                command: format!("bash {} runs {} --backward --db {}", script.display(), world.display(), db.display()),
-                wall_ms: t.as_secs_f64() * 1e3,
-                peak_rss_mib: r,
-                speedup: t.as_secs_f64() * 1e3 / ours.median_ms,
-                rss_ratio: ours.peak_rss_mib.unwrap_or(0.0) / r,
-                same_fingerprint: fp == fingerprint,
-                fingerprint: fp,
-            })
-        }
-    };
-    Ok(BenchReport { world, seed, machine: machine(), measures, v2_phases_ms: v2_phases, fingerprint, baseline })
+/// The classic pipeline on the same world, in a child: its wall time, RSS and fingerprint.
+fn bench_baseline(opts: &BenchOptions, script: &Path, world: &Path, fingerprint: &str, measures: &[Measure]) -> Result<Baseline> {
+    let db = opts.work_dir.join("baseline.duckdb");
+    let _ = std::fs::remove_file(&db);
+    let (t, r, out) =
+        run_child(std::process::Command::new("bash").arg(script).arg("runs").arg(world).arg("--backward").arg("--db").arg(&db)).wrap_err("running the baseline")?;
+    let fp = out.lines().find(|l| l.starts_with("gold.daily_store_sales")).unwrap_or("").trim().to_string();
+    let ours = measures.iter().find(|m| m.name.starts_with("land ") && m.peak_rss_mib.is_some()).ok_or_else(|| eyre!("no land+backfill figure"))?;
+    Ok(Baseline {
+        command: format!("bash {} runs {} --backward --db {}", script.display(), world.display(), db.display()),
+        wall_ms: t.as_secs_f64() * 1e3,
+        peak_rss_mib: r,
+        speedup: t.as_secs_f64() * 1e3 / ours.median_ms,
+        rss_ratio: ours.peak_rss_mib.unwrap_or(0.0) / r,
+        same_fingerprint: fp == fingerprint,
+        fingerprint: fp,
+    })
 }
 
 fn frame(app: &crate::tui::app::App) -> Result<()> {

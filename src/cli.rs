@@ -37,7 +37,7 @@ pub struct Global {
 #[derive(Debug, Args, Clone, Copy)]
 pub struct Window {
     /// Lateness window: business date d is built from uploads d-1 .. d+N
-    #[arg(long, default_value_t = crate::lake::v2::DEFAULT_LATE_DAYS, value_name = "N")]
+    #[arg(long, default_value_t = crate::rules::DEFAULT_LATE_DAYS, value_name = "N")]
     pub late_days: u32,
 }
 

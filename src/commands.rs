@@ -1,11 +1,17 @@
-//! Runs a parsed command line against a lab and prints what it returns.
+//! Runs a parsed command line against a lab and prints what it returns. Every command asks `lake`
+//! or `reports` for structs; none touches the database.
 
-use crate::cli::{Cli, Command, Global};
+use crate::cli::{Cli, Command, Global, Range, Window};
+use crate::lake::snapshot::TriggerKind;
 use crate::lake::{self, Lab, bootstrap, land, v1, v2};
 use crate::reports::{self, Format, Report};
+use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// Exit codes: 0 ok; 3 when a check found the two engines disagreeing.
+const ENGINES_DISAGREE: i32 = 3;
 
 fn color() -> bool {
     std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
@@ -24,10 +30,9 @@ fn world_or_sample(world: Option<PathBuf>) -> PathBuf {
     world.unwrap_or_else(lake::sample_world_dir)
 }
 
-/// Returns the process exit code: 0, or 3 when a check found the two engines disagreeing.
+/// Returns the process exit code.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     let g = cli.global;
-    let v2_opts = |late_days: u32, force: bool| v2::V2Options { late_days, force, fail_after: g.fail_after };
     let Some(command) = cli.command else {
         if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
             return explorer(&g, crate::cli::TuiArgs { theme: std::env::var("RECOUNT_THEME").unwrap_or_else(|_| "dark".into()), no_mouse: false, world: None });
@@ -35,162 +40,193 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         return summary(&g);
     };
     match command {
-        Command::Tui { tui } => return explorer(&g, tui),
-        Command::Demo { no_pause, world } => {
-            let lab_dir = g.lab.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("recount-demo-{}", std::process::id())));
-            crate::demo::run(&lab_dir, &world_or_sample(world), !no_pause && std::io::stdin().is_terminal(), color())?;
-        }
-        Command::Generate { out, preset, seed, store_factor } => {
-            let started = std::time::Instant::now();
-            let summary = crate::world::generate_scaled(&out, preset, seed, store_factor).wrap_err_with(|| format!("generating a world in {}", out.display()))?;
-            match g.format {
-                Format::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
-                _ => {
-                    print!("{}", summary.render());
-                    println!("  written to {} in {:.1} s", out.display(), started.elapsed().as_secs_f64());
-                }
-            }
-        }
-        Command::Land { range, world } => {
-            let mut lab = open(&g)?;
-            let world = world_or_sample(world);
-            let report = land::land_with(&mut lab, &world, &range.dates(), g.fail_after).wrap_err_with(|| format!("landing from {}", world.display()))?;
-            emit_land(&report, g.format)?;
-        }
-        Command::Reset => {
-            let mut lab = open(&g)?;
-            lab.reset()?;
-            println!("lab {} is empty", lab.root.display());
-        }
-        Command::Naive { range } => {
-            let lab = open(&g)?;
-            for d in range.dates() {
-                if !v2::is_landed(&lab, d)? {
-                    eprintln!("note: upload {d} has not landed; v1 appends nothing for it");
-                }
-                let rec = v1::run(&lab, d, g.fail_after).wrap_err_with(|| format!("v1 for {d}"))?;
-                match g.format {
-                    Format::Json => println!("{}", serde_json::to_string(&rec)?),
-                    _ => println!("v1 {d} -> snapshot {} (append): {} row(s) appended", rec.snapshot_id, rec.rows_added),
-                }
-            }
-        }
-        Command::Run { range, window } => {
-            let lab = open(&g)?;
-            let dates = range.dates();
-            let kind = if dates.len() > 1 { "backfill" } else { "upload" };
-            for d in dates {
-                if !v2::is_landed(&lab, d)? {
-                    eprintln!("note: upload {d} has not landed; nothing to rebuild");
-                    continue;
-                }
-                let report = v2::run_upload(&lab, d, kind, v2_opts(window.late_days, false)).wrap_err_with(|| format!("v2 for upload {d}"))?;
-                emit_run(&report, g.format)?;
-            }
-        }
-        Command::Daily { range, world, window } => {
-            let mut lab = open(&g)?;
-            let world = world_or_sample(world);
-            for d in range.dates() {
-                let landed = land::land_with(&mut lab, &world, &[d], g.fail_after).wrap_err_with(|| format!("landing {d}"))?;
-                emit_land(&landed, g.format)?;
-                if v2::is_landed(&lab, d)? {
-                    let report = v2::run_upload(&lab, d, "daily", v2_opts(window.late_days, false)).wrap_err_with(|| format!("v2 for upload {d}"))?;
-                    emit_run(&report, g.format)?;
-                }
-            }
-        }
-        Command::Rebuild { dates, force, window } => {
-            let lab = open(&g)?;
-            let report = v2::rebuild_dates(&lab, &dates, v2_opts(window.late_days, force))?;
-            emit_run(&report, g.format)?;
-        }
-        Command::Check { date, as_of } => {
-            let lab = open(&g)?;
-            let report = reports::check::check(&lab, date, as_of)?;
-            print(&report, g.format);
-            if !report.engines_agree {
-                eprintln!("ENGINE DISAGREEMENT: the polars and DuckDB recounts of {date} differ; see above");
-                return Ok(3);
-            }
-        }
-        Command::Explain { date, baskets } => {
-            let lab = open(&g)?;
-            let report = reports::explain::explain(&lab, date)?;
-            print(&report, g.format);
-            if baskets && g.format == Format::Table {
-                print!("\n{}", reports::table::render_table_text(&report.baskets_table(), color()));
-            }
-        }
-        Command::Lateness { by_country } => {
-            let lab = open(&g)?;
-            print(&reports::lateness::lateness(&lab, by_country)?, g.format);
-        }
-        Command::Fingerprint { as_of } => {
-            let lab = open(&g)?;
-            let report = reports::fingerprint(&lab, as_of)?;
-            match g.format {
-                Format::Table => println!("{}", report.line),
-                f => print(&report, f),
-            }
-        }
-        Command::Late { date, window } => {
-            let lab = open(&g)?;
-            print(&reports::listings::late(&lab, date, window.late_days)?, g.format);
-        }
-        Command::Quarantine { upload } => {
-            let lab = open(&g)?;
-            print(&reports::listings::quarantine(&lab, upload)?, g.format);
-        }
-        Command::Promises { date } => {
-            let lab = open(&g)?;
-            let check = reports::check::check(&lab, date, None)?;
-            print(&reports::promises::promises(&lab, &check)?, g.format);
-        }
-        Command::Baskets { date, window } => {
-            let lab = open(&g)?;
-            print(&reports::baskets::resent(&lab, date, window.late_days)?, g.format);
-        }
+        Command::Tui { tui } => explorer(&g, tui),
+        Command::Demo { no_pause, world } => demo(&g, no_pause, world),
+        Command::Generate { out, preset, seed, store_factor } => generate(&g, &out, preset, seed, store_factor),
+        Command::Land { range, world } => land_range(&g, &range, world),
+        Command::Reset => reset(&g),
+        Command::Naive { range } => naive(&g, &range),
+        Command::Run { range, window } => run(&g, &range, window),
+        Command::Daily { range, world, window } => daily(&g, &range, world, window),
+        Command::Rebuild { dates, force, window } => rebuild(&g, &dates, force, window),
+        Command::Check { date, as_of } => check(&g, date, as_of),
+        Command::Explain { date, baskets } => explain(&g, date, baskets),
+        Command::Lateness { by_country } => report(&g, |lab| reports::lateness::lateness(lab, by_country)),
+        Command::Fingerprint { as_of } => fingerprint(&g, as_of),
+        Command::Late { date, window } => report(&g, |lab| reports::listings::late(lab, date, window.late_days)),
+        Command::Quarantine { upload } => report(&g, |lab| reports::listings::quarantine(lab, upload)),
+        Command::Promises { date } => report(&g, |lab| reports::promises::promises(lab, &reports::check::check(lab, date, None)?)),
+        Command::Baskets { date, window } => report(&g, |lab| reports::baskets::resent(lab, date, window.late_days)),
         Command::Bench { world, preset, seed, runs, work_dir, baseline, date } => {
-            let report = crate::bench::run(crate::bench::BenchOptions { world, preset, seed, runs, work_dir, baseline, date, exe: std::env::current_exe()? })?;
-            print(&report, g.format);
+            let opts = crate::bench::BenchOptions { world, preset, seed, runs, work_dir, baseline, date, exe: std::env::current_exe()? };
+            print(&crate::bench::run(opts)?, g.format);
+            Ok(0)
         }
         Command::BenchPhase { world, lab } => {
             println!("{}", crate::bench::land_and_backfill(&world, &lab)?);
+            Ok(0)
         }
-        Command::Snapshots => {
-            let lab = open(&g)?;
-            print(&reports::history::snapshots(&lab)?, g.format);
+        Command::Snapshots => report(&g, reports::history::snapshots),
+        Command::History { date, as_of } => report(&g, |lab| reports::history::history(lab, date, as_of)),
+        Command::Diff { date, from, to, baskets } => diff(&g, date, from, to, baskets),
+        Command::Rollback { snapshot } => rollback(&g, snapshot),
+        Command::Evidence { date, out } => evidence(&g, date, &out),
+    }
+}
+
+/// A read-only report of the lab, printed in the chosen format.
+fn report<R: Report>(g: &Global, make: impl FnOnce(&Lab) -> Result<R>) -> Result<i32> {
+    let lab = open(g)?;
+    print(&make(&lab)?, g.format);
+    Ok(0)
+}
+
+fn v2_opts(g: &Global, window: Window, force: bool) -> v2::V2Options {
+    v2::V2Options { late_days: window.late_days, force, fail_after: g.fail_after }
+}
+
+fn demo(g: &Global, no_pause: bool, world: Option<PathBuf>) -> Result<i32> {
+    let lab_dir = g.lab.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("recount-demo-{}", std::process::id())));
+    crate::demo::run(&lab_dir, &world_or_sample(world), !no_pause && std::io::stdin().is_terminal(), color())?;
+    Ok(0)
+}
+
+fn generate(g: &Global, out: &Path, preset: crate::world::Preset, seed: u64, store_factor: f64) -> Result<i32> {
+    let started = std::time::Instant::now();
+    let summary = crate::world::generate_scaled(out, preset, seed, store_factor).wrap_err_with(|| format!("generating a world in {}", out.display()))?;
+    match g.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+        _ => {
+            print!("{}", summary.render());
+            println!("  written to {} in {:.1} s", out.display(), started.elapsed().as_secs_f64());
         }
-        Command::History { date, as_of } => {
-            let lab = open(&g)?;
-            print(&reports::history::history(&lab, date, as_of)?, g.format);
+    }
+    Ok(0)
+}
+
+fn land_range(g: &Global, range: &Range, world: Option<PathBuf>) -> Result<i32> {
+    let mut lab = open(g)?;
+    let world = world_or_sample(world);
+    let report = land::land_with(&mut lab, &world, &range.dates(), g.fail_after).wrap_err_with(|| format!("landing from {}", world.display()))?;
+    emit_land(&report, g.format)?;
+    Ok(0)
+}
+
+fn reset(g: &Global) -> Result<i32> {
+    let mut lab = open(g)?;
+    lab.reset()?;
+    println!("lab {} is empty", lab.root.display());
+    Ok(0)
+}
+
+fn naive(g: &Global, range: &Range) -> Result<i32> {
+    let lab = open(g)?;
+    for d in range.dates() {
+        if !lab.is_landed(d)? {
+            eprintln!("note: upload {d} has not landed; v1 appends nothing for it");
         }
-        Command::Diff { date, from, to, baskets } => {
-            let lab = open(&g)?;
-            let report = reports::history::diff(&lab, date, from, to)?;
-            print(&report, g.format);
-            if baskets && g.format == Format::Table {
-                print!("\n{}", reports::table::render_table_text(&report.baskets_table(), color()));
-            }
+        let rec = v1::run(&lab, d, g.fail_after).wrap_err_with(|| format!("v1 for {d}"))?;
+        match g.format {
+            Format::Json => println!("{}", serde_json::to_string(&rec)?),
+            _ => println!("v1 {d} -> snapshot {} (append): {} row(s) appended", rec.snapshot_id, rec.rows_added),
         }
-        Command::Rollback { snapshot } => {
-            let lab = open(&g)?;
-            let rec = lake::snapshot::rollback(&lab, snapshot, g.fail_after)?;
-            match g.format {
-                Format::Json => println!("{}", serde_json::to_string(&rec)?),
-                _ => println!(
-                    "rollback to snapshot {snapshot} -> snapshot {}: {} date(s) restored, rows -{} +{}\n{}",
-                    rec.snapshot_id, rec.dates_rewritten, rec.rows_deleted, rec.rows_added, rec.fingerprint
-                ),
-            }
+    }
+    Ok(0)
+}
+
+fn run(g: &Global, range: &Range, window: Window) -> Result<i32> {
+    let lab = open(g)?;
+    let dates = range.dates();
+    let kind = if dates.len() > 1 { TriggerKind::Backfill } else { TriggerKind::Upload };
+    for d in dates {
+        if !lab.is_landed(d)? {
+            eprintln!("note: upload {d} has not landed; nothing to rebuild");
+            continue;
         }
-        Command::Evidence { date, out } => {
-            let lab = open(&g)?;
-            for f in reports::evidence::write(&lab, date, &out)? {
-                println!("{}  {}", f.md5, f.path.display());
-            }
+        let report = v2::run_upload(&lab, d, kind, v2_opts(g, window, false)).wrap_err_with(|| format!("v2 for upload {d}"))?;
+        emit_run(&report, g.format)?;
+    }
+    Ok(0)
+}
+
+fn daily(g: &Global, range: &Range, world: Option<PathBuf>, window: Window) -> Result<i32> {
+    let mut lab = open(g)?;
+    let world = world_or_sample(world);
+    for d in range.dates() {
+        let landed = land::land_with(&mut lab, &world, &[d], g.fail_after).wrap_err_with(|| format!("landing {d}"))?;
+        emit_land(&landed, g.format)?;
+        if lab.is_landed(d)? {
+            let report = v2::run_upload(&lab, d, TriggerKind::Daily, v2_opts(g, window, false)).wrap_err_with(|| format!("v2 for upload {d}"))?;
+            emit_run(&report, g.format)?;
         }
+    }
+    Ok(0)
+}
+
+fn rebuild(g: &Global, dates: &[NaiveDate], force: bool, window: Window) -> Result<i32> {
+    let lab = open(g)?;
+    emit_run(&v2::rebuild_dates(&lab, dates, v2_opts(g, window, force))?, g.format)?;
+    Ok(0)
+}
+
+fn check(g: &Global, date: NaiveDate, as_of: Option<i64>) -> Result<i32> {
+    let lab = open(g)?;
+    let report = reports::check::check(&lab, date, as_of)?;
+    print(&report, g.format);
+    if !report.engines_agree {
+        eprintln!("ENGINE DISAGREEMENT: the polars and DuckDB recounts of {date} differ; see above");
+        return Ok(ENGINES_DISAGREE);
+    }
+    Ok(0)
+}
+
+fn explain(g: &Global, date: NaiveDate, baskets: bool) -> Result<i32> {
+    let lab = open(g)?;
+    let report = reports::explain::explain(&lab, date)?;
+    print(&report, g.format);
+    if baskets && g.format == Format::Table {
+        print!("\n{}", reports::table::render_table_text(&report.baskets_table(), color()));
+    }
+    Ok(0)
+}
+
+fn fingerprint(g: &Global, as_of: Option<i64>) -> Result<i32> {
+    let lab = open(g)?;
+    let report = reports::fingerprint(&lab, as_of)?;
+    match g.format {
+        Format::Table => println!("{}", report.line),
+        f => print(&report, f),
+    }
+    Ok(0)
+}
+
+fn diff(g: &Global, date: NaiveDate, from: Option<i64>, to: Option<i64>, baskets: bool) -> Result<i32> {
+    let lab = open(g)?;
+    let report = reports::history::diff(&lab, date, from, to)?;
+    print(&report, g.format);
+    if baskets && g.format == Format::Table {
+        print!("\n{}", reports::table::render_table_text(&report.baskets_table(), color()));
+    }
+    Ok(0)
+}
+
+fn rollback(g: &Global, snapshot: i64) -> Result<i32> {
+    let lab = open(g)?;
+    let rec = lake::snapshot::rollback(&lab, snapshot, g.fail_after)?;
+    match g.format {
+        Format::Json => println!("{}", serde_json::to_string(&rec)?),
+        _ => println!(
+            "rollback to snapshot {snapshot} -> snapshot {}: {} date(s) restored, rows -{} +{}\n{}",
+            rec.snapshot_id, rec.dates_rewritten, rec.rows_replaced, rec.rows_added, rec.fingerprint
+        ),
+    }
+    Ok(0)
+}
+
+fn evidence(g: &Global, date: NaiveDate, out: &Path) -> Result<i32> {
+    let lab = open(g)?;
+    for f in reports::evidence::write(&lab, date, out)? {
+        println!("{}  {}", f.md5, f.path.display());
     }
     Ok(0)
 }
@@ -242,11 +278,7 @@ fn summary(g: &Global) -> Result<i32> {
     }
     let fp = reports::fingerprint(&lab, None)?;
     println!("lab {}\n{}\n", lab.root.display(), fp.line);
-    let dates: Vec<chrono::NaiveDate> = {
-        let mut stmt = lab.conn.prepare(crate::queries::sql("reports", "business_dates"))?;
-        stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?
-    };
-    if let Some(d) = dates.iter().rev().nth(3) {
+    if let Some(d) = reports::business_dates(&lab)?.iter().rev().nth(3) {
         print(&reports::check::check(&lab, *d, None)?, g.format);
     }
     Ok(0)

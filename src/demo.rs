@@ -1,6 +1,7 @@
 //! `recount demo`: the presenter's script. One line of narration per step, then what the tool
 //! shows at that step. Every figure comes from the same reports the CLI and explorer print.
 
+use crate::lake::snapshot::TriggerKind;
 use crate::lake::{Lab, land, v1, v2};
 use crate::reports::{self, Format, Report};
 use color_eyre::eyre::{Result, bail};
@@ -42,19 +43,19 @@ pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()>
     v1::run(&lab, day, None)?;
     show(&reports::check::check(&lab, day, None)?, color);
 
-    step(4, "v2 runs per upload: affected dates are deleted and rewritten in one transaction, deduplicated by basket_id.", pause);
+    step(4, "v2 runs per upload: each affected date gets a new version in one transaction, deduplicated by basket_id; the old version stays as history.", pause);
     for &u in &ups[..4] {
-        print!("{}", v2::run_upload(&lab, u, "upload", opts)?.render());
+        print!("{}", v2::run_upload(&lab, u, TriggerKind::Upload, opts)?.render());
     }
     show(&reports::check::check(&lab, day, None)?, color);
 
     step(5, &format!("The same retry with v2 for upload {day}: its inputs are unchanged, so it is recorded as skipped."), pause);
-    print!("{}", v2::run_upload(&lab, day, "upload", opts)?.render());
+    print!("{}", v2::run_upload(&lab, day, TriggerKind::Upload, opts)?.render());
     println!("{}", reports::fingerprint(&lab, None)?.line);
 
     step(6, &format!("A late upload, {}, lands: offline tills and re-sends reach back into earlier days.", ups[4]), pause);
     land::land(&mut lab, world, &[ups[4]])?;
-    print!("{}", v2::run_upload(&lab, ups[4], "daily", opts)?.render());
+    print!("{}", v2::run_upload(&lab, ups[4], TriggerKind::Daily, opts)?.render());
 
     let moved = crate::reports::history::history(&lab, ups[3], None)?;
     step(7, &format!("history explains how {} moved, snapshot by snapshot.", ups[3]), pause);

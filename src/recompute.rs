@@ -2,11 +2,9 @@
 //! DuckDB), deduplicated by basket_id and grouped by business date in polars, with no lateness
 //! window. Its answers are cached in the lab, keyed by the raw zone's manifest.
 
-use duckdb::OptionalExt;
-use crate::lake::Cached;
 use crate::lake::Lab;
-use crate::queries::sql;
 use crate::raw::{self, StoreTable};
+use crate::store::{RecountRow, Tx};
 use chrono::{NaiveDate, Utc};
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use polars::prelude::*;
@@ -168,8 +166,7 @@ fn group(c: Columns) -> PolarsResult<Vec<GoldRow>> {
 pub fn ensure_cached(lab: &Lab) -> Result<bool> {
     let raw_root = lab.raw_root();
     let now = manifest(&raw_root)?;
-    let cached: Option<String> = lab.conn.row_cached(sql("recompute", "state"), [], |r| r.get(0)).optional()?;
-    if cached.as_deref() == Some(now.as_str()) {
+    if lab.store().recount_manifest()?.as_deref() == Some(now.as_str()) {
         return Ok(false);
     }
     let recount = if raw_root.join(raw::STORES_FILE).exists() {
@@ -177,17 +174,16 @@ pub fn ensure_cached(lab: &Lab) -> Result<bool> {
     } else {
         Recount { rows: Vec::new(), events: 0, baskets: 0, rejected_lines: 0, files: 0 }
     };
-    let tx = crate::lake::Tx::begin(&lab.conn, None)?;
-    tx.conn().exec_cached(sql("recompute", "clear_rows"), [])?;
-    tx.conn().exec_cached(sql("recompute", "clear_state"), [])?;
-    {
-        let mut app = tx.conn().appender_to_db("daily_store_sales", "recompute")?;
-        for r in &recount.rows {
-            app.append_row(duckdb::params![r.business_date, r.store_id, r.country, r.currency, r.baskets, r.revenue_minor])?;
-        }
-        app.flush()?;
-    }
-    tx.conn().exec_cached(sql("recompute", "state_insert"), duckdb::params![now, recount.events as i64, recount.baskets as i64, Utc::now().naive_utc()])?;
+    let mut tx = Tx::begin(lab.store(), None)?;
+    let rows = recount.rows.iter().map(|r| RecountRow {
+        business_date: r.business_date,
+        store_id: &r.store_id,
+        country: &r.country,
+        currency: &r.currency,
+        baskets: r.baskets,
+        revenue_minor: r.revenue_minor,
+    });
+    tx.replace_recount(&now, recount.events as i64, recount.baskets as i64, Utc::now().naive_utc(), rows)?;
     tx.commit()?;
     Ok(true)
 }

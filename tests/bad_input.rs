@@ -52,7 +52,7 @@ fn bad_lines_become_quarantine_rows_with_file_line_and_reason() {
     assert!(got[5].0 == 7 && got[5].1.contains("not in partition upload_date=2026-08-15"), "{got:?}");
     // Bronze rows keep their own line numbers.
     let lines: Vec<i64> = {
-        let mut s = lab.conn.prepare("SELECT line FROM bronze.events WHERE upload_date = DATE '2026-08-15' ORDER BY line").unwrap();
+        let mut s = lab.store().connection_for_tests().prepare("SELECT line FROM bronze.events WHERE upload_date = DATE '2026-08-15' ORDER BY line").unwrap();
         s.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
     };
     assert_eq!(lines, vec![1, 8]);
@@ -165,4 +165,39 @@ fn a_lab_written_by_an_older_layout_is_refused_with_the_way_out() {
     }
     let err = recount::lake::Lab::open(dir.path()).err().expect("a layout 4 lab is refused").to_string();
     assert!(err.contains("layout 4") && err.contains("delete the lab directory"), "{err}");
+}
+
+#[test]
+fn a_layout_5_lab_is_migrated_in_place_and_keeps_its_history() {
+    let dir = tempdir();
+    let world = small_world();
+    let ups = uploads(world);
+    let before = {
+        let mut lab = open_lab(dir.path());
+        for &u in &ups[..4] {
+            recount::lake::land::land(&mut lab, world, &[u]).unwrap();
+            recount::lake::v2::run_upload(&lab, u, recount::store::TriggerKind::Daily, opts()).unwrap();
+        }
+        let history = recount::reports::history::history(&lab, ups[2], None).unwrap();
+        // Back to layout 5: the three columns had their old names.
+        lab.store()
+            .connection_for_tests()
+            .execute_batch(
+                "ALTER TABLE audit.snapshots RENAME COLUMN rows_replaced TO rows_deleted;
+                 ALTER TABLE audit.snapshot_dates RENAME COLUMN silver_replaced TO silver_deleted;
+                 ALTER TABLE audit.snapshot_dates RENAME COLUMN gold_replaced TO gold_deleted;
+                 UPDATE audit.lab SET format = 5;",
+            )
+            .unwrap();
+        (fingerprint(&lab), history.table().rows.len(), recount::reports::history::snapshots(&lab).map(|s| s.records.len()).ok())
+    };
+    let lab = open_lab(dir.path());
+    let format: i32 = lab.store().connection_for_tests().query_row("SELECT max(format) FROM audit.lab", [], |r| r.get(0)).unwrap();
+    assert_eq!(format, recount::lake::LAB_FORMAT);
+    assert_eq!(before.2, None, "a layout-5 lab cannot be read by layout-6 statements before it is migrated");
+    assert_eq!(fingerprint(&lab), before.0);
+    assert_eq!(recount::reports::history::history(&lab, ups[2], None).unwrap().table().rows.len(), before.1);
+    let records = recount::reports::history::snapshots(&lab).unwrap().records;
+    assert_eq!(records.len(), 4);
+    assert!(records.iter().any(|r| r.rows_replaced > 0), "the renamed column kept its values");
 }

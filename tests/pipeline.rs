@@ -2,6 +2,8 @@
 
 mod common;
 
+use recount::store::{DateAction, TriggerKind};
+
 use common::*;
 use recount::lake::{land, snapshot, v1, v2};
 use recount::reports;
@@ -17,10 +19,10 @@ mod reference;
 /// wrote (a one-date run takes them from its inserts, a longer one counts them per date).
 fn backfill(lab: &recount::lake::Lab, uploads: impl Iterator<Item = chrono::NaiveDate>) {
     for u in uploads {
-        let r = v2::run_upload(lab, u, "backfill", opts()).unwrap();
+        let r = v2::run_upload(lab, u, TriggerKind::Backfill, opts()).unwrap();
         assert_eq!(r.snapshot.fingerprint.to_string(), fingerprint(lab), "record of the run for {u} ({})", r.snapshot.operation.as_str());
-        for d in r.dates.iter().filter(|d| d.action == "overwrite") {
-            let count = |q: &str| -> i64 { lab.conn.query_row(q, duckdb::params![r.snapshot.snapshot_id, d.business_date], |row| row.get(0)).unwrap() };
+        for d in r.dates.iter().filter(|d| d.action == DateAction::Overwrite) {
+            let count = |q: &str| -> i64 { lab.store().connection_for_tests().query_row(q, duckdb::params![r.snapshot.snapshot_id, d.business_date], |row| row.get(0)).unwrap() };
             let silver = count("SELECT count(*) FROM silver.versions WHERE snapshot_id = ? AND business_date = ?");
             let gold = count("SELECT count(*) FROM audit.gold_history WHERE snapshot_id = ? AND business_date = ?");
             assert_eq!((d.silver_added, d.gold_added), (silver, gold), "counts of {} in the run for {u}", d.business_date);
@@ -83,7 +85,7 @@ fn rerunning_a_v2_upload_keeps_the_fingerprint() {
     backfill(&lab, uploads(small_world()).into_iter());
     let before = fingerprint(&lab);
     let u = uploads(small_world())[8];
-    let again = v2::run_upload(&lab, u, "upload", opts()).unwrap();
+    let again = v2::run_upload(&lab, u, TriggerKind::Upload, opts()).unwrap();
     assert_eq!(fingerprint(&lab), before);
     assert_eq!(again.snapshot.fingerprint.to_string(), before);
 }
@@ -112,7 +114,7 @@ fn forward_backward_and_daily_give_the_contracts_fingerprint() {
     let mut seen: Vec<i64> = Vec::new();
     for &u in &ups {
         land::land(&mut daily, small_world(), &[u]).unwrap();
-        v2::run_upload(&daily, u, "daily", opts()).unwrap();
+        v2::run_upload(&daily, u, TriggerKind::Daily, opts()).unwrap();
         if u >= watched && u <= watched + chrono::Duration::days(2) {
             let c = reports::check::check(&daily, watched, None).unwrap();
             seen.push(c.countries.iter().map(|c| c.v2_baskets).sum());
@@ -131,13 +133,13 @@ fn a_failure_after_any_statement_leaves_silver_gold_and_records_untouched() {
     backfill(&lab, ups[..4].iter().copied());
     let before = lab_digest(&lab);
     let ids = |lab: &recount::lake::Lab| -> (i64, Option<i64>) {
-        lab.conn.query_row("SELECT max(snapshot_id), max(snapshot_id) FILTER (WHERE operation <> 'skipped') FROM audit.snapshots", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap()
+        lab.store().connection_for_tests().query_row("SELECT max(snapshot_id), max(snapshot_id) FILTER (WHERE operation <> 'skipped') FROM audit.snapshots", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap()
     };
     let (last_id, head) = ids(&lab);
     let mut failures = 0;
     // v2 run for an upload with changed inputs: fail after statement 1, 2, ... until it succeeds.
     for n in 1.. {
-        let attempt = v2::run_upload(&lab, ups[4], "upload", recount::lake::v2::V2Options { fail_after: Some(n), ..opts() });
+        let attempt = v2::run_upload(&lab, ups[4], TriggerKind::Upload, recount::lake::v2::V2Options { fail_after: Some(n), ..opts() });
         match attempt {
             Err(e) => {
                 assert!(format!("{e:#}").contains("injected failure"), "{e:#}");
@@ -203,14 +205,15 @@ fn dedup_is_by_basket_id_and_exact_ties_break_by_event_id() {
     );
     let mut lab = open_lab(dir.path());
     land::land(&mut lab, &w.root, &[day("2026-08-15")]).unwrap();
-    v2::run_upload(&lab, day("2026-08-15"), "upload", opts()).unwrap();
+    v2::run_upload(&lab, day("2026-08-15"), TriggerKind::Upload, opts()).unwrap();
     let (baskets, revenue): (i64, i64) = lab
-        .conn
+        .store()
+        .connection_for_tests()
         .query_row("SELECT baskets, revenue_minor FROM gold.daily_store_sales WHERE store_id = 'LON1'", [], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap();
     assert_eq!(baskets, 2, "two basket_ids, four events");
     assert_eq!(revenue, 500 + 123, "B1's winner is ev-a: the tie on uploaded_at goes to the smaller event_id");
-    let winner: String = lab.conn.query_row("SELECT event_id FROM silver.baskets WHERE basket_id = 'B1'", [], |r| r.get(0)).unwrap();
+    let winner: String = lab.store().connection_for_tests().query_row("SELECT event_id FROM silver.baskets WHERE basket_id = 'B1'", [], |r| r.get(0)).unwrap();
     assert_eq!(winner, "ev-a");
     let recount = recount::recompute::recount(&lab.raw_root()).unwrap();
     assert_eq!(recount.rows[0].revenue_minor, 623, "the polars recount applies the same rule");
@@ -244,9 +247,9 @@ fn business_dates_are_right_when_london_leaves_summer_time_and_in_kolkata() {
     let mut lab = open_lab(dir.path());
     land::land(&mut lab, &w.root, &[day("2026-10-24"), day("2026-10-25")]).unwrap();
     for u in [day("2026-10-24"), day("2026-10-25")] {
-        v2::run_upload(&lab, u, "upload", opts()).unwrap();
+        v2::run_upload(&lab, u, TriggerKind::Upload, opts()).unwrap();
     }
-    let mut stmt = lab.conn.prepare("SELECT business_date, store_id, revenue_minor FROM gold.daily_store_sales ORDER BY 1, 2").unwrap();
+    let mut stmt = lab.store().connection_for_tests().prepare("SELECT business_date, store_id, revenue_minor FROM gold.daily_store_sales ORDER BY 1, 2").unwrap();
     let rows: Vec<(chrono::NaiveDate, String, i64)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect();
     assert_eq!(
         rows,
@@ -301,7 +304,7 @@ fn a_basket_whose_copies_carry_two_business_dates_is_counted_once_by_both_engine
     land::land(&mut lab, &w.root, &[day("2026-08-15")]).unwrap();
     land::land(&mut lab, &w.root, &[day("2026-08-16")]).unwrap();
     let split: Vec<(String, chrono::NaiveDate)> = {
-        let mut stmt = lab.conn.prepare("SELECT basket_id, business_date FROM bronze.split_baskets ORDER BY 2").unwrap();
+        let mut stmt = lab.store().connection_for_tests().prepare("SELECT basket_id, business_date FROM bronze.split_baskets ORDER BY 2").unwrap();
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<Result<_, _>>().unwrap()
     };
     assert_eq!(split, vec![("S1".to_string(), day("2026-08-14")), ("S1".to_string(), day("2026-08-15"))], "found when the second copy landed");
@@ -324,7 +327,8 @@ fn the_lateness_histogram_is_recounted_after_each_landing() {
     let ups = uploads(small_world());
     let direct = |lab: &recount::lake::Lab| -> Vec<(i64, i64, i64)> {
         let mut stmt = lab
-            .conn
+            .store()
+            .connection_for_tests()
             .prepare("SELECT (upload_date - business_date)::BIGINT, count(*), count(DISTINCT basket_id) FROM bronze.events GROUP BY 1 ORDER BY 1")
             .unwrap();
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().collect::<Result<_, _>>().unwrap()
@@ -352,8 +356,8 @@ fn a_run_whose_rows_are_all_beyond_the_window_is_recorded_as_skipped_with_them()
     w.file("2026-08-15", "b.jsonl.gz", &[event("ev-2", "B2", "LON1", "2026-08-10T10:00:00.000Z", "2026-08-15T08:00:00.000Z", "GBP", &[700])]);
     let mut lab = open_lab(dir.path());
     land::land(&mut lab, &w.root, &[day("2026-08-10"), day("2026-08-15")]).unwrap();
-    v2::run_upload(&lab, day("2026-08-10"), "upload", opts()).unwrap();
-    let r = v2::run_upload(&lab, day("2026-08-15"), "upload", opts()).unwrap();
+    v2::run_upload(&lab, day("2026-08-10"), TriggerKind::Upload, opts()).unwrap();
+    let r = v2::run_upload(&lab, day("2026-08-15"), TriggerKind::Upload, opts()).unwrap();
     assert_eq!(r.snapshot.operation, snapshot::Operation::Skipped);
     assert!(r.dates.is_empty(), "{:?}", r.dates);
     assert_eq!(
@@ -369,7 +373,7 @@ fn landing_on_one_thread_or_four_gives_the_same_bronze() {
     // DuckDB's threads parse the files and insert what they parse: the rows, cells and records
     // must not depend on how many threads there are or which thread took which file.
     let table_digest = |lab: &recount::lake::Lab, t: &str| -> String {
-        lab.conn
+        lab.store().connection_for_tests()
             .query_row(&format!("SELECT count(*)::VARCHAR || ':' || coalesce(sum(hash(CAST(x AS VARCHAR))::HUGEINT), 0)::VARCHAR FROM {t} x"), [], |r| r.get(0))
             .unwrap()
     };
@@ -377,9 +381,9 @@ fn landing_on_one_thread_or_four_gives_the_same_bronze() {
     for threads in [1, 4] {
         let dir = tempdir();
         let mut lab = open_lab(dir.path());
-        lab.conn.execute_batch(&format!("SET threads = {threads}")).unwrap();
+        lab.store().connection_for_tests().execute_batch(&format!("SET threads = {threads}")).unwrap();
         land_all(&mut lab, small_world());
-        let files: i64 = lab.conn.query_row("SELECT count(*) FROM raw.files", [], |r| r.get(0)).unwrap();
+        let files: i64 = lab.store().connection_for_tests().query_row("SELECT count(*) FROM raw.files", [], |r| r.get(0)).unwrap();
         assert!(files > 8, "the small world has enough files for every thread");
         digests.push(["bronze.events", "bronze.cells", "bronze.quarantine", "bronze.split_baskets", "raw.files"].map(|t| table_digest(&lab, t)));
     }
@@ -402,13 +406,13 @@ fn baskets_whose_keys_collide_are_still_told_apart_by_basket_id() {
     };
     let (_a, whole) = build(64);
     let (_b, narrow) = build(6);
-    let count = |lab: &recount::lake::Lab, q: &str| -> i64 { lab.conn.query_row(q, [], |r| r.get(0)).unwrap() };
+    let count = |lab: &recount::lake::Lab, q: &str| -> i64 { lab.store().connection_for_tests().query_row(q, [], |r| r.get(0)).unwrap() };
     assert_eq!(count(&whole, "SELECT count(*) FROM bronze.key_collisions"), 0);
     assert_eq!(count(&narrow, "SELECT count(*) FROM bronze.key_collisions"), 64, "every 6-bit key is shared");
     assert!(count(&narrow, "SELECT count(DISTINCT basket_key) FROM bronze.events") <= 64);
     assert_eq!(fingerprint(&narrow), fingerprint(&whole));
     let silver = "SELECT count(*)::VARCHAR || ':' || sum(hash(basket_id || '|' || event_id)::HUGEINT)::VARCHAR FROM silver.baskets";
-    let text = |lab: &recount::lake::Lab, q: &str| -> String { lab.conn.query_row(q, [], |r| r.get(0)).unwrap() };
+    let text = |lab: &recount::lake::Lab, q: &str| -> String { lab.store().connection_for_tests().query_row(q, [], |r| r.get(0)).unwrap() };
     assert_eq!(text(&narrow, silver), text(&whole, silver), "the same winners");
     let split = "SELECT count(*)::VARCHAR || ':' || coalesce(sum(hash(basket_id || '|' || business_date)::HUGEINT), 0)::VARCHAR FROM bronze.split_baskets";
     assert_eq!(text(&narrow, split), text(&whole, split), "the same split baskets");
@@ -432,7 +436,7 @@ fn baskets_whose_keys_collide_are_still_told_apart_by_basket_id() {
     let mut lab = open_lab(dir.path());
     lab.basket_key_bits = 1;
     land::land(&mut lab, &w.root, &[day("2026-08-15")]).unwrap();
-    v2::run_upload(&lab, day("2026-08-15"), "upload", opts()).unwrap();
+    v2::run_upload(&lab, day("2026-08-15"), TriggerKind::Upload, opts()).unwrap();
     assert!(count(&lab, "SELECT count(*) FROM bronze.key_collisions") > 0, "the shared keys are listed");
     assert_eq!(count(&lab, "SELECT sum(baskets) FROM gold.daily_store_sales"), 8, "eight baskets, whatever their keys");
 }
@@ -448,13 +452,13 @@ fn a_rebuild_of_dates_with_a_gap_rewrites_just_those_dates() {
     let (a, b) = (ups[1], ups[3]);
     let r = v2::rebuild_dates(&lab, &[b, a], v2::V2Options { force: true, ..opts() }).unwrap();
     assert_eq!(r.dates.iter().map(|d| (d.business_date, d.action.as_str())).collect::<Vec<_>>(), vec![(a, "overwrite"), (b, "overwrite")]);
-    let count = |q: &str, d: chrono::NaiveDate| -> i64 { lab.conn.query_row(q, duckdb::params![r.snapshot.snapshot_id, d], |row| row.get(0)).unwrap() };
+    let count = |q: &str, d: chrono::NaiveDate| -> i64 { lab.store().connection_for_tests().query_row(q, duckdb::params![r.snapshot.snapshot_id, d], |row| row.get(0)).unwrap() };
     for d in &r.dates {
         let silver = count("SELECT count(*) FROM silver.versions WHERE snapshot_id = ? AND business_date = ?", d.business_date);
         let gold = count("SELECT count(*) FROM audit.gold_history WHERE snapshot_id = ? AND business_date = ?", d.business_date);
         assert!(silver > 0 && gold > 0);
         assert_eq!((d.silver_added, d.gold_added), (silver, gold), "{}", d.business_date);
-        assert_eq!((d.silver_deleted, d.gold_deleted), (silver, gold), "same inputs, same rows");
+        assert_eq!((d.silver_replaced, d.gold_replaced), (silver, gold), "same inputs, same rows");
     }
     let between = count("SELECT count(*) FROM silver.versions WHERE snapshot_id = ? AND business_date = ?", ups[2]);
     assert_eq!(between, 0, "the date between them is not rewritten");

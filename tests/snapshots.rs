@@ -2,13 +2,15 @@
 
 mod common;
 
+use recount::store::{DateAction, TriggerKind};
+
 use common::*;
 use recount::lake::snapshot::{self, Operation};
 use recount::lake::{land, v2};
 use recount::reports::{self, history};
 
 fn count(lab: &recount::lake::Lab, sql: &str) -> i64 {
-    lab.conn.query_row(sql, [], |r| r.get(0)).unwrap()
+    lab.store().connection_for_tests().query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
 /// A lab run day by day up to and including `upto` uploads.
@@ -16,7 +18,7 @@ fn daily(dir: &std::path::Path, upto: usize) -> recount::lake::Lab {
     let mut lab = open_lab(dir);
     for &u in &uploads(small_world())[..upto] {
         land::land(&mut lab, small_world(), &[u]).unwrap();
-        v2::run_upload(&lab, u, "daily", opts()).unwrap();
+        v2::run_upload(&lab, u, TriggerKind::Daily, opts()).unwrap();
     }
     lab
 }
@@ -27,12 +29,12 @@ fn a_retry_is_recorded_as_skipped_and_adds_no_data_snapshot() {
     let lab = daily(dir.path(), 6);
     let u = uploads(small_world())[5];
     let history_rows = count(&lab, "SELECT count(*) FROM audit.gold_history");
-    let head = snapshot::head(&lab.conn).unwrap();
-    let retry = v2::run_upload(&lab, u, "upload", opts()).unwrap();
+    let head = snapshot::head(&lab).unwrap();
+    let retry = v2::run_upload(&lab, u, TriggerKind::Upload, opts()).unwrap();
     assert_eq!(retry.snapshot.operation, Operation::Skipped);
-    assert!(retry.dates.iter().all(|d| d.action == "skip"), "{:?}", retry.dates);
-    assert_eq!(retry.snapshot.rows_added + retry.snapshot.rows_deleted, 0);
-    assert_eq!(snapshot::head(&lab.conn).unwrap(), head, "a skipped run is no data snapshot");
+    assert!(retry.dates.iter().all(|d| d.action == DateAction::Skip), "{:?}", retry.dates);
+    assert_eq!(retry.snapshot.rows_added + retry.snapshot.rows_replaced, 0);
+    assert_eq!(snapshot::head(&lab).unwrap(), head, "a skipped run is no data snapshot");
     assert_eq!(count(&lab, "SELECT count(*) FROM audit.gold_history"), history_rows);
     let listed = history::snapshots(&lab).unwrap();
     assert_eq!(listed.records.last().unwrap().operation, Operation::Skipped, "skipped runs are listed");
@@ -45,16 +47,16 @@ fn a_late_upload_overwrites_exactly_its_dates() {
     let mut lab = lab;
     let u = uploads(small_world())[7];
     let gold_before: Vec<(String, String)> = {
-        let mut s = lab.conn.prepare("SELECT business_date::VARCHAR, string_agg(concat_ws('|', store_id, baskets, revenue_minor), ',' ORDER BY store_id) FROM gold.daily_store_sales GROUP BY 1 ORDER BY 1").unwrap();
+        let mut s = lab.store().connection_for_tests().prepare("SELECT business_date::VARCHAR, string_agg(concat_ws('|', store_id, baskets, revenue_minor), ',' ORDER BY store_id) FROM gold.daily_store_sales GROUP BY 1 ORDER BY 1").unwrap();
         s.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
     };
     land::land(&mut lab, small_world(), &[u]).unwrap();
-    let run = v2::run_upload(&lab, u, "daily", opts()).unwrap();
-    let overwritten: Vec<String> = run.dates.iter().filter(|d| d.action == "overwrite").map(|d| d.business_date.to_string()).collect();
+    let run = v2::run_upload(&lab, u, TriggerKind::Daily, opts()).unwrap();
+    let overwritten: Vec<String> = run.dates.iter().filter(|d| d.action == DateAction::Overwrite).map(|d| d.business_date.to_string()).collect();
     assert!(overwritten.len() >= 2, "the new upload feeds its own day and late baskets of earlier ones: {overwritten:?}");
     assert!(run.dates.iter().all(|d| d.business_date >= u - chrono::Duration::days(2)));
     let gold_after: Vec<(String, String)> = {
-        let mut s = lab.conn.prepare("SELECT business_date::VARCHAR, string_agg(concat_ws('|', store_id, baskets, revenue_minor), ',' ORDER BY store_id) FROM gold.daily_store_sales GROUP BY 1 ORDER BY 1").unwrap();
+        let mut s = lab.store().connection_for_tests().prepare("SELECT business_date::VARCHAR, string_agg(concat_ws('|', store_id, baskets, revenue_minor), ',' ORDER BY store_id) FROM gold.daily_store_sales GROUP BY 1 ORDER BY 1").unwrap();
         s.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
     };
     for (d, rows) in &gold_before {
@@ -78,7 +80,7 @@ fn history_of_a_provisional_date_shows_the_rise_when_the_next_upload_lands() {
     assert_eq!(h.status.finality.word(), "provisional");
     let before: i64 = h.entries.last().unwrap().countries.iter().map(|c| c.baskets).sum();
     land::land(&mut lab, small_world(), &[ups[i + 1]]).unwrap();
-    v2::run_upload(&lab, ups[i + 1], "daily", opts()).unwrap();
+    v2::run_upload(&lab, ups[i + 1], TriggerKind::Daily, opts()).unwrap();
     let h = history::history(&lab, d, None).unwrap();
     let last = h.entries.last().unwrap();
     assert_eq!(last.trigger.upload, Some(ups[i + 1]));
@@ -89,7 +91,7 @@ fn history_of_a_provisional_date_shows_the_rise_when_the_next_upload_lands() {
     // Two more uploads close the window.
     for &u in &ups[i + 2..i + 4] {
         land::land(&mut lab, small_world(), &[u]).unwrap();
-        v2::run_upload(&lab, u, "daily", opts()).unwrap();
+        v2::run_upload(&lab, u, TriggerKind::Daily, opts()).unwrap();
     }
     assert_eq!(history::history(&lab, d, None).unwrap().status.finality.word(), "closed");
 }
@@ -140,11 +142,11 @@ fn rollback_restores_an_earlier_fingerprint_and_is_itself_a_snapshot() {
     let dir = tempdir();
     let ups = uploads(small_world());
     let mut lab = daily(dir.path(), 5);
-    let target = snapshot::head(&lab.conn).unwrap().unwrap();
+    let target = snapshot::head(&lab).unwrap().unwrap();
     let then = fingerprint(&lab);
     for &u in &ups[5..8] {
         land::land(&mut lab, small_world(), &[u]).unwrap();
-        v2::run_upload(&lab, u, "daily", opts()).unwrap();
+        v2::run_upload(&lab, u, TriggerKind::Daily, opts()).unwrap();
     }
     assert_ne!(fingerprint(&lab), then);
     let records_before = history::snapshots(&lab).unwrap().records.len();
@@ -161,7 +163,7 @@ fn rollback_restores_an_earlier_fingerprint_and_is_itself_a_snapshot() {
     assert_eq!(silver, gold_baskets);
     // A v2 retry after the rollback rebuilds what the rollback took away.
     for &u in &ups[5..8] {
-        v2::run_upload(&lab, u, "upload", opts()).unwrap();
+        v2::run_upload(&lab, u, TriggerKind::Upload, opts()).unwrap();
     }
     let diff = history::diff(&lab, ups[6], Some(rec.snapshot_id), None).unwrap();
     assert!(diff.countries.iter().all(|c| c.parts_sum_to_change));
@@ -177,7 +179,7 @@ fn as_of_queries_match_what_the_table_said_at_the_time() {
     for &u in &ups[..8] {
         land::land(&mut lab, small_world(), &[u]).unwrap();
         recount::lake::v1::run(&lab, u, None).unwrap();
-        let run = v2::run_upload(&lab, u, "daily", opts()).unwrap();
+        let run = v2::run_upload(&lab, u, TriggerKind::Daily, opts()).unwrap();
         let c = reports::check::check(&lab, watched, None).unwrap();
         let per_country = c.countries.iter().map(|c| (c.country.clone(), c.v2_revenue_minor, c.v1_revenue_minor)).collect();
         seen.push((run.snapshot.snapshot_id, fingerprint(&lab), per_country));
@@ -200,10 +202,10 @@ fn a_failed_run_leaves_no_snapshot() {
     let mut lab = daily(dir.path(), 3);
     land::land(&mut lab, small_world(), &[ups[3]]).unwrap();
     let records = history::snapshots(&lab).unwrap().records.len();
-    let failed = v2::run_upload(&lab, ups[3], "daily", v2::V2Options { fail_after: Some(3), ..opts() });
+    let failed = v2::run_upload(&lab, ups[3], TriggerKind::Daily, v2::V2Options { fail_after: Some(3), ..opts() });
     assert!(failed.is_err());
     assert_eq!(history::snapshots(&lab).unwrap().records.len(), records);
-    let ok = v2::run_upload(&lab, ups[3], "daily", opts()).unwrap();
+    let ok = v2::run_upload(&lab, ups[3], TriggerKind::Daily, opts()).unwrap();
     assert_eq!(ok.snapshot.snapshot_id as usize, records + 1, "the id of the failed run was never taken");
 }
 
@@ -255,6 +257,6 @@ fn evidence_files_hold_the_snapshot_map_the_gold_rows_and_proof_other_dates_were
     assert!(untouched >= others.len().saturating_sub(3) && untouched > 0, "most other dates were untouched by the last change: {others:?}");
     for f in &files {
         let text = std::fs::read(&f.path).unwrap();
-        assert_eq!(recount::queries::hex(&<md5::Md5 as md5::Digest>::digest(&text)), f.md5, "the printed digest is the file's");
+        assert_eq!(recount::store::hex(&<md5::Md5 as md5::Digest>::digest(&text)), f.md5, "the printed digest is the file's");
     }
 }

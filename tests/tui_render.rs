@@ -3,6 +3,8 @@
 
 mod common;
 
+use recount::store::TriggerKind;
+
 use common::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -11,7 +13,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use recount::lake::{land, v1, v2};
 use recount::tui::app::App;
 use recount::tui::keys::{self, Action};
-use recount::tui::worker::{Reply, load_snapshot, load_view};
+use recount::tui::screen::Screen;
+use recount::tui::worker::{Reply, load_view};
 
 fn text(buf: &Buffer) -> String {
     let mut s = String::new();
@@ -37,13 +40,13 @@ fn loaded_app(dir: &std::path::Path) -> (recount::lake::Lab, App, chrono::NaiveD
     land::land(&mut lab, small_world(), &ups[..8]).unwrap();
     for &u in &ups[..8] {
         v1::run(&lab, u, None).unwrap();
-        v2::run_upload(&lab, u, "daily", opts()).unwrap();
+        v2::run_upload(&lab, u, TriggerKind::Daily, opts()).unwrap();
     }
     let d = ups[4];
     v1::run(&lab, d, None).unwrap();
     let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
     app.outbox.clear();
-    let snap = load_snapshot(&lab, small_world()).unwrap();
+    let snap = recount::reports::overview::overview(&lab, small_world()).unwrap();
     let view = load_view(&lab, d).unwrap();
     app.on_reply(Reply::Loaded(Box::new(snap), Some(Box::new(view))));
     (lab, app, d)
@@ -61,21 +64,21 @@ fn every_screen_renders_its_report_at_120x40_and_80x24() {
         &["history of", "added from upload", "baskets at each snapshot"],
         &["completeness", "uniqueness", "correctness", "timeliness", "consistency"],
     ];
-    for (screen, words) in expect.iter().enumerate() {
+    for (screen, words) in Screen::ALL.into_iter().zip(expect) {
         app.update(Action::Screen(screen));
         let screen_text = text(&render(&app, 120, 40));
         assert!(screen_text.contains(&d.format("%m-%d").to_string()), "navigator shows the date");
-        for w in *words {
-            assert!(screen_text.contains(w), "screen {} lacks '{w}':\n{screen_text}", keys::SCREEN_NAMES[screen]);
+        for w in words {
+            assert!(screen_text.contains(w), "screen {} lacks '{w}':\n{screen_text}", screen.name());
         }
         // The hint bar comes from the key table.
         for (label, hint) in keys::hints(screen) {
             if label.len() <= 2 && hint.len() <= 6 {
-                assert!(screen_text.contains(&format!("{label} {hint}")), "hint '{label} {hint}' missing on {}", keys::SCREEN_NAMES[screen]);
+                assert!(screen_text.contains(&format!("{label} {hint}")), "hint '{label} {hint}' missing on {}", screen.name());
             }
         }
         let small = text(&render(&app, 80, 24));
-        assert!(small.contains(keys::SCREEN_NAMES[screen].split(' ').next().unwrap()), "80x24 still shows the tab");
+        assert!(small.contains(screen.short()), "80x24 still shows the tab");
     }
     app.update(Action::Help);
     let help = text(&render(&app, 120, 40));
@@ -88,7 +91,7 @@ fn every_screen_renders_its_report_at_120x40_and_80x24() {
 fn a_disagreement_is_highlighted_in_the_warn_style() {
     let dir = tempdir();
     let (_lab, mut app, _d) = loaded_app(dir.path());
-    app.update(Action::Screen(keys::OVERVIEW));
+    app.update(Action::Screen(Screen::Overview));
     app.update(Action::RowDown); // move the selection off the first row
     let buf = render(&app, 120, 40);
     let screen = text(&buf);
@@ -99,6 +102,44 @@ fn a_disagreement_is_highlighted_in_the_warn_style() {
     let warn = app.theme.status(recount::reports::Status::Warn);
     assert_eq!(buf[(x, y as u16)].fg, warn.fg.unwrap(), "the disagreeing GB row is drawn in the warn colour");
     assert_ne!(warn.fg, app.theme.text().fg);
+}
+
+#[test]
+fn rollback_on_history_targets_the_snapshot_of_the_selected_entry_from_the_report() {
+    // Day by day, so a date gets a version per upload that reaches it.
+    let dir = tempdir();
+    let ups = uploads(small_world());
+    let mut lab = open_lab(dir.path());
+    for &u in &ups[..6] {
+        land::land(&mut lab, small_world(), &[u]).unwrap();
+        v2::run_upload(&lab, u, TriggerKind::Daily, opts()).unwrap();
+    }
+    let d = common::first_day_with_late_baskets(small_world(), ups[1]);
+    assert!(d < ups[4], "a date that later uploads changed: {d}");
+    let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
+    app.outbox.clear();
+    let snap = recount::reports::overview::overview(&lab, small_world()).unwrap();
+    app.on_reply(Reply::Loaded(Box::new(snap), Some(Box::new(load_view(&lab, d).unwrap()))));
+    app.update(Action::Screen(Screen::History));
+    let history = app.view.as_ref().unwrap().history.clone();
+    let per_entry: Vec<(i64, usize)> = history.entries.iter().map(|e| (e.snapshot_id, e.countries.len())).collect();
+    assert!(per_entry.len() >= 2, "the date has several versions: {per_entry:?}");
+    // The last row belongs to the last entry, whatever its first cell shows.
+    let rows: usize = per_entry.iter().map(|(_, n)| n).sum();
+    for _ in 1..rows {
+        app.update(Action::RowDown);
+    }
+    app.update(Action::Rollback);
+    let want = per_entry.last().unwrap().0;
+    match &app.popup {
+        Some(recount::tui::app::Popup::Confirm { what: recount::tui::app::Confirmable::Rollback(s), .. }) => assert_eq!(*s, want),
+        other => panic!("expected a rollback confirmation, got {other:?}"),
+    }
+    // The same key on another screen does nothing: b is bound on History only.
+    app.popup = None;
+    app.update(Action::Screen(Screen::Overview));
+    recount::tui::handle_key(&mut app, &KeyEvent::new(KeyCode::Char('b'), KeyModifiers::NONE));
+    assert!(app.popup.is_none());
 }
 
 #[test]
@@ -128,13 +169,13 @@ fn a_basket_id_holding_an_escape_sequence_never_reaches_the_terminal_raw() {
     w.file("2026-08-15", "a.jsonl.gz", &[line("e1", "2026-08-15T10:00:01.000Z"), line("e2", "2026-08-15T10:05:00.000Z")]);
     let mut lab = open_lab(dir.path());
     land::land(&mut lab, &w.root, &[day("2026-08-15")]).unwrap();
-    v2::run_upload(&lab, day("2026-08-15"), "upload", opts()).unwrap();
+    v2::run_upload(&lab, day("2026-08-15"), TriggerKind::Upload, opts()).unwrap();
     let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
     app.outbox.clear();
-    let snap = load_snapshot(&lab, &w.root).unwrap();
+    let snap = recount::reports::overview::overview(&lab, &w.root).unwrap();
     let view = load_view(&lab, day("2026-08-15")).unwrap();
     app.on_reply(Reply::Loaded(Box::new(snap), Some(Box::new(view))));
-    app.update(Action::Screen(keys::BASKETS));
+    app.update(Action::Screen(Screen::Baskets));
     let buf = render(&app, 120, 40);
     let screen = text(&buf);
     assert!(screen.contains("B-evil"), "{screen}");

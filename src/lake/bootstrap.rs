@@ -1,6 +1,7 @@
 //! The explorer's out-of-the-box lab: every upload of the bundled world landed, v1 run once per
 //! day and v2 run per upload, so there is something to see at once.
 
+use super::snapshot::TriggerKind;
 use super::{Lab, land, v1, v2};
 use crate::raw;
 use color_eyre::eyre::{Result, bail};
@@ -19,7 +20,7 @@ pub fn fill_if_empty(lab: &mut Lab, world: &Path) -> Result<bool> {
     let opts = v2::V2Options { fail_after: None, ..Default::default() };
     for &u in &uploads {
         v1::run(lab, u, None)?;
-        v2::run_upload(lab, u, "upload", opts)?;
+        v2::run_upload(lab, u, TriggerKind::Upload, opts)?;
     }
     Ok(true)
 }

@@ -1,10 +1,9 @@
 //! Landing: uploads are copied into the lab's raw zone and parsed once into bronze. Every line is
 //! either a bronze row or a quarantine row with its file, line and reason.
 
-use crate::lake::Cached;
-use super::{Lab, Tx};
-use crate::queries::{hex, sql};
+use super::Lab;
 use crate::raw::{self, PosEvent, StoreTable};
+use crate::store::{CellRecord, FileRecord, QuarantineRecord, StoreRow, Tx, hex};
 use chrono::{NaiveDate, Utc};
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use duckdb::arrow::array::{ArrayRef, Date32Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder, TimestampNanosecondBuilder};
@@ -79,8 +78,38 @@ struct ParsedFile {
     /// Its bronze rows as one Arrow batch, built in the parsing thread (None when it has none).
     batch: Option<RecordBatch>,
     events: usize,
-    quarantine: Vec<(u32, String, String)>,
+    quarantine: Vec<Quarantined>,
     cells: Vec<Cell>,
+}
+
+impl ParsedFile {
+    fn record(&self, landing_id: i64) -> FileRecord<'_> {
+        FileRecord {
+            file_id: self.file_id,
+            file: &self.rel,
+            upload_date: self.upload_date,
+            bytes: self.bytes as i64,
+            md5: &self.md5,
+            lines: self.lines as i64,
+            events: self.events as i64,
+            quarantined: self.quarantine.len() as i64,
+            landing_id,
+        }
+    }
+}
+
+/// A line that did not become a bronze row, and why.
+struct Quarantined {
+    line: u32,
+    reason: String,
+    /// The line as it was, cut to 2,000 characters.
+    raw_line: String,
+}
+
+impl Quarantined {
+    fn record<'a>(&'a self, file: &'a ParsedFile) -> QuarantineRecord<'a> {
+        QuarantineRecord { file: &file.rel, line: self.line as i32, upload_date: file.upload_date, reason: &self.reason, raw_line: &self.raw_line }
+    }
 }
 
 /// What one file holds for one (business date, currency): see `bronze.cells`.
@@ -91,6 +120,20 @@ struct Cell {
     rows: i64,
     revenue_minor: i64,
     digest: u64,
+}
+
+impl Cell {
+    fn record<'a>(&'a self, file: &ParsedFile) -> CellRecord<'a> {
+        CellRecord {
+            file_id: file.file_id,
+            upload_date: file.upload_date,
+            business_date: self.business_date,
+            currency: &self.currency,
+            rows: self.rows,
+            revenue_minor: self.revenue_minor,
+            digest: self.digest as i64,
+        }
+    }
 }
 
 /// A stable 64-bit hash of the fields that make a bronze row what it is (xxh3 over
@@ -235,6 +278,47 @@ pub fn land(lab: &mut Lab, world: &Path, dates: &[NaiveDate]) -> Result<LandRepo
 }
 
 pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: Option<usize>) -> Result<LandReport> {
+    let plan = plan(lab, world, dates)?;
+    let raw_root = lab.raw_root();
+    let job_id = NEXT_JOB.fetch_add(1, Ordering::Relaxed);
+    let mut created_dirs = Vec::new();
+    // A setting of the connection, not of the transaction: set before it, reset after it, however it ends.
+    lab.store().unordered_inserts()?;
+    let result = make_partition_dirs(&raw_root, &plan.todo, &mut created_dirs).and_then(|()| write_bronze(lab, &plan, job_id, fail_after));
+    let reset = lab.store().ordered_inserts();
+    // Landing may list new basket keys that collide: v2 reads them again.
+    lab.key_collisions.set(None);
+    let result = result.and_then(|r| reset.map(|()| r).wrap_err("resetting the insertion order"));
+    let job = jobs().lock().expect("landing jobs").remove(&job_id);
+    let staged = job.map(|j| std::mem::take(&mut *j.staged.lock().expect("staged copies"))).unwrap_or_default();
+    match result {
+        Ok(landed) => {
+            for (tmp, dest) in &staged {
+                std::fs::rename(tmp, dest).wrap_err_with(|| format!("moving {} into the raw zone", dest.display()))?;
+            }
+            std::fs::write(raw_root.join(raw::STORES_FILE), plan.stores.to_csv())?;
+            Ok(LandReport { partitions: landed.partitions, stores_added: plan.new_stores.len(), events: landed.events, quarantined: landed.quarantined, phases: landed.phases })
+        }
+        Err(e) => {
+            undo_copies(&raw_root, &staged, &created_dirs);
+            Err(e)
+        }
+    }
+}
+
+/// What a landing will do: the stores it adds, the files it lands and what each partition holds.
+struct Plan {
+    dates: Vec<NaiveDate>,
+    /// Every store, landed before or now.
+    stores: StoreTable,
+    new_stores: Vec<raw::Store>,
+    /// (upload date, source path, path in the raw zone) of each file to land.
+    todo: Vec<(NaiveDate, PathBuf, String)>,
+    partitions: Vec<PartitionLanded>,
+    landed_partitions: std::collections::HashSet<NaiveDate>,
+}
+
+fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
     let world_stores = StoreTable::read(&world.join(raw::STORES_FILE))?;
     // A bad partition name anywhere in the world is an error: it would hide a day of sales.
     raw::list_partitions(world)?;
@@ -246,35 +330,32 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
             Some(old) if old == s => {}
             Some(old) => bail!(
                 "store {} changed from {}/{}/{} to {}/{}/{}: stores.csv rows are immutable once landed",
-                s.store_id, old.country, old.timezone.name(), old.currency, s.country, s.timezone.name(), s.currency
+                s.store_id,
+                old.country,
+                old.timezone.name(),
+                old.currency,
+                s.country,
+                s.timezone.name(),
+                s.currency
             ),
         }
     }
     let mut all_stores = lab_stores.stores.clone();
     all_stores.extend(new_stores.iter().cloned());
-    let stores = StoreTable::new(all_stores);
 
     // Which files are new; a landed file must be byte-identical to what is offered again.
-    let mut todo: Vec<(NaiveDate, PathBuf, String)> = Vec::new();
-    let mut partitions: Vec<PartitionLanded> = Vec::new();
-    let landed_files: std::collections::HashMap<String, String> = {
-        let mut stmt = lab.conn.prepare_cached(sql("land", "landed_files"))?;
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?
-    };
-    let landed_partitions: std::collections::HashSet<NaiveDate> = {
-        let mut stmt = lab.conn.prepare_cached(sql("land", "landed_uploads"))?;
-        stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?
-    };
+    let landed_files = lab.store().landed_files()?;
+    let mut todo = Vec::new();
+    let mut partitions = Vec::new();
     for &d in dates {
         let exists = raw::partition_dir(world, d).is_dir();
         let mut p = PartitionLanded { upload_date: d, files_landed: 0, files_already_landed: 0, events: 0, quarantined: 0, exists };
         for path in raw::list_files(world, d)? {
-            let rel = format!("{}/upload_date={d}/{}", raw::EVENTS_DIR, path.file_name().unwrap().to_string_lossy());
+            let rel = format!("{}/upload_date={d}/{}", raw::EVENTS_DIR, path.file_name().unwrap_or_default().to_string_lossy());
             match landed_files.get(&rel) {
                 None => todo.push((d, path, rel)),
                 Some(md5) => {
-                    let now = md5_hex(&std::fs::read(&path)?);
-                    if &now != md5 {
+                    if md5_hex(&std::fs::read(&path)?) != *md5 {
                         bail!("{} differs from the copy landed earlier: raw files are immutable", path.display());
                     }
                     p.files_already_landed += 1;
@@ -283,126 +364,124 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
         }
         partitions.push(p);
     }
+    Ok(Plan {
+        dates: dates.to_vec(),
+        stores: StoreTable::new(all_stores),
+        new_stores,
+        todo,
+        partitions,
+        landed_partitions: lab.store().landed_uploads()?.into_iter().collect(),
+    })
+}
 
-    let raw_root = lab.raw_root();
-    // The partition directories this call makes, so that a failure can take them away again.
-    let mut created_dirs: Vec<PathBuf> = Vec::new();
-    let job_id = NEXT_JOB.fetch_add(1, Ordering::Relaxed);
-    // A setting of the connection, not of the transaction: set before it, reset after it, however it ends.
-    lab.conn.execute_batch(sql("land", "unordered_insert"))?;
-    let result = (|| -> Result<(u64, u64, Vec<(String, f64)>)> {
-        let mut tx = Tx::begin(&lab.conn, fail_after)?;
-        for s in &new_stores {
-            tx.execute("adding a store", sql("land", "store_insert"), duckdb::params![s.store_id, s.country, s.timezone.name(), s.currency])?;
+/// The partition directories of the raw zone the files go to; those it makes are listed, so that
+/// a failure can take them away again.
+fn make_partition_dirs(raw_root: &Path, todo: &[(NaiveDate, PathBuf, String)], created: &mut Vec<PathBuf>) -> Result<()> {
+    for (d, _, _) in todo {
+        let dir = raw_root.join(raw::EVENTS_DIR).join(format!("upload_date={d}"));
+        if !dir.exists() {
+            std::fs::create_dir_all(&dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
+            created.push(dir);
         }
-        let landing_id: i64 = tx.conn().row_cached(sql("land", "next_landing_id"), [], |r| r.get(0))?;
-        let (mut events, mut quarantined) = (0u64, 0u64);
-        let first_file_id: i32 = tx.conn().row_cached(sql("land", "next_file_id"), [], |r| r.get(0))?;
-        let was_empty = first_file_id == 1;
-        for (d, _, _) in &todo {
-            let dir = raw_root.join(raw::EVENTS_DIR).join(format!("upload_date={d}"));
-            if !dir.exists() {
-                std::fs::create_dir_all(&dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
-                created_dirs.push(dir);
+    }
+    Ok(())
+}
+
+/// What the landing's transaction wrote.
+struct Landed {
+    partitions: Vec<PartitionLanded>,
+    events: u64,
+    quarantined: u64,
+    phases: Vec<(String, f64)>,
+}
+
+/// The landing's one transaction: stores, bronze rows, file records, split baskets, partitions.
+fn write_bronze(lab: &Lab, plan: &Plan, job_id: i64, fail_after: Option<usize>) -> Result<Landed> {
+    let mut tx = Tx::begin(lab.store(), fail_after)?;
+    for s in &plan.new_stores {
+        tx.insert_store(&StoreRow { store_id: s.store_id.clone(), country: s.country.clone(), timezone: s.timezone.name().to_string(), currency: s.currency.clone() })?;
+    }
+    let landing_id = tx.store().next_landing_id()?;
+    let first_file_id = tx.store().next_file_id()?;
+    let t_all = std::time::Instant::now();
+    let done = parse_and_insert(lab, &mut tx, plan, job_id, first_file_id)?;
+    let t_records = std::time::Instant::now();
+    let files: Vec<FileRecord> = done.iter().map(|pf| pf.record(landing_id)).collect();
+    let cells: Vec<CellRecord> = done.iter().flat_map(|pf| pf.cells.iter().map(|c| c.record(pf))).collect();
+    let quarantine: Vec<QuarantineRecord> = done.iter().flat_map(|pf| pf.quarantine.iter().map(|q| q.record(pf))).collect();
+    tx.append_landing_records(&files, &cells, &quarantine)?;
+    let t_records = t_records.elapsed();
+    let mut partitions = plan.partitions.clone();
+    let (mut events, mut quarantined) = (0u64, 0u64);
+    for pf in &done {
+        let p = partitions.iter_mut().find(|p| p.upload_date == pf.upload_date).ok_or_else(|| eyre!("upload {} was not planned", pf.upload_date))?;
+        p.files_landed += 1;
+        p.events += pf.events as u64;
+        p.quarantined += pf.quarantine.len() as u64;
+        events += pf.events as u64;
+        quarantined += pf.quarantine.len() as u64;
+    }
+    let t_parse_and_append = t_all.elapsed();
+    let t_split = std::time::Instant::now();
+    if !plan.todo.is_empty() {
+        tx.find_split_baskets_and_collisions(first_file_id, first_file_id == 1)?;
+    }
+    let t_split = t_split.elapsed();
+    for p in partitions.iter().filter(|p| p.exists && !plan.landed_partitions.contains(&p.upload_date)) {
+        tx.insert_partition(p.upload_date, p.files_landed as i64, landing_id)?;
+    }
+    if !plan.todo.is_empty() || !plan.new_stores.is_empty() {
+        let (first, last) = (plan.dates.iter().min().copied(), plan.dates.iter().max().copied());
+        tx.insert_landing(landing_id, first, last, plan.todo.len() as i64, events as i64, quarantined as i64, Utc::now().naive_utc())?;
+    }
+    let commit = tx.commit()?.last().map(|p| p.1).unwrap_or_default();
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let phases = vec![
+        ("parse and insert into bronze, in DuckDB's threads".to_string(), ms(t_parse_and_append - t_records)),
+        ("recording files, cells and quarantine".to_string(), ms(t_records)),
+        ("finding split baskets".to_string(), ms(t_split)),
+        ("commit".to_string(), ms(commit)),
+    ];
+    Ok(Landed { partitions, events, quarantined, phases })
+}
+
+/// DuckDB's own threads parse the files (`recount_parse`, below) and insert what they parse, each
+/// into its own row groups: parsing, copying and compressing share the cores. Returns the parsed
+/// files without their rows, in file id order.
+fn parse_and_insert(lab: &Lab, tx: &mut Tx, plan: &Plan, job_id: i64, first_file_id: i32) -> Result<Vec<ParsedFile>> {
+    let threads = tx.store().threads()?;
+    let files = plan.todo.iter().enumerate().map(|(i, (d, path, rel))| (*d, path.clone(), rel.clone(), first_file_id + i as i32)).collect();
+    let key_mask = u64::MAX.checked_shr(64 - lab.basket_key_bits.clamp(1, 64)).unwrap_or(u64::MAX);
+    let job = Arc::new(ParseJob::new(files, plan.stores.clone(), lab.raw_root(), key_mask, (threads.max(1) as usize).div_ceil(2)));
+    jobs().lock().map_err(poisoned)?.insert(job_id, job.clone());
+    let inserted = if plan.todo.is_empty() { Ok(0) } else { tx.insert_events(job_id) };
+    let mut done = std::mem::take(&mut *job.done.lock().map_err(poisoned)?);
+    if let Some(e) = job.error.lock().map_err(poisoned)?.take() {
+        return Err(e);
+    }
+    let inserted = inserted.wrap_err("appending bronze events")?;
+    done.sort_by_key(|f| f.file_id);
+    let parsed_events: usize = done.iter().map(|f| f.events).sum();
+    if inserted != parsed_events || done.len() != plan.todo.len() {
+        bail!("landing inserted {inserted} events from {} files, but {parsed_events} were parsed from {}", done.len(), plan.todo.len());
+    }
+    tx.step("appending bronze events")?;
+    Ok(done)
+}
+
+/// After a failed landing: the staged copies go, and so do the partition directories the landing
+/// made (remove_dir only removes empty ones) and their parents up to the raw root.
+fn undo_copies(raw_root: &Path, staged: &[(PathBuf, PathBuf)], created_dirs: &[PathBuf]) {
+    for (tmp, _) in staged {
+        let _ = std::fs::remove_file(tmp);
+    }
+    for dir in created_dirs.iter().rev() {
+        let mut d = dir.as_path();
+        while d.starts_with(raw_root) && std::fs::remove_dir(d).is_ok() {
+            match d.parent() {
+                Some(p) => d = p,
+                None => break,
             }
-        }
-        let t_all = std::time::Instant::now();
-        // DuckDB's own threads parse the files (`recount_parse`, below) and insert what they
-        // parse, each into its own row groups: parsing, copying and compressing share both cores.
-        let threads: i64 = tx.conn().row_cached(sql("land", "threads"), [], |r| r.get(0))?;
-        let files = todo.iter().enumerate().map(|(i, (d, path, rel))| (*d, path.clone(), rel.clone(), first_file_id + i as i32)).collect();
-        let key_mask = u64::MAX.checked_shr(64 - lab.basket_key_bits.clamp(1, 64)).unwrap_or(u64::MAX);
-        let job = Arc::new(ParseJob::new(files, stores.clone(), raw_root.clone(), key_mask, (threads.max(1) as usize).div_ceil(2)));
-        jobs().lock().expect("landing jobs").insert(job_id, job.clone());
-        let inserted = if todo.is_empty() { Ok(0) } else { tx.conn().exec_cached(sql("land", "events_insert"), [job_id]) };
-        let (mut done, parse_error) = {
-            let done = std::mem::take(&mut *job.done.lock().expect("parsed files"));
-            (done, job.error.lock().expect("parse error").take())
-        };
-        if let Some(e) = parse_error {
-            return Err(e);
-        }
-        let inserted = inserted.wrap_err("appending bronze events")?;
-        done.sort_by_key(|f| f.file_id);
-        let parsed_events: usize = done.iter().map(|f| f.events).sum();
-        if inserted != parsed_events || done.len() != todo.len() {
-            bail!("landing inserted {inserted} events from {} files, but {parsed_events} were parsed from {}", done.len(), todo.len());
-        }
-        tx.step("appending bronze events")?;
-        let t_records = std::time::Instant::now();
-        append_records(tx.conn(), &done, landing_id)?;
-        tx.step("recording the raw files, their cells and quarantined lines")?;
-        let t_records = t_records.elapsed();
-        for pf in &done {
-            let p = partitions.iter_mut().find(|p| p.upload_date == pf.upload_date).expect("partition listed");
-            p.files_landed += 1;
-            p.events += pf.events as u64;
-            p.quarantined += pf.quarantine.len() as u64;
-            events += pf.events as u64;
-            quarantined += pf.quarantine.len() as u64;
-        }
-        let t_parse_and_append = t_all.elapsed();
-        let t_split = std::time::Instant::now();
-        if !todo.is_empty() {
-            tx.execute("finding baskets with several copies", sql("land", "key_candidates"), duckdb::params![first_file_id, was_empty])?;
-            tx.execute("finding split baskets", sql("land", "split_baskets_insert"), [])?;
-            tx.execute("finding basket keys that collide", sql("land", "key_collisions_insert"), [])?;
-        }
-        let t_split = t_split.elapsed();
-        for p in partitions.iter().filter(|p| p.exists) {
-            if !landed_partitions.contains(&p.upload_date) {
-                tx.execute("recording a partition", sql("land", "partition_insert"), duckdb::params![p.upload_date, p.files_landed as i64, landing_id])?;
-            }
-        }
-        if !todo.is_empty() || !new_stores.is_empty() {
-            let first = dates.iter().min().copied();
-            let last = dates.iter().max().copied();
-            tx.execute(
-                "recording the landing",
-                sql("land", "landing_insert"),
-                duckdb::params![landing_id, first, last, todo.len() as i64, events as i64, quarantined as i64, Utc::now().naive_utc()],
-            )?;
-        }
-        let commit = tx.commit()?.last().map(|p| p.1).unwrap_or_default();
-        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-        let phases = vec![
-            ("parse and insert into bronze, in DuckDB's threads".to_string(), ms(t_parse_and_append - t_records)),
-            ("recording files, cells and quarantine".to_string(), ms(t_records)),
-            ("finding split baskets".to_string(), ms(t_split)),
-            ("commit".to_string(), ms(commit)),
-        ];
-        Ok((events, quarantined, phases))
-    })();
-    let reset = lab.conn.execute_batch(sql("land", "ordered_insert"));
-    // Landing may list new basket keys that collide: v2 reads them again.
-    lab.key_collisions.set(None);
-    let result = result.and_then(|r| reset.map(|()| r).wrap_err("resetting the insertion order"));
-    let job = jobs().lock().expect("landing jobs").remove(&job_id);
-    let staged = job.map(|j| std::mem::take(&mut *j.staged.lock().expect("staged copies"))).unwrap_or_default();
-    match result {
-        Ok((events, quarantined, phases)) => {
-            for (tmp, dest) in &staged {
-                std::fs::rename(tmp, dest).wrap_err_with(|| format!("moving {} into the raw zone", dest.display()))?;
-            }
-            std::fs::write(raw_root.join(raw::STORES_FILE), stores.to_csv())?;
-            Ok(LandReport { partitions, stores_added: new_stores.len(), events, quarantined, phases })
-        }
-        Err(e) => {
-            for (tmp, _) in &staged {
-                let _ = std::fs::remove_file(tmp);
-            }
-            // Partition directories this call made go too (remove_dir only removes empty ones),
-            // and their parents up to the raw root.
-            for dir in created_dirs.iter().rev() {
-                let mut d = dir.as_path();
-                while d.starts_with(&raw_root) && std::fs::remove_dir(d).is_ok() {
-                    match d.parent() {
-                        Some(p) => d = p,
-                        None => break,
-                    }
-                }
-            }
-            Err(e)
         }
     }
 }
@@ -424,7 +503,7 @@ fn parse_file(path: &Path, rel: &str, upload_date: NaiveDate, stores: &StoreTabl
         lines += 1;
         let line_no = (i + 1) as u32;
         if line.trim().is_empty() {
-            quarantine.push((line_no, "blank line".to_string(), String::new()));
+            quarantine.push(Quarantined { line: line_no, reason: "blank line".to_string(), raw_line: String::new() });
             continue;
         }
         match raw::parse_line(line, stores, upload_date) {
@@ -437,7 +516,7 @@ fn parse_file(path: &Path, rel: &str, upload_date: NaiveDate, stores: &StoreTabl
                 if kept.len() < line.len() {
                     kept.push('…');
                 }
-                quarantine.push((line_no, reason, kept));
+                quarantine.push(Quarantined { line: line_no, reason, raw_line: kept });
             }
         }
     }
@@ -465,38 +544,13 @@ fn days(d: NaiveDate) -> i32 {
     d.num_days_from_ce() - EPOCH_FROM_CE
 }
 
-/// Every landed file's record, cells and quarantined lines, through one appender per table (a
-/// statement per file cost about half a millisecond each, 0.2 s for the full world's 384 files).
-fn append_records(conn: &duckdb::Connection, files: &[ParsedFile], landing_id: i64) -> Result<()> {
-    let mut app = conn.appender_to_db("files", "raw")?;
-    for pf in files {
-        app.append_row(duckdb::params![pf.file_id, pf.rel, pf.upload_date, pf.bytes as i64, pf.md5, pf.lines as i64, pf.events as i64, pf.quarantine.len() as i64, landing_id])?;
-    }
-    app.flush()?;
-    let mut app = conn.appender_to_db("cells", "bronze")?;
-    for pf in files {
-        for c in &pf.cells {
-            app.append_row(duckdb::params![pf.file_id, pf.upload_date, c.business_date, c.currency, c.rows, c.revenue_minor, c.digest as i64])?;
-        }
-    }
-    app.flush()?;
-    let mut app = conn.appender_to_db("quarantine", "bronze")?;
-    for pf in files {
-        for (line, reason, raw_line) in &pf.quarantine {
-            app.append_row(duckdb::params![pf.rel, *line as i32, pf.upload_date, reason, raw_line])?;
-        }
-    }
-    app.flush()?;
-    Ok(())
-}
-
 /// One landing's files, handed to DuckDB's `recount_parse(job)` scan. DuckDB calls the scan from
 /// each of its threads; a thread takes a file, parses it, copies it into the raw zone (staged,
 /// renamed after COMMIT) and returns its rows a vector at a time.
 ///
 /// Each thread inserts into row groups of its own, so each thread works through a contiguous run
 /// of files: a row group then holds neighbouring uploads, and its zone maps keep a per-date scan
-/// to a few row groups (files dealt out in turn made the backfill 12% slower). The files are
+/// to a few row groups (files dealt out in turn made the backfill slower: docs/performance.md). The files are
 /// cut into one lane per two threads; the first thread of a lane takes files from its front, the
 /// second from its back, and they meet wherever their speeds take them. A thread whose lane is
 /// empty (more threads than two per lane) takes from the back of the fullest lane.

@@ -1,19 +1,19 @@
-//! v2, the idempotent job: per run, the affected business dates whose inputs changed are deleted
-//! and rewritten in silver and gold, in ONE transaction with the run's snapshot record. The
-//! rewrite is a new version of the dates in `silver.versions` and `audit.gold_history`; the views
-//! `silver.baskets` and `gold.daily_store_sales` show each date's newest version, so the old rows
-//! leave silver and gold without being moved.
+//! v2, the idempotent job: per run, the affected business dates whose inputs changed get a new
+//! version in silver and gold, in ONE transaction with the run's snapshot record. The new version
+//! goes into `silver.versions` and `audit.gold_history`; the views `silver.baskets` and
+//! `gold.daily_store_sales` show each date's newest version, so the version it replaces stays as
+//! history and nothing is deleted.
 
-use crate::lake::Cached;
-use super::snapshot::{self, DateOutcome, Operation, SnapshotRecord, Trigger};
-use super::{Lab, Tx};
-use crate::queries::{hex, sql};
-use chrono::{Duration, NaiveDate};
-use color_eyre::eyre::Result;
+use super::Lab;
+use super::snapshot::{self, Operation, SnapshotRecord, Trigger, TriggerKind};
+use crate::rules::LatenessWindow;
+use crate::store::{DateAction, DateOutcome, Rewrite, Store, Tx, hex};
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, eyre};
 use md5::Digest;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-pub const DEFAULT_LATE_DAYS: u32 = 2;
+pub use crate::rules::DEFAULT_LATE_DAYS;
 
 #[derive(Debug, Clone, Copy)]
 pub struct V2Options {
@@ -26,6 +26,12 @@ pub struct V2Options {
 impl Default for V2Options {
     fn default() -> Self {
         V2Options { late_days: DEFAULT_LATE_DAYS, force: false, fail_after: super::fail_after_from_env() }
+    }
+}
+
+impl V2Options {
+    fn window(&self) -> LatenessWindow {
+        LatenessWindow::new(self.late_days)
     }
 }
 
@@ -53,11 +59,16 @@ impl RunReport {
         let s = &self.snapshot;
         let mut out = format!("v2 {} -> snapshot {} ({})\n", s.trigger.detail, s.snapshot_id, s.operation.as_str());
         for d in &self.dates {
-            match d.action.as_str() {
-                "skip" => out.push_str(&format!("  {}  skipped    inputs unchanged ({} rows)\n", d.business_date, d.input_rows)),
-                _ => out.push_str(&format!(
+            match d.action {
+                DateAction::Skip => out.push_str(&format!("  {}  skipped    inputs unchanged ({} rows)\n", d.business_date, d.input_rows)),
+                action => out.push_str(&format!(
                     "  {}  {:<9}  silver -{} +{}, gold -{} +{}\n",
-                    d.business_date, d.action, d.silver_deleted, d.silver_added, d.gold_deleted, d.gold_added
+                    d.business_date,
+                    action.as_str(),
+                    d.silver_replaced,
+                    d.silver_added,
+                    d.gold_replaced,
+                    d.gold_added
                 )),
             }
         }
@@ -78,27 +89,24 @@ impl RunReport {
     }
 }
 
-pub fn is_landed(lab: &Lab, upload: NaiveDate) -> Result<bool> {
-    let n: i64 = lab.conn.row_cached(sql("land", "upload_files_count"), [upload], |r| r.get(0))?;
-    Ok(n > 0)
+/// One v2 run for one upload: every business date of the upload inside the window.
+pub fn run_upload(lab: &Lab, upload: NaiveDate, trigger: TriggerKind, opts: V2Options) -> Result<RunReport> {
+    let started = std::time::Instant::now();
+    let (dates, beyond) = affected_dates(lab.store(), upload, opts.window())?;
+    let found = started.elapsed();
+    let mut report = rewrite(lab, &dates, Trigger::upload(trigger, upload), beyond, opts)?;
+    report.phases.insert(0, ("find affected dates".into(), found.as_secs_f64() * 1e3));
+    Ok(report)
 }
 
-/// One v2 run for one upload: every business date of the upload inside the window.
-pub fn run_upload(lab: &Lab, upload: NaiveDate, trigger_kind: &str, opts: V2Options) -> Result<RunReport> {
-    let started = std::time::Instant::now();
-    let conn = &lab.conn;
-    let oldest = upload - Duration::days(opts.late_days as i64);
-    let mut stmt = conn.prepare_cached(sql("v2", "upload_cells"))?;
-    let rows = stmt.query_map(duckdb::params![upload, oldest, opts.late_days], |r| {
-        Ok(((r.get::<_, NaiveDate>(0)?, r.get::<_, String>(1)?), (r.get::<_, i64>(2)?, r.get::<_, i64>(3)?, r.get::<_, bool>(4)?, r.get::<_, bool>(5)?)))
-    })?;
+/// The dates a run of `upload` rebuilds, and its rows beyond the window by date and currency.
+fn affected_dates(store: &Store, upload: NaiveDate, window: LatenessWindow) -> Result<(Vec<NaiveDate>, Vec<BeyondWindow>)> {
     // The upload's files summed per (business date, currency), in order.
-    let mut cells: std::collections::BTreeMap<(NaiveDate, String), (i64, i64, bool, bool)> = Default::default();
-    for row in rows {
-        let (key, (n, revenue, affected, is_beyond)) = row?;
-        let c = cells.entry(key).or_insert((0, 0, affected, is_beyond));
-        c.0 += n;
-        c.1 = c.1.checked_add(revenue).ok_or_else(|| color_eyre::eyre::eyre!("upload {upload}: revenue overflows 64 bits"))?;
+    let mut cells: BTreeMap<(NaiveDate, String), (i64, i64, bool, bool)> = BTreeMap::new();
+    for c in store.upload_cells(upload, window.oldest_affected(upload), window.late_days)? {
+        let sum = cells.entry((c.business_date, c.currency)).or_insert((0, 0, c.affected, c.beyond));
+        sum.0 += c.rows;
+        sum.1 = sum.1.checked_add(c.revenue_minor).ok_or_else(|| eyre!("upload {upload}: revenue overflows 64 bits"))?;
     }
     let (mut dates, mut beyond): (Vec<NaiveDate>, Vec<BeyondWindow>) = (Vec::new(), Vec::new());
     for ((business_date, currency), (rows, revenue_minor, affected, is_beyond)) in cells {
@@ -109,10 +117,7 @@ pub fn run_upload(lab: &Lab, upload: NaiveDate, trigger_kind: &str, opts: V2Opti
             beyond.push(BeyondWindow { business_date, currency, rows, revenue_minor });
         }
     }
-    let found = started.elapsed();
-    let mut report = rewrite(lab, &dates, Trigger::upload(trigger_kind, upload), beyond, opts)?;
-    report.phases.insert(0, ("find affected dates".into(), found.as_secs_f64() * 1e3));
-    Ok(report)
+    Ok((dates, beyond))
 }
 
 /// A manual rebuild of named business dates, under the same window rule.
@@ -126,20 +131,17 @@ pub fn rebuild_dates(lab: &Lab, dates: &[NaiveDate], opts: V2Options) -> Result<
 /// The input hash of each of `dates`: the exact rows that feed it under the window rule (their
 /// count and the wrapping sum of their row digests, kept per file in `bronze.cells`), the window
 /// itself and the code version.
-pub fn input_hashes(conn: &duckdb::Connection, late_days: u32, dates: &[NaiveDate]) -> Result<Vec<(NaiveDate, i64, String)>> {
+pub fn input_hashes(store: &Store, late_days: u32, dates: &[NaiveDate]) -> Result<Vec<(NaiveDate, i64, String)>> {
     let (Some(&first), Some(&last)) = (dates.iter().min(), dates.iter().max()) else {
         return Ok(Vec::new());
     };
-    let mut sums: std::collections::BTreeMap<NaiveDate, (i64, u64)> = dates.iter().map(|&d| (d, (0, 0))).collect();
-    let mut stmt = conn.prepare_cached(sql("v2", "input_cells"))?;
-    let rows = stmt.query_map(duckdb::params![late_days, first, last], |r| Ok((r.get::<_, NaiveDate>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))?;
-    for row in rows {
-        let (d, n, digest) = row?;
-        if let Some(s) = sums.get_mut(&d) {
-            s.0 += n;
-            s.1 = s.1.wrapping_add(digest as u64);
+    let mut sums: BTreeMap<NaiveDate, (i64, u64)> = dates.iter().map(|&d| (d, (0, 0))).collect();
+    store.input_cells(late_days, first, last, |c| {
+        if let Some(s) = sums.get_mut(&c.business_date) {
+            s.0 += c.rows;
+            s.1 = s.1.wrapping_add(c.digest as u64);
         }
-    }
+    })?;
     let version = super::code_version();
     Ok(sums
         .into_iter()
@@ -150,102 +152,122 @@ pub fn input_hashes(conn: &duckdb::Connection, late_days: u32, dates: &[NaiveDat
         .collect())
 }
 
-struct Current {
-    input_hash: String,
-    silver_rows: i64,
-    gold_rows: i64,
-    snapshot_id: i64,
+/// What a rebuild of one date would do, worked out without writing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RebuildPreview {
+    pub business_date: NaiveDate,
+    /// The window the date was last built with (the default when never built): the rebuild uses it.
+    pub window: LatenessWindow,
+    /// Landed rows that feed the date under that window.
+    pub input_rows: i64,
+    pub silver_rows: i64,
+    pub gold_rows: i64,
+    /// The inputs are those the current version was built from: v2 would skip.
+    pub unchanged: bool,
+}
+
+pub fn preview_rebuild(lab: &Lab, d: NaiveDate) -> Result<RebuildPreview> {
+    let current = lab.store().version_at(d, None)?;
+    let window = LatenessWindow::as_built(current.as_ref().and_then(|c| c.late_days));
+    let (_, input_rows, hash) = input_hashes(lab.store(), window.late_days, &[d])?.into_iter().next().unwrap_or((d, 0, String::new()));
+    let held = lab.store().rows_held(d)?;
+    Ok(RebuildPreview {
+        business_date: d,
+        window,
+        input_rows,
+        silver_rows: held.silver_rows,
+        gold_rows: held.gold_rows,
+        unchanged: current.is_some_and(|c| c.input_hash == hash),
+    })
+}
+
+impl RebuildPreview {
+    pub fn text(&self) -> String {
+        let verdict = if self.unchanged {
+            "its inputs are unchanged, so v2 will record a skipped run and rewrite nothing"
+        } else {
+            "its inputs changed, so v2 will write a new version of it in one transaction"
+        };
+        format!(
+            "Rebuild {} with v2 (window {} days)?\n\n{} landed rows feed it.\nIt holds {} silver rows and {} gold rows now.\n{verdict}.\n\ny: rebuild   n/Esc: cancel",
+            self.business_date, self.window.late_days, self.input_rows, self.silver_rows, self.gold_rows
+        )
+    }
+}
+
+/// What each date gets: its new input hash compared with the one its current version was built
+/// from; unchanged dates are skipped unless forced.
+fn plan(store: &Store, dates: &[NaiveDate], opts: V2Options) -> Result<Vec<DateOutcome>> {
+    let hashes = input_hashes(store, opts.late_days, dates)?;
+    let current: HashMap<NaiveDate, _> = match (dates.iter().min(), dates.iter().max()) {
+        (Some(&first), Some(&last)) => store.current_versions(first, last)?.into_iter().map(|c| (c.business_date, c)).collect(),
+        _ => HashMap::new(),
+    };
+    Ok(hashes
+        .into_iter()
+        .map(|(d, rows, hash)| {
+            let cur = current.get(&d);
+            let same = cur.is_some_and(|c| c.input_hash == hash);
+            let action = if same && !opts.force { DateAction::Skip } else { DateAction::Overwrite };
+            let (silver_replaced, gold_replaced) = match (action, cur) {
+                (DateAction::Overwrite, Some(c)) => (c.silver_rows, c.gold_rows),
+                _ => (0, 0),
+            };
+            DateOutcome { business_date: d, action, input_hash: hash, input_rows: rows, silver_replaced, silver_added: 0, gold_replaced, gold_added: 0 }
+        })
+        .collect())
 }
 
 fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondWindow>, opts: V2Options) -> Result<RunReport> {
     let started = std::time::Instant::now();
-    let conn = &lab.conn;
-    let hashes = input_hashes(conn, opts.late_days, dates)?;
-    // Each date's newest version: the one silver and gold hold now.
-    let mut current: HashMap<NaiveDate, Current> = HashMap::new();
-    if let (Some(first), Some(last)) = (dates.iter().min(), dates.iter().max()) {
-        let mut stmt = conn.prepare_cached(sql("v2", "current_versions"))?;
-        let rows = stmt.query_map(duckdb::params![first, last], |r| {
-            Ok((r.get::<_, NaiveDate>(0)?, Current { input_hash: r.get(1)?, silver_rows: r.get(2)?, gold_rows: r.get(3)?, snapshot_id: r.get(4)? }))
-        })?;
-        for row in rows {
-            let (d, version) = row?;
-            if current.get(&d).is_none_or(|c| c.snapshot_id < version.snapshot_id) {
-                current.insert(d, version);
-            }
-        }
-    }
-
-    let mut outcomes = Vec::new();
-    for (d, rows, hash) in &hashes {
-        let cur = current.get(d);
-        let same = cur.is_some_and(|c| &c.input_hash == hash);
-        let (silver_deleted, gold_deleted) = cur.map(|c| (c.silver_rows, c.gold_rows)).unwrap_or((0, 0));
-        let action = if same && !opts.force { "skip" } else { "overwrite" };
-        outcomes.push(DateOutcome {
-            business_date: *d,
-            action: action.into(),
-            input_hash: hash.clone(),
-            input_rows: *rows,
-            silver_deleted: if action == "skip" { 0 } else { silver_deleted },
-            silver_added: 0,
-            gold_deleted: if action == "skip" { 0 } else { gold_deleted },
-            gold_added: 0,
-        });
-    }
-    let changed_dates: Vec<NaiveDate> = outcomes.iter().filter(|o| o.action == "overwrite").map(|o| o.business_date).collect();
-    let changed = changed_dates.len();
-    // The changed dates as one bound list (ISO dates, commas), for the statements that need the
-    // set; the silver insert needs it only when the dates leave gaps between the first and last.
-    let date_list = changed_dates.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
-    let gaps = match (changed_dates.first(), changed_dates.last()) {
-        (Some(&first), Some(&last)) => (last - first).num_days() + 1 != changed as i64,
-        _ => false,
-    };
-    let operation = if changed == 0 { Operation::Skipped } else { Operation::Overwrite };
+    let mut outcomes = plan(lab.store(), dates, opts)?;
+    let changed: Vec<NaiveDate> = outcomes.iter().filter(|o| o.action == DateAction::Overwrite).map(|o| o.business_date).collect();
+    let operation = if changed.is_empty() { Operation::Skipped } else { Operation::Overwrite };
     let mut record = snapshot::new_record(lab, operation, trigger, opts.late_days)?;
-    record.dates_rewritten = changed as i64;
-    record.dates_skipped = (outcomes.len() - changed) as i64;
+    record.dates_rewritten = changed.len() as i64;
+    record.dates_skipped = (outcomes.len() - changed.len()) as i64;
     record.beyond_window_rows = beyond.iter().map(|b| b.rows).sum();
-
     let compared = started.elapsed();
-    let mut tx = Tx::begin(conn, opts.fail_after)?;
-    if let (Some(&first), Some(&last)) = (changed_dates.first(), changed_dates.last()) {
-        // The dates' silver rows leave silver now (the view) by the new version replacing them;
-        // they stay in silver.versions as the history of the version they belonged to.
-        let silver_deleted: i64 = outcomes.iter().map(|o| o.silver_deleted).sum();
-        let id = record.snapshot_id;
-        let collisions = lab.has_key_collisions()?;
-        let listed = gaps.then_some(date_list.as_str());
-        let silver_added = tx.execute("silver insert", sql("v2", "silver_insert"), duckdb::params![id, opts.late_days, first, last, collisions, listed])? as i64;
-        let gold_deleted: i64 = outcomes.iter().map(|o| o.gold_deleted).sum();
-        let gold_added = tx.execute("gold insert", sql("v2", "gold_insert"), duckdb::params![id, first, last])? as i64;
-        record.rows_deleted = silver_deleted + gold_deleted;
-        record.rows_added = silver_added + gold_added;
-        // One date (most runs of a backfill): its counts are the inserts' own.
-        let counts: HashMap<NaiveDate, (i64, i64)> = if changed == 1 {
-            HashMap::from([(first, (silver_added, gold_added))])
-        } else {
-            let counts = {
-                let mut stmt = tx.conn().prepare_cached(sql("v2", "changed_counts"))?;
-                stmt.query_map(duckdb::params![id, first, last, date_list], |r| Ok((r.get::<_, NaiveDate>(0)?, (r.get(1)?, r.get(2)?))))?.collect::<Result<_, _>>()?
-            };
-            tx.step("counting rows per date")?;
-            counts
+
+    let mut tx = Tx::begin(lab.store(), opts.fail_after)?;
+    if let (Some(&first), Some(&last)) = (changed.first(), changed.last()) {
+        let date_list = changed.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
+        let w = Rewrite {
+            snapshot_id: record.snapshot_id,
+            late_days: opts.late_days,
+            first,
+            last,
+            dates: &date_list,
+            gaps: (last - first).num_days() + 1 != changed.len() as i64,
+            key_collisions: lab.has_key_collisions()?,
         };
-        for o in outcomes.iter_mut().filter(|o| o.action == "overwrite") {
-            let (s, g) = counts.get(&o.business_date).copied().unwrap_or((0, 0));
-            o.silver_added = s;
-            o.gold_added = g;
-        }
+        write_versions(&mut tx, &w, &mut outcomes)?;
+        record.rows_replaced = outcomes.iter().map(|o| o.silver_replaced + o.gold_replaced).sum();
+        record.rows_added = outcomes.iter().map(|o| o.silver_added + o.gold_added).sum();
     }
     // Silver and gold now (views) show the new versions once the dates are recorded.
-    snapshot::insert_dates(&mut tx, record.snapshot_id, &outcomes)?;
-    let written = (changed > 0).then_some(snapshot::Written { snapshot_id: record.snapshot_id, dates: &changed_dates });
+    tx.append_snapshot_dates(record.snapshot_id, &outcomes)?;
+    let written = (!changed.is_empty()).then_some(snapshot::Written { snapshot_id: record.snapshot_id, dates: &changed });
     record.fingerprint = snapshot::fingerprint_after(lab, &mut tx, written)?;
     tx.step("fingerprint")?;
     snapshot::insert_record(lab, &mut tx, &record)?;
     let mut phases = vec![("input hashes".to_string(), compared.as_secs_f64() * 1e3)];
     phases.extend(tx.commit()?.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)));
     Ok(RunReport { snapshot: record, dates: outcomes, beyond_window: beyond, phases })
+}
+
+/// The new silver and gold versions of the changed dates, and the rows each holds.
+fn write_versions(tx: &mut Tx, w: &Rewrite, outcomes: &mut [DateOutcome]) -> Result<()> {
+    let silver_added = tx.insert_silver_version(w)?;
+    let gold_added = tx.insert_gold_version(w)?;
+    // One date (most runs of a backfill): its counts are the inserts' own.
+    let counts: HashMap<NaiveDate, (i64, i64)> = if w.first == w.last {
+        HashMap::from([(w.first, (silver_added, gold_added))])
+    } else {
+        tx.changed_counts(w)?.into_iter().map(|c| (c.business_date, (c.silver_rows, c.gold_rows))).collect()
+    };
+    for o in outcomes.iter_mut().filter(|o| o.action == DateAction::Overwrite) {
+        (o.silver_added, o.gold_added) = counts.get(&o.business_date).copied().unwrap_or((0, 0));
+    }
+    Ok(())
 }

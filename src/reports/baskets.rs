@@ -2,7 +2,6 @@
 
 use super::{Cell, Report, Table};
 use crate::lake::Lab;
-use crate::queries::sql;
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
 
@@ -36,32 +35,22 @@ pub struct BasketsReport {
 }
 
 pub fn resent(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<BasketsReport> {
-    let mut stmt = lab.conn.prepare_cached(sql("reports", "basket_copies"))?;
-    let rows = stmt.query_map(duckdb::params![d, late_days], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, String>(3)?,
-            Copy {
-                event_id: r.get(4)?,
-                upload_date: r.get(5)?,
-                uploaded_at: r.get(6)?,
-                revenue_minor: r.get(7)?,
-                in_window: r.get(8)?,
-                won: false,
-                why: if r.get::<_, i64>(9)? > 1 { "tie".into() } else { String::new() },
-                file: r.get(10)?,
-                line: r.get(11)?,
-            },
-        ))
-    })?;
     let mut baskets: Vec<ResentBasket> = Vec::new();
-    for row in rows {
-        let (basket_id, store_id, country, currency, copy) = row?;
+    for r in lab.store().basket_copies(d, late_days)? {
+        let copy = Copy {
+            event_id: r.event_id,
+            upload_date: r.upload_date,
+            uploaded_at: r.uploaded_at,
+            revenue_minor: r.revenue_minor,
+            in_window: r.in_window,
+            won: false,
+            why: if r.same_instant > 1 { "tie".into() } else { String::new() },
+            file: r.file,
+            line: r.line,
+        };
         match baskets.last_mut() {
-            Some(b) if b.basket_id == basket_id => b.copies.push(copy),
-            _ => baskets.push(ResentBasket { basket_id, store_id, country, currency, copies: vec![copy] }),
+            Some(b) if b.basket_id == r.basket_id => b.copies.push(copy),
+            _ => baskets.push(ResentBasket { basket_id: r.basket_id, store_id: r.store_id, country: r.country, currency: r.currency, copies: vec![copy] }),
         }
     }
     // Copies come ordered by (uploaded_at, event_id): the first inside the window wins.

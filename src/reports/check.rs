@@ -1,11 +1,10 @@
 //! `recount check DATE`: per country, v1, v2 gold and the recompute side by side, with DuckDB's
 //! own recount as a second engine behind the polars one.
 
-use crate::lake::Cached;
 use super::status::{DateStatus, date_status};
 use super::{Cell, Note, Report, Status, Table, resolve_as_of};
 use crate::lake::Lab;
-use crate::queries::sql;
+use crate::store::StoreFigures;
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
 use std::collections::BTreeMap;
@@ -62,92 +61,75 @@ fn country_row<'a>(map: &'a mut BTreeMap<String, CountryCheck>, country: &str, c
         .or_insert_with(|| CountryCheck { country: country.into(), currency: currency.into(), ..Default::default() })
 }
 
-type StoreFigures = (String, String, String, i64, i64);
-
-fn by_store(conn: &duckdb::Connection, query: &str, params: &[&dyn duckdb::ToSql]) -> Result<Vec<StoreFigures>> {
-    let mut stmt = conn.prepare_cached(query)?;
-    let rows = stmt.query_map(params, |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
 pub fn check(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<CheckReport> {
     crate::recompute::ensure_cached(lab)?;
     let snap = resolve_as_of(lab, as_of)?;
-    let conn = &lab.conn;
+    let store = lab.store();
     let mut status = date_status(lab, d)?;
     if as_of.is_some() {
-        status.built = crate::lake::snapshot::version_at(conn, d, snap)?.is_some();
+        status.built = crate::lake::snapshot::version_at(lab, d, snap)?.is_some();
     }
     let mut countries: BTreeMap<String, CountryCheck> = BTreeMap::new();
     // v1: everything appended up to the snapshot.
-    let mut stmt = conn.prepare_cached(sql("reports", "v1_by_store"))?;
-    let v1 = stmt.query_map(duckdb::params![d, snap], |r| {
-        Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?))
-    })?;
-    for row in v1 {
-        let (country, currency, events, revenue) = row?;
-        let c = country_row(&mut countries, &country, &currency);
-        c.v1_events += events;
-        c.v1_revenue_minor += revenue;
+    for r in store.v1_by_store(d, snap)? {
+        let c = country_row(&mut countries, &r.country, &r.currency);
+        c.v1_events += r.events;
+        c.v1_revenue_minor += r.revenue_minor;
     }
-    let runs: i64 = conn.row_cached(sql("reports", "v1_runs"), duckdb::params![d, snap], |r| r.get(0))?;
-    let gold = if as_of.is_some() {
-        by_store(conn, sql("reports", "gold_by_store_as_of"), &[&d, &snap])?
-    } else {
-        by_store(conn, sql("reports", "gold_by_store"), &[&d])?
-    };
-    for (_, country, currency, baskets, revenue) in &gold {
-        let c = country_row(&mut countries, country, currency);
-        c.v2_baskets += baskets;
-        c.v2_revenue_minor += revenue;
+    let runs = store.v1_runs(d, snap)?;
+    for r in store.gold_by_store(d, as_of.map(|_| snap))? {
+        let c = country_row(&mut countries, &r.country, &r.currency);
+        c.v2_baskets += r.baskets;
+        c.v2_revenue_minor += r.revenue_minor;
     }
-    let polars = by_store(conn, sql("reports", "recompute_by_store"), &[&d])?;
-    for (_, country, currency, baskets, revenue) in &polars {
-        let c = country_row(&mut countries, country, currency);
-        c.recompute_baskets += baskets;
-        c.recompute_revenue_minor += revenue;
+    let polars = store.recompute_by_store(d)?;
+    for r in &polars {
+        let c = country_row(&mut countries, &r.country, &r.currency);
+        c.recompute_baskets += r.baskets;
+        c.recompute_revenue_minor += r.revenue_minor;
     }
-    let mut stmt = conn.prepare_cached(sql("reports", "late_rows"))?;
-    let late = stmt.query_map(duckdb::params![status.late_days, d], |r| {
-        Ok((r.get::<_, String>(6)?, r.get::<_, String>(7)?, r.get::<_, i64>(8)?, r.get::<_, bool>(11)?))
-    })?;
-    for row in late {
-        let (country, currency, revenue, missing) = row?;
-        if missing {
-            let c = country_row(&mut countries, &country, &currency);
-            c.beyond_window_baskets += 1;
-            c.beyond_window_revenue_minor += revenue;
-        }
+    for r in store.late_rows(status.late_days, d)?.into_iter().filter(|r| r.missing_from_v2) {
+        let c = country_row(&mut countries, &r.country, &r.currency);
+        c.beyond_window_baskets += 1;
+        c.beyond_window_revenue_minor += r.revenue_minor;
     }
     for c in countries.values_mut() {
         c.v1_runs = runs;
     }
     // The second engine: DuckDB recounts the same date from bronze.
-    let duck = by_store(conn, sql("recompute", "duckdb_date"), &[&d, &lab.has_key_collisions()?])?;
-    let polars_map: BTreeMap<&str, (i64, i64)> = polars.iter().map(|(s, _, _, b, r)| (s.as_str(), (*b, *r))).collect();
-    let duck_map: BTreeMap<&str, (i64, i64)> = duck.iter().map(|(s, _, _, b, r)| (s.as_str(), (*b, *r))).collect();
-    let mut disagreements = Vec::new();
-    for store in polars_map.keys().chain(duck_map.keys()).collect::<std::collections::BTreeSet<_>>() {
-        let p = polars_map.get(store).copied().unwrap_or((0, 0));
-        let q = duck_map.get(store).copied().unwrap_or((0, 0));
-        if p != q {
-            disagreements.push(EngineDisagreement {
-                store_id: store.to_string(),
-                polars_baskets: p.0,
-                polars_revenue_minor: p.1,
-                duckdb_baskets: q.0,
-                duckdb_revenue_minor: q.1,
-            });
-        }
-    }
+    let duck = store.duckdb_recount(d, lab.has_key_collisions()?)?;
     Ok(CheckReport {
         business_date: d,
         as_of_snapshot: snap,
         status,
         countries: countries.into_values().collect(),
-        engines_agree: disagreements.is_empty(),
-        engine_disagreements: disagreements,
-    })
+        engines_agree: false,
+        engine_disagreements: Vec::new(),
+    }
+    .with_engines(&polars, &duck))
+}
+
+impl CheckReport {
+    /// Compares the two recounts store by store.
+    fn with_engines(mut self, polars: &[StoreFigures], duck: &[StoreFigures]) -> Self {
+        let polars_map: BTreeMap<&str, (i64, i64)> = polars.iter().map(|r| (r.store_id.as_str(), (r.baskets, r.revenue_minor))).collect();
+        let duck_map: BTreeMap<&str, (i64, i64)> = duck.iter().map(|r| (r.store_id.as_str(), (r.baskets, r.revenue_minor))).collect();
+        for store in polars_map.keys().chain(duck_map.keys()).collect::<std::collections::BTreeSet<_>>() {
+            let p = polars_map.get(store).copied().unwrap_or((0, 0));
+            let q = duck_map.get(store).copied().unwrap_or((0, 0));
+            if p != q {
+                self.engine_disagreements.push(EngineDisagreement {
+                    store_id: store.to_string(),
+                    polars_baskets: p.0,
+                    polars_revenue_minor: p.1,
+                    duckdb_baskets: q.0,
+                    duckdb_revenue_minor: q.1,
+                });
+            }
+        }
+        self.engines_agree = self.engine_disagreements.is_empty();
+        self
+    }
 }
 
 impl CheckReport {

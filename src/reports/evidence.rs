@@ -2,9 +2,9 @@
 
 use super::history::{self, DiffReport};
 use crate::lake::Lab;
-use crate::lake::snapshot::SnapshotRecord;
+use crate::lake::snapshot::{self, SnapshotRecord};
 use crate::recompute::GoldRow;
-use crate::queries::{hex, sql};
+use crate::store::hex;
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr};
 use md5::Digest;
@@ -35,31 +35,31 @@ pub struct EvidenceFile {
     pub md5: String,
 }
 
-fn other_dates_at(lab: &Lab, snapshot: i64) -> Result<std::collections::BTreeMap<NaiveDate, (i64, i64)>> {
-    let mut stmt = lab.conn.prepare_cached(sql("history", "other_dates_at"))?;
-    let rows = stmt.query_map([snapshot], |r| Ok((r.get::<_, NaiveDate>(0)?, (r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+/// Each date's version and gold rows as of `snapshot`.
+fn dates_at(lab: &Lab, snapshot: i64) -> Result<std::collections::BTreeMap<NaiveDate, (i64, i64)>> {
+    Ok(lab.store().dates_at(snapshot)?.into_iter().map(|r| (r.business_date, (r.version, r.gold_rows))).collect())
 }
 
 pub fn write(lab: &Lab, d: NaiveDate, out: &Path) -> Result<Vec<EvidenceFile>> {
     std::fs::create_dir_all(out).wrap_err_with(|| format!("creating {}", out.display()))?;
-    let records: Vec<SnapshotRecord> = history::load_snapshots(lab, i64::MAX)?;
-    let mut stmt = lab.conn.prepare_cached(sql("reports", "gold_by_store"))?;
-    let gold: Vec<GoldRow> = stmt
-        .query_map([d], |r| Ok(GoldRow { business_date: d, store_id: r.get(0)?, country: r.get(1)?, currency: r.get(2)?, baskets: r.get(3)?, revenue_minor: r.get(4)? }))?
-        .collect::<Result<_, _>>()?;
-    let mut stmt = lab.conn.prepare_cached(sql("history", "versions_of_date"))?;
-    let versions: Vec<i64> = stmt.query_map(duckdb::params![d, i64::MAX], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let records: Vec<SnapshotRecord> = snapshot::records(lab, i64::MAX)?;
+    let gold: Vec<GoldRow> = lab
+        .store()
+        .gold_by_store(d, None)?
+        .into_iter()
+        .map(|r| GoldRow { business_date: d, store_id: r.store_id, country: r.country, currency: r.currency, baskets: r.baskets, revenue_minor: r.revenue_minor })
+        .collect();
+    let versions = lab.store().versions_of_date(d, i64::MAX)?;
     let comparison = match versions.as_slice() {
         [] => Comparison { business_date: d, diff: None, other_dates: Vec::new() },
         [.., last] => {
             let prev = versions.len().checked_sub(2).map(|i| versions[i]);
             let diff = history::diff_versions(lab, d, prev, *last, prev, Some(*last))?;
             let before = match prev {
-                Some(p) => other_dates_at(lab, p)?,
+                Some(p) => dates_at(lab, p)?,
                 None => Default::default(),
             };
-            let after = other_dates_at(lab, *last)?;
+            let after = dates_at(lab, *last)?;
             let mut dates: Vec<NaiveDate> = before.keys().chain(after.keys()).copied().filter(|x| *x != d).collect();
             dates.sort();
             dates.dedup();
@@ -95,7 +95,7 @@ pub fn write(lab: &Lab, d: NaiveDate, out: &Path) -> Result<Vec<EvidenceFile>> {
             serde_json::json!({
                 "snapshot_id": r.snapshot_id, "parent_id": r.parent_id, "operation": r.operation,
                 "trigger": r.trigger, "late_days": r.late_days, "dates_rewritten": r.dates_rewritten,
-                "rows_deleted": r.rows_deleted, "rows_added": r.rows_added,
+                "rows_replaced": r.rows_replaced, "rows_added": r.rows_added,
                 "fingerprint": r.fingerprint.to_string(), "code_version": r.code_version, "created_at": r.created_at,
             })
         })

@@ -5,7 +5,6 @@
 
 use super::{Cell, Note, Report, Status, Table};
 use crate::lake::Lab;
-use crate::queries::sql;
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
 use std::collections::BTreeMap;
@@ -55,58 +54,37 @@ pub struct ExplainReport {
 
 pub fn explain(lab: &Lab, d: NaiveDate) -> Result<ExplainReport> {
     crate::recompute::ensure_cached(lab)?;
-    let conn = &lab.conn;
+    let store = lab.store();
     let mut countries: BTreeMap<String, CountryExplain> = BTreeMap::new();
     fn row<'a>(m: &'a mut BTreeMap<String, CountryExplain>, country: &str, currency: &str) -> &'a mut CountryExplain {
         m.entry(country.to_string()).or_insert_with(|| CountryExplain { country: country.into(), currency: currency.into(), ..Default::default() })
     }
     // The recompute side comes from polars.
-    let mut stmt = conn.prepare_cached(sql("reports", "recompute_by_store"))?;
-    let rows = stmt.query_map([d], |r| Ok((r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?)))?;
-    for r in rows {
-        let (country, currency, baskets, revenue) = r?;
-        let c = row(&mut countries, &country, &currency);
-        c.recompute_baskets += baskets;
-        c.recompute_revenue_minor += revenue;
+    for r in store.recompute_by_store(d)? {
+        let c = row(&mut countries, &r.country, &r.currency);
+        c.recompute_baskets += r.baskets;
+        c.recompute_revenue_minor += r.revenue_minor;
     }
     // Missed and double counted come from bronze, basket by basket.
-    let mut stmt = conn.prepare_cached(sql("reports", "explain_baskets"))?;
-    let rows = stmt.query_map([d], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, String>(3)?,
-            r.get::<_, i64>(4)?,
-            r.get::<_, NaiveDate>(5)?,
-            r.get::<_, i64>(6)?,
-            r.get::<_, i64>(7)?,
-            r.get::<_, i64>(8)?,
-        ))
-    })?;
-    for r in rows {
-        let (country, currency, basket_id, store_id, winner_revenue, winner_upload, copies, revenue_in_run, first_in_run) = r?;
-        let c = row(&mut countries, &country, &currency);
-        if copies == 0 {
+    for b in store.explain_baskets(d)? {
+        let c = row(&mut countries, &b.country, &b.currency);
+        if b.copies_in_run == 0 {
             c.missed_baskets += 1;
-            c.missed_revenue_minor += winner_revenue;
-            c.missed.push(BasketLine { basket_id, store_id, upload_date: winner_upload, copies_in_run: 0, revenue_minor: winner_revenue });
-        } else if copies > 1 {
+            c.missed_revenue_minor += b.winner_revenue_minor;
+            c.missed.push(BasketLine { basket_id: b.basket_id, store_id: b.store_id, upload_date: b.winner_upload, copies_in_run: 0, revenue_minor: b.winner_revenue_minor });
+        } else if b.copies_in_run > 1 {
             // Every copy after the first in the run is counted again by v1.
-            let extra = revenue_in_run - first_in_run;
-            c.double_counted_copies += copies - 1;
+            let extra = b.revenue_in_run - b.first_in_run;
+            c.double_counted_copies += b.copies_in_run - 1;
             c.double_counted_revenue_minor += extra;
-            c.double_counted.push(BasketLine { basket_id, store_id, upload_date: d, copies_in_run: copies, revenue_minor: extra });
+            c.double_counted.push(BasketLine { basket_id: b.basket_id, store_id: b.store_id, upload_date: d, copies_in_run: b.copies_in_run, revenue_minor: extra });
         }
     }
     // The v1 side: what one naive run reads, straight from bronze.
-    let mut stmt = conn.prepare_cached(sql("reports", "v1_once_by_country"))?;
-    let rows = stmt.query_map([d], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?)))?;
-    for r in rows {
-        let (country, currency, events, revenue) = r?;
-        let c = row(&mut countries, &country, &currency);
-        c.v1_events += events;
-        c.v1_revenue_minor += revenue;
+    for r in store.v1_once_by_country(d)? {
+        let c = row(&mut countries, &r.country, &r.currency);
+        c.v1_events += r.events;
+        c.v1_revenue_minor += r.revenue_minor;
     }
     for c in countries.values_mut() {
         c.identity_gap_minor = c.recompute_revenue_minor - c.missed_revenue_minor + c.double_counted_revenue_minor - c.v1_revenue_minor;

@@ -4,9 +4,8 @@
 use super::status::{DateStatus, date_status};
 use super::{Cell, Note, Report, Status, Table, resolve_as_of};
 use crate::lake::Lab;
-use crate::lake::snapshot::{self, Fingerprint, Operation, SnapshotRecord, Trigger};
+use crate::lake::snapshot::{self, Operation, SnapshotRecord, Trigger};
 use crate::money;
-use crate::queries::sql;
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, bail};
 use std::collections::BTreeMap;
@@ -18,30 +17,8 @@ pub struct SnapshotsReport {
     pub records: Vec<SnapshotRecord>,
 }
 
-pub fn load_snapshots(lab: &Lab, up_to: i64) -> Result<Vec<SnapshotRecord>> {
-    let mut stmt = lab.conn.prepare_cached(sql("history", "snapshots"))?;
-    let rows = stmt.query_map([up_to], |r| {
-        Ok(SnapshotRecord {
-            snapshot_id: r.get(0)?,
-            parent_id: r.get(1)?,
-            operation: Operation::parse(&r.get::<_, String>(2)?),
-            trigger: Trigger { kind: r.get(3)?, upload: r.get(4)?, detail: r.get(5)? },
-            late_days: r.get::<_, i64>(6)? as u32,
-            dates_rewritten: r.get(7)?,
-            dates_skipped: r.get(8)?,
-            rows_deleted: r.get(9)?,
-            rows_added: r.get(10)?,
-            beyond_window_rows: r.get(11)?,
-            fingerprint: Fingerprint { rows: r.get(12)?, md5: r.get(13)? },
-            code_version: r.get(14)?,
-            created_at: r.get(15)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
 pub fn snapshots(lab: &Lab) -> Result<SnapshotsReport> {
-    Ok(SnapshotsReport { records: load_snapshots(lab, i64::MAX)? })
+    Ok(SnapshotsReport { records: snapshot::records(lab, i64::MAX)? })
 }
 
 impl Report for SnapshotsReport {
@@ -58,7 +35,7 @@ impl Report for SnapshotsReport {
                 ("trigger", "trigger"),
                 ("dates_rewritten", "dates"),
                 ("dates_skipped", "skipped"),
-                ("rows_deleted", "rows -"),
+                ("rows_replaced", "rows -"),
                 ("rows_added", "rows +"),
                 ("gold_rows", "gold rows"),
                 ("gold_md5", "gold md5"),
@@ -74,7 +51,7 @@ impl Report for SnapshotsReport {
                     Cell::text(format!("{}: {}", r.trigger.kind, r.trigger.detail)),
                     Cell::Int(r.dates_rewritten),
                     Cell::Int(r.dates_skipped),
-                    Cell::Int(r.rows_deleted),
+                    Cell::Int(r.rows_replaced),
                     Cell::Int(r.rows_added),
                     Cell::Int(r.fingerprint.rows),
                     Cell::text(&r.fingerprint.md5),
@@ -89,39 +66,7 @@ impl Report for SnapshotsReport {
 
 // ---------------------------------------------------------------- diff
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChangeKind {
-    /// In the newer version only: a late till, a first build.
-    Added,
-    /// In the older version only: a rollback, a basket whose copies left the window.
-    Removed,
-    /// Another copy wins now (an earlier copy arrived), possibly with another amount.
-    WinnerChanged,
-    /// Same winner, but more (or fewer) re-sent copies were discarded.
-    CopiesDiscarded,
-}
-
-impl ChangeKind {
-    /// The kind codes of the `diff_rows` macro (schema.sql).
-    fn from_code(code: i32) -> ChangeKind {
-        match code {
-            0 => ChangeKind::Added,
-            1 => ChangeKind::Removed,
-            2 => ChangeKind::WinnerChanged,
-            _ => ChangeKind::CopiesDiscarded,
-        }
-    }
-
-    pub fn word(self) -> &'static str {
-        match self {
-            ChangeKind::Added => "added",
-            ChangeKind::Removed => "removed",
-            ChangeKind::WinnerChanged => "winner changed",
-            ChangeKind::CopiesDiscarded => "re-sent copies discarded",
-        }
-    }
-}
+pub use crate::store::ChangeKind;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct DiffBasket {
@@ -193,34 +138,27 @@ pub struct DiffReport {
     pub baskets: Vec<DiffBasket>,
 }
 
-fn versions_of(lab: &Lab, d: NaiveDate, up_to: i64) -> Result<Vec<i64>> {
-    let mut stmt = lab.conn.prepare_cached(sql("history", "versions_of_date"))?;
-    let rows = stmt.query_map(duckdb::params![d, up_to], |r| r.get(0))?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
+/// Per country: what `version` of `d` held (None: nothing).
 fn gold_version(lab: &Lab, d: NaiveDate, version: Option<i64>) -> Result<BTreeMap<String, (String, i64, i64)>> {
     let Some(v) = version else { return Ok(BTreeMap::new()) };
-    let mut stmt = lab.conn.prepare_cached(sql("history", "gold_version"))?;
-    let rows = stmt.query_map(duckdb::params![v, d], |r| Ok((r.get::<_, String>(0)?, (r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?))))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(lab.store().gold_version(d, v)?.into_iter().map(|g| (g.country, (g.currency, g.baskets, g.revenue_minor))).collect())
 }
 
 /// What changed in date `d` between the versions held at snapshots `from` and `to`.
 /// Defaults: `to` is the newest snapshot, `from` the version before the one `to` holds.
 pub fn diff(lab: &Lab, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Result<DiffReport> {
     let to_snapshot = resolve_as_of(lab, to)?;
-    let to_version = snapshot::version_at(&lab.conn, d, to_snapshot)?;
+    let to_version = snapshot::version_at(lab, d, to_snapshot)?;
     let (from_snapshot, from_version) = match from {
         Some(f) => {
-            super::resolve_as_of(lab, Some(f))?;
-            (Some(f), snapshot::version_at(&lab.conn, d, f)?)
+            resolve_as_of(lab, Some(f))?;
+            (Some(f), snapshot::version_at(lab, d, f)?)
         }
         None => {
             let Some(tv) = to_version else {
                 bail!("no snapshot has built {d} yet");
             };
-            let prev = versions_of(lab, d, tv - 1)?.last().copied();
+            let prev = lab.store().versions_of_date(d, tv - 1)?.last().copied();
             (prev, prev)
         }
     };
@@ -229,23 +167,24 @@ pub fn diff(lab: &Lab, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Resu
 
 pub fn diff_versions(lab: &Lab, d: NaiveDate, from_snapshot: Option<i64>, to_snapshot: i64, from_version: Option<i64>, to_version: Option<i64>) -> Result<DiffReport> {
     let mut report = diff_summary(lab, d, from_snapshot, to_snapshot, from_version, to_version)?;
-    let mut stmt = lab.conn.prepare_cached(sql("history", "diff_baskets"))?;
-    let rows = stmt.query_map(duckdb::params![from_version.unwrap_or(-1), to_version.unwrap_or(-1), d], |r| {
-        Ok(DiffBasket {
-            basket_id: r.get(0)?,
-            kind: ChangeKind::from_code(r.get(1)?),
-            upload_date: r.get(2)?,
-            country: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
-            currency: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
-            store_id: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
-            event_before: r.get(6)?,
-            event_after: r.get(7)?,
-            baskets_delta: r.get(8)?,
-            revenue_delta_minor: r.get(9)?,
-            copies_discarded_delta: r.get(10)?,
+    report.baskets = lab
+        .store()
+        .diff_baskets(d, from_version, to_version)?
+        .into_iter()
+        .map(|r| DiffBasket {
+            basket_id: r.basket_id,
+            kind: r.kind,
+            upload_date: r.upload_date,
+            country: r.country.unwrap_or_default(),
+            currency: r.currency.unwrap_or_default(),
+            store_id: r.store_id.unwrap_or_default(),
+            event_before: r.event_before,
+            event_after: r.event_after,
+            baskets_delta: r.baskets_delta,
+            revenue_delta_minor: r.revenue_delta_minor,
+            copies_discarded_delta: r.copies_discarded_delta,
         })
-    })?;
-    report.baskets = rows.collect::<Result<_, _>>()?;
+        .collect();
     Ok(report)
 }
 
@@ -253,23 +192,16 @@ pub fn diff_versions(lab: &Lab, d: NaiveDate, from_snapshot: Option<i64>, to_sna
 /// `diff_versions` lists) against the change in gold. What `history` shows for each version.
 pub fn diff_summary(lab: &Lab, d: NaiveDate, from_snapshot: Option<i64>, to_snapshot: i64, from_version: Option<i64>, to_version: Option<i64>) -> Result<DiffReport> {
     let mut by_country: BTreeMap<String, Vec<DiffPart>> = BTreeMap::new();
-    let mut stmt = lab.conn.prepare_cached(sql("history", "diff_parts"))?;
-    let rows = stmt.query_map(duckdb::params![from_version.unwrap_or(-1), to_version.unwrap_or(-1), d], |r| {
-        Ok((
-            r.get::<_, Option<String>>(0)?.unwrap_or_default(),
-            DiffPart {
-                kind: ChangeKind::from_code(r.get(1)?),
-                upload_date: r.get(2)?,
-                baskets: r.get(3)?,
-                baskets_delta: r.get(4)?,
-                revenue_delta_minor: r.get(5)?,
-                copies_discarded_delta: r.get(6)?,
-            },
-        ))
-    })?;
-    for row in rows {
-        let (country, part) = row?;
-        by_country.entry(country).or_default().push(part);
+    for r in lab.store().diff_parts(d, from_version, to_version)? {
+        let part = DiffPart {
+            kind: r.kind,
+            upload_date: r.upload_date,
+            baskets: r.baskets,
+            baskets_delta: r.baskets_delta,
+            revenue_delta_minor: r.revenue_delta_minor,
+            copies_discarded_delta: r.copies_discarded_delta,
+        };
+        by_country.entry(r.country.unwrap_or_default()).or_default().push(part);
     }
     let before = gold_version(lab, d, from_version)?;
     let after = gold_version(lab, d, to_version)?;
@@ -434,8 +366,8 @@ pub struct HistoryReport {
 
 pub fn history(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<HistoryReport> {
     let up_to = resolve_as_of(lab, as_of)?;
-    let versions = versions_of(lab, d, up_to)?;
-    let records: BTreeMap<i64, SnapshotRecord> = load_snapshots(lab, up_to)?.into_iter().map(|r| (r.snapshot_id, r)).collect();
+    let versions = lab.store().versions_of_date(d, up_to)?;
+    let records: BTreeMap<i64, SnapshotRecord> = snapshot::records(lab, up_to)?.into_iter().map(|r| (r.snapshot_id, r)).collect();
     let mut entries = Vec::new();
     let mut previous: Option<i64> = None;
     for v in versions {
@@ -461,6 +393,11 @@ pub fn history(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<HistoryRep
 }
 
 impl HistoryReport {
+    /// The snapshot behind row `row` of `table()` (one row per country of each entry).
+    pub fn snapshot_at_row(&self, row: usize) -> Option<i64> {
+        self.entries.iter().flat_map(|e| e.countries.iter().map(move |_| e.snapshot_id)).nth(row)
+    }
+
     pub fn table(&self) -> Table {
         let mut t = Table::new(
             "",

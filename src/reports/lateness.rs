@@ -1,18 +1,11 @@
 //! `recount lateness`: upload date minus business date, in events and baskets.
 
 use super::{Cell, Report, Table};
-use crate::lake::{Cached, Lab};
-use crate::queries::sql;
+use crate::lake::Lab;
+use crate::store::Tx;
 use color_eyre::eyre::Result;
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct LatenessBucket {
-    /// None when not split by country.
-    pub country: Option<String>,
-    pub days: i64,
-    pub events: i64,
-    pub baskets: i64,
-}
+pub use crate::store::LatenessRow as LatenessBucket;
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LatenessReport {
@@ -20,32 +13,27 @@ pub struct LatenessReport {
     pub buckets: Vec<LatenessBucket>,
 }
 
-/// The histogram needs every bronze row's basket, counted distinct: a full scan (about half a
-/// second on the full world). It is kept in the lab and recounted only after a file lands.
+/// The histogram needs every bronze row's basket, counted distinct: a full scan. It is kept in
+/// the lab and recounted only after a file lands.
 fn ensure_cached(lab: &Lab) -> Result<()> {
-    let (newest, counted): (i32, i32) = lab.conn.row_cached(sql("reports", "lateness_state"), [], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    if newest == counted {
+    let state = lab.store().lateness_state()?;
+    if state.newest_file == state.counted_file {
         return Ok(());
     }
-    let tx = crate::lake::Tx::begin(&lab.conn, None)?;
-    tx.conn().exec_cached(sql("reports", "lateness_clear"), [])?;
-    tx.conn().exec_cached(sql("reports", "lateness_fill"), [newest])?;
+    let mut tx = Tx::begin(lab.store(), None)?;
+    tx.refill_lateness(state.newest_file)?;
     tx.commit()?;
     Ok(())
 }
 
+/// Forgets the kept histogram, so the next report counts it again (the bench measures that).
+pub fn forget(lab: &Lab) -> Result<()> {
+    lab.store().forget_lateness()
+}
+
 pub fn lateness(lab: &Lab, by_country: bool) -> Result<LatenessReport> {
     ensure_cached(lab)?;
-    let buckets = if by_country {
-        let mut stmt = lab.conn.prepare_cached(sql("reports", "lateness_by_country"))?;
-        let rows = stmt.query_map([], |r| Ok(LatenessBucket { country: Some(r.get(0)?), days: r.get(1)?, events: r.get(2)?, baskets: r.get(3)? }))?;
-        rows.collect::<Result<_, _>>()?
-    } else {
-        let mut stmt = lab.conn.prepare_cached(sql("reports", "lateness"))?;
-        let rows = stmt.query_map([], |r| Ok(LatenessBucket { country: None, days: r.get(0)?, events: r.get(1)?, baskets: r.get(2)? }))?;
-        rows.collect::<Result<_, _>>()?
-    };
-    Ok(LatenessReport { by_country, buckets })
+    Ok(LatenessReport { by_country, buckets: lab.store().lateness(by_country)? })
 }
 
 impl Report for LatenessReport {

@@ -2,26 +2,10 @@
 
 use super::{Cell, Note, Report, Status, Table};
 use crate::lake::Lab;
-use crate::queries::sql;
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct LateRow {
-    pub business_date: NaiveDate,
-    pub upload_date: NaiveDate,
-    pub days_late: i64,
-    pub event_id: String,
-    pub basket_id: String,
-    pub store_id: String,
-    pub country: String,
-    pub currency: String,
-    pub revenue_minor: i64,
-    pub file: String,
-    pub line: i64,
-    /// The row is its basket's recompute winner and the basket has no copy inside the window.
-    pub missing_from_v2: bool,
-}
+pub use crate::store::{LateRow, QuarantineRow};
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LateReport {
@@ -31,39 +15,15 @@ pub struct LateReport {
 }
 
 pub fn late(lab: &Lab, d: Option<NaiveDate>, late_days: u32) -> Result<LateReport> {
-    let dates: Vec<NaiveDate> = match d {
+    let dates = match d {
         Some(d) => vec![d],
-        None => {
-            let mut stmt = lab.conn.prepare_cached(sql("reports", "late_dates"))?;
-            stmt.query_map([late_days], |r| r.get(0))?.collect::<Result<_, _>>()?
-        }
+        None => lab.store().late_dates(late_days)?,
     };
     let mut rows = Vec::new();
-    let mut stmt = lab.conn.prepare_cached(sql("reports", "late_rows"))?;
     for day in dates {
-        rows.extend(late_rows_of(&mut stmt, late_days, day)?);
+        rows.extend(lab.store().late_rows(late_days, day)?);
     }
     Ok(LateReport { business_date: d, late_days, rows })
-}
-
-fn late_rows_of(stmt: &mut duckdb::Statement, late_days: u32, d: NaiveDate) -> Result<Vec<LateRow>> {
-    let rows = stmt.query_map(duckdb::params![late_days, d], |r| {
-        Ok(LateRow {
-            business_date: r.get(0)?,
-            upload_date: r.get(1)?,
-            days_late: r.get(2)?,
-            event_id: r.get(3)?,
-            basket_id: r.get(4)?,
-            store_id: r.get(5)?,
-            country: r.get(6)?,
-            currency: r.get(7)?,
-            revenue_minor: r.get(8)?,
-            file: r.get(9)?,
-            line: r.get(10)?,
-            missing_from_v2: r.get(11)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 impl Report for LateReport {
@@ -118,15 +78,6 @@ impl Report for LateReport {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct QuarantineRow {
-    pub upload_date: NaiveDate,
-    pub file: String,
-    pub line: i64,
-    pub reason: String,
-    pub raw_line: String,
-}
-
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct QuarantineReport {
     pub upload_date: Option<NaiveDate>,
@@ -134,11 +85,7 @@ pub struct QuarantineReport {
 }
 
 pub fn quarantine(lab: &Lab, upload: Option<NaiveDate>) -> Result<QuarantineReport> {
-    let mut stmt = lab.conn.prepare_cached(sql("reports", "quarantine_rows"))?;
-    let rows = stmt.query_map(duckdb::params![upload], |r| {
-        Ok(QuarantineRow { upload_date: r.get(0)?, file: r.get(1)?, line: r.get(2)?, reason: r.get(3)?, raw_line: r.get(4)? })
-    })?;
-    Ok(QuarantineReport { upload_date: upload, rows: rows.collect::<Result<_, _>>()? })
+    Ok(QuarantineReport { upload_date: upload, rows: lab.store().quarantine_rows(upload)? })
 }
 
 impl Report for QuarantineReport {

@@ -8,25 +8,32 @@ pub mod explain;
 pub mod history;
 pub mod lateness;
 pub mod listings;
+pub mod overview;
 pub mod promises;
 pub mod status;
 pub mod table;
 
 pub use table::{Cell, Format, Note, Report, Row, Status, Table};
 
-use crate::lake::snapshot::{self, Fingerprint};
 use crate::lake::Lab;
+use crate::lake::snapshot::{self, Fingerprint};
+use chrono::NaiveDate;
 use color_eyre::eyre::Result;
 
 /// The snapshot a report reads as of: the newest when none is named.
 pub fn resolve_as_of(lab: &Lab, as_of: Option<i64>) -> Result<i64> {
     match as_of {
         Some(s) => {
-            snapshot::require(&lab.conn, s)?;
+            snapshot::require(lab, s)?;
             Ok(s)
         }
-        None => Ok(snapshot::next_id(&lab.conn)? - 1),
+        None => snapshot::latest_id(lab),
     }
+}
+
+/// Every business date any landed row carries, oldest first.
+pub fn business_dates(lab: &Lab) -> Result<Vec<NaiveDate>> {
+    lab.store().business_dates()
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -40,10 +47,10 @@ pub struct FingerprintReport {
 pub fn fingerprint(lab: &Lab, as_of: Option<i64>) -> Result<FingerprintReport> {
     let fp: Fingerprint = match as_of {
         Some(s) => {
-            snapshot::require(&lab.conn, s)?;
-            snapshot::fingerprint_as_of(&lab.conn, s)?
+            snapshot::require(lab, s)?;
+            snapshot::fingerprint_as_of(lab, s)?
         }
-        None => snapshot::fingerprint(&lab.conn)?,
+        None => snapshot::fingerprint(lab)?,
     };
     Ok(FingerprintReport { as_of_snapshot: as_of, rows: fp.rows, md5: fp.md5.clone(), line: fp.to_string() })
 }

@@ -1,12 +1,10 @@
 //! The five promises for a business date, each pass, warn or fail with the figure behind it.
 
-use crate::lake::Cached;
 use super::check::CheckReport;
 use super::status::Finality;
 use super::{Cell, Report, Status, Table};
 use crate::lake::{Lab, snapshot};
 use crate::money::format_count as n;
-use crate::queries::sql;
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
 
@@ -26,8 +24,7 @@ pub struct PromisesReport {
 pub fn promises(lab: &Lab, check: &CheckReport) -> Result<PromisesReport> {
     let d = check.business_date;
     let late = check.status.late_days;
-    let (landed, silver_rows, silver_distinct, beyond): (i64, i64, i64, i64) =
-        lab.conn.row_cached(sql("reports", "completeness"), duckdb::params![d, late], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    let crate::store::Completeness { landed, silver_rows, silver_baskets: silver_distinct, beyond } = lab.store().completeness(d, late)?;
     let mut out = Vec::new();
     let accounted = silver_rows + beyond;
     out.push(Promise {
@@ -70,11 +67,10 @@ pub fn promises(lab: &Lab, check: &CheckReport) -> Result<PromisesReport> {
         },
         figure: check.status.describe(),
     });
-    let mut stmt = lab.conn.prepare_cached(sql("reports", "store_sums_vs_silver"))?;
-    let sums: Vec<(String, i64, i64, i64, i64)> = stmt.query_map([d], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?.collect::<Result<_, _>>()?;
-    let sums_ok = sums.iter().all(|(_, gb, gr, sb, sr)| gb == sb && gr == sr);
-    let fp_now = snapshot::fingerprint(&lab.conn)?;
-    let recorded = snapshot::head(&lab.conn)?.map(|h| snapshot::fingerprint_as_of(&lab.conn, h)).transpose()?;
+    let sums = lab.store().store_sums_vs_silver(d)?;
+    let sums_ok = sums.iter().all(|s| s.gold_baskets == s.silver_baskets && s.gold_revenue_minor == s.silver_revenue_minor);
+    let fp_now = snapshot::fingerprint(lab)?;
+    let recorded = snapshot::head(lab)?.map(|h| snapshot::fingerprint_as_of(lab, h)).transpose()?;
     let fp_ok = recorded.as_ref().is_none_or(|r| *r == fp_now);
     out.push(Promise {
         name: "consistency",

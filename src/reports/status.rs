@@ -1,37 +1,13 @@
 //! Is a business date final? Closed once every upload that can feed it (d-1 .. d+late_days) has
-//! landed and gold was built from all of them; provisional before that.
+//! landed and gold was built from all of them; provisional before that. The rules themselves
+//! live in `crate::rules`; this reads what they need from the lab.
 
-use crate::lake::Cached;
-use crate::lake::Lab;
-use crate::lake::v2;
-use crate::queries::sql;
-use chrono::{Duration, NaiveDate};
+use crate::lake::{Lab, v2};
+use crate::rules::LatenessWindow;
+use chrono::NaiveDate;
 use color_eyre::eyre::Result;
-use duckdb::OptionalExt;
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(tag = "state", rename_all = "lowercase")]
-pub enum Finality {
-    /// Every upload of the window has landed and gold reflects them all.
-    Closed,
-    /// Uploads that can still change the date have not landed.
-    Provisional { missing_uploads: Vec<NaiveDate> },
-    /// Everything landed, but v2 has not rebuilt the date since its inputs changed.
-    Stale,
-    /// v2 has never built the date.
-    Unbuilt,
-}
-
-impl Finality {
-    pub fn word(&self) -> &'static str {
-        match self {
-            Finality::Closed => "closed",
-            Finality::Provisional { .. } => "provisional",
-            Finality::Stale => "stale",
-            Finality::Unbuilt => "unbuilt",
-        }
-    }
-}
+pub use crate::rules::Finality;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct DateStatus {
@@ -61,51 +37,23 @@ impl DateStatus {
     }
 }
 
-/// The window the date was last built with, else the default.
-fn late_days_of(lab: &Lab, d: NaiveDate) -> Result<u32> {
-    let late: Option<i64> = lab
-        .conn
-        .row_cached(
-            sql("snapshot", "late_days_of"),
-            [d],
-            |r| r.get(0),
-        )
-        .optional()?;
-    Ok(late.map(|l| l as u32).unwrap_or(v2::DEFAULT_LATE_DAYS))
-}
-
-/// Uploads of d's window (d-1 .. d+late_days) that have not landed. Days before the first
-/// landed upload are not awaited: the lab's history starts there.
-pub fn missing_uploads(landed: &[NaiveDate], d: NaiveDate, late_days: u32) -> Vec<NaiveDate> {
-    let Some(first_landed) = landed.first().copied() else {
-        return (d - Duration::days(1)).iter_days().take(late_days as usize + 2).collect();
-    };
-    (d - Duration::days(1))
-        .iter_days()
-        .take(late_days as usize + 2)
-        .filter(|u| *u >= first_landed && !landed.contains(u))
-        .collect()
-}
-
+/// The status of `d` now, judged by the window the date was last built with (the default when
+/// it never was).
 pub fn date_status(lab: &Lab, d: NaiveDate) -> Result<DateStatus> {
-    let late_days = late_days_of(lab, d)?;
-    let first = d - Duration::days(1);
-    let last = d + Duration::days(late_days as i64);
-    let mut stmt = lab.conn.prepare_cached(sql("land", "landed_uploads"))?;
-    let landed: Vec<NaiveDate> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
-    let newest_upload = landed.last().copied();
-    let missing = missing_uploads(&landed, d, late_days);
-    let built = crate::lake::snapshot::current_hash(&lab.conn, d)?;
-    let is_built = built.is_some();
-    let finality = if !missing.is_empty() {
-        Finality::Provisional { missing_uploads: missing }
-    } else {
-        let now = v2::input_hashes(&lab.conn, late_days, &[d])?;
-        match built {
-            None => Finality::Unbuilt,
-            Some(h) if now.first().is_some_and(|(_, _, x)| *x == h) => Finality::Closed,
-            Some(_) => Finality::Stale,
-        }
-    };
-    Ok(DateStatus { business_date: d, late_days, window_first_upload: first, window_last_upload: last, newest_upload, built: is_built, finality })
+    let current = lab.store().version_at(d, None)?;
+    let window = LatenessWindow::as_built(current.as_ref().and_then(|c| c.late_days));
+    let landed = lab.store().landed_uploads()?;
+    let built_from = current.as_ref().map(|c| c.input_hash.as_str());
+    let finality = Finality::of(window.missing_uploads(&landed, d), built_from, || {
+        Ok::<_, color_eyre::Report>(v2::input_hashes(lab.store(), window.late_days, &[d])?.into_iter().next().map(|(_, _, hash)| hash))
+    })?;
+    Ok(DateStatus {
+        business_date: d,
+        late_days: window.late_days,
+        window_first_upload: window.first_upload(d),
+        window_last_upload: window.last_upload(d),
+        newest_upload: landed.last().copied(),
+        built: current.is_some(),
+        finality,
+    })
 }

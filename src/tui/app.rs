@@ -1,15 +1,19 @@
 //! The explorer's state and what each action does to it. Drawing reads this state and nothing
 //! else; work that touches the lab goes to the worker as a `Job`.
 
-use super::keys::{self, Action, BASKETS, HISTORY, LATE, OVERVIEW, SCREEN_NAMES};
-use super::worker::{DateView, Job, Reply, Snapshot};
+use super::keys::Action;
+use super::screen::Screen;
+use super::worker::{DateView, Job, Reply};
+use crate::lake::v2::RebuildPreview;
+use crate::reports::overview::LabOverview;
 use crate::reports::table::{Format, Table, render};
 use chrono::NaiveDate;
 use std::time::Instant;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Confirmable {
-    Rebuild(NaiveDate),
+    /// A rebuild of a date under the window its preview showed.
+    Rebuild { date: NaiveDate, late_days: u32 },
     Rollback(i64),
     Reset,
 }
@@ -45,8 +49,8 @@ impl Running {
 }
 
 pub struct App {
-    pub screen: usize,
-    pub snapshot: Option<Snapshot>,
+    pub screen: Screen,
+    pub snapshot: Option<LabOverview>,
     pub view: Option<DateView>,
     /// Index into the navigator's dates.
     pub selected: usize,
@@ -68,10 +72,15 @@ pub struct App {
     pub cancel: bool,
 }
 
+/// The confirmation a rebuild's preview asks for; the rebuild runs under the window it shows.
+fn confirm_rebuild(p: &RebuildPreview) -> Popup {
+    Popup::Confirm { what: Confirmable::Rebuild { date: p.business_date, late_days: p.window.late_days }, text: p.text() }
+}
+
 impl App {
     pub fn new(theme: super::theme::Theme, mouse: bool) -> App {
         App {
-            screen: OVERVIEW,
+            screen: Screen::Overview,
             snapshot: None,
             view: None,
             selected: 0,
@@ -136,7 +145,7 @@ impl App {
                     self.load_date(d);
                 }
             }
-            Reply::Preview { date, text } => self.popup = Some(Popup::Confirm { what: Confirmable::Rebuild(date), text }),
+            Reply::Preview(p) => self.popup = Some(confirm_rebuild(&p)),
             Reply::Done(text) => {
                 self.message = text;
                 let d = self.selected_date();
@@ -154,12 +163,12 @@ impl App {
     pub fn current_table(&self) -> Option<Table> {
         let v = self.view.as_ref()?;
         Some(match self.screen {
-            keys::OVERVIEW => v.check.table(),
-            keys::EXPLAIN => v.explain.table(),
-            keys::BASKETS => v.baskets.table(|b| self.basket_visible(b)),
-            keys::LATE => crate::reports::Report::tables(&v.late).remove(0),
-            keys::HISTORY => v.history.table(),
-            _ => v.promises.table(),
+            Screen::Overview => v.check.table(),
+            Screen::Explain => v.explain.table(),
+            Screen::Baskets => v.baskets.table(|b| self.basket_visible(b)),
+            Screen::Late => crate::reports::Report::tables(&v.late).remove(0),
+            Screen::History => v.history.table(),
+            Screen::Promises => v.promises.table(),
         })
     }
 
@@ -208,13 +217,12 @@ impl App {
         }
     }
 
-    /// The snapshot id on the History screen's selected row.
+    /// The snapshot of the History screen's selected row, from the history report itself.
     fn selected_snapshot(&self) -> Option<i64> {
-        let t = self.current_table()?;
-        match t.rows.get(self.row)?.cells.first()? {
-            crate::reports::Cell::Int(s) => Some(*s),
-            _ => None,
+        if self.screen != Screen::History {
+            return None;
         }
+        self.view.as_ref()?.history.snapshot_at_row(self.row)
     }
 
     pub fn on_input_key(&mut self, ev: &ratatui::crossterm::event::KeyEvent) -> bool {
@@ -250,7 +258,7 @@ impl App {
             KeyCode::Char('y') | KeyCode::Char('Y') => {
                 self.popup = None;
                 match what {
-                    Confirmable::Rebuild(d) => self.start(format!("rebuilding {d}"), Job::Rebuild { date: d, fail_after: None }),
+                    Confirmable::Rebuild { date, late_days } => self.start(format!("rebuilding {date}"), Job::Rebuild { date, late_days, fail_after: None }),
                     Confirmable::Rollback(s) => self.start(format!("rolling back to snapshot {s}"), Job::Rollback(s)),
                     Confirmable::Reset => self.start("resetting the lab", Job::Reset),
                 }
@@ -277,8 +285,8 @@ impl App {
             Action::NextDate => self.move_date(1),
             Action::PrevDate => self.move_date(-1),
             Action::JumpToDate => self.popup = Some(Popup::Input { kind: InputKind::JumpToDate, text: String::new() }),
-            Action::NextScreen => self.set_screen((self.screen + 1) % SCREEN_NAMES.len()),
-            Action::PrevScreen => self.set_screen((self.screen + SCREEN_NAMES.len() - 1) % SCREEN_NAMES.len()),
+            Action::NextScreen => self.set_screen(self.screen.next()),
+            Action::PrevScreen => self.set_screen(self.screen.prev()),
             Action::Screen(s) => self.set_screen(s),
             Action::RowDown => self.move_row(1),
             Action::RowUp => self.move_row(-1),
@@ -304,7 +312,8 @@ impl App {
             Action::LandNext => self.start("landing the next upload and running v2", Job::LandNext),
             Action::CrashDemo => {
                 if let Some(d) = self.selected_date() {
-                    self.start(format!("rebuilding {d} with a crash after statement 3"), Job::Rebuild { date: d, fail_after: Some(3) });
+                    let late_days = self.view.as_ref().map(|v| v.check.status.late_days).unwrap_or(crate::rules::DEFAULT_LATE_DAYS);
+                    self.start(format!("rebuilding {d} with a crash after statement 3"), Job::Rebuild { date: d, late_days, fail_after: Some(3) });
                 }
             }
             Action::Rollback => {
@@ -341,8 +350,8 @@ impl App {
         }
     }
 
-    fn set_screen(&mut self, s: usize) {
-        self.screen = s.min(SCREEN_NAMES.len() - 1);
+    fn set_screen(&mut self, s: Screen) {
+        self.screen = s;
         self.row = 0;
     }
 
@@ -356,7 +365,7 @@ impl App {
     fn basket_id_at_row(&self) -> Option<String> {
         let v = self.view.as_ref()?;
         match self.screen {
-            BASKETS => {
+            Screen::Baskets => {
                 let mut i = 0;
                 for b in v.baskets.baskets.iter().filter(|b| self.basket_visible(b)) {
                     if self.row < i + b.copies.len() {
@@ -366,8 +375,8 @@ impl App {
                 }
                 None
             }
-            LATE => v.late.rows.get(self.row).map(|r| r.basket_id.clone()),
-            _ => None,
+            Screen::Late => v.late.rows.get(self.row).map(|r| r.basket_id.clone()),
+            Screen::Overview | Screen::Explain | Screen::History | Screen::Promises => None,
         }
     }
 
@@ -383,7 +392,7 @@ impl App {
     fn drill(&mut self) {
         let Some(v) = &self.view else { return };
         let popup = match self.screen {
-            keys::EXPLAIN => v.explain.countries.get(self.row).map(|c| {
+            Screen::Explain => v.explain.countries.get(self.row).map(|c| {
                 let mut body = format!("{} {}: {} missed basket(s), {} extra copies\n\n", v.explain.business_date, c.country, c.missed_baskets, c.double_counted_copies);
                 for b in c.missed.iter().take(200) {
                     body.push_str(&format!("missed  {}  {}  landed in upload {}  {}\n", b.basket_id, b.store_id, b.upload_date, crate::money::format_major(b.revenue_minor, &c.currency)));
@@ -393,8 +402,8 @@ impl App {
                 }
                 Popup::Detail { title: format!("baskets behind {} {}", c.country, v.explain.business_date), body }
             }),
-            HISTORY => self.history_entry_detail(),
-            _ => self.current_table().and_then(|t| {
+            Screen::History => self.history_entry_detail(),
+            Screen::Overview | Screen::Baskets | Screen::Late | Screen::Promises => self.current_table().and_then(|t| {
                 t.rows.get(self.row).map(|r| Popup::Detail {
                     title: "row".into(),
                     body: t.columns.iter().zip(&r.cells).map(|(c, x)| format!("{}: {}", c.label, x.display())).collect::<Vec<_>>().join("\n"),
@@ -426,15 +435,15 @@ impl App {
     fn export(&mut self, format: Format) {
         let Some(v) = &self.view else { return };
         let d = v.check.business_date;
-        let name = SCREEN_NAMES[self.screen].split_whitespace().next().unwrap_or("view").to_lowercase();
+        let name = self.screen.file_word();
         let ext = if format == Format::Csv { "csv" } else { "json" };
         let text = match self.screen {
-            keys::OVERVIEW => render(&v.check, format, false),
-            keys::EXPLAIN => render(&v.explain, format, false),
-            keys::BASKETS => render(&v.baskets, format, false),
-            keys::LATE => render(&v.late, format, false),
-            keys::HISTORY => render(&v.history, format, false),
-            _ => render(&v.promises, format, false),
+            Screen::Overview => render(&v.check, format, false),
+            Screen::Explain => render(&v.explain, format, false),
+            Screen::Baskets => render(&v.baskets, format, false),
+            Screen::Late => render(&v.late, format, false),
+            Screen::History => render(&v.history, format, false),
+            Screen::Promises => render(&v.promises, format, false),
         };
         let path = std::env::current_dir().unwrap_or_else(|_| std::env::temp_dir()).join(format!("recount-{name}-{d}.{ext}"));
         self.message = match std::fs::write(&path, text) {

@@ -2,7 +2,8 @@
 //! same struct the CLI prints.
 
 use super::app::{App, Popup};
-use super::keys::{self, SCREEN_NAMES};
+use super::keys;
+use super::screen::Screen;
 use super::theme::Theme;
 use crate::reports::lateness::LatenessReport;
 use crate::reports::{Cell, Status, Table};
@@ -29,9 +30,9 @@ pub fn draw(f: &mut Frame, app: &App) {
 
 fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
-    let names = if area.width >= 100 { SCREEN_NAMES } else { keys::SCREEN_SHORT };
-    let titles: Vec<Line> = names.iter().enumerate().map(|(i, n)| Line::from(format!("{} {n}", i + 1))).collect();
-    let tabs = Tabs::new(titles).select(app.screen).style(t.muted()).highlight_style(t.title().add_modifier(Modifier::REVERSED)).divider("│");
+    let wide = area.width >= 100;
+    let titles: Vec<Line> = Screen::ALL.iter().enumerate().map(|(i, s)| Line::from(format!("{} {}", i + 1, if wide { s.name() } else { s.short() }))).collect();
+    let tabs = Tabs::new(titles).select(app.screen.index()).style(t.muted()).highlight_style(t.title().add_modifier(Modifier::REVERSED)).divider("│");
     f.render_widget(tabs, area);
 }
 
@@ -89,7 +90,7 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
     f.render_widget(Paragraph::new(line), area);
 }
 
-fn draw_hints(f: &mut Frame, t: &Theme, screen: usize, area: Rect) {
+fn draw_hints(f: &mut Frame, t: &Theme, screen: Screen, area: Rect) {
     let mut spans = Vec::new();
     for (label, hint) in keys::hints(screen) {
         spans.push(Span::styled(format!(" {label}"), t.accent()));
@@ -110,12 +111,12 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
         } else {
             "loading…"
         };
-        f.render_widget(Paragraph::new(msg).style(t.muted()).block(title_block(t, SCREEN_NAMES[app.screen].into())), area);
+        f.render_widget(Paragraph::new(msg).style(t.muted()).block(title_block(t, app.screen.name().into())), area);
         return;
     };
     let d = v.check.business_date;
     match app.screen {
-        keys::OVERVIEW => {
+        Screen::Overview => {
             let hist_height = if app.by_country { 12 } else { 9 };
             let [head, hist, table] = Layout::vertical([Constraint::Length(2), Constraint::Length(hist_height), Constraint::Min(4)]).areas(area);
             f.render_widget(Paragraph::new(crate::sanitize::for_terminal(&v.check.headline_short()).into_owned()).style(t.text()).wrap(Wrap { trim: true }), head);
@@ -125,18 +126,18 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
             }
             draw_table(f, t, &v.check.table(), app.row, table, format!("{d} per country: v1, v2 gold, recompute"));
         }
-        keys::EXPLAIN => {
+        Screen::Explain => {
             let [table, notes] = Layout::vertical([Constraint::Min(5), Constraint::Length(5)]).areas(area);
             draw_table(f, t, &v.explain.table(), app.row, table, format!("{d}: recompute - missed + double counted = v1"));
             draw_notes(f, t, &crate::reports::Report::notes(&v.explain), notes);
         }
-        keys::BASKETS => {
+        Screen::Baskets => {
             let filter = app.country_filter.clone().unwrap_or_else(|| "all".into());
             let search = if app.search.is_empty() { String::new() } else { format!(", search '{}'", crate::sanitize::for_terminal(&app.search)) };
             let shown = v.baskets.baskets.iter().filter(|b| app.basket_visible(b)).count();
             draw_table(f, t, &v.baskets.table(|b| app.basket_visible(b)), app.row, area, format!("{d}: {shown} re-sent basket(s), country {filter}{search}"));
         }
-        keys::LATE => {
+        Screen::Late => {
             let [late, quarantine] = Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(area);
             let lt = crate::reports::Report::tables(&v.late).remove(0);
             draw_table(f, t, &lt, app.row, late, format!("{d}: {} row(s) beyond the {}-day window", v.late.rows.len(), v.late.late_days));
@@ -145,7 +146,7 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
                 draw_table(f, t, &qt, usize::MAX, quarantine, format!("quarantine: {} line(s) rejected at landing", snap.quarantine.rows.len()));
             }
         }
-        keys::HISTORY => {
+        Screen::History => {
             let [head, spark, table] = Layout::vertical([Constraint::Length(2), Constraint::Length(4), Constraint::Min(4)]).areas(area);
             f.render_widget(Paragraph::new(v.history.status.describe()).style(t.text()).wrap(Wrap { trim: true }), head);
             let values: Vec<u64> = v.history.entries.iter().map(|e| e.countries.iter().map(|c| c.baskets.max(0) as u64).sum()).collect();
@@ -153,7 +154,7 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
             f.render_widget(Sparkline::default().data(&values).style(t.bar(false)).block(spark_block), spark);
             draw_table(f, t, &v.history.table(), app.row, table, format!("history of {d}: Enter explains a change, b rolls back"));
         }
-        _ => draw_table(f, t, &v.promises.table(), app.row, area, format!("promises for {d}")),
+        Screen::Promises => draw_table(f, t, &v.promises.table(), app.row, area, format!("promises for {d}")),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The one key table: the hint bar, the help overlay and the dispatcher all read it, so a hint
 //! can never drift from the real binding.
 
+use super::screen::Screen;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -12,7 +13,7 @@ pub enum Action {
     JumpToDate,
     NextScreen,
     PrevScreen,
-    Screen(usize),
+    Screen(Screen),
     RowDown,
     RowUp,
     PageDown,
@@ -55,7 +56,7 @@ impl Key {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
     Global,
-    Screens(&'static [usize]),
+    Screens(&'static [Screen]),
 }
 
 pub struct Binding {
@@ -71,16 +72,6 @@ pub struct Binding {
 
 use Key::{Char, Code, Ctrl};
 
-pub const OVERVIEW: usize = 0;
-pub const EXPLAIN: usize = 1;
-pub const BASKETS: usize = 2;
-pub const LATE: usize = 3;
-pub const HISTORY: usize = 4;
-pub const PROMISES: usize = 5;
-pub const SCREEN_NAMES: [&str; 6] = ["Overview", "Explain", "Baskets", "Late & quarantine", "History", "Promises"];
-/// The tab labels on a narrow terminal.
-pub const SCREEN_SHORT: [&str; 6] = ["Overview", "Explain", "Baskets", "Late", "History", "Promises"];
-
 pub const BINDINGS: &[Binding] = &[
     Binding { keys: &[Char('q'), Ctrl('c')], label: "q", action: Action::Quit, hint: "quit", help: "quit (Ctrl-C too)", scope: Scope::Global },
     Binding { keys: &[Char('?')], label: "?", action: Action::Help, hint: "help", help: "show or hide this help", scope: Scope::Global },
@@ -89,12 +80,12 @@ pub const BINDINGS: &[Binding] = &[
     Binding { keys: &[Char(':')], label: ":", action: Action::JumpToDate, hint: "go to date", help: "type a date (YYYY-MM-DD or MM-DD) and jump to it", scope: Scope::Global },
     Binding { keys: &[Code(KeyCode::Tab)], label: "Tab", action: Action::NextScreen, hint: "screen", help: "next screen (1-6 jump to a screen)", scope: Scope::Global },
     Binding { keys: &[Code(KeyCode::BackTab)], label: "S-Tab", action: Action::PrevScreen, hint: "", help: "previous screen", scope: Scope::Global },
-    Binding { keys: &[Char('1')], label: "1", action: Action::Screen(OVERVIEW), hint: "", help: "Overview: lateness and the per-country check", scope: Scope::Global },
-    Binding { keys: &[Char('2')], label: "2", action: Action::Screen(EXPLAIN), hint: "", help: "Explain: missed versus double counted", scope: Scope::Global },
-    Binding { keys: &[Char('3')], label: "3", action: Action::Screen(BASKETS), hint: "", help: "Baskets: re-sent copies and the winner", scope: Scope::Global },
-    Binding { keys: &[Char('4')], label: "4", action: Action::Screen(LATE), hint: "", help: "Late & quarantine: rows that never reach gold", scope: Scope::Global },
-    Binding { keys: &[Char('5')], label: "5", action: Action::Screen(HISTORY), hint: "", help: "History: every snapshot of the date", scope: Scope::Global },
-    Binding { keys: &[Char('6')], label: "6", action: Action::Screen(PROMISES), hint: "", help: "Promises: pass, warn or fail", scope: Scope::Global },
+    Binding { keys: &[Char('1')], label: "1", action: Action::Screen(Screen::Overview), hint: "", help: "Overview: lateness and the per-country check", scope: Scope::Global },
+    Binding { keys: &[Char('2')], label: "2", action: Action::Screen(Screen::Explain), hint: "", help: "Explain: missed versus double counted", scope: Scope::Global },
+    Binding { keys: &[Char('3')], label: "3", action: Action::Screen(Screen::Baskets), hint: "", help: "Baskets: re-sent copies and the winner", scope: Scope::Global },
+    Binding { keys: &[Char('4')], label: "4", action: Action::Screen(Screen::Late), hint: "", help: "Late & quarantine: rows that never reach gold", scope: Scope::Global },
+    Binding { keys: &[Char('5')], label: "5", action: Action::Screen(Screen::History), hint: "", help: "History: every snapshot of the date", scope: Scope::Global },
+    Binding { keys: &[Char('6')], label: "6", action: Action::Screen(Screen::Promises), hint: "", help: "Promises: pass, warn or fail", scope: Scope::Global },
     Binding { keys: &[Char('j'), Code(KeyCode::Down)], label: "j/↓", action: Action::RowDown, hint: "row", help: "next row", scope: Scope::Global },
     Binding { keys: &[Char('k'), Code(KeyCode::Up)], label: "k/↑", action: Action::RowUp, hint: "", help: "previous row", scope: Scope::Global },
     Binding { keys: &[Code(KeyCode::PageDown), Ctrl('d')], label: "PgDn", action: Action::PageDown, hint: "", help: "a page down", scope: Scope::Global },
@@ -105,19 +96,19 @@ pub const BINDINGS: &[Binding] = &[
     Binding { keys: &[Char('r')], label: "r", action: Action::Rebuild, hint: "rebuild", help: "rebuild the date with v2 (preview, then confirm)", scope: Scope::Global },
     Binding { keys: &[Char('n')], label: "n", action: Action::LandNext, hint: "next upload", help: "land the next upload and run v2 for it", scope: Scope::Global },
     Binding { keys: &[Char('x')], label: "x", action: Action::CrashDemo, hint: "", help: "rebuild with an injected crash: nothing changes", scope: Scope::Global },
-    Binding { keys: &[Char('b')], label: "b", action: Action::Rollback, hint: "roll back", help: "roll back to the selected snapshot (confirm)", scope: Scope::Screens(&[HISTORY]) },
+    Binding { keys: &[Char('b')], label: "b", action: Action::Rollback, hint: "roll back", help: "roll back to the selected snapshot (confirm)", scope: Scope::Screens(&[Screen::History]) },
     Binding { keys: &[Char('R')], label: "R", action: Action::Reset, hint: "", help: "reset the lab (confirm)", scope: Scope::Global },
-    Binding { keys: &[Char('c')], label: "c", action: Action::SplitByCountry, hint: "by country", help: "split the lateness histogram by country", scope: Scope::Screens(&[OVERVIEW]) },
-    Binding { keys: &[Char('f')], label: "f", action: Action::FilterCountry, hint: "country", help: "filter baskets by country (cycles)", scope: Scope::Screens(&[BASKETS]) },
-    Binding { keys: &[Char('/')], label: "/", action: Action::Search, hint: "search", help: "search baskets by basket_id or store", scope: Scope::Screens(&[BASKETS]) },
-    Binding { keys: &[Char('y')], label: "y", action: Action::Copy, hint: "copy id", help: "copy the basket_id to the clipboard (OSC 52)", scope: Scope::Screens(&[BASKETS, LATE]) },
+    Binding { keys: &[Char('c')], label: "c", action: Action::SplitByCountry, hint: "by country", help: "split the lateness histogram by country", scope: Scope::Screens(&[Screen::Overview]) },
+    Binding { keys: &[Char('f')], label: "f", action: Action::FilterCountry, hint: "country", help: "filter baskets by country (cycles)", scope: Scope::Screens(&[Screen::Baskets]) },
+    Binding { keys: &[Char('/')], label: "/", action: Action::Search, hint: "search", help: "search baskets by basket_id or store", scope: Scope::Screens(&[Screen::Baskets]) },
+    Binding { keys: &[Char('y')], label: "y", action: Action::Copy, hint: "copy id", help: "copy the basket_id to the clipboard (OSC 52)", scope: Scope::Screens(&[Screen::Baskets, Screen::Late]) },
     Binding { keys: &[Char('e')], label: "e", action: Action::ExportCsv, hint: "", help: "export the current view to CSV", scope: Scope::Global },
     Binding { keys: &[Char('E')], label: "E", action: Action::ExportJson, hint: "", help: "export the current view to JSON", scope: Scope::Global },
     Binding { keys: &[Char('m')], label: "m", action: Action::ToggleMouse, hint: "", help: "turn mouse support on or off", scope: Scope::Global },
 ];
 
 impl Scope {
-    pub fn applies(&self, screen: usize) -> bool {
+    pub fn applies(&self, screen: Screen) -> bool {
         match self {
             Scope::Global => true,
             Scope::Screens(s) => s.contains(&screen),
@@ -126,12 +117,12 @@ impl Scope {
 }
 
 /// The action a key means on a screen.
-pub fn action_for(ev: &KeyEvent, screen: usize) -> Option<Action> {
+pub fn action_for(ev: &KeyEvent, screen: Screen) -> Option<Action> {
     BINDINGS.iter().find(|b| b.scope.applies(screen) && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
 }
 
 /// The hint bar's entries for a screen, straight from the table.
-pub fn hints(screen: usize) -> Vec<(&'static str, &'static str)> {
+pub fn hints(screen: Screen) -> Vec<(&'static str, &'static str)> {
     BINDINGS.iter().filter(|b| !b.hint.is_empty() && b.scope.applies(screen)).map(|b| (b.label, b.hint)).collect()
 }
 
@@ -142,7 +133,7 @@ pub fn help_lines() -> Vec<(&'static str, String)> {
         .map(|b| {
             let scope = match b.scope {
                 Scope::Global => String::new(),
-                Scope::Screens(s) => format!(" [{}]", s.iter().map(|i| SCREEN_NAMES[*i]).collect::<Vec<_>>().join(", ")),
+                Scope::Screens(s) => format!(" [{}]", s.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")),
             };
             (b.label, format!("{}{scope}", b.help))
         })
@@ -155,14 +146,14 @@ mod tests {
 
     #[test]
     fn every_hint_and_help_line_is_a_real_binding() {
-        for (label, _) in hints(OVERVIEW) {
+        for (label, _) in hints(Screen::Overview) {
             let b = BINDINGS.iter().find(|b| b.label == label).unwrap();
             let ev = match b.keys[0] {
                 Key::Char(c) => KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE),
                 Key::Ctrl(c) => KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL),
                 Key::Code(k) => KeyEvent::new(k, KeyModifiers::NONE),
             };
-            assert_eq!(action_for(&ev, OVERVIEW), Some(b.action), "hint {label}");
+            assert_eq!(action_for(&ev, Screen::Overview), Some(b.action), "hint {label}");
         }
         assert_eq!(help_lines().len(), BINDINGS.len());
     }
@@ -170,11 +161,11 @@ mod tests {
     #[test]
     fn vim_keys_and_arrows_both_work() {
         let k = |c| KeyEvent::new(c, KeyModifiers::NONE);
-        assert_eq!(action_for(&k(KeyCode::Char('j')), OVERVIEW), Some(Action::RowDown));
-        assert_eq!(action_for(&k(KeyCode::Down), OVERVIEW), Some(Action::RowDown));
-        assert_eq!(action_for(&k(KeyCode::Char('l')), OVERVIEW), Some(Action::NextDate));
-        assert_eq!(action_for(&k(KeyCode::Right), OVERVIEW), Some(Action::NextDate));
-        assert_eq!(action_for(&k(KeyCode::Char('b')), OVERVIEW), None, "roll back only on History");
-        assert_eq!(action_for(&k(KeyCode::Char('b')), HISTORY), Some(Action::Rollback));
+        assert_eq!(action_for(&k(KeyCode::Char('j')), Screen::Overview), Some(Action::RowDown));
+        assert_eq!(action_for(&k(KeyCode::Down), Screen::Overview), Some(Action::RowDown));
+        assert_eq!(action_for(&k(KeyCode::Char('l')), Screen::Overview), Some(Action::NextDate));
+        assert_eq!(action_for(&k(KeyCode::Right), Screen::Overview), Some(Action::NextDate));
+        assert_eq!(action_for(&k(KeyCode::Char('b')), Screen::Overview), None, "roll back only on History");
+        assert_eq!(action_for(&k(KeyCode::Char('b')), Screen::History), Some(Action::Rollback));
     }
 }

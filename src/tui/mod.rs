@@ -3,6 +3,7 @@
 pub mod app;
 pub mod draw;
 pub mod keys;
+pub mod screen;
 pub mod theme;
 pub mod worker;
 

@@ -1,29 +1,19 @@
-//! The explorer's background worker: it owns the lab (and its DuckDB connection), so the UI
-//! thread never blocks on a query. Esc interrupts the running statement through DuckDB.
+//! The explorer's background worker: it owns the lab, so the UI thread never blocks on a query.
+//! Esc interrupts the running statement through DuckDB. It calls only `lake` and `reports`.
 
-use crate::lake::Cached;
+use crate::error::{LabError, lab_error};
+use crate::lake::snapshot::TriggerKind;
 use crate::lake::{Lab, bootstrap, land, snapshot, v1, v2};
+use crate::reports::overview::LabOverview;
 use crate::reports::{self, baskets::BasketsReport, check::CheckReport, explain::ExplainReport, history::HistoryReport};
-use crate::reports::{lateness::LatenessReport, listings::LateReport, listings::QuarantineReport, promises::PromisesReport};
-use crate::queries::sql;
+use crate::reports::{listings::LateReport, promises::PromisesReport};
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
 
-/// One line of the date navigator.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DateSummary {
-    pub business_date: NaiveDate,
-    pub provisional: bool,
-    /// v1 (all its appends) differs from the recompute in some currency: the bug on show.
-    pub v1_off: bool,
-    /// v2 gold differs from the recompute in some currency.
-    pub v2_off: bool,
-    pub v1_ran: bool,
-}
+pub use crate::reports::overview::DateSummary;
 
 /// Everything the screens show for one business date.
 #[derive(Debug, Clone)]
@@ -36,17 +26,6 @@ pub struct DateView {
     pub promises: PromisesReport,
 }
 
-#[derive(Debug, Clone)]
-pub struct Snapshot {
-    pub dates: Vec<DateSummary>,
-    pub lateness: LatenessReport,
-    pub lateness_by_country: LatenessReport,
-    pub quarantine: QuarantineReport,
-    pub newest_upload: Option<NaiveDate>,
-    pub next_upload: Option<NaiveDate>,
-    pub head_snapshot: Option<i64>,
-}
-
 #[derive(Debug)]
 pub enum Job {
     /// Refresh the navigator and the view of a date (or of the date the lab suggests).
@@ -55,7 +34,8 @@ pub enum Job {
     LoadDate(NaiveDate),
     RetryV1(NaiveDate),
     PreviewRebuild(NaiveDate),
-    Rebuild { date: NaiveDate, fail_after: Option<usize> },
+    /// Rebuild a date with v2 under `late_days` (the window its preview showed).
+    Rebuild { date: NaiveDate, late_days: u32, fail_after: Option<usize> },
     LandNext,
     Rollback(i64),
     Reset,
@@ -63,9 +43,9 @@ pub enum Job {
 
 #[derive(Debug)]
 pub enum Reply {
-    Loaded(Box<Snapshot>, Option<Box<DateView>>),
+    Loaded(Box<LabOverview>, Option<Box<DateView>>),
     DateLoaded(Box<DateView>),
-    Preview { date: NaiveDate, text: String },
+    Preview(v2::RebuildPreview),
     Done(String),
     Failed(String),
 }
@@ -112,8 +92,10 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
                 return;
             }
         };
-        let _ = lab.conn.set_query_progress_tracking(true);
-        let _ = ready_tx.send(Ok((lab.conn.interrupt_handle(), lab.conn.progress_handle())));
+        let handles = lab.store().progress_handle().map(|progress| (lab.store().interrupt_handle(), progress));
+        if ready_tx.send(handles).is_err() {
+            return;
+        }
         if setup.bootstrap {
             if let Err(e) = bootstrap::fill_if_empty(&mut lab, &setup.world) {
                 let _ = reply_tx.send(Reply::Failed(format!("building the sample lab: {e:#}")));
@@ -135,10 +117,8 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
             }
             let reply = match server.serve(job) {
                 Ok(r) => r,
-                Err(e) => {
-                    let text = format!("{e:#}");
-                    Reply::Failed(if text.contains("INTERRUPT") || text.contains("nterrupt") { "cancelled: the query was interrupted; nothing changed".into() } else { text })
-                }
+                Err(e) if lab_error(&e) == Some(&LabError::Interrupted) => Reply::Failed(LabError::Interrupted.to_string()),
+                Err(e) => Reply::Failed(format!("{e:#}")),
             };
             if reply_tx.send(reply).is_err() {
                 break;
@@ -229,9 +209,9 @@ impl Server {
         match job {
             Job::Load(d) => {
                 self.views.clear();
-                let snap = load_snapshot(&self.lab, &self.setup.world)?;
+                let snap = reports::overview::overview(&self.lab, &self.setup.world)?;
                 self.dates = snap.dates.iter().map(|x| x.business_date).collect();
-                let date = d.or_else(|| default_date(&snap));
+                let date = d.or_else(|| snap.default_date());
                 let view = match date {
                     Some(d) if self.dates.contains(&d) => {
                         self.focus = Some(d);
@@ -245,7 +225,7 @@ impl Server {
                 self.focus = Some(d);
                 Ok(Reply::DateLoaded(Box::new(self.view(d)?)))
             }
-            Job::PreviewRebuild(d) => Ok(Reply::Preview { date: d, text: preview(&self.lab, d)? }),
+            Job::PreviewRebuild(d) => Ok(Reply::Preview(v2::preview_rebuild(&self.lab, d)?)),
             job => {
                 // Everything else writes (or may have written, if it failed halfway).
                 self.views.clear();
@@ -263,26 +243,13 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
             let r = v1::run(lab, d, None)?;
             Reply::Done(format!("v1 for {d} appended {} row(s) as snapshot {}: the v1 column now counts every run", r.rows_added, r.snapshot_id))
         }
-        Job::Rebuild { date, fail_after } => {
-            let force = fail_after.is_some();
-            let before = reports::fingerprint(lab, None)?;
-            match v2::rebuild_dates(lab, &[date], v2::V2Options { force, fail_after, ..opts }) {
-                Ok(r) => Reply::Done(format!("v2 rebuilt {date}: snapshot {} ({}), {}", r.snapshot.snapshot_id, r.snapshot.operation.as_str(), r.snapshot.fingerprint)),
-                Err(e) if fail_after.is_some() => {
-                    let after = reports::fingerprint(lab, None)?;
-                    let same = if before.line == after.line { "unchanged" } else { "CHANGED" };
-                    Reply::Done(format!("the rebuild crashed ({e}); rolled back, gold {same}: {}", after.line))
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        Job::Rebuild { date, late_days, fail_after } => rebuild(lab, date, v2::V2Options { late_days, force: fail_after.is_some(), fail_after })?,
         Job::LandNext => {
-            let snap = load_snapshot(lab, &setup.world)?;
-            let Some(u) = snap.next_upload else {
+            let Some(u) = reports::overview::overview(lab, &setup.world)?.next_upload else {
                 return Ok(Reply::Done(format!("every upload of {} has landed", setup.world.display())));
             };
             let landed = land::land(lab, &setup.world, &[u])?;
-            let r = v2::run_upload(lab, u, "daily", opts)?;
+            let r = v2::run_upload(lab, u, TriggerKind::Daily, opts)?;
             let dates: Vec<String> = r.dates.iter().map(|d| format!("{} {}", d.business_date, d.action)).collect();
             Reply::Done(format!("landed upload {u} ({} events); v2 snapshot {}: {}", landed.events, r.snapshot.snapshot_id, dates.join(", ")))
         }
@@ -297,38 +264,18 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
     })
 }
 
-fn default_date(snap: &Snapshot) -> Option<NaiveDate> {
-    // The newest date that is closed, else the newest.
-    snap.dates.iter().rev().find(|d| !d.provisional).or(snap.dates.last()).map(|d| d.business_date)
-}
-
-pub fn load_snapshot(lab: &Lab, world: &std::path::Path) -> Result<Snapshot> {
-    crate::recompute::ensure_cached(lab)?;
-    let mut stmt = lab.conn.prepare_cached(sql("land", "landed_uploads"))?;
-    let landed: Vec<NaiveDate> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
-    let mut stmt = lab.conn.prepare_cached(sql("reports", "date_summaries"))?;
-    let rows = stmt.query_map([], |r| {
-        Ok((r.get::<_, NaiveDate>(0)?, r.get::<_, bool>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?, r.get::<_, i64>(5)?, r.get::<_, i64>(6)?, r.get::<_, i64>(7)?))
-    })?;
-    let mut dates: BTreeMap<NaiveDate, DateSummary> = BTreeMap::new();
-    for row in rows {
-        let (d, v1_ran, v1, v2b, v2, rcb, rc) = row?;
-        let provisional = !reports::status::missing_uploads(&landed, d, v2::DEFAULT_LATE_DAYS).is_empty();
-        let e = dates.entry(d).or_insert(DateSummary { business_date: d, provisional, v1_off: false, v2_off: false, v1_ran });
-        e.v2_off |= v2 != rc || v2b != rcb;
-        e.v1_off |= v1_ran && v1 != rc;
-        e.v1_ran |= v1_ran;
+/// A rebuild; with an injected failure (the crash demo), the reply says whether gold changed.
+fn rebuild(lab: &Lab, date: NaiveDate, opts: v2::V2Options) -> Result<Reply> {
+    let before = reports::fingerprint(lab, None)?;
+    match v2::rebuild_dates(lab, &[date], opts) {
+        Ok(r) => Ok(Reply::Done(format!("v2 rebuilt {date}: snapshot {} ({}), {}", r.snapshot.snapshot_id, r.snapshot.operation.as_str(), r.snapshot.fingerprint))),
+        Err(e) if opts.fail_after.is_some() => {
+            let after = reports::fingerprint(lab, None)?;
+            let same = if before.line == after.line { "unchanged" } else { "CHANGED" };
+            Ok(Reply::Done(format!("the rebuild crashed ({e}); rolled back, gold {same}: {}", after.line)))
+        }
+        Err(e) => Err(e),
     }
-    let world_uploads = crate::raw::list_partitions(world).unwrap_or_default();
-    Ok(Snapshot {
-        dates: dates.into_values().collect(),
-        lateness: reports::lateness::lateness(lab, false)?,
-        lateness_by_country: reports::lateness::lateness(lab, true)?,
-        quarantine: reports::listings::quarantine(lab, None)?,
-        newest_upload: landed.last().copied(),
-        next_upload: world_uploads.into_iter().find(|u| !landed.contains(u)),
-        head_snapshot: snapshot::head(&lab.conn)?,
-    })
 }
 
 pub fn load_view(lab: &Lab, d: NaiveDate) -> Result<DateView> {
@@ -343,25 +290,3 @@ pub fn load_view(lab: &Lab, d: NaiveDate) -> Result<DateView> {
         check,
     })
 }
-
-/// What a rebuild of `d` would rewrite, without writing.
-fn preview(lab: &Lab, d: NaiveDate) -> Result<String> {
-    let hashes = v2::input_hashes(&lab.conn, v2::DEFAULT_LATE_DAYS, &[d])?;
-    let (silver, gold): (i64, i64) = lab.conn.row_cached(
-        sql("reports", "rows_held"),
-        [d],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    let current = snapshot::current_hash(&lab.conn, d)?;
-    let (_, rows, hash) = hashes.first().cloned().unwrap_or((d, 0, String::new()));
-    let verdict = if current.as_deref() == Some(hash.as_str()) {
-        "its inputs are unchanged, so v2 will record a skipped run and rewrite nothing"
-    } else {
-        "its inputs changed, so v2 will delete and rewrite it in one transaction"
-    };
-    Ok(format!(
-        "Rebuild {d} with v2 (window {} days)?\n\n{rows} landed rows feed it.\nIt holds {silver} silver rows and {gold} gold rows now.\n{verdict}.\n\ny: rebuild   n/Esc: cancel",
-        v2::DEFAULT_LATE_DAYS
-    ))
-}
-

@@ -47,7 +47,7 @@ pub fn opts() -> recount::lake::v2::V2Options {
 }
 
 pub fn fingerprint(lab: &Lab) -> String {
-    recount::lake::snapshot::fingerprint(&lab.conn).unwrap().to_string()
+    recount::lake::snapshot::fingerprint(lab).unwrap().to_string()
 }
 
 /// A world written by hand: stores.csv plus files of raw lines.
@@ -98,7 +98,8 @@ pub fn lab_digest(lab: &Lab) -> String {
     ];
     for t in tables {
         let text: String = lab
-            .conn
+            .store()
+            .connection_for_tests()
             .query_row(&format!("SELECT count(*)::VARCHAR || ':' || coalesce(md5(string_agg(CAST(x AS VARCHAR), '\n' ORDER BY CAST(x AS VARCHAR))), '') FROM {t} x"), [], |r| r.get(0))
             .unwrap();
         h.update(t.as_bytes());
@@ -116,7 +117,7 @@ pub fn lab_digest(lab: &Lab) -> String {
             h.update(std::fs::read(&f).unwrap());
         }
     }
-    recount::queries::hex(&h.finalize())
+    recount::store::hex(&h.finalize())
 }
 
 /// Every file and directory under `dir`: a failed run must not leave even an empty directory.

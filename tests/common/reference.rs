@@ -73,6 +73,6 @@ pub fn v2_fingerprint(world: &Path, late: i64) -> String {
         .iter()
         .map(|((d, s), (b, rev))| format!("{}|{s}|{}|{}|{b}|{rev}", d.format("%Y-%m-%d"), stores[s].0, stores[s].2))
         .collect();
-    let md5 = recount::queries::hex(&md5::Md5::digest(text.join("\n").as_bytes()));
+    let md5 = recount::store::hex(&md5::Md5::digest(text.join("\n").as_bytes()));
     format!("gold.daily_store_sales: {} rows, md5 {md5}", recount::money::format_count(gold.len() as i64))
 }

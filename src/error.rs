@@ -1,0 +1,42 @@
+//! Errors that code branches on, as types. Everything else is an eyre report with context.
+
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LabError {
+    /// Another recount process holds the lab's lock.
+    LockHeld { lab: PathBuf, pid: Option<u32> },
+    /// The running statement was interrupted (Esc in the explorer); nothing it wrote stays.
+    Interrupted,
+    /// The failure-injection hook failed a write after one of its statements.
+    Injected { after: usize, step: String },
+    /// The lab was written by a layout this build does not read.
+    Layout { found: i32, reads: i32 },
+}
+
+impl std::fmt::Display for LabError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LabError::LockHeld { lab, pid } => write!(
+                f,
+                "the lab at {} is in use by another recount process ({}); wait for it to finish or close it",
+                lab.display(),
+                pid.map(|p| format!("pid {p}")).unwrap_or_else(|| "pid unknown".into())
+            ),
+            LabError::Interrupted => write!(f, "cancelled: the query was interrupted; nothing changed"),
+            LabError::Injected { after, step } => write!(f, "injected failure after statement {after} ({step})"),
+            LabError::Layout { found, reads } => write!(
+                f,
+                "this lab was written by another recount (layout {found}; this build reads layout {reads}): \
+                 delete the lab directory and land the world again"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LabError {}
+
+/// The `LabError` behind a report, if any (through any context added since).
+pub fn lab_error(report: &color_eyre::Report) -> Option<&LabError> {
+    report.downcast_ref::<LabError>()
+}

@@ -1,0 +1,67 @@
+//! The lab at a glance, for the explorer: every business date with its marks, the lateness
+//! histograms, the quarantine, and where the uploads stand.
+
+use super::lateness::{self, LatenessReport};
+use super::listings::{self, QuarantineReport};
+use crate::lake::{Lab, snapshot};
+use crate::rules::LatenessWindow;
+use chrono::NaiveDate;
+use color_eyre::eyre::Result;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One line of the date navigator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DateSummary {
+    pub business_date: NaiveDate,
+    /// Uploads of the date's window (the window it was built with) have not landed.
+    pub provisional: bool,
+    /// v1 (all its appends) differs from the recompute in some currency: the bug on show.
+    pub v1_off: bool,
+    /// v2 gold differs from the recompute in some currency.
+    pub v2_off: bool,
+    pub v1_ran: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct LabOverview {
+    pub dates: Vec<DateSummary>,
+    pub lateness: LatenessReport,
+    pub lateness_by_country: LatenessReport,
+    pub quarantine: QuarantineReport,
+    pub newest_upload: Option<NaiveDate>,
+    /// The first upload of `world` not landed yet: what "land the next upload" lands.
+    pub next_upload: Option<NaiveDate>,
+    pub head_snapshot: Option<i64>,
+}
+
+pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
+    crate::recompute::ensure_cached(lab)?;
+    let landed = lab.store().landed_uploads()?;
+    let mut dates: BTreeMap<NaiveDate, DateSummary> = BTreeMap::new();
+    for r in lab.store().date_summaries()? {
+        let d = r.business_date;
+        let provisional = !LatenessWindow::as_built(r.late_days).missing_uploads(&landed, d).is_empty();
+        let e = dates.entry(d).or_insert(DateSummary { business_date: d, provisional, v1_off: false, v2_off: false, v1_ran: r.v1_ran });
+        e.v2_off |= r.v2_revenue_minor != r.recompute_revenue_minor || r.v2_baskets != r.recompute_baskets;
+        e.v1_off |= r.v1_ran && r.v1_revenue_minor != r.recompute_revenue_minor;
+        e.v1_ran |= r.v1_ran;
+    }
+    let world_uploads = crate::raw::list_partitions(world).unwrap_or_default();
+    Ok(LabOverview {
+        dates: dates.into_values().collect(),
+        lateness: lateness::lateness(lab, false)?,
+        lateness_by_country: lateness::lateness(lab, true)?,
+        quarantine: listings::quarantine(lab, None)?,
+        newest_upload: landed.last().copied(),
+        next_upload: world_uploads.into_iter().find(|u| landed.binary_search(u).is_err()),
+        head_snapshot: snapshot::head(lab)?,
+    })
+}
+
+impl LabOverview {
+    /// The date to show first: the newest that is closed, else the newest.
+    pub fn default_date(&self) -> Option<NaiveDate> {
+        self.dates.iter().rev().find(|d| !d.provisional).or(self.dates.last()).map(|d| d.business_date)
+    }
+}

@@ -1,0 +1,98 @@
+//! history.sql: the snapshot trail of a date, and what changed between two of its versions.
+
+use super::snapshot::SnapshotRow;
+use super::vocab::ChangeKind;
+use super::{Query, Store, row, statements};
+use chrono::NaiveDate;
+use color_eyre::eyre::Result;
+use duckdb::named_params;
+
+row! {
+    pub struct Version { pub snapshot_id: i64 }
+}
+
+row! {
+    /// What a version of a date held in one country.
+    pub struct GoldCountry { pub country: String, pub currency: String, pub baskets: i64, pub revenue_minor: i64 }
+}
+
+row! {
+    /// One basket that differs between two versions of a date.
+    pub struct DiffBasketRow {
+        pub basket_id: String,
+        pub kind: ChangeKind,
+        pub upload_date: Option<NaiveDate>,
+        pub country: Option<String>,
+        pub currency: Option<String>,
+        pub store_id: Option<String>,
+        pub event_before: Option<String>,
+        pub event_after: Option<String>,
+        pub baskets_delta: i64,
+        pub revenue_delta_minor: i64,
+        pub copies_discarded_delta: i64,
+    }
+}
+
+row! {
+    /// The baskets that differ, summed per country, kind and upload.
+    pub struct DiffPartRow {
+        pub country: Option<String>,
+        pub kind: ChangeKind,
+        pub upload_date: Option<NaiveDate>,
+        pub baskets: i64,
+        pub baskets_delta: i64,
+        pub revenue_delta_minor: i64,
+        pub copies_discarded_delta: i64,
+    }
+}
+
+row! {
+    /// A date's version at some snapshot and how many gold rows it holds.
+    pub struct DateAt { pub business_date: NaiveDate, pub version: i64, pub gold_rows: i64 }
+}
+
+statements! {
+    SNAPSHOTS: Query<SnapshotRow> = history::SNAPSHOTS;
+    VERSIONS_OF_DATE: Query<Version> = history::VERSIONS_OF_DATE;
+    GOLD_VERSION: Query<GoldCountry> = history::GOLD_VERSION;
+    DIFF_BASKETS: Query<DiffBasketRow> = history::DIFF_BASKETS;
+    DIFF_PARTS: Query<DiffPartRow> = history::DIFF_PARTS;
+    DATES_AT: Query<DateAt> = history::DATES_AT;
+}
+
+/// "No version": a version id no snapshot has.
+const NONE: i64 = -1;
+
+impl Store {
+    /// Every snapshot record up to `up_to`, oldest first.
+    pub fn snapshots(&self, up_to: i64) -> Result<Vec<SnapshotRow>> {
+        SNAPSHOTS.all(self, named_params! { "up_to": up_to })
+    }
+
+    /// Every snapshot that wrote a version of `d`, up to `up_to`, oldest first.
+    pub fn versions_of_date(&self, d: NaiveDate, up_to: i64) -> Result<Vec<i64>> {
+        Ok(VERSIONS_OF_DATE.all(self, named_params! { "business_date": d, "up_to": up_to })?.into_iter().map(|v| v.snapshot_id).collect())
+    }
+
+    /// Per country: what `version` of `d` held.
+    pub fn gold_version(&self, d: NaiveDate, version: i64) -> Result<Vec<GoldCountry>> {
+        GOLD_VERSION.all(self, named_params! { "version": version, "business_date": d })
+    }
+
+    /// The baskets of `d` that differ between two versions (None: no version).
+    pub fn diff_baskets(&self, d: NaiveDate, before: Option<i64>, after: Option<i64>) -> Result<Vec<DiffBasketRow>> {
+        let params = named_params! { "before": before.unwrap_or(NONE), "after": after.unwrap_or(NONE), "business_date": d };
+        DIFF_BASKETS.all(self, params)
+    }
+
+    /// The same baskets summed per country, kind and upload.
+    pub fn diff_parts(&self, d: NaiveDate, before: Option<i64>, after: Option<i64>) -> Result<Vec<DiffPartRow>> {
+        let params = named_params! { "before": before.unwrap_or(NONE), "after": after.unwrap_or(NONE), "business_date": d };
+        DIFF_PARTS.all(self, params)
+    }
+
+    /// Each date's version and gold rows as of `snapshot_id`.
+    pub fn dates_at(&self, snapshot_id: i64) -> Result<Vec<DateAt>> {
+        DATES_AT.all(self, named_params! { "snapshot_id": snapshot_id })
+    }
+}

@@ -1,0 +1,208 @@
+//! land.sql: landing raw files into bronze.
+
+use super::{Exec, Query, Store, Tx, row, statements};
+use chrono::{NaiveDate, NaiveDateTime};
+use color_eyre::eyre::{Result, WrapErr};
+use duckdb::named_params;
+use std::collections::HashMap;
+
+row! {
+    pub struct LandedFile { pub file: String, pub md5: String }
+}
+
+row! {
+    /// One row of stores.csv as the lab keeps it.
+    pub struct StoreRow { pub store_id: String, pub country: String, pub timezone: String, pub currency: String }
+}
+
+row! {
+    pub struct NextFileId { pub file_id: i32 }
+}
+
+row! {
+    pub struct NextLandingId { pub landing_id: i64 }
+}
+
+row! {
+    pub struct Upload { pub upload_date: NaiveDate }
+}
+
+row! {
+    pub struct Files { pub files: i64 }
+}
+
+row! {
+    pub struct Threads { pub threads: i64 }
+}
+
+statements! {
+    LANDED_FILES: Query<LandedFile> = land::LANDED_FILES;
+    STORES: Query<StoreRow> = land::STORES;
+    STORE_INSERT: Exec = land::STORE_INSERT;
+    NEXT_FILE_ID: Query<NextFileId> = land::NEXT_FILE_ID;
+    KEY_CANDIDATES: Exec = land::KEY_CANDIDATES;
+    SPLIT_BASKETS_INSERT: Exec = land::SPLIT_BASKETS_INSERT;
+    KEY_COLLISIONS_INSERT: Exec = land::KEY_COLLISIONS_INSERT;
+    PARTITION_INSERT: Exec = land::PARTITION_INSERT;
+    NEXT_LANDING_ID: Query<NextLandingId> = land::NEXT_LANDING_ID;
+    LANDING_INSERT: Exec = land::LANDING_INSERT;
+    LANDED_UPLOADS: Query<Upload> = land::LANDED_UPLOADS;
+    FILES_COUNT: Query<Files> = land::FILES_COUNT;
+    UPLOAD_FILES_COUNT: Query<Files> = land::UPLOAD_FILES_COUNT;
+    EVENTS_INSERT: Exec = land::EVENTS_INSERT;
+    THREADS: Query<Threads> = land::THREADS;
+    UNORDERED_INSERT: Exec = land::UNORDERED_INSERT;
+    ORDERED_INSERT: Exec = land::ORDERED_INSERT;
+}
+
+/// One landed file's record in raw.files.
+#[derive(Debug, Clone)]
+pub struct FileRecord<'a> {
+    pub file_id: i32,
+    pub file: &'a str,
+    pub upload_date: NaiveDate,
+    pub bytes: i64,
+    pub md5: &'a str,
+    pub lines: i64,
+    pub events: i64,
+    pub quarantined: i64,
+    pub landing_id: i64,
+}
+
+/// What one file holds for one (business date, currency): a row of bronze.cells.
+#[derive(Debug, Clone)]
+pub struct CellRecord<'a> {
+    pub file_id: i32,
+    pub upload_date: NaiveDate,
+    pub business_date: NaiveDate,
+    pub currency: &'a str,
+    pub rows: i64,
+    pub revenue_minor: i64,
+    pub digest: i64,
+}
+
+/// A line rejected at landing: a row of bronze.quarantine.
+#[derive(Debug, Clone)]
+pub struct QuarantineRecord<'a> {
+    pub file: &'a str,
+    pub line: i32,
+    pub upload_date: NaiveDate,
+    pub reason: &'a str,
+    pub raw_line: &'a str,
+}
+
+impl Store {
+    /// Every landed file's path in the raw zone and its MD5.
+    pub fn landed_files(&self) -> Result<HashMap<String, String>> {
+        Ok(LANDED_FILES.all(self, &[])?.into_iter().map(|f| (f.file, f.md5)).collect())
+    }
+
+    pub fn stores(&self) -> Result<Vec<StoreRow>> {
+        STORES.all(self, &[])
+    }
+
+    /// The upload dates landed so far, oldest first.
+    pub fn landed_uploads(&self) -> Result<Vec<NaiveDate>> {
+        Ok(LANDED_UPLOADS.all(self, &[])?.into_iter().map(|u| u.upload_date).collect())
+    }
+
+    pub fn files_count(&self) -> Result<i64> {
+        Ok(FILES_COUNT.one(self, &[])?.files)
+    }
+
+    pub fn upload_files_count(&self, upload_date: NaiveDate) -> Result<i64> {
+        Ok(UPLOAD_FILES_COUNT.one(self, named_params! { "upload_date": upload_date })?.files)
+    }
+
+    pub fn next_file_id(&self) -> Result<i32> {
+        Ok(NEXT_FILE_ID.one(self, &[])?.file_id)
+    }
+
+    pub fn next_landing_id(&self) -> Result<i64> {
+        Ok(NEXT_LANDING_ID.one(self, &[])?.landing_id)
+    }
+
+    /// DuckDB's thread count.
+    pub fn threads(&self) -> Result<i64> {
+        Ok(THREADS.one(self, &[])?.threads)
+    }
+
+    /// Lets each of DuckDB's threads insert what it parsed into its own row groups (a setting of
+    /// the connection: set before a landing's transaction, reset after it however it ends).
+    /// Rows keep their file id and line; nothing reads bronze in its physical order.
+    pub fn unordered_inserts(&self) -> Result<()> {
+        UNORDERED_INSERT.run(self, &[]).map(|_| ())
+    }
+
+    pub fn ordered_inserts(&self) -> Result<()> {
+        ORDERED_INSERT.run(self, &[]).map(|_| ())
+    }
+}
+
+impl Tx<'_> {
+    pub fn insert_store(&mut self, store: &StoreRow) -> Result<()> {
+        self.exec("adding a store", &STORE_INSERT, &store.params()).map(|_| ())
+    }
+
+    /// Inserts every row `recount_parse(job)` returns. Not a step of its own: the landing checks
+    /// its parsers' errors first, then counts the step.
+    pub fn insert_events(&mut self, job: i64) -> Result<usize> {
+        EVENTS_INSERT.run(self.store, named_params! { "job": job })
+    }
+
+    /// Split baskets and colliding keys among the files from `first_file_id` on.
+    pub fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, all_new: bool) -> Result<()> {
+        self.exec("finding baskets with several copies", &KEY_CANDIDATES, named_params! { "first_file_id": first_file_id, "all_new": all_new })?;
+        self.exec("finding split baskets", &SPLIT_BASKETS_INSERT, &[])?;
+        self.exec("finding basket keys that collide", &KEY_COLLISIONS_INSERT, &[])?;
+        Ok(())
+    }
+
+    pub fn insert_partition(&mut self, upload_date: NaiveDate, files: i64, landing_id: i64) -> Result<()> {
+        let params = named_params! { "upload_date": upload_date, "files": files, "landing_id": landing_id };
+        self.exec("recording a partition", &PARTITION_INSERT, params).map(|_| ())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn insert_landing(
+        &mut self,
+        landing_id: i64,
+        first_upload: Option<NaiveDate>,
+        last_upload: Option<NaiveDate>,
+        files: i64,
+        events: i64,
+        quarantined: i64,
+        landed_at: NaiveDateTime,
+    ) -> Result<()> {
+        let params = named_params! {
+            "landing_id": landing_id, "first_upload": first_upload, "last_upload": last_upload, "files": files,
+            "events": events, "quarantined": quarantined, "landed_at": landed_at,
+        };
+        self.exec("recording the landing", &LANDING_INSERT, params).map(|_| ())
+    }
+
+    /// The landed files' records, cells and quarantined lines, through one appender per table
+    /// (a statement per file cost more than the rest of recording: docs/performance.md).
+    pub fn append_landing_records(&mut self, files: &[FileRecord], cells: &[CellRecord], quarantine: &[QuarantineRecord]) -> Result<()> {
+        let conn = &self.store.conn;
+        (|| -> duckdb::Result<()> {
+            let mut app = conn.appender_to_db("files", "raw")?;
+            for f in files {
+                app.append_row(duckdb::params![f.file_id, f.file, f.upload_date, f.bytes, f.md5, f.lines, f.events, f.quarantined, f.landing_id])?;
+            }
+            app.flush()?;
+            let mut app = conn.appender_to_db("cells", "bronze")?;
+            for c in cells {
+                app.append_row(duckdb::params![c.file_id, c.upload_date, c.business_date, c.currency, c.rows, c.revenue_minor, c.digest])?;
+            }
+            app.flush()?;
+            let mut app = conn.appender_to_db("quarantine", "bronze")?;
+            for q in quarantine {
+                app.append_row(duckdb::params![q.file, q.line, q.upload_date, q.reason, q.raw_line])?;
+            }
+            app.flush()
+        })()
+        .wrap_err("recording the raw files, their cells and quarantined lines")?;
+        self.step("recording the raw files, their cells and quarantined lines")
+    }
+}

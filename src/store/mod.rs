@@ -1,0 +1,459 @@
+//! The one door to DuckDB. Every statement of `queries/*.sql` is a typed constant here: a
+//! `Query<Row>` that reads rows into a struct by column name, or an `Exec` that writes. Each has
+//! one method on `Store` (reads) or `Tx` (writes, counted for failure injection) with named
+//! parameters. Nothing else in recount holds a connection: the lab, the reports and the front
+//! ends ask for structs.
+//!
+//! Two tests keep the Rust and the SQL in step: every statement in `queries/` is declared here,
+//! and every row struct's columns are exactly its statement's (run against a fresh lab).
+
+mod fingerprint;
+mod history;
+mod land;
+mod recompute;
+mod reports;
+mod schema;
+mod snapshot;
+mod v1;
+mod v2;
+pub mod vocab;
+
+pub use fingerprint::{FingerprintRow, GoldChunk};
+pub use history::{DateAt, DiffBasketRow, DiffPartRow, GoldCountry};
+pub use land::{CellRecord, FileRecord, LandedFile, QuarantineRecord, StoreRow};
+pub use recompute::RecountRow;
+pub use reports::{
+    BasketCopyRow, Completeness, CountryEvents, DateSummaryRow, ExplainBasketRow, LateRow, LatenessRow, LatenessState,
+    QuarantineRow, RowsHeld, StoreFigures, StoreSumsRow, V1Store,
+};
+pub use schema::LAB_FORMAT;
+pub use snapshot::{DateOutcome, RowsOfVersion, SnapshotRow, VersionAt, VersionInputs, VersionedDate};
+pub use v2::{ChangedCounts, CurrentVersion, InputCell, Rewrite, UploadCell};
+pub use vocab::{ChangeKind, DateAction, Operation, TriggerKind};
+
+use crate::error::LabError;
+use color_eyre::eyre::{Result, WrapErr, eyre};
+use duckdb::{Connection, ToSql};
+use std::marker::PhantomData;
+use std::path::Path;
+
+/// The statements of `queries/*.sql`, compiled in by build.rs: `sql::v2::SILVER_INSERT`.
+pub mod sql {
+    /// One `-- name:` block of a query file.
+    #[derive(Debug)]
+    pub struct Statement {
+        pub file: &'static str,
+        pub name: &'static str,
+        pub sql: &'static str,
+    }
+    include!(concat!(env!("OUT_DIR"), "/statements.rs"));
+}
+
+use sql::Statement;
+
+/// Named parameters, bound by name: `$name` in the SQL.
+pub type Params<'a> = &'a [(&'a str, &'a dyn ToSql)];
+
+/// A row struct read by column name. `row!` writes the impl from the struct's fields.
+pub trait FromRow: Sized {
+    const COLUMNS: &'static [&'static str];
+    fn from_row(row: &duckdb::Row<'_>) -> duckdb::Result<Self>;
+}
+
+/// Declares a row struct whose fields are its statement's columns, read by name.
+macro_rules! row {
+    ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct $name { $($(#[$fm])* pub $field: $ty),* }
+        impl $crate::store::FromRow for $name {
+            const COLUMNS: &'static [&'static str] = &[$(stringify!($field)),*];
+            fn from_row(row: &duckdb::Row<'_>) -> duckdb::Result<Self> {
+                Ok($name { $($field: row.get(stringify!($field))?),* })
+            }
+        }
+        #[allow(dead_code)]
+        impl $name {
+            /// The fields as named parameters, for a statement that inserts the row.
+            pub(crate) fn params(&self) -> Vec<(&'static str, &dyn duckdb::ToSql)> {
+                vec![$((stringify!($field), &self.$field as &dyn duckdb::ToSql)),*]
+            }
+        }
+    };
+}
+pub(crate) use row;
+
+/// Declares a file's statements with their shapes, and lists them for the store's tests.
+macro_rules! statements {
+    ($($name:ident : $ty:ty = $file:ident :: $stmt:ident;)*) => {
+        $(const $name: $ty = <$ty>::new(&$crate::store::sql::$file::$stmt);)*
+        #[cfg(test)]
+        pub(super) fn shapes() -> Vec<$crate::store::Shape> {
+            vec![$($crate::store::Declared::shape(&$name)),*]
+        }
+    };
+}
+pub(crate) use statements;
+
+/// What a statement returns: rows with these columns, or nothing (a write or a batch).
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    pub stmt: &'static Statement,
+    pub columns: Option<&'static [&'static str]>,
+    /// A batch runs whole (several statements); it is not prepared.
+    pub batch: bool,
+}
+
+pub trait Declared {
+    fn shape(&self) -> Shape;
+}
+
+/// A statement that returns rows of `R`.
+pub struct Query<R> {
+    stmt: &'static Statement,
+    _row: PhantomData<fn() -> R>,
+}
+
+impl<R: FromRow> Query<R> {
+    pub const fn new(stmt: &'static Statement) -> Self {
+        Query { stmt, _row: PhantomData }
+    }
+
+    /// Calls `f` with each row, in order.
+    fn each(&self, store: &Store, params: Params, mut f: impl FnMut(R) -> Result<()>) -> Result<()> {
+        let mut stmt = store.conn.prepare_cached(self.stmt.sql).map_err(|e| failed(self.stmt, e))?;
+        let mut rows = stmt.query(params).map_err(|e| failed(self.stmt, e))?;
+        while let Some(row) = rows.next().map_err(|e| failed(self.stmt, e))? {
+            f(R::from_row(row).map_err(|e| failed(self.stmt, e))?)?;
+        }
+        Ok(())
+    }
+
+    fn all(&self, store: &Store, params: Params) -> Result<Vec<R>> {
+        let mut out = Vec::new();
+        self.each(store, params, |r| {
+            out.push(r);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    fn optional(&self, store: &Store, params: Params) -> Result<Option<R>> {
+        let mut first = None;
+        self.each(store, params, |r| {
+            first.get_or_insert(r);
+            Ok(())
+        })?;
+        Ok(first)
+    }
+
+    /// Exactly one row (an aggregate without GROUP BY).
+    fn one(&self, store: &Store, params: Params) -> Result<R> {
+        self.optional(store, params)?.ok_or_else(|| eyre!("queries/{}.sql {} returned no row", self.stmt.file, self.stmt.name))
+    }
+}
+
+impl<R: FromRow> Declared for Query<R> {
+    fn shape(&self) -> Shape {
+        Shape { stmt: self.stmt, columns: Some(R::COLUMNS), batch: false }
+    }
+}
+
+/// A statement that writes (or sets), returning the rows it changed.
+pub struct Exec {
+    stmt: &'static Statement,
+}
+
+impl Exec {
+    pub const fn new(stmt: &'static Statement) -> Self {
+        Exec { stmt }
+    }
+
+    fn run(&self, store: &Store, params: Params) -> Result<usize> {
+        let mut stmt = store.conn.prepare_cached(self.stmt.sql).map_err(|e| failed(self.stmt, e))?;
+        stmt.execute(params).map_err(|e| failed(self.stmt, e))
+    }
+}
+
+impl Declared for Exec {
+    fn shape(&self) -> Shape {
+        Shape { stmt: self.stmt, columns: None, batch: false }
+    }
+}
+
+/// Several statements run as one batch, with no parameters (the schema, a migration).
+pub struct Batch {
+    stmt: &'static Statement,
+}
+
+impl Batch {
+    pub const fn new(stmt: &'static Statement) -> Self {
+        Batch { stmt }
+    }
+
+    fn run(&self, store: &Store) -> Result<()> {
+        store.conn.execute_batch(self.stmt.sql).map_err(|e| failed(self.stmt, e))
+    }
+}
+
+impl Declared for Batch {
+    fn shape(&self) -> Shape {
+        Shape { stmt: self.stmt, columns: None, batch: true }
+    }
+}
+
+/// A DuckDB error with the statement it came from. An interrupted statement becomes
+/// `LabError::Interrupted`, which callers branch on by type.
+fn failed(stmt: &Statement, e: duckdb::Error) -> color_eyre::Report {
+    if is_interrupt(&e) {
+        return eyre!(LabError::Interrupted);
+    }
+    eyre!(e).wrap_err(format!("queries/{}.sql: {}", stmt.file, stmt.name))
+}
+
+/// DuckDB reports an interrupt as an error of its own type; its C API gives the type only in
+/// the message's prefix.
+fn is_interrupt(e: &duckdb::Error) -> bool {
+    e.to_string().starts_with("INTERRUPT Error")
+}
+
+/// The lab's DuckDB database.
+pub struct Store {
+    conn: Connection,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path`: no extension is ever autoloaded (a
+    /// named time zone would try to fetch ICU). DuckDB's buffer pool would otherwise grow towards
+    /// 80% of RAM; a lab's working set is small. `RECOUNT_MEMORY_LIMIT` (a DuckDB size such as
+    /// 512MB) overrides it, and `RECOUNT_THREADS` DuckDB's thread count (default: one per core).
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = open_connection(path).map_err(|e| {
+            let text = e.to_string();
+            if text.contains("lock") {
+                eyre!("the lab database {} is in use by another process: {text}", path.display())
+            } else {
+                eyre!("opening {}: {text}", path.display())
+            }
+        })?;
+        let store = Store { conn };
+        store.prepare()?;
+        Ok(store)
+    }
+
+    /// An empty database in memory: what a lab holds while its file is being replaced.
+    pub fn closed() -> Result<Store> {
+        Ok(Store { conn: Connection::open_in_memory()? })
+    }
+
+    /// A handle that interrupts the running statement from another thread.
+    pub fn interrupt_handle(&self) -> std::sync::Arc<duckdb::InterruptHandle> {
+        self.conn.interrupt_handle()
+    }
+
+    /// DuckDB's progress estimate of the running statement, for the explorer's gauge.
+    pub fn progress_handle(&self) -> Result<duckdb::progress::ProgressHandle> {
+        self.conn.set_query_progress_tracking(true)?;
+        Ok(self.conn.progress_handle())
+    }
+
+    /// The connection itself, for tests that inspect a lab's tables. recount's own code reads and
+    /// writes through the typed statements only.
+    #[doc(hidden)]
+    pub fn connection_for_tests(&self) -> &Connection {
+        &self.conn
+    }
+
+}
+
+fn open_connection(path: &Path) -> duckdb::Result<Connection> {
+    let limit = std::env::var("RECOUNT_MEMORY_LIMIT").unwrap_or_else(|_| "80MB".into());
+    let mut config = duckdb::Config::default().enable_autoload_extension(false)?.max_memory(&limit)?;
+    if let Some(n) = std::env::var("RECOUNT_THREADS").ok().and_then(|v| v.parse::<i64>().ok()).filter(|n| *n > 0) {
+        config = config.threads(n)?;
+    }
+    Connection::open_with_flags(path, config)
+}
+
+/// A transaction whose statements are counted, so a test can fail it after any one of them.
+pub struct Tx<'s> {
+    store: &'s Store,
+    executed: usize,
+    fail_after: Option<usize>,
+    open: bool,
+    /// Wall time of each statement since the last step, for the per-phase profile.
+    pub phases: Vec<(String, std::time::Duration)>,
+    mark: std::time::Instant,
+    /// What the lab keeps in memory about itself, updated only once this transaction commits.
+    on_commit: Vec<Box<dyn FnOnce() + 's>>,
+}
+
+impl<'s> Tx<'s> {
+    pub fn begin(store: &'s Store, fail_after: Option<usize>) -> Result<Tx<'s>> {
+        store.conn.execute_batch("BEGIN TRANSACTION").wrap_err("beginning a transaction")?;
+        Ok(Tx { store, executed: 0, fail_after, open: true, phases: Vec::new(), mark: std::time::Instant::now(), on_commit: Vec::new() })
+    }
+
+    /// Reads inside the transaction see its writes.
+    pub fn store(&self) -> &'s Store {
+        self.store
+    }
+
+    /// Runs `f` once this transaction has committed (never if it rolls back).
+    pub fn on_commit(&mut self, f: impl FnOnce() + 's) {
+        self.on_commit.push(Box::new(f));
+    }
+
+    /// Called after each statement of the transaction.
+    pub fn step(&mut self, what: &str) -> Result<()> {
+        self.executed += 1;
+        let now = std::time::Instant::now();
+        self.phases.push((what.to_string(), now - self.mark));
+        self.mark = now;
+        if self.fail_after == Some(self.executed) {
+            return Err(eyre!(LabError::Injected { after: self.executed, step: what.to_string() }));
+        }
+        Ok(())
+    }
+
+    /// Runs a write and counts it as a step.
+    fn exec(&mut self, what: &str, exec: &Exec, params: Params) -> Result<usize> {
+        let n = exec.run(self.store, params).wrap_err_with(|| what.to_string())?;
+        self.step(what)?;
+        Ok(n)
+    }
+
+    pub fn commit(mut self) -> Result<Vec<(String, std::time::Duration)>> {
+        self.open = false;
+        let started = std::time::Instant::now();
+        self.store.conn.execute_batch("COMMIT").wrap_err("committing")?;
+        for f in std::mem::take(&mut self.on_commit) {
+            f();
+        }
+        let mut phases = std::mem::take(&mut self.phases);
+        phases.push(("commit".into(), started.elapsed()));
+        Ok(phases)
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = self.store.conn.execute_batch("ROLLBACK");
+        }
+    }
+}
+
+/// A short digest of the SQL that decides silver and gold: part of every input hash, so a
+/// changed rule rebuilds instead of skipping. schema.sql holds the window rule (`in_window`).
+pub fn rules_digest() -> String {
+    use md5::Digest;
+    let mut h = md5::Md5::new();
+    for (file, text) in sql::FILES {
+        if matches!(*file, "v2" | "snapshot" | "schema") {
+            h.update(text.as_bytes());
+        }
+    }
+    hex(&h.finalize())[..8].to_string()
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shapes() -> Vec<Shape> {
+        [
+            fingerprint::shapes(),
+            history::shapes(),
+            land::shapes(),
+            recompute::shapes(),
+            reports::shapes(),
+            schema::shapes(),
+            snapshot::shapes(),
+            v1::shapes(),
+            v2::shapes(),
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn every_statement_in_queries_is_declared_by_the_store_once() {
+        let declared: Vec<(&str, &str)> = shapes().iter().map(|s| (s.stmt.file, s.stmt.name)).collect();
+        for s in sql::ALL {
+            let n = declared.iter().filter(|d| **d == (s.file, s.name)).count();
+            assert_eq!(n, 1, "queries/{}.sql {} is declared {n} times in src/store", s.file, s.name);
+        }
+        assert_eq!(declared.len(), sql::ALL.len());
+    }
+
+    /// Runs every query on a fresh lab with every parameter NULL and compares the columns it
+    /// returns with its row struct's fields; prepares every write.
+    #[test]
+    fn every_row_struct_has_exactly_its_statements_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("lab.duckdb")).unwrap();
+        for shape in shapes() {
+            let what = format!("queries/{}.sql {}", shape.stmt.file, shape.stmt.name);
+            if shape.batch {
+                continue;
+            }
+            let mut stmt = store.conn.prepare(shape.stmt.sql).unwrap_or_else(|e| panic!("{what}: {e}"));
+            for i in 1..=stmt.parameter_count() {
+                stmt.raw_bind_parameter(i, duckdb::types::Null).unwrap();
+            }
+            // A statement that creates what later ones read (a temp table) runs, so they prepare.
+            let creates = shape.stmt.sql.lines().find(|l| !l.starts_with("--")).is_some_and(|l| l.starts_with("CREATE"));
+            let Some(columns) = shape.columns else {
+                if creates {
+                    stmt.raw_execute().unwrap_or_else(|e| panic!("{what}: {e}"));
+                }
+                continue;
+            };
+            stmt.raw_execute().unwrap_or_else(|e| panic!("{what}: {e}"));
+            let mut got = stmt.column_names();
+            let mut want: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
+            got.sort();
+            want.sort();
+            assert_eq!(got, want, "{what}: the row struct's fields are not the statement's columns");
+        }
+    }
+
+    #[test]
+    fn a_row_struct_that_names_a_missing_column_fails_the_check() {
+        // The check above compares names: a struct with a field the statement lacks is caught.
+        row! {
+            pub struct Wrong { pub rows: i64, pub not_there: String }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("lab.duckdb")).unwrap();
+        let q: Query<Wrong> = Query::new(&sql::fingerprint::CURRENT);
+        let err = q.one(&store, &[]).unwrap_err();
+        assert!(format!("{err:#}").contains("not_there"), "{err:#}");
+    }
+
+    #[test]
+    fn an_interrupted_statement_is_a_typed_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("lab.duckdb")).unwrap();
+        let handle = store.interrupt_handle();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            handle.interrupt();
+        });
+        let slow = Statement { file: "test", name: "slow", sql: "SELECT count(*) AS n FROM range(10000000000) a" };
+        row! {
+            pub struct N { pub n: i64 }
+        }
+        let err = Query::<N> { stmt: Box::leak(Box::new(slow)), _row: PhantomData }.one(&store, &[]).unwrap_err();
+        t.join().unwrap();
+        assert!(matches!(err.downcast_ref::<LabError>(), Some(LabError::Interrupted)), "{err:#}");
+    }
+}

@@ -1,0 +1,115 @@
+//! v2.sql: the idempotent job's reads and its two inserts.
+
+use super::{Exec, Query, Store, Tx, row, statements};
+use chrono::NaiveDate;
+use color_eyre::eyre::Result;
+use duckdb::named_params;
+
+row! {
+    /// What one file of an upload holds for one business date and currency, flagged.
+    pub struct UploadCell {
+        pub business_date: NaiveDate,
+        pub currency: String,
+        pub rows: i64,
+        pub revenue_minor: i64,
+        /// The run rebuilds the date.
+        pub affected: bool,
+        /// The rows never enter silver.
+        pub beyond: bool,
+    }
+}
+
+row! {
+    /// What one file feeds one business date under the window: rows and their digest sum.
+    pub struct InputCell { pub business_date: NaiveDate, pub rows: i64, pub digest: i64 }
+}
+
+row! {
+    /// The version of a date that silver and gold hold now.
+    pub struct CurrentVersion { pub business_date: NaiveDate, pub input_hash: String, pub silver_rows: i64, pub gold_rows: i64 }
+}
+
+row! {
+    pub struct KeyCount { pub keys: i64 }
+}
+
+row! {
+    /// Rows a new version of a date holds.
+    pub struct ChangedCounts { pub business_date: NaiveDate, pub silver_rows: i64, pub gold_rows: i64 }
+}
+
+statements! {
+    UPLOAD_CELLS: Query<UploadCell> = v2::UPLOAD_CELLS;
+    INPUT_CELLS: Query<InputCell> = v2::INPUT_CELLS;
+    CURRENT_VERSIONS: Query<CurrentVersion> = v2::CURRENT_VERSIONS;
+    SILVER_INSERT: Exec = v2::SILVER_INSERT;
+    KEY_COLLISIONS: Query<KeyCount> = v2::KEY_COLLISIONS;
+    GOLD_INSERT: Exec = v2::GOLD_INSERT;
+    CHANGED_COUNTS: Query<ChangedCounts> = v2::CHANGED_COUNTS;
+}
+
+impl Store {
+    /// What `upload` holds per file, business date and currency; `oldest` is the oldest date the
+    /// run rebuilds.
+    pub fn upload_cells(&self, upload: NaiveDate, oldest: NaiveDate, late_days: u32) -> Result<Vec<UploadCell>> {
+        UPLOAD_CELLS.all(self, named_params! { "upload": upload, "oldest": oldest, "late_days": late_days })
+    }
+
+    /// What feeds the dates `first..=last` under the window, file by file.
+    pub fn input_cells(&self, late_days: u32, first: NaiveDate, last: NaiveDate, mut f: impl FnMut(InputCell)) -> Result<()> {
+        INPUT_CELLS.each(self, named_params! { "late_days": late_days, "first": first, "last": last }, |c| {
+            f(c);
+            Ok(())
+        })
+    }
+
+    /// The current version of each built date in `first..=last`.
+    pub fn current_versions(&self, first: NaiveDate, last: NaiveDate) -> Result<Vec<CurrentVersion>> {
+        CURRENT_VERSIONS.all(self, named_params! { "first": first, "last": last })
+    }
+
+    /// How many basket keys two basket_ids share.
+    pub fn key_collisions(&self) -> Result<i64> {
+        Ok(KEY_COLLISIONS.one(self, &[])?.keys)
+    }
+}
+
+/// The dates one v2 write rebuilds: the first and last, and the list when it has gaps.
+#[derive(Debug, Clone, Copy)]
+pub struct Rewrite<'a> {
+    pub snapshot_id: i64,
+    pub late_days: u32,
+    pub first: NaiveDate,
+    pub last: NaiveDate,
+    /// The dates as one list (ISO dates joined by commas), for the statements that need the set.
+    pub dates: &'a str,
+    /// The dates leave gaps between the first and the last.
+    pub gaps: bool,
+    /// Some basket keys are shared by two basket_ids: tell baskets apart by basket_id too.
+    pub key_collisions: bool,
+}
+
+impl Tx<'_> {
+    /// The new silver version of the dates: one pointer per basket to its winning copy.
+    pub fn insert_silver_version(&mut self, w: &Rewrite) -> Result<i64> {
+        let dates = w.gaps.then_some(w.dates);
+        let params = named_params! {
+            "snapshot_id": w.snapshot_id, "late_days": w.late_days, "first": w.first, "last": w.last,
+            "key_collisions": w.key_collisions, "dates": dates,
+        };
+        Ok(self.exec("silver insert", &SILVER_INSERT, params)? as i64)
+    }
+
+    /// The new gold version of the dates, from the silver version just written.
+    pub fn insert_gold_version(&mut self, w: &Rewrite) -> Result<i64> {
+        Ok(self.exec("gold insert", &GOLD_INSERT, named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last })? as i64)
+    }
+
+    /// Rows per date of the versions just written.
+    pub fn changed_counts(&mut self, w: &Rewrite) -> Result<Vec<ChangedCounts>> {
+        let params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last, "dates": w.dates };
+        let counts = CHANGED_COUNTS.all(self.store, params)?;
+        self.step("counting rows per date")?;
+        Ok(counts)
+    }
+}

@@ -1,0 +1,77 @@
+//! The explorer's screens, as a type: every match over them is exhaustive, so a new screen is a
+//! compile error everywhere it needs a case.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Screen {
+    Overview,
+    Explain,
+    Baskets,
+    Late,
+    History,
+    Promises,
+}
+
+impl Screen {
+    /// In tab order.
+    pub const ALL: [Screen; 6] = [Screen::Overview, Screen::Explain, Screen::Baskets, Screen::Late, Screen::History, Screen::Promises];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Screen::Overview => "Overview",
+            Screen::Explain => "Explain",
+            Screen::Baskets => "Baskets",
+            Screen::Late => "Late & quarantine",
+            Screen::History => "History",
+            Screen::Promises => "Promises",
+        }
+    }
+
+    /// The tab label on a narrow terminal.
+    pub fn short(self) -> &'static str {
+        match self {
+            Screen::Late => "Late",
+            s => s.name(),
+        }
+    }
+
+    /// The word in an export's file name.
+    pub fn file_word(self) -> &'static str {
+        match self {
+            Screen::Overview => "overview",
+            Screen::Explain => "explain",
+            Screen::Baskets => "baskets",
+            Screen::Late => "late",
+            Screen::History => "history",
+            Screen::Promises => "promises",
+        }
+    }
+
+    /// The position in tab order, from 0.
+    pub fn index(self) -> usize {
+        Screen::ALL.iter().position(|s| *s == self).unwrap_or(0)
+    }
+
+    pub fn next(self) -> Screen {
+        Screen::ALL[(self.index() + 1) % Screen::ALL.len()]
+    }
+
+    pub fn prev(self) -> Screen {
+        Screen::ALL[(self.index() + Screen::ALL.len() - 1) % Screen::ALL.len()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_and_prev_walk_every_screen_and_wrap() {
+        let mut s = Screen::Overview;
+        for want in Screen::ALL.iter().skip(1).chain([Screen::Overview].iter()) {
+            s = s.next();
+            assert_eq!(s, *want);
+        }
+        assert_eq!(Screen::Overview.prev(), Screen::Promises);
+        assert_eq!(Screen::Promises.index(), 5);
+    }
+}
