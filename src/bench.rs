@@ -88,7 +88,8 @@ fn vm_hwm_kib(pid: u32) -> Option<u64> {
 /// pages the child shared with this (large) process between fork and exec.
 pub fn run_child(cmd: &mut std::process::Command) -> Result<(Duration, f64, String)> {
     let started = Instant::now();
-    let mut child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::inherit()).spawn().wrap_err("starting a child process")?;
+    let mut child =
+        cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::inherit()).spawn().wrap_err("starting a child process")?;
     let pid = child.id();
     let mut stdout = child.stdout.take().expect("piped");
     let reader = std::thread::spawn(move || {
@@ -204,16 +205,28 @@ fn bench_world(opts: &BenchOptions, measures: &mut Vec<Measure>) -> Result<(Path
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let _ = std::fs::remove_dir_all(opts.work_dir.join("world-scratch"));
-    measures.push(Measure::from_times(format!("generate the {} world (seed {})", opts.preset.name(), opts.seed), "≤ 30 s (full)", &times, None));
+    measures.push(Measure::from_times(
+        format!("generate the {} world (seed {})", opts.preset.name(), opts.seed),
+        "≤ 30 s (full)",
+        &times,
+        None,
+    ));
     Ok((w, Some(opts.seed)))
 }
 
 /// Land everything and backfill backwards from an empty lab, in a child: wall time and RSS. The
 /// last child's lab stays for the measures after it. Returns the fingerprint it printed.
-fn bench_land_and_backfill(opts: &BenchOptions, world: &Path, lab_dir: &Path, uploads: usize, measures: &mut Vec<Measure>) -> Result<String> {
+fn bench_land_and_backfill(
+    opts: &BenchOptions,
+    world: &Path,
+    lab_dir: &Path,
+    uploads: usize,
+    measures: &mut Vec<Measure>,
+) -> Result<String> {
     let (mut times, mut rss, mut fingerprint) = (Vec::new(), Vec::new(), String::new());
     for _ in 0..opts.runs.max(1) {
-        let (t, r, out) = run_child(std::process::Command::new(&opts.exe).args(["bench-phase", "--world"]).arg(world).arg("--lab").arg(lab_dir))?;
+        let (t, r, out) =
+            run_child(std::process::Command::new(&opts.exe).args(["bench-phase", "--world"]).arg(world).arg("--lab").arg(lab_dir))?;
         times.push(t.as_secs_f64() * 1e3);
         rss.push(r);
         fingerprint = out.trim().to_string();
@@ -243,7 +256,12 @@ fn bench_landing(opts: &BenchOptions, world: &Path, ups: &[NaiveDate], measures:
 
 /// One v2 run (skipped, and forced) and the reports, on the warm lab. Returns the forced run's
 /// phases, averaged.
-fn bench_runs_and_reports(opts: &BenchOptions, lab_dir: &Path, ups: &[NaiveDate], measures: &mut Vec<Measure>) -> Result<Vec<(String, f64)>> {
+fn bench_runs_and_reports(
+    opts: &BenchOptions,
+    lab_dir: &Path,
+    ups: &[NaiveDate],
+    measures: &mut Vec<Measure>,
+) -> Result<Vec<(String, f64)>> {
     let lab = Lab::open(lab_dir)?;
     let mid = opts.date.unwrap_or_else(|| {
         let aug15 = NaiveDate::from_ymd_opt(2026, 8, 15).unwrap_or_default();
@@ -251,15 +269,26 @@ fn bench_runs_and_reports(opts: &BenchOptions, lab_dir: &Path, ups: &[NaiveDate]
     });
     let v2opts = v2::V2Options { fail_after: None, ..Default::default() };
     let mut phases: Vec<Vec<(String, f64)>> = Vec::new();
-    measures.push(measure(&format!("one v2 run, upload {mid}, warm lab (inputs unchanged: skipped)"), "≤ 50 ms", opts.runs.max(5), || {
-        v2::run_upload(&lab, mid, TriggerKind::Upload, v2opts)?;
-        Ok(())
-    })?);
-    measures.push(measure(&format!("one v2 run, upload {mid}, warm lab, forced rewrite of its dates"), "≤ 50 ms", opts.runs.max(5), || {
-        let dates: Vec<NaiveDate> = v2::run_upload(&lab, mid, TriggerKind::Upload, v2opts)?.dates.iter().map(|d| d.business_date).collect();
-        phases.push(v2::rebuild_dates(&lab, &dates, v2::V2Options { force: true, ..v2opts })?.phases);
-        Ok(())
-    })?);
+    measures.push(measure(
+        &format!("one v2 run, upload {mid}, warm lab (inputs unchanged: skipped)"),
+        "≤ 50 ms",
+        opts.runs.max(5),
+        || {
+            v2::run_upload(&lab, mid, TriggerKind::Upload, v2opts)?;
+            Ok(())
+        },
+    )?);
+    measures.push(measure(
+        &format!("one v2 run, upload {mid}, warm lab, forced rewrite of its dates"),
+        "≤ 50 ms",
+        opts.runs.max(5),
+        || {
+            let dates: Vec<NaiveDate> =
+                v2::run_upload(&lab, mid, TriggerKind::Upload, v2opts)?.dates.iter().map(|d| d.business_date).collect();
+            phases.push(v2::rebuild_dates(&lab, &dates, v2::V2Options { force: true, ..v2opts })?.phases);
+            Ok(())
+        },
+    )?);
     let day = mid - chrono::Duration::days(1);
     crate::recompute::ensure_cached(&lab)?;
     measures.push(measure(&format!("check {day}"), "≤ 50 ms", opts.runs.max(5), || reports::check::check(&lab, day, None).map(|_| ()))?);
@@ -270,7 +299,9 @@ fn bench_runs_and_reports(opts: &BenchOptions, lab_dir: &Path, ups: &[NaiveDate]
     })?);
     measures.push(measure("lateness, kept", "", opts.runs.max(5), || reports::lateness::lateness(&lab, false).map(|_| ()))?);
     measures.push(measure(&format!("history {day}"), "", opts.runs.max(5), || reports::history::history(&lab, day, None).map(|_| ()))?);
-    measures.push(measure("recompute from raw with polars (no cache)", "", opts.runs.max(1), || crate::recompute::recount(&lab.raw_root()).map(|_| ()))?);
+    measures.push(measure("recompute from raw with polars (no cache)", "", opts.runs.max(1), || {
+        crate::recompute::recount(&lab.raw_root()).map(|_| ())
+    })?);
     Ok(mean_phases(&phases))
 }
 
@@ -350,9 +381,13 @@ fn bench_baseline(opts: &BenchOptions, script: &Path, world: &Path, fingerprint:
     let db = opts.work_dir.join("baseline.duckdb");
     let _ = std::fs::remove_file(&db);
     let (t, r, out) =
-        run_child(std::process::Command::new("bash").arg(script).arg("runs").arg(world).arg("--backward").arg("--db").arg(&db)).wrap_err("running the baseline")?;
+        run_child(std::process::Command::new("bash").arg(script).arg("runs").arg(world).arg("--backward").arg("--db").arg(&db))
+            .wrap_err("running the baseline")?;
     let fp = out.lines().find(|l| l.starts_with("gold.daily_store_sales")).unwrap_or("").trim().to_string();
-    let ours = measures.iter().find(|m| m.name.starts_with("land ") && m.peak_rss_mib.is_some()).ok_or_else(|| eyre!("no land+backfill figure"))?;
+    let ours = measures
+        .iter()
+        .find(|m| m.name.starts_with("land ") && m.peak_rss_mib.is_some())
+        .ok_or_else(|| eyre!("no land+backfill figure"))?;
     Ok(Baseline {
         command: format!("bash {} runs {} --backward --db {}", script.display(), world.display(), db.display()),
         wall_ms: t.as_secs_f64() * 1e3,
@@ -376,10 +411,29 @@ impl Report for BenchReport {
         format!("recount bench on {} ({}{seed})\n{}", self.machine, self.world.display(), self.fingerprint)
     }
     fn tables(&self) -> Vec<Table> {
-        let mut t = Table::new("", &[("measure", "measure"), ("runs", "runs"), ("median_ms", "median ms"), ("min_ms", "min"), ("max_ms", "max"), ("peak_rss_mib", "peak RSS MiB"), ("target", "target")]);
+        let mut t = Table::new(
+            "",
+            &[
+                ("measure", "measure"),
+                ("runs", "runs"),
+                ("median_ms", "median ms"),
+                ("min_ms", "min"),
+                ("max_ms", "max"),
+                ("peak_rss_mib", "peak RSS MiB"),
+                ("target", "target"),
+            ],
+        );
         let f = |v: f64| Cell::text(format!("{v:.1}"));
         for m in &self.measures {
-            t.push(vec![Cell::text(&m.name), Cell::Int(m.runs as i64), f(m.median_ms), f(m.min_ms), f(m.max_ms), m.peak_rss_mib.map(f).unwrap_or(Cell::Empty), Cell::text(&m.target)]);
+            t.push(vec![
+                Cell::text(&m.name),
+                Cell::Int(m.runs as i64),
+                f(m.median_ms),
+                f(m.min_ms),
+                f(m.max_ms),
+                m.peak_rss_mib.map(f).unwrap_or(Cell::Empty),
+                Cell::text(&m.target),
+            ]);
         }
         let mut p = Table::new("one forced v2 run by phase (mean ms)", &[("phase", "phase"), ("ms", "ms")]);
         for (name, ms) in &self.v2_phases_ms {
@@ -389,13 +443,28 @@ impl Report for BenchReport {
     }
     fn notes(&self) -> Vec<reports::Note> {
         let Some(b) = &self.baseline else {
-            return vec![reports::Note { status: reports::Status::Info, text: "baseline not run (pass --baseline ../shared/baseline/run.sh)".into() }];
+            return vec![reports::Note {
+                status: reports::Status::Info,
+                text: "baseline not run (pass --baseline ../shared/baseline/run.sh)".into(),
+            }];
         };
         vec![
-            reports::Note { status: reports::Status::Info, text: format!("baseline: {} → {:.1} s, peak RSS {:.0} MiB", b.command, b.wall_ms / 1e3, b.peak_rss_mib) },
-            reports::Note { status: if b.speedup >= 15.0 { reports::Status::Pass } else { reports::Status::Warn }, text: format!("land + backwards backfill: {:.1}x faster than the baseline (target ≥ 15x)", b.speedup) },
-            reports::Note { status: if b.rss_ratio <= 0.5 { reports::Status::Pass } else { reports::Status::Warn }, text: format!("peak RSS: {:.2} of the baseline's (target ≤ 0.5)", b.rss_ratio) },
-            reports::Note { status: if b.same_fingerprint { reports::Status::Pass } else { reports::Status::Fail }, text: format!("baseline fingerprint: {}", b.fingerprint) },
+            reports::Note {
+                status: reports::Status::Info,
+                text: format!("baseline: {} → {:.1} s, peak RSS {:.0} MiB", b.command, b.wall_ms / 1e3, b.peak_rss_mib),
+            },
+            reports::Note {
+                status: if b.speedup >= 15.0 { reports::Status::Pass } else { reports::Status::Warn },
+                text: format!("land + backwards backfill: {:.1}x faster than the baseline (target ≥ 15x)", b.speedup),
+            },
+            reports::Note {
+                status: if b.rss_ratio <= 0.5 { reports::Status::Pass } else { reports::Status::Warn },
+                text: format!("peak RSS: {:.2} of the baseline's (target ≤ 0.5)", b.rss_ratio),
+            },
+            reports::Note {
+                status: if b.same_fingerprint { reports::Status::Pass } else { reports::Status::Fail },
+                text: format!("baseline fingerprint: {}", b.fingerprint),
+            },
         ]
     }
 }

@@ -35,7 +35,14 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     let g = cli.global;
     let Some(command) = cli.command else {
         if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-            return explorer(&g, crate::cli::TuiArgs { theme: std::env::var("RECOUNT_THEME").unwrap_or_else(|_| "dark".into()), no_mouse: false, world: None });
+            return explorer(
+                &g,
+                crate::cli::TuiArgs {
+                    theme: std::env::var("RECOUNT_THEME").unwrap_or_else(|_| "dark".into()),
+                    no_mouse: false,
+                    world: None,
+                },
+            );
         }
         return summary(&g);
     };
@@ -93,7 +100,8 @@ fn demo(g: &Global, no_pause: bool, world: Option<PathBuf>) -> Result<i32> {
 
 fn generate(g: &Global, out: &Path, preset: crate::world::Preset, seed: u64, store_factor: f64) -> Result<i32> {
     let started = std::time::Instant::now();
-    let summary = crate::world::generate_scaled(out, preset, seed, store_factor).wrap_err_with(|| format!("generating a world in {}", out.display()))?;
+    let summary = crate::world::generate_scaled(out, preset, seed, store_factor)
+        .wrap_err_with(|| format!("generating a world in {}", out.display()))?;
     match g.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
         _ => {
@@ -107,7 +115,8 @@ fn generate(g: &Global, out: &Path, preset: crate::world::Preset, seed: u64, sto
 fn land_range(g: &Global, range: &Range, world: Option<PathBuf>) -> Result<i32> {
     let mut lab = open(g)?;
     let world = world_or_sample(world);
-    let report = land::land_with(&mut lab, &world, &range.dates(), g.fail_after).wrap_err_with(|| format!("landing from {}", world.display()))?;
+    let report =
+        land::land_with(&mut lab, &world, &range.dates(), g.fail_after).wrap_err_with(|| format!("landing from {}", world.display()))?;
     emit_land(&report, g.format)?;
     Ok(0)
 }
@@ -156,7 +165,8 @@ fn daily(g: &Global, range: &Range, world: Option<PathBuf>, window: Window) -> R
         let landed = land::land_with(&mut lab, &world, &[d], g.fail_after).wrap_err_with(|| format!("landing {d}"))?;
         emit_land(&landed, g.format)?;
         if lab.is_landed(d)? {
-            let report = v2::run_upload(&lab, d, TriggerKind::Daily, v2_opts(g, window, false)).wrap_err_with(|| format!("v2 for upload {d}"))?;
+            let report =
+                v2::run_upload(&lab, d, TriggerKind::Daily, v2_opts(g, window, false)).wrap_err_with(|| format!("v2 for upload {d}"))?;
             emit_run(&report, g.format)?;
         }
     }

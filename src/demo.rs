@@ -43,7 +43,11 @@ pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()>
     v1::run(&lab, day, None)?;
     show(&reports::check::check(&lab, day, None)?, color);
 
-    step(4, "v2 runs per upload: each affected date gets a new version in one transaction, deduplicated by basket_id; the old version stays as history.", pause);
+    step(
+        4,
+        "v2 runs per upload: each affected date gets a new version in one transaction, deduplicated by basket_id; the old version stays as history.",
+        pause,
+    );
     for &u in &ups[..4] {
         print!("{}", v2::run_upload(&lab, u, TriggerKind::Upload, opts)?.render());
     }

@@ -82,7 +82,11 @@ impl Finality {
     /// `built_from`: the input hash of the current version (None: never built); `inputs_now`:
     /// the input hash of what feeds the date now.
     /// `inputs_now` is asked only when the answer depends on it.
-    pub fn of<E>(missing_uploads: Vec<NaiveDate>, built_from: Option<&str>, inputs_now: impl FnOnce() -> Result<Option<String>, E>) -> Result<Finality, E> {
+    pub fn of<E>(
+        missing_uploads: Vec<NaiveDate>,
+        built_from: Option<&str>,
+        inputs_now: impl FnOnce() -> Result<Option<String>, E>,
+    ) -> Result<Finality, E> {
         if !missing_uploads.is_empty() {
             return Ok(Finality::Provisional { missing_uploads });
         }

@@ -52,7 +52,11 @@ fn bad_lines_become_quarantine_rows_with_file_line_and_reason() {
     assert!(got[5].0 == 7 && got[5].1.contains("not in partition upload_date=2026-08-15"), "{got:?}");
     // Bronze rows keep their own line numbers.
     let lines: Vec<i64> = {
-        let mut s = lab.store().connection_for_tests().prepare("SELECT line FROM bronze.events WHERE upload_date = DATE '2026-08-15' ORDER BY line").unwrap();
+        let mut s = lab
+            .store()
+            .connection_for_tests()
+            .prepare("SELECT line FROM bronze.events WHERE upload_date = DATE '2026-08-15' ORDER BY line")
+            .unwrap();
         s.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
     };
     assert_eq!(lines, vec![1, 8]);
@@ -152,7 +156,8 @@ fn a_lab_written_by_an_older_layout_is_refused_with_the_way_out() {
     let dir = tempdir();
     {
         let conn = duckdb::Connection::open(dir.path().join("recount.duckdb")).unwrap();
-        conn.execute_batch("CREATE SCHEMA bronze; CREATE TABLE bronze.events (event_id VARCHAR, basket_id VARCHAR, file_id INTEGER);").unwrap();
+        conn.execute_batch("CREATE SCHEMA bronze; CREATE TABLE bronze.events (event_id VARCHAR, basket_id VARCHAR, file_id INTEGER);")
+            .unwrap();
     }
     let err = recount::lake::Lab::open(dir.path()).err().expect("a layout 3 lab is refused").to_string();
     assert!(err.contains("layout 3") && err.contains("delete the lab directory"), "{err}");

@@ -63,7 +63,12 @@ fn explorer_retries_v1_rebuilds_and_restores_the_terminal() {
     assert_eq!(gb_v1_runs(&s), "1", "the sample lab ran v1 once per day:\n{s}");
     keys(&session, &["v"]);
     let s = wait_for(&session, "v1 for 2026-10-14 appended", 30);
-    let s = if gb_v1_runs(&s) == "2" { s } else { std::thread::sleep(Duration::from_secs(1)); screen(&session) };
+    let s = if gb_v1_runs(&s) == "2" {
+        s
+    } else {
+        std::thread::sleep(Duration::from_secs(1));
+        screen(&session)
+    };
     assert_eq!(gb_v1_runs(&s), "2", "the retry doubled v1:\n{s}");
     keys(&session, &["r"]);
     wait_for(&session, "Rebuild 2026-10-14", 30);

@@ -22,7 +22,12 @@ fn backfill(lab: &recount::lake::Lab, uploads: impl Iterator<Item = chrono::Naiv
         let r = v2::run_upload(lab, u, TriggerKind::Backfill, opts()).unwrap();
         assert_eq!(r.snapshot.fingerprint.to_string(), fingerprint(lab), "record of the run for {u} ({})", r.snapshot.operation.as_str());
         for d in r.dates.iter().filter(|d| d.action == DateAction::Overwrite) {
-            let count = |q: &str| -> i64 { lab.store().connection_for_tests().query_row(q, duckdb::params![r.snapshot.snapshot_id, d.business_date], |row| row.get(0)).unwrap() };
+            let count = |q: &str| -> i64 {
+                lab.store()
+                    .connection_for_tests()
+                    .query_row(q, duckdb::params![r.snapshot.snapshot_id, d.business_date], |row| row.get(0))
+                    .unwrap()
+            };
             let silver = count("SELECT count(*) FROM silver.versions WHERE snapshot_id = ? AND business_date = ?");
             let gold = count("SELECT count(*) FROM audit.gold_history WHERE snapshot_id = ? AND business_date = ?");
             assert_eq!((d.silver_added, d.gold_added), (silver, gold), "counts of {} in the run for {u}", d.business_date);
@@ -133,7 +138,12 @@ fn a_failure_after_any_statement_leaves_silver_gold_and_records_untouched() {
     backfill(&lab, ups[..4].iter().copied());
     let before = lab_digest(&lab);
     let ids = |lab: &recount::lake::Lab| -> (i64, Option<i64>) {
-        lab.store().connection_for_tests().query_row("SELECT max(snapshot_id), max(snapshot_id) FILTER (WHERE operation <> 'skipped') FROM audit.snapshots", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap()
+        lab.store()
+            .connection_for_tests()
+            .query_row("SELECT max(snapshot_id), max(snapshot_id) FILTER (WHERE operation <> 'skipped') FROM audit.snapshots", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap()
     };
     let (last_id, head) = ids(&lab);
     let mut failures = 0;
@@ -152,7 +162,8 @@ fn a_failure_after_any_statement_leaves_silver_gold_and_records_untouched() {
                 assert_eq!((r.snapshot.snapshot_id, r.snapshot.parent_id), (last_id + 1, head));
                 // Every statement of the transaction was failed after once (the phases besides
                 // the transaction's are the comparison before it and the commit).
-                let steps = r.phases.iter().filter(|(p, _)| !["find affected dates", "input hashes", "commit"].contains(&p.as_str())).count();
+                let steps =
+                    r.phases.iter().filter(|(p, _)| !["find affected dates", "input hashes", "commit"].contains(&p.as_str())).count();
                 assert_eq!(failures, steps, "{:?}", r.phases);
                 break;
             }
@@ -213,7 +224,11 @@ fn dedup_is_by_basket_id_and_exact_ties_break_by_event_id() {
         .unwrap();
     assert_eq!(baskets, 2, "two basket_ids, four events");
     assert_eq!(revenue, 500 + 123, "B1's winner is ev-a: the tie on uploaded_at goes to the smaller event_id");
-    let winner: String = lab.store().connection_for_tests().query_row("SELECT event_id FROM silver.baskets WHERE basket_id = 'B1'", [], |r| r.get(0)).unwrap();
+    let winner: String = lab
+        .store()
+        .connection_for_tests()
+        .query_row("SELECT event_id FROM silver.baskets WHERE basket_id = 'B1'", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(winner, "ev-a");
     let recount = recount::recompute::recount(&lab.raw_root()).unwrap();
     assert_eq!(recount.rows[0].revenue_minor, 623, "the polars recount applies the same rule");
@@ -249,8 +264,13 @@ fn business_dates_are_right_when_london_leaves_summer_time_and_in_kolkata() {
     for u in [day("2026-10-24"), day("2026-10-25")] {
         v2::run_upload(&lab, u, TriggerKind::Upload, opts()).unwrap();
     }
-    let mut stmt = lab.store().connection_for_tests().prepare("SELECT business_date, store_id, revenue_minor FROM gold.daily_store_sales ORDER BY 1, 2").unwrap();
-    let rows: Vec<(chrono::NaiveDate, String, i64)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect();
+    let mut stmt = lab
+        .store()
+        .connection_for_tests()
+        .prepare("SELECT business_date, store_id, revenue_minor FROM gold.daily_store_sales ORDER BY 1, 2")
+        .unwrap();
+    let rows: Vec<(chrono::NaiveDate, String, i64)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect();
     assert_eq!(
         rows,
         vec![
@@ -299,15 +319,24 @@ fn a_basket_whose_copies_carry_two_business_dates_is_counted_once_by_both_engine
             event("ev-9", "X1", "LON1", "2026-08-15T09:00:00.000Z", "2026-08-15T09:00:01.000Z", "GBP", &[7]),
         ],
     );
-    w.file("2026-08-16", "b.jsonl.gz", &[event("ev-2", "S1", "LON1", "2026-08-14T23:30:00.000Z", "2026-08-16T08:00:00.000Z", "GBP", &[1000])]);
+    w.file(
+        "2026-08-16",
+        "b.jsonl.gz",
+        &[event("ev-2", "S1", "LON1", "2026-08-14T23:30:00.000Z", "2026-08-16T08:00:00.000Z", "GBP", &[1000])],
+    );
     let mut lab = open_lab(dir.path());
     land::land(&mut lab, &w.root, &[day("2026-08-15")]).unwrap();
     land::land(&mut lab, &w.root, &[day("2026-08-16")]).unwrap();
     let split: Vec<(String, chrono::NaiveDate)> = {
-        let mut stmt = lab.store().connection_for_tests().prepare("SELECT basket_id, business_date FROM bronze.split_baskets ORDER BY 2").unwrap();
+        let mut stmt =
+            lab.store().connection_for_tests().prepare("SELECT basket_id, business_date FROM bronze.split_baskets ORDER BY 2").unwrap();
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<Result<_, _>>().unwrap()
     };
-    assert_eq!(split, vec![("S1".to_string(), day("2026-08-14")), ("S1".to_string(), day("2026-08-15"))], "found when the second copy landed");
+    assert_eq!(
+        split,
+        vec![("S1".to_string(), day("2026-08-14")), ("S1".to_string(), day("2026-08-15"))],
+        "found when the second copy landed"
+    );
     // The first copy (uploaded first) wins: S1 belongs to the 14th, London's 23:30 BST.
     for d in ["2026-08-14", "2026-08-15"] {
         let c = reports::check::check(&lab, day(d), None).unwrap();
@@ -351,9 +380,17 @@ fn the_lateness_histogram_is_recounted_after_each_landing() {
 fn a_run_whose_rows_are_all_beyond_the_window_is_recorded_as_skipped_with_them() {
     let dir = tempdir();
     let w = HandWorld::new(dir.path().join("world"), STORES);
-    w.file("2026-08-10", "a.jsonl.gz", &[event("ev-1", "B1", "LON1", "2026-08-10T09:00:00.000Z", "2026-08-10T09:00:01.000Z", "GBP", &[500])]);
+    w.file(
+        "2026-08-10",
+        "a.jsonl.gz",
+        &[event("ev-1", "B1", "LON1", "2026-08-10T09:00:00.000Z", "2026-08-10T09:00:01.000Z", "GBP", &[500])],
+    );
     // A till five days late: its only row is older than upload - late_days.
-    w.file("2026-08-15", "b.jsonl.gz", &[event("ev-2", "B2", "LON1", "2026-08-10T10:00:00.000Z", "2026-08-15T08:00:00.000Z", "GBP", &[700])]);
+    w.file(
+        "2026-08-15",
+        "b.jsonl.gz",
+        &[event("ev-2", "B2", "LON1", "2026-08-10T10:00:00.000Z", "2026-08-15T08:00:00.000Z", "GBP", &[700])],
+    );
     let mut lab = open_lab(dir.path());
     land::land(&mut lab, &w.root, &[day("2026-08-10"), day("2026-08-15")]).unwrap();
     v2::run_upload(&lab, day("2026-08-10"), TriggerKind::Upload, opts()).unwrap();
@@ -373,8 +410,13 @@ fn landing_on_one_thread_or_four_gives_the_same_bronze() {
     // DuckDB's threads parse the files and insert what they parse: the rows, cells and records
     // must not depend on how many threads there are or which thread took which file.
     let table_digest = |lab: &recount::lake::Lab, t: &str| -> String {
-        lab.store().connection_for_tests()
-            .query_row(&format!("SELECT count(*)::VARCHAR || ':' || coalesce(sum(hash(CAST(x AS VARCHAR))::HUGEINT), 0)::VARCHAR FROM {t} x"), [], |r| r.get(0))
+        lab.store()
+            .connection_for_tests()
+            .query_row(
+                &format!("SELECT count(*)::VARCHAR || ':' || coalesce(sum(hash(CAST(x AS VARCHAR))::HUGEINT), 0)::VARCHAR FROM {t} x"),
+                [],
+                |r| r.get(0),
+            )
             .unwrap()
     };
     let mut digests = Vec::new();
@@ -385,7 +427,9 @@ fn landing_on_one_thread_or_four_gives_the_same_bronze() {
         land_all(&mut lab, small_world());
         let files: i64 = lab.store().connection_for_tests().query_row("SELECT count(*) FROM raw.files", [], |r| r.get(0)).unwrap();
         assert!(files > 8, "the small world has enough files for every thread");
-        digests.push(["bronze.events", "bronze.cells", "bronze.quarantine", "bronze.split_baskets", "raw.files"].map(|t| table_digest(&lab, t)));
+        digests.push(
+            ["bronze.events", "bronze.cells", "bronze.quarantine", "bronze.split_baskets", "raw.files"].map(|t| table_digest(&lab, t)),
+        );
     }
     assert_eq!(digests[0], digests[1]);
 }
@@ -452,7 +496,9 @@ fn a_rebuild_of_dates_with_a_gap_rewrites_just_those_dates() {
     let (a, b) = (ups[1], ups[3]);
     let r = v2::rebuild_dates(&lab, &[b, a], v2::V2Options { force: true, ..opts() }).unwrap();
     assert_eq!(r.dates.iter().map(|d| (d.business_date, d.action.as_str())).collect::<Vec<_>>(), vec![(a, "overwrite"), (b, "overwrite")]);
-    let count = |q: &str, d: chrono::NaiveDate| -> i64 { lab.store().connection_for_tests().query_row(q, duckdb::params![r.snapshot.snapshot_id, d], |row| row.get(0)).unwrap() };
+    let count = |q: &str, d: chrono::NaiveDate| -> i64 {
+        lab.store().connection_for_tests().query_row(q, duckdb::params![r.snapshot.snapshot_id, d], |row| row.get(0)).unwrap()
+    };
     for d in &r.dates {
         let silver = count("SELECT count(*) FROM silver.versions WHERE snapshot_id = ? AND business_date = ?", d.business_date);
         let gold = count("SELECT count(*) FROM audit.gold_history WHERE snapshot_id = ? AND business_date = ?", d.business_date);

@@ -52,7 +52,8 @@ fn a_late_upload_overwrites_exactly_its_dates() {
     };
     land::land(&mut lab, small_world(), &[u]).unwrap();
     let run = v2::run_upload(&lab, u, TriggerKind::Daily, opts()).unwrap();
-    let overwritten: Vec<String> = run.dates.iter().filter(|d| d.action == DateAction::Overwrite).map(|d| d.business_date.to_string()).collect();
+    let overwritten: Vec<String> =
+        run.dates.iter().filter(|d| d.action == DateAction::Overwrite).map(|d| d.business_date.to_string()).collect();
     assert!(overwritten.len() >= 2, "the new upload feeds its own day and late baskets of earlier ones: {overwritten:?}");
     assert!(run.dates.iter().all(|d| d.business_date >= u - chrono::Duration::days(2)));
     let gold_after: Vec<(String, String)> = {
@@ -124,7 +125,14 @@ fn diff_parts_sum_to_the_change_for_every_version_of_every_date() {
             let from_parts: std::collections::BTreeMap<_, _> = diff
                 .countries
                 .iter()
-                .flat_map(|c| c.parts.iter().map(|p| ((c.country.clone(), p.kind, p.upload_date), (p.baskets, p.baskets_delta, p.revenue_delta_minor, p.copies_discarded_delta))))
+                .flat_map(|c| {
+                    c.parts.iter().map(|p| {
+                        (
+                            (c.country.clone(), p.kind, p.upload_date),
+                            (p.baskets, p.baskets_delta, p.revenue_delta_minor, p.copies_discarded_delta),
+                        )
+                    })
+                })
                 .collect();
             assert_eq!(from_baskets, from_parts, "{d} version {}", e.snapshot_id);
             // History shows the same attribution as the diff of the same two versions.
@@ -249,7 +257,10 @@ fn evidence_files_hold_the_snapshot_map_the_gold_rows_and_proof_other_dates_were
     let gold = read(&format!("gold_{d}.json"));
     let rows = gold["rows"].as_array().unwrap();
     let gold_baskets: i64 = rows.iter().map(|r| r["baskets"].as_i64().unwrap()).sum();
-    assert_eq!(gold_baskets, count(&lab, &format!("SELECT sum(baskets)::BIGINT FROM gold.daily_store_sales WHERE business_date = DATE '{d}'")));
+    assert_eq!(
+        gold_baskets,
+        count(&lab, &format!("SELECT sum(baskets)::BIGINT FROM gold.daily_store_sales WHERE business_date = DATE '{d}'"))
+    );
     let cmp = read(&format!("comparison_{d}.json"));
     assert!(cmp["diff"]["countries"].as_array().unwrap().iter().all(|c| c["parts_sum_to_change"] == true));
     let others = cmp["other_dates"].as_array().unwrap();

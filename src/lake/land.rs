@@ -49,7 +49,8 @@ impl LandReport {
                 s.push_str(&format!("upload {}: the world has no such partition; nothing landed\n", p.upload_date));
                 continue;
             }
-            let files = if p.files_landed == 0 && p.files_already_landed == 0 { " (an empty partition)".to_string() } else { String::new() };
+            let files =
+                if p.files_landed == 0 && p.files_already_landed == 0 { " (an empty partition)".to_string() } else { String::new() };
             s.push_str(&format!(
                 "landed upload {}: {} file(s), {} events{q}{extra}{files}\n",
                 p.upload_date,
@@ -108,7 +109,13 @@ struct Quarantined {
 
 impl Quarantined {
     fn record<'a>(&'a self, file: &'a ParsedFile) -> QuarantineRecord<'a> {
-        QuarantineRecord { file: &file.rel, line: self.line as i32, upload_date: file.upload_date, reason: &self.reason, raw_line: &self.raw_line }
+        QuarantineRecord {
+            file: &file.rel,
+            line: self.line as i32,
+            upload_date: file.upload_date,
+            reason: &self.reason,
+            raw_line: &self.raw_line,
+        }
     }
 }
 
@@ -297,7 +304,13 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
                 std::fs::rename(tmp, dest).wrap_err_with(|| format!("moving {} into the raw zone", dest.display()))?;
             }
             std::fs::write(raw_root.join(raw::STORES_FILE), plan.stores.to_csv())?;
-            Ok(LandReport { partitions: landed.partitions, stores_added: plan.new_stores.len(), events: landed.events, quarantined: landed.quarantined, phases: landed.phases })
+            Ok(LandReport {
+                partitions: landed.partitions,
+                stores_added: plan.new_stores.len(),
+                events: landed.events,
+                quarantined: landed.quarantined,
+                phases: landed.phases,
+            })
         }
         Err(e) => {
             undo_copies(&raw_root, &staged, &created_dirs);
@@ -399,7 +412,12 @@ struct Landed {
 fn write_bronze(lab: &Lab, plan: &Plan, job_id: i64, fail_after: Option<usize>) -> Result<Landed> {
     let mut tx = Tx::begin(lab.store(), fail_after)?;
     for s in &plan.new_stores {
-        tx.insert_store(&StoreRow { store_id: s.store_id.clone(), country: s.country.clone(), timezone: s.timezone.name().to_string(), currency: s.currency.clone() })?;
+        tx.insert_store(&StoreRow {
+            store_id: s.store_id.clone(),
+            country: s.country.clone(),
+            timezone: s.timezone.name().to_string(),
+            currency: s.currency.clone(),
+        })?;
     }
     let landing_id = tx.store().next_landing_id()?;
     let first_file_id = tx.store().next_file_id()?;
@@ -414,7 +432,10 @@ fn write_bronze(lab: &Lab, plan: &Plan, job_id: i64, fail_after: Option<usize>) 
     let mut partitions = plan.partitions.clone();
     let (mut events, mut quarantined) = (0u64, 0u64);
     for pf in &done {
-        let p = partitions.iter_mut().find(|p| p.upload_date == pf.upload_date).ok_or_else(|| eyre!("upload {} was not planned", pf.upload_date))?;
+        let p = partitions
+            .iter_mut()
+            .find(|p| p.upload_date == pf.upload_date)
+            .ok_or_else(|| eyre!("upload {} was not planned", pf.upload_date))?;
         p.files_landed += 1;
         p.events += pf.events as u64;
         p.quarantined += pf.quarantine.len() as u64;
@@ -491,7 +512,14 @@ fn md5_hex(bytes: &[u8]) -> String {
 }
 
 /// Parses one raw file: its bronze rows, cells and quarantine, and the bytes as they arrived.
-fn parse_file(path: &Path, rel: &str, upload_date: NaiveDate, stores: &StoreTable, file_id: i32, key_mask: u64) -> Result<(ParsedFile, Vec<u8>)> {
+fn parse_file(
+    path: &Path,
+    rel: &str,
+    upload_date: NaiveDate,
+    stores: &StoreTable,
+    file_id: i32,
+    key_mask: u64,
+) -> Result<(ParsedFile, Vec<u8>)> {
     let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
     let text = raw::decompress(&bytes).map_err(|e| eyre!("{}: truncated or corrupt .gz file ({e})", path.display()))?;
     // About 300 bytes a line: enough room for most files without a regrow.
@@ -795,7 +823,12 @@ mod tests {
     #[test]
     fn days_count_from_1970() {
         let epoch = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap();
-        for d in [epoch, NaiveDate::from_ymd_opt(2026, 10, 25).unwrap(), NaiveDate::from_ymd_opt(1969, 12, 31).unwrap(), NaiveDate::from_ymd_opt(2262, 4, 11).unwrap()] {
+        for d in [
+            epoch,
+            NaiveDate::from_ymd_opt(2026, 10, 25).unwrap(),
+            NaiveDate::from_ymd_opt(1969, 12, 31).unwrap(),
+            NaiveDate::from_ymd_opt(2262, 4, 11).unwrap(),
+        ] {
             assert_eq!(days(d) as i64, (d - epoch).num_days(), "{d}");
         }
     }

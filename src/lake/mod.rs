@@ -34,9 +34,7 @@ pub fn default_lab_dir() -> PathBuf {
 
 /// The bundled sample world, committed with the source.
 pub fn sample_world_dir() -> PathBuf {
-    std::env::var_os("RECOUNT_WORLD")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data"))
+    std::env::var_os("RECOUNT_WORLD").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data"))
 }
 
 pub fn code_version() -> String {

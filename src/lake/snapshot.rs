@@ -277,7 +277,8 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
     require(lab, target)?;
     let now = versions_as_of(lab, head(lab)?.unwrap_or(0))?;
     let then = versions_as_of(lab, target)?;
-    let changes: Vec<(NaiveDate, Option<i64>)> = now.iter().filter(|(d, v)| then.get(d) != Some(v)).map(|(d, _)| (*d, then.get(d).copied())).collect();
+    let changes: Vec<(NaiveDate, Option<i64>)> =
+        now.iter().filter(|(d, v)| then.get(d) != Some(v)).map(|(d, _)| (*d, then.get(d).copied())).collect();
     let mut record = new_record(lab, Operation::Rollback, Trigger::rollback(target), 0)?;
     let mut tx = Tx::begin(lab.store(), fail_after)?;
     let mut outcomes = Vec::new();

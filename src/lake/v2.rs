@@ -213,7 +213,16 @@ fn plan(store: &Store, dates: &[NaiveDate], opts: V2Options) -> Result<Vec<DateO
                 (DateAction::Overwrite, Some(c)) => (c.silver_rows, c.gold_rows),
                 _ => (0, 0),
             };
-            DateOutcome { business_date: d, action, input_hash: hash, input_rows: rows, silver_replaced, silver_added: 0, gold_replaced, gold_added: 0 }
+            DateOutcome {
+                business_date: d,
+                action,
+                input_hash: hash,
+                input_rows: rows,
+                silver_replaced,
+                silver_added: 0,
+                gold_replaced,
+                gold_added: 0,
+            }
         })
         .collect())
 }

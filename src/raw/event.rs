@@ -97,9 +97,7 @@ pub fn parse_line<'a>(line: &'a str, stores: &'a StoreTable, upload_date: NaiveD
         let amount = amount.as_i64().ok_or_else(|| format!("tender {n}: amount_minor {amount} is not a 64-bit integer"))?;
         revenue = revenue.checked_add(amount).ok_or_else(|| format!("tender {n}: revenue overflows 64 bits"))?;
     }
-    let store = stores
-        .get(&store_id)
-        .ok_or_else(|| format!("unknown store_id '{}'", crate::sanitize::for_terminal(&store_id)))?;
+    let store = stores.get(&store_id).ok_or_else(|| format!("unknown store_id '{}'", crate::sanitize::for_terminal(&store_id)))?;
     if *currency != store.currency {
         return Err(format!(
             "currency '{}' differs from store {}'s {}",
@@ -109,10 +107,7 @@ pub fn parse_line<'a>(line: &'a str, stores: &'a StoreTable, upload_date: NaiveD
         ));
     }
     if uploaded_at.date_naive() != upload_date {
-        return Err(format!(
-            "uploaded_at {} is not in partition upload_date={upload_date}",
-            uploaded_at.format("%Y-%m-%dT%H:%M:%S%.3fZ")
-        ));
+        return Err(format!("uploaded_at {} is not in partition upload_date={upload_date}", uploaded_at.format("%Y-%m-%dT%H:%M:%S%.3fZ")));
     }
     Ok(PosEvent {
         event_id,

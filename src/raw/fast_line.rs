@@ -297,7 +297,12 @@ mod tests {
             "{}".to_string(),
         ];
         let world = crate::lake::sample_world_dir();
-        let mut files: Vec<_> = crate::raw::list_partitions(&world).unwrap().into_iter().take(3).flat_map(|d| crate::raw::list_files(&world, d).unwrap()).collect();
+        let mut files: Vec<_> = crate::raw::list_partitions(&world)
+            .unwrap()
+            .into_iter()
+            .take(3)
+            .flat_map(|d| crate::raw::list_files(&world, d).unwrap())
+            .collect();
         files.truncate(4);
         for f in files {
             let text = crate::raw::decompress(&std::fs::read(f).unwrap()).unwrap();
@@ -307,10 +312,45 @@ mod tests {
     }
 
     const TOKENS: &[&str] = &[
-        "\"", "\\", "\\u0041", "\\n", ",", ":", "{", "}", "[", "]", "null", "true", "false", " ", "\t", "\r\n", "-", "0",
-        "01", "7", "1.5", "1e5", "-3", "9223372036854775807", "99999999999999999999", "\u{1}", "é", "\"event_id\":\"x\",",
-        "\"tenders\":null,", "\"tenders\":[{\"amount_minor\":1}],", "\"method\":\"card\",", "\"amount_minor\":null,",
-        "\"amount_minor\":12,", "\"q\":[[[[1]]]],", "nul", "tru", "\"a\":1 2,", "}}", "x",
+        "\"",
+        "\\",
+        "\\u0041",
+        "\\n",
+        ",",
+        ":",
+        "{",
+        "}",
+        "[",
+        "]",
+        "null",
+        "true",
+        "false",
+        " ",
+        "\t",
+        "\r\n",
+        "-",
+        "0",
+        "01",
+        "7",
+        "1.5",
+        "1e5",
+        "-3",
+        "9223372036854775807",
+        "99999999999999999999",
+        "\u{1}",
+        "é",
+        "\"event_id\":\"x\",",
+        "\"tenders\":null,",
+        "\"tenders\":[{\"amount_minor\":1}],",
+        "\"method\":\"card\",",
+        "\"amount_minor\":null,",
+        "\"amount_minor\":12,",
+        "\"q\":[[[[1]]]],",
+        "nul",
+        "tru",
+        "\"a\":1 2,",
+        "}}",
+        "x",
     ];
 
     fn mutate(line: &str, rng: &mut impl Rng) -> String {

@@ -91,8 +91,7 @@ mod tests {
 
     #[test]
     fn unknown_time_zone_names_the_line() {
-        let err = StoreTable::parse("store_id,country,timezone,currency\nS1,GB,Europe/London,GBP\nS2,GB,Europe/Londres,GBP\n")
-            .unwrap_err();
+        let err = StoreTable::parse("store_id,country,timezone,currency\nS1,GB,Europe/London,GBP\nS2,GB,Europe/Londres,GBP\n").unwrap_err();
         let msg = format!("{err:#}");
         assert!(msg.contains("line 3") && msg.contains("Europe/Londres"), "{msg}");
     }

@@ -50,7 +50,13 @@ pub fn resent(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<BasketsReport> 
         };
         match baskets.last_mut() {
             Some(b) if b.basket_id == r.basket_id => b.copies.push(copy),
-            _ => baskets.push(ResentBasket { basket_id: r.basket_id, store_id: r.store_id, country: r.country, currency: r.currency, copies: vec![copy] }),
+            _ => baskets.push(ResentBasket {
+                basket_id: r.basket_id,
+                store_id: r.store_id,
+                country: r.country,
+                currency: r.currency,
+                copies: vec![copy],
+            }),
         }
     }
     // Copies come ordered by (uploaded_at, event_id): the first inside the window wins.

@@ -57,8 +57,11 @@ pub struct CheckReport {
 }
 
 fn country_row<'a>(map: &'a mut BTreeMap<String, CountryCheck>, country: &str, currency: &str) -> &'a mut CountryCheck {
-    map.entry(country.to_string())
-        .or_insert_with(|| CountryCheck { country: country.into(), currency: currency.into(), ..Default::default() })
+    map.entry(country.to_string()).or_insert_with(|| CountryCheck {
+        country: country.into(),
+        currency: currency.into(),
+        ..Default::default()
+    })
 }
 
 pub fn check(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<CheckReport> {
@@ -211,7 +214,10 @@ impl Report for CheckReport {
         }
         for c in self.countries.iter().filter(|_| self.status.built) {
             if !c.v2_explained() {
-                notes.push(Note { status: Status::Fail, text: format!("{}: v2 differs from the recompute by more than its beyond-window baskets", c.country) });
+                notes.push(Note {
+                    status: Status::Fail,
+                    text: format!("{}: v2 differs from the recompute by more than its beyond-window baskets", c.country),
+                });
             }
         }
         notes

@@ -47,7 +47,14 @@ pub fn write(lab: &Lab, d: NaiveDate, out: &Path) -> Result<Vec<EvidenceFile>> {
         .store()
         .gold_by_store(d, None)?
         .into_iter()
-        .map(|r| GoldRow { business_date: d, store_id: r.store_id, country: r.country, currency: r.currency, baskets: r.baskets, revenue_minor: r.revenue_minor })
+        .map(|r| GoldRow {
+            business_date: d,
+            store_id: r.store_id,
+            country: r.country,
+            currency: r.currency,
+            baskets: r.baskets,
+            revenue_minor: r.revenue_minor,
+        })
         .collect();
     let versions = lab.store().versions_of_date(d, i64::MAX)?;
     let comparison = match versions.as_slice() {

@@ -57,7 +57,11 @@ pub fn explain(lab: &Lab, d: NaiveDate) -> Result<ExplainReport> {
     let store = lab.store();
     let mut countries: BTreeMap<String, CountryExplain> = BTreeMap::new();
     fn row<'a>(m: &'a mut BTreeMap<String, CountryExplain>, country: &str, currency: &str) -> &'a mut CountryExplain {
-        m.entry(country.to_string()).or_insert_with(|| CountryExplain { country: country.into(), currency: currency.into(), ..Default::default() })
+        m.entry(country.to_string()).or_insert_with(|| CountryExplain {
+            country: country.into(),
+            currency: currency.into(),
+            ..Default::default()
+        })
     }
     // The recompute side comes from polars.
     for r in store.recompute_by_store(d)? {
@@ -71,13 +75,25 @@ pub fn explain(lab: &Lab, d: NaiveDate) -> Result<ExplainReport> {
         if b.copies_in_run == 0 {
             c.missed_baskets += 1;
             c.missed_revenue_minor += b.winner_revenue_minor;
-            c.missed.push(BasketLine { basket_id: b.basket_id, store_id: b.store_id, upload_date: b.winner_upload, copies_in_run: 0, revenue_minor: b.winner_revenue_minor });
+            c.missed.push(BasketLine {
+                basket_id: b.basket_id,
+                store_id: b.store_id,
+                upload_date: b.winner_upload,
+                copies_in_run: 0,
+                revenue_minor: b.winner_revenue_minor,
+            });
         } else if b.copies_in_run > 1 {
             // Every copy after the first in the run is counted again by v1.
             let extra = b.revenue_in_run - b.first_in_run;
             c.double_counted_copies += b.copies_in_run - 1;
             c.double_counted_revenue_minor += extra;
-            c.double_counted.push(BasketLine { basket_id: b.basket_id, store_id: b.store_id, upload_date: d, copies_in_run: b.copies_in_run, revenue_minor: extra });
+            c.double_counted.push(BasketLine {
+                basket_id: b.basket_id,
+                store_id: b.store_id,
+                upload_date: d,
+                copies_in_run: b.copies_in_run,
+                revenue_minor: extra,
+            });
         }
     }
     // The v1 side: what one naive run reads, straight from bronze.
@@ -134,7 +150,15 @@ impl ExplainReport {
     pub fn baskets_table(&self) -> Table {
         let mut t = Table::new(
             "baskets behind the numbers",
-            &[("kind", "kind"), ("country", "country"), ("basket_id", "basket_id"), ("store_id", "store"), ("upload_date", "upload"), ("copies_in_run", "copies in run"), ("revenue_minor", "revenue")],
+            &[
+                ("kind", "kind"),
+                ("country", "country"),
+                ("basket_id", "basket_id"),
+                ("store_id", "store"),
+                ("upload_date", "upload"),
+                ("copies_in_run", "copies in run"),
+                ("revenue_minor", "revenue"),
+            ],
         );
         for c in &self.countries {
             for (kind, list) in [("missed", &c.missed), ("double counted", &c.double_counted)] {

@@ -165,7 +165,14 @@ pub fn diff(lab: &Lab, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Resu
     diff_versions(lab, d, from_snapshot, to_snapshot, from_version, to_version)
 }
 
-pub fn diff_versions(lab: &Lab, d: NaiveDate, from_snapshot: Option<i64>, to_snapshot: i64, from_version: Option<i64>, to_version: Option<i64>) -> Result<DiffReport> {
+pub fn diff_versions(
+    lab: &Lab,
+    d: NaiveDate,
+    from_snapshot: Option<i64>,
+    to_snapshot: i64,
+    from_version: Option<i64>,
+    to_version: Option<i64>,
+) -> Result<DiffReport> {
     let mut report = diff_summary(lab, d, from_snapshot, to_snapshot, from_version, to_version)?;
     report.baskets = lab
         .store()
@@ -190,7 +197,14 @@ pub fn diff_versions(lab: &Lab, d: NaiveDate, from_snapshot: Option<i64>, to_sna
 
 /// The diff without its basket list: the parts per country (summed by DuckDB from the same rows
 /// `diff_versions` lists) against the change in gold. What `history` shows for each version.
-pub fn diff_summary(lab: &Lab, d: NaiveDate, from_snapshot: Option<i64>, to_snapshot: i64, from_version: Option<i64>, to_version: Option<i64>) -> Result<DiffReport> {
+pub fn diff_summary(
+    lab: &Lab,
+    d: NaiveDate,
+    from_snapshot: Option<i64>,
+    to_snapshot: i64,
+    from_version: Option<i64>,
+    to_version: Option<i64>,
+) -> Result<DiffReport> {
     let mut by_country: BTreeMap<String, Vec<DiffPart>> = BTreeMap::new();
     for r in lab.store().diff_parts(d, from_version, to_version)? {
         let part = DiffPart {
@@ -278,7 +292,16 @@ impl DiffReport {
     pub fn baskets_table(&self) -> Table {
         let mut t = Table::new(
             "baskets behind the parts",
-            &[("country", "country"), ("change", "change"), ("basket_id", "basket_id"), ("store_id", "store"), ("upload_date", "upload"), ("revenue_delta_minor", "Δ revenue"), ("event_before", "event before"), ("event_after", "event after")],
+            &[
+                ("country", "country"),
+                ("change", "change"),
+                ("basket_id", "basket_id"),
+                ("store_id", "store"),
+                ("upload_date", "upload"),
+                ("revenue_delta_minor", "Δ revenue"),
+                ("event_before", "event before"),
+                ("event_after", "event after"),
+            ],
         );
         for b in &self.baskets {
             t.push(vec![
@@ -303,7 +326,10 @@ impl Report for DiffReport {
             (Some(s), None) => format!("snapshot {s} (date not built yet)"),
             (None, _) => "nothing (first build)".into(),
         };
-        let to = self.to_version.map(|v| format!("snapshot {} (version {v})", self.to_snapshot)).unwrap_or_else(|| format!("snapshot {}", self.to_snapshot));
+        let to = self
+            .to_version
+            .map(|v| format!("snapshot {} (version {v})", self.to_snapshot))
+            .unwrap_or_else(|| format!("snapshot {}", self.to_snapshot));
         format!("diff {}: {from} → {to}", self.business_date)
     }
     fn tables(&self) -> Vec<Table> {
@@ -386,7 +412,13 @@ pub fn history(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<HistoryRep
                 attribution: c.summary(),
             })
             .collect();
-        entries.push(HistoryEntry { snapshot_id: v, operation: rec.operation, trigger: rec.trigger.clone(), created_at: rec.created_at, countries });
+        entries.push(HistoryEntry {
+            snapshot_id: v,
+            operation: rec.operation,
+            trigger: rec.trigger.clone(),
+            created_at: rec.created_at,
+            countries,
+        });
         previous = Some(v);
     }
     Ok(HistoryReport { business_date: d, as_of_snapshot: up_to, status: date_status(lab, d)?, entries })
@@ -446,7 +478,14 @@ mod tests {
     use super::*;
 
     fn part(kind: ChangeKind, baskets_delta: i64, revenue_delta_minor: i64) -> DiffPart {
-        DiffPart { kind, upload_date: NaiveDate::from_ymd_opt(2026, 10, 2), baskets: baskets_delta.abs(), baskets_delta, revenue_delta_minor, copies_discarded_delta: 0 }
+        DiffPart {
+            kind,
+            upload_date: NaiveDate::from_ymd_opt(2026, 10, 2),
+            baskets: baskets_delta.abs(),
+            baskets_delta,
+            revenue_delta_minor,
+            copies_discarded_delta: 0,
+        }
     }
 
     #[test]
@@ -458,7 +497,11 @@ mod tests {
             revenue_before_minor: 0,
             baskets_after: 7_217,
             revenue_after_minor: 130_979_266 + 500,
-            parts: vec![part(ChangeKind::Added, 7_216, 130_979_266), part(ChangeKind::Added, 1, 500), part(ChangeKind::CopiesDiscarded, 0, 0)],
+            parts: vec![
+                part(ChangeKind::Added, 7_216, 130_979_266),
+                part(ChangeKind::Added, 1, 500),
+                part(ChangeKind::CopiesDiscarded, 0, 0),
+            ],
             parts_sum_to_change: true,
         };
         assert_eq!(

@@ -72,7 +72,10 @@ impl Report for LateReport {
         }
         let mut notes = vec![Note { status: Status::Info, text: format!("{} row(s) outside the window", self.rows.len()) }];
         for (cur, (n, rev)) in by_currency {
-            notes.push(Note { status: Status::Warn, text: format!("{n} basket(s), {} in the recompute and not in v2", crate::money::format_major(rev, cur)) });
+            notes.push(Note {
+                status: Status::Warn,
+                text: format!("{n} basket(s), {} in the recompute and not in v2", crate::money::format_major(rev, cur)),
+            });
         }
         notes
     }

@@ -29,8 +29,20 @@ pub fn promises(lab: &Lab, check: &CheckReport) -> Result<PromisesReport> {
     let accounted = silver_rows + beyond;
     out.push(Promise {
         name: "completeness",
-        status: if landed == accounted { Status::Pass } else if silver_rows == 0 { Status::Warn } else { Status::Fail },
-        figure: format!("{} of {} landed baskets accounted for: {} in silver, {} beyond the window", n(accounted), n(landed), n(silver_rows), n(beyond)),
+        status: if landed == accounted {
+            Status::Pass
+        } else if silver_rows == 0 {
+            Status::Warn
+        } else {
+            Status::Fail
+        },
+        figure: format!(
+            "{} of {} landed baskets accounted for: {} in silver, {} beyond the window",
+            n(accounted),
+            n(landed),
+            n(silver_rows),
+            n(beyond)
+        ),
     });
     out.push(Promise {
         name: "uniqueness",
@@ -47,7 +59,13 @@ pub fn promises(lab: &Lab, check: &CheckReport) -> Result<PromisesReport> {
         .collect();
     out.push(Promise {
         name: "correctness",
-        status: if !check.engines_agree || !explained { Status::Fail } else if exact { Status::Pass } else { Status::Warn },
+        status: if !check.engines_agree || !explained {
+            Status::Fail
+        } else if exact {
+            Status::Pass
+        } else {
+            Status::Warn
+        },
         figure: if !check.engines_agree {
             format!("the polars and DuckDB recounts disagree at {} store(s)", check.engine_disagreements.len())
         } else if exact {

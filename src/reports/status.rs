@@ -25,7 +25,10 @@ impl DateStatus {
     pub fn describe(&self) -> String {
         let newest = self.newest_upload.map(|d| d.to_string()).unwrap_or_else(|| "none".into());
         match &self.finality {
-            Finality::Closed => format!("closed: uploads {} to {} have all landed and v2 has built them (newest upload {newest})", self.window_first_upload, self.window_last_upload),
+            Finality::Closed => format!(
+                "closed: uploads {} to {} have all landed and v2 has built them (newest upload {newest})",
+                self.window_first_upload, self.window_last_upload
+            ),
             Finality::Provisional { missing_uploads } => {
                 let m: Vec<String> = missing_uploads.iter().map(|d| d.to_string()).collect();
                 let built = if self.built { "" } else { "; v2 has not built it yet" };

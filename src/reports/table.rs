@@ -191,9 +191,7 @@ pub fn render_table_text(t: &Table, color: bool) -> String {
             }
         }
     }
-    let numeric: Vec<bool> = (0..t.columns.len())
-        .map(|i| t.rows.iter().any(|r| r.cells.get(i).is_some_and(Cell::is_numeric)))
-        .collect();
+    let numeric: Vec<bool> = (0..t.columns.len()).map(|i| t.rows.iter().any(|r| r.cells.get(i).is_some_and(Cell::is_numeric))).collect();
     let pad = |s: &str, w: usize, right: bool| {
         let fill = " ".repeat(w.saturating_sub(s.width()));
         if right { format!("{fill}{s}") } else { format!("{s}{fill}") }
@@ -204,7 +202,11 @@ pub fn render_table_text(t: &Table, color: bool) -> String {
     out.push_str(&widths.iter().map(|w| "─".repeat(*w)).collect::<Vec<_>>().join("  "));
     out.push('\n');
     for (r, row) in t.rows.iter().zip(&shown) {
-        let line: Vec<String> = row.iter().enumerate().map(|(i, c)| pad(c, widths.get(i).copied().unwrap_or(0), numeric.get(i).copied().unwrap_or(false))).collect();
+        let line: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, c)| pad(c, widths.get(i).copied().unwrap_or(0), numeric.get(i).copied().unwrap_or(false)))
+            .collect();
         out.push_str(&paint(line.join("  ").trim_end(), r.flag, color));
         out.push('\n');
     }

@@ -152,7 +152,11 @@ impl Tx<'_> {
 
     /// Split baskets and colliding keys among the files from `first_file_id` on.
     pub fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, all_new: bool) -> Result<()> {
-        self.exec("finding baskets with several copies", &KEY_CANDIDATES, named_params! { "first_file_id": first_file_id, "all_new": all_new })?;
+        self.exec(
+            "finding baskets with several copies",
+            &KEY_CANDIDATES,
+            named_params! { "first_file_id": first_file_id, "all_new": all_new },
+        )?;
         self.exec("finding split baskets", &SPLIT_BASKETS_INSERT, &[])?;
         self.exec("finding basket keys that collide", &KEY_COLLISIONS_INSERT, &[])?;
         Ok(())
@@ -188,7 +192,17 @@ impl Tx<'_> {
         (|| -> duckdb::Result<()> {
             let mut app = conn.appender_to_db("files", "raw")?;
             for f in files {
-                app.append_row(duckdb::params![f.file_id, f.file, f.upload_date, f.bytes, f.md5, f.lines, f.events, f.quarantined, f.landing_id])?;
+                app.append_row(duckdb::params![
+                    f.file_id,
+                    f.file,
+                    f.upload_date,
+                    f.bytes,
+                    f.md5,
+                    f.lines,
+                    f.events,
+                    f.quarantined,
+                    f.landing_id
+                ])?;
             }
             app.flush()?;
             let mut app = conn.appender_to_db("cells", "bronze")?;

@@ -23,8 +23,8 @@ pub use history::{DateAt, DiffBasketRow, DiffPartRow, GoldCountry};
 pub use land::{CellRecord, FileRecord, LandedFile, QuarantineRecord, StoreRow};
 pub use recompute::RecountRow;
 pub use reports::{
-    BasketCopyRow, Completeness, CountryEvents, DateSummaryRow, ExplainBasketRow, LateRow, LatenessRow, LatenessState,
-    QuarantineRow, RowsHeld, StoreFigures, StoreSumsRow, V1Store,
+    BasketCopyRow, Completeness, CountryEvents, DateSummaryRow, ExplainBasketRow, LateRow, LatenessRow, LatenessState, QuarantineRow,
+    RowsHeld, StoreFigures, StoreSumsRow, V1Store,
 };
 pub use schema::LAB_FORMAT;
 pub use snapshot::{DateOutcome, RowsOfVersion, SnapshotRow, VersionAt, VersionInputs, VersionedDate};
@@ -263,7 +263,6 @@ impl Store {
     pub fn connection_for_tests(&self) -> &Connection {
         &self.conn
     }
-
 }
 
 fn open_connection(path: &Path) -> duckdb::Result<Connection> {

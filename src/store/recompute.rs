@@ -42,7 +42,14 @@ impl Store {
 
 impl Tx<'_> {
     /// Replaces the cached recount with `rows`, counted from the raw zone `manifest` names.
-    pub fn replace_recount<'r>(&mut self, manifest: &str, events: i64, baskets: i64, computed_at: NaiveDateTime, rows: impl Iterator<Item = RecountRow<'r>>) -> Result<()> {
+    pub fn replace_recount<'r>(
+        &mut self,
+        manifest: &str,
+        events: i64,
+        baskets: i64,
+        computed_at: NaiveDateTime,
+        rows: impl Iterator<Item = RecountRow<'r>>,
+    ) -> Result<()> {
         self.exec("clearing the recount", &CLEAR_ROWS, &[])?;
         self.exec("clearing the recount's state", &CLEAR_STATE, &[])?;
         (|| -> duckdb::Result<()> {

@@ -42,9 +42,7 @@ impl Store {
         }
         CREATE.run(self).wrap_err("creating the lab schema")?;
         self.conn.set_prepared_statement_cache_capacity(128);
-        self.conn
-            .register_table_function::<crate::lake::land::ParseScan>("recount_parse")
-            .wrap_err("registering the landing's parser")?;
+        self.conn.register_table_function::<crate::lake::land::ParseScan>("recount_parse").wrap_err("registering the landing's parser")?;
         let Format { format, files } = FORMAT.one(self, &[])?;
         match format {
             Some(LAB_FORMAT) => {}

@@ -13,7 +13,10 @@ use std::time::Instant;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Confirmable {
     /// A rebuild of a date under the window its preview showed.
-    Rebuild { date: NaiveDate, late_days: u32 },
+    Rebuild {
+        date: NaiveDate,
+        late_days: u32,
+    },
     Rollback(i64),
     Reset,
 }
@@ -29,9 +32,18 @@ pub enum Popup {
     Help,
     Error(String),
     /// A full cell, or the baskets behind a number.
-    Detail { title: String, body: String },
-    Confirm { what: Confirmable, text: String },
-    Input { kind: InputKind, text: String },
+    Detail {
+        title: String,
+        body: String,
+    },
+    Confirm {
+        what: Confirmable,
+        text: String,
+    },
+    Input {
+        kind: InputKind,
+        text: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -131,7 +143,8 @@ impl App {
         match reply {
             Reply::Loaded(snap, view) => {
                 let want = view.as_ref().map(|v| v.check.business_date).or_else(|| self.selected_date());
-                self.selected = want.and_then(|w| snap.dates.iter().position(|d| d.business_date == w)).unwrap_or(snap.dates.len().saturating_sub(1));
+                self.selected =
+                    want.and_then(|w| snap.dates.iter().position(|d| d.business_date == w)).unwrap_or(snap.dates.len().saturating_sub(1));
                 self.snapshot = Some(*snap);
                 self.view = view.map(|v| *v);
                 self.clamp_row();
@@ -258,7 +271,9 @@ impl App {
             KeyCode::Char('y') | KeyCode::Char('Y') => {
                 self.popup = None;
                 match what {
-                    Confirmable::Rebuild { date, late_days } => self.start(format!("rebuilding {date}"), Job::Rebuild { date, late_days, fail_after: None }),
+                    Confirmable::Rebuild { date, late_days } => {
+                        self.start(format!("rebuilding {date}"), Job::Rebuild { date, late_days, fail_after: None })
+                    }
                     Confirmable::Rollback(s) => self.start(format!("rolling back to snapshot {s}"), Job::Rollback(s)),
                     Confirmable::Reset => self.start("resetting the lab", Job::Reset),
                 }
@@ -313,26 +328,34 @@ impl App {
             Action::CrashDemo => {
                 if let Some(d) = self.selected_date() {
                     let late_days = self.view.as_ref().map(|v| v.check.status.late_days).unwrap_or(crate::rules::DEFAULT_LATE_DAYS);
-                    self.start(format!("rebuilding {d} with a crash after statement 3"), Job::Rebuild { date: d, late_days, fail_after: Some(3) });
+                    self.start(
+                        format!("rebuilding {d} with a crash after statement 3"),
+                        Job::Rebuild { date: d, late_days, fail_after: Some(3) },
+                    );
                 }
             }
             Action::Rollback => {
                 if let Some(s) = self.selected_snapshot() {
                     self.popup = Some(Popup::Confirm {
                         what: Confirmable::Rollback(s),
-                        text: format!("Roll silver and gold back to snapshot {s}?\n\nThe rollback is a new snapshot: history is kept.\n\ny: roll back   n/Esc: cancel"),
+                        text: format!(
+                            "Roll silver and gold back to snapshot {s}?\n\nThe rollback is a new snapshot: history is kept.\n\ny: roll back   n/Esc: cancel"
+                        ),
                     });
                 }
             }
             Action::Reset => {
                 self.popup = Some(Popup::Confirm {
                     what: Confirmable::Reset,
-                    text: "Reset the lab?\n\nThe raw zone, bronze, silver, gold and every snapshot are deleted.\n\ny: reset   n/Esc: cancel".into(),
+                    text:
+                        "Reset the lab?\n\nThe raw zone, bronze, silver, gold and every snapshot are deleted.\n\ny: reset   n/Esc: cancel"
+                            .into(),
                 })
             }
             Action::SplitByCountry => self.by_country = !self.by_country,
             Action::FilterCountry => {
-                let countries: Vec<String> = self.view.as_ref().map(|v| v.check.countries.iter().map(|c| c.country.clone()).collect()).unwrap_or_default();
+                let countries: Vec<String> =
+                    self.view.as_ref().map(|v| v.check.countries.iter().map(|c| c.country.clone()).collect()).unwrap_or_default();
                 self.country_filter = match &self.country_filter {
                     None => countries.first().cloned(),
                     Some(c) => countries.iter().skip_while(|x| *x != c).nth(1).cloned(),
@@ -393,12 +416,27 @@ impl App {
         let Some(v) = &self.view else { return };
         let popup = match self.screen {
             Screen::Explain => v.explain.countries.get(self.row).map(|c| {
-                let mut body = format!("{} {}: {} missed basket(s), {} extra copies\n\n", v.explain.business_date, c.country, c.missed_baskets, c.double_counted_copies);
+                let mut body = format!(
+                    "{} {}: {} missed basket(s), {} extra copies\n\n",
+                    v.explain.business_date, c.country, c.missed_baskets, c.double_counted_copies
+                );
                 for b in c.missed.iter().take(200) {
-                    body.push_str(&format!("missed  {}  {}  landed in upload {}  {}\n", b.basket_id, b.store_id, b.upload_date, crate::money::format_major(b.revenue_minor, &c.currency)));
+                    body.push_str(&format!(
+                        "missed  {}  {}  landed in upload {}  {}\n",
+                        b.basket_id,
+                        b.store_id,
+                        b.upload_date,
+                        crate::money::format_major(b.revenue_minor, &c.currency)
+                    ));
                 }
                 for b in c.double_counted.iter().take(200) {
-                    body.push_str(&format!("twice   {}  {}  {} copies in the run  +{}\n", b.basket_id, b.store_id, b.copies_in_run, crate::money::format_major(b.revenue_minor, &c.currency)));
+                    body.push_str(&format!(
+                        "twice   {}  {}  {} copies in the run  +{}\n",
+                        b.basket_id,
+                        b.store_id,
+                        b.copies_in_run,
+                        crate::money::format_major(b.revenue_minor, &c.currency)
+                    ));
                 }
                 Popup::Detail { title: format!("baskets behind {} {}", c.country, v.explain.business_date), body }
             }),
@@ -406,7 +444,13 @@ impl App {
             Screen::Overview | Screen::Baskets | Screen::Late | Screen::Promises => self.current_table().and_then(|t| {
                 t.rows.get(self.row).map(|r| Popup::Detail {
                     title: "row".into(),
-                    body: t.columns.iter().zip(&r.cells).map(|(c, x)| format!("{}: {}", c.label, x.display())).collect::<Vec<_>>().join("\n"),
+                    body: t
+                        .columns
+                        .iter()
+                        .zip(&r.cells)
+                        .map(|(c, x)| format!("{}: {}", c.label, x.display()))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
                 })
             }),
         };

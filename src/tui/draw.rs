@@ -15,7 +15,8 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row, Sparkline, Table a
 
 pub fn draw(f: &mut Frame, app: &App) {
     let t = &app.theme;
-    let [top, body, status, hints] = Layout::vertical([Constraint::Length(1), Constraint::Min(5), Constraint::Length(1), Constraint::Length(1)]).areas(f.area());
+    let [top, body, status, hints] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(5), Constraint::Length(1), Constraint::Length(1)]).areas(f.area());
     draw_tabs(f, app, top);
     let nav_width = if body.width >= 110 { 16 } else { 11 };
     let [nav, main] = Layout::horizontal([Constraint::Length(nav_width), Constraint::Min(20)]).areas(body);
@@ -31,8 +32,13 @@ pub fn draw(f: &mut Frame, app: &App) {
 fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
     let wide = area.width >= 100;
-    let titles: Vec<Line> = Screen::ALL.iter().enumerate().map(|(i, s)| Line::from(format!("{} {}", i + 1, if wide { s.name() } else { s.short() }))).collect();
-    let tabs = Tabs::new(titles).select(app.screen.index()).style(t.muted()).highlight_style(t.title().add_modifier(Modifier::REVERSED)).divider("│");
+    let titles: Vec<Line> =
+        Screen::ALL.iter().enumerate().map(|(i, s)| Line::from(format!("{} {}", i + 1, if wide { s.name() } else { s.short() }))).collect();
+    let tabs = Tabs::new(titles)
+        .select(app.screen.index())
+        .style(t.muted())
+        .highlight_style(t.title().add_modifier(Modifier::REVERSED))
+        .divider("│");
     f.render_widget(tabs, area);
 }
 
@@ -60,7 +66,13 @@ fn draw_navigator(f: &mut Frame, app: &App, area: Rect) {
         .take(height)
         .map(|(i, d)| {
             let badge = if d.provisional { Span::styled("p", t.status(Status::Warn)) } else { Span::styled("c", t.status(Status::Pass)) };
-            let v1 = if !d.v1_ran { Span::styled("·", t.muted()) } else if d.v1_off { Span::styled("≠", t.status(Status::Warn)) } else { Span::raw("=") };
+            let v1 = if !d.v1_ran {
+                Span::styled("·", t.muted())
+            } else if d.v1_off {
+                Span::styled("≠", t.status(Status::Warn))
+            } else {
+                Span::raw("=")
+            };
             let v2 = if d.v2_off { Span::styled("≠", t.status(Status::Fail)) } else { Span::raw(" ") };
             let fmt = if wide { "%m-%d %a" } else { "%m-%d" };
             let date = Span::styled(format!("{} ", d.business_date.format(fmt)), if i == app.selected { t.selected() } else { t.text() });
@@ -79,7 +91,10 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
             let text = format!("{spin} {} {secs:.1}s  Esc cancels", r.label);
             if let Some(p) = r.percent.filter(|p| *p > 0.0) {
                 // A gauge when DuckDB can estimate the running statement's progress.
-                let gauge = ratatui::widgets::Gauge::default().gauge_style(t.bar(false)).ratio((p / 100.0).clamp(0.0, 1.0)).label(format!("{text}  {p:.0}%"));
+                let gauge = ratatui::widgets::Gauge::default()
+                    .gauge_style(t.bar(false))
+                    .ratio((p / 100.0).clamp(0.0, 1.0))
+                    .label(format!("{text}  {p:.0}%"));
                 f.render_widget(gauge, area);
                 return;
             }
@@ -118,8 +133,14 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
     match app.screen {
         Screen::Overview => {
             let hist_height = if app.by_country { 12 } else { 9 };
-            let [head, hist, table] = Layout::vertical([Constraint::Length(2), Constraint::Length(hist_height), Constraint::Min(4)]).areas(area);
-            f.render_widget(Paragraph::new(crate::sanitize::for_terminal(&v.check.headline_short()).into_owned()).style(t.text()).wrap(Wrap { trim: true }), head);
+            let [head, hist, table] =
+                Layout::vertical([Constraint::Length(2), Constraint::Length(hist_height), Constraint::Min(4)]).areas(area);
+            f.render_widget(
+                Paragraph::new(crate::sanitize::for_terminal(&v.check.headline_short()).into_owned())
+                    .style(t.text())
+                    .wrap(Wrap { trim: true }),
+                head,
+            );
             if let Some(snap) = &app.snapshot {
                 let report = if app.by_country { &snap.lateness_by_country } else { &snap.lateness };
                 draw_lateness(f, t, report, hist);
@@ -133,9 +154,17 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
         }
         Screen::Baskets => {
             let filter = app.country_filter.clone().unwrap_or_else(|| "all".into());
-            let search = if app.search.is_empty() { String::new() } else { format!(", search '{}'", crate::sanitize::for_terminal(&app.search)) };
+            let search =
+                if app.search.is_empty() { String::new() } else { format!(", search '{}'", crate::sanitize::for_terminal(&app.search)) };
             let shown = v.baskets.baskets.iter().filter(|b| app.basket_visible(b)).count();
-            draw_table(f, t, &v.baskets.table(|b| app.basket_visible(b)), app.row, area, format!("{d}: {shown} re-sent basket(s), country {filter}{search}"));
+            draw_table(
+                f,
+                t,
+                &v.baskets.table(|b| app.basket_visible(b)),
+                app.row,
+                area,
+                format!("{d}: {shown} re-sent basket(s), country {filter}{search}"),
+            );
         }
         Screen::Late => {
             let [late, quarantine] = Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(area);
@@ -143,14 +172,24 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
             draw_table(f, t, &lt, app.row, late, format!("{d}: {} row(s) beyond the {}-day window", v.late.rows.len(), v.late.late_days));
             if let Some(snap) = &app.snapshot {
                 let qt = crate::reports::Report::tables(&snap.quarantine).remove(0);
-                draw_table(f, t, &qt, usize::MAX, quarantine, format!("quarantine: {} line(s) rejected at landing", snap.quarantine.rows.len()));
+                draw_table(
+                    f,
+                    t,
+                    &qt,
+                    usize::MAX,
+                    quarantine,
+                    format!("quarantine: {} line(s) rejected at landing", snap.quarantine.rows.len()),
+                );
             }
         }
         Screen::History => {
             let [head, spark, table] = Layout::vertical([Constraint::Length(2), Constraint::Length(4), Constraint::Min(4)]).areas(area);
             f.render_widget(Paragraph::new(v.history.status.describe()).style(t.text()).wrap(Wrap { trim: true }), head);
             let values: Vec<u64> = v.history.entries.iter().map(|e| e.countries.iter().map(|c| c.baskets.max(0) as u64).sum()).collect();
-            let spark_block = Block::default().borders(Borders::ALL).title(Span::styled("baskets at each snapshot", t.muted())).border_style(t.border(false));
+            let spark_block = Block::default()
+                .borders(Borders::ALL)
+                .title(Span::styled("baskets at each snapshot", t.muted()))
+                .border_style(t.border(false));
             f.render_widget(Sparkline::default().data(&values).style(t.bar(false)).block(spark_block), spark);
             draw_table(f, t, &v.history.table(), app.row, table, format!("history of {d}: Enter explains a change, b rolls back"));
         }
@@ -159,13 +198,17 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
 }
 
 fn draw_notes(f: &mut Frame, t: &Theme, notes: &[crate::reports::Note], area: Rect) {
-    let lines: Vec<Line> = notes.iter().map(|n| Line::from(Span::styled(crate::sanitize::for_terminal(&n.text).into_owned(), t.status(n.status)))).collect();
+    let lines: Vec<Line> =
+        notes.iter().map(|n| Line::from(Span::styled(crate::sanitize::for_terminal(&n.text).into_owned(), t.status(n.status)))).collect();
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
 }
 
 /// Horizontal bars: one per day of lateness (and per country when split).
 fn draw_lateness(f: &mut Frame, t: &Theme, report: &LatenessReport, area: Rect) {
-    let block = Block::default().borders(Borders::ALL).title(Span::styled("lateness: upload date - business date (events, baskets)", t.muted())).border_style(t.border(false));
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled("lateness: upload date - business date (events, baskets)", t.muted()))
+        .border_style(t.border(false));
     let inner = block.inner(area);
     f.render_widget(block, area);
     let max = report.buckets.iter().map(|b| b.events).max().unwrap_or(1).max(1) as f64;
@@ -245,7 +288,8 @@ pub fn draw_table(f: &mut Frame, t: &Theme, table: &Table, selected: usize, area
         })
         .collect();
     let constraints: Vec<Constraint> = widths.iter().take(fit).map(|w| Constraint::Length(*w)).collect();
-    let widget = TableWidget::new(rows, constraints).header(header).column_spacing(2).row_highlight_style(t.selected()).block(title_block(t, title));
+    let widget =
+        TableWidget::new(rows, constraints).header(header).column_spacing(2).row_highlight_style(t.selected()).block(title_block(t, title));
     let mut state = TableState::default();
     if selected < table.rows.len() {
         state.select(Some(selected));
@@ -290,7 +334,9 @@ fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup) {
             (what.into(), Text::from(format!("{}▏", crate::sanitize::for_terminal(text))), t.text())
         }
     };
-    let w = (body.lines.iter().map(|l| l.width() as u16).max().unwrap_or(20) + 4).max(title.chars().count() as u16 + 4).min(area.width.saturating_sub(2));
+    let w = (body.lines.iter().map(|l| l.width() as u16).max().unwrap_or(20) + 4)
+        .max(title.chars().count() as u16 + 4)
+        .min(area.width.saturating_sub(2));
     let paragraph = Paragraph::new(body).style(style).wrap(Wrap { trim: false });
     // Tall enough for the wrapped lines (a long attribution wraps), within the screen.
     let h = (paragraph.line_count(w.saturating_sub(2)) as u16 + 2).min(area.height.saturating_sub(2)).max(3);

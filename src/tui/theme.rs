@@ -108,7 +108,13 @@ impl Theme {
         self.fg(self.title).add_modifier(Modifier::BOLD)
     }
     pub fn border(&self, focused: bool) -> Style {
-        if focused { self.fg(self.accent) } else if self.colored { Style::new().fg(self.border) } else { Style::new() }
+        if focused {
+            self.fg(self.accent)
+        } else if self.colored {
+            Style::new().fg(self.border)
+        } else {
+            Style::new()
+        }
     }
     pub fn selected(&self) -> Style {
         if self.colored {
@@ -125,7 +131,9 @@ impl Theme {
         match s {
             Status::Pass => self.fg(self.pass),
             Status::Warn => self.fg(self.warn).add_modifier(Modifier::BOLD),
-            Status::Fail => self.fg(self.fail).add_modifier(Modifier::BOLD | if self.colored { Modifier::empty() } else { Modifier::UNDERLINED }),
+            Status::Fail => {
+                self.fg(self.fail).add_modifier(Modifier::BOLD | if self.colored { Modifier::empty() } else { Modifier::UNDERLINED })
+            }
             Status::Info => self.muted(),
         }
     }

@@ -35,7 +35,11 @@ pub enum Job {
     RetryV1(NaiveDate),
     PreviewRebuild(NaiveDate),
     /// Rebuild a date with v2 under `late_days` (the window its preview showed).
-    Rebuild { date: NaiveDate, late_days: u32, fail_after: Option<usize> },
+    Rebuild {
+        date: NaiveDate,
+        late_days: u32,
+        fail_after: Option<usize>,
+    },
     LandNext,
     Rollback(i64),
     Reset,
@@ -241,9 +245,14 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
         Job::Load(_) | Job::LoadDate(_) | Job::PreviewRebuild(_) => color_eyre::eyre::bail!("a reading job reached the writer"),
         Job::RetryV1(d) => {
             let r = v1::run(lab, d, None)?;
-            Reply::Done(format!("v1 for {d} appended {} row(s) as snapshot {}: the v1 column now counts every run", r.rows_added, r.snapshot_id))
+            Reply::Done(format!(
+                "v1 for {d} appended {} row(s) as snapshot {}: the v1 column now counts every run",
+                r.rows_added, r.snapshot_id
+            ))
         }
-        Job::Rebuild { date, late_days, fail_after } => rebuild(lab, date, v2::V2Options { late_days, force: fail_after.is_some(), fail_after })?,
+        Job::Rebuild { date, late_days, fail_after } => {
+            rebuild(lab, date, v2::V2Options { late_days, force: fail_after.is_some(), fail_after })?
+        }
         Job::LandNext => {
             let Some(u) = reports::overview::overview(lab, &setup.world)?.next_upload else {
                 return Ok(Reply::Done(format!("every upload of {} has landed", setup.world.display())));
@@ -251,7 +260,12 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
             let landed = land::land(lab, &setup.world, &[u])?;
             let r = v2::run_upload(lab, u, TriggerKind::Daily, opts)?;
             let dates: Vec<String> = r.dates.iter().map(|d| format!("{} {}", d.business_date, d.action)).collect();
-            Reply::Done(format!("landed upload {u} ({} events); v2 snapshot {}: {}", landed.events, r.snapshot.snapshot_id, dates.join(", ")))
+            Reply::Done(format!(
+                "landed upload {u} ({} events); v2 snapshot {}: {}",
+                landed.events,
+                r.snapshot.snapshot_id,
+                dates.join(", ")
+            ))
         }
         Job::Rollback(s) => {
             let r = snapshot::rollback(lab, s, None)?;
@@ -268,7 +282,12 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
 fn rebuild(lab: &Lab, date: NaiveDate, opts: v2::V2Options) -> Result<Reply> {
     let before = reports::fingerprint(lab, None)?;
     match v2::rebuild_dates(lab, &[date], opts) {
-        Ok(r) => Ok(Reply::Done(format!("v2 rebuilt {date}: snapshot {} ({}), {}", r.snapshot.snapshot_id, r.snapshot.operation.as_str(), r.snapshot.fingerprint))),
+        Ok(r) => Ok(Reply::Done(format!(
+            "v2 rebuilt {date}: snapshot {} ({}), {}",
+            r.snapshot.snapshot_id,
+            r.snapshot.operation.as_str(),
+            r.snapshot.fingerprint
+        ))),
         Err(e) if opts.fail_after.is_some() => {
             let after = reports::fingerprint(lab, None)?;
             let same = if before.line == after.line { "unchanged" } else { "CHANGED" };

@@ -105,12 +105,9 @@ pub fn generate_scaled(out: &Path, preset: Preset, seed: u64, store_factor: f64)
     let days: Vec<NaiveDate> = spec.first_upload.iter_days().take_while(|d| *d <= spec.last_upload).collect();
 
     // Each store-day has its own RNG stream, so the output does not depend on thread scheduling.
-    let store_days: Vec<(usize, usize)> =
-        (0..stores.stores.len()).flat_map(|s| (0..days.len()).map(move |d| (s, d))).collect();
-    let per_store_day: Vec<Vec<TillEvent>> = store_days
-        .par_iter()
-        .map(|&(s, d)| store_day(&spec, &stores, s, days[d], seed, (s * days.len() + d) as u64))
-        .collect();
+    let store_days: Vec<(usize, usize)> = (0..stores.stores.len()).flat_map(|s| (0..days.len()).map(move |d| (s, d))).collect();
+    let per_store_day: Vec<Vec<TillEvent>> =
+        store_days.par_iter().map(|&(s, d)| store_day(&spec, &stores, s, days[d], seed, (s * days.len() + d) as u64)).collect();
 
     let mut summary = GenerateSummary {
         preset: preset.name().to_string(),
@@ -222,7 +219,13 @@ fn store_day(spec: &WorldSpec, stores: &StoreTable, s: usize, day: NaiveDate, se
         .map(|_| {
             if rng.random_bool(spec.offline_till_rate) {
                 let r: f64 = rng.random();
-                Some(if r < spec.beyond_window_share { rng.random_range(3..=4) } else if r < 0.15 { 2 } else { 1 })
+                Some(if r < spec.beyond_window_share {
+                    rng.random_range(3..=4)
+                } else if r < 0.15 {
+                    2
+                } else {
+                    1
+                })
             } else {
                 None
             }
@@ -236,7 +239,10 @@ fn store_day(spec: &WorldSpec, stores: &StoreTable, s: usize, day: NaiveDate, se
         let minute = profile.sale_minute(&mut rng);
         let second = rng.random_range(0..60);
         let milli = rng.random_range(0..1000);
-        let local = day.and_hms_milli_opt(0, 0, 0, 0).unwrap() + Duration::minutes(minute) + Duration::seconds(second) + Duration::milliseconds(milli);
+        let local = day.and_hms_milli_opt(0, 0, 0, 0).unwrap()
+            + Duration::minutes(minute)
+            + Duration::seconds(second)
+            + Duration::milliseconds(milli);
         // On the autumn change a local minute can happen twice; take the earlier one. In spring a
         // skipped local minute moves an hour on.
         let event_ts = match zone.from_local_datetime(&local) {
@@ -251,7 +257,9 @@ fn store_day(spec: &WorldSpec, stores: &StoreTable, s: usize, day: NaiveDate, se
             }
         };
         let items: Vec<(u16, u8, i64)> = (0..rng.random_range(1..=profile.max_items))
-            .map(|_| (rng.random_range(0..20_000u16), rng.random_range(1..=3u8), rng.random_range(profile.unit_price.0..=profile.unit_price.1)))
+            .map(|_| {
+                (rng.random_range(0..20_000u16), rng.random_range(1..=3u8), rng.random_range(profile.unit_price.0..=profile.unit_price.1))
+            })
             .collect();
         let total: i64 = items.iter().map(|(_, q, p)| *q as i64 * p).sum();
         let tenders = if rng.random_bool(spec.split_tender_rate) && total > 1 {

@@ -55,7 +55,8 @@ pub struct HandWorld {
     pub root: PathBuf,
 }
 
-pub const STORES: &str = "store_id,country,timezone,currency\nLON1,GB,Europe/London,GBP\nBLR1,IN,Asia/Kolkata,INR\nSIN1,SG,Asia/Singapore,SGD\n";
+pub const STORES: &str =
+    "store_id,country,timezone,currency\nLON1,GB,Europe/London,GBP\nBLR1,IN,Asia/Kolkata,INR\nSIN1,SG,Asia/Singapore,SGD\n";
 
 impl HandWorld {
     pub fn new(root: PathBuf, stores_csv: &str) -> HandWorld {
@@ -92,9 +93,22 @@ pub fn lab_digest(lab: &Lab) -> String {
     use md5::Digest;
     let mut h = md5::Md5::new();
     let tables = [
-        "raw.stores", "raw.files", "raw.partitions", "raw.landings", "bronze.events", "bronze.quarantine", "silver.baskets",
-        "gold.daily_store_sales", "naive.daily_sales", "audit.snapshots", "audit.snapshot_dates", "audit.gold_history",
-        "audit.silver_history", "silver.versions", "bronze.cells", "bronze.split_baskets",
+        "raw.stores",
+        "raw.files",
+        "raw.partitions",
+        "raw.landings",
+        "bronze.events",
+        "bronze.quarantine",
+        "silver.baskets",
+        "gold.daily_store_sales",
+        "naive.daily_sales",
+        "audit.snapshots",
+        "audit.snapshot_dates",
+        "audit.gold_history",
+        "audit.silver_history",
+        "silver.versions",
+        "bronze.cells",
+        "bronze.split_baskets",
     ];
     for t in tables {
         let text: String = lab

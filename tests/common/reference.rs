@@ -51,7 +51,8 @@ pub fn v2_fingerprint(world: &Path, late: i64) -> String {
             }
         }
     }
-    let affected: BTreeSet<NaiveDate> = rows.iter().filter(|r| r.business_date >= r.upload - Duration::days(late)).map(|r| r.business_date).collect();
+    let affected: BTreeSet<NaiveDate> =
+        rows.iter().filter(|r| r.business_date >= r.upload - Duration::days(late)).map(|r| r.business_date).collect();
     let mut winners: HashMap<&str, &Row> = HashMap::new();
     for r in &rows {
         let d = r.business_date;
@@ -69,10 +70,8 @@ pub fn v2_fingerprint(world: &Path, late: i64) -> String {
         g.0 += 1;
         g.1 += r.revenue;
     }
-    let text: Vec<String> = gold
-        .iter()
-        .map(|((d, s), (b, rev))| format!("{}|{s}|{}|{}|{b}|{rev}", d.format("%Y-%m-%d"), stores[s].0, stores[s].2))
-        .collect();
+    let text: Vec<String> =
+        gold.iter().map(|((d, s), (b, rev))| format!("{}|{s}|{}|{}|{b}|{rev}", d.format("%Y-%m-%d"), stores[s].0, stores[s].2)).collect();
     let md5 = recount::store::hex(&md5::Md5::digest(text.join("\n").as_bytes()));
     format!("gold.daily_store_sales: {} rows, md5 {md5}", recount::money::format_count(gold.len() as i64))
 }
