@@ -64,7 +64,7 @@ fn group_digits(digits: &str, indian: bool) -> String {
     for (i, &b) in bytes.iter().enumerate() {
         let left = n - i; // digits from here to the end
         if i > 0 {
-            let sep = if indian { left == 3 || (left > 3 && (left - 3) % 2 == 0) } else { left % 3 == 0 };
+            let sep = if indian { left == 3 || (left > 3 && (left - 3).is_multiple_of(2)) } else { left.is_multiple_of(3) };
             if sep {
                 out.push(',');
             }

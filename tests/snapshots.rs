@@ -177,12 +177,15 @@ fn rollback_restores_an_earlier_fingerprint_and_is_itself_a_snapshot() {
     assert!(diff.countries.iter().all(|c| c.parts_sum_to_change));
 }
 
+/// What `check` said per country at a snapshot: country, v2 revenue, v1 revenue.
+type CountryFigures = Vec<(String, i64, i64)>;
+
 #[test]
 fn as_of_queries_match_what_the_table_said_at_the_time() {
     let dir = tempdir();
     let ups = uploads(small_world());
     let mut lab = open_lab(dir.path());
-    let mut seen: Vec<(i64, String, Vec<(String, i64, i64)>)> = Vec::new();
+    let mut seen: Vec<(i64, String, CountryFigures)> = Vec::new();
     let watched = ups[4];
     for &u in &ups[..8] {
         land::land(&mut lab, small_world(), &[u]).unwrap();

@@ -187,10 +187,10 @@ pub fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Option<Writ
             text
         }
         (None, _) => {
-            if changed.is_none() {
-                if let Some(fp) = tx.store().latest_recorded_fingerprint()? {
-                    return Ok(fp.into());
-                }
+            if changed.is_none()
+                && let Some(fp) = tx.store().latest_recorded_fingerprint()?
+            {
+                return Ok(fp.into());
             }
             let mut text = GoldText::default();
             text.read_all(tx.store())?;

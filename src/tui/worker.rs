@@ -100,15 +100,14 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
         if ready_tx.send(handles).is_err() {
             return;
         }
-        if setup.bootstrap {
-            if let Err(e) = bootstrap::fill_if_empty(&mut lab, &setup.world) {
-                let _ = reply_tx.send(Reply::Failed(format!("building the sample lab: {e:#}")));
-            }
+        if setup.bootstrap
+            && let Err(e) = bootstrap::fill_if_empty(&mut lab, &setup.world)
+        {
+            let _ = reply_tx.send(Reply::Failed(format!("building the sample lab: {e:#}")));
         }
         let mut server = Server::new(lab, setup);
         let mut pending: std::collections::VecDeque<Job> = Default::default();
-        loop {
-            let Some(mut job) = pending.pop_front().or_else(|| job_rx.recv().ok()) else { break };
+        while let Some(mut job) = pending.pop_front().or_else(|| job_rx.recv().ok()) {
             // Moving through dates queues a view per key press; only the newest is worth loading.
             if matches!(job, Job::LoadDate(_)) {
                 while let Ok(next) = job_rx.try_recv() {
@@ -198,11 +197,11 @@ impl Server {
         let Some(i) = self.dates.iter().position(|&d| d == focus) else { return Ok(false) };
         for step in 1..=PREFETCH_RADIUS {
             for j in [i.checked_add(step), i.checked_sub(step)].into_iter().flatten() {
-                if let Some(&d) = self.dates.get(j) {
-                    if !self.views.contains_key(&d) {
-                        self.view(d)?;
-                        return Ok(true);
-                    }
+                if let Some(&d) = self.dates.get(j)
+                    && !self.views.contains_key(&d)
+                {
+                    self.view(d)?;
+                    return Ok(true);
                 }
             }
         }

@@ -156,7 +156,7 @@ pub fn generate_scaled(out: &Path, preset: Preset, seed: u64, store_factor: f64)
     let written: Vec<Result<u64>> = buckets
         .into_par_iter()
         .map(|((upload, country), mut events)| {
-            events.sort_by(|a, b| (a.uploaded_at, a.event_id).cmp(&(b.uploaded_at, b.event_id)));
+            events.sort_by_key(|e| (e.uploaded_at, e.event_id));
             let dir = raw::partition_dir(out, upload);
             std::fs::create_dir_all(&dir)?;
             let mut text = Vec::with_capacity(events.len() * 300);
