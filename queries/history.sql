@@ -22,14 +22,14 @@ WHERE snapshot_id = $version::BIGINT AND business_date = $business_date::DATE GR
 -- name: diff_baskets
 -- Baskets of date $business_date that differ between version $before (may be -1: none) and
 -- version $after (the diff_rows macro in schema.sql).
-SELECT basket_id, kind, upload_date, country, currency, store_id, event_before, event_after,
+SELECT basket_id, kind, upload_date, file, file_version, country, currency, store_id, event_before, event_after,
        baskets_delta, revenue_delta_minor, copies_discarded_delta
 FROM diff_rows($before::BIGINT, $after::BIGINT, $business_date::DATE)
 ORDER BY country, basket_id;
 
 -- name: diff_parts
--- The same baskets summed per country, kind and upload: what the history screen shows.
-SELECT country, kind, upload_date, count(*) AS baskets, sum(baskets_delta)::BIGINT AS baskets_delta,
+-- The same baskets summed per country, kind, upload and file version: what history shows.
+SELECT country, kind, upload_date, file, file_version, count(*) AS baskets, sum(baskets_delta)::BIGINT AS baskets_delta,
        sum(revenue_delta_minor)::BIGINT AS revenue_delta_minor,
        sum(copies_discarded_delta)::BIGINT AS copies_discarded_delta
 FROM diff_rows($before::BIGINT, $after::BIGINT, $business_date::DATE)

@@ -4,7 +4,10 @@
 -- same transaction).
 
 -- name: landed_files
-SELECT file, md5 FROM raw.files;
+-- Every version of every landed file: its path, bytes' MD5, id and version, and whether it is
+-- the current one.
+SELECT f.file, f.md5, f.file_id, f.version, f.file_id NOT IN (SELECT file_id FROM raw.supersessions) AS current
+FROM raw.files f;
 
 -- name: stores
 SELECT store_id, country, timezone, currency FROM raw.stores ORDER BY store_id;
@@ -48,6 +51,9 @@ INSERT INTO bronze.key_collisions
 SELECT basket_key FROM key_candidates GROUP BY basket_key HAVING min(basket_id) <> max(basket_id)
 EXCEPT SELECT basket_key FROM bronze.key_collisions
 ORDER BY 1;
+
+-- name: supersession_insert
+INSERT INTO raw.supersessions VALUES ($file_id, $by_file_id, $from_snapshot);
 
 -- name: partition_insert
 INSERT INTO raw.partitions VALUES ($upload_date, $files, $landing_id);

@@ -1,5 +1,5 @@
 -- recompute.sql: the polars recount's cache, and DuckDB's own recount to cross-check it.
--- Reads: bronze.events, recompute.*. Writes: recompute.daily_store_sales, recompute.state
+-- Reads: bronze.current_events, recompute.*. Writes: recompute.daily_store_sales, recompute.state
 -- (replaced whole when the raw zone's manifest changes).
 
 -- name: state
@@ -22,7 +22,7 @@ INSERT INTO recompute.state VALUES ($manifest, $events, $baskets, $computed_at);
 WITH copies AS (
     SELECT * FROM copies_of($business_date::DATE)
     QUALIFY row_number() OVER (PARTITION BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END
-                               ORDER BY uploaded_at, event_id) = 1
+                               ORDER BY @copy_order) = 1
 )
 SELECT store_id, country, currency, count(*) AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor
 FROM copies WHERE business_date = $business_date::DATE

@@ -3,7 +3,7 @@
 -- audit.*. Writes: nothing, except the lateness histogram's cache (recompute.lateness).
 
 -- name: business_dates
-SELECT DISTINCT business_date FROM bronze.cells ORDER BY 1;
+SELECT DISTINCT business_date FROM bronze.current_cells ORDER BY 1;
 
 -- name: v1_by_store
 -- Everything the naive job appended for date $business_date up to snapshot $up_to (a retry shows
@@ -33,7 +33,7 @@ FROM recompute.daily_store_sales WHERE business_date = $business_date::DATE ORDE
 -- wrong: no copy in the upload of that date (missed) or more than one (double counted). How many
 -- copies landed in that upload, the revenue of the first of them, and the winner's revenue.
 WITH ranked AS (
-    SELECT e.*, row_number() OVER (PARTITION BY basket_id ORDER BY uploaded_at, event_id) AS copy_rank
+    SELECT e.*, row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) AS copy_rank
     FROM copies_of($business_date::DATE) e
 ),
 winners AS (SELECT * FROM ranked WHERE copy_rank = 1 AND business_date = $business_date::DATE),
@@ -41,8 +41,8 @@ in_run AS (
     SELECT basket_id, count(*) AS copies_in_run, sum(revenue_minor)::BIGINT AS revenue_in_run,
            sum(CASE WHEN copy_rank = 1 THEN revenue_minor ELSE 0 END)::BIGINT AS first_in_run
     FROM (SELECT basket_id, revenue_minor,
-                 row_number() OVER (PARTITION BY basket_id ORDER BY uploaded_at, event_id) AS copy_rank
-          FROM bronze.events WHERE upload_date = $business_date::DATE AND business_date = $business_date::DATE)
+                 row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) AS copy_rank
+          FROM bronze.current_events WHERE upload_date = $business_date::DATE AND business_date = $business_date::DATE)
     GROUP BY basket_id
 )
 SELECT w.country, w.currency, w.basket_id, w.store_id, w.revenue_minor AS winner_revenue_minor,
@@ -54,7 +54,7 @@ ORDER BY w.country, w.basket_id;
 
 -- name: v1_once_by_country
 -- What ONE naive run for date $business_date counts, straight from bronze.
-SELECT country, currency, count(*) AS events, sum(revenue_minor)::BIGINT AS revenue_minor FROM bronze.events
+SELECT country, currency, count(*) AS events, sum(revenue_minor)::BIGINT AS revenue_minor FROM bronze.current_events
 WHERE upload_date = $business_date::DATE AND business_date = $business_date::DATE GROUP BY ALL ORDER BY 1;
 
 -- name: lateness_state
@@ -70,7 +70,7 @@ DELETE FROM recompute.lateness;
 -- NULL) and per country, in one pass over bronze, through file $newest_file.
 INSERT INTO recompute.lateness
 SELECT $newest_file::INTEGER, country, days, count(*), count(DISTINCT basket_id)
-FROM (SELECT country, (upload_date - business_date)::BIGINT AS days, basket_id FROM bronze.events)
+FROM (SELECT country, (upload_date - business_date)::BIGINT AS days, basket_id FROM bronze.current_events)
 GROUP BY GROUPING SETS ((days), (country, days));
 
 -- name: lateness
@@ -80,7 +80,7 @@ WHERE (country IS NOT NULL) = $by_country::BOOLEAN ORDER BY country, days;
 
 -- name: late_dates
 -- Business dates with rows outside the window, from the per-file cells.
-SELECT DISTINCT business_date FROM bronze.cells
+SELECT DISTINCT business_date FROM bronze.current_cells
 WHERE NOT in_window(upload_date, business_date, $late_days::INTEGER) ORDER BY 1;
 
 -- name: late_rows
@@ -92,15 +92,15 @@ WITH flagged AS MATERIALIZED (  -- read once, not once per reference
     FROM copies_of($business_date::DATE) e
 ),
 ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY basket_id ORDER BY uploaded_at, event_id) = 1 AS wins,
+    SELECT *, row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) = 1 AS wins,
            bool_or(in_window) OVER (PARTITION BY basket_id) AS basket_in_window
     FROM flagged
     WHERE basket_id IN (SELECT basket_id FROM flagged WHERE NOT in_window AND business_date = $business_date::DATE)
 )
 SELECT r.business_date, r.upload_date, (r.upload_date - r.business_date)::BIGINT AS days_late, r.event_id,
-       r.basket_id, r.store_id, r.country, r.currency, r.revenue_minor, f.file, r.line::BIGINT AS line,
+       r.basket_id, r.store_id, r.country, r.currency, r.revenue_minor, r.file, r.line::BIGINT AS line,
        r.wins AND NOT r.basket_in_window AS missing_from_v2
-FROM ranked r JOIN raw.files f USING (file_id)
+FROM ranked r
 WHERE NOT r.in_window AND r.business_date = $business_date::DATE
 ORDER BY r.business_date, r.upload_date, r.event_id;
 
@@ -111,7 +111,7 @@ WHERE ($upload_date::DATE IS NULL OR upload_date = $upload_date::DATE) ORDER BY 
 -- name: date_summaries
 -- Per business date and currency: v1 (all appends), v2 gold and the recompute, for the
 -- navigator's disagreement marks, and the window the date was last built with (NULL: never).
-WITH keys AS (SELECT DISTINCT business_date, currency FROM bronze.cells),
+WITH keys AS (SELECT DISTINCT business_date, currency FROM bronze.current_cells),
 v1 AS (SELECT business_date, currency, sum(revenue_minor) AS rev FROM naive.daily_sales GROUP BY ALL),
 v2 AS (SELECT business_date, currency, sum(baskets) AS b, sum(revenue_minor) AS rev FROM gold.daily_store_sales GROUP BY ALL),
 rc AS (SELECT business_date, currency, sum(baskets) AS b, sum(revenue_minor) AS rev FROM recompute.daily_store_sales GROUP BY ALL)
@@ -133,17 +133,18 @@ multi AS (SELECT basket_id FROM copies GROUP BY basket_id HAVING count(*) > 1)
 SELECT e.basket_id, e.store_id, e.country, e.currency, e.event_id, e.upload_date,
        strftime(e.uploaded_at::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%gZ') AS uploaded_at,
        e.revenue_minor, in_window(e.upload_date, e.business_date, $late_days::INTEGER) AS in_window,
-       count(*) OVER (PARTITION BY e.basket_id, e.uploaded_at) AS same_instant, f.file, e.line::BIGINT AS line
-FROM copies e JOIN multi USING (basket_id) JOIN raw.files f USING (file_id)
-ORDER BY e.country, e.basket_id, e.uploaded_at, e.event_id;
+       count(*) OVER (PARTITION BY e.basket_id, e.uploaded_at) AS same_instant,
+       count(*) OVER (PARTITION BY e.basket_id, e.uploaded_at, e.event_id) AS same_message, e.file, e.line::BIGINT AS line
+FROM copies e JOIN multi USING (basket_id)
+ORDER BY e.country, e.basket_id, @copy_order;
 
 -- name: completeness
 -- Baskets of date $business_date landed (any upload), in silver, and whose every copy is outside
 -- the window.
-SELECT (SELECT count(DISTINCT basket_id) FROM bronze.events WHERE business_date = $business_date::DATE) AS landed,
+SELECT (SELECT count(DISTINCT basket_id) FROM bronze.current_events WHERE business_date = $business_date::DATE) AS landed,
        (SELECT count(*) FROM silver.baskets WHERE business_date = $business_date::DATE) AS silver_rows,
        (SELECT count(DISTINCT basket_id) FROM silver.baskets WHERE business_date = $business_date::DATE) AS silver_baskets,
-       (SELECT count(*) FROM (SELECT basket_id FROM bronze.events WHERE business_date = $business_date::DATE GROUP BY basket_id
+       (SELECT count(*) FROM (SELECT basket_id FROM bronze.current_events WHERE business_date = $business_date::DATE GROUP BY basket_id
                               HAVING NOT bool_or(in_window(upload_date, business_date, $late_days::INTEGER)))) AS beyond;
 
 -- name: store_sums_vs_silver

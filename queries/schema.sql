@@ -15,9 +15,18 @@ CREATE SCHEMA IF NOT EXISTS audit;
 CREATE SCHEMA IF NOT EXISTS recompute;
 CREATE TABLE IF NOT EXISTS raw.stores (
     store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, timezone VARCHAR NOT NULL, currency VARCHAR NOT NULL);
+-- Every version of every landed file: a path (upload date and name) that arrives again with
+-- other bytes lands as its next version (a correction). Every version's bytes stay in the raw
+-- zone; the newest is current.
 CREATE TABLE IF NOT EXISTS raw.files (
     file_id INTEGER NOT NULL, file VARCHAR NOT NULL, upload_date DATE NOT NULL, bytes BIGINT NOT NULL, md5 VARCHAR NOT NULL,
-    lines BIGINT NOT NULL, events BIGINT NOT NULL, quarantined BIGINT NOT NULL, landing_id BIGINT NOT NULL);
+    lines BIGINT NOT NULL, events BIGINT NOT NULL, quarantined BIGINT NOT NULL, landing_id BIGINT NOT NULL,
+    version INTEGER NOT NULL);
+-- Each superseded version: file_id was replaced by by_file_id (the same path's next version),
+-- seen by every snapshot from from_snapshot on. Only current versions feed v1, v2, the recounts
+-- and the reports; superseded rows stay in bronze for history and diff.
+CREATE TABLE IF NOT EXISTS raw.supersessions (
+    file_id INTEGER NOT NULL, by_file_id INTEGER NOT NULL, from_snapshot BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS raw.partitions (
     upload_date DATE NOT NULL, files INTEGER NOT NULL, landing_id BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS raw.landings (
@@ -78,6 +87,14 @@ CREATE TABLE IF NOT EXISTS recompute.lateness (
     baskets BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS recompute.state (
     manifest VARCHAR NOT NULL, events BIGINT NOT NULL, baskets BIGINT NOT NULL, computed_at TIMESTAMP NOT NULL);
+-- The current version of each landed file, and bronze's rows and cells from current versions:
+-- what every reader of landed data reads (silver's versions point at bronze rows of any version).
+CREATE OR REPLACE VIEW raw.current_files AS
+SELECT file_id, file, upload_date, md5, version FROM raw.files WHERE file_id NOT IN (SELECT file_id FROM raw.supersessions);
+CREATE OR REPLACE VIEW bronze.current_events AS
+SELECT e.*, f.file FROM bronze.events e JOIN raw.current_files f USING (file_id);
+CREATE OR REPLACE VIEW bronze.current_cells AS
+SELECT * FROM bronze.cells WHERE file_id NOT IN (SELECT file_id FROM raw.supersessions);
 -- THE rule for "the version of a date as of snapshot s": the newest snapshot up to s that
 -- rewrote the date (a v2 overwrite or a rollback's restore; a skip writes nothing). s NULL: now.
 -- Every statement and view that needs a date's version reads it from here.
@@ -120,40 +137,66 @@ CREATE OR REPLACE TEMP MACRO gold_line(d, store, country, currency, baskets, rev
 -- The dates a write rewrites, bound as one parameter: ISO dates joined with commas.
 CREATE OR REPLACE TEMP MACRO dates_of(list) AS TABLE
     SELECT unnest(string_split(list, ','))::DATE AS business_date;
--- Every copy of every basket that has a copy dated d: the date's own rows (zone maps keep the
--- scan to a few row groups) plus the other-dated copies of its split baskets.
+-- Every copy (of current file versions) of every basket that has a copy dated d: the date's own
+-- rows (zone maps keep the scan to a few row groups) plus the other-dated copies of its split
+-- baskets.
 CREATE OR REPLACE TEMP MACRO copies_of(d) AS TABLE
-    SELECT * FROM bronze.events WHERE business_date = d
+    SELECT * FROM bronze.current_events WHERE business_date = d
     UNION ALL
-    SELECT * FROM bronze.events
+    SELECT * FROM bronze.current_events
     WHERE business_date <> d
       AND business_date IN (SELECT o.business_date FROM bronze.split_baskets s
                             JOIN bronze.split_baskets o USING (basket_id) WHERE s.business_date = d)
       AND basket_id IN (SELECT basket_id FROM bronze.split_baskets WHERE business_date = d);
 
--- The baskets of date d whose silver differs between version va (-1: none) and version vb:
--- each with its kind (added, removed, winner_changed, copies_discarded: see ChangeKind), the
--- upload its newer winning copy arrived in (the older one's for a removal) and its deltas. Both
--- versions point at bronze rows, so pointers both hold with the same copies are skipped before
--- any join. `diff` lists these rows; `history` sums them per country, kind and upload.
+-- The baskets of date d whose silver differs between version va (-1: none) and version vb: each
+-- with its kind (see ChangeKind), the upload its newer winning copy arrived in (the older one's
+-- for a removal), its deltas, and for the kinds a correction causes, the file version it came
+-- from (added_by_correction, revenue_corrected) or that withdrew it (withdrawn). Both versions
+-- point at bronze rows, so pointers both hold with the same copies are skipped before any join;
+-- a basket whose winner only moved to a newer version of its file with the same event, amount and
+-- copies did not change and is left out. `diff` lists these rows; `history` sums them per
+-- country, kind, upload and file version.
 CREATE OR REPLACE TEMP MACRO diff_rows(va, vb, d) AS TABLE
     WITH a AS (SELECT file_id, line, copies FROM silver.versions WHERE snapshot_id = va AND business_date = d),
          b AS (SELECT file_id, line, copies FROM silver.versions WHERE snapshot_id = vb AND business_date = d),
          e AS (SELECT file_id, line, basket_id, event_id, revenue_minor, upload_date, country, currency, store_id
                FROM bronze.events WHERE business_date = d),
          ea AS (SELECT e.*, x.copies FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b) x JOIN e USING (file_id, line)),
-         eb AS (SELECT e.*, x.copies FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) x JOIN e USING (file_id, line))
-    SELECT coalesce(eb.basket_id, ea.basket_id) AS basket_id,
-           CASE WHEN ea.event_id IS NULL THEN 'added' WHEN eb.event_id IS NULL THEN 'removed'
-                WHEN ea.event_id <> eb.event_id THEN 'winner_changed' ELSE 'copies_discarded' END AS kind,
+         eb AS (SELECT e.*, x.copies FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) x JOIN e USING (file_id, line)),
+         gone AS (SELECT file_id, by_file_id FROM raw.supersessions WHERE from_snapshot <= vb),
+         pairs AS (
+            SELECT coalesce(eb.basket_id, ea.basket_id) AS basket_id,
+                   CASE WHEN ea.event_id IS NULL THEN
+                            CASE WHEN va >= 0 AND fb.version > 1 THEN 'added_by_correction' ELSE 'added' END
+                        WHEN eb.event_id IS NULL THEN
+                            CASE WHEN g.by_file_id IS NOT NULL THEN 'withdrawn' ELSE 'removed' END
+                        WHEN ea.event_id <> eb.event_id THEN 'winner_changed'
+                        WHEN ea.revenue_minor <> eb.revenue_minor THEN 'revenue_corrected'
+                        WHEN ea.copies <> eb.copies THEN 'copies_discarded' END AS kind,
+                   ea, eb, fb, fw
+            FROM ea FULL OUTER JOIN eb ON ea.basket_id = eb.basket_id
+            LEFT JOIN raw.files fb ON fb.file_id = eb.file_id
+            LEFT JOIN gone g ON g.file_id = ea.file_id
+            LEFT JOIN raw.files fw ON fw.file_id = g.by_file_id)
+    SELECT basket_id, kind,
            CASE WHEN eb.event_id IS NULL THEN ea.upload_date ELSE eb.upload_date END AS upload_date,
+           CASE WHEN kind = 'withdrawn' THEN fw.file WHEN kind IN ('added_by_correction', 'revenue_corrected') THEN fb.file END AS file,
+           CASE WHEN kind = 'withdrawn' THEN fw.version WHEN kind IN ('added_by_correction', 'revenue_corrected') THEN fb.version END AS file_version,
            coalesce(eb.country, ea.country) AS country, coalesce(eb.currency, ea.currency) AS currency,
            coalesce(eb.store_id, ea.store_id) AS store_id,
            ea.event_id AS event_before, eb.event_id AS event_after,
            (eb.event_id IS NOT NULL)::BIGINT - (ea.event_id IS NOT NULL)::BIGINT AS baskets_delta,
            coalesce(eb.revenue_minor, 0) - coalesce(ea.revenue_minor, 0) AS revenue_delta_minor,
            coalesce(eb.copies - 1, 0) - coalesce(ea.copies - 1, 0) AS copies_discarded_delta
-    FROM ea FULL OUTER JOIN eb ON ea.basket_id = eb.basket_id;
+    FROM pairs WHERE kind IS NOT NULL;
+
+-- define: copy_order
+-- THE order of a basket's copies, first one wins: the smallest uploaded_at, then event_id; an
+-- exact tie (the same message twice) goes to the copy first in the raw zone: upload date, file
+-- name (byte order), line. Statements that rank copies write ORDER BY @copy_order, over
+-- bronze.current_events (which carries each row's file name).
+uploaded_at, event_id, upload_date, file, line
 
 -- name: old_layout
 -- Layouts older than audit.lab's record, told apart before anything is created: layout 1 kept
@@ -171,6 +214,10 @@ SELECT CASE
                  WHERE table_schema = 'gold' AND table_name = 'daily_store_sales' AND table_type = 'BASE TABLE') THEN 4
     ELSE 0 END AS layout;
 
+-- name: has_format
+-- Whether the lab records its layout (a new lab does not, until the schema is created).
+SELECT count(*) AS tables FROM information_schema.tables WHERE table_schema = 'audit' AND table_name = 'lab';
+
 -- name: format
 -- The lab's layout version: a lab written by another layout is refused with a clear error.
 SELECT (SELECT max(format) FROM audit.lab) AS format, (SELECT count(*) FROM raw.files) AS files;
@@ -180,8 +227,10 @@ INSERT INTO audit.lab VALUES ($format);
 
 -- name: migrate_5_to_6
 -- Layout 6 names what a rewrite does to the rows it supersedes since layout 5: they are
--- replaced (they stay in the versions tables), never deleted.
+-- replaced (they stay in the versions tables), never deleted. It also versions raw files (every
+-- file landed so far is version 1; `create` adds raw.supersessions and the current views).
 BEGIN TRANSACTION;
+ALTER TABLE raw.files ADD COLUMN version INTEGER DEFAULT 1;
 ALTER TABLE audit.snapshots RENAME COLUMN rows_deleted TO rows_replaced;
 ALTER TABLE audit.snapshot_dates RENAME COLUMN silver_deleted TO silver_replaced;
 ALTER TABLE audit.snapshot_dates RENAME COLUMN gold_deleted TO gold_replaced;

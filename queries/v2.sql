@@ -1,25 +1,27 @@
 -- v2.sql: the idempotent job.
--- Reads: bronze.events, bronze.cells, audit.snapshot_dates.
+-- Reads: bronze.current_events, bronze.cells, audit.snapshot_dates.
 -- Writes: silver.versions and audit.gold_history (the changed dates' new versions: nothing is
 -- deleted). The run's audit rows are written by snapshot.sql in the same transaction. The dates a
 -- run rewrites are bound as one list (see dates_of in schema.sql).
 
 -- name: upload_cells
--- What upload $upload holds per file, business date and currency, with two flags: `affected`,
--- the date is one the run rebuilds (no older than $oldest = upload - late_days); `beyond`, the
--- rows never enter silver (older than the window, or dated more than a day after their upload: a
--- till clock in the future). The caller sums the files (a GROUP BY and ORDER BY on these few rows
--- cost DuckDB about a millisecond, every run).
+-- What upload $upload holds per file version, business date and currency, with three flags:
+-- `affected`, the date is one the run rebuilds (no older than $oldest = upload - late_days);
+-- `beyond`, the rows never enter silver (older than the window, or dated more than a day after
+-- their upload: a till clock in the future); `current`, the file version is current. Dates of
+-- superseded versions are affected too: a correction that withdraws a date's rows rebuilds it.
+-- The caller sums the files (a GROUP BY and ORDER BY on these few rows cost more than the rest).
 SELECT business_date, currency, rows, revenue_minor,
        business_date >= $oldest::DATE AS affected,
-       NOT in_window($upload::DATE, business_date, $late_days::INTEGER) AS beyond
+       NOT in_window($upload::DATE, business_date, $late_days::INTEGER) AS beyond,
+       file_id NOT IN (SELECT file_id FROM raw.supersessions) AS current
 FROM bronze.cells
 WHERE upload_date = $upload::DATE;
 
 -- name: input_cells
 -- What feeds dates $first..$last under the window rule, file by file: rows and the digest sum
 -- of each cell. Summed per date (wrapping) by the caller.
-SELECT business_date, rows, digest FROM bronze.cells
+SELECT business_date, rows, digest FROM bronze.current_cells
 WHERE business_date BETWEEN $first::DATE AND $last::DATE
   AND in_window(upload_date, business_date, $late_days::INTEGER);
 
@@ -32,8 +34,8 @@ JOIN audit.versions_as_of(NULL) v USING (business_date, snapshot_id)
 WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
 
 -- name: silver_insert
--- One row per basket: the copy with the smallest (uploaded_at, event_id), kept as a pointer to its
--- bronze row under the new snapshot's id. Baskets are told apart by basket_key, which landing
+-- One row per basket: its first copy in @copy_order (schema.sql) among the current file
+-- versions' rows, kept as a pointer to its bronze row under the new snapshot's id. Baskets are told apart by basket_key, which landing
 -- checks no two basket_ids share; $key_collisions is true in a lab where some do, and basket_id
 -- then tells them apart too (partitioning by the key is faster: docs/performance.md).
 -- $first..$last are the first and last changed date (bounds for zone maps), $dates the changed
@@ -42,15 +44,15 @@ WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
 INSERT INTO silver.versions
 SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies::INTEGER
 FROM (
-    SELECT e.business_date, e.file_id, e.line,
+    SELECT business_date, file_id, line,
            count(*) OVER baskets AS copies,
-           row_number() OVER (baskets ORDER BY e.uploaded_at, e.event_id) AS copy_rank
-    FROM bronze.events e
-    WHERE in_window(e.upload_date, e.business_date, $late_days::INTEGER)
-      AND e.business_date BETWEEN $first::DATE AND $last::DATE
-      AND e.upload_date BETWEEN $first::DATE - 1 AND $last::DATE + $late_days::INTEGER
-      AND ($dates::VARCHAR IS NULL OR e.business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR)))
-    WINDOW baskets AS (PARTITION BY e.basket_key, CASE WHEN $key_collisions::BOOLEAN THEN e.basket_id END)
+           row_number() OVER (baskets ORDER BY @copy_order) AS copy_rank
+    FROM bronze.current_events
+    WHERE in_window(upload_date, business_date, $late_days::INTEGER)
+      AND business_date BETWEEN $first::DATE AND $last::DATE
+      AND upload_date BETWEEN $first::DATE - 1 AND $last::DATE + $late_days::INTEGER
+      AND ($dates::VARCHAR IS NULL OR business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR)))
+    WINDOW baskets AS (PARTITION BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END)
 )
 WHERE copy_rank = 1
 ORDER BY business_date, file_id, line;

@@ -100,6 +100,10 @@ pub enum Command {
         /// Multiply the preset's stores per country (scaling measurements)
         #[arg(long, default_value_t = 1.0, value_name = "F")]
         store_factor: f64,
+        /// Also write corrected deliveries of four files under DIR/corrections/ (changed amounts,
+        /// withdrawn lines, an added basket, the same lines recompressed)
+        #[arg(long)]
+        corrections: bool,
     },
     /// Copy upload partitions (and stores.csv) from a world into the lab and parse them once
     Land {

@@ -49,7 +49,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     match command {
         Command::Tui { tui } => explorer(&g, tui),
         Command::Demo { no_pause, world } => demo(&g, no_pause, world),
-        Command::Generate { out, preset, seed, store_factor } => generate(&g, &out, preset, seed, store_factor),
+        Command::Generate { out, preset, seed, store_factor, corrections } => generate(&g, &out, preset, seed, store_factor, corrections),
         Command::Land { range, world } => land_range(&g, &range, world),
         Command::Reset => reset(&g),
         Command::Naive { range } => naive(&g, &range),
@@ -98,14 +98,25 @@ fn demo(g: &Global, no_pause: bool, world: Option<PathBuf>) -> Result<i32> {
     Ok(0)
 }
 
-fn generate(g: &Global, out: &Path, preset: crate::world::Preset, seed: u64, store_factor: f64) -> Result<i32> {
+fn generate(g: &Global, out: &Path, preset: crate::world::Preset, seed: u64, store_factor: f64, corrections: bool) -> Result<i32> {
     let started = std::time::Instant::now();
     let summary = crate::world::generate_scaled(out, preset, seed, store_factor)
         .wrap_err_with(|| format!("generating a world in {}", out.display()))?;
+    let corrections = if corrections { crate::world::corrections::write(out)? } else { Vec::new() };
     match g.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "world": summary, "corrections": corrections }))?),
         _ => {
             print!("{}", summary.render());
+            for c in &corrections {
+                println!(
+                    "  correction {:?} of upload {} {}: land it with `recount land {} --world {}`",
+                    c.kind,
+                    c.upload_date,
+                    c.file,
+                    c.upload_date,
+                    c.dir.display()
+                );
+            }
             println!("  written to {} in {:.1} s", out.display(), started.elapsed().as_secs_f64());
         }
     }

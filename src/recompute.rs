@@ -31,7 +31,8 @@ pub struct Recount {
     pub files: usize,
 }
 
-/// Names and sizes of the raw zone's files: they are immutable, so this identifies its content.
+/// Names and sizes of the raw zone's files, and the superseded versions kept beside them: every
+/// version is immutable and a correction always adds one, so this identifies the content.
 pub fn manifest(raw_root: &Path) -> Result<String> {
     let mut parts = Vec::new();
     let stores = raw_root.join(raw::STORES_FILE);
@@ -40,8 +41,23 @@ pub fn manifest(raw_root: &Path) -> Result<String> {
     }
     for d in raw::list_partitions(raw_root)? {
         for f in raw::list_files(raw_root, d)? {
-            parts.push(format!("{d}/{}:{}", f.file_name().unwrap().to_string_lossy(), std::fs::metadata(&f)?.len()));
+            parts.push(format!("{d}/{}:{}", f.file_name().unwrap_or_default().to_string_lossy(), std::fs::metadata(&f)?.len()));
         }
+    }
+    let versions = raw_root.join(crate::lake::land::VERSIONS_DIR);
+    if versions.is_dir() {
+        let mut kept = Vec::new();
+        for partition in std::fs::read_dir(&versions)? {
+            for version in std::fs::read_dir(partition?.path())? {
+                let version = version?.path();
+                for f in std::fs::read_dir(&version)? {
+                    let name = f?.file_name().to_string_lossy().into_owned();
+                    kept.push(format!("superseded:{}/{name}", version.strip_prefix(&versions).unwrap_or(&version).display()));
+                }
+            }
+        }
+        kept.sort();
+        parts.extend(kept);
     }
     Ok(parts.join(","))
 }
@@ -51,6 +67,10 @@ struct Columns {
     basket_id: Vec<String>,
     event_id: Vec<String>,
     uploaded_at: Vec<i64>,
+    /// Where each copy sits in the raw zone: the contract's order for exact ties.
+    upload_date: Vec<i32>,
+    file: Vec<String>,
+    line: Vec<i64>,
     business_date: Vec<i32>,
     store_id: Vec<String>,
     country: Vec<String>,
@@ -65,13 +85,18 @@ fn epoch() -> NaiveDate {
 
 fn read_file(path: &Path, upload_date: NaiveDate, stores: &StoreTable) -> Result<Columns> {
     let text = raw::read_gz_text(path)?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let day = (upload_date - epoch()).num_days() as i32;
     let mut c = Columns::default();
-    for line in text.lines() {
+    for (i, line) in text.lines().enumerate() {
         match raw::parse_line(line, stores, upload_date) {
             Ok(e) => {
                 c.basket_id.push(e.basket_id.into_owned());
                 c.event_id.push(e.event_id.into_owned());
                 c.uploaded_at.push(e.uploaded_at.timestamp_nanos_opt().unwrap_or(i64::MAX));
+                c.upload_date.push(day);
+                c.file.push(name.clone());
+                c.line.push(i as i64 + 1);
                 c.business_date.push((e.business_date - epoch()).num_days() as i32);
                 c.store_id.push(e.store_id.to_string());
                 c.country.push(e.country.to_string());
@@ -100,6 +125,9 @@ pub fn recount(raw_root: &Path) -> Result<Recount> {
         all.basket_id.extend(p.basket_id);
         all.event_id.extend(p.event_id);
         all.uploaded_at.extend(p.uploaded_at);
+        all.upload_date.extend(p.upload_date);
+        all.file.extend(p.file);
+        all.line.extend(p.line);
         all.business_date.extend(p.business_date);
         all.store_id.extend(p.store_id);
         all.country.extend(p.country);
@@ -123,6 +151,9 @@ fn group(c: Columns) -> PolarsResult<Vec<GoldRow>> {
             Column::new("basket_id".into(), c.basket_id),
             Column::new("uploaded_at".into(), c.uploaded_at),
             Column::new("event_id".into(), c.event_id),
+            Column::new("upload_date".into(), c.upload_date),
+            Column::new("file".into(), c.file),
+            Column::new("line".into(), c.line),
             Int32Chunked::from_vec("business_date".into(), c.business_date).into_date().into_column(),
             Column::new("store_id".into(), c.store_id),
             Column::new("country".into(), c.country),
@@ -130,8 +161,10 @@ fn group(c: Columns) -> PolarsResult<Vec<GoldRow>> {
             Column::new("revenue_minor".into(), c.revenue),
         ],
     )?;
-    // Dedup: per basket_id the copy with the smallest (uploaded_at, event_id).
-    let sorted = df.sort(["basket_id", "uploaded_at", "event_id"], SortMultipleOptions::default().with_maintain_order(true))?;
+    // Dedup: per basket_id the first copy in the contract's order: (uploaded_at, event_id), and for
+    // an exact tie the copy first in the raw zone (upload date, file name, line).
+    let order = ["basket_id", "uploaded_at", "event_id", "upload_date", "file", "line"];
+    let sorted = df.sort(order, SortMultipleOptions::default().with_maintain_order(true))?;
     let winners = sorted.unique_stable(Some(&["basket_id".to_string()]), UniqueKeepStrategy::First, None)?;
     let keys = ["business_date", "store_id", "country", "currency"];
     let groups = winners.group_by(keys)?;

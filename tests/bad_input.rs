@@ -102,14 +102,6 @@ fn a_partition_directory_that_is_not_a_date_is_an_error() {
 }
 
 #[test]
-fn a_landed_file_that_changed_is_refused() {
-    let dir = tempdir();
-    let (w, mut lab) = seeded(dir.path());
-    w.file("2026-08-14", "ok.jsonl.gz", &[good("changed")]);
-    assert_fails_and_lab_unchanged(&mut lab, &w.root, "2026-08-14", "raw files are immutable");
-}
-
-#[test]
 fn two_processes_cannot_write_one_lab_at_once() {
     let dir = tempdir();
     let (_w, lab) = seeded(dir.path());
@@ -184,11 +176,14 @@ fn a_layout_5_lab_is_migrated_in_place_and_keeps_its_history() {
             recount::lake::v2::run_upload(&lab, u, recount::store::TriggerKind::Daily, opts()).unwrap();
         }
         let history = recount::reports::history::history(&lab, ups[2], None).unwrap();
-        // Back to layout 5: the three columns had their old names.
+        // Back to layout 5: the three columns had their old names, and raw files had no versions.
         lab.store()
             .connection_for_tests()
             .execute_batch(
-                "ALTER TABLE audit.snapshots RENAME COLUMN rows_replaced TO rows_deleted;
+                "DROP VIEW bronze.current_events; DROP VIEW bronze.current_cells; DROP VIEW raw.current_files;
+                 DROP TABLE raw.supersessions;
+                 ALTER TABLE raw.files DROP COLUMN version;
+                 ALTER TABLE audit.snapshots RENAME COLUMN rows_replaced TO rows_deleted;
                  ALTER TABLE audit.snapshot_dates RENAME COLUMN silver_replaced TO silver_deleted;
                  ALTER TABLE audit.snapshot_dates RENAME COLUMN gold_replaced TO gold_deleted;
                  UPDATE audit.lab SET format = 5;",

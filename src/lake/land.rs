@@ -17,15 +17,49 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// What a landing found a file of the world to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileStatus {
+    /// Its path had not landed: version 1.
+    New,
+    /// Its path had landed with other bytes: this is the path's next version, now current.
+    Corrected,
+    /// The same bytes as the current version: nothing to land.
+    Unchanged,
+    /// Landed earlier, but no longer in the world: reported, and kept in the lab.
+    Missing,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FileLanded {
+    /// The file's name in its partition.
+    pub name: String,
+    pub status: FileStatus,
+    /// The version current after the landing (for a missing file, the lab's current version).
+    pub version: i32,
+}
+
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct PartitionLanded {
     pub upload_date: NaiveDate,
+    /// Files landed by this call: new paths and corrections.
     pub files_landed: usize,
+    /// Files whose bytes were landed already (unchanged).
     pub files_already_landed: usize,
     pub events: u64,
     pub quarantined: u64,
     /// False when the world has no such partition yet: nothing arrived, nothing is recorded.
     pub exists: bool,
+    /// Every file of the partition, in the world or in the lab, with what the landing found.
+    pub files: Vec<FileLanded>,
+}
+
+impl PartitionLanded {
+    /// The corrections this landing made current.
+    pub fn corrected(&self) -> impl Iterator<Item = &FileLanded> {
+        self.files.iter().filter(|f| f.status == FileStatus::Corrected)
+    }
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -51,12 +85,21 @@ impl LandReport {
             }
             let files =
                 if p.files_landed == 0 && p.files_already_landed == 0 { " (an empty partition)".to_string() } else { String::new() };
+            let corrected: Vec<String> = p.corrected().map(|f| format!("{} v{}", f.name, f.version)).collect();
+            let corrected = if corrected.is_empty() { String::new() } else { format!(", corrected: {}", corrected.join(", ")) };
             s.push_str(&format!(
-                "landed upload {}: {} file(s), {} events{q}{extra}{files}\n",
+                "landed upload {}: {} file(s), {} events{q}{corrected}{extra}{files}\n",
                 p.upload_date,
                 p.files_landed,
                 crate::money::format_count(p.events as i64)
             ));
+            for f in p.files.iter().filter(|f| f.status == FileStatus::Missing) {
+                s.push_str(&format!(
+                    "  {} (landed as v{}) is no longer in the world: the lab keeps it and still counts it\n",
+                    crate::sanitize::for_terminal(&f.name),
+                    f.version
+                ));
+            }
         }
         if self.stores_added > 0 {
             s.push_str(&format!("stores: {} added\n", self.stores_added));
@@ -84,7 +127,7 @@ struct ParsedFile {
 }
 
 impl ParsedFile {
-    fn record(&self, landing_id: i64) -> FileRecord<'_> {
+    fn record(&self, landing_id: i64, version: i32) -> FileRecord<'_> {
         FileRecord {
             file_id: self.file_id,
             file: &self.rel,
@@ -95,6 +138,7 @@ impl ParsedFile {
             events: self.events as i64,
             quarantined: self.quarantine.len() as i64,
             landing_id,
+            version,
         }
     }
 }
@@ -300,6 +344,12 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
     let staged = job.map(|j| std::mem::take(&mut *j.staged.lock().expect("staged copies"))).unwrap_or_default();
     match result {
         Ok(landed) => {
+            // Committed: a kill from here on is finished by the next open (`recovery`).
+            super::crash_point("landing:committed");
+            for f in plan.todo.iter().filter(|f| f.supersedes.is_some()) {
+                set_aside(&raw_root, f)?;
+            }
+            super::crash_point("landing:set-aside");
             for (tmp, dest) in &staged {
                 std::fs::rename(tmp, dest).wrap_err_with(|| format!("moving {} into the raw zone", dest.display()))?;
             }
@@ -325,8 +375,8 @@ struct Plan {
     /// Every store, landed before or now.
     stores: StoreTable,
     new_stores: Vec<raw::Store>,
-    /// (upload date, source path, path in the raw zone) of each file to land.
-    todo: Vec<(NaiveDate, PathBuf, String)>,
+    /// Each file to land, new or a correction.
+    todo: Vec<ToLand>,
     partitions: Vec<PartitionLanded>,
     landed_partitions: std::collections::HashSet<NaiveDate>,
 }
@@ -357,23 +407,51 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
     all_stores.extend(new_stores.iter().cloned());
 
     // Which files are new; a landed file must be byte-identical to what is offered again.
+    // Each file is new, a correction (other bytes than its current version: its next version),
+    // or unchanged; a landed file the world no longer has is reported.
     let landed_files = lab.store().landed_files()?;
     let mut todo = Vec::new();
     let mut partitions = Vec::new();
     for &d in dates {
         let exists = raw::partition_dir(world, d).is_dir();
-        let mut p = PartitionLanded { upload_date: d, files_landed: 0, files_already_landed: 0, events: 0, quarantined: 0, exists };
+        let mut p = PartitionLanded {
+            upload_date: d,
+            files_landed: 0,
+            files_already_landed: 0,
+            events: 0,
+            quarantined: 0,
+            exists,
+            files: Vec::new(),
+        };
+        let prefix = format!("{}/upload_date={d}/", raw::EVENTS_DIR);
+        let mut seen = std::collections::HashSet::new();
         for path in raw::list_files(world, d)? {
-            let rel = format!("{}/upload_date={d}/{}", raw::EVENTS_DIR, path.file_name().unwrap_or_default().to_string_lossy());
-            match landed_files.get(&rel) {
-                None => todo.push((d, path, rel)),
-                Some(md5) => {
-                    if md5_hex(&std::fs::read(&path)?) != *md5 {
-                        bail!("{} differs from the copy landed earlier: raw files are immutable", path.display());
-                    }
-                    p.files_already_landed += 1;
-                }
+            let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            let rel = format!("{prefix}{name}");
+            seen.insert(rel.clone());
+            let versions = landed_files.get(&rel).map(Vec::as_slice).unwrap_or_default();
+            let Some(current) = versions.iter().find(|v| v.current) else {
+                p.files.push(FileLanded { name: name.clone(), status: FileStatus::New, version: 1 });
+                todo.push(ToLand { upload_date: d, path, rel, version: 1, supersedes: None });
+                continue;
+            };
+            if md5_hex(&std::fs::read(&path).wrap_err_with(|| format!("reading {}", path.display()))?) == current.md5 {
+                p.files_already_landed += 1;
+                p.files.push(FileLanded { name, status: FileStatus::Unchanged, version: current.version });
+            } else {
+                let version = versions.iter().map(|v| v.version).max().unwrap_or(0) + 1;
+                p.files.push(FileLanded { name, status: FileStatus::Corrected, version });
+                todo.push(ToLand { upload_date: d, path, rel, version, supersedes: Some((current.file_id, current.version)) });
             }
+        }
+        let mut missing: Vec<(&String, i32)> = landed_files
+            .iter()
+            .filter(|(rel, _)| rel.starts_with(&prefix) && !seen.contains(*rel))
+            .filter_map(|(rel, vs)| vs.iter().find(|v| v.current).map(|v| (rel, v.version)))
+            .collect();
+        missing.sort();
+        for (rel, version) in missing {
+            p.files.push(FileLanded { name: rel[prefix.len()..].to_string(), status: FileStatus::Missing, version });
         }
         partitions.push(p);
     }
@@ -389,9 +467,9 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
 
 /// The partition directories of the raw zone the files go to; those it makes are listed, so that
 /// a failure can take them away again.
-fn make_partition_dirs(raw_root: &Path, todo: &[(NaiveDate, PathBuf, String)], created: &mut Vec<PathBuf>) -> Result<()> {
-    for (d, _, _) in todo {
-        let dir = raw_root.join(raw::EVENTS_DIR).join(format!("upload_date={d}"));
+fn make_partition_dirs(raw_root: &Path, todo: &[ToLand], created: &mut Vec<PathBuf>) -> Result<()> {
+    for f in todo {
+        let dir = raw_root.join(raw::EVENTS_DIR).join(format!("upload_date={}", f.upload_date));
         if !dir.exists() {
             std::fs::create_dir_all(&dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
             created.push(dir);
@@ -424,7 +502,7 @@ fn write_bronze(lab: &Lab, plan: &Plan, job_id: i64, fail_after: Option<usize>) 
     let t_all = std::time::Instant::now();
     let done = parse_and_insert(lab, &mut tx, plan, job_id, first_file_id)?;
     let t_records = std::time::Instant::now();
-    let files: Vec<FileRecord> = done.iter().map(|pf| pf.record(landing_id)).collect();
+    let files: Vec<FileRecord> = done.iter().zip(&plan.todo).map(|(pf, f)| pf.record(landing_id, f.version)).collect();
     let cells: Vec<CellRecord> = done.iter().flat_map(|pf| pf.cells.iter().map(|c| c.record(pf))).collect();
     let quarantine: Vec<QuarantineRecord> = done.iter().flat_map(|pf| pf.quarantine.iter().map(|q| q.record(pf))).collect();
     tx.append_landing_records(&files, &cells, &quarantine)?;
@@ -448,6 +526,13 @@ fn write_bronze(lab: &Lab, plan: &Plan, job_id: i64, fail_after: Option<usize>) 
         tx.find_split_baskets_and_collisions(first_file_id, first_file_id == 1)?;
     }
     let t_split = t_split.elapsed();
+    // Snapshots from the next one on see the corrections: a diff tells withdrawn baskets by it.
+    let from_snapshot = tx.store().snapshot_ids()?.0;
+    for (i, f) in plan.todo.iter().enumerate() {
+        if let Some((old, _)) = f.supersedes {
+            tx.insert_supersession(old, first_file_id + i as i32, from_snapshot)?;
+        }
+    }
     for p in partitions.iter().filter(|p| p.exists && !plan.landed_partitions.contains(&p.upload_date)) {
         tx.insert_partition(p.upload_date, p.files_landed as i64, landing_id)?;
     }
@@ -471,7 +556,8 @@ fn write_bronze(lab: &Lab, plan: &Plan, job_id: i64, fail_after: Option<usize>) 
 /// files without their rows, in file id order.
 fn parse_and_insert(lab: &Lab, tx: &mut Tx, plan: &Plan, job_id: i64, first_file_id: i32) -> Result<Vec<ParsedFile>> {
     let threads = tx.store().threads()?;
-    let files = plan.todo.iter().enumerate().map(|(i, (d, path, rel))| (*d, path.clone(), rel.clone(), first_file_id + i as i32)).collect();
+    let files =
+        plan.todo.iter().enumerate().map(|(i, f)| (f.upload_date, f.path.clone(), f.rel.clone(), first_file_id + i as i32)).collect();
     let key_mask = u64::MAX.checked_shr(64 - lab.basket_key_bits.clamp(1, 64)).unwrap_or(u64::MAX);
     let job = Arc::new(ParseJob::new(files, plan.stores.clone(), lab.raw_root(), key_mask, (threads.max(1) as usize).div_ceil(2)));
     jobs().lock().map_err(poisoned)?.insert(job_id, job.clone());
@@ -488,6 +574,41 @@ fn parse_and_insert(lab: &Lab, tx: &mut Tx, plan: &Plan, job_id: i64, first_file
     }
     tx.step("appending bronze events")?;
     Ok(done)
+}
+
+/// One file a landing lands: a new path (version 1) or a correction of a landed one.
+struct ToLand {
+    upload_date: NaiveDate,
+    /// Where the world holds it.
+    path: PathBuf,
+    /// Its path in the raw zone (upload date and name).
+    rel: String,
+    version: i32,
+    /// The version it replaces: (file id, version).
+    supersedes: Option<(i32, i32)>,
+}
+
+/// Where a superseded version of a raw-zone file is kept: `raw/versions/upload_date=D/vN/NAME`.
+/// The raw zone's own layout then always holds exactly the current versions.
+pub fn superseded_path(raw_root: &Path, rel: &str, version: i32) -> PathBuf {
+    let rel = Path::new(rel);
+    let partition = rel.parent().and_then(|p| p.file_name()).unwrap_or_default();
+    raw_root.join(VERSIONS_DIR).join(partition).join(format!("v{version}")).join(rel.file_name().unwrap_or_default())
+}
+
+/// The directory of superseded versions, beside `pos/`.
+pub const VERSIONS_DIR: &str = "versions";
+
+/// After a correction commits: the version it replaces leaves the raw zone's current layout for
+/// the versions directory (its bytes unchanged), before the new version is renamed into place.
+fn set_aside(raw_root: &Path, f: &ToLand) -> Result<()> {
+    let Some((_, old_version)) = f.supersedes else { return Ok(()) };
+    let current = raw_root.join(&f.rel);
+    let kept = superseded_path(raw_root, &f.rel, old_version);
+    if let Some(dir) = kept.parent() {
+        std::fs::create_dir_all(dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::rename(&current, &kept).wrap_err_with(|| format!("keeping {} as {}", current.display(), kept.display()))
 }
 
 /// After a failed landing: the staged copies go, and so do the partition directories the landing

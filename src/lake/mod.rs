@@ -4,6 +4,7 @@
 
 pub mod bootstrap;
 pub mod land;
+pub mod recovery;
 pub mod snapshot;
 pub mod v1;
 pub mod v2;
@@ -65,7 +66,7 @@ impl Lab {
         std::fs::create_dir_all(root).wrap_err_with(|| format!("creating lab directory {}", root.display()))?;
         let lock = take_lock(root)?;
         let store = Store::open(&root.join(DB_FILE))?;
-        Ok(Lab {
+        let lab = Lab {
             root: root.to_path_buf(),
             store,
             gold_text: Default::default(),
@@ -73,7 +74,10 @@ impl Lab {
             key_collisions: Default::default(),
             basket_key_bits: 64,
             _lock: lock,
-        })
+        };
+        // A landing killed between its COMMIT and moving its copies into place is finished now.
+        recovery::recover(&lab).wrap_err("recovering an interrupted landing")?;
+        Ok(lab)
     }
 
     /// The lab's database: every read and write goes through its typed statements.
@@ -157,6 +161,14 @@ fn take_lock(root: &Path) -> Result<File> {
     file.set_len(0)?;
     write!(file, "{}", std::process::id())?;
     Ok(file)
+}
+
+/// `RECOUNT_CRASH_AT=NAME` ends the process at once (as a kill would) when it reaches the crash
+/// point NAME: the hook behind the tests that kill a landing between its COMMIT and its moves.
+pub fn crash_point(name: &str) {
+    if std::env::var_os("RECOUNT_CRASH_AT").is_some_and(|v| v == name) {
+        std::process::abort();
+    }
 }
 
 /// `RECOUNT_FAIL_AFTER=N` (or the hidden `--fail-after N`) makes the next write fail after its

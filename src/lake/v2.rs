@@ -103,10 +103,15 @@ pub fn run_upload(lab: &Lab, upload: NaiveDate, trigger: TriggerKind, opts: V2Op
 fn affected_dates(store: &Store, upload: NaiveDate, window: LatenessWindow) -> Result<(Vec<NaiveDate>, Vec<BeyondWindow>)> {
     // The upload's files summed per (business date, currency), in order.
     let mut cells: BTreeMap<(NaiveDate, String), (i64, i64, bool, bool)> = BTreeMap::new();
+    // Dates of superseded versions are affected too (a correction may withdraw a date's rows);
+    // only current versions' rows count as beyond the window.
     for c in store.upload_cells(upload, window.oldest_affected(upload), window.late_days)? {
-        let sum = cells.entry((c.business_date, c.currency)).or_insert((0, 0, c.affected, c.beyond));
-        sum.0 += c.rows;
-        sum.1 = sum.1.checked_add(c.revenue_minor).ok_or_else(|| eyre!("upload {upload}: revenue overflows 64 bits"))?;
+        let sum = cells.entry((c.business_date, c.currency)).or_insert((0, 0, c.affected, false));
+        if c.current {
+            sum.0 += c.rows;
+            sum.1 = sum.1.checked_add(c.revenue_minor).ok_or_else(|| eyre!("upload {upload}: revenue overflows 64 bits"))?;
+            sum.3 |= c.beyond;
+        }
     }
     let (mut dates, mut beyond): (Vec<NaiveDate>, Vec<BeyondWindow>) = (Vec::new(), Vec::new());
     for ((business_date, currency), (rows, revenue_minor, affected, is_beyond)) in cells {

@@ -34,9 +34,27 @@ pub struct BasketsReport {
     pub baskets: Vec<ResentBasket>,
 }
 
+/// How a copy ties with another copy of its basket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tie {
+    None,
+    /// The same uploaded_at: event_id decides.
+    SameInstant,
+    /// The same uploaded_at and event_id (the same message twice): the raw zone's order decides.
+    SameMessage,
+}
+
 pub fn resent(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<BasketsReport> {
     let mut baskets: Vec<ResentBasket> = Vec::new();
+    let mut ties: Vec<Vec<Tie>> = Vec::new();
     for r in lab.store().basket_copies(d, late_days)? {
+        let tie = if r.same_message > 1 {
+            Tie::SameMessage
+        } else if r.same_instant > 1 {
+            Tie::SameInstant
+        } else {
+            Tie::None
+        };
         let copy = Copy {
             event_id: r.event_id,
             upload_date: r.upload_date,
@@ -44,34 +62,42 @@ pub fn resent(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<BasketsReport> 
             revenue_minor: r.revenue_minor,
             in_window: r.in_window,
             won: false,
-            why: if r.same_instant > 1 { "tie".into() } else { String::new() },
+            why: String::new(),
             file: r.file,
             line: r.line,
         };
         match baskets.last_mut() {
-            Some(b) if b.basket_id == r.basket_id => b.copies.push(copy),
-            _ => baskets.push(ResentBasket {
-                basket_id: r.basket_id,
-                store_id: r.store_id,
-                country: r.country,
-                currency: r.currency,
-                copies: vec![copy],
-            }),
+            Some(b) if b.basket_id == r.basket_id => {
+                b.copies.push(copy);
+                ties.last_mut().into_iter().for_each(|t| t.push(tie));
+            }
+            _ => {
+                ties.push(vec![tie]);
+                baskets.push(ResentBasket {
+                    basket_id: r.basket_id,
+                    store_id: r.store_id,
+                    country: r.country,
+                    currency: r.currency,
+                    copies: vec![copy],
+                })
+            }
         }
     }
-    // Copies come ordered by (uploaded_at, event_id): the first inside the window wins.
-    for b in &mut baskets {
+    // Copies come in the contract's order (copy_order in schema.sql): the first inside the window wins.
+    for (b, ties) in baskets.iter_mut().zip(ties) {
         let winner = b.copies.iter().position(|c| c.in_window);
-        for (i, c) in b.copies.iter_mut().enumerate() {
-            let tie = c.why == "tie";
+        for ((i, c), tie) in b.copies.iter_mut().enumerate().zip(ties) {
             c.won = Some(i) == winner;
-            c.why = match (c.won, c.in_window) {
-                (true, _) if tie => "won: tie on uploaded_at, smallest event_id".into(),
-                (true, _) => "won: earliest uploaded_at".into(),
-                (false, false) => "discarded: outside the lateness window".into(),
-                (false, true) if tie => "discarded: tie on uploaded_at, larger event_id".into(),
-                (false, true) => "discarded: an earlier copy won".into(),
-            };
+            c.why = match (c.won, c.in_window, tie) {
+                (true, _, Tie::SameMessage) => "won: the same message twice, first in the raw zone (upload, file, line)",
+                (true, _, Tie::SameInstant) => "won: tie on uploaded_at, smallest event_id",
+                (true, _, Tie::None) => "won: earliest uploaded_at",
+                (false, false, _) => "discarded: outside the lateness window",
+                (false, true, Tie::SameMessage) => "discarded: the same message twice, later in the raw zone",
+                (false, true, Tie::SameInstant) => "discarded: tie on uploaded_at, larger event_id",
+                (false, true, Tie::None) => "discarded: an earlier copy won",
+            }
+            .into();
         }
     }
     Ok(BasketsReport { business_date: d, late_days, baskets })

@@ -77,6 +77,8 @@ pub struct DiffBasket {
     pub kind: ChangeKind,
     /// The upload the newer winning copy arrived in (the older one for a removal).
     pub upload_date: Option<NaiveDate>,
+    /// For a change a correction made: the file version it came from or that withdrew it.
+    pub correction: Option<FileVersion>,
     pub baskets_delta: i64,
     pub revenue_delta_minor: i64,
     /// Change in discarded re-sent copies.
@@ -85,11 +87,35 @@ pub struct DiffBasket {
     pub event_after: Option<String>,
 }
 
-/// One line of the attribution: a kind of change from one upload.
+/// A version of a raw file: what a change a correction made is attributed to.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct FileVersion {
+    /// The file's name in its upload partition.
+    pub file: String,
+    pub version: i32,
+}
+
+impl FileVersion {
+    /// From a diff row's raw-zone path and version (both set for the kinds a correction causes).
+    fn of(path: Option<String>, version: Option<i32>) -> Option<FileVersion> {
+        let (path, version) = (path?, version?);
+        let file = path.rsplit('/').next().unwrap_or(&path).to_string();
+        Some(FileVersion { file, version })
+    }
+}
+
+impl std::fmt::Display for FileVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} v{}", self.file, self.version)
+    }
+}
+
+/// One line of the attribution: a kind of change from one upload (and file version).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct DiffPart {
     pub kind: ChangeKind,
     pub upload_date: Option<NaiveDate>,
+    pub correction: Option<FileVersion>,
     pub baskets: i64,
     pub baskets_delta: i64,
     pub revenue_delta_minor: i64,
@@ -118,8 +144,9 @@ impl CountryDiff {
             .filter(|p| p.baskets_delta != 0 || p.revenue_delta_minor != 0)
             .map(|p| {
                 let from = p.upload_date.map(|u| format!(" from upload {u}")).unwrap_or_default();
+                let by = p.correction.as_ref().map(|c| format!(" ({c})")).unwrap_or_default();
                 let noun = if p.baskets_delta.abs() == 1 { "basket" } else { "baskets" };
-                format!("{} {noun}, {} {}{from}", money::format_count_delta(p.baskets_delta), m(p.revenue_delta_minor), p.kind.word())
+                format!("{} {noun}, {} {}{by}{from}", money::format_count_delta(p.baskets_delta), m(p.revenue_delta_minor), p.kind.word())
             })
             .collect();
         if bits.is_empty() { "no change in baskets or revenue".into() } else { bits.join("; ") }
@@ -182,6 +209,7 @@ pub fn diff_versions(
             basket_id: r.basket_id,
             kind: r.kind,
             upload_date: r.upload_date,
+            correction: FileVersion::of(r.file, r.file_version),
             country: r.country.unwrap_or_default(),
             currency: r.currency.unwrap_or_default(),
             store_id: r.store_id.unwrap_or_default(),
@@ -210,6 +238,7 @@ pub fn diff_summary(
         let part = DiffPart {
             kind: r.kind,
             upload_date: r.upload_date,
+            correction: FileVersion::of(r.file, r.file_version),
             baskets: r.baskets,
             baskets_delta: r.baskets_delta,
             revenue_delta_minor: r.revenue_delta_minor,
@@ -226,7 +255,7 @@ pub fn diff_summary(
         let (cur_a, ba, ra) = after.get(country).cloned().unwrap_or_default();
         let currency = if cur_a.is_empty() { cur_b } else { cur_a };
         let mut parts = by_country.get(country).cloned().unwrap_or_default();
-        parts.sort_by_key(|p| (p.kind, p.upload_date));
+        parts.sort_by(|a, b| (a.kind, a.upload_date, &a.correction).cmp(&(b.kind, b.upload_date, &b.correction)));
         let sum_b: i64 = parts.iter().map(|p| p.baskets_delta).sum();
         let sum_r: i64 = parts.iter().map(|p| p.revenue_delta_minor).sum();
         countries.push(CountryDiff {
@@ -241,6 +270,14 @@ pub fn diff_summary(
         });
     }
     Ok(DiffReport { business_date: d, from_snapshot, to_snapshot, from_version, to_version, countries, baskets: Vec::new() })
+}
+
+/// A change's kind in words, with the file version a correction's change is attributed to.
+fn change_words(kind: ChangeKind, correction: Option<&FileVersion>) -> String {
+    match correction {
+        Some(c) => format!("{} ({c})", kind.word()),
+        None => kind.word().to_string(),
+    }
 }
 
 impl DiffReport {
@@ -261,7 +298,7 @@ impl DiffReport {
             for p in &c.parts {
                 t.push(vec![
                     Cell::text(&c.country),
-                    Cell::text(p.kind.word()),
+                    Cell::text(change_words(p.kind, p.correction.as_ref())),
                     p.upload_date.map(Cell::Date).unwrap_or(Cell::Empty),
                     Cell::Int(p.baskets),
                     Cell::text(money::format_count_delta(p.baskets_delta)),
@@ -306,7 +343,7 @@ impl DiffReport {
         for b in &self.baskets {
             t.push(vec![
                 Cell::text(&b.country),
-                Cell::text(b.kind.word()),
+                Cell::text(change_words(b.kind, b.correction.as_ref())),
                 Cell::text(&b.basket_id),
                 Cell::text(&b.store_id),
                 b.upload_date.map(Cell::Date).unwrap_or(Cell::Empty),
@@ -481,6 +518,7 @@ mod tests {
         DiffPart {
             kind,
             upload_date: NaiveDate::from_ymd_opt(2026, 10, 2),
+            correction: None,
             baskets: baskets_delta.abs(),
             baskets_delta,
             revenue_delta_minor,

@@ -22,6 +22,9 @@ row! {
         pub basket_id: String,
         pub kind: ChangeKind,
         pub upload_date: Option<NaiveDate>,
+        /// The corrected file version a correction's kind is attributed to (its raw-zone path).
+        pub file: Option<String>,
+        pub file_version: Option<i32>,
         pub country: Option<String>,
         pub currency: Option<String>,
         pub store_id: Option<String>,
@@ -39,6 +42,8 @@ row! {
         pub country: Option<String>,
         pub kind: ChangeKind,
         pub upload_date: Option<NaiveDate>,
+        pub file: Option<String>,
+        pub file_version: Option<i32>,
         pub baskets: i64,
         pub baskets_delta: i64,
         pub revenue_delta_minor: i64,

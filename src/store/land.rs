@@ -7,7 +7,9 @@ use duckdb::named_params;
 use std::collections::HashMap;
 
 row! {
-    pub struct LandedFile { pub file: String, pub md5: String }
+    /// One landed version of a file: its path in the raw zone, its bytes' MD5, its id and
+    /// version, and whether it is the current one.
+    pub struct LandedFile { pub file: String, pub md5: String, pub file_id: i32, pub version: i32, pub current: bool }
 }
 
 row! {
@@ -43,6 +45,7 @@ statements! {
     KEY_CANDIDATES: Exec = land::KEY_CANDIDATES;
     SPLIT_BASKETS_INSERT: Exec = land::SPLIT_BASKETS_INSERT;
     KEY_COLLISIONS_INSERT: Exec = land::KEY_COLLISIONS_INSERT;
+    SUPERSESSION_INSERT: Exec = land::SUPERSESSION_INSERT;
     PARTITION_INSERT: Exec = land::PARTITION_INSERT;
     NEXT_LANDING_ID: Query<NextLandingId> = land::NEXT_LANDING_ID;
     LANDING_INSERT: Exec = land::LANDING_INSERT;
@@ -67,6 +70,7 @@ pub struct FileRecord<'a> {
     pub events: i64,
     pub quarantined: i64,
     pub landing_id: i64,
+    pub version: i32,
 }
 
 /// What one file holds for one (business date, currency): a row of bronze.cells.
@@ -92,9 +96,16 @@ pub struct QuarantineRecord<'a> {
 }
 
 impl Store {
-    /// Every landed file's path in the raw zone and its MD5.
-    pub fn landed_files(&self) -> Result<HashMap<String, String>> {
-        Ok(LANDED_FILES.all(self, &[])?.into_iter().map(|f| (f.file, f.md5)).collect())
+    /// Every landed version of every file, by path in the raw zone, oldest version first.
+    pub fn landed_files(&self) -> Result<HashMap<String, Vec<LandedFile>>> {
+        let mut files: HashMap<String, Vec<LandedFile>> = HashMap::new();
+        for f in LANDED_FILES.all(self, &[])? {
+            files.entry(f.file.clone()).or_default().push(f);
+        }
+        for versions in files.values_mut() {
+            versions.sort_by_key(|f| f.version);
+        }
+        Ok(files)
     }
 
     pub fn stores(&self) -> Result<Vec<StoreRow>> {
@@ -162,6 +173,12 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Version `file_id` of a file is superseded by `by_file_id`, for snapshots from `from_snapshot` on.
+    pub fn insert_supersession(&mut self, file_id: i32, by_file_id: i32, from_snapshot: i64) -> Result<()> {
+        let params = named_params! { "file_id": file_id, "by_file_id": by_file_id, "from_snapshot": from_snapshot };
+        self.exec("recording a superseded file version", &SUPERSESSION_INSERT, params).map(|_| ())
+    }
+
     pub fn insert_partition(&mut self, upload_date: NaiveDate, files: i64, landing_id: i64) -> Result<()> {
         let params = named_params! { "upload_date": upload_date, "files": files, "landing_id": landing_id };
         self.exec("recording a partition", &PARTITION_INSERT, params).map(|_| ())
@@ -201,7 +218,8 @@ impl Tx<'_> {
                     f.lines,
                     f.events,
                     f.quarantined,
-                    f.landing_id
+                    f.landing_id,
+                    f.version
                 ])?;
             }
             app.flush()?;

@@ -112,6 +112,8 @@ row! {
         pub in_window: bool,
         /// Copies of the basket with the same uploaded_at (a tie when above one).
         pub same_instant: i64,
+        /// Copies with the same uploaded_at and event_id: the same message twice (an exact tie).
+        pub same_message: i64,
         pub file: String,
         pub line: i64,
     }

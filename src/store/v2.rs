@@ -16,6 +16,8 @@ row! {
         pub affected: bool,
         /// The rows never enter silver.
         pub beyond: bool,
+        /// The file version is current (a superseded version's dates are affected, no more).
+        pub current: bool,
     }
 }
 

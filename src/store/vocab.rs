@@ -107,6 +107,12 @@ sql_enum! {
         WinnerChanged = "winner_changed",
         /// Same winner, but more (or fewer) re-sent copies were discarded.
         CopiesDiscarded = "copies_discarded",
+        /// The same basket and message with another amount: a corrected file version said so.
+        RevenueCorrected = "revenue_corrected",
+        /// A corrected file version no longer holds the basket.
+        Withdrawn = "withdrawn",
+        /// A corrected file version holds a basket its earlier version did not.
+        AddedByCorrection = "added_by_correction",
     }
 }
 
@@ -118,7 +124,15 @@ impl ChangeKind {
             ChangeKind::Removed => "removed",
             ChangeKind::WinnerChanged => "winner changed",
             ChangeKind::CopiesDiscarded => "re-sent copies discarded",
+            ChangeKind::RevenueCorrected => "revenue corrected",
+            ChangeKind::Withdrawn => "withdrawn",
+            ChangeKind::AddedByCorrection => "added by a correction",
         }
+    }
+
+    /// Whether a corrected file version caused it (the change is then attributed to that version).
+    pub fn by_correction(self) -> bool {
+        matches!(self, ChangeKind::RevenueCorrected | ChangeKind::Withdrawn | ChangeKind::AddedByCorrection)
     }
 }
 

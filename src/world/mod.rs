@@ -1,6 +1,7 @@
 //! A deterministic world of till uploads: stores, baskets, re-sends, offline tills and early
 //! Singapore mornings. The same preset and seed give byte-identical files on any machine.
 
+pub mod corrections;
 mod spec;
 
 use crate::raw::{self, StoreTable};

@@ -15,6 +15,9 @@ struct Row {
     event_id: String,
     store: String,
     revenue: i64,
+    /// The file's name and the line: with the upload date, the raw zone's order for exact ties.
+    file: String,
+    line: usize,
 }
 
 pub fn v2_fingerprint(world: &Path, late: i64) -> String {
@@ -31,9 +34,11 @@ pub fn v2_fingerprint(world: &Path, late: i64) -> String {
         let part = part.unwrap().path();
         let upload: NaiveDate = part.file_name().unwrap().to_str().unwrap()["upload_date=".len()..].parse().unwrap();
         for f in std::fs::read_dir(&part).unwrap() {
+            let path = f.unwrap().path();
+            let file = path.file_name().unwrap().to_str().unwrap().to_string();
             let mut text = String::new();
-            flate2::read::MultiGzDecoder::new(std::fs::File::open(f.unwrap().path()).unwrap()).read_to_string(&mut text).unwrap();
-            for line in text.lines() {
+            flate2::read::MultiGzDecoder::new(std::fs::File::open(&path).unwrap()).read_to_string(&mut text).unwrap();
+            for (i, line) in text.lines().enumerate() {
                 let v: serde_json::Value = serde_json::from_str(line).unwrap();
                 let store = v["store_id"].as_str().unwrap().to_string();
                 let ts: DateTime<Utc> = v["event_ts"].as_str().unwrap().parse().unwrap();
@@ -47,6 +52,8 @@ pub fn v2_fingerprint(world: &Path, late: i64) -> String {
                     event_id: v["event_id"].as_str().unwrap().to_string(),
                     store,
                     revenue,
+                    file: file.clone(),
+                    line: i + 1,
                 });
             }
         }
@@ -60,7 +67,9 @@ pub fn v2_fingerprint(world: &Path, late: i64) -> String {
             continue;
         }
         let w = winners.entry(&r.basket).or_insert(r);
-        if (r.uploaded_at, &r.event_id) < (w.uploaded_at, &w.event_id) {
+        if (r.uploaded_at, &r.event_id, r.upload, r.file.as_bytes(), r.line)
+            < (w.uploaded_at, &w.event_id, w.upload, w.file.as_bytes(), w.line)
+        {
             *w = r;
         }
     }

@@ -1,0 +1,88 @@
+//! Recovery when a lab opens: a landing commits bronze first and moves its staged copies into the
+//! raw zone after COMMIT, so a process killed in between leaves `*.landing` files behind. Each is
+//! finished (the lab's current version of that path has its bytes: the landing committed) or
+//! removed (it did not). After this, the raw zone and bronze agree again.
+
+use super::Lab;
+use super::land::superseded_path;
+use crate::raw;
+use crate::store::hex;
+use color_eyre::eyre::{Result, WrapErr, bail};
+use md5::Digest;
+use std::path::Path;
+
+const STAGED: &str = ".landing";
+
+/// What recovery did, for the record.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Recovered {
+    /// Staged copies of a committed landing, moved into place.
+    pub finished: usize,
+    /// Staged copies of a landing that never committed, removed.
+    pub removed: usize,
+}
+
+pub fn recover(lab: &Lab) -> Result<Recovered> {
+    let mut done = Recovered::default();
+    let events = lab.raw_root().join(raw::EVENTS_DIR);
+    if !events.is_dir() {
+        return Ok(done);
+    }
+    let mut landed: Option<std::collections::HashMap<String, Vec<crate::store::LandedFile>>> = None;
+    for partition in read_dir_sorted(&events)? {
+        if !partition.is_dir() {
+            continue;
+        }
+        for staged in read_dir_sorted(&partition)? {
+            let Some(name) = staged.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(STAGED)) else { continue };
+            let partition_name = partition.file_name().unwrap_or_default().to_string_lossy();
+            let rel = format!("{}/{partition_name}/{name}", raw::EVENTS_DIR);
+            let landed = match &mut landed {
+                Some(l) => l,
+                None => landed.insert(lab.store().landed_files()?),
+            };
+            let versions = landed.get(&rel).map(Vec::as_slice).unwrap_or_default();
+            let staged_md5 = md5_of(&staged)?;
+            if !versions.iter().any(|v| v.current && v.md5 == staged_md5) {
+                std::fs::remove_file(&staged).wrap_err_with(|| format!("removing {}", staged.display()))?;
+                done.removed += 1;
+                continue;
+            }
+            let dest = partition.join(name);
+            if dest.exists() {
+                let dest_md5 = md5_of(&dest)?;
+                match versions.iter().find(|v| !v.current && v.md5 == dest_md5) {
+                    Some(old) => {
+                        let kept = superseded_path(&lab.raw_root(), &rel, old.version);
+                        if let Some(dir) = kept.parent() {
+                            std::fs::create_dir_all(dir)?;
+                        }
+                        std::fs::rename(&dest, &kept).wrap_err_with(|| format!("keeping {}", dest.display()))?;
+                    }
+                    None if dest_md5 == staged_md5 => {}
+                    None => bail!("{} holds bytes the lab never landed; recount will not overwrite it", dest.display()),
+                }
+            }
+            std::fs::rename(&staged, &dest).wrap_err_with(|| format!("moving {} into the raw zone", dest.display()))?;
+            done.finished += 1;
+        }
+        // A partition directory a failed landing made and left empty.
+        if std::fs::read_dir(&partition)?.next().is_none() {
+            let _ = std::fs::remove_dir(&partition);
+        }
+    }
+    Ok(done)
+}
+
+fn read_dir_sorted(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .wrap_err_with(|| format!("reading {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    out.sort();
+    Ok(out)
+}
+
+fn md5_of(path: &Path) -> Result<String> {
+    Ok(hex(&md5::Md5::digest(std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?)))
+}
