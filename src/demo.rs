@@ -64,6 +64,43 @@ pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()>
     let moved = crate::reports::history::history(&lab, ups[3], None)?;
     step(7, &format!("history explains how {} moved, snapshot by snapshot.", ups[3]), pause);
     show(&moved, color);
+
+    corrections(&mut lab, world, opts, pause, color)?;
     println!("\nThe explorer shows all of this interactively: recount tui --lab {}", lab_dir.display());
+    Ok(())
+}
+
+/// The correction steps, when the world ships corrections: a corrected file changes exactly its
+/// dates, and the same rows delivered again in other bytes change nothing.
+fn corrections(lab: &mut Lab, world: &Path, opts: v2::V2Options, pause: bool, color: bool) -> Result<()> {
+    use crate::world::corrections::{self, CorrectionKind};
+    let all = corrections::list(world)?;
+    let (Some(fixed), Some(same)) =
+        (all.iter().find(|c| c.kind == CorrectionKind::ChangedAmounts), all.iter().find(|c| c.kind == CorrectionKind::Recompressed))
+    else {
+        return Ok(());
+    };
+    let u = fixed.upload_date;
+    step(
+        8,
+        &format!("Upload {u} arrives. Later its till vendor re-exports {} with corrected amounts: a new version of the file.", fixed.file),
+        pause,
+    );
+    land::land(lab, world, &[u])?;
+    v2::run_upload(lab, u, TriggerKind::Daily, opts)?;
+    print!("{}", land::land(lab, &fixed.dir, &[u])?.render());
+    let run = v2::run_upload(lab, u, TriggerKind::Upload, opts)?;
+    print!("{}", run.render());
+    if let Some(d) = run.dates.iter().find(|d| d.action == crate::store::DateAction::Overwrite) {
+        let diff = reports::history::diff(lab, d.business_date, None, None)?;
+        show(&diff, color);
+    }
+
+    let v = same.upload_date;
+    step(9, &format!("Upload {v}'s {} is delivered again, recompressed: other bytes, the same rows. v2 skips it.", same.file), pause);
+    land::land(lab, world, &[v])?;
+    v2::run_upload(lab, v, TriggerKind::Daily, opts)?;
+    print!("{}", land::land(lab, &same.dir, &[v])?.render());
+    print!("{}", v2::run_upload(lab, v, TriggerKind::Upload, opts)?.render());
     Ok(())
 }

@@ -52,6 +52,21 @@ fn the_demo_narrates_the_doubling_and_the_skipped_retry() {
 }
 
 #[test]
+fn the_demo_on_the_sample_lands_a_correction_that_changes_exactly_its_date_and_skips_an_identical_one() {
+    let dir = tempdir();
+    let lab = dir.path().join("demo-lab");
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let (ok, out, err) = recount(&lab, &["demo", "--no-pause", "--world", sample.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let step8 = &out[out.find("── step 8: ").expect("step 8")..out.find("── step 9: ").expect("step 9")];
+    assert!(step8.contains("corrected: tills-gb.jsonl.gz v2"), "{step8}");
+    assert_eq!(step8.matches(" overwrite ").count(), 1, "exactly the corrected date is rewritten:\n{step8}");
+    assert!(step8.contains("revenue corrected (tills-gb.jsonl.gz v2)"), "{step8}");
+    let step9 = &out[out.find("── step 9: ").unwrap()..];
+    assert!(step9.contains("corrected: tills-gb.jsonl.gz v2") && step9.contains("(skipped)"), "{step9}");
+}
+
+#[test]
 fn an_unknown_snapshot_or_a_bad_date_is_a_clear_error() {
     let dir = tempdir();
     let lab = dir.path().join("lab");

@@ -235,3 +235,28 @@ fn a_detail_popup_keeps_its_line_breaks_and_strips_control_characters() {
     assert_eq!(screen.matches('\u{FFFD}').count(), 1, "only the escape character is replaced:\n{screen}");
     assert!(!screen.chars().any(|c| c.is_control() && c != '\n'), "a control character reached the screen");
 }
+
+#[test]
+fn the_explorer_lands_the_shipped_corrections_one_by_one_and_history_explains_each() {
+    use recount::tui::worker::{Job, Server, Setup};
+    let dir = tempdir();
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let mut lab = open_lab(dir.path());
+    assert!(recount::lake::bootstrap::fill_if_empty(&mut lab, &sample).unwrap());
+    let mut server = Server::new(lab, Setup { lab_dir: dir.path().join("lab"), world: sample.clone(), bootstrap: false });
+    let done = |reply: Reply| match reply {
+        Reply::Done(text) => text,
+        other => panic!("expected Done, got {other:?}"),
+    };
+    let first = done(server.serve(Job::LandCorrection).unwrap());
+    assert!(first.contains("tills-gb.jsonl.gz v2") && first.contains("rewrote 2026-10-19"), "{first}");
+    let Reply::DateLoaded(view) = server.serve(Job::LoadDate(day("2026-10-19"))).unwrap() else { panic!("a date") };
+    let last = view.history.entries.last().unwrap();
+    assert!(last.countries.iter().any(|c| c.attribution.contains("revenue corrected (tills-gb.jsonl.gz v2)")), "{:?}", last.countries);
+    // The next three, in delivery order; the recompressed one changes no date.
+    let rest: Vec<String> = (0..3).map(|_| done(server.serve(Job::LandCorrection).unwrap())).collect();
+    assert!(rest[0].contains("2026-10-22") && rest[1].contains("2026-10-26"), "{rest:?}");
+    assert!(rest[2].contains("2026-10-20") && rest[2].contains("no date changed"), "{rest:?}");
+    let none = done(server.serve(Job::LandCorrection).unwrap());
+    assert!(none.contains("no correction"), "{none}");
+}

@@ -576,6 +576,29 @@ fn parse_and_insert(lab: &Lab, tx: &mut Tx, plan: &Plan, job_id: i64, first_file
     Ok(done)
 }
 
+/// The corrections shipped with `world` (`world/corrections/`) that the lab has not landed: their
+/// upload has landed, and some file of theirs has bytes no version of its path has.
+pub fn pending_corrections(lab: &Lab, world: &Path) -> Result<Vec<crate::world::corrections::Correction>> {
+    let landed = lab.store().landed_files()?;
+    let uploads = lab.store().landed_uploads()?;
+    let mut pending = Vec::new();
+    for c in crate::world::corrections::list(world)? {
+        if uploads.binary_search(&c.upload_date).is_err() {
+            continue;
+        }
+        let mut new_bytes = false;
+        for f in raw::list_files(&c.dir, c.upload_date)? {
+            let rel = format!("{}/upload_date={}/{}", raw::EVENTS_DIR, c.upload_date, f.file_name().unwrap_or_default().to_string_lossy());
+            let md5 = md5_hex(&std::fs::read(&f).wrap_err_with(|| format!("reading {}", f.display()))?);
+            new_bytes |= !landed.get(&rel).is_some_and(|vs| vs.iter().any(|v| v.md5 == md5));
+        }
+        if new_bytes {
+            pending.push(c);
+        }
+    }
+    Ok(pending)
+}
+
 /// One file a landing lands: a new path (version 1) or a correction of a landed one.
 struct ToLand {
     upload_date: NaiveDate,

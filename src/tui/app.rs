@@ -325,6 +325,7 @@ impl App {
                 }
             }
             Action::LandNext => self.start("landing the next upload and running v2", Job::LandNext),
+            Action::LandCorrection => self.start("landing the next correction and running v2", Job::LandCorrection),
             Action::CrashDemo => {
                 if let Some(d) = self.selected_date() {
                     let late_days = self.view.as_ref().map(|v| v.check.status.late_days).unwrap_or(crate::rules::DEFAULT_LATE_DAYS);

@@ -23,6 +23,7 @@ pub enum Action {
     Rebuild,
     RetryV1,
     LandNext,
+    LandCorrection,
     CrashDemo,
     Rollback,
     Reset,
@@ -240,6 +241,14 @@ pub const BINDINGS: &[Binding] = &[
         action: Action::LandNext,
         hint: "next upload",
         help: "land the next upload and run v2 for it",
+        scope: Scope::Global,
+    },
+    Binding {
+        keys: &[Char('C')],
+        label: "C",
+        action: Action::LandCorrection,
+        hint: "",
+        help: "land the next correction shipped with the world (a new version of a file), then run v2 for its upload",
         scope: Scope::Global,
     },
     Binding {

@@ -41,6 +41,8 @@ pub enum Job {
         fail_after: Option<usize>,
     },
     LandNext,
+    /// Land the next correction shipped with the world, and run v2 for its upload.
+    LandCorrection,
     Rollback(i64),
     Reset,
 }
@@ -264,6 +266,27 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
                 landed.events,
                 r.snapshot.snapshot_id,
                 dates.join(", ")
+            ))
+        }
+        Job::LandCorrection => {
+            let Some(c) = land::pending_corrections(lab, &setup.world)?.into_iter().next() else {
+                return Ok(Reply::Done(format!("no correction of {} is waiting to land", setup.world.display())));
+            };
+            let landed = land::land(lab, &c.dir, &[c.upload_date])?;
+            let versions: Vec<String> =
+                landed.partitions.iter().flat_map(|p| p.corrected()).map(|f| format!("{} v{}", f.name, f.version)).collect();
+            let r = v2::run_upload(lab, c.upload_date, TriggerKind::Upload, opts)?;
+            let dates: Vec<String> = r.dates.iter().filter(|d| d.action.writes()).map(|d| d.business_date.to_string()).collect();
+            let what = if dates.is_empty() {
+                "no date changed (the same rows)".to_string()
+            } else {
+                format!("rewrote {}; History explains it", dates.join(", "))
+            };
+            Reply::Done(format!(
+                "landed a correction of upload {}: {}; v2 snapshot {}: {what}",
+                c.upload_date,
+                versions.join(", "),
+                r.snapshot.snapshot_id
             ))
         }
         Job::Rollback(s) => {
