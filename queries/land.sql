@@ -52,6 +52,10 @@ SELECT basket_key FROM key_candidates GROUP BY basket_key HAVING min(basket_id) 
 EXCEPT SELECT basket_key FROM bronze.key_collisions
 ORDER BY 1;
 
+-- name: corrected_files
+-- The current files of upload $upload_date that are corrections (version 2 or later).
+SELECT file, version FROM raw.current_files WHERE upload_date = $upload_date::DATE AND version > 1 ORDER BY file;
+
 -- name: supersession_insert
 INSERT INTO raw.supersessions VALUES ($file_id, $by_file_id, $from_snapshot);
 

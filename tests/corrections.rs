@@ -85,6 +85,11 @@ fn a_correction_rewrites_exactly_the_dates_it_changes_and_an_identical_one_is_sk
         assert!(statuses.contains(&(c.file.clone(), FileStatus::Corrected, 2)), "{statuses:?}");
         assert_eq!(p.files.iter().filter(|f| f.status == FileStatus::Unchanged).count(), p.files.len() - 1, "{statuses:?}");
         let run = v2::run_upload(&lab, c.upload_date, TriggerKind::Upload, opts()).unwrap();
+        assert_eq!(
+            run.snapshot.trigger.detail,
+            format!("upload {} (corrected: {} v2)", c.upload_date, c.file),
+            "the record names the correction"
+        );
         let after = gold_by_date(&lab);
         let changed: Vec<&String> = after.keys().chain(before.keys()).filter(|d| before.get(*d) != after.get(*d)).collect();
         let rewritten: Vec<String> =

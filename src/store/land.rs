@@ -22,6 +22,11 @@ row! {
 }
 
 row! {
+    /// A file of an upload and its current version.
+    pub struct FileVersionRow { pub file: String, pub version: i32 }
+}
+
+row! {
     pub struct NextLandingId { pub landing_id: i64 }
 }
 
@@ -45,6 +50,7 @@ statements! {
     KEY_CANDIDATES: Exec = land::KEY_CANDIDATES;
     SPLIT_BASKETS_INSERT: Exec = land::SPLIT_BASKETS_INSERT;
     KEY_COLLISIONS_INSERT: Exec = land::KEY_COLLISIONS_INSERT;
+    CORRECTED_FILES: Query<FileVersionRow> = land::CORRECTED_FILES;
     SUPERSESSION_INSERT: Exec = land::SUPERSESSION_INSERT;
     PARTITION_INSERT: Exec = land::PARTITION_INSERT;
     NEXT_LANDING_ID: Query<NextLandingId> = land::NEXT_LANDING_ID;
@@ -115,6 +121,11 @@ impl Store {
     /// The upload dates landed so far, oldest first.
     pub fn landed_uploads(&self) -> Result<Vec<NaiveDate>> {
         Ok(LANDED_UPLOADS.all(self, &[])?.into_iter().map(|u| u.upload_date).collect())
+    }
+
+    /// The files of `upload_date` whose current version is a correction, with that version.
+    pub fn corrected_files(&self, upload_date: NaiveDate) -> Result<Vec<FileVersionRow>> {
+        CORRECTED_FILES.all(self, named_params! { "upload_date": upload_date })
     }
 
     pub fn files_count(&self) -> Result<i64> {
