@@ -92,7 +92,8 @@ CREATE TABLE IF NOT EXISTS recompute.state (
 CREATE OR REPLACE VIEW raw.current_files AS
 SELECT file_id, file, upload_date, md5, version FROM raw.files WHERE file_id NOT IN (SELECT file_id FROM raw.supersessions);
 CREATE OR REPLACE VIEW bronze.current_events AS
-SELECT e.*, f.file FROM bronze.events e JOIN raw.current_files f USING (file_id);
+SELECT e.*, f.file, f.file_rank FROM bronze.events e
+JOIN (SELECT file_id, file, rank() OVER (PARTITION BY upload_date ORDER BY file) AS file_rank FROM raw.current_files) f USING (file_id);
 CREATE OR REPLACE VIEW bronze.current_cells AS
 SELECT * FROM bronze.cells WHERE file_id NOT IN (SELECT file_id FROM raw.supersessions);
 -- THE rule for "the version of a date as of snapshot s": the newest snapshot up to s that
@@ -174,29 +175,27 @@ CREATE OR REPLACE TEMP MACRO diff_rows(va, vb, d) AS TABLE
                         WHEN ea.event_id <> eb.event_id THEN 'winner_changed'
                         WHEN ea.revenue_minor <> eb.revenue_minor THEN 'revenue_corrected'
                         WHEN ea.copies <> eb.copies THEN 'copies_discarded' END AS kind,
-                   ea, eb, fb, fw
+                   CASE WHEN eb.event_id IS NULL THEN ea.upload_date ELSE eb.upload_date END AS upload_date,
+                   CASE WHEN kind = 'withdrawn' THEN fw.file WHEN kind IN ('added_by_correction', 'revenue_corrected') THEN fb.file END AS file,
+                   CASE WHEN kind = 'withdrawn' THEN fw.version WHEN kind IN ('added_by_correction', 'revenue_corrected') THEN fb.version END AS file_version,
+                   coalesce(eb.country, ea.country) AS country, coalesce(eb.currency, ea.currency) AS currency,
+                   coalesce(eb.store_id, ea.store_id) AS store_id,
+                   ea.event_id AS event_before, eb.event_id AS event_after,
+                   (eb.event_id IS NOT NULL)::BIGINT - (ea.event_id IS NOT NULL)::BIGINT AS baskets_delta,
+                   coalesce(eb.revenue_minor, 0) - coalesce(ea.revenue_minor, 0) AS revenue_delta_minor,
+                   coalesce(eb.copies - 1, 0) - coalesce(ea.copies - 1, 0) AS copies_discarded_delta
             FROM ea FULL OUTER JOIN eb ON ea.basket_id = eb.basket_id
             LEFT JOIN raw.files fb ON fb.file_id = eb.file_id
             LEFT JOIN gone g ON g.file_id = ea.file_id
             LEFT JOIN raw.files fw ON fw.file_id = g.by_file_id)
-    SELECT basket_id, kind,
-           CASE WHEN eb.event_id IS NULL THEN ea.upload_date ELSE eb.upload_date END AS upload_date,
-           CASE WHEN kind = 'withdrawn' THEN fw.file WHEN kind IN ('added_by_correction', 'revenue_corrected') THEN fb.file END AS file,
-           CASE WHEN kind = 'withdrawn' THEN fw.version WHEN kind IN ('added_by_correction', 'revenue_corrected') THEN fb.version END AS file_version,
-           coalesce(eb.country, ea.country) AS country, coalesce(eb.currency, ea.currency) AS currency,
-           coalesce(eb.store_id, ea.store_id) AS store_id,
-           ea.event_id AS event_before, eb.event_id AS event_after,
-           (eb.event_id IS NOT NULL)::BIGINT - (ea.event_id IS NOT NULL)::BIGINT AS baskets_delta,
-           coalesce(eb.revenue_minor, 0) - coalesce(ea.revenue_minor, 0) AS revenue_delta_minor,
-           coalesce(eb.copies - 1, 0) - coalesce(ea.copies - 1, 0) AS copies_discarded_delta
-    FROM pairs WHERE kind IS NOT NULL;
+    SELECT * FROM pairs WHERE kind IS NOT NULL;
 
 -- define: copy_order
 -- THE order of a basket's copies, first one wins: the smallest uploaded_at, then event_id; an
 -- exact tie (the same message twice) goes to the copy first in the raw zone: upload date, file
 -- name (byte order), line. Statements that rank copies write ORDER BY @copy_order, over
--- bronze.current_events (which carries each row's file name).
-uploaded_at, event_id, upload_date, file, line
+-- bronze.current_events, which carries each row's file name and its rank by name in its upload.
+uploaded_at, event_id, upload_date, file_rank, line
 
 -- name: old_layout
 -- Layouts older than audit.lab's record, told apart before anything is created: layout 1 kept
