@@ -52,6 +52,20 @@ SELECT basket_key FROM key_candidates GROUP BY basket_key HAVING min(basket_id) 
 EXCEPT SELECT basket_key FROM bronze.key_collisions
 ORDER BY 1;
 
+-- name: revenue_past_limit
+-- The first store or country whose revenue on a business date the landing's new files touch
+-- (from file id $first_file_id on), summed as absolute values over every landed copy of any
+-- version, passes $limit: exact in HUGEINT. Below the limit no sum recount makes of that date
+-- (a store, a country, v2, both recounts, one v1 run) can pass 64 bits.
+SELECT business_date, country, store_id, total::VARCHAR AS total FROM (
+    SELECT business_date, country, store_id, sum(abs(revenue_minor::HUGEINT)) AS total
+    FROM bronze.events
+    WHERE business_date IN (SELECT DISTINCT business_date FROM bronze.cells WHERE file_id >= $first_file_id::INTEGER)
+    GROUP BY GROUPING SETS ((business_date, country), (business_date, country, store_id)))
+WHERE total > $limit::HUGEINT
+ORDER BY business_date, country, store_id NULLS LAST
+LIMIT 1;
+
 -- name: corrected_files
 -- The current files of upload $upload_date that are corrections (version 2 or later).
 SELECT file, version FROM raw.current_files WHERE upload_date = $upload_date::DATE AND version > 1 ORDER BY file;

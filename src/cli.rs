@@ -36,8 +36,9 @@ pub struct Global {
 
 #[derive(Debug, Args, Clone, Copy)]
 pub struct Window {
-    /// Lateness window: business date d is built from uploads d-1 .. d+N
-    #[arg(long, default_value_t = crate::rules::DEFAULT_LATE_DAYS, value_name = "N")]
+    /// Lateness window: business date d is built from uploads d-1 .. d+N (0 to 366)
+    #[arg(long, default_value_t = crate::rules::DEFAULT_LATE_DAYS, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(0..=crate::rules::MAX_LATE_DAYS as i64))]
     pub late_days: u32,
 }
 

@@ -104,7 +104,7 @@ fn generate(g: &Global, out: &Path, preset: crate::world::Preset, seed: u64, sto
         .wrap_err_with(|| format!("generating a world in {}", out.display()))?;
     let corrections = if corrections { crate::world::corrections::write(out)? } else { Vec::new() };
     match g.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "world": summary, "corrections": corrections }))?),
+        Format::Json => print_json(&serde_json::json!({ "world": summary, "corrections": corrections }))?,
         _ => {
             print!("{}", summary.render());
             for c in &corrections {
@@ -129,7 +129,8 @@ fn land_range(g: &Global, range: &Range, world: Option<PathBuf>) -> Result<i32> 
     let report =
         land::land_with(&mut lab, &world, &range.dates(), g.fail_after).wrap_err_with(|| format!("landing from {}", world.display()))?;
     emit_land(&report, g.format)?;
-    Ok(0)
+    // Some upload was held back: what could land did, and the exit code says not all of it.
+    Ok(if report.held.is_empty() { 0 } else { 1 })
 }
 
 fn reset(g: &Global) -> Result<i32> {
@@ -147,7 +148,7 @@ fn naive(g: &Global, range: &Range) -> Result<i32> {
         }
         let rec = v1::run(&lab, d, g.fail_after).wrap_err_with(|| format!("v1 for {d}"))?;
         match g.format {
-            Format::Json => println!("{}", serde_json::to_string(&rec)?),
+            Format::Json => print_json(&rec)?,
             _ => println!("v1 {d} -> snapshot {} (append): {} row(s) appended", rec.snapshot_id, rec.rows_added),
         }
     }
@@ -172,16 +173,21 @@ fn run(g: &Global, range: &Range, window: Window) -> Result<i32> {
 fn daily(g: &Global, range: &Range, world: Option<PathBuf>, window: Window) -> Result<i32> {
     let mut lab = open(g)?;
     let world = world_or_sample(world);
+    let mut code = 0;
     for d in range.dates() {
         let landed = land::land_with(&mut lab, &world, &[d], g.fail_after).wrap_err_with(|| format!("landing {d}"))?;
         emit_land(&landed, g.format)?;
+        if !landed.held.is_empty() {
+            code = 1;
+            continue;
+        }
         if lab.is_landed(d)? {
             let report =
                 v2::run_upload(&lab, d, TriggerKind::Daily, v2_opts(g, window, false)).wrap_err_with(|| format!("v2 for upload {d}"))?;
             emit_run(&report, g.format)?;
         }
     }
-    Ok(0)
+    Ok(code)
 }
 
 fn rebuild(g: &Global, dates: &[NaiveDate], force: bool, window: Window) -> Result<i32> {
@@ -235,7 +241,7 @@ fn rollback(g: &Global, snapshot: i64) -> Result<i32> {
     let lab = open(g)?;
     let rec = lake::snapshot::rollback(&lab, snapshot, g.fail_after)?;
     match g.format {
-        Format::Json => println!("{}", serde_json::to_string(&rec)?),
+        Format::Json => print_json(&rec)?,
         _ => println!(
             "rollback to snapshot {snapshot} -> snapshot {}: {} date(s) restored, rows -{} +{}\n{}",
             rec.snapshot_id, rec.dates_rewritten, rec.rows_replaced, rec.rows_added, rec.fingerprint
@@ -252,10 +258,16 @@ fn evidence(g: &Global, date: NaiveDate, out: &Path) -> Result<i32> {
     Ok(0)
 }
 
+/// JSON as every report prints it: pretty, and nothing a terminal would act on left raw.
+fn print_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<()> {
+    println!("{}", crate::sanitize::json(serde_json::to_string_pretty(value)?));
+    Ok(())
+}
+
 fn emit_land(report: &land::LandReport, format: Format) -> Result<()> {
     profile(&report.phases);
     match format {
-        Format::Json => println!("{}", serde_json::to_string(report)?),
+        Format::Json => print_json(report)?,
         _ => print!("{}", report.render()),
     }
     Ok(())
@@ -273,7 +285,7 @@ pub(crate) fn profile(phases: &[(String, f64)]) {
 fn emit_run(report: &v2::RunReport, format: Format) -> Result<()> {
     profile(&report.phases);
     match format {
-        Format::Json => println!("{}", serde_json::to_string(report)?),
+        Format::Json => print_json(report)?,
         _ => print!("{}", report.render()),
     }
     Ok(())

@@ -1,11 +1,19 @@
 use clap::{CommandFactory, FromArgMatches};
 
-fn main() -> color_eyre::Result<()> {
-    color_eyre::install()?;
+fn main() {
+    // Panics still get color-eyre's report; errors are printed below, as plain text.
+    let _ = color_eyre::install();
     // The help names the default lab as it resolves on this machine.
     let default_lab = format!("{}\nDefault lab here: {}", recount::cli::AFTER_HELP, recount::lake::default_lab_dir().display());
     let matches = recount::cli::Cli::command().after_long_help(default_lab.clone()).after_help(default_lab).get_matches();
-    let cli = recount::cli::Cli::from_arg_matches(&matches)?;
-    let code = recount::commands::dispatch(cli)?;
+    let code = match recount::cli::Cli::from_arg_matches(&matches).map_err(color_eyre::Report::from).and_then(recount::commands::dispatch) {
+        Ok(code) => code,
+        Err(e) => {
+            // One line per cause, and nothing from the data (a file name, a basket_id) reaches
+            // the terminal raw.
+            eprintln!("error: {}", recount::sanitize::for_terminal(&format!("{e:#}")));
+            1
+        }
+    };
     std::process::exit(code);
 }

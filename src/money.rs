@@ -47,6 +47,12 @@ pub fn format_delta(minor: i64, code: &str) -> String {
 }
 
 /// Thousands separators for counts: `75,600`.
+/// The most revenue one store, or one country, may take on one business date, summed as absolute
+/// values over every landed copy: 2^53 minor units (about 90 trillion pounds). Below it, no sum
+/// recount makes of a date can pass 64 bits; a landing that would pass it is refused, naming the
+/// store or country and the date.
+pub const MAX_DAY_REVENUE_MINOR: i64 = 1 << 53;
+
 pub fn format_count(n: i64) -> String {
     let sign = if n < 0 { "-" } else { "" };
     format!("{sign}{}", group_digits(&n.unsigned_abs().to_string(), false))

@@ -7,6 +7,10 @@ use chrono::{Days, NaiveDate};
 /// The window when none is named.
 pub const DEFAULT_LATE_DAYS: u32 = 2;
 
+/// The widest window recount accepts: a year. A date's window is walked day by day (its missing
+/// uploads, its status), so the bound keeps every command's work and output bounded.
+pub const MAX_LATE_DAYS: u32 = 366;
+
 /// The lateness window: business date `d` is built from the uploads `d-1 ..= d+late_days`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct LatenessWindow {
@@ -27,7 +31,7 @@ impl LatenessWindow {
     /// The window a date was last built with (`None`: never built, or only restored): the
     /// default then.
     pub fn as_built(late_days: Option<i32>) -> Self {
-        late_days.and_then(|l| u32::try_from(l).ok()).map(Self::new).unwrap_or_default()
+        late_days.and_then(|l| u32::try_from(l).ok()).map(|l| Self::new(l.min(MAX_LATE_DAYS))).unwrap_or_default()
     }
 
     /// The first upload that can feed `d`.

@@ -2,19 +2,71 @@
 
 use std::borrow::Cow;
 
-/// Replaces control characters (C0, DEL, C1) with U+FFFD so an escape sequence in a basket_id
-/// cannot move the cursor or change colours.
+/// Unicode's bidirectional controls: they reorder the text around them on screen, so a name can
+/// be made to read as another (the "Trojan Source" trick).
+pub fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn unsafe_char(c: char) -> bool {
+    c.is_control() || is_bidi(c)
+}
+
+/// Replaces control characters (C0, DEL, C1) and bidi controls with U+FFFD so an escape sequence
+/// in a basket_id cannot move the cursor, change colours or reorder what is shown.
 pub fn for_terminal(s: &str) -> Cow<'_, str> {
-    if s.chars().any(char::is_control) {
-        Cow::Owned(s.chars().map(|c| if c.is_control() { '\u{FFFD}' } else { c }).collect())
+    if s.chars().any(unsafe_char) {
+        Cow::Owned(s.chars().map(|c| if unsafe_char(c) { '\u{FFFD}' } else { c }).collect())
     } else {
         Cow::Borrowed(s)
     }
 }
 
+/// JSON text with every character a terminal or an editor could act on written as a `\\uXXXX`
+/// escape: serde_json escapes C0 controls but writes DEL, C1 controls and bidi controls as they
+/// are. Such characters can only stand inside JSON strings, so the escape keeps the data exact.
+pub fn json(text: String) -> String {
+    // C0 controls stand only between tokens (the layout's newlines): serde escapes them in strings.
+    let escape = |c: char| unsafe_char(c) && u32::from(c) >= 0x7f;
+    if !text.chars().any(escape) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if escape(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A CSV cell for a spreadsheet: no control or bidi character, and a cell that a spreadsheet
+/// would take for a formula (it begins with `=`, `+`, `-` or `@`) gets a leading apostrophe, so
+/// it is shown as the text it is. Numbers are written by the caller, not through this.
+pub fn for_csv(s: &str) -> Cow<'_, str> {
+    let clean = for_terminal(s);
+    if clean.starts_with(['=', '+', '-', '@']) { Cow::Owned(format!("'{clean}")) } else { clean }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_cells_that_a_spreadsheet_would_run_are_text_and_json_escapes_what_serde_leaves() {
+        assert_eq!(for_csv("=HYPERLINK(\"http://x\")"), "'=HYPERLINK(\"http://x\")");
+        for f in ["+1", "-1+2", "@SUM(A1)"] {
+            assert!(for_csv(f).starts_with('\''), "{f}");
+        }
+        assert_eq!(for_csv("B-1"), "B-1");
+        assert_eq!(for_csv("a\u{1b}]52;c;x\u{7}"), "a\u{FFFD}]52;c;x\u{FFFD}");
+        let v = serde_json::json!({ "id": "a\u{9b}b\u{202e}c\u{7f}" });
+        let text = json(serde_json::to_string_pretty(&v).unwrap());
+        assert!(!text.chars().any(|c| unsafe_char(c) && c != '\n'), "{text}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), v, "the data is kept exactly");
+    }
 
     #[test]
     fn escape_sequences_are_neutralised() {

@@ -71,16 +71,40 @@ fn assert_fails_and_lab_unchanged(lab: &mut recount::lake::Lab, world: &std::pat
 }
 
 #[test]
-fn a_truncated_gz_is_an_error_and_nothing_lands() {
+fn a_corrupt_gz_holds_back_its_own_upload_the_others_land_and_it_lands_once_fixed() {
     let dir = tempdir();
     let (w, mut lab) = seeded(dir.path());
     w.file("2026-08-15", "a-good.jsonl.gz", &[good("g1")]);
     let bad = w.file("2026-08-15", "b-cut.jsonl.gz", &(0..200).map(|i| good(&format!("c{i}"))).collect::<Vec<_>>());
-    let bytes = std::fs::read(&bad).unwrap();
-    std::fs::write(&bad, &bytes[..bytes.len() / 2]).unwrap();
-    assert_fails_and_lab_unchanged(&mut lab, &w.root, "2026-08-15", "b-cut.jsonl.gz: truncated or corrupt .gz");
+    let fixed = std::fs::read(&bad).unwrap();
+    std::fs::write(&bad, &fixed[..fixed.len() / 2]).unwrap();
+    let next = event("n1", "B-n1", "LON1", "2026-08-16T09:00:00.000Z", "2026-08-16T09:00:01.000Z", "GBP", &[7]);
+    w.file("2026-08-16", "a.jsonl.gz", &[next]);
+    let before = lab_digest(&lab);
+    let report = land::land(&mut lab, &w.root, &[day("2026-08-15"), day("2026-08-16")]).unwrap();
+    assert_eq!(report.held.len(), 1);
+    assert_eq!((report.held[0].upload_date, report.held[0].file.as_str()), (day("2026-08-15"), "b-cut.jsonl.gz"));
+    assert!(report.held[0].reason.contains("truncated or corrupt .gz"), "{:?}", report.held);
+    assert!(report.render().contains("upload 2026-08-15 HELD BACK: b-cut.jsonl.gz"), "{}", report.render());
+    assert_ne!(lab_digest(&lab), before, "the other upload landed");
+    assert!(lab.is_landed(day("2026-08-16")).unwrap());
+    assert!(!lab.is_landed(day("2026-08-15")).unwrap(), "nothing of the held upload, its good file included");
+    // The held upload's good lines never reached the quarantine either: nothing of it is in the lab.
+    assert!(quarantine(&lab, Some(day("2026-08-15"))).unwrap().rows.is_empty());
+    std::fs::write(&bad, &fixed).unwrap();
+    let again = land::land(&mut lab, &w.root, &[day("2026-08-15")]).unwrap();
+    assert!(again.held.is_empty());
+    assert_eq!(again.partitions[0].files_landed, 2);
+    // Not gzip at all, through the command line: the other upload still lands, the exit code is 1.
     std::fs::write(&bad, b"this is not gzip at all").unwrap();
-    assert_fails_and_lab_unchanged(&mut lab, &w.root, "2026-08-15", "truncated or corrupt .gz");
+    drop(lab);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_recount"))
+        .args(["--lab", dir.path().join("lab").to_str().unwrap(), "land", "2026-08-15", "--world", w.root.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("HELD BACK"), "{text}");
 }
 
 #[test]

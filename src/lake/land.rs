@@ -68,6 +68,8 @@ pub struct LandReport {
     pub stores_added: usize,
     pub events: u64,
     pub quarantined: u64,
+    /// Uploads held back because one of their files could not be read whole.
+    pub held: Vec<HeldUpload>,
     /// Wall time per phase in milliseconds, for RECOUNT_PROFILE (not part of any record).
     #[serde(skip)]
     pub phases: Vec<(String, f64)>,
@@ -101,6 +103,15 @@ impl LandReport {
                 ));
             }
         }
+        for h in &self.held {
+            s.push_str(&format!(
+                "upload {} HELD BACK: {}: {}; nothing of it landed (fix the file and land {} again)\n",
+                h.upload_date,
+                crate::sanitize::for_terminal(&h.file),
+                crate::sanitize::for_terminal(&h.reason),
+                h.upload_date
+            ));
+        }
         if self.stores_added > 0 {
             s.push_str(&format!("stores: {} added\n", self.stores_added));
         }
@@ -122,7 +133,9 @@ struct ParsedFile {
     /// Its bronze rows as one Arrow batch, built in the parsing thread (None when it has none).
     batch: Option<RecordBatch>,
     events: usize,
+    /// The quarantine rows kept (see `Quarantine`), and how many lines were quarantined in all.
     quarantine: Vec<Quarantined>,
+    quarantined_lines: u64,
     cells: Vec<Cell>,
 }
 
@@ -136,10 +149,56 @@ impl ParsedFile {
             md5: &self.md5,
             lines: self.lines as i64,
             events: self.events as i64,
-            quarantined: self.quarantine.len() as i64,
+            quarantined: self.quarantined_lines as i64,
             landing_id,
             version,
         }
+    }
+}
+
+/// The most quarantined lines of one file kept one by one; the rest are counted in one summary
+/// row, so a file of ten million blank lines costs a thousand rows, not ten million.
+const MAX_QUARANTINE_ROWS: usize = 1_000;
+
+/// A file's quarantined lines as they are found: the first ones kept, the rest counted.
+#[derive(Default)]
+struct Quarantine {
+    kept: Vec<Quarantined>,
+    more: u64,
+    first_more: u32,
+    last_more: u32,
+}
+
+impl Quarantine {
+    fn push(&mut self, q: Quarantined) {
+        if self.kept.len() < MAX_QUARANTINE_ROWS {
+            self.kept.push(q);
+        } else {
+            if self.more == 0 {
+                self.first_more = q.line;
+            }
+            self.more += 1;
+            self.last_more = q.line;
+        }
+    }
+
+    /// The kept rows, and one more row that counts the rest (on the first of them); and how many
+    /// lines were quarantined in all.
+    fn finish(mut self) -> (Vec<Quarantined>, u64) {
+        let total = self.kept.len() as u64 + self.more;
+        if self.more > 0 {
+            self.kept.push(Quarantined {
+                line: self.first_more,
+                reason: format!(
+                    "and {} more quarantined lines from line {} to {}, counted but not kept one by one",
+                    crate::money::format_count(self.more as i64),
+                    self.first_more,
+                    self.last_more
+                ),
+                raw_line: String::new(),
+            });
+        }
+        (self.kept, total)
     }
 }
 
@@ -329,6 +388,53 @@ pub fn land(lab: &mut Lab, world: &Path, dates: &[NaiveDate]) -> Result<LandRepo
 }
 
 pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: Option<usize>) -> Result<LandReport> {
+    // A file that cannot be read whole (corrupt, too big) holds back its own upload: the
+    // landing is tried again without it, and the upload is reported with the reason.
+    let mut dates = dates.to_vec();
+    let mut held: Vec<HeldUpload> = Vec::new();
+    loop {
+        match land_once(lab, world, &dates, fail_after) {
+            Err(e) => {
+                let Some(bad) = e.downcast_ref::<BadFile>().filter(|b| dates.contains(&b.upload_date)).cloned() else {
+                    return Err(e);
+                };
+                dates.retain(|d| *d != bad.upload_date);
+                held.push(HeldUpload { upload_date: bad.upload_date, file: bad.file, reason: bad.reason });
+            }
+            Ok(mut report) => {
+                held.sort_by_key(|h| h.upload_date);
+                report.held = held;
+                return Ok(report);
+            }
+        }
+    }
+}
+
+/// An upload a landing held back, and why: one of its files could not be read whole.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HeldUpload {
+    pub upload_date: NaiveDate,
+    pub file: String,
+    pub reason: String,
+}
+
+/// A raw file that cannot be landed at all (its upload is held back, not the others).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadFile {
+    pub upload_date: NaiveDate,
+    pub file: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for BadFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.file, self.reason)
+    }
+}
+
+impl std::error::Error for BadFile {}
+
+fn land_once(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: Option<usize>) -> Result<LandReport> {
     let plan = plan(lab, world, dates)?;
     let raw_root = lab.raw_root();
     let job_id = NEXT_JOB.fetch_add(1, Ordering::Relaxed);
@@ -353,12 +459,13 @@ pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: O
             for (tmp, dest) in &staged {
                 std::fs::rename(tmp, dest).wrap_err_with(|| format!("moving {} into the raw zone", dest.display()))?;
             }
-            std::fs::write(raw_root.join(raw::STORES_FILE), plan.stores.to_csv())?;
+            std::fs::write(raw_root.join(raw::STORES_FILE), plan.stores.to_csv()?)?;
             Ok(LandReport {
                 partitions: landed.partitions,
                 stores_added: plan.new_stores.len(),
                 events: landed.events,
                 quarantined: landed.quarantined,
+                held: Vec::new(),
                 phases: landed.phases,
             })
         }
@@ -516,11 +623,26 @@ fn write_bronze(lab: &Lab, plan: &Plan, job_id: i64, fail_after: Option<usize>) 
             .ok_or_else(|| eyre!("upload {} was not planned", pf.upload_date))?;
         p.files_landed += 1;
         p.events += pf.events as u64;
-        p.quarantined += pf.quarantine.len() as u64;
+        p.quarantined += pf.quarantined_lines;
         events += pf.events as u64;
-        quarantined += pf.quarantine.len() as u64;
+        quarantined += pf.quarantined_lines;
     }
     let t_parse_and_append = t_all.elapsed();
+    if !plan.todo.is_empty()
+        && let Some(past) = tx.revenue_past_limit(first_file_id, crate::money::MAX_DAY_REVENUE_MINOR)?
+    {
+        let who = match &past.store_id {
+            Some(s) => format!("store {}", crate::sanitize::for_terminal(s)),
+            None => format!("country {}", past.country),
+        };
+        bail!(
+            "business date {}, {who}: revenue over every landed copy would total {} minor units, past the {} recount keeps exact \
+             in every sum; nothing was landed",
+            past.business_date,
+            past.total,
+            crate::money::MAX_DAY_REVENUE_MINOR
+        );
+    }
     let t_split = std::time::Instant::now();
     if !plan.todo.is_empty() {
         tx.find_split_baskets_and_collisions(first_file_id, first_file_id == 1)?;
@@ -669,11 +791,11 @@ fn parse_file(
     // About 300 bytes a line: enough room for most files without a regrow.
     let mut columns = EventColumns::with_capacity(text.len() / 300 + 16, key_mask);
     let mut cells = Cells::default();
-    let mut quarantine = Vec::new();
+    let mut quarantine = Quarantine::default();
     let mut lines = 0u64;
     for (i, line) in text.lines().enumerate() {
         lines += 1;
-        let line_no = (i + 1) as u32;
+        let line_no = u32::try_from(i + 1).map_err(|_| eyre!("{}: more than 2^32 lines", path.display()))?;
         if line.trim().is_empty() {
             quarantine.push(Quarantined { line: line_no, reason: "blank line".to_string(), raw_line: String::new() });
             continue;
@@ -693,6 +815,7 @@ fn parse_file(
         }
     }
     let events = columns.rows;
+    let (quarantine, quarantined_lines) = quarantine.finish();
     let parsed = ParsedFile {
         file_id,
         rel: rel.to_string(),
@@ -703,6 +826,7 @@ fn parse_file(
         batch: columns.finish()?,
         events,
         quarantine,
+        quarantined_lines,
         cells: cells.map.into_values().collect(),
     };
     Ok((parsed, bytes))
@@ -815,7 +939,10 @@ impl ParseJob {
     fn parse_next(&self) -> Result<Option<RecordBatch>> {
         while let Some(i) = self.take_file()? {
             let (d, path, rel, file_id) = &self.files[i];
-            let (mut pf, bytes) = parse_file(path, rel, *d, &self.stores, *file_id, self.key_mask)?;
+            let (mut pf, bytes) = parse_file(path, rel, *d, &self.stores, *file_id, self.key_mask).map_err(|e| {
+                let file = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+                eyre!(BadFile { upload_date: *d, file, reason: format!("{e:#}") })
+            })?;
             let dest = self.raw_root.join(rel);
             let tmp = dest.with_extension("gz.landing");
             self.staged.lock().map_err(poisoned)?.push((tmp.clone(), dest));

@@ -75,6 +75,9 @@ fn instant(v: &str, name: &str) -> Result<DateTime<Utc>, String> {
 
 /// Validates one line of partition `upload_date`. The error is the quarantine reason.
 pub fn parse_line<'a>(line: &'a str, stores: &'a StoreTable, upload_date: NaiveDate) -> Result<PosEvent<'a>, String> {
+    if line.len() > super::MAX_LINE_BYTES {
+        return Err(format!("line of {} bytes, longer than the {} recount parses", line.len(), super::MAX_LINE_BYTES));
+    }
     let raw: Line<'a> = match super::fast_line::parse(line) {
         Some(raw) => raw,
         None => serde_json::from_str(line).map_err(|e| format!("malformed JSON: {e}"))?,
@@ -86,6 +89,13 @@ pub fn parse_line<'a>(line: &'a str, stores: &'a StoreTable, upload_date: NaiveD
     let event_ts = instant(&required(raw.event_ts, "event_ts")?, "event_ts")?;
     let uploaded_at = instant(&required(raw.uploaded_at, "uploaded_at")?, "uploaded_at")?;
     let currency = required(raw.currency, "currency")?;
+    for (name, value) in
+        [("event_id", &event_id), ("basket_id", &basket_id), ("store_id", &store_id), ("till_id", &till_id), ("currency", &currency)]
+    {
+        if value.len() > super::MAX_ID_BYTES {
+            return Err(format!("{name} of {} bytes, longer than the {} recount keeps", value.len(), super::MAX_ID_BYTES));
+        }
+    }
     let tenders = raw.tenders.as_ref().ok_or("missing required field tenders")?;
     if tenders.is_empty() {
         return Err("tenders is empty: a basket needs at least one payment".into());

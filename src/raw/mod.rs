@@ -78,8 +78,19 @@ pub fn read_gz_text(path: &Path) -> Result<String> {
     decompress(&bytes).wrap_err_with(|| format!("{}: truncated or corrupt .gz file", path.display()))
 }
 
+/// The most one raw file may inflate to. A day's file of one store group is a few megabytes; a
+/// file past this is refused (its upload is held back), so a gzip bomb cannot exhaust memory.
+pub const MAX_INFLATED_BYTES: usize = 256 << 20;
+
+/// The longest line recount parses; a longer one is quarantined with its file and line. A sale
+/// is a few hundred bytes.
+pub const MAX_LINE_BYTES: usize = 64 << 10;
+
+/// The longest id (event_id, basket_id, store_id, till_id) and currency recount keeps.
+pub const MAX_ID_BYTES: usize = 256;
+
 pub fn decompress(bytes: &[u8]) -> Result<String> {
-    let out = gunzip(bytes)?;
+    let out = gunzip(bytes, MAX_INFLATED_BYTES)?;
     match String::from_utf8(out) {
         Ok(s) => Ok(s),
         Err(e) => bail!("not UTF-8 at byte {}", e.utf8_error().valid_up_to()),
@@ -90,7 +101,7 @@ pub fn decompress(bytes: &[u8]) -> Result<String> {
 /// libdeflate inflates a whole member at once, about twice as fast as a streaming decoder: each
 /// member gets a buffer of the size its trailer gives, and a bigger one if that was short.
 #[allow(non_upper_case_globals)] // libdeflate's result codes, as bindgen names them
-fn gunzip(bytes: &[u8]) -> Result<Vec<u8>> {
+fn gunzip(bytes: &[u8], limit: usize) -> Result<Vec<u8>> {
     use libdeflate_sys::*;
     struct Decompressor(*mut libdeflate_decompressor);
     impl Drop for Decompressor {
@@ -111,12 +122,17 @@ fn gunzip(bytes: &[u8]) -> Result<Vec<u8>> {
     // member can inflate to more than 1,032 times its size (DEFLATE's limit), so a corrupt
     // trailer cannot ask for more than that, and a buffer that big that is still short is an error.
     let most = |compressed: usize| compressed.saturating_mul(1032).saturating_add(1024);
+    // Never more than the limit in all (one byte over it tells a file that is too big).
+    let room = |made: usize, want: usize| want.min(limit.saturating_add(1).saturating_sub(made));
     let trailer = bytes.len().checked_sub(4).map(|i| u32::from_le_bytes(bytes[i..].try_into().expect("four bytes")) as usize).unwrap_or(0);
     let mut out: Vec<u8> = Vec::new();
     let mut rest = bytes;
-    let mut guess = trailer.max(1024).min(most(rest.len()));
+    let mut guess = room(0, trailer.max(1024).min(most(rest.len())));
     while !rest.is_empty() {
         let start = out.len();
+        if start > limit || guess == 0 {
+            bail!("inflates to more than {} MiB, the most one raw file may hold", limit >> 20);
+        }
         out.reserve(guess);
         let (mut used, mut made) = (0usize, 0usize);
         // SAFETY: the pointers and lengths describe `rest` and `guess` bytes of spare capacity
@@ -137,10 +153,13 @@ fn gunzip(bytes: &[u8]) -> Result<Vec<u8>> {
                 // SAFETY: libdeflate initialised these `made` bytes.
                 unsafe { out.set_len(start + made) };
                 rest = &rest[used..];
-                guess = trailer.max(1024).min(most(rest.len()));
+                guess = room(out.len(), trailer.max(1024).min(most(rest.len())));
             }
-            libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE if guess < most(rest.len()) => {
-                guess = guess.saturating_mul(2).min(most(rest.len()));
+            libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE if guess < room(start, most(rest.len())) => {
+                guess = room(start, guess.saturating_mul(2).min(most(rest.len())));
+            }
+            libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE if start + guess > limit => {
+                bail!("inflates to more than {} MiB, the most one raw file may hold", limit >> 20);
             }
             _ => bail!("not a complete gzip stream (bad header, data or checksum, or cut short)"),
         }
@@ -158,6 +177,18 @@ mod tests {
         assert!(parse_partition_name("upload_date=2026-02-30").unwrap_err().contains("not a valid date"));
         assert!(parse_partition_name("upload_date=2026-8-1").is_err());
         assert!(parse_partition_name("date=2026-08-15").unwrap_err().contains("upload_date=YYYY-MM-DD"));
+    }
+
+    #[test]
+    fn a_file_that_inflates_past_the_limit_is_refused_without_inflating_it_all() {
+        let zeros = vec![b'\n'; 5 << 20];
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut enc, &zeros).unwrap();
+        let bomb = enc.finish().unwrap();
+        assert!(bomb.len() < 64 << 10, "a small file: {}", bomb.len());
+        let err = gunzip(&bomb, 1 << 20).unwrap_err().to_string();
+        assert!(err.contains("more than 1 MiB"), "{err}");
+        assert_eq!(gunzip(&bomb, 5 << 20).unwrap().len(), 5 << 20, "a file at the limit inflates");
     }
 
     #[test]

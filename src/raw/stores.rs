@@ -39,8 +39,16 @@ impl StoreTable {
         Self::parse(&text).wrap_err_with(|| format!("{}", path.display()))
     }
 
+    /// Whether a store_id survives the trip through stores.csv and every report exactly: no
+    /// control or bidi characters, no spaces at either end, at most 64 bytes.
+    fn representable(id: &str) -> bool {
+        !id.is_empty() && id.len() <= 64 && id.trim() == id && !id.chars().any(|c| c.is_control() || crate::sanitize::is_bidi(c))
+    }
+
     /// Every row is checked: a bad zone, country or currency is an error naming the line.
     pub fn parse(text: &str) -> Result<Self> {
+        // A byte-order mark (spreadsheets write one) is not part of the first column's name.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut rdr = csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
         let headers = rdr.headers()?.clone();
         let want = ["store_id", "country", "timezone", "currency"];
@@ -55,11 +63,17 @@ impl StoreTable {
             if rec.len() != 4 {
                 bail!("line {line}: expected 4 fields, found {}", rec.len());
             }
-            let store_id = rec[0].trim().to_string();
+            let store_id = rec[0].to_string();
             let country = rec[1].trim().to_string();
             let currency = rec[3].trim().to_string();
             if store_id.is_empty() {
                 bail!("line {line}: empty store_id");
+            }
+            if !Self::representable(&store_id) {
+                bail!(
+                    "line {line}: store_id {:?} has control or bidi characters, spaces at an end, or more than 64 bytes",
+                    crate::sanitize::for_terminal(&store_id)
+                );
             }
             let timezone = crate::tz::parse_zone(rec[2].trim()).map_err(|e| color_eyre::eyre::eyre!("line {line}: {e}"))?;
             if country.len() != 2 || !country.chars().all(|c| c.is_ascii_uppercase()) {
@@ -76,12 +90,14 @@ impl StoreTable {
         Ok(Self::new(stores))
     }
 
-    pub fn to_csv(&self) -> String {
-        let mut out = String::from("store_id,country,timezone,currency\n");
+    /// The table as CSV (quoted where a field needs it), readable by `parse` as it was.
+    pub fn to_csv(&self) -> Result<String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(["store_id", "country", "timezone", "currency"])?;
         for s in &self.stores {
-            out.push_str(&format!("{},{},{},{}\n", s.store_id, s.country, s.timezone.name(), s.currency));
+            w.write_record([s.store_id.as_str(), &s.country, s.timezone.name(), &s.currency])?;
         }
-        out
+        Ok(String::from_utf8(w.into_inner().map_err(|e| color_eyre::eyre::eyre!("{e}"))?)?)
     }
 }
 
@@ -94,6 +110,25 @@ mod tests {
         let err = StoreTable::parse("store_id,country,timezone,currency\nS1,GB,Europe/London,GBP\nS2,GB,Europe/Londres,GBP\n").unwrap_err();
         let msg = format!("{err:#}");
         assert!(msg.contains("line 3") && msg.contains("Europe/Londres"), "{msg}");
+    }
+
+    #[test]
+    fn ids_with_commas_and_quotes_survive_a_round_trip_and_a_bom_is_ignored() {
+        let text = "\u{feff}store_id,country,timezone,currency\n\"LON,1\",GB,Europe/London,GBP\n\"SIN \"\"A\"\"\",SG,Asia/Singapore,SGD\n";
+        let t = StoreTable::parse(text).unwrap();
+        assert_eq!(t.stores.iter().map(|s| s.store_id.as_str()).collect::<Vec<_>>(), ["LON,1", "SIN \"A\""]);
+        let again = StoreTable::parse(&t.to_csv().unwrap()).unwrap();
+        assert_eq!(again.stores, t.stores);
+    }
+
+    #[test]
+    fn ids_that_cannot_be_kept_exactly_are_refused() {
+        for bad in ["\" S1\"", "\"S1 \"", "\"S\u{1b}[2J\"", "\"S\u{202e}1\""] {
+            let text = format!("store_id,country,timezone,currency\n{bad},GB,Europe/London,GBP\n");
+            let err = format!("{:#}", StoreTable::parse(&text).unwrap_err());
+            assert!(err.contains("line 2") && err.contains("store_id"), "{bad}: {err}");
+            assert!(!err.chars().any(|c| c == '\u{1b}' || c == '\u{202e}'), "the error carries no raw control or bidi character");
+        }
     }
 
     #[test]

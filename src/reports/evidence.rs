@@ -91,7 +91,7 @@ pub fn write(lab: &Lab, d: NaiveDate, out: &Path) -> Result<Vec<EvidenceFile>> {
     let mut files = Vec::new();
     let mut put = |name: String, value: serde_json::Value| -> Result<()> {
         let path = out.join(name);
-        let text = serde_json::to_string_pretty(&value)? + "\n";
+        let text = crate::sanitize::json(serde_json::to_string_pretty(&value)?) + "\n";
         std::fs::write(&path, &text).wrap_err_with(|| format!("writing {}", path.display()))?;
         files.push(EvidenceFile { md5: hex(&md5::Md5::digest(text.as_bytes())), path });
         Ok(())

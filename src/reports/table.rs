@@ -145,7 +145,7 @@ pub enum Format {
 
 pub fn render<R: Report>(report: &R, format: Format, color: bool) -> String {
     match format {
-        Format::Json => serde_json::to_string_pretty(report).expect("reports serialise") + "\n",
+        Format::Json => crate::sanitize::json(serde_json::to_string_pretty(report).expect("reports serialise")) + "\n",
         Format::Csv => render_csv(&report.tables()),
         Format::Table => render_text(report, color),
     }
@@ -160,7 +160,10 @@ fn render_csv(tables: &[Table]) -> String {
         let mut w = csv::Writer::from_writer(&mut out);
         let _ = w.write_record(t.columns.iter().map(|c| c.key.as_str()));
         for r in &t.rows {
-            let _ = w.write_record(r.cells.iter().map(|c| c.raw()));
+            let _ = w.write_record(r.cells.iter().map(|c| match c {
+                Cell::Text(s) => crate::sanitize::for_csv(s).into_owned(),
+                other => other.raw(),
+            }));
         }
         let _ = w.flush();
     }

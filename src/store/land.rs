@@ -22,6 +22,11 @@ row! {
 }
 
 row! {
+    /// A store (or, with no store, a country) whose revenue on a date passes recount's limit.
+    pub struct RevenuePastLimit { pub business_date: NaiveDate, pub country: String, pub store_id: Option<String>, pub total: String }
+}
+
+row! {
     /// A file of an upload and its current version.
     pub struct FileVersionRow { pub file: String, pub version: i32 }
 }
@@ -50,6 +55,7 @@ statements! {
     KEY_CANDIDATES: Exec = land::KEY_CANDIDATES;
     SPLIT_BASKETS_INSERT: Exec = land::SPLIT_BASKETS_INSERT;
     KEY_COLLISIONS_INSERT: Exec = land::KEY_COLLISIONS_INSERT;
+    REVENUE_PAST_LIMIT: Query<RevenuePastLimit> = land::REVENUE_PAST_LIMIT;
     CORRECTED_FILES: Query<FileVersionRow> = land::CORRECTED_FILES;
     SUPERSESSION_INSERT: Exec = land::SUPERSESSION_INSERT;
     PARTITION_INSERT: Exec = land::PARTITION_INSERT;
@@ -182,6 +188,14 @@ impl Tx<'_> {
         self.exec("finding split baskets", &SPLIT_BASKETS_INSERT, &[])?;
         self.exec("finding basket keys that collide", &KEY_COLLISIONS_INSERT, &[])?;
         Ok(())
+    }
+
+    /// The first store or country of a date the files from `first_file_id` touch whose revenue
+    /// over every copy passes `limit`.
+    pub fn revenue_past_limit(&mut self, first_file_id: i32, limit: i64) -> Result<Option<RevenuePastLimit>> {
+        let found = REVENUE_PAST_LIMIT.optional(self.store, named_params! { "first_file_id": first_file_id, "limit": limit })?;
+        self.step("checking revenue totals")?;
+        Ok(found)
     }
 
     /// Version `file_id` of a file is superseded by `by_file_id`, for snapshots from `from_snapshot` on.

@@ -153,7 +153,7 @@ pub fn generate_scaled(out: &Path, preset: Preset, seed: u64, store_factor: f64)
     }
 
     std::fs::create_dir_all(out).wrap_err_with(|| format!("creating {}", out.display()))?;
-    std::fs::write(out.join(raw::STORES_FILE), stores.to_csv())?;
+    std::fs::write(out.join(raw::STORES_FILE), stores.to_csv()?)?;
     let written: Vec<Result<u64>> = buckets
         .into_par_iter()
         .map(|((upload, country), mut events)| {
