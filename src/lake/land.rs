@@ -459,6 +459,7 @@ fn land_once(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: Optio
             for (tmp, dest) in &staged {
                 std::fs::rename(tmp, dest).wrap_err_with(|| format!("moving {} into the raw zone", dest.display()))?;
             }
+            std::fs::create_dir_all(&raw_root).wrap_err_with(|| format!("creating {}", raw_root.display()))?;
             std::fs::write(raw_root.join(raw::STORES_FILE), plan.stores.to_csv()?)?;
             Ok(LandReport {
                 partitions: landed.partitions,
@@ -662,6 +663,7 @@ fn write_bronze(lab: &Lab, plan: &Plan, job_id: i64, fail_after: Option<usize>) 
         let (first, last) = (plan.dates.iter().min().copied(), plan.dates.iter().max().copied());
         tx.insert_landing(landing_id, first, last, plan.todo.len() as i64, events as i64, quarantined as i64, Utc::now().naive_utc())?;
     }
+    sync_dirs(&plan.todo, &lab.raw_root())?;
     let commit = tx.commit()?.last().map(|p| p.1).unwrap_or_default();
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     let phases = vec![
@@ -731,6 +733,28 @@ struct ToLand {
     version: i32,
     /// The version it replaces: (file id, version).
     supersedes: Option<(i32, i32)>,
+}
+
+/// Writes `bytes` to `path` and waits until they are on disk: a staged copy must outlive a power
+/// cut once the landing's COMMIT says its rows are in bronze.
+fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    crate::lake::crash_point("landing:write");
+    let mut f = std::fs::File::create(path)?;
+    f.write_all(bytes)?;
+    crate::lake::crash_point("landing:fsync");
+    f.sync_all()
+}
+
+/// The partition directories of the staged copies, synced so their names are on disk too.
+fn sync_dirs(todo: &[ToLand], raw_root: &Path) -> Result<()> {
+    let mut dirs: Vec<PathBuf> = todo.iter().map(|f| raw_root.join(&f.rel).parent().map(Path::to_path_buf).unwrap_or_default()).collect();
+    dirs.sort();
+    dirs.dedup();
+    for d in dirs {
+        std::fs::File::open(&d).and_then(|f| f.sync_all()).wrap_err_with(|| format!("syncing {}", d.display()))?;
+    }
+    Ok(())
 }
 
 /// Where a superseded version of a raw-zone file is kept: `raw/versions/upload_date=D/vN/NAME`.
@@ -946,7 +970,7 @@ impl ParseJob {
             let dest = self.raw_root.join(rel);
             let tmp = dest.with_extension("gz.landing");
             self.staged.lock().map_err(poisoned)?.push((tmp.clone(), dest));
-            std::fs::write(&tmp, &bytes).wrap_err_with(|| format!("copying {}", path.display()))?;
+            write_durably(&tmp, &bytes).wrap_err_with(|| format!("copying {}", path.display()))?;
             let batch = pf.batch.take();
             self.done.lock().map_err(poisoned)?.push(pf);
             if batch.is_some() {

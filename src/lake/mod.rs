@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 pub use crate::store::LAB_FORMAT;
 pub const DB_FILE: &str = "recount.duckdb";
 const LOCK_FILE: &str = "recount.lock";
+/// How long opening a lab waits for another process's lock before it says who holds it.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The default lab: `$RECOUNT_LAB`, else `$XDG_DATA_HOME/recount/lab`, else
 /// `~/.local/share/recount/lab`.
@@ -150,12 +152,20 @@ fn take_lock(root: &Path) -> Result<File> {
         .write(true)
         .open(&path)
         .wrap_err_with(|| format!("opening {}", path.display()))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::Error(e)) => return Err(e).wrap_err_with(|| format!("locking {}", path.display())),
-        Err(std::fs::TryLockError::WouldBlock) => {
-            let holder = std::fs::read_to_string(&path).unwrap_or_default();
-            return Err(eyre!(LabError::LockHeld { lab: root.to_path_buf(), pid: holder.trim().parse().ok() }));
+    // A holder that was just killed lets go of the lock as the kernel tears it down: a command
+    // started right after waits a moment for that, rather than failing at once.
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => break,
+            Err(std::fs::TryLockError::Error(e)) => return Err(e).wrap_err_with(|| format!("locking {}", path.display())),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                return Err(eyre!(LabError::LockHeld { lab: root.to_path_buf(), pid: holder.trim().parse().ok() }));
+            }
         }
     }
     file.set_len(0)?;

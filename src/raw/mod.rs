@@ -63,8 +63,19 @@ pub fn list_files(root: &Path, upload_date: NaiveDate) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(&dir).wrap_err_with(|| format!("reading {}", dir.display()))? {
         let path = entry?.path();
-        if path.is_file() && path.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".jsonl.gz")) {
-            files.push(path);
+        let name = path.file_name().unwrap_or_default();
+        if !path.is_file() || !name.to_string_lossy().ends_with(".jsonl.gz") {
+            continue;
+        }
+        // A name recount cannot keep exactly (not UTF-8, or with control or bidi characters)
+        // would land under another name: refused before anything is written.
+        match name.to_str() {
+            Some(n) if !n.chars().any(|c| c.is_control() || crate::sanitize::is_bidi(c)) => files.push(path),
+            _ => bail!(
+                "{}: the file name {:?} is not plain UTF-8 text; rename it before landing (nothing was landed)",
+                dir.display(),
+                crate::sanitize::for_terminal(&name.to_string_lossy())
+            ),
         }
     }
     files.sort();
