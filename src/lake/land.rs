@@ -460,7 +460,8 @@ fn land_once(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: Optio
                 std::fs::rename(tmp, dest).wrap_err_with(|| format!("moving {} into the raw zone", dest.display()))?;
             }
             std::fs::create_dir_all(&raw_root).wrap_err_with(|| format!("creating {}", raw_root.display()))?;
-            std::fs::write(raw_root.join(raw::STORES_FILE), plan.stores.to_csv()?)?;
+            // What raw.stores holds, as recovery would write it.
+            std::fs::write(raw_root.join(raw::STORES_FILE), lab.stores()?.to_csv()?)?;
             Ok(LandReport {
                 partitions: landed.partitions,
                 stores_added: plan.new_stores.len(),

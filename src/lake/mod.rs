@@ -67,6 +67,10 @@ impl Lab {
     pub fn open(root: &Path) -> Result<Lab> {
         std::fs::create_dir_all(root).wrap_err_with(|| format!("creating lab directory {}", root.display()))?;
         let lock = take_lock(root)?;
+        // A reset killed half way is finished before the database is opened.
+        if root.join(RESETTING).exists() {
+            empty(root)?;
+        }
         let store = Store::open(&root.join(DB_FILE))?;
         let lab = Lab {
             root: root.to_path_buf(),
@@ -91,23 +95,19 @@ impl Lab {
         self.root.join("raw")
     }
 
-    /// Empties the lab: the raw zone and the database. The lock stays held throughout.
+    /// Empties the lab: the raw zone and the database. The lock stays held throughout. A marker
+    /// file is written (and synced) first and removed last: a reset killed half way is finished
+    /// by the next open, never left with a database and a raw zone that disagree.
     pub fn reset(&mut self) -> Result<()> {
         self.gold_text.replace(None);
         self.snapshot_ids.set(None);
         self.key_collisions.set(None);
         // Close the database file before removing it.
         self.store = Store::closed()?;
-        for name in [DB_FILE.to_string(), format!("{DB_FILE}.wal")] {
-            let p = self.root.join(name);
-            if p.exists() {
-                std::fs::remove_file(&p).wrap_err_with(|| format!("removing {}", p.display()))?;
-            }
-        }
-        let raw = self.raw_root();
-        if raw.exists() {
-            std::fs::remove_dir_all(&raw).wrap_err_with(|| format!("removing {}", raw.display()))?;
-        }
+        let marker = self.root.join(RESETTING);
+        std::fs::File::create(&marker).and_then(|f| f.sync_all()).wrap_err_with(|| format!("writing {}", marker.display()))?;
+        crash_point("reset:marked");
+        empty(&self.root)?;
         self.store = Store::open(&self.root.join(DB_FILE))?;
         Ok(())
     }
@@ -141,6 +141,29 @@ impl Lab {
         }
         Ok(crate::raw::StoreTable::new(stores))
     }
+}
+
+/// The marker of a reset in progress.
+const RESETTING: &str = "recount.resetting";
+
+/// Removes the database and the raw zone, then the reset marker.
+fn empty(root: &Path) -> Result<()> {
+    for name in [DB_FILE.to_string(), format!("{DB_FILE}.wal")] {
+        let p = root.join(name);
+        if p.exists() {
+            std::fs::remove_file(&p).wrap_err_with(|| format!("removing {}", p.display()))?;
+        }
+    }
+    crash_point("reset:database-removed");
+    let raw = root.join("raw");
+    if raw.exists() {
+        std::fs::remove_dir_all(&raw).wrap_err_with(|| format!("removing {}", raw.display()))?;
+    }
+    let marker = root.join(RESETTING);
+    if marker.exists() {
+        std::fs::remove_file(&marker).wrap_err_with(|| format!("removing {}", marker.display()))?;
+    }
+    Ok(())
 }
 
 fn take_lock(root: &Path) -> Result<File> {

@@ -28,6 +28,13 @@ pub fn recover(lab: &Lab) -> Result<Recovered> {
     if !events.is_dir() {
         return Ok(done);
     }
+    // The raw zone's stores.csv is written after COMMIT too: it says what raw.stores says.
+    let stores = lab.stores()?.to_csv()?;
+    let path = lab.raw_root().join(raw::STORES_FILE);
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(stores.as_str()) {
+        std::fs::write(&path, stores).wrap_err_with(|| format!("writing {}", path.display()))?;
+        done.finished += 1;
+    }
     let mut landed: Option<std::collections::HashMap<String, Vec<crate::store::LandedFile>>> = None;
     for partition in read_dir_sorted(&events)? {
         if !partition.is_dir() {
