@@ -260,3 +260,41 @@ fn the_explorer_lands_the_shipped_corrections_one_by_one_and_history_explains_ea
     let none = done(server.serve(Job::LandCorrection).unwrap());
     assert!(none.contains("no correction"), "{none}");
 }
+
+#[test]
+fn the_explorer_is_honest_about_writes_quit_waits_a_repeating_load_error_stops_and_esc_after_landing_says_what_committed() {
+    use recount::tui::worker::Job;
+    let theme = || recount::tui::theme::Theme::load("dark").unwrap();
+    // Quit during a write waits for it to end.
+    let mut app = App::new(theme(), false);
+    app.on_reply(Reply::Done("ready".into()));
+    app.outbox.clear();
+    app.running = None;
+    app.update(Action::LandNext);
+    assert!(app.running.as_ref().is_some_and(|r| r.writes), "landing the next upload is a write");
+    app.update(Action::Quit);
+    assert!(!app.quit, "quit waits for the running write");
+    assert!(app.message.contains("once the running write ends"), "{}", app.message);
+    app.on_reply(Reply::Done("v1 appended".into()));
+    assert!(app.quit, "and quits when it has ended");
+
+    // A load that keeps failing is retried once, then the explorer stops and says so.
+    let mut app = App::new(theme(), false);
+    app.outbox.clear();
+    app.on_reply(Reply::Failed("the lab is unreadable".into()));
+    assert!(matches!(app.outbox.pop(), Some(Job::Load(_))), "the first failure reloads");
+    app.on_reply(Reply::Failed("the lab is unreadable".into()));
+    assert!(app.outbox.is_empty(), "the second in a row does not");
+    match &app.popup {
+        Some(recount::tui::app::Popup::Error(text)) => assert!(text.contains("stopped retrying"), "{text}"),
+        other => panic!("an error popup, got {other:?}"),
+    }
+
+    // Esc during n: the landing committed, the run did not, and the reply says exactly that.
+    let interrupted = color_eyre::eyre::eyre!(recount::error::LabError::Interrupted);
+    let Reply::Failed(text) = recount::tui::worker::landed_then_failed("upload 2026-10-20", 1_234, &interrupted) else {
+        panic!("a failure")
+    };
+    assert!(text.contains("upload 2026-10-20 landed and committed (1234 events)") && text.contains("was cancelled"), "{text}");
+    assert!(text.contains("nothing of the run committed"), "{text}");
+}

@@ -50,13 +50,17 @@ pub enum Popup {
 pub struct Running {
     pub label: String,
     pub started: Instant,
+    /// The running job writes to the lab.
+    pub writes: bool,
+    /// The running job is a (re)load of the navigator.
+    pub loads: bool,
     /// DuckDB's estimate for the running statement, 0-100, when it has one.
     pub percent: Option<f64>,
 }
 
 impl Running {
     fn new(label: impl Into<String>) -> Running {
-        Running { label: label.into(), started: Instant::now(), percent: None }
+        Running { label: label.into(), started: Instant::now(), percent: None, writes: false, loads: false }
     }
 }
 
@@ -82,7 +86,14 @@ pub struct App {
     pub terminal_writes: Vec<String>,
     /// Esc during work: the loop interrupts DuckDB's running statement.
     pub cancel: bool,
+    /// Quit was pressed during a write: quit when it ends.
+    pub quit_after_write: bool,
+    /// Loads that failed in a row: after `MAX_LOAD_FAILURES` the explorer stops reloading.
+    pub load_failures: u32,
 }
+
+/// Loads that may fail in a row before the explorer stops reloading by itself.
+const MAX_LOAD_FAILURES: u32 = 2;
 
 /// The confirmation a rebuild's preview asks for; the rebuild runs under the window it shows.
 fn confirm_rebuild(p: &RebuildPreview) -> Popup {
@@ -98,7 +109,7 @@ impl App {
             selected: 0,
             row: 0,
             popup: None,
-            running: Some(Running::new("opening the lab")),
+            running: Some(Running { loads: true, ..Running::new("opening the lab") }),
             message: String::new(),
             by_country: false,
             country_filter: None,
@@ -109,6 +120,8 @@ impl App {
             outbox: vec![Job::Load(None)],
             terminal_writes: Vec::new(),
             cancel: false,
+            quit_after_write: false,
+            load_failures: 0,
         }
     }
 
@@ -121,7 +134,7 @@ impl App {
             self.message = "busy: wait for the running work, or Esc to cancel it".into();
             return;
         }
-        self.running = Some(Running::new(label));
+        self.running = Some(Running { writes: job.writes(), ..Running::new(label) });
         self.outbox.push(job);
     }
 
@@ -133,13 +146,20 @@ impl App {
     }
 
     fn load(&mut self, d: Option<NaiveDate>) {
-        self.running = Some(Running::new("loading"));
+        self.running = Some(Running { loads: true, ..Running::new("loading") });
         self.outbox.push(Job::Load(d));
     }
 
     /// Handles the worker's answer.
     pub fn on_reply(&mut self, reply: Reply) {
-        self.running = None;
+        let finished = self.running.take();
+        if self.quit_after_write && finished.as_ref().is_some_and(|r| r.writes) {
+            // The user asked to quit while this write ran: it has ended (committed or not).
+            self.quit = true;
+        }
+        if matches!(reply, Reply::Loaded(..) | Reply::DateLoaded(_)) {
+            self.load_failures = 0;
+        }
         match reply {
             Reply::Loaded(snap, view) => {
                 let want = view.as_ref().map(|v| v.check.business_date).or_else(|| self.selected_date());
@@ -165,6 +185,18 @@ impl App {
                 self.load(d);
             }
             Reply::Failed(text) => {
+                if finished.as_ref().is_some_and(|r| r.loads) {
+                    self.load_failures += 1;
+                }
+                if self.load_failures >= MAX_LOAD_FAILURES {
+                    // Reloading again would fail again: stop, and say so.
+                    self.popup = Some(Popup::Error(format!(
+                        "{text}\n\nThe lab could not be loaded {} times in a row, so the explorer stopped retrying. \
+                         Move to a date to try again, or quit.",
+                        self.load_failures
+                    )));
+                    return;
+                }
                 self.popup = Some(Popup::Error(text));
                 let d = self.selected_date();
                 self.load(d);
@@ -295,6 +327,10 @@ impl App {
             return;
         }
         match action {
+            Action::Quit if self.running.as_ref().is_some_and(|r| r.writes) => {
+                self.quit_after_write = true;
+                self.message = "quitting once the running write ends (Esc cancels it: then nothing of it commits)".into();
+            }
             Action::Quit => self.quit = true,
             Action::Help => self.popup = Some(Popup::Help),
             Action::NextDate => self.move_date(1),

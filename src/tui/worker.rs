@@ -47,6 +47,23 @@ pub enum Job {
     Reset,
 }
 
+impl Job {
+    /// Whether the job writes to the lab (quitting then waits for it).
+    pub fn writes(&self) -> bool {
+        !matches!(self, Job::Load(_) | Job::LoadDate(_) | Job::PreviewRebuild(_))
+    }
+}
+
+/// The reply to a job that landed (and committed) and whose v2 run then failed: it says exactly
+/// what committed and what did not.
+pub fn landed_then_failed(what: &str, events: u64, e: &color_eyre::Report) -> Reply {
+    let why = if lab_error(e) == Some(&LabError::Interrupted) { "was cancelled".to_string() } else { format!("failed ({e:#})") };
+    Reply::Failed(format!(
+        "{what} landed and committed ({events} events); its v2 run then {why}, and nothing of the run committed: \
+         the date shows the landed rows once v2 runs (`recount run`)"
+    ))
+}
+
 #[derive(Debug)]
 pub enum Reply {
     Loaded(Box<LabOverview>, Option<Box<DateView>>),
@@ -259,7 +276,10 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
                 return Ok(Reply::Done(format!("every upload of {} has landed", setup.world.display())));
             };
             let landed = land::land(lab, &setup.world, &[u])?;
-            let r = v2::run_upload(lab, u, TriggerKind::Daily, opts)?;
+            let r = match v2::run_upload(lab, u, TriggerKind::Daily, opts) {
+                Ok(r) => r,
+                Err(e) => return Ok(landed_then_failed(&format!("upload {u}"), landed.events, &e)),
+            };
             let dates: Vec<String> = r.dates.iter().map(|d| format!("{} {}", d.business_date, d.action)).collect();
             Reply::Done(format!(
                 "landed upload {u} ({} events); v2 snapshot {}: {}",
@@ -275,7 +295,10 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
             let landed = land::land(lab, &c.dir, &[c.upload_date])?;
             let versions: Vec<String> =
                 landed.partitions.iter().flat_map(|p| p.corrected()).map(|f| format!("{} v{}", f.name, f.version)).collect();
-            let r = v2::run_upload(lab, c.upload_date, TriggerKind::Upload, opts)?;
+            let r = match v2::run_upload(lab, c.upload_date, TriggerKind::Upload, opts) {
+                Ok(r) => r,
+                Err(e) => return Ok(landed_then_failed(&format!("the correction {}", versions.join(", ")), landed.events, &e)),
+            };
             let dates: Vec<String> = r.dates.iter().filter(|d| d.action.writes()).map(|d| d.business_date.to_string()).collect();
             let what = if dates.is_empty() {
                 "no date changed (the same rows)".to_string()
