@@ -53,6 +53,12 @@ pub fn format_delta(minor: i64, code: &str) -> String {
 /// store or country and the date.
 pub const MAX_DAY_REVENUE_MINOR: i64 = 1 << 53;
 
+/// Adds `x` to `total`, or fails naming what overflowed: no sum of money wraps silently.
+pub fn add(total: &mut i64, x: i64, what: impl FnOnce() -> String) -> color_eyre::Result<()> {
+    *total = total.checked_add(x).ok_or_else(|| color_eyre::eyre::eyre!("{}: the sum passes 64 bits", what()))?;
+    Ok(())
+}
+
 pub fn format_count(n: i64) -> String {
     let sign = if n < 0 { "-" } else { "" };
     format!("{sign}{}", group_digits(&n.unsigned_abs().to_string(), false))

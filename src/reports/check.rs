@@ -77,24 +77,26 @@ pub fn check(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<CheckReport>
     for r in store.v1_by_store(d, snap)? {
         let c = country_row(&mut countries, &r.country, &r.currency);
         c.v1_events += r.events;
-        c.v1_revenue_minor += r.revenue_minor;
+        crate::money::add(&mut c.v1_revenue_minor, r.revenue_minor, || format!("{d} {}: v1_revenue_minor", r.country))?;
     }
     let runs = store.v1_runs(d, snap)?;
     for r in store.gold_by_store(d, as_of.map(|_| snap))? {
         let c = country_row(&mut countries, &r.country, &r.currency);
         c.v2_baskets += r.baskets;
-        c.v2_revenue_minor += r.revenue_minor;
+        crate::money::add(&mut c.v2_revenue_minor, r.revenue_minor, || format!("{d} {}: v2_revenue_minor", r.country))?;
     }
     let polars = store.recompute_by_store(d)?;
     for r in &polars {
         let c = country_row(&mut countries, &r.country, &r.currency);
         c.recompute_baskets += r.baskets;
-        c.recompute_revenue_minor += r.revenue_minor;
+        crate::money::add(&mut c.recompute_revenue_minor, r.revenue_minor, || format!("{d} {}: recompute_revenue_minor", r.country))?;
     }
     for r in store.late_rows(status.late_days, d)?.into_iter().filter(|r| r.missing_from_v2) {
         let c = country_row(&mut countries, &r.country, &r.currency);
         c.beyond_window_baskets += 1;
-        c.beyond_window_revenue_minor += r.revenue_minor;
+        crate::money::add(&mut c.beyond_window_revenue_minor, r.revenue_minor, || {
+            format!("{d} {}: beyond_window_revenue_minor", r.country)
+        })?;
     }
     for c in countries.values_mut() {
         c.v1_runs = runs;

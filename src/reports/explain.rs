@@ -67,14 +67,14 @@ pub fn explain(lab: &Lab, d: NaiveDate) -> Result<ExplainReport> {
     for r in store.recompute_by_store(d)? {
         let c = row(&mut countries, &r.country, &r.currency);
         c.recompute_baskets += r.baskets;
-        c.recompute_revenue_minor += r.revenue_minor;
+        crate::money::add(&mut c.recompute_revenue_minor, r.revenue_minor, || format!("{d} {}: recompute", r.country))?;
     }
     // Missed and double counted come from bronze, basket by basket.
     for b in store.explain_baskets(d)? {
         let c = row(&mut countries, &b.country, &b.currency);
         if b.copies_in_run == 0 {
             c.missed_baskets += 1;
-            c.missed_revenue_minor += b.winner_revenue_minor;
+            crate::money::add(&mut c.missed_revenue_minor, b.winner_revenue_minor, || format!("{d}: missed revenue"))?;
             c.missed.push(BasketLine {
                 basket_id: b.basket_id,
                 store_id: b.store_id,
@@ -86,7 +86,7 @@ pub fn explain(lab: &Lab, d: NaiveDate) -> Result<ExplainReport> {
             // Every copy after the first in the run is counted again by v1.
             let extra = b.revenue_in_run - b.first_in_run;
             c.double_counted_copies += b.copies_in_run - 1;
-            c.double_counted_revenue_minor += extra;
+            crate::money::add(&mut c.double_counted_revenue_minor, extra, || format!("{d}: double counted revenue"))?;
             c.double_counted.push(BasketLine {
                 basket_id: b.basket_id,
                 store_id: b.store_id,
@@ -100,7 +100,7 @@ pub fn explain(lab: &Lab, d: NaiveDate) -> Result<ExplainReport> {
     for r in store.v1_once_by_country(d)? {
         let c = row(&mut countries, &r.country, &r.currency);
         c.v1_events += r.events;
-        c.v1_revenue_minor += r.revenue_minor;
+        crate::money::add(&mut c.v1_revenue_minor, r.revenue_minor, || format!("{d} {}: v1", r.country))?;
     }
     for c in countries.values_mut() {
         c.identity_gap_minor = c.recompute_revenue_minor - c.missed_revenue_minor + c.double_counted_revenue_minor - c.v1_revenue_minor;
