@@ -664,7 +664,7 @@ fn write_bronze(lab: &Lab, plan: &Plan, job_id: i64, fail_after: Option<usize>) 
         let (first, last) = (plan.dates.iter().min().copied(), plan.dates.iter().max().copied());
         tx.insert_landing(landing_id, first, last, plan.todo.len() as i64, events as i64, quarantined as i64, Utc::now().naive_utc())?;
     }
-    sync_dirs(&plan.todo, &lab.raw_root())?;
+    sync_staged(&plan.todo, &lab.raw_root())?;
     let commit = tx.commit()?.last().map(|p| p.1).unwrap_or_default();
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     let phases = vec![
@@ -736,20 +736,36 @@ struct ToLand {
     supersedes: Option<(i32, i32)>,
 }
 
-/// Writes `bytes` to `path` and waits until they are on disk: a staged copy must outlive a power
-/// cut once the landing's COMMIT says its rows are in bronze.
+/// Writes a staged copy (synced to disk before COMMIT by `sync_staged`).
 fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
     crate::lake::crash_point("landing:write");
-    let mut f = std::fs::File::create(path)?;
-    f.write_all(bytes)?;
-    crate::lake::crash_point("landing:fsync");
-    f.sync_all()
+    std::fs::write(path, bytes)
 }
 
-/// The partition directories of the staged copies, synced so their names are on disk too.
-fn sync_dirs(todo: &[ToLand], raw_root: &Path) -> Result<()> {
-    let mut dirs: Vec<PathBuf> = todo.iter().map(|f| raw_root.join(&f.rel).parent().map(Path::to_path_buf).unwrap_or_default()).collect();
+/// Waits until the staged copies and their directory entries are on disk: a staged copy must
+/// outlive a power cut once the landing's COMMIT says its rows are in bronze. On Linux one
+/// syncfs(2) of the raw zone's file system does it for every file at once (one journal commit,
+/// not one a file); elsewhere each file and directory is synced.
+fn sync_staged(todo: &[ToLand], raw_root: &Path) -> Result<()> {
+    crate::lake::crash_point("landing:fsync");
+    if todo.is_empty() {
+        return Ok(());
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let root = std::fs::File::open(raw_root).wrap_err_with(|| format!("opening {}", raw_root.display()))?;
+        // SAFETY: syncfs only reads the descriptor, which `root` keeps open for the call.
+        if unsafe { libc::syncfs(root.as_raw_fd()) } == 0 {
+            return Ok(());
+        }
+    }
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for f in todo {
+        let staged = raw_root.join(&f.rel).with_extension("gz.landing");
+        std::fs::File::open(&staged).and_then(|f| f.sync_all()).wrap_err_with(|| format!("syncing {}", staged.display()))?;
+        dirs.extend(staged.parent().map(Path::to_path_buf));
+    }
     dirs.sort();
     dirs.dedup();
     for d in dirs {

@@ -61,7 +61,7 @@ pub fn write(lab: &Lab, d: NaiveDate, out: &Path) -> Result<Vec<EvidenceFile>> {
         [] => Comparison { business_date: d, diff: None, other_dates: Vec::new() },
         [.., last] => {
             let prev = versions.len().checked_sub(2).map(|i| versions[i]);
-            let diff = history::diff_versions(lab, d, prev, *last, prev, Some(*last))?;
+            let diff = history::diff_versions(lab, d, history::Compared::versions(prev, *last))?;
             let before = match prev {
                 Some(p) => dates_at(lab, p)?,
                 None => Default::default(),

@@ -189,21 +189,31 @@ pub fn diff(lab: &Lab, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Resu
             (prev, prev)
         }
     };
-    diff_versions(lab, d, from_snapshot, to_snapshot, from_version, to_version)
+    diff_versions(lab, d, Compared { from_snapshot, to_snapshot, from_version, to_version })
 }
 
-pub fn diff_versions(
-    lab: &Lab,
-    d: NaiveDate,
-    from_snapshot: Option<i64>,
-    to_snapshot: i64,
-    from_version: Option<i64>,
-    to_version: Option<i64>,
-) -> Result<DiffReport> {
-    let mut report = diff_summary(lab, d, from_snapshot, to_snapshot, from_version, to_version)?;
+/// Two versions of a date compared: the snapshots named, and the versions they held (the
+/// snapshot that last rewrote the date by then; None: not built yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compared {
+    pub from_snapshot: Option<i64>,
+    pub to_snapshot: i64,
+    pub from_version: Option<i64>,
+    pub to_version: Option<i64>,
+}
+
+impl Compared {
+    /// Version `to` against `from`, each named by the snapshot that wrote it.
+    pub fn versions(from: Option<i64>, to: i64) -> Compared {
+        Compared { from_snapshot: from, to_snapshot: to, from_version: from, to_version: Some(to) }
+    }
+}
+
+pub fn diff_versions(lab: &Lab, d: NaiveDate, c: Compared) -> Result<DiffReport> {
+    let mut report = diff_summary(lab, d, c)?;
     report.baskets = lab
         .store()
-        .diff_baskets(d, from_version, to_version)?
+        .diff_baskets(d, c.from_version, c.to_version)?
         .into_iter()
         .map(|r| DiffBasket {
             basket_id: r.basket_id,
@@ -225,14 +235,8 @@ pub fn diff_versions(
 
 /// The diff without its basket list: the parts per country (summed by DuckDB from the same rows
 /// `diff_versions` lists) against the change in gold. What `history` shows for each version.
-pub fn diff_summary(
-    lab: &Lab,
-    d: NaiveDate,
-    from_snapshot: Option<i64>,
-    to_snapshot: i64,
-    from_version: Option<i64>,
-    to_version: Option<i64>,
-) -> Result<DiffReport> {
+pub fn diff_summary(lab: &Lab, d: NaiveDate, c: Compared) -> Result<DiffReport> {
+    let Compared { from_snapshot, to_snapshot, from_version, to_version } = c;
     let mut by_country: BTreeMap<String, Vec<DiffPart>> = BTreeMap::new();
     for r in lab.store().diff_parts(d, from_version, to_version)? {
         let part = DiffPart {
@@ -434,7 +438,7 @@ pub fn history(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<HistoryRep
     let mut entries = Vec::new();
     let mut previous: Option<i64> = None;
     for v in versions {
-        let diff = diff_summary(lab, d, previous, v, previous, Some(v))?;
+        let diff = diff_summary(lab, d, Compared::versions(previous, v))?;
         let rec = &records[&v];
         let countries = diff
             .countries
