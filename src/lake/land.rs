@@ -532,7 +532,7 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
             exists,
             files: Vec::new(),
         };
-        let prefix = format!("{}/upload_date={d}/", raw::EVENTS_DIR);
+        let prefix = raw::rel_path(d, "");
         let mut seen = std::collections::HashSet::new();
         for path in raw::list_files(world, d)? {
             let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
@@ -544,7 +544,7 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
                 todo.push(ToLand { upload_date: d, path, rel, version: 1, supersedes: None });
                 continue;
             };
-            if md5_hex(&std::fs::read(&path).wrap_err_with(|| format!("reading {}", path.display()))?) == current.md5 {
+            if md5_of_file(&path)? == current.md5 {
                 p.files_already_landed += 1;
                 p.files.push(FileLanded { name, status: FileStatus::Unchanged, version: current.version });
             } else {
@@ -713,8 +713,8 @@ pub fn pending_corrections(lab: &Lab, world: &Path) -> Result<Vec<crate::world::
         }
         let mut new_bytes = false;
         for f in raw::list_files(&c.dir, c.upload_date)? {
-            let rel = format!("{}/upload_date={}/{}", raw::EVENTS_DIR, c.upload_date, f.file_name().unwrap_or_default().to_string_lossy());
-            let md5 = md5_hex(&std::fs::read(&f).wrap_err_with(|| format!("reading {}", f.display()))?);
+            let rel = raw::rel_path(c.upload_date, &f.file_name().unwrap_or_default().to_string_lossy());
+            let md5 = md5_of_file(&f)?;
             new_bytes |= !landed.get(&rel).is_some_and(|vs| vs.iter().any(|v| v.md5 == md5));
         }
         if new_bytes {
@@ -816,6 +816,11 @@ fn undo_copies(raw_root: &Path, staged: &[(PathBuf, PathBuf)], created_dirs: &[P
 
 fn md5_hex(bytes: &[u8]) -> String {
     hex(&md5::Md5::digest(bytes))
+}
+
+/// The MD5 of a file's bytes, as the lab records landed files by it.
+pub(crate) fn md5_of_file(path: &Path) -> Result<String> {
+    Ok(md5_hex(&std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?))
 }
 
 /// Parses one raw file: its bronze rows, cells and quarantine, and the bytes as they arrived.

@@ -4,11 +4,9 @@
 //! removed (it did not). After this, the raw zone and bronze agree again.
 
 use super::Lab;
-use super::land::superseded_path;
+use super::land::{md5_of_file, superseded_path};
 use crate::raw;
-use crate::store::hex;
 use color_eyre::eyre::{Result, WrapErr, bail};
-use md5::Digest;
 use std::path::Path;
 
 const STAGED: &str = ".landing";
@@ -42,14 +40,14 @@ pub fn recover(lab: &Lab) -> Result<Recovered> {
         }
         for staged in read_dir_sorted(&partition)? {
             let Some(name) = staged.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(STAGED)) else { continue };
-            let partition_name = partition.file_name().unwrap_or_default().to_string_lossy();
-            let rel = format!("{}/{partition_name}/{name}", raw::EVENTS_DIR);
+            let Ok(upload_date) = raw::parse_partition_name(&partition.file_name().unwrap_or_default().to_string_lossy()) else { continue };
+            let rel = raw::rel_path(upload_date, name);
             let landed = match &mut landed {
                 Some(l) => l,
                 None => landed.insert(lab.store().landed_files()?),
             };
             let versions = landed.get(&rel).map(Vec::as_slice).unwrap_or_default();
-            let staged_md5 = md5_of(&staged)?;
+            let staged_md5 = md5_of_file(&staged)?;
             if !versions.iter().any(|v| v.current && v.md5 == staged_md5) {
                 std::fs::remove_file(&staged).wrap_err_with(|| format!("removing {}", staged.display()))?;
                 done.removed += 1;
@@ -57,7 +55,7 @@ pub fn recover(lab: &Lab) -> Result<Recovered> {
             }
             let dest = partition.join(name);
             if dest.exists() {
-                let dest_md5 = md5_of(&dest)?;
+                let dest_md5 = md5_of_file(&dest)?;
                 match versions.iter().find(|v| !v.current && v.md5 == dest_md5) {
                     Some(old) => {
                         let kept = superseded_path(&lab.raw_root(), &rel, old.version);
@@ -88,8 +86,4 @@ fn read_dir_sorted(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
         .collect::<Result<_, _>>()?;
     out.sort();
     Ok(out)
-}
-
-fn md5_of(path: &Path) -> Result<String> {
-    Ok(hex(&md5::Md5::digest(std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?)))
 }

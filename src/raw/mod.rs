@@ -15,6 +15,12 @@ pub use stores::{Store, StoreTable};
 pub const EVENTS_DIR: &str = "pos/events";
 pub const STORES_FILE: &str = "stores.csv";
 
+/// A file's path in a raw zone, relative to its root: `pos/events/upload_date=D/NAME`. The lab
+/// records landed files by it.
+pub fn rel_path(upload_date: NaiveDate, name: &str) -> String {
+    format!("{EVENTS_DIR}/upload_date={upload_date}/{name}")
+}
+
 pub fn partition_dir(root: &Path, upload_date: NaiveDate) -> PathBuf {
     root.join(EVENTS_DIR).join(format!("upload_date={upload_date}"))
 }
