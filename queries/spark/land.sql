@@ -1,0 +1,32 @@
+-- land.sql (Spark): landing uploads' files into bronze. Beside queries/land.sql.
+-- Parsing is the driver's parse_file (spark/recount_spark.py), run in the executors, one task a
+-- file; these statements place its rows.
+
+-- define: uploads
+-- The uploads a landing writes, bound as one parameter :uploads (ISO dates joined by commas).
+transform(split(:uploads, ','), x -> to_date(x))
+
+-- name: landed_files
+-- Every recorded version of the files of uploads :uploads (the highest is the current one).
+SELECT upload_date, file_name, version, md5 FROM lake.recount.raw_files WHERE array_contains(@uploads, upload_date);
+
+-- name: stores_now
+SELECT store_id, country, timezone, currency FROM lake.recount.stores ORDER BY store_id;
+
+-- name: new_rows
+-- The parsed lines (temp view `parsed`): events with their store's country and business date,
+-- the calendar date of event_ts in the store's named zone by Spark's own time-zone rules
+-- (daylight-saving aware), and quarantined lines with their reason.
+SELECT p.upload_date, p.file_name, p.file_version, p.line, p.event_id, p.basket_id, p.store_id, p.till_id,
+       p.event_ts, p.uploaded_at, p.uploaded_at_ns, p.currency, s.country, p.revenue_minor, p.tenders,
+       CASE WHEN p.reason IS NULL THEN to_date(from_utc_timestamp(p.event_ts, s.timezone)) END AS business_date,
+       p.reason
+FROM parsed p LEFT JOIN lake.recount.stores s ON s.store_id = p.store_id AND p.reason IS NULL;
+
+-- name: kept_rows
+-- The rows uploads :uploads already hold of the versions raw_files records: a landing rewrites the
+-- partitions with them plus its new rows, so rows of a landing that died before its record go.
+SELECT e.* FROM lake.recount.bronze_events e
+JOIN lake.recount.raw_files f
+  ON f.upload_date = e.upload_date AND f.file_name = e.file_name AND f.version = e.file_version
+WHERE array_contains(@uploads, e.upload_date);

@@ -1,0 +1,80 @@
+-- v2.sql (Spark): the idempotent job, the same rules as queries/v2.sql (DuckDB), written for
+-- Spark SQL over Iceberg. One run per upload: the affected dates, an input hash per date, and
+-- for the dates whose hash changed a new silver and gold, each written by overwritePartitions()
+-- of exactly those dates. Parameters are bound by name (:name).
+
+-- define: changed_dates
+-- The dates a statement reads or rewrites, bound as one parameter :dates, ISO dates joined with
+-- commas (as dates_of in queries/schema.sql): Spark binds literals only, and an array is none.
+transform(split(:dates, ','), x -> to_date(x))
+
+-- define: in_window
+-- The lateness window (the contract's rule): business date d is built from the rows uploaded on
+-- d-1 .. d+:late_days. Written for a row's own upload_date and business_date.
+upload_date BETWEEN date_sub(business_date, 1) AND date_add(business_date, :late_days)
+
+-- define: copy_order
+-- THE order of a basket's copies, first one wins: the smallest uploaded_at, then event_id; an
+-- exact tie (the same message twice) goes to the copy first in the raw zone: upload date, file
+-- name (byte order: Spark compares strings by their UTF-8 bytes), line.
+uploaded_at_ns, event_id, upload_date, file_name, line
+
+-- name: current_events
+-- The events of current file versions: the highest version raw_files records of each path, with
+-- `current` false for the rows of superseded versions (kept for history). Rows of an unrecorded
+-- version (a landing that died before its record) and quarantined lines are not here. The driver
+-- caches this as view `events` for a run's statements.
+SELECT e.*, e.file_version = f.current_version AS current
+FROM lake.recount.bronze_events e
+JOIN (SELECT upload_date, file_name, max(version) AS current_version FROM lake.recount.raw_files
+      GROUP BY upload_date, file_name) f
+  ON f.upload_date = e.upload_date AND f.file_name = e.file_name AND e.file_version <= f.current_version
+WHERE e.reason IS NULL;
+
+-- name: upload_cells
+-- What upload :upload holds per version (current or not), business date and currency, as
+-- queries/v2.sql's upload_cells: `affected`, the date is one the run rebuilds (no older than
+-- :oldest = upload - late_days; dates of superseded versions too, so a correction that withdrew a
+-- date's rows rebuilds it); `beyond`, the rows never reach silver (older than the window, or dated
+-- more than a day after their upload: a till clock in the future).
+SELECT business_date, currency, current, count(*) AS rows, sum(revenue_minor) AS revenue_minor,
+       business_date >= :oldest AS affected, NOT (@in_window) AS beyond
+FROM events
+WHERE upload_date = :upload
+GROUP BY business_date, currency, current, upload_date;
+
+-- name: input_hashes
+-- One hash per date of :dates over what feeds it under the window (uploads d-1 .. d+late_days,
+-- current versions): every row's content and raw-zone position, and the window itself. A file
+-- recompressed with the same rows keeps the hash; a date whose rows were all withdrawn gets the
+-- hash of nothing. The version number is left out on purpose: the same rows are not a change.
+SELECT d.date AS business_date, count(e.line) AS rows,
+       concat('w', :late_days, ':', sha2(concat_ws(',', array_sort(collect_list(
+           md5(concat_ws('|', e.upload_date, e.file_name, e.line, e.event_id, e.basket_id, e.store_id,
+                         e.event_ts, e.uploaded_at_ns, e.currency, e.revenue_minor))))), 256)) AS input_hash
+FROM (SELECT explode(@changed_dates) AS date) d
+LEFT JOIN (SELECT * FROM events WHERE current) e ON e.business_date = d.date AND @in_window
+GROUP BY d.date
+ORDER BY d.date;
+
+-- name: silver_rows
+-- One row per basket of the changed dates :dates: its first copy in @copy_order among the
+-- current rows in the window; :first..:last bound the uploads read (partition pruning).
+SELECT business_date, basket_id, store_id, country, currency, revenue_minor, event_id, uploaded_at,
+       upload_date, file_name, file_version, line, copies
+FROM (
+    SELECT e.*, count(*) OVER (PARTITION BY basket_id) AS copies,
+           row_number() OVER (PARTITION BY basket_id
+                              ORDER BY @copy_order) AS copy_rank
+    FROM events e
+    WHERE current AND array_contains(@changed_dates, business_date)
+      AND @in_window
+      AND upload_date BETWEEN date_sub(:first, 1) AND date_add(:last, :late_days)
+)
+WHERE copy_rank = 1;
+
+-- name: gold_rows
+-- Gold of the changed dates, from the run's silver rows (temp view `silver`, what it commits).
+SELECT business_date, store_id, country, currency, count(*) AS baskets, sum(revenue_minor) AS revenue_minor
+FROM silver
+GROUP BY business_date, store_id, country, currency;

@@ -1,0 +1,845 @@
+"""recount's v2 job on Spark, into Iceberg tables.
+
+The Rust CLI (`recount spark ...`) runs this driver with the setup's Python; it is not meant to
+be called by hand, though it can be (`python recount_spark.py --help`). The rules are the Spark
+SQL files in queries/spark/ (beside the DuckDB ones in queries/); this file parses raw lines,
+binds parameters and commits. It talks to its caller on stdout, one JSON object a line:
+
+    {"event": "progress", "message": ..., "done": i, "total": n}
+    {"event": "result", ...}          the command's answer, once
+    {"event": "error", "message": ...} one line that says what failed
+
+Everything else (Spark's and Java's logs, a Python traceback) goes to stderr, which the caller
+keeps in a log file.
+"""
+
+import argparse
+import csv
+import datetime as dt
+import gzip
+import hashlib
+import io
+import json
+import os
+import re
+import sys
+import traceback
+import zlib
+
+CATALOG = "lake"
+NS = f"{CATALOG}.recount"
+GOLD = f"{NS}.daily_store_sales"
+SILVER = f"{NS}.silver_baskets"
+BRONZE = f"{NS}.bronze_events"
+QUARANTINE = f"{NS}.quarantine"
+RAW_FILES = f"{NS}.raw_files"
+STORES = f"{NS}.stores"
+PROP = "recount."  # every summary property this job writes starts with it
+
+# The same limits as the Rust parser (src/raw/mod.rs): a file, a line, an id.
+MAX_INFLATED_BYTES = 256 << 20
+MAX_LINE_BYTES = 64 << 10
+MAX_ID_BYTES = 256
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.jsonl\.gz$")
+
+
+def emit(event, **fields):
+    print(json.dumps({"event": event, **fields}, default=str), flush=True)
+
+
+def progress(message, done=None, total=None):
+    emit("progress", message=message, done=done, total=total)
+
+
+# --- the SQL files -------------------------------------------------------------------------------
+
+
+def load_queries(directory):
+    """Every `-- name: NAME` block of queries/spark/*.sql, as {file: {name: sql}}. A `-- define:
+    NAME` block holds text that statements use as `@NAME`, as build.rs does for the DuckDB files:
+    a rule Spark cannot hold in a function (a window's ORDER BY) is still written once."""
+    raw, defines = {}, {}
+    for entry in sorted(os.listdir(directory)):
+        if not entry.endswith(".sql"):
+            continue
+        blocks, kind, name, body = {}, None, None, []
+
+        def close():
+            if name:
+                text = "".join(body).strip().rstrip(";")
+                (defines if kind == "define" else blocks)[name] = text
+
+        with open(os.path.join(directory, entry), encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r"^-- (name|define): (\w+)\s*$", line)
+                if m:
+                    close()
+                    kind, name, body = m.group(1), m.group(2), []
+                elif name is not None and not line.lstrip().startswith("--"):
+                    body.append(line)
+        close()
+        raw[entry[:-4]] = blocks
+
+    def expand(text, where):
+        def one(m):
+            if m.group(1) not in defines:
+                raise ValueError(f"{where}: @{m.group(1)} is defined by no `-- define:` block")
+            return "(" + defines[m.group(1)] + ")" if m.group(1) != "copy_order" else defines[m.group(1)]
+        return re.sub(r"@(\w+)", one, text)
+
+    return {f: {n: expand(t, f"{f}.sql {n}") for n, t in blocks.items()} for f, blocks in raw.items()}
+
+
+class Sql:
+    def __init__(self, spark, directory):
+        self.spark = spark
+        self.q = load_queries(directory)
+
+    def __call__(self, file, name, **args):
+        """Runs one named statement with its parameters bound by name (never formatted in)."""
+        from pyspark.sql import functions as F
+
+        # A list of dates is bound as one text of ISO dates joined by commas (dates_of in v2.sql):
+        # Spark binds literals only, and an array is not one.
+        bound = {k: F.lit(",".join(str(x) for x in v) if isinstance(v, list) else v) for k, v in args.items()}
+        text = self.q[file][name]
+        return self.spark.sql(text, args=bound) if bound else self.spark.sql(text)
+
+
+# --- the session ---------------------------------------------------------------------------------
+
+
+def session(warehouse, master, jar):
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.appName("recount-v2")
+        .master(master)
+        .config("spark.jars", jar)
+        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+        .config(f"spark.sql.catalog.{CATALOG}", "org.apache.iceberg.spark.SparkCatalog")
+        .config(f"spark.sql.catalog.{CATALOG}.type", "hadoop")
+        .config(f"spark.sql.catalog.{CATALOG}.warehouse", os.path.abspath(warehouse))
+        # Every run reads the tables as the previous commit left them.
+        .config(f"spark.sql.catalog.{CATALOG}.cache-enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        # An overflowing sum is an error, never a wrapped number.
+        .config("spark.sql.ansi.enabled", "true")
+        .config("spark.sql.shuffle.partitions", os.environ.get("RECOUNT_SPARK_SHUFFLE_PARTITIONS", "8"))
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", os.environ.get("RECOUNT_SPARK_DRIVER_MEMORY", "2g"))
+    )
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def schema(sql):
+    for name in sql.q["schema"]:
+        sql("schema", name)
+
+
+# --- parsing, in the executors -------------------------------------------------------------------
+
+INSTANT = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def instant(text, name):
+    """An RFC 3339 instant as (aware datetime, nanoseconds since 1970), or the quarantine reason."""
+    m = INSTANT.match(text)
+    bad = f"{name} '{printable(text)}' is not an ISO-8601 instant"
+    if not m:
+        return None, bad
+    y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
+    frac, zone = m.group(7), m.group(8)
+    try:
+        t = dt.datetime(y, mo, d, h, mi, s, tzinfo=dt.timezone.utc)
+    except ValueError:
+        return None, bad
+    if zone not in ("Z", "z"):
+        sign = 1 if zone[0] == "+" else -1
+        zh, zm = int(zone[1:3]), int(zone[4:6])
+        if zh > 23 or zm > 59:
+            return None, bad
+        t -= sign * dt.timedelta(hours=zh, minutes=zm)
+    nanos_frac = int((frac[1:] + "000000000")[:9]) if frac else 0
+    ns = (t - EPOCH) // dt.timedelta(seconds=1) * 1_000_000_000 + nanos_frac
+    # Kept as nanoseconds since 1970, as the lab does: 1677..2262 only.
+    if not (I64_MIN <= ns <= I64_MAX):
+        return None, f"{name} '{printable(text)}' is out of range"
+    return t + dt.timedelta(microseconds=nanos_frac // 1000), ns
+
+
+def printable(text):
+    return "".join(c if c.isprintable() else "\ufffd" for c in text)
+
+
+def no_duplicates(pairs):
+    seen = {}
+    for k, v in pairs:
+        if k in seen:
+            raise ValueError(f"duplicate field `{k}`")
+        seen[k] = v
+    return seen
+
+
+def parse_line(text, stores, upload_date):
+    """One line against the contract: a dict of the row's fields, or a quarantine reason (str)."""
+    if len(text.encode("utf-8")) > MAX_LINE_BYTES:
+        return f"line of {len(text.encode('utf-8'))} bytes, longer than the {MAX_LINE_BYTES} recount parses"
+    try:
+        raw = json.loads(text, object_pairs_hook=no_duplicates)
+    except ValueError as e:
+        return f"malformed JSON: {e}"
+    if not isinstance(raw, dict):
+        return "malformed JSON: not an object"
+    fields = {}
+    for name in ("event_id", "basket_id", "store_id", "till_id", "event_ts", "uploaded_at", "currency"):
+        v = raw.get(name)
+        if v is None:
+            return f"missing required field {name}"
+        if not isinstance(v, str):
+            return f"malformed JSON: {name} is not a string"
+        if v == "":
+            return f"empty required field {name}"
+        fields[name] = v
+    event_ts, ev_ns = instant(fields["event_ts"], "event_ts")
+    if event_ts is None:
+        return ev_ns
+    uploaded_at, up_ns = instant(fields["uploaded_at"], "uploaded_at")
+    if uploaded_at is None:
+        return up_ns
+    for name in ("event_id", "basket_id", "store_id", "till_id", "currency"):
+        n = len(fields[name].encode("utf-8"))
+        if n > MAX_ID_BYTES:
+            return f"{name} of {n} bytes, longer than the {MAX_ID_BYTES} recount keeps"
+    tenders = raw.get("tenders")
+    if tenders is None:
+        return "missing required field tenders"
+    if not isinstance(tenders, list):
+        return "malformed JSON: tenders is not an array"
+    if not tenders:
+        return "tenders is empty: a basket needs at least one payment"
+    revenue = 0
+    for i, t in enumerate(tenders, 1):
+        if not isinstance(t, dict):
+            return "malformed JSON: a tender is not an object"
+        amount = t.get("amount_minor")
+        if amount is None:
+            return f"tender {i}: missing amount_minor"
+        if isinstance(amount, bool) or not isinstance(amount, int) or not (I64_MIN <= amount <= I64_MAX):
+            return f"tender {i}: amount_minor {amount} is not a 64-bit integer"
+        revenue += amount
+        if not (I64_MIN <= revenue <= I64_MAX):
+            return f"tender {i}: revenue overflows 64 bits"
+    store = stores.get(fields["store_id"])
+    if store is None:
+        return f"unknown store_id '{printable(fields['store_id'])}'"
+    if fields["currency"] != store["currency"]:
+        return f"currency '{printable(fields['currency'])}' differs from store {store['store_id']}'s {store['currency']}"
+    if uploaded_at.date() != upload_date:
+        return f"uploaded_at {uploaded_at.strftime('%Y-%m-%dT%H:%M:%S')} is not in partition upload_date={upload_date}"
+    return {
+        **fields,
+        "event_ts": event_ts,
+        "uploaded_at": uploaded_at,
+        "uploaded_at_ns": up_ns,
+        "revenue_minor": revenue,
+        "tenders": len(tenders),
+    }
+
+
+def gunzip(data, limit=MAX_INFLATED_BYTES):
+    """Every member of a gzip file, never inflating past `limit` bytes."""
+    if not data:
+        raise ValueError("empty file: not a gzip stream")
+    out, rest = [], data
+    total = 0
+    while rest:
+        d = zlib.decompressobj(wbits=31)
+        while True:
+            chunk = d.decompress(rest, limit + 1 - total)
+            total += len(chunk)
+            out.append(chunk)
+            if total > limit:
+                raise ValueError(f"inflates to more than {limit >> 20} MiB, the most one raw file may hold")
+            if d.eof:
+                rest = d.unused_data
+                break
+            if d.unconsumed_tail:
+                rest = d.unconsumed_tail
+                continue
+            raise ValueError("not a complete gzip stream (bad header, data or checksum, or cut short)")
+    return b"".join(out)
+
+
+def parse_file(upload_date, file_name, version, data, stores):
+    """Every line of one file as a row: an event, or a quarantined line with its reason."""
+    try:
+        text = gunzip(data).decode("utf-8")
+    except (ValueError, zlib.error, UnicodeDecodeError) as e:
+        raise ValueError(f"{upload_date}/{file_name}: truncated or corrupt .gz file ({e})") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for i, line in enumerate(lines, 1):
+        if line.endswith("\r"):
+            line = line[:-1]
+        base = {"upload_date": upload_date, "file_name": file_name, "file_version": version, "line": i}
+        parsed = "blank line" if not line.strip() else parse_line(line, stores, upload_date)
+        if isinstance(parsed, str):
+            yield {**base, "reason": parsed}
+        else:
+            yield {**base, **parsed, "reason": None}
+
+
+# --- landing -------------------------------------------------------------------------------------
+
+
+def read_stores(world):
+    path = os.path.join(world, "stores.csv")
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows or list(rows[0].keys()) != ["store_id", "country", "timezone", "currency"]:
+        raise ValueError(f"{path}: header must be store_id,country,timezone,currency")
+    return rows
+
+
+PARSED_FIELDS = [
+    ("upload_date", "date"), ("file_name", "string"), ("file_version", "int"), ("line", "int"),
+    ("event_id", "string"), ("basket_id", "string"), ("store_id", "string"), ("till_id", "string"),
+    ("event_ts", "timestamp"), ("uploaded_at", "timestamp"), ("uploaded_at_ns", "bigint"), ("currency", "string"),
+    ("revenue_minor", "bigint"), ("tenders", "int"), ("reason", "string"),
+]
+
+
+class Warehouse:
+    """One Spark session on one warehouse, and what a session's runs share: the current events
+    (cached until a landing changes them) and each date's input hash as gold holds it."""
+
+    def __init__(self, a):
+        self.spark = session(a.warehouse, a.master, a.jar)
+        self.sql = Sql(self.spark, a.queries)
+        schema(self.sql)
+        self._events = None
+        self.hashes, self.last_run = self._gold_state()
+        self.recover()
+
+    def table(self, name):
+        """The Iceberg table itself (Java), for its current snapshot id."""
+        jvm = self.spark._jvm
+        return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(self.spark._jsparkSession, name)
+
+    def current_snapshot(self, name):
+        t = self.table(name)
+        t.refresh()
+        snap = t.currentSnapshot()
+        return None if snap is None else snap.snapshotId()
+
+    def _gold_state(self):
+        """Each date's input hash and the last run id, from gold's current snapshot and its
+        ancestors: the newest one that wrote a date names its hash. Gold's commit is a run's
+        commit point, so this is what the last finished run left."""
+        hashes, last_run = {}, 0
+        for _, summary in gold_ancestry(self.spark):
+            last_run = max(last_run, int(summary.get(PROP + "run", 0)))
+            for k, v in summary.items():
+                if k.startswith(PROP + "input-hash."):
+                    hashes.setdefault(dt.date.fromisoformat(k[len(PROP + "input-hash."):]), v)
+        return hashes, last_run
+
+    def recover(self):
+        """A run commits silver, then gold. One killed between the two leaves silver ahead of
+        gold: silver is put back to the snapshot gold's current one names."""
+        from pyspark.sql import functions as F
+
+        gold = self.current_snapshot(GOLD)
+        silver = self.current_snapshot(SILVER)
+        if gold is None:
+            if silver is not None and self.spark.table(SILVER).limit(1).count():
+                self.spark.table(SILVER).limit(0).writeTo(SILVER).overwrite(F.lit(True))
+            return
+        summary = dict(self.spark.sql(f"SELECT summary FROM {GOLD}.snapshots WHERE snapshot_id = :s",
+                                      args={"s": F.lit(gold)}).first().summary or {})
+        want = summary.get(PROP + "silver-snapshot")
+        if want and silver is not None and int(want) != silver:
+            self.spark.sql("CALL lake.system.rollback_to_snapshot(table => :t, snapshot_id => :s)",
+                           args={"t": F.lit("recount.silver_baskets"), "s": F.lit(int(want))}).collect()
+            progress(f"recovered: silver put back to snapshot {want}, the one gold's current snapshot names")
+
+    def events(self):
+        if self._events is None:
+            self._events = self.sql("v2", "current_events").cache()
+            self._events.createOrReplaceTempView("events")
+        return self._events
+
+    def land(self, world, uploads):
+        """Lands uploads of `world` in one commit: each file new, corrected (its path's next
+        version) or unchanged. The uploads' bronze partitions are rewritten with the rows they
+        keep plus the new ones; the raw_files record, written after, is what makes a version
+        count (a landing killed between the two leaves rows no reader sees, and the next
+        landing drops them)."""
+        from pyspark.sql import Row, functions as F
+
+        stores = read_stores(world)
+        have = [r.asDict() for r in self.sql("land", "stores_now").collect()]
+        if have != stores:
+            self.spark.createDataFrame(stores, schema=self.spark.table(STORES).schema).writeTo(STORES).overwrite(F.lit(True))
+        landed = {}
+        for r in self.sql("land", "landed_files", uploads=uploads).collect():
+            key = (r.upload_date, r.file_name)
+            if key not in landed or r.version > landed[key][0]:
+                landed[key] = (r.version, r.md5)
+        reports, todo = [], []
+        for u in uploads:
+            part = os.path.join(world, "pos", "events", f"upload_date={u}")
+            names = sorted(n for n in os.listdir(part) if n.endswith(".jsonl.gz")) if os.path.isdir(part) else []
+            report = {"upload": str(u), "new": [], "corrected": [], "unchanged": [], "missing": [], "events": 0, "quarantined": 0}
+            for n in names:
+                if not FILE_NAME.match(n):
+                    raise ValueError(f"{part}: the file name {printable(n)!r} is not one the Spark job lands (letters, digits, . _ -)")
+                path = os.path.join(part, n)
+                with open(path, "rb") as f:
+                    md5 = hashlib.md5(f.read()).hexdigest()
+                old = landed.get((u, n))
+                if old is None:
+                    todo.append((u, n, 1, md5, path))
+                    report["new"].append(n)
+                elif old[1] != md5:
+                    todo.append((u, n, old[0] + 1, md5, path))
+                    report["corrected"].append(f"{n} v{old[0] + 1}")
+                else:
+                    report["unchanged"].append(n)
+            report["missing"] = sorted(n for (d, n) in landed if d == u and n not in names)
+            reports.append(report)
+        if not todo:
+            return reports
+
+        by_path = {os.path.abspath(p): (u, n, v) for u, n, v, _, p in todo}
+        b_stores = self.spark.sparkContext.broadcast({s["store_id"]: s for s in stores})
+        cols = [c for c, _ in PARSED_FIELDS]
+
+        def parse(item):
+            path, data = item
+            local = path[len("file:"):] if path.startswith("file:") else path
+            u, name, version = by_path[os.path.abspath(local)]
+            for r in parse_file(u, name, version, data, b_stores.value):
+                yield tuple(r.get(c) for c in cols)
+
+        ddl = ", ".join(f"{c} {t}" for c, t in PARSED_FIELDS)
+        rdd = self.spark.sparkContext.binaryFiles(",".join("file://" + p for p in by_path), minPartitions=len(by_path))
+        parsed = self.spark.createDataFrame(rdd.flatMap(parse), ddl).cache()
+        parsed.createOrReplaceTempView("parsed")
+        per_file = parsed.groupBy("upload_date", "file_name", "file_version").agg(
+            F.count(F.when(parsed.reason.isNull(), 1)).alias("events"), F.count(parsed.reason).alias("quarantined"))
+        counts = {(r.upload_date, r.file_name, r.file_version): (r.events, r.quarantined) for r in per_file.collect()}
+        touched = sorted({u for u, *_ in todo})
+        rows = self.sql("land", "kept_rows", uploads=touched).unionByName(self.sql("land", "new_rows"))
+        rows.writeTo(BRONZE).option("snapshot-property.recount.uploads", ",".join(map(str, touched))).overwritePartitions()
+        now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        records = [
+            Row(upload_date=u, file_name=n, version=v, md5=md5, bytes=os.path.getsize(p),
+                events=counts.get((u, n, v), (0, 0))[0], quarantined=counts.get((u, n, v), (0, 0))[1], landed_at=now)
+            for u, n, v, md5, p in todo
+        ]
+        self.spark.createDataFrame(records, schema=self.spark.table(RAW_FILES).schema).writeTo(RAW_FILES).append()
+        parsed.unpersist()
+        for report in reports:
+            u = dt.date.fromisoformat(report["upload"])
+            mine = [counts.get((u, n, v), (0, 0)) for (d, n, v, _, _) in todo if d == u]
+            report["events"] = sum(e for e, _ in mine)
+            report["quarantined"] = sum(q for _, q in mine)
+        if self._events is not None:
+            self._events.unpersist()
+            self._events = None
+        return reports
+
+    def corrected(self, upload):
+        """The current files of `upload` that are corrections (version 2 or later)."""
+        from pyspark.sql import functions as F
+
+        rows = self.spark.sql(
+            f"SELECT file_name, max(version) AS v FROM {RAW_FILES} WHERE upload_date = :u GROUP BY file_name HAVING max(version) > 1",
+            args={"u": F.lit(upload)}).collect()
+        return sorted(f"{r.file_name} v{r.v}" for r in rows)
+
+    def v2_run(self, upload, late_days, trigger):
+        """One v2 run for `upload`: the affected dates, their input hashes, and for the dates whose
+        hash changed new silver and gold, each written with overwritePartitions() of exactly those
+        dates (silver first; gold, with the run's evidence as snapshot properties, commits it)."""
+        from pyspark.sql import functions as F
+
+        self.events()
+        oldest = upload - dt.timedelta(days=late_days)
+        affected, beyond = set(), {}
+        for c in self.sql("v2", "upload_cells", upload=upload, oldest=oldest, late_days=late_days).collect():
+            if c.affected:
+                affected.add(c.business_date)
+            if c.beyond and c.current:
+                b = beyond.setdefault((c.business_date, c.currency), [0, 0])
+                b[0] += c.rows
+                b[1] += c.revenue_minor
+        affected = sorted(affected)
+        result = {
+            "upload": str(upload), "trigger": trigger, "late_days": late_days, "action": "skipped", "dates": [],
+            "beyond_window": [{"business_date": str(d), "currency": cur, "rows": n, "revenue_minor": r}
+                              for (d, cur), (n, r) in sorted(beyond.items())],
+        }
+        if not affected:
+            return result
+        hashes = {r.business_date: (r.input_hash, r.rows) for r in self.sql("v2", "input_hashes", dates=affected, late_days=late_days).collect()}
+        changed = [d for d in affected if self.hashes.get(d) != hashes[d][0]]
+        for d in affected:
+            result["dates"].append({"business_date": str(d), "action": "overwrite" if d in changed else "skipped",
+                                    "input_rows": hashes[d][1], "input_hash": hashes[d][0]})
+        if not changed:
+            return result
+        run_id = self.last_run + 1
+        corrected = self.corrected(upload)
+        props = {
+            PROP + "run": str(run_id), PROP + "upload": str(upload), PROP + "trigger": trigger,
+            PROP + "late-days": str(late_days), PROP + "dates": ",".join(map(str, changed)),
+        }
+        if corrected:
+            props[PROP + "corrected"] = ",".join(corrected)
+        for d in changed:
+            props[f"{PROP}input-hash.{d}"] = hashes[d][0]
+
+        def write(df, table, present, extra):
+            # overwritePartitions() replaces exactly the partitions the rows hold. A changed date
+            # left with no rows (a correction withdrew them all) is in no partition of `df`, so then
+            # the same dates are replaced by an explicit filter: one atomic overwrite either way.
+            w = df.writeTo(table)
+            for k, v in {**props, **extra}.items():
+                w = w.option("snapshot-property." + k, v)
+            if present == set(changed):
+                w.overwritePartitions()
+            else:
+                w.overwrite(F.col("business_date").isin(changed))
+            return self.current_snapshot(table)
+
+        silver = self.sql("v2", "silver_rows", dates=changed, late_days=late_days, first=min(changed), last=max(changed)).cache()
+        silver.createOrReplaceTempView("silver")
+        gold = self.sql("v2", "gold_rows").cache()
+        counts = {}
+        for r in gold.groupBy("business_date").agg(F.count("*").alias("g"), F.sum("baskets").alias("s")).collect():
+            counts[r.business_date] = (r.s, r.g)
+        silver_snapshot = write(silver, SILVER, set(counts), {})
+        gold_snapshot = write(gold, GOLD, set(counts), {PROP + "silver-snapshot": str(silver_snapshot)})
+        silver.unpersist()
+        gold.unpersist()
+        self.last_run = run_id
+        for d in changed:
+            self.hashes[d] = hashes[d][0]
+        for entry in result["dates"]:
+            d = dt.date.fromisoformat(entry["business_date"])
+            if d in changed:
+                entry["silver_rows"], entry["gold_rows"] = counts.get(d, (0, 0))
+        result.update(action="overwrite", run=run_id, snapshot_id=gold_snapshot, silver_snapshot_id=silver_snapshot,
+                      corrected=corrected)
+        return result
+
+    def fingerprint(self, as_of=None):
+        if as_of is None:
+            self.spark.table(GOLD).createOrReplaceTempView("gold")
+        else:
+            # The same read as SQL's `SELECT ... FROM gold VERSION AS OF s`.
+            self.spark.sql(f"SELECT * FROM {GOLD} VERSION AS OF {int(as_of)}").createOrReplaceTempView("gold")
+        r = self.sql("fingerprint", "fingerprint").first()
+        return {"rows": r.rows, "md5": r.md5, "as_of": as_of, "reader": "spark"}
+
+    def rollback(self, snapshot):
+        """Gold back to `snapshot` with Iceberg's rollback_to_snapshot, and silver to the snapshot
+        that run wrote (silver first: gold's current snapshot is what runs read hashes from)."""
+        from pyspark.sql import functions as F
+
+        row = self.spark.sql(f"SELECT summary FROM {GOLD}.snapshots WHERE snapshot_id = :s", args={"s": F.lit(snapshot)}).first()
+        if row is None:
+            raise ValueError(f"gold has no snapshot {snapshot}; `recount spark snapshots` lists them")
+        silver = dict(row.summary or {}).get(PROP + "silver-snapshot")
+        if silver:
+            self.spark.sql("CALL lake.system.rollback_to_snapshot(table => :t, snapshot_id => :s)",
+                           args={"t": F.lit("recount.silver_baskets"), "s": F.lit(int(silver))}).collect()
+        self.spark.sql("CALL lake.system.rollback_to_snapshot(table => :t, snapshot_id => :s)",
+                       args={"t": F.lit("recount.daily_store_sales"), "s": F.lit(snapshot)}).collect()
+        self.hashes, self.last_run = self._gold_state()
+        return {"snapshot_id": snapshot, "silver_snapshot_id": int(silver) if silver else None}
+
+
+def gold_ancestry(spark):
+    """Gold's current snapshot and its ancestors, newest first, with their summaries."""
+    rows = spark.sql(
+        f"SELECT h.snapshot_id, h.made_current_at, s.summary FROM {GOLD}.history h "
+        f"JOIN {GOLD}.snapshots s ON s.snapshot_id = h.snapshot_id WHERE h.is_current_ancestor "
+        "ORDER BY h.made_current_at DESC"
+    ).collect()
+    seen, out = set(), []
+    for r in rows:
+        if r.snapshot_id not in seen:
+            seen.add(r.snapshot_id)
+            out.append((r.snapshot_id, dict(r.summary or {})))
+    return out
+
+
+def cmd_run(a):
+    w = Warehouse(a)
+    uploads = [dt.date.fromisoformat(u) for u in a.uploads.split(",")]
+    runs, landings = [], []
+    total = len(uploads) + (len(uploads) if a.daily else 1)
+    step = 0
+
+    def tick(message):
+        nonlocal step
+        progress(message, step, total)
+        step += 1
+
+    if a.daily:
+        for u in uploads:
+            tick(f"landing {u}")
+            landings += w.land(a.world, [u])
+            tick(f"v2 run of upload {u}")
+            runs.append(w.v2_run(u, a.late_days, a.trigger))
+    else:
+        tick(f"landing {len(uploads)} upload(s)")
+        landings += w.land(a.world, sorted(uploads))
+        for u in uploads:
+            tick(f"v2 run of upload {u}")
+            runs.append(w.v2_run(u, a.late_days, a.trigger))
+    progress("fingerprint", step, total)
+    emit("result", landings=landings, runs=runs, fingerprint=w.fingerprint())
+    w.spark.stop()
+
+
+def cmd_fingerprint(a):
+    if a.reader == "pyiceberg":
+        emit("result", **pyiceberg_fingerprint(a.warehouse, a.as_of))
+        return
+    w = Warehouse(a)
+    emit("result", **w.fingerprint(a.as_of))
+    w.spark.stop()
+
+
+def cmd_rollback(a):
+    w = Warehouse(a)
+    done = w.rollback(a.snapshot)
+    emit("result", **done, fingerprint=w.fingerprint())
+    w.spark.stop()
+
+
+# --- reading Iceberg's metadata with pyiceberg (no JVM) ------------------------------------------
+
+
+def static_table(warehouse, name):
+    from pyiceberg.table import StaticTable
+
+    meta = os.path.join(os.path.abspath(warehouse), "recount", name, "metadata")
+    hint = os.path.join(meta, "version-hint.text")
+    if not os.path.exists(hint):
+        raise ValueError(f"{warehouse} holds no Iceberg table recount.{name}: run `recount spark run` first")
+    with open(hint) as f:
+        version = f.read().strip()
+    return StaticTable.from_metadata(os.path.join(meta, f"v{version}.metadata.json"))
+
+
+def snapshot_rows(table):
+    current = table.current_snapshot()
+    ancestors = set()
+    by_id = {s.snapshot_id: s for s in table.snapshots()}
+    s = current
+    while s is not None:
+        ancestors.add(s.snapshot_id)
+        s = by_id.get(s.parent_snapshot_id) if s.parent_snapshot_id is not None else None
+    rows = []
+    for s in sorted(table.snapshots(), key=lambda s: (s.timestamp_ms, s.sequence_number or 0)):
+        summary = dict(s.summary.additional_properties) if s.summary else {}
+        rows.append({
+            "snapshot_id": s.snapshot_id,
+            "parent_id": s.parent_snapshot_id,
+            "committed_at": dt.datetime.fromtimestamp(s.timestamp_ms / 1000, dt.timezone.utc).isoformat(timespec="milliseconds"),
+            "operation": s.summary.operation.value if s.summary else None,
+            "current": current is not None and s.snapshot_id == current.snapshot_id,
+            "current_ancestor": s.snapshot_id in ancestors,
+            "properties": {k: v for k, v in sorted(summary.items())},
+        })
+    return rows
+
+
+def gold_rows(table, snapshot_id=None, date=None):
+    from pyiceberg.expressions import EqualTo
+
+    from pyiceberg.expressions import AlwaysTrue
+
+    scan = table.scan(snapshot_id=snapshot_id, row_filter=EqualTo("business_date", date.isoformat()) if date else AlwaysTrue())
+    arrow = scan.to_arrow()
+    rows = arrow.to_pylist()
+    rows.sort(key=lambda r: (r["business_date"], r["store_id"].encode("utf-8")))
+    return rows
+
+
+def pyiceberg_fingerprint(warehouse, as_of=None):
+    table = static_table(warehouse, "daily_store_sales")
+    rows = gold_rows(table, snapshot_id=as_of)
+    text = "\n".join(
+        f"{r['business_date']:%Y-%m-%d}|{r['store_id']}|{r['country']}|{r['currency']}|{r['baskets']}|{r['revenue_minor']}" for r in rows
+    )
+    return {"rows": len(rows), "md5": hashlib.md5(text.encode("utf-8")).hexdigest(), "as_of": as_of, "reader": "pyiceberg"}
+
+
+def cmd_snapshots(a):
+    table = static_table(a.warehouse, a.table)
+    emit("result", table=f"recount.{a.table}", snapshots=snapshot_rows(table))
+
+
+def files_by_partition(table, snapshot_id):
+    """The data files each business_date partition holds at a snapshot (None: no snapshot)."""
+    out = {}
+    if snapshot_id is None:
+        return out
+    for task in table.scan(snapshot_id=snapshot_id).plan_files():
+        d = task.file.partition[0]
+        key = str(dt.date(1970, 1, 1) + dt.timedelta(days=d)) if isinstance(d, int) else str(d)
+        out.setdefault(key, []).append(task.file.file_path)
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def cmd_gold(a):
+    table = static_table(a.warehouse, "daily_store_sales")
+    date = dt.date.fromisoformat(a.date)
+    rows = gold_rows(table, snapshot_id=a.as_of, date=date)
+    current = table.current_snapshot()
+    emit("result", business_date=a.date, snapshot_id=a.as_of or (current.snapshot_id if current else None),
+         rows=[{k: (str(v) if k == "business_date" else v) for k, v in r.items()} for r in rows])
+
+
+def cmd_evidence(a):
+    """Three files from Iceberg's metadata: the run-to-snapshot map, the date's current gold, and
+    a comparison of the two newest snapshots that rewrote it (store by store, and every other
+    partition's data files before and after)."""
+    table = static_table(a.warehouse, "daily_store_sales")
+    date = dt.date.fromisoformat(a.date)
+    snaps = snapshot_rows(table)
+    runs = [
+        {
+            "run": int(s["properties"].get(PROP + "run", 0)) or None,
+            "snapshot_id": s["snapshot_id"],
+            "parent_id": s["parent_id"],
+            "committed_at": s["committed_at"],
+            "operation": s["operation"],
+            "current_ancestor": s["current_ancestor"],
+            "upload": s["properties"].get(PROP + "upload"),
+            "trigger": s["properties"].get(PROP + "trigger"),
+            "late_days": s["properties"].get(PROP + "late-days"),
+            "dates": [d for d in s["properties"].get(PROP + "dates", "").split(",") if d],
+            "corrected": [c for c in s["properties"].get(PROP + "corrected", "").split(",") if c],
+            "silver_snapshot_id": s["properties"].get(PROP + "silver-snapshot"),
+            "input_hashes": {k[len(PROP + "input-hash."):]: v for k, v in s["properties"].items() if k.startswith(PROP + "input-hash.")},
+        }
+        for s in snaps
+    ]
+    writers = [r for r in runs if r["current_ancestor"] and a.date in r["dates"]]
+    current = table.current_snapshot()
+    gold_now = gold_rows(table, snapshot_id=current.snapshot_id if current else None, date=date) if current else []
+    after = writers[-1]["snapshot_id"] if writers else None
+    before = writers[-2]["snapshot_id"] if len(writers) > 1 else None
+    rows_before = {r["store_id"]: r for r in gold_rows(table, snapshot_id=before, date=date)} if before else {}
+    rows_after = {r["store_id"]: r for r in gold_rows(table, snapshot_id=after, date=date)} if after else {}
+    stores = []
+    for sid in sorted(set(rows_before) | set(rows_after), key=lambda s: s.encode("utf-8")):
+        b, n = rows_before.get(sid), rows_after.get(sid)
+        stores.append({
+            "store_id": sid,
+            "currency": (n or b)["currency"],
+            "baskets_before": b["baskets"] if b else 0,
+            "baskets_after": n["baskets"] if n else 0,
+            "revenue_before_minor": b["revenue_minor"] if b else 0,
+            "revenue_after_minor": n["revenue_minor"] if n else 0,
+            "revenue_delta_minor": (n["revenue_minor"] if n else 0) - (b["revenue_minor"] if b else 0),
+        })
+    fb, fa = files_by_partition(table, before), files_by_partition(table, after)
+    others = [
+        {"business_date": d, "files_before": len(fb.get(d, [])), "files_after": len(fa.get(d, [])), "same_files": fb.get(d) == fa.get(d)}
+        for d in sorted(set(fb) | set(fa)) if d != a.date
+    ]
+    comparison = {
+        "business_date": a.date,
+        "snapshot_before": before,
+        "snapshot_after": after,
+        "stores": stores,
+        "other_partitions": others,
+        "other_partitions_untouched": all(o["same_files"] for o in others),
+    }
+    os.makedirs(a.out, exist_ok=True)
+    files = []
+    for name, body in (
+        ("run_snapshot_map.json", {"table": "recount.daily_store_sales", "runs": runs}),
+        (f"gold_{a.date}.json", {"business_date": a.date, "snapshot_id": current.snapshot_id if current else None,
+                                 "rows": [{k: (str(v) if k == "business_date" else v) for k, v in r.items()} for r in gold_now]}),
+        (f"snapshot_comparison_{a.date}.json", comparison),
+    ):
+        path = os.path.join(a.out, name)
+        text = json.dumps(body, indent=2, sort_keys=False, default=str) + "\n"
+        with open(path + ".part", "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(path + ".part", path)
+        files.append({"path": path, "md5": hashlib.md5(text.encode("utf-8")).hexdigest()})
+    emit("result", files=files, comparison=comparison)
+
+
+# --- entry ---------------------------------------------------------------------------------------
+
+
+def one_line(e):
+    """What failed, in one line: a Java exception's class and first message line, else Python's."""
+    text = str(e)
+    java = getattr(e, "java_exception", None)
+    if java is not None:
+        try:
+            text = f"{java.getClass().getName()}: {java.getMessage()}"
+        except Exception:  # the gateway may be gone
+            pass
+    first = next((l.strip() for l in text.splitlines() if l.strip()), type(e).__name__)
+    return first if ":" in first or java is not None else f"{type(e).__name__}: {first}"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="recount_spark")
+    p.add_argument("--warehouse", required=True)
+    p.add_argument("--queries", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "queries", "spark"))
+    p.add_argument("--jar", default=os.environ.get("RECOUNT_ICEBERG_JAR", ""))
+    p.add_argument("--master", default="local[2]")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--world", required=True)
+    r.add_argument("--uploads", required=True, help="upload dates, comma-separated, in run order")
+    r.add_argument("--late-days", type=int, default=2)
+    r.add_argument("--daily", action="store_true")
+    r.add_argument("--trigger", default="upload")
+    f = sub.add_parser("fingerprint")
+    f.add_argument("--as-of", type=int)
+    f.add_argument("--reader", choices=["spark", "pyiceberg"], default="spark")
+    s = sub.add_parser("snapshots")
+    s.add_argument("--table", default="daily_store_sales")
+    g = sub.add_parser("gold")
+    g.add_argument("--date", required=True)
+    g.add_argument("--as-of", type=int)
+    e = sub.add_parser("evidence")
+    e.add_argument("--date", required=True)
+    e.add_argument("--out", required=True)
+    b = sub.add_parser("rollback")
+    b.add_argument("--snapshot", type=int, required=True)
+    a = p.parse_args(argv)
+    commands = {"run": cmd_run, "fingerprint": cmd_fingerprint, "snapshots": cmd_snapshots, "gold": cmd_gold,
+                "evidence": cmd_evidence, "rollback": cmd_rollback}
+    try:
+        commands[a.command](a)
+    except Exception as e:  # noqa: BLE001 - the caller gets one line, the log the rest
+        traceback.print_exc(file=sys.stderr)
+        emit("error", message=one_line(e))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
