@@ -1,9 +1,9 @@
 //! `cargo bench` runs `recount bench` on the small world (quick); the full figures come from
-//! `recount bench --preset full --baseline ../shared/baseline/run.sh` (see docs/performance.md).
+//! `recount bench --preset full --baseline bench/classic/run.sh` (see docs/performance.md).
 
 fn main() -> color_eyre::Result<()> {
     let work = std::env::temp_dir().join("recount-cargo-bench");
-    let baseline = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/baseline/run.sh");
+    let baseline = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/classic/run.sh");
     let preset = match std::env::var("RECOUNT_BENCH_PRESET").as_deref() {
         Ok("full") => recount::world::Preset::Full,
         _ => recount::world::Preset::Small,

@@ -7,7 +7,7 @@ recount=${1:-${CARGO_TARGET_DIR:-target}/release/recount}
 work=${BENCH_DIR:-/var/tmp/recount-bench}
 mkdir -p "$work"
 echo "== recount bench (full preset, 3 runs, baseline in the same run)"
-NO_COLOR=1 "$recount" bench --preset full --runs 3 --work-dir "$work" --baseline ../shared/baseline/run.sh
+NO_COLOR=1 "$recount" bench --preset full --runs 3 --work-dir "$work" --baseline bench/classic/run.sh
 echo
 echo "== growth: land every upload + v2 backfill backwards, from an empty lab (3 runs each; take the median)"
 sync  # the baseline's database is written back before the growth runs, not during them

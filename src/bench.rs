@@ -445,7 +445,7 @@ impl Report for BenchReport {
         let Some(b) = &self.baseline else {
             return vec![reports::Note {
                 status: reports::Status::Info,
-                text: "baseline not run (pass --baseline ../shared/baseline/run.sh)".into(),
+                text: "baseline not run (pass --baseline bench/classic/run.sh)".into(),
             }];
         };
         vec![
