@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up what `recount spark` needs, from the package registries only, and is safe to run again:
 #   - Java 17 (apt, only when no java 17+ is on PATH),
-#   - a Python venv with pinned pyspark 3.5.x, pyiceberg and pyarrow,
+#   - a Python venv with pinned pyspark 3.5.x, pyiceberg, pyarrow and pandas,
 #   - the Iceberg Spark runtime jar for Spark 3.5 / Scala 2.12, taken from the PyPI package
 #     snowpark-connect-deps-iceberg 1.0.2 (there is no Maven here; 1.0.3's jars are broken).
 # The setup goes to $RECOUNT_SPARK_HOME, else ~/.local/share/recount/spark; recount looks there.
@@ -11,11 +11,14 @@ set -euo pipefail
 PYSPARK_VERSION=3.5.9
 PYICEBERG_VERSION=0.10.0
 PYARROW_VERSION=21.0.0
+# pyspark 3.5's Arrow paths (mapInArrow, which landing parses with) import pandas.
+PANDAS_VERSION=2.2.3
+NUMPY_VERSION=2.2.6
 ICEBERG_DEPS_VERSION=1.0.2
 ICEBERG_JAR=iceberg-spark-runtime-3.5_2.12-1.10.2.jar
 
 home="${RECOUNT_SPARK_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/recount/spark}"
-stamp="pyspark=$PYSPARK_VERSION pyiceberg=$PYICEBERG_VERSION pyarrow=$PYARROW_VERSION jar=$ICEBERG_JAR"
+stamp="pyspark=$PYSPARK_VERSION pyiceberg=$PYICEBERG_VERSION pyarrow=$PYARROW_VERSION pandas=$PANDAS_VERSION jar=$ICEBERG_JAR"
 if [[ -f "$home/ready" && "$(cat "$home/ready")" == "$stamp" && -x "$home/venv/bin/python" && -f "$home/jars/$ICEBERG_JAR" ]]; then
   echo "spark setup: ready in $home ($stamp)"
   exit 0
@@ -40,8 +43,9 @@ if [[ ! -x "$home/venv/bin/python" ]]; then
   "$python" -m venv "$home/venv"
 fi
 pip=("$home/venv/bin/python" -m pip --disable-pip-version-check -q)
-echo "spark setup: pyspark $PYSPARK_VERSION, pyiceberg $PYICEBERG_VERSION, pyarrow $PYARROW_VERSION"
-"${pip[@]}" install "pyspark==$PYSPARK_VERSION" "pyiceberg==$PYICEBERG_VERSION" "pyarrow==$PYARROW_VERSION"
+echo "spark setup: pyspark $PYSPARK_VERSION, pyiceberg $PYICEBERG_VERSION, pyarrow $PYARROW_VERSION, pandas $PANDAS_VERSION"
+"${pip[@]}" install "pyspark==$PYSPARK_VERSION" "pyiceberg==$PYICEBERG_VERSION" "pyarrow==$PYARROW_VERSION" \
+  "pandas==$PANDAS_VERSION" "numpy==$NUMPY_VERSION"
 
 if [[ ! -f "$home/jars/$ICEBERG_JAR" ]]; then
   echo "spark setup: $ICEBERG_JAR from snowpark-connect-deps-iceberg $ICEBERG_DEPS_VERSION"
@@ -70,7 +74,7 @@ import sys
 from pyspark.sql import SparkSession
 jar, warehouse = sys.argv[1], sys.argv[2]
 s = (SparkSession.builder.master("local[1]").config("spark.jars", jar)
-     .config("spark.ui.enabled", "false")
+     .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
      .config("spark.sql.catalog.smoke", "org.apache.iceberg.spark.SparkCatalog")
      .config("spark.sql.catalog.smoke.type", "hadoop")
      .config("spark.sql.catalog.smoke.warehouse", warehouse).getOrCreate())

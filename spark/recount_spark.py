@@ -52,6 +52,26 @@ def progress(message, done=None, total=None):
     emit("progress", message=message, done=done, total=total)
 
 
+class timed:
+    """With RECOUNT_PROFILE set, how long a step took, on stderr (the log)."""
+
+    on = bool(os.environ.get("RECOUNT_PROFILE"))
+
+    def __init__(self, step):
+        self.step = step
+
+    def __enter__(self):
+        import time
+
+        self.t = time.perf_counter()
+
+    def __exit__(self, *exc):
+        import time
+
+        if self.on:
+            print(f"recount-profile {self.step}: {(time.perf_counter() - self.t) * 1000:.0f} ms", file=sys.stderr, flush=True)
+
+
 # --- the SQL files -------------------------------------------------------------------------------
 
 
@@ -113,10 +133,13 @@ class Sql:
 def session(warehouse, master, jar):
     from pyspark.sql import SparkSession
 
+    # The executors' Python is this one (the setup's venv, with pyarrow and pandas).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.appName("recount-v2")
         .master(master)
         .config("spark.jars", jar)
+
         .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
         .config(f"spark.sql.catalog.{CATALOG}", "org.apache.iceberg.spark.SparkCatalog")
         .config(f"spark.sql.catalog.{CATALOG}.type", "hadoop")
@@ -126,10 +149,16 @@ def session(warehouse, master, jar):
         .config("spark.sql.session.timeZone", "UTC")
         # An overflowing sum is an error, never a wrapped number.
         .config("spark.sql.ansi.enabled", "true")
-        .config("spark.sql.shuffle.partitions", os.environ.get("RECOUNT_SPARK_SHUFFLE_PARTITIONS", "8"))
+        # Few shuffle partitions and no adaptive planning: a run's data is a few dates, and on
+        # local[2] planning and task start-up, not data, were most of its time (docs/performance.md).
+        # A cluster sets both to its size through RECOUNT_SPARK_SHUFFLE_PARTITIONS / _AQE.
+        .config("spark.sql.shuffle.partitions", os.environ.get("RECOUNT_SPARK_SHUFFLE_PARTITIONS", "2"))
+        .config("spark.sql.adaptive.enabled", os.environ.get("RECOUNT_SPARK_AQE", "false"))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", os.environ.get("RECOUNT_SPARK_DRIVER_MEMORY", "2g"))
+        # C1 only: a job of many short queries spends more in the JIT than in the data.
+        .config("spark.driver.extraJavaOptions", os.environ.get("RECOUNT_SPARK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1"))
     )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
@@ -316,22 +345,48 @@ PARSED_FIELDS = [
 ]
 
 
+def arrow_schema():
+    import pyarrow as pa
+
+    types = {"date": pa.date32(), "string": pa.string(), "int": pa.int32(), "bigint": pa.int64(),
+             "timestamp": pa.timestamp("us", tz="UTC")}
+    return pa.schema([(c, types[t]) for c, t in PARSED_FIELDS])
+
+
 class Warehouse:
     """One Spark session on one warehouse, and what a session's runs share: the current events
-    (cached until a landing changes them) and each date's input hash as gold holds it."""
+    (cached until a landing changes them), the per-upload cells and per-date input hashes of that
+    state of bronze, the landed file versions, and each date's input hash as gold holds it. Small
+    metadata (snapshots, raw_files, stores) is read with pyiceberg: no Spark job for it."""
 
     def __init__(self, a):
-        self.spark = session(a.warehouse, a.master, a.jar)
+        self.path = a.warehouse
+        with timed("session"):
+            self.spark = session(a.warehouse, a.master, a.jar)
         self.sql = Sql(self.spark, a.queries)
-        schema(self.sql)
+        with timed("schema"):
+            if not all(has_table(a.warehouse, t) for t in TABLES):
+                schema(self.sql)
         self._events = None
-        self.hashes, self.last_run = self._gold_state()
-        self.recover()
+        self._state = None
+        self._dirty = set()
+        with timed("gold state"):
+            self.hashes, self.last_run = gold_state(a.warehouse)
+            self.recover()
+            self.files = landed_versions(a.warehouse)
 
     def table(self, name):
         """The Iceberg table itself (Java), for its current snapshot id."""
         jvm = self.spark._jvm
         return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(self.spark._jsparkSession, name)
+
+    def rollback_to(self, name, snapshot):
+        """Iceberg's rollback_to_snapshot (the procedure `CALL lake.system.rollback_to_snapshot`
+        runs), through the table API: a procedure's arguments cannot be bound parameters, and
+        nothing is formatted into SQL text here."""
+        t = self.table(name)
+        t.refresh()
+        t.manageSnapshots().rollbackTo(int(snapshot)).commit()
 
     def current_snapshot(self, name):
         t = self.table(name)
@@ -339,35 +394,21 @@ class Warehouse:
         snap = t.currentSnapshot()
         return None if snap is None else snap.snapshotId()
 
-    def _gold_state(self):
-        """Each date's input hash and the last run id, from gold's current snapshot and its
-        ancestors: the newest one that wrote a date names its hash. Gold's commit is a run's
-        commit point, so this is what the last finished run left."""
-        hashes, last_run = {}, 0
-        for _, summary in gold_ancestry(self.spark):
-            last_run = max(last_run, int(summary.get(PROP + "run", 0)))
-            for k, v in summary.items():
-                if k.startswith(PROP + "input-hash."):
-                    hashes.setdefault(dt.date.fromisoformat(k[len(PROP + "input-hash."):]), v)
-        return hashes, last_run
-
     def recover(self):
         """A run commits silver, then gold. One killed between the two leaves silver ahead of
         gold: silver is put back to the snapshot gold's current one names."""
         from pyspark.sql import functions as F
 
-        gold = self.current_snapshot(GOLD)
-        silver = self.current_snapshot(SILVER)
+        gold = static_table(self.path, "daily_store_sales").current_snapshot()
+        silver = static_table(self.path, "silver_baskets").current_snapshot()
         if gold is None:
             if silver is not None and self.spark.table(SILVER).limit(1).count():
                 self.spark.table(SILVER).limit(0).writeTo(SILVER).overwrite(F.lit(True))
+                progress("recovered: silver emptied, as no gold snapshot was committed")
             return
-        summary = dict(self.spark.sql(f"SELECT summary FROM {GOLD}.snapshots WHERE snapshot_id = :s",
-                                      args={"s": F.lit(gold)}).first().summary or {})
-        want = summary.get(PROP + "silver-snapshot")
-        if want and silver is not None and int(want) != silver:
-            self.spark.sql("CALL lake.system.rollback_to_snapshot(table => :t, snapshot_id => :s)",
-                           args={"t": F.lit("recount.silver_baskets"), "s": F.lit(int(want))}).collect()
+        want = (gold.summary.additional_properties if gold.summary else {}).get(PROP + "silver-snapshot")
+        if want and silver is not None and int(want) != silver.snapshot_id:
+            self.rollback_to(SILVER, int(want))
             progress(f"recovered: silver put back to snapshot {want}, the one gold's current snapshot names")
 
     def events(self):
@@ -376,23 +417,48 @@ class Warehouse:
             self._events.createOrReplaceTempView("events")
         return self._events
 
+    def state(self, late_days):
+        """Per upload, its cells; per date, its input hash and rows. Runs do not change bronze, so
+        this is computed once per state of it: whole at first, then after a landing only for the
+        uploads it wrote and the dates their rows carry."""
+        self.events()
+        if self._state is not None and self._state[0] == late_days and not self._dirty:
+            return self._state[1], self._state[2]
+        whole = self._state is None or self._state[0] != late_days
+        args = {"late_days": late_days, "all": whole, "uploads": sorted(self._dirty) if not whole else []}
+        cells = {} if whole else dict(self._state[1])
+        hashes = {} if whole else dict(self._state[2])
+        with timed("state: cells"):
+            fresh = {}
+            for c in self.sql("v2", "upload_cells", **args).collect():
+                fresh.setdefault(c.upload_date, []).append(c)
+            for u in ([] if whole else self._dirty):
+                cells.pop(u, None)
+            cells.update(fresh)
+        with timed("state: hashes"):
+            hashes.update({r.business_date: (r.input_hash, r.rows) for r in self.sql("v2", "input_hashes", **args).collect()})
+        self._state, self._dirty = (late_days, cells, hashes), set()
+        return cells, hashes
+
     def land(self, world, uploads):
         """Lands uploads of `world` in one commit: each file new, corrected (its path's next
         version) or unchanged. The uploads' bronze partitions are rewritten with the rows they
         keep plus the new ones; the raw_files record, written after, is what makes a version
         count (a landing killed between the two leaves rows no reader sees, and the next
         landing drops them)."""
-        from pyspark.sql import Row, functions as F
+        with timed("land: stores and plan"):
+            todo, reports, stores = self._plan(world, uploads)
+        if not todo:
+            return reports
+        with timed("land: parse, write"):
+            return self._land(todo, reports, stores)
+
+    def _plan(self, world, uploads):
+        from pyspark.sql import functions as F
 
         stores = read_stores(world)
-        have = [r.asDict() for r in self.sql("land", "stores_now").collect()]
-        if have != stores:
+        if stores_now(self.path) != sorted(stores, key=lambda r: r["store_id"]):
             self.spark.createDataFrame(stores, schema=self.spark.table(STORES).schema).writeTo(STORES).overwrite(F.lit(True))
-        landed = {}
-        for r in self.sql("land", "landed_files", uploads=uploads).collect():
-            key = (r.upload_date, r.file_name)
-            if key not in landed or r.version > landed[key][0]:
-                landed[key] = (r.version, r.md5)
         reports, todo = [], []
         for u in uploads:
             part = os.path.join(world, "pos", "events", f"upload_date={u}")
@@ -404,7 +470,7 @@ class Warehouse:
                 path = os.path.join(part, n)
                 with open(path, "rb") as f:
                     md5 = hashlib.md5(f.read()).hexdigest()
-                old = landed.get((u, n))
+                old = self.files.get((u, n))
                 if old is None:
                     todo.append((u, n, 1, md5, path))
                     report["new"].append(n)
@@ -413,32 +479,42 @@ class Warehouse:
                     report["corrected"].append(f"{n} v{old[0] + 1}")
                 else:
                     report["unchanged"].append(n)
-            report["missing"] = sorted(n for (d, n) in landed if d == u and n not in names)
+            report["missing"] = sorted(n for (d, n) in self.files if d == u and n not in names)
             reports.append(report)
-        if not todo:
-            return reports
+        return todo, reports, stores
+
+    def _land(self, todo, reports, stores):
+        from pyspark.sql import Row, functions as F
 
         by_path = {os.path.abspath(p): (u, n, v) for u, n, v, _, p in todo}
         b_stores = self.spark.sparkContext.broadcast({s["store_id"]: s for s in stores})
         cols = [c for c, _ in PARSED_FIELDS]
-
-        def parse(item):
-            path, data = item
-            local = path[len("file:"):] if path.startswith("file:") else path
-            u, name, version = by_path[os.path.abspath(local)]
-            for r in parse_file(u, name, version, data, b_stores.value):
-                yield tuple(r.get(c) for c in cols)
-
         ddl = ", ".join(f"{c} {t}" for c, t in PARSED_FIELDS)
-        rdd = self.spark.sparkContext.binaryFiles(",".join("file://" + p for p in by_path), minPartitions=len(by_path))
-        parsed = self.spark.createDataFrame(rdd.flatMap(parse), ddl).cache()
+
+        def parse(batches):
+            # In the executors' Python workers: each file's lines out as Arrow batches (no row
+            # pickling between Python and the JVM).
+            import pyarrow as pa
+
+            schema = arrow_schema()
+            for batch in batches:
+                for path, data in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
+                    local = path[len("file:"):] if path.startswith("file:") else path
+                    u, name, version = by_path[os.path.abspath(local)]
+                    rows = list(parse_file(u, name, version, data, b_stores.value))
+                    yield pa.RecordBatch.from_pydict({c: [r.get(c) for r in rows] for c in cols}, schema=schema)
+
+        files = self.spark.read.format("binaryFile").load(["file://" + p for p in by_path]).select("path", "content")
+        parsed = files.mapInArrow(parse, ddl).cache()
         parsed.createOrReplaceTempView("parsed")
         per_file = parsed.groupBy("upload_date", "file_name", "file_version").agg(
             F.count(F.when(parsed.reason.isNull(), 1)).alias("events"), F.count(parsed.reason).alias("quarantined"))
-        counts = {(r.upload_date, r.file_name, r.file_version): (r.events, r.quarantined) for r in per_file.collect()}
+        with timed("land: parse"):
+            counts = {(r.upload_date, r.file_name, r.file_version): (r.events, r.quarantined) for r in per_file.collect()}
         touched = sorted({u for u, *_ in todo})
         rows = self.sql("land", "kept_rows", uploads=touched).unionByName(self.sql("land", "new_rows"))
-        rows.writeTo(BRONZE).option("snapshot-property.recount.uploads", ",".join(map(str, touched))).overwritePartitions()
+        with timed("land: bronze write"):
+            rows.writeTo(BRONZE).option("snapshot-property.recount.uploads", ",".join(map(str, touched))).overwritePartitions()
         now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         records = [
             Row(upload_date=u, file_name=n, version=v, md5=md5, bytes=os.path.getsize(p),
@@ -446,25 +522,23 @@ class Warehouse:
             for u, n, v, md5, p in todo
         ]
         self.spark.createDataFrame(records, schema=self.spark.table(RAW_FILES).schema).writeTo(RAW_FILES).append()
+        if self._events is not None:
+            self._events.unpersist()
+            self._events = None
         parsed.unpersist()
+        for u, n, v, md5, _ in todo:
+            self.files[(u, n)] = (v, md5)
         for report in reports:
             u = dt.date.fromisoformat(report["upload"])
             mine = [counts.get((u, n, v), (0, 0)) for (d, n, v, _, _) in todo if d == u]
             report["events"] = sum(e for e, _ in mine)
             report["quarantined"] = sum(q for _, q in mine)
-        if self._events is not None:
-            self._events.unpersist()
-            self._events = None
+        self._dirty |= set(touched)
         return reports
 
     def corrected(self, upload):
         """The current files of `upload` that are corrections (version 2 or later)."""
-        from pyspark.sql import functions as F
-
-        rows = self.spark.sql(
-            f"SELECT file_name, max(version) AS v FROM {RAW_FILES} WHERE upload_date = :u GROUP BY file_name HAVING max(version) > 1",
-            args={"u": F.lit(upload)}).collect()
-        return sorted(f"{r.file_name} v{r.v}" for r in rows)
+        return sorted(f"{n} v{v}" for (u, n), (v, _) in self.files.items() if u == upload and v > 1)
 
     def v2_run(self, upload, late_days, trigger):
         """One v2 run for `upload`: the affected dates, their input hashes, and for the dates whose
@@ -472,10 +546,10 @@ class Warehouse:
         dates (silver first; gold, with the run's evidence as snapshot properties, commits it)."""
         from pyspark.sql import functions as F
 
-        self.events()
-        oldest = upload - dt.timedelta(days=late_days)
+        with timed("state"):
+            cells, date_hashes = self.state(late_days)
         affected, beyond = set(), {}
-        for c in self.sql("v2", "upload_cells", upload=upload, oldest=oldest, late_days=late_days).collect():
+        for c in cells.get(upload, []):
             if c.affected:
                 affected.add(c.business_date)
             if c.beyond and c.current:
@@ -488,12 +562,10 @@ class Warehouse:
             "beyond_window": [{"business_date": str(d), "currency": cur, "rows": n, "revenue_minor": r}
                               for (d, cur), (n, r) in sorted(beyond.items())],
         }
-        if not affected:
-            return result
-        hashes = {r.business_date: (r.input_hash, r.rows) for r in self.sql("v2", "input_hashes", dates=affected, late_days=late_days).collect()}
+        hashes = {d: date_hashes[d] for d in affected}
         changed = [d for d in affected if self.hashes.get(d) != hashes[d][0]]
         for d in affected:
-            result["dates"].append({"business_date": str(d), "action": "overwrite" if d in changed else "skipped",
+            result["dates"].append({"business_date": str(d), "action": "overwrite" if d in changed else "skip",
                                     "input_rows": hashes[d][1], "input_hash": hashes[d][0]})
         if not changed:
             return result
@@ -525,10 +597,13 @@ class Warehouse:
         silver.createOrReplaceTempView("silver")
         gold = self.sql("v2", "gold_rows").cache()
         counts = {}
-        for r in gold.groupBy("business_date").agg(F.count("*").alias("g"), F.sum("baskets").alias("s")).collect():
-            counts[r.business_date] = (r.s, r.g)
-        silver_snapshot = write(silver, SILVER, set(counts), {})
-        gold_snapshot = write(gold, GOLD, set(counts), {PROP + "silver-snapshot": str(silver_snapshot)})
+        with timed("silver+gold rows"):
+            for r in gold.groupBy("business_date").agg(F.count("*").alias("g"), F.sum("baskets").alias("s")).collect():
+                counts[r.business_date] = (r.s, r.g)
+        with timed("silver write"):
+            silver_snapshot = write(silver, SILVER, set(counts), {})
+        with timed("gold write"):
+            gold_snapshot = write(gold, GOLD, set(counts), {PROP + "silver-snapshot": str(silver_snapshot)})
         silver.unpersist()
         gold.unpersist()
         self.last_run = run_id
@@ -546,8 +621,8 @@ class Warehouse:
         if as_of is None:
             self.spark.table(GOLD).createOrReplaceTempView("gold")
         else:
-            # The same read as SQL's `SELECT ... FROM gold VERSION AS OF s`.
-            self.spark.sql(f"SELECT * FROM {GOLD} VERSION AS OF {int(as_of)}").createOrReplaceTempView("gold")
+            # Time travel, as SQL's `SELECT ... FROM gold VERSION AS OF s`.
+            self.spark.read.option("snapshot-id", int(as_of)).table(GOLD).createOrReplaceTempView("gold")
         r = self.sql("fingerprint", "fingerprint").first()
         return {"rows": r.rows, "md5": r.md5, "as_of": as_of, "reader": "spark"}
 
@@ -556,32 +631,59 @@ class Warehouse:
         that run wrote (silver first: gold's current snapshot is what runs read hashes from)."""
         from pyspark.sql import functions as F
 
-        row = self.spark.sql(f"SELECT summary FROM {GOLD}.snapshots WHERE snapshot_id = :s", args={"s": F.lit(snapshot)}).first()
-        if row is None:
+        gold = static_table(self.path, "daily_store_sales")
+        snap = gold.snapshot_by_id(snapshot)
+        if snap is None:
             raise ValueError(f"gold has no snapshot {snapshot}; `recount spark snapshots` lists them")
-        silver = dict(row.summary or {}).get(PROP + "silver-snapshot")
+        silver = (snap.summary.additional_properties if snap.summary else {}).get(PROP + "silver-snapshot")
         if silver:
-            self.spark.sql("CALL lake.system.rollback_to_snapshot(table => :t, snapshot_id => :s)",
-                           args={"t": F.lit("recount.silver_baskets"), "s": F.lit(int(silver))}).collect()
-        self.spark.sql("CALL lake.system.rollback_to_snapshot(table => :t, snapshot_id => :s)",
-                       args={"t": F.lit("recount.daily_store_sales"), "s": F.lit(snapshot)}).collect()
-        self.hashes, self.last_run = self._gold_state()
+            self.rollback_to(SILVER, int(silver))
+        self.rollback_to(GOLD, snapshot)
+        self.hashes, self.last_run = gold_state(self.path)
         return {"snapshot_id": snapshot, "silver_snapshot_id": int(silver) if silver else None}
 
 
-def gold_ancestry(spark):
-    """Gold's current snapshot and its ancestors, newest first, with their summaries."""
-    rows = spark.sql(
-        f"SELECT h.snapshot_id, h.made_current_at, s.summary FROM {GOLD}.history h "
-        f"JOIN {GOLD}.snapshots s ON s.snapshot_id = h.snapshot_id WHERE h.is_current_ancestor "
-        "ORDER BY h.made_current_at DESC"
-    ).collect()
-    seen, out = set(), []
-    for r in rows:
-        if r.snapshot_id not in seen:
-            seen.add(r.snapshot_id)
-            out.append((r.snapshot_id, dict(r.summary or {})))
+TABLES = ["stores", "raw_files", "bronze_events", "silver_baskets", "daily_store_sales"]
+
+
+def has_table(warehouse, name):
+    return os.path.exists(os.path.join(os.path.abspath(warehouse), "recount", name, "metadata", "version-hint.text"))
+
+
+def gold_state(warehouse):
+    """Each date's input hash and the last run id, from gold's current snapshot and its
+    ancestors: the newest one that wrote a date names its hash. Gold's commit is a run's commit
+    point, so this is what the last finished run left."""
+    hashes, last_run = {}, 0
+    table = static_table(warehouse, "daily_store_sales")
+    by_id = {s.snapshot_id: s for s in table.snapshots()}
+    s = table.current_snapshot()
+    while s is not None:
+        summary = s.summary.additional_properties if s.summary else {}
+        last_run = max(last_run, int(summary.get(PROP + "run", 0)))
+        for k, v in summary.items():
+            if k.startswith(PROP + "input-hash."):
+                hashes.setdefault(dt.date.fromisoformat(k[len(PROP + "input-hash."):]), v)
+        s = by_id.get(s.parent_snapshot_id) if s.parent_snapshot_id is not None else None
+    # Run ids keep counting past a rollback: a run id names one run, ever.
+    for snap in by_id.values():
+        last_run = max(last_run, int((snap.summary.additional_properties if snap.summary else {}).get(PROP + "run", 0)))
+    return hashes, last_run
+
+
+def landed_versions(warehouse):
+    """{(upload_date, file_name): (current version, its md5)} from raw_files."""
+    out = {}
+    for r in static_table(warehouse, "raw_files").scan().to_arrow().to_pylist():
+        key = (r["upload_date"], r["file_name"])
+        if key not in out or r["version"] > out[key][0]:
+            out[key] = (r["version"], r["md5"])
     return out
+
+
+def stores_now(warehouse):
+    rows = static_table(warehouse, "stores").scan().to_arrow().to_pylist()
+    return sorted(rows, key=lambda r: r["store_id"])
 
 
 def cmd_run(a):
@@ -739,11 +841,13 @@ def cmd_evidence(a):
         }
         for s in snaps
     ]
+    # The last change of the date: the newest snapshot in gold's current line that rewrote it,
+    # against its parent, the state just before that commit.
     writers = [r for r in runs if r["current_ancestor"] and a.date in r["dates"]]
     current = table.current_snapshot()
-    gold_now = gold_rows(table, snapshot_id=current.snapshot_id if current else None, date=date) if current else []
+    gold_now = gold_rows(table, snapshot_id=current.snapshot_id, date=date) if current else []
     after = writers[-1]["snapshot_id"] if writers else None
-    before = writers[-2]["snapshot_id"] if len(writers) > 1 else None
+    before = writers[-1]["parent_id"] if writers else None
     rows_before = {r["store_id"]: r for r in gold_rows(table, snapshot_id=before, date=date)} if before else {}
     rows_after = {r["store_id"]: r for r in gold_rows(table, snapshot_id=after, date=date)} if after else {}
     stores = []
@@ -758,19 +862,37 @@ def cmd_evidence(a):
             "revenue_after_minor": n["revenue_minor"] if n else 0,
             "revenue_delta_minor": (n["revenue_minor"] if n else 0) - (b["revenue_minor"] if b else 0),
         })
-    fb, fa = files_by_partition(table, before), files_by_partition(table, after)
-    others = [
-        {"business_date": d, "files_before": len(fb.get(d, [])), "files_after": len(fa.get(d, [])), "same_files": fb.get(d) == fa.get(d)}
-        for d in sorted(set(fb) | set(fa)) if d != a.date
-    ]
+
+    def partitions(t, snap_before, snap_after, rewritten):
+        fb, fa = files_by_partition(t, snap_before), files_by_partition(t, snap_after)
+        others = [
+            {"business_date": d, "files_before": len(fb.get(d, [])), "files_after": len(fa.get(d, [])),
+             "same_files": fb.get(d) == fa.get(d)}
+            for d in sorted(set(fb) | set(fa)) if d not in rewritten
+        ]
+        return {
+            "rewritten": sorted(rewritten),
+            "rewritten_files_changed": all(fb.get(d) != fa.get(d) for d in rewritten),
+            "other_partitions": others,
+            "other_partitions_untouched": all(o["same_files"] for o in others),
+        }
+
+    last = writers[-1] if writers else None
     comparison = {
         "business_date": a.date,
         "snapshot_before": before,
         "snapshot_after": after,
+        "run": last["run"] if last else None,
+        "upload": last["upload"] if last else None,
+        "corrected": last["corrected"] if last else [],
         "stores": stores,
-        "other_partitions": others,
-        "other_partitions_untouched": all(o["same_files"] for o in others),
+        "gold": partitions(table, before, after, last["dates"]) if last else None,
     }
+    if last and last["silver_snapshot_id"]:
+        silver = static_table(a.warehouse, "silver_baskets")
+        snap = silver.snapshot_by_id(int(last["silver_snapshot_id"]))
+        if snap is not None:
+            comparison["silver"] = partitions(silver, snap.parent_snapshot_id, snap.snapshot_id, last["dates"])
     os.makedirs(a.out, exist_ok=True)
     files = []
     for name, body in (
@@ -792,16 +914,20 @@ def cmd_evidence(a):
 
 
 def one_line(e):
-    """What failed, in one line: a Java exception's class and first message line, else Python's."""
+    """What failed, in one line: for an error raised in a Python worker, the worker's own last
+    exception line; for a Java exception, its class and first message line; else Python's."""
     text = str(e)
+    found = re.findall(r"^(?:[\w.]+\.)?\w*(?:Error|Exception): .+$", text, re.M)
     java = getattr(e, "java_exception", None)
-    if java is not None:
+    if "PythonException" in type(e).__name__ and found:
+        return found[-1].strip()
+    if java is not None and type(e).__name__ == "Py4JJavaError":
         try:
             text = f"{java.getClass().getName()}: {java.getMessage()}"
         except Exception:  # the gateway may be gone
             pass
-    first = next((l.strip() for l in text.splitlines() if l.strip()), type(e).__name__)
-    return first if ":" in first or java is not None else f"{type(e).__name__}: {first}"
+    first = next((line.strip() for line in text.splitlines() if line.strip()), type(e).__name__)
+    return first if re.match(r"^[\w.]+: ", first) else f"{type(e).__name__}: {first}"
 
 
 def main(argv=None):

@@ -29,9 +29,50 @@ pub struct Global {
     /// Output format of reports
     #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Colour in reports and errors: auto is on for a terminal, unless NO_COLOR is set
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, env = "RECOUNT_COLOR", value_name = "WHEN")]
+    pub color: ColorChoice,
     /// Test hook: make the next write fail after its N-th statement
     #[arg(long, global = true, hide = true, env = "RECOUNT_FAIL_AFTER", value_name = "N")]
     pub fail_after: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour a stream: `always`, `never`, or for `auto` a terminal without NO_COLOR.
+    pub fn on(self, terminal: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
+
+    /// The choice as the command line gives it, read before clap parses (for the error and panic
+    /// hooks, installed first): `--color WHEN`, `--color=WHEN`, else RECOUNT_COLOR.
+    pub fn from_args(args: &[std::ffi::OsString]) -> ColorChoice {
+        let mut found = std::env::var("RECOUNT_COLOR").ok();
+        let mut it = args.iter().map(|a| a.to_string_lossy());
+        while let Some(a) = it.next() {
+            if a == "--color" {
+                found = it.next().map(|v| v.into_owned());
+            } else if let Some(v) = a.strip_prefix("--color=") {
+                found = Some(v.to_string());
+            }
+        }
+        match found.as_deref() {
+            Some("always") => ColorChoice::Always,
+            Some("never") => ColorChoice::Never,
+            _ => ColorChoice::Auto,
+        }
+    }
 }
 
 #[derive(Debug, Args, Clone, Copy)]
@@ -87,6 +128,9 @@ pub enum Command {
         /// Run every step without waiting for Enter
         #[arg(long)]
         no_pause: bool,
+        /// Reset a lab named by --lab or RECOUNT_LAB that holds data, without asking
+        #[arg(long, short = 'y')]
+        yes: bool,
         #[arg(long, value_name = "DIR")]
         world: Option<PathBuf>,
     },
@@ -114,8 +158,12 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         world: Option<PathBuf>,
     },
-    /// Empty the lab: raw zone, bronze, silver, gold and every snapshot
-    Reset,
+    /// Empty the lab: raw zone, bronze, silver, gold and every snapshot (asks first)
+    Reset {
+        /// Empty it without asking
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
     /// v1, the naive job: read one upload, count events, APPEND (a retry doubles the day)
     Naive {
         #[command(flatten)]
@@ -181,7 +229,7 @@ pub enum Command {
         /// Only this upload date
         upload: Option<NaiveDate>,
     },
-    /// The five promises for a business date: completeness, uniqueness, correctness, timeliness, consistency
+    /// The five promises for a business date: completeness, uniqueness, correctness, timeliness, consistency (exit 4 when one fails)
     Promises { date: NaiveDate },
     /// Baskets of a business date sent more than once: every copy, which won and why
     Baskets {
@@ -203,7 +251,7 @@ pub enum Command {
         /// Where the bench keeps its world and labs
         #[arg(long, value_name = "DIR", default_value = "/var/tmp/recount-bench")]
         work_dir: PathBuf,
-        /// The classic pipeline to measure in the same run, e.g. ../shared/baseline/run.sh
+        /// The classic pipeline to measure in the same run, e.g. bench/classic/run.sh
         #[arg(long, value_name = "SCRIPT")]
         baseline: Option<PathBuf>,
         /// The upload for the one-run figures [default: 2026-08-15 when present]
@@ -247,4 +295,99 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// Print a shell's completion script: `recount completions bash > ~/.local/share/bash-completion/completions/recount`
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `recount man | man -l -`, or `--out DIR` for a page per command
+    Man {
+        /// Write recount.1 and recount-COMMAND.1 into DIR instead
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+    /// The same v2 on Spark, into Iceberg tables (see docs/spark.md)
+    Spark {
+        #[command(subcommand)]
+        command: SparkCommand,
+    },
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SparkWarehouse {
+    /// The Iceberg warehouse (a Hadoop catalog directory; made on first run)
+    #[arg(long, env = "RECOUNT_WAREHOUSE", value_name = "DIR")]
+    pub warehouse: PathBuf,
+    /// Spark's master URL
+    #[arg(long, default_value = "local[2]", value_name = "URL")]
+    pub master: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SparkCommand {
+    /// Make the Spark setup (Java 17, a venv with pyspark 3.5 and pyiceberg, the Iceberg jar); safe to run again
+    Setup,
+    /// Land uploads FROM..TO of a world, then one v2 run per upload in the order given (TO earlier than FROM runs backwards)
+    Run {
+        #[command(flatten)]
+        range: Range,
+        /// The world to land from [default: the bundled sample-data/]
+        #[arg(long, value_name = "DIR")]
+        world: Option<PathBuf>,
+        #[command(flatten)]
+        warehouse: SparkWarehouse,
+        #[command(flatten)]
+        window: Window,
+        /// Land one upload, then run it, day by day (default: land every upload first)
+        #[arg(long)]
+        daily: bool,
+    },
+    /// The contract's fingerprint of the Iceberg gold table
+    Fingerprint {
+        #[command(flatten)]
+        warehouse: SparkWarehouse,
+        /// Read gold as of this Iceberg snapshot id (VERSION AS OF)
+        #[arg(long, value_name = "SNAPSHOT")]
+        as_of: Option<i64>,
+        /// Who reads the table: Spark SQL, or pyiceberg (no JVM)
+        #[arg(long, value_enum, default_value_t = SparkReader::Spark)]
+        reader: SparkReader,
+    },
+    /// One row per Iceberg snapshot of gold, oldest first: id, parent, operation and properties
+    Snapshots {
+        #[command(flatten)]
+        warehouse: SparkWarehouse,
+        /// Another table of the warehouse (silver_baskets, bronze_events, raw_files, stores)
+        #[arg(long, default_value = "daily_store_sales", value_name = "TABLE")]
+        table: String,
+    },
+    /// Write the run-to-snapshot map, the date's gold and a snapshot comparison, from Iceberg's metadata
+    Evidence {
+        date: NaiveDate,
+        #[command(flatten)]
+        warehouse: SparkWarehouse,
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// Spark's gold of a business date beside the lab's (--lab), store by store
+    Check {
+        date: NaiveDate,
+        #[command(flatten)]
+        warehouse: SparkWarehouse,
+        /// Spark's gold as of this Iceberg snapshot id
+        #[arg(long, value_name = "SNAPSHOT")]
+        as_of: Option<i64>,
+    },
+    /// Put gold (and the silver its run wrote) back to an Iceberg snapshot, with rollback_to_snapshot
+    Rollback {
+        snapshot: i64,
+        #[command(flatten)]
+        warehouse: SparkWarehouse,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SparkReader {
+    Spark,
+    Pyiceberg,
 }

@@ -10,11 +10,17 @@ use color_eyre::eyre::{Result, WrapErr};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-/// Exit codes: 0 ok; 3 when a check found the two engines disagreeing.
+/// Exit codes: 0 ok, 1 an error, 2 a usage error (clap's, or a question left unanswered), 3 a
+/// check found the two engines disagreeing, 4 a promise failed.
 const ENGINES_DISAGREE: i32 = 3;
+const USAGE: i32 = 2;
+const PROMISE_FAILED: i32 = 4;
+
+/// The --color choice, set once per process by `dispatch`.
+static COLOR: std::sync::OnceLock<crate::cli::ColorChoice> = std::sync::OnceLock::new();
 
 fn color() -> bool {
-    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+    COLOR.get().copied().unwrap_or_default().on(std::io::stdout().is_terminal())
 }
 
 fn print<R: Report>(report: &R, format: Format) {
@@ -33,6 +39,7 @@ fn world_or_sample(world: Option<PathBuf>) -> PathBuf {
 /// Returns the process exit code.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     let g = cli.global;
+    let _ = COLOR.set(g.color);
     let Some(command) = cli.command else {
         if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
             return explorer(
@@ -48,10 +55,10 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     };
     match command {
         Command::Tui { tui } => explorer(&g, tui),
-        Command::Demo { no_pause, world } => demo(&g, no_pause, world),
+        Command::Demo { no_pause, yes, world } => demo(&g, no_pause, yes, world),
         Command::Generate { out, preset, seed, store_factor, corrections } => generate(&g, &out, preset, seed, store_factor, corrections),
         Command::Land { range, world } => land_range(&g, &range, world),
-        Command::Reset => reset(&g),
+        Command::Reset { yes } => reset(&g, yes),
         Command::Naive { range } => naive(&g, &range),
         Command::Run { range, window } => run(&g, &range, window),
         Command::Daily { range, world, window } => daily(&g, &range, world, window),
@@ -62,7 +69,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Fingerprint { as_of } => fingerprint(&g, as_of),
         Command::Late { date, window } => report(&g, |lab| reports::listings::late(lab, date, window.late_days)),
         Command::Quarantine { upload } => report(&g, |lab| reports::listings::quarantine(lab, upload)),
-        Command::Promises { date } => report(&g, |lab| reports::promises::promises(lab, &reports::check::check(lab, date, None)?)),
+        Command::Promises { date } => promises(&g, date),
         Command::Baskets { date, window } => report(&g, |lab| reports::baskets::resent(lab, date, window.late_days)),
         Command::Bench { world, preset, seed, runs, work_dir, baseline, date } => {
             let opts = crate::bench::BenchOptions { world, preset, seed, runs, work_dir, baseline, date, exe: std::env::current_exe()? };
@@ -78,6 +85,13 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Diff { date, from, to, baskets } => diff(&g, date, from, to, baskets),
         Command::Rollback { snapshot } => rollback(&g, snapshot),
         Command::Evidence { date, out } => evidence(&g, date, &out),
+        Command::Spark { command } => spark(&g, command),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "recount", &mut std::io::stdout());
+            Ok(0)
+        }
+        Command::Man { out } => man(out.as_deref()),
     }
 }
 
@@ -92,8 +106,42 @@ fn v2_opts(g: &Global, window: Window, force: bool) -> v2::V2Options {
     v2::V2Options { late_days: window.late_days, force, fail_after: g.fail_after }
 }
 
-fn demo(g: &Global, no_pause: bool, world: Option<PathBuf>) -> Result<i32> {
-    let lab_dir = g.lab.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("recount-demo-{}", std::process::id())));
+fn promises(g: &Global, date: NaiveDate) -> Result<i32> {
+    let lab = open(g)?;
+    let report = reports::promises::promises(&lab, &reports::check::check(&lab, date, None)?)?;
+    print(&report, g.format);
+    Ok(if report.promises.iter().any(|p| p.status == reports::Status::Fail) { PROMISE_FAILED } else { 0 })
+}
+
+/// Whether a lab that holds data may be emptied: `--yes`, or a "y" typed at the question. With
+/// no terminal to ask on, the answer is no.
+fn may_empty(lab: &Lab, yes: bool, why: &str) -> Result<bool> {
+    if yes || lab.is_empty()? {
+        return Ok(true);
+    }
+    let what = format!("{why} empties the lab at {}: its raw zone, bronze, silver, gold and every snapshot", lab.root.display());
+    if !std::io::stdin().is_terminal() {
+        eprintln!("error: {}; pass --yes to go ahead", crate::sanitize::for_terminal(&what));
+        return Ok(false);
+    }
+    eprint!("{}. Go ahead? [y/N] ", crate::sanitize::for_terminal(&what));
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
+}
+
+fn demo(g: &Global, no_pause: bool, yes: bool, world: Option<PathBuf>) -> Result<i32> {
+    let lab_dir = match &g.lab {
+        Some(dir) => {
+            // A lab the user named may hold their data: ask before the demo resets it.
+            let lab = Lab::open(dir)?;
+            if !may_empty(&lab, yes, "the demo")? {
+                return Ok(USAGE);
+            }
+            dir.clone()
+        }
+        None => std::env::temp_dir().join(format!("recount-demo-{}", std::process::id())),
+    };
     crate::demo::run(&lab_dir, &world_or_sample(world), !no_pause && std::io::stdin().is_terminal(), color())?;
     Ok(0)
 }
@@ -133,8 +181,11 @@ fn land_range(g: &Global, range: &Range, world: Option<PathBuf>) -> Result<i32> 
     Ok(if report.held.is_empty() { 0 } else { 1 })
 }
 
-fn reset(g: &Global) -> Result<i32> {
+fn reset(g: &Global, yes: bool) -> Result<i32> {
     let mut lab = open(g)?;
+    if !may_empty(&lab, yes, "reset")? {
+        return Ok(USAGE);
+    }
     lab.reset()?;
     println!("lab {} is empty", lab.root.display());
     Ok(0)
@@ -313,6 +364,108 @@ fn summary(g: &Global) -> Result<i32> {
     println!("lab {}\n{}\n", lab.root.display(), fp.line);
     if let Some(d) = reports::business_dates(&lab)?.iter().rev().nth(3) {
         print(&reports::check::check(&lab, *d, None)?, g.format);
+    }
+    Ok(0)
+}
+
+fn spark_driver(w: &crate::cli::SparkWarehouse) -> Result<crate::spark::Driver> {
+    let setup = crate::spark::Setup::find(&crate::spark::default_home())?;
+    Ok(crate::spark::Driver { setup, warehouse: w.warehouse.clone(), master: w.master.clone() })
+}
+
+/// `recount spark ...`: the v2 job on Spark and Iceberg, and what its tables say.
+fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
+    use crate::cli::{SparkCommand, SparkReader};
+    use crate::spark::{self, ProgressLine};
+    let quiet = |_: &spark::Progress| {};
+    match command {
+        SparkCommand::Setup => spark::setup(&spark::default_home()),
+        SparkCommand::Run { range, world, warehouse, window, daily } => {
+            let world = world_or_sample(world);
+            let driver = spark_driver(&warehouse)?;
+            let trigger = if daily {
+                TriggerKind::Daily
+            } else if range.dates().len() > 1 {
+                TriggerKind::Backfill
+            } else {
+                TriggerKind::Upload
+            };
+            let args = spark::run_args(&world, &range.dates(), window.late_days, daily, trigger.as_str());
+            let mut line = ProgressLine::new();
+            let report: spark::SparkRunReport = driver.call("run", &args, |p| line.show(p))?;
+            drop(line);
+            print(&report, g.format);
+            Ok(0)
+        }
+        SparkCommand::Fingerprint { warehouse, as_of, reader } => {
+            let driver = spark_driver(&warehouse)?;
+            let mut args = vec!["--reader".to_string(), if reader == SparkReader::Spark { "spark" } else { "pyiceberg" }.to_string()];
+            if let Some(s) = as_of {
+                args.extend(["--as-of".to_string(), s.to_string()]);
+            }
+            let report: spark::SparkFingerprint = driver.call("fingerprint", &args, quiet)?;
+            match g.format {
+                Format::Table => println!("{}", report.line()),
+                f => print(&report, f),
+            }
+            Ok(0)
+        }
+        SparkCommand::Snapshots { warehouse, table } => {
+            let report: spark::SnapshotsReport = spark_driver(&warehouse)?.call("snapshots", &["--table".into(), table], quiet)?;
+            print(&report, g.format);
+            Ok(0)
+        }
+        SparkCommand::Evidence { date, warehouse, out } => {
+            let args = vec!["--date".to_string(), date.to_string(), "--out".to_string(), out.display().to_string()];
+            let report: spark::EvidenceReport = spark_driver(&warehouse)?.call("evidence", &args, quiet)?;
+            match g.format {
+                Format::Json => print_json(&report)?,
+                _ => {
+                    for f in &report.files {
+                        println!("{}  {}", f.md5, crate::sanitize::for_terminal(&f.path.display().to_string()));
+                    }
+                }
+            }
+            Ok(0)
+        }
+        SparkCommand::Check { date, warehouse, as_of } => {
+            let mut args = vec!["--date".to_string(), date.to_string()];
+            if let Some(s) = as_of {
+                args.extend(["--as-of".to_string(), s.to_string()]);
+            }
+            let gold: spark::GoldOfDate = spark_driver(&warehouse)?.call("gold", &args, quiet)?;
+            let lab_dir = g.lab.clone().unwrap_or_else(lake::default_lab_dir);
+            let lab = Lab::open(&lab_dir)?;
+            let report = spark::SparkCheck::new(date, gold, &lab_dir, reports::lab_gold_by_store(&lab, date)?);
+            print(&report, g.format);
+            Ok(if report.agree { 0 } else { ENGINES_DISAGREE })
+        }
+        SparkCommand::Rollback { snapshot, warehouse } => {
+            let mut line = ProgressLine::new();
+            let report: spark::RollbackReport =
+                spark_driver(&warehouse)?.call("rollback", &["--snapshot".into(), snapshot.to_string()], |p| line.show(p))?;
+            drop(line);
+            match g.format {
+                Format::Json => print_json(&report)?,
+                _ => println!("spark rollback: gold at snapshot {}\n{}", report.snapshot_id, report.fingerprint.line()),
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// The manual page from the clap definitions: the one source of every option's text.
+fn man(out: Option<&Path>) -> Result<i32> {
+    let cmd = <Cli as clap::CommandFactory>::command().after_help(crate::cli::AFTER_HELP);
+    match out {
+        None => {
+            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+        }
+        Some(dir) => {
+            std::fs::create_dir_all(dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
+            clap_mangen::generate_to(cmd, dir).wrap_err_with(|| format!("writing manual pages to {}", dir.display()))?;
+            println!("manual pages written to {}", dir.display());
+        }
     }
     Ok(0)
 }

@@ -18,6 +18,7 @@ pub mod recompute;
 pub mod reports;
 pub mod rules;
 pub mod sanitize;
+pub mod spark;
 pub mod store;
 pub mod tui;
 pub mod tz;

@@ -30,6 +30,10 @@ fn reports_print_as_table_json_and_csv_with_money_in_minor_units_for_machines() 
     assert!(header.contains("v2_revenue_minor"), "{header}");
     let gb_line = csv.lines().find(|l| l.starts_with("GB,")).unwrap();
     assert!(gb_line.contains(&format!(",{},", gb["v2_revenue_minor"])), "CSV has the same integer: {gb_line}");
+    let cols: Vec<&str> = header.split(',').collect();
+    let at = cols.iter().position(|c| *c == "v2_revenue_minor").unwrap();
+    assert_eq!(cols[at + 1], "v2_revenue_currency", "a currency column beside the minor units: {header}");
+    assert_eq!(gb_line.split(',').nth(at + 1), Some("GBP"), "{gb_line}");
     let (_, fp, _) = recount(&lab, &["fingerprint"]);
     let re_ok = fp.starts_with("gold.daily_store_sales: ") && fp.contains(" rows, md5 ") && fp.trim_end().len() > 40;
     assert!(re_ok, "{fp}");
@@ -74,4 +78,92 @@ fn an_unknown_snapshot_or_a_bad_date_is_a_clear_error() {
     assert!(!ok && err.contains("snapshot 42 does not exist"), "{err}");
     let (ok, _, err) = recount(&lab, &["check", "2026-02-30"]);
     assert!(!ok && err.contains("2026-02-30"), "{err}");
+}
+
+fn recount_code(lab: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_recount"))
+        .arg("--lab")
+        .arg(lab)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn promises_exit_4_when_one_fails_and_0_when_none_does() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    let world = small_world().to_str().unwrap().to_string();
+    let ups = uploads(small_world());
+    let (first, last) = (ups[0].to_string(), ups[5].to_string());
+    assert_eq!(recount_code(&lab, &["land", &first, &last, "--world", &world]).0, Some(0));
+    let (code, out, _) = recount_code(&lab, &["promises", &ups[2].to_string()]);
+    assert_eq!(code, Some(4), "not built by v2: timeliness fails\n{out}");
+    assert!(out.contains("FAIL"), "{out}");
+    assert_eq!(recount_code(&lab, &["run", &first, &last]).0, Some(0));
+    let (code, out, _) = recount_code(&lab, &["promises", &ups[2].to_string()]);
+    assert_eq!(code, Some(0), "built and closed: no promise fails\n{out}");
+    assert!(!out.contains("FAIL"), "{out}");
+}
+
+#[test]
+fn reset_and_demo_ask_before_emptying_a_lab_with_data_and_yes_answers_for_scripts() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    let world = small_world().to_str().unwrap().to_string();
+    let ups = uploads(small_world());
+    assert_eq!(recount_code(&lab, &["daily", &ups[0].to_string(), &ups[1].to_string(), "--world", &world]).0, Some(0));
+    let before = recount_code(&lab, &["fingerprint"]).1;
+    // No terminal to ask on: the answer is no, the lab is left as it was, and the exit code says so.
+    let (code, _, err) = recount_code(&lab, &["reset"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("pass --yes"), "{err}");
+    let (code, _, err) = recount_code(&lab, &["demo", "--no-pause", "--world", &world]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(recount_code(&lab, &["fingerprint"]).1, before, "nothing was emptied");
+    assert_eq!(recount_code(&lab, &["reset", "--yes"]).0, Some(0));
+    assert_ne!(recount_code(&lab, &["fingerprint"]).1, before, "emptied");
+    // An empty lab needs no question.
+    assert_eq!(recount_code(&lab, &["reset"]).0, Some(0));
+}
+
+#[test]
+fn errors_are_plain_text_off_a_terminal_and_coloured_only_when_asked() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    let (code, _, plain) = recount_code(&lab, &["rollback", "99"]);
+    assert_eq!(code, Some(1));
+    assert!(plain.starts_with("error: ") && !plain.contains('\x1b'), "{plain:?}");
+    assert!(!plain.contains("RUST_BACKTRACE"), "no backtrace hint in a log: {plain:?}");
+    assert_eq!(plain.lines().count(), 1, "{plain:?}");
+    let (_, _, coloured) = recount_code(&lab, &["--color", "always", "rollback", "99"]);
+    assert!(coloured.starts_with("\x1b[1;31merror:\x1b[0m "), "{coloured:?}");
+    let (_, _, never) = recount_code(&lab, &["--color=never", "rollback", "99"]);
+    assert_eq!(never, plain);
+}
+
+#[test]
+fn completions_and_the_man_page_come_from_the_command_definitions() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    let (code, bash, _) = recount_code(&lab, &["completions", "bash"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        bash.contains("_recount()") && bash.contains("fingerprint") && bash.contains("--late-days"),
+        "{}",
+        &bash[..bash.len().min(400)]
+    );
+    let (_, zsh, _) = recount_code(&lab, &["completions", "zsh"]);
+    assert!(zsh.starts_with("#compdef recount"), "{}", &zsh[..zsh.len().min(200)]);
+    let (code, page, _) = recount_code(&lab, &["man"]);
+    assert_eq!(code, Some(0));
+    assert!(page.contains(".TH recount 1") && page.contains("Why did the number move?"), "{}", &page[..page.len().min(400)]);
+    let out = dir.path().join("man");
+    assert_eq!(recount_code(&lab, &["man", "--out", out.to_str().unwrap()]).0, Some(0));
+    for page in ["recount.1", "recount-check.1", "recount-spark.1", "recount-spark-run.1"] {
+        assert!(out.join(page).is_file(), "{page} written");
+    }
 }

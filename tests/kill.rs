@@ -176,9 +176,9 @@ fn a_rollback_or_a_reset_killed_anywhere_finishes_clean() {
     let rollback = args(&["rollback", target]);
     harness(&built, &rollback, std::slice::from_ref(&rollback), &then, &DELAYS[..3]);
     let w = worlds().world.to_str().unwrap().to_string();
-    let again = [args(&["reset"]), args(&["land", &first, &last, "--world", &w]), args(&["run", &first, &last])];
+    let again = [args(&["reset", "--yes"]), args(&["land", &first, &last, "--world", &w]), args(&["run", &first, &last])];
     let stops = [&DELAYS[..2], &[Stop::At("reset:marked"), Stop::At("reset:database-removed")]].concat();
-    harness(&built, &args(&["reset"]), &again, &clean(&worlds().world), &stops);
+    harness(&built, &args(&["reset", "--yes"]), &again, &clean(&worlds().world), &stops);
 }
 
 #[test]

@@ -6,13 +6,6 @@
 -- The uploads a landing writes, bound as one parameter :uploads (ISO dates joined by commas).
 transform(split(:uploads, ','), x -> to_date(x))
 
--- name: landed_files
--- Every recorded version of the files of uploads :uploads (the highest is the current one).
-SELECT upload_date, file_name, version, md5 FROM lake.recount.raw_files WHERE array_contains(@uploads, upload_date);
-
--- name: stores_now
-SELECT store_id, country, timezone, currency FROM lake.recount.stores ORDER BY store_id;
-
 -- name: new_rows
 -- The parsed lines (temp view `parsed`): events with their store's country and business date,
 -- the calendar date of event_ts in the store's named zone by Spark's own time-zone rules

@@ -1,6 +1,8 @@
 -- schema.sql (Spark): the Iceberg tables of a warehouse, in catalog `lake`, namespace `recount`.
 -- The same layers as the lab's schema.sql (DuckDB), as tables an engine-neutral catalog holds.
 -- Every statement here is idempotent. Parameters are bound by name (:name), never formatted in.
+-- The partitioned tables write without a shuffle ('none' distribution, a fanout writer per task):
+-- a write holds a few dates, and the shuffle cost more than it saved (docs/performance.md).
 
 -- name: namespace
 CREATE NAMESPACE IF NOT EXISTS lake.recount;
@@ -29,7 +31,8 @@ CREATE TABLE IF NOT EXISTS lake.recount.bronze_events (
     event_id STRING, basket_id STRING, store_id STRING, till_id STRING,
     event_ts TIMESTAMP, uploaded_at TIMESTAMP, uploaded_at_ns BIGINT,
     currency STRING, country STRING, revenue_minor BIGINT, tenders INT, business_date DATE, reason STRING
-) USING iceberg PARTITIONED BY (upload_date);
+) USING iceberg PARTITIONED BY (upload_date)
+TBLPROPERTIES ('write.distribution-mode' = 'none', 'write.spark.fanout.enabled' = 'true');
 
 -- name: silver_baskets
 -- One row per basket: its winning copy (see copy_order in v2.sql) and how many copies it had.
@@ -37,7 +40,8 @@ CREATE TABLE IF NOT EXISTS lake.recount.silver_baskets (
     business_date DATE NOT NULL, basket_id STRING NOT NULL, store_id STRING NOT NULL, country STRING NOT NULL,
     currency STRING NOT NULL, revenue_minor BIGINT NOT NULL, event_id STRING NOT NULL, uploaded_at TIMESTAMP NOT NULL,
     upload_date DATE NOT NULL, file_name STRING NOT NULL, file_version INT NOT NULL, line INT NOT NULL, copies INT NOT NULL
-) USING iceberg PARTITIONED BY (business_date);
+) USING iceberg PARTITIONED BY (business_date)
+TBLPROPERTIES ('write.distribution-mode' = 'none', 'write.spark.fanout.enabled' = 'true');
 
 -- name: gold
 -- gold.daily_store_sales of the contract. Its snapshots carry the runs' evidence as summary
@@ -45,4 +49,5 @@ CREATE TABLE IF NOT EXISTS lake.recount.silver_baskets (
 CREATE TABLE IF NOT EXISTS lake.recount.daily_store_sales (
     business_date DATE NOT NULL, store_id STRING NOT NULL, country STRING NOT NULL, currency STRING NOT NULL,
     baskets BIGINT NOT NULL, revenue_minor BIGINT NOT NULL
-) USING iceberg PARTITIONED BY (business_date);
+) USING iceberg PARTITIONED BY (business_date)
+TBLPROPERTIES ('write.distribution-mode' = 'none', 'write.spark.fanout.enabled' = 'true');

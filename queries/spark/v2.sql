@@ -32,30 +32,34 @@ JOIN (SELECT upload_date, file_name, max(version) AS current_version FROM lake.r
 WHERE e.reason IS NULL;
 
 -- name: upload_cells
--- What upload :upload holds per version (current or not), business date and currency, as
--- queries/v2.sql's upload_cells: `affected`, the date is one the run rebuilds (no older than
--- :oldest = upload - late_days; dates of superseded versions too, so a correction that withdrew a
+-- What each upload holds per version (current or not), business date and currency, as
+-- queries/v2.sql's upload_cells: `affected`, the date is one a run of the upload rebuilds (no older
+-- than upload - late_days; dates of superseded versions too, so a correction that withdrew a
 -- date's rows rebuilds it); `beyond`, the rows never reach silver (older than the window, or dated
--- more than a day after their upload: a till clock in the future).
-SELECT business_date, currency, current, count(*) AS rows, sum(revenue_minor) AS revenue_minor,
-       business_date >= :oldest AS affected, NOT (@in_window) AS beyond
+-- more than a day after their upload: a till clock in the future). Computed once per state of
+-- bronze (runs do not change it): for every upload (:all), or after a landing for the uploads
+-- :uploads it wrote.
+SELECT upload_date, business_date, currency, current, count(*) AS rows, sum(revenue_minor) AS revenue_minor,
+       business_date >= date_sub(upload_date, :late_days) AS affected, NOT (@in_window) AS beyond
 FROM events
-WHERE upload_date = :upload
-GROUP BY business_date, currency, current, upload_date;
+WHERE :all OR array_contains(@uploads, upload_date)
+GROUP BY upload_date, business_date, currency, current;
 
 -- name: input_hashes
--- One hash per date of :dates over what feeds it under the window (uploads d-1 .. d+late_days,
+-- One hash per business date over what feeds it under the window (uploads d-1 .. d+late_days,
 -- current versions): every row's content and raw-zone position, and the window itself. A file
--- recompressed with the same rows keeps the hash; a date whose rows were all withdrawn gets the
--- hash of nothing. The version number is left out on purpose: the same rows are not a change.
+-- recompressed with the same rows keeps the hash; a date whose rows were all withdrawn (only
+-- superseded rows left) gets the hash of nothing. The version number is left out on purpose: the
+-- same rows are not a change. Computed once per state of bronze, for every date (:all), or
+-- after a landing for the dates of the rows of the uploads :uploads it wrote: no other date's
+-- input changed.
 SELECT d.date AS business_date, count(e.line) AS rows,
        concat('w', :late_days, ':', sha2(concat_ws(',', array_sort(collect_list(
            md5(concat_ws('|', e.upload_date, e.file_name, e.line, e.event_id, e.basket_id, e.store_id,
                          e.event_ts, e.uploaded_at_ns, e.currency, e.revenue_minor))))), 256)) AS input_hash
-FROM (SELECT explode(@changed_dates) AS date) d
+FROM (SELECT DISTINCT business_date AS date FROM events WHERE :all OR array_contains(@uploads, upload_date)) d
 LEFT JOIN (SELECT * FROM events WHERE current) e ON e.business_date = d.date AND @in_window
-GROUP BY d.date
-ORDER BY d.date;
+GROUP BY d.date;
 
 -- name: silver_rows
 -- One row per basket of the changed dates :dates: its first copy in @copy_order among the

@@ -65,3 +65,9 @@ impl Report for FingerprintReport {
         vec![t]
     }
 }
+
+/// The lab's gold of business date `d` now, store by store (what `recount spark check` sets
+/// beside the Iceberg table's).
+pub fn lab_gold_by_store(lab: &Lab, d: NaiveDate) -> Result<Vec<crate::store::StoreFigures>> {
+    lab.store().gold_by_store(d, None)
+}

@@ -151,19 +151,42 @@ pub fn render<R: Report>(report: &R, format: Format, color: bool) -> String {
     }
 }
 
+/// CSV: machine values (integer minor units, ISO dates), and beside every money column its
+/// currency (`v2_revenue_minor` is followed by `v2_revenue_currency`), so a sum never mixes
+/// pence with paise.
 fn render_csv(tables: &[Table]) -> String {
     let mut out = Vec::new();
     for (i, t) in tables.iter().enumerate() {
         if i > 0 {
             out.push(b'\n');
         }
+        let money: Vec<bool> = (0..t.columns.len())
+            .map(|c| t.rows.iter().any(|r| matches!(r.cells.get(c), Some(Cell::Money { .. } | Cell::Delta { .. }))))
+            .collect();
         let mut w = csv::Writer::from_writer(&mut out);
-        let _ = w.write_record(t.columns.iter().map(|c| c.key.as_str()));
+        let mut header = Vec::new();
+        for (c, col) in t.columns.iter().enumerate() {
+            header.push(col.key.clone());
+            if money[c] {
+                header.push(format!("{}_currency", col.key.strip_suffix("_minor").unwrap_or(&col.key)));
+            }
+        }
+        let _ = w.write_record(&header);
         for r in &t.rows {
-            let _ = w.write_record(r.cells.iter().map(|c| match c {
-                Cell::Text(s) => crate::sanitize::for_csv(s).into_owned(),
-                other => other.raw(),
-            }));
+            let mut record = Vec::new();
+            for (c, cell) in r.cells.iter().enumerate() {
+                record.push(match cell {
+                    Cell::Text(s) => crate::sanitize::for_csv(s).into_owned(),
+                    other => other.raw(),
+                });
+                if money.get(c).copied().unwrap_or(false) {
+                    record.push(match cell {
+                        Cell::Money { currency, .. } | Cell::Delta { currency, .. } => crate::sanitize::for_csv(currency).into_owned(),
+                        _ => String::new(),
+                    });
+                }
+            }
+            let _ = w.write_record(&record);
         }
         let _ = w.flush();
     }

@@ -1,0 +1,734 @@
+//! Drives the v2 job on Spark, into Iceberg tables (`recount spark ...`).
+//!
+//! The job is the PySpark driver in `spark/recount_spark.py` and the Spark SQL rules in
+//! `queries/spark/`, both compiled into this binary and written out beside the setup when a
+//! command runs, so an installed recount needs no checkout. The setup (a Python venv with
+//! pyspark and pyiceberg, and the Iceberg runtime jar) is made by `scripts/spark-setup.sh`, which
+//! `recount spark setup` runs. The driver answers on stdout, one JSON object a line (progress,
+//! then a result or one error line); Spark's and Java's own output goes to a log file.
+
+use crate::reports::{Cell, Note, Report, Status, Table};
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, WrapErr, bail, eyre};
+use md5::Digest;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The Iceberg runtime the setup installs (Spark 3.5, Scala 2.12).
+pub const ICEBERG_JAR: &str = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar";
+/// The environment variable that names the setup's directory.
+pub const HOME_VAR: &str = "RECOUNT_SPARK_HOME";
+
+const DRIVER: &str = include_str!("../spark/recount_spark.py");
+const SETUP_SCRIPT: &str = include_str!("../scripts/spark-setup.sh");
+const QUERIES: &[(&str, &str)] = &[
+    ("schema.sql", include_str!("../queries/spark/schema.sql")),
+    ("land.sql", include_str!("../queries/spark/land.sql")),
+    ("v2.sql", include_str!("../queries/spark/v2.sql")),
+    ("fingerprint.sql", include_str!("../queries/spark/fingerprint.sql")),
+];
+
+/// Where the setup lives: $RECOUNT_SPARK_HOME, else $XDG_DATA_HOME/recount/spark, else
+/// ~/.local/share/recount/spark (the same rule as scripts/spark-setup.sh).
+pub fn default_home() -> PathBuf {
+    if let Some(p) = std::env::var_os(HOME_VAR).filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".local/share"));
+    data.join("recount/spark")
+}
+
+/// A finished setup: its Python and the Iceberg jar.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub home: PathBuf,
+    pub python: PathBuf,
+    pub jar: PathBuf,
+}
+
+impl Setup {
+    /// The setup at `home`, or an error that says how to make one.
+    pub fn find(home: &Path) -> Result<Setup> {
+        let setup = Setup { home: home.to_path_buf(), python: home.join("venv/bin/python"), jar: home.join("jars").join(ICEBERG_JAR) };
+        if !home.join("ready").is_file() || !setup.python.is_file() || !setup.jar.is_file() {
+            bail!(
+                "no Spark setup in {}: make one with `recount spark setup` (or scripts/spark-setup.sh; \
+                 set {HOME_VAR} to use another directory). It needs Java 17 and about 450 MB from PyPI",
+                home.display()
+            );
+        }
+        Ok(setup)
+    }
+
+    /// The job's files, written once per version of them under the setup, and the driver's path.
+    fn job(&self) -> Result<PathBuf> {
+        let mut h = md5::Md5::new();
+        h.update(DRIVER);
+        for (name, text) in QUERIES {
+            h.update(name);
+            h.update(text);
+        }
+        let digest: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let dir = self.home.join("job").join(&digest[..12]);
+        let driver = dir.join("recount_spark.py");
+        if driver.is_file() {
+            return Ok(driver);
+        }
+        let tmp = self.home.join("job").join(format!(".{}-{}", &digest[..12], std::process::id()));
+        std::fs::create_dir_all(tmp.join("queries")).wrap_err_with(|| format!("creating {}", tmp.display()))?;
+        std::fs::write(tmp.join("recount_spark.py"), DRIVER)?;
+        for (name, text) in QUERIES {
+            std::fs::write(tmp.join("queries").join(name), text)?;
+        }
+        match std::fs::rename(&tmp, &dir) {
+            Ok(()) => {}
+            // Another recount wrote the same files first.
+            Err(_) if driver.is_file() => std::fs::remove_dir_all(&tmp)?,
+            Err(e) => return Err(e).wrap_err_with(|| format!("writing the Spark job to {}", dir.display())),
+        }
+        Ok(driver)
+    }
+}
+
+/// Runs the setup script compiled into this binary (the repository's scripts/spark-setup.sh).
+pub fn setup(home: &Path) -> Result<i32> {
+    let status = Command::new("bash")
+        .arg("-c")
+        .arg(SETUP_SCRIPT)
+        .arg("spark-setup")
+        .env(HOME_VAR, home)
+        .status()
+        .wrap_err("running bash for the Spark setup")?;
+    Ok(status.code().unwrap_or(1))
+}
+
+/// Where one driver call runs, and on what.
+#[derive(Debug, Clone)]
+pub struct Driver {
+    pub setup: Setup,
+    pub warehouse: PathBuf,
+    pub master: String,
+}
+
+/// One step of long work, as the driver reports it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Progress {
+    pub message: String,
+    pub done: Option<u64>,
+    pub total: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+enum Line {
+    Progress(Progress),
+    Result(serde_json::Value),
+    Error { message: String },
+}
+
+impl Driver {
+    /// Runs `recount_spark.py COMMAND ARGS`, calling `on_progress` per step, and returns its result.
+    pub fn call<T: for<'de> Deserialize<'de>>(&self, command: &str, args: &[String], mut on_progress: impl FnMut(&Progress)) -> Result<T> {
+        let driver = self.setup.job()?;
+        let logs = self.setup.home.join("logs");
+        std::fs::create_dir_all(&logs).wrap_err_with(|| format!("creating {}", logs.display()))?;
+        prune_logs(&logs, 30);
+        let log_path = logs.join(format!("{}-{command}-{}.log", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"), std::process::id()));
+        let log = std::fs::File::create(&log_path).wrap_err_with(|| format!("creating {}", log_path.display()))?;
+        let mut child = Command::new(&self.setup.python)
+            .arg(&driver)
+            .arg("--warehouse")
+            .arg(&self.warehouse)
+            .arg("--queries")
+            .arg(driver.parent().expect("the job directory").join("queries"))
+            .arg("--jar")
+            .arg(&self.setup.jar)
+            .arg("--master")
+            .arg(&self.master)
+            .arg(command)
+            .args(args)
+            .env("PYSPARK_PYTHON", &self.setup.python)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONUNBUFFERED", "1")
+            .env("SPARK_LOCAL_IP", std::env::var("SPARK_LOCAL_IP").unwrap_or_else(|_| "127.0.0.1".into()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log.try_clone()?))
+            .spawn()
+            .wrap_err_with(|| format!("starting {}", self.setup.python.display()))?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut result = None;
+        let mut error = None;
+        let mut log_w = log;
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line.wrap_err("reading the Spark driver's output")?;
+            match serde_json::from_str::<Line>(&line) {
+                Ok(Line::Progress(p)) => on_progress(&p),
+                Ok(Line::Result(v)) => result = Some(v),
+                Ok(Line::Error { message }) => error = Some(message),
+                // Anything else a library printed belongs in the log.
+                Err(_) => writeln!(log_w, "{line}")?,
+            }
+        }
+        let status = child.wait()?;
+        let log_note = format!("full log: {}", log_path.display());
+        if let Some(message) = error {
+            bail!("spark {command}: {} ({log_note})", one_line(&message));
+        }
+        if !status.success() {
+            let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+            bail!("spark {command}: {} ({log_note})", summarise_log(&text).unwrap_or_else(|| format!("the driver exited with {status}")));
+        }
+        let value = result.ok_or_else(|| eyre!("spark {command}: the driver gave no result ({log_note})"))?;
+        serde_json::from_value(value).wrap_err_with(|| format!("spark {command}: reading its result ({log_note})"))
+    }
+}
+
+fn one_line(text: &str) -> String {
+    crate::sanitize::for_terminal(text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("unknown error")).into_owned()
+}
+
+/// The line of a log that says what went wrong: the last Python or Java exception line.
+pub fn summarise_log(text: &str) -> Option<String> {
+    let is_exception = |l: &str| {
+        let head = l.split(':').next().unwrap_or("");
+        !head.contains(' ') && (head.ends_with("Error") || head.ends_with("Exception")) && l.contains(':')
+    };
+    text.lines().map(str::trim).rev().find(|l| is_exception(l)).map(one_line)
+}
+
+fn prune_logs(dir: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut logs: Vec<PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "log")).collect();
+    logs.sort();
+    for old in logs.iter().rev().skip(keep) {
+        let _ = std::fs::remove_file(old);
+    }
+}
+
+/// A progress line on stderr while long work runs, when stderr is a terminal.
+pub struct ProgressLine {
+    on: bool,
+    started: std::time::Instant,
+}
+
+impl ProgressLine {
+    pub fn new() -> ProgressLine {
+        ProgressLine { on: std::io::stderr().is_terminal(), started: std::time::Instant::now() }
+    }
+    pub fn show(&mut self, p: &Progress) {
+        if !self.on {
+            return;
+        }
+        let step = match (p.done, p.total) {
+            (Some(d), Some(t)) if t > 0 => format!("[{:>3}/{t}] ", d.min(t)),
+            _ => String::new(),
+        };
+        let text = crate::sanitize::for_terminal(&p.message);
+        eprint!("\r\x1b[2Kspark {step}{text} ({:.0} s)", self.started.elapsed().as_secs_f64());
+        let _ = std::io::stderr().flush();
+    }
+}
+
+impl Default for ProgressLine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for ProgressLine {
+    fn drop(&mut self) {
+        if self.on {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+// --- what the driver answers ---------------------------------------------------------------------
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SparkFingerprint {
+    pub rows: i64,
+    pub md5: String,
+    pub as_of: Option<i64>,
+    pub reader: String,
+}
+
+impl SparkFingerprint {
+    pub fn line(&self) -> String {
+        crate::lake::snapshot::Fingerprint { rows: self.rows, md5: self.md5.clone() }.to_string()
+    }
+}
+
+impl Report for SparkFingerprint {
+    fn headline(&self) -> String {
+        self.line()
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new("", &[("rows", "rows"), ("md5", "md5"), ("as_of_snapshot", "as of snapshot"), ("reader", "reader")]);
+        t.push(vec![
+            Cell::Int(self.rows),
+            Cell::text(&self.md5),
+            self.as_of.map(|s| Cell::text(s.to_string())).unwrap_or(Cell::Empty),
+            Cell::text(&self.reader),
+        ]);
+        vec![t]
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Landing {
+    pub upload: NaiveDate,
+    pub new: Vec<String>,
+    pub corrected: Vec<String>,
+    pub unchanged: Vec<String>,
+    pub missing: Vec<String>,
+    pub events: i64,
+    pub quarantined: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunDate {
+    pub business_date: NaiveDate,
+    pub action: String,
+    pub input_rows: i64,
+    pub input_hash: String,
+    #[serde(default)]
+    pub silver_rows: Option<i64>,
+    #[serde(default)]
+    pub gold_rows: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Beyond {
+    pub business_date: NaiveDate,
+    pub currency: String,
+    pub rows: i64,
+    pub revenue_minor: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SparkRun {
+    pub upload: NaiveDate,
+    pub trigger: String,
+    pub late_days: u32,
+    pub action: String,
+    pub dates: Vec<RunDate>,
+    pub beyond_window: Vec<Beyond>,
+    #[serde(default)]
+    pub run: Option<i64>,
+    #[serde(default)]
+    pub snapshot_id: Option<i64>,
+    #[serde(default)]
+    pub silver_snapshot_id: Option<i64>,
+    #[serde(default)]
+    pub corrected: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SparkRunReport {
+    pub landings: Vec<Landing>,
+    pub runs: Vec<SparkRun>,
+    pub fingerprint: SparkFingerprint,
+}
+
+impl Report for SparkRunReport {
+    fn headline(&self) -> String {
+        let written = self.runs.iter().filter(|r| r.snapshot_id.is_some()).count();
+        format!(
+            "spark: {} upload(s) landed, {} v2 run(s): {written} wrote a gold snapshot, {} skipped",
+            self.landings.len(),
+            self.runs.len(),
+            self.runs.len() - written
+        )
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut landings = Table::new(
+            "landings",
+            &[
+                ("upload_date", "upload"),
+                ("new", "new"),
+                ("corrected", "corrected"),
+                ("unchanged", "unchanged"),
+                ("missing", "missing from the world"),
+                ("events", "events"),
+                ("quarantined", "quarantined"),
+            ],
+        );
+        for l in &self.landings {
+            landings.push_flagged(
+                vec![
+                    Cell::Date(l.upload),
+                    Cell::Int(l.new.len() as i64),
+                    Cell::text(l.corrected.join(", ")),
+                    Cell::Int(l.unchanged.len() as i64),
+                    Cell::text(l.missing.join(", ")),
+                    Cell::Int(l.events),
+                    Cell::Int(l.quarantined),
+                ],
+                (!l.missing.is_empty() || l.quarantined > 0).then_some(Status::Warn),
+            );
+        }
+        let mut runs = Table::new(
+            "v2 runs",
+            &[
+                ("upload_date", "upload"),
+                ("snapshot_id", "gold snapshot"),
+                ("business_date", "business date"),
+                ("action", "action"),
+                ("input_rows", "input rows"),
+                ("silver_rows", "silver rows"),
+                ("gold_rows", "gold rows"),
+                ("input_hash", "input hash"),
+            ],
+        );
+        for r in &self.runs {
+            let snap = r.snapshot_id.map(|s| Cell::text(s.to_string())).unwrap_or_else(|| Cell::text("(skipped)"));
+            if r.dates.is_empty() {
+                runs.push(vec![
+                    Cell::Date(r.upload),
+                    snap.clone(),
+                    Cell::Empty,
+                    Cell::text("nothing affected"),
+                    Cell::Empty,
+                    Cell::Empty,
+                    Cell::Empty,
+                    Cell::Empty,
+                ]);
+            }
+            for d in &r.dates {
+                let opt = |v: Option<i64>| v.map(Cell::Int).unwrap_or(Cell::Empty);
+                runs.push(vec![
+                    Cell::Date(r.upload),
+                    snap.clone(),
+                    Cell::Date(d.business_date),
+                    Cell::text(if d.action == "skip" { "skipped: inputs unchanged" } else { "overwrite" }),
+                    Cell::Int(d.input_rows),
+                    opt(d.silver_rows),
+                    opt(d.gold_rows),
+                    Cell::text(d.input_hash.get(..18).unwrap_or(&d.input_hash)),
+                ]);
+            }
+        }
+        vec![landings, runs]
+    }
+    fn notes(&self) -> Vec<Note> {
+        let mut notes = Vec::new();
+        for r in &self.runs {
+            for b in &r.beyond_window {
+                notes.push(Note {
+                    status: Status::Warn,
+                    text: format!(
+                        "upload {}: {} row(s) of business date {} beyond the window, {} (never in silver or gold)",
+                        r.upload,
+                        b.rows,
+                        b.business_date,
+                        crate::money::format_major(b.revenue_minor, &b.currency)
+                    ),
+                });
+            }
+            if !r.corrected.is_empty() {
+                notes.push(Note { status: Status::Info, text: format!("upload {} (corrected: {})", r.upload, r.corrected.join(", ")) });
+            }
+        }
+        for l in &self.landings {
+            if !l.missing.is_empty() {
+                notes.push(Note {
+                    status: Status::Warn,
+                    text: format!(
+                        "upload {}: landed file(s) missing from the world, kept and still counted: {}",
+                        l.upload,
+                        l.missing.join(", ")
+                    ),
+                });
+            }
+        }
+        notes.push(Note { status: Status::Pass, text: self.fingerprint.line() });
+        notes
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IcebergSnapshot {
+    pub snapshot_id: i64,
+    pub parent_id: Option<i64>,
+    pub committed_at: String,
+    pub operation: Option<String>,
+    pub current: bool,
+    pub current_ancestor: bool,
+    pub properties: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SnapshotsReport {
+    pub table: String,
+    pub snapshots: Vec<IcebergSnapshot>,
+}
+
+impl Report for SnapshotsReport {
+    fn headline(&self) -> String {
+        format!("{}: {} Iceberg snapshot(s), oldest first", self.table, self.snapshots.len())
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new(
+            "",
+            &[
+                ("snapshot_id", "snapshot id"),
+                ("parent_id", "parent"),
+                ("committed_at", "committed at"),
+                ("operation", "operation"),
+                ("current", "current"),
+                ("run", "run"),
+                ("upload", "upload"),
+                ("trigger", "trigger"),
+                ("dates", "dates"),
+                ("properties", "properties"),
+            ],
+        );
+        for s in &self.snapshots {
+            let p = |k: &str| s.properties.get(&format!("recount.{k}")).map(Cell::text).unwrap_or(Cell::Empty);
+            let rest: Vec<String> = s
+                .properties
+                .iter()
+                .filter(|(k, _)| !["recount.run", "recount.upload", "recount.trigger", "recount.dates"].contains(&k.as_str()))
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            t.push_flagged(
+                vec![
+                    Cell::text(s.snapshot_id.to_string()),
+                    s.parent_id.map(|p| Cell::text(p.to_string())).unwrap_or(Cell::Empty),
+                    Cell::text(&s.committed_at),
+                    s.operation.as_deref().map(Cell::text).unwrap_or(Cell::Empty),
+                    Cell::text(if s.current {
+                        "current"
+                    } else if s.current_ancestor {
+                        "ancestor"
+                    } else {
+                        ""
+                    }),
+                    p("run"),
+                    p("upload"),
+                    p("trigger"),
+                    p("dates"),
+                    Cell::text(rest.join("; ")),
+                ],
+                s.current.then_some(Status::Pass),
+            );
+        }
+        vec![t]
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GoldRow {
+    pub store_id: String,
+    pub country: String,
+    pub currency: String,
+    pub baskets: i64,
+    pub revenue_minor: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GoldOfDate {
+    pub business_date: NaiveDate,
+    pub snapshot_id: Option<i64>,
+    pub rows: Vec<GoldRow>,
+}
+
+/// Spark's gold of a date beside the lab's, store by store.
+#[derive(Debug, Clone, Serialize)]
+pub struct SparkCheck {
+    pub business_date: NaiveDate,
+    pub spark_snapshot_id: Option<i64>,
+    pub lab: PathBuf,
+    pub stores: Vec<StoreComparison>,
+    pub agree: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StoreComparison {
+    pub store_id: String,
+    pub country: String,
+    pub currency: String,
+    pub spark_baskets: i64,
+    pub lab_baskets: i64,
+    pub spark_revenue_minor: i64,
+    pub lab_revenue_minor: i64,
+    pub agree: bool,
+}
+
+impl SparkCheck {
+    pub fn new(business_date: NaiveDate, spark: GoldOfDate, lab_dir: &Path, lab: Vec<crate::store::StoreFigures>) -> SparkCheck {
+        let mut by_store: std::collections::BTreeMap<String, StoreComparison> = Default::default();
+        let blank = |store_id: &str, country: &str, currency: &str| StoreComparison {
+            store_id: store_id.to_string(),
+            country: country.to_string(),
+            currency: currency.to_string(),
+            spark_baskets: 0,
+            lab_baskets: 0,
+            spark_revenue_minor: 0,
+            lab_revenue_minor: 0,
+            agree: false,
+        };
+        for r in &spark.rows {
+            let e = by_store.entry(r.store_id.clone()).or_insert_with(|| blank(&r.store_id, &r.country, &r.currency));
+            e.spark_baskets = r.baskets;
+            e.spark_revenue_minor = r.revenue_minor;
+        }
+        for r in &lab {
+            let e = by_store.entry(r.store_id.clone()).or_insert_with(|| blank(&r.store_id, &r.country, &r.currency));
+            e.lab_baskets = r.baskets;
+            e.lab_revenue_minor = r.revenue_minor;
+        }
+        let spark_keys: std::collections::BTreeMap<&str, (&str, &str)> =
+            spark.rows.iter().map(|r| (r.store_id.as_str(), (r.country.as_str(), r.currency.as_str()))).collect();
+        let lab_keys: std::collections::BTreeMap<&str, (&str, &str)> =
+            lab.iter().map(|r| (r.store_id.as_str(), (r.country.as_str(), r.currency.as_str()))).collect();
+        let mut stores: Vec<StoreComparison> = by_store.into_values().collect();
+        for s in &mut stores {
+            s.agree = s.spark_baskets == s.lab_baskets
+                && s.spark_revenue_minor == s.lab_revenue_minor
+                && spark_keys.get(s.store_id.as_str()) == lab_keys.get(s.store_id.as_str());
+        }
+        let agree = stores.iter().all(|s| s.agree);
+        SparkCheck { business_date, spark_snapshot_id: spark.snapshot_id, lab: lab_dir.to_path_buf(), stores, agree }
+    }
+}
+
+impl Report for SparkCheck {
+    fn headline(&self) -> String {
+        format!(
+            "spark check {}: Iceberg gold (snapshot {}) beside the lab at {}",
+            self.business_date,
+            self.spark_snapshot_id.map(|s| s.to_string()).unwrap_or_else(|| "none".into()),
+            self.lab.display()
+        )
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new(
+            "",
+            &[
+                ("store_id", "store"),
+                ("country", "country"),
+                ("spark_baskets", "spark baskets"),
+                ("lab_baskets", "lab baskets"),
+                ("spark_revenue_minor", "spark revenue"),
+                ("lab_revenue_minor", "lab revenue"),
+                ("status", "status"),
+            ],
+        );
+        for s in &self.stores {
+            t.push_flagged(
+                vec![
+                    Cell::text(&s.store_id),
+                    Cell::text(&s.country),
+                    Cell::Int(s.spark_baskets),
+                    Cell::Int(s.lab_baskets),
+                    Cell::money(s.spark_revenue_minor, &s.currency),
+                    Cell::money(s.lab_revenue_minor, &s.currency),
+                    Cell::Status(if s.agree { Status::Pass } else { Status::Fail }),
+                ],
+                (!s.agree).then_some(Status::Fail),
+            );
+        }
+        vec![t]
+    }
+    fn notes(&self) -> Vec<Note> {
+        let differ = self.stores.iter().filter(|s| !s.agree).count();
+        vec![if self.agree {
+            Note { status: Status::Pass, text: format!("Spark and the lab agree on all {} store(s), to the minor unit", self.stores.len()) }
+        } else {
+            Note { status: Status::Fail, text: format!("{differ} of {} store(s) differ between Spark and the lab", self.stores.len()) }
+        }]
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EvidenceFile {
+    pub path: PathBuf,
+    pub md5: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EvidenceReport {
+    pub files: Vec<EvidenceFile>,
+    pub comparison: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RollbackReport {
+    pub snapshot_id: i64,
+    pub silver_snapshot_id: Option<i64>,
+    pub fingerprint: SparkFingerprint,
+}
+
+/// The driver's arguments for a run of `uploads`, in the order given.
+pub fn run_args(world: &Path, uploads: &[NaiveDate], late_days: u32, daily: bool, trigger: &str) -> Vec<String> {
+    let mut args = vec![
+        "--world".to_string(),
+        world.display().to_string(),
+        "--uploads".to_string(),
+        uploads.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(","),
+        "--late-days".to_string(),
+        late_days.to_string(),
+        "--trigger".to_string(),
+        trigger.to_string(),
+    ];
+    if daily {
+        args.push("--daily".into());
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_is_summarised_by_its_last_exception_line() {
+        let log = "26/12/01 WARN Utils: loopback\nTraceback (most recent call last):\n  File \"x.py\", line 3\n\
+                   py4j.protocol.Py4JJavaError: An error occurred while calling o41.sql.\n\
+                   : java.lang.OutOfMemoryError: Java heap space\n\tat org.apache.spark.Foo(Foo.scala:1)\n";
+        assert_eq!(summarise_log(log).as_deref(), Some("java.lang.OutOfMemoryError: Java heap space"));
+        assert_eq!(summarise_log("all fine\n"), None);
+    }
+
+    #[test]
+    fn a_missing_setup_says_how_to_make_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Setup::find(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("recount spark setup"), "{err}");
+        assert!(err.contains(HOME_VAR), "{err}");
+    }
+
+    #[test]
+    fn the_job_is_written_once_with_every_query_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let setup = Setup { home: dir.path().to_path_buf(), python: "python3".into(), jar: "x.jar".into() };
+        let driver = setup.job().unwrap();
+        assert_eq!(std::fs::read_to_string(&driver).unwrap(), DRIVER);
+        for (name, text) in QUERIES {
+            assert_eq!(std::fs::read_to_string(driver.parent().unwrap().join("queries").join(name)).unwrap(), *text);
+        }
+        assert_eq!(setup.job().unwrap(), driver, "the same files are not written again");
+    }
+
+    #[test]
+    fn every_spark_sql_file_is_compiled_in() {
+        let mut on_disk: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/queries/spark"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".sql"))
+            .collect();
+        on_disk.sort();
+        let mut compiled: Vec<String> = QUERIES.iter().map(|(n, _)| n.to_string()).collect();
+        compiled.sort();
+        assert_eq!(on_disk, compiled);
+    }
+}

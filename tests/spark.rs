@@ -1,0 +1,280 @@
+//! The v2 job on Spark into Iceberg tables, driven through `recount spark`, against the lab.
+//!
+//! These start real Spark sessions (local[2]) on the bundled sample world. A machine without the
+//! Spark setup gets it made first, by `recount spark setup` (from the package registries).
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+const FIRST: &str = "2026-10-12";
+const LAST: &str = "2026-11-01";
+
+fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data")
+}
+
+fn exe() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_recount"));
+    c.env("NO_COLOR", "1").env_remove("RECOUNT_WAREHOUSE");
+    c
+}
+
+/// Runs recount; panics with its stderr unless it exits with `code`.
+fn recount_code(args: &[&str], code: i32) -> String {
+    ensure_setup();
+    let out = exe().args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(code), "recount {args:?}\nstdout:\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
+fn recount(args: &[&str]) -> String {
+    recount_code(args, 0)
+}
+
+fn json(args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["--format", "json"]);
+    serde_json::from_str(&recount(&all)).unwrap()
+}
+
+fn ensure_setup() {
+    static READY: OnceLock<()> = OnceLock::new();
+    READY.get_or_init(|| {
+        if recount::spark::Setup::find(&recount::spark::default_home()).is_err() {
+            let status = exe().args(["spark", "setup"]).status().unwrap();
+            assert!(status.success(), "recount spark setup failed");
+        }
+    });
+}
+
+fn w(dir: &Path) -> String {
+    dir.join("warehouse").display().to_string()
+}
+
+/// The lab's fingerprint on the same uploads: `run` in the order given after landing them all,
+/// or `daily`.
+fn lab_fingerprint(dir: &Path, range: &[&str], daily: bool) -> String {
+    let lab = dir.join("lab").display().to_string();
+    let world = sample().display().to_string();
+    if daily {
+        let mut args = vec!["--lab", &lab, "daily", "--world", &world];
+        args.extend(range);
+        recount(&args);
+    } else {
+        let (lo, hi) =
+            if range[0] <= range[range.len() - 1] { (range[0], range[range.len() - 1]) } else { (range[range.len() - 1], range[0]) };
+        recount(&["--lab", &lab, "land", lo, hi, "--world", &world]);
+        let mut args = vec!["--lab", &lab, "run"];
+        args.extend(range);
+        recount(&args);
+    }
+    recount(&["--lab", &lab, "fingerprint"]).trim().to_string()
+}
+
+fn spark_run(dir: &Path, range: &[&str], world: &Path, daily: bool) -> Value {
+    let wh = w(dir);
+    let world = world.display().to_string();
+    let mut args = vec!["spark", "run"];
+    args.extend(range);
+    args.extend(["--world", &world, "--warehouse", &wh]);
+    if daily {
+        args.push("--daily");
+    }
+    json(&args)
+}
+
+fn fingerprint_line(v: &Value) -> String {
+    recount::lake::snapshot::Fingerprint { rows: v["rows"].as_i64().unwrap(), md5: v["md5"].as_str().unwrap().to_string() }.to_string()
+}
+
+/// Every Iceberg snapshot id of a table, oldest first (read by pyiceberg).
+fn snapshots(dir: &Path, table: &str) -> Vec<Value> {
+    json(&["spark", "snapshots", "--warehouse", &w(dir), "--table", table])["snapshots"].as_array().unwrap().clone()
+}
+
+#[test]
+fn forwards_spark_gives_the_labs_fingerprint_and_a_rerun_adds_no_snapshot_that_pyiceberg_can_see() {
+    let dir = tempdir();
+    let lab = lab_fingerprint(dir.path(), &[FIRST, LAST], false);
+    let run = spark_run(dir.path(), &[FIRST, LAST], &sample(), false);
+    assert_eq!(fingerprint_line(&run["fingerprint"]), lab, "Spark forwards against the lab forwards");
+    assert_eq!(lab, "gold.daily_store_sales: 1,260 rows, md5 4eaa9693f648e3fe7340e11ef420c003");
+    // Every run wrote, and each gold snapshot names its upload, trigger and every date's hash.
+    let gold = snapshots(dir.path(), "daily_store_sales");
+    let written: Vec<&Value> = run["runs"].as_array().unwrap().iter().filter(|r| r["snapshot_id"].is_i64()).collect();
+    assert_eq!(gold.len(), written.len(), "one gold snapshot per run that wrote");
+    for (snap, r) in gold.iter().zip(&written) {
+        assert_eq!(snap["snapshot_id"], r["snapshot_id"], "the run-to-snapshot map");
+        let props = &snap["properties"];
+        assert_eq!(props["recount.upload"], r["upload"]);
+        assert_eq!(props["recount.trigger"], "backfill");
+        for d in r["dates"].as_array().unwrap().iter().filter(|d| d["action"] == "overwrite") {
+            let key = format!("recount.input-hash.{}", d["business_date"].as_str().unwrap());
+            assert_eq!(props[&key], d["input_hash"], "{key}");
+        }
+        assert_eq!(snap["operation"], "overwrite");
+    }
+    assert!(gold.last().unwrap()["current"].as_bool().unwrap());
+
+    // pyiceberg reads the same gold Spark wrote.
+    let py = json(&["spark", "fingerprint", "--warehouse", &w(dir.path()), "--reader", "pyiceberg"]);
+    assert_eq!(fingerprint_line(&py), lab);
+    assert_eq!(py["reader"], "pyiceberg");
+
+    // The same uploads again: every file unchanged, every run skipped, no snapshot anywhere.
+    let before: Vec<usize> =
+        ["daily_store_sales", "silver_baskets", "bronze_events", "raw_files"].iter().map(|t| snapshots(dir.path(), t).len()).collect();
+    let again = spark_run(dir.path(), &[FIRST, LAST], &sample(), false);
+    for l in again["landings"].as_array().unwrap() {
+        assert!(l["new"].as_array().unwrap().is_empty() && l["corrected"].as_array().unwrap().is_empty(), "{l}");
+    }
+    for r in again["runs"].as_array().unwrap() {
+        assert_eq!(r["action"], "skipped", "{r}");
+        assert!(r["snapshot_id"].is_null());
+    }
+    let after: Vec<usize> =
+        ["daily_store_sales", "silver_baskets", "bronze_events", "raw_files"].iter().map(|t| snapshots(dir.path(), t).len()).collect();
+    assert_eq!(before, after, "a rerun with unchanged inputs adds no Iceberg snapshot");
+    assert_eq!(fingerprint_line(&again["fingerprint"]), lab);
+}
+
+#[test]
+fn backwards_spark_gives_the_labs_fingerprint() {
+    let dir = tempdir();
+    let lab = lab_fingerprint(dir.path(), &[LAST, FIRST], false);
+    let run = spark_run(dir.path(), &[LAST, FIRST], &sample(), false);
+    let uploads: Vec<&str> = run["runs"].as_array().unwrap().iter().map(|r| r["upload"].as_str().unwrap()).collect();
+    assert_eq!(uploads.first(), Some(&LAST), "newest first");
+    assert_eq!(fingerprint_line(&run["fingerprint"]), lab);
+}
+
+#[test]
+fn daily_spark_gives_the_labs_fingerprint() {
+    let dir = tempdir();
+    let lab = lab_fingerprint(dir.path(), &[FIRST, LAST], true);
+    let run = spark_run(dir.path(), &[FIRST, LAST], &sample(), true);
+    assert_eq!(run["runs"][0]["trigger"], "daily");
+    assert_eq!(fingerprint_line(&run["fingerprint"]), lab);
+}
+
+/// A world of the two corrected deliveries the sample ships for uploads 2026-10-19 (changed
+/// amounts) and 2026-10-20 (the same rows recompressed), so one run lands both.
+fn corrected_world(dir: &Path) -> PathBuf {
+    let world = dir.join("corrected-world");
+    let corrections = sample().join("corrections");
+    for (delivery, upload) in [("01-changed-amounts", "2026-10-19"), ("04-recompressed", "2026-10-20")] {
+        let from = corrections.join(delivery).join(format!("pos/events/upload_date={upload}"));
+        let to = world.join(format!("pos/events/upload_date={upload}"));
+        std::fs::create_dir_all(&to).unwrap();
+        for f in std::fs::read_dir(&from).unwrap() {
+            let f = f.unwrap();
+            std::fs::copy(f.path(), to.join(f.file_name())).unwrap();
+        }
+    }
+    std::fs::copy(sample().join("stores.csv"), world.join("stores.csv")).unwrap();
+    world
+}
+
+#[test]
+fn a_correction_overwrites_exactly_its_partitions_and_time_travel_and_rollback_bring_back_the_old_gold() {
+    let dir = tempdir();
+    let wh = w(dir.path());
+    let lab = dir.path().join("lab").display().to_string();
+    // Uploads to 2026-10-20 in both, then the corrected deliveries of 2026-10-19 and 2026-10-20.
+    lab_fingerprint(dir.path(), &[FIRST, "2026-10-20"], false);
+    let first = spark_run(dir.path(), &[FIRST, "2026-10-20"], &sample(), false);
+    let old_fp = fingerprint_line(&first["fingerprint"]);
+    assert_eq!(old_fp, recount(&["--lab", &lab, "fingerprint"]).trim());
+    let old_snapshot = snapshots(dir.path(), "daily_store_sales").last().unwrap()["snapshot_id"].as_i64().unwrap();
+
+    let fixed = corrected_world(dir.path());
+    let fixed_s = fixed.display().to_string();
+    recount(&["--lab", &lab, "land", "2026-10-19", "2026-10-20", "--world", &fixed_s]);
+    let lab_run: Value = serde_json::from_str(&recount(&["--lab", &lab, "run", "2026-10-19", "--format", "json"])).unwrap();
+    let lab_rewritten: Vec<String> = lab_run["dates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["action"] == "overwrite")
+        .map(|d| d["business_date"].as_str().unwrap().to_string())
+        .collect();
+    let gold_before = snapshots(dir.path(), "daily_store_sales").len();
+    let run = spark_run(dir.path(), &["2026-10-19", "2026-10-20"], &fixed, false);
+    assert_eq!(run["landings"][0]["corrected"], serde_json::json!(["tills-gb.jsonl.gz v2"]));
+    assert_eq!(run["landings"][1]["corrected"].as_array().unwrap().len(), 1, "the recompressed file is a new version too");
+    let r = &run["runs"][0];
+    let spark_rewritten: Vec<String> = r["dates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["action"] == "overwrite")
+        .map(|d| d["business_date"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!spark_rewritten.is_empty());
+    assert_eq!(spark_rewritten, lab_rewritten, "Spark rewrites exactly the dates the lab rewrites");
+    // The same rows in other bytes: a skipped run, and no snapshot for it.
+    assert_eq!(run["runs"][1]["action"], "skipped", "{}", run["runs"][1]);
+    assert_eq!(snapshots(dir.path(), "daily_store_sales").len(), gold_before + 1, "one gold snapshot: the correction's");
+    let new_fp = fingerprint_line(&run["fingerprint"]);
+    assert_ne!(new_fp, old_fp, "the correction changes gold");
+    assert_eq!(new_fp, recount(&["--lab", &lab, "fingerprint"]).trim(), "and Spark's gold is the lab's");
+    let newest = snapshots(dir.path(), "daily_store_sales").last().unwrap().clone();
+    assert_eq!(newest["properties"]["recount.corrected"], "tills-gb.jsonl.gz v2");
+    assert_eq!(newest["properties"]["recount.dates"], spark_rewritten.join(","));
+
+    // The evidence, from Iceberg's metadata: that commit against its parent.
+    let out = dir.path().join("evidence");
+    let date = spark_rewritten[0].as_str();
+    recount(&["spark", "evidence", date, "--warehouse", &wh, "--out", out.to_str().unwrap()]);
+    let cmp: Value = serde_json::from_str(&std::fs::read_to_string(out.join(format!("snapshot_comparison_{date}.json"))).unwrap()).unwrap();
+    for layer in ["gold", "silver"] {
+        assert_eq!(cmp[layer]["other_partitions_untouched"], true, "{layer}: {}", cmp[layer]);
+        assert_eq!(cmp[layer]["rewritten_files_changed"], true, "{layer}");
+        assert!(cmp[layer]["other_partitions"].as_array().unwrap().len() >= 5, "other dates were there to compare");
+    }
+    let delta: i64 = cmp["stores"].as_array().unwrap().iter().map(|s| s["revenue_delta_minor"].as_i64().unwrap()).sum();
+    assert_eq!(delta, 3000, "the correction's +£30.00 (sample-data/corrections/01-changed-amounts/correction.json)");
+    let map: Value = serde_json::from_str(&std::fs::read_to_string(out.join("run_snapshot_map.json")).unwrap()).unwrap();
+    assert_eq!(map["runs"].as_array().unwrap().last().unwrap()["snapshot_id"], newest["snapshot_id"]);
+    assert!(out.join(format!("gold_{date}.json")).is_file());
+
+    // Spark's gold of the date beside the lab's, store by store: they agree.
+    let check = json(&["--lab", &lab, "spark", "check", date, "--warehouse", &wh]);
+    assert_eq!(check["agree"], true, "{check}");
+
+    // VERSION AS OF the snapshot before the correction gives the old gold; rollback restores it.
+    let then = json(&["spark", "fingerprint", "--warehouse", &wh, "--as-of", &old_snapshot.to_string()]);
+    assert_eq!(fingerprint_line(&then), old_fp);
+    // The lab holds the corrected gold, the old snapshot the old one: check says so, exit 3.
+    let old_check: Value = serde_json::from_str(&recount_code(
+        &["--lab", &lab, "spark", "check", date, "--warehouse", &wh, "--as-of", &old_snapshot.to_string(), "--format", "json"],
+        3,
+    ))
+    .unwrap();
+    assert_eq!(old_check["agree"], false);
+    let differ: Vec<&Value> = old_check["stores"].as_array().unwrap().iter().filter(|s| s["agree"] == false).collect();
+    assert!(!differ.is_empty() && differ.iter().all(|s| s["country"] == "GB"), "only GB stores changed: {differ:?}");
+    let back = json(&["spark", "rollback", &old_snapshot.to_string(), "--warehouse", &wh]);
+    assert_eq!(fingerprint_line(&back["fingerprint"]), old_fp);
+    let current: Vec<Value> = snapshots(dir.path(), "daily_store_sales").into_iter().filter(|s| s["current"] == true).collect();
+    assert_eq!(current[0]["snapshot_id"].as_i64(), Some(old_snapshot));
+}
+
+#[test]
+fn a_missing_warehouse_is_one_clear_line_with_the_log_named() {
+    let dir = tempdir();
+    ensure_setup();
+    let err = exe().args(["spark", "snapshots", "--warehouse", &w(dir.path())]).output().unwrap();
+    assert_eq!(err.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&err.stderr);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("holds no Iceberg table") && text.contains("full log:"), "{text}");
+    let log = text.rsplit("full log: ").next().unwrap().trim_end().trim_end_matches(')');
+    assert!(std::fs::read_to_string(log).unwrap().contains("Traceback"), "the log keeps the whole story");
+}
