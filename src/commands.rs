@@ -447,7 +447,20 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
             drop(line);
             match g.format {
                 Format::Json => print_json(&report)?,
-                _ => println!("spark rollback: gold at snapshot {}\n{}", report.snapshot_id, report.fingerprint.line()),
+                _ => println!(
+                    "spark rollback: gold is at snapshot {} again (silver at {})\n{}",
+                    report.snapshot_id,
+                    report.silver_snapshot_id.map(|s| s.to_string()).unwrap_or_else(|| "its first".into()),
+                    report.fingerprint.line()
+                ),
+            }
+            if report.fingerprint.line() != report.target_fingerprint.line() {
+                color_eyre::eyre::bail!(
+                    "spark rollback: gold after the rollback ({}) is not gold as of snapshot {} ({})",
+                    report.fingerprint.line(),
+                    report.snapshot_id,
+                    report.target_fingerprint.line()
+                );
             }
             Ok(0)
         }

@@ -665,6 +665,9 @@ pub struct EvidenceReport {
 pub struct RollbackReport {
     pub snapshot_id: i64,
     pub silver_snapshot_id: Option<i64>,
+    /// Gold as of the snapshot, read by time travel (VERSION AS OF) before the rollback.
+    pub target_fingerprint: SparkFingerprint,
+    /// Gold after it: the same, or the rollback did not take.
     pub fingerprint: SparkFingerprint,
 }
 

@@ -154,15 +154,6 @@ fn backwards_spark_gives_the_labs_fingerprint() {
     assert_eq!(fingerprint_line(&run["fingerprint"]), lab);
 }
 
-#[test]
-fn daily_spark_gives_the_labs_fingerprint() {
-    let dir = tempdir();
-    let lab = lab_fingerprint(dir.path(), &[FIRST, LAST], true);
-    let run = spark_run(dir.path(), &[FIRST, LAST], &sample(), true);
-    assert_eq!(run["runs"][0]["trigger"], "daily");
-    assert_eq!(fingerprint_line(&run["fingerprint"]), lab);
-}
-
 /// A world of the two corrected deliveries the sample ships for uploads 2026-10-19 (changed
 /// amounts) and 2026-10-20 (the same rows recompressed), so one run lands both.
 fn corrected_world(dir: &Path) -> PathBuf {
@@ -182,15 +173,19 @@ fn corrected_world(dir: &Path) -> PathBuf {
 }
 
 #[test]
-fn a_correction_overwrites_exactly_its_partitions_and_time_travel_and_rollback_bring_back_the_old_gold() {
+fn daily_spark_gives_the_labs_fingerprint_and_a_correction_overwrites_exactly_its_partitions_and_time_travel_and_rollback_bring_back_the_old_gold()
+ {
     let dir = tempdir();
     let wh = w(dir.path());
     let lab = dir.path().join("lab").display().to_string();
-    // Uploads to 2026-10-20 in both, then the corrected deliveries of 2026-10-19 and 2026-10-20.
-    lab_fingerprint(dir.path(), &[FIRST, "2026-10-20"], false);
-    let first = spark_run(dir.path(), &[FIRST, "2026-10-20"], &sample(), false);
+    // Day by day to 2026-10-20 in both (each upload landed, then run: late uploads move earlier
+    // days), then the corrected deliveries of 2026-10-19 and 2026-10-20.
+    let lab_daily = lab_fingerprint(dir.path(), &[FIRST, "2026-10-20"], true);
+    let first = spark_run(dir.path(), &[FIRST, "2026-10-20"], &sample(), true);
+    assert_eq!(first["runs"][0]["trigger"], "daily");
+    assert_eq!(first["runs"].as_array().unwrap().len(), 9);
     let old_fp = fingerprint_line(&first["fingerprint"]);
-    assert_eq!(old_fp, recount(&["--lab", &lab, "fingerprint"]).trim());
+    assert_eq!(old_fp, lab_daily, "Spark day by day against the lab day by day");
     let old_snapshot = snapshots(dir.path(), "daily_store_sales").last().unwrap()["snapshot_id"].as_i64().unwrap();
 
     let fixed = corrected_world(dir.path());
@@ -248,9 +243,6 @@ fn a_correction_overwrites_exactly_its_partitions_and_time_travel_and_rollback_b
     let check = json(&["--lab", &lab, "spark", "check", date, "--warehouse", &wh]);
     assert_eq!(check["agree"], true, "{check}");
 
-    // VERSION AS OF the snapshot before the correction gives the old gold; rollback restores it.
-    let then = json(&["spark", "fingerprint", "--warehouse", &wh, "--as-of", &old_snapshot.to_string()]);
-    assert_eq!(fingerprint_line(&then), old_fp);
     // The lab holds the corrected gold, the old snapshot the old one: check says so, exit 3.
     let old_check: Value = serde_json::from_str(&recount_code(
         &["--lab", &lab, "spark", "check", date, "--warehouse", &wh, "--as-of", &old_snapshot.to_string(), "--format", "json"],
@@ -260,10 +252,17 @@ fn a_correction_overwrites_exactly_its_partitions_and_time_travel_and_rollback_b
     assert_eq!(old_check["agree"], false);
     let differ: Vec<&Value> = old_check["stores"].as_array().unwrap().iter().filter(|s| s["agree"] == false).collect();
     assert!(!differ.is_empty() && differ.iter().all(|s| s["country"] == "GB"), "only GB stores changed: {differ:?}");
+    // Rollback to the snapshot before the correction: it reads gold VERSION AS OF that snapshot
+    // first (the old values), then makes it current again (the old fingerprint).
     let back = json(&["spark", "rollback", &old_snapshot.to_string(), "--warehouse", &wh]);
-    assert_eq!(fingerprint_line(&back["fingerprint"]), old_fp);
+    assert_eq!(fingerprint_line(&back["target_fingerprint"]), old_fp, "VERSION AS OF gives the old gold");
+    assert_eq!(back["target_fingerprint"]["as_of"].as_i64(), Some(old_snapshot));
+    assert_eq!(fingerprint_line(&back["fingerprint"]), old_fp, "rollback restores it");
     let current: Vec<Value> = snapshots(dir.path(), "daily_store_sales").into_iter().filter(|s| s["current"] == true).collect();
     assert_eq!(current[0]["snapshot_id"].as_i64(), Some(old_snapshot));
+    // pyiceberg, reading the metadata Spark wrote, sees the same gold.
+    let py = json(&["spark", "fingerprint", "--warehouse", &wh, "--reader", "pyiceberg"]);
+    assert_eq!(fingerprint_line(&py), old_fp);
 }
 
 #[test]
