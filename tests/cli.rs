@@ -167,3 +167,36 @@ fn completions_and_the_man_page_come_from_the_command_definitions() {
         assert!(out.join(page).is_file(), "{page} written");
     }
 }
+
+#[test]
+fn the_first_run_builds_the_sample_lab_day_by_day_and_holds_back_the_newest_two_uploads() {
+    let home = tempdir();
+    let out = Command::new(env!("CARGO_BIN_EXE_recount"))
+        .env_remove("RECOUNT_LAB")
+        .env("XDG_DATA_HOME", home.path())
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lab = home.path().join("recount/lab");
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let ups = uploads(&sample);
+    let newest = ups[ups.len() - 1 - recount::lake::bootstrap::HELD_BACK];
+    let yesterday = newest.pred_opt().unwrap();
+    let (_, json, _) = recount_code(&lab, &["history", &yesterday.to_string(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["status"]["newest_upload"], newest.to_string(), "the newest two uploads are held back");
+    assert_eq!(v["status"]["finality"]["state"], "provisional", "so yesterday is still open: {}", v["status"]);
+    // Built upload by upload: yesterday has a version per upload that brought it rows, each
+    // made by a daily run of an upload no later than the newest landed one.
+    let builders: Vec<String> = v["entries"].as_array().unwrap().iter().map(|e| e["trigger"]["upload"].as_str().unwrap().to_string()).collect();
+    assert!(builders.len() >= 3, "{builders:?}");
+    assert!(builders.windows(2).all(|w| w[0] < w[1]), "one version per upload, in upload order: {builders:?}");
+    assert!(builders.iter().all(|b| *b <= newest.to_string()));
+    assert!(v["entries"].as_array().unwrap().iter().all(|e| e["trigger"]["kind"] == "daily"));
+    // v1 ran once per landed day.
+    let (_, check, _) = recount_code(&lab, &["check", &yesterday.to_string(), "--format", "json"]);
+    let c: serde_json::Value = serde_json::from_str(&check).unwrap();
+    assert!(c["countries"].as_array().unwrap().iter().all(|c| c["v1_runs"] == 1), "{check}");
+}
