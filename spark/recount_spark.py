@@ -373,6 +373,7 @@ class Warehouse:
         self._events = None
         self._state = None
         self._dirty = set()
+        self.few = False
         if writes:
             with timed("gold state"):
                 self.recover()
@@ -416,10 +417,19 @@ class Warehouse:
             progress(f"recovered: silver put back to snapshot {want}, the one gold's current snapshot names")
 
     def events(self):
+        """The current events as view `events`: cached for a backfill, which reads them run after
+        run; read straight from Iceberg (each statement pruned to the uploads it needs) for a
+        command of a few uploads, which would otherwise cache all of bronze for one run."""
         if self._events is None:
-            self._events = self.sql("v2", "current_events").cache()
+            df = self.sql("v2", "current_events")
+            self._events = df if self.few else df.cache()
             self._events.createOrReplaceTempView("events")
         return self._events
+
+    def only(self, uploads, late_days):
+        """A command that runs just `uploads`: its state is computed for them alone."""
+        self.few = True
+        self._state, self._dirty = (late_days, {}, {}), set(uploads)
 
     def state(self, late_days):
         """Per upload, its cells; per date, its input hash and rows. Runs do not change bronze, so
@@ -439,8 +449,14 @@ class Warehouse:
             for u in ([] if whole else self._dirty):
                 cells.pop(u, None)
             cells.update(fresh)
+        if whole:
+            lo, hi = dt.date(1000, 1, 1), dt.date(9999, 12, 31)  # py4j passes dates as YYYY-MM-DD text
+        else:
+            dates = [c.business_date for rows in fresh.values() for c in rows] or [min(self._dirty)]
+            lo, hi = min(dates) - dt.timedelta(days=1), max(dates) + dt.timedelta(days=late_days)
         with timed("state: hashes"):
-            hashes.update({r.business_date: (r.input_hash, r.rows) for r in self.sql("v2", "input_hashes", **args).collect()})
+            hashes.update({r.business_date: (r.input_hash, r.rows)
+                           for r in self.sql("v2", "input_hashes", lo=lo, hi=hi, **args).collect()})
         self._state, self._dirty = (late_days, cells, hashes), set()
         return cells, hashes
 
@@ -693,6 +709,8 @@ def stores_now(warehouse):
 def cmd_run(a):
     w = Warehouse(a)
     uploads = [dt.date.fromisoformat(u) for u in a.uploads.split(",")]
+    if len(uploads) <= 3:
+        w.only(uploads, a.late_days)
     runs, landings = [], []
     total = len(uploads) + (len(uploads) if a.daily else 1)
     step = 0

@@ -190,7 +190,8 @@ fn the_first_run_builds_the_sample_lab_day_by_day_and_holds_back_the_newest_two_
     assert_eq!(v["status"]["finality"]["state"], "provisional", "so yesterday is still open: {}", v["status"]);
     // Built upload by upload: yesterday has a version per upload that brought it rows, each
     // made by a daily run of an upload no later than the newest landed one.
-    let builders: Vec<String> = v["entries"].as_array().unwrap().iter().map(|e| e["trigger"]["upload"].as_str().unwrap().to_string()).collect();
+    let builders: Vec<String> =
+        v["entries"].as_array().unwrap().iter().map(|e| e["trigger"]["upload"].as_str().unwrap().to_string()).collect();
     assert!(builders.len() >= 3, "{builders:?}");
     assert!(builders.windows(2).all(|w| w[0] < w[1]), "one version per upload, in upload order: {builders:?}");
     assert!(builders.iter().all(|b| *b <= newest.to_string()));

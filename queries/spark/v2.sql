@@ -52,13 +52,14 @@ GROUP BY upload_date, business_date, currency, current;
 -- superseded rows left) gets the hash of nothing. The version number is left out on purpose: the
 -- same rows are not a change. Computed once per state of bronze, for every date (:all), or
 -- after a landing for the dates of the rows of the uploads :uploads it wrote: no other date's
--- input changed.
+-- input changed. :lo..:hi bound the uploads read (partition pruning; the window of those dates).
 SELECT d.date AS business_date, count(e.line) AS rows,
        concat('w', :late_days, ':', sha2(concat_ws(',', array_sort(collect_list(
            md5(concat_ws('|', e.upload_date, e.file_name, e.line, e.event_id, e.basket_id, e.store_id,
                          e.event_ts, e.uploaded_at_ns, e.currency, e.revenue_minor))))), 256)) AS input_hash
 FROM (SELECT DISTINCT business_date AS date FROM events WHERE :all OR array_contains(@uploads, upload_date)) d
-LEFT JOIN (SELECT * FROM events WHERE current) e ON e.business_date = d.date AND @in_window
+LEFT JOIN (SELECT * FROM events WHERE current AND upload_date BETWEEN :lo AND :hi) e
+  ON e.business_date = d.date AND @in_window
 GROUP BY d.date;
 
 -- name: silver_rows
