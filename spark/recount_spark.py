@@ -439,7 +439,8 @@ class Warehouse:
         if self._state is not None and self._state[0] == late_days and not self._dirty:
             return self._state[1], self._state[2]
         whole = self._state is None or self._state[0] != late_days
-        args = {"late_days": late_days, "all": whole, "uploads": sorted(self._dirty) if not whole else []}
+        ulo, uhi = (dt.date(1000, 1, 1), dt.date(9999, 12, 31)) if whole else (min(self._dirty), max(self._dirty))
+        args = {"late_days": late_days, "all": whole, "uploads": sorted(self._dirty) if not whole else [], "ulo": ulo, "uhi": uhi}
         cells = {} if whole else dict(self._state[1])
         hashes = {} if whole else dict(self._state[2])
         with timed("state: cells"):

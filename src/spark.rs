@@ -199,7 +199,8 @@ pub fn summarise_log(text: &str) -> Option<String> {
         let head = l.split(':').next().unwrap_or("");
         !head.contains(' ') && (head.ends_with("Error") || head.ends_with("Exception")) && l.contains(':')
     };
-    text.lines().map(str::trim).rev().find(|l| is_exception(l)).map(one_line)
+    // Java prints a cause as ": java.lang.X: message" under py4j's own line.
+    text.lines().map(|l| l.trim().trim_start_matches(": ")).rev().find(|l| is_exception(l)).map(one_line)
 }
 
 fn prune_logs(dir: &Path, keep: usize) {

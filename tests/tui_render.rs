@@ -270,7 +270,9 @@ fn the_explorer_is_honest_about_writes_quit_waits_a_repeating_load_error_stops_a
     app.on_reply(Reply::Done("ready".into()));
     app.outbox.clear();
     app.running = None;
-    app.update(Action::LandNext);
+    // Landing the next upload, confirmed.
+    app.popup = Some(recount::tui::app::Popup::Confirm { what: recount::tui::app::Confirmable::LandNext, text: String::new() });
+    assert!(app.on_confirm_key(&key('y')));
     assert!(app.running.as_ref().is_some_and(|r| r.writes), "landing the next upload is a write");
     app.update(Action::Quit);
     assert!(!app.quit, "quit waits for the running write");
@@ -297,4 +299,57 @@ fn the_explorer_is_honest_about_writes_quit_waits_a_repeating_load_error_stops_a
     };
     assert!(text.contains("upload 2026-10-20 landed and committed (1234 events)") && text.contains("was cancelled"), "{text}");
     assert!(text.contains("nothing of the run committed"), "{text}");
+}
+
+fn key(c: char) -> ratatui::crossterm::event::KeyEvent {
+    ratatui::crossterm::event::KeyEvent::new(ratatui::crossterm::event::KeyCode::Char(c), ratatui::crossterm::event::KeyModifiers::NONE)
+}
+
+#[test]
+fn landing_the_next_upload_asks_first_and_n_pgdn_move_through_the_table_on_screen() {
+    use recount::tui::app::Popup;
+    use recount::tui::keys::action_for;
+    use recount::tui::worker::{Job, Server, Setup};
+    let dir = tempdir();
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let mut lab = open_lab(dir.path());
+    assert!(recount::lake::bootstrap::fill_if_empty(&mut lab, &sample).unwrap());
+    let mut server = Server::new(lab, Setup { lab_dir: dir.path().join("lab"), world: sample.clone(), bootstrap: false });
+    let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
+    app.outbox.clear();
+    app.on_reply(server.serve(Job::Load(None)).unwrap());
+
+    // `n` is the search's next match now; landing is U, and it asks.
+    assert_eq!(action_for(&key('n'), Screen::Overview), Some(Action::NextMatch));
+    assert_eq!(action_for(&key('U'), Screen::Overview), Some(Action::LandNext));
+    app.update(Action::LandNext);
+    assert!(matches!(&app.popup, Some(Popup::Confirm { text, .. }) if text.contains("Land upload 2026-10-31")), "{:?}", app.popup);
+    assert!(app.on_confirm_key(&key('n')));
+    assert!(app.popup.is_none() && app.outbox.is_empty() && app.running.is_none(), "n cancels: nothing lands");
+    app.update(Action::LandNext);
+    assert!(app.on_confirm_key(&key('y')));
+    assert!(matches!(app.outbox.last(), Some(Job::LandNext)), "y lands it");
+
+    // n/N go to the rows holding the search text, wrapping; PgDn moves by the rows on screen.
+    app.running = None;
+    app.update(Action::Screen(Screen::History));
+    let rows: Vec<String> =
+        app.current_table().unwrap().rows.iter().map(|r| r.cells.iter().map(|c| c.display()).collect::<Vec<_>>().join(" ")).collect();
+    assert!(rows.len() >= 4, "{rows:?}");
+    app.search = "IN".into();
+    let hits: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].to_lowercase().contains("in")).collect();
+    assert!(hits.len() >= 2, "{rows:?}");
+    app.row = hits[0];
+    app.update(Action::NextMatch);
+    assert_eq!(app.row, hits[1]);
+    app.update(Action::PrevMatch);
+    assert_eq!(app.row, hits[0]);
+    app.update(Action::PrevMatch);
+    assert_eq!(app.row, *hits.last().unwrap(), "wraps around");
+    app.row = 0;
+    app.page_rows.set(3);
+    app.update(Action::PageDown);
+    assert_eq!(app.row, 3.min(rows.len() - 1));
+    app.update(Action::PageUp);
+    assert_eq!(app.row, 0);
 }

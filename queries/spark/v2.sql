@@ -38,11 +38,12 @@ WHERE e.reason IS NULL;
 -- date's rows rebuilds it); `beyond`, the rows never reach silver (older than the window, or dated
 -- more than a day after their upload: a till clock in the future). Computed once per state of
 -- bronze (runs do not change it): for every upload (:all), or after a landing for the uploads
--- :uploads it wrote.
+-- :uploads it wrote; :ulo..:uhi are their first and last (a bound Iceberg prunes partitions by,
+-- which array_contains is not).
 SELECT upload_date, business_date, currency, current, count(*) AS rows, sum(revenue_minor) AS revenue_minor,
        business_date >= date_sub(upload_date, :late_days) AS affected, NOT (@in_window) AS beyond
 FROM events
-WHERE :all OR array_contains(@uploads, upload_date)
+WHERE (:all OR array_contains(@uploads, upload_date)) AND upload_date BETWEEN :ulo AND :uhi
 GROUP BY upload_date, business_date, currency, current;
 
 -- name: input_hashes
@@ -57,7 +58,8 @@ SELECT d.date AS business_date, count(e.line) AS rows,
        concat('w', :late_days, ':', sha2(concat_ws(',', array_sort(collect_list(
            md5(concat_ws('|', e.upload_date, e.file_name, e.line, e.event_id, e.basket_id, e.store_id,
                          e.event_ts, e.uploaded_at_ns, e.currency, e.revenue_minor))))), 256)) AS input_hash
-FROM (SELECT DISTINCT business_date AS date FROM events WHERE :all OR array_contains(@uploads, upload_date)) d
+FROM (SELECT DISTINCT business_date AS date FROM events
+      WHERE (:all OR array_contains(@uploads, upload_date)) AND upload_date BETWEEN :ulo AND :uhi) d
 LEFT JOIN (SELECT * FROM events WHERE current AND upload_date BETWEEN :lo AND :hi) e
   ON e.business_date = d.date AND @in_window
 GROUP BY d.date;

@@ -296,8 +296,8 @@ mod tests {
         assert!(text.contains("£347,565.80"), "{text}");
         assert!(!text.contains('\u{1b}'), "control characters must not reach the terminal: {text:?}");
         let csv = render(&tiny(), Format::Csv, false);
-        assert!(csv.starts_with("country,revenue_minor\n"), "{csv}");
-        assert!(csv.contains(",34756580"), "{csv}");
+        assert!(csv.starts_with("country,revenue_minor,revenue_currency\n"), "{csv}");
+        assert!(csv.contains(",34756580,GBP\n"), "the currency beside the minor units: {csv}");
         let json = render(&tiny(), Format::Json, false);
         assert!(json.contains("\"minor\": 34756580"), "{json}");
     }

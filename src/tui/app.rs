@@ -19,6 +19,8 @@ pub enum Confirmable {
     },
     Rollback(i64),
     Reset,
+    /// Landing the world's next upload and running v2 for it.
+    LandNext,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,6 +92,8 @@ pub struct App {
     pub quit_after_write: bool,
     /// Loads that failed in a row: after `MAX_LOAD_FAILURES` the explorer stops reloading.
     pub load_failures: u32,
+    /// How many rows the table on screen shows (set as it is drawn): PgDn/PgUp move by it.
+    pub page_rows: std::cell::Cell<usize>,
 }
 
 /// Loads that may fail in a row before the explorer stops reloading by itself.
@@ -122,6 +126,7 @@ impl App {
             cancel: false,
             quit_after_write: false,
             load_failures: 0,
+            page_rows: std::cell::Cell::new(10),
         }
     }
 
@@ -282,7 +287,13 @@ impl App {
                     InputKind::JumpToDate => self.jump_to(&text),
                     InputKind::SearchBaskets => {
                         self.search = text;
-                        self.row = 0;
+                        // Baskets filters by it; every screen then goes to the first row holding it.
+                        self.row = self.current_table().map(|t| t.rows.len()).unwrap_or(0).saturating_sub(1);
+                        if !self.search.is_empty() {
+                            self.next_match(1);
+                        } else {
+                            self.row = 0;
+                        }
                     }
                 }
             }
@@ -308,6 +319,7 @@ impl App {
                     }
                     Confirmable::Rollback(s) => self.start(format!("rolling back to snapshot {s}"), Job::Rollback(s)),
                     Confirmable::Reset => self.start("resetting the lab", Job::Reset),
+                    Confirmable::LandNext => self.start("landing the next upload and running v2", Job::LandNext),
                 }
             }
             KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc | KeyCode::Char('q') => {
@@ -341,8 +353,10 @@ impl App {
             Action::Screen(s) => self.set_screen(s),
             Action::RowDown => self.move_row(1),
             Action::RowUp => self.move_row(-1),
-            Action::PageDown => self.move_row(10),
-            Action::PageUp => self.move_row(-10),
+            Action::PageDown => self.move_row(self.page_rows.get() as i64),
+            Action::PageUp => self.move_row(-(self.page_rows.get() as i64)),
+            Action::NextMatch => self.next_match(1),
+            Action::PrevMatch => self.next_match(-1),
             Action::Drill => self.drill(),
             Action::Back => {
                 if self.running.is_some() {
@@ -360,7 +374,18 @@ impl App {
                     self.start(format!("running v1 for {d}"), Job::RetryV1(d));
                 }
             }
-            Action::LandNext => self.start("landing the next upload and running v2", Job::LandNext),
+            Action::LandNext => {
+                let next = self.snapshot.as_ref().and_then(|s| s.next_upload);
+                self.popup = Some(match next {
+                    Some(u) => Popup::Confirm {
+                        what: Confirmable::LandNext,
+                        text: format!(
+                            "Land upload {u} and run v2 for it?\n\nIts rows join the lab for good (every write is a snapshot; b rolls silver and gold back).\n\ny: land   n/Esc: cancel"
+                        ),
+                    },
+                    None => Popup::Error("every upload of the world has landed: there is no next upload".into()),
+                });
+            }
             Action::LandCorrection => self.start("landing the next correction and running v2", Job::LandCorrection),
             Action::CrashDemo => {
                 if let Some(d) = self.selected_date() {
@@ -407,6 +432,28 @@ impl App {
                 self.mouse = !self.mouse;
                 self.message = format!("mouse {}", if self.mouse { "on" } else { "off: the terminal's own selection works" });
             }
+        }
+    }
+
+    /// Moves to the next (or, `step` -1, previous) row of the table on screen that holds the
+    /// search text, wrapping around; says so when none does.
+    fn next_match(&mut self, step: i64) {
+        let q = self.search.to_lowercase();
+        if q.is_empty() {
+            self.message = "no search yet: / searches".into();
+            return;
+        }
+        let Some(t) = self.current_table() else { return };
+        let n = t.rows.len() as i64;
+        let hit = (1..=n)
+            .map(|k| (self.row as i64 + step * k).rem_euclid(n.max(1)) as usize)
+            .find(|&i| t.rows[i].cells.iter().any(|c| c.display().to_lowercase().contains(&q)));
+        match hit {
+            Some(i) => {
+                self.row = i;
+                self.message = format!("match for '{}' on row {} of {n}", crate::sanitize::for_terminal(&self.search), i + 1);
+            }
+            None => self.message = format!("no row here holds '{}'", crate::sanitize::for_terminal(&self.search)),
         }
     }
 

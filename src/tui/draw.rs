@@ -145,11 +145,11 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
                 let report = if app.by_country { &snap.lateness_by_country } else { &snap.lateness };
                 draw_lateness(f, t, report, hist);
             }
-            draw_table(f, t, &v.check.table(), app.row, table, format!("{d} per country: v1, v2 gold, recompute"));
+            draw_table(f, t, &app.page_rows, &v.check.table(), app.row, table, format!("{d} per country: v1, v2 gold, recompute"));
         }
         Screen::Explain => {
             let [table, notes] = Layout::vertical([Constraint::Min(5), Constraint::Length(5)]).areas(area);
-            draw_table(f, t, &v.explain.table(), app.row, table, format!("{d}: recompute - missed + double counted = v1"));
+            draw_table(f, t, &app.page_rows, &v.explain.table(), app.row, table, format!("{d}: recompute - missed + double counted = v1"));
             draw_notes(f, t, &crate::reports::Report::notes(&v.explain), notes);
         }
         Screen::Baskets => {
@@ -160,6 +160,7 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
             draw_table(
                 f,
                 t,
+                &app.page_rows,
                 &v.baskets.table(|b| app.basket_visible(b)),
                 app.row,
                 area,
@@ -169,12 +170,21 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
         Screen::Late => {
             let [late, quarantine] = Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(area);
             let lt = crate::reports::Report::tables(&v.late).remove(0);
-            draw_table(f, t, &lt, app.row, late, format!("{d}: {} row(s) beyond the {}-day window", v.late.rows.len(), v.late.late_days));
+            draw_table(
+                f,
+                t,
+                &app.page_rows,
+                &lt,
+                app.row,
+                late,
+                format!("{d}: {} row(s) beyond the {}-day window", v.late.rows.len(), v.late.late_days),
+            );
             if let Some(snap) = &app.snapshot {
                 let qt = crate::reports::Report::tables(&snap.quarantine).remove(0);
                 draw_table(
                     f,
                     t,
+                    &app.page_rows,
                     &qt,
                     usize::MAX,
                     quarantine,
@@ -191,9 +201,17 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
                 .title(Span::styled("baskets at each snapshot", t.muted()))
                 .border_style(t.border(false));
             f.render_widget(Sparkline::default().data(&values).style(t.bar(false)).block(spark_block), spark);
-            draw_table(f, t, &v.history.table(), app.row, table, format!("history of {d}: Enter explains a change, b rolls back"));
+            draw_table(
+                f,
+                t,
+                &app.page_rows,
+                &v.history.table(),
+                app.row,
+                table,
+                format!("history of {d}: Enter explains a change, b rolls back"),
+            );
         }
-        Screen::Promises => draw_table(f, t, &v.promises.table(), app.row, area, format!("promises for {d}")),
+        Screen::Promises => draw_table(f, t, &app.page_rows, &v.promises.table(), app.row, area, format!("promises for {d}")),
     }
 }
 
@@ -239,7 +257,9 @@ fn draw_lateness(f: &mut Frame, t: &Theme, report: &LatenessReport, area: Rect) 
 /// A report table, scrolled to keep the selected row visible; flagged rows in their status style.
 /// Columns keep their natural width; those that do not fit are left out from the right, and the
 /// title says so (Enter shows the whole row, `e` exports it).
-pub fn draw_table(f: &mut Frame, t: &Theme, table: &Table, selected: usize, area: Rect, title: String) {
+pub fn draw_table(f: &mut Frame, t: &Theme, page: &std::cell::Cell<usize>, table: &Table, selected: usize, area: Rect, title: String) {
+    // The rows one screen of this table shows (inside the borders, under the header): PgDn's step.
+    page.set(usize::from(area.height.saturating_sub(3)).max(1));
     let shown: Vec<Vec<String>> = table.rows.iter().map(|r| r.cells.iter().map(Cell::display).collect()).collect();
     let mut widths: Vec<u16> = table.columns.iter().map(|c| c.label.chars().count() as u16).collect();
     for row in &shown {
