@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
-# Captures the explorer's screens from the real binary in tmux, for docs/guide.md.
+# Captures the explorer's screens from the real binary in tmux, for docs/guide.md, on the lab a
+# first run builds. tests/guide.rs checks that the guide embeds these captures as they are.
 # usage: scripts/capture-screens.sh [RECOUNT_BINARY]   (writes docs/captures/*.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-${CARGO_TARGET_DIR:-target}/release/recount}
 out=docs/captures
-lab=$(mktemp -d)/lab
+data=$(mktemp -d)
 session=recount-capture-$$
 mkdir -p "$out"
-"$bin" --lab "$lab" land 2026-10-12 2026-11-01 >/dev/null
-for d in $(seq 0 20); do
-  day=$(date -d "2026-10-12 + $d days" +%F)
-  "$bin" --lab "$lab" naive "$day" >/dev/null
-  "$bin" --lab "$lab" run "$day" >/dev/null
-done
+# The lab a first run builds: day by day (land, v1, v2 per upload), the newest two uploads held back.
+env -u RECOUNT_LAB XDG_DATA_HOME="$data" "$bin" >/dev/null
+lab=$data/recount/lab
 "$bin" --lab "$lab" naive 2026-10-24 >/dev/null   # a retry: v1 doubles the day
 tmux new-session -d -s "$session" -x 120 -y 36 "TERM=xterm-256color $bin --lab $lab tui --no-mouse"
 trap 'tmux kill-session -t $session 2>/dev/null || true' EXIT
@@ -29,7 +27,8 @@ tmux send-keys -t "$session" "3"; wait_for "which copy counts"; tmux capture-pan
 tmux send-keys -t "$session" "4"; wait_for "quarantine"; tmux capture-pane -p -t "$session" > "$out/late.txt"
 tmux send-keys -t "$session" "5"; wait_for "history of"; tmux capture-pane -p -t "$session" > "$out/history.txt"
 tmux send-keys -t "$session" "6"; wait_for "completeness"; tmux capture-pane -p -t "$session" > "$out/promises.txt"
-tmux send-keys -t "$session" "?"; wait_for "keys (? or Esc closes)"; tmux capture-pane -p -t "$session" > "$out/help.txt"; tmux send-keys -t "$session" "Escape"
+tmux send-keys -t "$session" "?"; wait_for "keys (? or Esc closes)"; tmux capture-pane -p -t "$session" > "$out/help.txt"
+tmux send-keys -t "$session" "End"; sleep 0.3; tmux capture-pane -p -t "$session" > "$out/help-end.txt"; tmux send-keys -t "$session" "Escape"
 tmux send-keys -t "$session" "1" "r"; wait_for "Rebuild 2026-10-24"; tmux capture-pane -p -t "$session" > "$out/rebuild-preview.txt"; tmux send-keys -t "$session" "n"
 tmux send-keys -t "$session" "q"
 echo "captured: $(ls $out)"

@@ -353,3 +353,24 @@ fn landing_the_next_upload_asks_first_and_n_pgdn_move_through_the_table_on_scree
     app.update(Action::PageUp);
     assert_eq!(app.row, 0);
 }
+
+#[test]
+fn the_help_popup_scrolls_to_every_key_at_80x24() {
+    let dir = tempdir();
+    let (_lab, mut app, _) = loaded_app(dir.path());
+    app.update(Action::Help);
+    let first = text(&render(&app, 80, 24));
+    assert!(first.contains("lines 1-"), "the title says which lines show:\n{first}");
+    let (label, help) = keys::help_lines().last().cloned().unwrap();
+    assert!(!first.contains(&help), "at 80x24 the last key is below the fold:\n{first}");
+    app.update(Action::Bottom);
+    let last = text(&render(&app, 80, 24));
+    assert!(last.contains(&help[..help.len().min(30)]), "End shows the last key ({label}):\n{last}");
+    app.update(Action::Top);
+    assert_eq!(text(&render(&app, 80, 24)), first, "Home goes back to the first line");
+    app.update(Action::PageDown);
+    let paged = text(&render(&app, 80, 24));
+    assert!(paged != first && !paged.contains("lines 1-"), "PgDn moves a page:\n{paged}");
+    app.update(Action::Back);
+    assert!(app.popup.is_none());
+}

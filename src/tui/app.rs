@@ -94,6 +94,10 @@ pub struct App {
     pub load_failures: u32,
     /// How many rows the table on screen shows (set as it is drawn): PgDn/PgUp move by it.
     pub page_rows: std::cell::Cell<usize>,
+    /// The first line a popup shows, and (set as it is drawn) how many it shows and the
+    /// largest first line that still fills it.
+    pub popup_scroll: u16,
+    pub popup_view: std::cell::Cell<(u16, u16)>,
 }
 
 /// Loads that may fail in a row before the explorer stops reloading by itself.
@@ -127,6 +131,8 @@ impl App {
             quit_after_write: false,
             load_failures: 0,
             page_rows: std::cell::Cell::new(10),
+            popup_scroll: 0,
+            popup_view: std::cell::Cell::new((10, 0)),
         }
     }
 
@@ -333,11 +339,21 @@ impl App {
 
     pub fn update(&mut self, action: Action) {
         if matches!(self.popup, Some(Popup::Help | Popup::Error(_) | Popup::Detail { .. })) {
-            if matches!(action, Action::Back | Action::Help | Action::Drill | Action::Quit) {
-                self.popup = None;
+            let (shown, last) = self.popup_view.get();
+            match action {
+                Action::Back | Action::Help | Action::Drill | Action::Quit => self.popup = None,
+                Action::RowDown => self.popup_scroll = (self.popup_scroll + 1).min(last),
+                Action::RowUp => self.popup_scroll = self.popup_scroll.saturating_sub(1),
+                Action::PageDown => self.popup_scroll = (self.popup_scroll + shown).min(last),
+                Action::PageUp => self.popup_scroll = self.popup_scroll.saturating_sub(shown),
+                Action::Top => self.popup_scroll = 0,
+                Action::Bottom => self.popup_scroll = last,
+                _ => {}
             }
             return;
         }
+        // Every popup opens from here, at its first line.
+        self.popup_scroll = 0;
         match action {
             Action::Quit if self.running.as_ref().is_some_and(|r| r.writes) => {
                 self.quit_after_write = true;
@@ -355,6 +371,8 @@ impl App {
             Action::RowUp => self.move_row(-1),
             Action::PageDown => self.move_row(self.page_rows.get() as i64),
             Action::PageUp => self.move_row(-(self.page_rows.get() as i64)),
+            Action::Top => self.row = 0,
+            Action::Bottom => self.row = self.current_table().map(|t| t.rows.len()).unwrap_or(0).saturating_sub(1),
             Action::NextMatch => self.next_match(1),
             Action::PrevMatch => self.next_match(-1),
             Action::Drill => self.drill(),

@@ -25,7 +25,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     draw_status(f, app, status);
     draw_hints(f, t, app.screen, hints);
     if let Some(p) = &app.popup {
-        draw_popup(f, t, p);
+        draw_popup(f, t, p, app);
     }
 }
 
@@ -52,7 +52,7 @@ fn draw_navigator(f: &mut Frame, app: &App, area: Rect) {
         return;
     };
     if snap.dates.is_empty() {
-        f.render_widget(Paragraph::new("no data:\npress n").style(t.muted()), inner);
+        f.render_widget(Paragraph::new("no data:\npress U").style(t.muted()), inner);
         return;
     }
     let height = inner.height as usize;
@@ -333,7 +333,7 @@ fn terminal_text(s: &str) -> Text<'static> {
     Text::from(s.lines().map(|l| Line::from(crate::sanitize::for_terminal(l).into_owned())).collect::<Vec<_>>())
 }
 
-fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup) {
+fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup, app: &App) {
     let area = f.area();
     let (title, body, style): (String, Text, Style) = match p {
         Popup::Help => {
@@ -358,10 +358,21 @@ fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup) {
         .max(title.chars().count() as u16 + 4)
         .min(area.width.saturating_sub(2));
     let paragraph = Paragraph::new(body).style(style).wrap(Wrap { trim: false });
-    // Tall enough for the wrapped lines (a long attribution wraps), within the screen.
-    let h = (paragraph.line_count(w.saturating_sub(2)) as u16 + 2).min(area.height.saturating_sub(2)).max(3);
-    let rect = centered(area, w, h);
+    // Tall enough for the wrapped lines (a long attribution wraps), within the screen; taller
+    // text scrolls (j/k, PgDn/PgUp, Home/End), and the title says which lines show.
+    let total = paragraph.line_count(w.saturating_sub(2)) as u16;
+    let h = (total + 2).min(area.height.saturating_sub(2)).max(3);
+    let shown = h.saturating_sub(2).max(1);
+    let last = total.saturating_sub(shown);
+    app.popup_view.set((shown, last));
+    let scroll = app.popup_scroll.min(last);
+    let title = if last > 0 {
+        format!("{title} — lines {}-{} of {total}, PgDn/PgUp/Home/End scroll", scroll + 1, (scroll + shown).min(total))
+    } else {
+        title
+    };
+    let rect = centered(area, w.max((title.chars().count() as u16 + 4).min(area.width.saturating_sub(2))), h);
     f.render_widget(Clear, rect);
     let block = Block::default().borders(Borders::ALL).title(Span::styled(title, t.title())).border_style(t.border(true));
-    f.render_widget(paragraph.block(block), rect);
+    f.render_widget(paragraph.scroll((scroll, 0)).block(block), rect);
 }

@@ -318,7 +318,7 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
         }
         Job::Reset => {
             lab.reset()?;
-            Reply::Done(format!("lab {} is empty; press n to land the first upload", lab.root.display()))
+            Reply::Done(format!("lab {} is empty; press U to land the first upload", lab.root.display()))
         }
     })
 }
