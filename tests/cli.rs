@@ -6,8 +6,8 @@ use common::*;
 use std::process::Command;
 
 fn recount(lab: &std::path::Path, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_recount")).arg("--lab").arg(lab).args(args).env("NO_COLOR", "1").output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    let (code, out, err) = recount_code(lab, args);
+    (code == Some(0), out, err)
 }
 
 #[test]

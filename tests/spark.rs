@@ -93,6 +93,17 @@ fn fingerprint_line(v: &Value) -> String {
     recount::lake::snapshot::Fingerprint { rows: v["rows"].as_i64().unwrap(), md5: v["md5"].as_str().unwrap().to_string() }.to_string()
 }
 
+/// The dates a run's report (the lab's or Spark's, the same shape) says it rewrote.
+fn rewritten(run: &Value) -> Vec<String> {
+    run["dates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["action"] == "overwrite")
+        .map(|d| d["business_date"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// Every Iceberg snapshot id of a table, oldest first (read by pyiceberg).
 fn snapshots(dir: &Path, table: &str) -> Vec<Value> {
     json(&["spark", "snapshots", "--warehouse", &w(dir), "--table", table])["snapshots"].as_array().unwrap().clone()
@@ -192,25 +203,13 @@ fn daily_spark_gives_the_labs_fingerprint_and_a_correction_overwrites_exactly_it
     let fixed_s = fixed.display().to_string();
     recount(&["--lab", &lab, "land", "2026-10-19", "2026-10-20", "--world", &fixed_s]);
     let lab_run: Value = serde_json::from_str(&recount(&["--lab", &lab, "run", "2026-10-19", "--format", "json"])).unwrap();
-    let lab_rewritten: Vec<String> = lab_run["dates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| d["action"] == "overwrite")
-        .map(|d| d["business_date"].as_str().unwrap().to_string())
-        .collect();
+    let lab_rewritten = rewritten(&lab_run);
     let gold_before = snapshots(dir.path(), "daily_store_sales").len();
     let run = spark_run(dir.path(), &["2026-10-19", "2026-10-20"], &fixed, false);
     assert_eq!(run["landings"][0]["corrected"], serde_json::json!(["tills-gb.jsonl.gz v2"]));
     assert_eq!(run["landings"][1]["corrected"].as_array().unwrap().len(), 1, "the recompressed file is a new version too");
     let r = &run["runs"][0];
-    let spark_rewritten: Vec<String> = r["dates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| d["action"] == "overwrite")
-        .map(|d| d["business_date"].as_str().unwrap().to_string())
-        .collect();
+    let spark_rewritten = rewritten(r);
     assert!(!spark_rewritten.is_empty());
     assert_eq!(spark_rewritten, lab_rewritten, "Spark rewrites exactly the dates the lab rewrites");
     // The same rows in other bytes: a skipped run, and no snapshot for it.
