@@ -73,7 +73,10 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Baskets { date, window } => report(&g, |lab| reports::baskets::resent(lab, date, window.late_days)),
         Command::Bench { world, preset, seed, runs, work_dir, baseline, date } => {
             let opts = crate::bench::BenchOptions { world, preset, seed, runs, work_dir, baseline, date, exe: std::env::current_exe()? };
-            print(&crate::bench::run(opts)?, g.format);
+            let line = crate::progress::Progress::start(format!("benchmarking ({runs} run(s) of each measure)"));
+            let report = crate::bench::run(opts);
+            drop(line);
+            print(&report?, g.format);
             Ok(0)
         }
         Command::BenchPhase { world, lab } => {
@@ -148,9 +151,13 @@ fn demo(g: &Global, no_pause: bool, yes: bool, world: Option<PathBuf>) -> Result
 
 fn generate(g: &Global, out: &Path, preset: crate::world::Preset, seed: u64, store_factor: f64, corrections: bool) -> Result<i32> {
     let started = std::time::Instant::now();
+    let line =
+        crate::progress::Progress::start(format!("generating a {} world in {}", format!("{preset:?}").to_lowercase(), out.display()));
     let summary = crate::world::generate_scaled(out, preset, seed, store_factor)
         .wrap_err_with(|| format!("generating a world in {}", out.display()))?;
+    line.set("writing the corrected deliveries", None);
     let corrections = if corrections { crate::world::corrections::write(out)? } else { Vec::new() };
+    drop(line);
     match g.format {
         Format::Json => print_json(&serde_json::json!({ "world": summary, "corrections": corrections }))?,
         _ => {
@@ -174,8 +181,11 @@ fn generate(g: &Global, out: &Path, preset: crate::world::Preset, seed: u64, sto
 fn land_range(g: &Global, range: &Range, world: Option<PathBuf>) -> Result<i32> {
     let mut lab = open(g)?;
     let world = world_or_sample(world);
-    let report =
-        land::land_with(&mut lab, &world, &range.dates(), g.fail_after).wrap_err_with(|| format!("landing from {}", world.display()))?;
+    let dates = range.dates();
+    let line = crate::progress::Progress::start(format!("landing {} upload(s) from {}", dates.len(), world.display()));
+    let report = land::land_with(&mut lab, &world, &dates, g.fail_after).wrap_err_with(|| format!("landing from {}", world.display()));
+    drop(line);
+    let report = report?;
     emit_land(&report, g.format)?;
     // Some upload was held back: what could land did, and the exit code says not all of it.
     Ok(if report.held.is_empty() { 0 } else { 1 })
@@ -376,7 +386,8 @@ fn spark_driver(w: &crate::cli::SparkWarehouse) -> Result<crate::spark::Driver> 
 /// `recount spark ...`: the v2 job on Spark and Iceberg, and what its tables say.
 fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
     use crate::cli::{SparkCommand, SparkReader};
-    use crate::spark::{self, ProgressLine};
+    use crate::progress::Progress;
+    use crate::spark;
     let quiet = |_: &spark::Progress| {};
     match command {
         SparkCommand::Setup => spark::setup(&spark::default_home()),
@@ -391,8 +402,9 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
                 TriggerKind::Upload
             };
             let args = spark::run_args(&world, &range.dates(), window.late_days, daily, trigger.as_str());
-            let mut line = ProgressLine::new();
-            let report: spark::SparkRunReport = driver.call("run", &args, |p| line.show(p))?;
+            let line = Progress::start("spark: starting");
+            let report: spark::SparkRunReport =
+                driver.call("run", &args, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
             drop(line);
             print(&report, g.format);
             Ok(0)
@@ -441,9 +453,10 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
             Ok(if report.agree { 0 } else { ENGINES_DISAGREE })
         }
         SparkCommand::Rollback { snapshot, warehouse } => {
-            let mut line = ProgressLine::new();
+            let line = Progress::start(format!("spark: rolling back to snapshot {snapshot}"));
             let report: spark::RollbackReport =
-                spark_driver(&warehouse)?.call("rollback", &["--snapshot".into(), snapshot.to_string()], |p| line.show(p))?;
+                spark_driver(&warehouse)?
+                    .call("rollback", &["--snapshot".into(), snapshot.to_string()], |p| line.set(format!("spark: {}", p.message), None))?;
             drop(line);
             match g.format {
                 Format::Json => print_json(&report)?,

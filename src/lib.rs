@@ -13,6 +13,7 @@ pub mod demo;
 pub mod error;
 pub mod lake;
 pub mod money;
+pub mod progress;
 pub mod raw;
 pub mod recompute;
 pub mod reports;

@@ -12,7 +12,7 @@ use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use md5::Digest;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -210,44 +210,6 @@ fn prune_logs(dir: &Path, keep: usize) {
     logs.sort();
     for old in logs.iter().rev().skip(keep) {
         let _ = std::fs::remove_file(old);
-    }
-}
-
-/// A progress line on stderr while long work runs, when stderr is a terminal.
-pub struct ProgressLine {
-    on: bool,
-    started: std::time::Instant,
-}
-
-impl ProgressLine {
-    pub fn new() -> ProgressLine {
-        ProgressLine { on: std::io::stderr().is_terminal(), started: std::time::Instant::now() }
-    }
-    pub fn show(&mut self, p: &Progress) {
-        if !self.on {
-            return;
-        }
-        let step = match (p.done, p.total) {
-            (Some(d), Some(t)) if t > 0 => format!("[{:>3}/{t}] ", d.min(t)),
-            _ => String::new(),
-        };
-        let text = crate::sanitize::for_terminal(&p.message);
-        eprint!("\r\x1b[2Kspark {step}{text} ({:.0} s)", self.started.elapsed().as_secs_f64());
-        let _ = std::io::stderr().flush();
-    }
-}
-
-impl Default for ProgressLine {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Drop for ProgressLine {
-    fn drop(&mut self) {
-        if self.on {
-            eprint!("\r\x1b[2K");
-        }
     }
 }
 

@@ -17,7 +17,9 @@ fn reports_print_as_table_json_and_csv_with_money_in_minor_units_for_machines() 
     let world = small_world().to_str().unwrap().to_string();
     let ups = uploads(small_world());
     let (d, last) = (ups[3].to_string(), ups[6].to_string());
-    assert!(recount(&lab, &["land", &ups[0].to_string(), &last, "--world", &world]).0);
+    let (ok, _, err) = recount(&lab, &["land", &ups[0].to_string(), &last, "--world", &world]);
+    assert!(ok, "{err}");
+    assert_eq!(err, "", "no progress line off a terminal");
     assert!(recount(&lab, &["run", &ups[0].to_string(), &last]).0);
     let (ok, table, _) = recount(&lab, &["check", &d]);
     assert!(ok && table.contains('£') && table.contains('₹') && table.contains("S$"), "{table}");
