@@ -23,8 +23,16 @@ fn color() -> bool {
     COLOR.get().copied().unwrap_or_default().on(std::io::stdout().is_terminal())
 }
 
+/// The terminal's width, when stdout is one: tables are narrowed to it.
+fn terminal_width() -> Option<usize> {
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    crossterm::terminal::size().ok().map(|(w, _)| usize::from(w)).filter(|w| *w >= 20)
+}
+
 fn print<R: Report>(report: &R, format: Format) {
-    print!("{}", reports::table::render(report, format, color()));
+    print!("{}", reports::table::render_fitted(report, format, color(), terminal_width()));
 }
 
 fn open(global: &Global) -> Result<Lab> {

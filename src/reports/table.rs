@@ -144,10 +144,16 @@ pub enum Format {
 }
 
 pub fn render<R: Report>(report: &R, format: Format, color: bool) -> String {
+    render_fitted(report, format, color, None)
+}
+
+/// As `render`, with tables narrowed to `width` columns when given (a terminal's width): the
+/// widest text columns are cut with `…`, never a number.
+pub fn render_fitted<R: Report>(report: &R, format: Format, color: bool, width: Option<usize>) -> String {
     match format {
         Format::Json => crate::sanitize::json(serde_json::to_string_pretty(report).expect("reports serialise")) + "\n",
         Format::Csv => render_csv(&report.tables()),
-        Format::Table => render_text(report, color),
+        Format::Table => render_text(report, color, width),
     }
 }
 
@@ -203,6 +209,43 @@ fn paint(text: &str, status: Option<Status>, color: bool) -> String {
 }
 
 pub fn render_table_text(t: &Table, color: bool) -> String {
+    render_table_fitted(t, color, None)
+}
+
+/// Narrows text columns, widest first and never below their label or 8, until the row fits in
+/// `width`. Numeric columns keep their width: a number is never cut.
+fn fit(widths: &mut [usize], floors: &[usize], numeric: &[bool], width: usize) {
+    let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
+    while total(widths) > width {
+        let widest = (0..widths.len()).filter(|&i| !numeric[i] && widths[i] > floors[i]).max_by_key(|&i| widths[i]);
+        match widest {
+            Some(i) => widths[i] -= 1,
+            None => break,
+        }
+    }
+}
+
+/// `s` in at most `w` terminal columns: cut with `…` when longer.
+fn clip(s: &str, w: usize) -> std::borrow::Cow<'_, str> {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if s.width() <= w {
+        return s.into();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if used + cw + 1 > w {
+            break;
+        }
+        out.push(c);
+        used += cw;
+    }
+    out.push('…');
+    out.into()
+}
+
+pub fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> String {
     use unicode_width::UnicodeWidthStr;
     let mut out = String::new();
     if !t.title.is_empty() {
@@ -218,7 +261,12 @@ pub fn render_table_text(t: &Table, color: bool) -> String {
         }
     }
     let numeric: Vec<bool> = (0..t.columns.len()).map(|i| t.rows.iter().any(|r| r.cells.get(i).is_some_and(Cell::is_numeric))).collect();
+    if let Some(width) = width {
+        let floors: Vec<usize> = t.columns.iter().zip(&widths).map(|(c, w)| (*w).min(c.label.width().max(8))).collect();
+        fit(&mut widths, &floors, &numeric, width);
+    }
     let pad = |s: &str, w: usize, right: bool| {
+        let s = &*clip(s, w);
         let fill = " ".repeat(w.saturating_sub(s.width()));
         if right { format!("{fill}{s}") } else { format!("{s}{fill}") }
     };
@@ -242,7 +290,7 @@ pub fn render_table_text(t: &Table, color: bool) -> String {
     out
 }
 
-fn render_text<R: Report>(report: &R, color: bool) -> String {
+fn render_text<R: Report>(report: &R, color: bool, width: Option<usize>) -> String {
     let mut out = String::new();
     let headline = report.headline();
     if !headline.is_empty() {
@@ -251,7 +299,7 @@ fn render_text<R: Report>(report: &R, color: bool) -> String {
         out.push_str("\n\n");
     }
     for t in report.tables() {
-        out.push_str(&render_table_text(&t, color));
+        out.push_str(&render_table_fitted(&t, color, width));
         out.push('\n');
     }
     for n in report.notes() {
@@ -288,6 +336,20 @@ mod tests {
         let mut t = Table::new("", &[("country", "country"), ("revenue_minor", "revenue")]);
         t.push(vec![Cell::text("GB\u{1b}[31m"), Cell::money(34_756_580, "GBP")]);
         Tiny { t }
+    }
+
+    #[test]
+    fn a_table_narrowed_to_a_terminal_cuts_text_never_numbers() {
+        let mut t = Table::new("", &[("note", "note"), ("revenue_minor", "revenue")]);
+        t.push(vec![Cell::text("a long attribution that will not fit in a narrow terminal"), Cell::money(123_456_789, "GBP")]);
+        let wide = render_table_fitted(&t, false, None);
+        assert!(wide.contains("narrow terminal"), "{wide}");
+        let narrow = render_table_fitted(&t, false, Some(40));
+        use unicode_width::UnicodeWidthStr;
+        assert!(narrow.lines().all(|l| l.width() <= 40), "every line fits:\n{narrow}");
+        assert!(narrow.contains('…') && narrow.contains("£1,234,567.89"), "text is cut, the number whole:\n{narrow}");
+        let tiny = render_table_fitted(&t, false, Some(10));
+        assert!(tiny.contains("£1,234,567.89"), "a number is never cut, even when nothing fits:\n{tiny}");
     }
 
     #[test]
