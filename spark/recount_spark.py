@@ -623,6 +623,9 @@ class Warehouse:
                 counts[r.business_date] = (r.s, r.g)
         with timed("silver write"):
             silver_snapshot = write(silver, SILVER, set(counts), {})
+        if os.environ.get("RECOUNT_SPARK_CRASH") == f"after-silver:{upload}":
+            # Test hook: die as a kill would, between the two commits of a run.
+            os._exit(137)
         with timed("gold write"):
             gold_snapshot = write(gold, GOLD, set(counts), {PROP + "silver-snapshot": str(silver_snapshot)})
         silver.unpersist()

@@ -156,9 +156,32 @@ fn forwards_spark_gives_the_labs_fingerprint_and_a_rerun_adds_no_snapshot_that_p
 }
 
 #[test]
-fn backwards_spark_gives_the_labs_fingerprint() {
+fn backwards_spark_gives_the_labs_fingerprint_even_after_a_kill_between_silver_and_gold() {
     let dir = tempdir();
     let lab = lab_fingerprint(dir.path(), &[LAST, FIRST], false);
+    // Killed after silver's commit of the run of 2026-10-25 and before gold's.
+    let wh = w(dir.path());
+    let world = sample().display().to_string();
+    let killed = exe()
+        .args(["spark", "run", LAST, FIRST, "--world", &world, "--warehouse", &wh])
+        .env("RECOUNT_SPARK_CRASH", "after-silver:2026-10-25")
+        .output()
+        .unwrap();
+    assert_eq!(killed.status.code(), Some(1), "{}", String::from_utf8_lossy(&killed.stderr));
+    let silver_now =
+        |dir: &Path| snapshots(dir, "silver_baskets").into_iter().find(|s| s["current"] == true).unwrap()["snapshot_id"].clone();
+    let gold_names = |dir: &Path| {
+        let gold = snapshots(dir, "daily_store_sales");
+        let current = gold.iter().find(|s| s["current"] == true).unwrap().clone();
+        current["properties"]["recount.silver-snapshot"].as_str().unwrap().parse::<i64>().unwrap()
+    };
+    assert_ne!(silver_now(dir.path()).as_i64(), Some(gold_names(dir.path())), "silver is ahead of gold after the kill");
+    // The next command, even one that writes nothing (2026-10-31 ran before the kill: skipped),
+    // puts silver back to the snapshot gold names.
+    let skipped = spark_run(dir.path(), &["2026-10-31"], &sample(), false);
+    assert_eq!(skipped["runs"][0]["action"], "skipped");
+    assert_eq!(silver_now(dir.path()).as_i64(), Some(gold_names(dir.path())), "silver and gold agree again");
+    // And the same backfill again finishes to the lab's gold.
     let run = spark_run(dir.path(), &[LAST, FIRST], &sample(), false);
     let uploads: Vec<&str> = run["runs"].as_array().unwrap().iter().map(|r| r["upload"].as_str().unwrap()).collect();
     assert_eq!(uploads.first(), Some(&LAST), "newest first");
