@@ -23,6 +23,7 @@ import json
 import os
 import re
 import sys
+import time
 import traceback
 import zlib
 
@@ -35,6 +36,17 @@ QUARANTINE = f"{NS}.quarantine"
 RAW_FILES = f"{NS}.raw_files"
 STORES = f"{NS}.stores"
 PROP = "recount."  # every summary property this job writes starts with it
+HASH = PROP + "input-hash."  # then a business date: that date's input hash
+
+
+def summary_of(snapshot):
+    """A pyiceberg snapshot's summary properties (none for a snapshot without a summary)."""
+    return dict(snapshot.summary.additional_properties) if snapshot is not None and snapshot.summary else {}
+
+
+def hashes_in(props):
+    """{business date (text): input hash} that a gold snapshot's properties name."""
+    return {k[len(HASH):]: v for k, v in props.items() if k.startswith(HASH)}
 
 # The same limits as the Rust parser (src/raw/mod.rs): a file, a line, an id.
 MAX_INFLATED_BYTES = 256 << 20
@@ -61,13 +73,9 @@ class timed:
         self.step = step
 
     def __enter__(self):
-        import time
-
         self.t = time.perf_counter()
 
     def __exit__(self, *exc):
-        import time
-
         if self.on:
             print(f"recount-profile {self.step}: {(time.perf_counter() - self.t) * 1000:.0f} ms", file=sys.stderr, flush=True)
 
@@ -411,7 +419,7 @@ class Warehouse:
                 self.spark.table(SILVER).limit(0).writeTo(SILVER).overwrite(F.lit(True))
                 progress("recovered: silver emptied, as no gold snapshot was committed")
             return
-        want = (gold.summary.additional_properties if gold.summary else {}).get(PROP + "silver-snapshot")
+        want = summary_of(gold).get(PROP + "silver-snapshot")
         if want and silver is not None and int(want) != silver.snapshot_id:
             self.rollback_to(SILVER, int(want))
             progress(f"recovered: silver put back to snapshot {want}, the one gold's current snapshot names")
@@ -599,7 +607,7 @@ class Warehouse:
         if corrected:
             props[PROP + "corrected"] = ",".join(corrected)
         for d in changed:
-            props[f"{PROP}input-hash.{d}"] = hashes[d][0]
+            props[f"{HASH}{d}"] = hashes[d][0]
 
         def write(df, table, present, extra):
             # overwritePartitions() replaces exactly the partitions the rows hold. A changed date
@@ -659,7 +667,7 @@ class Warehouse:
         snap = gold.snapshot_by_id(snapshot)
         if snap is None:
             raise ValueError(f"gold has no snapshot {snapshot}; `recount spark snapshots` lists them")
-        silver = (snap.summary.additional_properties if snap.summary else {}).get(PROP + "silver-snapshot")
+        silver = summary_of(snap).get(PROP + "silver-snapshot")
         if silver:
             self.rollback_to(SILVER, int(silver))
         self.rollback_to(GOLD, snapshot)
@@ -678,20 +686,13 @@ def gold_state(warehouse):
     """Each date's input hash and the last run id, from gold's current snapshot and its
     ancestors: the newest one that wrote a date names its hash. Gold's commit is a run's commit
     point, so this is what the last finished run left."""
-    hashes, last_run = {}, 0
     table = static_table(warehouse, "daily_store_sales")
-    by_id = {s.snapshot_id: s for s in table.snapshots()}
-    s = table.current_snapshot()
-    while s is not None:
-        summary = s.summary.additional_properties if s.summary else {}
-        last_run = max(last_run, int(summary.get(PROP + "run", 0)))
-        for k, v in summary.items():
-            if k.startswith(PROP + "input-hash."):
-                hashes.setdefault(dt.date.fromisoformat(k[len(PROP + "input-hash."):]), v)
-        s = by_id.get(s.parent_snapshot_id) if s.parent_snapshot_id is not None else None
+    hashes = {}
+    for snap in lineage(table):
+        for d, h in hashes_in(summary_of(snap)).items():
+            hashes.setdefault(dt.date.fromisoformat(d), h)
     # Run ids keep counting past a rollback: a run id names one run, ever.
-    for snap in by_id.values():
-        last_run = max(last_run, int((snap.summary.additional_properties if snap.summary else {}).get(PROP + "run", 0)))
+    last_run = max((int(summary_of(snap).get(PROP + "run", 0)) for snap in table.snapshots()), default=0)
     return hashes, last_run
 
 
@@ -774,17 +775,22 @@ def static_table(warehouse, name):
     return StaticTable.from_metadata(os.path.join(meta, f"v{version}.metadata.json"))
 
 
+def lineage(table):
+    """The table's current snapshot and its ancestors, newest first: the line a rollback keeps."""
+    by_id = {s.snapshot_id: s for s in table.snapshots()}
+    out, s = [], table.current_snapshot()
+    while s is not None:
+        out.append(s)
+        s = by_id.get(s.parent_snapshot_id) if s.parent_snapshot_id is not None else None
+    return out
+
+
 def snapshot_rows(table):
     current = table.current_snapshot()
-    ancestors = set()
-    by_id = {s.snapshot_id: s for s in table.snapshots()}
-    s = current
-    while s is not None:
-        ancestors.add(s.snapshot_id)
-        s = by_id.get(s.parent_snapshot_id) if s.parent_snapshot_id is not None else None
+    ancestors = {s.snapshot_id for s in lineage(table)}
     rows = []
     for s in sorted(table.snapshots(), key=lambda s: (s.timestamp_ms, s.sequence_number or 0)):
-        summary = dict(s.summary.additional_properties) if s.summary else {}
+        summary = summary_of(s)
         rows.append({
             "snapshot_id": s.snapshot_id,
             "parent_id": s.parent_snapshot_id,
@@ -798,9 +804,7 @@ def snapshot_rows(table):
 
 
 def gold_rows(table, snapshot_id=None, date=None):
-    from pyiceberg.expressions import EqualTo
-
-    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.expressions import AlwaysTrue, EqualTo
 
     scan = table.scan(snapshot_id=snapshot_id, row_filter=EqualTo("business_date", date.isoformat()) if date else AlwaysTrue())
     arrow = scan.to_arrow()
@@ -846,8 +850,8 @@ def cmd_gold(a):
 
 def cmd_evidence(a):
     """Three files from Iceberg's metadata: the run-to-snapshot map, the date's current gold, and
-    a comparison of the two newest snapshots that rewrote it (store by store, and every other
-    partition's data files before and after)."""
+    the last snapshot that rewrote it against its parent (store by store, and every other
+    partition's data files before and after, for gold and silver)."""
     table = static_table(a.warehouse, "daily_store_sales")
     date = dt.date.fromisoformat(a.date)
     snaps = snapshot_rows(table)
@@ -865,7 +869,7 @@ def cmd_evidence(a):
             "dates": [d for d in s["properties"].get(PROP + "dates", "").split(",") if d],
             "corrected": [c for c in s["properties"].get(PROP + "corrected", "").split(",") if c],
             "silver_snapshot_id": s["properties"].get(PROP + "silver-snapshot"),
-            "input_hashes": {k[len(PROP + "input-hash."):]: v for k, v in s["properties"].items() if k.startswith(PROP + "input-hash.")},
+            "input_hashes": hashes_in(s["properties"]),
         }
         for s in snaps
     ]

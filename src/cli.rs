@@ -54,25 +54,6 @@ impl ColorChoice {
             ColorChoice::Auto => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         }
     }
-
-    /// The choice as the command line gives it, read before clap parses (for the error and panic
-    /// hooks, installed first): `--color WHEN`, `--color=WHEN`, else RECOUNT_COLOR.
-    pub fn from_args(args: &[std::ffi::OsString]) -> ColorChoice {
-        let mut found = std::env::var("RECOUNT_COLOR").ok();
-        let mut it = args.iter().map(|a| a.to_string_lossy());
-        while let Some(a) = it.next() {
-            if a == "--color" {
-                found = it.next().map(|v| v.into_owned());
-            } else if let Some(v) = a.strip_prefix("--color=") {
-                found = Some(v.to_string());
-            }
-        }
-        match found.as_deref() {
-            Some("always") => ColorChoice::Always,
-            Some("never") => ColorChoice::Never,
-            _ => ColorChoice::Auto,
-        }
-    }
 }
 
 #[derive(Debug, Args, Clone, Copy)]

@@ -227,7 +227,7 @@ fn naive(g: &Global, range: &Range) -> Result<i32> {
 fn run(g: &Global, range: &Range, window: Window) -> Result<i32> {
     let lab = open(g)?;
     let dates = range.dates();
-    let kind = if dates.len() > 1 { TriggerKind::Backfill } else { TriggerKind::Upload };
+    let kind = trigger_of(false, dates.len());
     for d in dates {
         if !lab.is_landed(d)? {
             eprintln!("note: upload {d} has not landed; nothing to rebuild");
@@ -386,6 +386,20 @@ fn summary(g: &Global) -> Result<i32> {
     Ok(0)
 }
 
+/// The trigger a command's v2 runs record: day by day, a backfill of several uploads, or one.
+fn trigger_of(daily: bool, uploads: usize) -> TriggerKind {
+    match (daily, uploads) {
+        (true, _) => TriggerKind::Daily,
+        (false, n) if n > 1 => TriggerKind::Backfill,
+        _ => TriggerKind::Upload,
+    }
+}
+
+/// The Spark driver's `--as-of SNAPSHOT`, when one is named.
+fn as_of_args(as_of: Option<i64>) -> Vec<String> {
+    as_of.map(|s| vec!["--as-of".to_string(), s.to_string()]).unwrap_or_default()
+}
+
 fn spark_driver(w: &crate::cli::SparkWarehouse) -> Result<crate::spark::Driver> {
     let setup = crate::spark::Setup::find(&crate::spark::default_home())?;
     Ok(crate::spark::Driver { setup, warehouse: w.warehouse.clone(), master: w.master.clone() })
@@ -396,20 +410,14 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
     use crate::cli::{SparkCommand, SparkReader};
     use crate::progress::Progress;
     use crate::spark;
-    let quiet = |_: &spark::Progress| {};
+    let quiet = |_: &spark::Step| {};
     match command {
         SparkCommand::Setup => spark::setup(&spark::default_home()),
         SparkCommand::Run { range, world, warehouse, window, daily } => {
             let world = world_or_sample(world);
             let driver = spark_driver(&warehouse)?;
-            let trigger = if daily {
-                TriggerKind::Daily
-            } else if range.dates().len() > 1 {
-                TriggerKind::Backfill
-            } else {
-                TriggerKind::Upload
-            };
-            let args = spark::run_args(&world, &range.dates(), window.late_days, daily, trigger.as_str());
+            let uploads = range.dates();
+            let args = spark::run_args(&world, &uploads, window.late_days, daily, trigger_of(daily, uploads.len()).as_str());
             let line = Progress::start("spark: starting");
             let report: spark::SparkRunReport =
                 driver.call("run", &args, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
@@ -420,9 +428,7 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
         SparkCommand::Fingerprint { warehouse, as_of, reader } => {
             let driver = spark_driver(&warehouse)?;
             let mut args = vec!["--reader".to_string(), if reader == SparkReader::Spark { "spark" } else { "pyiceberg" }.to_string()];
-            if let Some(s) = as_of {
-                args.extend(["--as-of".to_string(), s.to_string()]);
-            }
+            args.extend(as_of_args(as_of));
             let report: spark::SparkFingerprint = driver.call("fingerprint", &args, quiet)?;
             match g.format {
                 Format::Table => println!("{}", report.line()),
@@ -450,9 +456,7 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
         }
         SparkCommand::Check { date, warehouse, as_of } => {
             let mut args = vec!["--date".to_string(), date.to_string()];
-            if let Some(s) = as_of {
-                args.extend(["--as-of".to_string(), s.to_string()]);
-            }
+            args.extend(as_of_args(as_of));
             let gold: spark::GoldOfDate = spark_driver(&warehouse)?.call("gold", &args, quiet)?;
             let lab_dir = g.lab.clone().unwrap_or_else(lake::default_lab_dir);
             let lab = Lab::open(&lab_dir)?;

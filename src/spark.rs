@@ -73,7 +73,7 @@ impl Setup {
             h.update(name);
             h.update(text);
         }
-        let digest: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let digest = crate::store::hex(&h.finalize());
         let dir = self.home.join("job").join(&digest[..12]);
         let driver = dir.join("recount_spark.py");
         if driver.is_file() {
@@ -115,9 +115,9 @@ pub struct Driver {
     pub master: String,
 }
 
-/// One step of long work, as the driver reports it.
+/// One step of long work, as the driver reports it (shown by `crate::progress::Progress`).
 #[derive(Debug, Clone, Deserialize)]
-pub struct Progress {
+pub struct Step {
     pub message: String,
     pub done: Option<u64>,
     pub total: Option<u64>,
@@ -126,14 +126,14 @@ pub struct Progress {
 #[derive(Deserialize)]
 #[serde(tag = "event", rename_all = "lowercase")]
 enum Line {
-    Progress(Progress),
+    Progress(Step),
     Result(serde_json::Value),
     Error { message: String },
 }
 
 impl Driver {
     /// Runs `recount_spark.py COMMAND ARGS`, calling `on_progress` per step, and returns its result.
-    pub fn call<T: for<'de> Deserialize<'de>>(&self, command: &str, args: &[String], mut on_progress: impl FnMut(&Progress)) -> Result<T> {
+    pub fn call<T: for<'de> Deserialize<'de>>(&self, command: &str, args: &[String], mut on_progress: impl FnMut(&Step)) -> Result<T> {
         let driver = self.setup.job()?;
         let logs = self.setup.home.join("logs");
         std::fs::create_dir_all(&logs).wrap_err_with(|| format!("creating {}", logs.display()))?;
@@ -454,14 +454,12 @@ impl Report for SnapshotsReport {
                 ("properties", "properties"),
             ],
         );
+        // These properties have columns of their own; the rest are listed in the last one.
+        const OWN: [&str; 4] = ["recount.run", "recount.upload", "recount.trigger", "recount.dates"];
         for s in &self.snapshots {
-            let p = |k: &str| s.properties.get(&format!("recount.{k}")).map(Cell::text).unwrap_or(Cell::Empty);
-            let rest: Vec<String> = s
-                .properties
-                .iter()
-                .filter(|(k, _)| !["recount.run", "recount.upload", "recount.trigger", "recount.dates"].contains(&k.as_str()))
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
+            let p = |k: &str| s.properties.get(k).map(Cell::text).unwrap_or(Cell::Empty);
+            let rest: Vec<String> =
+                s.properties.iter().filter(|(k, _)| !OWN.contains(&k.as_str())).map(|(k, v)| format!("{k}={v}")).collect();
             t.push_flagged(
                 vec![
                     Cell::text(s.snapshot_id.to_string()),
@@ -475,10 +473,10 @@ impl Report for SnapshotsReport {
                     } else {
                         ""
                     }),
-                    p("run"),
-                    p("upload"),
-                    p("trigger"),
-                    p("dates"),
+                    p(OWN[0]),
+                    p(OWN[1]),
+                    p(OWN[2]),
+                    p(OWN[3]),
                     Cell::text(rest.join("; ")),
                 ],
                 s.current.then_some(Status::Pass),
@@ -488,7 +486,7 @@ impl Report for SnapshotsReport {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct GoldRow {
     pub store_id: String,
     pub country: String,
@@ -528,37 +526,40 @@ pub struct StoreComparison {
 
 impl SparkCheck {
     pub fn new(business_date: NaiveDate, spark: GoldOfDate, lab_dir: &Path, lab: Vec<crate::store::StoreFigures>) -> SparkCheck {
-        let mut by_store: std::collections::BTreeMap<String, StoreComparison> = Default::default();
-        let blank = |store_id: &str, country: &str, currency: &str| StoreComparison {
-            store_id: store_id.to_string(),
-            country: country.to_string(),
-            currency: currency.to_string(),
-            spark_baskets: 0,
-            lab_baskets: 0,
-            spark_revenue_minor: 0,
-            lab_revenue_minor: 0,
-            agree: false,
-        };
+        let lab: Vec<GoldRow> = lab
+            .into_iter()
+            .map(|r| GoldRow {
+                store_id: r.store_id,
+                country: r.country,
+                currency: r.currency,
+                baskets: r.baskets,
+                revenue_minor: r.revenue_minor,
+            })
+            .collect();
+        // Each store's row on either side; a store agrees when both rows are the same row.
+        let mut pairs: std::collections::BTreeMap<&str, (Option<&GoldRow>, Option<&GoldRow>)> = Default::default();
         for r in &spark.rows {
-            let e = by_store.entry(r.store_id.clone()).or_insert_with(|| blank(&r.store_id, &r.country, &r.currency));
-            e.spark_baskets = r.baskets;
-            e.spark_revenue_minor = r.revenue_minor;
+            pairs.entry(&r.store_id).or_default().0 = Some(r);
         }
         for r in &lab {
-            let e = by_store.entry(r.store_id.clone()).or_insert_with(|| blank(&r.store_id, &r.country, &r.currency));
-            e.lab_baskets = r.baskets;
-            e.lab_revenue_minor = r.revenue_minor;
+            pairs.entry(&r.store_id).or_default().1 = Some(r);
         }
-        let spark_keys: std::collections::BTreeMap<&str, (&str, &str)> =
-            spark.rows.iter().map(|r| (r.store_id.as_str(), (r.country.as_str(), r.currency.as_str()))).collect();
-        let lab_keys: std::collections::BTreeMap<&str, (&str, &str)> =
-            lab.iter().map(|r| (r.store_id.as_str(), (r.country.as_str(), r.currency.as_str()))).collect();
-        let mut stores: Vec<StoreComparison> = by_store.into_values().collect();
-        for s in &mut stores {
-            s.agree = s.spark_baskets == s.lab_baskets
-                && s.spark_revenue_minor == s.lab_revenue_minor
-                && spark_keys.get(s.store_id.as_str()) == lab_keys.get(s.store_id.as_str());
-        }
+        let stores: Vec<StoreComparison> = pairs
+            .into_iter()
+            .filter_map(|(store_id, (s, l))| {
+                let shown = s.or(l)?;
+                Some(StoreComparison {
+                    store_id: store_id.to_string(),
+                    country: shown.country.clone(),
+                    currency: shown.currency.clone(),
+                    spark_baskets: s.map_or(0, |r| r.baskets),
+                    lab_baskets: l.map_or(0, |r| r.baskets),
+                    spark_revenue_minor: s.map_or(0, |r| r.revenue_minor),
+                    lab_revenue_minor: l.map_or(0, |r| r.revenue_minor),
+                    agree: s == l,
+                })
+            })
+            .collect();
         let agree = stores.iter().all(|s| s.agree);
         SparkCheck { business_date, spark_snapshot_id: spark.snapshot_id, lab: lab_dir.to_path_buf(), stores, agree }
     }
