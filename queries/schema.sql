@@ -121,6 +121,13 @@ SELECT v.business_date, e.basket_id, e.event_id, e.store_id, e.till_id, e.countr
 FROM silver.versions v
 JOIN audit.versions_as_of(NULL) c ON c.business_date = v.business_date AND c.snapshot_id = v.snapshot_id
 JOIN bronze.events e ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line;
+-- The digest of `create` this build wrote (see Store::prepare): a reader opened by another build
+-- knows its views are not its own.
+CREATE TABLE IF NOT EXISTS audit.schema (digest VARCHAR NOT NULL);
+
+-- name: session
+-- The session's own macros (TEMP): created by every connection, a reading one too, since they
+-- live in memory and not in the lab's file.
 -- The window each date's newest v2 overwrite up to snapshot s (NULL: now) was built with: the
 -- window a date's finality is judged by. A rollback's restore records no window of its own.
 CREATE OR REPLACE TEMP MACRO windows_as_of(s) AS TABLE
@@ -220,6 +227,18 @@ SELECT count(*) AS tables FROM information_schema.tables WHERE table_schema = 'a
 -- name: format
 -- The lab's layout version: a lab written by another layout is refused with a clear error.
 SELECT (SELECT max(format) FROM audit.lab) AS format, (SELECT count(*) FROM raw.files) AS files;
+
+-- name: schema_digest_present
+SELECT count(*) AS tables FROM information_schema.tables WHERE table_schema = 'audit' AND table_name = 'schema';
+
+-- name: schema_digest
+SELECT (SELECT max(digest) FROM audit.schema) AS digest;
+
+-- name: schema_digest_clear
+DELETE FROM audit.schema;
+
+-- name: schema_digest_insert
+INSERT INTO audit.schema VALUES ($digest);
 
 -- name: format_insert
 INSERT INTO audit.lab VALUES ($format);

@@ -325,7 +325,12 @@ fn mean_phases(runs: &[Vec<(String, f64)>]) -> Vec<(String, f64)> {
 /// not.
 fn bench_explorer(opts: &BenchOptions, world: &Path, lab_dir: &Path, measures: &mut Vec<Measure>) -> Result<()> {
     use crate::tui::worker::{Job, Reply, Server, Setup};
-    let setup = || Setup { lab_dir: lab_dir.to_path_buf(), world: world.to_path_buf(), bootstrap: false };
+    let setup = || Setup {
+        lab_dir: lab_dir.to_path_buf(),
+        world: world.to_path_buf(),
+        bootstrap: false,
+        late_days: crate::rules::DEFAULT_LATE_DAYS,
+    };
     let new_app = || -> Result<crate::tui::app::App> {
         let mut app = crate::tui::app::App::new(crate::tui::theme::Theme::load("dark")?, false);
         app.outbox.clear();

@@ -35,6 +35,27 @@ pub struct Global {
     /// Test hook: make the next write fail after its N-th statement
     #[arg(long, global = true, hide = true, env = "RECOUNT_FAIL_AFTER", value_name = "N")]
     pub fail_after: Option<usize>,
+    /// Where --lab and --color came from (a flag, the environment or the default), for `recount config`.
+    #[arg(skip)]
+    pub sources: ArgSources,
+}
+
+/// Where the global options' values came from, as clap parsed them.
+#[derive(Debug, Clone, Default)]
+pub struct ArgSources {
+    pub lab: crate::config::Source,
+    pub color: crate::config::Source,
+}
+
+impl ArgSources {
+    pub fn of(matches: &clap::ArgMatches) -> ArgSources {
+        let source = |id: &str, flag: &str, env: &str| match matches.value_source(id) {
+            Some(clap::parser::ValueSource::CommandLine) => crate::config::Source::Flag(flag.into()),
+            Some(clap::parser::ValueSource::EnvVariable) => crate::config::Source::Env(env.into()),
+            _ => crate::config::Source::Default,
+        };
+        ArgSources { lab: source("lab", "--lab", "RECOUNT_LAB"), color: source("color", "--color", "RECOUNT_COLOR") }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
@@ -58,10 +79,9 @@ impl ColorChoice {
 
 #[derive(Debug, Args, Clone, Copy)]
 pub struct Window {
-    /// Lateness window: business date d is built from uploads d-1 .. d+N (0 to 366)
-    #[arg(long, default_value_t = crate::rules::DEFAULT_LATE_DAYS, value_name = "N",
-          value_parser = clap::value_parser!(u32).range(0..=crate::rules::MAX_LATE_DAYS as i64))]
-    pub late_days: u32,
+    /// Lateness window: business date d is built from uploads d-1 .. d+N (0 to 366) [default: late_days in the config file, else 2]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=crate::rules::MAX_LATE_DAYS as i64))]
+    pub late_days: Option<u32>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -86,9 +106,9 @@ impl Range {
 
 #[derive(Debug, Args, Clone)]
 pub struct TuiArgs {
-    /// A bundled theme (dark, light, high-contrast) or a theme TOML file
-    #[arg(long, default_value = "dark", env = "RECOUNT_THEME")]
-    pub theme: String,
+    /// A bundled theme (dark, light, high-contrast, colour-blind) or a theme TOML file [default: $RECOUNT_THEME, else theme in the config file, else dark]
+    #[arg(long, value_name = "THEME")]
+    pub theme: Option<String>,
     /// Leave the mouse to the terminal (its own text selection keeps working)
     #[arg(long)]
     pub no_mouse: bool,
@@ -276,6 +296,8 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// Print each effective setting (lab, theme, mouse, late_days, color) and the explorer's keys, with where each came from
+    Config,
     /// Print a shell's completion script: `recount completions bash > ~/.local/share/bash-completion/completions/recount`
     Completions {
         #[arg(value_enum)]

@@ -35,9 +35,40 @@ fn print<R: Report>(report: &R, format: Format) {
     print!("{}", reports::table::render_fitted(report, format, color(), terminal_width()));
 }
 
+/// The config file and the environment, read once per process when a command needs them.
+static CONFIG: std::sync::OnceLock<crate::config::Config> = std::sync::OnceLock::new();
+
+fn config() -> Result<&'static crate::config::Config> {
+    if let Some(c) = CONFIG.get() {
+        return Ok(c);
+    }
+    let c = crate::config::load()?;
+    Ok(CONFIG.get_or_init(|| c))
+}
+
+/// The lateness window: --late-days, else the config file's, else the default.
+fn late_days(window: Window) -> Result<u32> {
+    Ok(match window.late_days {
+        Some(n) => n,
+        None => config()?.late_days.value,
+    })
+}
+
+fn lab_dir(global: &Global) -> PathBuf {
+    global.lab.clone().unwrap_or_else(lake::default_lab_dir)
+}
+
+/// The lab, for a command that writes: it holds the lab's lock until it returns.
 fn open(global: &Global) -> Result<Lab> {
-    let dir = global.lab.clone().unwrap_or_else(lake::default_lab_dir);
-    Lab::open(&dir)
+    Lab::open(&lab_dir(global))
+}
+
+/// The lab, for a report: read-only, beside an open explorer or other reports, with the caches
+/// the reports read brought up to date.
+fn open_read(global: &Global) -> Result<Lab> {
+    let mut lab = Lab::open_read(&lab_dir(global))?;
+    reports::freshen(&mut lab)?;
+    Ok(lab)
 }
 
 fn world_or_sample(world: Option<PathBuf>) -> PathBuf {
@@ -50,14 +81,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     let _ = COLOR.set(g.color);
     let Some(command) = cli.command else {
         if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-            return explorer(
-                &g,
-                crate::cli::TuiArgs {
-                    theme: std::env::var("RECOUNT_THEME").unwrap_or_else(|_| "dark".into()),
-                    no_mouse: false,
-                    world: None,
-                },
-            );
+            return explorer(&g, crate::cli::TuiArgs { theme: None, no_mouse: false, world: None });
         }
         return summary(&g);
     };
@@ -75,10 +99,16 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Explain { date, baskets } => explain(&g, date, baskets),
         Command::Lateness { by_country } => report(&g, |lab| reports::lateness::lateness(lab, by_country)),
         Command::Fingerprint { as_of } => fingerprint(&g, as_of),
-        Command::Late { date, window } => report(&g, |lab| reports::listings::late(lab, date, window.late_days)),
+        Command::Late { date, window } => {
+            let late_days = late_days(window)?;
+            report(&g, |lab| reports::listings::late(lab, date, late_days))
+        }
         Command::Quarantine { upload } => report(&g, |lab| reports::listings::quarantine(lab, upload)),
         Command::Promises { date } => promises(&g, date),
-        Command::Baskets { date, window } => report(&g, |lab| reports::baskets::resent(lab, date, window.late_days)),
+        Command::Baskets { date, window } => {
+            let late_days = late_days(window)?;
+            report(&g, |lab| reports::baskets::resent(lab, date, late_days))
+        }
         Command::Bench { world, preset, seed, runs, work_dir, baseline, date } => {
             let opts = crate::bench::BenchOptions { world, preset, seed, runs, work_dir, baseline, date, exe: std::env::current_exe()? };
             let line = crate::progress::Progress::start(format!("benchmarking ({runs} run(s) of each measure)"));
@@ -103,22 +133,28 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Man { out } => man(out.as_deref()),
+        Command::Config => {
+            let lab = crate::config::Setting { value: lab_dir(&g), source: g.sources.lab.clone() };
+            let color = crate::config::Setting { value: format!("{:?}", g.color).to_lowercase(), source: g.sources.color.clone() };
+            print(&crate::config::ConfigReport::new(config()?, lab, color)?, g.format);
+            Ok(0)
+        }
     }
 }
 
 /// A read-only report of the lab, printed in the chosen format.
 fn report<R: Report>(g: &Global, make: impl FnOnce(&Lab) -> Result<R>) -> Result<i32> {
-    let lab = open(g)?;
+    let lab = open_read(g)?;
     print(&make(&lab)?, g.format);
     Ok(0)
 }
 
-fn v2_opts(g: &Global, window: Window, force: bool) -> v2::V2Options {
-    v2::V2Options { late_days: window.late_days, force, fail_after: g.fail_after }
+fn v2_opts(g: &Global, window: Window, force: bool) -> Result<v2::V2Options> {
+    Ok(v2::V2Options { late_days: late_days(window)?, force, fail_after: g.fail_after })
 }
 
 fn promises(g: &Global, date: NaiveDate) -> Result<i32> {
-    let lab = open(g)?;
+    let lab = open_read(g)?;
     let report = reports::promises::promises(&lab, &reports::check::check(&lab, date, None)?)?;
     print(&report, g.format);
     Ok(if report.promises.iter().any(|p| p.status == reports::Status::Fail) { PROMISE_FAILED } else { 0 })
@@ -233,7 +269,7 @@ fn run(g: &Global, range: &Range, window: Window) -> Result<i32> {
             eprintln!("note: upload {d} has not landed; nothing to rebuild");
             continue;
         }
-        let report = v2::run_upload(&lab, d, kind, v2_opts(g, window, false)).wrap_err_with(|| format!("v2 for upload {d}"))?;
+        let report = v2::run_upload(&lab, d, kind, v2_opts(g, window, false)?).wrap_err_with(|| format!("v2 for upload {d}"))?;
         emit_run(&report, g.format)?;
     }
     Ok(0)
@@ -252,7 +288,7 @@ fn daily(g: &Global, range: &Range, world: Option<PathBuf>, window: Window) -> R
         }
         if lab.is_landed(d)? {
             let report =
-                v2::run_upload(&lab, d, TriggerKind::Daily, v2_opts(g, window, false)).wrap_err_with(|| format!("v2 for upload {d}"))?;
+                v2::run_upload(&lab, d, TriggerKind::Daily, v2_opts(g, window, false)?).wrap_err_with(|| format!("v2 for upload {d}"))?;
             emit_run(&report, g.format)?;
         }
     }
@@ -261,12 +297,12 @@ fn daily(g: &Global, range: &Range, world: Option<PathBuf>, window: Window) -> R
 
 fn rebuild(g: &Global, dates: &[NaiveDate], force: bool, window: Window) -> Result<i32> {
     let lab = open(g)?;
-    emit_run(&v2::rebuild_dates(&lab, dates, v2_opts(g, window, force))?, g.format)?;
+    emit_run(&v2::rebuild_dates(&lab, dates, v2_opts(g, window, force)?)?, g.format)?;
     Ok(0)
 }
 
 fn check(g: &Global, date: NaiveDate, as_of: Option<i64>) -> Result<i32> {
-    let lab = open(g)?;
+    let lab = open_read(g)?;
     let report = reports::check::check(&lab, date, as_of)?;
     print(&report, g.format);
     if !report.engines_agree {
@@ -277,7 +313,7 @@ fn check(g: &Global, date: NaiveDate, as_of: Option<i64>) -> Result<i32> {
 }
 
 fn explain(g: &Global, date: NaiveDate, baskets: bool) -> Result<i32> {
-    let lab = open(g)?;
+    let lab = open_read(g)?;
     let report = reports::explain::explain(&lab, date)?;
     print(&report, g.format);
     if baskets && g.format == Format::Table {
@@ -287,7 +323,7 @@ fn explain(g: &Global, date: NaiveDate, baskets: bool) -> Result<i32> {
 }
 
 fn fingerprint(g: &Global, as_of: Option<i64>) -> Result<i32> {
-    let lab = open(g)?;
+    let lab = open_read(g)?;
     let report = reports::fingerprint(&lab, as_of)?;
     match g.format {
         Format::Table => println!("{}", report.line),
@@ -297,7 +333,7 @@ fn fingerprint(g: &Global, as_of: Option<i64>) -> Result<i32> {
 }
 
 fn diff(g: &Global, date: NaiveDate, from: Option<i64>, to: Option<i64>, baskets: bool) -> Result<i32> {
-    let lab = open(g)?;
+    let lab = open_read(g)?;
     let report = reports::history::diff(&lab, date, from, to)?;
     print(&report, g.format);
     if baskets && g.format == Format::Table {
@@ -320,7 +356,7 @@ fn rollback(g: &Global, snapshot: i64) -> Result<i32> {
 }
 
 fn evidence(g: &Global, date: NaiveDate, out: &Path) -> Result<i32> {
-    let lab = open(g)?;
+    let lab = open_read(g)?;
     for f in reports::evidence::write(&lab, date, out)? {
         println!("{}  {}", f.md5, f.path.display());
     }
@@ -361,23 +397,31 @@ fn emit_run(report: &v2::RunReport, format: Format) -> Result<()> {
 }
 
 fn explorer(g: &Global, tui: crate::cli::TuiArgs) -> Result<i32> {
-    let lab_dir = g.lab.clone().unwrap_or_else(lake::default_lab_dir);
+    let config = config()?;
+    crate::tui::keys::install(crate::tui::keys::KeyTable::with_overrides(&config.keys)?);
     crate::tui::run(crate::tui::TuiOptions {
         bootstrap: g.lab.is_none(),
-        lab_dir,
+        lab_dir: lab_dir(g),
         world: world_or_sample(tui.world),
-        theme: tui.theme,
-        mouse: !tui.no_mouse,
+        theme: tui.theme.unwrap_or_else(|| config.theme.value.clone()),
+        mouse: !tui.no_mouse && config.mouse.value,
+        late_days: config.late_days.value,
     })?;
     Ok(0)
 }
 
 /// No command: the default lab, built from the bundled sample world on first run, summarised.
 fn summary(g: &Global) -> Result<i32> {
-    let mut lab = open(g)?;
-    if bootstrap::fill_if_empty(&mut lab, &lake::sample_world_dir())? {
-        println!("built the sample lab at {} from {}", lab.root.display(), lake::sample_world_dir().display());
-    }
+    let lab = match open_read(g) {
+        Ok(lab) if !lab.is_empty()? => lab,
+        _ => {
+            let mut lab = open(g)?;
+            if bootstrap::fill_if_empty(&mut lab, &lake::sample_world_dir())? {
+                println!("built the sample lab at {} from {}", lab.root.display(), lake::sample_world_dir().display());
+            }
+            lab
+        }
+    };
     let fp = reports::fingerprint(&lab, None)?;
     println!("lab {}\n{}\n", lab.root.display(), fp.line);
     if let Some(d) = reports::business_dates(&lab)?.iter().rev().nth(3) {
@@ -417,7 +461,7 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
             let world = world_or_sample(world);
             let driver = spark_driver(&warehouse)?;
             let uploads = range.dates();
-            let args = spark::run_args(&world, &uploads, window.late_days, daily, trigger_of(daily, uploads.len()).as_str());
+            let args = spark::run_args(&world, &uploads, late_days(window)?, daily, trigger_of(daily, uploads.len()).as_str());
             let line = Progress::start("spark: starting");
             let report: spark::SparkRunReport =
                 driver.call("run", &args, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
@@ -458,8 +502,8 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
             let mut args = vec!["--date".to_string(), date.to_string()];
             args.extend(as_of_args(as_of));
             let gold: spark::GoldOfDate = spark_driver(&warehouse)?.call("gold", &args, quiet)?;
-            let lab_dir = g.lab.clone().unwrap_or_else(lake::default_lab_dir);
-            let lab = Lab::open(&lab_dir)?;
+            let lab_dir = lab_dir(g);
+            let lab = open_read(g)?;
             let report = spark::SparkCheck::new(date, gold, &lab_dir, reports::lab_gold_by_store(&lab, date)?);
             print(&report, g.format);
             Ok(if report.agree { 0 } else { ENGINES_DISAGREE })

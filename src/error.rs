@@ -10,6 +10,11 @@ pub enum LabError {
     Interrupted,
     /// The failure-injection hook failed a write after one of its statements.
     Injected { after: usize, step: String },
+    /// The lab's database is open in another process that DuckDB will not share it with (a
+    /// reader while this one writes, or a writer while this one reads).
+    DatabaseInUse { db: PathBuf, pid: Option<u32> },
+    /// A reader found the lab not as this build writes it; a writing command brings it up to date.
+    NeedsWriter(String),
     /// The lab was written by a layout this build does not read.
     Layout { found: i32, reads: i32 },
 }
@@ -25,6 +30,13 @@ impl std::fmt::Display for LabError {
             ),
             LabError::Interrupted => write!(f, "cancelled: the query was interrupted; nothing changed"),
             LabError::Injected { after, step } => write!(f, "injected failure after statement {after} ({step})"),
+            LabError::DatabaseInUse { db, pid } => write!(
+                f,
+                "the lab database {} is open in another process ({}); DuckDB lets one process write a lab or several read it",
+                db.display(),
+                pid.map(|p| format!("pid {p}")).unwrap_or_else(|| "pid unknown".into())
+            ),
+            LabError::NeedsWriter(why) => write!(f, "the lab cannot be read as it is: {why}"),
             LabError::Layout { found, reads } => write!(
                 f,
                 "this lab was written by another recount (layout {found}; this build reads layout {reads}): \

@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod demo;
 pub mod error;
 pub mod lake;

@@ -16,7 +16,10 @@ fn main() {
             std::process::exit(e.exit_code());
         }
     };
-    let cli = recount::cli::Cli::from_arg_matches(&matches);
+    let cli = recount::cli::Cli::from_arg_matches(&matches).map(|mut c| {
+        c.global.sources = recount::cli::ArgSources::of(&matches);
+        c
+    });
     // --color as clap parsed it (with RECOUNT_COLOR and NO_COLOR) decides the error line and the
     // panic hook: colour and color-eyre's RUST_BACKTRACE hint only for a person at a terminal (or
     // --color always); plain text for a log or a pipe.

@@ -194,6 +194,11 @@ fn group(c: Columns) -> PolarsResult<Vec<GoldRow>> {
     Ok(rows)
 }
 
+/// Whether the lab's cached recount counted the raw zone as it is.
+pub fn is_cached(lab: &Lab) -> Result<bool> {
+    Ok(lab.store().recount_manifest()?.as_deref() == Some(manifest(&lab.raw_root())?.as_str()))
+}
+
 /// Makes sure the lab's cached recount matches its raw zone; recounts when it does not.
 /// Returns true when it had to recount.
 pub fn ensure_cached(lab: &Lab) -> Result<bool> {
@@ -202,6 +207,7 @@ pub fn ensure_cached(lab: &Lab) -> Result<bool> {
     if lab.store().recount_manifest()?.as_deref() == Some(now.as_str()) {
         return Ok(false);
     }
+    crate::reports::caches_writable(lab)?;
     let recount = if raw_root.join(raw::STORES_FILE).exists() {
         recount(&raw_root).wrap_err("recounting the raw zone with polars")?
     } else {

@@ -203,3 +203,60 @@ fn the_first_run_builds_the_sample_lab_day_by_day_and_holds_back_the_newest_two_
     let c: serde_json::Value = serde_json::from_str(&check).unwrap();
     assert!(c["countries"].as_array().unwrap().iter().all(|c| c["v1_runs"] == 1), "{check}");
 }
+
+#[test]
+fn the_config_file_sets_the_window_and_keys_and_recount_config_says_where_each_value_came_from() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    let conf_dir = dir.path().join("xdg");
+    std::fs::create_dir_all(conf_dir.join("recount")).unwrap();
+    let file = conf_dir.join("recount").join("config.toml");
+    std::fs::write(&file, "late_days = 4\nmouse = false\n[keys]\nland_next = \"L\"\n").unwrap();
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_recount"));
+        c.arg("--lab").arg(&lab).args(args).env("XDG_CONFIG_HOME", &conf_dir).env_remove("RECOUNT_CONFIG").env_remove("RECOUNT_THEME");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(&run(&["config", "--format", "json", "--color", "never"], &[("RECOUNT_THEME", "light")])).unwrap();
+    let setting = |name: &str| v["settings"].as_array().unwrap().iter().find(|s| s["setting"] == name).unwrap().clone();
+    let from_file = serde_json::json!({ "kind": "file", "name": file });
+    assert_eq!((setting("late_days")["value"].clone(), setting("late_days")["source"].clone()), ("4".into(), from_file.clone()));
+    assert_eq!((setting("mouse")["value"].clone(), setting("mouse")["source"].clone()), ("false".into(), from_file.clone()));
+    assert_eq!(setting("theme")["source"], serde_json::json!({ "kind": "env", "name": "RECOUNT_THEME" }), "the environment beats the file");
+    assert_eq!(setting("color")["source"], serde_json::json!({ "kind": "flag", "name": "--color" }));
+    assert_eq!(setting("lab")["source"], serde_json::json!({ "kind": "flag", "name": "--lab" }));
+    let land_next = v["keys"].as_array().unwrap().iter().find(|k| k["action"] == "land_next").unwrap();
+    assert_eq!((land_next["keys"].clone(), land_next["source"].clone()), ("L".into(), from_file));
+
+    // v2 runs with the file's window unless --late-days says otherwise.
+    let world = small_world().to_str().unwrap().to_string();
+    let ups = uploads(small_world());
+    run(&["land", &ups[0].to_string(), &ups[2].to_string(), "--world", &world], &[]);
+    let first = run(&["run", &ups[0].to_string(), "--format", "json"], &[]);
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&first).unwrap()["snapshot"]["late_days"], 4, "{first}");
+    let second = run(&["run", &ups[1].to_string(), "--late-days", "1", "--format", "json"], &[]);
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&second).unwrap()["snapshot"]["late_days"], 1, "{second}");
+
+    // A broken file is one clear line naming it, and the command does not run.
+    std::fs::write(&file, "late_days = 4\nthem = \"light\"\n").unwrap();
+    let (code, _, err) = {
+        let out = Command::new(env!("CARGO_BIN_EXE_recount"))
+            .arg("--lab")
+            .arg(&lab)
+            .args(["run", &ups[2].to_string()])
+            .env("XDG_CONFIG_HOME", &conf_dir)
+            .env_remove("RECOUNT_CONFIG")
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    assert_eq!(code, Some(1));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&file.display().to_string()) && err.contains("line 2, column 1") && err.contains("them"), "{err}");
+}

@@ -102,6 +102,62 @@ fn a_disagreement_is_highlighted_in_the_warn_style() {
     let warn = app.theme.status(recount::reports::Status::Warn);
     assert_eq!(buf[(x, y as u16)].fg, warn.fg.unwrap(), "the disagreeing GB row is drawn in the warn colour");
     assert_ne!(warn.fg, app.theme.text().fg);
+    // And with its mark, so it reads without colour: `!` in the mark column before the country.
+    assert!(line[..line.find("GB ").unwrap()].trim_end().ends_with('!'), "the warn mark leads the row: {line}");
+    // The navigator marks each date: ✓ closed or p provisional, then v1's and v2's marks.
+    let nav: Vec<&str> = screen.lines().filter(|l| l.contains(" p") || l.contains(" ✓")).collect();
+    assert!(nav.iter().any(|l| l.contains('✓')) && nav.iter().any(|l| l.contains("!")), "{screen}");
+    assert!(!screen.contains('≠'), "no mark is told apart by colour alone:\n{screen}");
+}
+
+#[test]
+fn columns_scroll_with_the_first_one_pinned_and_the_table_sorts_by_any_column() {
+    let dir = tempdir();
+    let (_lab, mut app, _d) = loaded_app(dir.path());
+    app.update(Action::Screen(Screen::Overview));
+    let title = |app: &App| text(&render(app, 80, 24)).lines().find(|l| l.contains("per country")).unwrap().to_string();
+    let header =
+        |app: &App| text(&render(app, 80, 24)).lines().find(|l| l.contains("country") && !l.contains("per country")).unwrap().to_string();
+    let first = title(&app);
+    let hidden: usize =
+        first.split("+").nth(1).and_then(|t| t.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{first}"));
+    assert!(first.contains("col ›") && !first.contains('‹'), "{first}");
+    let before = header(&app);
+    app.update(Action::ColumnsRight);
+    let moved = title(&app);
+    assert!(moved.contains("‹ 1 col"), "{moved}");
+    let after = header(&app);
+    assert!(after.contains("country"), "the first column stays: {after}");
+    assert_ne!(before, after, "another column came into view");
+    for _ in 0..20 {
+        app.update(Action::ColumnsRight);
+    }
+    let end = title(&app);
+    assert!(!end.contains("col ›") && end.contains(&format!("‹ {hidden} col")), "scrolls exactly to the last column: {end}");
+    app.update(Action::ColumnsLeft);
+    assert!(title(&app).contains(&format!("‹ {} col", hidden - 1)));
+
+    // Sorting: by the first column up, then reversed; the cursor stays on its row.
+    let countries = |app: &App| -> Vec<String> {
+        text(&render(app, 120, 40))
+            .lines()
+            .filter(|l| l.contains('£') || l.contains('₹') || l.contains("S$"))
+            .filter_map(|l| ["GB", "IN", "SG"].iter().find(|c| l.contains(&format!("{c} "))).map(|c| c.to_string()))
+            .collect()
+    };
+    assert_eq!(countries(&app), ["GB", "IN", "SG"]);
+    app.update(Action::SortNext);
+    assert!(header(&app).contains("country ▲"), "{}", header(&app));
+    app.update(Action::SortReverse);
+    assert!(header(&app).contains("country ▼"));
+    assert_eq!(countries(&app), ["SG", "IN", "GB"]);
+    // Enter opens the row under the cursor, whatever the order: the first row is SG now.
+    app.row = 0;
+    app.update(Action::Drill);
+    match &app.popup {
+        Some(recount::tui::app::Popup::Detail { body, .. }) => assert!(body.contains("country: SG"), "{body}"),
+        other => panic!("a detail popup, got {other:?}"),
+    }
 }
 
 #[test]
@@ -192,7 +248,15 @@ fn the_worker_loads_neighbouring_dates_ahead_and_forgets_them_after_a_write() {
     use recount::tui::worker::{Job, Server, Setup};
     let dir = tempdir();
     let (lab, _, d) = loaded_app(dir.path());
-    let mut server = Server::new(lab, Setup { lab_dir: dir.path().to_path_buf(), world: small_world().to_path_buf(), bootstrap: false });
+    let mut server = Server::new(
+        lab,
+        Setup {
+            lab_dir: dir.path().to_path_buf(),
+            world: small_world().to_path_buf(),
+            bootstrap: false,
+            late_days: recount::rules::DEFAULT_LATE_DAYS,
+        },
+    );
     let Reply::Loaded(snap, _) = server.serve(Job::Load(Some(d))).unwrap() else { panic!("a full load") };
     let dates: Vec<chrono::NaiveDate> = snap.dates.iter().map(|x| x.business_date).collect();
     let i = dates.iter().position(|&x| x == d).unwrap();
@@ -243,7 +307,10 @@ fn the_explorer_lands_the_shipped_corrections_one_by_one_and_history_explains_ea
     let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
     let mut lab = open_lab(dir.path());
     assert!(recount::lake::bootstrap::fill_if_empty(&mut lab, &sample).unwrap());
-    let mut server = Server::new(lab, Setup { lab_dir: dir.path().join("lab"), world: sample.clone(), bootstrap: false });
+    let mut server = Server::new(
+        lab,
+        Setup { lab_dir: dir.path().join("lab"), world: sample.clone(), bootstrap: false, late_days: recount::rules::DEFAULT_LATE_DAYS },
+    );
     let done = |reply: Reply| match reply {
         Reply::Done(text) => text,
         other => panic!("expected Done, got {other:?}"),
@@ -314,7 +381,10 @@ fn landing_the_next_upload_asks_first_and_n_pgdn_move_through_the_table_on_scree
     let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
     let mut lab = open_lab(dir.path());
     assert!(recount::lake::bootstrap::fill_if_empty(&mut lab, &sample).unwrap());
-    let mut server = Server::new(lab, Setup { lab_dir: dir.path().join("lab"), world: sample.clone(), bootstrap: false });
+    let mut server = Server::new(
+        lab,
+        Setup { lab_dir: dir.path().join("lab"), world: sample.clone(), bootstrap: false, late_days: recount::rules::DEFAULT_LATE_DAYS },
+    );
     let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
     app.outbox.clear();
     app.on_reply(server.serve(Job::Load(None)).unwrap());

@@ -9,7 +9,7 @@ pub mod snapshot;
 pub mod v1;
 pub mod v2;
 
-use crate::error::LabError;
+use crate::error::{LabError, lab_error};
 use crate::store::Store;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use std::fs::File;
@@ -21,6 +21,9 @@ pub const DB_FILE: &str = "recount.duckdb";
 const LOCK_FILE: &str = "recount.lock";
 /// How long opening a lab waits for another process's lock before it says who holds it.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long a writer waits for the lab's readers to let go of its database: an explorer lets
+/// go within a quarter of a second of seeing a writer's lock, a report when it has printed.
+const READERS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The default lab: `$RECOUNT_LAB`, else `$XDG_DATA_HOME/recount/lab`, else
 /// `~/.local/share/recount/lab`.
@@ -44,7 +47,10 @@ pub fn code_version() -> String {
     format!("{}+sql.{}", env!("CARGO_PKG_VERSION"), crate::store::rules_digest())
 }
 
-/// An open lab. Holding it holds the lab's lock: one recount process at a time writes a lab.
+/// An open lab, for writing or for reading. A writer holds the lab's lock: one recount process
+/// at a time writes a lab. A reader holds no lock and changes nothing on disk, so several
+/// processes read a lab at once, a read-only lab can be read, and a writer waits only for the
+/// readers' statements in flight (`Lab::open` waits for them to let go).
 pub struct Lab {
     pub root: PathBuf,
     store: Store,
@@ -56,14 +62,22 @@ pub struct Lab {
     /// Whether bronze lists any basket key that two basket_ids share (None: not read since the
     /// last landing).
     pub(crate) key_collisions: std::cell::Cell<Option<bool>>,
+    /// A reader's gold fingerprint, now and as its newest snapshot recorded it (see
+    /// `snapshot::gold_and_recorded`).
+    pub(crate) gold_pair: std::cell::RefCell<Option<(snapshot::Fingerprint, Option<snapshot::Fingerprint>)>>,
     /// How many bits of each basket's 64-bit key landing keeps: 64, except in the tests that
     /// make keys collide on purpose.
     pub basket_key_bits: u32,
-    _lock: File,
+    /// The write lock, while this lab writes (None: opened for reading).
+    lock: Option<File>,
+    /// A reader that could not write the lab's caches reads a private copy of its database,
+    /// kept here (and removed) until it reads the lab again.
+    copy: Option<tempfile::TempDir>,
 }
 
 impl Lab {
-    /// Opens (creating if needed) the lab at `root`, taking its lock.
+    /// Opens (creating if needed) the lab at `root` for writing, taking its lock, and finishes
+    /// whatever a killed command left half done.
     pub fn open(root: &Path) -> Result<Lab> {
         std::fs::create_dir_all(root).wrap_err_with(|| format!("creating lab directory {}", root.display()))?;
         let lock = take_lock(root)?;
@@ -71,19 +85,185 @@ impl Lab {
         if root.join(RESETTING).exists() {
             empty(root)?;
         }
-        let store = Store::open(&root.join(DB_FILE))?;
+        let store = open_for_writing(root, true)?;
         let lab = Lab {
             root: root.to_path_buf(),
             store,
             gold_text: Default::default(),
             snapshot_ids: Default::default(),
             key_collisions: Default::default(),
+            gold_pair: Default::default(),
             basket_key_bits: 64,
-            _lock: lock,
+            lock: Some(lock),
+            copy: None,
         };
         // A landing killed between its COMMIT and moving its copies into place is finished now.
         recovery::recover(&lab).wrap_err("recovering an interrupted landing")?;
         Ok(lab)
+    }
+
+    /// Opens the lab at `root` for reading: no lock is taken and nothing on disk changes, so it
+    /// works beside other readers (an open explorer) and on a lab the user cannot write. It waits
+    /// a moment for a writer at work to finish. A lab this build has not written yet (another
+    /// build's views, an older layout) is brought up to date by a writer's open first, when the
+    /// lab can be written.
+    pub fn open_read(root: &Path) -> Result<Lab> {
+        match Lab::open_read_as_is(root) {
+            Err(e) if matches!(lab_error(&e), Some(LabError::NeedsWriter(_))) => {
+                drop(Lab::open(root).wrap_err_with(|| format!("{e}; updating it needs a writer"))?);
+                Lab::open_read_as_is(root)
+            }
+            // A killed command's leftovers are finished by a writer's open first, when the lab
+            // can be written; a lab that cannot is read as it is (its database is whole).
+            Ok(lab) if recovery::pending(&lab)? => {
+                drop(lab);
+                match Lab::open(root) {
+                    Ok(writer) => drop(writer),
+                    Err(e) if matches!(lab_error(&e), Some(LabError::LockHeld { .. })) => return Err(e),
+                    Err(_) => {}
+                }
+                Lab::open_read_as_is(root)
+            }
+            other => other,
+        }
+    }
+
+    fn open_read_as_is(root: &Path) -> Result<Lab> {
+        // No lab there yet reads as an empty one (a killed first landing leaves none): an empty
+        // private database, and nothing is created where the lab would be.
+        let (store, copy) = if root.join(DB_FILE).exists() || root.join(RESETTING).exists() {
+            (open_for_reading(root)?, None)
+        } else {
+            let dir = private_dir()?;
+            (Store::open(&dir.path().join(DB_FILE))?, Some(dir))
+        };
+        Ok(Lab {
+            root: root.to_path_buf(),
+            store,
+            gold_text: Default::default(),
+            snapshot_ids: Default::default(),
+            key_collisions: Default::default(),
+            gold_pair: Default::default(),
+            basket_key_bits: 64,
+            lock: None,
+            copy,
+        })
+    }
+
+    /// Whether this lab was opened for writing (or has begun writing since).
+    pub fn is_writer(&self) -> bool {
+        self.lock.is_some()
+    }
+
+    /// A reader becomes the writer: it takes the lock (failing at once, with who holds it, if
+    /// another process writes), reopens the database for writing (waiting for other readers
+    /// quietly) and recovers what a killed command left. `end_writing` turns it back.
+    pub fn begin_writing(&mut self) -> Result<()> {
+        if self.is_writer() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.root).wrap_err_with(|| format!("creating lab directory {}", self.root.display()))?;
+        let lock = take_lock(&self.root)?;
+        self.forget();
+        self.store = Store::closed()?;
+        self.copy = None;
+        let opened = (|| {
+            if self.root.join(RESETTING).exists() {
+                empty(&self.root)?;
+            }
+            open_for_writing(&self.root, false)
+        })();
+        match opened {
+            Ok(store) => self.store = store,
+            Err(e) => {
+                // Still a reader, as before.
+                drop(lock);
+                self.store = open_for_reading(&self.root)?;
+                return Err(e);
+            }
+        }
+        self.lock = Some(lock);
+        recovery::recover(self).wrap_err("recovering an interrupted landing")?;
+        Ok(())
+    }
+
+    /// Whether this lab may write its derived caches: as the writer, or on a private copy.
+    pub fn may_write_caches(&self) -> bool {
+        self.is_writer() || self.copy.is_some()
+    }
+
+    /// A reader that cannot write the lab (it is read-only, or another process is writing)
+    /// reads a private copy of its database from now on, on which the caches the reports need
+    /// are computed: nothing of the lab changes. The copy is taken while this reader's own
+    /// connection keeps writers out, so it is whole.
+    pub fn read_private_copy(&mut self) -> Result<()> {
+        if self.may_write_caches() {
+            return Ok(());
+        }
+        let dir = private_dir()?;
+        for name in [DB_FILE.to_string(), format!("{DB_FILE}.wal")] {
+            let from = self.root.join(&name);
+            if from.exists() {
+                let to = dir.path().join(&name);
+                std::fs::copy(&from, &to).wrap_err_with(|| format!("copying {}", from.display()))?;
+                // The copy is this process's to write, whatever the lab's own files allow.
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o600))?;
+            }
+        }
+        self.forget();
+        self.store = Store::closed()?;
+        self.store = Store::open(&dir.path().join(DB_FILE))?;
+        self.copy = Some(dir);
+        Ok(())
+    }
+
+    /// A writer becomes a reader again: the database is closed (checkpointed), reopened for
+    /// reading, and the lock let go, so other processes may read and write.
+    pub fn end_writing(&mut self) -> Result<()> {
+        if !self.is_writer() {
+            return Ok(());
+        }
+        self.forget();
+        self.store = Store::closed()?;
+        self.lock = None;
+        self.store = open_for_reading(&self.root)?;
+        Ok(())
+    }
+
+    /// The pid in the write lock when another process holds it now (`Some(None)`: held, pid
+    /// unknown); None when no one writes. A reader asks, to let go before a writer waits long.
+    pub fn writer_elsewhere(&self) -> Option<Option<u32>> {
+        if self.is_writer() {
+            return None;
+        }
+        writer_of(&self.root)
+    }
+
+    /// A reader lets go of the database (while another process writes it); `reopen` reads
+    /// again. Until then every statement fails.
+    pub fn let_go(&mut self) -> Result<()> {
+        self.forget();
+        self.store = Store::closed()?;
+        self.copy = None;
+        Ok(())
+    }
+
+    /// Reads the lab again after `let_go`, as it is now.
+    pub fn reopen(&mut self) -> Result<()> {
+        self.forget();
+        self.store = Store::closed()?;
+        self.copy = None;
+        self.store = open_for_reading(&self.root)?;
+        Ok(())
+    }
+
+    /// Forgets what this lab remembers about its database between statements.
+    fn forget(&self) {
+        self.gold_text.replace(None);
+        self.gold_pair.replace(None);
+        self.snapshot_ids.set(None);
+        self.key_collisions.set(None);
     }
 
     /// The lab's database: every read and write goes through its typed statements.
@@ -99,16 +279,14 @@ impl Lab {
     /// file is written (and synced) first and removed last: a reset killed half way is finished
     /// by the next open, never left with a database and a raw zone that disagree.
     pub fn reset(&mut self) -> Result<()> {
-        self.gold_text.replace(None);
-        self.snapshot_ids.set(None);
-        self.key_collisions.set(None);
+        self.forget();
         // Close the database file before removing it.
         self.store = Store::closed()?;
         let marker = self.root.join(RESETTING);
         std::fs::File::create(&marker).and_then(|f| f.sync_all()).wrap_err_with(|| format!("writing {}", marker.display()))?;
         crash_point("reset:marked");
         empty(&self.root)?;
-        self.store = Store::open(&self.root.join(DB_FILE))?;
+        self.store = open_for_writing(&self.root, false)?;
         Ok(())
     }
 
@@ -164,6 +342,70 @@ fn empty(root: &Path) -> Result<()> {
         std::fs::remove_file(&marker).wrap_err_with(|| format!("removing {}", marker.display()))?;
     }
     Ok(())
+}
+
+/// Opens the database for writing. Readers (an explorer, a report) may hold it: they are waited
+/// for, up to `READERS_WAIT`, saying so on stderr after a second when `say` allows.
+fn open_for_writing(root: &Path, say: bool) -> Result<Store> {
+    let started = std::time::Instant::now();
+    let mut said = false;
+    loop {
+        match Store::open(&root.join(DB_FILE)) {
+            Err(e) if matches!(lab_error(&e), Some(LabError::DatabaseInUse { .. })) && started.elapsed() < READERS_WAIT => {
+                if say && !said && started.elapsed() > std::time::Duration::from_secs(1) {
+                    eprintln!("note: {}; waiting for it to let go", crate::sanitize::for_terminal(&e.to_string()));
+                    said = true;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// A directory for a reader's private database, removed when the reader lets go of it.
+fn private_dir() -> Result<tempfile::TempDir> {
+    tempfile::Builder::new().prefix("recount-read-").tempdir().wrap_err("making a directory for a private copy of the lab")
+}
+
+/// Opens the database for reading, once no writer is at work (waiting `LOCK_WAIT` for one).
+fn open_for_reading(root: &Path) -> Result<Store> {
+    let db = root.join(DB_FILE);
+    if root.join(RESETTING).exists() {
+        return Err(eyre!(LabError::NeedsWriter("a reset was interrupted; the next writing command finishes it".into())));
+    }
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        let held = writer_of(root);
+        let opened = if held.is_none() { Some(Store::open_read(&db)) } else { None };
+        match opened {
+            Some(Err(e)) if !matches!(lab_error(&e), Some(LabError::DatabaseInUse { .. })) => return Err(e),
+            Some(Ok(store)) => return Ok(store),
+            // A writer holds the lock, or took the database between our look and our open.
+            _ if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(50)),
+            _ => {
+                return Err(eyre!(LabError::LockHeld {
+                    lab: root.to_path_buf(),
+                    pid: held.flatten().or_else(|| writer_of(root).flatten())
+                }));
+            }
+        }
+    }
+}
+
+/// Whether another process holds the lab's write lock now, and its pid if it wrote one.
+fn writer_of(root: &Path) -> Option<Option<u32>> {
+    let path = root.join(LOCK_FILE);
+    // No lock file (a copied lab) or none we may open: no writer we could wait for.
+    let file = std::fs::File::open(&path).ok()?;
+    match file.try_lock_shared() {
+        Ok(()) => {
+            let _ = file.unlock();
+            None
+        }
+        Err(std::fs::TryLockError::WouldBlock) => Some(std::fs::read_to_string(&path).ok().and_then(|t| t.trim().parse().ok())),
+        Err(std::fs::TryLockError::Error(_)) => None,
+    }
 }
 
 fn take_lock(root: &Path) -> Result<File> {

@@ -20,6 +20,25 @@ pub struct Recovered {
     pub removed: usize,
 }
 
+/// Whether `recover` has anything to do: a staged copy in the raw zone, or a stores.csv that
+/// does not say what raw.stores says. Reads only.
+pub fn pending(lab: &Lab) -> Result<bool> {
+    let events = lab.raw_root().join(raw::EVENTS_DIR);
+    if !events.is_dir() {
+        return Ok(false);
+    }
+    let stores = lab.stores()?.to_csv()?;
+    if std::fs::read_to_string(lab.raw_root().join(raw::STORES_FILE)).ok().as_deref() != Some(stores.as_str()) {
+        return Ok(true);
+    }
+    for partition in read_dir_sorted(&events)? {
+        if partition.is_dir() && read_dir_sorted(&partition)?.iter().any(|f| f.to_string_lossy().ends_with(STAGED)) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 pub fn recover(lab: &Lab) -> Result<Recovered> {
     let mut done = Recovered::default();
     let events = lab.raw_root().join(raw::EVENTS_DIR);

@@ -119,6 +119,23 @@ pub fn fingerprint(lab: &Lab) -> Result<Fingerprint> {
     Ok(lab.store().fingerprint()?.into())
 }
 
+/// Gold's fingerprint now, and as the newest snapshot recorded it (None: no snapshot yet): the
+/// consistency promise compares them. Both read all of gold, and neither depends on a date, so a
+/// reader, whose lab does not change under it, keeps the pair for every date it shows.
+pub fn gold_and_recorded(lab: &Lab) -> Result<(Fingerprint, Option<Fingerprint>)> {
+    if !lab.is_writer()
+        && let Some(pair) = lab.gold_pair.borrow().clone()
+    {
+        return Ok(pair);
+    }
+    let now = fingerprint(lab)?;
+    let recorded = head(lab)?.map(|h| fingerprint_as_of(lab, h)).transpose()?;
+    if !lab.is_writer() {
+        lab.gold_pair.replace(Some((now.clone(), recorded.clone())));
+    }
+    Ok((now, recorded))
+}
+
 pub fn fingerprint_as_of(lab: &Lab, snapshot_id: i64) -> Result<Fingerprint> {
     Ok(lab.store().fingerprint_as_of(snapshot_id)?.into())
 }

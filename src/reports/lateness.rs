@@ -15,15 +15,22 @@ pub struct LatenessReport {
 
 /// The histogram needs every bronze row's basket, counted distinct: a full scan. It is kept in
 /// the lab and recounted only after a file lands.
-fn ensure_cached(lab: &Lab) -> Result<()> {
+pub(crate) fn ensure_cached(lab: &Lab) -> Result<()> {
     let state = lab.store().lateness_state()?;
     if state.newest_file == state.counted_file {
         return Ok(());
     }
+    super::caches_writable(lab)?;
     let mut tx = Tx::begin(lab.store(), None)?;
     tx.refill_lateness(state.newest_file)?;
     tx.commit()?;
     Ok(())
+}
+
+/// Whether the kept histogram counts every landed file.
+pub(crate) fn is_cached(lab: &Lab) -> Result<bool> {
+    let state = lab.store().lateness_state()?;
+    Ok(state.newest_file == state.counted_file)
 }
 
 /// Forgets the kept histogram, so the next report counts it again (the bench measures that).

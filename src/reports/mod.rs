@@ -20,6 +20,43 @@ use crate::lake::snapshot::{self, Fingerprint};
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
 
+/// Brings the caches the reports read (the polars recount, the lateness histogram) up to date
+/// with the raw zone. A reader writes them under the lab's lock, briefly; when it cannot (the lab
+/// is read-only, or another process is writing), it reads a private copy of the database and
+/// computes them there, so the lab itself never changes under a report.
+pub fn freshen(lab: &mut Lab) -> Result<()> {
+    if crate::recompute::is_cached(lab)? && lateness::is_cached(lab)? {
+        return Ok(());
+    }
+    if !lab.may_write_caches() {
+        let wrote = lab.begin_writing().and_then(|()| {
+            let filled = fill_caches(lab);
+            let ended = lab.end_writing();
+            filled.and(ended)
+        });
+        match wrote {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                lab.read_private_copy().map_err(|c| c.wrap_err(format!("reading the lab, which could not be written ({e:#})")))?;
+            }
+        }
+    }
+    fill_caches(lab)
+}
+
+/// A cache found out of date by a reader that may not write it: `freshen` was not called first.
+pub(crate) fn caches_writable(lab: &Lab) -> Result<()> {
+    if lab.may_write_caches() {
+        return Ok(());
+    }
+    color_eyre::eyre::bail!("the lab's caches are out of date and this reader may not write them (reports::freshen first)")
+}
+
+fn fill_caches(lab: &Lab) -> Result<()> {
+    crate::recompute::ensure_cached(lab)?;
+    lateness::ensure_cached(lab)
+}
+
 /// The snapshot a report reads as of: the newest when none is named.
 pub fn resolve_as_of(lab: &Lab, as_of: Option<i64>) -> Result<i64> {
     match as_of {

@@ -87,8 +87,7 @@ pub fn promises(lab: &Lab, check: &CheckReport) -> Result<PromisesReport> {
     });
     let sums = lab.store().store_sums_vs_silver(d)?;
     let sums_ok = sums.iter().all(|s| s.gold_baskets == s.silver_baskets && s.gold_revenue_minor == s.silver_revenue_minor);
-    let fp_now = snapshot::fingerprint(lab)?;
-    let recorded = snapshot::head(lab)?.map(|h| snapshot::fingerprint_as_of(lab, h)).transpose()?;
+    let (fp_now, recorded) = snapshot::gold_and_recorded(lab)?;
     let fp_ok = recorded.as_ref().is_none_or(|r| *r == fp_now);
     out.push(Promise {
         name: "consistency",

@@ -2,7 +2,7 @@
 //! explorer draws the same `Table`s.
 
 use crate::money;
-use chrono::NaiveDate;
+use chrono::{Datelike, NaiveDate};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -15,6 +15,16 @@ pub enum Status {
 }
 
 impl Status {
+    /// The mark that says the status without colour: ✓ pass, ! warn, ✗ fail (info: none).
+    pub fn mark(self) -> &'static str {
+        match self {
+            Status::Pass => "✓",
+            Status::Warn => "!",
+            Status::Fail => "✗",
+            Status::Info => " ",
+        }
+    }
+
     pub fn word(self) -> &'static str {
         match self {
             Status::Pass => "pass",
@@ -72,6 +82,25 @@ impl Cell {
             Cell::Status(s) => s.word().to_lowercase(),
             Cell::Empty => String::new(),
         }
+    }
+
+    /// The order a sort by this column puts cells in: numbers by value (money by minor units),
+    /// text without regard to case, dates in time, statuses by severity; empty cells last.
+    pub fn sort_cmp(&self, other: &Cell) -> std::cmp::Ordering {
+        fn key(c: &Cell) -> (u8, i64, String) {
+            match c {
+                Cell::Int(n) | Cell::Money { minor: n, .. } | Cell::Delta { minor: n, .. } => (0, *n, String::new()),
+                Cell::Date(d) => (1, i64::from(d.num_days_from_ce()), String::new()),
+                Cell::Status(s) => (
+                    2,
+                    [Status::Info, Status::Pass, Status::Warn, Status::Fail].iter().position(|x| x == s).unwrap_or(0) as i64,
+                    String::new(),
+                ),
+                Cell::Text(t) => (3, 0, t.to_lowercase()),
+                Cell::Empty => (4, 0, String::new()),
+            }
+        }
+        key(self).cmp(&key(other))
     }
 
     pub fn is_numeric(&self) -> bool {
@@ -261,31 +290,81 @@ pub fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> Stri
         }
     }
     let numeric: Vec<bool> = (0..t.columns.len()).map(|i| t.rows.iter().any(|r| r.cells.get(i).is_some_and(Cell::is_numeric))).collect();
+    // A table with flagged rows gives each row a mark column first (two columns wide).
+    let marks = t.rows.iter().any(|r| matches!(r.flag, Some(f) if f != Status::Info));
+    let lead = if marks { "  " } else { "" };
+    let width = width.map(|w| w.saturating_sub(lead.len()));
+    // The columns shown: every one, unless the numbers alone are wider than the terminal; then
+    // the columns from the right that do not fit are left out, and a line under the table says
+    // which (a number is never cut, and a line never wraps).
+    let mut cols = t.columns.len();
     if let Some(width) = width {
         let floors: Vec<usize> = t.columns.iter().zip(&widths).map(|(c, w)| (*w).min(c.label.width().max(8))).collect();
         fit(&mut widths, &floors, &numeric, width);
+        let mut used = 0;
+        for (i, w) in widths.iter().enumerate() {
+            used += w + if i > 0 { 2 } else { 0 };
+            if used > width && i > 0 {
+                cols = i;
+                break;
+            }
+        }
     }
+    let left_out: Vec<&str> = t.columns[cols..].iter().map(|c| c.label.as_str()).collect();
+    widths.truncate(cols);
     let pad = |s: &str, w: usize, right: bool| {
         let s = &*clip(s, w);
         let fill = " ".repeat(w.saturating_sub(s.width()));
         if right { format!("{fill}{s}") } else { format!("{s}{fill}") }
     };
-    let header: Vec<String> = t.columns.iter().enumerate().map(|(i, c)| pad(&c.label, widths[i], numeric[i])).collect();
+    let header: Vec<String> = t.columns.iter().take(cols).enumerate().map(|(i, c)| pad(&c.label, widths[i], numeric[i])).collect();
+    out.push_str(lead);
     out.push_str(header.join("  ").trim_end());
     out.push('\n');
+    out.push_str(lead);
     out.push_str(&widths.iter().map(|w| "─".repeat(*w)).collect::<Vec<_>>().join("  "));
     out.push('\n');
     for (r, row) in t.rows.iter().zip(&shown) {
         let line: Vec<String> = row
             .iter()
+            .take(cols)
             .enumerate()
             .map(|(i, c)| pad(c, widths.get(i).copied().unwrap_or(0), numeric.get(i).copied().unwrap_or(false)))
             .collect();
-        out.push_str(&paint(line.join("  ").trim_end(), r.flag, color));
+        // A flagged row carries its mark as well as its colour, so it reads without colour too.
+        let line = match (marks, r.flag) {
+            (false, _) => line.join("  "),
+            (true, Some(f)) => format!("{} {}", f.mark(), line.join("  ")),
+            (true, None) => format!("  {}", line.join("  ")),
+        };
+        out.push_str(&paint(line.trim_end(), r.flag, color));
         out.push('\n');
     }
     if t.rows.is_empty() {
         out.push_str("(no rows)\n");
+    }
+    if !left_out.is_empty() {
+        let note = format!(
+            "(+{} column(s) left out to fit the terminal: {}; --format csv or json has them all)",
+            left_out.len(),
+            left_out.join(", ")
+        );
+        let width = width.unwrap_or(usize::MAX) + lead.len();
+        // The note wraps at spaces rather than the terminal wrapping it.
+        let mut line = String::new();
+        for word in note.split(' ') {
+            if !line.is_empty() && line.width() + 1 + word.width() > width {
+                out.push_str(&line);
+                out.push('\n');
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        out.push_str(&line);
+        out.push('\n');
     }
     out
 }
@@ -349,7 +428,26 @@ mod tests {
         assert!(narrow.lines().all(|l| l.width() <= 40), "every line fits:\n{narrow}");
         assert!(narrow.contains('…') && narrow.contains("£1,234,567.89"), "text is cut, the number whole:\n{narrow}");
         let tiny = render_table_fitted(&t, false, Some(10));
-        assert!(tiny.contains("£1,234,567.89"), "a number is never cut, even when nothing fits:\n{tiny}");
+        assert!(!tiny.contains("£1,234") && tiny.contains("revenue"), "a number that cannot fit is left out whole, and named:\n{tiny}");
+    }
+
+    #[test]
+    fn a_table_whose_numbers_alone_are_wider_than_the_terminal_leaves_columns_out_and_says_which() {
+        let cols: Vec<(String, String)> = (0..8).map(|i| (format!("c{i}_minor"), format!("column {i}"))).collect();
+        let cols: Vec<(&str, &str)> = cols.iter().map(|(k, l)| (k.as_str(), l.as_str())).collect();
+        let mut t = Table::new("", &cols);
+        t.push_flagged((0..8).map(|i| Cell::money(1_000_000_000 + i, "GBP")).collect(), Some(Status::Fail));
+        t.push((0..8).map(Cell::Int).collect());
+        let out = render_table_fitted(&t, false, Some(60));
+        use unicode_width::UnicodeWidthStr;
+        assert!(out.lines().all(|l| l.width() <= 60), "no line is wider than the terminal, so none wraps:\n{out}");
+        assert!(out.contains("£10,000,000.00") && out.contains("✗"), "{out}");
+        let note = out.lines().skip_while(|l| !l.starts_with("(+")).collect::<Vec<_>>().join(" ");
+        assert!(note.contains("column(s) left out") && note.contains("column 7"), "the note names what is left out:\n{out}");
+        let shown = out.lines().next().unwrap().matches("column").count();
+        assert_eq!(note.matches("column ").count(), 8 - shown, "every column is either shown or named:\n{out}");
+        // Piped output keeps every column.
+        assert!(render_table_fitted(&t, false, None).contains("column 7"));
     }
 
     #[test]

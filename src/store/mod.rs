@@ -228,16 +228,16 @@ impl Store {
     /// 80% of RAM; a lab's working set is small. `RECOUNT_MEMORY_LIMIT` (a DuckDB size such as
     /// 512MB) overrides it, and `RECOUNT_THREADS` DuckDB's thread count (default: one per core).
     pub fn open(path: &Path) -> Result<Store> {
-        let conn = open_connection(path).map_err(|e| {
-            let text = e.to_string();
-            if text.contains("lock") {
-                eyre!("the lab database {} is in use by another process: {text}", path.display())
-            } else {
-                eyre!("opening {}: {text}", path.display())
-            }
-        })?;
-        let store = Store { conn };
+        let store = Store { conn: open_connection(path, duckdb::AccessMode::ReadWrite).map_err(|e| open_failed(path, e))? };
         store.prepare()?;
+        Ok(store)
+    }
+
+    /// Opens the database at `path` for reading only: nothing in the file changes, and other
+    /// processes may read it at the same time (DuckDB shares a file between readers only).
+    pub fn open_read(path: &Path) -> Result<Store> {
+        let store = Store { conn: open_connection(path, duckdb::AccessMode::ReadOnly).map_err(|e| open_failed(path, e))? };
+        store.prepare_read()?;
         Ok(store)
     }
 
@@ -265,13 +265,24 @@ impl Store {
     }
 }
 
-fn open_connection(path: &Path) -> duckdb::Result<Connection> {
+fn open_connection(path: &Path, mode: duckdb::AccessMode) -> duckdb::Result<Connection> {
     let limit = std::env::var("RECOUNT_MEMORY_LIMIT").unwrap_or_else(|_| "80MB".into());
-    let mut config = duckdb::Config::default().enable_autoload_extension(false)?.max_memory(&limit)?;
+    let mut config = duckdb::Config::default().enable_autoload_extension(false)?.max_memory(&limit)?.access_mode(mode)?;
     if let Some(n) = std::env::var("RECOUNT_THREADS").ok().and_then(|v| v.parse::<i64>().ok()).filter(|n| *n > 0) {
         config = config.threads(n)?;
     }
     Connection::open_with_flags(path, config)
+}
+
+/// DuckDB's refusal to share a file with another process is `LabError::DatabaseInUse` (with the
+/// holder's pid, which DuckDB names in its message); anything else says what failed.
+fn open_failed(path: &Path, e: duckdb::Error) -> color_eyre::Report {
+    let text = e.to_string();
+    if text.contains("Could not set lock") || text.contains("Conflicting lock") {
+        let pid = text.split("(PID ").nth(1).and_then(|t| t.split(')').next()).and_then(|p| p.trim().parse().ok());
+        return eyre!(LabError::DatabaseInUse { db: path.to_path_buf(), pid });
+    }
+    eyre!("opening {}: {text}", path.display())
 }
 
 /// A transaction whose statements are counted, so a test can fail it after any one of them.

@@ -23,8 +23,17 @@ row! {
     pub struct Tables { pub tables: i64 }
 }
 
+row! {
+    pub struct Digest { pub digest: Option<String> }
+}
+
 statements! {
     CREATE: Batch = schema::CREATE;
+    SESSION: Batch = schema::SESSION;
+    SCHEMA_DIGEST_PRESENT: Query<Tables> = schema::SCHEMA_DIGEST_PRESENT;
+    SCHEMA_DIGEST: Query<Digest> = schema::SCHEMA_DIGEST;
+    SCHEMA_DIGEST_CLEAR: Exec = schema::SCHEMA_DIGEST_CLEAR;
+    SCHEMA_DIGEST_INSERT: Exec = schema::SCHEMA_DIGEST_INSERT;
     OLD_LAYOUT: Query<OldLayout> = schema::OLD_LAYOUT;
     HAS_FORMAT: Query<Tables> = schema::HAS_FORMAT;
     FORMAT: Query<Format> = schema::FORMAT;
@@ -50,6 +59,12 @@ impl Store {
             MIGRATE_5_TO_6.run(self).wrap_err("migrating the lab from layout 5 to 6")?;
         }
         CREATE.run(self).wrap_err("creating the lab schema")?;
+        let digest = schema_digest();
+        if SCHEMA_DIGEST.one(self, &[])?.digest.as_deref() != Some(digest.as_str()) {
+            SCHEMA_DIGEST_CLEAR.run(self, &[])?;
+            SCHEMA_DIGEST_INSERT.run(self, duckdb::named_params! { "digest": digest })?;
+        }
+        SESSION.run(self).wrap_err("creating the session's macros")?;
         self.conn.set_prepared_statement_cache_capacity(128);
         self.conn.register_table_function::<crate::lake::land::ParseScan>("recount_parse").wrap_err("registering the landing's parser")?;
         let Format { format, files } = FORMAT.one(self, &[])?;
@@ -62,4 +77,39 @@ impl Store {
         }
         Ok(())
     }
+
+    /// What a reading connection sets up: nothing in the lab's file changes, so the lab must
+    /// already be as this build writes it (its layout, and the views of this build's `create`).
+    /// When it is not, `LabError::NeedsWriter` says why: a writer's open brings it up to date.
+    pub(super) fn prepare_read(&self) -> Result<()> {
+        self.conn.execute_batch("SET autoinstall_known_extensions = false;").wrap_err("configuring DuckDB")?;
+        let old = OLD_LAYOUT.one(self, &[])?.layout;
+        if old > 0 {
+            return Err(eyre!(LabError::Layout { found: old, reads: LAB_FORMAT }));
+        }
+        let stale = |why: &str| Err(eyre!(LabError::NeedsWriter(why.to_string())));
+        if HAS_FORMAT.one(self, &[])?.tables == 0 {
+            return stale("its schema has not been created");
+        }
+        match FORMAT.one(self, &[])?.format {
+            Some(LAB_FORMAT) => {}
+            Some(5) => return stale("its layout 5 is migrated to 6 by the next writing command"),
+            None => return stale("its layout is not recorded yet"),
+            Some(other) => return Err(eyre!(LabError::Layout { found: other, reads: LAB_FORMAT })),
+        }
+        if SCHEMA_DIGEST_PRESENT.one(self, &[])?.tables == 0
+            || SCHEMA_DIGEST.one(self, &[])?.digest.as_deref() != Some(schema_digest().as_str())
+        {
+            return stale("its views were written by another build of recount");
+        }
+        SESSION.run(self).wrap_err("creating the session's macros")?;
+        self.conn.set_prepared_statement_cache_capacity(128);
+        Ok(())
+    }
+}
+
+/// The digest of the schema's persistent part (tables, views, macros in the lab's file).
+fn schema_digest() -> String {
+    use md5::Digest;
+    super::hex(&md5::Md5::digest(super::sql::schema::CREATE.sql.as_bytes()))
 }

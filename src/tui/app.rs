@@ -94,10 +94,36 @@ pub struct App {
     pub load_failures: u32,
     /// How many rows the table on screen shows (set as it is drawn): PgDn/PgUp move by it.
     pub page_rows: std::cell::Cell<usize>,
+    /// The table's sort (None: the report's own order). `row` counts rows as shown.
+    pub sort: Option<Sort>,
+    /// The first scrolled column shown after the pinned first one.
+    pub first_col: usize,
+    /// How far the columns can scroll right (set as the table is drawn).
+    pub col_room: std::cell::Cell<usize>,
     /// The first line a popup shows, and (set as it is drawn) how many it shows and the
     /// largest first line that still fills it.
     pub popup_scroll: u16,
     pub popup_view: std::cell::Cell<(u16, u16)>,
+}
+
+/// A table's sort: by a column, up or down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sort {
+    pub column: usize,
+    pub descending: bool,
+}
+
+/// The order the table's rows show in: indices into `table.rows`, sorted stably by `sort`.
+pub fn row_order(table: &Table, sort: Option<Sort>) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..table.rows.len()).collect();
+    if let Some(s) = sort {
+        let empty = crate::reports::Cell::Empty;
+        order.sort_by(|&a, &b| {
+            let (x, y) = (table.rows[a].cells.get(s.column).unwrap_or(&empty), table.rows[b].cells.get(s.column).unwrap_or(&empty));
+            if s.descending { y.sort_cmp(x) } else { x.sort_cmp(y) }
+        });
+    }
+    order
 }
 
 /// Loads that may fail in a row before the explorer stops reloading by itself.
@@ -131,6 +157,9 @@ impl App {
             quit_after_write: false,
             load_failures: 0,
             page_rows: std::cell::Cell::new(10),
+            sort: None,
+            first_col: 0,
+            col_room: std::cell::Cell::new(0),
             popup_scroll: 0,
             popup_view: std::cell::Cell::new((10, 0)),
         }
@@ -163,6 +192,15 @@ impl App {
 
     /// Handles the worker's answer.
     pub fn on_reply(&mut self, reply: Reply) {
+        // Another process's write is news, not the answer to the job running.
+        if let Reply::Paused(text) | Reply::Changed(text) = &reply {
+            self.message = text.clone();
+            if matches!(reply, Reply::Changed(_)) && self.running.is_none() {
+                let d = self.selected_date();
+                self.load(d);
+            }
+            return;
+        }
         let finished = self.running.take();
         if self.quit_after_write && finished.as_ref().is_some_and(|r| r.writes) {
             // The user asked to quit while this write ran: it has ended (committed or not).
@@ -190,6 +228,8 @@ impl App {
                 }
             }
             Reply::Preview(p) => self.popup = Some(confirm_rebuild(&p)),
+            // Answered above: they are not replies to the running job.
+            Reply::Paused(_) | Reply::Changed(_) => {}
             Reply::Done(text) => {
                 self.message = text;
                 let d = self.selected_date();
@@ -226,6 +266,30 @@ impl App {
             Screen::History => v.history.table(),
             Screen::Promises => v.promises.table(),
         })
+    }
+
+    /// The row under the cursor as an index into the report's own rows (the table may be sorted).
+    pub fn source_row(&self) -> usize {
+        match (self.sort, self.current_table()) {
+            (Some(s), Some(t)) => row_order(&t, Some(s)).get(self.row).copied().unwrap_or(self.row),
+            _ => self.row,
+        }
+    }
+
+    /// Sorts the table as `sort` says, keeping the cursor on the same row.
+    fn set_sort(&mut self, sort: Option<Sort>) {
+        let Some(t) = self.current_table() else { return };
+        let at = self.source_row();
+        self.sort = sort;
+        self.row = row_order(&t, sort).iter().position(|&i| i == at).unwrap_or(0);
+        self.message = match sort {
+            Some(s) => format!(
+                "sorted by {} {}",
+                t.columns.get(s.column).map(|c| c.label.as_str()).unwrap_or("?"),
+                if s.descending { "▼ (S reverses)" } else { "▲ (S reverses, s the next column)" }
+            ),
+            None => "unsorted: the report's own order".into(),
+        };
     }
 
     pub fn basket_visible(&self, b: &crate::reports::baskets::ResentBasket) -> bool {
@@ -278,7 +342,7 @@ impl App {
         if self.screen != Screen::History {
             return None;
         }
-        self.view.as_ref()?.history.snapshot_at_row(self.row)
+        self.view.as_ref()?.history.snapshot_at_row(self.source_row())
     }
 
     pub fn on_input_key(&mut self, ev: &ratatui::crossterm::event::KeyEvent) -> bool {
@@ -444,6 +508,26 @@ impl App {
             }
             Action::Search => self.popup = Some(Popup::Input { kind: InputKind::SearchBaskets, text: self.search.clone() }),
             Action::Copy => self.copy_basket_id(),
+            Action::ColumnsRight => {
+                if self.first_col < self.col_room.get() {
+                    self.first_col += 1;
+                } else {
+                    self.message = "the last column is in view".into();
+                }
+            }
+            Action::ColumnsLeft => self.first_col = self.first_col.saturating_sub(1),
+            Action::SortNext => {
+                let columns = self.current_table().map(|t| t.columns.len()).unwrap_or(0);
+                let next = match self.sort {
+                    None => Some(0),
+                    Some(s) => Some(s.column + 1).filter(|c| *c < columns),
+                };
+                self.set_sort(next.map(|column| Sort { column, descending: false }));
+            }
+            Action::SortReverse => {
+                let sort = self.sort.unwrap_or(Sort { column: 0, descending: false });
+                self.set_sort(Some(Sort { descending: !sort.descending, ..sort }));
+            }
             Action::ExportCsv => self.export(Format::Csv),
             Action::ExportJson => self.export(Format::Json),
             Action::ToggleMouse => {
@@ -462,10 +546,11 @@ impl App {
             return;
         }
         let Some(t) = self.current_table() else { return };
+        let order = row_order(&t, self.sort);
         let n = t.rows.len() as i64;
         let hit = (1..=n)
             .map(|k| (self.row as i64 + step * k).rem_euclid(n.max(1)) as usize)
-            .find(|&i| t.rows[i].cells.iter().any(|c| c.display().to_lowercase().contains(&q)));
+            .find(|&i| t.rows[order[i]].cells.iter().any(|c| c.display().to_lowercase().contains(&q)));
         match hit {
             Some(i) => {
                 self.row = i;
@@ -478,6 +563,9 @@ impl App {
     fn set_screen(&mut self, s: Screen) {
         self.screen = s;
         self.row = 0;
+        // Another screen has other columns.
+        self.sort = None;
+        self.first_col = 0;
     }
 
     fn move_row(&mut self, delta: i64) {
@@ -491,16 +579,16 @@ impl App {
         let v = self.view.as_ref()?;
         match self.screen {
             Screen::Baskets => {
-                let mut i = 0;
+                let (row, mut i) = (self.source_row(), 0);
                 for b in v.baskets.baskets.iter().filter(|b| self.basket_visible(b)) {
-                    if self.row < i + b.copies.len() {
+                    if row < i + b.copies.len() {
                         return Some(b.basket_id.clone());
                     }
                     i += b.copies.len();
                 }
                 None
             }
-            Screen::Late => v.late.rows.get(self.row).map(|r| r.basket_id.clone()),
+            Screen::Late => v.late.rows.get(self.source_row()).map(|r| r.basket_id.clone()),
             Screen::Overview | Screen::Explain | Screen::History | Screen::Promises => None,
         }
     }
@@ -517,7 +605,7 @@ impl App {
     fn drill(&mut self) {
         let Some(v) = &self.view else { return };
         let popup = match self.screen {
-            Screen::Explain => v.explain.countries.get(self.row).map(|c| {
+            Screen::Explain => v.explain.countries.get(self.source_row()).map(|c| {
                 let mut body = format!(
                     "{} {}: {} missed basket(s), {} extra copies\n\n",
                     v.explain.business_date, c.country, c.missed_baskets, c.double_counted_copies
@@ -544,7 +632,7 @@ impl App {
             }),
             Screen::History => self.history_entry_detail(),
             Screen::Overview | Screen::Baskets | Screen::Late | Screen::Promises => self.current_table().and_then(|t| {
-                t.rows.get(self.row).map(|r| Popup::Detail {
+                t.rows.get(self.source_row()).map(|r| Popup::Detail {
                     title: "row".into(),
                     body: t
                         .columns

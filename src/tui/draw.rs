@@ -52,7 +52,10 @@ fn draw_navigator(f: &mut Frame, app: &App, area: Rect) {
         return;
     };
     if snap.dates.is_empty() {
-        f.render_widget(Paragraph::new("no data:\npress U").style(t.muted()), inner);
+        f.render_widget(
+            Paragraph::new(format!("no data:\npress {}", keys::active().label_of(keys::Action::LandNext))).style(t.muted()),
+            inner,
+        );
         return;
     }
     let height = inner.height as usize;
@@ -65,15 +68,17 @@ fn draw_navigator(f: &mut Frame, app: &App, area: Rect) {
         .skip(first)
         .take(height)
         .map(|(i, d)| {
-            let badge = if d.provisional { Span::styled("p", t.status(Status::Warn)) } else { Span::styled("c", t.status(Status::Pass)) };
+            // Marks as well as colours (the help's legend): ✓ closed or p provisional; v1 = agrees,
+            // ! differs, · never ran; ✗ v2 disagrees with the recompute.
+            let badge = if d.provisional { Span::styled("p", t.status(Status::Warn)) } else { Span::styled("✓", t.status(Status::Pass)) };
             let v1 = if !d.v1_ran {
                 Span::styled("·", t.muted())
             } else if d.v1_off {
-                Span::styled("≠", t.status(Status::Warn))
+                Span::styled("!", t.status(Status::Warn))
             } else {
                 Span::raw("=")
             };
-            let v2 = if d.v2_off { Span::styled("≠", t.status(Status::Fail)) } else { Span::raw(" ") };
+            let v2 = if d.v2_off { Span::styled("✗", t.status(Status::Fail)) } else { Span::raw(" ") };
             let fmt = if wide { "%m-%d %a" } else { "%m-%d" };
             let date = Span::styled(format!("{} ", d.business_date.format(fmt)), if i == app.selected { t.selected() } else { t.text() });
             Line::from(vec![date, badge, v1, v2])
@@ -122,9 +127,9 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
     let Some(v) = &app.view else {
         let msg = if app.snapshot.as_ref().is_some_and(|s| s.dates.is_empty()) {
-            "The lab is empty. Press n to land the first upload and run v2."
+            format!("The lab is empty. Press {} to land the first upload and run v2.", keys::active().label_of(keys::Action::LandNext))
         } else {
-            "loading…"
+            "loading…".to_string()
         };
         f.render_widget(Paragraph::new(msg).style(t.muted()).block(title_block(t, app.screen.name().into())), area);
         return;
@@ -145,11 +150,11 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
                 let report = if app.by_country { &snap.lateness_by_country } else { &snap.lateness };
                 draw_lateness(f, t, report, hist);
             }
-            draw_table(f, t, &app.page_rows, &v.check.table(), app.row, table, format!("{d} per country: v1, v2 gold, recompute"));
+            draw_main_table(f, app, &v.check.table(), table, format!("{d} per country: v1, v2 gold, recompute"));
         }
         Screen::Explain => {
             let [table, notes] = Layout::vertical([Constraint::Min(5), Constraint::Length(5)]).areas(area);
-            draw_table(f, t, &app.page_rows, &v.explain.table(), app.row, table, format!("{d}: recompute - missed + double counted = v1"));
+            draw_main_table(f, app, &v.explain.table(), table, format!("{d}: recompute - missed + double counted = v1"));
             draw_notes(f, t, &crate::reports::Report::notes(&v.explain), notes);
         }
         Screen::Baskets => {
@@ -157,12 +162,10 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
             let search =
                 if app.search.is_empty() { String::new() } else { format!(", search '{}'", crate::sanitize::for_terminal(&app.search)) };
             let shown = v.baskets.baskets.iter().filter(|b| app.basket_visible(b)).count();
-            draw_table(
+            draw_main_table(
                 f,
-                t,
-                &app.page_rows,
+                app,
                 &v.baskets.table(|b| app.basket_visible(b)),
-                app.row,
                 area,
                 format!("{d}: {shown} re-sent basket(s), country {filter}{search}"),
             );
@@ -170,22 +173,15 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
         Screen::Late => {
             let [late, quarantine] = Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(area);
             let lt = crate::reports::Report::tables(&v.late).remove(0);
-            draw_table(
-                f,
-                t,
-                &app.page_rows,
-                &lt,
-                app.row,
-                late,
-                format!("{d}: {} row(s) beyond the {}-day window", v.late.rows.len(), v.late.late_days),
-            );
+            draw_main_table(f, app, &lt, late, format!("{d}: {} row(s) beyond the {}-day window", v.late.rows.len(), v.late.late_days));
             if let Some(snap) = &app.snapshot {
                 let qt = crate::reports::Report::tables(&snap.quarantine).remove(0);
                 draw_table(
                     f,
                     t,
-                    &app.page_rows,
+                    &std::cell::Cell::new(0),
                     &qt,
+                    &TableView::plain(&qt),
                     usize::MAX,
                     quarantine,
                     format!("quarantine: {} line(s) rejected at landing", snap.quarantine.rows.len()),
@@ -201,17 +197,9 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
                 .title(Span::styled("baskets at each snapshot", t.muted()))
                 .border_style(t.border(false));
             f.render_widget(Sparkline::default().data(&values).style(t.bar(false)).block(spark_block), spark);
-            draw_table(
-                f,
-                t,
-                &app.page_rows,
-                &v.history.table(),
-                app.row,
-                table,
-                format!("history of {d}: Enter explains a change, b rolls back"),
-            );
+            draw_main_table(f, app, &v.history.table(), table, format!("history of {d}: Enter explains a change, b rolls back"));
         }
-        Screen::Promises => draw_table(f, t, &app.page_rows, &v.promises.table(), app.row, area, format!("promises for {d}")),
+        Screen::Promises => draw_main_table(f, app, &v.promises.table(), area, format!("promises for {d}")),
     }
 }
 
@@ -254,14 +242,57 @@ fn draw_lateness(f: &mut Frame, t: &Theme, report: &LatenessReport, area: Rect) 
     f.render_widget(Paragraph::new(lines), inner);
 }
 
-/// A report table, scrolled to keep the selected row visible; flagged rows in their status style.
-/// Columns keep their natural width; those that do not fit are left out from the right, and the
-/// title says so (Enter shows the whole row, `e` exports it).
-pub fn draw_table(f: &mut Frame, t: &Theme, page: &std::cell::Cell<usize>, table: &Table, selected: usize, area: Rect, title: String) {
+/// How a table is shown: its rows' order (a sort), the sort, and the first scrolled column.
+pub struct TableView<'a> {
+    pub order: Vec<usize>,
+    pub sort: Option<super::app::Sort>,
+    pub first_col: usize,
+    /// Set to how far the columns may scroll right, for `>`.
+    pub room: Option<&'a std::cell::Cell<usize>>,
+}
+
+impl TableView<'_> {
+    /// The report's own order, unscrolled.
+    pub fn plain(table: &Table) -> TableView<'static> {
+        TableView { order: (0..table.rows.len()).collect(), sort: None, first_col: 0, room: None }
+    }
+}
+
+/// The selectable table of the screen, as the app sorts and scrolls it.
+fn draw_main_table(f: &mut Frame, app: &App, table: &Table, area: Rect, title: String) {
+    let view =
+        TableView { order: super::app::row_order(table, app.sort), sort: app.sort, first_col: app.first_col, room: Some(&app.col_room) };
+    draw_table(f, &app.theme, &app.page_rows, table, &view, app.row, area, title);
+}
+
+/// A report table, scrolled to keep the selected row visible; flagged rows in their status style
+/// and with their mark (✓ ! ✗) in a first column of their own. The first column stays; the others
+/// scroll with `<` and `>`, and the title says how many are out of view on either side (‹ ›).
+/// Columns keep their natural width; the last text column that fits only in part is clipped.
+#[allow(clippy::too_many_arguments)]
+pub fn draw_table(
+    f: &mut Frame,
+    t: &Theme,
+    page: &std::cell::Cell<usize>,
+    table: &Table,
+    view: &TableView,
+    selected: usize,
+    area: Rect,
+    title: String,
+) {
     // The rows one screen of this table shows (inside the borders, under the header): PgDn's step.
     page.set(usize::from(area.height.saturating_sub(3)).max(1));
     let shown: Vec<Vec<String>> = table.rows.iter().map(|r| r.cells.iter().map(Cell::display).collect()).collect();
-    let mut widths: Vec<u16> = table.columns.iter().map(|c| c.label.chars().count() as u16).collect();
+    let labels: Vec<String> = table
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| match view.sort {
+            Some(s) if s.column == i => format!("{} {}", c.label, if s.descending { "▼" } else { "▲" }),
+            _ => c.label.clone(),
+        })
+        .collect();
+    let mut widths: Vec<u16> = labels.iter().map(|l| l.chars().count() as u16).collect();
     for row in &shown {
         for (i, c) in row.iter().enumerate() {
             if let Some(w) = widths.get_mut(i) {
@@ -269,45 +300,87 @@ pub fn draw_table(f: &mut Frame, t: &Theme, page: &std::cell::Cell<usize>, table
             }
         }
     }
-    let room = area.width.saturating_sub(2);
+    let marks = table.rows.iter().any(|r| matches!(r.flag, Some(s) if s != Status::Info));
+    let ncols = widths.len();
+    // Column 0 stays; the rest start at 1 + first.
+    let first = view.first_col.min(ncols.saturating_sub(2));
+    let candidates: Vec<usize> = (0..ncols.min(1)).chain((1 + first)..ncols).collect();
+    let mut room = area.width.saturating_sub(2);
+    if marks {
+        room = room.saturating_sub(3);
+    }
     let mut used = 0u16;
-    let mut fit = 0;
-    for w in widths.iter_mut() {
-        let need = if fit == 0 { *w } else { *w + 2 };
-        if used + need > room && fit > 0 {
+    let mut visible: Vec<(usize, u16)> = Vec::new();
+    for &i in &candidates {
+        let w = widths[i];
+        let need = if visible.is_empty() { w } else { w + 2 };
+        if used + need > room && !visible.is_empty() {
             // A wide text column may take what is left, clipped, when that is still readable.
             let left = room.saturating_sub(used + 2);
-            if left >= 16 {
-                *w = left;
-                fit += 1;
+            let numeric = table.rows.iter().any(|r| r.cells.get(i).is_some_and(Cell::is_numeric));
+            if left >= 16 && !numeric {
+                visible.push((i, left));
             }
             break;
         }
         used += need;
-        fit += 1;
+        visible.push((i, w));
     }
-    let hidden = widths.len() - fit;
-    let title = if hidden > 0 { format!("{title} (+{hidden} col →)") } else { title };
-    let header = Row::new(table.columns.iter().take(fit).map(|c| c.label.clone())).style(t.title());
-    let rows: Vec<Row> = table
-        .rows
+    let hidden_left = first;
+    let hidden_right = ncols.saturating_sub(1 + first + visible.len().saturating_sub(1)).min(ncols.saturating_sub(visible.len()));
+    if let Some(r) = view.room {
+        r.set(first + hidden_right);
+    }
+    let mut cues = Vec::new();
+    if hidden_left > 0 {
+        cues.push(format!("‹ {hidden_left} col"));
+    }
+    if hidden_right > 0 {
+        cues.push(format!("+{hidden_right} col ›"));
+    }
+    if let Some(s) = view.sort {
+        cues.push(format!(
+            "sorted by {} {}",
+            table.columns.get(s.column).map(|c| c.label.as_str()).unwrap_or("?"),
+            if s.descending { "▼" } else { "▲" }
+        ));
+    }
+    let title = if cues.is_empty() { title } else { format!("{title} ({})", cues.join(", ")) };
+    let lead = |cell: ratatui::widgets::Cell<'static>, mark: Option<Status>| -> Vec<ratatui::widgets::Cell<'static>> {
+        match (marks, mark) {
+            (false, _) => vec![cell],
+            (true, Some(s)) if s != Status::Info => vec![ratatui::widgets::Cell::from(s.mark()), cell],
+            (true, _) => vec![ratatui::widgets::Cell::from(" "), cell],
+        }
+    };
+    let mut header: Vec<ratatui::widgets::Cell> = Vec::new();
+    for (n, (i, _)) in visible.iter().enumerate() {
+        let label = labels[*i].clone();
+        let cell = ratatui::widgets::Cell::from(label);
+        if n == 0 { header.extend(lead(cell, None)) } else { header.push(cell) }
+    }
+    let header = Row::new(header).style(t.title());
+    let rows: Vec<Row> = view
+        .order
         .iter()
-        .zip(shown)
+        .filter_map(|&k| table.rows.get(k).zip(shown.get(k)))
         .map(|(r, cells)| {
-            let cells: Vec<ratatui::widgets::Cell> = cells
-                .into_iter()
-                .take(fit)
-                .enumerate()
-                .map(|(j, c)| {
-                    let w = widths[j] as usize;
-                    let numeric = r.cells.get(j).is_some_and(Cell::is_numeric);
-                    ratatui::widgets::Cell::from(if numeric { format!("{c:>w$}") } else { c })
-                })
-                .collect();
-            Row::new(cells).style(t.row(r.flag, false))
+            let mut out: Vec<ratatui::widgets::Cell> = Vec::new();
+            for (n, (j, w)) in visible.iter().enumerate() {
+                let c = cells.get(*j).cloned().unwrap_or_default();
+                let numeric = r.cells.get(*j).is_some_and(Cell::is_numeric);
+                let w = *w as usize;
+                let cell = ratatui::widgets::Cell::from(if numeric { format!("{c:>w$}") } else { c });
+                if n == 0 { out.extend(lead(cell, r.flag)) } else { out.push(cell) }
+            }
+            Row::new(out).style(t.row(r.flag, false))
         })
         .collect();
-    let constraints: Vec<Constraint> = widths.iter().take(fit).map(|w| Constraint::Length(*w)).collect();
+    let mut constraints: Vec<Constraint> = Vec::new();
+    if marks {
+        constraints.push(Constraint::Length(1));
+    }
+    constraints.extend(visible.iter().map(|(_, w)| Constraint::Length(*w)));
     let widget =
         TableWidget::new(rows, constraints).header(header).column_spacing(2).row_highlight_style(t.selected()).block(title_block(t, title));
     let mut state = TableState::default();
@@ -333,14 +406,30 @@ fn terminal_text(s: &str) -> Text<'static> {
     Text::from(s.lines().map(|l| Line::from(crate::sanitize::for_terminal(l).into_owned())).collect::<Vec<_>>())
 }
 
+/// The marks the explorer draws beside its colours, for the help's legend.
+pub const MARKS: &[(&str, Status, &str)] = &[
+    ("✓", Status::Pass, "a closed date; a row that passes"),
+    ("p", Status::Warn, "a provisional date: its window is still open"),
+    ("!", Status::Warn, "v1 differs from the recompute (dates); a warning (rows)"),
+    ("·", Status::Info, "v1 never ran for the date"),
+    ("✗", Status::Fail, "v2 gold differs from the recompute (dates); a failure (rows)"),
+    ("▲ ▼", Status::Info, "the column the table is sorted by, up or down"),
+    ("‹ ›", Status::Info, "more columns to the left or right (< and > scroll)"),
+];
+
 fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup, app: &App) {
     let area = f.area();
     let (title, body, style): (String, Text, Style) = match p {
         Popup::Help => {
-            let lines: Vec<Line> = keys::help_lines()
+            let mut lines: Vec<Line> = keys::help_lines()
                 .into_iter()
                 .map(|(k, h)| Line::from(vec![Span::styled(format!("{k:>7}  "), t.accent()), Span::styled(h, t.text())]))
                 .collect();
+            lines.push(Line::from(""));
+            lines.push(Line::from(Span::styled("marks (colour is never the only sign)", t.title())));
+            for (mark, status, what) in MARKS {
+                lines.push(Line::from(vec![Span::styled(format!("{mark:>7}  "), t.status(*status)), Span::styled(*what, t.text())]));
+            }
             ("keys (? or Esc closes)".into(), Text::from(lines), t.text())
         }
         Popup::Error(e) => ("error (Esc closes)".into(), terminal_text(e), t.status(Status::Fail)),

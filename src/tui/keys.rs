@@ -35,6 +35,10 @@ pub enum Action {
     FilterCountry,
     Search,
     Copy,
+    ColumnsLeft,
+    ColumnsRight,
+    SortNext,
+    SortReverse,
     ExportCsv,
     ExportJson,
     ToggleMouse,
@@ -338,6 +342,31 @@ pub const BINDINGS: &[Binding] = &[
         scope: Scope::Screens(&[Screen::Baskets, Screen::Late]),
     },
     Binding {
+        keys: &[Char('>')],
+        label: ">",
+        action: Action::ColumnsRight,
+        hint: "",
+        help: "scroll the table's columns right (the first column stays; ‹ › in the title say more are there)",
+        scope: Scope::Global,
+    },
+    Binding {
+        keys: &[Char('<')],
+        label: "<",
+        action: Action::ColumnsLeft,
+        hint: "",
+        help: "scroll the table's columns left",
+        scope: Scope::Global,
+    },
+    Binding {
+        keys: &[Char('s')],
+        label: "s",
+        action: Action::SortNext,
+        hint: "",
+        help: "sort the table by the next column (▲ in its header), after the last: unsorted",
+        scope: Scope::Global,
+    },
+    Binding { keys: &[Char('S')], label: "S", action: Action::SortReverse, hint: "", help: "reverse the sort (▼)", scope: Scope::Global },
+    Binding {
         keys: &[Char('e')],
         label: "e",
         action: Action::ExportCsv,
@@ -363,6 +392,109 @@ pub const BINDINGS: &[Binding] = &[
     },
 ];
 
+/// One binding as the explorer uses it: the table's, or with keys the config file rebinds.
+#[derive(Debug, Clone)]
+pub struct Bound {
+    pub keys: Vec<Key>,
+    pub label: String,
+    pub action: Action,
+    pub hint: &'static str,
+    pub help: &'static str,
+    pub scope: Scope,
+}
+
+/// The key table in effect: `BINDINGS` with the config file's overrides applied.
+#[derive(Debug, Clone)]
+pub struct KeyTable {
+    bindings: Vec<Bound>,
+}
+
+impl Default for KeyTable {
+    fn default() -> Self {
+        KeyTable {
+            bindings: BINDINGS
+                .iter()
+                .map(|b| Bound {
+                    keys: b.keys.to_vec(),
+                    label: b.label.to_string(),
+                    action: b.action,
+                    hint: b.hint,
+                    help: b.help,
+                    scope: b.scope,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl KeyTable {
+    /// The table with `overrides` (action name, keys) applied: each replaces its action's keys.
+    /// An unknown action, a key that does not parse, or a key left bound to two actions that
+    /// can meet on one screen is an error.
+    pub fn with_overrides(overrides: &[(String, Vec<String>)]) -> color_eyre::Result<KeyTable> {
+        let mut table = KeyTable::default();
+        for (name, keys) in overrides {
+            let Some(b) = table.bindings.iter_mut().find(|b| action_name(b.action).as_deref() == Some(name.as_str())) else {
+                let names: Vec<String> = table.bindings.iter().filter_map(|b| action_name(b.action)).collect();
+                color_eyre::eyre::bail!("{name} is not an action the explorer binds; the actions are {}", names.join(", "));
+            };
+            if keys.is_empty() {
+                color_eyre::eyre::bail!("{name} = []: an action needs at least one key");
+            }
+            b.keys = keys.iter().map(|k| parse_key(k)).collect::<color_eyre::Result<_>>()?;
+            b.label = b.keys.iter().map(Key::label).collect::<Vec<_>>().join("/");
+        }
+        for (i, a) in table.bindings.iter().enumerate() {
+            for b in &table.bindings[i + 1..] {
+                if let Some(k) = a.keys.iter().find(|k| b.keys.contains(k))
+                    && a.scope.meets(&b.scope)
+                {
+                    color_eyre::eyre::bail!(
+                        "{} is bound to both {} and {}; rebind one of them",
+                        k.label(),
+                        action_name(a.action).unwrap_or_else(|| a.label.clone()),
+                        action_name(b.action).unwrap_or_else(|| b.label.clone())
+                    );
+                }
+            }
+        }
+        Ok(table)
+    }
+
+    pub fn bindings(&self) -> &[Bound] {
+        &self.bindings
+    }
+
+    /// The action a key means on a screen.
+    pub fn action_for(&self, ev: &KeyEvent, screen: Screen) -> Option<Action> {
+        self.bindings.iter().find(|b| b.scope.applies(screen) && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
+    }
+
+    /// The hint bar's entries for a screen, straight from the table.
+    pub fn hints(&self, screen: Screen) -> Vec<(&str, &'static str)> {
+        self.bindings.iter().filter(|b| !b.hint.is_empty() && b.scope.applies(screen)).map(|b| (b.label.as_str(), b.hint)).collect()
+    }
+
+    /// The help overlay's lines, straight from the table.
+    pub fn help_lines(&self) -> Vec<(&str, String)> {
+        self.bindings
+            .iter()
+            .map(|b| {
+                let scope = match b.scope {
+                    Scope::Global => String::new(),
+                    Scope::Screens(s) => format!(" [{}]", s.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")),
+                };
+                (b.label.as_str(), format!("{}{scope}", b.help))
+            })
+            .collect()
+    }
+
+    /// How the keys of `action` are written (for messages that name a key).
+    pub fn label_of(&self, action: Action) -> &str {
+        self.bindings.iter().find(|b| b.action == action).map(|b| b.label.as_str()).unwrap_or("?")
+    }
+}
+
 impl Scope {
     pub fn applies(&self, screen: Screen) -> bool {
         match self {
@@ -370,30 +502,117 @@ impl Scope {
             Scope::Screens(s) => s.contains(&screen),
         }
     }
+
+    /// Whether two scopes share a screen.
+    fn meets(&self, other: &Scope) -> bool {
+        match (self, other) {
+            (Scope::Global, _) | (_, Scope::Global) => true,
+            (Scope::Screens(a), Scope::Screens(b)) => a.iter().any(|s| b.contains(s)),
+        }
+    }
 }
 
-/// The action a key means on a screen.
+/// The name of an action in the config file's `[keys]`: `LandNext` is `land_next`. The screen
+/// keys (1-6) are not renamed.
+pub fn action_name(action: Action) -> Option<String> {
+    let serde_json::Value::String(name) = serde_json::to_value(action).ok()? else { return None };
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    Some(out)
+}
+
+/// A key as the config file writes it: one character (`U`), `ctrl-x`, or a named key (`tab`,
+/// `backtab`, `enter`, `esc`, `space`, `left`, `right`, `up`, `down`, `pageup`, `pagedown`,
+/// `home`, `end`, `backspace`, `delete`, `f1`..`f12`).
+pub fn parse_key(text: &str) -> color_eyre::Result<Key> {
+    let mut chars = text.chars();
+    if let (Some(c), None) = (chars.next(), chars.next()) {
+        if c.is_control() {
+            color_eyre::eyre::bail!("a control character is not a key; write ctrl-x");
+        }
+        return Ok(Char(c));
+    }
+    let lower = text.to_ascii_lowercase();
+    if let Some(rest) = lower.strip_prefix("ctrl-") {
+        let mut cs = rest.chars();
+        return match (cs.next(), cs.next()) {
+            (Some(c), None) if c.is_ascii_alphanumeric() => Ok(Ctrl(c)),
+            _ => color_eyre::eyre::bail!("\"{text}\": ctrl- takes one letter or digit (ctrl-d)"),
+        };
+    }
+    Ok(match lower.as_str() {
+        "tab" => Code(KeyCode::Tab),
+        "backtab" | "shift-tab" => Code(KeyCode::BackTab),
+        "enter" => Code(KeyCode::Enter),
+        "esc" | "escape" => Code(KeyCode::Esc),
+        "space" => Char(' '),
+        "left" => Code(KeyCode::Left),
+        "right" => Code(KeyCode::Right),
+        "up" => Code(KeyCode::Up),
+        "down" => Code(KeyCode::Down),
+        "pageup" | "pgup" => Code(KeyCode::PageUp),
+        "pagedown" | "pgdn" => Code(KeyCode::PageDown),
+        "home" => Code(KeyCode::Home),
+        "end" => Code(KeyCode::End),
+        "backspace" => Code(KeyCode::Backspace),
+        "delete" | "del" => Code(KeyCode::Delete),
+        f if f.starts_with('f') && f[1..].parse::<u8>().is_ok_and(|n| (1..=12).contains(&n)) => {
+            Code(KeyCode::F(f[1..].parse().unwrap_or(1)))
+        }
+        _ => color_eyre::eyre::bail!("\"{text}\" is not a key: write one character, ctrl-x, or a key name such as pagedown"),
+    })
+}
+
+impl Key {
+    /// How the key is written in hints and help.
+    pub fn label(&self) -> String {
+        match *self {
+            Char(' ') => "Space".into(),
+            Char(c) => c.to_string(),
+            Ctrl(c) => format!("Ctrl-{c}"),
+            Code(KeyCode::Left) => "←".into(),
+            Code(KeyCode::Right) => "→".into(),
+            Code(KeyCode::Up) => "↑".into(),
+            Code(KeyCode::Down) => "↓".into(),
+            Code(KeyCode::PageDown) => "PgDn".into(),
+            Code(KeyCode::PageUp) => "PgUp".into(),
+            Code(KeyCode::BackTab) => "S-Tab".into(),
+            Code(KeyCode::F(n)) => format!("F{n}"),
+            Code(k) => format!("{k:?}"),
+        }
+    }
+}
+
+/// The table the explorer runs with: installed once from the config file, else the default.
+static ACTIVE: std::sync::OnceLock<KeyTable> = std::sync::OnceLock::new();
+
+/// Makes `table` the explorer's key table (the first call wins; later ones are ignored).
+pub fn install(table: KeyTable) {
+    let _ = ACTIVE.set(table);
+}
+
+pub fn active() -> &'static KeyTable {
+    ACTIVE.get_or_init(KeyTable::default)
+}
+
+/// The action a key means on a screen, by the table in effect.
 pub fn action_for(ev: &KeyEvent, screen: Screen) -> Option<Action> {
-    BINDINGS.iter().find(|b| b.scope.applies(screen) && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
+    active().action_for(ev, screen)
 }
 
-/// The hint bar's entries for a screen, straight from the table.
+/// The hint bar's entries for a screen, by the table in effect.
 pub fn hints(screen: Screen) -> Vec<(&'static str, &'static str)> {
-    BINDINGS.iter().filter(|b| !b.hint.is_empty() && b.scope.applies(screen)).map(|b| (b.label, b.hint)).collect()
+    active().hints(screen)
 }
 
-/// The help overlay's lines, straight from the table.
+/// The help overlay's lines, by the table in effect.
 pub fn help_lines() -> Vec<(&'static str, String)> {
-    BINDINGS
-        .iter()
-        .map(|b| {
-            let scope = match b.scope {
-                Scope::Global => String::new(),
-                Scope::Screens(s) => format!(" [{}]", s.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")),
-            };
-            (b.label, format!("{}{scope}", b.help))
-        })
-        .collect()
+    active().help_lines()
 }
 
 #[cfg(test)]
@@ -423,5 +642,26 @@ mod tests {
         assert_eq!(action_for(&k(KeyCode::Right), Screen::Overview), Some(Action::NextDate));
         assert_eq!(action_for(&k(KeyCode::Char('b')), Screen::Overview), None, "roll back only on History");
         assert_eq!(action_for(&k(KeyCode::Char('b')), Screen::History), Some(Action::Rollback));
+    }
+
+    #[test]
+    fn the_config_file_rebinds_a_key_and_the_hints_and_help_follow() {
+        let k = |c| KeyEvent::new(c, KeyModifiers::NONE);
+        let t = KeyTable::with_overrides(&[("land_next".into(), vec!["L".into(), "f9".into()]), ("quit".into(), vec!["ctrl-q".into()])])
+            .unwrap();
+        assert_eq!(t.action_for(&k(KeyCode::Char('L')), Screen::Overview), Some(Action::LandNext));
+        assert_eq!(t.action_for(&k(KeyCode::F(9)), Screen::Overview), Some(Action::LandNext));
+        assert_eq!(t.action_for(&k(KeyCode::Char('U')), Screen::Overview), None, "the old key is free");
+        assert_eq!(t.action_for(&KeyEvent::new(KeyCode::Char('q'), KeyModifiers::CONTROL), Screen::Overview), Some(Action::Quit));
+        assert!(t.hints(Screen::Overview).contains(&("L/F9", "next upload")), "{:?}", t.hints(Screen::Overview));
+        assert!(t.help_lines().iter().any(|(l, h)| *l == "Ctrl-q" && h.starts_with("quit")));
+        // The default table has no key bound twice where both bindings apply.
+        KeyTable::with_overrides(&[]).unwrap();
+        // Swapping two keys works when both are rebound; taking another's key does not.
+        KeyTable::with_overrides(&[("retry_v1".into(), vec!["r".into()]), ("rebuild".into(), vec!["v".into()])]).unwrap();
+        let e = KeyTable::with_overrides(&[("retry_v1".into(), vec!["r".into()])]).unwrap_err().to_string();
+        assert!(e.contains("r is bound to both"), "{e}");
+        assert!(KeyTable::with_overrides(&[("quit".into(), vec!["ctrl-".into()])]).is_err());
+        assert!(KeyTable::with_overrides(&[("screen".into(), vec!["z".into()])]).is_err(), "the screen keys are not named");
     }
 }

@@ -23,12 +23,15 @@ pub struct TuiOptions {
     pub bootstrap: bool,
     pub theme: String,
     pub mouse: bool,
+    /// The lateness window the explorer's own v2 runs use (the config file's, else the default).
+    pub late_days: u32,
 }
 
 pub fn run(opts: TuiOptions) -> Result<()> {
     let theme = theme::Theme::load(&opts.theme)?;
     // Open the lab before touching the terminal, so a busy or broken lab is a plain error.
-    let worker = worker::spawn(worker::Setup { lab_dir: opts.lab_dir, world: opts.world, bootstrap: opts.bootstrap })?;
+    let worker =
+        worker::spawn(worker::Setup { lab_dir: opts.lab_dir, world: opts.world, bootstrap: opts.bootstrap, late_days: opts.late_days })?;
     let mut app = App::new(theme, opts.mouse);
     // ratatui::init restores the terminal on panic as well as here.
     let mut terminal = ratatui::init();
@@ -55,10 +58,10 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App, worker: &w
             out.flush()?;
         }
         if let Some(r) = &mut app.running {
-            r.percent = worker.progress.query_progress().percentage();
+            r.percent = worker.handles.percent();
         }
         if app.cancel {
-            worker.interrupt.interrupt();
+            worker.handles.interrupt();
             app.cancel = false;
         }
         if app.mouse != *mouse_on {

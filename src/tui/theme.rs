@@ -9,11 +9,16 @@ const BUNDLED: &[(&str, &str)] = &[
     ("dark", include_str!("../../themes/dark.toml")),
     ("light", include_str!("../../themes/light.toml")),
     ("high-contrast", include_str!("../../themes/high-contrast.toml")),
+    ("colour-blind", include_str!("../../themes/colour-blind.toml")),
 ];
 
 #[derive(Debug, Clone, serde::Deserialize)]
 struct ThemeFile {
     name: String,
+    /// The terminal background the theme is made for (its contrast is checked against it).
+    #[serde(default)]
+    #[allow(dead_code)]
+    background: Option<String>,
     text: String,
     muted: String,
     accent: String,
@@ -159,5 +164,58 @@ mod tests {
             assert!(t.name.starts_with(n));
         }
         assert!(Theme::load("no-such-theme").is_err());
+    }
+
+    /// sRGB of a colour as a terminal with xterm's default palette shows it.
+    fn rgb(c: &str) -> (f64, f64, f64) {
+        let named = [
+            ("black", "#000000"),
+            ("red", "#cd0000"),
+            ("green", "#00cd00"),
+            ("yellow", "#cdcd00"),
+            ("blue", "#0000ee"),
+            ("magenta", "#cd00cd"),
+            ("cyan", "#00cdcd"),
+            ("gray", "#e5e5e5"),
+            ("darkgray", "#7f7f7f"),
+            ("lightred", "#ff0000"),
+            ("lightgreen", "#00ff00"),
+            ("lightyellow", "#ffff00"),
+            ("lightblue", "#5c5cff"),
+            ("lightmagenta", "#ff00ff"),
+            ("lightcyan", "#00ffff"),
+            ("white", "#ffffff"),
+        ];
+        let hex = named.iter().find(|(n, _)| *n == c).map(|(_, h)| *h).unwrap_or(c);
+        let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap_or_else(|_| panic!("{c} is not a colour the test knows"));
+        ((v >> 16) as f64 / 255.0, ((v >> 8) & 0xff) as f64 / 255.0, (v & 0xff) as f64 / 255.0)
+    }
+
+    /// WCAG 2 contrast ratio of two colours.
+    fn contrast(a: &str, b: &str) -> f64 {
+        let lum = |c: &str| {
+            let lin = |x: f64| if x <= 0.03928 { x / 12.92 } else { ((x + 0.055) / 1.055).powf(2.4) };
+            let (r, g, b) = rgb(c);
+            0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+        };
+        let (x, y) = (lum(a), lum(b));
+        (x.max(y) + 0.05) / (x.min(y) + 0.05)
+    }
+
+    #[test]
+    fn every_bundled_theme_keeps_its_text_readable_on_its_background() {
+        assert!(contrast("gray", "#ffffff") < 4.5, "ANSI grey on white, the old light theme's muted text, fails the check");
+        for (name, text) in BUNDLED {
+            let f: ThemeFile = toml::from_str(text).unwrap();
+            let bg = f.background.clone().unwrap_or_else(|| panic!("{name} names its background"));
+            for (what, c) in
+                [("text", &f.text), ("muted", &f.muted), ("pass", &f.pass), ("warn", &f.warn), ("fail", &f.fail), ("title", &f.title)]
+            {
+                let r = contrast(c, &bg);
+                assert!(r >= 4.5, "{name}: {what} {c} on {bg} has a contrast of {r:.2}, under WCAG's 4.5");
+            }
+            let sel = contrast(&f.selected_fg, &f.selected_bg);
+            assert!(sel >= 4.5, "{name}: the selected row's contrast is {sel:.2}");
+        }
     }
 }

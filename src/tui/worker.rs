@@ -71,14 +71,45 @@ pub enum Reply {
     Preview(v2::RebuildPreview),
     Done(String),
     Failed(String),
+    /// Another process has taken the lab's write lock: the worker let go of the lab and waits.
+    Paused(String),
+    /// That process has finished: the lab is read again, and the screens should reload.
+    Changed(String),
+}
+
+/// The running statement's interrupt and progress, for the UI thread. The worker reopens the lab
+/// (to write, after another process wrote), so the handles are swapped each time it does.
+pub struct Handles {
+    inner: std::sync::Mutex<(Arc<duckdb::InterruptHandle>, duckdb::progress::ProgressHandle)>,
+}
+
+impl Handles {
+    fn of(lab: &Lab) -> Result<Handles> {
+        Ok(Handles { inner: std::sync::Mutex::new((lab.store().interrupt_handle(), lab.store().progress_handle()?)) })
+    }
+
+    fn refresh(&self, lab: &Lab) -> Result<()> {
+        let fresh = (lab.store().interrupt_handle(), lab.store().progress_handle()?);
+        *self.inner.lock().unwrap_or_else(|p| p.into_inner()) = fresh;
+        Ok(())
+    }
+
+    /// Stops the statement running now, if any.
+    pub fn interrupt(&self) {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).0.interrupt();
+    }
+
+    /// DuckDB's estimate of how far the running statement is, in percent.
+    pub fn percent(&self) -> Option<f64> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).1.query_progress().percentage()
+    }
 }
 
 pub struct Worker {
     pub jobs: Sender<Job>,
     pub replies: Receiver<Reply>,
-    pub interrupt: Arc<duckdb::InterruptHandle>,
-    /// DuckDB's estimate of how far the running statement is, for the progress gauge.
-    pub progress: duckdb::progress::ProgressHandle,
+    /// Esc's interrupt and the progress gauge's estimate.
+    pub handles: Arc<Handles>,
     thread: std::thread::JoinHandle<()>,
 }
 
@@ -87,9 +118,9 @@ impl Worker {
     /// the lab. Returning from main with the worker still inside DuckDB tore DuckDB down under
     /// it: a segmentation fault now and then when the explorer quit.
     pub fn stop(self) {
-        let Worker { jobs, interrupt, thread, .. } = self;
+        let Worker { jobs, handles, thread, .. } = self;
         drop(jobs);
-        interrupt.interrupt();
+        handles.interrupt();
         let _ = thread.join();
     }
 }
@@ -99,34 +130,71 @@ pub struct Setup {
     pub world: PathBuf,
     /// Fill an empty lab from the world first (the default lab does; a named one does not).
     pub bootstrap: bool,
+    /// The window of the explorer's own v2 runs (landing the next upload or a correction).
+    pub late_days: u32,
+}
+
+/// How often an idle worker looks for another process's write lock.
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Opens the lab for reading; the default lab, while it is empty, is opened for writing first and
+/// filled from the world.
+/// A failure to fill it is returned beside the lab, which opens all the same.
+fn open_lab(setup: &Setup) -> Result<(Lab, Option<String>)> {
+    let lab = Lab::open_read(&setup.lab_dir)?;
+    if !setup.bootstrap || !lab.is_empty()? {
+        return Ok((lab, None));
+    }
+    drop(lab);
+    let mut lab = Lab::open(&setup.lab_dir)?;
+    let failed = match setup.bootstrap {
+        true => bootstrap::fill_if_empty(&mut lab, &setup.world).err().map(|e| format!("building the sample lab: {e:#}")),
+        false => None,
+    };
+    lab.end_writing()?;
+    Ok((lab, failed))
 }
 
 /// Opens the lab on a new thread and serves jobs until the UI hangs up.
 pub fn spawn(setup: Setup) -> Result<Worker> {
     let (job_tx, job_rx) = std::sync::mpsc::channel::<Job>();
     let (reply_tx, reply_rx) = std::sync::mpsc::channel::<Reply>();
-    type Handles = (Arc<duckdb::InterruptHandle>, duckdb::progress::ProgressHandle);
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<Handles>>();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<Arc<Handles>>>();
     let thread = std::thread::Builder::new().name("recount-worker".into()).spawn(move || {
-        let mut lab = match Lab::open(&setup.lab_dir) {
-            Ok(lab) => lab,
+        let (lab, failed) = match open_lab(&setup) {
+            Ok(opened) => opened,
             Err(e) => {
                 let _ = ready_tx.send(Err(e));
                 return;
             }
         };
-        let handles = lab.store().progress_handle().map(|progress| (lab.store().interrupt_handle(), progress));
-        if ready_tx.send(handles).is_err() {
+        let handles = match Handles::of(&lab) {
+            Ok(h) => Arc::new(h),
+            Err(e) => {
+                let _ = ready_tx.send(Err(e));
+                return;
+            }
+        };
+        if ready_tx.send(Ok(handles.clone())).is_err() {
             return;
         }
-        if setup.bootstrap
-            && let Err(e) = bootstrap::fill_if_empty(&mut lab, &setup.world)
-        {
-            let _ = reply_tx.send(Reply::Failed(format!("building the sample lab: {e:#}")));
+        if let Some(text) = failed {
+            let _ = reply_tx.send(Reply::Failed(text));
         }
         let mut server = Server::new(lab, setup);
+        server.handles = Some(handles);
         let mut pending: std::collections::VecDeque<Job> = Default::default();
-        while let Some(mut job) = pending.pop_front().or_else(|| job_rx.recv().ok()) {
+        loop {
+            let mut job = match pending.pop_front().map(Ok).unwrap_or_else(|| job_rx.recv_timeout(WATCH_EVERY)) {
+                Ok(job) => job,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if !server.watch(&job_rx, &reply_tx, &mut pending) {
+                        return;
+                    }
+                    continue;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+            };
             // Moving through dates queues a view per key press; only the newest is worth loading.
             if matches!(job, Job::LoadDate(_)) {
                 while let Ok(next) = job_rx.try_recv() {
@@ -151,7 +219,7 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
                 match job_rx.try_recv() {
                     Ok(job) => pending.push_back(job),
                     Err(std::sync::mpsc::TryRecvError::Empty) => {
-                        if !matches!(server.prefetch(), Ok(true)) {
+                        if server.lab.writer_elsewhere().is_some() || !matches!(server.prefetch(), Ok(true)) {
                             break;
                         }
                     }
@@ -160,8 +228,8 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
             }
         }
     })?;
-    let (interrupt, progress) = ready_rx.recv().map_err(|_| color_eyre::eyre::eyre!("the worker thread died while opening the lab"))??;
-    Ok(Worker { jobs: job_tx, replies: reply_rx, interrupt, progress, thread })
+    let handles = ready_rx.recv().map_err(|_| color_eyre::eyre::eyre!("the worker thread died while opening the lab"))??;
+    Ok(Worker { jobs: job_tx, replies: reply_rx, handles, thread })
 }
 
 /// The worker's state: the lab, and the views of the dates loaded so far. Every job that writes
@@ -169,6 +237,10 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
 pub struct Server {
     pub lab: Lab,
     setup: Setup,
+    /// The UI's handles on the running statement, swapped whenever the lab is reopened.
+    pub handles: Option<Arc<Handles>>,
+    /// The lab was let go (another process wrote it) or a reopen failed: read it again first.
+    closed: bool,
     views: std::collections::HashMap<NaiveDate, DateView>,
     /// The navigator's dates, as of the last full load.
     dates: Vec<NaiveDate>,
@@ -183,7 +255,54 @@ const MAX_VIEWS: usize = 32;
 
 impl Server {
     pub fn new(lab: Lab, setup: Setup) -> Server {
-        Server { lab, setup, views: Default::default(), dates: Vec::new(), focus: None }
+        Server { lab, setup, handles: None, closed: false, views: Default::default(), dates: Vec::new(), focus: None }
+    }
+
+    /// After the lab's database changed hands: the UI's handles follow it.
+    fn refresh_handles(&self) -> Result<()> {
+        match &self.handles {
+            Some(h) => h.refresh(&self.lab),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads the lab again if it was let go.
+    fn ensure_open(&mut self) -> Result<()> {
+        if self.closed {
+            self.lab.reopen()?;
+            self.closed = false;
+            self.refresh_handles()?;
+        }
+        Ok(())
+    }
+
+    /// While idle: when another process has taken the write lock, lets go of the lab (DuckDB
+    /// gives a file to one writer or to readers), waits for the writer to finish and reads the
+    /// lab again, telling the UI both times. Jobs that arrive meanwhile wait in `pending`. False
+    /// when the UI hung up.
+    pub fn watch(&mut self, jobs: &Receiver<Job>, replies: &Sender<Reply>, pending: &mut std::collections::VecDeque<Job>) -> bool {
+        let Some(pid) = self.lab.writer_elsewhere() else { return true };
+        let who = pid.map(|p| format!("recount pid {p}")).unwrap_or_else(|| "another recount process".into());
+        self.views.clear();
+        if let Err(e) = self.lab.let_go() {
+            return replies.send(Reply::Failed(format!("letting go of the lab: {e:#}"))).is_ok();
+        }
+        self.closed = true;
+        if replies.send(Reply::Paused(format!("{who} is writing the lab: the explorer waits, and reloads when it is done"))).is_err() {
+            return false;
+        }
+        while self.lab.writer_elsewhere().is_some() {
+            match jobs.recv_timeout(WATCH_EVERY / 2) {
+                Ok(job) => pending.push_back(job),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return false,
+            }
+        }
+        let reply = match self.ensure_open() {
+            Ok(()) => Reply::Changed(format!("{who} wrote the lab; reloaded")),
+            Err(e) => Reply::Failed(format!("reading the lab again after {who} wrote it: {e:#}")),
+        };
+        replies.send(reply).is_ok()
     }
 
     fn view(&mut self, d: NaiveDate) -> Result<DateView> {
@@ -228,6 +347,13 @@ impl Server {
     }
 
     pub fn serve(&mut self, job: Job) -> Result<Reply> {
+        self.ensure_open()?;
+        if !job.writes() {
+            // The caches the screens read, written briefly under the lock when out of date.
+            let fresh = reports::freshen(&mut self.lab);
+            self.refresh_handles()?;
+            fresh?;
+        }
         match job {
             Job::Load(d) => {
                 self.views.clear();
@@ -249,16 +375,25 @@ impl Server {
             }
             Job::PreviewRebuild(d) => Ok(Reply::Preview(v2::preview_rebuild(&self.lab, d)?)),
             job => {
-                // Everything else writes (or may have written, if it failed halfway).
+                // Everything else writes (or may have written, if it failed halfway). The lab is
+                // written under its lock, then read again, so other processes may read it.
                 self.views.clear();
-                write(&mut self.lab, &self.setup, job)
+                let began = self.lab.begin_writing();
+                let handles = self.refresh_handles();
+                let written = began.and(handles).and_then(|()| write(&mut self.lab, &self.setup, job));
+                let ended = self.lab.end_writing();
+                self.closed = ended.is_err();
+                let handles = if self.closed { Ok(()) } else { self.refresh_handles() };
+                let reply = written?;
+                ended.and(handles)?;
+                Ok(reply)
             }
         }
     }
 }
 
 fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
-    let opts = v2::V2Options { fail_after: None, ..Default::default() };
+    let opts = v2::V2Options { late_days: setup.late_days, fail_after: None, ..Default::default() };
     Ok(match job {
         Job::Load(_) | Job::LoadDate(_) | Job::PreviewRebuild(_) => color_eyre::eyre::bail!("a reading job reached the writer"),
         Job::RetryV1(d) => {
@@ -318,7 +453,11 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
         }
         Job::Reset => {
             lab.reset()?;
-            Reply::Done(format!("lab {} is empty; press U to land the first upload", lab.root.display()))
+            Reply::Done(format!(
+                "lab {} is empty; press {} to land the first upload",
+                lab.root.display(),
+                crate::tui::keys::active().label_of(crate::tui::keys::Action::LandNext)
+            ))
         }
     })
 }
