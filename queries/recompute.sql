@@ -19,11 +19,18 @@ INSERT INTO recompute.state VALUES ($manifest, $events, $baskets, $computed_at);
 -- ALL copies (no window), then the winners of the date. Per store. Baskets are told apart by
 -- basket_key, and by basket_id as well when $key_collisions (the lab lists colliding keys).
 -- polars' recount, which this is compared with, groups the basket_id strings themselves.
-WITH copies AS (
-    SELECT * FROM copies_of($business_date::DATE)
-    QUALIFY row_number() OVER (PARTITION BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END
-                               ORDER BY @copy_order) = 1
+-- From the same ranking, beyond_*: the date's winners none of whose copies is inside the window
+-- ($late_days), so their revenue is in the recount and not in v2 (`late_rows`' missing_from_v2).
+WITH ranked AS (
+    SELECT business_date, store_id, country, currency, revenue_minor,
+           row_number() OVER (PARTITION BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END
+                              ORDER BY @copy_order) = 1 AS wins,
+           bool_or(in_window(upload_date, business_date, $late_days::INTEGER))
+               OVER (PARTITION BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END) AS basket_in_window
+    FROM copies_of($business_date::DATE)
 )
-SELECT store_id, country, currency, count(*) AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor
-FROM copies WHERE business_date = $business_date::DATE
+SELECT store_id, country, currency, count(*) AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor,
+       count(*) FILTER (WHERE NOT basket_in_window) AS beyond_baskets,
+       coalesce(sum(revenue_minor) FILTER (WHERE NOT basket_in_window), 0)::BIGINT AS beyond_revenue_minor
+FROM ranked WHERE wins AND business_date = $business_date::DATE
 GROUP BY ALL ORDER BY store_id;

@@ -8,10 +8,6 @@ use recount::lake::{land, v2};
 use recount::reports;
 use recount::store::TriggerKind;
 
-fn recount(lab: &std::path::Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_recount")).arg("--lab").arg(lab).args(args).output().unwrap()
-}
-
 const TS: &str = "2026-08-15T10:00:00.000Z";
 const UP: &str = "2026-08-15T10:00:01.000Z";
 

@@ -7,19 +7,9 @@ mod common;
 
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
-
-fn recount(lab: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recount")).arg("--lab").arg(lab).args(args).output().unwrap()
-}
-
-fn ok(lab: &Path, args: &[&str]) -> String {
-    let out = recount(lab, args);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// How a command is stopped: killed after a delay, or ended at a crash point.
 #[derive(Debug, Clone, Copy)]

@@ -62,8 +62,10 @@ fn v2_equals_recompute_except_beyond_window_rows_which_late_lists() {
     backfill(&lab, uploads(small_world()).into_iter());
     let late = reports::listings::late(&lab, None, 2).unwrap();
     let mut missing: BTreeMap<(chrono::NaiveDate, String), i64> = BTreeMap::new();
+    let mut missing_baskets: BTreeMap<(chrono::NaiveDate, String), i64> = BTreeMap::new();
     for r in late.rows.iter().filter(|r| r.missing_from_v2) {
         *missing.entry((r.business_date, r.country.clone())).or_default() += r.revenue_minor;
+        *missing_baskets.entry((r.business_date, r.country.clone())).or_default() += 1;
     }
     assert!(!missing.is_empty(), "the small world has baskets beyond the window");
     let mut dates_with_gap = 0;
@@ -74,6 +76,11 @@ fn v2_equals_recompute_except_beyond_window_rows_which_late_lists() {
             let gap = c.recompute_revenue_minor - c.v2_revenue_minor;
             let listed = missing.get(&(d, c.country.clone())).copied().unwrap_or(0);
             assert_eq!(gap, listed, "{d} {}: recompute - v2 must equal what `late` lists", c.country);
+            // check's beyond-window column comes from DuckDB's recount statement, `late` from its
+            // own: the two say the same.
+            assert_eq!(c.beyond_window_revenue_minor, listed, "{d} {}: check's beyond-window revenue", c.country);
+            let baskets = missing_baskets.get(&(d, c.country.clone())).copied().unwrap_or(0);
+            assert_eq!(c.beyond_window_baskets, baskets, "{d} {}: check's beyond-window baskets", c.country);
             if gap != 0 {
                 dates_with_gap += 1;
             }

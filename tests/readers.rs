@@ -4,19 +4,10 @@
 
 mod common;
 
+use common::{ok, recount};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-fn recount(lab: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recount")).arg("--lab").arg(lab).args(args).output().unwrap()
-}
-
-fn ok(lab: &Path, args: &[&str]) -> String {
-    let out = recount(lab, args);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn tmux(args: &[&str]) -> String {
     let out = Command::new("tmux").args(args).output().expect("tmux runs (.ci/run installs it)");

@@ -444,3 +444,48 @@ fn the_help_popup_scrolls_to_every_key_at_80x24() {
     app.update(Action::Back);
     assert!(app.popup.is_none());
 }
+
+#[test]
+fn a_jump_draws_the_overview_from_the_check_sent_ahead_and_the_view_follows() {
+    use recount::tui::worker::{Job, Server, Setup};
+    let dir = tempdir();
+    let (lab, mut app, _) = loaded_app(dir.path());
+    let mut server = Server::new(
+        lab,
+        Setup {
+            lab_dir: dir.path().join("lab"),
+            world: small_world().to_path_buf(),
+            bootstrap: false,
+            late_days: recount::rules::DEFAULT_LATE_DAYS,
+        },
+    );
+    let Reply::Loaded(snap, _) = server.serve(Job::Load(None)).unwrap() else { panic!("a full load") };
+    let far = snap.dates.first().unwrap().business_date;
+    app.jump_to(&far.to_string());
+    assert!(matches!(app.outbox.pop(), Some(Job::LoadDate(d)) if d == far));
+    // The worker's first answer is the check alone: the Overview draws it, other screens wait.
+    let head = server.head(far).unwrap().expect("a date not loaded yet has a head");
+    let want = head.table();
+    app.on_reply(Reply::DateHead(Box::new(head)));
+    assert!(app.view.is_none(), "the rest is still loading");
+    assert!(app.running.is_none(), "the Overview is complete: keys act on it at once");
+    app.update(Action::RetryV1);
+    assert!(matches!(app.outbox.pop(), Some(Job::RetryV1(d)) if d == far), "v acts on the date while its other reports load");
+    app.running = None;
+    let screen = text(&render(&app, 120, 40));
+    assert!(screen.contains(&format!("{far} per country")) && screen.contains("GB "), "{screen}");
+    assert_eq!(app.current_table().map(|t| t.rows.len()), Some(want.rows.len()));
+    app.update(Action::Screen(Screen::Explain));
+    assert!(text(&render(&app, 120, 40)).contains("loading…"));
+    app.update(Action::Screen(Screen::Overview));
+    // Then the view, built around the same check; a loaded date sends no head.
+    app.on_reply(server.serve(Job::LoadDate(far)).unwrap());
+    let v = app.view.as_ref().expect("the view");
+    assert_eq!(v.check.table().rows.len(), want.rows.len());
+    assert!(app.head.is_none() && app.running.is_none());
+    assert!(server.head(far).unwrap().is_none(), "a loaded date is served from memory");
+    // A head for a date the user has left is dropped.
+    let other = snap.dates[1].business_date;
+    app.on_reply(Reply::DateHead(Box::new(recount::reports::check::check(&server.lab, other, None).unwrap())));
+    assert!(app.head.is_none());
+}

@@ -85,18 +85,7 @@ impl Lab {
         if root.join(RESETTING).exists() {
             empty(root)?;
         }
-        let store = open_for_writing(root, true)?;
-        let lab = Lab {
-            root: root.to_path_buf(),
-            store,
-            gold_text: Default::default(),
-            snapshot_ids: Default::default(),
-            key_collisions: Default::default(),
-            gold_pair: Default::default(),
-            basket_key_bits: 64,
-            lock: Some(lock),
-            copy: None,
-        };
+        let lab = Lab::with(root, open_for_writing(root, true)?, Some(lock), None);
         // A landing killed between its COMMIT and moving its copies into place is finished now.
         recovery::recover(&lab).wrap_err("recovering an interrupted landing")?;
         Ok(lab)
@@ -137,7 +126,11 @@ impl Lab {
             let dir = private_dir()?;
             (Store::open(&dir.path().join(DB_FILE))?, Some(dir))
         };
-        Ok(Lab {
+        Ok(Lab::with(root, store, None, copy))
+    }
+
+    fn with(root: &Path, store: Store, lock: Option<File>, copy: Option<tempfile::TempDir>) -> Lab {
+        Lab {
             root: root.to_path_buf(),
             store,
             gold_text: Default::default(),
@@ -145,9 +138,9 @@ impl Lab {
             key_collisions: Default::default(),
             gold_pair: Default::default(),
             basket_key_bits: 64,
-            lock: None,
+            lock,
             copy,
-        })
+        }
     }
 
     /// Whether this lab was opened for writing (or has begun writing since).

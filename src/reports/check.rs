@@ -91,18 +91,20 @@ pub fn check(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<CheckReport>
         c.recompute_baskets += r.baskets;
         crate::money::add(&mut c.recompute_revenue_minor, r.revenue_minor, || format!("{d} {}: recompute_revenue_minor", r.country))?;
     }
-    for r in store.late_rows(status.late_days, d)?.into_iter().filter(|r| r.missing_from_v2) {
+    // The second engine: DuckDB recounts the same date from bronze, and says from the same
+    // ranking which winners the window keeps out of v2.
+    let duck = store.duckdb_recount(d, lab.has_key_collisions()?, status.late_days)?;
+    for r in duck.iter().filter(|r| r.beyond_baskets > 0) {
         let c = country_row(&mut countries, &r.country, &r.currency);
-        c.beyond_window_baskets += 1;
-        crate::money::add(&mut c.beyond_window_revenue_minor, r.revenue_minor, || {
+        c.beyond_window_baskets += r.beyond_baskets;
+        crate::money::add(&mut c.beyond_window_revenue_minor, r.beyond_revenue_minor, || {
             format!("{d} {}: beyond_window_revenue_minor", r.country)
         })?;
     }
     for c in countries.values_mut() {
         c.v1_runs = runs;
     }
-    // The second engine: DuckDB recounts the same date from bronze.
-    let duck = store.duckdb_recount(d, lab.has_key_collisions()?)?;
+    let duck: Vec<StoreFigures> = duck.into_iter().map(crate::store::DuckRecount::figures).collect();
     Ok(CheckReport {
         business_date: d,
         as_of_snapshot: snap,

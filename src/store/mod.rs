@@ -21,7 +21,7 @@ pub mod vocab;
 pub use fingerprint::{FingerprintRow, GoldChunk};
 pub use history::{DateAt, DiffBasketRow, DiffPartRow, GoldCountry};
 pub use land::{CellRecord, FileRecord, LandedFile, QuarantineRecord, StoreRow};
-pub use recompute::RecountRow;
+pub use recompute::{DuckRecount, RecountRow};
 pub use reports::{
     BasketCopyRow, Completeness, CountryEvents, DateSummaryRow, ExplainBasketRow, LateRow, LatenessRow, LatenessState, QuarantineRow,
     RowsHeld, StoreFigures, StoreSumsRow, V1Store,

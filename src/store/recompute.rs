@@ -1,6 +1,5 @@
 //! recompute.sql: the polars recount's cache, and DuckDB's own recount beside it.
 
-use super::reports::StoreFigures;
 use super::{Exec, Query, Store, Tx, row, statements};
 use chrono::{NaiveDate, NaiveDateTime};
 use color_eyre::eyre::{Result, WrapErr};
@@ -10,12 +9,25 @@ row! {
     pub struct RecountState { pub manifest: String }
 }
 
+row! {
+    /// DuckDB's recount of a date for one store, and what of it the window keeps out of v2.
+    pub struct DuckRecount {
+        pub store_id: String,
+        pub country: String,
+        pub currency: String,
+        pub baskets: i64,
+        pub revenue_minor: i64,
+        pub beyond_baskets: i64,
+        pub beyond_revenue_minor: i64,
+    }
+}
+
 statements! {
     STATE: Query<RecountState> = recompute::STATE;
     CLEAR_ROWS: Exec = recompute::CLEAR_ROWS;
     CLEAR_STATE: Exec = recompute::CLEAR_STATE;
     STATE_INSERT: Exec = recompute::STATE_INSERT;
-    DUCKDB_DATE: Query<StoreFigures> = recompute::DUCKDB_DATE;
+    DUCKDB_DATE: Query<DuckRecount> = recompute::DUCKDB_DATE;
 }
 
 /// One row of the recount: daily sales of one store.
@@ -28,15 +40,29 @@ pub struct RecountRow<'a> {
     pub revenue_minor: i64,
 }
 
+impl DuckRecount {
+    /// The recount's own figures, without the window's part.
+    pub fn figures(self) -> super::StoreFigures {
+        super::StoreFigures {
+            store_id: self.store_id,
+            country: self.country,
+            currency: self.currency,
+            baskets: self.baskets,
+            revenue_minor: self.revenue_minor,
+        }
+    }
+}
+
 impl Store {
     /// The manifest of the raw zone the cached recount counted; None before the first.
     pub fn recount_manifest(&self) -> Result<Option<String>> {
         Ok(STATE.optional(self, &[])?.map(|s| s.manifest))
     }
 
-    /// DuckDB's own recount of `d` from bronze, per store.
-    pub fn duckdb_recount(&self, d: NaiveDate, key_collisions: bool) -> Result<Vec<StoreFigures>> {
-        DUCKDB_DATE.all(self, named_params! { "business_date": d, "key_collisions": key_collisions })
+    /// DuckDB's own recount of `d` from bronze, per store, with the winners the window of
+    /// `late_days` keeps out of v2.
+    pub fn duckdb_recount(&self, d: NaiveDate, key_collisions: bool, late_days: u32) -> Result<Vec<DuckRecount>> {
+        DUCKDB_DATE.all(self, named_params! { "business_date": d, "key_collisions": key_collisions, "late_days": late_days })
     }
 }
 

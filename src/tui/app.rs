@@ -94,6 +94,11 @@ pub struct App {
     pub load_failures: u32,
     /// How many rows the table on screen shows (set as it is drawn): PgDn/PgUp move by it.
     pub page_rows: std::cell::Cell<usize>,
+    /// The check of the selected date while the rest of its view loads (the Overview draws it).
+    pub head: Option<crate::reports::check::CheckReport>,
+    /// The date whose view follows its head: its load is no longer the running job (the user may
+    /// act on the Overview meanwhile), so its view is taken in quietly when it comes.
+    rest_pending: Option<NaiveDate>,
     /// The table's sort (None: the report's own order). `row` counts rows as shown.
     pub sort: Option<Sort>,
     /// The first scrolled column shown after the pinned first one.
@@ -157,6 +162,8 @@ impl App {
             quit_after_write: false,
             load_failures: 0,
             page_rows: std::cell::Cell::new(10),
+            head: None,
+            rest_pending: None,
             sort: None,
             first_col: 0,
             col_room: std::cell::Cell::new(0),
@@ -181,6 +188,7 @@ impl App {
     /// Another date's view: the navigator stays as it is.
     fn load_date(&mut self, d: NaiveDate) {
         self.view = None;
+        self.head = None;
         self.running = Some(Running::new(format!("loading {d}")));
         self.outbox.push(Job::LoadDate(d));
     }
@@ -193,6 +201,30 @@ impl App {
     /// Handles the worker's answer.
     pub fn on_reply(&mut self, reply: Reply) {
         // Another process's write is news, not the answer to the job running.
+        if let Reply::DateHead(check) = reply {
+            // Ahead of the view, for the date still selected: the Overview is complete, so the
+            // load stops being the running job; the rest of the view follows in the background.
+            if Some(check.business_date) == self.selected_date() && self.running.as_ref().is_some_and(|r| !r.writes) {
+                self.rest_pending = Some(check.business_date);
+                self.head = Some(*check);
+                self.running = None;
+                self.clamp_row();
+            }
+            return;
+        }
+        if let Reply::DateLoaded(view) = &reply
+            && self.rest_pending == Some(view.check.business_date)
+        {
+            self.rest_pending = None;
+            if Some(view.check.business_date) == self.selected_date() {
+                self.head = None;
+                if let Reply::DateLoaded(view) = reply {
+                    self.view = Some(*view);
+                }
+                self.clamp_row();
+            }
+            return;
+        }
         if let Reply::Paused(text) | Reply::Changed(text) = &reply {
             self.message = text.clone();
             if matches!(reply, Reply::Changed(_)) && self.running.is_none() {
@@ -221,6 +253,7 @@ impl App {
             Reply::DateLoaded(view) => {
                 // A view for a date the user has already left is dropped.
                 if Some(view.check.business_date) == self.selected_date() {
+                    self.head = None;
                     self.view = Some(*view);
                     self.clamp_row();
                 } else if let Some(d) = self.selected_date() {
@@ -229,13 +262,14 @@ impl App {
             }
             Reply::Preview(p) => self.popup = Some(confirm_rebuild(&p)),
             // Answered above: they are not replies to the running job.
-            Reply::Paused(_) | Reply::Changed(_) => {}
+            Reply::DateHead(_) | Reply::Paused(_) | Reply::Changed(_) => {}
             Reply::Done(text) => {
                 self.message = text;
                 let d = self.selected_date();
                 self.load(d);
             }
             Reply::Failed(text) => {
+                self.rest_pending = None;
                 if finished.as_ref().is_some_and(|r| r.loads) {
                     self.load_failures += 1;
                 }
@@ -255,8 +289,16 @@ impl App {
         }
     }
 
+    /// The check the Overview shows: the view's, or the one sent ahead of it.
+    pub fn check_shown(&self) -> Option<&crate::reports::check::CheckReport> {
+        self.view.as_ref().map(|v| &v.check).or(self.head.as_ref()).filter(|c| Some(c.business_date) == self.selected_date())
+    }
+
     /// The table the current screen's rows move through.
     pub fn current_table(&self) -> Option<Table> {
+        if self.screen == Screen::Overview {
+            return self.check_shown().map(|c| c.table());
+        }
         let v = self.view.as_ref()?;
         Some(match self.screen {
             Screen::Overview => v.check.table(),

@@ -125,6 +125,25 @@ fn title_block<'a>(t: &Theme, title: String) -> Block<'a> {
 
 fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
+    // The Overview draws from the date's check alone, which a jump sends ahead of the rest.
+    if app.screen == Screen::Overview
+        && let Some(check) = app.check_shown()
+    {
+        let d = check.business_date;
+        let hist_height = if app.by_country { 12 } else { 9 };
+        let [head, hist, table] =
+            Layout::vertical([Constraint::Length(2), Constraint::Length(hist_height), Constraint::Min(4)]).areas(area);
+        f.render_widget(
+            Paragraph::new(crate::sanitize::for_terminal(&check.headline_short()).into_owned()).style(t.text()).wrap(Wrap { trim: true }),
+            head,
+        );
+        if let Some(snap) = &app.snapshot {
+            let report = if app.by_country { &snap.lateness_by_country } else { &snap.lateness };
+            draw_lateness(f, t, report, hist);
+        }
+        draw_main_table(f, app, &check.table(), table, format!("{d} per country: v1, v2 gold, recompute"));
+        return;
+    }
     let Some(v) = &app.view else {
         let msg = if app.snapshot.as_ref().is_some_and(|s| s.dates.is_empty()) {
             format!("The lab is empty. Press {} to land the first upload and run v2.", keys::active().label_of(keys::Action::LandNext))
@@ -136,22 +155,8 @@ fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
     };
     let d = v.check.business_date;
     match app.screen {
-        Screen::Overview => {
-            let hist_height = if app.by_country { 12 } else { 9 };
-            let [head, hist, table] =
-                Layout::vertical([Constraint::Length(2), Constraint::Length(hist_height), Constraint::Min(4)]).areas(area);
-            f.render_widget(
-                Paragraph::new(crate::sanitize::for_terminal(&v.check.headline_short()).into_owned())
-                    .style(t.text())
-                    .wrap(Wrap { trim: true }),
-                head,
-            );
-            if let Some(snap) = &app.snapshot {
-                let report = if app.by_country { &snap.lateness_by_country } else { &snap.lateness };
-                draw_lateness(f, t, report, hist);
-            }
-            draw_main_table(f, app, &v.check.table(), table, format!("{d} per country: v1, v2 gold, recompute"));
-        }
+        // Drawn above, from the check.
+        Screen::Overview => {}
         Screen::Explain => {
             let [table, notes] = Layout::vertical([Constraint::Min(5), Constraint::Length(5)]).areas(area);
             draw_main_table(f, app, &v.explain.table(), table, format!("{d}: recompute - missed + double counted = v1"));

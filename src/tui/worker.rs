@@ -71,6 +71,9 @@ pub enum Reply {
     Preview(v2::RebuildPreview),
     Done(String),
     Failed(String),
+    /// The check of a date not loaded yet, ahead of its other reports: the Overview draws it
+    /// while the rest loads (the view follows as `DateLoaded`).
+    DateHead(Box<CheckReport>),
     /// Another process has taken the lab's write lock: the worker let go of the lab and waits.
     Paused(String),
     /// That process has finished: the lab is read again, and the screens should reload.
@@ -205,6 +208,13 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
                     }
                 }
             }
+            // A date not loaded yet: its check first, so the Overview draws at once.
+            if let Job::LoadDate(d) = job
+                && let Ok(Some(check)) = server.head(d)
+                && reply_tx.send(Reply::DateHead(Box::new(check))).is_err()
+            {
+                break;
+            }
             let reply = match server.serve(job) {
                 Ok(r) => r,
                 Err(e) if lab_error(&e) == Some(&LabError::Interrupted) => Reply::Failed(LabError::Interrupted.to_string()),
@@ -241,6 +251,11 @@ pub struct Server {
     pub handles: Option<Arc<Handles>>,
     /// The lab was let go (another process wrote it) or a reopen failed: read it again first.
     closed: bool,
+    /// The check of the date being loaded, sent ahead of its view (see `head`).
+    head: Option<CheckReport>,
+    /// The caches the screens read are up to date with the lab as it is open now: nothing
+    /// changes it until this worker writes or lets go of it.
+    fresh: bool,
     views: std::collections::HashMap<NaiveDate, DateView>,
     /// The navigator's dates, as of the last full load.
     dates: Vec<NaiveDate>,
@@ -255,7 +270,17 @@ const MAX_VIEWS: usize = 32;
 
 impl Server {
     pub fn new(lab: Lab, setup: Setup) -> Server {
-        Server { lab, setup, handles: None, closed: false, views: Default::default(), dates: Vec::new(), focus: None }
+        Server {
+            lab,
+            setup,
+            handles: None,
+            closed: false,
+            head: None,
+            fresh: false,
+            views: Default::default(),
+            dates: Vec::new(),
+            focus: None,
+        }
     }
 
     /// After the lab's database changed hands: the UI's handles follow it.
@@ -269,6 +294,7 @@ impl Server {
     /// Reads the lab again if it was let go.
     fn ensure_open(&mut self) -> Result<()> {
         if self.closed {
+            self.fresh = false;
             self.lab.reopen()?;
             self.closed = false;
             self.refresh_handles()?;
@@ -284,6 +310,8 @@ impl Server {
         let Some(pid) = self.lab.writer_elsewhere() else { return true };
         let who = pid.map(|p| format!("recount pid {p}")).unwrap_or_else(|| "another recount process".into());
         self.views.clear();
+        self.head = None;
+        self.fresh = false;
         if let Err(e) = self.lab.let_go() {
             return replies.send(Reply::Failed(format!("letting go of the lab: {e:#}"))).is_ok();
         }
@@ -309,7 +337,10 @@ impl Server {
         if let Some(v) = self.views.get(&d) {
             return Ok(v.clone());
         }
-        let v = load_view(&self.lab, d)?;
+        let v = match self.head.take() {
+            Some(check) if check.business_date == d => view_of(&self.lab, check)?,
+            _ => load_view(&self.lab, d)?,
+        };
         if self.views.len() >= MAX_VIEWS {
             // Forget the date farthest from the one on screen.
             let focus = self.focus.unwrap_or(d);
@@ -346,17 +377,41 @@ impl Server {
         Ok(false)
     }
 
-    pub fn serve(&mut self, job: Job) -> Result<Reply> {
+    /// Readies the lab for reading: open, with the caches the screens read up to date (written
+    /// briefly under the lock when they are not).
+    fn ready_to_read(&mut self) -> Result<()> {
         self.ensure_open()?;
-        if !job.writes() {
-            // The caches the screens read, written briefly under the lock when out of date.
+        if !self.fresh {
             let fresh = reports::freshen(&mut self.lab);
             self.refresh_handles()?;
             fresh?;
+            self.fresh = true;
+        }
+        Ok(())
+    }
+
+    /// The check of `d` when its view is not loaded yet (None when it is): computed once, and
+    /// kept for the view that follows.
+    pub fn head(&mut self, d: NaiveDate) -> Result<Option<CheckReport>> {
+        if self.views.contains_key(&d) {
+            return Ok(None);
+        }
+        self.ready_to_read()?;
+        let check = reports::check::check(&self.lab, d, None)?;
+        self.head = Some(check.clone());
+        Ok(Some(check))
+    }
+
+    pub fn serve(&mut self, job: Job) -> Result<Reply> {
+        if job.writes() {
+            self.ensure_open()?;
+        } else {
+            self.ready_to_read()?;
         }
         match job {
             Job::Load(d) => {
                 self.views.clear();
+                self.head = None;
                 let snap = reports::overview::overview(&self.lab, &self.setup.world)?;
                 self.dates = snap.dates.iter().map(|x| x.business_date).collect();
                 let date = d.or_else(|| snap.default_date());
@@ -378,11 +433,16 @@ impl Server {
                 // Everything else writes (or may have written, if it failed halfway). The lab is
                 // written under its lock, then read again, so other processes may read it.
                 self.views.clear();
+                self.head = None;
+                self.fresh = false;
                 let began = self.lab.begin_writing();
+                // A lab that could not become the writer may not be readable as it was either:
+                // it is read again before the next job.
+                let began_ok = began.is_ok();
                 let handles = self.refresh_handles();
                 let written = began.and(handles).and_then(|()| write(&mut self.lab, &self.setup, job));
                 let ended = self.lab.end_writing();
-                self.closed = ended.is_err();
+                self.closed = ended.is_err() || !began_ok;
                 let handles = if self.closed { Ok(()) } else { self.refresh_handles() };
                 let reply = written?;
                 ended.and(handles)?;
@@ -482,7 +542,12 @@ fn rebuild(lab: &Lab, date: NaiveDate, opts: v2::V2Options) -> Result<Reply> {
 }
 
 pub fn load_view(lab: &Lab, d: NaiveDate) -> Result<DateView> {
-    let check = reports::check::check(lab, d, None)?;
+    view_of(lab, reports::check::check(lab, d, None)?)
+}
+
+/// The rest of a date's view, around its check.
+fn view_of(lab: &Lab, check: CheckReport) -> Result<DateView> {
+    let d = check.business_date;
     let late_days = check.status.late_days;
     Ok(DateView {
         explain: reports::explain::explain(lab, d)?,

@@ -8,6 +8,18 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+/// The real binary on `lab`.
+pub fn recount(lab: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_recount")).arg("--lab").arg(lab).args(args).output().unwrap()
+}
+
+/// The real binary on `lab`, which must succeed: its stdout.
+pub fn ok(lab: &Path, args: &[&str]) -> String {
+    let out = recount(lab, args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
 pub fn day(s: &str) -> NaiveDate {
     s.parse().unwrap()
 }
