@@ -200,7 +200,8 @@ impl App {
 
     /// Handles the worker's answer.
     pub fn on_reply(&mut self, reply: Reply) {
-        // Another process's write is news, not the answer to the job running.
+        // Replies that do not answer the running job: a date's check ahead of its view, that
+        // view when it follows, and news of another process's write.
         if let Reply::DateHead(check) = reply {
             // Ahead of the view, for the date still selected: the Overview is complete, so the
             // load stops being the running job; the rest of the view follows in the background.

@@ -198,6 +198,10 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
             };
+            // A writer waiting for the lab is let in before the job, even while keys keep coming.
+            if !server.watch(&job_rx, &reply_tx, &mut pending) {
+                return;
+            }
             // Moving through dates queues a view per key press; only the newest is worth loading.
             if matches!(job, Job::LoadDate(_)) {
                 while let Ok(next) = job_rx.try_recv() {
