@@ -15,19 +15,6 @@ use std::path::{Path, PathBuf};
 #[path = "common/reference.rs"]
 mod reference;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
-}
-
 /// The small world with its four corrections written beside it (in a directory of its own).
 fn world_with_corrections(dir: &Path) -> (PathBuf, Vec<Correction>) {
     let world = dir.join("world");

@@ -35,15 +35,6 @@ fn stopped(lab: &Path, args: &[String], stop: Stop) {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() { copy_dir(&p, &dest) } else { std::fs::copy(&p, &dest).map(|_| ()).unwrap() }
-    }
-}
-
 /// The small world with its corrections, and the world as it is once they arrived.
 struct Worlds {
     _dir: tempfile::TempDir,

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{ok, recount};
+use common::{copy_dir, ok, recount};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -166,15 +166,6 @@ fn a_lab_the_user_cannot_write_is_read_with_the_same_answers_and_never_changed()
     assert_eq!(listing(&lab), before, "reading changed nothing in the lab");
     set_mode(dir.path(), 0o755, 0o644);
     set_mode(&lab, 0o755, 0o644);
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() { copy_dir(&p, &dest) } else { std::fs::copy(&p, &dest).map(|_| ()).unwrap() }
-    }
 }
 
 #[test]

@@ -306,7 +306,7 @@ impl Server {
         Ok(())
     }
 
-    /// While idle: when another process has taken the write lock, lets go of the lab (DuckDB
+    /// Before each job and while idle: when another process has taken the write lock, lets go of the lab (DuckDB
     /// gives a file to one writer or to readers), waits for the writer to finish and reads the
     /// lab again, telling the UI both times. Jobs that arrive meanwhile wait in `pending`. False
     /// when the UI hung up.
