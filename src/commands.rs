@@ -63,10 +63,15 @@ fn open(global: &Global) -> Result<Lab> {
     Lab::open(&lab_dir(global))
 }
 
-/// The lab, for a report: read-only, beside an open explorer or other reports, with the caches
-/// the reports read brought up to date.
+/// The lab, for a report: read-only, beside an open explorer or other reports.
 fn open_read(global: &Global) -> Result<Lab> {
-    let mut lab = Lab::open_read(&lab_dir(global))?;
+    Lab::open_read(&lab_dir(global))
+}
+
+/// The lab, for a report that reads the derived caches (the recount, the lateness histogram):
+/// read-only, with the caches brought up to date first. Only these pay for a stale cache.
+fn open_fresh(global: &Global) -> Result<Lab> {
+    let mut lab = open_read(global)?;
     reports::freshen(&mut lab)?;
     Ok(lab)
 }
@@ -97,7 +102,10 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Rebuild { dates, force, window } => rebuild(&g, &dates, force, window),
         Command::Check { date, as_of } => check(&g, date, as_of),
         Command::Explain { date, baskets } => explain(&g, date, baskets),
-        Command::Lateness { by_country } => report(&g, |lab| reports::lateness::lateness(lab, by_country)),
+        Command::Lateness { by_country } => {
+            print(&reports::lateness::lateness(&open_fresh(&g)?, by_country)?, g.format);
+            Ok(0)
+        }
         Command::Fingerprint { as_of } => fingerprint(&g, as_of),
         Command::Late { date, window } => {
             let late_days = late_days(window)?;
@@ -154,7 +162,7 @@ fn v2_opts(g: &Global, window: Window, force: bool) -> Result<v2::V2Options> {
 }
 
 fn promises(g: &Global, date: NaiveDate) -> Result<i32> {
-    let lab = open_read(g)?;
+    let lab = open_fresh(g)?;
     let report = reports::promises::promises(&lab, &reports::check::check(&lab, date, None)?)?;
     print(&report, g.format);
     Ok(if report.promises.iter().any(|p| p.status == reports::Status::Fail) { PROMISE_FAILED } else { 0 })
@@ -302,7 +310,7 @@ fn rebuild(g: &Global, dates: &[NaiveDate], force: bool, window: Window) -> Resu
 }
 
 fn check(g: &Global, date: NaiveDate, as_of: Option<i64>) -> Result<i32> {
-    let lab = open_read(g)?;
+    let lab = open_fresh(g)?;
     let report = reports::check::check(&lab, date, as_of)?;
     print(&report, g.format);
     if !report.engines_agree {
@@ -313,7 +321,7 @@ fn check(g: &Global, date: NaiveDate, as_of: Option<i64>) -> Result<i32> {
 }
 
 fn explain(g: &Global, date: NaiveDate, baskets: bool) -> Result<i32> {
-    let lab = open_read(g)?;
+    let lab = open_fresh(g)?;
     let report = reports::explain::explain(&lab, date)?;
     print(&report, g.format);
     if baskets && g.format == Format::Table {
@@ -412,7 +420,7 @@ fn explorer(g: &Global, tui: crate::cli::TuiArgs) -> Result<i32> {
 
 /// No command: the default lab, built from the bundled sample world on first run, summarised.
 fn summary(g: &Global) -> Result<i32> {
-    let lab = match open_read(g) {
+    let lab = match open_fresh(g) {
         Ok(lab) if !lab.is_empty()? => lab,
         _ => {
             let mut lab = open(g)?;

@@ -52,6 +52,25 @@ fn loaded_app(dir: &std::path::Path) -> (recount::lake::Lab, App, chrono::NaiveD
     (lab, app, d)
 }
 
+/// The worker's server on `lab`, landing from `world`, as the explorer runs it.
+fn server_on(lab: recount::lake::Lab, world: &std::path::Path) -> recount::tui::worker::Server {
+    let setup = recount::tui::worker::Setup {
+        lab_dir: lab.root.clone(),
+        world: world.to_path_buf(),
+        bootstrap: false,
+        late_days: recount::rules::DEFAULT_LATE_DAYS,
+    };
+    recount::tui::worker::Server::new(lab, setup)
+}
+
+/// The server on the lab a first run builds from the bundled sample world.
+fn sample_server(dir: &std::path::Path) -> recount::tui::worker::Server {
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let mut lab = open_lab(dir);
+    assert!(recount::lake::bootstrap::fill_if_empty(&mut lab, &sample).unwrap());
+    server_on(lab, &sample)
+}
+
 #[test]
 fn every_screen_renders_its_report_at_120x40_and_80x24() {
     let dir = tempdir();
@@ -245,18 +264,10 @@ fn a_basket_id_holding_an_escape_sequence_never_reaches_the_terminal_raw() {
 
 #[test]
 fn the_worker_loads_neighbouring_dates_ahead_and_forgets_them_after_a_write() {
-    use recount::tui::worker::{Job, Server, Setup};
+    use recount::tui::worker::Job;
     let dir = tempdir();
     let (lab, _, d) = loaded_app(dir.path());
-    let mut server = Server::new(
-        lab,
-        Setup {
-            lab_dir: dir.path().to_path_buf(),
-            world: small_world().to_path_buf(),
-            bootstrap: false,
-            late_days: recount::rules::DEFAULT_LATE_DAYS,
-        },
-    );
+    let mut server = server_on(lab, small_world());
     let Reply::Loaded(snap, _) = server.serve(Job::Load(Some(d))).unwrap() else { panic!("a full load") };
     let dates: Vec<chrono::NaiveDate> = snap.dates.iter().map(|x| x.business_date).collect();
     let i = dates.iter().position(|&x| x == d).unwrap();
@@ -302,15 +313,9 @@ fn a_detail_popup_keeps_its_line_breaks_and_strips_control_characters() {
 
 #[test]
 fn the_explorer_lands_the_shipped_corrections_one_by_one_and_history_explains_each() {
-    use recount::tui::worker::{Job, Server, Setup};
+    use recount::tui::worker::Job;
     let dir = tempdir();
-    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
-    let mut lab = open_lab(dir.path());
-    assert!(recount::lake::bootstrap::fill_if_empty(&mut lab, &sample).unwrap());
-    let mut server = Server::new(
-        lab,
-        Setup { lab_dir: dir.path().join("lab"), world: sample.clone(), bootstrap: false, late_days: recount::rules::DEFAULT_LATE_DAYS },
-    );
+    let mut server = sample_server(dir.path());
     let done = |reply: Reply| match reply {
         Reply::Done(text) => text,
         other => panic!("expected Done, got {other:?}"),
@@ -376,15 +381,9 @@ fn key(c: char) -> ratatui::crossterm::event::KeyEvent {
 fn landing_the_next_upload_asks_first_and_n_pgdn_move_through_the_table_on_screen() {
     use recount::tui::app::Popup;
     use recount::tui::keys::action_for;
-    use recount::tui::worker::{Job, Server, Setup};
+    use recount::tui::worker::Job;
     let dir = tempdir();
-    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
-    let mut lab = open_lab(dir.path());
-    assert!(recount::lake::bootstrap::fill_if_empty(&mut lab, &sample).unwrap());
-    let mut server = Server::new(
-        lab,
-        Setup { lab_dir: dir.path().join("lab"), world: sample.clone(), bootstrap: false, late_days: recount::rules::DEFAULT_LATE_DAYS },
-    );
+    let mut server = sample_server(dir.path());
     let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
     app.outbox.clear();
     app.on_reply(server.serve(Job::Load(None)).unwrap());
@@ -447,18 +446,10 @@ fn the_help_popup_scrolls_to_every_key_at_80x24() {
 
 #[test]
 fn a_jump_draws_the_overview_from_the_check_sent_ahead_and_the_view_follows() {
-    use recount::tui::worker::{Job, Server, Setup};
+    use recount::tui::worker::Job;
     let dir = tempdir();
     let (lab, mut app, _) = loaded_app(dir.path());
-    let mut server = Server::new(
-        lab,
-        Setup {
-            lab_dir: dir.path().join("lab"),
-            world: small_world().to_path_buf(),
-            bootstrap: false,
-            late_days: recount::rules::DEFAULT_LATE_DAYS,
-        },
-    );
+    let mut server = server_on(lab, small_world());
     let Reply::Loaded(snap, _) = server.serve(Job::Load(None)).unwrap() else { panic!("a full load") };
     let far = snap.dates.first().unwrap().business_date;
     app.jump_to(&far.to_string());
