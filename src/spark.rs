@@ -1,6 +1,6 @@
 //! Drives the v2 job on Spark, into Iceberg tables (`recount spark ...`).
 //!
-//! The job is the PySpark driver in `spark/recount_spark.py` and the Spark SQL rules in
+//! The job is the PySpark driver package in `spark/recount_spark/` and the Spark SQL rules in
 //! `queries/spark/`, both compiled into this binary and written out beside the setup when a
 //! command runs, so an installed recount needs no checkout. The setup (a Python venv with
 //! pyspark and pyiceberg, and the Iceberg runtime jar) is made by `scripts/spark-setup.sh`, which
@@ -21,7 +21,36 @@ pub const ICEBERG_JAR: &str = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar";
 /// The environment variable that names the setup's directory.
 pub const HOME_VAR: &str = "RECOUNT_SPARK_HOME";
 
-const DRIVER: &str = include_str!("../spark/recount_spark.py");
+/// The driver, a Python package (`python -m recount_spark`): each module's file name and text.
+const DRIVER: &[(&str, &str)] = &[
+    ("__init__.py", include_str!("../spark/recount_spark/__init__.py")),
+    ("__main__.py", include_str!("../spark/recount_spark/__main__.py")),
+    ("cli.py", include_str!("../spark/recount_spark/cli.py")),
+    ("evidence.py", include_str!("../spark/recount_spark/evidence.py")),
+    ("land.py", include_str!("../spark/recount_spark/land.py")),
+    ("parse.py", include_str!("../spark/recount_spark/parse.py")),
+    ("session.py", include_str!("../spark/recount_spark/session.py")),
+    ("sql.py", include_str!("../spark/recount_spark/sql.py")),
+    ("state.py", include_str!("../spark/recount_spark/state.py")),
+    ("tables.py", include_str!("../spark/recount_spark/tables.py")),
+    ("v2.py", include_str!("../spark/recount_spark/v2.py")),
+    ("warehouse.py", include_str!("../spark/recount_spark/warehouse.py")),
+    ("wire.py", include_str!("../spark/recount_spark/wire.py")),
+];
+/// The package's directory in a job.
+const PACKAGE: &str = "recount_spark";
+
+/// The version of the rules Spark applies, which every input hash covers (as the lab's cover
+/// `lake::code_version`): the package version and a digest of the Spark SQL and the line parser.
+/// A changed rule changes every hash, so the next run rebuilds every date it touches.
+pub fn rules_version() -> String {
+    let mut h = md5::Md5::new();
+    for (name, text) in QUERIES.iter().chain(DRIVER.iter().filter(|(n, _)| *n == "parse.py")) {
+        h.update(name);
+        h.update(text);
+    }
+    format!("{}+spark.{}", env!("CARGO_PKG_VERSION"), &crate::store::hex(&h.finalize())[..12])
+}
 const SETUP_SCRIPT: &str = include_str!("../scripts/spark-setup.sh");
 const QUERIES: &[(&str, &str)] = &[
     ("schema.sql", include_str!("../queries/spark/schema.sql")),
@@ -65,33 +94,36 @@ impl Setup {
         Ok(setup)
     }
 
-    /// The job's files, written once per version of them under the setup, and the driver's path.
+    /// The job's files, written once per version of them under the setup: the job's directory,
+    /// holding the driver package (`recount_spark/`) and `queries/`.
     fn job(&self) -> Result<PathBuf> {
         let mut h = md5::Md5::new();
-        h.update(DRIVER);
-        for (name, text) in QUERIES {
+        for (name, text) in DRIVER.iter().chain(QUERIES) {
             h.update(name);
             h.update(text);
         }
         let digest = crate::store::hex(&h.finalize());
         let dir = self.home.join("job").join(&digest[..12]);
-        let driver = dir.join("recount_spark.py");
-        if driver.is_file() {
-            return Ok(driver);
+        if dir.join(PACKAGE).join("__main__.py").is_file() {
+            return Ok(dir);
         }
         let tmp = self.home.join("job").join(format!(".{}-{}", &digest[..12], std::process::id()));
-        std::fs::create_dir_all(tmp.join("queries")).wrap_err_with(|| format!("creating {}", tmp.display()))?;
-        std::fs::write(tmp.join("recount_spark.py"), DRIVER)?;
+        for sub in [PACKAGE, "queries"] {
+            std::fs::create_dir_all(tmp.join(sub)).wrap_err_with(|| format!("creating {}", tmp.join(sub).display()))?;
+        }
+        for (name, text) in DRIVER {
+            std::fs::write(tmp.join(PACKAGE).join(name), text)?;
+        }
         for (name, text) in QUERIES {
             std::fs::write(tmp.join("queries").join(name), text)?;
         }
         match std::fs::rename(&tmp, &dir) {
             Ok(()) => {}
             // Another recount wrote the same files first.
-            Err(_) if driver.is_file() => std::fs::remove_dir_all(&tmp)?,
+            Err(_) if dir.join(PACKAGE).join("__main__.py").is_file() => std::fs::remove_dir_all(&tmp)?,
             Err(e) => return Err(e).wrap_err_with(|| format!("writing the Spark job to {}", dir.display())),
         }
-        Ok(driver)
+        Ok(dir)
     }
 }
 
@@ -132,27 +164,33 @@ enum Line {
 }
 
 impl Driver {
-    /// Runs `recount_spark.py COMMAND ARGS`, calling `on_progress` per step, and returns its result.
+    /// Runs `python -m recount_spark COMMAND ARGS`, calling `on_progress` per step, and returns its result.
     pub fn call<T: for<'de> Deserialize<'de>>(&self, command: &str, args: &[String], mut on_progress: impl FnMut(&Step)) -> Result<T> {
-        let driver = self.setup.job()?;
+        let job = self.setup.job()?;
         let logs = self.setup.home.join("logs");
         std::fs::create_dir_all(&logs).wrap_err_with(|| format!("creating {}", logs.display()))?;
         prune_logs(&logs, 30);
         let log_path = logs.join(format!("{}-{command}-{}.log", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"), std::process::id()));
         let log = std::fs::File::create(&log_path).wrap_err_with(|| format!("creating {}", log_path.display()))?;
+        // The package is found through PYTHONPATH, by the driver and by Spark's Python workers
+        // (which unpickle the parser by reference to its module).
         let mut child = Command::new(&self.setup.python)
-            .arg(&driver)
+            .arg("-m")
+            .arg(PACKAGE)
             .arg("--warehouse")
             .arg(&self.warehouse)
             .arg("--queries")
-            .arg(driver.parent().expect("the job directory").join("queries"))
+            .arg(job.join("queries"))
             .arg("--jar")
             .arg(&self.setup.jar)
             .arg("--master")
             .arg(&self.master)
+            .arg("--rules")
+            .arg(rules_version())
             .arg(command)
             .args(args)
             .env("PYSPARK_PYTHON", &self.setup.python)
+            .env("PYTHONPATH", &job)
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .env("PYTHONUNBUFFERED", "1")
             .env("SPARK_LOCAL_IP", std::env::var("SPARK_LOCAL_IP").unwrap_or_else(|_| "127.0.0.1".into()))
@@ -161,7 +199,7 @@ impl Driver {
             .stderr(Stdio::from(log.try_clone()?))
             .spawn()
             .wrap_err_with(|| format!("starting {}", self.setup.python.display()))?;
-        let stdout = child.stdout.take().expect("piped stdout");
+        let stdout = child.stdout.take().ok_or_else(|| eyre!("the Spark driver's stdout was not piped"))?;
         let mut result = None;
         let mut error = None;
         let mut log_w = log;
@@ -254,6 +292,24 @@ pub struct Landing {
     pub missing: Vec<String>,
     pub events: i64,
     pub quarantined: i64,
+    /// Held back: a file that could not be read whole. Nothing of the upload landed, and it got
+    /// no v2 run (as `lake::daily` does in the lab).
+    #[serde(default)]
+    pub held: Option<HeldFile>,
+}
+
+/// The file that held an upload back, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct HeldFile {
+    pub file: String,
+    pub reason: String,
+}
+
+impl SparkRunReport {
+    /// The uploads landing held back.
+    pub fn held(&self) -> impl Iterator<Item = (&NaiveDate, &HeldFile)> {
+        self.landings.iter().filter_map(|l| l.held.as_ref().map(|h| (&l.upload, h)))
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -322,6 +378,7 @@ impl Report for SparkRunReport {
                 ("missing", "missing from the world"),
                 ("events", "events"),
                 ("quarantined", "quarantined"),
+                ("held_back", "held back"),
             ],
         );
         for l in &self.landings {
@@ -334,8 +391,9 @@ impl Report for SparkRunReport {
                     Cell::text(l.missing.join(", ")),
                     Cell::Int(l.events),
                     Cell::Int(l.quarantined),
+                    Cell::text(l.held.as_ref().map(|h| h.file.as_str()).unwrap_or("")),
                 ],
-                (!l.missing.is_empty() || l.quarantined > 0).then_some(Status::Warn),
+                if l.held.is_some() { Some(Status::Fail) } else { (!l.missing.is_empty() || l.quarantined > 0).then_some(Status::Warn) },
             );
         }
         let mut runs = Table::new(
@@ -383,15 +441,22 @@ impl Report for SparkRunReport {
     }
     fn notes(&self) -> Vec<Note> {
         let mut notes = Vec::new();
+        for (upload, h) in self.held() {
+            notes.push(Note {
+                status: Status::Fail,
+                text: format!("upload {upload} HELD BACK: {}: {}; nothing of it landed and it got no v2 run", h.file, h.reason),
+            });
+        }
         for r in &self.runs {
             for b in &r.beyond_window {
                 notes.push(Note {
                     status: Status::Warn,
                     text: format!(
-                        "upload {}: {} row(s) of business date {} beyond the window, {} (never in silver or gold)",
+                        "upload {}: {} row(s) of business date {} {}, {} (never in silver or gold)",
                         r.upload,
                         b.rows,
                         b.business_date,
+                        crate::rules::outside_window_word(crate::rules::future_dated(r.upload, b.business_date)),
                         crate::money::format_major(b.revenue_minor, &b.currency)
                     ),
                 });
@@ -678,12 +743,42 @@ mod tests {
     fn the_job_is_written_once_with_every_query_file() {
         let dir = tempfile::tempdir().unwrap();
         let setup = Setup { home: dir.path().to_path_buf(), python: "python3".into(), jar: "x.jar".into() };
-        let driver = setup.job().unwrap();
-        assert_eq!(std::fs::read_to_string(&driver).unwrap(), DRIVER);
-        for (name, text) in QUERIES {
-            assert_eq!(std::fs::read_to_string(driver.parent().unwrap().join("queries").join(name)).unwrap(), *text);
+        let job = setup.job().unwrap();
+        for (name, text) in DRIVER {
+            assert_eq!(std::fs::read_to_string(job.join(PACKAGE).join(name)).unwrap(), *text);
         }
-        assert_eq!(setup.job().unwrap(), driver, "the same files are not written again");
+        for (name, text) in QUERIES {
+            assert_eq!(std::fs::read_to_string(job.join("queries").join(name)).unwrap(), *text);
+        }
+        assert_eq!(setup.job().unwrap(), job, "the same files are not written again");
+    }
+
+    /// The driver's own unit tests (its parser on the shared corpus, its SQL loader) under plain
+    /// python3, no Spark: `cargo test` runs them too.
+    #[test]
+    fn the_driver_packages_own_tests_pass_under_plain_python() {
+        let out = Command::new("python3")
+            .args(["-m", "unittest", "discover", "-s", "tests"])
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/spark"))
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .expect("python3 runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        let ran: usize = err.lines().find_map(|l| l.strip_prefix("Ran ")?.split(' ').next()?.parse().ok()).unwrap_or(0);
+        assert!(ran >= 9, "{err}");
+    }
+
+    #[test]
+    fn every_module_of_the_driver_package_is_compiled_in() {
+        let mut on_disk: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/spark/recount_spark"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".py"))
+            .collect();
+        on_disk.sort();
+        let compiled: Vec<String> = DRIVER.iter().map(|(n, _)| n.to_string()).collect();
+        assert_eq!(on_disk, compiled, "DRIVER lists every module, in name order");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //!
 //! These start real Spark sessions (local[2]) on the bundled sample world. A machine without the
 //! Spark setup gets it made first, by `recount spark setup` (from the package registries).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
 
 mod common;
 
@@ -298,4 +299,34 @@ fn a_missing_warehouse_is_one_clear_line_with_the_log_named() {
     assert!(text.contains("holds no Iceberg table") && text.contains("full log:"), "{text}");
     let log = text.rsplit("full log: ").next().unwrap().trim_end().trim_end_matches(')');
     assert!(std::fs::read_to_string(log).unwrap().contains("Traceback"), "the log keeps the whole story");
+}
+
+#[test]
+fn a_corrupt_file_on_spark_holds_back_its_own_upload_as_in_the_lab() {
+    let dir = tempdir();
+    let world = dir.path().join("world");
+    copy_dir(&sample(), &world);
+    let part = world.join("pos/events/upload_date=2026-10-13");
+    let mut files: Vec<_> = std::fs::read_dir(&part).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let bytes = std::fs::read(&files[0]).unwrap();
+    std::fs::write(&files[0], &bytes[..bytes.len() / 2]).unwrap();
+    let world_s = world.display().to_string();
+    // Spark: the other two uploads land and run; the cut one is held back, and the exit code says so.
+    let wh = w(dir.path());
+    let out = recount_code(
+        &["spark", "run", "2026-10-12", "2026-10-14", "--world", &world_s, "--warehouse", &wh, "--daily", "--format", "json"],
+        1,
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let held: Vec<&Value> = v["landings"].as_array().unwrap().iter().filter(|l| !l["held"].is_null()).collect();
+    assert_eq!(held.len(), 1, "{v}");
+    assert_eq!(held[0]["upload"], "2026-10-13");
+    assert!(held[0]["held"]["reason"].as_str().unwrap().contains("truncated or corrupt"), "{v}");
+    let ran: Vec<&str> = v["runs"].as_array().unwrap().iter().map(|r| r["upload"].as_str().unwrap()).collect();
+    assert_eq!(ran, ["2026-10-12", "2026-10-14"], "the held upload gets no run");
+    // The lab, on the same world: the same upload held, the same gold.
+    let lab = dir.path().join("lab").display().to_string();
+    recount_code(&["--lab", &lab, "daily", "2026-10-12", "2026-10-14", "--world", &world_s], 1);
+    assert_eq!(fingerprint_line(&v["fingerprint"]), recount(&["--lab", &lab, "fingerprint"]).trim());
 }

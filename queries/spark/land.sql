@@ -1,5 +1,5 @@
 -- land.sql (Spark): landing uploads' files into bronze. Beside queries/land.sql.
--- Parsing is the driver's parse_file (spark/recount_spark.py), run in the executors, one task a
+-- Parsing is the driver's parse_file (spark/recount_spark/parse.py), run in the executors, one task a
 -- file; these statements place its rows.
 
 -- define: uploads

@@ -10,8 +10,9 @@ transform(split(:dates, ','), x -> to_date(x))
 
 -- define: in_window
 -- The lateness window (the contract's rule): business date d is built from the rows uploaded on
--- d-1 .. d+:late_days. Written for a row's own upload_date and business_date.
-upload_date BETWEEN date_sub(business_date, 1) AND date_add(business_date, :late_days)
+-- d-1 .. d+:late_days. Written for a row's own upload_date and business_date, in parentheses:
+-- a define is put in as it is written.
+(upload_date BETWEEN date_sub(business_date, 1) AND date_add(business_date, :late_days))
 
 -- define: copy_order
 -- THE order of a basket's copies, first one wins: the smallest uploaded_at, then event_id; an
@@ -48,15 +49,18 @@ GROUP BY upload_date, business_date, currency, current;
 
 -- name: input_hashes
 -- One hash per business date over what feeds it under the window (uploads d-1 .. d+late_days,
--- current versions): every row's content and raw-zone position, and the window itself. A file
--- recompressed with the same rows keeps the hash; a date whose rows were all withdrawn (only
+-- current versions): every row's content (the fields the lab's row digest covers) and the window
+-- itself, not the rows' places: a file recompressed, or lines withdrawn around a row, keeps the
+-- hash; a date whose rows were all withdrawn (only
 -- superseded rows left) gets the hash of nothing. The version number is left out on purpose: the
 -- same rows are not a change. Computed once per state of bronze, for every date (:all), or
 -- after a landing for the dates of the rows of the uploads :uploads it wrote: no other date's
 -- input changed. :lo..:hi bound the uploads read (partition pruning; the window of those dates).
+-- :rules is the rules' version (recount's version and a digest of these files and the parser):
+-- a changed rule changes every hash, as the lab's code version does.
 SELECT d.date AS business_date, count(e.line) AS rows,
-       concat('w', :late_days, ':', sha2(concat_ws(',', array_sort(collect_list(
-           md5(concat_ws('|', e.upload_date, e.file_name, e.line, e.event_id, e.basket_id, e.store_id,
+       concat('w', :late_days, ':', :rules, ':', sha2(concat_ws(',', array_sort(collect_list(
+           md5(concat_ws('|', e.upload_date, e.event_id, e.basket_id, e.store_id, e.till_id,
                          e.event_ts, e.uploaded_at_ns, e.currency, e.revenue_minor))))), 256)) AS input_hash
 FROM (SELECT DISTINCT business_date AS date FROM events
       WHERE (:all OR array_contains(@uploads, upload_date)) AND upload_date BETWEEN :ulo AND :uhi) d

@@ -1,11 +1,11 @@
 //! A fast reader for the common shape of an event line: one JSON object whose fields are plain
 //! strings, null, the tenders array and anything else (skipped, but checked to be valid JSON).
 //!
-//! It accepts only what serde_json would accept with the same result, and gives up (None) on
-//! anything unusual: an escape in any string, a duplicate field, a number that is not a plain
-//! 64-bit integer, a value of an unexpected type, deep nesting or trailing text. The caller then
-//! parses the line with serde_json, which gives the exact reason for a bad line. A differential
-//! test holds the two to the same answers over many thousands of mutated lines.
+//! It accepts only what the careful reader (`slow_line`, on serde_json) would accept with the same
+//! result, and gives up (None) on anything unusual: an escape in any string, a duplicate field, a
+//! number that is not a plain 64-bit integer, a value of an unexpected type, deep nesting or
+//! trailing text. The careful reader then gives the contract's reason for a bad line. A
+//! differential test holds the two to the same answers over many thousands of mutated lines.
 
 use super::event::{Line, Tender};
 use std::borrow::Cow;
@@ -228,28 +228,27 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+    /// A JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?, at most 18 digits before the point. One with
+    /// an exponent or more digits may be out of a double's range, which the careful reader
+    /// refuses: it decides those.
     fn number(&mut self) -> Option<()> {
         if self.peek()? == b'-' {
             self.i += 1;
         }
+        let start = self.i;
         match self.next()? {
             b'0' => {}
             b'1'..=b'9' => self.digits(0)?,
             _ => return None,
         }
+        if self.i - start > 18 {
+            return None;
+        }
         if self.peek() == Some(b'.') {
             self.i += 1;
             self.digits(1)?;
         }
-        if matches!(self.peek(), Some(b'e' | b'E')) {
-            self.i += 1;
-            if matches!(self.peek(), Some(b'+' | b'-')) {
-                self.i += 1;
-            }
-            self.digits(1)?;
-        }
-        Some(())
+        (!matches!(self.peek(), Some(b'e' | b'E'))).then_some(())
     }
 
     /// At least `min` digits.
@@ -271,8 +270,8 @@ fn special_byte(s: &[u8]) -> Option<usize> {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
     let mut i = 0;
-    while let Some(chunk) = s.get(i..i + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+    while let Some(chunk) = s.get(i..i + 8).and_then(|c| <[u8; 8]>::try_from(c).ok()) {
+        let w = u64::from_le_bytes(chunk);
         let flagged = zero(w ^ (ONES * b'"' as u64)) | zero(w ^ (ONES * b'\\' as u64)) | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
         if flagged != 0 {
             return Some(i + (flagged.trailing_zeros() / 8) as usize);
@@ -292,8 +291,8 @@ mod tests {
     fn seeds() -> Vec<String> {
         let mut lines = vec![
             r#"{"event_id":"e1","basket_id":"b1","store_id":"LON1","till_id":"t1","event_ts":"2026-10-24T23:30:00.000Z","uploaded_at":"2026-10-24T23:31:00.000Z","currency":"GBP","tenders":[{"method":"card","amount_minor":3000000000},{"method":"cash","amount_minor":5}],"items":[{"sku":"x","qty":1,"unit_price_minor":3000000005}],"extra":true}"#.to_string(),
-            r#" { "event_id" : "é€", "basket_id":null, "tenders" : [ { "amount_minor" : 0 , "note": [1.5e-3, -0, {"a": [] }, false] } ], "x": {} } "#.to_string(),
-            r#"{"tenders":[],"currency":"INR","v":-12.75E+2}"#.to_string(),
+            r#" { "event_id" : "é€", "basket_id":null, "tenders" : [ { "amount_minor" : 0 , "note": [1.5, -0, {"a": [] }, false] } ], "x": {} } "#.to_string(),
+            r#"{"tenders":[],"currency":"INR","v":-12.75}"#.to_string(),
             "{}".to_string(),
         ];
         let world = crate::lake::sample_world_dir();
@@ -400,11 +399,11 @@ mod tests {
         assert!(seeds.len() > 100, "sample lines to mutate");
         // True when the fast reader took the line (and then agreed with serde_json).
         let check = |line: &str| -> bool {
-            let by_serde = serde_json::from_str::<Line>(line);
+            let careful = super::super::slow_line::read(line);
             let Some(got) = parse(line) else { return false };
-            match by_serde {
+            match careful {
                 Ok(want) => assert_eq!(got, want, "different fields for {line}"),
-                Err(e) => panic!("the fast reader accepted a line serde_json rejects ({e}): {line}"),
+                Err(e) => panic!("the fast reader accepted a line the careful reader rejects ({e}): {line}"),
             }
             true
         };

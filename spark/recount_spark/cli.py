@@ -1,0 +1,151 @@
+"""The driver's commands and its entry point: `python -m recount_spark --warehouse WH COMMAND`."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import re
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from recount_spark.evidence import cmd_evidence
+from recount_spark.state import gold_rows, pyiceberg_fingerprint, snapshot_rows, static_table
+from recount_spark.warehouse import Warehouse
+from recount_spark.wire import emit, progress
+
+
+def cmd_run(a: argparse.Namespace) -> None:
+    w = Warehouse(a)
+    uploads = [dt.date.fromisoformat(u) for u in a.uploads.split(",")]
+    if len(uploads) <= 3:
+        w.only(uploads, a.late_days)
+    runs: list[dict[str, Any]] = []
+    landings: list[dict[str, Any]] = []
+    total = len(uploads) + (len(uploads) if a.daily else 1)
+    step = 0
+
+    def tick(message: str) -> None:
+        nonlocal step
+        progress(message, step, total)
+        step += 1
+
+    def held(u: dt.date) -> bool:
+        """Landing held this upload back (a file it could not read whole): it gets no run."""
+        return any(r["upload"] == str(u) and r.get("held") for r in landings)
+
+    if a.daily:
+        for u in uploads:
+            tick(f"landing {u}")
+            landings += w.land(a.world, [u])
+            tick(f"v2 run of upload {u}")
+            if not held(u):
+                runs.append(w.v2_run(u, a.late_days, a.trigger))
+    else:
+        tick(f"landing {len(uploads)} upload(s)")
+        landings += w.land(a.world, sorted(uploads))
+        for u in uploads:
+            tick(f"v2 run of upload {u}")
+            if not held(u):
+                runs.append(w.v2_run(u, a.late_days, a.trigger))
+    progress("fingerprint", step, total)
+    emit("result", landings=landings, runs=runs, fingerprint=w.fingerprint())
+    w.spark.stop()
+
+
+def cmd_fingerprint(a: argparse.Namespace) -> None:
+    if a.reader == "pyiceberg":
+        emit("result", **pyiceberg_fingerprint(a.warehouse, a.as_of))
+        return
+    w = Warehouse(a, writes=False)
+    emit("result", **w.fingerprint(a.as_of))
+    w.spark.stop()
+
+
+def cmd_rollback(a: argparse.Namespace) -> None:
+    w = Warehouse(a)
+    # What the rollback goes back to, read by time travel (VERSION AS OF) before it moves.
+    target = w.fingerprint(a.snapshot)
+    done = w.rollback(a.snapshot)
+    emit("result", **done, target_fingerprint=target, fingerprint=w.fingerprint())
+    w.spark.stop()
+
+
+def cmd_snapshots(a: argparse.Namespace) -> None:
+    table = static_table(a.warehouse, a.table)
+    emit("result", table=f"recount.{a.table}", snapshots=snapshot_rows(table))
+
+
+def cmd_gold(a: argparse.Namespace) -> None:
+    table = static_table(a.warehouse, "daily_store_sales")
+    date = dt.date.fromisoformat(a.date)
+    rows = gold_rows(table, snapshot_id=a.as_of, date=date)
+    current = table.current_snapshot()
+    emit("result", business_date=a.date, snapshot_id=a.as_of or (current.snapshot_id if current else None),
+         rows=[{k: (str(v) if k == "business_date" else v) for k, v in r.items()} for r in rows])
+
+
+def one_line(e: BaseException) -> str:
+    """What failed, in one line: for an error raised in a Python worker, the worker's own last
+    exception line; for a Java exception, its class and first message line; else Python's."""
+    text = str(e)
+    found = re.findall(r"^(?:[\w.]+\.)?\w*(?:Error|Exception): .+$", text, re.M)
+    java = getattr(e, "java_exception", None)
+    if "PythonException" in type(e).__name__ and found:
+        return str(found[-1]).strip()
+    if java is not None and type(e).__name__ == "Py4JJavaError":
+        try:
+            text = f"{java.getClass().getName()}: {java.getMessage()}"
+        except Exception:  # noqa: BLE001 - the gateway may be gone
+            pass
+    first = next((line.strip() for line in text.splitlines() if line.strip()), type(e).__name__)
+    return first if re.match(r"^[\w.]+: ", first) else f"{type(e).__name__}: {first}"
+
+
+def parser() -> argparse.ArgumentParser:
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(prog="recount_spark")
+    p.add_argument("--warehouse", required=True)
+    p.add_argument("--queries", default=os.path.join(here, "..", "..", "queries", "spark"))
+    p.add_argument("--jar", default=os.environ.get("RECOUNT_ICEBERG_JAR", ""))
+    p.add_argument("--master", default="local[2]")
+    p.add_argument("--rules", default="", help="the rules' version, which every input hash covers")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--world", required=True)
+    r.add_argument("--uploads", required=True, help="upload dates, comma-separated, in run order")
+    r.add_argument("--late-days", type=int, default=2)
+    r.add_argument("--daily", action="store_true")
+    r.add_argument("--trigger", default="upload")
+    f = sub.add_parser("fingerprint")
+    f.add_argument("--as-of", type=int)
+    f.add_argument("--reader", choices=["spark", "pyiceberg"], default="spark")
+    s = sub.add_parser("snapshots")
+    s.add_argument("--table", default="daily_store_sales")
+    g = sub.add_parser("gold")
+    g.add_argument("--date", required=True)
+    g.add_argument("--as-of", type=int)
+    e = sub.add_parser("evidence")
+    e.add_argument("--date", required=True)
+    e.add_argument("--out", required=True)
+    b = sub.add_parser("rollback")
+    b.add_argument("--snapshot", type=int, required=True)
+    return p
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
+    "run": cmd_run, "fingerprint": cmd_fingerprint, "snapshots": cmd_snapshots, "gold": cmd_gold,
+    "evidence": cmd_evidence, "rollback": cmd_rollback,
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    a = parser().parse_args(argv)
+    try:
+        COMMANDS[a.command](a)
+    except Exception as e:  # noqa: BLE001 - the caller gets one line, the log the rest
+        traceback.print_exc(file=sys.stderr)
+        emit("error", message=one_line(e))
+        sys.exit(1)

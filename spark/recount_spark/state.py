@@ -1,0 +1,114 @@
+"""The warehouse's metadata read with pyiceberg, no JVM: snapshots and their properties, the
+landed file versions, the stores, gold's rows at a snapshot."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+from typing import Any
+
+from recount_spark.tables import PROP, hashes_in, summary_of
+
+
+def has_table(warehouse: str, name: str) -> bool:
+    return os.path.exists(os.path.join(os.path.abspath(warehouse), "recount", name, "metadata", "version-hint.text"))
+
+
+def static_table(warehouse: str, name: str) -> Any:
+    from pyiceberg.table import StaticTable
+
+    meta = os.path.join(os.path.abspath(warehouse), "recount", name, "metadata")
+    hint = os.path.join(meta, "version-hint.text")
+    if not os.path.exists(hint):
+        raise ValueError(f"{warehouse} holds no Iceberg table recount.{name}: run `recount spark run` first")
+    with open(hint) as f:
+        version = f.read().strip()
+    return StaticTable.from_metadata(os.path.join(meta, f"v{version}.metadata.json"))
+
+
+def lineage(table: Any) -> list[Any]:
+    """The table's current snapshot and its ancestors, newest first: the line a rollback keeps."""
+    by_id = {s.snapshot_id: s for s in table.snapshots()}
+    out, s = [], table.current_snapshot()
+    while s is not None:
+        out.append(s)
+        s = by_id.get(s.parent_snapshot_id) if s.parent_snapshot_id is not None else None
+    return out
+
+
+def gold_state(warehouse: str) -> tuple[dict[dt.date, str], int]:
+    """Each date's input hash and the last run id, from gold's current snapshot and its
+    ancestors: the newest one that wrote a date names its hash. Gold's commit is a run's commit
+    point, so this is what the last finished run left."""
+    table = static_table(warehouse, "daily_store_sales")
+    hashes: dict[dt.date, str] = {}
+    for snap in lineage(table):
+        for d, h in hashes_in(summary_of(snap)).items():
+            hashes.setdefault(dt.date.fromisoformat(d), h)
+    # Run ids keep counting past a rollback: a run id names one run, ever.
+    last_run = max((int(summary_of(snap).get(PROP + "run", 0)) for snap in table.snapshots()), default=0)
+    return hashes, last_run
+
+
+def landed_versions(warehouse: str) -> dict[tuple[dt.date, str], tuple[int, str]]:
+    """{(upload_date, file_name): (current version, its md5)} from raw_files."""
+    out: dict[tuple[dt.date, str], tuple[int, str]] = {}
+    for r in static_table(warehouse, "raw_files").scan().to_arrow().to_pylist():
+        key = (r["upload_date"], r["file_name"])
+        if key not in out or r["version"] > out[key][0]:
+            out[key] = (r["version"], r["md5"])
+    return out
+
+
+def stores_now(warehouse: str) -> list[dict[str, Any]]:
+    rows = static_table(warehouse, "stores").scan().to_arrow().to_pylist()
+    return sorted(rows, key=lambda r: r["store_id"])
+
+
+def snapshot_rows(table: Any) -> list[dict[str, Any]]:
+    current = table.current_snapshot()
+    ancestors = {s.snapshot_id for s in lineage(table)}
+    rows = []
+    for s in sorted(table.snapshots(), key=lambda s: (s.timestamp_ms, s.sequence_number or 0)):
+        summary = summary_of(s)
+        rows.append({
+            "snapshot_id": s.snapshot_id,
+            "parent_id": s.parent_snapshot_id,
+            "committed_at": dt.datetime.fromtimestamp(s.timestamp_ms / 1000, dt.UTC).isoformat(timespec="milliseconds"),
+            "operation": s.summary.operation.value if s.summary else None,
+            "current": current is not None and s.snapshot_id == current.snapshot_id,
+            "current_ancestor": s.snapshot_id in ancestors,
+            "properties": {k: v for k, v in sorted(summary.items())},
+        })
+    return rows
+
+
+def gold_rows(table: Any, snapshot_id: int | None = None, date: dt.date | None = None) -> list[dict[str, Any]]:
+    from pyiceberg.expressions import AlwaysTrue, EqualTo
+
+    scan = table.scan(snapshot_id=snapshot_id, row_filter=EqualTo("business_date", date.isoformat()) if date else AlwaysTrue())
+    rows: list[dict[str, Any]] = scan.to_arrow().to_pylist()
+    rows.sort(key=lambda r: (r["business_date"], r["store_id"].encode("utf-8")))
+    return rows
+
+
+def pyiceberg_fingerprint(warehouse: str, as_of: int | None = None) -> dict[str, Any]:
+    table = static_table(warehouse, "daily_store_sales")
+    rows = gold_rows(table, snapshot_id=as_of)
+    text = "\n".join(
+        f"{r['business_date']:%Y-%m-%d}|{r['store_id']}|{r['country']}|{r['currency']}|{r['baskets']}|{r['revenue_minor']}" for r in rows
+    )
+    return {"rows": len(rows), "md5": hashlib.md5(text.encode("utf-8")).hexdigest(), "as_of": as_of, "reader": "pyiceberg"}
+
+
+def files_by_partition(table: Any, snapshot_id: int | None) -> dict[str, list[str]]:
+    """The data files each business_date partition holds at a snapshot (None: no snapshot)."""
+    out: dict[str, list[str]] = {}
+    if snapshot_id is None:
+        return out
+    for task in table.scan(snapshot_id=snapshot_id).plan_files():
+        d = task.file.partition[0]
+        key = str(dt.date(1970, 1, 1) + dt.timedelta(days=d)) if isinstance(d, int) else str(d)
+        out.setdefault(key, []).append(task.file.file_path)
+    return {k: sorted(v) for k, v in out.items()}

@@ -1,0 +1,27 @@
+"""The warehouse's tables and the summary properties a run writes on its snapshots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+CATALOG = "lake"
+NS = f"{CATALOG}.recount"
+GOLD = f"{NS}.daily_store_sales"
+SILVER = f"{NS}.silver_baskets"
+BRONZE = f"{NS}.bronze_events"
+QUARANTINE = f"{NS}.quarantine"
+RAW_FILES = f"{NS}.raw_files"
+STORES = f"{NS}.stores"
+TABLES = ["stores", "raw_files", "bronze_events", "silver_baskets", "daily_store_sales"]
+PROP = "recount."  # every summary property this job writes starts with it
+HASH = PROP + "input-hash."  # then a business date: that date's input hash
+
+
+def summary_of(snapshot: Any) -> dict[str, str]:
+    """A pyiceberg snapshot's summary properties (none for a snapshot without a summary)."""
+    return dict(snapshot.summary.additional_properties) if snapshot is not None and snapshot.summary else {}
+
+
+def hashes_in(props: dict[str, str]) -> dict[str, str]:
+    """{business date (text): input hash} that a gold snapshot's properties name."""
+    return {k[len(HASH):]: v for k, v in props.items() if k.startswith(HASH)}

@@ -1,0 +1,52 @@
+"""The Spark SQL loader (recount_spark.sql) on the real files and on small ones. Plain python3."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from recount_spark.sql import load_queries
+
+QUERIES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "queries", "spark")
+
+
+def write(files: dict[str, str]) -> str:
+    d = tempfile.mkdtemp(prefix="recount-sql-")
+    for name, text in files.items():
+        with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+            f.write(text)
+    return d
+
+
+class Loader(unittest.TestCase):
+    def test_the_real_files_load_with_every_define_put_in(self) -> None:
+        q = load_queries(QUERIES)
+        self.assertEqual(sorted(q), ["fingerprint", "land", "schema", "v2"])
+        for file, blocks in q.items():
+            self.assertTrue(blocks, file)
+            for name, text in blocks.items():
+                self.assertNotIn("@", text, f"{file}.{name}: a define left unexpanded")
+                self.assertFalse(text.rstrip().endswith(";"), f"{file}.{name}")
+        self.assertIn("upload_date BETWEEN date_sub(business_date, 1)", q["v2"]["silver_rows"])
+        self.assertIn(":rules", q["v2"]["input_hashes"], "every input hash covers the rules' version")
+
+    def test_a_define_is_put_in_as_written_and_comments_are_left_out(self) -> None:
+        d = write({"a.sql": "-- define: order\n-- the order\nx, y\n\n-- name: one\n-- a comment\nSELECT 1 ORDER BY @order;\n",
+                   "b.sql": "-- name: two\nSELECT * FROM t WHERE @order IS NOT NULL\n"})
+        q = load_queries(d)
+        self.assertEqual(q["a"]["one"], "SELECT 1 ORDER BY x, y")
+        self.assertEqual(q["b"]["two"], "SELECT * FROM t WHERE x, y IS NOT NULL", "defines are shared across files, unwrapped")
+
+    def test_an_undefined_name_or_a_name_written_twice_is_an_error_naming_it(self) -> None:
+        with self.assertRaisesRegex(ValueError, r"a\.sql one: @nope is defined by no"):
+            load_queries(write({"a.sql": "-- name: one\nSELECT @nope\n"}))
+        with self.assertRaisesRegex(ValueError, r"a\.sql: `-- name: one` is written twice"):
+            load_queries(write({"a.sql": "-- name: one\nSELECT 1\n-- name: one\nSELECT 2\n"}))
+
+
+if __name__ == "__main__":
+    unittest.main()
