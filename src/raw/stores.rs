@@ -79,8 +79,8 @@ impl StoreTable {
             if country.len() != 2 || !country.chars().all(|c| c.is_ascii_uppercase()) {
                 bail!("line {line}: country '{country}' is not an ISO-3166 alpha-2 code");
             }
-            if currency.len() != 3 || !currency.chars().all(|c| c.is_ascii_uppercase()) {
-                bail!("line {line}: currency '{currency}' is not an ISO-4217 code");
+            if let Some(why) = crate::money::refuse(&currency) {
+                bail!("line {line}: store {}: {}", crate::sanitize::for_terminal(&store_id), crate::sanitize::for_terminal(&why));
             }
             if let Some(first) = seen.insert(store_id.clone(), line) {
                 bail!("line {line}: store_id '{store_id}' already defined on line {first}");
@@ -129,6 +129,17 @@ mod tests {
             assert!(err.contains("line 2") && err.contains("store_id"), "{bad}: {err}");
             assert!(!err.chars().any(|c| c == '\u{1b}' || c == '\u{202e}'), "the error carries no raw control or bidi character");
         }
+    }
+
+    #[test]
+    fn a_currency_iso_4217_does_not_list_is_refused_naming_the_store() {
+        for (code, why) in [("XYZ", "not an ISO-4217 code"), ("XAU", "no minor unit"), ("gbp", "not an ISO-4217 code")] {
+            let text = format!("store_id,country,timezone,currency\nS1,GB,Europe/London,GBP\nTOKYO9,JP,Asia/Tokyo,{code}\n");
+            let err = format!("{:#}", StoreTable::parse(&text).unwrap_err());
+            assert!(err.contains("line 3") && err.contains("store TOKYO9") && err.contains(why), "{code}: {err}");
+        }
+        let ok = "store_id,country,timezone,currency\nT1,JP,Asia/Tokyo,JPY\nK1,KW,Asia/Kuwait,KWD\nC1,CL,America/Santiago,CLF\n";
+        assert_eq!(StoreTable::parse(ok).unwrap().stores.len(), 3);
     }
 
     #[test]

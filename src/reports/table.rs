@@ -39,9 +39,26 @@ impl Status {
 #[serde(untagged)]
 pub enum Cell {
     Text(String),
+    /// A value that groups rows (a basket's id over its copies): shown blank under a row that
+    /// shows the same value, written in full on every row for machines.
+    Repeat(String),
     Int(i64),
-    Money { minor: i64, currency: String },
-    Delta { minor: i64, currency: String },
+    /// A signed count: `+3`, `-13`, `+0` for people, a plain integer for machines.
+    IntDelta(i64),
+    /// A word of the audit trail's vocabulary: `text` for people, `key` (the JSON's word) for
+    /// machines, so CSV and JSON say the same.
+    Term {
+        text: String,
+        key: String,
+    },
+    Money {
+        minor: i64,
+        currency: String,
+    },
+    Delta {
+        minor: i64,
+        currency: String,
+    },
     Date(NaiveDate),
     Status(Status),
     Empty,
@@ -62,8 +79,9 @@ impl Cell {
     /// stripped of control characters here, the one door to the terminal.
     pub fn display(&self) -> String {
         match self {
-            Cell::Text(s) => crate::sanitize::for_terminal(s).into_owned(),
+            Cell::Text(s) | Cell::Repeat(s) | Cell::Term { text: s, .. } => crate::sanitize::for_terminal(s).into_owned(),
             Cell::Int(n) => money::format_count(*n),
+            Cell::IntDelta(n) => money::format_count_delta(*n),
             Cell::Money { minor, currency } => money::format_major(*minor, currency),
             Cell::Delta { minor, currency } => money::format_delta(*minor, currency),
             Cell::Date(d) => d.to_string(),
@@ -75,8 +93,8 @@ impl Cell {
     /// For machines: integer minor units, ISO dates.
     pub fn raw(&self) -> String {
         match self {
-            Cell::Text(s) => s.clone(),
-            Cell::Int(n) => n.to_string(),
+            Cell::Text(s) | Cell::Repeat(s) | Cell::Term { key: s, .. } => s.clone(),
+            Cell::Int(n) | Cell::IntDelta(n) => n.to_string(),
             Cell::Money { minor, .. } | Cell::Delta { minor, .. } => minor.to_string(),
             Cell::Date(d) => d.to_string(),
             Cell::Status(s) => s.word().to_lowercase(),
@@ -89,14 +107,14 @@ impl Cell {
     pub fn sort_cmp(&self, other: &Cell) -> std::cmp::Ordering {
         fn key(c: &Cell) -> (u8, i64, String) {
             match c {
-                Cell::Int(n) | Cell::Money { minor: n, .. } | Cell::Delta { minor: n, .. } => (0, *n, String::new()),
+                Cell::Int(n) | Cell::IntDelta(n) | Cell::Money { minor: n, .. } | Cell::Delta { minor: n, .. } => (0, *n, String::new()),
                 Cell::Date(d) => (1, i64::from(d.num_days_from_ce()), String::new()),
                 Cell::Status(s) => (
                     2,
                     [Status::Info, Status::Pass, Status::Warn, Status::Fail].iter().position(|x| x == s).unwrap_or(0) as i64,
                     String::new(),
                 ),
-                Cell::Text(t) => (3, 0, t.to_lowercase()),
+                Cell::Text(t) | Cell::Repeat(t) | Cell::Term { text: t, .. } => (3, 0, t.to_lowercase()),
                 Cell::Empty => (4, 0, String::new()),
             }
         }
@@ -104,7 +122,7 @@ impl Cell {
     }
 
     pub fn is_numeric(&self) -> bool {
-        matches!(self, Cell::Int(_) | Cell::Money { .. } | Cell::Delta { .. })
+        matches!(self, Cell::Int(_) | Cell::IntDelta(_) | Cell::Money { .. } | Cell::Delta { .. })
     }
 }
 
@@ -124,6 +142,10 @@ pub struct Row {
     /// What Enter on this row opens in the explorer (a basket list, a snapshot).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drill: Option<String>,
+    /// A total for people (`= total change`): shown in tables and the explorer, left out of CSV,
+    /// whose rows are data only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub summary: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -148,10 +170,37 @@ impl Table {
         }
     }
     pub fn push(&mut self, cells: Vec<Cell>) {
-        self.rows.push(Row { cells, flag: None, drill: None });
+        self.rows.push(Row { cells, flag: None, drill: None, summary: false });
     }
     pub fn push_flagged(&mut self, cells: Vec<Cell>, flag: Option<Status>) {
-        self.rows.push(Row { cells, flag, drill: None });
+        self.rows.push(Row { cells, flag, drill: None, summary: false });
+    }
+    /// A total row for people: CSV leaves it out.
+    pub fn push_summary(&mut self, cells: Vec<Cell>, flag: Option<Status>) {
+        self.rows.push(Row { cells, flag, drill: None, summary: true });
+    }
+
+    /// Each row's cells as people read them, rows in `order` (indices into `rows`): a
+    /// `Cell::Repeat` is blank under a row showing the same value, and written out under any
+    /// other, so a sorted table never leaves a row without its group.
+    pub fn shown(&self, order: &[usize]) -> Vec<Vec<String>> {
+        let mut out: Vec<Vec<String>> = Vec::with_capacity(order.len());
+        let mut above: Option<&Row> = None;
+        for &k in order {
+            let Some(r) = self.rows.get(k) else { continue };
+            let cells = r
+                .cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| match (c, above.and_then(|a| a.cells.get(i))) {
+                    (Cell::Repeat(v), Some(Cell::Repeat(prev))) if v == prev => String::new(),
+                    _ => c.display(),
+                })
+                .collect();
+            out.push(cells);
+            above = Some(r);
+        }
+        out
     }
 }
 
@@ -164,7 +213,7 @@ pub trait Report: Serialize {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
     #[default]
     Table,
@@ -180,52 +229,86 @@ pub fn render<R: Report>(report: &R, format: Format, color: bool) -> String {
 /// widest text columns are cut with `…`, never a number.
 pub fn render_fitted<R: Report>(report: &R, format: Format, color: bool, width: Option<usize>) -> String {
     match format {
-        Format::Json => crate::sanitize::json(serde_json::to_string_pretty(report).expect("reports serialise")) + "\n",
-        Format::Csv => render_csv(&report.tables()),
+        Format::Json => crate::sanitize::json(json_with_digits(report)) + "\n",
+        Format::Csv => csv_of(&report.tables()),
         Format::Table => render_text(report, color, width),
     }
 }
 
+/// The currencies of a report's money, each with its ISO-4217 minor digits.
+fn currency_digits(tables: &[Table]) -> std::collections::BTreeMap<String, Option<u32>> {
+    let mut out = std::collections::BTreeMap::new();
+    for cell in tables.iter().flat_map(|t| &t.rows).flat_map(|r| &r.cells) {
+        if let Cell::Money { currency, .. } | Cell::Delta { currency, .. } = cell {
+            out.entry(currency.clone()).or_insert_with(|| money::digits(currency));
+        }
+    }
+    out
+}
+
+/// JSON: the report's own fields (money in integer minor units beside its currency), and
+/// `currency_digits`, each currency's ISO-4217 minor digits, so a reader can show major units.
+fn json_with_digits<R: Report>(report: &R) -> String {
+    let mut value = match serde_json::to_value(report) {
+        Ok(v) => v,
+        Err(e) => serde_json::json!({ "error": format!("the report could not be serialised: {e}") }),
+    };
+    if let serde_json::Value::Object(map) = &mut value {
+        let digits = currency_digits(&report.tables());
+        map.insert("currency_digits".into(), serde_json::json!(digits));
+    }
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
 /// CSV: machine values (integer minor units, ISO dates), and beside every money column its
-/// currency (`v2_revenue_minor` is followed by `v2_revenue_currency`), so a sum never mixes
-/// pence with paise.
-fn render_csv(tables: &[Table]) -> String {
+/// currency and that currency's ISO-4217 minor digits (`v2_revenue_minor` is followed by
+/// `v2_revenue_currency` and `v2_revenue_digits`), so a sum never mixes pence with paise and a
+/// reader knows where the point goes.
+pub fn csv_of(tables: &[Table]) -> String {
     let mut out = Vec::new();
     for (i, t) in tables.iter().enumerate() {
         if i > 0 {
             out.push(b'\n');
         }
-        let money: Vec<bool> = (0..t.columns.len())
-            .map(|c| t.rows.iter().any(|r| matches!(r.cells.get(c), Some(Cell::Money { .. } | Cell::Delta { .. }))))
-            .collect();
+        // Money columns are named `…_minor`: the header is the same whatever the rows, an empty
+        // report's included, so appended files line up.
+        let money: Vec<bool> = t.columns.iter().map(|c| c.key.ends_with("_minor")).collect();
         let mut w = csv::Writer::from_writer(&mut out);
         let mut header = Vec::new();
         for (c, col) in t.columns.iter().enumerate() {
             header.push(col.key.clone());
             if money[c] {
-                header.push(format!("{}_currency", col.key.strip_suffix("_minor").unwrap_or(&col.key)));
+                let base = col.key.strip_suffix("_minor").unwrap_or(&col.key);
+                header.push(format!("{base}_currency"));
+                header.push(format!("{base}_digits"));
             }
         }
         let _ = w.write_record(&header);
-        for r in &t.rows {
+        for r in t.rows.iter().filter(|r| !r.summary) {
             let mut record = Vec::new();
             for (c, cell) in r.cells.iter().enumerate() {
                 record.push(match cell {
-                    Cell::Text(s) => crate::sanitize::for_csv(s).into_owned(),
+                    Cell::Text(s) | Cell::Repeat(s) | Cell::Term { key: s, .. } => crate::sanitize::for_csv(s).into_owned(),
                     other => other.raw(),
                 });
                 if money.get(c).copied().unwrap_or(false) {
-                    record.push(match cell {
-                        Cell::Money { currency, .. } | Cell::Delta { currency, .. } => crate::sanitize::for_csv(currency).into_owned(),
-                        _ => String::new(),
-                    });
+                    let (currency, digits) = match cell {
+                        Cell::Money { currency, .. } | Cell::Delta { currency, .. } => (
+                            crate::sanitize::for_csv(currency).into_owned(),
+                            money::digits(currency).map(|d| d.to_string()).unwrap_or_default(),
+                        ),
+                        _ => (String::new(), String::new()),
+                    };
+                    record.push(currency);
+                    record.push(digits);
                 }
             }
             let _ = w.write_record(&record);
         }
         let _ = w.flush();
     }
-    String::from_utf8(out).expect("csv of utf-8 is utf-8")
+    // CSV of UTF-8 text is UTF-8; were it not, the bytes are kept, not lost.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 fn paint(text: &str, status: Option<Status>, color: bool) -> String {
@@ -280,7 +363,7 @@ pub fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> Stri
     if !t.title.is_empty() {
         out.push_str(&format!("{}\n", t.title));
     }
-    let shown: Vec<Vec<String>> = t.rows.iter().map(|r| r.cells.iter().map(Cell::display).collect()).collect();
+    let shown = t.shown(&(0..t.rows.len()).collect::<Vec<_>>());
     let mut widths: Vec<usize> = t.columns.iter().map(|c| c.label.width()).collect();
     for row in &shown {
         for (i, c) in row.iter().enumerate() {
@@ -451,14 +534,59 @@ mod tests {
     }
 
     #[test]
+    fn yen_dinars_and_unidades_are_shown_by_their_own_digits_in_tables_csv_and_json() {
+        let mut t = Table::new("", &[("store", "store"), ("revenue_minor", "revenue")]);
+        for (store, minor, code) in
+            [("TOKYO1", 1_091_969, "JPY"), ("KUWAIT1", 1_491_936, "KWD"), ("MANAMA1", 7, "BHD"), ("SANTIAGO1", 123_456, "CLF")]
+        {
+            t.push(vec![Cell::text(store), Cell::money(minor, code)]);
+        }
+        let r = Tiny { t };
+        let text = render(&r, Format::Table, false);
+        for shown in ["¥1,091,969", "KWD 1,491.936", "BHD 0.007", "CLF 12.3456"] {
+            assert!(text.contains(shown), "{shown} in:\n{text}");
+        }
+        let csv = render(&r, Format::Csv, false);
+        assert!(csv.contains("TOKYO1,1091969,JPY,0\n") && csv.contains("KUWAIT1,1491936,KWD,3\n"), "{csv}");
+        assert!(csv.contains("SANTIAGO1,123456,CLF,4\n"), "{csv}");
+        let v: serde_json::Value = serde_json::from_str(&render(&r, Format::Json, false)).unwrap();
+        assert_eq!((v["currency_digits"]["JPY"].as_i64(), v["currency_digits"]["BHD"].as_i64()), (Some(0), Some(3)));
+    }
+
+    #[test]
+    fn csv_has_one_header_whatever_the_rows_no_summary_rows_and_every_value_on_every_row() {
+        let cols = [("basket_id", "basket_id"), ("baskets_delta", "Δ baskets"), ("revenue_minor", "revenue"), ("change", "change")];
+        let empty = Table::new("", &cols);
+        let mut full = Table::new("", &cols);
+        let term = |k: &str| Cell::Term { text: k.replace('_', " "), key: k.to_string() };
+        full.push(vec![Cell::Repeat("B1".into()), Cell::IntDelta(-13), Cell::money(500, "GBP"), term("copies_discarded")]);
+        full.push(vec![Cell::Repeat("B1".into()), Cell::IntDelta(3), Cell::money(-5, "GBP"), term("added")]);
+        full.push_summary(vec![Cell::text("total"), Cell::IntDelta(-10), Cell::money(495, "GBP"), Cell::text("= total change")], None);
+        let (a, b) = (csv_of(std::slice::from_ref(&empty)), csv_of(std::slice::from_ref(&full)));
+        assert_eq!(a.lines().next(), b.lines().next(), "the same header, rows or none");
+        assert_eq!(
+            b,
+            "basket_id,baskets_delta,revenue_minor,revenue_currency,revenue_digits,change\n\
+                       B1,-13,500,GBP,2,copies_discarded\nB1,3,-5,GBP,2,added\n"
+        );
+        let text = render_table_text(&full, false);
+        assert!(text.contains("-13") && text.contains("+3") && text.contains("= total change"), "{text}");
+        assert_eq!(text.matches("B1").count(), 1, "a repeated value is shown once per group:\n{text}");
+        // Sorted so that the group is split, each row shows its value again.
+        assert_eq!(full.shown(&[1, 2, 0]).iter().filter(|r| r[0] == "B1").count(), 2);
+    }
+
+    #[test]
     fn table_shows_major_units_and_csv_keeps_minor_units() {
         let text = render(&tiny(), Format::Table, false);
         assert!(text.contains("£347,565.80"), "{text}");
         assert!(!text.contains('\u{1b}'), "control characters must not reach the terminal: {text:?}");
         let csv = render(&tiny(), Format::Csv, false);
-        assert!(csv.starts_with("country,revenue_minor,revenue_currency\n"), "{csv}");
-        assert!(csv.contains(",34756580,GBP\n"), "the currency beside the minor units: {csv}");
+        assert!(csv.starts_with("country,revenue_minor,revenue_currency,revenue_digits\n"), "{csv}");
+        assert!(csv.contains(",34756580,GBP,2\n"), "the currency and its digits beside the minor units: {csv}");
         let json = render(&tiny(), Format::Json, false);
         assert!(json.contains("\"minor\": 34756580"), "{json}");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["currency_digits"]["GBP"], 2, "{json}");
     }
 }

@@ -6,7 +6,7 @@ use super::screen::Screen;
 use super::worker::{DateView, Job, Reply};
 use crate::lake::v2::RebuildPreview;
 use crate::reports::overview::LabOverview;
-use crate::reports::table::{Format, Table, render};
+use crate::reports::table::{Format, Table};
 use chrono::NaiveDate;
 use std::time::Instant;
 
@@ -21,6 +21,8 @@ pub enum Confirmable {
     Reset,
     /// Landing the world's next upload and running v2 for it.
     LandNext,
+    /// Landing the next correction shipped with the world and running v2 for its upload.
+    LandCorrection,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,6 +111,8 @@ pub struct App {
     /// largest first line that still fills it.
     pub popup_scroll: u16,
     pub popup_view: std::cell::Cell<(u16, u16)>,
+    /// Where `e` and `E` write (the working directory unless set).
+    export_dir: Option<std::path::PathBuf>,
 }
 
 /// A table's sort: by a column, up or down.
@@ -169,7 +173,13 @@ impl App {
             col_room: std::cell::Cell::new(0),
             popup_scroll: 0,
             popup_view: std::cell::Cell::new((10, 0)),
+            export_dir: None,
         }
+    }
+
+    /// Exports go to `dir` instead of the working directory.
+    pub fn export_to(&mut self, dir: std::path::PathBuf) {
+        self.export_dir = Some(dir);
     }
 
     pub fn selected_date(&self) -> Option<NaiveDate> {
@@ -363,20 +373,20 @@ impl App {
 
     pub fn jump_to(&mut self, text: &str) {
         let Some(snap) = &self.snapshot else { return };
-        let text = text.trim();
-        let found = snap.dates.iter().position(|d| {
-            let full = d.business_date.to_string();
-            full == text || full.ends_with(&format!("-{text}")) || (text.len() == 5 && full[5..] == *text)
+        // The command line's forms and words (`reports::day`): YYYY-MM-DD, or MM-DD.
+        let dates: Vec<NaiveDate> = snap.dates.iter().map(|d| d.business_date).collect();
+        let found = crate::reports::day::Day::parse(text).and_then(|day| day.resolve_in(&dates)).and_then(|d| {
+            dates.iter().position(|x| *x == d).ok_or_else(|| format!("{d} holds no landed row; the navigator lists the dates that do"))
         });
         match found {
-            Some(i) => {
+            Ok(i) => {
                 self.selected = i;
                 self.row = 0;
                 if let Some(d) = self.selected_date() {
                     self.load_date(d);
                 }
             }
-            None => self.message = format!("no business date matches '{}'", crate::sanitize::for_terminal(text)),
+            Err(why) => self.message = why,
         }
     }
 
@@ -413,6 +423,17 @@ impl App {
             KeyCode::Backspace => {
                 text.pop();
             }
+            // The line editor's keys: Ctrl-U clears the line, Ctrl-W the last word; no other
+            // control chord is text.
+            KeyCode::Char('u') if ev.modifiers.contains(ratatui::crossterm::event::KeyModifiers::CONTROL) => text.clear(),
+            KeyCode::Char('w') if ev.modifiers.contains(ratatui::crossterm::event::KeyModifiers::CONTROL) => {
+                let kept = text.trim_end().rfind(' ').map(|i| i + 1).unwrap_or(0);
+                text.truncate(kept);
+            }
+            KeyCode::Char(_)
+                if ev
+                    .modifiers
+                    .intersects(ratatui::crossterm::event::KeyModifiers::CONTROL | ratatui::crossterm::event::KeyModifiers::ALT) => {}
             KeyCode::Char(c) if !c.is_control() && text.len() < 64 => text.push(c),
             _ => {}
         }
@@ -433,6 +454,7 @@ impl App {
                     Confirmable::Rollback(s) => self.start(format!("rolling back to snapshot {s}"), Job::Rollback(s)),
                     Confirmable::Reset => self.start("resetting the lab", Job::Reset),
                     Confirmable::LandNext => self.start("landing the next upload and running v2", Job::LandNext),
+                    Confirmable::LandCorrection => self.start("landing the next correction and running v2", Job::LandCorrection),
                 }
             }
             KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc | KeyCode::Char('q') => {
@@ -511,7 +533,15 @@ impl App {
                     None => Popup::Error("every upload of the world has landed: there is no next upload".into()),
                 });
             }
-            Action::LandCorrection => self.start("landing the next correction and running v2", Job::LandCorrection),
+            Action::LandCorrection => {
+                self.popup = Some(Popup::Confirm {
+                    what: Confirmable::LandCorrection,
+                    text: "Land the next correction shipped with the world, and run v2 for its upload?\n\n\
+                           The corrected file becomes its path's next version; the dates it touches get new versions \
+                           (every write is a snapshot; b rolls silver and gold back).\n\ny: land   n/Esc: cancel"
+                        .into(),
+                });
+            }
             Action::CrashDemo => {
                 if let Some(d) = self.selected_date() {
                     let late_days = self.view.as_ref().map(|v| v.check.status.late_days).unwrap_or(crate::rules::DEFAULT_LATE_DAYS);
@@ -526,7 +556,9 @@ impl App {
                     self.popup = Some(Popup::Confirm {
                         what: Confirmable::Rollback(s),
                         text: format!(
-                            "Roll silver and gold back to snapshot {s}?\n\nThe rollback is a new snapshot: history is kept.\n\ny: roll back   n/Esc: cancel"
+                            "Roll silver and gold of EVERY business date back to snapshot {s}?\n\nEach date returns to the version \
+                             snapshot {s} held, not only this one: later runs' changes to other dates are undone too. The \
+                             rollback is a new snapshot: history is kept, and it can itself be rolled back.\n\ny: roll back   n/Esc: cancel"
                         ),
                     });
                 }
@@ -606,6 +638,8 @@ impl App {
     fn set_screen(&mut self, s: Screen) {
         self.screen = s;
         self.row = 0;
+        // A status line speaks of the screen it was said on.
+        self.message.clear();
         // Another screen has other columns.
         self.sort = None;
         self.first_col = 0;
@@ -709,22 +743,36 @@ impl App {
         Some(Popup::Detail { title: format!("why {} changed", v.history.business_date), body })
     }
 
+    /// Writes the table on screen as it is shown (the search filter and the sort included) to a
+    /// new file in the working directory: `recount-SCREEN-DATE.csv`, then `…-2.csv`, never over
+    /// an earlier export.
     fn export(&mut self, format: Format) {
-        let Some(v) = &self.view else { return };
-        let d = v.check.business_date;
-        let name = self.screen.file_word();
-        let ext = if format == Format::Csv { "csv" } else { "json" };
-        let text = match self.screen {
-            Screen::Overview => render(&v.check, format, false),
-            Screen::Explain => render(&v.explain, format, false),
-            Screen::Baskets => render(&v.baskets, format, false),
-            Screen::Late => render(&v.late, format, false),
-            Screen::History => render(&v.history, format, false),
-            Screen::Promises => render(&v.promises, format, false),
+        let (Some(d), Some(table)) = (self.selected_date(), self.current_table()) else { return };
+        let order = row_order(&table, self.sort);
+        let shown = Table { rows: order.iter().filter_map(|&i| table.rows.get(i).cloned()).collect(), ..table };
+        let (ext, text) = match format {
+            Format::Json => {
+                let rows: Vec<serde_json::Map<String, serde_json::Value>> = shown
+                    .rows
+                    .iter()
+                    .map(|r| shown.columns.iter().zip(&r.cells).map(|(c, v)| (c.key.clone(), serde_json::json!(v))).collect())
+                    .collect();
+                ("json", crate::sanitize::json(serde_json::to_string_pretty(&rows).unwrap_or_default()) + "\n")
+            }
+            _ => ("csv", crate::reports::table::csv_of(std::slice::from_ref(&shown))),
         };
-        let path = std::env::current_dir().unwrap_or_else(|_| std::env::temp_dir()).join(format!("recount-{name}-{d}.{ext}"));
-        self.message = match std::fs::write(&path, text) {
-            Ok(()) => format!("exported {}", path.display()),
+        let dir = self.export_dir.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_else(std::env::temp_dir);
+        let name = self.screen.file_word();
+        let path = (1..)
+            .map(|n| dir.join(if n == 1 { format!("recount-{name}-{d}.{ext}") } else { format!("recount-{name}-{d}-{n}.{ext}") }))
+            .find(|p| !p.exists())
+            .unwrap_or_else(|| dir.join(format!("recount-{name}-{d}.{ext}")));
+        let written = std::fs::OpenOptions::new().write(true).create_new(true).open(&path).and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(text.as_bytes())
+        });
+        self.message = match written {
+            Ok(()) => format!("exported the {} row(s) on screen to {}", shown.rows.len(), path.display()),
             Err(e) => format!("export failed: {e}"),
         };
     }

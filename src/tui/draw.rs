@@ -70,7 +70,13 @@ fn draw_navigator(f: &mut Frame, app: &App, area: Rect) {
         .map(|(i, d)| {
             // Marks as well as colours (the help's legend): ✓ closed or p provisional; v1 = agrees,
             // ! differs, · never ran; ✗ v2 disagrees with the recompute.
-            let badge = if d.provisional { Span::styled("p", t.status(Status::Warn)) } else { Span::styled("✓", t.status(Status::Pass)) };
+            let badge = if d.provisional {
+                Span::styled("p", t.status(Status::Warn))
+            } else if d.stale {
+                Span::styled("s", t.status(Status::Warn))
+            } else {
+                Span::styled("✓", t.status(Status::Pass))
+            };
             let v1 = if !d.v1_ran {
                 Span::styled("·", t.muted())
             } else if d.v1_off {
@@ -111,10 +117,15 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
 }
 
 fn draw_hints(f: &mut Frame, t: &Theme, screen: Screen, area: Rect) {
+    let (shown, more) = keys::fit_hints(screen, usize::from(area.width));
     let mut spans = Vec::new();
-    for (label, hint) in keys::hints(screen) {
+    for (label, hint) in shown {
         spans.push(Span::styled(format!(" {label}"), t.accent()));
         spans.push(Span::styled(format!(" {hint}"), t.muted()));
+    }
+    if more {
+        spans.push(Span::styled(format!(" {}", keys::active().label_of(keys::Action::Help)), t.accent()));
+        spans.push(Span::styled(" more", t.muted()));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
@@ -287,7 +298,8 @@ pub fn draw_table(
 ) {
     // The rows one screen of this table shows (inside the borders, under the header): PgDn's step.
     page.set(usize::from(area.height.saturating_sub(3)).max(1));
-    let shown: Vec<Vec<String>> = table.rows.iter().map(|r| r.cells.iter().map(Cell::display).collect()).collect();
+    // As shown, in the order shown (a repeated group value is blank only under its own group).
+    let shown = table.shown(&view.order);
     let labels: Vec<String> = table
         .columns
         .iter()
@@ -368,7 +380,8 @@ pub fn draw_table(
     let rows: Vec<Row> = view
         .order
         .iter()
-        .filter_map(|&k| table.rows.get(k).zip(shown.get(k)))
+        .filter_map(|&k| table.rows.get(k))
+        .zip(&shown)
         .map(|(r, cells)| {
             let mut out: Vec<ratatui::widgets::Cell> = Vec::new();
             for (n, (j, w)) in visible.iter().enumerate() {
@@ -415,6 +428,7 @@ fn terminal_text(s: &str) -> Text<'static> {
 pub const MARKS: &[(&str, Status, &str)] = &[
     ("✓", Status::Pass, "a closed date; a row that passes"),
     ("p", Status::Warn, "a provisional date: its window is still open"),
+    ("s", Status::Warn, "a stale date: its inputs changed since v2 built it (run v2)"),
     ("!", Status::Warn, "v1 differs from the recompute (dates); a warning (rows)"),
     ("·", Status::Info, "v1 never ran for the date"),
     ("✗", Status::Fail, "v2 gold differs from the recompute (dates); a failure (rows)"),

@@ -610,6 +610,27 @@ pub fn hints(screen: Screen) -> Vec<(&'static str, &'static str)> {
     active().hints(screen)
 }
 
+/// The hints that fit in `width` columns, in the table's order, and whether some were left out
+/// (the bar then ends with the help key and "more": every key of the screen is in the help).
+pub fn fit_hints(screen: Screen, width: usize) -> (Vec<(&'static str, &'static str)>, bool) {
+    use unicode_width::UnicodeWidthStr;
+    let all = hints(screen);
+    let cost = |(l, h): &(&str, &str)| 2 + l.width() + h.width();
+    if all.iter().map(cost).sum::<usize>() <= width {
+        return (all, false);
+    }
+    let more = 2 + active().label_of(Action::Help).width() + "more".len();
+    let mut used = more;
+    let shown: Vec<_> = all
+        .into_iter()
+        .take_while(|h| {
+            used += cost(h);
+            used <= width
+        })
+        .collect();
+    (shown, true)
+}
+
 /// The help overlay's lines, by the table in effect.
 pub fn help_lines() -> Vec<(&'static str, String)> {
     active().help_lines()

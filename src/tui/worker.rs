@@ -3,7 +3,7 @@
 
 use crate::error::{LabError, lab_error};
 use crate::lake::snapshot::TriggerKind;
-use crate::lake::{Lab, bootstrap, land, snapshot, v1, v2};
+use crate::lake::{Lab, bootstrap, daily, land, snapshot, v1, v2};
 use crate::reports::overview::LabOverview;
 use crate::reports::{self, baskets::BasketsReport, check::CheckReport, explain::ExplainReport, history::HistoryReport};
 use crate::reports::{listings::LateReport, promises::PromisesReport};
@@ -83,28 +83,28 @@ pub enum Reply {
 /// The running statement's interrupt and progress, for the UI thread. The worker reopens the lab
 /// (to write, after another process wrote), so the handles are swapped each time it does.
 pub struct Handles {
-    inner: std::sync::Mutex<(Arc<duckdb::InterruptHandle>, duckdb::progress::ProgressHandle)>,
+    inner: std::sync::Mutex<crate::store::Running>,
 }
 
 impl Handles {
     fn of(lab: &Lab) -> Result<Handles> {
-        Ok(Handles { inner: std::sync::Mutex::new((lab.store().interrupt_handle(), lab.store().progress_handle()?)) })
+        Ok(Handles { inner: std::sync::Mutex::new(lab.store().running()?) })
     }
 
     fn refresh(&self, lab: &Lab) -> Result<()> {
-        let fresh = (lab.store().interrupt_handle(), lab.store().progress_handle()?);
+        let fresh = lab.store().running()?;
         *self.inner.lock().unwrap_or_else(|p| p.into_inner()) = fresh;
         Ok(())
     }
 
     /// Stops the statement running now, if any.
     pub fn interrupt(&self) {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).0.interrupt();
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).interrupt();
     }
 
     /// DuckDB's estimate of how far the running statement is, in percent.
     pub fn percent(&self) -> Option<f64> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).1.query_progress().percentage()
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).percent()
     }
 }
 
@@ -151,7 +151,10 @@ fn open_lab(setup: &Setup) -> Result<(Lab, Option<String>)> {
     drop(lab);
     let mut lab = Lab::open(&setup.lab_dir)?;
     let failed = match setup.bootstrap {
-        true => bootstrap::fill_if_empty(&mut lab, &setup.world).err().map(|e| format!("building the sample lab: {e:#}")),
+        true => match bootstrap::fill_if_empty(&mut lab, &setup.world) {
+            Err(e) => Some(format!("building the sample lab: {e:#}")),
+            Ok(first) => Some(first.map(|f| f.held_lines()).unwrap_or_default().join("; ")).filter(|s| !s.is_empty()),
+        },
         false => None,
     };
     lab.end_writing()?;
@@ -474,29 +477,43 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
             let Some(u) = reports::overview::overview(lab, &setup.world)?.next_upload else {
                 return Ok(Reply::Done(format!("every upload of {} has landed", setup.world.display())));
             };
-            let landed = land::land(lab, &setup.world, &[u])?;
-            let r = match v2::run_upload(lab, u, TriggerKind::Daily, opts) {
-                Ok(r) => r,
-                Err(e) => return Ok(landed_then_failed(&format!("upload {u}"), landed.events, &e)),
+            let done = daily::land_and_run(lab, &setup.world, u, daily::Step { trigger: TriggerKind::Daily, v1_first: false, opts })?;
+            let landed = done.landed;
+            let r = match done.run {
+                daily::RunOutcome::Ran(r) => r,
+                daily::RunOutcome::Held(h) => return Ok(Reply::Failed(daily::LandAndRun::held_line(&h))),
+                daily::RunOutcome::NothingLanded => {
+                    return Ok(Reply::Done(format!("upload {u} has no file in {}; nothing landed", setup.world.display())));
+                }
+                daily::RunOutcome::Failed(e) => return Ok(landed_then_failed(&format!("upload {u}"), landed.events, &e)),
             };
             let dates: Vec<String> = r.dates.iter().map(|d| format!("{} {}", d.business_date, d.action)).collect();
             Reply::Done(format!(
-                "landed upload {u} ({} events); v2 snapshot {}: {}",
+                "landed upload {u} ({} events); v2 snapshot {}: {}{}",
                 landed.events,
                 r.snapshot.snapshot_id,
-                dates.join(", ")
+                dates.join(", "),
+                moves(lab, &r)?
             ))
         }
         Job::LandCorrection => {
             let Some(c) = land::pending_corrections(lab, &setup.world)?.into_iter().next() else {
                 return Ok(Reply::Done(format!("no correction of {} is waiting to land", setup.world.display())));
             };
-            let landed = land::land(lab, &c.dir, &[c.upload_date])?;
+            let done =
+                daily::land_and_run(lab, &c.dir, c.upload_date, daily::Step { trigger: TriggerKind::Upload, v1_first: false, opts })?;
+            let landed = done.landed;
             let versions: Vec<String> =
                 landed.partitions.iter().flat_map(|p| p.corrected()).map(|f| format!("{} v{}", f.name, f.version)).collect();
-            let r = match v2::run_upload(lab, c.upload_date, TriggerKind::Upload, opts) {
-                Ok(r) => r,
-                Err(e) => return Ok(landed_then_failed(&format!("the correction {}", versions.join(", ")), landed.events, &e)),
+            let r = match done.run {
+                daily::RunOutcome::Ran(r) => r,
+                daily::RunOutcome::Held(h) => return Ok(Reply::Failed(daily::LandAndRun::held_line(&h))),
+                daily::RunOutcome::NothingLanded => {
+                    return Ok(Reply::Done(format!("the correction of upload {} had no file to land", c.upload_date)));
+                }
+                daily::RunOutcome::Failed(e) => {
+                    return Ok(landed_then_failed(&format!("the correction {}", versions.join(", ")), landed.events, &e));
+                }
             };
             let dates: Vec<String> = r.dates.iter().filter(|d| d.action.writes()).map(|d| d.business_date.to_string()).collect();
             let what = if dates.is_empty() {
@@ -526,20 +543,46 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
     })
 }
 
+/// How much each date a run rewrote moved, per currency: "; moved 2026-10-30 +£1,827.90".
+fn moves(lab: &Lab, r: &v2::RunReport) -> Result<String> {
+    let mut out = Vec::new();
+    for d in r.dates.iter().filter(|d| d.action.writes()) {
+        let diff = reports::history::diff(lab, d.business_date, None, None)?;
+        let mut by_currency: std::collections::BTreeMap<&str, i64> = Default::default();
+        for c in &diff.countries {
+            *by_currency.entry(&c.currency).or_default() += c.revenue_after_minor - c.revenue_before_minor;
+        }
+        let parts: Vec<String> = by_currency.iter().map(|(cur, delta)| crate::money::format_delta(*delta, cur)).collect();
+        out.push(format!("{} {}", d.business_date, parts.join(" ")));
+    }
+    Ok(if out.is_empty() { String::new() } else { format!("; moved {}", out.join(", ")) })
+}
+
 /// A rebuild; with an injected failure (the crash demo), the reply says whether gold changed.
 fn rebuild(lab: &Lab, date: NaiveDate, opts: v2::V2Options) -> Result<Reply> {
     let before = reports::fingerprint(lab, None)?;
     match v2::rebuild_dates(lab, &[date], opts) {
+        Ok(r) if r.snapshot.operation == snapshot::Operation::Skipped => Ok(Reply::Done(format!(
+            "v2 found the inputs of {date} unchanged: nothing was rebuilt (snapshot {} records the skip)",
+            r.snapshot.snapshot_id
+        ))),
         Ok(r) => Ok(Reply::Done(format!(
             "v2 rebuilt {date}: snapshot {} ({}), {}",
             r.snapshot.snapshot_id,
             r.snapshot.operation.as_str(),
             r.snapshot.fingerprint
         ))),
-        Err(e) if opts.fail_after.is_some() => {
+        // The crash demo's injected failure: the reply proves gold is as it was.
+        Err(_) if opts.fail_after.is_some() => {
             let after = reports::fingerprint(lab, None)?;
             let same = if before.line == after.line { "unchanged" } else { "CHANGED" };
-            Ok(Reply::Done(format!("the rebuild crashed ({e}); rolled back, gold {same}: {}", after.line)))
+            // Short enough for the status line: what happened, then the proof.
+            let at = opts.fail_after.map(|n| format!(" after statement {n}")).unwrap_or_default();
+            Ok(Reply::Done(format!(
+                "the rebuild crashed{at} and rolled back: gold {same} ({} rows, md5 {})",
+                crate::money::format_count(after.rows),
+                &after.md5[..after.md5.len().min(12)]
+            )))
         }
         Err(e) => Err(e),
     }
