@@ -1,5 +1,6 @@
 //! `cargo bench` runs `recount bench` on the small world (quick); the full figures come from
 //! `recount bench --preset full --baseline bench/classic/run.sh` (see docs/performance.md).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
 
 fn main() -> color_eyre::Result<()> {
     let work = std::env::temp_dir().join("recount-cargo-bench");

@@ -85,8 +85,10 @@ WHERE NOT in_window(upload_date, business_date, $late_days::INTEGER) ORDER BY 1;
 
 -- name: late_rows
 -- Rows outside the window for business date $business_date.
--- missing_from_v2: the row is its basket's recompute winner and the basket has no copy inside
--- the window, so its revenue is in the recompute and not in v2.
+-- missing_from_v2: the basket (every copy of it carries its basket's flag) has no copy inside the
+-- window, so it is in the recompute and not in v2. recompute_copy: this row is the copy the
+-- recompute counts (its basket's smallest (uploaded_at, event_id)); a basket's revenue is its
+-- missing_from_v2 AND recompute_copy row's.
 WITH flagged AS MATERIALIZED (  -- read once, not once per reference
     SELECT e.*, in_window(upload_date, business_date, $late_days::INTEGER) AS in_window
     FROM copies_of($business_date::DATE) e
@@ -99,7 +101,7 @@ ranked AS (
 )
 SELECT r.business_date, r.upload_date, (r.upload_date - r.business_date)::BIGINT AS days_late, r.event_id,
        r.basket_id, r.store_id, r.country, r.currency, r.revenue_minor, r.file, r.line::BIGINT AS line,
-       r.wins AND NOT r.basket_in_window AS missing_from_v2
+       NOT r.basket_in_window AS missing_from_v2, r.wins AS recompute_copy
 FROM ranked r
 WHERE NOT r.in_window AND r.business_date = $business_date::DATE
 ORDER BY r.business_date, r.upload_date, r.event_id;

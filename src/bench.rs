@@ -91,7 +91,7 @@ pub fn run_child(cmd: &mut std::process::Command) -> Result<(Duration, f64, Stri
     let mut child =
         cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::inherit()).spawn().wrap_err("starting a child process")?;
     let pid = child.id();
-    let mut stdout = child.stdout.take().expect("piped");
+    let mut stdout = child.stdout.take().ok_or_else(|| color_eyre::eyre::eyre!("the child's stdout was not piped"))?;
     let reader = std::thread::spawn(move || {
         let mut s = String::new();
         let _ = std::io::Read::read_to_string(&mut stdout, &mut s);

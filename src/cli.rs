@@ -1,6 +1,7 @@
 //! The command line, as clap definitions only.
 
 use crate::reports::Format;
+use crate::reports::day::{Day, parse_date};
 use crate::world::Preset;
 use chrono::NaiveDate;
 use clap::{Args, Parser, Subcommand};
@@ -27,7 +28,7 @@ pub struct Global {
     #[arg(long, global = true, env = "RECOUNT_LAB", value_name = "DIR")]
     pub lab: Option<PathBuf>,
     /// Output format of reports
-    #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
+    #[arg(long, global = true, default_value = "table", value_parser = format_parser())]
     pub format: Format,
     /// Colour in reports and errors: auto is on for a terminal, unless NO_COLOR is set
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, env = "RECOUNT_COLOR", value_name = "WHEN")]
@@ -56,6 +57,16 @@ impl ArgSources {
         };
         ArgSources { lab: source("lab", "--lab", "RECOUNT_LAB"), color: source("color", "--color", "RECOUNT_COLOR") }
     }
+}
+
+/// `--format`'s words, mapped onto the reports' own `Format` (which knows nothing of clap).
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["table", "json", "csv"]).map(|word| match word.as_str() {
+        "json" => Format::Json,
+        "csv" => Format::Csv,
+        _ => Format::Table,
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
@@ -87,8 +98,10 @@ pub struct Window {
 #[derive(Debug, Args, Clone)]
 pub struct Range {
     /// First upload date (YYYY-MM-DD)
+    #[arg(value_parser = parse_date)]
     pub from: NaiveDate,
     /// Last upload date; earlier than FROM runs backwards
+    #[arg(value_parser = parse_date)]
     pub to: Option<NaiveDate>,
 }
 
@@ -189,6 +202,7 @@ pub enum Command {
     /// Rebuild named business dates with v2
     Rebuild {
         #[arg(required = true)]
+        #[arg(value_parser = parse_date)]
         dates: Vec<NaiveDate>,
         /// Rewrite even if the inputs are unchanged
         #[arg(long)]
@@ -198,14 +212,18 @@ pub enum Command {
     },
     /// Per country: v1, v2 gold, recompute and baskets for a business date
     Check {
-        date: NaiveDate,
+        /// The business date: YYYY-MM-DD, or MM-DD within the lab's years
+        #[arg(value_parser = Day::parse)]
+        date: Day,
         #[arg(long, value_name = "SNAPSHOT")]
         as_of: Option<i64>,
     },
     /// Why v1 is wrong: missed baskets and double-counted copies, with the identity
     Explain {
-        date: NaiveDate,
-        /// Also list the baskets behind each number
+        /// The business date: YYYY-MM-DD, or MM-DD within the lab's years
+        #[arg(value_parser = Day::parse)]
+        date: Day,
+        /// Also list the baskets behind each number (with --format csv: the basket rows alone, under one header)
         #[arg(long)]
         baskets: bool,
     },
@@ -221,20 +239,29 @@ pub enum Command {
     },
     /// Rows beyond the lateness window
     Late {
-        date: Option<NaiveDate>,
+        /// Only this business date: YYYY-MM-DD, or MM-DD within the lab's years
+        #[arg(value_parser = Day::parse)]
+        date: Option<Day>,
         #[command(flatten)]
         window: Window,
     },
     /// Lines rejected at landing, with file, line and reason
     Quarantine {
         /// Only this upload date
+        #[arg(value_parser = parse_date)]
         upload: Option<NaiveDate>,
     },
     /// The five promises for a business date: completeness, uniqueness, correctness, timeliness, consistency (exit 4 when one fails)
-    Promises { date: NaiveDate },
+    Promises {
+        /// The business date: YYYY-MM-DD, or MM-DD within the lab's years
+        #[arg(value_parser = Day::parse)]
+        date: Day,
+    },
     /// Baskets of a business date sent more than once: every copy, which won and why
     Baskets {
-        date: NaiveDate,
+        /// The business date: YYYY-MM-DD, or MM-DD within the lab's years
+        #[arg(value_parser = Day::parse)]
+        date: Day,
         #[command(flatten)]
         window: Window,
     },
@@ -257,6 +284,7 @@ pub enum Command {
         baseline: Option<PathBuf>,
         /// The upload for the one-run figures [default: 2026-08-15 when present]
         #[arg(long)]
+        #[arg(value_parser = parse_date)]
         date: Option<NaiveDate>,
     },
     /// (internal) one measured bench phase in its own process
@@ -271,20 +299,24 @@ pub enum Command {
     Snapshots,
     /// Every snapshot that changed a business date, with deltas and their causes
     History {
-        date: NaiveDate,
+        /// The business date: YYYY-MM-DD, or MM-DD within the lab's years
+        #[arg(value_parser = Day::parse)]
+        date: Day,
         #[arg(long, value_name = "SNAPSHOT")]
         as_of: Option<i64>,
     },
     /// Why a business date changed between two snapshots, basket by basket
     Diff {
-        date: NaiveDate,
+        /// The business date: YYYY-MM-DD, or MM-DD within the lab's years
+        #[arg(value_parser = Day::parse)]
+        date: Day,
         /// Older snapshot [default: the version before the current one]
         #[arg(long, value_name = "SNAPSHOT")]
         from: Option<i64>,
         /// Newer snapshot [default: the newest]
         #[arg(long, value_name = "SNAPSHOT")]
         to: Option<i64>,
-        /// Also list every basket behind the parts
+        /// Also list every basket behind the parts (with --format csv: the basket rows alone, under one header)
         #[arg(long)]
         baskets: bool,
     },
@@ -292,7 +324,9 @@ pub enum Command {
     Rollback { snapshot: i64 },
     /// Write JSON evidence for a business date: run-to-snapshot map, gold rows, last change
     Evidence {
-        date: NaiveDate,
+        /// The business date: YYYY-MM-DD, or MM-DD within the lab's years
+        #[arg(value_parser = Day::parse)]
+        date: Day,
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
@@ -366,6 +400,7 @@ pub enum SparkCommand {
     },
     /// Write the run-to-snapshot map, the date's gold and a snapshot comparison, from Iceberg's metadata
     Evidence {
+        #[arg(value_parser = parse_date)]
         date: NaiveDate,
         #[command(flatten)]
         warehouse: SparkWarehouse,
@@ -374,6 +409,7 @@ pub enum SparkCommand {
     },
     /// Spark's gold of a business date beside the lab's (--lab), store by store
     Check {
+        #[arg(value_parser = parse_date)]
         date: NaiveDate,
         #[command(flatten)]
         warehouse: SparkWarehouse,

@@ -2,8 +2,10 @@
 //! or `reports` for structs; none touches the database.
 
 use crate::cli::{Cli, Command, Global, Range, Window};
+use crate::lake::daily::RunOutcome;
 use crate::lake::snapshot::TriggerKind;
 use crate::lake::{self, Lab, bootstrap, land, v1, v2};
+use crate::reports::day::Day;
 use crate::reports::{self, Format, Report};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr};
@@ -43,6 +45,8 @@ fn config() -> Result<&'static crate::config::Config> {
         return Ok(c);
     }
     let c = crate::config::load()?;
+    // A key override that does not parse is an error now, not when the explorer opens.
+    crate::tui::keys::KeyTable::with_overrides(&c.keys).wrap_err_with(|| format!("the config file {}: [keys]", c.path.display()))?;
     Ok(CONFIG.get_or_init(|| c))
 }
 
@@ -63,9 +67,17 @@ fn open(global: &Global) -> Result<Lab> {
     Lab::open(&lab_dir(global))
 }
 
-/// The lab, for a report: read-only, beside an open explorer or other reports.
+/// The lab, for a report: read-only, beside an open explorer or other reports. A lab that does
+/// not exist is an error naming the path: a typo'd --lab never reads as an empty lab.
 fn open_read(global: &Global) -> Result<Lab> {
-    Lab::open_read(&lab_dir(global))
+    let dir = lab_dir(global);
+    if !lake::exists(&dir) {
+        color_eyre::eyre::bail!(
+            "no lab at {}: nothing has landed there (a command that writes, such as `recount land`, creates it; --lab names another)",
+            dir.display()
+        );
+    }
+    Lab::open_read(&dir)
 }
 
 /// The lab, for a report that reads the derived caches (the recount, the lateness histogram):
@@ -80,7 +92,8 @@ fn world_or_sample(world: Option<PathBuf>) -> PathBuf {
     world.unwrap_or_else(lake::sample_world_dir)
 }
 
-/// Returns the process exit code.
+/// Returns the process exit code. A write the disk or the permissions refused is said in
+/// recount's own words (`lake::fault`), not DuckDB's.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     let g = cli.global;
     let _ = COLOR.set(g.color);
@@ -90,6 +103,14 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         }
         return summary(&g);
     };
+    let lab = lab_dir(&g);
+    run_command(g, command).map_err(|e| match lake::fault::explain(&e, &lab) {
+        Some(line) => color_eyre::eyre::eyre!(line),
+        None => e,
+    })
+}
+
+fn run_command(g: Global, command: Command) -> Result<i32> {
     match command {
         Command::Tui { tui } => explorer(&g, tui),
         Command::Demo { no_pause, yes, world } => demo(&g, no_pause, yes, world),
@@ -109,13 +130,13 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Fingerprint { as_of } => fingerprint(&g, as_of),
         Command::Late { date, window } => {
             let late_days = late_days(window)?;
-            report(&g, |lab| reports::listings::late(lab, date, late_days))
+            report(&g, |lab| reports::listings::late(lab, date.map(|d| reports::resolve_day(lab, d)).transpose()?, late_days))
         }
         Command::Quarantine { upload } => report(&g, |lab| reports::listings::quarantine(lab, upload)),
         Command::Promises { date } => promises(&g, date),
         Command::Baskets { date, window } => {
             let late_days = late_days(window)?;
-            report(&g, |lab| reports::baskets::resent(lab, date, late_days))
+            report(&g, |lab| reports::baskets::resent(lab, reports::resolve_day(lab, date)?, late_days))
         }
         Command::Bench { world, preset, seed, runs, work_dir, baseline, date } => {
             let opts = crate::bench::BenchOptions { world, preset, seed, runs, work_dir, baseline, date, exe: std::env::current_exe()? };
@@ -130,7 +151,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Snapshots => report(&g, reports::history::snapshots),
-        Command::History { date, as_of } => report(&g, |lab| reports::history::history(lab, date, as_of)),
+        Command::History { date, as_of } => report(&g, |lab| reports::history::history(lab, reports::resolve_day(lab, date)?, as_of)),
         Command::Diff { date, from, to, baskets } => diff(&g, date, from, to, baskets),
         Command::Rollback { snapshot } => rollback(&g, snapshot),
         Command::Evidence { date, out } => evidence(&g, date, &out),
@@ -144,7 +165,10 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Config => {
             let lab = crate::config::Setting { value: lab_dir(&g), source: g.sources.lab.clone() };
             let color = crate::config::Setting { value: format!("{:?}", g.color).to_lowercase(), source: g.sources.color.clone() };
-            print(&crate::config::ConfigReport::new(config()?, lab, color)?, g.format);
+            let config = config()?;
+            let table = crate::tui::keys::KeyTable::with_overrides(&config.keys)?;
+            let keys = table.bindings().iter().filter_map(|b| Some((crate::tui::keys::action_name(b.action)?, b.label.clone()))).collect();
+            print(&crate::config::ConfigReport::new(config, lab, color, keys), g.format);
             Ok(0)
         }
     }
@@ -161,8 +185,9 @@ fn v2_opts(g: &Global, window: Window, force: bool) -> Result<v2::V2Options> {
     Ok(v2::V2Options { late_days: late_days(window)?, force, fail_after: g.fail_after })
 }
 
-fn promises(g: &Global, date: NaiveDate) -> Result<i32> {
+fn promises(g: &Global, date: Day) -> Result<i32> {
     let lab = open_fresh(g)?;
+    let date = reports::resolve_day(&lab, date)?;
     let report = reports::promises::promises(&lab, &reports::check::check(&lab, date, None)?)?;
     print(&report, g.format);
     Ok(if report.promises.iter().any(|p| p.status == reports::Status::Fail) { PROMISE_FAILED } else { 0 })
@@ -287,17 +312,16 @@ fn daily(g: &Global, range: &Range, world: Option<PathBuf>, window: Window) -> R
     let mut lab = open(g)?;
     let world = world_or_sample(world);
     let mut code = 0;
+    let step = lake::daily::Step { trigger: TriggerKind::Daily, v1_first: false, opts: v2_opts(g, window, false)? };
     for d in range.dates() {
-        let landed = land::land_with(&mut lab, &world, &[d], g.fail_after).wrap_err_with(|| format!("landing {d}"))?;
-        emit_land(&landed, g.format)?;
-        if !landed.held.is_empty() {
-            code = 1;
-            continue;
-        }
-        if lab.is_landed(d)? {
-            let report =
-                v2::run_upload(&lab, d, TriggerKind::Daily, v2_opts(g, window, false)?).wrap_err_with(|| format!("v2 for upload {d}"))?;
-            emit_run(&report, g.format)?;
+        let done = lake::daily::land_and_run(&mut lab, &world, d, step).wrap_err_with(|| format!("landing {d}"))?;
+        emit_land(&done.landed, g.format)?;
+        match done.run {
+            RunOutcome::Ran(report) => emit_run(&report, g.format)?,
+            // The landing's report names the held upload and its file; the exit code says not all landed.
+            RunOutcome::Held(_) => code = 1,
+            RunOutcome::NothingLanded => {}
+            RunOutcome::Failed(e) => return Err(e.wrap_err(format!("v2 for upload {d}"))),
         }
     }
     Ok(code)
@@ -309,8 +333,9 @@ fn rebuild(g: &Global, dates: &[NaiveDate], force: bool, window: Window) -> Resu
     Ok(0)
 }
 
-fn check(g: &Global, date: NaiveDate, as_of: Option<i64>) -> Result<i32> {
+fn check(g: &Global, date: Day, as_of: Option<i64>) -> Result<i32> {
     let lab = open_fresh(g)?;
+    let date = reports::resolve_day(&lab, date)?;
     let report = reports::check::check(&lab, date, as_of)?;
     print(&report, g.format);
     if !report.engines_agree {
@@ -320,13 +345,11 @@ fn check(g: &Global, date: NaiveDate, as_of: Option<i64>) -> Result<i32> {
     Ok(0)
 }
 
-fn explain(g: &Global, date: NaiveDate, baskets: bool) -> Result<i32> {
+fn explain(g: &Global, date: Day, baskets: bool) -> Result<i32> {
     let lab = open_fresh(g)?;
+    let date = reports::resolve_day(&lab, date)?;
     let report = reports::explain::explain(&lab, date)?;
-    print(&report, g.format);
-    if baskets && g.format == Format::Table {
-        print!("\n{}", reports::table::render_table_text(&report.baskets_table(), color()));
-    }
+    print_with_baskets(&report, baskets.then(|| report.baskets_table()), g.format);
     Ok(0)
 }
 
@@ -340,13 +363,11 @@ fn fingerprint(g: &Global, as_of: Option<i64>) -> Result<i32> {
     Ok(0)
 }
 
-fn diff(g: &Global, date: NaiveDate, from: Option<i64>, to: Option<i64>, baskets: bool) -> Result<i32> {
+fn diff(g: &Global, date: Day, from: Option<i64>, to: Option<i64>, baskets: bool) -> Result<i32> {
     let lab = open_read(g)?;
+    let date = reports::resolve_day(&lab, date)?;
     let report = reports::history::diff(&lab, date, from, to)?;
-    print(&report, g.format);
-    if baskets && g.format == Format::Table {
-        print!("\n{}", reports::table::render_table_text(&report.baskets_table(), color()));
-    }
+    print_with_baskets(&report, baskets.then(|| report.baskets_table()), g.format);
     Ok(0)
 }
 
@@ -363,12 +384,26 @@ fn rollback(g: &Global, snapshot: i64) -> Result<i32> {
     Ok(0)
 }
 
-fn evidence(g: &Global, date: NaiveDate, out: &Path) -> Result<i32> {
+fn evidence(g: &Global, date: Day, out: &Path) -> Result<i32> {
     let lab = open_read(g)?;
+    let date = reports::resolve_day(&lab, date)?;
     for f in reports::evidence::write(&lab, date, out)? {
         println!("{}  {}", f.md5, f.path.display());
     }
     Ok(0)
+}
+
+/// A report and, with --baskets, the baskets behind it: a second table after it for people; for
+/// CSV the basket rows alone, under one header (a file of one table); JSON holds them already.
+fn print_with_baskets<R: Report>(report: &R, baskets: Option<reports::Table>, format: Format) {
+    match (baskets, format) {
+        (None, f) | (Some(_), f @ Format::Json) => print(report, f),
+        (Some(b), Format::Csv) => print!("{}", reports::table::csv_of(&[b])),
+        (Some(b), Format::Table) => {
+            print(report, Format::Table);
+            print!("\n{}", reports::table::render_table_fitted(&b, color(), terminal_width()));
+        }
+    }
 }
 
 /// JSON as every report prints it: pretty, and nothing a terminal would act on left raw.
@@ -405,10 +440,18 @@ fn emit_run(report: &v2::RunReport, format: Format) -> Result<()> {
 }
 
 fn explorer(g: &Global, tui: crate::cli::TuiArgs) -> Result<i32> {
+    if !(std::io::stdout().is_terminal() && std::io::stdin().is_terminal()) {
+        eprintln!(
+            "error: the explorer needs a terminal (stdin and stdout); the reports (`recount check`, `recount --help`) print without one"
+        );
+        return Ok(USAGE);
+    }
     let config = config()?;
     crate::tui::keys::install(crate::tui::keys::KeyTable::with_overrides(&config.keys)?);
     crate::tui::run(crate::tui::TuiOptions {
-        bootstrap: g.lab.is_none(),
+        // The default lab, wherever RECOUNT_LAB points, is built on first run; a lab named with
+        // --lab is opened as it is.
+        bootstrap: !matches!(g.sources.lab, crate::config::Source::Flag(_)),
         lab_dir: lab_dir(g),
         world: world_or_sample(tui.world),
         theme: tui.theme.unwrap_or_else(|| config.theme.value.clone()),
@@ -424,8 +467,11 @@ fn summary(g: &Global) -> Result<i32> {
         Ok(lab) if !lab.is_empty()? => lab,
         _ => {
             let mut lab = open(g)?;
-            if bootstrap::fill_if_empty(&mut lab, &lake::sample_world_dir())? {
+            if let Some(first) = bootstrap::fill_if_empty(&mut lab, &lake::sample_world_dir())? {
                 println!("built the sample lab at {} from {}", lab.root.display(), lake::sample_world_dir().display());
+                for line in first.held_lines() {
+                    println!("{}", crate::sanitize::for_terminal(&line));
+                }
             }
             lab
         }
@@ -467,6 +513,10 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
         SparkCommand::Setup => spark::setup(&spark::default_home()),
         SparkCommand::Run { range, world, warehouse, window, daily } => {
             let world = world_or_sample(world);
+            // stores.csv is checked by the lab's own rules (zones, countries, ISO-4217 currencies)
+            // before Spark lands anything: one rule for both engines, written once.
+            let stores = world.join(crate::raw::STORES_FILE);
+            crate::raw::StoreTable::read(&stores).wrap_err("the world's stores, before Spark lands them")?;
             let driver = spark_driver(&warehouse)?;
             let uploads = range.dates();
             let args = spark::run_args(&world, &uploads, late_days(window)?, daily, trigger_of(daily, uploads.len()).as_str());
@@ -475,7 +525,8 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
                 driver.call("run", &args, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
             drop(line);
             print(&report, g.format);
-            Ok(0)
+            // An upload held back: what could land did, and the exit code says not all of it.
+            Ok(if report.held().next().is_some() { 1 } else { 0 })
         }
         SparkCommand::Fingerprint { warehouse, as_of, reader } => {
             let driver = spark_driver(&warehouse)?;

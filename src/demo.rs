@@ -1,6 +1,7 @@
 //! `recount demo`: the presenter's script. One line of narration per step, then what the tool
 //! shows at that step. Every figure comes from the same reports the CLI and explorer print.
 
+use crate::lake::daily::{LandAndRun, RunOutcome, Step, land_and_run};
 use crate::lake::snapshot::TriggerKind;
 use crate::lake::{Lab, land, v1, v2};
 use crate::reports::{self, Format, Report};
@@ -8,7 +9,12 @@ use color_eyre::eyre::{Result, bail};
 use std::io::BufRead;
 use std::path::Path;
 
-fn step(n: usize, narration: &str, pause: bool) {
+/// The steps are numbered as they are told: how many a world's story has depends on its uploads
+/// and corrections.
+static STEP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn step(narration: &str, pause: bool) {
+    let n = STEP.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
     if pause {
         print!("\n[press Enter] ");
         let _ = std::io::Write::flush(&mut std::io::stdout());
@@ -17,8 +23,13 @@ fn step(n: usize, narration: &str, pause: bool) {
     println!("\n── step {n}: {narration}");
 }
 
+/// A report as the CLI prints it, narrowed to the terminal when there is one: a presenter's
+/// screen never wraps a table.
 fn show<R: Report>(r: &R, color: bool) {
-    print!("{}", reports::table::render(r, Format::Table, color));
+    let width = std::io::IsTerminal::is_terminal(&std::io::stdout())
+        .then(|| crossterm::terminal::size().ok().map(|(w, _)| usize::from(w)))
+        .flatten();
+    print!("{}", reports::table::render_fitted(r, Format::Table, color, width));
 }
 
 pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()> {
@@ -28,23 +39,28 @@ pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()>
     }
     let mut lab = Lab::open(lab_dir)?;
     lab.reset()?;
+    STEP.store(0, std::sync::atomic::Ordering::Relaxed);
     println!("recount demo in lab {} (world {})", lab_dir.display(), world.display());
     let opts = v2::V2Options { fail_after: None, ..Default::default() };
     let day = ups[2];
 
-    step(1, &format!("The tills upload {} to {}: land them into the raw zone, parsed once into bronze.", ups[0], ups[3]), pause);
-    print!("{}", land::land(&mut lab, world, &ups[..4])?.render());
+    step(&format!("The tills upload {} to {}: land them into the raw zone, parsed once into bronze.", ups[0], ups[3]), pause);
+    let first = land::land(&mut lab, world, &ups[..4])?;
+    print!("{}", first.render());
+    if let Some(h) = first.held.first() {
+        // The story needs every one of the four: a held-back upload gets no run, and the demo says why.
+        bail!("{}", LandAndRun::held_line(h));
+    }
 
-    step(2, &format!("v1, the naive job, reads upload {day} once and appends per store."), pause);
+    step(&format!("v1, the naive job, reads upload {day} once and appends per store."), pause);
     v1::run(&lab, day, None)?;
     show(&reports::check::check(&lab, day, None)?, color);
 
-    step(3, "A retry of v1 for the same day. It appends again: the day doubles.", pause);
+    step("A retry of v1 for the same day. It appends again: the day doubles.", pause);
     v1::run(&lab, day, None)?;
     show(&reports::check::check(&lab, day, None)?, color);
 
     step(
-        4,
         "v2 runs per upload: each affected date gets a new version in one transaction, deduplicated by basket_id; the old version stays as history.",
         pause,
     );
@@ -53,16 +69,15 @@ pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()>
     }
     show(&reports::check::check(&lab, day, None)?, color);
 
-    step(5, &format!("The same retry with v2 for upload {day}: its inputs are unchanged, so it is recorded as skipped."), pause);
+    step(&format!("The same retry with v2 for upload {day}: its inputs are unchanged, so it is recorded as skipped."), pause);
+    // Its record ends with gold's fingerprint: the same as before the retry.
     print!("{}", v2::run_upload(&lab, day, TriggerKind::Upload, opts)?.render());
-    println!("{}", reports::fingerprint(&lab, None)?.line);
 
-    step(6, &format!("A late upload, {}, lands: offline tills and re-sends reach back into earlier days.", ups[4]), pause);
-    land::land(&mut lab, world, &[ups[4]])?;
-    print!("{}", v2::run_upload(&lab, ups[4], TriggerKind::Daily, opts)?.render());
+    step(&format!("A late upload, {}, lands: offline tills and re-sends reach back into earlier days.", ups[4]), pause);
+    told(land_and_run(&mut lab, world, ups[4], daily(TriggerKind::Daily, opts))?)?;
 
     let moved = crate::reports::history::history(&lab, ups[3], None)?;
-    step(7, &format!("history explains how {} moved, snapshot by snapshot.", ups[3]), pause);
+    step(&format!("history explains how {} moved, snapshot by snapshot.", ups[3]), pause);
     show(&moved, color);
 
     corrections(&mut lab, world, opts, pause, color)?;
@@ -73,7 +88,7 @@ pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()>
 /// The correction steps, when the world ships corrections: a corrected file changes exactly its
 /// dates, and the same rows delivered again in other bytes change nothing.
 fn corrections(lab: &mut Lab, world: &Path, opts: v2::V2Options, pause: bool, color: bool) -> Result<()> {
-    use crate::world::corrections::{self, CorrectionKind};
+    use crate::raw::corrections::{self, CorrectionKind};
     let all = corrections::list(world)?;
     let (Some(fixed), Some(same)) =
         (all.iter().find(|c| c.kind == CorrectionKind::ChangedAmounts), all.iter().find(|c| c.kind == CorrectionKind::Recompressed))
@@ -81,15 +96,15 @@ fn corrections(lab: &mut Lab, world: &Path, opts: v2::V2Options, pause: bool, co
         return Ok(());
     };
     let u = fixed.upload_date;
+    catch_up(lab, world, u, opts, pause)?;
     step(
-        8,
         &format!("Upload {u} arrives. Later its till vendor re-exports {} with corrected amounts: a new version of the file.", fixed.file),
         pause,
     );
-    land::land(lab, world, &[u])?;
-    v2::run_upload(lab, u, TriggerKind::Daily, opts)?;
-    print!("{}", land::land(lab, &fixed.dir, &[u])?.render());
-    let run = v2::run_upload(lab, u, TriggerKind::Upload, opts)?;
+    ran(land_and_run(lab, world, u, daily(TriggerKind::Daily, opts))?)?;
+    let fix = land_and_run(lab, &fixed.dir, u, daily(TriggerKind::Upload, opts))?;
+    print!("{}", fix.landed.render());
+    let run = ran(fix)?;
     print!("{}", run.render());
     if let Some(d) = run.dates.iter().find(|d| d.action == crate::store::DateAction::Overwrite) {
         let diff = reports::history::diff(lab, d.business_date, None, None)?;
@@ -97,10 +112,47 @@ fn corrections(lab: &mut Lab, world: &Path, opts: v2::V2Options, pause: bool, co
     }
 
     let v = same.upload_date;
-    step(9, &format!("Upload {v}'s {} is delivered again, recompressed: other bytes, the same rows. v2 skips it.", same.file), pause);
-    land::land(lab, world, &[v])?;
-    v2::run_upload(lab, v, TriggerKind::Daily, opts)?;
-    print!("{}", land::land(lab, &same.dir, &[v])?.render());
-    print!("{}", v2::run_upload(lab, v, TriggerKind::Upload, opts)?.render());
+    catch_up(lab, world, v, opts, pause)?;
+    step(&format!("Upload {v}'s {} is delivered again, recompressed: other bytes, the same rows. v2 skips it.", same.file), pause);
+    ran(land_and_run(lab, world, v, daily(TriggerKind::Daily, opts))?)?;
+    let again = land_and_run(lab, &same.dir, v, daily(TriggerKind::Upload, opts))?;
+    print!("{}", again.landed.render());
+    print!("{}", ran(again)?.render());
     Ok(())
+}
+
+/// The schedule runs on to `to`: every upload after the newest landed one and before `to` lands
+/// and gets its v2 run, so the story never skips a day (and no snapshot appears from nowhere).
+fn catch_up(lab: &mut Lab, world: &Path, to: chrono::NaiveDate, opts: v2::V2Options, pause: bool) -> Result<()> {
+    let landed_to = crate::raw::list_partitions(&lab.raw_root())?.last().copied();
+    let between: Vec<_> = crate::raw::list_partitions(world)?.into_iter().filter(|d| landed_to.is_none_or(|l| *d > l) && *d < to).collect();
+    if let (Some(first), Some(last)) = (between.first(), between.last()) {
+        step(&format!("The daily schedule runs on: uploads {first} to {last} land, and v2 runs for each."), pause);
+        for &d in &between {
+            told(land_and_run(lab, world, d, daily(TriggerKind::Daily, opts))?)?;
+        }
+    }
+    Ok(())
+}
+
+fn daily(trigger: TriggerKind, opts: v2::V2Options) -> Step {
+    Step { trigger, v1_first: false, opts }
+}
+
+/// A landing and its run, both shown as the CLI's `daily` shows them.
+fn told(done: LandAndRun) -> Result<Box<v2::RunReport>> {
+    print!("{}", done.landed.render());
+    let run = ran(done)?;
+    print!("{}", run.render());
+    Ok(run)
+}
+
+/// The run of a step the demo needs: a held-back upload or a failed run ends the demo, saying why.
+fn ran(done: LandAndRun) -> Result<Box<v2::RunReport>> {
+    match done.run {
+        RunOutcome::Ran(r) => Ok(r),
+        RunOutcome::Held(h) => bail!("{}", LandAndRun::held_line(&h)),
+        RunOutcome::NothingLanded => bail!("upload {} has no file to land", done.upload),
+        RunOutcome::Failed(e) => Err(e.wrap_err(format!("v2 for upload {}", done.upload))),
+    }
 }

@@ -29,8 +29,23 @@ fn main() {
         .theme(if stderr_colored { color_eyre::config::Theme::dark() } else { color_eyre::config::Theme::new() })
         .display_env_section(stderr_colored)
         .install();
+    // A reader that closes the pipe (`recount … | head`) ends the command quietly, with exit 0:
+    // Rust's print macros panic on EPIPE, so the panic hook turns that one panic into an exit. A
+    // write in flight is then cut as a kill would cut it: the lab keeps what committed, and the
+    // next command finishes the rest (stderr says so when the command was writing).
+    let eyre_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let text = info.payload().downcast_ref::<String>().map(String::as_str).or_else(|| info.payload().downcast_ref::<&str>().copied());
+        if text.is_some_and(recount::sanitize::is_broken_pipe) {
+            closed_reader();
+        }
+        eyre_hook(info)
+    }));
     let code = match cli.map_err(color_eyre::Report::from).and_then(recount::commands::dispatch) {
         Ok(code) => code,
+        Err(e) if e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) => {
+            closed_reader()
+        }
         Err(e) => {
             // One line per cause, and nothing from the data (a file name, a basket_id) reaches
             // the terminal raw.
@@ -44,4 +59,14 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// The reader of stdout went away: exit 0 at once, saying on stderr what a writing command left.
+fn closed_reader() -> ! {
+    if recount::lake::writing_now() {
+        eprintln!(
+            "note: the output was closed; recount stopped there. The lab keeps what committed, and running the command again finishes the rest"
+        );
+    }
+    std::process::exit(0)
 }

@@ -44,7 +44,7 @@ pub fn manifest(raw_root: &Path) -> Result<String> {
             parts.push(format!("{d}/{}:{}", f.file_name().unwrap_or_default().to_string_lossy(), std::fs::metadata(&f)?.len()));
         }
     }
-    let versions = raw_root.join(crate::lake::land::VERSIONS_DIR);
+    let versions = raw_root.join(crate::raw::VERSIONS_DIR);
     if versions.is_dir() {
         let mut kept = Vec::new();
         for partition in std::fs::read_dir(&versions)? {
@@ -80,7 +80,7 @@ struct Columns {
 }
 
 fn epoch() -> NaiveDate {
-    NaiveDate::from_ymd_opt(1970, 1, 1).unwrap()
+    chrono::DateTime::UNIX_EPOCH.date_naive()
 }
 
 fn read_file(path: &Path, upload_date: NaiveDate, stores: &StoreTable) -> Result<Columns> {

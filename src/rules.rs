@@ -11,6 +11,18 @@ pub const DEFAULT_LATE_DAYS: u32 = 2;
 /// uploads, its status), so the bound keeps every command's work and output bounded.
 pub const MAX_LATE_DAYS: u32 = 366;
 
+/// Whether a row of `upload` dated `d` is future-dated: after `upload + 1`, so it cannot have
+/// been sold yet (a till's clock). Such a row never enters silver or gold, whatever the window,
+/// and is reported under that name, not as late.
+pub fn future_dated(upload: NaiveDate, d: NaiveDate) -> bool {
+    upload.checked_add_days(Days::new(1)).is_some_and(|next| d > next)
+}
+
+/// What to call rows outside every window: future-dated, or beyond the window.
+pub fn outside_window_word(future_dated: bool) -> &'static str {
+    if future_dated { "future-dated (clock error?)" } else { "beyond the window" }
+}
+
 /// The lateness window: business date `d` is built from the uploads `d-1 ..= d+late_days`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct LatenessWindow {
@@ -117,6 +129,18 @@ impl Finality {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_row_dated_after_its_upload_and_the_next_day_is_future_dated() {
+        let d = |s: &str| s.parse::<NaiveDate>().unwrap();
+        assert!(!future_dated(d("2026-08-15"), d("2026-08-16")), "a till east of UTC sells tomorrow's date today");
+        assert!(future_dated(d("2026-08-15"), d("2026-08-17")));
+        assert!(future_dated(d("2026-08-15"), d("2099-01-01")));
+        assert!(!future_dated(d("2026-08-15"), d("2026-08-01")));
+        assert!(!future_dated(NaiveDate::MAX, NaiveDate::MAX));
+        assert_eq!(outside_window_word(future_dated(d("2026-08-15"), d("2099-01-01"))), "future-dated (clock error?)");
+        assert_eq!(outside_window_word(future_dated(d("2026-08-15"), d("2026-08-01"))), "beyond the window");
+    }
+
     use super::*;
 
     fn d(s: &str) -> NaiveDate {

@@ -50,6 +50,12 @@ pub fn for_csv(s: &str) -> Cow<'_, str> {
     if clean.starts_with(['=', '+', '-', '@']) { Cow::Owned(format!("'{clean}")) } else { clean }
 }
 
+/// Whether a panic's message is Rust's print macros failing on a closed pipe (EPIPE), or a
+/// writer (clap's completions) failing the same way.
+pub fn is_broken_pipe(message: &str) -> bool {
+    message.contains("Broken pipe") || message.contains("os error 32")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

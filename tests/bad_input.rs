@@ -1,5 +1,6 @@
 //! Bad input gets a clear error or a quarantine row with file, line and reason; never a panic or
 //! a silent drop. A failed landing leaves the lab exactly as it was.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
 
 mod common;
 
@@ -47,7 +48,7 @@ fn bad_lines_become_quarantine_rows_with_file_line_and_reason() {
     assert!(got[0].0 == 2 && got[0].1.starts_with("malformed JSON"), "{got:?}");
     assert_eq!(got[1], (3, "missing required field basket_id"));
     assert_eq!(got[2], (4, "unknown store_id 'NOWHERE'"));
-    assert!(got[3].0 == 5 && got[3].1.contains("amount_minor 10.5 is not a 64-bit integer"), "{got:?}");
+    assert_eq!(got[3], (5, "tender 1: amount_minor is not a 64-bit integer"), "the raw line beside it shows the value");
     assert!(got[4].0 == 6 && got[4].1.contains("missing amount_minor"), "{got:?}");
     assert!(got[5].0 == 7 && got[5].1.contains("not in partition upload_date=2026-08-15"), "{got:?}");
     // Bronze rows keep their own line numbers.
@@ -224,4 +225,93 @@ fn a_layout_5_lab_is_migrated_in_place_and_keeps_its_history() {
     let records = recount::reports::history::snapshots(&lab).unwrap().records;
     assert_eq!(records.len(), 4);
     assert!(records.iter().any(|r| r.rows_replaced > 0), "the renamed column kept its values");
+}
+
+#[test]
+fn a_row_dated_2099_is_future_dated_not_late_in_the_run_and_in_late_with_days_as_a_number() {
+    let dir = tempdir();
+    let (w, mut lab) = seeded(dir.path());
+    let clock = event("f1", "B-f1", "LON1", "2099-01-01T10:00:00.000Z", GOOD_UP, "GBP", &[4200]);
+    let old = event("o1", "B-o1", "LON1", "2026-08-01T10:00:00.000Z", GOOD_UP, "GBP", &[100]);
+    w.file("2026-08-15", "a.jsonl.gz", &[good("g1"), clock, old]);
+    land::land(&mut lab, &w.root, &[day("2026-08-15")]).unwrap();
+    let run = recount::lake::v2::run_upload(&lab, day("2026-08-15"), recount::store::TriggerKind::Daily, opts()).unwrap();
+    let text = run.render();
+    assert!(text.contains("future-dated (clock error?): 1 row(s) of business date 2099-01-01"), "{text}");
+    assert!(text.contains("beyond the window: 1 row(s) of business date 2026-08-01"), "{text}");
+    assert_eq!(run.beyond_window.iter().filter(|b| b.future_dated).count(), 1);
+    let late = recount::reports::listings::late(&lab, None, 2).unwrap();
+    let rendered = recount::reports::table::render(&late, recount::reports::Format::Csv, false);
+    let mut rdr = csv::Reader::from_reader(rendered.as_bytes());
+    let h = rdr.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    let future = rows.iter().find(|r| &r[col("business_date")] == "2099-01-01").unwrap();
+    assert_eq!(&future[col("kind")], "future-dated (clock error?)");
+    assert!(future[col("days_late")].parse::<i64>().unwrap() < 0, "a number: {:?}", &future[col("days_late")]);
+    let late_one = rows.iter().find(|r| &r[col("business_date")] == "2026-08-01").unwrap();
+    assert_eq!((&late_one[col("kind")], &late_one[col("days_late")]), ("beyond the window", "14"));
+    let table = recount::reports::table::render(&late, recount::reports::Format::Table, false);
+    assert!(table.contains("1 of them future-dated (clock error?)"), "{table}");
+}
+
+/// A small tmpfs, unmounted when dropped: the tests run as root, as CI does.
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    fn new(at: std::path::PathBuf, size: &str) -> SmallDisk {
+        std::fs::create_dir_all(&at).unwrap();
+        let st = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&at).status();
+        assert!(st.is_ok_and(|s| s.success()), "mounting a {size} tmpfs at {} (the test needs root, as CI has)", at.display());
+        SmallDisk(at)
+    }
+
+    /// Fills the disk to its last byte.
+    fn fill(&self) -> std::path::PathBuf {
+        use std::io::Write;
+        let path = self.0.join("filler");
+        let mut f = std::fs::File::create(&path).unwrap();
+        let chunk = vec![0u8; 64 << 10];
+        while f.write_all(&chunk).is_ok() {}
+        for _ in 0..64 {
+            let _ = f.write_all(&[0]);
+        }
+        path
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_leaves_the_lab_as_it_was_and_says_so_in_recounts_words() {
+    let dir = tempdir();
+    let disk = SmallDisk::new(dir.path().join("disk"), "64m");
+    let lab = disk.0.join("lab");
+    let world = small_world().to_str().unwrap().to_string();
+    let ups = uploads(small_world());
+    let (first, fourth) = (ups[0].to_string(), ups[3].to_string());
+    ok(&lab, &["daily", &first, &fourth, "--world", &world]);
+    let before = ok(&lab, &["fingerprint"]);
+    let filler = disk.fill();
+    let next = ups[4].to_string();
+    for args in [
+        vec!["land", next.as_str(), "--world", world.as_str()],
+        vec!["rebuild", ups[2].to_string().leak(), "--force"],
+        vec!["rollback", "2"],
+    ] {
+        let out = recount(&lab, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("is full") && err.contains("the lab is as it was"), "{args:?}: recount's own words: {err}");
+        assert!(!err.contains("Unknown error code"), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
+        assert_eq!(ok(&lab, &["fingerprint"]), before, "{args:?}: the fingerprint is unchanged");
+    }
+    std::fs::remove_file(filler).unwrap();
+    ok(&lab, &["daily", &next, "--world", &world]);
+    assert_ne!(ok(&lab, &["fingerprint"]), before, "with room again, the next upload lands and runs");
 }

@@ -1,4 +1,5 @@
 //! The command line as a user types it: formats, the demo script, and the contract's line.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
 
 mod common;
 
@@ -64,12 +65,35 @@ fn the_demo_on_the_sample_lands_a_correction_that_changes_exactly_its_date_and_s
     let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
     let (ok, out, err) = recount(&lab, &["demo", "--no-pause", "--world", sample.to_str().unwrap()]);
     assert!(ok, "{err}");
-    let step8 = &out[out.find("── step 8: ").expect("step 8")..out.find("── step 9: ").expect("step 9")];
-    assert!(step8.contains("corrected: tills-gb.jsonl.gz v2"), "{step8}");
-    assert_eq!(step8.matches(" overwrite ").count(), 1, "exactly the corrected date is rewritten:\n{step8}");
-    assert!(step8.contains("revenue corrected (tills-gb.jsonl.gz v2)"), "{step8}");
-    let step9 = &out[out.find("── step 9: ").unwrap()..];
-    assert!(step9.contains("corrected: tills-gb.jsonl.gz v2") && step9.contains("(skipped)"), "{step9}");
+    // The steps by what they tell, each up to the next one.
+    let steps: Vec<&str> = out.split("\n── step ").skip(1).collect();
+    let told = |what: &str| *steps.iter().find(|s| s.contains(what)).unwrap_or_else(|| panic!("no step tells '{what}':\n{out}"));
+    let numbers: Vec<usize> = steps.iter().map(|s| s.split(':').next().unwrap().parse().unwrap()).collect();
+    assert_eq!(numbers, (1..=steps.len()).collect::<Vec<_>>(), "the steps are told in order, none skipped");
+    let fixed = told("re-exports");
+    assert!(fixed.contains("corrected: tills-gb.jsonl.gz v2"), "{fixed}");
+    assert_eq!(fixed.matches(" overwrite ").count(), 1, "exactly the corrected date is rewritten:\n{fixed}");
+    assert!(fixed.contains("revenue corrected (tills-gb.jsonl.gz v2)"), "{fixed}");
+    let same = told("recompressed");
+    assert!(same.contains("corrected: tills-gb.jsonl.gz v2") && same.contains("(skipped)"), "{same}");
+    // No upload is skipped: every upload the story lands, it lands in order, one after the other.
+    let landed: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("landed upload ")).map(|l| &l[..10]).collect();
+    let mut seen: Vec<&str> = landed.clone();
+    seen.dedup();
+    let ups: Vec<String> = uploads(&sample).iter().map(|d| d.to_string()).collect();
+    let first = ups.iter().position(|u| u == seen[0]).unwrap();
+    for (i, u) in seen.iter().enumerate() {
+        assert!(ups[first..].contains(&u.to_string()), "{u}");
+        if i > 0 && *u > seen[i - 1] {
+            assert_eq!(
+                ups.iter().position(|x| x == u),
+                ups.iter().position(|x| x == seen[i - 1]).map(|p| p + 1),
+                "{u} follows {}",
+                seen[i - 1]
+            );
+        }
+    }
+    assert_eq!(out.matches("gold.daily_store_sales:").count(), out.matches("-> snapshot").count(), "one fingerprint per run, none twice");
 }
 
 #[test]
@@ -259,4 +283,205 @@ fn the_config_file_sets_the_window_and_keys_and_recount_config_says_where_each_v
     assert_eq!(code, Some(1));
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains(&file.display().to_string()) && err.contains("line 2, column 1") && err.contains("them"), "{err}");
+}
+
+#[test]
+fn the_command_line_definition_passes_claps_own_checks() {
+    use clap::CommandFactory;
+    // clap_builder keeps its debug assertions in the release profile (Cargo.toml), so this
+    // checks every subcommand's arguments: duplicate names, conflicting shorts, bad defaults.
+    recount::cli::Cli::command().debug_assert();
+}
+
+/// The binary with its stdout a pipe whose reader is already gone: its first write meets EPIPE.
+fn into_closed_pipe(lab: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_recount"))
+        .arg("--lab")
+        .arg(lab)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_with_exit_0_and_a_cut_daily_is_finished_by_the_next() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    for args in [&["completions", "bash"][..], &["man"], &["--help"]] {
+        let (code, err) = into_closed_pipe(&lab, args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{args:?} is quiet: {err}");
+    }
+    // A daily whose reader went away stops at its first line, says so, and leaves the lab whole.
+    let world = small_world().to_str().unwrap().to_string();
+    let ups = uploads(small_world());
+    let (first, third) = (ups[0].to_string(), ups[2].to_string());
+    let (code, err) = into_closed_pipe(&lab, &["daily", &first, &third, "--world", &world]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("the output was closed") && err.contains("finishes the rest"), "{err}");
+    let (ok, _, err) = recount(&lab, &["daily", &first, &third, "--world", &world]);
+    assert!(ok, "{err}");
+    let whole = dir.path().join("whole");
+    assert!(recount(&whole, &["daily", &first, &third, "--world", &world]).0);
+    assert_eq!(recount(&lab, &["fingerprint"]).1, recount(&whole, &["fingerprint"]).1, "the next daily finished the cut one");
+}
+
+#[test]
+fn the_explorer_without_a_terminal_says_so_in_one_line() {
+    let dir = tempdir();
+    let (code, out, err) = recount_code(&dir.path().join("lab"), &["tui"]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("needs a terminal") && !err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_report_on_a_lab_that_does_not_exist_is_an_error_naming_the_path() {
+    let dir = tempdir();
+    let missing = dir.path().join("no-such-lab");
+    for args in [&["check", "2026-10-28"][..], &["fingerprint"], &["history", "2026-10-28"], &["late"], &["snapshots"]] {
+        let (code, out, err) = recount_code(&missing, args);
+        assert_eq!(code, Some(1), "{args:?}: {out}");
+        assert!(err.contains("no lab at") && err.contains("no-such-lab"), "{args:?}: {err}");
+        assert!(!out.contains("provisional"), "nothing reads as an empty lab: {out}");
+    }
+    assert!(!missing.exists(), "a report creates nothing");
+}
+
+#[test]
+fn late_gives_every_copy_its_baskets_flag_and_says_which_copy_counts_with_days_as_numbers() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let world = sample.to_str().unwrap();
+    assert!(recount(&lab, &["daily", "2026-10-19", "2026-10-23", "--world", world]).0);
+    // Both copies of this basket arrived in upload 10-23, beyond 10-20's window: the basket is
+    // not in v2, whichever copy a row shows.
+    let (ok, json, err) = recount(&lab, &["late", "2026-10-20", "--format", "json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let copies: Vec<&serde_json::Value> =
+        v["rows"].as_array().unwrap().iter().filter(|r| r["basket_id"] == "GB003-20261020-T3-0004").collect();
+    assert_eq!(copies.len(), 2, "{json}");
+    assert!(copies.iter().all(|r| r["missing_from_v2"] == true), "{copies:?}");
+    assert_eq!(copies.iter().filter(|r| r["recompute_copy"] == true).count(), 1, "one copy counts: {copies:?}");
+    assert!(copies.iter().all(|r| r["days_late"].is_i64()), "{copies:?}");
+    let (_, csv, _) = recount(&lab, &["late", "2026-10-20", "--format", "csv"]);
+    let mut rdr = csv::Reader::from_reader(csv.as_bytes());
+    let header = rdr.headers().unwrap().clone();
+    let days = header.iter().position(|h| h == "days_late").unwrap();
+    let counted = header.iter().position(|h| h == "recompute_copy").unwrap();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    assert!(!rows.is_empty());
+    for r in &rows {
+        assert!(r[days].parse::<i64>().is_ok(), "days_late is a number a spreadsheet sums: {:?}", &r[days]);
+        assert!(["this copy", "another copy"].contains(&&r[counted]), "{r:?}");
+    }
+}
+
+#[test]
+fn every_module_under_src_is_on_the_architecture_map() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let map = doc.split("## The map: who owns what").nth(1).unwrap().split("\n## ").next().unwrap();
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out)
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p)
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root.join("src"), &mut files);
+    assert!(files.len() > 40, "the walk found the modules");
+    let missing: Vec<String> = files
+        .iter()
+        .map(|f| f.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+        .filter(|rel| !map.contains(&format!("`{rel}`")))
+        .collect();
+    assert!(missing.is_empty(), "docs/architecture.md's map does not name: {missing:?}");
+}
+
+#[test]
+fn a_bad_key_override_in_the_config_file_is_an_error_naming_the_file_before_any_command_runs() {
+    let dir = tempdir();
+    let conf_dir = dir.path().join("xdg");
+    std::fs::create_dir_all(conf_dir.join("recount")).unwrap();
+    let file = conf_dir.join("recount").join("config.toml");
+    for (text, says) in [
+        ("[keys]\nland_next = \"ctrl-\"\n", "ctrl-"),
+        ("[keys]\nno_such_action = \"x\"\n", "no_such_action"),
+        ("[keys]\nland_next = \"q\"\n", "q"),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_recount"))
+            .arg("--lab")
+            .arg(dir.path().join("lab"))
+            .arg("config")
+            .env("XDG_CONFIG_HOME", &conf_dir)
+            .env_remove("RECOUNT_CONFIG")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{text:?}: {err}");
+        assert!(err.contains(&file.display().to_string()) && err.contains("[keys]") && err.contains(says), "{text:?}: {err}");
+    }
+}
+
+#[test]
+fn dates_are_read_strictly_mm_dd_within_the_lab_and_a_date_outside_it_says_so() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    let world = small_world().to_str().unwrap().to_string();
+    let ups = uploads(small_world());
+    assert!(recount(&lab, &["daily", &ups[0].to_string(), &ups[3].to_string(), "--world", &world]).0);
+    let d = ups[2];
+    let (ok, full, _) = recount(&lab, &["check", &d.to_string(), "--format", "json"]);
+    assert!(ok);
+    let (ok, short, err) = recount(&lab, &["check", &d.format("%m-%d").to_string(), "--format", "json"]);
+    assert!(ok, "{err}");
+    assert_eq!(short, full, "MM-DD is the lab's date of that month and day");
+    for bad in ["26-10-28", "2026-02-30", "yesterday", "2026-10-8"] {
+        let (code, _, err) = recount_code(&lab, &["check", bad]);
+        assert_eq!(code, Some(2), "{bad}: a usage error: {err}");
+        assert!(err.contains("YYYY-MM-DD") && err.contains("MM-DD"), "{bad}: the error names both forms: {err}");
+    }
+    let (code, out, err) = recount_code(&lab, &["check", "2027-01-01"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(err.contains("2027-01-01 is outside the lab") && !out.contains("provisional"), "{err}");
+    // An upload date is whole: MM-DD names no upload.
+    let (code, _, err) = recount_code(&lab, &["land", "10-13", "--world", &world]);
+    assert_eq!(code, Some(2), "{err}");
+}
+
+#[test]
+fn v1_that_never_ran_says_so_and_flags_nothing_and_explain_names_one_run() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    let world = small_world().to_str().unwrap().to_string();
+    let ups = uploads(small_world());
+    assert!(recount(&lab, &["daily", &ups[0].to_string(), &ups[5].to_string(), "--world", &world]).0);
+    let d = ups[1].to_string();
+    let (ok, table, err) = recount(&lab, &["check", &d]);
+    assert!(ok, "{err}");
+    let rows: Vec<&str> = table.lines().filter(|l| l.contains("GB ") || l.contains("IN ") || l.contains("SG ")).collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    for r in rows {
+        assert!(r.contains("not run") && r.contains("v1 not run"), "{r}");
+        if r.contains(" match ") {
+            assert!(!r.trim_start().starts_with('!'), "a v1 that never ran is no warning: {r}");
+        }
+    }
+    let (_, explain, _) = recount(&lab, &["explain", &d]);
+    assert!(explain.contains("what ONE v1 run counts") && explain.contains("check's v1 column sums every run"), "{explain}");
 }

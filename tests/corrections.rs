@@ -1,5 +1,6 @@
 //! Corrections: a file path that arrives again with other bytes is its next version, and v2
 //! rewrites exactly the dates it changes. One test per claim of the contract's section 5.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
 
 mod common;
 
@@ -357,6 +358,10 @@ fn killed_correction(crash: &str) -> (tempfile::TempDir, Lab, String, String) {
     };
     let out = cmd.output().unwrap();
     assert!(!out.status.success(), "{crash}: the landing was stopped");
+    if crash != "fail" {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{crash}: the crash point fired ({})", out.status);
+    }
     let lab = open_lab(dir.path());
     let md5 = |b: &[u8]| recount::store::hex(&<md5::Md5 as md5::Digest>::digest(b));
     (dir, lab, md5(&old), md5(&new))

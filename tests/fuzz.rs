@@ -2,6 +2,7 @@
 //! failure reproduces) over the line parser, stores.csv, the landing and the command line. The
 //! claims: nothing panics, every input gets an answer (a row, a quarantine row, a held upload or
 //! a clear error), and what is kept survives a round trip. Under a minute together.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! The user guide's screen captures cannot go stale: every screen the guide shows is an excerpt
 //! of a capture in docs/captures/ (made by scripts/capture-screens.sh on the lab a first run
 //! builds), and the captures show the key table as the code has it.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
 
 use std::path::Path;
 

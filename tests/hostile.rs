@@ -1,5 +1,6 @@
 //! Hostile input: what an attacker or an unlucky operator feeds recount gets a clear error or a
 //! quarantine row, bounded work, and output that cannot act on a terminal or a spreadsheet.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
 
 mod common;
 

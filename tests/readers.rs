@@ -1,6 +1,7 @@
 //! Readers while a writer works: reports open the lab read-only, so they run beside an open
 //! explorer; a writer in another process makes the explorer let go and reload; and a lab the
 //! user cannot write is read, and never changed.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
 
 mod common;
 
@@ -183,8 +184,10 @@ fn a_report_waits_for_a_writer_then_names_it_and_reading_creates_no_lab() {
     assert!(err.contains("in use by another recount process") && err.contains(&format!("pid {}", std::process::id())), "{err}");
     assert!(ok(&lab, &["fingerprint"]).contains("rows, md5"), "and reads once it has gone");
 
-    // Reading a lab that is not there reads an empty one, and makes nothing on disk.
+    // Reading a lab that is not there is an error naming it, and makes nothing on disk.
     let none = dir.path().join("nothing-here");
-    assert!(ok(&none, &["fingerprint"]).contains("0 rows"));
+    let out = recount(&none, &["fingerprint"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no lab at"), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!none.exists(), "a report created {}", none.display());
 }

@@ -1,4 +1,5 @@
 //! Snapshot evidence: every write is a snapshot, and every change of a number is explained.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Render tests on ratatui's TestBackend: every screen, its text, and the style of a highlighted
 //! disagreement. The app is loaded through the same functions the background worker uses.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
 
 mod common;
 
@@ -67,7 +68,7 @@ fn server_on(lab: recount::lake::Lab, world: &std::path::Path) -> recount::tui::
 fn sample_server(dir: &std::path::Path) -> recount::tui::worker::Server {
     let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
     let mut lab = open_lab(dir);
-    assert!(recount::lake::bootstrap::fill_if_empty(&mut lab, &sample).unwrap());
+    assert!(recount::lake::bootstrap::fill_if_empty(&mut lab, &sample).unwrap().is_some_and(|f| f.held.is_empty()));
     server_on(lab, &sample)
 }
 
@@ -90,8 +91,8 @@ fn every_screen_renders_its_report_at_120x40_and_80x24() {
         for w in words {
             assert!(screen_text.contains(w), "screen {} lacks '{w}':\n{screen_text}", screen.name());
         }
-        // The hint bar comes from the key table.
-        for (label, hint) in keys::hints(screen) {
+        // The hint bar comes from the key table (those that fit at 120 columns; the rest in `? more`).
+        for (label, hint) in keys::fit_hints(screen, 120).0 {
             if label.len() <= 2 && hint.len() <= 6 {
                 assert!(screen_text.contains(&format!("{label} {hint}")), "hint '{label} {hint}' missing on {}", screen.name());
             }
@@ -479,4 +480,178 @@ fn a_jump_draws_the_overview_from_the_check_sent_ahead_and_the_view_follows() {
     let other = snap.dates[1].business_date;
     app.on_reply(Reply::DateHead(Box::new(recount::reports::check::check(&server.lab, other, None).unwrap())));
     assert!(app.head.is_none());
+}
+
+/// A copy of the bundled sample world whose `upload`'s first file is cut in half: landing holds
+/// that upload back.
+fn sample_with_a_cut_file(dir: &std::path::Path, upload: &str) -> std::path::PathBuf {
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let world = dir.join("cut-world");
+    copy_dir(&sample, &world);
+    let part = world.join(format!("pos/events/upload_date={upload}"));
+    let mut files: Vec<_> = std::fs::read_dir(&part).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let bytes = std::fs::read(&files[0]).unwrap();
+    std::fs::write(&files[0], &bytes[..bytes.len() / 2]).unwrap();
+    world
+}
+
+#[test]
+fn the_explorers_u_on_a_held_back_upload_says_so_and_records_no_v2_run() {
+    use recount::tui::worker::Job;
+    let dir = tempdir();
+    let server = sample_server(dir.path());
+    let world = sample_with_a_cut_file(dir.path(), "2026-10-31");
+    let mut server = server_on(server.lab, &world);
+    let head = |server: &mut recount::tui::worker::Server| match server.serve(Job::Load(None)).unwrap() {
+        Reply::Loaded(snap, _) => (snap.head_snapshot, snap.next_upload),
+        other => panic!("a full load, got {other:?}"),
+    };
+    let before = head(&mut server);
+    assert_eq!(before.1, Some(day("2026-10-31")));
+    let Reply::Failed(text) = server.serve(Job::LandNext).unwrap() else { panic!("a held-back upload is a failure to say") };
+    assert!(text.contains("upload 2026-10-31 held back") && text.contains("v2 did not run"), "{text}");
+    assert!(!text.contains("0 events"), "{text}");
+    assert_eq!(head(&mut server), before, "no snapshot recorded, and the upload is still the next to land");
+}
+
+#[test]
+fn the_first_run_reports_a_held_back_upload_and_gives_it_no_run() {
+    let dir = tempdir();
+    let world = sample_with_a_cut_file(dir.path(), "2026-10-15");
+    let mut lab = open_lab(dir.path());
+    let first = recount::lake::bootstrap::fill_if_empty(&mut lab, &world).unwrap().expect("an empty lab is filled");
+    assert_eq!(first.held.len(), 1, "{:?}", first.held);
+    assert_eq!(first.held[0].upload_date, day("2026-10-15"));
+    assert!(first.held_lines()[0].contains("truncated or corrupt"), "{:?}", first.held_lines());
+    assert!(!lab.is_landed(day("2026-10-15")).unwrap());
+    let head = recount::lake::snapshot::latest_id(&lab).unwrap();
+    let runs = recount::lake::snapshot::records(&lab, head).unwrap();
+    assert!(runs.iter().all(|r| r.trigger.upload != Some(day("2026-10-15"))), "no v1 or v2 run for the held upload");
+    // Every other upload of the first run was built: v1 and v2 once each.
+    assert_eq!(runs.iter().filter(|r| r.trigger.upload.is_some()).count(), 2 * first.built);
+    assert_eq!(first.built, uploads(&world).len() - recount::lake::bootstrap::HELD_BACK - 1);
+}
+
+#[test]
+fn the_explorer_shows_yen_dinars_unidades_rupees_and_dollars_by_their_own_digits() {
+    let dir = tempdir();
+    let stores = "store_id,country,timezone,currency\nTYO1,JP,Asia/Tokyo,JPY\nKWI1,KW,Asia/Kuwait,KWD\nBAH1,BH,Asia/Bahrain,BHD\n\
+                  SCL1,CL,America/Santiago,CLF\nBLR1,IN,Asia/Kolkata,INR\nNYC1,US,America/New_York,USD\n";
+    let w = HandWorld::new(dir.path().join("world"), stores);
+    let sale = |id: &str, store: &str, cur: &str, minor: i64| {
+        event(id, &format!("B-{id}"), store, "2026-08-15T12:00:00.000Z", "2026-08-15T12:00:01.000Z", cur, &[minor])
+    };
+    w.file(
+        "2026-08-15",
+        "a.jsonl.gz",
+        &[
+            sale("t", "TYO1", "JPY", 1_091_969),
+            sale("k", "KWI1", "KWD", 1_491_936),
+            sale("b", "BAH1", "BHD", 500),
+            sale("c", "SCL1", "CLF", 123_456),
+            sale("i", "BLR1", "INR", 1_234_567_890),
+            sale("u", "NYC1", "USD", 1_999),
+        ],
+    );
+    let mut lab = open_lab(dir.path());
+    land::land(&mut lab, &w.root, &[day("2026-08-15")]).unwrap();
+    v2::run_upload(&lab, day("2026-08-15"), TriggerKind::Daily, opts()).unwrap();
+    let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
+    app.outbox.clear();
+    let snap = recount::reports::overview::overview(&lab, &w.root).unwrap();
+    app.on_reply(Reply::Loaded(Box::new(snap), Some(Box::new(load_view(&lab, day("2026-08-15")).unwrap()))));
+    app.update(Action::Screen(Screen::Overview));
+    let screen = text(&render(&app, 160, 40));
+    for shown in ["¥1,091,969", "KWD 1,491.936", "BHD 0.500", "CLF 12.3456", "₹1,23,45,678.90", "$19.99"] {
+        assert!(screen.contains(shown), "{shown} on the Overview:\n{screen}");
+    }
+    assert!(!screen.contains("10,919.69") && !screen.contains("14,919.36"), "no currency is shown with two digits:\n{screen}");
+}
+
+#[test]
+fn after_u_the_message_says_how_much_each_rewritten_day_moved() {
+    use recount::tui::worker::Job;
+    let dir = tempdir();
+    let mut server = sample_server(dir.path());
+    let Reply::Done(text) = server.serve(Job::LandNext).unwrap() else { panic!("the next upload lands") };
+    assert!(text.starts_with("landed upload 2026-10-31"), "{text}");
+    let moved = text.split("; moved ").nth(1).unwrap_or_else(|| panic!("no move said: {text}"));
+    assert!(moved.contains("2026-10-30") && moved.contains('£') && (moved.contains('+') || moved.contains('-')), "{text}");
+}
+
+#[test]
+fn the_hint_bar_lists_every_key_of_the_screen_or_says_more_at_120_and_80_columns() {
+    let dir = tempdir();
+    let (_lab, mut app, _d) = loaded_app(dir.path());
+    for screen in Screen::ALL {
+        app.update(Action::Screen(screen));
+        for (w, h) in [(120, 36), (80, 24), (200, 40)] {
+            let shown = text(&render(&app, w, h));
+            let bar = shown.lines().rev().find(|l| !l.trim().is_empty()).unwrap().trim_end().to_string();
+            let hints = keys::hints(screen);
+            let all_there = hints.iter().all(|(k, hint)| bar.contains(&format!("{k} {hint}")));
+            let (fit, more) = keys::fit_hints(screen, usize::from(w));
+            assert!(all_there || bar.ends_with("? more"), "{} at {w}: {bar}", screen.name());
+            assert_eq!(all_there, !more, "{} at {w}: {bar}", screen.name());
+            for (k, hint) in fit {
+                assert!(bar.contains(&format!("{k} {hint}")), "{} at {w}: '{k} {hint}' whole in {bar}", screen.name());
+            }
+        }
+    }
+}
+
+#[test]
+fn an_export_writes_the_rows_on_screen_filter_and_sort_included_to_a_new_file_each_time() {
+    let dir = tempdir();
+    let (_lab, mut app, d) = loaded_app(dir.path());
+    let out = dir.path().join("exports");
+    std::fs::create_dir_all(&out).unwrap();
+    app.export_to(out.clone());
+    app.update(Action::Screen(Screen::Baskets));
+    let all = app.current_table().unwrap();
+    let some_id = all.rows.iter().find_map(|r| match &r.cells[0] {
+        recount::reports::Cell::Repeat(id) => Some(id.clone()),
+        _ => None,
+    });
+    let some_id = some_id.expect("the small world re-sends baskets");
+    app.search = some_id.clone();
+    app.update(Action::SortReverse);
+    let on_screen = app.current_table().unwrap().rows.len();
+    assert!(on_screen >= 2 && on_screen < all.rows.len(), "the search keeps one basket's copies: {on_screen} of {}", all.rows.len());
+    app.update(Action::ExportCsv);
+    app.update(Action::ExportCsv);
+    let first = out.join(format!("recount-baskets-{d}.csv"));
+    let second = out.join(format!("recount-baskets-{d}-2.csv"));
+    assert!(second.exists(), "the second export is a new file: {}", app.message);
+    let text = std::fs::read_to_string(&first).unwrap();
+    let mut rdr = csv::Reader::from_reader(text.as_bytes());
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), on_screen, "{text}");
+    assert!(rows.iter().all(|r| r[0] == *some_id), "every row carries its basket_id: {text}");
+    assert_eq!(std::fs::read_to_string(&second).unwrap(), text);
+}
+
+#[test]
+fn after_a_rollback_the_navigator_marks_stale_dates_as_the_header_does() {
+    use recount::tui::worker::Job;
+    let dir = tempdir();
+    let mut server = sample_server(dir.path());
+    assert!(matches!(server.serve(Job::Rollback(5)).unwrap(), Reply::Done(_)));
+    let Reply::Loaded(snap, _) = server.serve(Job::Load(None)).unwrap() else { panic!("a full load") };
+    let mut stale = 0;
+    for d in &snap.dates {
+        let check = recount::reports::check::check(&server.lab, d.business_date, None).unwrap();
+        let says_stale = matches!(check.status.finality, recount::reports::status::Finality::Stale);
+        assert_eq!(d.stale, says_stale, "{}: the navigator and the header agree", d.business_date);
+        stale += usize::from(d.stale);
+    }
+    assert!(stale > 0, "a rollback to snapshot 5 leaves later dates stale");
+    let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
+    app.outbox.clear();
+    app.on_reply(Reply::Loaded(snap.clone(), None));
+    let screen = text(&render(&app, 120, 40));
+    let first_stale = snap.dates.iter().find(|d| d.stale).unwrap().business_date.format("%m-%d").to_string();
+    let line = screen.lines().find(|l| l.contains(&first_stale)).unwrap();
+    assert!(line.contains(" s"), "the stale date is marked s, not ✓: {line}");
 }

@@ -3,8 +3,10 @@
 //! answers "why did yesterday change". The newest uploads are held back: the explorer's "land
 //! the next upload" then shows a late upload moving a provisional day.
 
+use super::daily::{LandAndRun, RunOutcome, Step, land_and_run};
+use super::land::HeldUpload;
 use super::snapshot::TriggerKind;
-use super::{Lab, land, v1, v2};
+use super::{Lab, v2};
 use crate::raw;
 use color_eyre::eyre::{Result, bail};
 use std::path::Path;
@@ -12,22 +14,42 @@ use std::path::Path;
 /// How many of the world's newest uploads the first run leaves for the user to land.
 pub const HELD_BACK: usize = 2;
 
+/// What a first run built: how many uploads it landed and ran, and those landing held back (a
+/// file that could not be read whole), which got no run.
+#[derive(Debug, Default)]
+#[must_use = "uploads held back must be reported"]
+pub struct FirstRun {
+    pub built: usize,
+    pub held: Vec<HeldUpload>,
+}
+
+impl FirstRun {
+    /// One line per held-back upload, for a person.
+    pub fn held_lines(&self) -> Vec<String> {
+        self.held.iter().map(LandAndRun::held_line).collect()
+    }
+}
+
 /// Fills an empty lab from `world`, day by day, holding back the newest `HELD_BACK` uploads
-/// (all but the first, for a world that small). Returns false when the lab already had data.
-pub fn fill_if_empty(lab: &mut Lab, world: &Path) -> Result<bool> {
+/// (all but the first, for a world that small). None when the lab already had data.
+pub fn fill_if_empty(lab: &mut Lab, world: &Path) -> Result<Option<FirstRun>> {
     if !lab.is_empty()? {
-        return Ok(false);
+        return Ok(None);
     }
     let uploads = raw::list_partitions(world)?;
     if uploads.is_empty() {
         bail!("the world at {} has no upload partitions", world.display());
     }
-    let opts = v2::V2Options { fail_after: None, ..Default::default() };
+    let step = Step { trigger: TriggerKind::Daily, v1_first: true, opts: v2::V2Options { fail_after: None, ..Default::default() } };
     let keep = uploads.len().saturating_sub(HELD_BACK).max(1);
+    let mut first = FirstRun::default();
     for &u in &uploads[..keep] {
-        land::land(lab, world, &[u])?;
-        v1::run(lab, u, None)?;
-        v2::run_upload(lab, u, TriggerKind::Daily, opts)?;
+        match land_and_run(lab, world, u, step)?.run {
+            RunOutcome::Ran(_) => first.built += 1,
+            RunOutcome::Held(h) => first.held.push(h),
+            RunOutcome::NothingLanded => {}
+            RunOutcome::Failed(e) => return Err(e.wrap_err(format!("v2 for upload {u}"))),
+        }
     }
-    Ok(true)
+    Ok(Some(first))
 }

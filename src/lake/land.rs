@@ -3,19 +3,21 @@
 
 use super::Lab;
 use crate::raw::{self, PosEvent, StoreTable};
-use crate::store::{CellRecord, FileRecord, QuarantineRecord, StoreRow, Tx, hex};
+use crate::store::RowSource;
+use crate::store::arrow::array::{
+    ArrayRef, Date32Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder, TimestampNanosecondBuilder,
+};
+use crate::store::arrow::datatypes::{DataType, Field, TimeUnit};
+use crate::store::arrow::record_batch::RecordBatch;
+use crate::store::{CellRecord, FileRecord, QuarantineRecord, StoreRow, Tx};
 use chrono::{NaiveDate, Utc};
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
-use duckdb::arrow::array::{ArrayRef, Date32Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder, TimestampNanosecondBuilder};
-use duckdb::arrow::datatypes::{DataType, Field, TimeUnit};
-use duckdb::arrow::record_batch::RecordBatch;
-use duckdb::core::{DataChunkHandle, LogicalTypeHandle, LogicalTypeId};
-use duckdb::vtab::{BindInfo, InitInfo, TableFunctionInfo, VTab, record_batch_to_duckdb_data_chunk, to_duckdb_logical_type_for_field};
-use md5::Digest;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
+
+/// Copies written next to their final place: (staged path, final path).
+type Staged = Arc<Mutex<Vec<(PathBuf, PathBuf)>>>;
 
 /// What a landing found a file of the world to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -248,7 +250,8 @@ impl Cell {
 
 /// A stable 64-bit hash of the fields that make a bronze row what it is (xxh3 over
 /// length-prefixed fields). Summed per cell, it gives each date's input hash: adding, removing
-/// or changing any feeding row changes the sum.
+/// or changing any feeding row changes the sum; the same rows (a file recompressed, or lines
+/// withdrawn around them) leave it as it was. Spark's input hash covers the same fields.
 fn row_digest(e: &PosEvent, buf: &mut Vec<u8>) -> u64 {
     buf.clear();
     for s in [&*e.event_id, &*e.basket_id, e.store_id, &*e.till_id] {
@@ -437,17 +440,17 @@ impl std::error::Error for BadFile {}
 fn land_once(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: Option<usize>) -> Result<LandReport> {
     let plan = plan(lab, world, dates)?;
     let raw_root = lab.raw_root();
-    let job_id = NEXT_JOB.fetch_add(1, Ordering::Relaxed);
+    let staged = Staged::default();
     let mut created_dirs = Vec::new();
     // A setting of the connection, not of the transaction: set before it, reset after it, however it ends.
     lab.store().unordered_inserts()?;
-    let result = make_partition_dirs(&raw_root, &plan.todo, &mut created_dirs).and_then(|()| write_bronze(lab, &plan, job_id, fail_after));
+    let result = make_partition_dirs(&raw_root, &plan.todo, &mut created_dirs).and_then(|()| write_bronze(lab, &plan, &staged, fail_after));
     let reset = lab.store().ordered_inserts();
     // Landing may list new basket keys that collide: v2 reads them again.
     lab.key_collisions.set(None);
     let result = result.and_then(|r| reset.map(|()| r).wrap_err("resetting the insertion order"));
-    let job = jobs().lock().expect("landing jobs").remove(&job_id);
-    let staged = job.map(|j| std::mem::take(&mut *j.staged.lock().expect("staged copies"))).unwrap_or_default();
+    // The copies the parsers staged, even if one of them panicked holding the list.
+    let staged = std::mem::take(&mut *staged.lock().unwrap_or_else(|p| p.into_inner()));
     match result {
         Ok(landed) => {
             // Committed: a kill from here on is finished by the next open (`recovery`).
@@ -544,7 +547,7 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
                 todo.push(ToLand { upload_date: d, path, rel, version: 1, supersedes: None });
                 continue;
             };
-            if md5_of_file(&path)? == current.md5 {
+            if raw::md5_of_file(&path)? == current.md5 {
                 p.files_already_landed += 1;
                 p.files.push(FileLanded { name, status: FileStatus::Unchanged, version: current.version });
             } else {
@@ -596,7 +599,7 @@ struct Landed {
 }
 
 /// The landing's one transaction: stores, bronze rows, file records, split baskets, partitions.
-fn write_bronze(lab: &Lab, plan: &Plan, job_id: i64, fail_after: Option<usize>) -> Result<Landed> {
+fn write_bronze(lab: &Lab, plan: &Plan, staged: &Staged, fail_after: Option<usize>) -> Result<Landed> {
     let mut tx = Tx::begin(lab.store(), fail_after)?;
     for s in &plan.new_stores {
         tx.insert_store(&StoreRow {
@@ -609,7 +612,7 @@ fn write_bronze(lab: &Lab, plan: &Plan, job_id: i64, fail_after: Option<usize>) 
     let landing_id = tx.store().next_landing_id()?;
     let first_file_id = tx.store().next_file_id()?;
     let t_all = std::time::Instant::now();
-    let done = parse_and_insert(lab, &mut tx, plan, job_id, first_file_id)?;
+    let done = parse_and_insert(lab, &mut tx, plan, staged, first_file_id)?;
     let t_records = std::time::Instant::now();
     let files: Vec<FileRecord> = done.iter().zip(&plan.todo).map(|(pf, f)| pf.record(landing_id, f.version)).collect();
     let cells: Vec<CellRecord> = done.iter().flat_map(|pf| pf.cells.iter().map(|c| c.record(pf))).collect();
@@ -679,14 +682,14 @@ fn write_bronze(lab: &Lab, plan: &Plan, job_id: i64, fail_after: Option<usize>) 
 /// DuckDB's own threads parse the files (`recount_parse`, below) and insert what they parse, each
 /// into its own row groups: parsing, copying and compressing share the cores. Returns the parsed
 /// files without their rows, in file id order.
-fn parse_and_insert(lab: &Lab, tx: &mut Tx, plan: &Plan, job_id: i64, first_file_id: i32) -> Result<Vec<ParsedFile>> {
+fn parse_and_insert(lab: &Lab, tx: &mut Tx, plan: &Plan, staged: &Staged, first_file_id: i32) -> Result<Vec<ParsedFile>> {
     let threads = tx.store().threads()?;
     let files =
         plan.todo.iter().enumerate().map(|(i, f)| (f.upload_date, f.path.clone(), f.rel.clone(), first_file_id + i as i32)).collect();
     let key_mask = u64::MAX.checked_shr(64 - lab.basket_key_bits.clamp(1, 64)).unwrap_or(u64::MAX);
-    let job = Arc::new(ParseJob::new(files, plan.stores.clone(), lab.raw_root(), key_mask, (threads.max(1) as usize).div_ceil(2)));
-    jobs().lock().map_err(poisoned)?.insert(job_id, job.clone());
-    let inserted = if plan.todo.is_empty() { Ok(0) } else { tx.insert_events(job_id) };
+    let lanes = (threads.max(1) as usize).div_ceil(2);
+    let job = Arc::new(ParseJob::new(files, plan.stores.clone(), lab.raw_root(), key_mask, lanes, staged.clone()));
+    let inserted = if plan.todo.is_empty() { Ok(0) } else { tx.insert_events(job.clone()) };
     let mut done = std::mem::take(&mut *job.done.lock().map_err(poisoned)?);
     if let Some(e) = job.error.lock().map_err(poisoned)?.take() {
         return Err(e);
@@ -701,27 +704,11 @@ fn parse_and_insert(lab: &Lab, tx: &mut Tx, plan: &Plan, job_id: i64, first_file
     Ok(done)
 }
 
-/// The corrections shipped with `world` (`world/corrections/`) that the lab has not landed: their
-/// upload has landed, and some file of theirs has bytes no version of its path has.
-pub fn pending_corrections(lab: &Lab, world: &Path) -> Result<Vec<crate::world::corrections::Correction>> {
+/// The corrections shipped with `world` (`world/corrections/`) that the lab has not landed.
+pub fn pending_corrections(lab: &Lab, world: &Path) -> Result<Vec<raw::corrections::Correction>> {
     let landed = lab.store().landed_files()?;
     let uploads = lab.store().landed_uploads()?;
-    let mut pending = Vec::new();
-    for c in crate::world::corrections::list(world)? {
-        if uploads.binary_search(&c.upload_date).is_err() {
-            continue;
-        }
-        let mut new_bytes = false;
-        for f in raw::list_files(&c.dir, c.upload_date)? {
-            let rel = raw::rel_path(c.upload_date, &f.file_name().unwrap_or_default().to_string_lossy());
-            let md5 = md5_of_file(&f)?;
-            new_bytes |= !landed.get(&rel).is_some_and(|vs| vs.iter().any(|v| v.md5 == md5));
-        }
-        if new_bytes {
-            pending.push(c);
-        }
-    }
-    Ok(pending)
+    raw::corrections::pending(world, &uploads, |rel, md5| landed.get(rel).is_some_and(|vs| vs.iter().any(|v| v.md5 == md5)))
 }
 
 /// One file a landing lands: a new path (version 1) or a correction of a landed one.
@@ -774,23 +761,12 @@ fn sync_staged(todo: &[ToLand], raw_root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Where a superseded version of a raw-zone file is kept: `raw/versions/upload_date=D/vN/NAME`.
-/// The raw zone's own layout then always holds exactly the current versions.
-pub fn superseded_path(raw_root: &Path, rel: &str, version: i32) -> PathBuf {
-    let rel = Path::new(rel);
-    let partition = rel.parent().and_then(|p| p.file_name()).unwrap_or_default();
-    raw_root.join(VERSIONS_DIR).join(partition).join(format!("v{version}")).join(rel.file_name().unwrap_or_default())
-}
-
-/// The directory of superseded versions, beside `pos/`.
-pub const VERSIONS_DIR: &str = "versions";
-
 /// After a correction commits: the version it replaces leaves the raw zone's current layout for
 /// the versions directory (its bytes unchanged), before the new version is renamed into place.
 fn set_aside(raw_root: &Path, f: &ToLand) -> Result<()> {
     let Some((_, old_version)) = f.supersedes else { return Ok(()) };
     let current = raw_root.join(&f.rel);
-    let kept = superseded_path(raw_root, &f.rel, old_version);
+    let kept = raw::superseded_path(raw_root, &f.rel, old_version);
     if let Some(dir) = kept.parent() {
         std::fs::create_dir_all(dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
     }
@@ -812,15 +788,6 @@ fn undo_copies(raw_root: &Path, staged: &[(PathBuf, PathBuf)], created_dirs: &[P
             }
         }
     }
-}
-
-fn md5_hex(bytes: &[u8]) -> String {
-    hex(&md5::Md5::digest(bytes))
-}
-
-/// The MD5 of a file's bytes, as the lab records landed files by it.
-pub(crate) fn md5_of_file(path: &Path) -> Result<String> {
-    Ok(md5_hex(&std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?))
 }
 
 /// Parses one raw file: its bronze rows, cells and quarantine, and the bytes as they arrived.
@@ -866,7 +833,7 @@ fn parse_file(
         file_id,
         rel: rel.to_string(),
         upload_date,
-        md5: md5_hex(&bytes),
+        md5: raw::md5_hex(&bytes),
         bytes: bytes.len(),
         lines,
         batch: columns.finish()?,
@@ -910,18 +877,10 @@ struct ParseJob {
     current: Mutex<HashMap<std::thread::ThreadId, (RecordBatch, usize)>>,
     /// Every parsed file, without its rows.
     done: Mutex<Vec<ParsedFile>>,
-    /// Copies written next to their final place: (staged path, final path).
-    staged: Mutex<Vec<(PathBuf, PathBuf)>>,
+    /// Copies written next to their final place, shared with the landing that undoes or moves them.
+    staged: Staged,
     /// The first error, with its context (DuckDB's error would carry only its text).
     error: Mutex<Option<color_eyre::Report>>,
-}
-
-static NEXT_JOB: AtomicI64 = AtomicI64::new(1);
-
-/// The landings in progress in this process, by job id (labs in one process land independently).
-fn jobs() -> &'static Mutex<HashMap<i64, Arc<ParseJob>>> {
-    static JOBS: OnceLock<Mutex<HashMap<i64, Arc<ParseJob>>>> = OnceLock::new();
-    JOBS.get_or_init(Default::default)
 }
 
 fn poisoned<T>(_: T) -> color_eyre::Report {
@@ -929,7 +888,14 @@ fn poisoned<T>(_: T) -> color_eyre::Report {
 }
 
 impl ParseJob {
-    fn new(files: Vec<(NaiveDate, PathBuf, String, i32)>, stores: StoreTable, raw_root: PathBuf, key_mask: u64, lanes: usize) -> ParseJob {
+    fn new(
+        files: Vec<(NaiveDate, PathBuf, String, i32)>,
+        stores: StoreTable,
+        raw_root: PathBuf,
+        key_mask: u64,
+        lanes: usize,
+        staged: Staged,
+    ) -> ParseJob {
         let n = files.len();
         let lanes = lanes.clamp(1, n.max(1));
         ParseJob {
@@ -941,7 +907,7 @@ impl ParseJob {
             lane_of: Mutex::default(),
             current: Mutex::default(),
             done: Mutex::default(),
-            staged: Mutex::default(),
+            staged,
             error: Mutex::default(),
         }
     }
@@ -1041,59 +1007,29 @@ fn event_fields() -> Vec<Field> {
     ]
 }
 
-/// `recount_parse(job BIGINT)`: the rows of a landing's raw files (see `ParseJob`).
-pub struct ParseScan;
-
-pub struct ParseBind {
-    job: Arc<ParseJob>,
-}
-
-impl VTab for ParseScan {
-    type InitData = ();
-    type BindData = ParseBind;
-
-    fn bind(bind: &BindInfo) -> std::result::Result<ParseBind, Box<dyn std::error::Error>> {
-        let id = bind.get_parameter(0).to_int64();
-        let job = jobs().lock().map_err(|_| "landing jobs poisoned")?.get(&id).cloned().ok_or("no landing in progress with this id")?;
-        for f in event_fields() {
-            bind.add_result_column(f.name(), to_duckdb_logical_type_for_field(&f)?);
-        }
-        Ok(ParseBind { job })
+/// The landing's files as rows for `recount_parse` (see `ParseJob`).
+impl RowSource for ParseJob {
+    fn fields(&self) -> Vec<Field> {
+        event_fields()
     }
 
-    fn init(init: &InitInfo) -> std::result::Result<(), Box<dyn std::error::Error>> {
-        // SAFETY: DuckDB hands init the bind data that `bind` above returned.
-        let bind = unsafe { &*init.get_bind_data::<ParseBind>() };
-        init.set_max_threads(bind.job.files.len().max(1) as u64);
+    fn max_threads(&self) -> u64 {
+        self.files.len().max(1) as u64
+    }
+
+    fn next_rows(&self) -> Result<Option<(RecordBatch, usize)>> {
+        ParseJob::next_rows(self)
+    }
+
+    fn keep_rest(&self, batch: RecordBatch, offset: usize) -> Result<()> {
+        self.current.lock().map_err(poisoned)?.insert(std::thread::current().id(), (batch, offset));
         Ok(())
     }
 
-    fn func(info: &TableFunctionInfo<Self>, output: &mut DataChunkHandle) -> std::result::Result<(), Box<dyn std::error::Error>> {
-        let job = &info.get_bind_data().job;
-        let (batch, offset) = match job.next_rows() {
-            Ok(Some(rows)) => rows,
-            Ok(None) => {
-                output.set_len(0);
-                return Ok(());
-            }
-            Err(e) => {
-                let text = format!("{e:#}");
-                if let Ok(mut first) = job.error.lock() {
-                    first.get_or_insert(e);
-                }
-                return Err(text.into());
-            }
-        };
-        let n = (batch.num_rows() - offset).min(output.flat_vector(0).capacity());
-        record_batch_to_duckdb_data_chunk(&batch.slice(offset, n), output)?;
-        if offset + n < batch.num_rows() {
-            job.current.lock().map_err(|_| "a landing thread panicked")?.insert(std::thread::current().id(), (batch, offset + n));
+    fn failed(&self, e: color_eyre::Report) {
+        if let Ok(mut first) = self.error.lock() {
+            first.get_or_insert(e);
         }
-        Ok(())
-    }
-
-    fn parameters() -> Option<Vec<LogicalTypeHandle>> {
-        Some(vec![LogicalTypeHandle::from(LogicalTypeId::Bigint)])
     }
 }
 
@@ -1104,7 +1040,7 @@ mod tests {
     fn job(files: usize, lanes: usize) -> ParseJob {
         let d = NaiveDate::from_ymd_opt(2026, 8, 15).unwrap();
         let files = (0..files).map(|i| (d, PathBuf::new(), format!("f{i}"), i as i32 + 1)).collect();
-        ParseJob::new(files, StoreTable::default(), PathBuf::new(), u64::MAX, lanes)
+        ParseJob::new(files, StoreTable::default(), PathBuf::new(), u64::MAX, lanes, Staged::default())
     }
 
     fn take_all(job: &ParseJob) -> Vec<usize> {

@@ -3,6 +3,8 @@
 //! live here; every statement they run is a method of `store`.
 
 pub mod bootstrap;
+pub mod daily;
+pub mod fault;
 pub mod land;
 pub mod recovery;
 pub mod snapshot;
@@ -36,6 +38,11 @@ pub fn default_lab_dir() -> PathBuf {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
         .unwrap_or_else(|| PathBuf::from("."));
     data.join("recount").join("lab")
+}
+
+/// Whether a lab exists at `root`: its database, or a reset of it in progress.
+pub fn exists(root: &Path) -> bool {
+    root.join(DB_FILE).exists() || root.join(RESETTING).exists()
 }
 
 /// The bundled sample world, committed with the source.
@@ -401,6 +408,15 @@ fn writer_of(root: &Path) -> Option<Option<u32>> {
     }
 }
 
+/// Whether this process holds a lab's write lock now (or held one it has not let go of).
+static WRITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process has taken a lab's write lock: a command cut short now leaves work for the
+/// next command to finish.
+pub fn writing_now() -> bool {
+    WRITING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 fn take_lock(root: &Path) -> Result<File> {
     let path = root.join(LOCK_FILE);
     let mut file = std::fs::OpenOptions::new()
@@ -428,6 +444,7 @@ fn take_lock(root: &Path) -> Result<File> {
     }
     file.set_len(0)?;
     write!(file, "{}", std::process::id())?;
+    WRITING.store(true, std::sync::atomic::Ordering::Relaxed);
     Ok(file)
 }
 

@@ -4,8 +4,8 @@
 //! removed (it did not). After this, the raw zone and bronze agree again.
 
 use super::Lab;
-use super::land::{md5_of_file, superseded_path};
 use crate::raw;
+use crate::raw::{md5_of_file, superseded_path};
 use color_eyre::eyre::{Result, WrapErr, bail};
 use std::path::Path;
 

@@ -42,6 +42,8 @@ pub struct BeyondWindow {
     pub currency: String,
     pub rows: i64,
     pub revenue_minor: i64,
+    /// Dated after the upload's next day (`rules::future_dated`): a till's clock, not a late row.
+    pub future_dated: bool,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -77,7 +79,8 @@ impl RunReport {
         }
         for b in &self.beyond_window {
             out.push_str(&format!(
-                "  beyond the window: {} row(s) of business date {}, {} (listed by `recount late {}`)\n",
+                "  {}: {} row(s) of business date {}, {} (listed by `recount late {}`)\n",
+                crate::rules::outside_window_word(b.future_dated),
                 b.rows,
                 b.business_date,
                 crate::money::format_major(b.revenue_minor, &b.currency),
@@ -130,7 +133,8 @@ fn affected_dates(store: &Store, upload: NaiveDate, window: LatenessWindow) -> R
             dates.push(business_date);
         }
         if is_beyond {
-            beyond.push(BeyondWindow { business_date, currency, rows, revenue_minor });
+            let future_dated = crate::rules::future_dated(upload, business_date);
+            beyond.push(BeyondWindow { business_date, currency, rows, revenue_minor, future_dated });
         }
     }
     Ok((dates, beyond))

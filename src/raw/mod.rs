@@ -1,8 +1,10 @@
 //! The raw zone as the contract lays it out: `stores.csv` and
 //! `pos/events/upload_date=YYYY-MM-DD/*.jsonl.gz`. Nothing here writes.
 
+pub mod corrections;
 pub mod event;
 mod fast_line;
+mod slow_line;
 pub mod stores;
 
 use chrono::NaiveDate;
@@ -141,7 +143,8 @@ fn gunzip(bytes: &[u8], limit: usize) -> Result<Vec<u8>> {
     let most = |compressed: usize| compressed.saturating_mul(1032).saturating_add(1024);
     // Never more than the limit in all (one byte over it tells a file that is too big).
     let room = |made: usize, want: usize| want.min(limit.saturating_add(1).saturating_sub(made));
-    let trailer = bytes.len().checked_sub(4).map(|i| u32::from_le_bytes(bytes[i..].try_into().expect("four bytes")) as usize).unwrap_or(0);
+    let trailer =
+        bytes.len().checked_sub(4).and_then(|i| <[u8; 4]>::try_from(&bytes[i..]).ok()).map(|b| u32::from_le_bytes(b) as usize).unwrap_or(0);
     let mut out: Vec<u8> = Vec::new();
     let mut rest = bytes;
     let mut guess = room(0, trailer.max(1024).min(most(rest.len())));
@@ -182,6 +185,28 @@ fn gunzip(bytes: &[u8], limit: usize) -> Result<Vec<u8>> {
         }
     }
     Ok(out)
+}
+
+/// Where a superseded version of a raw-zone file is kept: `raw/versions/upload_date=D/vN/NAME`.
+/// The raw zone's own layout then always holds exactly the current versions.
+pub fn superseded_path(raw_root: &Path, rel: &str, version: i32) -> PathBuf {
+    let rel = Path::new(rel);
+    let partition = rel.parent().and_then(|p| p.file_name()).unwrap_or_default();
+    raw_root.join(VERSIONS_DIR).join(partition).join(format!("v{version}")).join(rel.file_name().unwrap_or_default())
+}
+
+/// The directory of superseded versions, beside `pos/`.
+pub const VERSIONS_DIR: &str = "versions";
+
+/// The MD5 of a file's bytes, as the lab records landed files by it.
+pub fn md5_of_file(path: &Path) -> Result<String> {
+    Ok(md5_hex(&std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?))
+}
+
+/// The lowercase hex MD5 of bytes, as the lab records landed files by it.
+pub fn md5_hex(bytes: &[u8]) -> String {
+    use md5::Digest;
+    md5::Md5::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -118,10 +118,10 @@ impl BasketsReport {
             ],
         );
         for b in self.baskets.iter().filter(|b| keep(b)) {
-            for (i, c) in b.copies.iter().enumerate() {
+            for c in &b.copies {
                 t.push_flagged(
                     vec![
-                        Cell::text(if i == 0 { b.basket_id.as_str() } else { "" }),
+                        Cell::Repeat(b.basket_id.clone()),
                         Cell::text(&c.why),
                         Cell::Date(c.upload_date),
                         Cell::money(c.revenue_minor, &b.currency),

@@ -173,16 +173,23 @@ impl CheckReport {
             } else {
                 (Some(Status::Fail), "MISMATCH")
             };
-            let flag = if c.v1_revenue_minor != c.recompute_revenue_minor { flag.or(Some(Status::Warn)) } else { flag };
+            // v1 that never ran for the date is not a failure: it says so, and flags nothing.
+            let v1_ran = c.v1_runs > 0;
+            let flag = if v1_ran && c.v1_revenue_minor != c.recompute_revenue_minor { flag.or(Some(Status::Warn)) } else { flag };
+            let (v1, v1_gap) = if v1_ran {
+                (Cell::money(c.v1_revenue_minor, &c.currency), Cell::delta(c.v1_revenue_minor - c.recompute_revenue_minor, &c.currency))
+            } else {
+                (Cell::text("not run"), Cell::text("v1 not run"))
+            };
             t.push_flagged(
                 vec![
                     Cell::text(&c.country),
                     Cell::Int(c.v1_runs),
-                    Cell::money(c.v1_revenue_minor, &c.currency),
+                    v1,
                     Cell::money(c.v2_revenue_minor, &c.currency),
                     Cell::money(c.recompute_revenue_minor, &c.currency),
                     Cell::text(word),
-                    Cell::delta(c.v1_revenue_minor - c.recompute_revenue_minor, &c.currency),
+                    v1_gap,
                     Cell::Int(c.v2_baskets),
                     Cell::Int(c.recompute_baskets),
                     Cell::money(c.beyond_window_revenue_minor, &c.currency),

@@ -140,6 +140,7 @@ impl ExplainReport {
                 ],
                 flag: if holds { None } else { Some(Status::Fail) },
                 drill: None,
+                summary: false,
             };
             r.drill = Some(format!("explain:{}:{}", self.business_date, c.country));
             t.rows.push(r);
@@ -181,7 +182,10 @@ impl ExplainReport {
 
 impl Report for ExplainReport {
     fn headline(&self) -> String {
-        format!("explain {}: recompute - missed + double counted = v1", self.business_date)
+        format!(
+            "explain {}: recompute - missed + double counted = what ONE v1 run counts (check's v1 column sums every run appended)",
+            self.business_date
+        )
     }
     fn tables(&self) -> Vec<Table> {
         vec![self.table()]
@@ -194,7 +198,7 @@ impl Report for ExplainReport {
                 Note {
                     status: if c.identity_holds() { Status::Pass } else { Status::Fail },
                     text: format!(
-                        "{}: {} - {} + {} = {} {} v1 {}",
+                        "{}: {} - {} + {} = {} {} one v1 run {}",
                         c.country,
                         m(c.recompute_revenue_minor),
                         m(c.missed_revenue_minor),

@@ -302,23 +302,23 @@ impl DiffReport {
             for p in &c.parts {
                 t.push(vec![
                     Cell::text(&c.country),
-                    Cell::text(change_words(p.kind, p.correction.as_ref())),
+                    Cell::Term { text: change_words(p.kind, p.correction.as_ref()), key: p.kind.as_str().to_string() },
                     p.upload_date.map(Cell::Date).unwrap_or(Cell::Empty),
                     Cell::Int(p.baskets),
-                    Cell::text(money::format_count_delta(p.baskets_delta)),
+                    Cell::IntDelta(p.baskets_delta),
                     Cell::delta(p.revenue_delta_minor, &c.currency),
-                    Cell::text(money::format_count_delta(p.copies_discarded_delta)),
+                    Cell::IntDelta(p.copies_discarded_delta),
                 ]);
             }
             let sum_b: i64 = c.parts.iter().map(|p| p.baskets_delta).sum();
             let sum_r: i64 = c.parts.iter().map(|p| p.revenue_delta_minor).sum();
-            t.push_flagged(
+            t.push_summary(
                 vec![
                     Cell::text(&c.country),
                     Cell::text("= total change"),
                     Cell::Empty,
                     Cell::Empty,
-                    Cell::text(money::format_count_delta(sum_b)),
+                    Cell::IntDelta(sum_b),
                     Cell::delta(sum_r, &c.currency),
                     Cell::Empty,
                 ],
@@ -494,7 +494,7 @@ impl HistoryReport {
                     Cell::Int(c.baskets),
                     Cell::money(c.revenue_minor, &c.currency),
                     Cell::text(&c.attribution),
-                    Cell::text(money::format_count_delta(c.baskets_delta)),
+                    Cell::IntDelta(c.baskets_delta),
                     Cell::delta(c.revenue_delta_minor, &c.currency),
                     Cell::text(e.operation.as_str()),
                     Cell::text(&e.trigger.detail),

@@ -59,7 +59,7 @@ impl Report for LatenessReport {
             if let Some(c) = &b.country {
                 cells.push(Cell::text(c));
             }
-            cells.extend([Cell::text(format!("{:+}", b.days)), Cell::Int(b.events), Cell::Int(b.baskets)]);
+            cells.extend([Cell::IntDelta(b.days), Cell::Int(b.events), Cell::Int(b.baskets)]);
             t.push(cells);
         }
         vec![t]

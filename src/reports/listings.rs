@@ -29,7 +29,7 @@ pub fn late(lab: &Lab, d: Option<NaiveDate>, late_days: u32) -> Result<LateRepor
 impl Report for LateReport {
     fn headline(&self) -> String {
         let scope = self.business_date.map(|d| format!("business date {d}")).unwrap_or_else(|| "every business date".into());
-        format!("beyond the {}-day window, {scope}: rows that never enter silver or gold", self.late_days)
+        format!("beyond the {}-day window or future-dated, {scope}: rows that never enter silver or gold", self.late_days)
     }
     fn tables(&self) -> Vec<Table> {
         let mut t = Table::new(
@@ -38,11 +38,13 @@ impl Report for LateReport {
                 ("business_date", "business date"),
                 ("upload_date", "upload"),
                 ("days_late", "days"),
+                ("kind", "kind"),
                 ("basket_id", "basket_id"),
                 ("event_id", "event_id"),
                 ("store_id", "store"),
                 ("revenue_minor", "revenue"),
-                ("missing_from_v2", "missing from v2"),
+                ("missing_from_v2", "basket missing from v2"),
+                ("recompute_copy", "copy counted"),
                 ("file", "file"),
                 ("line", "line"),
             ],
@@ -51,12 +53,14 @@ impl Report for LateReport {
             t.push(vec![
                 Cell::Date(r.business_date),
                 Cell::Date(r.upload_date),
-                Cell::text(format!("{:+}", r.days_late)),
+                Cell::Int(r.days_late),
+                Cell::text(crate::rules::outside_window_word(crate::rules::future_dated(r.upload_date, r.business_date))),
                 Cell::text(&r.basket_id),
                 Cell::text(&r.event_id),
                 Cell::text(&r.store_id),
                 Cell::money(r.revenue_minor, &r.currency),
-                Cell::text(if r.missing_from_v2 { "yes" } else { "no (copy)" }),
+                Cell::text(if r.missing_from_v2 { "yes" } else { "no" }),
+                Cell::text(if r.recompute_copy { "this copy" } else { "another copy" }),
                 Cell::text(&r.file),
                 Cell::Int(r.line),
             ]);
@@ -65,12 +69,21 @@ impl Report for LateReport {
     }
     fn notes(&self) -> Vec<Note> {
         let mut by_currency: std::collections::BTreeMap<&str, (i64, i64)> = Default::default();
-        for r in self.rows.iter().filter(|r| r.missing_from_v2) {
+        for r in self.rows.iter().filter(|r| r.missing_from_v2 && r.recompute_copy) {
             let e = by_currency.entry(&r.currency).or_default();
             e.0 += 1;
             e.1 += r.revenue_minor;
         }
+        let future = self.rows.iter().filter(|r| crate::rules::future_dated(r.upload_date, r.business_date)).count();
         let mut notes = vec![Note { status: Status::Info, text: format!("{} row(s) outside the window", self.rows.len()) }];
+        if future > 0 {
+            notes.push(Note {
+                status: Status::Warn,
+                text: format!(
+                    "{future} of them future-dated (clock error?): dated after their upload's next day, so not sold yet when they arrived"
+                ),
+            });
+        }
         for (cur, (n, rev)) in by_currency {
             notes.push(Note {
                 status: Status::Warn,

@@ -3,6 +3,7 @@
 
 pub mod baskets;
 pub mod check;
+pub mod day;
 pub mod evidence;
 pub mod explain;
 pub mod history;
@@ -66,6 +67,12 @@ pub fn resolve_as_of(lab: &Lab, as_of: Option<i64>) -> Result<i64> {
         }
         None => snapshot::latest_id(lab),
     }
+}
+
+/// The business date a person named (`YYYY-MM-DD`, or `MM-DD` within the lab's years), among
+/// the lab's dates: a date outside them is an error that says so.
+pub fn resolve_day(lab: &Lab, day: day::Day) -> Result<NaiveDate> {
+    day.resolve_in(&business_dates(lab)?).map_err(|e| color_eyre::eyre::eyre!(e))
 }
 
 /// Every business date any landed row carries, oldest first.

@@ -16,6 +16,9 @@ pub struct DateSummary {
     pub business_date: NaiveDate,
     /// Uploads of the date's window (the window it was built with) have not landed.
     pub provisional: bool,
+    /// Its window has landed, but its inputs changed since v2 built it (a rollback, a landing
+    /// not run yet): not closed until v2 runs again (`Finality::Stale`).
+    pub stale: bool,
     /// v1 (all its appends) differs from the recompute in some currency: the bug on show.
     pub v1_off: bool,
     /// v2 gold differs from the recompute in some currency.
@@ -39,13 +42,37 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
     crate::recompute::ensure_cached(lab)?;
     let landed = lab.store().landed_uploads()?;
     let mut dates: BTreeMap<NaiveDate, DateSummary> = BTreeMap::new();
+    // Built dates whose window has landed, by the window they were built with: stale ones are
+    // found below, from their input hashes.
+    let mut closed_by_window: BTreeMap<u32, Vec<NaiveDate>> = BTreeMap::new();
     for r in lab.store().date_summaries()? {
         let d = r.business_date;
-        let provisional = !LatenessWindow::as_built(r.late_days).missing_uploads(&landed, d).is_empty();
-        let e = dates.entry(d).or_insert(DateSummary { business_date: d, provisional, v1_off: false, v2_off: false, v1_ran: r.v1_ran });
+        let window = LatenessWindow::as_built(r.late_days);
+        let provisional = !window.missing_uploads(&landed, d).is_empty();
+        if !provisional && r.late_days.is_some() && !dates.contains_key(&d) {
+            closed_by_window.entry(window.late_days).or_default().push(d);
+        }
+        let e = dates.entry(d).or_insert(DateSummary {
+            business_date: d,
+            provisional,
+            stale: false,
+            v1_off: false,
+            v2_off: false,
+            v1_ran: r.v1_ran,
+        });
         e.v2_off |= r.v2_revenue_minor != r.recompute_revenue_minor || r.v2_baskets != r.recompute_baskets;
         e.v1_off |= r.v1_ran && r.v1_revenue_minor != r.recompute_revenue_minor;
         e.v1_ran |= r.v1_ran;
+    }
+    for (late_days, ds) in closed_by_window {
+        let (Some(&first), Some(&last)) = (ds.first(), ds.last()) else { continue };
+        let built: BTreeMap<NaiveDate, String> =
+            lab.store().current_versions(first, last)?.into_iter().map(|v| (v.business_date, v.input_hash)).collect();
+        for (d, _, hash) in crate::lake::v2::input_hashes(lab.store(), late_days, &ds)? {
+            if let Some(e) = dates.get_mut(&d) {
+                e.stale = built.get(&d).is_some_and(|b| *b != hash);
+            }
+        }
     }
     let world_uploads = crate::raw::list_partitions(world).unwrap_or_default();
     Ok(LabOverview {
@@ -62,6 +89,6 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
 impl LabOverview {
     /// The date to show first: the newest that is closed, else the newest.
     pub fn default_date(&self) -> Option<NaiveDate> {
-        self.dates.iter().rev().find(|d| !d.provisional).or(self.dates.last()).map(|d| d.business_date)
+        self.dates.iter().rev().find(|d| !d.provisional && !d.stale).or(self.dates.last()).map(|d| d.business_date)
     }
 }

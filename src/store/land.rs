@@ -172,10 +172,11 @@ impl Tx<'_> {
         self.exec("adding a store", &STORE_INSERT, &store.params()).map(|_| ())
     }
 
-    /// Inserts every row `recount_parse(job)` returns. Not a step of its own: the landing checks
-    /// its parsers' errors first, then counts the step.
-    pub fn insert_events(&mut self, job: i64) -> Result<usize> {
-        EVENTS_INSERT.run(self.store, named_params! { "job": job })
+    /// Inserts every row `source` makes, through `recount_parse` on DuckDB's threads. Not a step
+    /// of its own: the landing checks its parsers' errors first, then counts the step.
+    pub fn insert_events(&mut self, source: std::sync::Arc<dyn super::RowSource>) -> Result<usize> {
+        let job = self.store.scans.register(source)?;
+        EVENTS_INSERT.run(self.store, named_params! { "job": job.id })
     }
 
     /// Split baskets and colliding keys among the files from `first_file_id` on.

@@ -12,6 +12,7 @@ mod history;
 mod land;
 mod recompute;
 mod reports;
+mod scan;
 mod schema;
 mod snapshot;
 mod v1;
@@ -26,6 +27,7 @@ pub use reports::{
     BasketCopyRow, Completeness, CountryEvents, DateSummaryRow, ExplainBasketRow, LateRow, LatenessRow, LatenessState, QuarantineRow,
     RowsHeld, StoreFigures, StoreSumsRow, V1Store,
 };
+pub use scan::{RowSource, arrow};
 pub use schema::LAB_FORMAT;
 pub use snapshot::{DateOutcome, RowsOfVersion, SnapshotRow, VersionAt, VersionInputs, VersionedDate};
 pub use v2::{ChangedCounts, CurrentVersion, InputCell, Rewrite, UploadCell};
@@ -220,6 +222,8 @@ fn is_interrupt(e: &duckdb::Error) -> bool {
 /// The lab's DuckDB database.
 pub struct Store {
     conn: Connection,
+    /// The landings' row sources in flight on this connection (`recount_parse`).
+    scans: scan::Scans,
 }
 
 impl Store {
@@ -228,7 +232,10 @@ impl Store {
     /// 80% of RAM; a lab's working set is small. `RECOUNT_MEMORY_LIMIT` (a DuckDB size such as
     /// 512MB) overrides it, and `RECOUNT_THREADS` DuckDB's thread count (default: one per core).
     pub fn open(path: &Path) -> Result<Store> {
-        let store = Store { conn: open_connection(path, duckdb::AccessMode::ReadWrite).map_err(|e| open_failed(path, e))? };
+        let store = Store {
+            conn: open_connection(path, duckdb::AccessMode::ReadWrite).map_err(|e| open_failed(path, e))?,
+            scans: Default::default(),
+        };
         store.prepare()?;
         Ok(store)
     }
@@ -236,25 +243,24 @@ impl Store {
     /// Opens the database at `path` for reading only: nothing in the file changes, and other
     /// processes may read it at the same time (DuckDB shares a file between readers only).
     pub fn open_read(path: &Path) -> Result<Store> {
-        let store = Store { conn: open_connection(path, duckdb::AccessMode::ReadOnly).map_err(|e| open_failed(path, e))? };
+        let store = Store {
+            conn: open_connection(path, duckdb::AccessMode::ReadOnly).map_err(|e| open_failed(path, e))?,
+            scans: Default::default(),
+        };
         store.prepare_read()?;
         Ok(store)
     }
 
     /// An empty database in memory: what a lab holds while its file is being replaced.
     pub fn closed() -> Result<Store> {
-        Ok(Store { conn: Connection::open_in_memory()? })
+        Ok(Store { conn: Connection::open_in_memory()?, scans: Default::default() })
     }
 
-    /// A handle that interrupts the running statement from another thread.
-    pub fn interrupt_handle(&self) -> std::sync::Arc<duckdb::InterruptHandle> {
-        self.conn.interrupt_handle()
-    }
-
-    /// DuckDB's progress estimate of the running statement, for the explorer's gauge.
-    pub fn progress_handle(&self) -> Result<duckdb::progress::ProgressHandle> {
+    /// Handles on this connection's running statement, for another thread: Esc's interrupt and
+    /// the explorer's progress gauge.
+    pub fn running(&self) -> Result<Running> {
         self.conn.set_query_progress_tracking(true)?;
-        Ok(self.conn.progress_handle())
+        Ok(Running { interrupt: self.conn.interrupt_handle(), progress: self.conn.progress_handle() })
     }
 
     /// The connection itself, for tests that inspect a lab's tables. recount's own code reads and
@@ -262,6 +268,24 @@ impl Store {
     #[doc(hidden)]
     pub fn connection_for_tests(&self) -> &Connection {
         &self.conn
+    }
+}
+
+/// The running statement of one connection, seen from another thread.
+pub struct Running {
+    interrupt: std::sync::Arc<duckdb::InterruptHandle>,
+    progress: duckdb::progress::ProgressHandle,
+}
+
+impl Running {
+    /// Stops the statement running now, if any: it fails with `LabError::Interrupted`.
+    pub fn interrupt(&self) {
+        self.interrupt.interrupt();
+    }
+
+    /// DuckDB's estimate of how far the running statement is, in percent.
+    pub fn percent(&self) -> Option<f64> {
+        self.progress.query_progress().percentage()
     }
 }
 
@@ -453,7 +477,7 @@ mod tests {
     fn an_interrupted_statement_is_a_typed_error() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("lab.duckdb")).unwrap();
-        let handle = store.interrupt_handle();
+        let handle = store.running().unwrap();
         let t = std::thread::spawn(move || {
             std::thread::sleep(std::time::Duration::from_millis(200));
             handle.interrupt();

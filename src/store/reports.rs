@@ -72,8 +72,10 @@ row! {
         pub revenue_minor: i64,
         pub file: String,
         pub line: i64,
-        /// The row is its basket's recompute winner and the basket has no copy inside the window.
+        /// The row's basket has no copy inside the window: it is in the recompute, not in v2.
         pub missing_from_v2: bool,
+        /// The row is the copy of its basket the recompute counts.
+        pub recompute_copy: bool,
     }
 }
 

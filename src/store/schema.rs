@@ -66,7 +66,9 @@ impl Store {
         }
         SESSION.run(self).wrap_err("creating the session's macros")?;
         self.conn.set_prepared_statement_cache_capacity(128);
-        self.conn.register_table_function::<crate::lake::land::ParseScan>("recount_parse").wrap_err("registering the landing's parser")?;
+        self.conn
+            .register_table_function_with_extra_info::<super::scan::ParseScan, _>("recount_parse", &self.scans)
+            .wrap_err("registering the landing's parser")?;
         let Format { format, files } = FORMAT.one(self, &[])?;
         match format {
             Some(LAB_FORMAT) => {}

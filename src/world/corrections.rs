@@ -6,54 +6,12 @@
 //! `WORLD/corrections/NN-kind/` in delivery order, with `correction.json` saying what changed.
 
 use crate::raw;
+use crate::raw::corrections::NOTE_FILE;
+pub use crate::raw::corrections::{CORRECTIONS_DIR, Correction, CorrectionKind, list};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use std::io::Write;
-use std::path::{Path, PathBuf};
-
-pub const CORRECTIONS_DIR: &str = "corrections";
-const NOTE_FILE: &str = "correction.json";
-
-/// What a correction changes in its file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CorrectionKind {
-    /// A few lines' first tender is larger: the vendor re-exported with the right amounts.
-    ChangedAmounts,
-    /// A few lines are gone: sales that never happened.
-    WithdrawnLines,
-    /// One more basket: a sale the first export missed.
-    AddedBasket,
-    /// The same lines, compressed again: other bytes, no change.
-    Recompressed,
-}
-
-impl CorrectionKind {
-    fn slug(self) -> &'static str {
-        match self {
-            CorrectionKind::ChangedAmounts => "changed-amounts",
-            CorrectionKind::WithdrawnLines => "withdrawn-lines",
-            CorrectionKind::AddedBasket => "added-basket",
-            CorrectionKind::Recompressed => "recompressed",
-        }
-    }
-}
-
-/// One correction as written: where it is and what it changes.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Correction {
-    /// Where the delivery is (not written into its note: the note moves with the directory).
-    #[serde(skip, default)]
-    pub dir: PathBuf,
-    pub upload_date: NaiveDate,
-    /// The corrected file's name in its partition.
-    pub file: String,
-    pub kind: CorrectionKind,
-    /// The lines (1-based, of the original file) the correction changes or withdraws.
-    pub lines: Vec<usize>,
-    /// The change in revenue the correction makes, in minor units of the file's currency.
-    pub revenue_delta_minor: i64,
-}
+use std::path::Path;
 
 /// The amount a changed line's first tender grows by.
 const AMOUNT_CHANGE_MINOR: i64 = 1_000;
@@ -146,24 +104,6 @@ fn write_one(world: &Path, dir: &Path, upload: NaiveDate, kind: CorrectionKind) 
     };
     std::fs::write(dir.join(NOTE_FILE), serde_json::to_string_pretty(&correction)? + "\n")?;
     Ok(correction)
-}
-
-/// The corrections of `world` in delivery order (none when it has no corrections directory).
-pub fn list(world: &Path) -> Result<Vec<Correction>> {
-    let root = world.join(CORRECTIONS_DIR);
-    if !root.is_dir() {
-        return Ok(Vec::new());
-    }
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
-    dirs.sort();
-    let mut out = Vec::new();
-    for dir in dirs.into_iter().filter(|d| d.join(NOTE_FILE).is_file()) {
-        let text = std::fs::read_to_string(dir.join(NOTE_FILE))?;
-        let mut c: Correction = serde_json::from_str(&text).wrap_err_with(|| format!("reading {}", dir.join(NOTE_FILE).display()))?;
-        c.dir = dir;
-        out.push(c);
-    }
-    Ok(out)
 }
 
 fn gzip(text: &str, level: u32) -> Result<Vec<u8>> {

@@ -210,6 +210,9 @@ fn write_event(out: &mut Vec<u8>, e: &TillEvent, stores: &StoreTable) {
 }
 
 /// The baskets of one store on one business day, with every copy the tills will send.
+// Times built from literals (midnight, 07:00, an hour past a gap) exist in every zone the
+// generator uses: invariants, stated at each `expect`.
+#[allow(clippy::expect_used)]
 fn store_day(spec: &WorldSpec, stores: &StoreTable, s: usize, day: NaiveDate, seed: u64, stream: u64) -> Vec<TillEvent> {
     let store = &stores.stores[s];
     let profile = spec.profile(&store.country);
@@ -240,7 +243,7 @@ fn store_day(spec: &WorldSpec, stores: &StoreTable, s: usize, day: NaiveDate, se
         let minute = profile.sale_minute(&mut rng);
         let second = rng.random_range(0..60);
         let milli = rng.random_range(0..1000);
-        let local = day.and_hms_milli_opt(0, 0, 0, 0).unwrap()
+        let local = day.and_hms_milli_opt(0, 0, 0, 0).expect("midnight is a time")
             + Duration::minutes(minute)
             + Duration::seconds(second)
             + Duration::milliseconds(milli);
@@ -248,13 +251,18 @@ fn store_day(spec: &WorldSpec, stores: &StoreTable, s: usize, day: NaiveDate, se
         // skipped local minute moves an hour on.
         let event_ts = match zone.from_local_datetime(&local) {
             chrono::LocalResult::Single(t) | chrono::LocalResult::Ambiguous(t, _) => t.with_timezone(&Utc),
-            chrono::LocalResult::None => zone.from_local_datetime(&(local + Duration::hours(1))).earliest().unwrap().with_timezone(&Utc),
+            chrono::LocalResult::None => zone
+                .from_local_datetime(&(local + Duration::hours(1)))
+                .earliest()
+                .expect("an hour past a skipped minute exists")
+                .with_timezone(&Utc),
         };
         let uploaded_at = match offline[till as usize] {
             None => event_ts + Duration::seconds(rng.random_range(2..240)),
             Some(days_late) => {
-                let morning = (day + Duration::days(days_late)).and_hms_opt(7, 0, 0).unwrap() + Duration::minutes(rng.random_range(0..120));
-                zone.from_local_datetime(&morning).earliest().unwrap().with_timezone(&Utc)
+                let morning = (day + Duration::days(days_late)).and_hms_opt(7, 0, 0).expect("07:00 is a time")
+                    + Duration::minutes(rng.random_range(0..120));
+                zone.from_local_datetime(&morning).earliest().expect("no zone skips 07:00 to 09:00").with_timezone(&Utc)
             }
         };
         let items: Vec<(u16, u8, i64)> = (0..rng.random_range(1..=profile.max_items))
