@@ -485,3 +485,82 @@ fn v1_that_never_ran_says_so_and_flags_nothing_and_explain_names_one_run() {
     let (_, explain, _) = recount(&lab, &["explain", &d]);
     assert!(explain.contains("what ONE v1 run counts") && explain.contains("check's v1 column sums every run"), "{explain}");
 }
+
+/// What a CSV column holds, by its name: the one convention every report keeps.
+fn column_kind(name: &str) -> &'static str {
+    if name.ends_with("_currency") {
+        "currency"
+    } else if name.ends_with("_digits") {
+        "digits"
+    } else if name.ends_with("_minor") {
+        "integer"
+    } else if name == "business_date" || name == "upload_date" || name.ends_with("_date") {
+        "date"
+    } else if ["days_late", "line", "days", "events", "v1_runs", "rows", "snapshot_id", "baskets", "copies"].contains(&name)
+        || name.ends_with("_baskets")
+        || name.ends_with("_delta")
+        || name.ends_with("_copies")
+        || name.ends_with("_rows")
+        || name.ends_with("_events")
+    {
+        "integer"
+    } else {
+        "text"
+    }
+}
+
+#[test]
+fn every_reports_csv_parses_with_one_header_and_each_column_holds_its_type() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    let world = small_world().to_str().unwrap().to_string();
+    let ups = uploads(small_world());
+    assert!(recount(&lab, &["daily", &ups[0].to_string(), &ups[7].to_string(), "--world", &world]).0);
+    let d = ups[3].to_string();
+    assert!(recount(&lab, &["naive", &d]).0);
+    let reports: Vec<Vec<&str>> = vec![
+        vec!["check", &d],
+        vec!["explain", &d],
+        vec!["explain", &d, "--baskets"],
+        vec!["baskets", &d],
+        vec!["late"],
+        vec!["late", &d],
+        vec!["quarantine"],
+        vec!["lateness"],
+        vec!["lateness", "--by-country"],
+        vec!["history", &d],
+        vec!["diff", &d],
+        vec!["diff", &d, "--baskets"],
+        vec!["promises", &d],
+        vec!["snapshots"],
+        vec!["fingerprint"],
+    ];
+    let mut checked = 0;
+    for args in reports {
+        let mut all = args.clone();
+        all.extend(["--format", "csv"]);
+        let (code, csv, err) = recount_code(&lab, &all);
+        assert!(code == Some(0) || code == Some(4), "{args:?}: {err}");
+        assert!(!csv.contains("\n\n"), "{args:?}: one table, one header:\n{csv}");
+        let mut rdr = csv::Reader::from_reader(csv.as_bytes());
+        let header: Vec<String> = rdr.headers().unwrap().iter().map(str::to_string).collect();
+        assert!(!header.is_empty(), "{args:?}");
+        for (n, rec) in rdr.records().enumerate() {
+            let rec = rec.unwrap_or_else(|e| panic!("{args:?} row {n}: {e}\n{csv}"));
+            assert_eq!(rec.len(), header.len(), "{args:?} row {n}: every row complete");
+            for (col, v) in header.iter().zip(rec.iter()) {
+                let ok = v.is_empty()
+                    || match column_kind(col) {
+                        "integer" => v.parse::<i64>().is_ok(),
+                        "digits" => v.parse::<u32>().is_ok_and(|d| d <= 4),
+                        "currency" => v.len() == 3 && v.chars().all(|c| c.is_ascii_uppercase()),
+                        "date" => v.parse::<chrono::NaiveDate>().is_ok(),
+                        _ => true,
+                    };
+                assert!(ok, "{args:?} row {n}: {col} = {v:?} is not a {}", column_kind(col));
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 500, "{checked} values checked");
+}

@@ -91,3 +91,24 @@ impl Drop for Kill {
 fn scopeguard(s: &str) -> Kill {
     Kill(s.to_string())
 }
+
+#[test]
+fn recount_lab_naming_a_new_directory_gets_the_first_run_lab_and_opens_on_it() {
+    let home = tempfile::tempdir().unwrap();
+    let lab = home.path().join("fresh").join("lab");
+    let session = format!("recount-e2e-env-{}", std::process::id());
+    let cmd = format!(
+        "env RECOUNT_LAB={} XDG_DATA_HOME={} TERM=xterm-256color {} tui; echo EXITED-$?; sleep 60",
+        lab.display(),
+        home.path().join("xdg").display(),
+        env!("CARGO_BIN_EXE_recount")
+    );
+    tmux(&["new-session", "-d", "-s", &session, "-x", "120", "-y", "40", &cmd]);
+    let guard = scopeguard(&session);
+    let s = wait_for(&session, "per country", 120);
+    assert!(!s.contains("Press U"), "the default lab, wherever RECOUNT_LAB points, is built on first run:\n{s}");
+    keys(&session, &["q"]);
+    wait_for(&session, "EXITED-0", 30);
+    assert!(lab.join("recount.duckdb").exists(), "the lab was built where RECOUNT_LAB points");
+    drop(guard);
+}

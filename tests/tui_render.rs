@@ -655,3 +655,48 @@ fn after_a_rollback_the_navigator_marks_stale_dates_as_the_header_does() {
     let line = screen.lines().find(|l| l.contains(&first_stale)).unwrap();
     assert!(line.contains(" s"), "the stale date is marked s, not ✓: {line}");
 }
+
+#[test]
+fn c_asks_first_the_rollback_prompt_says_it_rewinds_every_date_and_the_input_line_edits() {
+    use recount::tui::app::{Confirmable, Popup};
+    use recount::tui::worker::Job;
+    let dir = tempdir();
+    let (_lab, mut app, _d) = loaded_app(dir.path());
+    // C asks, as U does: n lands nothing, y lands.
+    app.update(Action::LandCorrection);
+    assert!(
+        matches!(&app.popup, Some(Popup::Confirm { what: Confirmable::LandCorrection, text }) if text.contains("y: land")),
+        "{:?}",
+        app.popup
+    );
+    assert!(app.on_confirm_key(&key('n')));
+    assert!(app.outbox.is_empty() && app.popup.is_none());
+    app.update(Action::LandCorrection);
+    assert!(app.on_confirm_key(&key('y')));
+    assert!(matches!(app.outbox.pop(), Some(Job::LandCorrection)));
+    app.running = None;
+    // The rollback prompt says what it does to the other dates.
+    app.update(Action::Screen(Screen::History));
+    app.update(Action::Rollback);
+    assert!(
+        matches!(&app.popup, Some(Popup::Confirm { text, .. }) if text.contains("EVERY business date") && text.contains("not only this one")),
+        "{:?}",
+        app.popup
+    );
+    app.popup = None;
+    // A status line speaks of its screen: another screen clears it.
+    app.message = "exported something".into();
+    app.update(Action::Screen(Screen::Late));
+    assert!(app.message.is_empty());
+    // The search line: Ctrl-U clears it, Ctrl-W takes the last word, no other chord is text.
+    app.update(Action::Search);
+    for c in "GB001 x".chars() {
+        app.on_input_key(&key(c));
+    }
+    let ctrl = |c: char| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+    app.on_input_key(&ctrl('w'));
+    assert!(matches!(&app.popup, Some(Popup::Input { text, .. }) if text == "GB001 "), "{:?}", app.popup);
+    app.on_input_key(&ctrl('a'));
+    app.on_input_key(&ctrl('u'));
+    assert!(matches!(&app.popup, Some(Popup::Input { text, .. }) if text.is_empty()), "{:?}", app.popup);
+}

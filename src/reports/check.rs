@@ -179,7 +179,7 @@ impl CheckReport {
             let (v1, v1_gap) = if v1_ran {
                 (Cell::money(c.v1_revenue_minor, &c.currency), Cell::delta(c.v1_revenue_minor - c.recompute_revenue_minor, &c.currency))
             } else {
-                (Cell::text("not run"), Cell::text("v1 not run"))
+                (Cell::Absent("not run".into()), Cell::Absent("v1 not run".into()))
             };
             t.push_flagged(
                 vec![

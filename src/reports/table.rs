@@ -62,6 +62,8 @@ pub enum Cell {
     Date(NaiveDate),
     Status(Status),
     Empty,
+    /// No value, for a reason people are told (`not run`): machines get an empty field.
+    Absent(String),
 }
 
 impl Cell {
@@ -87,6 +89,7 @@ impl Cell {
             Cell::Date(d) => d.to_string(),
             Cell::Status(s) => s.word().to_string(),
             Cell::Empty => String::new(),
+            Cell::Absent(why) => crate::sanitize::for_terminal(why).into_owned(),
         }
     }
 
@@ -98,7 +101,7 @@ impl Cell {
             Cell::Money { minor, .. } | Cell::Delta { minor, .. } => minor.to_string(),
             Cell::Date(d) => d.to_string(),
             Cell::Status(s) => s.word().to_lowercase(),
-            Cell::Empty => String::new(),
+            Cell::Empty | Cell::Absent(_) => String::new(),
         }
     }
 
@@ -115,7 +118,7 @@ impl Cell {
                     String::new(),
                 ),
                 Cell::Text(t) | Cell::Repeat(t) | Cell::Term { text: t, .. } => (3, 0, t.to_lowercase()),
-                Cell::Empty => (4, 0, String::new()),
+                Cell::Empty | Cell::Absent(_) => (4, 0, String::new()),
             }
         }
         key(self).cmp(&key(other))
