@@ -315,3 +315,24 @@ fn a_full_disk_leaves_the_lab_as_it_was_and_says_so_in_recounts_words() {
     ok(&lab, &["daily", &next, "--world", &world]);
     assert_ne!(ok(&lab, &["fingerprint"]), before, "with room again, the next upload lands and runs");
 }
+
+#[test]
+fn a_read_only_lab_is_read_and_a_write_to_it_says_so_in_one_line() {
+    let dir = tempdir();
+    let disk = SmallDisk::new(dir.path().join("disk"), "64m");
+    let lab = disk.0.join("lab");
+    let world = small_world().to_str().unwrap().to_string();
+    let ups = uploads(small_world());
+    ok(&lab, &["daily", &ups[0].to_string(), &ups[2].to_string(), "--world", &world]);
+    let before = ok(&lab, &["fingerprint"]);
+    let st = std::process::Command::new("mount").args(["-o", "remount,ro"]).arg(&disk.0).status().unwrap();
+    assert!(st.success(), "remounting the tmpfs read-only");
+    assert_eq!(ok(&lab, &["fingerprint"]), before, "a read-only lab is read");
+    let out = recount(&lab, &["land", &ups[3].to_string(), "--world", &world]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot be written here") && err.contains("the lab is as it was"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let _ = std::process::Command::new("mount").args(["-o", "remount,rw"]).arg(&disk.0).status();
+    assert_eq!(ok(&lab, &["fingerprint"]), before);
+}

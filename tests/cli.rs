@@ -53,7 +53,15 @@ fn the_demo_narrates_the_doubling_and_the_skipped_retry() {
         assert!(out.contains(&format!("── step {step}: ")), "step {step} missing:\n{out}");
     }
     assert!(out.contains("It appends again: the day doubles."));
-    let runs: Vec<&str> = out.lines().filter(|l| l.starts_with("GB ")).map(|l| l.split_whitespace().nth(1).unwrap()).collect();
+    // The v1 runs column, read under its header (numbers are right-aligned to the label's end).
+    let lines: Vec<&str> = out.lines().collect();
+    let mut runs: Vec<String> = Vec::new();
+    for (i, l) in lines.iter().enumerate().filter(|(_, l)| l.starts_with("GB ")) {
+        let header = lines[..i].iter().rev().find(|h| h.contains("v1 runs")).unwrap();
+        let end = header[..header.find("v1 runs").unwrap()].chars().count() + "v1 runs".len();
+        let upto: String = l.chars().take(end).collect();
+        runs.push(upto.split_whitespace().next_back().unwrap().to_string());
+    }
     assert_eq!(&runs[..2], &["1", "2"], "v1 runs once, then twice:\n{out}");
     assert!(out.contains("(skipped)"), "the v2 retry is skipped:\n{out}");
 }

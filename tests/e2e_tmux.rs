@@ -38,7 +38,10 @@ fn keys(session: &str, keys: &[&str]) {
 /// The v1 runs figure of the GB row on the Overview screen.
 fn gb_v1_runs(s: &str) -> String {
     let line = s.lines().find(|l| l.contains("GB ") && l.contains('£')).unwrap_or_else(|| panic!("no GB row:\n{s}"));
-    line.split(|c: char| c.is_whitespace() || c == '│').filter(|w| !w.is_empty()).skip_while(|w| *w != "GB").nth(1).unwrap().to_string()
+    // Under the "v1 runs" header: numbers are right-aligned to the column's end.
+    let header = s.lines().find(|l| l.contains("v1 runs")).unwrap_or_else(|| panic!("no v1 runs column:\n{s}"));
+    let end = header[..header.find("v1 runs").unwrap()].chars().count() + "v1 runs".len();
+    line.chars().take(end).collect::<String>().split(|c: char| c.is_whitespace() || c == '│').rfind(|w| !w.is_empty()).unwrap().to_string()
 }
 
 #[test]

@@ -700,3 +700,28 @@ fn c_asks_first_the_rollback_prompt_says_it_rewinds_every_date_and_the_input_lin
     app.on_input_key(&ctrl('u'));
     assert!(matches!(&app.popup, Some(Popup::Input { text, .. }) if text.is_empty()), "{:?}", app.popup);
 }
+
+#[test]
+fn at_80x24_and_120x36_the_columns_that_carry_the_answer_are_kept() {
+    let dir = tempdir();
+    let (_lab, mut app, _d) = loaded_app(dir.path());
+    app.update(Action::Screen(Screen::Overview));
+    for (w, h) in [(80, 24), (120, 36)] {
+        let s = text(&render(&app, w, h));
+        assert!(s.contains("v2 vs recompute"), "the verdict column at {w}x{h}:\n{s}");
+        assert!(["match", "beyond window", "MISMATCH"].iter().any(|v| s.contains(v)), "a verdict at {w}x{h}:\n{s}");
+    }
+    app.update(Action::Screen(Screen::History));
+    for (w, h) in [(80, 24), (120, 36)] {
+        let s = text(&render(&app, w, h));
+        let header = s.lines().find(|l| l.contains("snapshot") && l.contains("country")).unwrap_or_else(|| panic!("{s}"));
+        assert!(header.contains("why"), "the why column at {w}x{h}: {header}");
+        let rows: Vec<&str> = s.lines().filter(|l| l.contains(" GB ") && l.contains('£')).collect();
+        assert!(!rows.is_empty(), "{s}");
+        for r in rows {
+            let why = r.split_once('£').map(|x| x.1).unwrap_or_default();
+            assert!(why.contains("basket") || why.contains("no change"), "the why starts at {w}x{h}: {r}");
+            assert!(why.contains("added from upload") || why.contains("no change") || why.contains('…'), "cut text says so: {r}");
+        }
+    }
+}

@@ -151,11 +151,11 @@ impl CheckReport {
             "",
             &[
                 ("country", "country"),
+                ("v2_status", "v2 vs recompute"),
                 ("v1_runs", "v1 runs"),
                 ("v1_revenue_minor", "v1"),
                 ("v2_revenue_minor", "v2 gold"),
                 ("recompute_revenue_minor", "recompute"),
-                ("v2_status", "v2 vs recompute"),
                 ("v1_minus_recompute_minor", "v1 - recompute"),
                 ("v2_baskets", "v2 baskets"),
                 ("recompute_baskets", "recompute baskets"),
@@ -184,11 +184,11 @@ impl CheckReport {
             t.push_flagged(
                 vec![
                     Cell::text(&c.country),
+                    Cell::text(word),
                     Cell::Int(c.v1_runs),
                     v1,
                     Cell::money(c.v2_revenue_minor, &c.currency),
                     Cell::money(c.recompute_revenue_minor, &c.currency),
-                    Cell::text(word),
                     v1_gap,
                     Cell::Int(c.v2_baskets),
                     Cell::Int(c.recompute_baskets),

@@ -485,7 +485,8 @@ impl HistoryReport {
                 ("operation", "operation"),
                 ("trigger", "trigger"),
             ],
-        );
+        )
+        .repeating(&["baskets_delta", "revenue_delta_minor"]);
         for e in &self.entries {
             for c in &e.countries {
                 t.push(vec![

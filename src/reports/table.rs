@@ -135,6 +135,10 @@ pub struct Column {
     pub key: String,
     /// The table header.
     pub label: String,
+    /// Says again what another column says (a Δ beside the "why" that spells it out): left out
+    /// first when the table does not fit, so the column that carries the answer stays whole.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub repeats: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -168,7 +172,7 @@ impl Table {
     pub fn new(title: impl Into<String>, columns: &[(&str, &str)]) -> Table {
         Table {
             title: title.into(),
-            columns: columns.iter().map(|(k, l)| Column { key: k.to_string(), label: l.to_string() }).collect(),
+            columns: columns.iter().map(|(k, l)| Column { key: k.to_string(), label: l.to_string(), repeats: false }).collect(),
             rows: Vec::new(),
         }
     }
@@ -178,6 +182,28 @@ impl Table {
     pub fn push_flagged(&mut self, cells: Vec<Cell>, flag: Option<Status>) {
         self.rows.push(Row { cells, flag, drill: None, summary: false });
     }
+    /// Marks the columns (by key) that repeat another's answer: left out first when space is short.
+    pub fn repeating(mut self, keys: &[&str]) -> Table {
+        for c in self.columns.iter_mut().filter(|c| keys.contains(&c.key.as_str())) {
+            c.repeats = true;
+        }
+        self
+    }
+
+    /// The same table without the columns at `drop` (indices).
+    fn without(&self, drop: &[usize]) -> Table {
+        let keep = |i: &usize| !drop.contains(i);
+        Table {
+            title: self.title.clone(),
+            columns: self.columns.iter().enumerate().filter(|(i, _)| keep(i)).map(|(_, c)| c.clone()).collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| Row { cells: r.cells.iter().enumerate().filter(|(i, _)| keep(i)).map(|(_, c)| c.clone()).collect(), ..r.clone() })
+                .collect(),
+        }
+    }
+
     /// A total row for people: CSV leaves it out.
     pub fn push_summary(&mut self, cells: Vec<Cell>, flag: Option<Status>) {
         self.rows.push(Row { cells, flag, drill: None, summary: true });
@@ -341,7 +367,7 @@ fn fit(widths: &mut [usize], floors: &[usize], numeric: &[bool], width: usize) {
 }
 
 /// `s` in at most `w` terminal columns: cut with `…` when longer.
-fn clip(s: &str, w: usize) -> std::borrow::Cow<'_, str> {
+pub fn clip(s: &str, w: usize) -> std::borrow::Cow<'_, str> {
     use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
     if s.width() <= w {
         return s.into();
@@ -362,6 +388,22 @@ fn clip(s: &str, w: usize) -> std::borrow::Cow<'_, str> {
 
 pub fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> String {
     use unicode_width::UnicodeWidthStr;
+    // Columns that repeat another's answer go first when the table is wider than the terminal;
+    // the note under the table names them with any other left out.
+    let natural: usize = {
+        let shown = t.shown(&(0..t.rows.len()).collect::<Vec<_>>());
+        let w = |i: usize, label: &str| {
+            shown.iter().map(|r| r.get(i).map(|c| c.width()).unwrap_or(0)).chain([label.width()]).max().unwrap_or(0)
+        };
+        t.columns.iter().enumerate().map(|(i, c)| w(i, &c.label) + 2).sum::<usize>() + 2
+    };
+    let repeated: Vec<usize> = t.columns.iter().enumerate().filter(|(_, c)| c.repeats).map(|(i, _)| i).collect();
+    if width.is_some_and(|w| natural > w) && !repeated.is_empty() {
+        let labels: Vec<String> = repeated.iter().map(|&i| t.columns[i].label.clone()).collect();
+        let mut out = render_table_fitted(&t.without(&repeated), color, width);
+        out.push_str(&format!("({} left out to fit the terminal, said in the other columns: {})\n", labels.len(), labels.join(", ")));
+        return out;
+    }
     let mut out = String::new();
     if !t.title.is_empty() {
         out.push_str(&format!("{}\n", t.title));
@@ -577,6 +619,30 @@ mod tests {
         assert_eq!(text.matches("B1").count(), 1, "a repeated value is shown once per group:\n{text}");
         // Sorted so that the group is split, each row shows its value again.
         assert_eq!(full.shown(&[1, 2, 0]).iter().filter(|r| r[0] == "B1").count(), 2);
+    }
+
+    #[test]
+    fn a_column_that_repeats_the_answer_gives_way_before_the_answer_is_cut() {
+        let mut t = Table::new(
+            "",
+            &[("country", "country"), ("attribution", "why"), ("baskets_delta", "Δ baskets"), ("revenue_delta_minor", "Δ revenue")],
+        )
+        .repeating(&["baskets_delta", "revenue_delta_minor"]);
+        t.push(vec![
+            Cell::text("GB"),
+            Cell::text("+24 baskets, +£3,150.82 added from upload 2026-10-16"),
+            Cell::IntDelta(24),
+            Cell::delta(315_082, "GBP"),
+        ]);
+        let wide = render_table_fitted(&t, false, Some(200));
+        assert!(wide.contains("Δ revenue") && wide.contains("+£3,150.82"), "{wide}");
+        let narrow = render_table_fitted(&t, false, Some(64));
+        assert!(narrow.contains("added from upload 2026-10-16") && !narrow.contains('…'), "the why stays whole:\n{narrow}");
+        assert!(narrow.contains("said in the other columns: Δ baskets, Δ revenue"), "{narrow}");
+        assert!(
+            csv_of(std::slice::from_ref(&t)).starts_with("country,attribution,baskets_delta,revenue_delta_minor"),
+            "machines keep every column"
+        );
     }
 
     #[test]

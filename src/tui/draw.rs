@@ -321,10 +321,18 @@ pub fn draw_table(
     let ncols = widths.len();
     // Column 0 stays; the rest start at 1 + first.
     let first = view.first_col.min(ncols.saturating_sub(2));
-    let candidates: Vec<usize> = (0..ncols.min(1)).chain((1 + first)..ncols).collect();
+    let mut candidates: Vec<usize> = (0..ncols.min(1)).chain((1 + first)..ncols).collect();
     let mut room = area.width.saturating_sub(2);
     if marks {
         room = room.saturating_sub(3);
+    }
+    // When not every column fits, those that repeat another's answer (a Δ beside its "why") give
+    // way first: they are shown after the rest, if room is left.
+    let all_fit = candidates.iter().map(|&i| widths[i] + 2).sum::<u16>() <= room + 2;
+    if !all_fit {
+        let repeats = |i: &usize| table.columns.get(*i).is_some_and(|c| c.repeats);
+        let (again, answer): (Vec<usize>, Vec<usize>) = candidates.iter().partition(|i| repeats(i));
+        candidates = answer.into_iter().chain(again).collect();
     }
     let mut used = 0u16;
     let mut visible: Vec<(usize, u16)> = Vec::new();
@@ -388,6 +396,8 @@ pub fn draw_table(
                 let c = cells.get(*j).cloned().unwrap_or_default();
                 let numeric = r.cells.get(*j).is_some_and(Cell::is_numeric);
                 let w = *w as usize;
+                // Text cut to its column says so with `…` (a number is never cut: it gets its width).
+                let c = if numeric { c } else { crate::reports::table::clip(&c, w).into_owned() };
                 let cell = ratatui::widgets::Cell::from(if numeric { format!("{c:>w$}") } else { c });
                 if n == 0 { out.extend(lead(cell, r.flag)) } else { out.push(cell) }
             }
