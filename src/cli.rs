@@ -11,7 +11,9 @@ pub const AFTER_HELP: &str = "\
 The lab is a directory holding the raw zone (raw/) and one DuckDB file (recount.duckdb).
 Default lab: $RECOUNT_LAB, else $XDG_DATA_HOME/recount/lab, else ~/.local/share/recount/lab.
 With no command, recount opens the explorer on the default lab, building it from the bundled
-sample world (sample-data/) on first run.";
+sample world (sample-data/) on first run.
+Exit codes: 0 ok, 1 an error, 2 a usage error, 3 the engines disagree, 4 a promise failed,
+5 --alert-on met what it watches (rows that arrived for a date past its window).";
 
 #[derive(Debug, Parser)]
 #[command(name = "recount", version, about = "Why did the number move? v1, v2 and an independent recount of daily sales, with snapshots.", after_help = AFTER_HELP)]
@@ -93,6 +95,20 @@ pub struct Window {
     /// Lateness window: business date d is built from uploads d-1 .. d+N (0 to 366) [default: late_days in the config file, else 2]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=crate::rules::MAX_LATE_DAYS as i64))]
     pub late_days: Option<u32>,
+}
+
+/// What a scheduler is alerted to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AlertOn {
+    /// Rows that arrived for a date already past its window: exit 5, with the dates, counts and amounts on stderr
+    BeyondWindow,
+}
+
+#[derive(Debug, Args, Clone, Copy)]
+pub struct Alert {
+    /// Exit 5 when the runs met rows of this kind (the dates, counts and amounts on stderr), for a scheduler to act on
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub alert_on: Option<AlertOn>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -189,6 +205,8 @@ pub enum Command {
         range: Range,
         #[command(flatten)]
         window: Window,
+        #[command(flatten)]
+        alert: Alert,
     },
     /// Land one upload, then run v2 for it, day by day
     Daily {
@@ -198,6 +216,8 @@ pub enum Command {
         world: Option<PathBuf>,
         #[command(flatten)]
         window: Window,
+        #[command(flatten)]
+        alert: Alert,
     },
     /// Rebuild named business dates with v2
     Rebuild {

@@ -13,10 +13,12 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// Exit codes: 0 ok, 1 an error, 2 a usage error (clap's, or a question left unanswered), 3 a
-/// check found the two engines disagreeing, 4 a promise failed.
+/// check found the two engines disagreeing, 4 a promise failed, 5 `--alert-on` met what it watches.
 const ENGINES_DISAGREE: i32 = 3;
 const USAGE: i32 = 2;
 const PROMISE_FAILED: i32 = 4;
+/// `--alert-on beyond-window` met rows that arrived for a date already past its window.
+const ALERTED: i32 = 5;
 
 /// The --color choice, set once per process by `dispatch`.
 static COLOR: std::sync::OnceLock<crate::cli::ColorChoice> = std::sync::OnceLock::new();
@@ -118,8 +120,8 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
         Command::Land { range, world } => land_range(&g, &range, world),
         Command::Reset { yes } => reset(&g, yes),
         Command::Naive { range } => naive(&g, &range),
-        Command::Run { range, window } => run(&g, &range, window),
-        Command::Daily { range, world, window } => daily(&g, &range, world, window),
+        Command::Run { range, window, alert } => run(&g, &range, window, alert),
+        Command::Daily { range, world, window, alert } => daily(&g, &range, world, window, alert),
         Command::Rebuild { dates, force, window } => rebuild(&g, &dates, force, window),
         Command::Check { date, as_of } => check(&g, date, as_of),
         Command::Explain { date, baskets } => explain(&g, date, baskets),
@@ -293,10 +295,11 @@ fn naive(g: &Global, range: &Range) -> Result<i32> {
     Ok(0)
 }
 
-fn run(g: &Global, range: &Range, window: Window) -> Result<i32> {
+fn run(g: &Global, range: &Range, window: Window, alert: crate::cli::Alert) -> Result<i32> {
     let lab = open(g)?;
     let dates = range.dates();
     let kind = trigger_of(false, dates.len());
+    let mut met = Vec::new();
     for d in dates {
         if !lab.is_landed(d)? {
             eprintln!("note: upload {d} has not landed; nothing to rebuild");
@@ -304,27 +307,52 @@ fn run(g: &Global, range: &Range, window: Window) -> Result<i32> {
         }
         let report = v2::run_upload(&lab, d, kind, v2_opts(g, window, false)?).wrap_err_with(|| format!("v2 for upload {d}"))?;
         emit_run(&report, g.format)?;
+        met.extend(report.beyond_window.iter().filter(|b| !b.future_dated).map(|b| (d, b.clone())));
     }
-    Ok(0)
+    Ok(alerted(alert, &met).unwrap_or(0))
 }
 
-fn daily(g: &Global, range: &Range, world: Option<PathBuf>, window: Window) -> Result<i32> {
+/// With `--alert-on beyond-window`: when the runs met rows that arrived for a date already past
+/// its window, says which (upload, date, rows, revenue) on stderr and gives exit code 5.
+fn alerted(alert: crate::cli::Alert, met: &[(NaiveDate, v2::BeyondWindow)]) -> Option<i32> {
+    alert.alert_on?;
+    if met.is_empty() {
+        return None;
+    }
+    for (u, b) in met {
+        eprintln!(
+            "ALERT beyond-window: upload {u} brought {} row(s) of business date {}, {}, past its window (recount late {}; finance decides whether to reopen it)",
+            b.rows,
+            b.business_date,
+            crate::money::format_major(b.revenue_minor, &b.currency),
+            b.business_date
+        );
+    }
+    Some(ALERTED)
+}
+
+fn daily(g: &Global, range: &Range, world: Option<PathBuf>, window: Window, alert: crate::cli::Alert) -> Result<i32> {
     let mut lab = open(g)?;
     let world = world_or_sample(world);
     let mut code = 0;
+    let mut met = Vec::new();
     let step = lake::daily::Step { trigger: TriggerKind::Daily, v1_first: false, opts: v2_opts(g, window, false)? };
     for d in range.dates() {
         let done = lake::daily::land_and_run(&mut lab, &world, d, step).wrap_err_with(|| format!("landing {d}"))?;
         emit_land(&done.landed, g.format)?;
         match done.run {
-            RunOutcome::Ran(report) => emit_run(&report, g.format)?,
+            RunOutcome::Ran(report) => {
+                emit_run(&report, g.format)?;
+                met.extend(report.beyond_window.iter().filter(|b| !b.future_dated).map(|b| (d, b.clone())));
+            }
             // The landing's report names the held upload and its file; the exit code says not all landed.
             RunOutcome::Held(_) => code = 1,
             RunOutcome::NothingLanded => {}
             RunOutcome::Failed(e) => return Err(e.wrap_err(format!("v2 for upload {d}"))),
         }
     }
-    Ok(code)
+    // A held-back upload (exit 1) is said before an alert.
+    Ok(if code != 0 { code } else { alerted(alert, &met).unwrap_or(0) })
 }
 
 fn rebuild(g: &Global, dates: &[NaiveDate], force: bool, window: Window) -> Result<i32> {

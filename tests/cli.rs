@@ -572,3 +572,25 @@ fn every_reports_csv_parses_with_one_header_and_each_column_holds_its_type() {
     }
     assert!(checked > 500, "{checked} values checked");
 }
+
+#[test]
+fn alert_on_beyond_window_exits_5_on_the_samples_late_arrivals_and_0_without_it() {
+    let dir = tempdir();
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let world = sample.to_str().unwrap();
+    // The sample's upload 2026-10-23 brings rows of 10-20, past its window (late lists them).
+    let quiet = dir.path().join("quiet");
+    let (code, _, err) = recount_code(&quiet, &["daily", "2026-10-19", "2026-10-23", "--world", world]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("ALERT"), "{err}");
+    let watched = dir.path().join("watched");
+    let (code, out, err) = recount_code(&watched, &["daily", "2026-10-19", "2026-10-23", "--world", world, "--alert-on", "beyond-window"]);
+    assert_eq!(code, Some(5), "{out}{err}");
+    let alert = err.lines().find(|l| l.starts_with("ALERT beyond-window: upload 2026-10-23")).unwrap_or_else(|| panic!("{err}"));
+    assert!(alert.contains("business date 2026-10-20") && alert.contains('£'), "{alert}");
+    // `run` watches the same, and the same runs with nothing late exit 0.
+    let (code, _, err) = recount_code(&watched, &["run", "2026-10-23", "--alert-on", "beyond-window"]);
+    assert_eq!(code, Some(5), "{err}");
+    let (code, _, err) = recount_code(&watched, &["run", "2026-10-22", "--alert-on", "beyond-window"]);
+    assert_eq!(code, Some(0), "upload 2026-10-22 brings nothing past a window: {err}");
+}
