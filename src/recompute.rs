@@ -118,7 +118,44 @@ pub fn recount(raw_root: &Path) -> Result<Recount> {
             files.push((d, f));
         }
     }
-    let parts: Vec<Result<Columns>> = files.par_iter().map(|(d, f)| read_file(f, *d, &stores)).collect();
+    recount_files(&files, &stores)
+}
+
+/// The recount of business date `d` over the raw zone as it was when snapshot `snapshot_id` was
+/// recorded: the file versions current then, read from the lab's raw zone (a version replaced
+/// since is read from where it is kept). Per store, as the cache gives it for now.
+pub fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> Result<Vec<crate::store::StoreFigures>> {
+    let raw_root = lab.raw_root();
+    if !raw_root.join(raw::STORES_FILE).exists() {
+        return Ok(Vec::new());
+    }
+    let stores = StoreTable::read(&raw_root.join(raw::STORES_FILE))?;
+    let files: Vec<(NaiveDate, std::path::PathBuf)> = lab
+        .store()
+        .files_as_of(snapshot_id)?
+        .into_iter()
+        .map(|f| {
+            (f.upload_date, if f.superseded_now { raw::superseded_path(&raw_root, &f.file, f.version) } else { raw_root.join(&f.file) })
+        })
+        .collect();
+    let recount = recount_files(&files, &stores).wrap_err_with(|| format!("recounting the raw zone as of snapshot {snapshot_id}"))?;
+    Ok(recount
+        .rows
+        .into_iter()
+        .filter(|r| r.business_date == d)
+        .map(|r| crate::store::StoreFigures {
+            store_id: r.store_id,
+            country: r.country,
+            currency: r.currency,
+            baskets: r.baskets,
+            revenue_minor: r.revenue_minor,
+        })
+        .collect())
+}
+
+/// Recounts the given files (upload date, path) of a raw zone.
+fn recount_files(files: &[(NaiveDate, std::path::PathBuf)], stores: &StoreTable) -> Result<Recount> {
+    let parts: Vec<Result<Columns>> = files.par_iter().map(|(d, f)| read_file(f, *d, stores)).collect();
     let mut all = Columns::default();
     for p in parts {
         let p = p?;

@@ -275,3 +275,46 @@ fn evidence_files_hold_the_snapshot_map_the_gold_rows_and_proof_other_dates_were
         assert_eq!(recount::store::hex(&<md5::Md5 as md5::Digest>::digest(&text)), f.md5, "the printed digest is the file's");
     }
 }
+
+#[test]
+fn check_as_of_a_snapshot_gives_the_status_the_recounts_and_the_verdicts_of_then() {
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let dir = tempdir();
+    let mut lab = open_lab(dir.path());
+    assert!(recount::lake::bootstrap::fill_if_empty(&mut lab, &sample).unwrap().is_some());
+    let d = day("2026-10-28");
+    let head = snapshot::latest_id(&lab).unwrap();
+    let then = snapshot::records(&lab, head)
+        .unwrap()
+        .into_iter()
+        .find(|r| r.operation == Operation::Overwrite && r.trigger.upload == Some(d))
+        .expect("the v2 run of upload 2026-10-28")
+        .snapshot_id;
+    reports::freshen(&mut lab).unwrap();
+    let now = reports::check::check(&lab, d, None).unwrap();
+    assert_eq!(now.status.finality.word(), "closed", "{:?}", now.status);
+    let at = reports::check::check(&lab, d, Some(then)).unwrap();
+    assert_eq!(at.status.newest_upload, Some(d), "the newest upload then");
+    assert_eq!(at.status.finality.word(), "provisional", "{:?}", at.status);
+    assert!(at.status.describe().contains("waiting for upload(s) 2026-10-29, 2026-10-30"), "{}", at.status.describe());
+    assert!(at.engines_agree, "{:?}", at.engine_disagreements);
+    assert!(at.countries.iter().all(|c| c.v2_explained()), "v2 then against the recount then: {:?}", at.countries);
+    // The recount then is the recount of a lab that had landed only as far as 2026-10-28.
+    let dir2 = tempdir();
+    let mut short = open_lab(dir2.path());
+    for u in uploads(&sample).into_iter().filter(|u| *u <= d) {
+        let step = recount::lake::daily::Step { trigger: TriggerKind::Daily, v1_first: true, opts: opts() };
+        let done = recount::lake::daily::land_and_run(&mut short, &sample, u, step).unwrap();
+        assert!(matches!(done.run, recount::lake::daily::RunOutcome::Ran(_)));
+    }
+    reports::freshen(&mut short).unwrap();
+    let built_then = reports::check::check(&short, d, None).unwrap();
+    let figures = |c: &reports::check::CheckReport| {
+        c.countries
+            .iter()
+            .map(|x| (x.country.clone(), x.recompute_baskets, x.recompute_revenue_minor, x.v2_revenue_minor))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(figures(&at), figures(&built_then), "as of the snapshot = the lab as it was");
+    assert_eq!(at.status.finality, built_then.status.finality);
+}

@@ -152,16 +152,25 @@ pub fn rebuild_dates(lab: &Lab, dates: &[NaiveDate], opts: V2Options) -> Result<
 /// count and the wrapping sum of their row digests, kept per file in `bronze.cells`), the window
 /// itself and the code version.
 pub fn input_hashes(store: &Store, late_days: u32, dates: &[NaiveDate]) -> Result<Vec<(NaiveDate, i64, String)>> {
+    input_hashes_at(store, late_days, dates, None)
+}
+
+/// `input_hashes` over the raw zone as it was when snapshot `as_of` was recorded (None: now).
+pub fn input_hashes_at(store: &Store, late_days: u32, dates: &[NaiveDate], as_of: Option<i64>) -> Result<Vec<(NaiveDate, i64, String)>> {
     let (Some(&first), Some(&last)) = (dates.iter().min(), dates.iter().max()) else {
         return Ok(Vec::new());
     };
     let mut sums: BTreeMap<NaiveDate, (i64, u64)> = dates.iter().map(|&d| (d, (0, 0))).collect();
-    store.input_cells(late_days, first, last, |c| {
+    let add = |c: crate::store::InputCell| {
         if let Some(s) = sums.get_mut(&c.business_date) {
             s.0 += c.rows;
             s.1 = s.1.wrapping_add(c.digest as u64);
         }
-    })?;
+    };
+    match as_of {
+        None => store.input_cells(late_days, first, last, add)?,
+        Some(s) => store.input_cells_as_of(s, late_days, first, last, add)?,
+    }
     let version = super::code_version();
     Ok(sums
         .into_iter()

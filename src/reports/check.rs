@@ -1,7 +1,7 @@
 //! `recount check DATE`: per country, v1, v2 gold and the recompute side by side, with DuckDB's
 //! own recount as a second engine behind the polars one.
 
-use super::status::{DateStatus, date_status};
+use super::status::{DateStatus, date_status_at};
 use super::{Cell, Note, Report, Status, Table, resolve_as_of};
 use crate::lake::Lab;
 use crate::store::StoreFigures;
@@ -68,10 +68,9 @@ pub fn check(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<CheckReport>
     crate::recompute::ensure_cached(lab)?;
     let snap = resolve_as_of(lab, as_of)?;
     let store = lab.store();
-    let mut status = date_status(lab, d)?;
-    if as_of.is_some() {
-        status.built = crate::lake::snapshot::version_at(lab, d, snap)?.is_some();
-    }
+    // As of a snapshot means then: the uploads landed then, the version the date held then, and
+    // both recounts over the raw zone as it was then (super::status, recompute, store::as_of).
+    let status = date_status_at(lab, d, as_of.map(|_| snap))?;
     let mut countries: BTreeMap<String, CountryCheck> = BTreeMap::new();
     // v1: everything appended up to the snapshot.
     for r in store.v1_by_store(d, snap)? {
@@ -85,7 +84,10 @@ pub fn check(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<CheckReport>
         c.v2_baskets += r.baskets;
         crate::money::add(&mut c.v2_revenue_minor, r.revenue_minor, || format!("{d} {}: v2_revenue_minor", r.country))?;
     }
-    let polars = store.recompute_by_store(d)?;
+    let polars = match as_of {
+        None => store.recompute_by_store(d)?,
+        Some(_) => crate::recompute::recount_date_as_of(lab, d, snap)?,
+    };
     for r in &polars {
         let c = country_row(&mut countries, &r.country, &r.currency);
         c.recompute_baskets += r.baskets;
@@ -93,7 +95,10 @@ pub fn check(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<CheckReport>
     }
     // The second engine: DuckDB recounts the same date from bronze, and says from the same
     // ranking which winners the window keeps out of v2.
-    let duck = store.duckdb_recount(d, lab.has_key_collisions()?, status.late_days)?;
+    let duck = match as_of {
+        None => store.duckdb_recount(d, lab.has_key_collisions()?, status.late_days)?,
+        Some(_) => store.duckdb_recount_as_of(d, snap, status.late_days)?,
+    };
     for r in duck.iter().filter(|r| r.beyond_baskets > 0) {
         let c = country_row(&mut countries, &r.country, &r.currency);
         c.beyond_window_baskets += r.beyond_baskets;

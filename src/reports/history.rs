@@ -1,7 +1,7 @@
 //! The snapshot trail: `snapshots`, `history DATE` and `diff DATE`. A change of a number is
 //! attributed basket by basket, and the parts are shown to sum to the change.
 
-use super::status::{DateStatus, date_status};
+use super::status::{DateStatus, date_status_at};
 use super::{Cell, Note, Report, Status, Table, resolve_as_of};
 use crate::lake::Lab;
 use crate::lake::snapshot::{self, Operation, SnapshotRecord, Trigger};
@@ -462,7 +462,9 @@ pub fn history(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<HistoryRep
         });
         previous = Some(v);
     }
-    Ok(HistoryReport { business_date: d, as_of_snapshot: up_to, status: date_status(lab, d)?, entries })
+    // The status as of the snapshot the history stops at, when one is named: then, not now.
+    let status = date_status_at(lab, d, as_of.map(|_| up_to))?;
+    Ok(HistoryReport { business_date: d, as_of_snapshot: up_to, status, entries })
 }
 
 impl HistoryReport {

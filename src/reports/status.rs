@@ -43,12 +43,22 @@ impl DateStatus {
 /// The status of `d` now, judged by the window the date was last built with (the default when
 /// it never was).
 pub fn date_status(lab: &Lab, d: NaiveDate) -> Result<DateStatus> {
-    let current = lab.store().version_at(d, None)?;
+    date_status_at(lab, d, None)
+}
+
+/// The status of `d` as it was when snapshot `as_of` was recorded (None: now): the uploads that
+/// had landed then, the version the date held then, and the inputs then.
+pub fn date_status_at(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<DateStatus> {
+    let current = lab.store().version_at(d, as_of)?;
     let window = LatenessWindow::as_built(current.as_ref().and_then(|c| c.late_days));
-    let landed = lab.store().landed_uploads()?;
+    let landed = match as_of {
+        None => lab.store().landed_uploads()?,
+        Some(s) => lab.store().landed_uploads_as_of(s)?,
+    };
     let built_from = current.as_ref().map(|c| c.input_hash.as_str());
     let finality = Finality::of(window.missing_uploads(&landed, d), built_from, || {
-        Ok::<_, color_eyre::Report>(v2::input_hashes(lab.store(), window.late_days, &[d])?.into_iter().next().map(|(_, _, hash)| hash))
+        let hashes = v2::input_hashes_at(lab.store(), window.late_days, &[d], as_of)?;
+        Ok::<_, color_eyre::Report>(hashes.into_iter().next().map(|(_, _, hash)| hash))
     })?;
     Ok(DateStatus {
         business_date: d,

@@ -7,6 +7,7 @@
 //! Two tests keep the Rust and the SQL in step: every statement in `queries/` is declared here,
 //! and every row struct's columns are exactly its statement's (run against a fresh lab).
 
+mod as_of;
 mod fingerprint;
 mod history;
 mod land;
@@ -19,6 +20,7 @@ mod v1;
 mod v2;
 pub mod vocab;
 
+pub use as_of::FileAt;
 pub use fingerprint::{FingerprintRow, GoldChunk};
 pub use history::{DateAt, DiffBasketRow, DiffPartRow, GoldCountry};
 pub use land::{CellRecord, FileRecord, LandedFile, QuarantineRecord, StoreRow};
@@ -405,6 +407,7 @@ mod tests {
 
     fn shapes() -> Vec<Shape> {
         [
+            as_of::shapes(),
             fingerprint::shapes(),
             history::shapes(),
             land::shapes(),

@@ -65,6 +65,7 @@ impl Store {
             SCHEMA_DIGEST_INSERT.run(self, duckdb::named_params! { "digest": digest })?;
         }
         SESSION.run(self).wrap_err("creating the session's macros")?;
+        self.as_of_session().wrap_err("creating the session's as-of macros")?;
         self.conn.set_prepared_statement_cache_capacity(128);
         self.conn
             .register_table_function_with_extra_info::<super::scan::ParseScan, _>("recount_parse", &self.scans)
@@ -105,6 +106,7 @@ impl Store {
             return stale("its views were written by another build of recount");
         }
         SESSION.run(self).wrap_err("creating the session's macros")?;
+        self.as_of_session().wrap_err("creating the session's as-of macros")?;
         self.conn.set_prepared_statement_cache_capacity(128);
         Ok(())
     }

@@ -1,0 +1,58 @@
+-- as_of.sql: the lab as it was when a snapshot was recorded, for the reports that read "as of S".
+-- THE rule for "the raw zone as of snapshot s": every file version whose landing had committed by
+-- the time s was recorded (a landing's time against the snapshot's, both this lab's clock), less
+-- the versions a version landed by then had replaced. Not part of v2's rules (nothing writes
+-- from it), so not in the code version the input hashes cover.
+
+-- name: session
+-- The session's macros for as-of reads (TEMP, created by every connection).
+CREATE OR REPLACE TEMP MACRO files_as_of(s) AS TABLE
+    WITH landed AS (
+        SELECT f.file_id, f.file, f.upload_date, f.version
+        FROM raw.files f JOIN raw.landings l USING (landing_id)
+        WHERE l.landed_at <= (SELECT created_at FROM audit.snapshots WHERE snapshot_id = s)
+    )
+    SELECT * FROM landed
+    WHERE file_id NOT IN (SELECT x.file_id FROM raw.supersessions x JOIN landed b ON b.file_id = x.by_file_id);
+-- Bronze as of s: the rows of those versions, with each row's file and its rank in its upload.
+CREATE OR REPLACE TEMP MACRO events_as_of(s) AS TABLE
+    SELECT e.*, f.file, f.file_rank FROM bronze.events e
+    JOIN (SELECT file_id, file, rank() OVER (PARTITION BY upload_date ORDER BY file) AS file_rank FROM files_as_of(s)) f
+    USING (file_id);
+
+-- name: uploads
+-- The uploads that had landed by snapshot $snapshot_id.
+SELECT DISTINCT upload_date FROM files_as_of($snapshot_id::BIGINT) ORDER BY 1;
+
+-- name: files
+-- The file versions current as of snapshot $snapshot_id, and whether a later one has replaced
+-- them since (their bytes are then kept under raw/versions/).
+SELECT f.upload_date, f.file, f.version, f.file_id IN (SELECT file_id FROM raw.supersessions) AS superseded_now
+FROM files_as_of($snapshot_id::BIGINT) f ORDER BY f.upload_date, f.file;
+
+-- name: input_cells
+-- What fed dates $first..$last under the window as of snapshot $snapshot_id, file by file (as
+-- v2.sql's input_cells for now).
+SELECT c.business_date, c.rows, c.digest FROM bronze.cells c
+WHERE c.file_id IN (SELECT file_id FROM files_as_of($snapshot_id::BIGINT))
+  AND c.business_date BETWEEN $first::DATE AND $last::DATE
+  AND in_window(c.upload_date, c.business_date, $late_days::INTEGER);
+
+-- name: duckdb_date
+-- DuckDB's own recount of date $business_date as of snapshot $snapshot_id (recompute.sql's
+-- duckdb_date over the raw zone as it was): every copy of every basket with a copy of the date.
+WITH copies AS (
+    SELECT * FROM events_as_of($snapshot_id::BIGINT)
+    WHERE basket_id IN (SELECT basket_id FROM events_as_of($snapshot_id::BIGINT) WHERE business_date = $business_date::DATE)
+),
+ranked AS (
+    SELECT business_date, store_id, country, currency, revenue_minor,
+           row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) = 1 AS wins,
+           bool_or(in_window(upload_date, business_date, $late_days::INTEGER)) OVER (PARTITION BY basket_id) AS basket_in_window
+    FROM copies
+)
+SELECT store_id, country, currency, count(*) AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor,
+       count(*) FILTER (WHERE NOT basket_in_window) AS beyond_baskets,
+       coalesce(sum(revenue_minor) FILTER (WHERE NOT basket_in_window), 0)::BIGINT AS beyond_revenue_minor
+FROM ranked WHERE wins AND business_date = $business_date::DATE
+GROUP BY ALL ORDER BY store_id;
