@@ -23,12 +23,13 @@ fn step(narration: &str, pause: bool) {
     println!("\n── step {n}: {narration}");
 }
 
-/// A report as the CLI prints it, narrowed to the terminal when there is one: a presenter's
-/// screen never wraps a table.
+/// A report as the CLI prints it, narrowed to the terminal when there is one (or to `COLUMNS`,
+/// as a recording of the demo sets it): a presenter's screen never wraps a table.
 fn show<R: Report>(r: &R, color: bool) {
-    let width = std::io::IsTerminal::is_terminal(&std::io::stdout())
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout())
         .then(|| crossterm::terminal::size().ok().map(|(w, _)| usize::from(w)))
         .flatten();
+    let width = terminal.or_else(|| std::env::var("COLUMNS").ok()?.parse().ok()).filter(|w| *w >= 40);
     print!("{}", reports::table::render_fitted(r, Format::Table, color, width));
 }
 

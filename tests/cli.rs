@@ -71,8 +71,22 @@ fn the_demo_on_the_sample_lands_a_correction_that_changes_exactly_its_date_and_s
     let dir = tempdir();
     let lab = dir.path().join("demo-lab");
     let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
-    let (ok, out, err) = recount(&lab, &["demo", "--no-pause", "--world", sample.to_str().unwrap()]);
-    assert!(ok, "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_recount"))
+        .arg("--lab")
+        .arg(&lab)
+        .args(["demo", "--no-pause", "--world", sample.to_str().unwrap()])
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "120")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = String::from_utf8(out.stdout).unwrap();
+    // Narrowed to 120 columns: no table line wraps on a presenter's screen.
+    use unicode_width::UnicodeWidthStr;
+    let wide: Vec<&str> =
+        out.lines().filter(|l| !l.starts_with("── step") && (l.contains("  ") || l.contains('─')) && l.width() > 120).collect();
+    assert!(wide.is_empty(), "table lines wider than 120 columns:\n{}", wide.join("\n"));
     // The steps by what they tell, each up to the next one.
     let steps: Vec<&str> = out.split("\n── step ").skip(1).collect();
     let told = |what: &str| *steps.iter().find(|s| s.contains(what)).unwrap_or_else(|| panic!("no step tells '{what}':\n{out}"));
@@ -566,6 +580,7 @@ fn every_reports_csv_parses_with_one_header_and_each_column_holds_its_type() {
                         _ => true,
                     };
                 assert!(ok, "{args:?} row {n}: {col} = {v:?} is not a {}", column_kind(col));
+                assert!(!(col == "basket_id" && v.is_empty()), "{args:?} row {n}: every row carries its basket_id");
                 checked += 1;
             }
         }

@@ -99,6 +99,13 @@ fn every_screen_renders_its_report_at_120x40_and_80x24() {
         }
         let small = text(&render(&app, 80, 24));
         assert!(small.contains(screen.short()), "80x24 still shows the tab");
+        // And the screen's table, its first (pinned) column's header in view, and every line fits.
+        if let Some(t) = app.current_table() {
+            let first = &t.columns[0].label;
+            assert!(small.contains(first.as_str()), "{} at 80x24 shows its '{first}' column:\n{small}", screen.name());
+        }
+        use unicode_width::UnicodeWidthStr;
+        assert!(small.lines().all(|l| l.width() <= 80), "{} at 80x24:\n{small}", screen.name());
     }
     app.update(Action::Help);
     let help = text(&render(&app, 120, 40));
