@@ -732,3 +732,23 @@ fn at_80x24_and_120x36_the_columns_that_carry_the_answer_are_kept() {
         }
     }
 }
+
+#[test]
+fn a_questions_answers_come_from_the_key_table_and_can_be_rebound() {
+    use recount::tui::app::Popup;
+    let table = keys::KeyTable::with_overrides(&[("confirm".into(), vec!["j".into()]), ("cancel".into(), vec!["k".into()])]).unwrap();
+    assert_eq!(table.answer_for(&key('j')), Some(Action::Confirm));
+    assert_eq!(table.answer_for(&key('k')), Some(Action::Cancel));
+    assert_eq!(table.answer_for(&key('y')), None, "y is no longer yes");
+    assert_eq!(table.answers("land"), "j: land   k: cancel");
+    // The default table: the help lists them, and every question ends with them.
+    assert!(keys::help_lines().iter().any(|(l, h)| *l == "y" && h.contains("[in a question]")));
+    let dir = tempdir();
+    let (_lab, mut app, _d) = loaded_app(dir.path());
+    app.update(Action::Reset);
+    assert!(matches!(&app.popup, Some(Popup::Confirm { text, .. }) if text.ends_with("y: reset   n/Esc: cancel")), "{:?}", app.popup);
+    assert!(app.on_confirm_key(&key('x')), "another key is taken while the question is open");
+    assert!(app.popup.is_some() && app.outbox.is_empty(), "and answers nothing");
+    assert!(app.on_confirm_key(&KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
+    assert!(app.popup.is_none() && app.outbox.is_empty(), "Esc is no");
+}

@@ -218,7 +218,7 @@ impl RebuildPreview {
             "its inputs changed, so v2 will write a new version of it in one transaction"
         };
         format!(
-            "Rebuild {} with v2 (window {} days)?\n\n{} landed rows feed it.\nIt holds {} silver rows and {} gold rows now.\n{verdict}.\n\ny: rebuild   n/Esc: cancel",
+            "Rebuild {} with v2 (window {} days)?\n\n{} landed rows feed it.\nIt holds {} silver rows and {} gold rows now.\n{verdict}.",
             self.business_date, self.window.late_days, self.input_rows, self.silver_rows, self.gold_rows
         )
     }

@@ -140,7 +140,13 @@ const MAX_LOAD_FAILURES: u32 = 2;
 
 /// The confirmation a rebuild's preview asks for; the rebuild runs under the window it shows.
 fn confirm_rebuild(p: &RebuildPreview) -> Popup {
-    Popup::Confirm { what: Confirmable::Rebuild { date: p.business_date, late_days: p.window.late_days }, text: p.text() }
+    let text = format!("{}\n\n{}", p.text(), super::keys::active().answers("rebuild"));
+    Popup::Confirm { what: Confirmable::Rebuild { date: p.business_date, late_days: p.window.late_days }, text }
+}
+
+/// A question's text with its answers from the key table.
+fn question(body: &str, verb: &str) -> String {
+    format!("{body}\n\n{}", super::keys::active().answers(verb))
 }
 
 impl App {
@@ -440,12 +446,13 @@ impl App {
         true
     }
 
+    /// A key in a question: the key table's answer (Confirm or Cancel); any other key is taken
+    /// and ignored while the question is open.
     pub fn on_confirm_key(&mut self, ev: &ratatui::crossterm::event::KeyEvent) -> bool {
-        use ratatui::crossterm::event::KeyCode;
         let Some(Popup::Confirm { what, .. }) = &self.popup else { return false };
         let what = what.clone();
-        match ev.code {
-            KeyCode::Char('y') | KeyCode::Char('Y') => {
+        match super::keys::active().answer_for(ev) {
+            Some(Action::Confirm) => {
                 self.popup = None;
                 match what {
                     Confirmable::Rebuild { date, late_days } => {
@@ -457,7 +464,7 @@ impl App {
                     Confirmable::LandCorrection => self.start("landing the next correction and running v2", Job::LandCorrection),
                 }
             }
-            KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc | KeyCode::Char('q') => {
+            Some(Action::Cancel) => {
                 self.popup = None;
                 self.message = "cancelled; nothing changed".into();
             }
@@ -526,8 +533,11 @@ impl App {
                 self.popup = Some(match next {
                     Some(u) => Popup::Confirm {
                         what: Confirmable::LandNext,
-                        text: format!(
-                            "Land upload {u} and run v2 for it?\n\nIts rows join the lab for good (every write is a snapshot; b rolls silver and gold back).\n\ny: land   n/Esc: cancel"
+                        text: question(
+                            &format!(
+                                "Land upload {u} and run v2 for it?\n\nIts rows join the lab for good (every write is a snapshot; b rolls silver and gold back)."
+                            ),
+                            "land",
                         ),
                     },
                     None => Popup::Error("every upload of the world has landed: there is no next upload".into()),
@@ -536,10 +546,12 @@ impl App {
             Action::LandCorrection => {
                 self.popup = Some(Popup::Confirm {
                     what: Confirmable::LandCorrection,
-                    text: "Land the next correction shipped with the world, and run v2 for its upload?\n\n\
-                           The corrected file becomes its path's next version; the dates it touches get new versions \
-                           (every write is a snapshot; b rolls silver and gold back).\n\ny: land   n/Esc: cancel"
-                        .into(),
+                    text: question(
+                        "Land the next correction shipped with the world, and run v2 for its upload?\n\n\
+                         The corrected file becomes its path's next version; the dates it touches get new versions \
+                         (every write is a snapshot; b rolls silver and gold back).",
+                        "land",
+                    ),
                 });
             }
             Action::CrashDemo => {
@@ -555,10 +567,13 @@ impl App {
                 if let Some(s) = self.selected_snapshot() {
                     self.popup = Some(Popup::Confirm {
                         what: Confirmable::Rollback(s),
-                        text: format!(
-                            "Roll silver and gold of EVERY business date back to snapshot {s}?\n\nEach date returns to the version \
-                             snapshot {s} held, not only this one: later runs' changes to other dates are undone too. The \
-                             rollback is a new snapshot: history is kept, and it can itself be rolled back.\n\ny: roll back   n/Esc: cancel"
+                        text: question(
+                            &format!(
+                                "Roll silver and gold of EVERY business date back to snapshot {s}?\n\nEach date returns to the version \
+                                 snapshot {s} held, not only this one: later runs' changes to other dates are undone too. The \
+                                 rollback is a new snapshot: history is kept, and it can itself be rolled back."
+                            ),
+                            "roll back",
                         ),
                     });
                 }
@@ -566,9 +581,7 @@ impl App {
             Action::Reset => {
                 self.popup = Some(Popup::Confirm {
                     what: Confirmable::Reset,
-                    text:
-                        "Reset the lab?\n\nThe raw zone, bronze, silver, gold and every snapshot are deleted.\n\ny: reset   n/Esc: cancel"
-                            .into(),
+                    text: question("Reset the lab?\n\nThe raw zone, bronze, silver, gold and every snapshot are deleted.", "reset"),
                 })
             }
             Action::SplitByCountry => self.by_country = !self.by_country,
@@ -605,6 +618,8 @@ impl App {
             }
             Action::ExportCsv => self.export(Format::Csv),
             Action::ExportJson => self.export(Format::Json),
+            // A question's answers: on_confirm_key takes them while a question is open.
+            Action::Confirm | Action::Cancel => {}
             Action::ToggleMouse => {
                 self.mouse = !self.mouse;
                 self.message = format!("mouse {}", if self.mouse { "on" } else { "off: the terminal's own selection works" });

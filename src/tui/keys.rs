@@ -42,6 +42,10 @@ pub enum Action {
     ExportCsv,
     ExportJson,
     ToggleMouse,
+    /// In a question (a confirmation popup): yes, do it.
+    Confirm,
+    /// In a question: no, change nothing.
+    Cancel,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,11 +65,13 @@ impl Key {
     }
 }
 
-/// Where a binding applies: everywhere, or on named screens only.
+/// Where a binding applies: everywhere, on named screens only, or in a question (a confirmation
+/// popup, where no screen's keys apply).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
     Global,
     Screens(&'static [Screen]),
+    Question,
 }
 
 pub struct Binding {
@@ -390,6 +396,22 @@ pub const BINDINGS: &[Binding] = &[
         help: "turn mouse support on or off",
         scope: Scope::Global,
     },
+    Binding {
+        keys: &[Char('y'), Char('Y')],
+        label: "y",
+        action: Action::Confirm,
+        hint: "",
+        help: "yes: do what the question asks",
+        scope: Scope::Question,
+    },
+    Binding {
+        keys: &[Char('n'), Char('N'), Code(KeyCode::Esc), Char('q')],
+        label: "n/Esc",
+        action: Action::Cancel,
+        hint: "",
+        help: "no: close the question, nothing changes",
+        scope: Scope::Question,
+    },
 ];
 
 /// One binding as the explorer uses it: the table's, or with keys the config file rebinds.
@@ -470,6 +492,16 @@ impl KeyTable {
         self.bindings.iter().find(|b| b.scope.applies(screen) && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
     }
 
+    /// What a key means in a question: Confirm, Cancel, or nothing.
+    pub fn answer_for(&self, ev: &KeyEvent) -> Option<Action> {
+        self.bindings.iter().find(|b| b.scope == Scope::Question && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
+    }
+
+    /// A question's last line, from the table: `y: land   n/Esc: cancel`.
+    pub fn answers(&self, verb: &str) -> String {
+        format!("{}: {verb}   {}: cancel", self.label_of(Action::Confirm), self.label_of(Action::Cancel))
+    }
+
     /// The hint bar's entries for a screen, straight from the table.
     pub fn hints(&self, screen: Screen) -> Vec<(&str, &'static str)> {
         self.bindings.iter().filter(|b| !b.hint.is_empty() && b.scope.applies(screen)).map(|b| (b.label.as_str(), b.hint)).collect()
@@ -483,6 +515,7 @@ impl KeyTable {
                 let scope = match b.scope {
                     Scope::Global => String::new(),
                     Scope::Screens(s) => format!(" [{}]", s.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")),
+                    Scope::Question => " [in a question]".to_string(),
                 };
                 (b.label.as_str(), format!("{}{scope}", b.help))
             })
@@ -500,12 +533,15 @@ impl Scope {
         match self {
             Scope::Global => true,
             Scope::Screens(s) => s.contains(&screen),
+            Scope::Question => false,
         }
     }
 
-    /// Whether two scopes share a screen.
+    /// Whether two scopes can be in force at once (a question's keys only meet each other).
     fn meets(&self, other: &Scope) -> bool {
         match (self, other) {
+            (Scope::Question, Scope::Question) => true,
+            (Scope::Question, _) | (_, Scope::Question) => false,
             (Scope::Global, _) | (_, Scope::Global) => true,
             (Scope::Screens(a), Scope::Screens(b)) => a.iter().any(|s| b.contains(s)),
         }
