@@ -214,52 +214,56 @@ impl App {
         self.outbox.push(Job::Load(d));
     }
 
-    /// Handles the worker's answer.
+    /// Handles the worker's answer: each kind of reply in one place. A date's check ahead of its
+    /// view, the view that follows it, and news of another process's write do not answer the
+    /// running job; every other reply does (`on_answer`).
     pub fn on_reply(&mut self, reply: Reply) {
-        // Replies that do not answer the running job: a date's check ahead of its view, that
-        // view when it follows, and news of another process's write.
-        if let Reply::DateHead(check) = reply {
-            // Ahead of the view, for the date still selected: the Overview is complete, so the
-            // load stops being the running job; the rest of the view follows in the background.
-            if Some(check.business_date) == self.selected_date() && self.running.as_ref().is_some_and(|r| !r.writes) {
-                self.rest_pending = Some(check.business_date);
-                self.head = Some(*check);
-                self.running = None;
-                self.clamp_row();
-            }
-            return;
-        }
-        if let Reply::DateLoaded(view) = &reply
-            && self.rest_pending == Some(view.check.business_date)
-        {
-            self.rest_pending = None;
-            if Some(view.check.business_date) == self.selected_date() {
-                self.head = None;
-                if let Reply::DateLoaded(view) = reply {
-                    self.view = Some(*view);
+        match reply {
+            Reply::DateHead(check) => self.on_head(*check),
+            Reply::DateLoaded(view) if self.rest_pending == Some(view.check.business_date) => self.on_rest(*view),
+            Reply::Paused(text) => self.message = text,
+            Reply::Changed(text) => {
+                self.message = text;
+                if self.running.is_none() {
+                    let d = self.selected_date();
+                    self.load(d);
                 }
-                self.clamp_row();
             }
-            return;
+            answer => self.on_answer(answer),
         }
-        if let Reply::Paused(text) | Reply::Changed(text) = &reply {
-            self.message = text.clone();
-            if matches!(reply, Reply::Changed(_)) && self.running.is_none() {
-                let d = self.selected_date();
-                self.load(d);
-            }
-            return;
+    }
+
+    /// A date's check, ahead of its view, for the date still selected: the Overview is complete,
+    /// so the load stops being the running job; the rest of the view follows in the background.
+    fn on_head(&mut self, check: crate::reports::check::CheckReport) {
+        if Some(check.business_date) == self.selected_date() && self.running.as_ref().is_some_and(|r| !r.writes) {
+            self.rest_pending = Some(check.business_date);
+            self.head = Some(check);
+            self.running = None;
+            self.clamp_row();
         }
+    }
+
+    /// The rest of a view whose check came ahead: taken in quietly, if its date is still shown.
+    fn on_rest(&mut self, view: DateView) {
+        self.rest_pending = None;
+        if Some(view.check.business_date) == self.selected_date() {
+            self.head = None;
+            self.view = Some(view);
+            self.clamp_row();
+        }
+    }
+
+    /// A reply to the running job.
+    fn on_answer(&mut self, reply: Reply) {
         let finished = self.running.take();
         if self.quit_after_write && finished.as_ref().is_some_and(|r| r.writes) {
             // The user asked to quit while this write ran: it has ended (committed or not).
             self.quit = true;
         }
-        if matches!(reply, Reply::Loaded(..) | Reply::DateLoaded(_)) {
-            self.load_failures = 0;
-        }
         match reply {
             Reply::Loaded(snap, view) => {
+                self.load_failures = 0;
                 let want = view.as_ref().map(|v| v.check.business_date).or_else(|| self.selected_date());
                 self.selected =
                     want.and_then(|w| snap.dates.iter().position(|d| d.business_date == w)).unwrap_or(snap.dates.len().saturating_sub(1));
@@ -268,6 +272,7 @@ impl App {
                 self.clamp_row();
             }
             Reply::DateLoaded(view) => {
+                self.load_failures = 0;
                 // A view for a date the user has already left is dropped.
                 if Some(view.check.business_date) == self.selected_date() {
                     self.head = None;
@@ -278,32 +283,34 @@ impl App {
                 }
             }
             Reply::Preview(p) => self.popup = Some(confirm_rebuild(&p)),
-            // Answered above: they are not replies to the running job.
-            Reply::DateHead(_) | Reply::Paused(_) | Reply::Changed(_) => {}
             Reply::Done(text) => {
                 self.message = text;
                 let d = self.selected_date();
                 self.load(d);
             }
-            Reply::Failed(text) => {
-                self.rest_pending = None;
-                if finished.as_ref().is_some_and(|r| r.loads) {
-                    self.load_failures += 1;
-                }
-                if self.load_failures >= MAX_LOAD_FAILURES {
-                    // Reloading again would fail again: stop, and say so.
-                    self.popup = Some(Popup::Error(format!(
-                        "{text}\n\nThe lab could not be loaded {} times in a row, so the explorer stopped retrying. \
-                         Move to a date to try again, or quit.",
-                        self.load_failures
-                    )));
-                    return;
-                }
-                self.popup = Some(Popup::Error(text));
-                let d = self.selected_date();
-                self.load(d);
-            }
+            Reply::Failed(text) => self.on_failed(text, finished.is_some_and(|r| r.loads)),
+            // Not answers: on_reply took them.
+            Reply::DateHead(_) | Reply::Paused(_) | Reply::Changed(_) => {}
         }
+    }
+
+    /// The running job failed; a load that keeps failing stops being retried, and says so.
+    fn on_failed(&mut self, text: String, was_load: bool) {
+        self.rest_pending = None;
+        if was_load {
+            self.load_failures += 1;
+        }
+        if self.load_failures >= MAX_LOAD_FAILURES {
+            self.popup = Some(Popup::Error(format!(
+                "{text}\n\nThe lab could not be loaded {} times in a row, so the explorer stopped retrying. \
+                 Move to a date to try again, or quit.",
+                self.load_failures
+            )));
+            return;
+        }
+        self.popup = Some(Popup::Error(text));
+        let d = self.selected_date();
+        self.load(d);
     }
 
     /// The check the Overview shows: the view's, or the one sent ahead of it.
