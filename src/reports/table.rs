@@ -386,23 +386,32 @@ pub fn clip(s: &str, w: usize) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// The table without the columns that repeat another's answer, and a note naming them, when the
+/// whole table is wider than `width`: they go before any text column is cut.
+fn without_repeats(t: &Table, width: Option<usize>) -> Option<(Table, String)> {
+    use unicode_width::UnicodeWidthStr;
+    let repeated: Vec<usize> = t.columns.iter().enumerate().filter(|(_, c)| c.repeats).map(|(i, _)| i).collect();
+    if repeated.is_empty() {
+        return None;
+    }
+    let shown = t.shown(&(0..t.rows.len()).collect::<Vec<_>>());
+    let col =
+        |i: usize, label: &str| shown.iter().map(|r| r.get(i).map(|c| c.width()).unwrap_or(0)).chain([label.width()]).max().unwrap_or(0);
+    let natural = t.columns.iter().enumerate().map(|(i, c)| col(i, &c.label) + 2).sum::<usize>() + 2;
+    if width.is_none_or(|w| natural <= w) {
+        return None;
+    }
+    let labels: Vec<String> = repeated.iter().map(|&i| t.columns[i].label.clone()).collect();
+    Some((
+        t.without(&repeated),
+        format!("({} left out to fit the terminal, said in the other columns: {})\n", labels.len(), labels.join(", ")),
+    ))
+}
+
 pub fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> String {
     use unicode_width::UnicodeWidthStr;
-    // Columns that repeat another's answer go first when the table is wider than the terminal;
-    // the note under the table names them with any other left out.
-    let natural: usize = {
-        let shown = t.shown(&(0..t.rows.len()).collect::<Vec<_>>());
-        let w = |i: usize, label: &str| {
-            shown.iter().map(|r| r.get(i).map(|c| c.width()).unwrap_or(0)).chain([label.width()]).max().unwrap_or(0)
-        };
-        t.columns.iter().enumerate().map(|(i, c)| w(i, &c.label) + 2).sum::<usize>() + 2
-    };
-    let repeated: Vec<usize> = t.columns.iter().enumerate().filter(|(_, c)| c.repeats).map(|(i, _)| i).collect();
-    if width.is_some_and(|w| natural > w) && !repeated.is_empty() {
-        let labels: Vec<String> = repeated.iter().map(|&i| t.columns[i].label.clone()).collect();
-        let mut out = render_table_fitted(&t.without(&repeated), color, width);
-        out.push_str(&format!("({} left out to fit the terminal, said in the other columns: {})\n", labels.len(), labels.join(", ")));
-        return out;
+    if let Some((narrower, note)) = without_repeats(t, width) {
+        return render_table_fitted(&narrower, color, width) + &note;
     }
     let mut out = String::new();
     if !t.title.is_empty() {

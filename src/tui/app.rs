@@ -535,32 +535,8 @@ impl App {
                     self.start(format!("running v1 for {d}"), Job::RetryV1(d));
                 }
             }
-            Action::LandNext => {
-                let next = self.snapshot.as_ref().and_then(|s| s.next_upload);
-                self.popup = Some(match next {
-                    Some(u) => Popup::Confirm {
-                        what: Confirmable::LandNext,
-                        text: question(
-                            &format!(
-                                "Land upload {u} and run v2 for it?\n\nIts rows join the lab for good (every write is a snapshot; b rolls silver and gold back)."
-                            ),
-                            "land",
-                        ),
-                    },
-                    None => Popup::Error("every upload of the world has landed: there is no next upload".into()),
-                });
-            }
-            Action::LandCorrection => {
-                self.popup = Some(Popup::Confirm {
-                    what: Confirmable::LandCorrection,
-                    text: question(
-                        "Land the next correction shipped with the world, and run v2 for its upload?\n\n\
-                         The corrected file becomes its path's next version; the dates it touches get new versions \
-                         (every write is a snapshot; b rolls silver and gold back).",
-                        "land",
-                    ),
-                });
-            }
+            Action::LandNext => self.ask_land_next(),
+            Action::LandCorrection => self.ask_land_correction(),
             Action::CrashDemo => {
                 if let Some(d) = self.selected_date() {
                     let late_days = self.view.as_ref().map(|v| v.check.status.late_days).unwrap_or(crate::rules::DEFAULT_LATE_DAYS);
@@ -570,27 +546,8 @@ impl App {
                     );
                 }
             }
-            Action::Rollback => {
-                if let Some(s) = self.selected_snapshot() {
-                    self.popup = Some(Popup::Confirm {
-                        what: Confirmable::Rollback(s),
-                        text: question(
-                            &format!(
-                                "Roll silver and gold of EVERY business date back to snapshot {s}?\n\nEach date returns to the version \
-                                 snapshot {s} held, not only this one: later runs' changes to other dates are undone too. The \
-                                 rollback is a new snapshot: history is kept, and it can itself be rolled back."
-                            ),
-                            "roll back",
-                        ),
-                    });
-                }
-            }
-            Action::Reset => {
-                self.popup = Some(Popup::Confirm {
-                    what: Confirmable::Reset,
-                    text: question("Reset the lab?\n\nThe raw zone, bronze, silver, gold and every snapshot are deleted.", "reset"),
-                })
-            }
+            Action::Rollback => self.ask_rollback(),
+            Action::Reset => self.ask_reset(),
             Action::SplitByCountry => self.by_country = !self.by_country,
             Action::FilterCountry => {
                 let countries: Vec<String> =
@@ -632,6 +589,61 @@ impl App {
                 self.message = format!("mouse {}", if self.mouse { "on" } else { "off: the terminal's own selection works" });
             }
         }
+    }
+
+    /// U: asks before it lands the world's next upload.
+    fn ask_land_next(&mut self) {
+        let next = self.snapshot.as_ref().and_then(|s| s.next_upload);
+        self.popup = Some(match next {
+            Some(u) => Popup::Confirm {
+                what: Confirmable::LandNext,
+                text: question(
+                    &format!(
+                        "Land upload {u} and run v2 for it?\n\nIts rows join the lab for good (every write is a snapshot; b rolls silver and gold back)."
+                    ),
+                    "land",
+                ),
+            },
+            None => Popup::Error("every upload of the world has landed: there is no next upload".into()),
+        });
+    }
+
+    /// C: asks before it lands the next correction shipped with the world.
+    fn ask_land_correction(&mut self) {
+        self.popup = Some(Popup::Confirm {
+            what: Confirmable::LandCorrection,
+            text: question(
+                "Land the next correction shipped with the world, and run v2 for its upload?\n\n\
+                 The corrected file becomes its path's next version; the dates it touches get new versions \
+                 (every write is a snapshot; b rolls silver and gold back).",
+                "land",
+            ),
+        });
+    }
+
+    /// b: asks before it rolls every date back to the selected snapshot.
+    fn ask_rollback(&mut self) {
+        if let Some(s) = self.selected_snapshot() {
+            self.popup = Some(Popup::Confirm {
+                what: Confirmable::Rollback(s),
+                text: question(
+                    &format!(
+                        "Roll silver and gold of EVERY business date back to snapshot {s}?\n\nEach date returns to the version \
+                         snapshot {s} held, not only this one: later runs' changes to other dates are undone too. The \
+                         rollback is a new snapshot: history is kept, and it can itself be rolled back."
+                    ),
+                    "roll back",
+                ),
+            });
+        }
+    }
+
+    /// R: asks before it empties the lab.
+    fn ask_reset(&mut self) {
+        self.popup = Some(Popup::Confirm {
+            what: Confirmable::Reset,
+            text: question("Reset the lab?\n\nThe raw zone, bronze, silver, gold and every snapshot are deleted.", "reset"),
+        })
     }
 
     /// Moves to the next (or, `step` -1, previous) row of the table on screen that holds the
