@@ -6,6 +6,17 @@ mod common;
 use common::*;
 use std::process::Command;
 
+/// A lab in `dir` built by `daily` over the small world's uploads 0..=`last`: the lab, the
+/// world's path and its uploads.
+fn daily_lab(dir: &std::path::Path, last: usize) -> (std::path::PathBuf, String, Vec<chrono::NaiveDate>) {
+    let lab = dir.join("lab");
+    let world = small_world().to_str().unwrap().to_string();
+    let ups = uploads(small_world());
+    let (ok, _, err) = recount(&lab, &["daily", &ups[0].to_string(), &ups[last].to_string(), "--world", &world]);
+    assert!(ok, "{err}");
+    (lab, world, ups)
+}
+
 fn recount(lab: &std::path::Path, args: &[&str]) -> (bool, String, String) {
     let (code, out, err) = recount_code(lab, args);
     (code == Some(0), out, err)
@@ -463,10 +474,7 @@ fn a_bad_key_override_in_the_config_file_is_an_error_naming_the_file_before_any_
 #[test]
 fn dates_are_read_strictly_mm_dd_within_the_lab_and_a_date_outside_it_says_so() {
     let dir = tempdir();
-    let lab = dir.path().join("lab");
-    let world = small_world().to_str().unwrap().to_string();
-    let ups = uploads(small_world());
-    assert!(recount(&lab, &["daily", &ups[0].to_string(), &ups[3].to_string(), "--world", &world]).0);
+    let (lab, world, ups) = daily_lab(dir.path(), 3);
     let d = ups[2];
     let (ok, full, _) = recount(&lab, &["check", &d.to_string(), "--format", "json"]);
     assert!(ok);
@@ -489,10 +497,7 @@ fn dates_are_read_strictly_mm_dd_within_the_lab_and_a_date_outside_it_says_so() 
 #[test]
 fn v1_that_never_ran_says_so_and_flags_nothing_and_explain_names_one_run() {
     let dir = tempdir();
-    let lab = dir.path().join("lab");
-    let world = small_world().to_str().unwrap().to_string();
-    let ups = uploads(small_world());
-    assert!(recount(&lab, &["daily", &ups[0].to_string(), &ups[5].to_string(), "--world", &world]).0);
+    let (lab, _, ups) = daily_lab(dir.path(), 5);
     let d = ups[1].to_string();
     let (ok, table, err) = recount(&lab, &["check", &d]);
     assert!(ok, "{err}");
@@ -534,10 +539,7 @@ fn column_kind(name: &str) -> &'static str {
 #[test]
 fn every_reports_csv_parses_with_one_header_and_each_column_holds_its_type() {
     let dir = tempdir();
-    let lab = dir.path().join("lab");
-    let world = small_world().to_str().unwrap().to_string();
-    let ups = uploads(small_world());
-    assert!(recount(&lab, &["daily", &ups[0].to_string(), &ups[7].to_string(), "--world", &world]).0);
+    let (lab, _, ups) = daily_lab(dir.path(), 7);
     let d = ups[3].to_string();
     assert!(recount(&lab, &["naive", &d]).0);
     let reports: Vec<Vec<&str>> = vec![

@@ -86,6 +86,28 @@ pub(super) fn read(line: &str) -> Result<Line<'_>, String> {
     Ok(line)
 }
 
+/// A visitor's answers for the scalar kinds it does not take (booleans, numbers, strings): each
+/// is read through (a number checked to be finite) and answers `$other`.
+macro_rules! scalars_are {
+    ($value:ty, $other:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<$value, E> {
+            Ok($other)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<$value, E> {
+            Ok($other)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<$value, E> {
+            Ok($other)
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<$value, E> {
+            ValVisitor.visit_f64(v).map(|_| $other)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<$value, E> {
+            Ok($other)
+        }
+    };
+}
+
 /// One value as the contract sees it.
 enum Val<'a> {
     Absent,
@@ -188,21 +210,7 @@ impl<'de> de::Deserialize<'de> for Tenders<'de> {
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Tenders<'de>, A::Error> {
                 ValVisitor.visit_map(map).map(|_| Tenders::NotArray)
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Tenders<'de>, E> {
-                Ok(Tenders::NotArray)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Tenders<'de>, E> {
-                Ok(Tenders::NotArray)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Tenders<'de>, E> {
-                Ok(Tenders::NotArray)
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Tenders<'de>, E> {
-                ValVisitor.visit_f64(v).map(|_| Tenders::NotArray)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Tenders<'de>, E> {
-                Ok(Tenders::NotArray)
-            }
+            scalars_are!(Tenders<'de>, Tenders::NotArray);
         }
         d.deserialize_any(V)
     }
@@ -242,21 +250,7 @@ impl<'de> de::Deserialize<'de> for TenderVal<'de> {
             fn visit_unit<E>(self) -> Result<TenderVal<'de>, E> {
                 Ok(TenderVal::NotObject)
             }
-            fn visit_bool<E>(self, _: bool) -> Result<TenderVal<'de>, E> {
-                Ok(TenderVal::NotObject)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<TenderVal<'de>, E> {
-                Ok(TenderVal::NotObject)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<TenderVal<'de>, E> {
-                Ok(TenderVal::NotObject)
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<TenderVal<'de>, E> {
-                ValVisitor.visit_f64(v).map(|_| TenderVal::NotObject)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<TenderVal<'de>, E> {
-                Ok(TenderVal::NotObject)
-            }
+            scalars_are!(TenderVal<'de>, TenderVal::NotObject);
         }
         d.deserialize_any(V)
     }
@@ -312,19 +306,5 @@ impl<'de> Visitor<'de> for TopVisitor {
     fn visit_unit<E>(self) -> Result<Top<'de>, E> {
         Ok(Top::NotObject)
     }
-    fn visit_bool<E>(self, _: bool) -> Result<Top<'de>, E> {
-        Ok(Top::NotObject)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Top<'de>, E> {
-        Ok(Top::NotObject)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Top<'de>, E> {
-        Ok(Top::NotObject)
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Top<'de>, E> {
-        ValVisitor.visit_f64(v).map(|_| Top::NotObject)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Top<'de>, E> {
-        Ok(Top::NotObject)
-    }
+    scalars_are!(Top<'de>, Top::NotObject);
 }
