@@ -281,6 +281,38 @@ fn draw_main_table(f: &mut Frame, app: &App, table: &Table, area: Rect, title: S
     draw_table(f, &app.theme, &app.page_rows, table, &view, app.row, area, title);
 }
 
+/// The columns a table shows in `room` cells, with their widths: the pinned first one, then from
+/// `1 + first` on. When not every column fits, those that repeat another's answer (a Δ beside its
+/// "why") give way first: they come after the rest, if room is left. A wide text column may take
+/// what is left, clipped, when that is still readable; a number is never cut.
+fn visible_columns(table: &Table, widths: &[u16], first: usize, room: u16) -> Vec<(usize, u16)> {
+    let ncols = widths.len();
+    let mut candidates: Vec<usize> = (0..ncols.min(1)).chain((1 + first)..ncols).collect();
+    let all_fit = candidates.iter().map(|&i| widths[i] + 2).sum::<u16>() <= room + 2;
+    if !all_fit {
+        let repeats = |i: &usize| table.columns.get(*i).is_some_and(|c| c.repeats);
+        let (again, answer): (Vec<usize>, Vec<usize>) = candidates.iter().partition(|i| repeats(i));
+        candidates = answer.into_iter().chain(again).collect();
+    }
+    let mut used = 0u16;
+    let mut visible: Vec<(usize, u16)> = Vec::new();
+    for &i in &candidates {
+        let w = widths[i];
+        let need = if visible.is_empty() { w } else { w + 2 };
+        if used + need > room && !visible.is_empty() {
+            let left = room.saturating_sub(used + 2);
+            let numeric = table.rows.iter().any(|r| r.cells.get(i).is_some_and(Cell::is_numeric));
+            if left >= 16 && !numeric {
+                visible.push((i, left));
+            }
+            break;
+        }
+        used += need;
+        visible.push((i, w));
+    }
+    visible
+}
+
 /// A report table, scrolled to keep the selected row visible; flagged rows in their status style
 /// and with their mark (✓ ! ✗) in a first column of their own. The first column stays; the others
 /// scroll with `<` and `>`, and the title says how many are out of view on either side (‹ ›).
@@ -321,36 +353,11 @@ pub fn draw_table(
     let ncols = widths.len();
     // Column 0 stays; the rest start at 1 + first.
     let first = view.first_col.min(ncols.saturating_sub(2));
-    let mut candidates: Vec<usize> = (0..ncols.min(1)).chain((1 + first)..ncols).collect();
     let mut room = area.width.saturating_sub(2);
     if marks {
         room = room.saturating_sub(3);
     }
-    // When not every column fits, those that repeat another's answer (a Δ beside its "why") give
-    // way first: they are shown after the rest, if room is left.
-    let all_fit = candidates.iter().map(|&i| widths[i] + 2).sum::<u16>() <= room + 2;
-    if !all_fit {
-        let repeats = |i: &usize| table.columns.get(*i).is_some_and(|c| c.repeats);
-        let (again, answer): (Vec<usize>, Vec<usize>) = candidates.iter().partition(|i| repeats(i));
-        candidates = answer.into_iter().chain(again).collect();
-    }
-    let mut used = 0u16;
-    let mut visible: Vec<(usize, u16)> = Vec::new();
-    for &i in &candidates {
-        let w = widths[i];
-        let need = if visible.is_empty() { w } else { w + 2 };
-        if used + need > room && !visible.is_empty() {
-            // A wide text column may take what is left, clipped, when that is still readable.
-            let left = room.saturating_sub(used + 2);
-            let numeric = table.rows.iter().any(|r| r.cells.get(i).is_some_and(Cell::is_numeric));
-            if left >= 16 && !numeric {
-                visible.push((i, left));
-            }
-            break;
-        }
-        used += need;
-        visible.push((i, w));
-    }
+    let visible = visible_columns(table, &widths, first, room);
     let hidden_left = first;
     let hidden_right = ncols.saturating_sub(1 + first + visible.len().saturating_sub(1)).min(ncols.saturating_sub(visible.len()));
     if let Some(r) = view.room {
