@@ -14,24 +14,26 @@ pub fn explain(e: &color_eyre::Report, root: &Path) -> Option<String> {
     let first = e.to_string();
     let io_kind = e.chain().filter_map(|c| c.downcast_ref::<std::io::Error>()).map(std::io::Error::kind).next();
     let text = format!("{e:#}");
-    let looks_like_write = io_kind.is_some()
-        || ["No space left", "Failed to commit", "Could not write", "read-only", "Read-only", "Permission denied", "disk"]
-            .iter()
-            .any(|w| text.contains(w));
-    if !looks_like_write {
+    // A failed write says so in one of these (DuckDB's words, or the kernel's through std).
+    let says_write = ["No space left", "Failed to commit", "Could not write", "read-only", "Read-only", "Permission denied"]
+        .iter()
+        .any(|w| text.contains(w));
+    let kind_is = |k: std::io::ErrorKind| io_kind == Some(k);
+    if !says_write && io_kind.is_none() {
         return None;
     }
     let dir = if root.exists() { root } else { root.parent().unwrap_or(root) };
     let free = free_bytes(dir);
     let unchanged = "nothing of it was written, and the lab is as it was before this command";
-    if io_kind == Some(std::io::ErrorKind::StorageFull) || text.contains("No space left") || free.is_some_and(|f| f < NEARLY_FULL) {
+    if kind_is(std::io::ErrorKind::StorageFull) || text.contains("No space left") || free.is_some_and(|f| f < NEARLY_FULL) {
         let free = free.map(|f| format!("{} KiB free", f / 1024)).unwrap_or_else(|| "no room".into());
         return Some(format!(
             "the disk holding the lab {} is full ({free}): {first}: {unchanged}. Free some space and run the command again",
             root.display()
         ));
     }
-    if io_kind == Some(std::io::ErrorKind::ReadOnlyFilesystem) || io_kind == Some(std::io::ErrorKind::PermissionDenied) || !writable(dir) {
+    let denied = kind_is(std::io::ErrorKind::ReadOnlyFilesystem) || kind_is(std::io::ErrorKind::PermissionDenied);
+    if denied || (says_write && !writable(dir)) {
         return Some(format!(
             "the lab {} cannot be written here (a read-only file system or directory): {first}: {unchanged}. \
              Reports still read it; a command that writes needs write access ({what})",
