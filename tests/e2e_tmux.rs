@@ -110,6 +110,9 @@ fn recount_lab_naming_a_new_directory_gets_the_first_run_lab_and_opens_on_it() {
     let guard = scopeguard(&session);
     let s = wait_for(&session, "per country", 120);
     assert!(!s.contains("Press U"), "the default lab, wherever RECOUNT_LAB points, is built on first run:\n{s}");
+    // It opens on yesterday: the business date of the newest landed upload (the first run holds
+    // back the sample's newest two, 10-31 and 11-01).
+    assert!(s.contains("2026-10-30 per country"), "the explorer opens on the newest landed upload's date:\n{s}");
     keys(&session, &["q"]);
     wait_for(&session, "EXITED-0", 30);
     assert!(lab.join("recount.duckdb").exists(), "the lab was built where RECOUNT_LAB points");

@@ -394,7 +394,8 @@ fn landing_the_next_upload_asks_first_and_n_pgdn_move_through_the_table_on_scree
     let mut server = sample_server(dir.path());
     let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
     app.outbox.clear();
-    app.on_reply(server.serve(Job::Load(None)).unwrap());
+    // A closed date, whose history has several rows per country.
+    app.on_reply(server.serve(Job::Load(Some(day("2026-10-24")))).unwrap());
 
     // `n` is the search's next match now; landing is U, and it asks.
     assert_eq!(action_for(&key('n'), Screen::Overview), Some(Action::NextMatch));
