@@ -769,26 +769,27 @@ mod tests {
         assert!(ran >= 9, "{err}");
     }
 
-    #[test]
-    fn every_module_of_the_driver_package_is_compiled_in() {
-        let mut on_disk: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/spark/recount_spark"))
+    /// The names of the files in `dir` (under the manifest's directory) ending in `ext`, sorted.
+    fn files_ending(dir: &str, ext: &str) -> Vec<String> {
+        let mut on_disk: Vec<String> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".py"))
+            .filter(|n| n.ends_with(ext))
             .collect();
         on_disk.sort();
+        on_disk
+    }
+
+    #[test]
+    fn every_module_of_the_driver_package_is_compiled_in() {
+        let on_disk = files_ending("spark/recount_spark", ".py");
         let compiled: Vec<String> = DRIVER.iter().map(|(n, _)| n.to_string()).collect();
         assert_eq!(on_disk, compiled, "DRIVER lists every module, in name order");
     }
 
     #[test]
     fn every_spark_sql_file_is_compiled_in() {
-        let mut on_disk: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/queries/spark"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".sql"))
-            .collect();
-        on_disk.sort();
+        let on_disk = files_ending("queries/spark", ".sql");
         let mut compiled: Vec<String> = QUERIES.iter().map(|(n, _)| n.to_string()).collect();
         compiled.sort();
         assert_eq!(on_disk, compiled);

@@ -82,15 +82,7 @@ fn the_demo_on_the_sample_lands_a_correction_that_changes_exactly_its_date_and_s
     let dir = tempdir();
     let lab = dir.path().join("demo-lab");
     let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
-    let out = Command::new(env!("CARGO_BIN_EXE_recount"))
-        .arg("--lab")
-        .arg(&lab)
-        .args(["demo", "--no-pause", "--world", sample.to_str().unwrap()])
-        .env("NO_COLOR", "1")
-        .env("COLUMNS", "120")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    let out = binary(&lab, &["demo", "--no-pause", "--world", sample.to_str().unwrap()]).env("COLUMNS", "120").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let out = String::from_utf8(out.stdout).unwrap();
     // Narrowed to 120 columns: no table line wraps on a presenter's screen.
@@ -139,15 +131,15 @@ fn an_unknown_snapshot_or_a_bad_date_is_a_clear_error() {
     assert!(!ok && err.contains("2026-02-30"), "{err}");
 }
 
+/// The binary on `lab` as the tests run it: no colour, no stdin.
+fn binary(lab: &std::path::Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_recount"));
+    c.arg("--lab").arg(lab).args(args).env("NO_COLOR", "1").stdin(std::process::Stdio::null());
+    c
+}
+
 fn recount_code(lab: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_recount"))
-        .arg("--lab")
-        .arg(lab)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    let out = binary(lab, args).output().unwrap();
     (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
@@ -330,16 +322,7 @@ fn the_command_line_definition_passes_claps_own_checks() {
 fn into_closed_pipe(lab: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
-    let out = Command::new(env!("CARGO_BIN_EXE_recount"))
-        .arg("--lab")
-        .arg(lab)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .stdout(writer)
-        .stderr(std::process::Stdio::piped())
-        .output()
-        .unwrap();
+    let out = binary(lab, args).stdout(writer).stderr(std::process::Stdio::piped()).output().unwrap();
     (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
@@ -457,14 +440,8 @@ fn a_bad_key_override_in_the_config_file_is_an_error_naming_the_file_before_any_
         ("[keys]\nland_next = \"q\"\n", "q"),
     ] {
         std::fs::write(&file, text).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_recount"))
-            .arg("--lab")
-            .arg(dir.path().join("lab"))
-            .arg("config")
-            .env("XDG_CONFIG_HOME", &conf_dir)
-            .env_remove("RECOUNT_CONFIG")
-            .output()
-            .unwrap();
+        let out =
+            binary(&dir.path().join("lab"), &["config"]).env("XDG_CONFIG_HOME", &conf_dir).env_remove("RECOUNT_CONFIG").output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{text:?}: {err}");
         assert!(err.contains(&file.display().to_string()) && err.contains("[keys]") && err.contains(says), "{text:?}: {err}");
