@@ -15,6 +15,25 @@ SELECT store_id, country, timezone, currency FROM raw.stores ORDER BY store_id;
 -- name: store_insert
 INSERT INTO raw.stores VALUES ($store_id, $country, $timezone, $currency);
 
+-- name: store_update
+-- A store correction: the store's newest row (its history is in raw.store_changes).
+UPDATE raw.stores SET country = $country, timezone = $timezone, currency = $currency WHERE store_id = $store_id;
+
+-- name: store_change_insert
+INSERT INTO raw.store_changes
+SELECT coalesce(max(change_id), 0) + 1, $store_id, $old_country, $old_timezone, $old_currency,
+       $new_country, $new_timezone, $new_currency, $landing_id, $from_snapshot, NULL
+FROM raw.store_changes;
+
+-- name: files_of_store
+-- The current file versions whose lines depend on store $store_id's row: those holding its
+-- events, and those with a line quarantined for a reason that names it (an unknown store, a
+-- currency other than its own). Its other lines would be read alike under any row of it.
+SELECT f.file, f.upload_date, f.file_id, f.version FROM raw.current_files f
+WHERE f.file_id IN (SELECT file_id FROM bronze.events WHERE store_id = $store_id)
+   OR f.file_id IN (SELECT file_id FROM bronze.quarantine WHERE contains(reason, $store_id))
+ORDER BY f.upload_date, f.file;
+
 -- name: next_file_id
 SELECT (coalesce(max(file_id), 0) + 1)::INTEGER AS file_id FROM raw.files;
 
@@ -67,8 +86,12 @@ ORDER BY business_date, country, store_id NULLS LAST
 LIMIT 1;
 
 -- name: corrected_files
--- The current files of upload $upload_date that are corrections (version 2 or later).
-SELECT file, version FROM raw.current_files WHERE upload_date = $upload_date::DATE AND version > 1 ORDER BY file;
+-- The current files of upload $upload_date that are corrections: version 2 or later, with bytes
+-- other than the version before (a store correction re-derives a version from the same bytes).
+SELECT f.file, f.version FROM raw.current_files f
+WHERE f.upload_date = $upload_date::DATE AND f.version > 1
+  AND f.md5 <> (SELECT max(o.md5) FROM raw.supersessions s JOIN raw.files o ON o.file_id = s.file_id WHERE s.by_file_id = f.file_id)
+ORDER BY f.file;
 
 -- name: supersession_insert
 INSERT INTO raw.supersessions VALUES ($file_id, $by_file_id, $from_snapshot);

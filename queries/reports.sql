@@ -107,8 +107,11 @@ WHERE NOT r.in_window AND r.business_date = $business_date::DATE
 ORDER BY r.business_date, r.upload_date, r.event_id;
 
 -- name: quarantine_rows
+-- The quarantined lines of current file versions (a superseded version's stay for history).
 SELECT upload_date, file, line::BIGINT AS line, reason, raw_line FROM bronze.quarantine
-WHERE ($upload_date::DATE IS NULL OR upload_date = $upload_date::DATE) ORDER BY upload_date, file, line;
+WHERE ($upload_date::DATE IS NULL OR upload_date = $upload_date::DATE)
+  AND file_id NOT IN (SELECT file_id FROM raw.supersessions)
+ORDER BY upload_date, file, line;
 
 -- name: date_summaries
 -- Per business date and currency: v1 (all appends), v2 gold and the recompute, for the

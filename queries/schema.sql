@@ -15,6 +15,16 @@ CREATE SCHEMA IF NOT EXISTS audit;
 CREATE SCHEMA IF NOT EXISTS recompute;
 CREATE TABLE IF NOT EXISTS raw.stores (
     store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, timezone VARCHAR NOT NULL, currency VARCHAR NOT NULL);
+-- Every change of a landed store's row (a store correction): the row before and after, the
+-- landing that brought it, the first snapshot that sees it, and the v2 run that rebuilt the
+-- dates it moved (NULL until one has). raw.stores holds each store's newest row; with these,
+-- its row as of any snapshot is known. The landing re-derives every file whose lines depend on
+-- the store as the file's next version, from the same bytes (see land.sql files_of_store).
+CREATE TABLE IF NOT EXISTS raw.store_changes (
+    change_id INTEGER NOT NULL, store_id VARCHAR NOT NULL,
+    old_country VARCHAR NOT NULL, old_timezone VARCHAR NOT NULL, old_currency VARCHAR NOT NULL,
+    new_country VARCHAR NOT NULL, new_timezone VARCHAR NOT NULL, new_currency VARCHAR NOT NULL,
+    landing_id BIGINT NOT NULL, from_snapshot BIGINT NOT NULL, applied_by BIGINT);
 -- Every version of every landed file: a path (upload date and name) that arrives again with
 -- other bytes lands as its next version (a correction). Every version's bytes stay in the raw
 -- zone; the newest is current.
@@ -53,7 +63,12 @@ CREATE TABLE IF NOT EXISTS bronze.cells (
 CREATE TABLE IF NOT EXISTS bronze.split_baskets (basket_id VARCHAR NOT NULL, business_date DATE NOT NULL);
 CREATE TABLE IF NOT EXISTS bronze.quarantine (
     file VARCHAR NOT NULL, line INTEGER NOT NULL, upload_date DATE NOT NULL, reason VARCHAR NOT NULL,
-    raw_line VARCHAR NOT NULL);
+    raw_line VARCHAR NOT NULL, file_id INTEGER);
+-- The file version each quarantined line belongs to (a lab written before this column had none:
+-- its lines go to their path's newest version), so that only current versions' lines are listed.
+ALTER TABLE bronze.quarantine ADD COLUMN IF NOT EXISTS file_id INTEGER;
+UPDATE bronze.quarantine q SET file_id = (SELECT max(f.file_id) FROM raw.files f WHERE f.file = q.file AND f.upload_date = q.upload_date)
+WHERE q.file_id IS NULL;
 -- Every version of silver a snapshot wrote: the winners of each date it rebuilt, one row per
 -- basket, pointing at the winning bronze row (file id and line). Rows are written once, when
 -- their snapshot writes them, and never updated: silver now and silver history are views of it.
@@ -171,27 +186,39 @@ CREATE OR REPLACE TEMP MACRO diff_rows(va, vb, d) AS TABLE
          e AS (SELECT file_id, line, basket_id, event_id, revenue_minor, upload_date, country, currency, store_id
                FROM bronze.events WHERE business_date = d),
          ea AS (SELECT e.*, x.copies FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b) x JOIN e USING (file_id, line)),
-         eb AS (SELECT e.*, x.copies FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) x JOIN e USING (file_id, line)),
-         gone AS (SELECT file_id, by_file_id FROM raw.supersessions WHERE from_snapshot <= vb),
+         -- File versions a store correction re-derived: the same bytes as the version they replaced.
+         redone AS (SELECT s.file_id, s.by_file_id, s.from_snapshot FROM raw.supersessions s
+                    JOIN raw.files o ON o.file_id = s.file_id JOIN raw.files n ON n.file_id = s.by_file_id
+                    WHERE n.md5 = o.md5),
+         eb AS (SELECT e.*, x.copies, e.file_id IN (SELECT by_file_id FROM redone) AS rederived
+                FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) x JOIN e USING (file_id, line)),
+         gone AS (SELECT file_id, by_file_id, file_id IN (SELECT file_id FROM redone) AS rederived
+                  FROM raw.supersessions WHERE from_snapshot <= vb),
          pairs AS (
             SELECT coalesce(eb.basket_id, ea.basket_id) AS basket_id,
                    CASE WHEN ea.event_id IS NULL THEN
-                            CASE WHEN va >= 0 AND fb.version > 1 THEN 'added_by_correction' ELSE 'added' END
+                            CASE WHEN va >= 0 AND fb.version > 1 AND eb.rederived THEN 'store_moved_in'
+                                 WHEN va >= 0 AND fb.version > 1 THEN 'added_by_correction' ELSE 'added' END
                         WHEN eb.event_id IS NULL THEN
-                            CASE WHEN g.by_file_id IS NOT NULL THEN 'withdrawn' ELSE 'removed' END
+                            CASE WHEN g.rederived THEN 'store_moved_out'
+                                 WHEN g.by_file_id IS NOT NULL THEN 'withdrawn' ELSE 'removed' END
                         WHEN ea.event_id <> eb.event_id THEN 'winner_changed'
                         WHEN ea.revenue_minor <> eb.revenue_minor THEN 'revenue_corrected'
                         WHEN ea.copies <> eb.copies THEN 'copies_discarded' END AS kind,
                    CASE WHEN eb.event_id IS NULL THEN ea.upload_date ELSE eb.upload_date END AS upload_date,
-                   CASE WHEN kind = 'withdrawn' THEN fw.file WHEN kind IN ('added_by_correction', 'revenue_corrected') THEN fb.file END AS file,
-                   CASE WHEN kind = 'withdrawn' THEN fw.version WHEN kind IN ('added_by_correction', 'revenue_corrected') THEN fb.version END AS file_version,
+                   CASE WHEN kind IN ('withdrawn', 'store_moved_out') THEN fw.file
+                        WHEN kind IN ('added_by_correction', 'revenue_corrected', 'store_moved_in') THEN fb.file END AS file,
+                   CASE WHEN kind IN ('withdrawn', 'store_moved_out') THEN fw.version
+                        WHEN kind IN ('added_by_correction', 'revenue_corrected', 'store_moved_in') THEN fb.version END AS file_version,
                    coalesce(eb.country, ea.country) AS country, coalesce(eb.currency, ea.currency) AS currency,
                    coalesce(eb.store_id, ea.store_id) AS store_id,
                    ea.event_id AS event_before, eb.event_id AS event_after,
                    (eb.event_id IS NOT NULL)::BIGINT - (ea.event_id IS NOT NULL)::BIGINT AS baskets_delta,
                    coalesce(eb.revenue_minor, 0) - coalesce(ea.revenue_minor, 0) AS revenue_delta_minor,
                    coalesce(eb.copies - 1, 0) - coalesce(ea.copies - 1, 0) AS copies_discarded_delta
-            FROM ea FULL OUTER JOIN eb ON ea.basket_id = eb.basket_id
+            -- A basket a store correction gave another country or currency is two rows: out of
+            -- the old, into the new, so that each country's parts sum to its change.
+            FROM ea FULL OUTER JOIN eb ON ea.basket_id = eb.basket_id AND ea.country = eb.country AND ea.currency = eb.currency
             LEFT JOIN raw.files fb ON fb.file_id = eb.file_id
             LEFT JOIN gone g ON g.file_id = ea.file_id
             LEFT JOIN raw.files fw ON fw.file_id = g.by_file_id)

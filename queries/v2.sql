@@ -84,3 +84,25 @@ LEFT JOIN (SELECT business_date, count(*) AS n FROM silver.versions
 LEFT JOIN (SELECT business_date, count(*) AS n FROM audit.gold_history
            WHERE snapshot_id = $snapshot_id::BIGINT AND business_date BETWEEN $first::DATE AND $last::DATE GROUP BY 1) g USING (business_date)
 ORDER BY 1;
+
+-- name: pending_store_changes
+-- The store corrections no v2 run has rebuilt for yet, oldest first.
+SELECT change_id, store_id, old_country, old_timezone, old_currency, new_country, new_timezone, new_currency, landing_id
+FROM raw.store_changes WHERE applied_by IS NULL ORDER BY change_id;
+
+-- name: store_change_dates
+-- The business dates a store correction moves: those holding store $store_id's events in a file
+-- version landing $landing_id re-derived (the same bytes as the version it replaced: only the
+-- store's row changed), or in the version it replaced.
+WITH redone AS (
+    SELECT s.file_id AS old_id, s.by_file_id AS new_id FROM raw.supersessions s
+    JOIN raw.files o ON o.file_id = s.file_id
+    JOIN raw.files n ON n.file_id = s.by_file_id
+    WHERE n.landing_id = $landing_id AND n.md5 = o.md5)
+SELECT DISTINCT business_date FROM bronze.events
+WHERE store_id = $store_id AND (file_id IN (SELECT old_id FROM redone) OR file_id IN (SELECT new_id FROM redone))
+ORDER BY 1;
+
+-- name: store_changes_applied
+-- The v2 run $snapshot_id rebuilt the dates of every pending store correction.
+UPDATE raw.store_changes SET applied_by = $snapshot_id WHERE applied_by IS NULL;

@@ -300,6 +300,10 @@ fn run(g: &Global, range: &Range, window: Window, alert: crate::cli::Alert) -> R
     let dates = range.dates();
     let kind = trigger_of(false, dates.len());
     let mut met = Vec::new();
+    // Landed store corrections are rebuilt first, as their own snapshot.
+    if let Some(report) = v2::run_store_changes(&lab, v2_opts(g, window, false)?).wrap_err("v2 for the store corrections")? {
+        emit_run(&report, g.format)?;
+    }
     for d in dates {
         if !lab.is_landed(d)? {
             eprintln!("note: upload {d} has not landed; nothing to rebuild");
@@ -340,6 +344,9 @@ fn daily(g: &Global, range: &Range, world: Option<PathBuf>, window: Window, aler
     for d in range.dates() {
         let done = lake::daily::land_and_run(&mut lab, &world, d, step).wrap_err_with(|| format!("landing {d}"))?;
         emit_land(&done.landed, g.format)?;
+        if let Some(report) = &done.store_run {
+            emit_run(report, g.format)?;
+        }
         match done.run {
             RunOutcome::Ran(report) => {
                 emit_run(&report, g.format)?;

@@ -61,7 +61,7 @@ GROUP BY upload_date, business_date, currency, current;
 SELECT d.date AS business_date, count(e.line) AS rows,
        concat('w', :late_days, ':', :rules, ':', sha2(concat_ws(',', array_sort(collect_list(
            md5(concat_ws('|', e.upload_date, e.event_id, e.basket_id, e.store_id, e.till_id,
-                         e.event_ts, e.uploaded_at_ns, e.currency, e.revenue_minor))))), 256)) AS input_hash
+                         e.event_ts, e.uploaded_at_ns, e.country, e.currency, e.revenue_minor))))), 256)) AS input_hash
 FROM (SELECT DISTINCT business_date AS date FROM events
       WHERE (:all OR array_contains(@uploads, upload_date)) AND upload_date BETWEEN :ulo AND :uhi) d
 LEFT JOIN (SELECT * FROM events WHERE current AND upload_date BETWEEN :lo AND :hi) e

@@ -25,6 +25,8 @@ pub struct Step {
 pub struct LandAndRun {
     pub upload: NaiveDate,
     pub landed: LandReport,
+    /// The run for the store corrections pending after the landing (its own snapshot), first.
+    pub store_run: Option<Box<v2::RunReport>>,
     pub run: RunOutcome,
 }
 
@@ -65,11 +67,17 @@ impl LandAndRun {
 /// error in v2 after the landing committed is `RunOutcome::Failed`.
 pub fn land_and_run(lab: &mut Lab, world: &Path, upload: NaiveDate, step: Step) -> Result<LandAndRun> {
     let landed = land::land_with(lab, world, &[upload], step.opts.fail_after)?;
+    // A store correction the landing brought (or an earlier one left pending) is rebuilt first,
+    // as its own snapshot, whatever became of the upload.
+    let store_run = match v2::run_store_changes(lab, step.opts) {
+        Ok(r) => r.map(Box::new),
+        Err(e) => return Ok(LandAndRun { upload, landed, store_run: None, run: RunOutcome::Failed(e) }),
+    };
     if let Some(h) = landed.held.iter().find(|h| h.upload_date == upload).cloned() {
-        return Ok(LandAndRun { upload, landed, run: RunOutcome::Held(h) });
+        return Ok(LandAndRun { upload, landed, store_run, run: RunOutcome::Held(h) });
     }
     if !lab.is_landed(upload)? {
-        return Ok(LandAndRun { upload, landed, run: RunOutcome::NothingLanded });
+        return Ok(LandAndRun { upload, landed, store_run, run: RunOutcome::NothingLanded });
     }
     let ran = (|| {
         if step.v1_first {
@@ -81,5 +89,5 @@ pub fn land_and_run(lab: &mut Lab, world: &Path, upload: NaiveDate, step: Step) 
         Ok(r) => RunOutcome::Ran(Box::new(r)),
         Err(e) => RunOutcome::Failed(e),
     };
-    Ok(LandAndRun { upload, landed, run })
+    Ok(LandAndRun { upload, landed, store_run, run })
 }

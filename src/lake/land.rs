@@ -68,6 +68,13 @@ impl PartitionLanded {
 pub struct LandReport {
     pub partitions: Vec<PartitionLanded>,
     pub stores_added: usize,
+    /// Store corrections: landed stores whose row stores.csv now gives otherwise.
+    pub stores_changed: Vec<raw::StoreChange>,
+    /// Landed stores stores.csv no longer lists: kept, with their row as landed.
+    pub stores_removed: Vec<String>,
+    /// File versions re-derived from their own bytes for the store corrections, and their events.
+    pub rederived_files: usize,
+    pub rederived_events: u64,
     pub events: u64,
     pub quarantined: u64,
     /// Uploads held back because one of their files could not be read whole.
@@ -116,6 +123,22 @@ impl LandReport {
         }
         if self.stores_added > 0 {
             s.push_str(&format!("stores: {} added\n", self.stores_added));
+        }
+        for c in &self.stores_changed {
+            s.push_str(&format!("store correction: {}\n", c.describe()));
+        }
+        if !self.stores_changed.is_empty() {
+            s.push_str(&format!(
+                "  {} file version(s) re-derived from their own bytes ({} events); the next v2 run rebuilds the dates they move\n",
+                self.rederived_files,
+                crate::money::format_count(self.rederived_events as i64)
+            ));
+        }
+        for id in &self.stores_removed {
+            s.push_str(&format!(
+                "store {} is no longer in stores.csv: the lab keeps it as landed, and still counts its sales\n",
+                crate::sanitize::for_terminal(id)
+            ));
         }
         if self.quarantined > 0 {
             s.push_str("quarantined lines are listed by `recount quarantine`\n");
@@ -220,6 +243,7 @@ impl Quarantined {
             upload_date: file.upload_date,
             reason: &self.reason,
             raw_line: &self.raw_line,
+            file_id: file.file_id,
         }
     }
 }
@@ -254,7 +278,7 @@ impl Cell {
 /// withdrawn around them) leave it as it was. Spark's input hash covers the same fields.
 fn row_digest(e: &PosEvent, buf: &mut Vec<u8>) -> u64 {
     buf.clear();
-    for s in [&*e.event_id, &*e.basket_id, e.store_id, &*e.till_id] {
+    for s in [&*e.event_id, &*e.basket_id, e.store_id, &*e.till_id, e.country, e.currency] {
         buf.extend_from_slice(&(s.len() as u32).to_le_bytes());
         buf.extend_from_slice(s.as_bytes());
     }
@@ -468,6 +492,10 @@ fn land_once(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: Optio
             Ok(LandReport {
                 partitions: landed.partitions,
                 stores_added: plan.new_stores.len(),
+                stores_changed: plan.changed_stores.clone(),
+                stores_removed: plan.removed_stores.clone(),
+                rederived_files: plan.todo.iter().filter(|f| f.rederived).count(),
+                rederived_events: landed.rederived_events,
                 events: landed.events,
                 quarantined: landed.quarantined,
                 held: Vec::new(),
@@ -487,7 +515,9 @@ struct Plan {
     /// Every store, landed before or now.
     stores: StoreTable,
     new_stores: Vec<raw::Store>,
-    /// Each file to land, new or a correction.
+    changed_stores: Vec<raw::StoreChange>,
+    removed_stores: Vec<String>,
+    /// Each file to land, new or a correction, or re-derived for a store correction.
     todo: Vec<ToLand>,
     partitions: Vec<PartitionLanded>,
     landed_partitions: std::collections::HashSet<NaiveDate>,
@@ -499,24 +529,20 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
     raw::list_partitions(world)?;
     let lab_stores = lab.stores()?;
     let mut new_stores = Vec::new();
+    let mut changed_stores = Vec::new();
     for s in &world_stores.stores {
         match lab_stores.get(&s.store_id) {
             None => new_stores.push(s.clone()),
             Some(old) if old == s => {}
-            Some(old) => bail!(
-                "store {} changed from {}/{}/{} to {}/{}/{}: stores.csv rows are immutable once landed",
-                s.store_id,
-                old.country,
-                old.timezone.name(),
-                old.currency,
-                s.country,
-                s.timezone.name(),
-                s.currency
-            ),
+            Some(old) => changed_stores.push(raw::StoreChange { old: old.clone(), new: s.clone() }),
         }
     }
-    let mut all_stores = lab_stores.stores.clone();
-    all_stores.extend(new_stores.iter().cloned());
+    let removed_stores: Vec<String> =
+        lab_stores.stores.iter().filter(|s| world_stores.get(&s.store_id).is_none()).map(|s| s.store_id.clone()).collect();
+    // Every store as the landing reads lines: the world's rows, and the landed stores it no longer lists.
+    let mut all_stores = world_stores.stores.clone();
+    all_stores.extend(lab_stores.stores.iter().filter(|s| world_stores.get(&s.store_id).is_none()).cloned());
+    all_stores.sort_by(|a, b| a.store_id.cmp(&b.store_id));
 
     // Which files are new; a landed file must be byte-identical to what is offered again.
     // Each file is new, a correction (other bytes than its current version: its next version),
@@ -544,7 +570,7 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
             let versions = landed_files.get(&rel).map(Vec::as_slice).unwrap_or_default();
             let Some(current) = versions.iter().find(|v| v.current) else {
                 p.files.push(FileLanded { name: name.clone(), status: FileStatus::New, version: 1 });
-                todo.push(ToLand { upload_date: d, path, rel, version: 1, supersedes: None });
+                todo.push(ToLand { upload_date: d, path, rel, version: 1, supersedes: None, rederived: false });
                 continue;
             };
             if raw::md5_of_file(&path)? == current.md5 {
@@ -553,7 +579,14 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
             } else {
                 let version = versions.iter().map(|v| v.version).max().unwrap_or(0) + 1;
                 p.files.push(FileLanded { name, status: FileStatus::Corrected, version });
-                todo.push(ToLand { upload_date: d, path, rel, version, supersedes: Some((current.file_id, current.version)) });
+                todo.push(ToLand {
+                    upload_date: d,
+                    path,
+                    rel,
+                    version,
+                    supersedes: Some((current.file_id, current.version)),
+                    rederived: false,
+                });
             }
         }
         let mut missing: Vec<(&String, i32)> = landed_files
@@ -567,14 +600,46 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
         }
         partitions.push(p);
     }
+    rederive(lab, &landed_files, changed_stores.iter().map(|c| &c.new).chain(&new_stores), &mut todo)?;
     Ok(Plan {
         dates: dates.to_vec(),
         stores: StoreTable::new(all_stores),
         new_stores,
+        changed_stores,
+        removed_stores,
         todo,
         partitions,
         landed_partitions: lab.store().landed_uploads()?.into_iter().collect(),
     })
+}
+
+/// A store correction, or a new store, re-derives every current file version whose lines depend
+/// on the store's row (`files_of_store`): the file's next version, from the bytes the raw zone
+/// holds, read under the new row. A file the landing corrects anyway is read under it already.
+fn rederive<'a>(
+    lab: &Lab,
+    landed: &HashMap<String, Vec<crate::store::LandedFile>>,
+    stores: impl Iterator<Item = &'a raw::Store>,
+    todo: &mut Vec<ToLand>,
+) -> Result<()> {
+    let raw_root = lab.raw_root();
+    for store in stores {
+        for f in lab.store().files_of_store(&store.store_id)? {
+            if todo.iter().any(|t| t.rel == f.file) {
+                continue;
+            }
+            let version = landed.get(&f.file).and_then(|vs| vs.iter().map(|v| v.version).max()).unwrap_or(f.version) + 1;
+            todo.push(ToLand {
+                upload_date: f.upload_date,
+                path: raw_root.join(&f.file),
+                rel: f.file,
+                version,
+                supersedes: Some((f.file_id, f.version)),
+                rederived: true,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The partition directories of the raw zone the files go to; those it makes are listed, so that
@@ -593,6 +658,7 @@ fn make_partition_dirs(raw_root: &Path, todo: &[ToLand], created: &mut Vec<PathB
 /// What the landing's transaction wrote.
 struct Landed {
     partitions: Vec<PartitionLanded>,
+    rederived_events: u64,
     events: u64,
     quarantined: u64,
     phases: Vec<(String, f64)>,
@@ -602,12 +668,7 @@ struct Landed {
 fn write_bronze(lab: &Lab, plan: &Plan, staged: &Staged, fail_after: Option<usize>) -> Result<Landed> {
     let mut tx = Tx::begin(lab.store(), fail_after)?;
     for s in &plan.new_stores {
-        tx.insert_store(&StoreRow {
-            store_id: s.store_id.clone(),
-            country: s.country.clone(),
-            timezone: s.timezone.name().to_string(),
-            currency: s.currency.clone(),
-        })?;
+        tx.insert_store(&store_row(s))?;
     }
     let landing_id = tx.store().next_landing_id()?;
     let first_file_id = tx.store().next_file_id()?;
@@ -620,8 +681,12 @@ fn write_bronze(lab: &Lab, plan: &Plan, staged: &Staged, fail_after: Option<usiz
     tx.append_landing_records(&files, &cells, &quarantine)?;
     let t_records = t_records.elapsed();
     let mut partitions = plan.partitions.clone();
-    let (mut events, mut quarantined) = (0u64, 0u64);
-    for pf in &done {
+    let (mut events, mut quarantined, mut rederived_events) = (0u64, 0u64, 0u64);
+    for (pf, f) in done.iter().zip(&plan.todo) {
+        if f.rederived {
+            rederived_events += pf.events as u64;
+            continue;
+        }
         let p = partitions
             .iter_mut()
             .find(|p| p.upload_date == pf.upload_date)
@@ -660,10 +725,13 @@ fn write_bronze(lab: &Lab, plan: &Plan, staged: &Staged, fail_after: Option<usiz
             tx.insert_supersession(old, first_file_id + i as i32, from_snapshot)?;
         }
     }
+    for c in &plan.changed_stores {
+        tx.change_store(&store_row(&c.old), &store_row(&c.new), landing_id, from_snapshot)?;
+    }
     for p in partitions.iter().filter(|p| p.exists && !plan.landed_partitions.contains(&p.upload_date)) {
         tx.insert_partition(p.upload_date, p.files_landed as i64, landing_id)?;
     }
-    if !plan.todo.is_empty() || !plan.new_stores.is_empty() {
+    if !plan.todo.is_empty() || !plan.new_stores.is_empty() || !plan.changed_stores.is_empty() {
         let (first, last) = (plan.dates.iter().min().copied(), plan.dates.iter().max().copied());
         tx.insert_landing(landing_id, first, last, plan.todo.len() as i64, events as i64, quarantined as i64, Utc::now().naive_utc())?;
     }
@@ -676,7 +744,16 @@ fn write_bronze(lab: &Lab, plan: &Plan, staged: &Staged, fail_after: Option<usiz
         ("finding split baskets".to_string(), ms(t_split)),
         ("commit".to_string(), ms(commit)),
     ];
-    Ok(Landed { partitions, events, quarantined, phases })
+    Ok(Landed { partitions, rederived_events, events, quarantined, phases })
+}
+
+fn store_row(s: &raw::Store) -> StoreRow {
+    StoreRow {
+        store_id: s.store_id.clone(),
+        country: s.country.clone(),
+        timezone: s.timezone.name().to_string(),
+        currency: s.currency.clone(),
+    }
 }
 
 /// DuckDB's own threads parse the files (`recount_parse`, below) and insert what they parse, each
@@ -721,6 +798,8 @@ struct ToLand {
     version: i32,
     /// The version it replaces: (file id, version).
     supersedes: Option<(i32, i32)>,
+    /// Re-derived for a store correction: the same bytes as the version it replaces.
+    rederived: bool,
 }
 
 /// Writes a staged copy (synced to disk before COMMIT by `sync_staged`).

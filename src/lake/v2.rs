@@ -140,6 +140,34 @@ fn affected_dates(store: &Store, upload: NaiveDate, window: LatenessWindow) -> R
     Ok((dates, beyond))
 }
 
+/// The v2 run the landed store corrections need (None when none is pending): every business date
+/// holding a corrected store's events under its old or its new row, rebuilt under the window rule
+/// in one transaction, recorded as one snapshot that names each store and what changed.
+pub fn run_store_changes(lab: &Lab, opts: V2Options) -> Result<Option<RunReport>> {
+    let pending = lab.store().pending_store_changes()?;
+    if pending.is_empty() {
+        return Ok(None);
+    }
+    let mut dates = Vec::new();
+    for c in &pending {
+        dates.extend(lab.store().store_change_dates(c)?);
+    }
+    dates.sort();
+    dates.dedup();
+    let detail: Vec<String> = pending
+        .iter()
+        .map(|c| {
+            crate::raw::stores::describe_change(
+                &c.store_id,
+                [&c.old_country, &c.old_timezone, &c.old_currency],
+                [&c.new_country, &c.new_timezone, &c.new_currency],
+            )
+        })
+        .collect();
+    let trigger = Trigger { kind: TriggerKind::Store, upload: None, detail: detail.join("; ") };
+    rewrite(lab, &dates, trigger, Vec::new(), opts).map(Some)
+}
+
 /// A manual rebuild of named business dates, under the same window rule.
 pub fn rebuild_dates(lab: &Lab, dates: &[NaiveDate], opts: V2Options) -> Result<RunReport> {
     let mut dates = dates.to_vec();
@@ -285,6 +313,9 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     }
     // Silver and gold now (views) show the new versions once the dates are recorded.
     tx.append_snapshot_dates(record.snapshot_id, &outcomes)?;
+    if record.trigger.kind == TriggerKind::Store {
+        tx.mark_store_changes_applied(record.snapshot_id)?;
+    }
     let written = (!changed.is_empty()).then_some(snapshot::Written { snapshot_id: record.snapshot_id, dates: &changed });
     record.fingerprint = snapshot::fingerprint_after(lab, &mut tx, written)?;
     tx.step("fingerprint")?;

@@ -12,7 +12,7 @@ use color_eyre::eyre::{Result, WrapErr, bail};
 use std::path::{Path, PathBuf};
 
 pub use event::{PosEvent, parse_line};
-pub use stores::{Store, StoreTable};
+pub use stores::{Store, StoreChange, StoreTable};
 
 pub const EVENTS_DIR: &str = "pos/events";
 pub const STORES_FILE: &str = "stores.csv";

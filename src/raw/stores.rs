@@ -18,6 +18,37 @@ fn zone_name<S: serde::Serializer>(tz: &Tz, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(tz.name())
 }
 
+/// A landed store whose row stores.csv now gives otherwise: a store correction. Every business
+/// date holding the store's events under either row is rebuilt.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StoreChange {
+    pub old: Store,
+    pub new: Store,
+}
+
+impl StoreChange {
+    /// What changed, as history names it: "store GB001: time zone Europe/London → America/New_York".
+    pub fn describe(&self) -> String {
+        describe_change(
+            &self.new.store_id,
+            [&self.old.country, self.old.timezone.name(), &self.old.currency],
+            [&self.new.country, self.new.timezone.name(), &self.new.currency],
+        )
+    }
+}
+
+/// A store's change from one (country, time zone, currency) to another, in words: each field
+/// that changed, as "name old → new".
+pub fn describe_change(store_id: &str, old: [&str; 3], new: [&str; 3]) -> String {
+    let parts: Vec<String> = ["country", "time zone", "currency"]
+        .iter()
+        .zip(old.iter().zip(new.iter()))
+        .filter(|(_, (o, n))| o != n)
+        .map(|(name, (o, n))| format!("{name} {o} → {n}"))
+        .collect();
+    format!("store {}: {}", crate::sanitize::for_terminal(store_id), parts.join(", "))
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct StoreTable {
     pub stores: Vec<Store>,
@@ -140,6 +171,16 @@ mod tests {
         }
         let ok = "store_id,country,timezone,currency\nT1,JP,Asia/Tokyo,JPY\nK1,KW,Asia/Kuwait,KWD\nC1,CL,America/Santiago,CLF\n";
         assert_eq!(StoreTable::parse(ok).unwrap().stores.len(), 3);
+    }
+
+    #[test]
+    fn a_change_names_each_field_that_moved() {
+        let t = StoreTable::parse("store_id,country,timezone,currency\nS1,GB,Europe/London,GBP\nS2,US,America/New_York,USD\n").unwrap();
+        let (a, b) = (t.get("S1").unwrap().clone(), t.get("S2").unwrap().clone());
+        let tz = StoreChange { old: a.clone(), new: Store { timezone: b.timezone, ..a.clone() } };
+        assert_eq!(tz.describe(), "store S1: time zone Europe/London → America/New_York");
+        let all = StoreChange { old: a.clone(), new: Store { store_id: a.store_id.clone(), ..b } };
+        assert_eq!(all.describe(), "store S1: country GB → US, time zone Europe/London → America/New_York, currency GBP → USD");
     }
 
     #[test]

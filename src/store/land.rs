@@ -22,6 +22,11 @@ row! {
 }
 
 row! {
+    /// A current file version whose lines depend on one store's row.
+    pub struct FileOfStore { pub file: String, pub upload_date: NaiveDate, pub file_id: i32, pub version: i32 }
+}
+
+row! {
     /// A store (or, with no store, a country) whose revenue on a date passes recount's limit.
     pub struct RevenuePastLimit { pub business_date: NaiveDate, pub country: String, pub store_id: Option<String>, pub total: String }
 }
@@ -51,6 +56,9 @@ statements! {
     LANDED_FILES: Query<LandedFile> = land::LANDED_FILES;
     STORES: Query<StoreRow> = land::STORES;
     STORE_INSERT: Exec = land::STORE_INSERT;
+    STORE_UPDATE: Exec = land::STORE_UPDATE;
+    STORE_CHANGE_INSERT: Exec = land::STORE_CHANGE_INSERT;
+    FILES_OF_STORE: Query<FileOfStore> = land::FILES_OF_STORE;
     NEXT_FILE_ID: Query<NextFileId> = land::NEXT_FILE_ID;
     KEY_CANDIDATES: Exec = land::KEY_CANDIDATES;
     SPLIT_BASKETS_INSERT: Exec = land::SPLIT_BASKETS_INSERT;
@@ -105,6 +113,7 @@ pub struct QuarantineRecord<'a> {
     pub upload_date: NaiveDate,
     pub reason: &'a str,
     pub raw_line: &'a str,
+    pub file_id: i32,
 }
 
 impl Store {
@@ -122,6 +131,11 @@ impl Store {
 
     pub fn stores(&self) -> Result<Vec<StoreRow>> {
         STORES.all(self, &[])
+    }
+
+    /// The current file versions whose lines depend on store `store_id`'s row.
+    pub fn files_of_store(&self, store_id: &str) -> Result<Vec<FileOfStore>> {
+        FILES_OF_STORE.all(self, named_params! { "store_id": store_id })
     }
 
     /// The upload dates landed so far, oldest first.
@@ -170,6 +184,18 @@ impl Store {
 impl Tx<'_> {
     pub fn insert_store(&mut self, store: &StoreRow) -> Result<()> {
         self.exec("adding a store", &STORE_INSERT, &store.params()).map(|_| ())
+    }
+
+    /// A store correction: the store's new row, and the change recorded with both rows, seen by
+    /// snapshots from `from_snapshot` on.
+    pub fn change_store(&mut self, old: &StoreRow, new: &StoreRow, landing_id: i64, from_snapshot: i64) -> Result<()> {
+        self.exec("correcting a store", &STORE_UPDATE, &new.params())?;
+        let params = named_params! {
+            "store_id": new.store_id, "old_country": old.country, "old_timezone": old.timezone, "old_currency": old.currency,
+            "new_country": new.country, "new_timezone": new.timezone, "new_currency": new.currency,
+            "landing_id": landing_id, "from_snapshot": from_snapshot,
+        };
+        self.exec("recording a store correction", &STORE_CHANGE_INSERT, params).map(|_| ())
     }
 
     /// Inserts every row `source` makes, through `recount_parse` on DuckDB's threads. Not a step
@@ -256,7 +282,7 @@ impl Tx<'_> {
             app.flush()?;
             let mut app = conn.appender_to_db("quarantine", "bronze")?;
             for q in quarantine {
-                app.append_row(duckdb::params![q.file, q.line, q.upload_date, q.reason, q.raw_line])?;
+                app.append_row(duckdb::params![q.file, q.line, q.upload_date, q.reason, q.raw_line, q.file_id])?;
             }
             app.flush()
         })()

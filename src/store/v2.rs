@@ -40,7 +40,29 @@ row! {
     pub struct ChangedCounts { pub business_date: NaiveDate, pub silver_rows: i64, pub gold_rows: i64 }
 }
 
+row! {
+    /// A store correction no v2 run has rebuilt for yet: the store's row before and after.
+    pub struct PendingStoreChange {
+        pub change_id: i32,
+        pub store_id: String,
+        pub old_country: String,
+        pub old_timezone: String,
+        pub old_currency: String,
+        pub new_country: String,
+        pub new_timezone: String,
+        pub new_currency: String,
+        pub landing_id: i64,
+    }
+}
+
+row! {
+    pub struct ChangeDate { pub business_date: NaiveDate }
+}
+
 statements! {
+    PENDING_STORE_CHANGES: Query<PendingStoreChange> = v2::PENDING_STORE_CHANGES;
+    STORE_CHANGE_DATES: Query<ChangeDate> = v2::STORE_CHANGE_DATES;
+    STORE_CHANGES_APPLIED: Exec = v2::STORE_CHANGES_APPLIED;
     UPLOAD_CELLS: Query<UploadCell> = v2::UPLOAD_CELLS;
     INPUT_CELLS: Query<InputCell> = v2::INPUT_CELLS;
     CURRENT_VERSIONS: Query<CurrentVersion> = v2::CURRENT_VERSIONS;
@@ -68,6 +90,18 @@ impl Store {
     /// The current version of each built date in `first..=last`.
     pub fn current_versions(&self, first: NaiveDate, last: NaiveDate) -> Result<Vec<CurrentVersion>> {
         CURRENT_VERSIONS.all(self, named_params! { "first": first, "last": last })
+    }
+
+    /// The store corrections landed and not yet rebuilt for, oldest first.
+    pub fn pending_store_changes(&self) -> Result<Vec<PendingStoreChange>> {
+        PENDING_STORE_CHANGES.all(self, &[])
+    }
+
+    /// The business dates that hold the store's events in the versions its correction re-derived,
+    /// before or after.
+    pub fn store_change_dates(&self, c: &PendingStoreChange) -> Result<Vec<NaiveDate>> {
+        let params = named_params! { "store_id": c.store_id, "landing_id": c.landing_id };
+        Ok(STORE_CHANGE_DATES.all(self, params)?.into_iter().map(|d| d.business_date).collect())
     }
 
     /// How many basket keys two basket_ids share.
@@ -105,6 +139,12 @@ impl Tx<'_> {
     /// The new gold version of the dates, from the silver version just written.
     pub fn insert_gold_version(&mut self, w: &Rewrite) -> Result<i64> {
         Ok(self.exec("gold insert", &GOLD_INSERT, named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last })? as i64)
+    }
+
+    /// Snapshot `snapshot_id` rebuilt for every pending store correction.
+    pub fn mark_store_changes_applied(&mut self, snapshot_id: i64) -> Result<()> {
+        self.exec("recording the store corrections as rebuilt", &STORE_CHANGES_APPLIED, named_params! { "snapshot_id": snapshot_id })
+            .map(|_| ())
     }
 
     /// Rows per date of the versions just written.

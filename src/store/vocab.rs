@@ -73,6 +73,8 @@ sql_enum! {
         Naive = "naive",
         /// `recount rollback`.
         Rollback = "rollback",
+        /// A store correction: the dates a changed stores.csv row moves.
+        Store = "store",
     }
 }
 
@@ -113,6 +115,12 @@ sql_enum! {
         Withdrawn = "withdrawn",
         /// A corrected file version holds a basket its earlier version did not.
         AddedByCorrection = "added_by_correction",
+        /// A store correction brought the basket to this date (another time zone), country or
+        /// currency, or made its line valid.
+        StoreMovedIn = "store_moved_in",
+        /// A store correction took the basket to another date, country or currency, or made its
+        /// line invalid.
+        StoreMovedOut = "store_moved_out",
     }
 }
 
@@ -127,12 +135,19 @@ impl ChangeKind {
             ChangeKind::RevenueCorrected => "revenue corrected",
             ChangeKind::Withdrawn => "withdrawn",
             ChangeKind::AddedByCorrection => "added by a correction",
+            ChangeKind::StoreMovedIn => "in by a store correction",
+            ChangeKind::StoreMovedOut => "out by a store correction",
         }
     }
 
     /// Whether a corrected file version caused it (the change is then attributed to that version).
     pub fn by_correction(self) -> bool {
-        matches!(self, ChangeKind::RevenueCorrected | ChangeKind::Withdrawn | ChangeKind::AddedByCorrection)
+        matches!(self, ChangeKind::RevenueCorrected | ChangeKind::Withdrawn | ChangeKind::AddedByCorrection) || self.by_store_correction()
+    }
+
+    /// Whether a store correction caused it (a file version re-derived under the store's new row).
+    pub fn by_store_correction(self) -> bool {
+        matches!(self, ChangeKind::StoreMovedIn | ChangeKind::StoreMovedOut)
     }
 }
 

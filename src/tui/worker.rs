@@ -479,6 +479,10 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
             };
             let done = daily::land_and_run(lab, &setup.world, u, daily::Step { trigger: TriggerKind::Daily, v1_first: false, opts })?;
             let landed = done.landed;
+            let stores = match &done.store_run {
+                Some(s) => format!("{}: v2 snapshot {}; ", s.snapshot.trigger.detail, s.snapshot.snapshot_id),
+                None => String::new(),
+            };
             let r = match done.run {
                 daily::RunOutcome::Ran(r) => r,
                 daily::RunOutcome::Held(h) => return Ok(Reply::Failed(daily::LandAndRun::held_line(&h))),
@@ -489,7 +493,7 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
             };
             let dates: Vec<String> = r.dates.iter().map(|d| format!("{} {}", d.business_date, d.action)).collect();
             Reply::Done(format!(
-                "landed upload {u} ({} events); v2 snapshot {}: {}{}",
+                "{stores}landed upload {u} ({} events); v2 snapshot {}: {}{}",
                 landed.events,
                 r.snapshot.snapshot_id,
                 dates.join(", "),

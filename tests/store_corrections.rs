@@ -1,0 +1,177 @@
+//! Store corrections: a landed store whose stores.csv row changes (time zone, country or
+//! currency) is a correction. Every date holding its events under the old or the new row is
+//! rebuilt in one v2 run, and gold equals gold built from scratch on the corrected stores.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
+
+mod common;
+
+use common::*;
+use recount::lake::land;
+use recount::lake::{Lab, snapshot, v2};
+use recount::reports;
+use recount::store::{ChangeKind, DateAction, Operation, TriggerKind};
+use std::path::{Path, PathBuf};
+
+#[path = "common/reference.rs"]
+mod reference;
+
+/// The small world with one row of stores.csv rewritten by `edit` (store id → new row), in a
+/// directory of its own; returns the world and the edited store's id.
+fn world_with_store_edit(from: &Path, dest: &Path, edit: impl Fn(&str) -> Option<String>) -> PathBuf {
+    copy_dir(from, dest);
+    let text = std::fs::read_to_string(dest.join("stores.csv")).unwrap();
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let new = if i == 0 { None } else { edit(line) };
+        match new {
+            Some(l) if l.is_empty() => continue,
+            Some(l) => out.push_str(&l),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    std::fs::write(dest.join("stores.csv"), out).unwrap();
+    dest.to_path_buf()
+}
+
+/// The first store of the small world in Europe/London.
+fn a_london_store() -> String {
+    let text = std::fs::read_to_string(small_world().join("stores.csv")).unwrap();
+    text.lines().find(|l| l.contains("Europe/London")).unwrap().split(',').next().unwrap().to_string()
+}
+
+fn daily(lab: &mut Lab, world: &Path) {
+    for u in uploads(world) {
+        land::land(lab, world, &[u]).unwrap();
+        v2::run_upload(lab, u, TriggerKind::Daily, opts()).unwrap();
+    }
+}
+
+/// A lab built from scratch on `world`, backwards.
+fn from_scratch(dir: &Path, world: &Path) -> String {
+    let mut lab = Lab::open(&dir.join("fresh")).unwrap();
+    land_all(&mut lab, world);
+    for u in uploads(world).into_iter().rev() {
+        v2::run_upload(&lab, u, TriggerKind::Backfill, opts()).unwrap();
+    }
+    fingerprint(&lab)
+}
+
+#[test]
+fn a_time_zone_correction_rebuilds_the_dates_it_moves_and_gold_equals_a_build_on_the_corrected_stores() {
+    let dir = tempdir();
+    let store = a_london_store();
+    let mut lab = open_lab(dir.path());
+    daily(&mut lab, small_world());
+    let before = fingerprint(&lab);
+
+    let world = world_with_store_edit(small_world(), &dir.path().join("corrected"), |line| {
+        line.starts_with(&format!("{store},")).then(|| line.replace("Europe/London", "America/New_York"))
+    });
+    let landed = land::land(&mut lab, &world, &uploads(&world)).unwrap();
+    assert_eq!(landed.stores_changed.len(), 1, "{landed:?}");
+    assert_eq!(landed.stores_changed[0].describe(), format!("store {store}: time zone Europe/London → America/New_York"));
+    assert!(landed.rederived_files > 0 && landed.rederived_events > 0, "{landed:?}");
+    assert!(landed.render().contains("store correction: store"), "{}", landed.render());
+    assert!(landed.partitions.iter().all(|p| p.files_landed == 0), "no upload's own files landed again: {landed:?}");
+    // Landing alone changes no gold: the next v2 run does.
+    assert_eq!(fingerprint(&lab), before);
+
+    let run = v2::run_store_changes(&lab, opts()).unwrap().expect("a pending store correction");
+    assert_eq!(run.snapshot.trigger.kind, TriggerKind::Store);
+    assert_eq!(run.snapshot.trigger.detail, format!("store {store}: time zone Europe/London → America/New_York"));
+    assert_eq!(run.snapshot.operation, Operation::Overwrite);
+    let rewritten: Vec<_> = run.dates.iter().filter(|d| d.action == DateAction::Overwrite).map(|d| d.business_date).collect();
+    assert!(rewritten.len() > 1, "a time zone 5 hours west moves evening baskets of many dates: {:?}", run.dates);
+
+    // The invariant: gold equals gold built from scratch on the corrected stores.csv, and the
+    // contract's plain reference agrees.
+    let after = fingerprint(&lab);
+    assert_ne!(after, before);
+    assert_eq!(after, from_scratch(dir.path(), &world));
+    assert!(after.contains(&reference::v2_fingerprint(&world, 2)), "{after}");
+
+    // Applied once: nothing pends, and every upload's run finds its inputs as recorded.
+    assert!(v2::run_store_changes(&lab, opts()).unwrap().is_none());
+    for u in uploads(&world) {
+        let again = v2::run_upload(&lab, u, TriggerKind::Upload, opts()).unwrap();
+        assert_eq!(again.snapshot.operation, Operation::Skipped, "upload {u}: {:?}", again.dates);
+    }
+
+    // History names the change; each moved date's diff is store-correction parts that sum to
+    // its change, country by country.
+    let mut kinds = std::collections::BTreeSet::new();
+    for &d in &rewritten {
+        let diff = reports::history::diff(&lab, d, Some(run.snapshot.snapshot_id - 1), Some(run.snapshot.snapshot_id)).unwrap();
+        for country in &diff.countries {
+            assert!(country.parts_sum_to_change, "{d}: {:?}", country.parts);
+            assert!(country.parts.iter().all(|p| p.kind.by_store_correction()), "{d}: {:?}", country.parts);
+            kinds.extend(country.parts.iter().map(|p| p.kind));
+        }
+        let history = reports::history::history(&lab, d, None).unwrap();
+        let last = history.entries.last().unwrap();
+        assert_eq!(last.trigger.detail, format!("store {store}: time zone Europe/London → America/New_York"));
+        assert!(last.countries.iter().any(|c| c.attribution.contains("by a store correction")), "{d}: {:?}", last.countries);
+    }
+    assert_eq!(kinds, [ChangeKind::StoreMovedIn, ChangeKind::StoreMovedOut].into(), "baskets move both ways between dates");
+
+    // A rollback past the correction brings the old gold back.
+    snapshot::rollback(&lab, run.snapshot.snapshot_id - 1, None).unwrap();
+    assert_eq!(fingerprint(&lab), before);
+}
+
+#[test]
+fn a_currency_correction_takes_in_lines_it_made_valid_and_a_store_gone_from_stores_csv_is_kept() {
+    let dir = tempdir();
+    let w = HandWorld::new(dir.path().join("world"), STORES);
+    w.file(
+        "2026-10-20",
+        "a.jsonl.gz",
+        &[
+            event("e1", "b1", "LON1", "2026-10-20T10:00:00Z", "2026-10-20T18:00:00Z", "GBP", &[1000]),
+            event("e2", "b2", "LON1", "2026-10-20T11:00:00Z", "2026-10-20T18:00:00Z", "EUR", &[2000]),
+            event("e3", "b3", "SIN1", "2026-10-20T03:00:00Z", "2026-10-20T18:00:00Z", "SGD", &[300]),
+        ],
+    );
+    let mut lab = open_lab(dir.path());
+    daily(&mut lab, &w.root);
+    let q = reports::listings::quarantine(&lab, None).unwrap();
+    assert_eq!(q.rows.len(), 1, "EUR is not LON1's currency yet: {q:?}");
+
+    // LON1 really takes euros (a store in Dublin); SIN1 is gone from the file.
+    let fixed = "store_id,country,timezone,currency\nLON1,IE,Europe/Dublin,EUR\nBLR1,IN,Asia/Kolkata,INR\n";
+    let world = dir.path().join("fixed");
+    copy_dir(&w.root, &world);
+    std::fs::write(world.join("stores.csv"), fixed).unwrap();
+    let landed = land::land(&mut lab, &world, &uploads(&world)).unwrap();
+    assert_eq!(landed.stores_removed, vec!["SIN1".to_string()]);
+    assert!(landed.render().contains("store SIN1 is no longer in stores.csv: the lab keeps it"), "{}", landed.render());
+    let run = v2::run_store_changes(&lab, opts()).unwrap().unwrap();
+    assert_eq!(run.snapshot.trigger.detail, "store LON1: country GB → IE, time zone Europe/London → Europe/Dublin, currency GBP → EUR");
+
+    // e2 counts now and e1 is quarantined; SIN1's basket is still counted. The quarantine lists
+    // the current version's lines only.
+    let q = reports::listings::quarantine(&lab, None).unwrap();
+    assert_eq!(q.rows.len(), 1, "{q:?}");
+    assert!(q.rows[0].reason.contains("'GBP' differs from store LON1's EUR"), "{q:?}");
+    let gold = lab.store().connection_for_tests();
+    let rows: Vec<(String, String, String, i64)> = gold
+        .prepare("SELECT store_id, country, currency, revenue_minor FROM gold.daily_store_sales ORDER BY store_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(rows, vec![("LON1".into(), "IE".into(), "EUR".into(), 2000), ("SIN1".into(), "SG".into(), "SGD".into(), 300)]);
+    // The diff per country sums: GB lost its basket, IE gained one.
+    let d = day("2026-10-20");
+    let diff = reports::history::diff(&lab, d, Some(run.snapshot.snapshot_id - 1), Some(run.snapshot.snapshot_id)).unwrap();
+    let mut parts: Vec<(String, ChangeKind, i64, i64)> = diff
+        .countries
+        .iter()
+        .inspect(|c| assert!(c.parts_sum_to_change, "{c:?}"))
+        .flat_map(|c| c.parts.iter().map(|p| (c.country.clone(), p.kind, p.baskets_delta, p.revenue_delta_minor)))
+        .collect();
+    parts.sort();
+    assert_eq!(parts, vec![("GB".into(), ChangeKind::StoreMovedOut, -1, -1000), ("IE".into(), ChangeKind::StoreMovedIn, 1, 2000)]);
+}
