@@ -56,3 +56,15 @@ SELECT store_id, country, currency, count(*) AS baskets, sum(revenue_minor)::BIG
        coalesce(sum(revenue_minor) FILTER (WHERE NOT basket_in_window), 0)::BIGINT AS beyond_revenue_minor
 FROM ranked WHERE wins AND business_date = $business_date::DATE
 GROUP BY ALL ORDER BY store_id;
+
+-- name: stores
+-- Each store's row as of snapshot $snapshot_id: the row before the first store correction whose
+-- landing came after that snapshot was recorded, else its newest row.
+WITH later AS (
+    SELECT c.* FROM raw.store_changes c JOIN raw.landings l USING (landing_id)
+    WHERE l.landed_at > (SELECT created_at FROM audit.snapshots WHERE snapshot_id = $snapshot_id::BIGINT)
+    QUALIFY row_number() OVER (PARTITION BY c.store_id ORDER BY c.change_id) = 1)
+SELECT s.store_id, coalesce(c.old_country, s.country) AS country, coalesce(c.old_timezone, s.timezone) AS timezone,
+       coalesce(c.old_currency, s.currency) AS currency
+FROM raw.stores s LEFT JOIN later c USING (store_id)
+ORDER BY s.store_id;

@@ -91,6 +91,17 @@ fn a_time_zone_correction_rebuilds_the_dates_it_moves_and_gold_equals_a_build_on
     assert_eq!(after, from_scratch(dir.path(), &world));
     assert!(after.contains(&reference::v2_fingerprint(&world, 2)), "{after}");
 
+    // The recounts read the corrected row now, and the old one as of the snapshot before: both
+    // agree with v2 then and now, on every moved date.
+    let prev = run.snapshot.snapshot_id - 1;
+    for &d in &rewritten {
+        for as_of in [None, Some(prev)] {
+            let c = reports::check::check(&lab, d, as_of).unwrap();
+            assert!(c.engines_agree, "{d} as of {as_of:?}: {:?}", c.engine_disagreements);
+            assert!(c.countries.iter().all(|x| x.v2_explained()), "{d} as of {as_of:?}: {:?}", c.countries);
+        }
+    }
+
     // Applied once: nothing pends, and every upload's run finds its inputs as recorded.
     assert!(v2::run_store_changes(&lab, opts()).unwrap().is_none());
     for u in uploads(&world) {

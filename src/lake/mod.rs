@@ -312,13 +312,23 @@ impl Lab {
     }
 
     pub fn stores(&self) -> Result<crate::raw::StoreTable> {
-        let mut stores = Vec::new();
-        for s in self.store.stores()? {
-            let timezone = crate::tz::parse_zone(&s.timezone).map_err(|e| eyre!(e))?;
-            stores.push(crate::raw::Store { store_id: s.store_id, country: s.country, timezone, currency: s.currency });
-        }
-        Ok(crate::raw::StoreTable::new(stores))
+        store_table(self.store.stores()?)
     }
+
+    /// The stores as they were when snapshot `snapshot_id` was recorded (before later corrections).
+    pub fn stores_as_of(&self, snapshot_id: i64) -> Result<crate::raw::StoreTable> {
+        store_table(self.store.stores_as_of(snapshot_id)?)
+    }
+}
+
+/// The lab's store rows as the parser reads them (each zone by name).
+fn store_table(rows: Vec<crate::store::StoreRow>) -> Result<crate::raw::StoreTable> {
+    let mut stores = Vec::new();
+    for s in rows {
+        let timezone = crate::tz::parse_zone(&s.timezone).map_err(|e| eyre!(e))?;
+        stores.push(crate::raw::Store { store_id: s.store_id, country: s.country, timezone, currency: s.currency });
+    }
+    Ok(crate::raw::StoreTable::new(stores))
 }
 
 /// The marker of a reset in progress.

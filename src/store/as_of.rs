@@ -23,6 +23,7 @@ statements! {
     FILES: Query<FileAt> = as_of::FILES;
     INPUT_CELLS: Query<InputCell> = as_of::INPUT_CELLS;
     DUCKDB_DATE: Query<DuckRecount> = as_of::DUCKDB_DATE;
+    STORES: Query<super::StoreRow> = as_of::STORES;
 }
 
 impl Store {
@@ -33,6 +34,11 @@ impl Store {
     /// The uploads that had landed when `snapshot_id` was recorded, oldest first.
     pub fn landed_uploads_as_of(&self, snapshot_id: i64) -> Result<Vec<NaiveDate>> {
         Ok(UPLOADS.all(self, named_params! { "snapshot_id": snapshot_id })?.into_iter().map(|u| u.upload_date).collect())
+    }
+
+    /// Each store's row as it was when `snapshot_id` was recorded (before later store corrections).
+    pub fn stores_as_of(&self, snapshot_id: i64) -> Result<Vec<super::StoreRow>> {
+        STORES.all(self, named_params! { "snapshot_id": snapshot_id })
     }
 
     /// The file versions current when `snapshot_id` was recorded.
