@@ -298,6 +298,25 @@ pub struct Landing {
     pub held: Option<HeldFile>,
 }
 
+/// What the landings did to the stores: the corrections (in words, as history names them), the
+/// stores stores.csv no longer lists (kept), and the file versions re-derived for the corrections.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StoresLanded {
+    pub changed: Vec<String>,
+    pub removed: Vec<String>,
+    pub rederived_files: i64,
+}
+
+impl SparkRun {
+    /// What the run was for: its upload, or the store correction.
+    fn cause(&self) -> Cell {
+        match self.upload {
+            Some(u) => Cell::Date(u),
+            None => Cell::text("store correction"),
+        }
+    }
+}
+
 /// The file that held an upload back, and why.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct HeldFile {
@@ -334,8 +353,12 @@ pub struct Beyond {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SparkRun {
-    pub upload: NaiveDate,
+    /// The upload the run is for; None for a store correction's run.
+    pub upload: Option<NaiveDate>,
     pub trigger: String,
+    /// A store correction's run: each store and what changed.
+    #[serde(default)]
+    pub detail: Option<String>,
     pub late_days: u32,
     pub action: String,
     pub dates: Vec<RunDate>,
@@ -353,6 +376,8 @@ pub struct SparkRun {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SparkRunReport {
     pub landings: Vec<Landing>,
+    #[serde(default)]
+    pub stores: StoresLanded,
     pub runs: Vec<SparkRun>,
     pub fingerprint: SparkFingerprint,
 }
@@ -413,7 +438,7 @@ impl Report for SparkRunReport {
             let snap = r.snapshot_id.map(|s| Cell::text(s.to_string())).unwrap_or_else(|| Cell::text("(skipped)"));
             if r.dates.is_empty() {
                 runs.push(vec![
-                    Cell::Date(r.upload),
+                    r.cause(),
                     snap.clone(),
                     Cell::Empty,
                     Cell::text("nothing affected"),
@@ -426,7 +451,7 @@ impl Report for SparkRunReport {
             for d in &r.dates {
                 let opt = |v: Option<i64>| v.map(Cell::Int).unwrap_or(Cell::Empty);
                 runs.push(vec![
-                    Cell::Date(r.upload),
+                    r.cause(),
                     snap.clone(),
                     Cell::Date(d.business_date),
                     Cell::text(if d.action == "skip" { "skipped: inputs unchanged" } else { "overwrite" }),
@@ -447,22 +472,42 @@ impl Report for SparkRunReport {
                 text: format!("upload {upload} HELD BACK: {}: {}; nothing of it landed and it got no v2 run", h.file, h.reason),
             });
         }
+        for c in &self.stores.changed {
+            notes.push(Note {
+                status: Status::Info,
+                text: format!(
+                    "store correction: {} ({} file version(s) re-derived; rebuilt by its own run)",
+                    crate::sanitize::for_terminal(c),
+                    self.stores.rederived_files
+                ),
+            });
+        }
+        for id in &self.stores.removed {
+            notes.push(Note {
+                status: Status::Warn,
+                text: format!(
+                    "store {} is no longer in stores.csv: the warehouse keeps it as landed, and still counts its sales",
+                    crate::sanitize::for_terminal(id)
+                ),
+            });
+        }
         for r in &self.runs {
+            let Some(upload) = r.upload else { continue };
             for b in &r.beyond_window {
                 notes.push(Note {
                     status: Status::Warn,
                     text: format!(
                         "upload {}: {} row(s) of business date {} {}, {} (never in silver or gold)",
-                        r.upload,
+                        upload,
                         b.rows,
                         b.business_date,
-                        crate::rules::outside_window_word(crate::rules::future_dated(r.upload, b.business_date)),
+                        crate::rules::outside_window_word(crate::rules::future_dated(upload, b.business_date)),
                         crate::money::format_major(b.revenue_minor, &b.currency)
                     ),
                 });
             }
             if !r.corrected.is_empty() {
-                notes.push(Note { status: Status::Info, text: format!("upload {} (corrected: {})", r.upload, r.corrected.join(", ")) });
+                notes.push(Note { status: Status::Info, text: format!("upload {upload} (corrected: {})", r.corrected.join(", ")) });
             }
         }
         for l in &self.landings {

@@ -154,6 +154,42 @@ fn forwards_spark_gives_the_labs_fingerprint_and_a_rerun_adds_no_snapshot_that_p
         ["daily_store_sales", "silver_baskets", "bronze_events", "raw_files"].iter().map(|t| snapshots(dir.path(), t).len()).collect();
     assert_eq!(before, after, "a rerun with unchanged inputs adds no Iceberg snapshot");
     assert_eq!(fingerprint_line(&again["fingerprint"]), lab);
+
+    // A store correction: GB001 was set up in the wrong time zone (nine hours off: its evening
+    // sales move a day). Landing one upload of the
+    // corrected world re-derives the store's files, and one run of its own rebuilds the dates
+    // it moves, in the lab and on Spark alike; gold is then a from-scratch build's.
+    let corrected = dir.path().join("store-corrected");
+    copy_dir(&sample(), &corrected);
+    let stores = std::fs::read_to_string(corrected.join("stores.csv")).unwrap();
+    std::fs::write(corrected.join("stores.csv"), stores.replace("GB001,GB,Europe/London,GBP", "GB001,GB,Asia/Tokyo,GBP")).unwrap();
+    let what = "store GB001: time zone Europe/London → Asia/Tokyo";
+    let spark = spark_run(dir.path(), &[LAST], &corrected, false);
+    assert_eq!(spark["stores"]["changed"], serde_json::json!([what]), "{}", spark["stores"]);
+    assert!(spark["stores"]["rederived_files"].as_i64().unwrap() > 0);
+    let (store_run, upload_run) = (&spark["runs"][0], &spark["runs"][1]);
+    assert_eq!((&store_run["trigger"], &store_run["detail"]), (&serde_json::json!("store"), &serde_json::json!(what)));
+    assert_eq!(store_run["action"], "overwrite", "{store_run}");
+    assert_eq!(upload_run["action"], "skipped", "the store's run took every change: {upload_run}");
+    let newest = snapshots(dir.path(), "daily_store_sales").last().unwrap().clone();
+    assert_eq!(newest["properties"]["recount.trigger"], "store");
+    assert_eq!(newest["properties"]["recount.detail"], what);
+
+    let lab_dir = dir.path().join("lab").display().to_string();
+    let corrected_s = corrected.display().to_string();
+    recount(&["--lab", &lab_dir, "land", LAST, "--world", &corrected_s]);
+    let out = recount(&["--lab", &lab_dir, "run", LAST, "--format", "json"]);
+    let lab_store_run = serde_json::Deserializer::from_str(&out).into_iter::<Value>().next().unwrap().unwrap();
+    assert_eq!(lab_store_run["snapshot"]["trigger"]["detail"], what, "{lab_store_run}");
+    assert_eq!(rewritten(store_run), rewritten(&lab_store_run), "Spark rebuilds exactly the dates the lab rebuilds");
+    assert!(!rewritten(store_run).is_empty());
+    let fresh = dir.path().join("fresh").display().to_string();
+    recount(&["--lab", &fresh, "land", FIRST, LAST, "--world", &corrected_s]);
+    recount(&["--lab", &fresh, "run", LAST, FIRST]);
+    let scratch = recount(&["--lab", &fresh, "fingerprint"]).trim().to_string();
+    assert_ne!(scratch, lab);
+    assert_eq!(fingerprint_line(&spark["fingerprint"]), scratch, "Spark after the correction: a from-scratch build's gold");
+    assert_eq!(recount(&["--lab", &lab_dir, "fingerprint"]).trim(), scratch, "the lab after the correction too");
 }
 
 #[test]

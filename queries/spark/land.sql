@@ -7,14 +7,15 @@
 transform(split(:uploads, ','), x -> to_date(x))
 
 -- name: new_rows
--- The parsed lines (temp view `parsed`): events with their store's country and business date,
+-- The parsed lines (temp view `parsed`): events with their store's country and business date
+-- (temp view `stores_in`: the stores this landing reads lines by),
 -- the calendar date of event_ts in the store's named zone by Spark's own time-zone rules
 -- (daylight-saving aware), and quarantined lines with their reason.
 SELECT p.upload_date, p.file_name, p.file_version, p.line, p.event_id, p.basket_id, p.store_id, p.till_id,
        p.event_ts, p.uploaded_at, p.uploaded_at_ns, p.currency, s.country, p.revenue_minor, p.tenders,
        CASE WHEN p.reason IS NULL THEN to_date(from_utc_timestamp(p.event_ts, s.timezone)) END AS business_date,
        p.reason
-FROM parsed p LEFT JOIN lake.recount.stores s ON s.store_id = p.store_id AND p.reason IS NULL;
+FROM parsed p LEFT JOIN stores_in s ON s.store_id = p.store_id AND p.reason IS NULL;
 
 -- name: kept_rows
 -- The rows uploads :uploads already hold of the versions raw_files records: a landing rewrites the
@@ -23,3 +24,10 @@ SELECT e.* FROM lake.recount.bronze_events e
 JOIN lake.recount.raw_files f
   ON f.upload_date = e.upload_date AND f.file_name = e.file_name AND f.version = e.file_version
 WHERE array_contains(@uploads, e.upload_date);
+
+-- name: files_of_store
+-- The file versions whose lines depend on store :store_id's row: those holding its events, and
+-- those with a line quarantined for a reason that names it (an unknown store, a currency other
+-- than its own), as queries/land.sql's files_of_store. The driver keeps the current versions.
+SELECT DISTINCT upload_date, file_name, file_version FROM lake.recount.bronze_events
+WHERE (reason IS NULL AND store_id = :store_id) OR (reason IS NOT NULL AND instr(reason, :store_id) > 0);

@@ -13,6 +13,18 @@ CREATE TABLE IF NOT EXISTS lake.recount.stores (
     store_id STRING NOT NULL, country STRING NOT NULL, timezone STRING NOT NULL, currency STRING NOT NULL
 ) USING iceberg;
 
+-- name: store_changes
+-- The store corrections, as a log: a 'landed' row per changed stores.csv row (the row before and
+-- after, and the file versions the landing re-derived for it, as upload/name/version joined by
+-- commas), and a 'rebuilt' row once a v2 run (`run`, its gold snapshot if it wrote one) rebuilt
+-- the dates it moves. Append-only, as every other record here.
+CREATE TABLE IF NOT EXISTS lake.recount.store_changes (
+    event STRING NOT NULL, change_id INT NOT NULL, store_id STRING NOT NULL,
+    old_country STRING, old_timezone STRING, old_currency STRING,
+    new_country STRING, new_timezone STRING, new_currency STRING,
+    files STRING, run INT, snapshot_id BIGINT, at TIMESTAMP NOT NULL
+) USING iceberg;
+
 -- name: raw_files
 -- One row per landed version of a raw file (upload date + file name): its bytes' MD5, and what
 -- parsing it gave. Append-only; the current version of a path is its highest.

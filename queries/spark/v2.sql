@@ -89,3 +89,12 @@ WHERE copy_rank = 1;
 SELECT business_date, store_id, country, currency, count(*) AS baskets, sum(revenue_minor) AS revenue_minor
 FROM silver
 GROUP BY business_date, store_id, country, currency;
+
+-- name: store_change_dates
+-- The business dates a store correction moves, as queries/v2.sql's store_change_dates: those
+-- holding store :store_id's events in the file versions its landing re-derived (:files, as
+-- upload/name/version joined by commas) or in the versions they replaced (one version before).
+SELECT DISTINCT business_date FROM events
+WHERE store_id = :store_id
+  AND (array_contains(split(:files, ','), concat(upload_date, '/', file_name, '/', file_version))
+       OR array_contains(split(:files, ','), concat(upload_date, '/', file_name, '/', file_version + 1)));

@@ -36,22 +36,37 @@ def cmd_run(a: argparse.Namespace) -> None:
         """Landing held this upload back (a file it could not read whole): it gets no run."""
         return any(r["upload"] == str(u) and r.get("held") for r in landings)
 
+    stores: dict[str, Any] = {"changed": [], "removed": [], "rederived_files": 0}
+
+    def land(batch: list[dt.date]) -> None:
+        """Lands `batch`, then rebuilds for any store correction pending (its own run, first)."""
+        nonlocal landings
+        reports, plan = w.land(a.world, batch)
+        landings += reports
+        got = plan.report()
+        stores["changed"] += got["changed"]
+        stores["removed"] = got["removed"]
+        stores["rederived_files"] += got["rederived_files"]
+        rebuilt = w.v2_store_changes(a.late_days)
+        if rebuilt is not None:
+            runs.append(rebuilt)
+
     if a.daily:
         for u in uploads:
             tick(f"landing {u}")
-            landings += w.land(a.world, [u])
+            land([u])
             tick(f"v2 run of upload {u}")
             if not held(u):
                 runs.append(w.v2_run(u, a.late_days, a.trigger))
     else:
         tick(f"landing {len(uploads)} upload(s)")
-        landings += w.land(a.world, sorted(uploads))
+        land(sorted(uploads))
         for u in uploads:
             tick(f"v2 run of upload {u}")
             if not held(u):
                 runs.append(w.v2_run(u, a.late_days, a.trigger))
     progress("fingerprint", step, total)
-    emit("result", landings=landings, runs=runs, fingerprint=w.fingerprint())
+    emit("result", landings=landings, stores=stores, runs=runs, fingerprint=w.fingerprint())
     w.spark.stop()
 
 

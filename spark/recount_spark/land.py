@@ -4,7 +4,9 @@ Each file is new, corrected (its path's next version) or unchanged. The uploads'
 partitions are rewritten with the rows they keep plus the new ones; the raw_files record, written
 after, is what makes a version count (a landing killed between the two leaves rows no reader
 sees, and the next landing drops them). A file that cannot be read whole (a cut or corrupt gzip)
-holds back its own upload, as in the lab: nothing of that upload lands, the others do."""
+holds back its own upload, as in the lab: nothing of that upload lands, the others do. A changed
+stores.csv row (a store correction) re-derives every file version whose lines depend on that
+store, and is logged in store_changes for the v2 run that rebuilds the dates it moves."""
 
 from __future__ import annotations
 
@@ -12,11 +14,12 @@ import datetime as dt
 import hashlib
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from recount_spark.parse import FILE_NAME, PARSED_FIELDS, arrow_schema, parse_file, printable, read_stores
-from recount_spark.state import stores_now
-from recount_spark.tables import BRONZE, RAW_FILES, STORES
+from recount_spark.state import describe_change, last_store_change, stores_now
+from recount_spark.tables import BRONZE, RAW_FILES, STORE_CHANGES, STORES
 from recount_spark.wire import timed
 
 if TYPE_CHECKING:
@@ -26,23 +29,47 @@ if TYPE_CHECKING:
 ToLand = tuple[dt.date, str, int, str, str]
 # A file that could not be read whole: its rows are one row at line 0 with this prefix.
 HELD = "held back: "
+FIELDS = ("country", "timezone", "currency")
 
 
-def land(w: Warehouse, world: str, uploads: list[dt.date]) -> list[dict[str, Any]]:
+@dataclass
+class StorePlan:
+    """What a landing does to the stores, as the lab's landing: the rows it reads lines by (the
+    world's, and landed stores the world no longer lists, kept), the corrections (a landed row
+    that changed), the stores gone from stores.csv, and the file versions it re-derives."""
+
+    stores: list[dict[str, str]]
+    changes: list[tuple[dict[str, str], dict[str, str]]]
+    removed: list[str]
+    rederived: set[tuple[dt.date, str, int]] = field(default_factory=set)
+    landed_now: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "changed": [describe_change(n["store_id"], tuple(o[f] for f in FIELDS), tuple(n[f] for f in FIELDS))  # type: ignore[arg-type]
+                        for o, n in self.changes],
+            "removed": self.removed,
+            "rederived_files": len(self.rederived),
+        }
+
+
+def land(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[dict[str, Any]], StorePlan]:
     with timed("land: stores and plan"):
         todo, reports, stores = plan(w, world, uploads)
-    if not todo:
-        return reports
-    with timed("land: parse, write"):
-        return write(w, todo, reports, stores)
+    if todo:
+        with timed("land: parse, write"):
+            reports = write(w, todo, reports, stores)
+    record_stores(w, stores)
+    return reports, stores
 
 
-def plan(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[ToLand], list[dict[str, Any]], list[dict[str, str]]]:
-    from pyspark.sql import functions as F
-
-    stores = read_stores(world)
-    if stores_now(w.path) != sorted(stores, key=lambda r: r["store_id"]):
-        w.spark.createDataFrame(stores, schema=w.spark.table(STORES).schema).writeTo(STORES).overwrite(F.lit(True))
+def plan(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[ToLand], list[dict[str, Any]], StorePlan]:
+    landed = {s["store_id"]: s for s in stores_now(w.path)}
+    offered = {s["store_id"]: s for s in read_stores(world)}
+    changes = [(landed[i], s) for i, s in sorted(offered.items()) if i in landed and any(landed[i][f] != s[f] for f in FIELDS)]
+    removed = sorted(i for i in landed if i not in offered)
+    merged = sorted([*offered.values(), *(landed[i] for i in removed)], key=lambda s: s["store_id"])
+    stores = StorePlan(merged, changes, removed, landed_now=landed)
     reports: list[dict[str, Any]] = []
     todo: list[ToLand] = []
     for u in uploads:
@@ -55,8 +82,7 @@ def plan(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[ToLand]
             if not FILE_NAME.match(n):
                 raise ValueError(f"{part}: the file name {printable(n)!r} is not one the Spark job lands (letters, digits, . _ -)")
             path = os.path.join(part, n)
-            with open(path, "rb") as f:
-                md5 = hashlib.md5(f.read()).hexdigest()
+            md5 = md5_of(path)
             old = w.files.get((u, n))
             if old is None:
                 todo.append((u, n, 1, md5, path))
@@ -68,15 +94,67 @@ def plan(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[ToLand]
                 report["unchanged"].append(n)
         report["missing"] = sorted(n for (d, n) in w.files if d == u and n not in names)
         reports.append(report)
+    rederive(w, world, [n["store_id"] for _, n in changes] + [i for i in offered if i not in landed], todo, stores)
     return todo, reports, stores
 
 
-def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], stores: list[dict[str, str]]) -> list[dict[str, Any]]:
+def md5_of(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.md5(f.read()).hexdigest()
+
+
+def rederive(w: Warehouse, world: str, store_ids: list[str], todo: list[ToLand], stores: StorePlan) -> None:
+    """A store correction, or a new store, re-derives every current file version whose lines
+    depend on the store's row as the file's next version, read again under the new row, as the
+    lab does. The warehouse keeps no raw bytes: they are read from the world, which must still
+    hold the landed version's bytes."""
+    have = {(u, n) for u, n, *_ in todo}
+    for sid in store_ids:
+        for r in w.sql("land", "files_of_store", store_id=sid).collect():
+            key = (r.upload_date, r.file_name)
+            current = w.files.get(key)
+            if current is None or current[0] != r.file_version or key in have:
+                continue
+            path = os.path.join(world, "pos", "events", f"upload_date={r.upload_date}", r.file_name)
+            if not os.path.isfile(path) or md5_of(path) != current[1]:
+                raise ValueError(
+                    f"store {sid} changed, so upload {r.upload_date}'s {r.file_name} v{current[0]} must be read again, "
+                    "and the world no longer holds those bytes (land that upload first)"
+                )
+            todo.append((r.upload_date, r.file_name, current[0] + 1, current[1], path))
+            stores.rederived.add((r.upload_date, r.file_name, current[0] + 1))
+            have.add(key)
+
+
+def record_stores(w: Warehouse, stores: StorePlan) -> None:
+    """After the files' record: the corrections into the store_changes log (each with the file
+    versions re-derived for it), then the stores table. A kill between the two leaves the
+    change logged and the table as it was: the next landing finds the change again."""
+    from pyspark.sql import Row
+    from pyspark.sql import functions as F
+
+    if stores.changes:
+        now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+        first = last_store_change(w.path) + 1
+        files = ",".join(sorted(f"{u}/{n}/{v}" for u, n, v in stores.rederived))
+        rows = [
+            Row(event="landed", change_id=first + i, store_id=n["store_id"], old_country=o["country"], old_timezone=o["timezone"],
+                old_currency=o["currency"], new_country=n["country"], new_timezone=n["timezone"], new_currency=n["currency"],
+                files=files, run=None, snapshot_id=None, at=now)
+            for i, (o, n) in enumerate(stores.changes)
+        ]
+        w.spark.createDataFrame(rows, schema=w.spark.table(STORE_CHANGES).schema).writeTo(STORE_CHANGES).append()
+    if sorted(stores.landed_now.values(), key=lambda r: r["store_id"]) != stores.stores:
+        w.spark.createDataFrame(stores.stores, schema=w.spark.table(STORES).schema).writeTo(STORES).overwrite(F.lit(True))
+
+
+def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], stores: StorePlan) -> list[dict[str, Any]]:
     from pyspark.sql import Row
     from pyspark.sql import functions as F
 
     by_path = {os.path.abspath(p): (u, n, v) for u, n, v, _, p in todo}
-    b_stores = w.spark.sparkContext.broadcast({s["store_id"]: s for s in stores})
+    b_stores = w.spark.sparkContext.broadcast({s["store_id"]: s for s in stores.stores})
+    w.spark.createDataFrame(stores.stores, schema=w.spark.table(STORES).schema).createOrReplaceTempView("stores_in")
     cols = [c for c, _ in PARSED_FIELDS]
     ddl = ", ".join(f"{c} {t}" for c, t in PARSED_FIELDS)
 
@@ -135,9 +213,10 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], store
     parsed.unpersist()
     for u, n, v, md5, _ in todo:
         w.files[(u, n)] = (v, md5)
+        w.md5s[(u, n, v)] = md5
     for report in reports:
         u = dt.date.fromisoformat(report["upload"])
-        mine = [counts.get((u, n, v), (0, 0)) for (d, n, v, _, _) in todo if d == u]
+        mine = [counts.get((u, n, v), (0, 0)) for (d, n, v, _, _) in todo if d == u and (d, n, v) not in stores.rederived]
         report["events"] = sum(e for e, _ in mine)
         report["quarantined"] = sum(q for _, q in mine)
     w.landed(set(touched))

@@ -51,19 +51,42 @@ def gold_state(warehouse: str) -> tuple[dict[dt.date, str], int]:
     return hashes, last_run
 
 
-def landed_versions(warehouse: str) -> dict[tuple[dt.date, str], tuple[int, str]]:
-    """{(upload_date, file_name): (current version, its md5)} from raw_files."""
+def landed_versions(warehouse: str) -> tuple[dict[tuple[dt.date, str], tuple[int, str]], dict[tuple[dt.date, str, int], str]]:
+    """From raw_files: {(upload_date, file_name): (current version, its md5)}, and every
+    version's md5 by (upload_date, file_name, version)."""
     out: dict[tuple[dt.date, str], tuple[int, str]] = {}
+    md5s: dict[tuple[dt.date, str, int], str] = {}
     for r in static_table(warehouse, "raw_files").scan().to_arrow().to_pylist():
         key = (r["upload_date"], r["file_name"])
+        md5s[(r["upload_date"], r["file_name"], r["version"])] = r["md5"]
         if key not in out or r["version"] > out[key][0]:
             out[key] = (r["version"], r["md5"])
-    return out
+    return out, md5s
 
 
 def stores_now(warehouse: str) -> list[dict[str, Any]]:
     rows = static_table(warehouse, "stores").scan().to_arrow().to_pylist()
     return sorted(rows, key=lambda r: r["store_id"])
+
+
+def pending_store_changes(warehouse: str) -> list[dict[str, Any]]:
+    """The store corrections landed and not yet rebuilt for ('landed' rows of the store_changes
+    log with no 'rebuilt' row), oldest first."""
+    rows = static_table(warehouse, "store_changes").scan().to_arrow().to_pylist()
+    rebuilt = {r["change_id"] for r in rows if r["event"] == "rebuilt"}
+    return sorted((r for r in rows if r["event"] == "landed" and r["change_id"] not in rebuilt), key=lambda r: r["change_id"])
+
+
+def last_store_change(warehouse: str) -> int:
+    rows = static_table(warehouse, "store_changes").scan().to_arrow().to_pylist()
+    return max((r["change_id"] for r in rows), default=0)
+
+
+def describe_change(store_id: str, old: tuple[str, str, str], new: tuple[str, str, str]) -> str:
+    """A store's change in words, as the lab's raw::stores::describe_change: each field that
+    changed, "name old → new"."""
+    parts = [f"{name} {o} → {n}" for name, o, n in zip(("country", "time zone", "currency"), old, new, strict=True) if o != n]
+    return f"store {store_id}: {', '.join(parts)}"
 
 
 def snapshot_rows(table: Any) -> list[dict[str, Any]]:

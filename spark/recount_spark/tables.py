@@ -12,7 +12,8 @@ BRONZE = f"{NS}.bronze_events"
 QUARANTINE = f"{NS}.quarantine"
 RAW_FILES = f"{NS}.raw_files"
 STORES = f"{NS}.stores"
-TABLES = ["stores", "raw_files", "bronze_events", "silver_baskets", "daily_store_sales"]
+STORE_CHANGES = f"{NS}.store_changes"
+TABLES = ["stores", "store_changes", "raw_files", "bronze_events", "silver_baskets", "daily_store_sales"]
 PROP = "recount."  # every summary property this job writes starts with it
 HASH = PROP + "input-hash."  # then a business date: that date's input hash
 

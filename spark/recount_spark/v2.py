@@ -8,7 +8,8 @@ import datetime as dt
 import os
 from typing import TYPE_CHECKING, Any
 
-from recount_spark.tables import GOLD, HASH, PROP, SILVER
+from recount_spark import state
+from recount_spark.tables import GOLD, HASH, PROP, SILVER, STORE_CHANGES
 from recount_spark.wire import timed
 
 if TYPE_CHECKING:
@@ -16,8 +17,6 @@ if TYPE_CHECKING:
 
 
 def v2_run(w: Warehouse, upload: dt.date, late_days: int, trigger: str) -> dict[str, Any]:
-    from pyspark.sql import functions as F
-
     with timed("state"):
         cells, date_hashes = w.state(late_days)
     affected: set[dt.date] = set()
@@ -29,12 +28,64 @@ def v2_run(w: Warehouse, upload: dt.date, late_days: int, trigger: str) -> dict[
             b = beyond.setdefault((c.business_date, c.currency), [0, 0])
             b[0] += c.rows
             b[1] += c.revenue_minor
-    dates = sorted(affected)
     result: dict[str, Any] = {
         "upload": str(upload), "trigger": trigger, "late_days": late_days, "action": "skipped", "dates": [],
         "beyond_window": [{"business_date": str(d), "currency": cur, "rows": n, "revenue_minor": r}
                           for (d, cur), (n, r) in sorted(beyond.items())],
     }
+    props = {PROP + "upload": str(upload), PROP + "trigger": trigger}
+    corrected = w.corrected(upload)
+    if corrected:
+        props[PROP + "corrected"] = ",".join(corrected)
+    result["corrected"] = corrected
+    return rewrite(w, sorted(affected), date_hashes, late_days, result, props, f"after-silver:{upload}")
+
+
+def v2_store_changes(w: Warehouse, late_days: int) -> dict[str, Any] | None:
+    """The v2 run the landed store corrections need (None when none is pending), as the lab's
+    run_store_changes: every date holding a corrected store's events in the file versions
+    re-derived for it, or the versions they replaced, rebuilt under the window rule and
+    committed as one overwrite per table, named for each store and what changed. A 'rebuilt'
+    row in the store_changes log then marks them done, whether or not a date changed."""
+    from pyspark.sql import Row
+
+    pending = state.pending_store_changes(w.path)
+    if not pending:
+        return None
+    # The uploads of the re-derived versions: their dates' hashes are computed (again) for this run.
+    w.landed({dt.date.fromisoformat(f.split("/")[0]) for c in pending for f in (c["files"] or "").split(",") if f})
+    with timed("state"):
+        _, date_hashes = w.state(late_days)
+    dates: set[dt.date] = set()
+    for c in pending:
+        dates |= {r.business_date for r in w.sql("v2", "store_change_dates", store_id=c["store_id"], files=c["files"] or "").collect()}
+    detail = "; ".join(
+        state.describe_change(c["store_id"], (c["old_country"], c["old_timezone"], c["old_currency"]),
+                              (c["new_country"], c["new_timezone"], c["new_currency"]))
+        for c in pending
+    )
+    result: dict[str, Any] = {"upload": None, "trigger": "store", "detail": detail, "late_days": late_days, "action": "skipped",
+                              "dates": [], "beyond_window": []}
+    props = {PROP + "trigger": "store", PROP + "detail": detail, PROP + "store-changes": ",".join(str(c["change_id"]) for c in pending)}
+    result = rewrite(w, sorted(dates), date_hashes, late_days, result, props, "after-silver:store")
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    rows = [Row(event="rebuilt", change_id=c["change_id"], store_id=c["store_id"], old_country=None, old_timezone=None,
+                old_currency=None, new_country=None, new_timezone=None, new_currency=None, files=None,
+                run=result.get("run"), snapshot_id=result.get("snapshot_id"), at=now) for c in pending]
+    w.spark.createDataFrame(rows, schema=w.spark.table(STORE_CHANGES).schema).writeTo(STORE_CHANGES).append()
+    return result
+
+
+def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple[str, int]], late_days: int,
+            result: dict[str, Any], props: dict[str, str], crash_point: str) -> dict[str, Any]:
+    """The dates whose input hash changed get a new silver and gold, each written by one
+    overwritePartitions() of exactly those dates, silver first; gold's commit, with the run's
+    evidence as snapshot properties, is the run's commit point."""
+    from pyspark.sql import functions as F
+
+    missing = [d for d in dates if d not in date_hashes]
+    if missing:
+        raise ValueError(f"no input hash was computed for {', '.join(map(str, missing))}: the run's state missed them")
     hashes = {d: date_hashes[d] for d in dates}
     changed = [d for d in dates if w.hashes.get(d) != hashes[d][0]]
     for d in dates:
@@ -43,13 +94,7 @@ def v2_run(w: Warehouse, upload: dt.date, late_days: int, trigger: str) -> dict[
     if not changed:
         return result
     run_id = w.last_run + 1
-    corrected = w.corrected(upload)
-    props = {
-        PROP + "run": str(run_id), PROP + "upload": str(upload), PROP + "trigger": trigger,
-        PROP + "late-days": str(late_days), PROP + "dates": ",".join(map(str, changed)),
-    }
-    if corrected:
-        props[PROP + "corrected"] = ",".join(corrected)
+    props = {**props, PROP + "run": str(run_id), PROP + "late-days": str(late_days), PROP + "dates": ",".join(map(str, changed))}
     for d in changed:
         props[f"{HASH}{d}"] = hashes[d][0]
 
@@ -75,7 +120,7 @@ def v2_run(w: Warehouse, upload: dt.date, late_days: int, trigger: str) -> dict[
             counts[r.business_date] = (r.s, r.g)
     with timed("silver write"):
         silver_snapshot = write(silver, SILVER, set(counts), {})
-    if os.environ.get("RECOUNT_SPARK_CRASH") == f"after-silver:{upload}":
+    if os.environ.get("RECOUNT_SPARK_CRASH") == crash_point:
         # Test hook: die as a kill would, between the two commits of a run.
         os._exit(137)
     with timed("gold write"):
@@ -89,6 +134,5 @@ def v2_run(w: Warehouse, upload: dt.date, late_days: int, trigger: str) -> dict[
         d = dt.date.fromisoformat(entry["business_date"])
         if d in changed:
             entry["silver_rows"], entry["gold_rows"] = counts.get(d, (0, 0))
-    result.update(action="overwrite", run=run_id, snapshot_id=gold_snapshot, silver_snapshot_id=silver_snapshot,
-                  corrected=corrected)
+    result.update(action="overwrite", run=run_id, snapshot_id=gold_snapshot, silver_snapshot_id=silver_snapshot)
     return result

@@ -40,11 +40,12 @@ class Warehouse:
         self.hashes: dict[dt.date, str] = {}
         self.last_run = 0
         self.files: dict[tuple[dt.date, str], tuple[int, str]] = {}
+        self.md5s: dict[tuple[dt.date, str, int], str] = {}
         if writes:
             with timed("gold state"):
                 self.recover()
                 self.hashes, self.last_run = state.gold_state(a.warehouse)
-                self.files = state.landed_versions(a.warehouse)
+                self.files, self.md5s = state.landed_versions(a.warehouse)
 
     def table(self, name: str) -> Any:
         """The Iceberg table itself (Java), for its current snapshot id."""
@@ -137,15 +138,22 @@ class Warehouse:
         """A landing wrote these uploads: their cells and the dates they carry are read again."""
         self._dirty |= uploads
 
-    def land(self, world: str, uploads: list[dt.date]) -> list[dict[str, Any]]:
+    def land(self, world: str, uploads: list[dt.date]) -> tuple[list[dict[str, Any]], land.StorePlan]:
         return land.land(self, world, uploads)
 
     def v2_run(self, upload: dt.date, late_days: int, trigger: str) -> dict[str, Any]:
         return v2.v2_run(self, upload, late_days, trigger)
 
+    def v2_store_changes(self, late_days: int) -> dict[str, Any] | None:
+        return v2.v2_store_changes(self, late_days)
+
     def corrected(self, upload: dt.date) -> list[str]:
-        """The current files of `upload` that are corrections (version 2 or later)."""
-        return sorted(f"{n} v{v}" for (u, n), (v, _) in self.files.items() if u == upload and v > 1)
+        """The current files of `upload` that are corrections: version 2 or later, with bytes
+        other than the version before (a store correction re-derives a version from the same
+        bytes), as the lab's corrected_files."""
+        return sorted(
+            f"{n} v{v}" for (u, n), (v, md5) in self.files.items() if u == upload and v > 1 and self.md5s.get((u, n, v - 1)) != md5
+        )
 
     def fingerprint(self, as_of: int | None = None) -> dict[str, Any]:
         if as_of is None:
