@@ -340,7 +340,7 @@ fn bench_explorer(opts: &BenchOptions, world: &Path, lab_dir: &Path, measures: &
         let mut server = Server::new(Lab::open(lab_dir)?, setup());
         let mut app = new_app()?;
         app.on_reply(server.serve(Job::Load(None))?);
-        frame(&app)?;
+        frame(&mut app)?;
         Ok(())
     })?);
     let mut server = Server::new(Lab::open(lab_dir)?, setup());
@@ -381,10 +381,10 @@ fn bench_explorer(opts: &BenchOptions, world: &Path, lab_dir: &Path, measures: &
             app.outbox.clear();
             let Some(check) = server.head(dates[j])? else { bail!("{} was loaded ahead", dates[j]) };
             app.on_reply(Reply::DateHead(Box::new(check)));
-            frame(&app)?;
+            frame(&mut app)?;
             first.push(t.elapsed().as_secs_f64() * 1e3);
             app.on_reply(server.serve(Job::LoadDate(dates[j]))?);
-            frame(&app)?;
+            frame(&mut app)?;
             whole.push(t.elapsed().as_secs_f64() * 1e3);
         }
         measures.push(Measure::from_times(
@@ -421,9 +421,9 @@ fn bench_baseline(opts: &BenchOptions, script: &Path, world: &Path, fingerprint:
     })
 }
 
-fn frame(app: &crate::tui::app::App) -> Result<()> {
+fn frame(app: &mut crate::tui::app::App) -> Result<()> {
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40))?;
-    terminal.draw(|f| crate::tui::draw::draw(f, app))?;
+    crate::tui::frame(&mut terminal, app)?;
     Ok(())
 }
 

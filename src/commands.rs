@@ -541,28 +541,11 @@ fn spark_driver(w: &crate::cli::SparkWarehouse) -> Result<crate::spark::Driver> 
 /// `recount spark ...`: the v2 job on Spark and Iceberg, and what its tables say.
 fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
     use crate::cli::{SparkCommand, SparkReader};
-    use crate::progress::Progress;
     use crate::spark;
     let quiet = |_: &spark::Step| {};
     match command {
         SparkCommand::Setup => spark::setup(&spark::default_home()),
-        SparkCommand::Run { range, world, warehouse, window, daily } => {
-            let world = world_or_sample(world);
-            // stores.csv is checked by the lab's own rules (zones, countries, ISO-4217 currencies)
-            // before Spark lands anything: one rule for both engines, written once.
-            let stores = world.join(crate::raw::STORES_FILE);
-            crate::raw::StoreTable::read(&stores).wrap_err("the world's stores, before Spark lands them")?;
-            let driver = spark_driver(&warehouse)?;
-            let uploads = range.dates();
-            let args = spark::run_args(&world, &uploads, late_days(window)?, daily, trigger_of(daily, uploads.len()).as_str());
-            let line = Progress::start("spark: starting");
-            let report: spark::SparkRunReport =
-                driver.call("run", &args, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
-            drop(line);
-            print(&report, g.format);
-            // An upload held back: what could land did, and the exit code says not all of it.
-            Ok(if report.held().next().is_some() { 1 } else { 0 })
-        }
+        SparkCommand::Run { range, world, warehouse, window, daily } => spark_run(g, &range, world, &warehouse, window, daily),
         SparkCommand::Fingerprint { warehouse, as_of, reader } => {
             let driver = spark_driver(&warehouse)?;
             let mut args = vec!["--reader".to_string(), if reader == SparkReader::Spark { "spark" } else { "pyiceberg" }.to_string()];
@@ -602,32 +585,62 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
             print(&report, g.format);
             Ok(if report.agree { 0 } else { ENGINES_DISAGREE })
         }
-        SparkCommand::Rollback { snapshot, warehouse } => {
-            let line = Progress::start(format!("spark: rolling back to snapshot {snapshot}"));
-            let report: spark::RollbackReport =
-                spark_driver(&warehouse)?
-                    .call("rollback", &["--snapshot".into(), snapshot.to_string()], |p| line.set(format!("spark: {}", p.message), None))?;
-            drop(line);
-            match g.format {
-                Format::Json => print_json(&report)?,
-                _ => println!(
-                    "spark rollback: gold is at snapshot {} again (silver at {})\n{}",
-                    report.snapshot_id,
-                    report.silver_snapshot_id.map(|s| s.to_string()).unwrap_or_else(|| "its first".into()),
-                    report.fingerprint.line()
-                ),
-            }
-            if report.fingerprint.line() != report.target_fingerprint.line() {
-                color_eyre::eyre::bail!(
-                    "spark rollback: gold after the rollback ({}) is not gold as of snapshot {} ({})",
-                    report.fingerprint.line(),
-                    report.snapshot_id,
-                    report.target_fingerprint.line()
-                );
-            }
-            Ok(0)
-        }
+        SparkCommand::Rollback { snapshot, warehouse } => spark_rollback(g, snapshot, &warehouse),
     }
+}
+
+/// `recount spark run`: the driver lands and runs the uploads into the warehouse.
+fn spark_run(
+    g: &Global,
+    range: &Range,
+    world: Option<PathBuf>,
+    warehouse: &crate::cli::SparkWarehouse,
+    window: Window,
+    daily: bool,
+) -> Result<i32> {
+    use crate::spark;
+    let world = world_or_sample(world);
+    // stores.csv is checked by the lab's own rules (zones, countries, ISO-4217 currencies)
+    // before Spark lands anything: one rule for both engines, written once.
+    let stores = world.join(crate::raw::STORES_FILE);
+    crate::raw::StoreTable::read(&stores).wrap_err("the world's stores, before Spark lands them")?;
+    let driver = spark_driver(warehouse)?;
+    let uploads = range.dates();
+    let args = spark::run_args(&world, &uploads, late_days(window)?, daily, trigger_of(daily, uploads.len()).as_str());
+    let line = crate::progress::Progress::start("spark: starting");
+    let report: spark::SparkRunReport = driver.call("run", &args, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
+    drop(line);
+    print(&report, g.format);
+    // An upload held back: what could land did, and the exit code says not all of it.
+    Ok(if report.held().next().is_some() { 1 } else { 0 })
+}
+
+/// `recount spark rollback`: gold (and the silver it names) back to a snapshot, checked against
+/// gold as of that snapshot.
+fn spark_rollback(g: &Global, snapshot: i64, warehouse: &crate::cli::SparkWarehouse) -> Result<i32> {
+    let line = crate::progress::Progress::start(format!("spark: rolling back to snapshot {snapshot}"));
+    let report: crate::spark::RollbackReport =
+        spark_driver(warehouse)?
+            .call("rollback", &["--snapshot".into(), snapshot.to_string()], |p| line.set(format!("spark: {}", p.message), None))?;
+    drop(line);
+    match g.format {
+        Format::Json => print_json(&report)?,
+        _ => println!(
+            "spark rollback: gold is at snapshot {} again (silver at {})\n{}",
+            report.snapshot_id,
+            report.silver_snapshot_id.map(|s| s.to_string()).unwrap_or_else(|| "its first".into()),
+            report.fingerprint.line()
+        ),
+    }
+    if report.fingerprint.line() != report.target_fingerprint.line() {
+        color_eyre::eyre::bail!(
+            "spark rollback: gold after the rollback ({}) is not gold as of snapshot {} ({})",
+            report.fingerprint.line(),
+            report.snapshot_id,
+            report.target_fingerprint.line()
+        );
+    }
+    Ok(0)
 }
 
 /// The manual page from the clap definitions: the one source of every option's text.

@@ -402,11 +402,8 @@ fn late_gives_every_copy_its_baskets_flag_and_says_which_copy_counts_with_days_a
     }
 }
 
-#[test]
-fn every_module_under_src_is_on_the_architecture_map() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
-    let map = doc.split("## The map: who owns what").nth(1).unwrap().split("\n## ").next().unwrap();
+/// Every Rust file under src/.
+fn source_files() -> Vec<std::path::PathBuf> {
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
@@ -418,8 +415,44 @@ fn every_module_under_src_is_on_the_architecture_map() {
         }
     }
     let mut files = Vec::new();
-    walk(&root.join("src"), &mut files);
+    walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
     assert!(files.len() > 40, "the walk found the modules");
+    files
+}
+
+#[test]
+fn no_function_under_src_is_80_lines_or_longer() {
+    // A function starts at a line `fn NAME` (any visibility) and ends at the first line after it
+    // that is its indentation and `}`, as rustfmt writes them.
+    let mut long = Vec::new();
+    for f in source_files() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            let body = l.trim_start();
+            let indent = &l[..l.len() - body.len()];
+            let head =
+                ["fn ", "pub fn ", "pub(crate) fn ", "pub(super) fn ", "const fn ", "pub const fn "].iter().any(|p| body.starts_with(p));
+            if !head || body.ends_with(';') {
+                continue;
+            }
+            let close = format!("{indent}}}");
+            if let Some(end) = lines[i + 1..].iter().position(|x| *x == close)
+                && end + 2 >= 80
+            {
+                long.push(format!("{}:{} ({} lines)", f.display(), i + 1, end + 2));
+            }
+        }
+    }
+    assert!(long.is_empty(), "functions of 80 lines or more: {long:?}");
+}
+
+#[test]
+fn every_module_under_src_is_on_the_architecture_map() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let map = doc.split("## The map: who owns what").nth(1).unwrap().split("\n## ").next().unwrap();
+    let files = source_files();
     let missing: Vec<String> = files
         .iter()
         .map(|f| f.strip_prefix(root).unwrap().to_string_lossy().into_owned())

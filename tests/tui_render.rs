@@ -28,9 +28,9 @@ fn text(buf: &Buffer) -> String {
     s
 }
 
-fn render(app: &App, w: u16, h: u16) -> Buffer {
+fn render(app: &mut App, w: u16, h: u16) -> Buffer {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| recount::tui::draw::draw(f, app)).unwrap();
+    recount::tui::frame(&mut t, app).unwrap();
     t.backend().buffer().clone()
 }
 
@@ -86,7 +86,7 @@ fn every_screen_renders_its_report_at_120x40_and_80x24() {
     ];
     for (screen, words) in Screen::ALL.into_iter().zip(expect) {
         app.update(Action::Screen(screen));
-        let screen_text = text(&render(&app, 120, 40));
+        let screen_text = text(&render(&mut app, 120, 40));
         assert!(screen_text.contains(&d.format("%m-%d").to_string()), "navigator shows the date");
         for w in words {
             assert!(screen_text.contains(w), "screen {} lacks '{w}':\n{screen_text}", screen.name());
@@ -97,7 +97,7 @@ fn every_screen_renders_its_report_at_120x40_and_80x24() {
                 assert!(screen_text.contains(&format!("{label} {hint}")), "hint '{label} {hint}' missing on {}", screen.name());
             }
         }
-        let small = text(&render(&app, 80, 24));
+        let small = text(&render(&mut app, 80, 24));
         assert!(small.contains(screen.short()), "80x24 still shows the tab");
         // And the screen's table, its first (pinned) column's header in view, and every line fits.
         if let Some(t) = app.current_table() {
@@ -108,7 +108,7 @@ fn every_screen_renders_its_report_at_120x40_and_80x24() {
         assert!(small.lines().all(|l| l.width() <= 80), "{} at 80x24:\n{small}", screen.name());
     }
     app.update(Action::Help);
-    let help = text(&render(&app, 120, 40));
+    let help = text(&render(&mut app, 120, 40));
     for (label, line) in keys::help_lines().into_iter().take(10) {
         assert!(help.contains(label) && help.contains(&line[..line.len().min(20)]), "help lacks {label}: {line}");
     }
@@ -120,7 +120,7 @@ fn a_disagreement_is_highlighted_in_the_warn_style() {
     let (_lab, mut app, _d) = loaded_app(dir.path());
     app.update(Action::Screen(Screen::Overview));
     app.update(Action::RowDown); // move the selection off the first row
-    let buf = render(&app, 120, 40);
+    let buf = render(&mut app, 120, 40);
     let screen = text(&buf);
     // v1 ran twice for this date, so every country disagrees with the recompute: flagged rows.
     let y = screen.lines().position(|l| l.contains("GB ") && l.contains('£')).expect("GB row");
@@ -142,44 +142,45 @@ fn columns_scroll_with_the_first_one_pinned_and_the_table_sorts_by_any_column() 
     let dir = tempdir();
     let (_lab, mut app, _d) = loaded_app(dir.path());
     app.update(Action::Screen(Screen::Overview));
-    let title = |app: &App| text(&render(app, 80, 24)).lines().find(|l| l.contains("per country")).unwrap().to_string();
-    let header =
-        |app: &App| text(&render(app, 80, 24)).lines().find(|l| l.contains("country") && !l.contains("per country")).unwrap().to_string();
-    let first = title(&app);
+    let title = |app: &mut App| text(&render(app, 80, 24)).lines().find(|l| l.contains("per country")).unwrap().to_string();
+    let header = |app: &mut App| {
+        text(&render(app, 80, 24)).lines().find(|l| l.contains("country") && !l.contains("per country")).unwrap().to_string()
+    };
+    let first = title(&mut app);
     let hidden: usize =
         first.split("+").nth(1).and_then(|t| t.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{first}"));
     assert!(first.contains("col ›") && !first.contains('‹'), "{first}");
-    let before = header(&app);
+    let before = header(&mut app);
     app.update(Action::ColumnsRight);
-    let moved = title(&app);
+    let moved = title(&mut app);
     assert!(moved.contains("‹ 1 col"), "{moved}");
-    let after = header(&app);
+    let after = header(&mut app);
     assert!(after.contains("country"), "the first column stays: {after}");
     assert_ne!(before, after, "another column came into view");
     for _ in 0..20 {
         app.update(Action::ColumnsRight);
     }
-    let end = title(&app);
+    let end = title(&mut app);
     assert!(!end.contains("col ›") && end.contains(&format!("‹ {hidden} col")), "scrolls exactly to the last column: {end}");
     app.update(Action::ColumnsLeft);
-    assert!(title(&app).contains(&format!("‹ {} col", hidden - 1)));
+    assert!(title(&mut app).contains(&format!("‹ {} col", hidden - 1)));
 
     // Sorting: by the first column up, then reversed; the cursor stays on its row.
-    let countries = |app: &App| -> Vec<String> {
+    let countries = |app: &mut App| -> Vec<String> {
         text(&render(app, 120, 40))
             .lines()
             .filter(|l| l.contains('£') || l.contains('₹') || l.contains("S$"))
             .filter_map(|l| ["GB", "IN", "SG"].iter().find(|c| l.contains(&format!("{c} "))).map(|c| c.to_string()))
             .collect()
     };
-    assert_eq!(countries(&app), ["GB", "IN", "SG"]);
+    assert_eq!(countries(&mut app), ["GB", "IN", "SG"]);
     app.update(Action::SortNext);
-    assert!(header(&app).contains("country ▲"), "{}", header(&app));
+    assert!(header(&mut app).contains("country ▲"), "{}", header(&mut app));
     app.update(Action::SortReverse);
-    assert!(header(&app).contains("country ▼"));
-    assert_eq!(countries(&app), ["SG", "IN", "GB"]);
+    assert!(header(&mut app).contains("country ▼"));
+    assert_eq!(countries(&mut app), ["SG", "IN", "GB"]);
     // Enter opens the row under the cursor, whatever the order: the first row is SG now.
-    app.row = 0;
+    app.select_row(0);
     app.update(Action::Drill);
     match &app.popup {
         Some(recount::tui::app::Popup::Detail { body, .. }) => assert!(body.contains("country: SG"), "{body}"),
@@ -259,7 +260,7 @@ fn a_basket_id_holding_an_escape_sequence_never_reaches_the_terminal_raw() {
     let view = load_view(&lab, day("2026-08-15")).unwrap();
     app.on_reply(Reply::Loaded(Box::new(snap), Some(Box::new(view))));
     app.update(Action::Screen(Screen::Baskets));
-    let buf = render(&app, 120, 40);
+    let buf = render(&mut app, 120, 40);
     let screen = text(&buf);
     assert!(screen.contains("B-evil"), "{screen}");
     assert!(!screen.chars().any(|c| c.is_control() && c != '\n'), "a control character reached the screen");
@@ -308,7 +309,7 @@ fn a_detail_popup_keeps_its_line_breaks_and_strips_control_characters() {
         title: "why".into(),
         body: format!("first line\n\nGB: 7,431 baskets\u{1b}[2J\n  +13 baskets\n{}\nlast line", "long ".repeat(60)),
     });
-    let screen = text(&render(&app, 120, 40));
+    let screen = text(&render(&mut app, 120, 40));
     let rows: Vec<&str> = screen.lines().collect();
     let row_of = |needle: &str| rows.iter().position(|r| r.contains(needle)).unwrap_or_else(|| panic!("{needle} not on screen:\n{screen}"));
     assert_eq!(row_of("GB: 7,431 baskets"), row_of("first line") + 2, "{screen}");
@@ -417,19 +418,19 @@ fn landing_the_next_upload_asks_first_and_n_pgdn_move_through_the_table_on_scree
     app.search = "IN".into();
     let hits: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].to_lowercase().contains("in")).collect();
     assert!(hits.len() >= 2, "{rows:?}");
-    app.row = hits[0];
+    app.select_row(hits[0]);
     app.update(Action::NextMatch);
-    assert_eq!(app.row, hits[1]);
+    assert_eq!(app.row(), hits[1]);
     app.update(Action::PrevMatch);
-    assert_eq!(app.row, hits[0]);
+    assert_eq!(app.row(), hits[0]);
     app.update(Action::PrevMatch);
-    assert_eq!(app.row, *hits.last().unwrap(), "wraps around");
-    app.row = 0;
-    app.page_rows.set(3);
+    assert_eq!(app.row(), *hits.last().unwrap(), "wraps around");
+    app.select_row(0);
+    app.measured(recount::tui::draw::Drawn { page_rows: 3, ..app.last_drawn() });
     app.update(Action::PageDown);
-    assert_eq!(app.row, 3.min(rows.len() - 1));
+    assert_eq!(app.row(), 3.min(rows.len() - 1));
     app.update(Action::PageUp);
-    assert_eq!(app.row, 0);
+    assert_eq!(app.row(), 0);
 }
 
 #[test]
@@ -437,17 +438,17 @@ fn the_help_popup_scrolls_to_every_key_at_80x24() {
     let dir = tempdir();
     let (_lab, mut app, _) = loaded_app(dir.path());
     app.update(Action::Help);
-    let first = text(&render(&app, 80, 24));
+    let first = text(&render(&mut app, 80, 24));
     assert!(first.contains("lines 1-"), "the title says which lines show:\n{first}");
     let (label, help) = keys::help_lines().last().cloned().unwrap();
     assert!(!first.contains(&help), "at 80x24 the last key is below the fold:\n{first}");
     app.update(Action::Bottom);
-    let last = text(&render(&app, 80, 24));
+    let last = text(&render(&mut app, 80, 24));
     assert!(last.contains(&help[..help.len().min(30)]), "End shows the last key ({label}):\n{last}");
     app.update(Action::Top);
-    assert_eq!(text(&render(&app, 80, 24)), first, "Home goes back to the first line");
+    assert_eq!(text(&render(&mut app, 80, 24)), first, "Home goes back to the first line");
     app.update(Action::PageDown);
-    let paged = text(&render(&app, 80, 24));
+    let paged = text(&render(&mut app, 80, 24));
     assert!(paged != first && !paged.contains("lines 1-"), "PgDn moves a page:\n{paged}");
     app.update(Action::Back);
     assert!(app.popup.is_none());
@@ -472,11 +473,11 @@ fn a_jump_draws_the_overview_from_the_check_sent_ahead_and_the_view_follows() {
     app.update(Action::RetryV1);
     assert!(matches!(app.outbox.pop(), Some(Job::RetryV1(d)) if d == far), "v acts on the date while its other reports load");
     app.running = None;
-    let screen = text(&render(&app, 120, 40));
+    let screen = text(&render(&mut app, 120, 40));
     assert!(screen.contains(&format!("{far} per country")) && screen.contains("GB "), "{screen}");
     assert_eq!(app.current_table().map(|t| t.rows.len()), Some(want.rows.len()));
     app.update(Action::Screen(Screen::Explain));
-    assert!(text(&render(&app, 120, 40)).contains("loading…"));
+    assert!(text(&render(&mut app, 120, 40)).contains("loading…"));
     app.update(Action::Screen(Screen::Overview));
     // Then the view, built around the same check; a loaded date sends no head.
     app.on_reply(server.serve(Job::LoadDate(far)).unwrap());
@@ -570,7 +571,7 @@ fn the_explorer_shows_yen_dinars_unidades_rupees_and_dollars_by_their_own_digits
     let snap = recount::reports::overview::overview(&lab, &w.root).unwrap();
     app.on_reply(Reply::Loaded(Box::new(snap), Some(Box::new(load_view(&lab, day("2026-08-15")).unwrap()))));
     app.update(Action::Screen(Screen::Overview));
-    let screen = text(&render(&app, 160, 40));
+    let screen = text(&render(&mut app, 160, 40));
     for shown in ["¥1,091,969", "KWD 1,491.936", "BHD 0.500", "CLF 12.3456", "₹1,23,45,678.90", "$19.99"] {
         assert!(screen.contains(shown), "{shown} on the Overview:\n{screen}");
     }
@@ -595,7 +596,7 @@ fn the_hint_bar_lists_every_key_of_the_screen_or_says_more_at_120_and_80_columns
     for screen in Screen::ALL {
         app.update(Action::Screen(screen));
         for (w, h) in [(120, 36), (80, 24), (200, 40)] {
-            let shown = text(&render(&app, w, h));
+            let shown = text(&render(&mut app, w, h));
             let bar = shown.lines().rev().find(|l| !l.trim().is_empty()).unwrap().trim_end().to_string();
             let hints = keys::hints(screen);
             let all_there = hints.iter().all(|(k, hint)| bar.contains(&format!("{k} {hint}")));
@@ -658,7 +659,7 @@ fn after_a_rollback_the_navigator_marks_stale_dates_as_the_header_does() {
     let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
     app.outbox.clear();
     app.on_reply(Reply::Loaded(snap.clone(), None));
-    let screen = text(&render(&app, 120, 40));
+    let screen = text(&render(&mut app, 120, 40));
     let first_stale = snap.dates.iter().find(|d| d.stale).unwrap().business_date.format("%m-%d").to_string();
     let line = screen.lines().find(|l| l.contains(&first_stale)).unwrap();
     assert!(line.contains(" s"), "the stale date is marked s, not ✓: {line}");
@@ -715,13 +716,13 @@ fn at_80x24_and_120x36_the_columns_that_carry_the_answer_are_kept() {
     let (_lab, mut app, _d) = loaded_app(dir.path());
     app.update(Action::Screen(Screen::Overview));
     for (w, h) in [(80, 24), (120, 36)] {
-        let s = text(&render(&app, w, h));
+        let s = text(&render(&mut app, w, h));
         assert!(s.contains("v2 vs recompute"), "the verdict column at {w}x{h}:\n{s}");
         assert!(["match", "beyond window", "MISMATCH"].iter().any(|v| s.contains(v)), "a verdict at {w}x{h}:\n{s}");
     }
     app.update(Action::Screen(Screen::History));
     for (w, h) in [(80, 24), (120, 36)] {
-        let s = text(&render(&app, w, h));
+        let s = text(&render(&mut app, w, h));
         let header = s.lines().find(|l| l.contains("snapshot") && l.contains("country")).unwrap_or_else(|| panic!("{s}"));
         assert!(header.contains("why"), "the why column at {w}x{h}: {header}");
         let rows: Vec<&str> = s.lines().filter(|l| l.contains(" GB ") && l.contains('£')).collect();

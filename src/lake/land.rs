@@ -545,60 +545,11 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
     all_stores.sort_by(|a, b| a.store_id.cmp(&b.store_id));
 
     // Which files are new; a landed file must be byte-identical to what is offered again.
-    // Each file is new, a correction (other bytes than its current version: its next version),
-    // or unchanged; a landed file the world no longer has is reported.
     let landed_files = lab.store().landed_files()?;
     let mut todo = Vec::new();
     let mut partitions = Vec::new();
     for &d in dates {
-        let exists = raw::partition_dir(world, d).is_dir();
-        let mut p = PartitionLanded {
-            upload_date: d,
-            files_landed: 0,
-            files_already_landed: 0,
-            events: 0,
-            quarantined: 0,
-            exists,
-            files: Vec::new(),
-        };
-        let prefix = raw::rel_path(d, "");
-        let mut seen = std::collections::HashSet::new();
-        for path in raw::list_files(world, d)? {
-            let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
-            let rel = format!("{prefix}{name}");
-            seen.insert(rel.clone());
-            let versions = landed_files.get(&rel).map(Vec::as_slice).unwrap_or_default();
-            let Some(current) = versions.iter().find(|v| v.current) else {
-                p.files.push(FileLanded { name: name.clone(), status: FileStatus::New, version: 1 });
-                todo.push(ToLand { upload_date: d, path, rel, version: 1, supersedes: None, rederived: false });
-                continue;
-            };
-            if raw::md5_of_file(&path)? == current.md5 {
-                p.files_already_landed += 1;
-                p.files.push(FileLanded { name, status: FileStatus::Unchanged, version: current.version });
-            } else {
-                let version = versions.iter().map(|v| v.version).max().unwrap_or(0) + 1;
-                p.files.push(FileLanded { name, status: FileStatus::Corrected, version });
-                todo.push(ToLand {
-                    upload_date: d,
-                    path,
-                    rel,
-                    version,
-                    supersedes: Some((current.file_id, current.version)),
-                    rederived: false,
-                });
-            }
-        }
-        let mut missing: Vec<(&String, i32)> = landed_files
-            .iter()
-            .filter(|(rel, _)| rel.starts_with(&prefix) && !seen.contains(*rel))
-            .filter_map(|(rel, vs)| vs.iter().find(|v| v.current).map(|v| (rel, v.version)))
-            .collect();
-        missing.sort();
-        for (rel, version) in missing {
-            p.files.push(FileLanded { name: rel[prefix.len()..].to_string(), status: FileStatus::Missing, version });
-        }
-        partitions.push(p);
+        partitions.push(plan_partition(world, d, &landed_files, &mut todo)?);
     }
     rederive(lab, &landed_files, changed_stores.iter().map(|c| &c.new).chain(&new_stores), &mut todo)?;
     Ok(Plan {
@@ -611,6 +562,58 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
         partitions,
         landed_partitions: lab.store().landed_uploads()?.into_iter().collect(),
     })
+}
+
+/// What the world's partition `d` holds against the lab: each file new (version 1), a correction
+/// (other bytes than its current version: its next version) or unchanged, and each landed file
+/// the world no longer has (reported). The files to land go into `todo`.
+fn plan_partition(
+    world: &Path,
+    d: NaiveDate,
+    landed_files: &HashMap<String, Vec<crate::store::LandedFile>>,
+    todo: &mut Vec<ToLand>,
+) -> Result<PartitionLanded> {
+    let exists = raw::partition_dir(world, d).is_dir();
+    let mut p =
+        PartitionLanded { upload_date: d, files_landed: 0, files_already_landed: 0, events: 0, quarantined: 0, exists, files: Vec::new() };
+    let prefix = raw::rel_path(d, "");
+    let mut seen = std::collections::HashSet::new();
+    for path in raw::list_files(world, d)? {
+        let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let rel = format!("{prefix}{name}");
+        seen.insert(rel.clone());
+        let versions = landed_files.get(&rel).map(Vec::as_slice).unwrap_or_default();
+        let Some(current) = versions.iter().find(|v| v.current) else {
+            p.files.push(FileLanded { name: name.clone(), status: FileStatus::New, version: 1 });
+            todo.push(ToLand { upload_date: d, path, rel, version: 1, supersedes: None, rederived: false });
+            continue;
+        };
+        if raw::md5_of_file(&path)? == current.md5 {
+            p.files_already_landed += 1;
+            p.files.push(FileLanded { name, status: FileStatus::Unchanged, version: current.version });
+        } else {
+            let version = versions.iter().map(|v| v.version).max().unwrap_or(0) + 1;
+            p.files.push(FileLanded { name, status: FileStatus::Corrected, version });
+            todo.push(ToLand {
+                upload_date: d,
+                path,
+                rel,
+                version,
+                supersedes: Some((current.file_id, current.version)),
+                rederived: false,
+            });
+        }
+    }
+    let mut missing: Vec<(&String, i32)> = landed_files
+        .iter()
+        .filter(|(rel, _)| rel.starts_with(&prefix) && !seen.contains(*rel))
+        .filter_map(|(rel, vs)| vs.iter().find(|v| v.current).map(|v| (rel, v.version)))
+        .collect();
+    missing.sort();
+    for (rel, version) in missing {
+        p.files.push(FileLanded { name: rel[prefix.len()..].to_string(), status: FileStatus::Missing, version });
+    }
+    Ok(p)
 }
 
 /// A store correction, or a new store, re-derives every current file version whose lines depend
@@ -698,20 +701,8 @@ fn write_bronze(lab: &Lab, plan: &Plan, staged: &Staged, fail_after: Option<usiz
         quarantined += pf.quarantined_lines;
     }
     let t_parse_and_append = t_all.elapsed();
-    if !plan.todo.is_empty()
-        && let Some(past) = tx.revenue_past_limit(first_file_id, crate::money::MAX_DAY_REVENUE_MINOR)?
-    {
-        let who = match &past.store_id {
-            Some(s) => format!("store {}", crate::sanitize::for_terminal(s)),
-            None => format!("country {}", past.country),
-        };
-        bail!(
-            "business date {}, {who}: revenue over every landed copy would total {} minor units, past the {} recount keeps exact \
-             in every sum; nothing was landed",
-            past.business_date,
-            past.total,
-            crate::money::MAX_DAY_REVENUE_MINOR
-        );
+    if !plan.todo.is_empty() {
+        refuse_revenue_past_limit(&mut tx, first_file_id)?;
     }
     let t_split = std::time::Instant::now();
     if !plan.todo.is_empty() {
@@ -745,6 +736,23 @@ fn write_bronze(lab: &Lab, plan: &Plan, staged: &Staged, fail_after: Option<usiz
         ("commit".to_string(), ms(commit)),
     ];
     Ok(Landed { partitions, rederived_events, events, quarantined, phases })
+}
+
+/// A date the new files touch whose revenue, summed over every landed copy, would pass what
+/// recount keeps exact in every sum: the landing is refused, naming it.
+fn refuse_revenue_past_limit(tx: &mut Tx, first_file_id: i32) -> Result<()> {
+    let Some(past) = tx.revenue_past_limit(first_file_id, crate::money::MAX_DAY_REVENUE_MINOR)? else { return Ok(()) };
+    let who = match &past.store_id {
+        Some(s) => format!("store {}", crate::sanitize::for_terminal(s)),
+        None => format!("country {}", past.country),
+    };
+    bail!(
+        "business date {}, {who}: revenue over every landed copy would total {} minor units, past the {} recount keeps exact \
+         in every sum; nothing was landed",
+        past.business_date,
+        past.total,
+        crate::money::MAX_DAY_REVENUE_MINOR
+    )
 }
 
 fn store_row(s: &raw::Store) -> StoreRow {

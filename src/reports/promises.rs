@@ -49,33 +49,7 @@ pub fn promises(lab: &Lab, check: &CheckReport) -> Result<PromisesReport> {
         status: if silver_rows == silver_distinct { Status::Pass } else { Status::Fail },
         figure: format!("{} silver rows, {} distinct basket_ids", n(silver_rows), n(silver_distinct)),
     });
-    let exact = check.countries.iter().all(|c| c.v2_exact());
-    let explained = check.countries.iter().all(|c| c.v2_explained());
-    let beyond_rev: Vec<String> = check
-        .countries
-        .iter()
-        .filter(|c| c.beyond_window_revenue_minor != 0)
-        .map(|c| format!("{} {}", c.country, crate::money::format_major(c.beyond_window_revenue_minor, &c.currency)))
-        .collect();
-    out.push(Promise {
-        name: "correctness",
-        status: if !check.engines_agree || !explained {
-            Status::Fail
-        } else if exact {
-            Status::Pass
-        } else {
-            Status::Warn
-        },
-        figure: if !check.engines_agree {
-            format!("the polars and DuckDB recounts disagree at {} store(s)", check.engine_disagreements.len())
-        } else if exact {
-            "gold equals the independent recompute in every country".into()
-        } else if explained {
-            format!("gold equals the recompute but for beyond-window baskets ({})", beyond_rev.join(", "))
-        } else {
-            "gold differs from the recompute beyond what the window explains".into()
-        },
-    });
+    out.push(correctness(check));
     out.push(Promise {
         name: "timeliness",
         status: match check.status.finality {
@@ -101,6 +75,38 @@ pub fn promises(lab: &Lab, check: &CheckReport) -> Result<PromisesReport> {
         ),
     });
     Ok(PromisesReport { business_date: d, promises: out })
+}
+
+/// Correctness: gold equals the independent recompute (both engines agreeing), exactly or but
+/// for the baskets beyond the window.
+fn correctness(check: &CheckReport) -> Promise {
+    let exact = check.countries.iter().all(|c| c.v2_exact());
+    let explained = check.countries.iter().all(|c| c.v2_explained());
+    let beyond_rev: Vec<String> = check
+        .countries
+        .iter()
+        .filter(|c| c.beyond_window_revenue_minor != 0)
+        .map(|c| format!("{} {}", c.country, crate::money::format_major(c.beyond_window_revenue_minor, &c.currency)))
+        .collect();
+    Promise {
+        name: "correctness",
+        status: if !check.engines_agree || !explained {
+            Status::Fail
+        } else if exact {
+            Status::Pass
+        } else {
+            Status::Warn
+        },
+        figure: if !check.engines_agree {
+            format!("the polars and DuckDB recounts disagree at {} store(s)", check.engine_disagreements.len())
+        } else if exact {
+            "gold equals the independent recompute in every country".into()
+        } else if explained {
+            format!("gold equals the recompute but for beyond-window baskets ({})", beyond_rev.join(", "))
+        } else {
+            "gold differs from the recompute beyond what the window explains".into()
+        },
+    }
 }
 
 impl PromisesReport {

@@ -418,14 +418,7 @@ pub fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> Stri
         out.push_str(&format!("{}\n", t.title));
     }
     let shown = t.shown(&(0..t.rows.len()).collect::<Vec<_>>());
-    let mut widths: Vec<usize> = t.columns.iter().map(|c| c.label.width()).collect();
-    for row in &shown {
-        for (i, c) in row.iter().enumerate() {
-            if i < widths.len() {
-                widths[i] = widths[i].max(c.width());
-            }
-        }
-    }
+    let mut widths = column_widths(t, &shown);
     let numeric: Vec<bool> = (0..t.columns.len()).map(|i| t.rows.iter().any(|r| r.cells.get(i).is_some_and(Cell::is_numeric))).collect();
     // A table with flagged rows gives each row a mark column first (two columns wide).
     let marks = t.rows.iter().any(|r| matches!(r.flag, Some(f) if f != Status::Info));
@@ -486,24 +479,44 @@ pub fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> Stri
             left_out.len(),
             left_out.join(", ")
         );
-        let width = width.unwrap_or(usize::MAX) + lead.len();
-        // The note wraps at spaces rather than the terminal wrapping it.
-        let mut line = String::new();
-        for word in note.split(' ') {
-            if !line.is_empty() && line.width() + 1 + word.width() > width {
-                out.push_str(&line);
-                out.push('\n');
-                line.clear();
-            }
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(word);
-        }
-        out.push_str(&line);
-        out.push('\n');
+        out.push_str(&wrap_words(&note, width.unwrap_or(usize::MAX).saturating_add(lead.len())));
     }
     out
+}
+
+/// `text` wrapped at spaces into lines of at most `width` columns (a word longer than that has a
+/// line of its own), each ending in a newline: a note under a table that the terminal need not wrap.
+fn wrap_words(text: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    let (mut out, mut line) = (String::new(), String::new());
+    for word in text.split(' ') {
+        if !line.is_empty() && line.width() + 1 + word.width() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// Each column's width in terminal cells: its label's, or its widest shown cell's.
+fn column_widths(t: &Table, shown: &[Vec<String>]) -> Vec<usize> {
+    use unicode_width::UnicodeWidthStr;
+    let mut widths: Vec<usize> = t.columns.iter().map(|c| c.label.width()).collect();
+    for row in shown {
+        for (i, c) in row.iter().enumerate() {
+            if i < widths.len() {
+                widths[i] = widths[i].max(c.width());
+            }
+        }
+    }
+    widths
 }
 
 fn render_text<R: Report>(report: &R, color: bool, width: Option<usize>) -> String {

@@ -74,7 +74,6 @@ pub struct App {
     pub view: Option<DateView>,
     /// Index into the navigator's dates.
     pub selected: usize,
-    pub row: usize,
     pub popup: Option<Popup>,
     pub running: Option<Running>,
     pub message: String,
@@ -94,25 +93,28 @@ pub struct App {
     pub quit_after_write: bool,
     /// Loads that failed in a row: after `MAX_LOAD_FAILURES` the explorer stops reloading.
     pub load_failures: u32,
-    /// How many rows the table on screen shows (set as it is drawn): PgDn/PgUp move by it.
-    pub page_rows: std::cell::Cell<usize>,
     /// The check of the selected date while the rest of its view loads (the Overview draws it).
     pub head: Option<crate::reports::check::CheckReport>,
     /// The date whose view follows its head: its load is no longer the running job (the user may
     /// act on the Overview meanwhile), so its view is taken in quietly when it comes.
     rest_pending: Option<NaiveDate>,
-    /// The table's sort (None: the report's own order). `row` counts rows as shown.
-    pub sort: Option<Sort>,
-    /// The first scrolled column shown after the pinned first one.
-    pub first_col: usize,
-    /// How far the columns can scroll right (set as the table is drawn).
-    pub col_room: std::cell::Cell<usize>,
-    /// The first line a popup shows, and (set as it is drawn) how many it shows and the
-    /// largest first line that still fills it.
-    pub popup_scroll: u16,
-    pub popup_view: std::cell::Cell<(u16, u16)>,
+    /// The widgets' own state: the app's alone, read through its methods.
+    cursor: Cursor,
     /// Where `e` and `E` write (the working directory unless set).
     export_dir: Option<std::path::PathBuf>,
+}
+
+/// The table's and the popup's state: the cursor row (counting rows as shown), the sort, the
+/// first scrolled column, the popup's first line, and what the last frame measured.
+#[derive(Debug, Clone, Default)]
+struct Cursor {
+    row: usize,
+    /// None: the report's own order.
+    sort: Option<Sort>,
+    /// The first scrolled column shown after the pinned first one.
+    first_col: usize,
+    popup_scroll: u16,
+    drawn: super::draw::Drawn,
 }
 
 /// A table's sort: by a column, up or down.
@@ -156,7 +158,6 @@ impl App {
             snapshot: None,
             view: None,
             selected: 0,
-            row: 0,
             popup: None,
             running: Some(Running { loads: true, ..Running::new("opening the lab") }),
             message: String::new(),
@@ -171,16 +172,44 @@ impl App {
             cancel: false,
             quit_after_write: false,
             load_failures: 0,
-            page_rows: std::cell::Cell::new(10),
             head: None,
             rest_pending: None,
-            sort: None,
-            first_col: 0,
-            col_room: std::cell::Cell::new(0),
-            popup_scroll: 0,
-            popup_view: std::cell::Cell::new((10, 0)),
+            cursor: Cursor::default(),
             export_dir: None,
         }
+    }
+
+    /// The cursor's row, counting rows as the table shows them.
+    pub fn row(&self) -> usize {
+        self.cursor.row
+    }
+
+    /// Puts the cursor on row `row` as shown (the last row, past the end).
+    pub fn select_row(&mut self, row: usize) {
+        self.cursor.row = row;
+        self.clamp_row();
+    }
+
+    pub fn sort(&self) -> Option<Sort> {
+        self.cursor.sort
+    }
+
+    pub fn first_col(&self) -> usize {
+        self.cursor.first_col
+    }
+
+    pub fn popup_scroll(&self) -> u16 {
+        self.cursor.popup_scroll
+    }
+
+    /// What the last frame measured (a page's rows, the columns' room, the popup's lines).
+    pub fn last_drawn(&self) -> super::draw::Drawn {
+        self.cursor.drawn
+    }
+
+    /// Takes in what a frame measured: the loop calls it after each draw.
+    pub fn measured(&mut self, drawn: super::draw::Drawn) {
+        self.cursor.drawn = drawn;
     }
 
     /// Exports go to `dir` instead of the working directory.
@@ -320,25 +349,14 @@ impl App {
 
     /// The table the current screen's rows move through.
     pub fn current_table(&self) -> Option<Table> {
-        if self.screen == Screen::Overview {
-            return self.check_shown().map(|c| c.table());
-        }
-        let v = self.view.as_ref()?;
-        Some(match self.screen {
-            Screen::Overview => v.check.table(),
-            Screen::Explain => v.explain.table(),
-            Screen::Baskets => v.baskets.table(|b| self.basket_visible(b)),
-            Screen::Late => crate::reports::Report::tables(&v.late).remove(0),
-            Screen::History => v.history.table(),
-            Screen::Promises => v.promises.table(),
-        })
+        self.screen.home().table(self)
     }
 
     /// The row under the cursor as an index into the report's own rows (the table may be sorted).
     pub fn source_row(&self) -> usize {
-        match (self.sort, self.current_table()) {
-            (Some(s), Some(t)) => row_order(&t, Some(s)).get(self.row).copied().unwrap_or(self.row),
-            _ => self.row,
+        match (self.cursor.sort, self.current_table()) {
+            (Some(s), Some(t)) => row_order(&t, Some(s)).get(self.cursor.row).copied().unwrap_or(self.cursor.row),
+            _ => self.cursor.row,
         }
     }
 
@@ -346,8 +364,8 @@ impl App {
     fn set_sort(&mut self, sort: Option<Sort>) {
         let Some(t) = self.current_table() else { return };
         let at = self.source_row();
-        self.sort = sort;
-        self.row = row_order(&t, sort).iter().position(|&i| i == at).unwrap_or(0);
+        self.cursor.sort = sort;
+        self.cursor.row = row_order(&t, sort).iter().position(|&i| i == at).unwrap_or(0);
         self.message = match sort {
             Some(s) => format!(
                 "sorted by {} {}",
@@ -366,7 +384,7 @@ impl App {
 
     fn clamp_row(&mut self) {
         let n = self.current_table().map(|t| t.rows.len()).unwrap_or(0);
-        self.row = self.row.min(n.saturating_sub(1));
+        self.cursor.row = self.cursor.row.min(n.saturating_sub(1));
     }
 
     fn move_date(&mut self, delta: i64) {
@@ -377,7 +395,7 @@ impl App {
         let next = (self.selected as i64 + delta).clamp(0, snap.dates.len() as i64 - 1) as usize;
         if next != self.selected {
             self.selected = next;
-            self.row = 0;
+            self.cursor.row = 0;
             if let Some(d) = self.selected_date() {
                 self.load_date(d);
             }
@@ -394,7 +412,7 @@ impl App {
         match found {
             Ok(i) => {
                 self.selected = i;
-                self.row = 0;
+                self.cursor.row = 0;
                 if let Some(d) = self.selected_date() {
                     self.load_date(d);
                 }
@@ -403,12 +421,9 @@ impl App {
         }
     }
 
-    /// The snapshot of the History screen's selected row, from the history report itself.
+    /// The snapshot the selected row stands for (History's rows), from the report itself.
     fn selected_snapshot(&self) -> Option<i64> {
-        if self.screen != Screen::History {
-            return None;
-        }
-        self.view.as_ref()?.history.snapshot_at_row(self.source_row())
+        self.screen.home().snapshot_at(self, self.source_row())
     }
 
     pub fn on_input_key(&mut self, ev: &ratatui::crossterm::event::KeyEvent) -> bool {
@@ -424,11 +439,11 @@ impl App {
                     InputKind::SearchBaskets => {
                         self.search = text;
                         // Baskets filters by it; every screen then goes to the first row holding it.
-                        self.row = self.current_table().map(|t| t.rows.len()).unwrap_or(0).saturating_sub(1);
+                        self.cursor.row = self.current_table().map(|t| t.rows.len()).unwrap_or(0).saturating_sub(1);
                         if !self.search.is_empty() {
                             self.next_match(1);
                         } else {
-                            self.row = 0;
+                            self.cursor.row = 0;
                         }
                     }
                 }
@@ -481,28 +496,13 @@ impl App {
     }
 
     pub fn update(&mut self, action: Action) {
-        if matches!(self.popup, Some(Popup::Help | Popup::Error(_) | Popup::Detail { .. })) {
-            let (shown, last) = self.popup_view.get();
-            match action {
-                Action::Back | Action::Help | Action::Drill | Action::Quit => self.popup = None,
-                Action::RowDown => self.popup_scroll = (self.popup_scroll + 1).min(last),
-                Action::RowUp => self.popup_scroll = self.popup_scroll.saturating_sub(1),
-                Action::PageDown => self.popup_scroll = (self.popup_scroll + shown).min(last),
-                Action::PageUp => self.popup_scroll = self.popup_scroll.saturating_sub(shown),
-                Action::Top => self.popup_scroll = 0,
-                Action::Bottom => self.popup_scroll = last,
-                _ => {}
-            }
+        if self.scroll_popup(action) {
             return;
         }
         // Every popup opens from here, at its first line.
-        self.popup_scroll = 0;
+        self.cursor.popup_scroll = 0;
         match action {
-            Action::Quit if self.running.as_ref().is_some_and(|r| r.writes) => {
-                self.quit_after_write = true;
-                self.message = "quitting once the running write ends (Esc cancels it: then nothing of it commits)".into();
-            }
-            Action::Quit => self.quit = true,
+            Action::Quit => self.ask_quit(),
             Action::Help => self.popup = Some(Popup::Help),
             Action::NextDate => self.move_date(1),
             Action::PrevDate => self.move_date(-1),
@@ -512,72 +512,30 @@ impl App {
             Action::Screen(s) => self.set_screen(s),
             Action::RowDown => self.move_row(1),
             Action::RowUp => self.move_row(-1),
-            Action::PageDown => self.move_row(self.page_rows.get() as i64),
-            Action::PageUp => self.move_row(-(self.page_rows.get() as i64)),
-            Action::Top => self.row = 0,
-            Action::Bottom => self.row = self.current_table().map(|t| t.rows.len()).unwrap_or(0).saturating_sub(1),
+            Action::PageDown => self.move_row(self.cursor.drawn.page_rows as i64),
+            Action::PageUp => self.move_row(-(self.cursor.drawn.page_rows as i64)),
+            Action::Top => self.cursor.row = 0,
+            Action::Bottom => self.cursor.row = self.current_table().map(|t| t.rows.len()).unwrap_or(0).saturating_sub(1),
             Action::NextMatch => self.next_match(1),
             Action::PrevMatch => self.next_match(-1),
             Action::Drill => self.drill(),
-            Action::Back => {
-                if self.running.is_some() {
-                    self.cancel = true;
-                    self.message = "cancelling…".into();
-                }
-            }
-            Action::Rebuild => {
-                if let Some(d) = self.selected_date() {
-                    self.start(format!("previewing a rebuild of {d}"), Job::PreviewRebuild(d));
-                }
-            }
-            Action::RetryV1 => {
-                if let Some(d) = self.selected_date() {
-                    self.start(format!("running v1 for {d}"), Job::RetryV1(d));
-                }
-            }
+            Action::Back => self.cancel_running(),
+            Action::Rebuild => self.on_selected_date(|d| (format!("previewing a rebuild of {d}"), Job::PreviewRebuild(d))),
+            Action::RetryV1 => self.on_selected_date(|d| (format!("running v1 for {d}"), Job::RetryV1(d))),
             Action::LandNext => self.ask_land_next(),
             Action::LandCorrection => self.ask_land_correction(),
-            Action::CrashDemo => {
-                if let Some(d) = self.selected_date() {
-                    let late_days = self.view.as_ref().map(|v| v.check.status.late_days).unwrap_or(crate::rules::DEFAULT_LATE_DAYS);
-                    self.start(
-                        format!("rebuilding {d} with a crash after statement 3"),
-                        Job::Rebuild { date: d, late_days, fail_after: Some(3) },
-                    );
-                }
-            }
+            Action::CrashDemo => self.crash_demo(),
             Action::Rollback => self.ask_rollback(),
             Action::Reset => self.ask_reset(),
             Action::SplitByCountry => self.by_country = !self.by_country,
-            Action::FilterCountry => {
-                let countries: Vec<String> =
-                    self.view.as_ref().map(|v| v.check.countries.iter().map(|c| c.country.clone()).collect()).unwrap_or_default();
-                self.country_filter = match &self.country_filter {
-                    None => countries.first().cloned(),
-                    Some(c) => countries.iter().skip_while(|x| *x != c).nth(1).cloned(),
-                };
-                self.row = 0;
-            }
+            Action::FilterCountry => self.next_country_filter(),
             Action::Search => self.popup = Some(Popup::Input { kind: InputKind::SearchBaskets, text: self.search.clone() }),
             Action::Copy => self.copy_basket_id(),
-            Action::ColumnsRight => {
-                if self.first_col < self.col_room.get() {
-                    self.first_col += 1;
-                } else {
-                    self.message = "the last column is in view".into();
-                }
-            }
-            Action::ColumnsLeft => self.first_col = self.first_col.saturating_sub(1),
-            Action::SortNext => {
-                let columns = self.current_table().map(|t| t.columns.len()).unwrap_or(0);
-                let next = match self.sort {
-                    None => Some(0),
-                    Some(s) => Some(s.column + 1).filter(|c| *c < columns),
-                };
-                self.set_sort(next.map(|column| Sort { column, descending: false }));
-            }
+            Action::ColumnsRight => self.scroll_columns_right(),
+            Action::ColumnsLeft => self.cursor.first_col = self.cursor.first_col.saturating_sub(1),
+            Action::SortNext => self.sort_next_column(),
             Action::SortReverse => {
-                let sort = self.sort.unwrap_or(Sort { column: 0, descending: false });
+                let sort = self.cursor.sort.unwrap_or(Sort { column: 0, descending: false });
                 self.set_sort(Some(Sort { descending: !sort.descending, ..sort }));
             }
             Action::ExportCsv => self.export(Format::Csv),
@@ -589,6 +547,90 @@ impl App {
                 self.message = format!("mouse {}", if self.mouse { "on" } else { "off: the terminal's own selection works" });
             }
         }
+    }
+
+    /// A key while a text popup (help, an error, a detail) is open: it closes or scrolls it, and
+    /// nothing else happens. False when no such popup is open.
+    fn scroll_popup(&mut self, action: Action) -> bool {
+        if !matches!(self.popup, Some(Popup::Help | Popup::Error(_) | Popup::Detail { .. })) {
+            return false;
+        }
+        let (shown, last) = self.cursor.drawn.popup_view;
+        let scroll = &mut self.cursor.popup_scroll;
+        match action {
+            Action::Back | Action::Help | Action::Drill | Action::Quit => self.popup = None,
+            Action::RowDown => *scroll = (*scroll + 1).min(last),
+            Action::RowUp => *scroll = scroll.saturating_sub(1),
+            Action::PageDown => *scroll = (*scroll + shown).min(last),
+            Action::PageUp => *scroll = scroll.saturating_sub(shown),
+            Action::Top => *scroll = 0,
+            Action::Bottom => *scroll = last,
+            _ => {}
+        }
+        true
+    }
+
+    /// Quits, or during a write, quits once it ends.
+    fn ask_quit(&mut self) {
+        if self.running.as_ref().is_some_and(|r| r.writes) {
+            self.quit_after_write = true;
+            self.message = "quitting once the running write ends (Esc cancels it: then nothing of it commits)".into();
+        } else {
+            self.quit = true;
+        }
+    }
+
+    /// Esc with work running: asks the loop to interrupt it.
+    fn cancel_running(&mut self) {
+        if self.running.is_some() {
+            self.cancel = true;
+            self.message = "cancelling…".into();
+        }
+    }
+
+    /// Starts the job `job` makes of the selected date, labelled, when a date is selected.
+    fn on_selected_date(&mut self, job: impl FnOnce(NaiveDate) -> (String, Job)) {
+        if let Some(d) = self.selected_date() {
+            let (label, job) = job(d);
+            self.start(label, job);
+        }
+    }
+
+    /// The crash demo: a rebuild of the selected date that fails after its third statement.
+    fn crash_demo(&mut self) {
+        let late_days = self.view.as_ref().map(|v| v.check.status.late_days).unwrap_or(crate::rules::DEFAULT_LATE_DAYS);
+        self.on_selected_date(|d| {
+            (format!("rebuilding {d} with a crash after statement 3"), Job::Rebuild { date: d, late_days, fail_after: Some(3) })
+        });
+    }
+
+    /// The next country of the date as the Baskets filter, then none.
+    fn next_country_filter(&mut self) {
+        let countries: Vec<String> =
+            self.view.as_ref().map(|v| v.check.countries.iter().map(|c| c.country.clone()).collect()).unwrap_or_default();
+        self.country_filter = match &self.country_filter {
+            None => countries.first().cloned(),
+            Some(c) => countries.iter().skip_while(|x| *x != c).nth(1).cloned(),
+        };
+        self.cursor.row = 0;
+    }
+
+    fn scroll_columns_right(&mut self) {
+        if self.cursor.first_col < self.cursor.drawn.col_room {
+            self.cursor.first_col += 1;
+        } else {
+            self.message = "the last column is in view".into();
+        }
+    }
+
+    /// Sorts by the next column (after the last, the report's own order again).
+    fn sort_next_column(&mut self) {
+        let columns = self.current_table().map(|t| t.columns.len()).unwrap_or(0);
+        let next = match self.cursor.sort {
+            None => Some(0),
+            Some(s) => Some(s.column + 1).filter(|c| *c < columns),
+        };
+        self.set_sort(next.map(|column| Sort { column, descending: false }));
     }
 
     /// U: asks before it lands the world's next upload.
@@ -655,14 +697,14 @@ impl App {
             return;
         }
         let Some(t) = self.current_table() else { return };
-        let order = row_order(&t, self.sort);
+        let order = row_order(&t, self.cursor.sort);
         let n = t.rows.len() as i64;
         let hit = (1..=n)
-            .map(|k| (self.row as i64 + step * k).rem_euclid(n.max(1)) as usize)
+            .map(|k| (self.cursor.row as i64 + step * k).rem_euclid(n.max(1)) as usize)
             .find(|&i| t.rows[order[i]].cells.iter().any(|c| c.display().to_lowercase().contains(&q)));
         match hit {
             Some(i) => {
-                self.row = i;
+                self.cursor.row = i;
                 self.message = format!("match for '{}' on row {} of {n}", crate::sanitize::for_terminal(&self.search), i + 1);
             }
             None => self.message = format!("no row here holds '{}'", crate::sanitize::for_terminal(&self.search)),
@@ -671,37 +713,23 @@ impl App {
 
     fn set_screen(&mut self, s: Screen) {
         self.screen = s;
-        self.row = 0;
+        self.cursor.row = 0;
         // A status line speaks of the screen it was said on.
         self.message.clear();
         // Another screen has other columns.
-        self.sort = None;
-        self.first_col = 0;
+        self.cursor.sort = None;
+        self.cursor.first_col = 0;
     }
 
     fn move_row(&mut self, delta: i64) {
         let n = self.current_table().map(|t| t.rows.len()).unwrap_or(0) as i64;
         if n > 0 {
-            self.row = (self.row as i64 + delta).clamp(0, n - 1) as usize;
+            self.cursor.row = (self.cursor.row as i64 + delta).clamp(0, n - 1) as usize;
         }
     }
 
     fn basket_id_at_row(&self) -> Option<String> {
-        let v = self.view.as_ref()?;
-        match self.screen {
-            Screen::Baskets => {
-                let (row, mut i) = (self.source_row(), 0);
-                for b in v.baskets.baskets.iter().filter(|b| self.basket_visible(b)) {
-                    if row < i + b.copies.len() {
-                        return Some(b.basket_id.clone());
-                    }
-                    i += b.copies.len();
-                }
-                None
-            }
-            Screen::Late => v.late.rows.get(self.source_row()).map(|r| r.basket_id.clone()),
-            Screen::Overview | Screen::Explain | Screen::History | Screen::Promises => None,
-        }
+        self.screen.home().basket_at(self, self.source_row())
     }
 
     fn copy_basket_id(&mut self) {
@@ -714,67 +742,7 @@ impl App {
     }
 
     fn drill(&mut self) {
-        let Some(v) = &self.view else { return };
-        let popup = match self.screen {
-            Screen::Explain => v.explain.countries.get(self.source_row()).map(|c| {
-                let mut body = format!(
-                    "{} {}: {} missed basket(s), {} extra copies\n\n",
-                    v.explain.business_date, c.country, c.missed_baskets, c.double_counted_copies
-                );
-                for b in c.missed.iter().take(200) {
-                    body.push_str(&format!(
-                        "missed  {}  {}  landed in upload {}  {}\n",
-                        b.basket_id,
-                        b.store_id,
-                        b.upload_date,
-                        crate::money::format_major(b.revenue_minor, &c.currency)
-                    ));
-                }
-                for b in c.double_counted.iter().take(200) {
-                    body.push_str(&format!(
-                        "twice   {}  {}  {} copies in the run  +{}\n",
-                        b.basket_id,
-                        b.store_id,
-                        b.copies_in_run,
-                        crate::money::format_major(b.revenue_minor, &c.currency)
-                    ));
-                }
-                Popup::Detail { title: format!("baskets behind {} {}", c.country, v.explain.business_date), body }
-            }),
-            Screen::History => self.history_entry_detail(),
-            Screen::Overview | Screen::Baskets | Screen::Late | Screen::Promises => self.current_table().and_then(|t| {
-                t.rows.get(self.source_row()).map(|r| Popup::Detail {
-                    title: "row".into(),
-                    body: t
-                        .columns
-                        .iter()
-                        .zip(&r.cells)
-                        .map(|(c, x)| format!("{}: {}", c.label, x.display()))
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                })
-            }),
-        };
-        self.popup = popup;
-    }
-
-    fn history_entry_detail(&self) -> Option<Popup> {
-        let v = self.view.as_ref()?;
-        let s = self.selected_snapshot()?;
-        let e = v.history.entries.iter().find(|e| e.snapshot_id == s)?;
-        let mut body = format!("snapshot {} ({}) — {}\n\n", e.snapshot_id, e.operation.as_str(), e.trigger.detail);
-        for c in &e.countries {
-            body.push_str(&format!(
-                "{}: {} baskets, {} ({}, {})\n  {}\n",
-                c.country,
-                crate::money::format_count(c.baskets),
-                crate::money::format_major(c.revenue_minor, &c.currency),
-                crate::money::format_count_delta(c.baskets_delta),
-                crate::money::format_delta(c.revenue_delta_minor, &c.currency),
-                c.attribution
-            ));
-        }
-        Some(Popup::Detail { title: format!("why {} changed", v.history.business_date), body })
+        self.popup = self.screen.home().drill(self, self.source_row());
     }
 
     /// Writes the table on screen as it is shown (the search filter and the sort included) to a
@@ -782,7 +750,7 @@ impl App {
     /// an earlier export.
     fn export(&mut self, format: Format) {
         let (Some(d), Some(table)) = (self.selected_date(), self.current_table()) else { return };
-        let order = row_order(&table, self.sort);
+        let order = row_order(&table, self.cursor.sort);
         let shown = Table { rows: order.iter().filter_map(|&i| table.rows.get(i).cloned()).collect(), ..table };
         let (ext, text) = match format {
             Format::Json => {

@@ -1,4 +1,5 @@
-//! Drawing: a pure function of the app's state. Every table on screen is a report `Table`, the
+//! Drawing: a function of the app's state, which it reads and never writes (what a frame
+//! measures comes back as `Drawn`). Every table on screen is a report `Table`, the
 //! same struct the CLI prints.
 
 use super::app::{App, Popup};
@@ -11,22 +12,41 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span, Text};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row, Sparkline, Table as TableWidget, TableState, Tabs, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row, Table as TableWidget, TableState, Tabs, Wrap};
 
-pub fn draw(f: &mut Frame, app: &App) {
+/// What a frame measured as it was drawn: the rows one page of the screen's table shows (PgDn's
+/// step), how far its columns may scroll right (`>`), and the popup's shown lines and largest
+/// first line. Drawing changes nothing: the loop gives this back to the app (`App::measured`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drawn {
+    pub page_rows: usize,
+    pub col_room: usize,
+    pub popup_view: (u16, u16),
+}
+
+impl Default for Drawn {
+    fn default() -> Self {
+        Drawn { page_rows: 10, col_room: 0, popup_view: (10, 0) }
+    }
+}
+
+/// Draws the whole explorer from the app's state, which it only reads.
+pub fn draw(f: &mut Frame, app: &App) -> Drawn {
     let t = &app.theme;
+    let mut out = app.last_drawn();
     let [top, body, status, hints] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(5), Constraint::Length(1), Constraint::Length(1)]).areas(f.area());
     draw_tabs(f, app, top);
     let nav_width = if body.width >= 110 { 16 } else { 11 };
     let [nav, main] = Layout::horizontal([Constraint::Length(nav_width), Constraint::Min(20)]).areas(body);
     draw_navigator(f, app, nav);
-    draw_screen(f, app, main);
+    draw_screen(f, app, main, &mut out);
     draw_status(f, app, status);
     draw_hints(f, t, app.screen, hints);
     if let Some(p) = &app.popup {
-        draw_popup(f, t, p, app);
+        out.popup_view = draw_popup(f, t, p, app);
     }
+    out
 }
 
 fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
@@ -134,99 +154,28 @@ fn title_block<'a>(t: &Theme, title: String) -> Block<'a> {
     Block::default().borders(Borders::ALL).title(Span::styled(title, t.title())).border_style(t.border(true))
 }
 
-fn draw_screen(f: &mut Frame, app: &App, area: Rect) {
+/// The selected screen, drawn by its home (`screens`); until it has loaded, a line saying so.
+fn draw_screen(f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) {
+    if app.screen.home().draw(f, app, area, out).is_some() {
+        return;
+    }
     let t = &app.theme;
-    // The Overview draws from the date's check alone, which a jump sends ahead of the rest.
-    if app.screen == Screen::Overview
-        && let Some(check) = app.check_shown()
-    {
-        let d = check.business_date;
-        let hist_height = if app.by_country { 12 } else { 9 };
-        let [head, hist, table] =
-            Layout::vertical([Constraint::Length(2), Constraint::Length(hist_height), Constraint::Min(4)]).areas(area);
-        f.render_widget(
-            Paragraph::new(crate::sanitize::for_terminal(&check.headline_short()).into_owned()).style(t.text()).wrap(Wrap { trim: true }),
-            head,
-        );
-        if let Some(snap) = &app.snapshot {
-            let report = if app.by_country { &snap.lateness_by_country } else { &snap.lateness };
-            draw_lateness(f, t, report, hist);
-        }
-        draw_main_table(f, app, &check.table(), table, format!("{d} per country: v1, v2 gold, recompute"));
-        return;
-    }
-    let Some(v) = &app.view else {
-        let msg = if app.snapshot.as_ref().is_some_and(|s| s.dates.is_empty()) {
-            format!("The lab is empty. Press {} to land the first upload and run v2.", keys::active().label_of(keys::Action::LandNext))
-        } else {
-            "loading…".to_string()
-        };
-        f.render_widget(Paragraph::new(msg).style(t.muted()).block(title_block(t, app.screen.name().into())), area);
-        return;
+    let msg = if app.snapshot.as_ref().is_some_and(|s| s.dates.is_empty()) {
+        format!("The lab is empty. Press {} to land the first upload and run v2.", keys::active().label_of(keys::Action::LandNext))
+    } else {
+        "loading…".to_string()
     };
-    let d = v.check.business_date;
-    match app.screen {
-        // Drawn above, from the check.
-        Screen::Overview => {}
-        Screen::Explain => {
-            let [table, notes] = Layout::vertical([Constraint::Min(5), Constraint::Length(5)]).areas(area);
-            draw_main_table(f, app, &v.explain.table(), table, format!("{d}: recompute - missed + double counted = v1"));
-            draw_notes(f, t, &crate::reports::Report::notes(&v.explain), notes);
-        }
-        Screen::Baskets => {
-            let filter = app.country_filter.clone().unwrap_or_else(|| "all".into());
-            let search =
-                if app.search.is_empty() { String::new() } else { format!(", search '{}'", crate::sanitize::for_terminal(&app.search)) };
-            let shown = v.baskets.baskets.iter().filter(|b| app.basket_visible(b)).count();
-            draw_main_table(
-                f,
-                app,
-                &v.baskets.table(|b| app.basket_visible(b)),
-                area,
-                format!("{d}: {shown} re-sent basket(s), country {filter}{search}"),
-            );
-        }
-        Screen::Late => {
-            let [late, quarantine] = Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(area);
-            let lt = crate::reports::Report::tables(&v.late).remove(0);
-            draw_main_table(f, app, &lt, late, format!("{d}: {} row(s) beyond the {}-day window", v.late.rows.len(), v.late.late_days));
-            if let Some(snap) = &app.snapshot {
-                let qt = crate::reports::Report::tables(&snap.quarantine).remove(0);
-                draw_table(
-                    f,
-                    t,
-                    &std::cell::Cell::new(0),
-                    &qt,
-                    &TableView::plain(&qt),
-                    usize::MAX,
-                    quarantine,
-                    format!("quarantine: {} line(s) rejected at landing", snap.quarantine.rows.len()),
-                );
-            }
-        }
-        Screen::History => {
-            let [head, spark, table] = Layout::vertical([Constraint::Length(2), Constraint::Length(4), Constraint::Min(4)]).areas(area);
-            f.render_widget(Paragraph::new(v.history.status.describe()).style(t.text()).wrap(Wrap { trim: true }), head);
-            let values: Vec<u64> = v.history.entries.iter().map(|e| e.countries.iter().map(|c| c.baskets.max(0) as u64).sum()).collect();
-            let spark_block = Block::default()
-                .borders(Borders::ALL)
-                .title(Span::styled("baskets at each snapshot", t.muted()))
-                .border_style(t.border(false));
-            f.render_widget(Sparkline::default().data(&values).style(t.bar(false)).block(spark_block), spark);
-            draw_main_table(f, app, &v.history.table(), table, format!("history of {d}: Enter explains a change, b rolls back"));
-        }
-        Screen::Promises => draw_main_table(f, app, &v.promises.table(), area, format!("promises for {d}")),
-    }
+    f.render_widget(Paragraph::new(msg).style(t.muted()).block(title_block(t, app.screen.name().into())), area);
 }
 
-fn draw_notes(f: &mut Frame, t: &Theme, notes: &[crate::reports::Note], area: Rect) {
+pub(crate) fn draw_notes(f: &mut Frame, t: &Theme, notes: &[crate::reports::Note], area: Rect) {
     let lines: Vec<Line> =
         notes.iter().map(|n| Line::from(Span::styled(crate::sanitize::for_terminal(&n.text).into_owned(), t.status(n.status)))).collect();
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
 }
 
 /// Horizontal bars: one per day of lateness (and per country when split).
-fn draw_lateness(f: &mut Frame, t: &Theme, report: &LatenessReport, area: Rect) {
+pub(crate) fn draw_lateness(f: &mut Frame, t: &Theme, report: &LatenessReport, area: Rect) {
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled("lateness: upload date - business date (events, baskets)", t.muted()))
@@ -259,26 +208,33 @@ fn draw_lateness(f: &mut Frame, t: &Theme, report: &LatenessReport, area: Rect) 
 }
 
 /// How a table is shown: its rows' order (a sort), the sort, and the first scrolled column.
-pub struct TableView<'a> {
+pub struct TableView {
     pub order: Vec<usize>,
     pub sort: Option<super::app::Sort>,
     pub first_col: usize,
-    /// Set to how far the columns may scroll right, for `>`.
-    pub room: Option<&'a std::cell::Cell<usize>>,
 }
 
-impl TableView<'_> {
+impl TableView {
     /// The report's own order, unscrolled.
-    pub fn plain(table: &Table) -> TableView<'static> {
-        TableView { order: (0..table.rows.len()).collect(), sort: None, first_col: 0, room: None }
+    pub fn plain(table: &Table) -> TableView {
+        TableView { order: (0..table.rows.len()).collect(), sort: None, first_col: 0 }
     }
 }
 
-/// The selectable table of the screen, as the app sorts and scrolls it.
-fn draw_main_table(f: &mut Frame, app: &App, table: &Table, area: Rect, title: String) {
-    let view =
-        TableView { order: super::app::row_order(table, app.sort), sort: app.sort, first_col: app.first_col, room: Some(&app.col_room) };
-    draw_table(f, &app.theme, &app.page_rows, table, &view, app.row, area, title);
+/// What drawing a table measured: the rows one screen of it shows, and how far its columns may
+/// scroll right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableFit {
+    pub page_rows: usize,
+    pub col_room: usize,
+}
+
+/// The selectable table of the screen, as the app sorts and scrolls it; what it measured goes
+/// into `out`.
+pub(crate) fn draw_main_table(f: &mut Frame, app: &App, table: &Table, area: Rect, title: String, out: &mut Drawn) {
+    let view = TableView { order: super::app::row_order(table, app.sort()), sort: app.sort(), first_col: app.first_col() };
+    let fit = draw_table(f, &app.theme, table, &view, app.row(), area, title);
+    (out.page_rows, out.col_room) = (fit.page_rows, fit.col_room);
 }
 
 /// The columns a table shows in `room` cells, with their widths: the pinned first one, then from
@@ -317,67 +273,21 @@ fn visible_columns(table: &Table, widths: &[u16], first: usize, room: u16) -> Ve
 /// and with their mark (✓ ! ✗) in a first column of their own. The first column stays; the others
 /// scroll with `<` and `>`, and the title says how many are out of view on either side (‹ ›).
 /// Columns keep their natural width; the last text column that fits only in part is clipped.
-#[allow(clippy::too_many_arguments)]
-pub fn draw_table(
-    f: &mut Frame,
-    t: &Theme,
-    page: &std::cell::Cell<usize>,
-    table: &Table,
-    view: &TableView,
-    selected: usize,
-    area: Rect,
-    title: String,
-) {
+pub fn draw_table(f: &mut Frame, t: &Theme, table: &Table, view: &TableView, selected: usize, area: Rect, title: String) -> TableFit {
     // The rows one screen of this table shows (inside the borders, under the header): PgDn's step.
-    page.set(usize::from(area.height.saturating_sub(3)).max(1));
+    let page_rows = usize::from(area.height.saturating_sub(3)).max(1);
     // As shown, in the order shown (a repeated group value is blank only under its own group).
     let shown = table.shown(&view.order);
-    let labels: Vec<String> = table
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| match view.sort {
-            Some(s) if s.column == i => format!("{} {}", c.label, if s.descending { "▼" } else { "▲" }),
-            _ => c.label.clone(),
-        })
-        .collect();
-    let mut widths: Vec<u16> = labels.iter().map(|l| l.chars().count() as u16).collect();
-    for row in &shown {
-        for (i, c) in row.iter().enumerate() {
-            if let Some(w) = widths.get_mut(i) {
-                *w = (*w).max(c.chars().count().min(160) as u16);
-            }
-        }
-    }
+    let labels = sorted_labels(table, view.sort);
+    let widths = natural_widths(&labels, &shown);
     let marks = table.rows.iter().any(|r| matches!(r.flag, Some(s) if s != Status::Info));
     let ncols = widths.len();
     // Column 0 stays; the rest start at 1 + first.
     let first = view.first_col.min(ncols.saturating_sub(2));
-    let mut room = area.width.saturating_sub(2);
-    if marks {
-        room = room.saturating_sub(3);
-    }
+    let room = area.width.saturating_sub(2).saturating_sub(if marks { 3 } else { 0 });
     let visible = visible_columns(table, &widths, first, room);
-    let hidden_left = first;
     let hidden_right = ncols.saturating_sub(1 + first + visible.len().saturating_sub(1)).min(ncols.saturating_sub(visible.len()));
-    if let Some(r) = view.room {
-        r.set(first + hidden_right);
-    }
-    let mut cues = Vec::new();
-    if hidden_left > 0 {
-        cues.push(format!("‹ {hidden_left} col"));
-    }
-    if hidden_right > 0 {
-        cues.push(format!("+{hidden_right} col ›"));
-    }
-    if let Some(s) = view.sort {
-        cues.push(format!(
-            "sorted by {} {}",
-            table.columns.get(s.column).map(|c| c.label.as_str()).unwrap_or("?"),
-            if s.descending { "▼" } else { "▲" }
-        ));
-    }
-    let title = if cues.is_empty() { title } else { format!("{title} ({})", cues.join(", ")) };
+    let title = table_title(table, view.sort, title, first, hidden_right);
     let lead = |cell: ratatui::widgets::Cell<'static>, mark: Option<Status>| -> Vec<ratatui::widgets::Cell<'static>> {
         match (marks, mark) {
             (false, _) => vec![cell],
@@ -387,11 +297,9 @@ pub fn draw_table(
     };
     let mut header: Vec<ratatui::widgets::Cell> = Vec::new();
     for (n, (i, _)) in visible.iter().enumerate() {
-        let label = labels[*i].clone();
-        let cell = ratatui::widgets::Cell::from(label);
+        let cell = ratatui::widgets::Cell::from(labels[*i].clone());
         if n == 0 { header.extend(lead(cell, None)) } else { header.push(cell) }
     }
-    let header = Row::new(header).style(t.title());
     let rows: Vec<Row> = view
         .order
         .iter()
@@ -400,24 +308,19 @@ pub fn draw_table(
         .map(|(r, cells)| {
             let mut out: Vec<ratatui::widgets::Cell> = Vec::new();
             for (n, (j, w)) in visible.iter().enumerate() {
-                let c = cells.get(*j).cloned().unwrap_or_default();
-                let numeric = r.cells.get(*j).is_some_and(Cell::is_numeric);
-                let w = *w as usize;
-                // Text cut to its column says so with `…` (a number is never cut: it gets its width).
-                let c = if numeric { c } else { crate::reports::table::clip(&c, w).into_owned() };
-                let cell = ratatui::widgets::Cell::from(if numeric { format!("{c:>w$}") } else { c });
+                let cell = ratatui::widgets::Cell::from(fit_cell(r.cells.get(*j), cells.get(*j).cloned().unwrap_or_default(), *w));
                 if n == 0 { out.extend(lead(cell, r.flag)) } else { out.push(cell) }
             }
             Row::new(out).style(t.row(r.flag, false))
         })
         .collect();
-    let mut constraints: Vec<Constraint> = Vec::new();
-    if marks {
-        constraints.push(Constraint::Length(1));
-    }
-    constraints.extend(visible.iter().map(|(_, w)| Constraint::Length(*w)));
-    let widget =
-        TableWidget::new(rows, constraints).header(header).column_spacing(2).row_highlight_style(t.selected()).block(title_block(t, title));
+    let constraints: Vec<Constraint> =
+        marks.then_some(Constraint::Length(1)).into_iter().chain(visible.iter().map(|(_, w)| Constraint::Length(*w))).collect();
+    let widget = TableWidget::new(rows, constraints)
+        .header(Row::new(header).style(t.title()))
+        .column_spacing(2)
+        .row_highlight_style(t.selected())
+        .block(title_block(t, title));
     let mut state = TableState::default();
     if selected < table.rows.len() {
         state.select(Some(selected));
@@ -427,6 +330,59 @@ pub fn draw_table(
         let inner = Rect { x: area.x + 2, y: area.y + 2, width: area.width.saturating_sub(4), height: 1 };
         f.render_widget(Paragraph::new("(no rows)").style(t.muted()), inner);
     }
+    TableFit { page_rows, col_room: first + hidden_right }
+}
+
+/// The columns' labels, the sorted one marked ▲ or ▼.
+fn sorted_labels(table: &Table, sort: Option<super::app::Sort>) -> Vec<String> {
+    table
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| match sort {
+            Some(s) if s.column == i => format!("{} {}", c.label, if s.descending { "▼" } else { "▲" }),
+            _ => c.label.clone(),
+        })
+        .collect()
+}
+
+/// Each column's natural width: its label's or its widest cell's, at most 160.
+fn natural_widths(labels: &[String], shown: &[Vec<String>]) -> Vec<u16> {
+    let mut widths: Vec<u16> = labels.iter().map(|l| l.chars().count() as u16).collect();
+    for row in shown {
+        for (i, c) in row.iter().enumerate() {
+            if let Some(w) = widths.get_mut(i) {
+                *w = (*w).max(c.chars().count().min(160) as u16);
+            }
+        }
+    }
+    widths
+}
+
+/// The table's title with its cues: columns out of view on either side (‹ ›) and the sort.
+fn table_title(table: &Table, sort: Option<super::app::Sort>, title: String, hidden_left: usize, hidden_right: usize) -> String {
+    let mut cues = Vec::new();
+    if hidden_left > 0 {
+        cues.push(format!("‹ {hidden_left} col"));
+    }
+    if hidden_right > 0 {
+        cues.push(format!("+{hidden_right} col ›"));
+    }
+    if let Some(s) = sort {
+        cues.push(format!(
+            "sorted by {} {}",
+            table.columns.get(s.column).map(|c| c.label.as_str()).unwrap_or("?"),
+            if s.descending { "▼" } else { "▲" }
+        ));
+    }
+    if cues.is_empty() { title } else { format!("{title} ({})", cues.join(", ")) }
+}
+
+/// One cell's text in a column `width` wide: a number right-aligned and never cut, text cut to
+/// the column with `…`.
+fn fit_cell(cell: Option<&Cell>, text: String, width: u16) -> String {
+    let w = width as usize;
+    if cell.is_some_and(Cell::is_numeric) { format!("{text:>w$}") } else { crate::reports::table::clip(&text, w).into_owned() }
 }
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
@@ -453,7 +409,8 @@ pub const MARKS: &[(&str, Status, &str)] = &[
     ("‹ ›", Status::Info, "more columns to the left or right (< and > scroll)"),
 ];
 
-fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup, app: &App) {
+/// The popup over the screen; returns the lines it shows and the largest first line.
+fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup, app: &App) -> (u16, u16) {
     let area = f.area();
     let (title, body, style): (String, Text, Style) = match p {
         Popup::Help => {
@@ -489,8 +446,7 @@ fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup, app: &App) {
     let h = (total + 2).min(area.height.saturating_sub(2)).max(3);
     let shown = h.saturating_sub(2).max(1);
     let last = total.saturating_sub(shown);
-    app.popup_view.set((shown, last));
-    let scroll = app.popup_scroll.min(last);
+    let scroll = app.popup_scroll().min(last);
     let title = if last > 0 {
         format!("{title} — lines {}-{} of {total}, PgDn/PgUp/Home/End scroll", scroll + 1, (scroll + shown).min(total))
     } else {
@@ -500,4 +456,5 @@ fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup, app: &App) {
     f.render_widget(Clear, rect);
     let block = Block::default().borders(Borders::ALL).title(Span::styled(title, t.title())).border_style(t.border(true));
     f.render_widget(paragraph.scroll((scroll, 0)).block(block), rect);
+    (shown, last)
 }

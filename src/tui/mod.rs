@@ -4,6 +4,7 @@ pub mod app;
 pub mod draw;
 pub mod keys;
 pub mod screen;
+mod screens;
 pub mod theme;
 pub mod worker;
 
@@ -74,7 +75,7 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App, worker: &w
         }
         // A synchronized update: the terminal shows whole frames only, so there is no flicker.
         execute!(out, BeginSynchronizedUpdate)?;
-        terminal.draw(|f| draw::draw(f, app))?;
+        frame(terminal, app)?;
         execute!(out, EndSynchronizedUpdate)?;
         if app.quit {
             return Ok(());
@@ -94,6 +95,14 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App, worker: &w
             app.on_reply(reply);
         }
     }
+}
+
+/// Draws one frame of the app, then gives the app what the frame measured (`draw::Drawn`).
+pub fn frame<B: ratatui::backend::Backend>(terminal: &mut ratatui::Terminal<B>, app: &mut App) -> Result<(), B::Error> {
+    let mut drawn = app.last_drawn();
+    terminal.draw(|f| drawn = draw::draw(f, app))?;
+    app.measured(drawn);
+    Ok(())
 }
 
 pub fn handle_key(app: &mut App, ev: &ratatui::crossterm::event::KeyEvent) {

@@ -189,64 +189,77 @@ pub fn spawn(setup: Setup) -> Result<Worker> {
         }
         let mut server = Server::new(lab, setup);
         server.handles = Some(handles);
-        let mut pending: std::collections::VecDeque<Job> = Default::default();
-        loop {
-            let mut job = match pending.pop_front().map(Ok).unwrap_or_else(|| job_rx.recv_timeout(WATCH_EVERY)) {
-                Ok(job) => job,
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    if !server.watch(&job_rx, &reply_tx, &mut pending) {
-                        return;
-                    }
-                    continue;
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
-            };
-            // A writer waiting for the lab is let in before the job, even while keys keep coming.
-            if !server.watch(&job_rx, &reply_tx, &mut pending) {
-                return;
-            }
-            // Moving through dates queues a view per key press; only the newest is worth loading.
-            if matches!(job, Job::LoadDate(_)) {
-                while let Ok(next) = job_rx.try_recv() {
-                    if matches!(next, Job::LoadDate(_)) && pending.is_empty() {
-                        job = next;
-                    } else {
-                        pending.push_back(next);
-                    }
-                }
-            }
-            // A date not loaded yet: its check first, so the Overview draws at once.
-            if let Job::LoadDate(d) = job
-                && let Ok(Some(check)) = server.head(d)
-                && reply_tx.send(Reply::DateHead(Box::new(check))).is_err()
-            {
-                break;
-            }
-            let reply = match server.serve(job) {
-                Ok(r) => r,
-                Err(e) if lab_error(&e) == Some(&LabError::Interrupted) => Reply::Failed(LabError::Interrupted.to_string()),
-                Err(e) => Reply::Failed(format!("{e:#}")),
-            };
-            if reply_tx.send(reply).is_err() {
-                break;
-            }
-            // While the user reads, load the neighbouring dates so the next move draws at once.
-            // A key press stops it: the job waits at most for the one date being loaded.
-            while pending.is_empty() {
-                match job_rx.try_recv() {
-                    Ok(job) => pending.push_back(job),
-                    Err(std::sync::mpsc::TryRecvError::Empty) => {
-                        if server.lab.writer_elsewhere().is_some() || !matches!(server.prefetch(), Ok(true)) {
-                            break;
-                        }
-                    }
-                    Err(std::sync::mpsc::TryRecvError::Disconnected) => return,
-                }
-            }
-        }
+        serve_jobs(server, &job_rx, &reply_tx);
     })?;
     let handles = ready_rx.recv().map_err(|_| color_eyre::eyre::eyre!("the worker thread died while opening the lab"))??;
     Ok(Worker { jobs: job_tx, replies: reply_rx, handles, thread })
+}
+
+/// Serves jobs until the UI hangs up: a writer elsewhere is let in between jobs, a date's check
+/// goes ahead of its view, and the neighbouring dates load while the user reads.
+fn serve_jobs(mut server: Server, job_rx: &std::sync::mpsc::Receiver<Job>, reply_tx: &std::sync::mpsc::Sender<Reply>) {
+    let mut pending: std::collections::VecDeque<Job> = Default::default();
+    loop {
+        let mut job = match pending.pop_front().map(Ok).unwrap_or_else(|| job_rx.recv_timeout(WATCH_EVERY)) {
+            Ok(job) => job,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if !server.watch(job_rx, reply_tx, &mut pending) {
+                    return;
+                }
+                continue;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+        };
+        // A writer waiting for the lab is let in before the job, even while keys keep coming.
+        if !server.watch(job_rx, reply_tx, &mut pending) {
+            return;
+        }
+        // Moving through dates queues a view per key press; only the newest is worth loading.
+        if matches!(job, Job::LoadDate(_)) {
+            job = newest_load(job, job_rx, &mut pending);
+        }
+        // A date not loaded yet: its check first, so the Overview draws at once.
+        if let Job::LoadDate(d) = job
+            && let Ok(Some(check)) = server.head(d)
+            && reply_tx.send(Reply::DateHead(Box::new(check))).is_err()
+        {
+            break;
+        }
+        let reply = match server.serve(job) {
+            Ok(r) => r,
+            Err(e) if lab_error(&e) == Some(&LabError::Interrupted) => Reply::Failed(LabError::Interrupted.to_string()),
+            Err(e) => Reply::Failed(format!("{e:#}")),
+        };
+        if reply_tx.send(reply).is_err() {
+            break;
+        }
+        // While the user reads, load the neighbouring dates so the next move draws at once.
+        // A key press stops it: the job waits at most for the one date being loaded.
+        while pending.is_empty() {
+            match job_rx.try_recv() {
+                Ok(job) => pending.push_back(job),
+                Err(std::sync::mpsc::TryRecvError::Empty) => {
+                    if server.lab.writer_elsewhere().is_some() || !matches!(server.prefetch(), Ok(true)) {
+                        break;
+                    }
+                }
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => return,
+            }
+        }
+    }
+}
+
+/// The newest of the date loads queued behind `job` (the others are skipped); any other job
+/// queued meanwhile waits in `pending`, in order.
+fn newest_load(mut job: Job, job_rx: &std::sync::mpsc::Receiver<Job>, pending: &mut std::collections::VecDeque<Job>) -> Job {
+    while let Ok(next) = job_rx.try_recv() {
+        if matches!(next, Job::LoadDate(_)) && pending.is_empty() {
+            job = next;
+        } else {
+            pending.push_back(next);
+        }
+    }
+    job
 }
 
 /// The worker's state: the lab, and the views of the dates loaded so far. Every job that writes
@@ -473,65 +486,8 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
         Job::Rebuild { date, late_days, fail_after } => {
             rebuild(lab, date, v2::V2Options { late_days, force: fail_after.is_some(), fail_after })?
         }
-        Job::LandNext => {
-            let Some(u) = reports::overview::overview(lab, &setup.world)?.next_upload else {
-                return Ok(Reply::Done(format!("every upload of {} has landed", setup.world.display())));
-            };
-            let done = daily::land_and_run(lab, &setup.world, u, daily::Step { trigger: TriggerKind::Daily, v1_first: false, opts })?;
-            let landed = done.landed;
-            let stores = match &done.store_run {
-                Some(s) => format!("{}: v2 snapshot {}; ", s.snapshot.trigger.detail, s.snapshot.snapshot_id),
-                None => String::new(),
-            };
-            let r = match done.run {
-                daily::RunOutcome::Ran(r) => r,
-                daily::RunOutcome::Held(h) => return Ok(Reply::Failed(daily::LandAndRun::held_line(&h))),
-                daily::RunOutcome::NothingLanded => {
-                    return Ok(Reply::Done(format!("upload {u} has no file in {}; nothing landed", setup.world.display())));
-                }
-                daily::RunOutcome::Failed(e) => return Ok(landed_then_failed(&format!("upload {u}"), landed.events, &e)),
-            };
-            let dates: Vec<String> = r.dates.iter().map(|d| format!("{} {}", d.business_date, d.action)).collect();
-            Reply::Done(format!(
-                "{stores}landed upload {u} ({} events); v2 snapshot {}: {}{}",
-                landed.events,
-                r.snapshot.snapshot_id,
-                dates.join(", "),
-                moves(lab, &r)?
-            ))
-        }
-        Job::LandCorrection => {
-            let Some(c) = land::pending_corrections(lab, &setup.world)?.into_iter().next() else {
-                return Ok(Reply::Done(format!("no correction of {} is waiting to land", setup.world.display())));
-            };
-            let done =
-                daily::land_and_run(lab, &c.dir, c.upload_date, daily::Step { trigger: TriggerKind::Upload, v1_first: false, opts })?;
-            let landed = done.landed;
-            let versions: Vec<String> =
-                landed.partitions.iter().flat_map(|p| p.corrected()).map(|f| format!("{} v{}", f.name, f.version)).collect();
-            let r = match done.run {
-                daily::RunOutcome::Ran(r) => r,
-                daily::RunOutcome::Held(h) => return Ok(Reply::Failed(daily::LandAndRun::held_line(&h))),
-                daily::RunOutcome::NothingLanded => {
-                    return Ok(Reply::Done(format!("the correction of upload {} had no file to land", c.upload_date)));
-                }
-                daily::RunOutcome::Failed(e) => {
-                    return Ok(landed_then_failed(&format!("the correction {}", versions.join(", ")), landed.events, &e));
-                }
-            };
-            let dates: Vec<String> = r.dates.iter().filter(|d| d.action.writes()).map(|d| d.business_date.to_string()).collect();
-            let what = if dates.is_empty() {
-                "no date changed (the same rows)".to_string()
-            } else {
-                format!("rewrote {}; History explains it", dates.join(", "))
-            };
-            Reply::Done(format!(
-                "landed a correction of upload {}: {}; v2 snapshot {}: {what}",
-                c.upload_date,
-                versions.join(", "),
-                r.snapshot.snapshot_id
-            ))
-        }
+        Job::LandNext => land_next(lab, setup, opts)?,
+        Job::LandCorrection => land_correction(lab, setup, opts)?,
         Job::Rollback(s) => {
             let r = snapshot::rollback(lab, s, None)?;
             Reply::Done(format!("rolled back to snapshot {s} as snapshot {}: {} date(s) restored", r.snapshot_id, r.dates_rewritten))
@@ -545,6 +501,68 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
             ))
         }
     })
+}
+
+/// U: lands the world's next upload and runs v2 for it (a pending store correction first).
+fn land_next(lab: &mut Lab, setup: &Setup, opts: v2::V2Options) -> Result<Reply> {
+    let Some(u) = reports::overview::overview(lab, &setup.world)?.next_upload else {
+        return Ok(Reply::Done(format!("every upload of {} has landed", setup.world.display())));
+    };
+    let done = daily::land_and_run(lab, &setup.world, u, daily::Step { trigger: TriggerKind::Daily, v1_first: false, opts })?;
+    let landed = done.landed;
+    let stores = match &done.store_run {
+        Some(s) => format!("{}: v2 snapshot {}; ", s.snapshot.trigger.detail, s.snapshot.snapshot_id),
+        None => String::new(),
+    };
+    let r = match done.run {
+        daily::RunOutcome::Ran(r) => r,
+        daily::RunOutcome::Held(h) => return Ok(Reply::Failed(daily::LandAndRun::held_line(&h))),
+        daily::RunOutcome::NothingLanded => {
+            return Ok(Reply::Done(format!("upload {u} has no file in {}; nothing landed", setup.world.display())));
+        }
+        daily::RunOutcome::Failed(e) => return Ok(landed_then_failed(&format!("upload {u}"), landed.events, &e)),
+    };
+    let dates: Vec<String> = r.dates.iter().map(|d| format!("{} {}", d.business_date, d.action)).collect();
+    Ok(Reply::Done(format!(
+        "{stores}landed upload {u} ({} events); v2 snapshot {}: {}{}",
+        landed.events,
+        r.snapshot.snapshot_id,
+        dates.join(", "),
+        moves(lab, &r)?
+    )))
+}
+
+/// C: lands the next correction shipped with the world and runs v2 for its upload.
+fn land_correction(lab: &mut Lab, setup: &Setup, opts: v2::V2Options) -> Result<Reply> {
+    let Some(c) = land::pending_corrections(lab, &setup.world)?.into_iter().next() else {
+        return Ok(Reply::Done(format!("no correction of {} is waiting to land", setup.world.display())));
+    };
+    let done = daily::land_and_run(lab, &c.dir, c.upload_date, daily::Step { trigger: TriggerKind::Upload, v1_first: false, opts })?;
+    let landed = done.landed;
+    let versions: Vec<String> =
+        landed.partitions.iter().flat_map(|p| p.corrected()).map(|f| format!("{} v{}", f.name, f.version)).collect();
+    let r = match done.run {
+        daily::RunOutcome::Ran(r) => r,
+        daily::RunOutcome::Held(h) => return Ok(Reply::Failed(daily::LandAndRun::held_line(&h))),
+        daily::RunOutcome::NothingLanded => {
+            return Ok(Reply::Done(format!("the correction of upload {} had no file to land", c.upload_date)));
+        }
+        daily::RunOutcome::Failed(e) => {
+            return Ok(landed_then_failed(&format!("the correction {}", versions.join(", ")), landed.events, &e));
+        }
+    };
+    let dates: Vec<String> = r.dates.iter().filter(|d| d.action.writes()).map(|d| d.business_date.to_string()).collect();
+    let what = if dates.is_empty() {
+        "no date changed (the same rows)".to_string()
+    } else {
+        format!("rewrote {}; History explains it", dates.join(", "))
+    };
+    Ok(Reply::Done(format!(
+        "landed a correction of upload {}: {}; v2 snapshot {}: {what}",
+        c.upload_date,
+        versions.join(", "),
+        r.snapshot.snapshot_id
+    )))
 }
 
 /// How much each date a run rewrote moved, per currency: "; moved 2026-10-30 +£1,827.90".

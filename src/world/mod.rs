@@ -156,27 +156,37 @@ pub fn generate_scaled(out: &Path, preset: Preset, seed: u64, store_factor: f64)
     std::fs::write(out.join(raw::STORES_FILE), stores.to_csv()?)?;
     let written: Vec<Result<u64>> = buckets
         .into_par_iter()
-        .map(|((upload, country), mut events)| {
-            events.sort_by_key(|e| (e.uploaded_at, e.event_id));
-            let dir = raw::partition_dir(out, upload);
-            std::fs::create_dir_all(&dir)?;
-            let mut text = Vec::with_capacity(events.len() * 300);
-            for e in &events {
-                write_event(&mut text, e, &stores);
-            }
-            let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::new(spec.gzip_level));
-            gz.write_all(&text)?;
-            let bytes = gz.finish()?;
-            let path = dir.join(format!("tills-{}.jsonl.gz", country.to_lowercase()));
-            std::fs::write(&path, &bytes).wrap_err_with(|| format!("writing {}", path.display()))?;
-            Ok(bytes.len() as u64)
-        })
+        .map(|((upload, country), events)| write_till_file(out, upload, &country, events, &stores, spec.gzip_level))
         .collect();
     for w in written {
         summary.compressed_bytes += w?;
         summary.files += 1;
     }
     Ok(summary)
+}
+
+/// One upload's file of one country's tills, in upload order: returns its compressed size.
+fn write_till_file(
+    out: &Path,
+    upload: NaiveDate,
+    country: &str,
+    mut events: Vec<TillEvent>,
+    stores: &StoreTable,
+    level: u32,
+) -> Result<u64> {
+    events.sort_by_key(|e| (e.uploaded_at, e.event_id));
+    let dir = raw::partition_dir(out, upload);
+    std::fs::create_dir_all(&dir)?;
+    let mut text = Vec::with_capacity(events.len() * 300);
+    for e in &events {
+        write_event(&mut text, e, stores);
+    }
+    let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::new(level));
+    gz.write_all(&text)?;
+    let bytes = gz.finish()?;
+    let path = dir.join(format!("tills-{}.jsonl.gz", country.to_lowercase()));
+    std::fs::write(&path, &bytes).wrap_err_with(|| format!("writing {}", path.display()))?;
+    Ok(bytes.len() as u64)
 }
 
 fn ts(t: &DateTime<Utc>) -> impl std::fmt::Display + '_ {
@@ -240,23 +250,7 @@ fn store_day(spec: &WorldSpec, stores: &StoreTable, s: usize, day: NaiveDate, se
     let zone = store.timezone;
     for b in 0..baskets {
         let till = rng.random_range(0..tills);
-        let minute = profile.sale_minute(&mut rng);
-        let second = rng.random_range(0..60);
-        let milli = rng.random_range(0..1000);
-        let local = day.and_hms_milli_opt(0, 0, 0, 0).expect("midnight is a time")
-            + Duration::minutes(minute)
-            + Duration::seconds(second)
-            + Duration::milliseconds(milli);
-        // On the autumn change a local minute can happen twice; take the earlier one. In spring a
-        // skipped local minute moves an hour on.
-        let event_ts = match zone.from_local_datetime(&local) {
-            chrono::LocalResult::Single(t) | chrono::LocalResult::Ambiguous(t, _) => t.with_timezone(&Utc),
-            chrono::LocalResult::None => zone
-                .from_local_datetime(&(local + Duration::hours(1)))
-                .earliest()
-                .expect("an hour past a skipped minute exists")
-                .with_timezone(&Utc),
-        };
+        let event_ts = sale_instant(&mut rng, profile, day, zone);
         let uploaded_at = match offline[till as usize] {
             None => event_ts + Duration::seconds(rng.random_range(2..240)),
             Some(days_late) => {
@@ -271,14 +265,7 @@ fn store_day(spec: &WorldSpec, stores: &StoreTable, s: usize, day: NaiveDate, se
             })
             .collect();
         let total: i64 = items.iter().map(|(_, q, p)| *q as i64 * p).sum();
-        let tenders = if rng.random_bool(spec.split_tender_rate) && total > 1 {
-            let cash = rng.random_range(1..total);
-            vec![("card", total - cash), ("cash", cash)]
-        } else if rng.random_bool(0.3) {
-            vec![("cash", total)]
-        } else {
-            vec![("card", total)]
-        };
+        let tenders = tenders_for(&mut rng, spec, total);
         let basket_id = format!("{}-{}-T{}-{:04}", store.store_id, day.format("%Y%m%d"), till + 1, b + 1);
         let first = TillEvent {
             event_id: event_id(seed, stream, b, 0),
@@ -291,26 +278,67 @@ fn store_day(spec: &WorldSpec, stores: &StoreTable, s: usize, day: NaiveDate, se
             items,
             business_date: day,
         };
-        // Re-sends: same basket, a NEW event_id, minutes later or the next day; a few exact ties.
-        let copies = if rng.random_bool(spec.resend_rate) { if rng.random_bool(0.25) { 3 } else { 2 } } else { 1 };
-        let mut last_upload = first.uploaded_at;
-        for c in 1..copies {
-            let mut copy = first.clone();
-            copy.event_id = event_id(seed, stream, b, c);
-            let r: f64 = rng.random();
-            copy.uploaded_at = if r < 0.08 {
-                last_upload // an exact tie, broken by event_id
-            } else if r < 0.23 {
-                last_upload + Duration::hours(24) + Duration::seconds(rng.random_range(0..3600))
-            } else {
-                last_upload + Duration::seconds(rng.random_range(30..1800))
-            };
-            last_upload = copy.uploaded_at;
-            out.push(copy);
-        }
+        push_resends(&mut rng, spec, &first, (seed, stream, b), &mut out);
         out.push(first);
     }
     out
+}
+
+/// When a sale happened: a minute of the store's trading day, to the millisecond, as a UTC
+/// instant. On the autumn change a local minute can happen twice; the earlier is taken. In spring
+/// a skipped local minute moves an hour on.
+// Midnight, and an hour past a skipped minute, exist in every zone: invariants, stated at each `expect`.
+#[allow(clippy::expect_used)]
+fn sale_instant(rng: &mut ChaCha8Rng, profile: &spec::CountryProfile, day: NaiveDate, zone: chrono_tz::Tz) -> chrono::DateTime<Utc> {
+    let minute = profile.sale_minute(rng);
+    let second = rng.random_range(0..60);
+    let milli = rng.random_range(0..1000);
+    let local = day.and_hms_milli_opt(0, 0, 0, 0).expect("midnight is a time")
+        + Duration::minutes(minute)
+        + Duration::seconds(second)
+        + Duration::milliseconds(milli);
+    match zone.from_local_datetime(&local) {
+        chrono::LocalResult::Single(t) | chrono::LocalResult::Ambiguous(t, _) => t.with_timezone(&Utc),
+        chrono::LocalResult::None => zone
+            .from_local_datetime(&(local + Duration::hours(1)))
+            .earliest()
+            .expect("an hour past a skipped minute exists")
+            .with_timezone(&Utc),
+    }
+}
+
+/// How a basket of `total` was paid: split over card and cash now and then, else one tender.
+fn tenders_for(rng: &mut ChaCha8Rng, spec: &WorldSpec, total: i64) -> Vec<(&'static str, i64)> {
+    if rng.random_bool(spec.split_tender_rate) && total > 1 {
+        let cash = rng.random_range(1..total);
+        vec![("card", total - cash), ("cash", cash)]
+    } else if rng.random_bool(0.3) {
+        vec![("cash", total)]
+    } else {
+        vec![("card", total)]
+    }
+}
+
+/// Re-sends of `first`: the same basket with a NEW event_id, minutes later or the next day; a
+/// few exact ties. `ids` is (seed, stream, basket) for the event ids.
+fn push_resends(rng: &mut ChaCha8Rng, spec: &WorldSpec, first: &TillEvent, ids: (u64, u64, u32), out: &mut Vec<TillEvent>) {
+    let (seed, stream, b) = ids;
+    let copies = if rng.random_bool(spec.resend_rate) { if rng.random_bool(0.25) { 3 } else { 2 } } else { 1 };
+    let mut last_upload = first.uploaded_at;
+    for c in 1..copies {
+        let mut copy = first.clone();
+        copy.event_id = event_id(seed, stream, b, c);
+        let r: f64 = rng.random();
+        copy.uploaded_at = if r < 0.08 {
+            last_upload // an exact tie, broken by event_id
+        } else if r < 0.23 {
+            last_upload + Duration::hours(24) + Duration::seconds(rng.random_range(0..3600))
+        } else {
+            last_upload + Duration::seconds(rng.random_range(30..1800))
+        };
+        last_upload = copy.uploaded_at;
+        out.push(copy);
+    }
 }
 
 #[cfg(test)]

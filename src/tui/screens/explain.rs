@@ -1,0 +1,54 @@
+//! Explain: why v1 differs from the recompute, per country (missed baskets, double-counted
+//! copies); Enter lists the baskets behind a country's numbers.
+
+use super::Home;
+use crate::tui::app::{App, Popup};
+use crate::tui::draw::{self, Drawn};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+
+pub(super) struct Explain;
+
+impl Home for Explain {
+    fn table(&self, app: &App) -> Option<crate::reports::Table> {
+        app.view.as_ref().map(|v| v.explain.table())
+    }
+
+    fn drill(&self, app: &App, row: usize) -> Option<Popup> {
+        let e = &app.view.as_ref()?.explain;
+        let c = e.countries.get(row)?;
+        let money = |v| crate::money::format_major(v, &c.currency);
+        let mut body = format!(
+            "{} {}: {} missed basket(s), {} extra copies\n\n",
+            e.business_date, c.country, c.missed_baskets, c.double_counted_copies
+        );
+        for b in c.missed.iter().take(200) {
+            body.push_str(&format!(
+                "missed  {}  {}  landed in upload {}  {}\n",
+                b.basket_id,
+                b.store_id,
+                b.upload_date,
+                money(b.revenue_minor)
+            ));
+        }
+        for b in c.double_counted.iter().take(200) {
+            body.push_str(&format!(
+                "twice   {}  {}  {} copies in the run  +{}\n",
+                b.basket_id,
+                b.store_id,
+                b.copies_in_run,
+                money(b.revenue_minor)
+            ));
+        }
+        Some(Popup::Detail { title: format!("baskets behind {} {}", c.country, e.business_date), body })
+    }
+
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
+        let v = app.view.as_ref()?;
+        let d = v.check.business_date;
+        let [table, notes] = Layout::vertical([Constraint::Min(5), Constraint::Length(5)]).areas(area);
+        draw::draw_main_table(f, app, &v.explain.table(), table, format!("{d}: recompute - missed + double counted = v1"), out);
+        draw::draw_notes(f, &app.theme, &crate::reports::Report::notes(&v.explain), notes);
+        Some(())
+    }
+}

@@ -1,0 +1,55 @@
+//! History: every version of the date, snapshot by snapshot, with why it changed; Enter explains
+//! a change, `b` rolls every date back to the row's snapshot.
+
+use super::Home;
+use crate::tui::app::{App, Popup};
+use crate::tui::draw::{self, Drawn};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Span;
+use ratatui::widgets::{Block, Borders, Paragraph, Sparkline, Wrap};
+
+pub(super) struct History;
+
+impl Home for History {
+    fn table(&self, app: &App) -> Option<crate::reports::Table> {
+        app.view.as_ref().map(|v| v.history.table())
+    }
+
+    fn snapshot_at(&self, app: &App, row: usize) -> Option<i64> {
+        app.view.as_ref()?.history.snapshot_at_row(row)
+    }
+
+    fn drill(&self, app: &App, row: usize) -> Option<Popup> {
+        let h = &app.view.as_ref()?.history;
+        let s = self.snapshot_at(app, row)?;
+        let e = h.entries.iter().find(|e| e.snapshot_id == s)?;
+        let mut body = format!("snapshot {} ({}) — {}\n\n", e.snapshot_id, e.operation.as_str(), e.trigger.detail);
+        for c in &e.countries {
+            body.push_str(&format!(
+                "{}: {} baskets, {} ({}, {})\n  {}\n",
+                c.country,
+                crate::money::format_count(c.baskets),
+                crate::money::format_major(c.revenue_minor, &c.currency),
+                crate::money::format_count_delta(c.baskets_delta),
+                crate::money::format_delta(c.revenue_delta_minor, &c.currency),
+                c.attribution
+            ));
+        }
+        Some(Popup::Detail { title: format!("why {} changed", h.business_date), body })
+    }
+
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
+        let t = &app.theme;
+        let v = app.view.as_ref()?;
+        let [head, spark, table] = Layout::vertical([Constraint::Length(2), Constraint::Length(4), Constraint::Min(4)]).areas(area);
+        f.render_widget(Paragraph::new(v.history.status.describe()).style(t.text()).wrap(Wrap { trim: true }), head);
+        let values: Vec<u64> = v.history.entries.iter().map(|e| e.countries.iter().map(|c| c.baskets.max(0) as u64).sum()).collect();
+        let block =
+            Block::default().borders(Borders::ALL).title(Span::styled("baskets at each snapshot", t.muted())).border_style(t.border(false));
+        f.render_widget(Sparkline::default().data(&values).style(t.bar(false)).block(block), spark);
+        let title = format!("history of {}: Enter explains a change, b rolls back", v.check.business_date);
+        draw::draw_main_table(f, app, &v.history.table(), table, title, out);
+        Some(())
+    }
+}
