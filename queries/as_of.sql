@@ -67,4 +67,5 @@ WITH later AS (
 SELECT s.store_id, coalesce(c.old_country, s.country) AS country, coalesce(c.old_timezone, s.timezone) AS timezone,
        coalesce(c.old_currency, s.currency) AS currency
 FROM raw.stores s LEFT JOIN later c USING (store_id)
+WHERE coalesce(c.old_timezone, s.timezone) <> ''  -- a store added since: not yet there
 ORDER BY s.store_id;

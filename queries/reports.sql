@@ -67,7 +67,17 @@ DELETE FROM recompute.lateness;
 
 -- name: lateness_fill
 -- Upload date minus business date, in events and distinct baskets: over every country (country
--- NULL) and per country, in one pass over bronze, through file $newest_file.
+-- NULL) and per country, in one pass over bronze, through file $newest_file. Baskets are told
+-- apart by basket_key (8 bytes, not the id's text: within the lab's memory limit on the full
+-- world), which landing checks no two basket_ids share; lateness_fill_by_id is for a lab where
+-- some do.
+INSERT INTO recompute.lateness
+SELECT $newest_file::INTEGER, country, days, count(*), count(DISTINCT basket_key)
+FROM (SELECT country, (upload_date - business_date)::BIGINT AS days, basket_key FROM bronze.current_events)
+GROUP BY GROUPING SETS ((days), (country, days));
+
+-- name: lateness_fill_by_id
+-- lateness_fill, for a lab where two basket_ids share a key: baskets told apart by their ids.
 INSERT INTO recompute.lateness
 SELECT $newest_file::INTEGER, country, days, count(*), count(DISTINCT basket_id)
 FROM (SELECT country, (upload_date - business_date)::BIGINT AS days, basket_id FROM bronze.current_events)

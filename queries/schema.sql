@@ -15,7 +15,8 @@ CREATE SCHEMA IF NOT EXISTS audit;
 CREATE SCHEMA IF NOT EXISTS recompute;
 CREATE TABLE IF NOT EXISTS raw.stores (
     store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, timezone VARCHAR NOT NULL, currency VARCHAR NOT NULL);
--- Every change of a landed store's row (a store correction): the row before and after, the
+-- Every change of a landed store's row (a store correction; an empty old row: a store stores.csv
+-- added whose lines had been quarantined as an unknown store): the row before and after, the
 -- landing that brought it, the first snapshot that sees it, and the v2 run that rebuilt the
 -- dates it moved (NULL until one has). raw.stores holds each store's newest row; with these,
 -- its row as of any snapshot is known. The landing re-derives every file whose lines depend on

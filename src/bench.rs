@@ -44,7 +44,7 @@ pub struct Baseline {
     pub same_fingerprint: bool,
 }
 
-pub fn median(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
     if n == 0 {
@@ -86,7 +86,7 @@ fn vm_hwm_kib(pid: u32) -> Option<u64> {
 /// Runs a command to completion and returns its wall time, its peak RSS in MiB and its stdout.
 /// The peak is VmHWM, polled while the child runs: wait4's ru_maxrss would also count the
 /// pages the child shared with this (large) process between fork and exec.
-pub fn run_child(cmd: &mut std::process::Command) -> Result<(Duration, f64, String)> {
+pub(crate) fn run_child(cmd: &mut std::process::Command) -> Result<(Duration, f64, String)> {
     let started = Instant::now();
     let mut child =
         cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::inherit()).spawn().wrap_err("starting a child process")?;
@@ -129,7 +129,7 @@ fn machine() -> String {
 
 /// The hidden child phase: land every upload of `world` into a fresh lab, then run v2 for every
 /// upload newest first. Prints the fingerprint.
-pub fn land_and_backfill(world: &Path, lab_dir: &Path) -> Result<String> {
+pub(crate) fn land_and_backfill(world: &Path, lab_dir: &Path) -> Result<String> {
     if lab_dir.exists() {
         std::fs::remove_dir_all(lab_dir)?;
     }

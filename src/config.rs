@@ -64,9 +64,10 @@ pub struct Setting<T> {
     pub source: Source,
 }
 
+#[cfg(test)]
 impl<T> Setting<T> {
     /// The flag's value when one was given, else this.
-    pub fn or_flag(self, flag: Option<T>, name: &str) -> Setting<T> {
+    fn or_flag(self, flag: Option<T>, name: &str) -> Setting<T> {
         match flag {
             Some(value) => Setting { value, source: Source::Flag(name.to_string()) },
             None => self,
@@ -108,7 +109,7 @@ pub fn load() -> Result<Config> {
 /// The config file is small; anything larger is not one.
 const MAX_BYTES: u64 = 1 << 20;
 
-pub fn load_from(path: &Path) -> Result<Config> {
+pub(crate) fn load_from(path: &Path) -> Result<Config> {
     let found = path.is_file();
     let file: File = if found {
         let len = std::fs::metadata(path)?.len();
@@ -155,7 +156,7 @@ pub fn load_from(path: &Path) -> Result<Config> {
 
 /// `recount config`: each effective value and where it came from, and the explorer's keys.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct ConfigReport {
+pub(crate) struct ConfigReport {
     pub path: PathBuf,
     pub found: bool,
     pub settings: Vec<SettingRow>,
@@ -163,14 +164,14 @@ pub struct ConfigReport {
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct SettingRow {
+pub(crate) struct SettingRow {
     pub setting: String,
     pub value: String,
     pub source: Source,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct KeyRow {
+pub(crate) struct KeyRow {
     pub action: String,
     pub keys: String,
     pub source: Source,

@@ -49,6 +49,6 @@ impl std::fmt::Display for LabError {
 impl std::error::Error for LabError {}
 
 /// The `LabError` behind a report, if any (through any context added since).
-pub fn lab_error(report: &color_eyre::Report) -> Option<&LabError> {
+pub(crate) fn lab_error(report: &color_eyre::Report) -> Option<&LabError> {
     report.downcast_ref::<LabError>()
 }

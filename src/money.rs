@@ -9,7 +9,7 @@ pub fn digits(code: &str) -> Option<u32> {
 }
 
 /// Why `code` cannot be a store's currency, if it cannot.
-pub fn refuse(code: &str) -> Option<String> {
+pub(crate) fn refuse(code: &str) -> Option<String> {
     match iso_currency::Currency::from_code(code) {
         None => Some(format!("currency '{code}' is not an ISO-4217 code")),
         Some(c) if c.exponent().is_none() => Some(format!("currency '{code}' ({}) has no minor unit in ISO-4217", c.name())),
@@ -44,7 +44,7 @@ pub fn style(code: &str) -> CurrencyStyle {
 /// `£347,565.80`, `₹1,23,456.00`, `-S$5.10`, `¥1,091,969`, `KWD 1,491.936`; exact for every
 /// i64, by the currency's own digits. A code ISO-4217 does not list shows its minor units as
 /// they are: `XYZ 1,234 (minor units)`.
-pub fn format_major(minor: i64, code: &str) -> String {
+pub(crate) fn format_major(minor: i64, code: &str) -> String {
     let st = style(code);
     let sign = if minor < 0 { "-" } else { "" };
     let abs = minor.unsigned_abs();
@@ -63,7 +63,7 @@ pub fn format_major(minor: i64, code: &str) -> String {
 }
 
 /// Signed change, always with a sign: `+£5,423.19`, `-₹12.00`, `±£0.00`.
-pub fn format_delta(minor: i64, code: &str) -> String {
+pub(crate) fn format_delta(minor: i64, code: &str) -> String {
     match minor.signum() {
         1 => format!("+{}", format_major(minor, code)),
         0 => format!("±{}", format_major(0, code)),
@@ -76,10 +76,10 @@ pub fn format_delta(minor: i64, code: &str) -> String {
 /// values over every landed copy: 2^53 minor units (about 90 trillion pounds). Below it, no sum
 /// recount makes of a date can pass 64 bits; a landing that would pass it is refused, naming the
 /// store or country and the date.
-pub const MAX_DAY_REVENUE_MINOR: i64 = 1 << 53;
+pub(crate) const MAX_DAY_REVENUE_MINOR: i64 = 1 << 53;
 
 /// Adds `x` to `total`, or fails naming what overflowed: no sum of money wraps silently.
-pub fn add(total: &mut i64, x: i64, what: impl FnOnce() -> String) -> color_eyre::Result<()> {
+pub(crate) fn add(total: &mut i64, x: i64, what: impl FnOnce() -> String) -> color_eyre::Result<()> {
     *total = total.checked_add(x).ok_or_else(|| color_eyre::eyre::eyre!("{}: the sum passes 64 bits", what()))?;
     Ok(())
 }
@@ -90,7 +90,7 @@ pub fn format_count(n: i64) -> String {
 }
 
 /// Signed count with thousands separators: `+7,399`, `+0`, `-12`.
-pub fn format_count_delta(n: i64) -> String {
+pub(crate) fn format_count_delta(n: i64) -> String {
     if n < 0 { format_count(n) } else { format!("+{}", format_count(n)) }
 }
 

@@ -14,7 +14,7 @@ struct State {
     step: Option<(u64, u64)>,
 }
 
-pub struct Progress {
+pub(crate) struct Progress {
     state: Arc<Mutex<State>>,
     stop: Option<mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,

@@ -33,7 +33,7 @@ pub struct Recount {
 
 /// Names and sizes of the raw zone's files, and the superseded versions kept beside them: every
 /// version is immutable and a correction always adds one, so this identifies the content.
-pub fn manifest(raw_root: &Path) -> Result<String> {
+pub(crate) fn manifest(raw_root: &Path) -> Result<String> {
     let mut parts = Vec::new();
     let stores = raw_root.join(raw::STORES_FILE);
     if stores.exists() {
@@ -125,7 +125,7 @@ pub fn recount(raw_root: &Path) -> Result<Recount> {
 /// The recount of business date `d` over the raw zone as it was when snapshot `snapshot_id` was
 /// recorded: the file versions current then, read from the lab's raw zone (a version replaced
 /// since is read from where it is kept). Per store, as the cache gives it for now.
-pub fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> Result<Vec<crate::store::StoreFigures>> {
+pub(crate) fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> Result<Vec<crate::store::StoreFigures>> {
     let raw_root = lab.raw_root();
     if !raw_root.join(raw::STORES_FILE).exists() {
         return Ok(Vec::new());
@@ -233,13 +233,13 @@ fn group(c: Columns) -> PolarsResult<Vec<GoldRow>> {
 }
 
 /// Whether the lab's cached recount counted the raw zone as it is.
-pub fn is_cached(lab: &Lab) -> Result<bool> {
+pub(crate) fn is_cached(lab: &Lab) -> Result<bool> {
     Ok(lab.store().recount_manifest()?.as_deref() == Some(manifest(&lab.raw_root())?.as_str()))
 }
 
 /// Makes sure the lab's cached recount matches its raw zone; recounts when it does not.
 /// Returns true when it had to recount.
-pub fn ensure_cached(lab: &Lab) -> Result<bool> {
+pub(crate) fn ensure_cached(lab: &Lab) -> Result<bool> {
     let raw_root = lab.raw_root();
     let now = manifest(&raw_root)?;
     if lab.store().recount_manifest()?.as_deref() == Some(now.as_str()) {

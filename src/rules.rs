@@ -9,7 +9,7 @@ pub const DEFAULT_LATE_DAYS: u32 = 2;
 
 /// The widest window recount accepts: a year. A date's window is walked day by day (its missing
 /// uploads, its status), so the bound keeps every command's work and output bounded.
-pub const MAX_LATE_DAYS: u32 = 366;
+pub(crate) const MAX_LATE_DAYS: u32 = 366;
 
 /// Whether a row of `upload` dated `d` is future-dated: after `upload + 1`, so it cannot have
 /// been sold yet (a till's clock). Such a row never enters silver or gold, whatever the window,
@@ -19,7 +19,7 @@ pub fn future_dated(upload: NaiveDate, d: NaiveDate) -> bool {
 }
 
 /// What to call rows outside every window: future-dated, or beyond the window.
-pub fn outside_window_word(future_dated: bool) -> &'static str {
+pub(crate) fn outside_window_word(future_dated: bool) -> &'static str {
     if future_dated { "future-dated (clock error?)" } else { "beyond the window" }
 }
 
@@ -42,7 +42,7 @@ impl LatenessWindow {
 
     /// The window a date was last built with (`None`: never built, or only restored): the
     /// default then.
-    pub fn as_built(late_days: Option<i32>) -> Self {
+    pub(crate) fn as_built(late_days: Option<i32>) -> Self {
         late_days.and_then(|l| u32::try_from(l).ok()).map(|l| Self::new(l.min(MAX_LATE_DAYS))).unwrap_or_default()
     }
 
@@ -52,7 +52,7 @@ impl LatenessWindow {
     }
 
     /// The last upload that can feed `d`.
-    pub fn last_upload(self, d: NaiveDate) -> NaiveDate {
+    pub(crate) fn last_upload(self, d: NaiveDate) -> NaiveDate {
         d.checked_add_days(Days::new(self.late_days.into())).unwrap_or(NaiveDate::MAX)
     }
 
@@ -62,13 +62,13 @@ impl LatenessWindow {
     }
 
     /// The oldest business date a run of `upload` rebuilds: older rows of it are beyond the window.
-    pub fn oldest_affected(self, upload: NaiveDate) -> NaiveDate {
+    pub(crate) fn oldest_affected(self, upload: NaiveDate) -> NaiveDate {
         upload.checked_sub_days(Days::new(self.late_days.into())).unwrap_or(NaiveDate::MIN)
     }
 
     /// Uploads of `d`'s window that have not landed. Days before the first landed upload are not
     /// awaited: the lab's history starts there.
-    pub fn missing_uploads(self, landed: &[NaiveDate], d: NaiveDate) -> Vec<NaiveDate> {
+    pub(crate) fn missing_uploads(self, landed: &[NaiveDate], d: NaiveDate) -> Vec<NaiveDate> {
         let (first, last) = (self.first_upload(d), self.last_upload(d));
         let window = first.iter_days().take_while(move |u| *u <= last);
         match landed.first() {
@@ -122,7 +122,8 @@ impl Finality {
         }
     }
 
-    pub fn is_provisional(&self) -> bool {
+    #[cfg(test)]
+    fn is_provisional(&self) -> bool {
         matches!(self, Finality::Provisional { .. })
     }
 }

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 /// Unicode's bidirectional controls: they reorder the text around them on screen, so a name can
 /// be made to read as another (the "Trojan Source" trick).
-pub fn is_bidi(c: char) -> bool {
+pub(crate) fn is_bidi(c: char) -> bool {
     matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
@@ -45,7 +45,7 @@ pub fn json(text: String) -> String {
 /// A CSV cell for a spreadsheet: no control or bidi character, and a cell that a spreadsheet
 /// would take for a formula (it begins with `=`, `+`, `-` or `@`) gets a leading apostrophe, so
 /// it is shown as the text it is. Numbers are written by the caller, not through this.
-pub fn for_csv(s: &str) -> Cow<'_, str> {
+pub(crate) fn for_csv(s: &str) -> Cow<'_, str> {
     let clean = for_terminal(s);
     if clean.starts_with(['=', '+', '-', '@']) { Cow::Owned(format!("'{clean}")) } else { clean }
 }

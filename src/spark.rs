@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The Iceberg runtime the setup installs (Spark 3.5, Scala 2.12).
-pub const ICEBERG_JAR: &str = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar";
+pub(crate) const ICEBERG_JAR: &str = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar";
 /// The environment variable that names the setup's directory.
-pub const HOME_VAR: &str = "RECOUNT_SPARK_HOME";
+pub(crate) const HOME_VAR: &str = "RECOUNT_SPARK_HOME";
 
 /// The driver, a Python package (`python -m recount_spark`): each module's file name and text.
 const DRIVER: &[(&str, &str)] = &[
@@ -43,7 +43,7 @@ const PACKAGE: &str = "recount_spark";
 /// The version of the rules Spark applies, which every input hash covers (as the lab's cover
 /// `lake::code_version`): the package version and a digest of the Spark SQL and the line parser.
 /// A changed rule changes every hash, so the next run rebuilds every date it touches.
-pub fn rules_version() -> String {
+pub(crate) fn rules_version() -> String {
     let mut h = md5::Md5::new();
     for (name, text) in QUERIES.iter().chain(DRIVER.iter().filter(|(n, _)| *n == "parse.py")) {
         h.update(name);
@@ -141,7 +141,7 @@ pub fn setup(home: &Path) -> Result<i32> {
 
 /// Where one driver call runs, and on what.
 #[derive(Debug, Clone)]
-pub struct Driver {
+pub(crate) struct Driver {
     pub setup: Setup,
     pub warehouse: PathBuf,
     pub master: String,
@@ -165,7 +165,12 @@ enum Line {
 
 impl Driver {
     /// Runs `python -m recount_spark COMMAND ARGS`, calling `on_progress` per step, and returns its result.
-    pub fn call<T: for<'de> Deserialize<'de>>(&self, command: &str, args: &[String], mut on_progress: impl FnMut(&Step)) -> Result<T> {
+    pub(crate) fn call<T: for<'de> Deserialize<'de>>(
+        &self,
+        command: &str,
+        args: &[String],
+        mut on_progress: impl FnMut(&Step),
+    ) -> Result<T> {
         let job = self.setup.job()?;
         let logs = self.setup.home.join("logs");
         std::fs::create_dir_all(&logs).wrap_err_with(|| format!("creating {}", logs.display()))?;
@@ -232,7 +237,7 @@ fn one_line(text: &str) -> String {
 }
 
 /// The line of a log that says what went wrong: the last Python or Java exception line.
-pub fn summarise_log(text: &str) -> Option<String> {
+pub(crate) fn summarise_log(text: &str) -> Option<String> {
     let is_exception = |l: &str| {
         let head = l.split(':').next().unwrap_or("");
         !head.contains(' ') && (head.ends_with("Error") || head.ends_with("Exception")) && l.contains(':')
@@ -254,7 +259,7 @@ fn prune_logs(dir: &Path, keep: usize) {
 // --- what the driver answers ---------------------------------------------------------------------
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct SparkFingerprint {
+pub(crate) struct SparkFingerprint {
     pub rows: i64,
     pub md5: String,
     pub as_of: Option<i64>,
@@ -303,6 +308,9 @@ pub struct Landing {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct StoresLanded {
     pub changed: Vec<String>,
+    /// Stores stores.csv adds whose lines had been quarantined as an unknown store.
+    #[serde(default)]
+    pub readmitted: Vec<String>,
     pub removed: Vec<String>,
     pub rederived_files: i64,
 }
@@ -332,7 +340,7 @@ impl SparkRunReport {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunDate {
+pub(crate) struct RunDate {
     pub business_date: NaiveDate,
     pub action: String,
     pub input_rows: i64,
@@ -344,7 +352,7 @@ pub struct RunDate {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Beyond {
+pub(crate) struct Beyond {
     pub business_date: NaiveDate,
     pub currency: String,
     pub rows: i64,
@@ -352,7 +360,7 @@ pub struct Beyond {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SparkRun {
+pub(crate) struct SparkRun {
     /// The upload the run is for; None for a store correction's run.
     pub upload: Option<NaiveDate>,
     pub trigger: String,
@@ -374,7 +382,7 @@ pub struct SparkRun {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SparkRunReport {
+pub(crate) struct SparkRunReport {
     pub landings: Vec<Landing>,
     #[serde(default)]
     pub stores: StoresLanded,
@@ -479,6 +487,15 @@ impl Report for SparkRunReport {
                     "store correction: {} ({} file version(s) re-derived; rebuilt by its own run)",
                     crate::sanitize::for_terminal(c),
                     self.stores.rederived_files
+                ),
+            });
+        }
+        for id in &self.stores.readmitted {
+            notes.push(Note {
+                status: Status::Info,
+                text: format!(
+                    "store {} added: its lines quarantined as an unknown store are read again",
+                    crate::sanitize::for_terminal(id)
                 ),
             });
         }
@@ -606,7 +623,7 @@ pub struct GoldRow {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct GoldOfDate {
+pub(crate) struct GoldOfDate {
     pub business_date: NaiveDate,
     pub snapshot_id: Option<i64>,
     pub rows: Vec<GoldRow>,
@@ -614,7 +631,7 @@ pub struct GoldOfDate {
 
 /// Spark's gold of a date beside the lab's, store by store.
 #[derive(Debug, Clone, Serialize)]
-pub struct SparkCheck {
+pub(crate) struct SparkCheck {
     pub business_date: NaiveDate,
     pub spark_snapshot_id: Option<i64>,
     pub lab: PathBuf,
@@ -623,7 +640,7 @@ pub struct SparkCheck {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct StoreComparison {
+pub(crate) struct StoreComparison {
     pub store_id: String,
     pub country: String,
     pub currency: String,
@@ -730,13 +747,13 @@ pub struct EvidenceFile {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct EvidenceReport {
+pub(crate) struct EvidenceReport {
     pub files: Vec<EvidenceFile>,
     pub comparison: serde_json::Value,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RollbackReport {
+pub(crate) struct RollbackReport {
     pub snapshot_id: i64,
     pub silver_snapshot_id: Option<i64>,
     /// Gold as of the snapshot, read by time travel (VERSION AS OF) before the rollback.
@@ -746,7 +763,7 @@ pub struct RollbackReport {
 }
 
 /// The driver's arguments for a run of `uploads`, in the order given.
-pub fn run_args(world: &Path, uploads: &[NaiveDate], late_days: u32, daily: bool, trigger: &str) -> Vec<String> {
+pub(crate) fn run_args(world: &Path, uploads: &[NaiveDate], late_days: u32, daily: bool, trigger: &str) -> Vec<String> {
     let mut args = vec![
         "--world".to_string(),
         world.display().to_string(),

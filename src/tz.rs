@@ -8,7 +8,7 @@ pub fn business_date(instant: DateTime<Utc>, zone: Tz) -> NaiveDate {
     instant.with_timezone(&zone).date_naive()
 }
 
-pub fn parse_zone(name: &str) -> Result<Tz, String> {
+pub(crate) fn parse_zone(name: &str) -> Result<Tz, String> {
     name.parse::<Tz>().map_err(|_| format!("unknown time zone '{name}' (expected an IANA name such as Europe/London)"))
 }
 

@@ -142,26 +142,31 @@ fn a_currency_correction_takes_in_lines_it_made_valid_and_a_store_gone_from_stor
             event("e1", "b1", "LON1", "2026-10-20T10:00:00Z", "2026-10-20T18:00:00Z", "GBP", &[1000]),
             event("e2", "b2", "LON1", "2026-10-20T11:00:00Z", "2026-10-20T18:00:00Z", "EUR", &[2000]),
             event("e3", "b3", "SIN1", "2026-10-20T03:00:00Z", "2026-10-20T18:00:00Z", "SGD", &[300]),
+            event("e4", "b4", "NEW1", "2026-10-20T12:00:00Z", "2026-10-20T18:00:00Z", "GBP", &[500]),
         ],
     );
     let mut lab = open_lab(dir.path());
     daily(&mut lab, &w.root);
     let q = reports::listings::quarantine(&lab, None).unwrap();
-    assert_eq!(q.rows.len(), 1, "EUR is not LON1's currency yet: {q:?}");
+    assert_eq!(q.rows.len(), 2, "EUR is not LON1's currency yet, and NEW1 is no store yet: {q:?}");
 
-    // LON1 really takes euros (a store in Dublin); SIN1 is gone from the file.
-    let fixed = "store_id,country,timezone,currency\nLON1,IE,Europe/Dublin,EUR\nBLR1,IN,Asia/Kolkata,INR\n";
+    // LON1 really takes euros (a store in Dublin); SIN1 is gone from the file; NEW1 is added.
+    let fixed = "store_id,country,timezone,currency\nLON1,IE,Europe/Dublin,EUR\nBLR1,IN,Asia/Kolkata,INR\nNEW1,GB,Europe/London,GBP\n";
     let world = dir.path().join("fixed");
     copy_dir(&w.root, &world);
     std::fs::write(world.join("stores.csv"), fixed).unwrap();
     let landed = land::land(&mut lab, &world, &uploads(&world)).unwrap();
     assert_eq!(landed.stores_removed, vec!["SIN1".to_string()]);
+    assert_eq!(landed.stores_readmitted, vec!["NEW1".to_string()]);
     assert!(landed.render().contains("store SIN1 is no longer in stores.csv: the lab keeps it"), "{}", landed.render());
     let run = v2::run_store_changes(&lab, opts()).unwrap().unwrap();
-    assert_eq!(run.snapshot.trigger.detail, "store LON1: country GB → IE, time zone Europe/London → Europe/Dublin, currency GBP → EUR");
+    assert_eq!(
+        run.snapshot.trigger.detail,
+        "store LON1: country GB → IE, time zone Europe/London → Europe/Dublin, currency GBP → EUR; store NEW1: added (GB, Europe/London, GBP)"
+    );
 
-    // e2 counts now and e1 is quarantined; SIN1's basket is still counted. The quarantine lists
-    // the current version's lines only.
+    // e2 and NEW1's e4 count now and e1 is quarantined; SIN1's basket is still counted. The
+    // quarantine lists the current version's lines only.
     let q = reports::listings::quarantine(&lab, None).unwrap();
     assert_eq!(q.rows.len(), 1, "{q:?}");
     assert!(q.rows[0].reason.contains("'GBP' differs from store LON1's EUR"), "{q:?}");
@@ -173,8 +178,20 @@ fn a_currency_correction_takes_in_lines_it_made_valid_and_a_store_gone_from_stor
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    assert_eq!(rows, vec![("LON1".into(), "IE".into(), "EUR".into(), 2000), ("SIN1".into(), "SG".into(), "SGD".into(), 300)]);
-    // The diff per country sums: GB lost its basket, IE gained one.
+    assert_eq!(
+        rows,
+        vec![
+            ("LON1".into(), "IE".into(), "EUR".into(), 2000),
+            ("NEW1".into(), "GB".into(), "GBP".into(), 500),
+            ("SIN1".into(), "SG".into(), "SGD".into(), 300)
+        ]
+    );
+    // A build from scratch on the corrected stores, with SIN1's row as the lab keeps it.
+    let kept = dir.path().join("kept");
+    copy_dir(&world, &kept);
+    std::fs::write(kept.join("stores.csv"), format!("{fixed}SIN1,SG,Asia/Singapore,SGD\n")).unwrap();
+    assert_eq!(fingerprint(&lab), from_scratch(dir.path(), &kept), "gold equals a build on the corrected stores");
+    // The diff per country sums: GB lost LON1's basket and gained NEW1's, IE gained one.
     let d = day("2026-10-20");
     let diff = reports::history::diff(&lab, d, Some(run.snapshot.snapshot_id - 1), Some(run.snapshot.snapshot_id)).unwrap();
     let mut parts: Vec<(String, ChangeKind, i64, i64)> = diff
@@ -184,5 +201,12 @@ fn a_currency_correction_takes_in_lines_it_made_valid_and_a_store_gone_from_stor
         .flat_map(|c| c.parts.iter().map(|p| (c.country.clone(), p.kind, p.baskets_delta, p.revenue_delta_minor)))
         .collect();
     parts.sort();
-    assert_eq!(parts, vec![("GB".into(), ChangeKind::StoreMovedOut, -1, -1000), ("IE".into(), ChangeKind::StoreMovedIn, 1, 2000)]);
+    assert_eq!(
+        parts,
+        vec![
+            ("GB".into(), ChangeKind::StoreMovedIn, 1, 500),
+            ("GB".into(), ChangeKind::StoreMovedOut, -1, -1000),
+            ("IE".into(), ChangeKind::StoreMovedIn, 1, 2000)
+        ]
+    );
 }

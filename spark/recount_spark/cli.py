@@ -36,7 +36,7 @@ def cmd_run(a: argparse.Namespace) -> None:
         """Landing held this upload back (a file it could not read whole): it gets no run."""
         return any(r["upload"] == str(u) and r.get("held") for r in landings)
 
-    stores: dict[str, Any] = {"changed": [], "removed": [], "rederived_files": 0}
+    stores: dict[str, Any] = {"changed": [], "readmitted": [], "removed": [], "rederived_files": 0}
 
     def land(batch: list[dt.date]) -> None:
         """Lands `batch`, then rebuilds for any store correction pending (its own run, first)."""
@@ -45,6 +45,7 @@ def cmd_run(a: argparse.Namespace) -> None:
         landings += reports
         got = plan.report()
         stores["changed"] += got["changed"]
+        stores["readmitted"] += got["readmitted"]
         stores["removed"] = got["removed"]
         stores["rederived_files"] += got["rederived_files"]
         rebuilt = w.v2_store_changes(a.late_days)

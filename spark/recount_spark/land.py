@@ -43,11 +43,14 @@ class StorePlan:
     removed: list[str]
     rederived: set[tuple[dt.date, str, int]] = field(default_factory=set)
     landed_now: dict[str, dict[str, str]] = field(default_factory=dict)
+    # New stores whose lines had been quarantined as an unknown store: they count now.
+    readmitted: list[dict[str, str]] = field(default_factory=list)
 
     def report(self) -> dict[str, Any]:
         return {
             "changed": [describe_change(n["store_id"], tuple(o[f] for f in FIELDS), tuple(n[f] for f in FIELDS))  # type: ignore[arg-type]
                         for o, n in self.changes],
+            "readmitted": [s["store_id"] for s in self.readmitted],
             "removed": self.removed,
             "rederived_files": len(self.rederived),
         }
@@ -94,7 +97,11 @@ def plan(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[ToLand]
                 report["unchanged"].append(n)
         report["missing"] = sorted(n for (d, n) in w.files if d == u and n not in names)
         reports.append(report)
-    rederive(w, world, [n["store_id"] for _, n in changes] + [i for i in offered if i not in landed], todo, stores)
+    if w.files:
+        new = [s for i, s in offered.items() if i not in landed]
+        unknown = {r.store_id for r in w.sql("land", "unknown_stores").collect()} if new else set()
+        stores.readmitted = [s for s in new if s["store_id"] in unknown]
+        rederive(w, world, [n["store_id"] for _, n in changes] + [s["store_id"] for s in stores.readmitted], todo, stores)
     return todo, reports, stores
 
 
@@ -133,15 +140,16 @@ def record_stores(w: Warehouse, stores: StorePlan) -> None:
     from pyspark.sql import Row
     from pyspark.sql import functions as F
 
-    if stores.changes:
+    logged: list[tuple[dict[str, str] | None, dict[str, str]]] = [*stores.changes, *((None, s) for s in stores.readmitted)]
+    if logged:
         now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
         first = last_store_change(w.path) + 1
         files = ",".join(sorted(f"{u}/{n}/{v}" for u, n, v in stores.rederived))
         rows = [
-            Row(event="landed", change_id=first + i, store_id=n["store_id"], old_country=o["country"], old_timezone=o["timezone"],
-                old_currency=o["currency"], new_country=n["country"], new_timezone=n["timezone"], new_currency=n["currency"],
-                files=files, run=None, snapshot_id=None, at=now)
-            for i, (o, n) in enumerate(stores.changes)
+            Row(event="landed", change_id=first + i, store_id=n["store_id"], old_country=o and o["country"],
+                old_timezone=o and o["timezone"], old_currency=o and o["currency"], new_country=n["country"],
+                new_timezone=n["timezone"], new_currency=n["currency"], files=files, run=None, snapshot_id=None, at=now)
+            for i, (o, n) in enumerate(logged)
         ]
         w.spark.createDataFrame(rows, schema=w.spark.table(STORE_CHANGES).schema).writeTo(STORE_CHANGES).append()
     if sorted(stores.landed_now.values(), key=lambda r: r["store_id"]) != stores.stores:

@@ -82,9 +82,11 @@ def last_store_change(warehouse: str) -> int:
     return max((r["change_id"] for r in rows), default=0)
 
 
-def describe_change(store_id: str, old: tuple[str, str, str], new: tuple[str, str, str]) -> str:
+def describe_change(store_id: str, old: tuple[str | None, str | None, str | None], new: tuple[str, str, str]) -> str:
     """A store's change in words, as the lab's raw::stores::describe_change: each field that
-    changed, "name old → new"."""
+    changed, "name old → new"; from no row, a store added."""
+    if not any(old):
+        return f"store {store_id}: added ({new[0]}, {new[1]}, {new[2]})"
     parts = [f"{name} {o} → {n}" for name, o, n in zip(("country", "time zone", "currency"), old, new, strict=True) if o != n]
     return f"store {store_id}: {', '.join(parts)}"
 

@@ -19,6 +19,7 @@ class StoreChanges(unittest.TestCase):
                          "store S1: time zone Europe/London → America/New_York")
         self.assertEqual(describe_change("S1", london, ("US", "America/New_York", "USD")),
                          "store S1: country GB → US, time zone Europe/London → America/New_York, currency GBP → USD")
+        self.assertEqual(describe_change("N1", (None, None, None), london), "store N1: added (GB, Europe/London, GBP)")
 
 
 if __name__ == "__main__":

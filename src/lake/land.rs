@@ -70,6 +70,8 @@ pub struct LandReport {
     pub stores_added: usize,
     /// Store corrections: landed stores whose row stores.csv now gives otherwise.
     pub stores_changed: Vec<raw::StoreChange>,
+    /// Stores stores.csv adds whose lines had been quarantined as an unknown store: read again.
+    pub stores_readmitted: Vec<String>,
     /// Landed stores stores.csv no longer lists: kept, with their row as landed.
     pub stores_removed: Vec<String>,
     /// File versions re-derived from their own bytes for the store corrections, and their events.
@@ -127,7 +129,13 @@ impl LandReport {
         for c in &self.stores_changed {
             s.push_str(&format!("store correction: {}\n", c.describe()));
         }
-        if !self.stores_changed.is_empty() {
+        for id in &self.stores_readmitted {
+            s.push_str(&format!(
+                "store {} added: its lines quarantined as an unknown store are read again\n",
+                crate::sanitize::for_terminal(id)
+            ));
+        }
+        if !self.stores_changed.is_empty() || !self.stores_readmitted.is_empty() {
             s.push_str(&format!(
                 "  {} file version(s) re-derived from their own bytes ({} events); the next v2 run rebuilds the dates they move\n",
                 self.rederived_files,
@@ -447,7 +455,7 @@ pub struct HeldUpload {
 
 /// A raw file that cannot be landed at all (its upload is held back, not the others).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadFile {
+pub(crate) struct BadFile {
     pub upload_date: NaiveDate,
     pub file: String,
     pub reason: String,
@@ -493,6 +501,7 @@ fn land_once(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: Optio
                 partitions: landed.partitions,
                 stores_added: plan.new_stores.len(),
                 stores_changed: plan.changed_stores.clone(),
+                stores_readmitted: plan.readmitted_stores.iter().map(|s| s.store_id.clone()).collect(),
                 stores_removed: plan.removed_stores.clone(),
                 rederived_files: plan.todo.iter().filter(|f| f.rederived).count(),
                 rederived_events: landed.rederived_events,
@@ -516,6 +525,8 @@ struct Plan {
     stores: StoreTable,
     new_stores: Vec<raw::Store>,
     changed_stores: Vec<raw::StoreChange>,
+    /// New stores whose lines were quarantined as an unknown store: they count now.
+    readmitted_stores: Vec<raw::Store>,
     removed_stores: Vec<String>,
     /// Each file to land, new or a correction, or re-derived for a store correction.
     todo: Vec<ToLand>,
@@ -551,12 +562,13 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
     for &d in dates {
         partitions.push(plan_partition(world, d, &landed_files, &mut todo)?);
     }
-    rederive(lab, &landed_files, changed_stores.iter().map(|c| &c.new).chain(&new_stores), &mut todo)?;
+    let readmitted_stores = rederive(lab, &landed_files, &changed_stores, &new_stores, &mut todo)?;
     Ok(Plan {
         dates: dates.to_vec(),
         stores: StoreTable::new(all_stores),
         new_stores,
         changed_stores,
+        readmitted_stores,
         removed_stores,
         todo,
         partitions,
@@ -619,13 +631,21 @@ fn plan_partition(
 /// A store correction, or a new store, re-derives every current file version whose lines depend
 /// on the store's row (`files_of_store`): the file's next version, from the bytes the raw zone
 /// holds, read under the new row. A file the landing corrects anyway is read under it already.
-fn rederive<'a>(
+fn rederive(
     lab: &Lab,
     landed: &HashMap<String, Vec<crate::store::LandedFile>>,
-    stores: impl Iterator<Item = &'a raw::Store>,
+    changed: &[raw::StoreChange],
+    new: &[raw::Store],
     todo: &mut Vec<ToLand>,
-) -> Result<()> {
+) -> Result<Vec<raw::Store>> {
+    if landed.is_empty() || (changed.is_empty() && new.is_empty()) {
+        return Ok(Vec::new());
+    }
     let raw_root = lab.raw_root();
+    // A new store has no events yet: only lines quarantined as its unknown store depend on it.
+    let unknown = if new.is_empty() { Default::default() } else { lab.store().unknown_stores()? };
+    let readmitted: Vec<raw::Store> = new.iter().filter(|s| unknown.contains(&s.store_id)).cloned().collect();
+    let stores = changed.iter().map(|c| &c.new).chain(&readmitted);
     for store in stores {
         for f in lab.store().files_of_store(&store.store_id)? {
             if todo.iter().any(|t| t.rel == f.file) {
@@ -642,7 +662,7 @@ fn rederive<'a>(
             });
         }
     }
-    Ok(())
+    Ok(readmitted)
 }
 
 /// The partition directories of the raw zone the files go to; those it makes are listed, so that
@@ -719,6 +739,9 @@ fn write_bronze(lab: &Lab, plan: &Plan, staged: &Staged, fail_after: Option<usiz
     for c in &plan.changed_stores {
         tx.change_store(&store_row(&c.old), &store_row(&c.new), landing_id, from_snapshot)?;
     }
+    for s in &plan.readmitted_stores {
+        tx.record_store_change(None, &store_row(s), landing_id, from_snapshot)?;
+    }
     for p in partitions.iter().filter(|p| p.exists && !plan.landed_partitions.contains(&p.upload_date)) {
         tx.insert_partition(p.upload_date, p.files_landed as i64, landing_id)?;
     }
@@ -790,7 +813,7 @@ fn parse_and_insert(lab: &Lab, tx: &mut Tx, plan: &Plan, staged: &Staged, first_
 }
 
 /// The corrections shipped with `world` (`world/corrections/`) that the lab has not landed.
-pub fn pending_corrections(lab: &Lab, world: &Path) -> Result<Vec<raw::corrections::Correction>> {
+pub(crate) fn pending_corrections(lab: &Lab, world: &Path) -> Result<Vec<raw::corrections::Correction>> {
     let landed = lab.store().landed_files()?;
     let uploads = lab.store().landed_uploads()?;
     raw::corrections::pending(world, &uploads, |rel, md5| landed.get(rel).is_some_and(|vs| vs.iter().any(|v| v.md5 == md5)))

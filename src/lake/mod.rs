@@ -19,7 +19,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use crate::store::LAB_FORMAT;
-pub const DB_FILE: &str = "recount.duckdb";
+pub(crate) const DB_FILE: &str = "recount.duckdb";
 const LOCK_FILE: &str = "recount.lock";
 /// How long opening a lab waits for another process's lock before it says who holds it.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
@@ -46,11 +46,11 @@ pub fn exists(root: &Path) -> bool {
 }
 
 /// The bundled sample world, committed with the source.
-pub fn sample_world_dir() -> PathBuf {
+pub(crate) fn sample_world_dir() -> PathBuf {
     std::env::var_os("RECOUNT_WORLD").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data"))
 }
 
-pub fn code_version() -> String {
+pub(crate) fn code_version() -> String {
     format!("{}+sql.{}", env!("CARGO_PKG_VERSION"), crate::store::rules_digest())
 }
 
@@ -103,7 +103,7 @@ impl Lab {
     /// a moment for a writer at work to finish. A lab this build has not written yet (another
     /// build's views, an older layout) is brought up to date by a writer's open first, when the
     /// lab can be written.
-    pub fn open_read(root: &Path) -> Result<Lab> {
+    pub(crate) fn open_read(root: &Path) -> Result<Lab> {
         match Lab::open_read_as_is(root) {
             Err(e) if matches!(lab_error(&e), Some(LabError::NeedsWriter(_))) => {
                 drop(Lab::open(root).wrap_err_with(|| format!("{e}; updating it needs a writer"))?);
@@ -151,14 +151,14 @@ impl Lab {
     }
 
     /// Whether this lab was opened for writing (or has begun writing since).
-    pub fn is_writer(&self) -> bool {
+    pub(crate) fn is_writer(&self) -> bool {
         self.lock.is_some()
     }
 
     /// A reader becomes the writer: it takes the lock (failing at once, with who holds it, if
     /// another process writes), reopens the database for writing (waiting for other readers
     /// quietly) and recovers what a killed command left. `end_writing` turns it back.
-    pub fn begin_writing(&mut self) -> Result<()> {
+    pub(crate) fn begin_writing(&mut self) -> Result<()> {
         if self.is_writer() {
             return Ok(());
         }
@@ -188,7 +188,7 @@ impl Lab {
     }
 
     /// Whether this lab may write its derived caches: as the writer, or on a private copy.
-    pub fn may_write_caches(&self) -> bool {
+    pub(crate) fn may_write_caches(&self) -> bool {
         self.is_writer() || self.copy.is_some()
     }
 
@@ -196,7 +196,7 @@ impl Lab {
     /// reads a private copy of its database from now on, on which the caches the reports need
     /// are computed: nothing of the lab changes. The copy is taken while this reader's own
     /// connection keeps writers out, so it is whole.
-    pub fn read_private_copy(&mut self) -> Result<()> {
+    pub(crate) fn read_private_copy(&mut self) -> Result<()> {
         if self.may_write_caches() {
             return Ok(());
         }
@@ -220,7 +220,7 @@ impl Lab {
 
     /// A writer becomes a reader again: the database is closed (checkpointed), reopened for
     /// reading, and the lock let go, so other processes may read and write.
-    pub fn end_writing(&mut self) -> Result<()> {
+    pub(crate) fn end_writing(&mut self) -> Result<()> {
         if !self.is_writer() {
             return Ok(());
         }
@@ -233,7 +233,7 @@ impl Lab {
 
     /// The pid in the write lock when another process holds it now (`Some(None)`: held, pid
     /// unknown); None when no one writes. A reader asks, to let go before a writer waits long.
-    pub fn writer_elsewhere(&self) -> Option<Option<u32>> {
+    pub(crate) fn writer_elsewhere(&self) -> Option<Option<u32>> {
         if self.is_writer() {
             return None;
         }
@@ -242,7 +242,7 @@ impl Lab {
 
     /// A reader lets go of the database (while another process writes it); `reopen` reads
     /// again. Until then every statement fails.
-    pub fn let_go(&mut self) -> Result<()> {
+    pub(crate) fn let_go(&mut self) -> Result<()> {
         self.forget();
         self.store = Store::closed()?;
         self.copy = None;
@@ -250,7 +250,7 @@ impl Lab {
     }
 
     /// Reads the lab again after `let_go`, as it is now.
-    pub fn reopen(&mut self) -> Result<()> {
+    pub(crate) fn reopen(&mut self) -> Result<()> {
         self.forget();
         self.store = Store::closed()?;
         self.copy = None;
@@ -292,7 +292,7 @@ impl Lab {
 
     /// Whether two basket_ids share a basket key anywhere in bronze (normally not): read once
     /// after each landing. Statements that tell baskets apart by key then use basket_id too.
-    pub fn has_key_collisions(&self) -> Result<bool> {
+    pub(crate) fn has_key_collisions(&self) -> Result<bool> {
         if let Some(c) = self.key_collisions.get() {
             return Ok(c);
         }
@@ -316,7 +316,7 @@ impl Lab {
     }
 
     /// The stores as they were when snapshot `snapshot_id` was recorded (before later corrections).
-    pub fn stores_as_of(&self, snapshot_id: i64) -> Result<crate::raw::StoreTable> {
+    pub(crate) fn stores_as_of(&self, snapshot_id: i64) -> Result<crate::raw::StoreTable> {
         store_table(self.store.stores_as_of(snapshot_id)?)
     }
 }
@@ -460,7 +460,7 @@ fn take_lock(root: &Path) -> Result<File> {
 
 /// `RECOUNT_CRASH_AT=NAME` ends the process at once (as a kill would) when it reaches the crash
 /// point NAME: the hook behind the tests that kill a landing between its COMMIT and its moves.
-pub fn crash_point(name: &str) {
+pub(crate) fn crash_point(name: &str) {
     if std::env::var_os("RECOUNT_CRASH_AT").is_some_and(|v| v == name) {
         std::process::abort();
     }
@@ -468,6 +468,6 @@ pub fn crash_point(name: &str) {
 
 /// `RECOUNT_FAIL_AFTER=N` (or the hidden `--fail-after N`) makes the next write fail after its
 /// N-th statement: the hook behind the "nothing changed" tests and the explorer's crash demo.
-pub fn fail_after_from_env() -> Option<usize> {
+pub(crate) fn fail_after_from_env() -> Option<usize> {
     std::env::var("RECOUNT_FAIL_AFTER").ok().and_then(|v| v.parse().ok())
 }

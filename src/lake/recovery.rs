@@ -13,7 +13,7 @@ const STAGED: &str = ".landing";
 
 /// What recovery did, for the record.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Recovered {
+pub(crate) struct Recovered {
     /// Staged copies of a committed landing, moved into place.
     pub finished: usize,
     /// Staged copies of a landing that never committed, removed.
@@ -39,7 +39,7 @@ pub fn pending(lab: &Lab) -> Result<bool> {
     Ok(false)
 }
 
-pub fn recover(lab: &Lab) -> Result<Recovered> {
+pub(crate) fn recover(lab: &Lab) -> Result<Recovered> {
     let mut done = Recovered::default();
     let events = lab.raw_root().join(raw::EVENTS_DIR);
     if !events.is_dir() {

@@ -21,7 +21,7 @@ impl Trigger {
     pub fn upload(kind: TriggerKind, upload: NaiveDate) -> Self {
         Trigger { kind, upload: Some(upload), detail: format!("upload {upload}") }
     }
-    pub fn manual(dates: &[NaiveDate]) -> Self {
+    pub(crate) fn manual(dates: &[NaiveDate]) -> Self {
         let list: Vec<String> = dates.iter().map(|d| d.to_string()).collect();
         Trigger { kind: TriggerKind::Manual, upload: None, detail: format!("rebuild of {}", list.join(", ")) }
     }
@@ -122,7 +122,7 @@ pub fn fingerprint(lab: &Lab) -> Result<Fingerprint> {
 /// Gold's fingerprint now, and as the newest snapshot recorded it (None: no snapshot yet): the
 /// consistency promise compares them. Both read all of gold, and neither depends on a date, so a
 /// reader, whose lab does not change under it, keeps the pair for every date it shows.
-pub fn gold_and_recorded(lab: &Lab) -> Result<(Fingerprint, Option<Fingerprint>)> {
+pub(crate) fn gold_and_recorded(lab: &Lab) -> Result<(Fingerprint, Option<Fingerprint>)> {
     if !lab.is_writer()
         && let Some(pair) = lab.gold_pair.borrow().clone()
     {
@@ -136,7 +136,7 @@ pub fn gold_and_recorded(lab: &Lab) -> Result<(Fingerprint, Option<Fingerprint>)
     Ok((now, recorded))
 }
 
-pub fn fingerprint_as_of(lab: &Lab, snapshot_id: i64) -> Result<Fingerprint> {
+pub(crate) fn fingerprint_as_of(lab: &Lab, snapshot_id: i64) -> Result<Fingerprint> {
     Ok(lab.store().fingerprint_as_of(snapshot_id)?.into())
 }
 
@@ -145,7 +145,7 @@ pub fn fingerprint_as_of(lab: &Lab, snapshot_id: i64) -> Result<Fingerprint> {
 /// rewrote and hashes the chunks in Rust. It is taken out of the lab for a write and put back
 /// only by that write's COMMIT: a failed write leaves no cache behind.
 #[derive(Debug, Clone, Default)]
-pub struct GoldText {
+pub(crate) struct GoldText {
     chunks: BTreeMap<NaiveDate, (i64, String)>,
 }
 
@@ -186,7 +186,7 @@ impl GoldText {
 }
 
 /// What a write put into gold: the version of `dates` (sorted) that snapshot `snapshot_id` wrote.
-pub struct Written<'a> {
+pub(crate) struct Written<'a> {
     pub snapshot_id: i64,
     pub dates: &'a [NaiveDate],
 }
@@ -195,7 +195,7 @@ pub struct Written<'a> {
 /// write's transaction. With nothing rewritten it is the newest record's (every write of gold
 /// records one) unless the lab holds gold's text already. The text goes back into the lab when
 /// `tx` commits.
-pub fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Option<Written>) -> Result<Fingerprint> {
+pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Option<Written>) -> Result<Fingerprint> {
     let cached = lab.gold_text.borrow_mut().take();
     let text = match (cached, &changed) {
         (Some(text), None) => text,
@@ -241,7 +241,7 @@ pub fn head(lab: &Lab) -> Result<Option<i64>> {
 }
 
 /// A fresh record for the next write; the caller fills in its counts.
-pub fn new_record(lab: &Lab, operation: Operation, trigger: Trigger, late_days: u32) -> Result<SnapshotRecord> {
+pub(crate) fn new_record(lab: &Lab, operation: Operation, trigger: Trigger, late_days: u32) -> Result<SnapshotRecord> {
     let (snapshot_id, parent_id) = ids(lab)?;
     Ok(SnapshotRecord {
         snapshot_id,
@@ -261,7 +261,7 @@ pub fn new_record(lab: &Lab, operation: Operation, trigger: Trigger, late_days: 
 }
 
 /// Writes the record; once the write commits, the lab knows the next id and head without asking.
-pub fn insert_record<'c>(lab: &'c Lab, tx: &mut Tx<'c>, r: &SnapshotRecord) -> Result<()> {
+pub(crate) fn insert_record<'c>(lab: &'c Lab, tx: &mut Tx<'c>, r: &SnapshotRecord) -> Result<()> {
     tx.insert_snapshot(&r.to_row())?;
     // Skipped runs change nothing, so they are never a parent: the head stays.
     let next = (r.snapshot_id + 1, if r.operation == Operation::Skipped { r.parent_id } else { Some(r.snapshot_id) });
@@ -271,17 +271,17 @@ pub fn insert_record<'c>(lab: &'c Lab, tx: &mut Tx<'c>, r: &SnapshotRecord) -> R
 }
 
 /// For each business date, the snapshot whose rows it held as of `snapshot_id`.
-pub fn versions_as_of(lab: &Lab, snapshot_id: i64) -> Result<BTreeMap<NaiveDate, i64>> {
+pub(crate) fn versions_as_of(lab: &Lab, snapshot_id: i64) -> Result<BTreeMap<NaiveDate, i64>> {
     Ok(lab.store().versions_as_of(Some(snapshot_id))?.into_iter().map(|v| (v.business_date, v.version)).collect())
 }
 
 /// The version of date `d` as of `snapshot_id`: the newest snapshot up to it that rewrote `d`.
-pub fn version_at(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> Result<Option<i64>> {
+pub(crate) fn version_at(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> Result<Option<i64>> {
     Ok(lab.store().version_at(d, Some(snapshot_id))?.map(|v| v.version))
 }
 
 /// Fails with the way out when `snapshot_id` names no snapshot.
-pub fn require(lab: &Lab, snapshot_id: i64) -> Result<()> {
+pub(crate) fn require(lab: &Lab, snapshot_id: i64) -> Result<()> {
     if !lab.store().snapshot_exists(snapshot_id)? {
         bail!("snapshot {snapshot_id} does not exist; `recount snapshots` lists them");
     }

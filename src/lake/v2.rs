@@ -179,12 +179,17 @@ pub fn rebuild_dates(lab: &Lab, dates: &[NaiveDate], opts: V2Options) -> Result<
 /// The input hash of each of `dates`: the exact rows that feed it under the window rule (their
 /// count and the wrapping sum of their row digests, kept per file in `bronze.cells`), the window
 /// itself and the code version.
-pub fn input_hashes(store: &Store, late_days: u32, dates: &[NaiveDate]) -> Result<Vec<(NaiveDate, i64, String)>> {
+pub(crate) fn input_hashes(store: &Store, late_days: u32, dates: &[NaiveDate]) -> Result<Vec<(NaiveDate, i64, String)>> {
     input_hashes_at(store, late_days, dates, None)
 }
 
 /// `input_hashes` over the raw zone as it was when snapshot `as_of` was recorded (None: now).
-pub fn input_hashes_at(store: &Store, late_days: u32, dates: &[NaiveDate], as_of: Option<i64>) -> Result<Vec<(NaiveDate, i64, String)>> {
+pub(crate) fn input_hashes_at(
+    store: &Store,
+    late_days: u32,
+    dates: &[NaiveDate],
+    as_of: Option<i64>,
+) -> Result<Vec<(NaiveDate, i64, String)>> {
     let (Some(&first), Some(&last)) = (dates.iter().min(), dates.iter().max()) else {
         return Ok(Vec::new());
     };
@@ -223,7 +228,7 @@ pub struct RebuildPreview {
     pub unchanged: bool,
 }
 
-pub fn preview_rebuild(lab: &Lab, d: NaiveDate) -> Result<RebuildPreview> {
+pub(crate) fn preview_rebuild(lab: &Lab, d: NaiveDate) -> Result<RebuildPreview> {
     let current = lab.store().version_at(d, None)?;
     let window = LatenessWindow::as_built(current.as_ref().and_then(|c| c.late_days));
     let (_, input_rows, hash) = input_hashes(lab.store(), window.late_days, &[d])?.into_iter().next().unwrap_or((d, 0, String::new()));

@@ -14,12 +14,12 @@ use std::path::{Path, PathBuf};
 pub use event::{PosEvent, parse_line};
 pub use stores::{Store, StoreChange, StoreTable};
 
-pub const EVENTS_DIR: &str = "pos/events";
-pub const STORES_FILE: &str = "stores.csv";
+pub(crate) const EVENTS_DIR: &str = "pos/events";
+pub(crate) const STORES_FILE: &str = "stores.csv";
 
 /// A file's path in a raw zone, relative to its root: `pos/events/upload_date=D/NAME`. The lab
 /// records landed files by it.
-pub fn rel_path(upload_date: NaiveDate, name: &str) -> String {
+pub(crate) fn rel_path(upload_date: NaiveDate, name: &str) -> String {
     format!("{EVENTS_DIR}/upload_date={upload_date}/{name}")
 }
 
@@ -28,7 +28,7 @@ pub fn partition_dir(root: &Path, upload_date: NaiveDate) -> PathBuf {
 }
 
 /// Parses a partition directory name; anything that is not `upload_date=<valid date>` is an error.
-pub fn parse_partition_name(name: &str) -> Result<NaiveDate, String> {
+pub(crate) fn parse_partition_name(name: &str) -> Result<NaiveDate, String> {
     let Some(value) = name.strip_prefix("upload_date=") else {
         return Err(format!("partition directory '{name}' is not named upload_date=YYYY-MM-DD"));
     };
@@ -99,16 +99,16 @@ pub fn read_gz_text(path: &Path) -> Result<String> {
 
 /// The most one raw file may inflate to. A day's file of one store group is a few megabytes; a
 /// file past this is refused (its upload is held back), so a gzip bomb cannot exhaust memory.
-pub const MAX_INFLATED_BYTES: usize = 256 << 20;
+pub(crate) const MAX_INFLATED_BYTES: usize = 256 << 20;
 
 /// The longest line recount parses; a longer one is quarantined with its file and line. A sale
 /// is a few hundred bytes.
-pub const MAX_LINE_BYTES: usize = 64 << 10;
+pub(crate) const MAX_LINE_BYTES: usize = 64 << 10;
 
 /// The longest id (event_id, basket_id, store_id, till_id) and currency recount keeps.
 pub const MAX_ID_BYTES: usize = 256;
 
-pub fn decompress(bytes: &[u8]) -> Result<String> {
+pub(crate) fn decompress(bytes: &[u8]) -> Result<String> {
     let out = gunzip(bytes, MAX_INFLATED_BYTES)?;
     match String::from_utf8(out) {
         Ok(s) => Ok(s),
@@ -189,22 +189,22 @@ fn gunzip(bytes: &[u8], limit: usize) -> Result<Vec<u8>> {
 
 /// Where a superseded version of a raw-zone file is kept: `raw/versions/upload_date=D/vN/NAME`.
 /// The raw zone's own layout then always holds exactly the current versions.
-pub fn superseded_path(raw_root: &Path, rel: &str, version: i32) -> PathBuf {
+pub(crate) fn superseded_path(raw_root: &Path, rel: &str, version: i32) -> PathBuf {
     let rel = Path::new(rel);
     let partition = rel.parent().and_then(|p| p.file_name()).unwrap_or_default();
     raw_root.join(VERSIONS_DIR).join(partition).join(format!("v{version}")).join(rel.file_name().unwrap_or_default())
 }
 
 /// The directory of superseded versions, beside `pos/`.
-pub const VERSIONS_DIR: &str = "versions";
+pub(crate) const VERSIONS_DIR: &str = "versions";
 
 /// The MD5 of a file's bytes, as the lab records landed files by it.
-pub fn md5_of_file(path: &Path) -> Result<String> {
+pub(crate) fn md5_of_file(path: &Path) -> Result<String> {
     Ok(md5_hex(&std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?))
 }
 
 /// The lowercase hex MD5 of bytes, as the lab records landed files by it.
-pub fn md5_hex(bytes: &[u8]) -> String {
+pub(crate) fn md5_hex(bytes: &[u8]) -> String {
     use md5::Digest;
     md5::Md5::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -38,8 +38,11 @@ impl StoreChange {
 }
 
 /// A store's change from one (country, time zone, currency) to another, in words: each field
-/// that changed, as "name old → new".
-pub fn describe_change(store_id: &str, old: [&str; 3], new: [&str; 3]) -> String {
+/// that changed, as "name old → new"; from an empty row, a store added.
+pub(crate) fn describe_change(store_id: &str, old: [&str; 3], new: [&str; 3]) -> String {
+    if old.iter().all(|f| f.is_empty()) {
+        return format!("store {}: added ({}, {}, {})", crate::sanitize::for_terminal(store_id), new[0], new[1], new[2]);
+    }
     let parts: Vec<String> = ["country", "time zone", "currency"]
         .iter()
         .zip(old.iter().zip(new.iter()))

@@ -31,7 +31,7 @@ impl CountryCheck {
         self.v2_revenue_minor + self.beyond_window_revenue_minor == self.recompute_revenue_minor
             && self.v2_baskets + self.beyond_window_baskets == self.recompute_baskets
     }
-    pub fn v2_exact(&self) -> bool {
+    pub(crate) fn v2_exact(&self) -> bool {
         self.v2_revenue_minor == self.recompute_revenue_minor && self.v2_baskets == self.recompute_baskets
     }
 }
@@ -146,7 +146,7 @@ impl CheckReport {
 
 impl CheckReport {
     /// One line for the explorer's header.
-    pub fn headline_short(&self) -> String {
+    pub(crate) fn headline_short(&self) -> String {
         let engines = if self.engines_agree { "polars and DuckDB recounts agree" } else { "ENGINE DISAGREEMENT: polars and DuckDB differ" };
         format!("{} — {}; {engines}", self.business_date, self.status.describe())
     }

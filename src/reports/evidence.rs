@@ -11,7 +11,7 @@ use md5::Digest;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct OtherDate {
+pub(crate) struct OtherDate {
     pub business_date: NaiveDate,
     pub version_before: Option<i64>,
     pub gold_rows_before: i64,
@@ -21,7 +21,7 @@ pub struct OtherDate {
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     pub business_date: NaiveDate,
     /// The two most recent snapshots that rewrote the date.
     pub diff: Option<DiffReport>,

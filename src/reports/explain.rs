@@ -148,7 +148,7 @@ impl ExplainReport {
         t
     }
 
-    pub fn baskets_table(&self) -> Table {
+    pub(crate) fn baskets_table(&self) -> Table {
         let mut t = Table::new(
             "baskets behind the numbers",
             &[

@@ -195,7 +195,7 @@ pub fn diff(lab: &Lab, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Resu
 /// Two versions of a date compared: the snapshots named, and the versions they held (the
 /// snapshot that last rewrote the date by then; None: not built yet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Compared {
+pub(crate) struct Compared {
     pub from_snapshot: Option<i64>,
     pub to_snapshot: i64,
     pub from_version: Option<i64>,
@@ -209,7 +209,7 @@ impl Compared {
     }
 }
 
-pub fn diff_versions(lab: &Lab, d: NaiveDate, c: Compared) -> Result<DiffReport> {
+pub(crate) fn diff_versions(lab: &Lab, d: NaiveDate, c: Compared) -> Result<DiffReport> {
     let mut report = diff_summary(lab, d, c)?;
     report.baskets = lab
         .store()
@@ -235,7 +235,7 @@ pub fn diff_versions(lab: &Lab, d: NaiveDate, c: Compared) -> Result<DiffReport>
 
 /// The diff without its basket list: the parts per country (summed by DuckDB from the same rows
 /// `diff_versions` lists) against the change in gold. What `history` shows for each version.
-pub fn diff_summary(lab: &Lab, d: NaiveDate, c: Compared) -> Result<DiffReport> {
+pub(crate) fn diff_summary(lab: &Lab, d: NaiveDate, c: Compared) -> Result<DiffReport> {
     let Compared { from_snapshot, to_snapshot, from_version, to_version } = c;
     let mut by_country: BTreeMap<String, Vec<DiffPart>> = BTreeMap::new();
     for r in lab.store().diff_parts(d, from_version, to_version)? {
@@ -285,7 +285,7 @@ fn change_words(kind: ChangeKind, correction: Option<&FileVersion>) -> String {
 }
 
 impl DiffReport {
-    pub fn parts_table(&self) -> Table {
+    pub(crate) fn parts_table(&self) -> Table {
         let mut t = Table::new(
             "",
             &[
@@ -330,7 +330,7 @@ impl DiffReport {
 }
 
 impl DiffReport {
-    pub fn baskets_table(&self) -> Table {
+    pub(crate) fn baskets_table(&self) -> Table {
         let mut t = Table::new(
             "baskets behind the parts",
             &[
@@ -469,7 +469,7 @@ pub fn history(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<HistoryRep
 
 impl HistoryReport {
     /// The snapshot behind row `row` of `table()` (one row per country of each entry).
-    pub fn snapshot_at_row(&self, row: usize) -> Option<i64> {
+    pub(crate) fn snapshot_at_row(&self, row: usize) -> Option<i64> {
         self.entries.iter().flat_map(|e| e.countries.iter().map(move |_| e.snapshot_id)).nth(row)
     }
 

@@ -21,8 +21,9 @@ pub(crate) fn ensure_cached(lab: &Lab) -> Result<()> {
         return Ok(());
     }
     super::caches_writable(lab)?;
+    let by_id = lab.has_key_collisions()?;
     let mut tx = Tx::begin(lab.store(), None)?;
-    tx.refill_lateness(state.newest_file)?;
+    tx.refill_lateness(state.newest_file, by_id)?;
     tx.commit()?;
     Ok(())
 }
@@ -34,7 +35,7 @@ pub(crate) fn is_cached(lab: &Lab) -> Result<bool> {
 }
 
 /// Forgets the kept histogram, so the next report counts it again (the bench measures that).
-pub fn forget(lab: &Lab) -> Result<()> {
+pub(crate) fn forget(lab: &Lab) -> Result<()> {
     lab.store().forget_lateness()
 }
 

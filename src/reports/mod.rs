@@ -59,7 +59,7 @@ fn fill_caches(lab: &Lab) -> Result<()> {
 }
 
 /// The snapshot a report reads as of: the newest when none is named.
-pub fn resolve_as_of(lab: &Lab, as_of: Option<i64>) -> Result<i64> {
+pub(crate) fn resolve_as_of(lab: &Lab, as_of: Option<i64>) -> Result<i64> {
     match as_of {
         Some(s) => {
             snapshot::require(lab, s)?;
@@ -71,7 +71,7 @@ pub fn resolve_as_of(lab: &Lab, as_of: Option<i64>) -> Result<i64> {
 
 /// The business date a person named (`YYYY-MM-DD`, or `MM-DD` within the lab's years), among
 /// the lab's dates: a date outside them is an error that says so.
-pub fn resolve_day(lab: &Lab, day: day::Day) -> Result<NaiveDate> {
+pub(crate) fn resolve_day(lab: &Lab, day: day::Day) -> Result<NaiveDate> {
     day.resolve_in(&business_dates(lab)?).map_err(|e| color_eyre::eyre::eyre!(e))
 }
 
@@ -112,6 +112,6 @@ impl Report for FingerprintReport {
 
 /// The lab's gold of business date `d` now, store by store (what `recount spark check` sets
 /// beside the Iceberg table's).
-pub fn lab_gold_by_store(lab: &Lab, d: NaiveDate) -> Result<Vec<crate::store::StoreFigures>> {
+pub(crate) fn lab_gold_by_store(lab: &Lab, d: NaiveDate) -> Result<Vec<crate::store::StoreFigures>> {
     lab.store().gold_by_store(d, None)
 }

@@ -90,7 +90,7 @@ impl LabOverview {
     /// The date to show first: yesterday, as a controller reads the morning's lab: the business
     /// date of the newest landed upload (the day whose sales it carries). Else the newest date
     /// that is closed, else the newest.
-    pub fn default_date(&self) -> Option<NaiveDate> {
+    pub(crate) fn default_date(&self) -> Option<NaiveDate> {
         let yesterday = self.newest_upload.filter(|u| self.dates.iter().any(|d| d.business_date == *u));
         yesterday.or_else(|| self.dates.iter().rev().find(|d| !d.provisional && !d.stale).or(self.dates.last()).map(|d| d.business_date))
     }

@@ -40,15 +40,9 @@ impl DateStatus {
     }
 }
 
-/// The status of `d` now, judged by the window the date was last built with (the default when
-/// it never was).
-pub fn date_status(lab: &Lab, d: NaiveDate) -> Result<DateStatus> {
-    date_status_at(lab, d, None)
-}
-
 /// The status of `d` as it was when snapshot `as_of` was recorded (None: now): the uploads that
 /// had landed then, the version the date held then, and the inputs then.
-pub fn date_status_at(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<DateStatus> {
+pub(crate) fn date_status_at(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<DateStatus> {
     let current = lab.store().version_at(d, as_of)?;
     let window = LatenessWindow::as_built(current.as_ref().and_then(|c| c.late_days));
     let landed = match as_of {

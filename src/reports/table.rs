@@ -107,7 +107,7 @@ impl Cell {
 
     /// The order a sort by this column puts cells in: numbers by value (money by minor units),
     /// text without regard to case, dates in time, statuses by severity; empty cells last.
-    pub fn sort_cmp(&self, other: &Cell) -> std::cmp::Ordering {
+    pub(crate) fn sort_cmp(&self, other: &Cell) -> std::cmp::Ordering {
         fn key(c: &Cell) -> (u8, i64, String) {
             match c {
                 Cell::Int(n) | Cell::IntDelta(n) | Cell::Money { minor: n, .. } | Cell::Delta { minor: n, .. } => (0, *n, String::new()),
@@ -124,7 +124,7 @@ impl Cell {
         key(self).cmp(&key(other))
     }
 
-    pub fn is_numeric(&self) -> bool {
+    pub(crate) fn is_numeric(&self) -> bool {
         matches!(self, Cell::Int(_) | Cell::IntDelta(_) | Cell::Money { .. } | Cell::Delta { .. })
     }
 }
@@ -179,11 +179,11 @@ impl Table {
     pub fn push(&mut self, cells: Vec<Cell>) {
         self.rows.push(Row { cells, flag: None, drill: None, summary: false });
     }
-    pub fn push_flagged(&mut self, cells: Vec<Cell>, flag: Option<Status>) {
+    pub(crate) fn push_flagged(&mut self, cells: Vec<Cell>, flag: Option<Status>) {
         self.rows.push(Row { cells, flag, drill: None, summary: false });
     }
     /// Marks the columns (by key) that repeat another's answer: left out first when space is short.
-    pub fn repeating(mut self, keys: &[&str]) -> Table {
+    pub(crate) fn repeating(mut self, keys: &[&str]) -> Table {
         for c in self.columns.iter_mut().filter(|c| keys.contains(&c.key.as_str())) {
             c.repeats = true;
         }
@@ -205,7 +205,7 @@ impl Table {
     }
 
     /// A total row for people: CSV leaves it out.
-    pub fn push_summary(&mut self, cells: Vec<Cell>, flag: Option<Status>) {
+    pub(crate) fn push_summary(&mut self, cells: Vec<Cell>, flag: Option<Status>) {
         self.rows.push(Row { cells, flag, drill: None, summary: true });
     }
 
@@ -256,7 +256,7 @@ pub fn render<R: Report>(report: &R, format: Format, color: bool) -> String {
 
 /// As `render`, with tables narrowed to `width` columns when given (a terminal's width): the
 /// widest text columns are cut with `…`, never a number.
-pub fn render_fitted<R: Report>(report: &R, format: Format, color: bool, width: Option<usize>) -> String {
+pub(crate) fn render_fitted<R: Report>(report: &R, format: Format, color: bool, width: Option<usize>) -> String {
     match format {
         Format::Json => crate::sanitize::json(json_with_digits(report)) + "\n",
         Format::Csv => csv_of(&report.tables()),
@@ -293,7 +293,7 @@ fn json_with_digits<R: Report>(report: &R) -> String {
 /// currency and that currency's ISO-4217 minor digits (`v2_revenue_minor` is followed by
 /// `v2_revenue_currency` and `v2_revenue_digits`), so a sum never mixes pence with paise and a
 /// reader knows where the point goes.
-pub fn csv_of(tables: &[Table]) -> String {
+pub(crate) fn csv_of(tables: &[Table]) -> String {
     let mut out = Vec::new();
     for (i, t) in tables.iter().enumerate() {
         if i > 0 {
@@ -349,7 +349,8 @@ fn paint(text: &str, status: Option<Status>, color: bool) -> String {
     }
 }
 
-pub fn render_table_text(t: &Table, color: bool) -> String {
+#[cfg(test)]
+fn render_table_text(t: &Table, color: bool) -> String {
     render_table_fitted(t, color, None)
 }
 
@@ -367,7 +368,7 @@ fn fit(widths: &mut [usize], floors: &[usize], numeric: &[bool], width: usize) {
 }
 
 /// `s` in at most `w` terminal columns: cut with `…` when longer.
-pub fn clip(s: &str, w: usize) -> std::borrow::Cow<'_, str> {
+pub(crate) fn clip(s: &str, w: usize) -> std::borrow::Cow<'_, str> {
     use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
     if s.width() <= w {
         return s.into();
@@ -408,7 +409,7 @@ fn without_repeats(t: &Table, width: Option<usize>) -> Option<(Table, String)> {
     ))
 }
 
-pub fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> String {
+pub(crate) fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> String {
     use unicode_width::UnicodeWidthStr;
     if let Some((narrower, note)) = without_repeats(t, width) {
         return render_table_fitted(&narrower, color, width) + &note;

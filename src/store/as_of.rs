@@ -32,22 +32,22 @@ impl Store {
     }
 
     /// The uploads that had landed when `snapshot_id` was recorded, oldest first.
-    pub fn landed_uploads_as_of(&self, snapshot_id: i64) -> Result<Vec<NaiveDate>> {
+    pub(crate) fn landed_uploads_as_of(&self, snapshot_id: i64) -> Result<Vec<NaiveDate>> {
         Ok(UPLOADS.all(self, named_params! { "snapshot_id": snapshot_id })?.into_iter().map(|u| u.upload_date).collect())
     }
 
     /// Each store's row as it was when `snapshot_id` was recorded (before later store corrections).
-    pub fn stores_as_of(&self, snapshot_id: i64) -> Result<Vec<super::StoreRow>> {
+    pub(crate) fn stores_as_of(&self, snapshot_id: i64) -> Result<Vec<super::StoreRow>> {
         STORES.all(self, named_params! { "snapshot_id": snapshot_id })
     }
 
     /// The file versions current when `snapshot_id` was recorded.
-    pub fn files_as_of(&self, snapshot_id: i64) -> Result<Vec<FileAt>> {
+    pub(crate) fn files_as_of(&self, snapshot_id: i64) -> Result<Vec<FileAt>> {
         FILES.all(self, named_params! { "snapshot_id": snapshot_id })
     }
 
     /// `input_cells` as of `snapshot_id`.
-    pub fn input_cells_as_of(
+    pub(crate) fn input_cells_as_of(
         &self,
         snapshot_id: i64,
         late_days: u32,
@@ -62,7 +62,7 @@ impl Store {
     }
 
     /// DuckDB's recount of `d` over the raw zone as of `snapshot_id`.
-    pub fn duckdb_recount_as_of(&self, d: NaiveDate, snapshot_id: i64, late_days: u32) -> Result<Vec<DuckRecount>> {
+    pub(crate) fn duckdb_recount_as_of(&self, d: NaiveDate, snapshot_id: i64, late_days: u32) -> Result<Vec<DuckRecount>> {
         DUCKDB_DATE.all(self, named_params! { "business_date": d, "snapshot_id": snapshot_id, "late_days": late_days })
     }
 }

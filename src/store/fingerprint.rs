@@ -29,12 +29,12 @@ impl Store {
     }
 
     /// Gold's fingerprint as it stood at `snapshot_id`.
-    pub fn fingerprint_as_of(&self, snapshot_id: i64) -> Result<FingerprintRow> {
+    pub(crate) fn fingerprint_as_of(&self, snapshot_id: i64) -> Result<FingerprintRow> {
         AS_OF.one(self, named_params! { "snapshot_id": snapshot_id })
     }
 
     /// Every date of gold as the fingerprint's text.
-    pub fn gold_chunks(&self, f: impl FnMut(GoldChunk)) -> Result<()> {
+    pub(crate) fn gold_chunks(&self, f: impl FnMut(GoldChunk)) -> Result<()> {
         let mut f = f;
         CHUNKS.each(self, &[], |c| {
             f(c);
@@ -43,7 +43,7 @@ impl Store {
     }
 
     /// The dates `first..=last` of the gold version `snapshot_id` wrote, as the fingerprint's text.
-    pub fn gold_version_chunks(&self, snapshot_id: i64, first: NaiveDate, last: NaiveDate, f: impl FnMut(GoldChunk)) -> Result<()> {
+    pub(crate) fn gold_version_chunks(&self, snapshot_id: i64, first: NaiveDate, last: NaiveDate, f: impl FnMut(GoldChunk)) -> Result<()> {
         let mut f = f;
         VERSION_CHUNKS.each(self, named_params! { "snapshot_id": snapshot_id, "first": first, "last": last }, |c| {
             f(c);
@@ -52,7 +52,7 @@ impl Store {
     }
 
     /// The fingerprint the newest record carries; None before the first write.
-    pub fn latest_recorded_fingerprint(&self) -> Result<Option<FingerprintRow>> {
+    pub(crate) fn latest_recorded_fingerprint(&self) -> Result<Option<FingerprintRow>> {
         LATEST_RECORD.optional(self, &[])
     }
 }

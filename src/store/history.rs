@@ -75,29 +75,29 @@ impl Store {
     }
 
     /// Every snapshot that wrote a version of `d`, up to `up_to`, oldest first.
-    pub fn versions_of_date(&self, d: NaiveDate, up_to: i64) -> Result<Vec<i64>> {
+    pub(crate) fn versions_of_date(&self, d: NaiveDate, up_to: i64) -> Result<Vec<i64>> {
         Ok(VERSIONS_OF_DATE.all(self, named_params! { "business_date": d, "up_to": up_to })?.into_iter().map(|v| v.snapshot_id).collect())
     }
 
     /// Per country: what `version` of `d` held.
-    pub fn gold_version(&self, d: NaiveDate, version: i64) -> Result<Vec<GoldCountry>> {
+    pub(crate) fn gold_version(&self, d: NaiveDate, version: i64) -> Result<Vec<GoldCountry>> {
         GOLD_VERSION.all(self, named_params! { "version": version, "business_date": d })
     }
 
     /// The baskets of `d` that differ between two versions (None: no version).
-    pub fn diff_baskets(&self, d: NaiveDate, before: Option<i64>, after: Option<i64>) -> Result<Vec<DiffBasketRow>> {
+    pub(crate) fn diff_baskets(&self, d: NaiveDate, before: Option<i64>, after: Option<i64>) -> Result<Vec<DiffBasketRow>> {
         let params = named_params! { "before": before.unwrap_or(NONE), "after": after.unwrap_or(NONE), "business_date": d };
         DIFF_BASKETS.all(self, params)
     }
 
     /// The same baskets summed per country, kind and upload.
-    pub fn diff_parts(&self, d: NaiveDate, before: Option<i64>, after: Option<i64>) -> Result<Vec<DiffPartRow>> {
+    pub(crate) fn diff_parts(&self, d: NaiveDate, before: Option<i64>, after: Option<i64>) -> Result<Vec<DiffPartRow>> {
         let params = named_params! { "before": before.unwrap_or(NONE), "after": after.unwrap_or(NONE), "business_date": d };
         DIFF_PARTS.all(self, params)
     }
 
     /// Each date's version and gold rows as of `snapshot_id`.
-    pub fn dates_at(&self, snapshot_id: i64) -> Result<Vec<DateAt>> {
+    pub(crate) fn dates_at(&self, snapshot_id: i64) -> Result<Vec<DateAt>> {
         DATES_AT.all(self, named_params! { "snapshot_id": snapshot_id })
     }
 }

@@ -22,6 +22,10 @@ row! {
 }
 
 row! {
+    pub struct UnknownStore { pub store_id: String }
+}
+
+row! {
     /// A current file version whose lines depend on one store's row.
     pub struct FileOfStore { pub file: String, pub upload_date: NaiveDate, pub file_id: i32, pub version: i32 }
 }
@@ -59,6 +63,7 @@ statements! {
     STORE_UPDATE: Exec = land::STORE_UPDATE;
     STORE_CHANGE_INSERT: Exec = land::STORE_CHANGE_INSERT;
     FILES_OF_STORE: Query<FileOfStore> = land::FILES_OF_STORE;
+    UNKNOWN_STORES: Query<UnknownStore> = land::UNKNOWN_STORES;
     NEXT_FILE_ID: Query<NextFileId> = land::NEXT_FILE_ID;
     KEY_CANDIDATES: Exec = land::KEY_CANDIDATES;
     SPLIT_BASKETS_INSERT: Exec = land::SPLIT_BASKETS_INSERT;
@@ -134,33 +139,38 @@ impl Store {
     }
 
     /// The current file versions whose lines depend on store `store_id`'s row.
-    pub fn files_of_store(&self, store_id: &str) -> Result<Vec<FileOfStore>> {
+    pub(crate) fn files_of_store(&self, store_id: &str) -> Result<Vec<FileOfStore>> {
         FILES_OF_STORE.all(self, named_params! { "store_id": store_id })
     }
 
+    /// The store_ids some landed line was quarantined for as unknown.
+    pub(crate) fn unknown_stores(&self) -> Result<std::collections::HashSet<String>> {
+        Ok(UNKNOWN_STORES.all(self, &[])?.into_iter().map(|u| u.store_id).collect())
+    }
+
     /// The upload dates landed so far, oldest first.
-    pub fn landed_uploads(&self) -> Result<Vec<NaiveDate>> {
+    pub(crate) fn landed_uploads(&self) -> Result<Vec<NaiveDate>> {
         Ok(LANDED_UPLOADS.all(self, &[])?.into_iter().map(|u| u.upload_date).collect())
     }
 
     /// The files of `upload_date` whose current version is a correction, with that version.
-    pub fn corrected_files(&self, upload_date: NaiveDate) -> Result<Vec<FileVersionRow>> {
+    pub(crate) fn corrected_files(&self, upload_date: NaiveDate) -> Result<Vec<FileVersionRow>> {
         CORRECTED_FILES.all(self, named_params! { "upload_date": upload_date })
     }
 
-    pub fn files_count(&self) -> Result<i64> {
+    pub(crate) fn files_count(&self) -> Result<i64> {
         Ok(FILES_COUNT.one(self, &[])?.files)
     }
 
-    pub fn upload_files_count(&self, upload_date: NaiveDate) -> Result<i64> {
+    pub(crate) fn upload_files_count(&self, upload_date: NaiveDate) -> Result<i64> {
         Ok(UPLOAD_FILES_COUNT.one(self, named_params! { "upload_date": upload_date })?.files)
     }
 
-    pub fn next_file_id(&self) -> Result<i32> {
+    pub(crate) fn next_file_id(&self) -> Result<i32> {
         Ok(NEXT_FILE_ID.one(self, &[])?.file_id)
     }
 
-    pub fn next_landing_id(&self) -> Result<i64> {
+    pub(crate) fn next_landing_id(&self) -> Result<i64> {
         Ok(NEXT_LANDING_ID.one(self, &[])?.landing_id)
     }
 
@@ -172,26 +182,39 @@ impl Store {
     /// Lets each of DuckDB's threads insert what it parsed into its own row groups (a setting of
     /// the connection: set before a landing's transaction, reset after it however it ends).
     /// Rows keep their file id and line; nothing reads bronze in its physical order.
-    pub fn unordered_inserts(&self) -> Result<()> {
+    pub(crate) fn unordered_inserts(&self) -> Result<()> {
         UNORDERED_INSERT.run(self, &[]).map(|_| ())
     }
 
-    pub fn ordered_inserts(&self) -> Result<()> {
+    pub(crate) fn ordered_inserts(&self) -> Result<()> {
         ORDERED_INSERT.run(self, &[]).map(|_| ())
     }
 }
 
 impl Tx<'_> {
-    pub fn insert_store(&mut self, store: &StoreRow) -> Result<()> {
+    pub(crate) fn insert_store(&mut self, store: &StoreRow) -> Result<()> {
         self.exec("adding a store", &STORE_INSERT, &store.params()).map(|_| ())
     }
 
     /// A store correction: the store's new row, and the change recorded with both rows, seen by
     /// snapshots from `from_snapshot` on.
-    pub fn change_store(&mut self, old: &StoreRow, new: &StoreRow, landing_id: i64, from_snapshot: i64) -> Result<()> {
+    pub(crate) fn change_store(&mut self, old: &StoreRow, new: &StoreRow, landing_id: i64, from_snapshot: i64) -> Result<()> {
         self.exec("correcting a store", &STORE_UPDATE, &new.params())?;
+        self.record_store_change(Some(old), new, landing_id, from_snapshot)
+    }
+
+    /// A store's change into raw.store_changes; `old` None for a store stores.csv adds whose lines
+    /// were quarantined as an unknown store (its old row is recorded empty).
+    pub(crate) fn record_store_change(
+        &mut self,
+        old: Option<&StoreRow>,
+        new: &StoreRow,
+        landing_id: i64,
+        from_snapshot: i64,
+    ) -> Result<()> {
+        let (oc, ot, ou) = old.map(|o| (o.country.as_str(), o.timezone.as_str(), o.currency.as_str())).unwrap_or_default();
         let params = named_params! {
-            "store_id": new.store_id, "old_country": old.country, "old_timezone": old.timezone, "old_currency": old.currency,
+            "store_id": new.store_id, "old_country": oc, "old_timezone": ot, "old_currency": ou,
             "new_country": new.country, "new_timezone": new.timezone, "new_currency": new.currency,
             "landing_id": landing_id, "from_snapshot": from_snapshot,
         };
@@ -200,13 +223,13 @@ impl Tx<'_> {
 
     /// Inserts every row `source` makes, through `recount_parse` on DuckDB's threads. Not a step
     /// of its own: the landing checks its parsers' errors first, then counts the step.
-    pub fn insert_events(&mut self, source: std::sync::Arc<dyn super::RowSource>) -> Result<usize> {
+    pub(crate) fn insert_events(&mut self, source: std::sync::Arc<dyn super::RowSource>) -> Result<usize> {
         let job = self.store.scans.register(source)?;
         EVENTS_INSERT.run(self.store, named_params! { "job": job.id })
     }
 
     /// Split baskets and colliding keys among the files from `first_file_id` on.
-    pub fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, all_new: bool) -> Result<()> {
+    pub(crate) fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, all_new: bool) -> Result<()> {
         self.exec(
             "finding baskets with several copies",
             &KEY_CANDIDATES,
@@ -219,25 +242,25 @@ impl Tx<'_> {
 
     /// The first store or country of a date the files from `first_file_id` touch whose revenue
     /// over every copy passes `limit`.
-    pub fn revenue_past_limit(&mut self, first_file_id: i32, limit: i64) -> Result<Option<RevenuePastLimit>> {
+    pub(crate) fn revenue_past_limit(&mut self, first_file_id: i32, limit: i64) -> Result<Option<RevenuePastLimit>> {
         let found = REVENUE_PAST_LIMIT.optional(self.store, named_params! { "first_file_id": first_file_id, "limit": limit })?;
         self.step("checking revenue totals")?;
         Ok(found)
     }
 
     /// Version `file_id` of a file is superseded by `by_file_id`, for snapshots from `from_snapshot` on.
-    pub fn insert_supersession(&mut self, file_id: i32, by_file_id: i32, from_snapshot: i64) -> Result<()> {
+    pub(crate) fn insert_supersession(&mut self, file_id: i32, by_file_id: i32, from_snapshot: i64) -> Result<()> {
         let params = named_params! { "file_id": file_id, "by_file_id": by_file_id, "from_snapshot": from_snapshot };
         self.exec("recording a superseded file version", &SUPERSESSION_INSERT, params).map(|_| ())
     }
 
-    pub fn insert_partition(&mut self, upload_date: NaiveDate, files: i64, landing_id: i64) -> Result<()> {
+    pub(crate) fn insert_partition(&mut self, upload_date: NaiveDate, files: i64, landing_id: i64) -> Result<()> {
         let params = named_params! { "upload_date": upload_date, "files": files, "landing_id": landing_id };
         self.exec("recording a partition", &PARTITION_INSERT, params).map(|_| ())
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn insert_landing(
+    pub(crate) fn insert_landing(
         &mut self,
         landing_id: i64,
         first_upload: Option<NaiveDate>,
@@ -256,7 +279,12 @@ impl Tx<'_> {
 
     /// The landed files' records, cells and quarantined lines, through one appender per table
     /// (a statement per file cost more than the rest of recording: docs/performance.md).
-    pub fn append_landing_records(&mut self, files: &[FileRecord], cells: &[CellRecord], quarantine: &[QuarantineRecord]) -> Result<()> {
+    pub(crate) fn append_landing_records(
+        &mut self,
+        files: &[FileRecord],
+        cells: &[CellRecord],
+        quarantine: &[QuarantineRecord],
+    ) -> Result<()> {
         let conn = &self.store.conn;
         (|| -> duckdb::Result<()> {
             let mut app = conn.appender_to_db("files", "raw")?;

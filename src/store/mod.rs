@@ -56,10 +56,12 @@ pub mod sql {
 use sql::Statement;
 
 /// Named parameters, bound by name: `$name` in the SQL.
-pub type Params<'a> = &'a [(&'a str, &'a dyn ToSql)];
+pub(crate) type Params<'a> = &'a [(&'a str, &'a dyn ToSql)];
 
 /// A row struct read by column name. `row!` writes the impl from the struct's fields.
-pub trait FromRow: Sized {
+pub(crate) trait FromRow: Sized {
+    /// The columns, for the store's tests of each statement's shape.
+    #[cfg_attr(not(test), allow(dead_code))]
     const COLUMNS: &'static [&'static str];
     fn from_row(row: &duckdb::Row<'_>) -> duckdb::Result<Self>;
 }
@@ -101,19 +103,21 @@ pub(crate) use statements;
 
 /// What a statement returns: rows with these columns, or nothing (a write or a batch).
 #[derive(Debug, Clone, Copy)]
-pub struct Shape {
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) struct Shape {
     pub stmt: &'static Statement,
     pub columns: Option<&'static [&'static str]>,
     /// A batch runs whole (several statements); it is not prepared.
     pub batch: bool,
 }
 
-pub trait Declared {
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) trait Declared {
     fn shape(&self) -> Shape;
 }
 
 /// A statement that returns rows of `R`.
-pub struct Query<R> {
+pub(crate) struct Query<R> {
     stmt: &'static Statement,
     _row: PhantomData<fn() -> R>,
 }
@@ -164,7 +168,7 @@ impl<R: FromRow> Declared for Query<R> {
 }
 
 /// A statement that writes (or sets), returning the rows it changed.
-pub struct Exec {
+pub(crate) struct Exec {
     stmt: &'static Statement,
 }
 
@@ -186,7 +190,7 @@ impl Declared for Exec {
 }
 
 /// Several statements run as one batch, with no parameters (the schema, a migration).
-pub struct Batch {
+pub(crate) struct Batch {
     stmt: &'static Statement,
 }
 
@@ -244,7 +248,7 @@ impl Store {
 
     /// Opens the database at `path` for reading only: nothing in the file changes, and other
     /// processes may read it at the same time (DuckDB shares a file between readers only).
-    pub fn open_read(path: &Path) -> Result<Store> {
+    pub(crate) fn open_read(path: &Path) -> Result<Store> {
         let store = Store {
             conn: open_connection(path, duckdb::AccessMode::ReadOnly).map_err(|e| open_failed(path, e))?,
             scans: Default::default(),
@@ -281,12 +285,12 @@ pub struct Running {
 
 impl Running {
     /// Stops the statement running now, if any: it fails with `LabError::Interrupted`.
-    pub fn interrupt(&self) {
+    pub(crate) fn interrupt(&self) {
         self.interrupt.interrupt();
     }
 
     /// DuckDB's estimate of how far the running statement is, in percent.
-    pub fn percent(&self) -> Option<f64> {
+    pub(crate) fn percent(&self) -> Option<f64> {
         self.progress.query_progress().percentage()
     }
 }
@@ -312,7 +316,7 @@ fn open_failed(path: &Path, e: duckdb::Error) -> color_eyre::Report {
 }
 
 /// A transaction whose statements are counted, so a test can fail it after any one of them.
-pub struct Tx<'s> {
+pub(crate) struct Tx<'s> {
     store: &'s Store,
     executed: usize,
     fail_after: Option<usize>,
@@ -325,7 +329,7 @@ pub struct Tx<'s> {
 }
 
 impl<'s> Tx<'s> {
-    pub fn begin(store: &'s Store, fail_after: Option<usize>) -> Result<Tx<'s>> {
+    pub(crate) fn begin(store: &'s Store, fail_after: Option<usize>) -> Result<Tx<'s>> {
         store.conn.execute_batch("BEGIN TRANSACTION").wrap_err("beginning a transaction")?;
         Ok(Tx { store, executed: 0, fail_after, open: true, phases: Vec::new(), mark: std::time::Instant::now(), on_commit: Vec::new() })
     }
@@ -336,7 +340,7 @@ impl<'s> Tx<'s> {
     }
 
     /// Runs `f` once this transaction has committed (never if it rolls back).
-    pub fn on_commit(&mut self, f: impl FnOnce() + 's) {
+    pub(crate) fn on_commit(&mut self, f: impl FnOnce() + 's) {
         self.on_commit.push(Box::new(f));
     }
 
@@ -382,7 +386,7 @@ impl Drop for Tx<'_> {
 
 /// A short digest of the SQL that decides silver and gold: part of every input hash, so a
 /// changed rule rebuilds instead of skipping. schema.sql holds the window rule (`in_window`).
-pub fn rules_digest() -> String {
+pub(crate) fn rules_digest() -> String {
     use md5::Digest;
     let mut h = md5::Md5::new();
     for (file, text) in sql::FILES {

@@ -55,20 +55,20 @@ impl DuckRecount {
 
 impl Store {
     /// The manifest of the raw zone the cached recount counted; None before the first.
-    pub fn recount_manifest(&self) -> Result<Option<String>> {
+    pub(crate) fn recount_manifest(&self) -> Result<Option<String>> {
         Ok(STATE.optional(self, &[])?.map(|s| s.manifest))
     }
 
     /// DuckDB's own recount of `d` from bronze, per store, with the winners the window of
     /// `late_days` keeps out of v2.
-    pub fn duckdb_recount(&self, d: NaiveDate, key_collisions: bool, late_days: u32) -> Result<Vec<DuckRecount>> {
+    pub(crate) fn duckdb_recount(&self, d: NaiveDate, key_collisions: bool, late_days: u32) -> Result<Vec<DuckRecount>> {
         DUCKDB_DATE.all(self, named_params! { "business_date": d, "key_collisions": key_collisions, "late_days": late_days })
     }
 }
 
 impl Tx<'_> {
     /// Replaces the cached recount with `rows`, counted from the raw zone `manifest` names.
-    pub fn replace_recount<'r>(
+    pub(crate) fn replace_recount<'r>(
         &mut self,
         manifest: &str,
         events: i64,

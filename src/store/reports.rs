@@ -150,6 +150,7 @@ statements! {
     LATENESS_STATE: Query<LatenessState> = reports::LATENESS_STATE;
     LATENESS_CLEAR: Exec = reports::LATENESS_CLEAR;
     LATENESS_FILL: Exec = reports::LATENESS_FILL;
+    LATENESS_FILL_BY_ID: Exec = reports::LATENESS_FILL_BY_ID;
     LATENESS: Query<LatenessRow> = reports::LATENESS;
     LATE_DATES: Query<BusinessDate> = reports::LATE_DATES;
     LATE_ROWS: Query<LateRow> = reports::LATE_ROWS;
@@ -168,7 +169,7 @@ impl Store {
     }
 
     /// What v1 appended for `d` up to snapshot `up_to`, per store.
-    pub fn v1_by_store(&self, d: NaiveDate, up_to: i64) -> Result<Vec<V1Store>> {
+    pub(crate) fn v1_by_store(&self, d: NaiveDate, up_to: i64) -> Result<Vec<V1Store>> {
         V1_BY_STORE.all(self, named_params! { "business_date": d, "up_to": up_to })
     }
 
@@ -178,25 +179,25 @@ impl Store {
     }
 
     /// Gold of `d` as of snapshot `up_to` (None: now), per store.
-    pub fn gold_by_store(&self, d: NaiveDate, up_to: Option<i64>) -> Result<Vec<StoreFigures>> {
+    pub(crate) fn gold_by_store(&self, d: NaiveDate, up_to: Option<i64>) -> Result<Vec<StoreFigures>> {
         GOLD_BY_STORE.all(self, named_params! { "business_date": d, "up_to": up_to })
     }
 
     /// The polars recount of `d`, per store.
-    pub fn recompute_by_store(&self, d: NaiveDate) -> Result<Vec<StoreFigures>> {
+    pub(crate) fn recompute_by_store(&self, d: NaiveDate) -> Result<Vec<StoreFigures>> {
         RECOMPUTE_BY_STORE.all(self, named_params! { "business_date": d })
     }
 
-    pub fn explain_baskets(&self, d: NaiveDate) -> Result<Vec<ExplainBasketRow>> {
+    pub(crate) fn explain_baskets(&self, d: NaiveDate) -> Result<Vec<ExplainBasketRow>> {
         EXPLAIN_BASKETS.all(self, named_params! { "business_date": d })
     }
 
-    pub fn v1_once_by_country(&self, d: NaiveDate) -> Result<Vec<CountryEvents>> {
+    pub(crate) fn v1_once_by_country(&self, d: NaiveDate) -> Result<Vec<CountryEvents>> {
         V1_ONCE_BY_COUNTRY.all(self, named_params! { "business_date": d })
     }
 
     /// The newest landed file, and the newest the cached lateness histogram counts.
-    pub fn lateness_state(&self) -> Result<LatenessState> {
+    pub(crate) fn lateness_state(&self) -> Result<LatenessState> {
         LATENESS_STATE.one(self, &[])
     }
 
@@ -206,24 +207,24 @@ impl Store {
     }
 
     /// Business dates with rows outside the window.
-    pub fn late_dates(&self, late_days: u32) -> Result<Vec<NaiveDate>> {
+    pub(crate) fn late_dates(&self, late_days: u32) -> Result<Vec<NaiveDate>> {
         Ok(LATE_DATES.all(self, named_params! { "late_days": late_days })?.into_iter().map(|d| d.business_date).collect())
     }
 
     /// The rows of `d` outside the window.
-    pub fn late_rows(&self, late_days: u32, d: NaiveDate) -> Result<Vec<LateRow>> {
+    pub(crate) fn late_rows(&self, late_days: u32, d: NaiveDate) -> Result<Vec<LateRow>> {
         LATE_ROWS.all(self, named_params! { "late_days": late_days, "business_date": d })
     }
 
-    pub fn quarantine_rows(&self, upload_date: Option<NaiveDate>) -> Result<Vec<QuarantineRow>> {
+    pub(crate) fn quarantine_rows(&self, upload_date: Option<NaiveDate>) -> Result<Vec<QuarantineRow>> {
         QUARANTINE_ROWS.all(self, named_params! { "upload_date": upload_date })
     }
 
-    pub fn date_summaries(&self) -> Result<Vec<DateSummaryRow>> {
+    pub(crate) fn date_summaries(&self) -> Result<Vec<DateSummaryRow>> {
         DATE_SUMMARIES.all(self, &[])
     }
 
-    pub fn basket_copies(&self, d: NaiveDate, late_days: u32) -> Result<Vec<BasketCopyRow>> {
+    pub(crate) fn basket_copies(&self, d: NaiveDate, late_days: u32) -> Result<Vec<BasketCopyRow>> {
         BASKET_COPIES.all(self, named_params! { "business_date": d, "late_days": late_days })
     }
 
@@ -231,28 +232,30 @@ impl Store {
         COMPLETENESS.one(self, named_params! { "business_date": d, "late_days": late_days })
     }
 
-    pub fn store_sums_vs_silver(&self, d: NaiveDate) -> Result<Vec<StoreSumsRow>> {
+    pub(crate) fn store_sums_vs_silver(&self, d: NaiveDate) -> Result<Vec<StoreSumsRow>> {
         STORE_SUMS_VS_SILVER.all(self, named_params! { "business_date": d })
     }
 
     /// Silver and gold rows `d` holds now.
-    pub fn rows_held(&self, d: NaiveDate) -> Result<RowsHeld> {
+    pub(crate) fn rows_held(&self, d: NaiveDate) -> Result<RowsHeld> {
         ROWS_HELD.one(self, named_params! { "business_date": d })
     }
 }
 
 impl Tx<'_> {
-    /// Recounts the lateness histogram through file `newest_file`.
-    pub fn refill_lateness(&mut self, newest_file: i32) -> Result<()> {
+    /// Recounts the lateness histogram through file `newest_file`; `by_id` when two basket_ids
+    /// share a basket key.
+    pub(crate) fn refill_lateness(&mut self, newest_file: i32, by_id: bool) -> Result<()> {
         self.exec("clearing the lateness histogram", &LATENESS_CLEAR, &[])?;
-        self.exec("counting the lateness histogram", &LATENESS_FILL, named_params! { "newest_file": newest_file })?;
+        let fill = if by_id { &LATENESS_FILL_BY_ID } else { &LATENESS_FILL };
+        self.exec("counting the lateness histogram", fill, named_params! { "newest_file": newest_file })?;
         Ok(())
     }
 }
 
 impl Store {
     /// Forgets the cached lateness histogram (the bench measures its first count).
-    pub fn forget_lateness(&self) -> Result<()> {
+    pub(crate) fn forget_lateness(&self) -> Result<()> {
         LATENESS_CLEAR.run(self, &[]).map(|_| ())
     }
 }

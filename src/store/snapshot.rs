@@ -85,54 +85,54 @@ statements! {
 
 impl Store {
     /// The next snapshot id and the head (the newest data snapshot).
-    pub fn snapshot_ids(&self) -> Result<(i64, Option<i64>)> {
+    pub(crate) fn snapshot_ids(&self) -> Result<(i64, Option<i64>)> {
         let ids = IDS.one(self, &[])?;
         Ok((ids.next_id, ids.head))
     }
 
     /// Each date's version as of `snapshot_id` (None: now).
-    pub fn versions_as_of(&self, snapshot_id: Option<i64>) -> Result<Vec<VersionedDate>> {
+    pub(crate) fn versions_as_of(&self, snapshot_id: Option<i64>) -> Result<Vec<VersionedDate>> {
         VERSIONS_AS_OF.all(self, named_params! { "snapshot_id": snapshot_id })
     }
 
     /// The version of `d` current at `snapshot_id` (None: now); None when none had built it.
-    pub fn version_at(&self, d: NaiveDate, snapshot_id: Option<i64>) -> Result<Option<VersionAt>> {
+    pub(crate) fn version_at(&self, d: NaiveDate, snapshot_id: Option<i64>) -> Result<Option<VersionAt>> {
         VERSION_AT.optional(self, named_params! { "business_date": d, "snapshot_id": snapshot_id })
     }
 
-    pub fn rows_of_version(&self, version: i64, d: NaiveDate) -> Result<RowsOfVersion> {
+    pub(crate) fn rows_of_version(&self, version: i64, d: NaiveDate) -> Result<RowsOfVersion> {
         ROWS_OF_VERSION.one(self, named_params! { "version": version, "business_date": d })
     }
 
-    pub fn version_inputs(&self, version: i64, d: NaiveDate) -> Result<Option<VersionInputs>> {
+    pub(crate) fn version_inputs(&self, version: i64, d: NaiveDate) -> Result<Option<VersionInputs>> {
         VERSION_INPUTS.optional(self, named_params! { "version": version, "business_date": d })
     }
 
-    pub fn snapshot_exists(&self, snapshot_id: i64) -> Result<bool> {
+    pub(crate) fn snapshot_exists(&self, snapshot_id: i64) -> Result<bool> {
         Ok(EXISTS.one(self, named_params! { "snapshot_id": snapshot_id })?.found > 0)
     }
 }
 
 impl Tx<'_> {
-    pub fn insert_snapshot(&mut self, record: &SnapshotRow) -> Result<()> {
+    pub(crate) fn insert_snapshot(&mut self, record: &SnapshotRow) -> Result<()> {
         self.exec("recording the snapshot", &INSERT, &record.params()).map(|_| ())
     }
 
     /// Snapshot `snapshot_id` takes the silver version of `d` that `version` wrote.
-    pub fn restore_silver(&mut self, snapshot_id: i64, version: i64, d: NaiveDate) -> Result<i64> {
+    pub(crate) fn restore_silver(&mut self, snapshot_id: i64, version: i64, d: NaiveDate) -> Result<i64> {
         let params = named_params! { "snapshot_id": snapshot_id, "version": version, "business_date": d };
         Ok(self.exec("restoring silver", &RESTORE_SILVER, params)? as i64)
     }
 
     /// Snapshot `snapshot_id` takes the gold version of `d` that `version` wrote.
-    pub fn restore_gold(&mut self, snapshot_id: i64, version: i64, d: NaiveDate) -> Result<i64> {
+    pub(crate) fn restore_gold(&mut self, snapshot_id: i64, version: i64, d: NaiveDate) -> Result<i64> {
         let params = named_params! { "snapshot_id": snapshot_id, "version": version, "business_date": d };
         Ok(self.exec("restoring gold", &RESTORE_GOLD, params)? as i64)
     }
 
     /// Records what the snapshot did to each date, through DuckDB's appender in the write's
     /// transaction (one step, however many dates).
-    pub fn append_snapshot_dates(&mut self, snapshot_id: i64, dates: &[DateOutcome]) -> Result<()> {
+    pub(crate) fn append_snapshot_dates(&mut self, snapshot_id: i64, dates: &[DateOutcome]) -> Result<()> {
         (|| -> duckdb::Result<()> {
             let mut app = self.store.conn.appender_to_db("snapshot_dates", "audit")?;
             for d in dates {

@@ -11,7 +11,7 @@ statements! {
 
 impl Tx<'_> {
     /// Snapshot `snapshot_id` appends what one naive run of `run_date` counts; returns the rows.
-    pub fn append_naive(&mut self, snapshot_id: i64, run_date: NaiveDate) -> Result<i64> {
+    pub(crate) fn append_naive(&mut self, snapshot_id: i64, run_date: NaiveDate) -> Result<i64> {
         let n = self.exec("appending the naive rows", &APPEND, named_params! { "snapshot_id": snapshot_id, "run_date": run_date })?;
         Ok(n as i64)
     }

@@ -75,12 +75,12 @@ statements! {
 impl Store {
     /// What `upload` holds per file, business date and currency; `oldest` is the oldest date the
     /// run rebuilds.
-    pub fn upload_cells(&self, upload: NaiveDate, oldest: NaiveDate, late_days: u32) -> Result<Vec<UploadCell>> {
+    pub(crate) fn upload_cells(&self, upload: NaiveDate, oldest: NaiveDate, late_days: u32) -> Result<Vec<UploadCell>> {
         UPLOAD_CELLS.all(self, named_params! { "upload": upload, "oldest": oldest, "late_days": late_days })
     }
 
     /// What feeds the dates `first..=last` under the window, file by file.
-    pub fn input_cells(&self, late_days: u32, first: NaiveDate, last: NaiveDate, mut f: impl FnMut(InputCell)) -> Result<()> {
+    pub(crate) fn input_cells(&self, late_days: u32, first: NaiveDate, last: NaiveDate, mut f: impl FnMut(InputCell)) -> Result<()> {
         INPUT_CELLS.each(self, named_params! { "late_days": late_days, "first": first, "last": last }, |c| {
             f(c);
             Ok(())
@@ -88,18 +88,18 @@ impl Store {
     }
 
     /// The current version of each built date in `first..=last`.
-    pub fn current_versions(&self, first: NaiveDate, last: NaiveDate) -> Result<Vec<CurrentVersion>> {
+    pub(crate) fn current_versions(&self, first: NaiveDate, last: NaiveDate) -> Result<Vec<CurrentVersion>> {
         CURRENT_VERSIONS.all(self, named_params! { "first": first, "last": last })
     }
 
     /// The store corrections landed and not yet rebuilt for, oldest first.
-    pub fn pending_store_changes(&self) -> Result<Vec<PendingStoreChange>> {
+    pub(crate) fn pending_store_changes(&self) -> Result<Vec<PendingStoreChange>> {
         PENDING_STORE_CHANGES.all(self, &[])
     }
 
     /// The business dates that hold the store's events in the versions its correction re-derived,
     /// before or after.
-    pub fn store_change_dates(&self, c: &PendingStoreChange) -> Result<Vec<NaiveDate>> {
+    pub(crate) fn store_change_dates(&self, c: &PendingStoreChange) -> Result<Vec<NaiveDate>> {
         let params = named_params! { "store_id": c.store_id, "landing_id": c.landing_id };
         Ok(STORE_CHANGE_DATES.all(self, params)?.into_iter().map(|d| d.business_date).collect())
     }
@@ -127,7 +127,7 @@ pub struct Rewrite<'a> {
 
 impl Tx<'_> {
     /// The new silver version of the dates: one pointer per basket to its winning copy.
-    pub fn insert_silver_version(&mut self, w: &Rewrite) -> Result<i64> {
+    pub(crate) fn insert_silver_version(&mut self, w: &Rewrite) -> Result<i64> {
         let dates = w.gaps.then_some(w.dates);
         let params = named_params! {
             "snapshot_id": w.snapshot_id, "late_days": w.late_days, "first": w.first, "last": w.last,
@@ -137,18 +137,18 @@ impl Tx<'_> {
     }
 
     /// The new gold version of the dates, from the silver version just written.
-    pub fn insert_gold_version(&mut self, w: &Rewrite) -> Result<i64> {
+    pub(crate) fn insert_gold_version(&mut self, w: &Rewrite) -> Result<i64> {
         Ok(self.exec("gold insert", &GOLD_INSERT, named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last })? as i64)
     }
 
     /// Snapshot `snapshot_id` rebuilt for every pending store correction.
-    pub fn mark_store_changes_applied(&mut self, snapshot_id: i64) -> Result<()> {
+    pub(crate) fn mark_store_changes_applied(&mut self, snapshot_id: i64) -> Result<()> {
         self.exec("recording the store corrections as rebuilt", &STORE_CHANGES_APPLIED, named_params! { "snapshot_id": snapshot_id })
             .map(|_| ())
     }
 
     /// Rows per date of the versions just written.
-    pub fn changed_counts(&mut self, w: &Rewrite) -> Result<Vec<ChangedCounts>> {
+    pub(crate) fn changed_counts(&mut self, w: &Rewrite) -> Result<Vec<ChangedCounts>> {
         let params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last, "dates": w.dates };
         let counts = CHANGED_COUNTS.all(self.store, params)?;
         self.step("counting rows per date")?;

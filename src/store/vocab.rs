@@ -140,11 +140,6 @@ impl ChangeKind {
         }
     }
 
-    /// Whether a corrected file version caused it (the change is then attributed to that version).
-    pub fn by_correction(self) -> bool {
-        matches!(self, ChangeKind::RevenueCorrected | ChangeKind::Withdrawn | ChangeKind::AddedByCorrection) || self.by_store_correction()
-    }
-
     /// Whether a store correction caused it (a file version re-derived under the store's new row).
     pub fn by_store_correction(self) -> bool {
         matches!(self, ChangeKind::StoreMovedIn | ChangeKind::StoreMovedOut)

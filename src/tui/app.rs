@@ -125,7 +125,7 @@ pub struct Sort {
 }
 
 /// The order the table's rows show in: indices into `table.rows`, sorted stably by `sort`.
-pub fn row_order(table: &Table, sort: Option<Sort>) -> Vec<usize> {
+pub(crate) fn row_order(table: &Table, sort: Option<Sort>) -> Vec<usize> {
     let mut order: Vec<usize> = (0..table.rows.len()).collect();
     if let Some(s) = sort {
         let empty = crate::reports::Cell::Empty;
@@ -194,11 +194,11 @@ impl App {
         self.cursor.sort
     }
 
-    pub fn first_col(&self) -> usize {
+    pub(crate) fn first_col(&self) -> usize {
         self.cursor.first_col
     }
 
-    pub fn popup_scroll(&self) -> u16 {
+    pub(crate) fn popup_scroll(&self) -> u16 {
         self.cursor.popup_scroll
     }
 
@@ -217,7 +217,7 @@ impl App {
         self.export_dir = Some(dir);
     }
 
-    pub fn selected_date(&self) -> Option<NaiveDate> {
+    pub(crate) fn selected_date(&self) -> Option<NaiveDate> {
         self.snapshot.as_ref()?.dates.get(self.selected).map(|d| d.business_date)
     }
 
@@ -343,7 +343,7 @@ impl App {
     }
 
     /// The check the Overview shows: the view's, or the one sent ahead of it.
-    pub fn check_shown(&self) -> Option<&crate::reports::check::CheckReport> {
+    pub(crate) fn check_shown(&self) -> Option<&crate::reports::check::CheckReport> {
         self.view.as_ref().map(|v| &v.check).or(self.head.as_ref()).filter(|c| Some(c.business_date) == self.selected_date())
     }
 
@@ -353,7 +353,7 @@ impl App {
     }
 
     /// The row under the cursor as an index into the report's own rows (the table may be sorted).
-    pub fn source_row(&self) -> usize {
+    pub(crate) fn source_row(&self) -> usize {
         match (self.cursor.sort, self.current_table()) {
             (Some(s), Some(t)) => row_order(&t, Some(s)).get(self.cursor.row).copied().unwrap_or(self.cursor.row),
             _ => self.cursor.row,
@@ -376,7 +376,7 @@ impl App {
         };
     }
 
-    pub fn basket_visible(&self, b: &crate::reports::baskets::ResentBasket) -> bool {
+    pub(crate) fn basket_visible(&self, b: &crate::reports::baskets::ResentBasket) -> bool {
         let country_ok = self.country_filter.as_ref().is_none_or(|c| &b.country == c);
         let q = self.search.to_lowercase();
         country_ok && (q.is_empty() || b.basket_id.to_lowercase().contains(&q) || b.store_id.to_lowercase().contains(&q))
@@ -426,46 +426,50 @@ impl App {
         self.screen.home().snapshot_at(self, self.source_row())
     }
 
+    /// A key in a text field: its editing actions come from the key table (`Scope::Field`);
+    /// any other printable key without Ctrl or Alt is text. Every key is taken while it is open.
     pub fn on_input_key(&mut self, ev: &ratatui::crossterm::event::KeyEvent) -> bool {
-        use ratatui::crossterm::event::KeyCode;
+        use ratatui::crossterm::event::{KeyCode, KeyModifiers};
         let Some(Popup::Input { kind, text }) = &mut self.popup else { return false };
-        match ev.code {
-            KeyCode::Esc => self.popup = None,
-            KeyCode::Enter => {
+        match super::keys::active().edit_for(ev) {
+            Some(Action::CloseField) => self.popup = None,
+            Some(Action::Submit) => {
                 let (kind, text) = (kind.clone(), text.clone());
                 self.popup = None;
-                match kind {
-                    InputKind::JumpToDate => self.jump_to(&text),
-                    InputKind::SearchBaskets => {
-                        self.search = text;
-                        // Baskets filters by it; every screen then goes to the first row holding it.
-                        self.cursor.row = self.current_table().map(|t| t.rows.len()).unwrap_or(0).saturating_sub(1);
-                        if !self.search.is_empty() {
-                            self.next_match(1);
-                        } else {
-                            self.cursor.row = 0;
-                        }
-                    }
-                }
+                self.take_input(kind, text);
             }
-            KeyCode::Backspace => {
+            Some(Action::DeleteChar) => {
                 text.pop();
             }
-            // The line editor's keys: Ctrl-U clears the line, Ctrl-W the last word; no other
-            // control chord is text.
-            KeyCode::Char('u') if ev.modifiers.contains(ratatui::crossterm::event::KeyModifiers::CONTROL) => text.clear(),
-            KeyCode::Char('w') if ev.modifiers.contains(ratatui::crossterm::event::KeyModifiers::CONTROL) => {
+            Some(Action::ClearLine) => text.clear(),
+            Some(Action::DeleteWord) => {
                 let kept = text.trim_end().rfind(' ').map(|i| i + 1).unwrap_or(0);
                 text.truncate(kept);
             }
-            KeyCode::Char(_)
-                if ev
-                    .modifiers
-                    .intersects(ratatui::crossterm::event::KeyModifiers::CONTROL | ratatui::crossterm::event::KeyModifiers::ALT) => {}
-            KeyCode::Char(c) if !c.is_control() && text.len() < 64 => text.push(c),
-            _ => {}
+            _ => match ev.code {
+                KeyCode::Char(_) if ev.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {}
+                KeyCode::Char(c) if !c.is_control() && text.len() < 64 => text.push(c),
+                _ => {}
+            },
         }
         true
+    }
+
+    /// What a text field's Enter does with its text: go to the date, or search.
+    fn take_input(&mut self, kind: InputKind, text: String) {
+        match kind {
+            InputKind::JumpToDate => self.jump_to(&text),
+            InputKind::SearchBaskets => {
+                self.search = text;
+                // Baskets filters by it; every screen then goes to the first row holding it.
+                self.cursor.row = self.current_table().map(|t| t.rows.len()).unwrap_or(0).saturating_sub(1);
+                if !self.search.is_empty() {
+                    self.next_match(1);
+                } else {
+                    self.cursor.row = 0;
+                }
+            }
+        }
     }
 
     /// A key in a question: the key table's answer (Confirm or Cancel); any other key is taken
@@ -540,8 +544,15 @@ impl App {
             }
             Action::ExportCsv => self.export(Format::Csv),
             Action::ExportJson => self.export(Format::Json),
-            // A question's answers: on_confirm_key takes them while a question is open.
-            Action::Confirm | Action::Cancel => {}
+            // A question's answers and a text field's keys: on_confirm_key and on_input_key take
+            // them while one is open.
+            Action::Confirm
+            | Action::Cancel
+            | Action::Submit
+            | Action::CloseField
+            | Action::DeleteChar
+            | Action::ClearLine
+            | Action::DeleteWord => {}
             Action::ToggleMouse => {
                 self.mouse = !self.mouse;
                 self.message = format!("mouse {}", if self.mouse { "on" } else { "off: the terminal's own selection works" });

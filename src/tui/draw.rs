@@ -208,7 +208,7 @@ pub(crate) fn draw_lateness(f: &mut Frame, t: &Theme, report: &LatenessReport, a
 }
 
 /// How a table is shown: its rows' order (a sort), the sort, and the first scrolled column.
-pub struct TableView {
+pub(crate) struct TableView {
     pub order: Vec<usize>,
     pub sort: Option<super::app::Sort>,
     pub first_col: usize,
@@ -224,7 +224,7 @@ impl TableView {
 /// What drawing a table measured: the rows one screen of it shows, and how far its columns may
 /// scroll right.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TableFit {
+pub(crate) struct TableFit {
     pub page_rows: usize,
     pub col_room: usize,
 }
@@ -273,7 +273,15 @@ fn visible_columns(table: &Table, widths: &[u16], first: usize, room: u16) -> Ve
 /// and with their mark (✓ ! ✗) in a first column of their own. The first column stays; the others
 /// scroll with `<` and `>`, and the title says how many are out of view on either side (‹ ›).
 /// Columns keep their natural width; the last text column that fits only in part is clipped.
-pub fn draw_table(f: &mut Frame, t: &Theme, table: &Table, view: &TableView, selected: usize, area: Rect, title: String) -> TableFit {
+pub(crate) fn draw_table(
+    f: &mut Frame,
+    t: &Theme,
+    table: &Table,
+    view: &TableView,
+    selected: usize,
+    area: Rect,
+    title: String,
+) -> TableFit {
     // The rows one screen of this table shows (inside the borders, under the header): PgDn's step.
     let page_rows = usize::from(area.height.saturating_sub(3)).max(1);
     // As shown, in the order shown (a repeated group value is blank only under its own group).
@@ -398,7 +406,7 @@ fn terminal_text(s: &str) -> Text<'static> {
 }
 
 /// The marks the explorer draws beside its colours, for the help's legend.
-pub const MARKS: &[(&str, Status, &str)] = &[
+pub(crate) const MARKS: &[(&str, Status, &str)] = &[
     ("✓", Status::Pass, "a closed date; a row that passes"),
     ("p", Status::Warn, "a provisional date: its window is still open"),
     ("s", Status::Warn, "a stale date: its inputs changed since v2 built it (run v2)"),

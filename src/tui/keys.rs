@@ -46,10 +46,20 @@ pub enum Action {
     Confirm,
     /// In a question: no, change nothing.
     Cancel,
+    /// In a text field (go to a date, search): take what was typed.
+    Submit,
+    /// In a text field: close it, nothing taken.
+    CloseField,
+    /// In a text field: delete the character before the cursor.
+    DeleteChar,
+    /// In a text field: clear the line.
+    ClearLine,
+    /// In a text field: delete the last word.
+    DeleteWord,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Key {
+pub(crate) enum Key {
     Char(char),
     Ctrl(char),
     Code(KeyCode),
@@ -68,13 +78,15 @@ impl Key {
 /// Where a binding applies: everywhere, on named screens only, or in a question (a confirmation
 /// popup, where no screen's keys apply).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     Global,
     Screens(&'static [Screen]),
     Question,
+    /// A text field (go to a date, search): its editing keys; any other printable key is text.
+    Field,
 }
 
-pub struct Binding {
+pub(crate) struct Binding {
     pub keys: &'static [Key],
     /// How the keys are written in hints and help.
     pub label: &'static str,
@@ -87,7 +99,7 @@ pub struct Binding {
 
 use Key::{Char, Code, Ctrl};
 
-pub const BINDINGS: &[Binding] = &[
+pub(crate) const BINDINGS: &[Binding] = &[
     Binding {
         keys: &[Char('q'), Ctrl('c')],
         label: "q",
@@ -412,11 +424,44 @@ pub const BINDINGS: &[Binding] = &[
         help: "no: close the question, nothing changes",
         scope: Scope::Question,
     },
+    Binding {
+        keys: &[Code(KeyCode::Enter)],
+        label: "Enter",
+        action: Action::Submit,
+        hint: "",
+        help: "take what was typed",
+        scope: Scope::Field,
+    },
+    Binding {
+        keys: &[Code(KeyCode::Esc)],
+        label: "Esc",
+        action: Action::CloseField,
+        hint: "",
+        help: "close, nothing taken",
+        scope: Scope::Field,
+    },
+    Binding {
+        keys: &[Code(KeyCode::Backspace)],
+        label: "Backspace",
+        action: Action::DeleteChar,
+        hint: "",
+        help: "delete the last character",
+        scope: Scope::Field,
+    },
+    Binding { keys: &[Ctrl('u')], label: "Ctrl-u", action: Action::ClearLine, hint: "", help: "clear the line", scope: Scope::Field },
+    Binding {
+        keys: &[Ctrl('w')],
+        label: "Ctrl-w",
+        action: Action::DeleteWord,
+        hint: "",
+        help: "delete the last word",
+        scope: Scope::Field,
+    },
 ];
 
 /// One binding as the explorer uses it: the table's, or with keys the config file rebinds.
 #[derive(Debug, Clone)]
-pub struct Bound {
+pub(crate) struct Bound {
     pub keys: Vec<Key>,
     pub label: String,
     pub action: Action,
@@ -483,7 +528,7 @@ impl KeyTable {
         Ok(table)
     }
 
-    pub fn bindings(&self) -> &[Bound] {
+    pub(crate) fn bindings(&self) -> &[Bound] {
         &self.bindings
     }
 
@@ -495,6 +540,12 @@ impl KeyTable {
     /// What a key means in a question: Confirm, Cancel, or nothing.
     pub fn answer_for(&self, ev: &KeyEvent) -> Option<Action> {
         self.bindings.iter().find(|b| b.scope == Scope::Question && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
+    }
+
+    /// What a key means in a text field: one of its editing actions, or nothing (then a printable
+    /// key is text).
+    pub fn edit_for(&self, ev: &KeyEvent) -> Option<Action> {
+        self.bindings.iter().find(|b| b.scope == Scope::Field && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
     }
 
     /// A question's last line, from the table: `y: land   n/Esc: cancel`.
@@ -516,6 +567,7 @@ impl KeyTable {
                     Scope::Global => String::new(),
                     Scope::Screens(s) => format!(" [{}]", s.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")),
                     Scope::Question => " [in a question]".to_string(),
+                    Scope::Field => " [in a text field]".to_string(),
                 };
                 (b.label.as_str(), format!("{}{scope}", b.help))
             })
@@ -523,7 +575,7 @@ impl KeyTable {
     }
 
     /// How the keys of `action` are written (for messages that name a key).
-    pub fn label_of(&self, action: Action) -> &str {
+    pub(crate) fn label_of(&self, action: Action) -> &str {
         self.bindings.iter().find(|b| b.action == action).map(|b| b.label.as_str()).unwrap_or("?")
     }
 }
@@ -533,15 +585,15 @@ impl Scope {
         match self {
             Scope::Global => true,
             Scope::Screens(s) => s.contains(&screen),
-            Scope::Question => false,
+            Scope::Question | Scope::Field => false,
         }
     }
 
     /// Whether two scopes can be in force at once (a question's keys only meet each other).
     fn meets(&self, other: &Scope) -> bool {
         match (self, other) {
-            (Scope::Question, Scope::Question) => true,
-            (Scope::Question, _) | (_, Scope::Question) => false,
+            (Scope::Question, Scope::Question) | (Scope::Field, Scope::Field) => true,
+            (Scope::Question | Scope::Field, _) | (_, Scope::Question | Scope::Field) => false,
             (Scope::Global, _) | (_, Scope::Global) => true,
             (Scope::Screens(a), Scope::Screens(b)) => a.iter().any(|s| b.contains(s)),
         }
@@ -550,7 +602,7 @@ impl Scope {
 
 /// The name of an action in the config file's `[keys]`: `LandNext` is `land_next`. The screen
 /// keys (1-6) are not renamed.
-pub fn action_name(action: Action) -> Option<String> {
+pub(crate) fn action_name(action: Action) -> Option<String> {
     let serde_json::Value::String(name) = serde_json::to_value(action).ok()? else { return None };
     let mut out = String::new();
     for (i, c) in name.chars().enumerate() {
@@ -565,7 +617,7 @@ pub fn action_name(action: Action) -> Option<String> {
 /// A key as the config file writes it: one character (`U`), `ctrl-x`, or a named key (`tab`,
 /// `backtab`, `enter`, `esc`, `space`, `left`, `right`, `up`, `down`, `pageup`, `pagedown`,
 /// `home`, `end`, `backspace`, `delete`, `f1`..`f12`).
-pub fn parse_key(text: &str) -> color_eyre::Result<Key> {
+pub(crate) fn parse_key(text: &str) -> color_eyre::Result<Key> {
     let mut chars = text.chars();
     if let (Some(c), None) = (chars.next(), chars.next()) {
         if c.is_control() {
@@ -632,7 +684,7 @@ pub fn install(table: KeyTable) {
     let _ = ACTIVE.set(table);
 }
 
-pub fn active() -> &'static KeyTable {
+pub(crate) fn active() -> &'static KeyTable {
     ACTIVE.get_or_init(KeyTable::default)
 }
 

@@ -35,7 +35,7 @@ impl Screen {
     }
 
     /// The word in an export's file name.
-    pub fn file_word(self) -> &'static str {
+    pub(crate) fn file_word(self) -> &'static str {
         match self {
             Screen::Overview => "overview",
             Screen::Explain => "explain",
@@ -47,7 +47,7 @@ impl Screen {
     }
 
     /// The position in tab order, from 0.
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         Screen::ALL.iter().position(|s| *s == self).unwrap_or(0)
     }
 

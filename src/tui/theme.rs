@@ -103,16 +103,16 @@ impl Theme {
     pub fn text(&self) -> Style {
         if self.colored { Style::new().fg(self.text) } else { Style::new() }
     }
-    pub fn muted(&self) -> Style {
+    pub(crate) fn muted(&self) -> Style {
         if self.colored { Style::new().fg(self.muted) } else { Style::new().add_modifier(Modifier::DIM) }
     }
-    pub fn accent(&self) -> Style {
+    pub(crate) fn accent(&self) -> Style {
         self.fg(self.accent)
     }
     pub fn title(&self) -> Style {
         self.fg(self.title).add_modifier(Modifier::BOLD)
     }
-    pub fn border(&self, focused: bool) -> Style {
+    pub(crate) fn border(&self, focused: bool) -> Style {
         if focused {
             self.fg(self.accent)
         } else if self.colored {
@@ -121,7 +121,7 @@ impl Theme {
             Style::new()
         }
     }
-    pub fn selected(&self) -> Style {
+    pub(crate) fn selected(&self) -> Style {
         if self.colored {
             Style::new().fg(self.selected_fg).bg(self.selected_bg).add_modifier(Modifier::BOLD)
         } else {

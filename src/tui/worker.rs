@@ -98,12 +98,12 @@ impl Handles {
     }
 
     /// Stops the statement running now, if any.
-    pub fn interrupt(&self) {
+    pub(crate) fn interrupt(&self) {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).interrupt();
     }
 
     /// DuckDB's estimate of how far the running statement is, in percent.
-    pub fn percent(&self) -> Option<f64> {
+    pub(crate) fn percent(&self) -> Option<f64> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).percent()
     }
 }
@@ -326,7 +326,7 @@ impl Server {
     /// gives a file to one writer or to readers), waits for the writer to finish and reads the
     /// lab again, telling the UI both times. Jobs that arrive meanwhile wait in `pending`. False
     /// when the UI hung up.
-    pub fn watch(&mut self, jobs: &Receiver<Job>, replies: &Sender<Reply>, pending: &mut std::collections::VecDeque<Job>) -> bool {
+    pub(crate) fn watch(&mut self, jobs: &Receiver<Job>, replies: &Sender<Reply>, pending: &mut std::collections::VecDeque<Job>) -> bool {
         let Some(pid) = self.lab.writer_elsewhere() else { return true };
         let who = pid.map(|p| format!("recount pid {p}")).unwrap_or_else(|| "another recount process".into());
         self.views.clear();

@@ -97,7 +97,7 @@ pub fn generate(out: &Path, preset: Preset, seed: u64) -> Result<GenerateSummary
 }
 
 /// The preset with `store_factor` times its stores in each country (for scaling measurements).
-pub fn generate_scaled(out: &Path, preset: Preset, seed: u64, store_factor: f64) -> Result<GenerateSummary> {
+pub(crate) fn generate_scaled(out: &Path, preset: Preset, seed: u64, store_factor: f64) -> Result<GenerateSummary> {
     let mut spec = preset.spec();
     for n in spec.stores_per_country.iter_mut() {
         *n = ((*n as f64 * store_factor).round() as usize).max(1);
