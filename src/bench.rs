@@ -127,8 +127,8 @@ fn machine() -> String {
     format!("{} cores, {cpu}, {mem:.0} GiB", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
 }
 
-/// The hidden child phase: land every upload of `world` into a fresh lab, then run v2 for every
-/// upload newest first. Prints the fingerprint.
+/// The hidden child phase: land every upload of `world` into a fresh lab, then backfill every
+/// upload, newest first, in one pass (`recount run B A`). Prints the fingerprint.
 pub(crate) fn land_and_backfill(world: &Path, lab_dir: &Path) -> Result<String> {
     if lab_dir.exists() {
         std::fs::remove_dir_all(lab_dir)?;
@@ -139,16 +139,9 @@ pub(crate) fn land_and_backfill(world: &Path, lab_dir: &Path) -> Result<String> 
     land::land(&mut lab, world, &ups)?;
     let landed = t.elapsed();
     let opts = v2::V2Options { fail_after: None, ..Default::default() };
-    // RECOUNT_PROFILE=1: the backfill's phases summed over its runs, on stderr.
-    let mut phases: Vec<(String, f64)> = Vec::new();
-    for &u in ups.iter().rev() {
-        for (name, ms) in v2::run_upload(&lab, u, TriggerKind::Backfill, opts)?.phases {
-            match phases.iter_mut().find(|(n, _)| *n == name) {
-                Some(p) => p.1 += ms,
-                None => phases.push((name, ms)),
-            }
-        }
-    }
+    // RECOUNT_PROFILE=1: the backfill's phases, on stderr.
+    let newest_first: Vec<NaiveDate> = ups.iter().rev().copied().collect();
+    let phases = v2::run_range(&lab, &newest_first, opts)?.0.phases;
     let mut report = vec![("landing".to_string(), landed.as_secs_f64() * 1e3)];
     report.extend(phases.into_iter().map(|(name, ms)| (format!("backfill: {name}"), ms)));
     report.push(("total before close".to_string(), t.elapsed().as_secs_f64() * 1e3));

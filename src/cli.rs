@@ -199,7 +199,8 @@ pub enum Command {
         #[command(flatten)]
         range: Range,
     },
-    /// v2, the idempotent job: one run per upload, in the order given
+    /// v2, the idempotent job: one upload, or a range of them in one pass (one transaction, one
+    /// snapshot)
     Run {
         #[command(flatten)]
         range: Range,
@@ -207,6 +208,9 @@ pub enum Command {
         window: Window,
         #[command(flatten)]
         alert: Alert,
+        /// One run (and snapshot) per upload, in the order given, instead of one pass
+        #[arg(long)]
+        per_upload: bool,
     },
     /// Land one upload, then run v2 for it, day by day
     Daily {

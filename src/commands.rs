@@ -120,7 +120,7 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
         Command::Land { range, world } => land_range(&g, &range, world),
         Command::Reset { yes } => reset(&g, yes),
         Command::Naive { range } => naive(&g, &range),
-        Command::Run { range, window, alert } => run(&g, &range, window, alert),
+        Command::Run { range, window, alert, per_upload } => run(&g, &range, window, alert, per_upload),
         Command::Daily { range, world, window, alert } => daily(&g, &range, world, window, alert),
         Command::Rebuild { dates, force, window } => rebuild(&g, &dates, force, window),
         Command::Check { date, as_of } => check(&g, date, as_of),
@@ -295,21 +295,31 @@ fn naive(g: &Global, range: &Range) -> Result<i32> {
     Ok(0)
 }
 
-fn run(g: &Global, range: &Range, window: Window, alert: crate::cli::Alert) -> Result<i32> {
+fn run(g: &Global, range: &Range, window: Window, alert: crate::cli::Alert, per_upload: bool) -> Result<i32> {
     let lab = open(g)?;
-    let dates = range.dates();
-    let kind = trigger_of(false, dates.len());
-    let mut met = Vec::new();
+    let opts = v2_opts(g, window, false)?;
+    let mut landed = Vec::new();
+    for d in range.dates() {
+        if lab.is_landed(d)? {
+            landed.push(d);
+        } else {
+            eprintln!("note: upload {d} has not landed; nothing to rebuild");
+        }
+    }
     // Landed store corrections are rebuilt first, as their own snapshot.
-    if let Some(report) = v2::run_store_changes(&lab, v2_opts(g, window, false)?).wrap_err("v2 for the store corrections")? {
+    if let Some(report) = v2::run_store_changes(&lab, opts).wrap_err("v2 for the store corrections")? {
         emit_run(&report, g.format)?;
     }
-    for d in dates {
-        if !lab.is_landed(d)? {
-            eprintln!("note: upload {d} has not landed; nothing to rebuild");
-            continue;
-        }
-        let report = v2::run_upload(&lab, d, kind, v2_opts(g, window, false)?).wrap_err_with(|| format!("v2 for upload {d}"))?;
+    let mut met = Vec::new();
+    if landed.len() > 1 && !per_upload {
+        let (report, beyond) = v2::run_range(&lab, &landed, opts).wrap_err("v2 for the range of uploads")?;
+        emit_run(&report, g.format)?;
+        met.extend(beyond.into_iter().filter(|(_, b)| !b.future_dated));
+        return Ok(alerted(alert, &met).unwrap_or(0));
+    }
+    let kind = trigger_of(false, landed.len());
+    for d in landed {
+        let report = v2::run_upload(&lab, d, kind, opts).wrap_err_with(|| format!("v2 for upload {d}"))?;
         emit_run(&report, g.format)?;
         met.extend(report.beyond_window.iter().filter(|b| !b.future_dated).map(|b| (d, b.clone())));
     }
