@@ -402,6 +402,9 @@ pub enum SparkCommand {
         /// Land one upload, then run it, day by day (default: land every upload first)
         #[arg(long)]
         daily: bool,
+        /// One run (and gold snapshot) per upload, instead of one pass over the range
+        #[arg(long, conflicts_with = "daily")]
+        per_upload: bool,
     },
     /// The contract's fingerprint of the Iceberg gold table
     Fingerprint {

@@ -555,7 +555,9 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
     let quiet = |_: &spark::Step| {};
     match command {
         SparkCommand::Setup => spark::setup(&spark::default_home()),
-        SparkCommand::Run { range, world, warehouse, window, daily } => spark_run(g, &range, world, &warehouse, window, daily),
+        SparkCommand::Run { range, world, warehouse, window, daily, per_upload } => {
+            spark_run(g, &range, world, &warehouse, window, (daily, per_upload))
+        }
         SparkCommand::Fingerprint { warehouse, as_of, reader } => {
             let driver = spark_driver(&warehouse)?;
             let mut args = vec!["--reader".to_string(), if reader == SparkReader::Spark { "spark" } else { "pyiceberg" }.to_string()];
@@ -600,14 +602,16 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
 }
 
 /// `recount spark run`: the driver lands and runs the uploads into the warehouse.
+/// `modes`: (--daily, --per-upload).
 fn spark_run(
     g: &Global,
     range: &Range,
     world: Option<PathBuf>,
     warehouse: &crate::cli::SparkWarehouse,
     window: Window,
-    daily: bool,
+    modes: (bool, bool),
 ) -> Result<i32> {
+    let (daily, per_upload) = modes;
     use crate::spark;
     let world = world_or_sample(world);
     // stores.csv is checked by the lab's own rules (zones, countries, ISO-4217 currencies)
@@ -616,7 +620,10 @@ fn spark_run(
     crate::raw::StoreTable::read(&stores).wrap_err("the world's stores, before Spark lands them")?;
     let driver = spark_driver(warehouse)?;
     let uploads = range.dates();
-    let args = spark::run_args(&world, &uploads, late_days(window)?, daily, trigger_of(daily, uploads.len()).as_str());
+    let mut args = spark::run_args(&world, &uploads, late_days(window)?, daily, trigger_of(daily, uploads.len()).as_str());
+    if per_upload {
+        args.push("--per-upload".into());
+    }
     let line = crate::progress::Progress::start("spark: starting");
     let report: spark::SparkRunReport = driver.call("run", &args, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
     drop(line);

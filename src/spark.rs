@@ -316,11 +316,12 @@ pub struct StoresLanded {
 }
 
 impl SparkRun {
-    /// What the run was for: its upload, or the store correction.
+    /// What the run was for: its upload, a store correction, or a range in one pass.
     fn cause(&self) -> Cell {
         match self.upload {
             Some(u) => Cell::Date(u),
-            None => Cell::text("store correction"),
+            None if self.trigger == "store" => Cell::text("store correction"),
+            None => Cell::text("backfill"),
         }
     }
 }
@@ -352,7 +353,10 @@ pub(crate) struct RunDate {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Beyond {
+pub struct Beyond {
+    /// The upload that brought the rows, in a run over a range (else the run's own).
+    #[serde(default)]
+    pub upload: Option<NaiveDate>,
     pub business_date: NaiveDate,
     pub currency: String,
     pub rows: i64,
@@ -509,8 +513,8 @@ impl Report for SparkRunReport {
             });
         }
         for r in &self.runs {
-            let Some(upload) = r.upload else { continue };
             for b in &r.beyond_window {
+                let Some(upload) = b.upload.or(r.upload) else { continue };
                 notes.push(Note {
                     status: Status::Warn,
                     text: format!(
@@ -523,6 +527,7 @@ impl Report for SparkRunReport {
                     ),
                 });
             }
+            let Some(upload) = r.upload else { continue };
             if !r.corrected.is_empty() {
                 notes.push(Note { status: Status::Info, text: format!("upload {upload} (corrected: {})", r.corrected.join(", ")) });
             }

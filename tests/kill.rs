@@ -154,7 +154,8 @@ fn prepared(dir: &Path, run: bool) -> PathBuf {
     let (first, last) = span();
     ok(&lab, &["land", &first, &last, "--world", worlds().world.to_str().unwrap()]);
     if run {
-        ok(&lab, &["run", &first, &last]);
+        // Run by run: a snapshot per upload, so that a rollback has one in the middle to go to.
+        ok(&lab, &["run", &first, &last, "--per-upload"]);
     }
     lab
 }

@@ -241,7 +241,8 @@ fn snapshots_csv_has_a_header_then_one_row_per_record_with_the_id_first() {
     let mut lines = csv.lines();
     assert!(lines.next().unwrap().starts_with("snapshot_id,"));
     let ids: Vec<i64> = lines.map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
-    assert_eq!(ids, vec![1, 2, 3, 4, 5]);
+    // v1, the range in one pass, the skipped single run.
+    assert_eq!(ids, vec![1, 2, 3]);
     assert!(csv.lines().last().unwrap().contains(",skipped,"), "{csv}");
 }
 

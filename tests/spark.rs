@@ -79,14 +79,16 @@ fn lab_fingerprint(dir: &Path, range: &[&str], daily: bool) -> String {
 }
 
 fn spark_run(dir: &Path, range: &[&str], world: &Path, daily: bool) -> Value {
+    spark_run_with(dir, range, world, if daily { &["--daily"] } else { &[] })
+}
+
+fn spark_run_with(dir: &Path, range: &[&str], world: &Path, extra: &[&str]) -> Value {
     let wh = w(dir);
     let world = world.display().to_string();
     let mut args = vec!["spark", "run"];
     args.extend(range);
     args.extend(["--world", &world, "--warehouse", &wh]);
-    if daily {
-        args.push("--daily");
-    }
+    args.extend(extra);
     json(&args)
 }
 
@@ -117,14 +119,16 @@ fn forwards_spark_gives_the_labs_fingerprint_and_a_rerun_adds_no_snapshot_that_p
     let run = spark_run(dir.path(), &[FIRST, LAST], &sample(), false);
     assert_eq!(fingerprint_line(&run["fingerprint"]), lab, "Spark forwards against the lab forwards");
     assert_eq!(lab, "gold.daily_store_sales: 1,260 rows, md5 4eaa9693f648e3fe7340e11ef420c003");
-    // Every run wrote, and each gold snapshot names its upload, trigger and every date's hash.
+    // The range is one pass: one run, one gold snapshot naming every upload, its trigger and
+    // every date's hash.
     let gold = snapshots(dir.path(), "daily_store_sales");
     let written: Vec<&Value> = run["runs"].as_array().unwrap().iter().filter(|r| r["snapshot_id"].is_i64()).collect();
-    assert_eq!(gold.len(), written.len(), "one gold snapshot per run that wrote");
+    assert_eq!((gold.len(), written.len()), (1, 1), "one pass, one gold snapshot");
     for (snap, r) in gold.iter().zip(&written) {
         assert_eq!(snap["snapshot_id"], r["snapshot_id"], "the run-to-snapshot map");
         let props = &snap["properties"];
-        assert_eq!(props["recount.upload"], r["upload"]);
+        assert_eq!(props["recount.uploads"].as_str().unwrap().split(',').count(), 21, "{props}");
+        assert_eq!(props["recount.detail"], format!("backfill of uploads {FIRST}..{LAST}"));
         assert_eq!(props["recount.trigger"], "backfill");
         for d in r["dates"].as_array().unwrap().iter().filter(|d| d["action"] == "overwrite") {
             let key = format!("recount.input-hash.{}", d["business_date"].as_str().unwrap());
@@ -199,8 +203,9 @@ fn backwards_spark_gives_the_labs_fingerprint_even_after_a_kill_between_silver_a
     // Killed after silver's commit of the run of 2026-10-25 and before gold's.
     let wh = w(dir.path());
     let world = sample().display().to_string();
+    // Run by run (--per-upload), so that the kill falls between two of them.
     let killed = exe()
-        .args(["spark", "run", LAST, FIRST, "--world", &world, "--warehouse", &wh])
+        .args(["spark", "run", LAST, FIRST, "--world", &world, "--warehouse", &wh, "--per-upload"])
         .env("RECOUNT_SPARK_CRASH", "after-silver:2026-10-25")
         .output()
         .unwrap();
@@ -218,11 +223,18 @@ fn backwards_spark_gives_the_labs_fingerprint_even_after_a_kill_between_silver_a
     let skipped = spark_run(dir.path(), &["2026-10-31"], &sample(), false);
     assert_eq!(skipped["runs"][0]["action"], "skipped");
     assert_eq!(silver_now(dir.path()).as_i64(), Some(gold_names(dir.path())), "silver and gold agree again");
-    // And the same backfill again finishes to the lab's gold.
-    let run = spark_run(dir.path(), &[LAST, FIRST], &sample(), false);
+    // And the same backfill again, run by run, finishes to the lab's gold.
+    let args = ["spark", "run", LAST, FIRST, "--world", &world, "--warehouse", &wh, "--per-upload", "--format", "json"];
+    let run: Value = serde_json::from_str(&recount(&args)).unwrap();
     let uploads: Vec<&str> = run["runs"].as_array().unwrap().iter().map(|r| r["upload"].as_str().unwrap()).collect();
     assert_eq!(uploads.first(), Some(&LAST), "newest first");
     assert_eq!(fingerprint_line(&run["fingerprint"]), lab);
+    // The range in one pass over it finds every date's input hash as the runs recorded them.
+    let pass = spark_run(dir.path(), &[LAST, FIRST], &sample(), false);
+    let runs = pass["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "one pass: {pass}");
+    assert_eq!((&runs[0]["trigger"], &runs[0]["action"]), (&serde_json::json!("backfill"), &serde_json::json!("skipped")), "{}", runs[0]);
+    assert!(runs[0]["dates"].as_array().unwrap().len() > 20, "every date was compared");
 }
 
 /// A world of the two corrected deliveries the sample ships for uploads 2026-10-19 (changed
@@ -265,7 +277,8 @@ fn daily_spark_gives_the_labs_fingerprint_and_a_correction_overwrites_exactly_it
     let lab_run: Value = serde_json::from_str(&recount(&["--lab", &lab, "run", "2026-10-19", "--format", "json"])).unwrap();
     let lab_rewritten = rewritten(&lab_run);
     let gold_before = snapshots(dir.path(), "daily_store_sales").len();
-    let run = spark_run(dir.path(), &["2026-10-19", "2026-10-20"], &fixed, false);
+    // Run by run: each corrected upload's run names its file versions.
+    let run = spark_run_with(dir.path(), &["2026-10-19", "2026-10-20"], &fixed, &["--per-upload"]);
     assert_eq!(run["landings"][0]["corrected"], serde_json::json!(["tills-gb.jsonl.gz v2"]));
     assert_eq!(run["landings"][1]["corrected"].as_array().unwrap().len(), 1, "the recompressed file is a new version too");
     let r = &run["runs"][0];

@@ -62,9 +62,13 @@ def cmd_run(a: argparse.Namespace) -> None:
     else:
         tick(f"landing {len(uploads)} upload(s)")
         land(sorted(uploads))
-        for u in uploads:
-            tick(f"v2 run of upload {u}")
-            if not held(u):
+        ran = [u for u in uploads if not held(u)]
+        if len(ran) > 1 and not a.per_upload:
+            tick(f"v2 over {len(ran)} uploads in one pass")
+            runs.append(w.v2_range(ran, a.late_days))
+        else:
+            for u in ran:
+                tick(f"v2 run of upload {u}")
                 runs.append(w.v2_run(u, a.late_days, a.trigger))
     progress("fingerprint", step, total)
     emit("result", landings=landings, stores=stores, runs=runs, fingerprint=w.fingerprint())
@@ -134,6 +138,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--uploads", required=True, help="upload dates, comma-separated, in run order")
     r.add_argument("--late-days", type=int, default=2)
     r.add_argument("--daily", action="store_true")
+    r.add_argument("--per-upload", action="store_true", help="one run per upload, not one pass over the range")
     r.add_argument("--trigger", default="upload")
     f = sub.add_parser("fingerprint")
     f.add_argument("--as-of", type=int)

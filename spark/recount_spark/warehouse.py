@@ -144,6 +144,9 @@ class Warehouse:
     def v2_run(self, upload: dt.date, late_days: int, trigger: str) -> dict[str, Any]:
         return v2.v2_run(self, upload, late_days, trigger)
 
+    def v2_range(self, uploads: list[dt.date], late_days: int) -> dict[str, Any]:
+        return v2.v2_range(self, uploads, late_days)
+
     def v2_store_changes(self, late_days: int) -> dict[str, Any] | None:
         return v2.v2_store_changes(self, late_days)
 
