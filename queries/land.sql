@@ -92,11 +92,11 @@ ORDER BY business_date, country, store_id NULLS LAST
 LIMIT 1;
 
 -- name: corrected_files
--- The current files of upload $upload_date that are corrections: version 2 or later, with bytes
--- other than the version before (a store correction re-derives a version from the same bytes).
+-- The current files of upload $upload_date that are corrections: version 2 or later, and not a
+-- version a store correction re-derived (raw.rederived_versions).
 SELECT f.file, f.version FROM raw.current_files f
 WHERE f.upload_date = $upload_date::DATE AND f.version > 1
-  AND f.md5 <> (SELECT max(o.md5) FROM raw.supersessions s JOIN raw.files o ON o.file_id = s.file_id WHERE s.by_file_id = f.file_id)
+  AND f.file_id NOT IN (SELECT file_id FROM raw.rederived_versions)
 ORDER BY f.file;
 
 -- name: supersession_insert

@@ -110,6 +110,15 @@ SELECT file_id, file, upload_date, md5, version FROM raw.files WHERE file_id NOT
 CREATE OR REPLACE VIEW bronze.current_events AS
 SELECT e.*, f.file, f.file_rank FROM bronze.events e
 JOIN (SELECT file_id, file, rank() OVER (PARTITION BY upload_date ORDER BY file) AS file_rank FROM raw.current_files) f USING (file_id);
+-- THE rule for a store correction's file versions: a version with the same bytes as the version it
+-- replaced was re-derived (only a store's row changed); other bytes are a file correction.
+-- corrected_files, diff_rows and store_change_dates read it from here.
+CREATE OR REPLACE VIEW raw.rederived_versions AS
+SELECT s.file_id AS replaced_file_id, s.by_file_id AS file_id, n.landing_id
+FROM raw.supersessions s
+JOIN raw.files o ON o.file_id = s.file_id
+JOIN raw.files n ON n.file_id = s.by_file_id
+WHERE n.md5 = o.md5;
 CREATE OR REPLACE VIEW bronze.current_cells AS
 SELECT * FROM bronze.cells WHERE file_id NOT IN (SELECT file_id FROM raw.supersessions);
 -- THE rule for "the version of a date as of snapshot s": the newest snapshot up to s that
@@ -187,13 +196,9 @@ CREATE OR REPLACE TEMP MACRO diff_rows(va, vb, d) AS TABLE
          e AS (SELECT file_id, line, basket_id, event_id, revenue_minor, upload_date, country, currency, store_id
                FROM bronze.events WHERE business_date = d),
          ea AS (SELECT e.*, x.copies FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b) x JOIN e USING (file_id, line)),
-         -- File versions a store correction re-derived: the same bytes as the version they replaced.
-         redone AS (SELECT s.file_id, s.by_file_id, s.from_snapshot FROM raw.supersessions s
-                    JOIN raw.files o ON o.file_id = s.file_id JOIN raw.files n ON n.file_id = s.by_file_id
-                    WHERE n.md5 = o.md5),
-         eb AS (SELECT e.*, x.copies, e.file_id IN (SELECT by_file_id FROM redone) AS rederived
+         eb AS (SELECT e.*, x.copies, e.file_id IN (SELECT file_id FROM raw.rederived_versions) AS rederived
                 FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) x JOIN e USING (file_id, line)),
-         gone AS (SELECT file_id, by_file_id, file_id IN (SELECT file_id FROM redone) AS rederived
+         gone AS (SELECT file_id, by_file_id, file_id IN (SELECT replaced_file_id FROM raw.rederived_versions) AS rederived
                   FROM raw.supersessions WHERE from_snapshot <= vb),
          pairs AS (
             SELECT coalesce(eb.basket_id, ea.basket_id) AS basket_id,

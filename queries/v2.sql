@@ -92,15 +92,11 @@ FROM raw.store_changes WHERE applied_by IS NULL ORDER BY change_id;
 
 -- name: store_change_dates
 -- The business dates a store correction moves: those holding store $store_id's events in a file
--- version landing $landing_id re-derived (the same bytes as the version it replaced: only the
--- store's row changed), or in the version it replaced.
-WITH redone AS (
-    SELECT s.file_id AS old_id, s.by_file_id AS new_id FROM raw.supersessions s
-    JOIN raw.files o ON o.file_id = s.file_id
-    JOIN raw.files n ON n.file_id = s.by_file_id
-    WHERE n.landing_id = $landing_id AND n.md5 = o.md5)
+-- version landing $landing_id re-derived (raw.rederived_versions), or in the version it replaced.
+WITH redone AS (SELECT replaced_file_id, file_id FROM raw.rederived_versions WHERE landing_id = $landing_id)
 SELECT DISTINCT business_date FROM bronze.events
-WHERE store_id = $store_id AND (file_id IN (SELECT old_id FROM redone) OR file_id IN (SELECT new_id FROM redone))
+WHERE store_id = $store_id
+  AND (file_id IN (SELECT replaced_file_id FROM redone) OR file_id IN (SELECT file_id FROM redone))
 ORDER BY 1;
 
 -- name: store_changes_applied

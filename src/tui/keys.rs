@@ -534,18 +534,23 @@ impl KeyTable {
 
     /// The action a key means on a screen.
     pub fn action_for(&self, ev: &KeyEvent, screen: Screen) -> Option<Action> {
-        self.bindings.iter().find(|b| b.scope.applies(screen) && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
+        self.action_where(ev, |s| s.applies(screen))
     }
 
     /// What a key means in a question: Confirm, Cancel, or nothing.
     pub fn answer_for(&self, ev: &KeyEvent) -> Option<Action> {
-        self.bindings.iter().find(|b| b.scope == Scope::Question && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
+        self.action_where(ev, |s| *s == Scope::Question)
     }
 
     /// What a key means in a text field: one of its editing actions, or nothing (then a printable
     /// key is text).
     pub fn edit_for(&self, ev: &KeyEvent) -> Option<Action> {
-        self.bindings.iter().find(|b| b.scope == Scope::Field && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
+        self.action_where(ev, |s| *s == Scope::Field)
+    }
+
+    /// The action of the first binding whose scope `in_scope` takes and whose keys hold `ev`.
+    fn action_where(&self, ev: &KeyEvent, in_scope: impl Fn(&Scope) -> bool) -> Option<Action> {
+        self.bindings.iter().find(|b| in_scope(&b.scope) && b.keys.iter().any(|k| k.matches(ev))).map(|b| b.action)
     }
 
     /// A question's last line, from the table: `y: land   n/Esc: cancel`.
