@@ -19,19 +19,11 @@ if TYPE_CHECKING:
 def v2_run(w: Warehouse, upload: dt.date, late_days: int, trigger: str) -> dict[str, Any]:
     with timed("state"):
         cells, date_hashes = w.state(late_days)
-    affected: set[dt.date] = set()
-    beyond: dict[tuple[dt.date, str], list[int]] = {}
-    for c in cells.get(upload, []):
-        if c.affected:
-            affected.add(c.business_date)
-        if c.beyond and c.current:
-            b = beyond.setdefault((c.business_date, c.currency), [0, 0])
-            b[0] += c.rows
-            b[1] += c.revenue_minor
+    affected, beyond = affected_and_beyond(cells, [upload])
     result: dict[str, Any] = {
         "upload": str(upload), "trigger": trigger, "late_days": late_days, "action": "skipped", "dates": [],
         "beyond_window": [{"business_date": str(d), "currency": cur, "rows": n, "revenue_minor": r}
-                          for (d, cur), (n, r) in sorted(beyond.items())],
+                          for (_, d, cur), (n, r) in sorted(beyond.items())],
     }
     props = {PROP + "upload": str(upload), PROP + "trigger": trigger}
     corrected = w.corrected(upload)
@@ -48,16 +40,7 @@ def v2_range(w: Warehouse, uploads: list[dt.date], late_days: int) -> dict[str, 
     per-upload runs would record, and a later run of one upload skips what did not change."""
     with timed("state"):
         cells, date_hashes = w.state(late_days)
-    affected: set[dt.date] = set()
-    beyond: dict[tuple[dt.date, dt.date, str], list[int]] = {}
-    for u in uploads:
-        for c in cells.get(u, []):
-            if c.affected:
-                affected.add(c.business_date)
-            if c.beyond and c.current:
-                b = beyond.setdefault((u, c.business_date, c.currency), [0, 0])
-                b[0] += c.rows
-                b[1] += c.revenue_minor
+    affected, beyond = affected_and_beyond(cells, uploads)
     detail = f"backfill of uploads {name_runs(uploads)}"
     result: dict[str, Any] = {
         "upload": None, "trigger": "backfill", "detail": detail, "late_days": late_days, "action": "skipped", "dates": [],
@@ -66,6 +49,25 @@ def v2_range(w: Warehouse, uploads: list[dt.date], late_days: int) -> dict[str, 
     }
     props = {PROP + "trigger": "backfill", PROP + "detail": detail, PROP + "uploads": ",".join(map(str, sorted(uploads)))}
     return rewrite(w, sorted(affected), date_hashes, late_days, result, props, "after-silver:range")
+
+
+Beyond = dict[tuple[dt.date, dt.date, str], list[int]]
+
+
+def affected_and_beyond(cells: dict[dt.date, list[Any]], uploads: list[dt.date]) -> tuple[set[dt.date], Beyond]:
+    """The dates runs of `uploads` rebuild (any version's dates, no older than upload - late_days),
+    and their current rows beyond the window: (rows, revenue) by (upload, business date, currency)."""
+    affected: set[dt.date] = set()
+    beyond: Beyond = {}
+    for u in uploads:
+        for c in cells.get(u, []):
+            if c.affected:
+                affected.add(c.business_date)
+            if c.beyond and c.current:
+                b = beyond.setdefault((u, c.business_date, c.currency), [0, 0])
+                b[0] += c.rows
+                b[1] += c.revenue_minor
+    return affected, beyond
 
 
 def name_runs(dates: list[dt.date]) -> str:
