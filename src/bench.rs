@@ -134,7 +134,7 @@ pub(crate) fn land_and_backfill(world: &Path, lab_dir: &Path) -> Result<String> 
         std::fs::remove_dir_all(lab_dir)?;
     }
     let mut lab = Lab::open(lab_dir)?;
-    let ups = crate::raw::list_partitions(world)?;
+    let ups = crate::raw::source::uploads_of(world)?;
     let t = Instant::now();
     land::land(&mut lab, world, &ups)?;
     let landed = t.elapsed();

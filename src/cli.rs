@@ -179,6 +179,9 @@ pub enum Command {
         /// withdrawn lines, an added basket, the same lines recompressed)
         #[arg(long)]
         corrections: bool,
+        /// The raw zone's shape: the contract's, or another with the recount.toml that reads it
+        #[arg(long, value_enum, default_value_t = crate::world::shape::Shape::Contract)]
+        shape: crate::world::shape::Shape,
     },
     /// Copy upload partitions (and stores.csv) from a world into the lab and parse them once
     Land {
@@ -187,6 +190,15 @@ pub enum Command {
         /// The world to land from [default: the bundled sample-data/]
         #[arg(long, value_name = "DIR")]
         world: Option<PathBuf>,
+        /// The source description to read the world through [default: WORLD/recount.toml, else
+        /// the contract's layout]
+        #[arg(long, value_name = "FILE")]
+        source: Option<PathBuf>,
+    },
+    /// A world's source description: how its raw zone maps onto the contract
+    Source {
+        #[command(subcommand)]
+        action: SourceAction,
     },
     /// Empty the lab: raw zone, bronze, silver, gold and every snapshot (asks first)
     Reset {
@@ -382,6 +394,23 @@ pub struct SparkWarehouse {
     /// Spark's master URL
     #[arg(long, default_value = "local[2]", value_name = "URL")]
     pub master: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SourceAction {
+    /// Read a few files through the description before anything lands: per field its path,
+    /// sample values and how many lines miss it; how many lines would be quarantined and why.
+    /// Exit 1 when a required field maps nothing.
+    Check {
+        /// The world [default: the bundled sample-data/]
+        world: Option<PathBuf>,
+        /// The description [default: WORLD/recount.toml, else the contract's layout]
+        #[arg(long, value_name = "FILE")]
+        source: Option<PathBuf>,
+        /// How many files to read (the first of the first uploads)
+        #[arg(long, default_value_t = 3, value_name = "N")]
+        files: usize,
+    },
 }
 
 #[derive(Debug, Subcommand)]

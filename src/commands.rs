@@ -116,8 +116,11 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
     match command {
         Command::Tui { tui } => explorer(&g, tui),
         Command::Demo { no_pause, yes, world } => demo(&g, no_pause, yes, world),
-        Command::Generate { out, preset, seed, store_factor, corrections } => generate(&g, &out, preset, seed, store_factor, corrections),
-        Command::Land { range, world } => land_range(&g, &range, world),
+        Command::Generate { out, preset, seed, store_factor, corrections, shape } => {
+            generate(&g, &out, preset, seed, store_factor, corrections, shape)
+        }
+        Command::Land { range, world, source } => land_range(&g, &range, world, source),
+        Command::Source { action: crate::cli::SourceAction::Check { world, source, files } } => source_check(&g, world, source, files),
         Command::Reset { yes } => reset(&g, yes),
         Command::Naive { range } => naive(&g, &range),
         Command::Run { range, window, alert, per_upload } => run(&g, &range, window, alert, per_upload),
@@ -228,14 +231,34 @@ fn demo(g: &Global, no_pause: bool, yes: bool, world: Option<PathBuf>) -> Result
     Ok(0)
 }
 
-fn generate(g: &Global, out: &Path, preset: crate::world::Preset, seed: u64, store_factor: f64, corrections: bool) -> Result<i32> {
+fn generate(
+    g: &Global,
+    out: &Path,
+    preset: crate::world::Preset,
+    seed: u64,
+    store_factor: f64,
+    corrections: bool,
+    shape: crate::world::shape::Shape,
+) -> Result<i32> {
+    use crate::world::shape::Shape;
     let started = std::time::Instant::now();
     let line =
         crate::progress::Progress::start(format!("generating a {} world in {}", format!("{preset:?}").to_lowercase(), out.display()));
-    let summary = crate::world::generate_scaled(out, preset, seed, store_factor)
-        .wrap_err_with(|| format!("generating a world in {}", out.display()))?;
+    // Another shape is written from the contract's files, made first beside it.
+    let scratch = if shape == Shape::Contract { None } else { Some(tempfile::tempdir()?) };
+    let contract = scratch.as_ref().map_or(out, |t| t.path());
+    let summary = crate::world::generate_scaled(contract, preset, seed, store_factor)
+        .wrap_err_with(|| format!("generating a world in {}", contract.display()))?;
     line.set("writing the corrected deliveries", None);
-    let corrections = if corrections { crate::world::corrections::write(out)? } else { Vec::new() };
+    let mut corrections = if corrections { crate::world::corrections::write(contract)? } else { Vec::new() };
+    if shape != Shape::Contract {
+        line.set(format!("writing the world as {shape:?}"), None);
+        crate::world::shape::convert(contract, out, shape).wrap_err_with(|| format!("writing the world in {}", out.display()))?;
+        for c in &mut corrections {
+            c.dir = out.join(crate::raw::corrections::CORRECTIONS_DIR).join(c.dir.file_name().unwrap_or_default());
+            c.file = crate::world::shape::shaped_name(shape, c.file.strip_suffix(".jsonl.gz").unwrap_or(&c.file));
+        }
+    }
     drop(line);
     match g.format {
         Format::Json => print_json(&serde_json::json!({ "world": summary, "corrections": corrections }))?,
@@ -257,17 +280,28 @@ fn generate(g: &Global, out: &Path, preset: crate::world::Preset, seed: u64, sto
     Ok(0)
 }
 
-fn land_range(g: &Global, range: &Range, world: Option<PathBuf>) -> Result<i32> {
+fn land_range(g: &Global, range: &Range, world: Option<PathBuf>, source: Option<PathBuf>) -> Result<i32> {
     let mut lab = open(g)?;
     let world = world_or_sample(world);
+    let source = crate::raw::source::Source::of_world(&world, source.as_deref())?;
     let dates = range.dates();
     let line = crate::progress::Progress::start(format!("landing {} upload(s) from {}", dates.len(), world.display()));
-    let report = land::land_with(&mut lab, &world, &dates, g.fail_after).wrap_err_with(|| format!("landing from {}", world.display()));
+    let report =
+        land::land_with(&mut lab, &world, &source, &dates, g.fail_after).wrap_err_with(|| format!("landing from {}", world.display()));
     drop(line);
     let report = report?;
     emit_land(&report, g.format)?;
     // Some upload was held back: what could land did, and the exit code says not all of it.
     Ok(if report.held.is_empty() { 0 } else { 1 })
+}
+
+/// `recount source check`: a few files read through the description, before anything lands.
+fn source_check(g: &Global, world: Option<PathBuf>, source: Option<PathBuf>, files: usize) -> Result<i32> {
+    let world = world_or_sample(world);
+    let source = crate::raw::source::Source::of_world(&world, source.as_deref())?;
+    let report = reports::source::check(&world, &source, files)?;
+    print(&report, g.format);
+    Ok(if report.unmapped().is_empty() { 0 } else { 1 })
 }
 
 fn reset(g: &Global, yes: bool) -> Result<i32> {
@@ -616,11 +650,15 @@ fn spark_run(
     let world = world_or_sample(world);
     // stores.csv is checked by the lab's own rules (zones, countries, ISO-4217 currencies)
     // before Spark lands anything: one rule for both engines, written once.
-    let stores = world.join(crate::raw::STORES_FILE);
-    crate::raw::StoreTable::read(&stores).wrap_err("the world's stores, before Spark lands them")?;
+    // The world's stores, read through its description and checked before Spark lands them.
+    let stores =
+        crate::raw::source::Source::of_world(&world, None)?.stores(&world).wrap_err("the world's stores, before Spark lands them")?;
     let driver = spark_driver(warehouse)?;
     let uploads = range.dates();
     let mut args = spark::run_args(&world, &uploads, late_days(window)?, daily, trigger_of(daily, uploads.len()).as_str());
+    // Each store currency's ISO-4217 digits, which a total in major units is read by: one table
+    // (money::digits), handed to the driver.
+    args.extend(["--digits".to_string(), spark::digits_arg(&stores)]);
     if per_upload {
         args.push("--per-upload".into());
     }

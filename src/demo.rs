@@ -34,7 +34,7 @@ fn show<R: Report>(r: &R, color: bool) {
 }
 
 pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()> {
-    let ups = crate::raw::list_partitions(world)?;
+    let ups = crate::raw::source::uploads_of(world)?;
     if ups.len() < 5 {
         bail!("the demo needs a world with at least five uploads; {} has {}", world.display(), ups.len());
     }
@@ -126,7 +126,8 @@ fn corrections(lab: &mut Lab, world: &Path, opts: v2::V2Options, pause: bool, co
 /// and gets its v2 run, so the story never skips a day (and no snapshot appears from nowhere).
 fn catch_up(lab: &mut Lab, world: &Path, to: chrono::NaiveDate, opts: v2::V2Options, pause: bool) -> Result<()> {
     let landed_to = crate::raw::list_partitions(&lab.raw_root())?.last().copied();
-    let between: Vec<_> = crate::raw::list_partitions(world)?.into_iter().filter(|d| landed_to.is_none_or(|l| *d > l) && *d < to).collect();
+    let between: Vec<_> =
+        crate::raw::source::uploads_of(world)?.into_iter().filter(|d| landed_to.is_none_or(|l| *d > l) && *d < to).collect();
     if let (Some(first), Some(last)) = (between.first(), between.last()) {
         step(&format!("The daily schedule runs on: uploads {first} to {last} land, and v2 runs for each."), pause);
         for &d in &between {

@@ -3,6 +3,7 @@
 //! window. Its answers are cached in the lab, keyed by the raw zone's manifest.
 
 use crate::lake::Lab;
+use crate::raw::source::Reader;
 use crate::raw::{self, StoreTable};
 use crate::store::{RecountRow, Tx};
 use chrono::{NaiveDate, Utc};
@@ -40,10 +41,12 @@ pub(crate) fn manifest(raw_root: &Path) -> Result<String> {
         // Its bytes' digest, not its size: a corrected row may keep the file's length.
         parts.push(format!("stores:{}", raw::md5_of_file(&stores)?));
     }
-    for d in raw::list_partitions(raw_root)? {
-        for f in raw::list_files(raw_root, d)? {
-            parts.push(format!("{d}/{}:{}", f.file_name().unwrap_or_default().to_string_lossy(), std::fs::metadata(&f)?.len()));
-        }
+    let reader = Reader::of_lab(raw_root)?;
+    if !reader.is_default() {
+        parts.push(format!("reader:{}", raw::md5_hex(reader.to_toml()?.as_bytes())));
+    }
+    for (d, f) in lab_files(raw_root, &reader)? {
+        parts.push(format!("{d}/{}:{}", f.file_name().unwrap_or_default().to_string_lossy(), std::fs::metadata(&f)?.len()));
     }
     let versions = raw_root.join(crate::raw::VERSIONS_DIR);
     if versions.is_dir() {
@@ -84,20 +87,32 @@ fn epoch() -> NaiveDate {
     chrono::DateTime::UNIX_EPOCH.date_naive()
 }
 
-fn read_file(path: &Path, upload_date: NaiveDate, stores: &StoreTable) -> Result<Columns> {
-    let text = raw::read_gz_text(path)?;
+/// The current files of a lab's raw zone, by upload and name: the contract's partitions, each
+/// file the lab's reader takes.
+fn lab_files(raw_root: &Path, reader: &Reader) -> Result<Vec<(NaiveDate, std::path::PathBuf)>> {
+    let mut files = Vec::new();
+    for d in raw::list_partitions(raw_root)? {
+        for f in raw::source::list_dir(&raw::partition_dir(raw_root, d), &reader.glob)?.0 {
+            files.push((d, f));
+        }
+    }
+    Ok(files)
+}
+
+fn read_file(path: &Path, upload_date: NaiveDate, reader: &Reader, stores: &StoreTable) -> Result<Columns> {
+    let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
     let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
     let day = (upload_date - epoch()).num_days() as i32;
     let mut c = Columns::default();
-    for (i, line) in text.lines().enumerate() {
-        match raw::parse_line(line, stores, upload_date) {
+    raw::mapped::read_events(path, &bytes, reader, stores, upload_date, |line, verdict, _| {
+        match verdict {
             Ok(e) => {
                 c.basket_id.push(e.basket_id.into_owned());
                 c.event_id.push(e.event_id.into_owned());
                 c.uploaded_at.push(e.uploaded_at.timestamp_nanos_opt().unwrap_or(i64::MAX));
                 c.upload_date.push(day);
                 c.file.push(name.clone());
-                c.line.push(i as i64 + 1);
+                c.line.push(i64::from(line));
                 c.business_date.push((e.business_date - epoch()).num_days() as i32);
                 c.store_id.push(e.store_id.to_string());
                 c.country.push(e.country.to_string());
@@ -106,20 +121,17 @@ fn read_file(path: &Path, upload_date: NaiveDate, stores: &StoreTable) -> Result
             }
             Err(_) => c.rejected += 1,
         }
-    }
+        Ok(())
+    })
+    .wrap_err_with(|| format!("{}", path.display()))?;
     Ok(c)
 }
 
 /// Recounts a raw zone from its files.
 pub fn recount(raw_root: &Path) -> Result<Recount> {
     let stores = StoreTable::read(&raw_root.join(raw::STORES_FILE))?;
-    let mut files = Vec::new();
-    for d in raw::list_partitions(raw_root)? {
-        for f in raw::list_files(raw_root, d)? {
-            files.push((d, f));
-        }
-    }
-    recount_files(&files, &stores)
+    let reader = Reader::of_lab(raw_root)?;
+    recount_files(&lab_files(raw_root, &reader)?, &reader, &stores)
 }
 
 /// The recount of business date `d` over the raw zone as it was when snapshot `snapshot_id` was
@@ -139,7 +151,8 @@ pub(crate) fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> R
             (f.upload_date, if f.superseded_now { raw::superseded_path(&raw_root, &f.file, f.version) } else { raw_root.join(&f.file) })
         })
         .collect();
-    let recount = recount_files(&files, &stores).wrap_err_with(|| format!("recounting the raw zone as of snapshot {snapshot_id}"))?;
+    let recount = recount_files(&files, &Reader::of_lab(&raw_root)?, &stores)
+        .wrap_err_with(|| format!("recounting the raw zone as of snapshot {snapshot_id}"))?;
     Ok(recount
         .rows
         .into_iter()
@@ -155,8 +168,8 @@ pub(crate) fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> R
 }
 
 /// Recounts the given files (upload date, path) of a raw zone.
-fn recount_files(files: &[(NaiveDate, std::path::PathBuf)], stores: &StoreTable) -> Result<Recount> {
-    let parts: Vec<Result<Columns>> = files.par_iter().map(|(d, f)| read_file(f, *d, stores)).collect();
+fn recount_files(files: &[(NaiveDate, std::path::PathBuf)], reader: &Reader, stores: &StoreTable) -> Result<Recount> {
+    let parts: Vec<Result<Columns>> = files.par_iter().map(|(d, f)| read_file(f, *d, reader, stores)).collect();
     let mut all = Columns::default();
     for p in parts {
         let p = p?;

@@ -30,6 +30,7 @@ const DRIVER: &[(&str, &str)] = &[
     ("land.py", include_str!("../spark/recount_spark/land.py")),
     ("parse.py", include_str!("../spark/recount_spark/parse.py")),
     ("session.py", include_str!("../spark/recount_spark/session.py")),
+    ("source.py", include_str!("../spark/recount_spark/source.py")),
     ("sql.py", include_str!("../spark/recount_spark/sql.py")),
     ("state.py", include_str!("../spark/recount_spark/state.py")),
     ("tables.py", include_str!("../spark/recount_spark/tables.py")),
@@ -765,6 +766,14 @@ pub(crate) struct RollbackReport {
     pub target_fingerprint: SparkFingerprint,
     /// Gold after it: the same, or the rollback did not take.
     pub fingerprint: SparkFingerprint,
+}
+
+/// `GBP=2,JPY=0,…`: the minor digits of every store currency, for the driver's `--digits`.
+pub(crate) fn digits_arg(stores: &crate::raw::StoreTable) -> String {
+    let mut codes: Vec<&str> = stores.stores.iter().map(|s| s.currency.as_str()).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    codes.iter().filter_map(|c| crate::money::digits(c).map(|d| format!("{c}={d}"))).collect::<Vec<_>>().join(",")
 }
 
 /// The driver's arguments for a run of `uploads`, in the order given.

@@ -118,3 +118,39 @@ fn recount_lab_naming_a_new_directory_gets_the_first_run_lab_and_opens_on_it() {
     assert!(lab.join("recount.duckdb").exists(), "the lab was built where RECOUNT_LAB points");
     drop(guard);
 }
+
+/// A lab landed from a foreign shape (the Kafka Connect export of the sample world, read through
+/// its recount.toml): every screen of the explorer opens on it and shows its numbers.
+#[test]
+fn every_screen_opens_on_a_lab_landed_from_a_foreign_shape() {
+    let home = tempfile::tempdir().unwrap();
+    let (world, lab) = (home.path().join("kafka"), home.path().join("lab"));
+    let exe = env!("CARGO_BIN_EXE_recount");
+    let run = |args: &[&str]| {
+        let out = Command::new(exe).arg("--lab").arg(&lab).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    run(&["generate", "--out", world.to_str().unwrap(), "--shape", "kafka-connect"]);
+    run(&["daily", "2026-10-12", "2026-10-20", "--world", world.to_str().unwrap()]);
+    let session = format!("recount-e2e-shape-{}", std::process::id());
+    let cmd = format!(
+        "env XDG_DATA_HOME={} TERM=xterm-256color {exe} --lab {} tui --world {}; echo EXITED-$?; sleep 60",
+        home.path().join("xdg").display(),
+        lab.display(),
+        world.display()
+    );
+    tmux(&["new-session", "-d", "-s", &session, "-x", "140", "-y", "45", &cmd]);
+    let guard = scopeguard(&session);
+    let s = wait_for(&session, "per country", 120);
+    assert!(s.contains('£') && s.contains('₹'), "the Overview shows the shape's sales in their currencies:\n{s}");
+    for (key, title) in
+        [("2", "Explain"), ("3", "Baskets"), ("4", "Late & quarantine"), ("5", "History"), ("6", "Promises"), ("1", "per country")]
+    {
+        keys(&session, &[key]);
+        let s = wait_for(&session, title, 30);
+        assert!(!s.contains("Error:") && !s.contains("failed"), "{title} on a foreign-shape lab:\n{s}");
+    }
+    keys(&session, &["q"]);
+    wait_for(&session, "EXITED-0", 30);
+    drop(guard);
+}

@@ -192,7 +192,7 @@ fn a_failure_after_any_statement_leaves_silver_gold_and_records_untouched() {
     // table stay as they were.
     let mut land_failures = 0;
     for n in 1.. {
-        match land::land_with(&mut lab, small_world(), &ups[6..8], Some(n)) {
+        match land::land_with(&mut lab, small_world(), &recount::raw::source::Source::contract(), &ups[6..8], Some(n)) {
             Err(e) => {
                 assert!(format!("{e:#}").contains("injected failure"), "{e:#}");
                 assert_eq!(lab_digest(&lab), before, "landing failing after step {n} changed the lab");

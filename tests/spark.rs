@@ -379,3 +379,38 @@ fn a_corrupt_file_on_spark_holds_back_its_own_upload_as_in_the_lab() {
     recount_code(&["--lab", &lab, "daily", "2026-10-12", "2026-10-14", "--world", &world_s], 1);
     assert_eq!(fingerprint_line(&v["fingerprint"]), recount(&["--lab", &lab, "fingerprint"]).trim());
 }
+
+/// One world in three foreign shapes, each read through its recount.toml by the Spark job: the
+/// contract shape's fingerprint from the lab, in one pass over every upload, and after a
+/// correction delivered in the shape.
+#[test]
+fn spark_reads_every_shape_through_its_description_to_the_labs_fingerprint() {
+    let dir = tempdir();
+    let make = |shape: &str| {
+        let out = dir.path().join(shape);
+        recount(&["generate", "--out", out.to_str().unwrap(), "--shape", shape, "--corrections"]);
+        out
+    };
+    let contract = make("contract");
+    let lab = dir.path().join("lab").display().to_string();
+    let c = contract.display().to_string();
+    recount(&["--lab", &lab, "land", FIRST, LAST, "--world", &c]);
+    recount(&["--lab", &lab, "run", FIRST, LAST]);
+    let want = recount(&["--lab", &lab, "fingerprint"]).trim().to_string();
+    let first = recount::raw::corrections::list(&contract).unwrap().remove(0);
+    let d = first.upload_date.to_string();
+    recount(&["--lab", &lab, "daily", &d, "--world", first.dir.to_str().unwrap()]);
+    let corrected = recount(&["--lab", &lab, "fingerprint"]).trim().to_string();
+    assert_ne!(want, corrected);
+    for shape in ["kafka-connect", "parquet", "csv"] {
+        let world = make(shape);
+        let wh = dir.path().join(format!("wh-{shape}"));
+        let run = spark_run(&wh, &[FIRST, LAST], &world, false);
+        assert_eq!(fingerprint_line(&run["fingerprint"]), want, "{shape}");
+        if shape == "kafka-connect" {
+            let fix = world.join("corrections").join(first.dir.file_name().unwrap());
+            let run = spark_run(&wh, &[&d], &fix, true);
+            assert_eq!(fingerprint_line(&run["fingerprint"]), corrected, "{shape}, corrected");
+        }
+    }
+}

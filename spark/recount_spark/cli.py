@@ -19,6 +19,7 @@ from recount_spark.wire import emit, progress
 
 def cmd_run(a: argparse.Namespace) -> None:
     w = Warehouse(a)
+    w.digits = {c: int(n) for c, n in (p.split("=") for p in a.digits.split(",") if p)}
     uploads = [dt.date.fromisoformat(u) for u in a.uploads.split(",")]
     if len(uploads) <= 3:
         w.only(uploads, a.late_days)
@@ -140,6 +141,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--daily", action="store_true")
     r.add_argument("--per-upload", action="store_true", help="one run per upload, not one pass over the range")
     r.add_argument("--trigger", default="upload")
+    r.add_argument("--digits", default="", help="each store currency's ISO-4217 minor digits: GBP=2,JPY=0")
     f = sub.add_parser("fingerprint")
     f.add_argument("--as-of", type=int)
     f.add_argument("--reader", choices=["spark", "pyiceberg"], default="spark")

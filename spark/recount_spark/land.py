@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from recount_spark.parse import FILE_NAME, PARSED_FIELDS, arrow_schema, parse_file, printable, read_stores
+from recount_spark.parse import FILE_NAME, PARSED_FIELDS, arrow_schema, printable
+from recount_spark.source import Source, load, parse_file, read_stores
 from recount_spark.state import describe_change, last_store_change, stores_now
 from recount_spark.tables import BRONZE, RAW_FILES, STORE_CHANGES, STORES
 from recount_spark.wire import timed
@@ -45,6 +46,8 @@ class StorePlan:
     landed_now: dict[str, dict[str, str]] = field(default_factory=dict)
     # New stores whose lines had been quarantined as an unknown store: they count now.
     readmitted: list[dict[str, str]] = field(default_factory=list)
+    # How the world's files read (its recount.toml, or the contract's layout).
+    source: Source = field(default_factory=Source)
 
     def report(self) -> dict[str, Any]:
         return {
@@ -67,8 +70,9 @@ def land(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[dict[st
 
 
 def plan(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[ToLand], list[dict[str, Any]], StorePlan]:
+    src = load(world)
     landed = {s["store_id"]: s for s in stores_now(w.path)}
-    offered = {s["store_id"]: s for s in read_stores(world)}
+    offered = {s["store_id"]: s for s in read_stores(src, world)}
     changes = [(landed[i], s) for i, s in sorted(offered.items()) if i in landed and any(landed[i][f] != s[f] for f in FIELDS)]
     removed = sorted(i for i in landed if i not in offered)
     merged = sorted([*offered.values(), *(landed[i] for i in removed)], key=lambda s: s["store_id"])
@@ -76,8 +80,8 @@ def plan(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[ToLand]
     reports: list[dict[str, Any]] = []
     todo: list[ToLand] = []
     for u in uploads:
-        part = os.path.join(world, "pos", "events", f"upload_date={u}")
-        names = sorted(n for n in os.listdir(part) if n.endswith(".jsonl.gz")) if os.path.isdir(part) else []
+        part = src.partition_dir(world, u)
+        names = src.files(world, u)
         report: dict[str, Any] = {
             "upload": str(u), "new": [], "corrected": [], "unchanged": [], "missing": [], "events": 0, "quarantined": 0, "held": None,
         }
@@ -101,7 +105,8 @@ def plan(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[ToLand]
         new = [s for i, s in offered.items() if i not in landed]
         unknown = {r.store_id for r in w.sql("land", "unknown_stores").collect()} if new else set()
         stores.readmitted = [s for s in new if s["store_id"] in unknown]
-        rederive(w, world, [n["store_id"] for _, n in changes] + [s["store_id"] for s in stores.readmitted], todo, stores)
+        rederive(w, world, src, [n["store_id"] for _, n in changes] + [s["store_id"] for s in stores.readmitted], todo, stores)
+    stores.source = src
     return todo, reports, stores
 
 
@@ -110,7 +115,7 @@ def md5_of(path: str) -> str:
         return hashlib.md5(f.read()).hexdigest()
 
 
-def rederive(w: Warehouse, world: str, store_ids: list[str], todo: list[ToLand], stores: StorePlan) -> None:
+def rederive(w: Warehouse, world: str, src: Source, store_ids: list[str], todo: list[ToLand], stores: StorePlan) -> None:
     """A store correction, or a new store, re-derives every current file version whose lines
     depend on the store's row as the file's next version, read again under the new row, as the
     lab does. The warehouse keeps no raw bytes: they are read from the world, which must still
@@ -122,7 +127,7 @@ def rederive(w: Warehouse, world: str, store_ids: list[str], todo: list[ToLand],
             current = w.files.get(key)
             if current is None or current[0] != r.file_version or key in have:
                 continue
-            path = os.path.join(world, "pos", "events", f"upload_date={r.upload_date}", r.file_name)
+            path = os.path.join(src.partition_dir(world, r.upload_date), r.file_name)
             if not os.path.isfile(path) or md5_of(path) != current[1]:
                 raise ValueError(
                     f"store {sid} changed, so upload {r.upload_date}'s {r.file_name} v{current[0]} must be read again, "
@@ -161,7 +166,9 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], store
     from pyspark.sql import functions as F
 
     by_path = {os.path.abspath(p): (u, n, v) for u, n, v, _, p in todo}
-    b_stores = w.spark.sparkContext.broadcast({s["store_id"]: s for s in stores.stores})
+    # Each store with its currency's digits, which a total in major units is read by.
+    b_stores = w.spark.sparkContext.broadcast({s["store_id"]: {**s, "digits": w.digits.get(s["currency"])} for s in stores.stores})
+    src = stores.source
     w.spark.createDataFrame(stores.stores, schema=w.spark.table(STORES).schema).createOrReplaceTempView("stores_in")
     cols = [c for c, _ in PARSED_FIELDS]
     ddl = ", ".join(f"{c} {t}" for c, t in PARSED_FIELDS)
@@ -178,7 +185,7 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], store
                 local = path[len("file:"):] if path.startswith("file:") else path
                 u, name, version = by_path[os.path.abspath(local)]
                 try:
-                    rows = list(parse_file(u, name, version, data, b_stores.value))
+                    rows = list(parse_file(src, u, name, version, data, b_stores.value))
                 except ValueError as e:
                     rows = [{"upload_date": u, "file_name": name, "file_version": version, "line": 0, "reason": f"{HELD}{e}"}]
                 yield pa.RecordBatch.from_pydict({c: [r.get(c) for r in rows] for c in cols}, schema=schema)

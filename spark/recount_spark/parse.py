@@ -4,15 +4,12 @@ No Spark here: the executors run it, and plain python3 tests it."""
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import json
 import math
-import os
 import re
 import unicodedata
 import zlib
-from collections.abc import Iterator
 from typing import Any
 
 # The same limits as the Rust parser (src/raw/mod.rs): a file, a line, an id.
@@ -20,13 +17,14 @@ MAX_INFLATED_BYTES = 256 << 20
 MAX_LINE_BYTES = 64 << 10
 MAX_ID_BYTES = 256
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
-FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.jsonl\.gz$")
+FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 # ASCII digits only, and the whole text (fullmatch): no Unicode digits, no trailing newline.
 INSTANT = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", re.ASCII)
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
-Stores = dict[str, dict[str, str]]
+# Each store by id: its row of stores.csv, and its currency's ISO-4217 digits ("digits").
+Stores = dict[str, dict[str, Any]]
 # A parsed line: its fields, or the quarantine reason.
 Parsed = dict[str, Any] | str
 
@@ -210,56 +208,175 @@ def parse_line(text: str, stores: Stores, upload_date: dt.date) -> Parsed:
     reason = _structure(raw)
     if reason is not None:
         return reason
-    fields: dict[str, str] = {}
-    for name in STRING_FIELDS:
-        v = raw.get(name)
-        if v is None:
-            return f"missing required field {name}"
-        if v == "":
-            return f"empty required field {name}"
-        fields[name] = v
-    ev = instant(fields["event_ts"], "event_ts")
-    if isinstance(ev, str):
-        return ev
-    up = instant(fields["uploaded_at"], "uploaded_at")
-    if isinstance(up, str):
-        return up
-    (event_ts, _), (uploaded_at, up_ns) = ev, up
-    for name in ("event_id", "basket_id", "store_id", "till_id", "currency"):
-        n = len(fields[name].encode("utf-8"))
-        if n > MAX_ID_BYTES:
-            return f"{name} of {n} bytes, longer than the {MAX_ID_BYTES} recount keeps"
+    fields = {name: raw.get(name) for name in STRING_FIELDS}
+    stamps = {name: ("iso", fields.pop(name)) for name in ("event_ts", "uploaded_at")}
     tenders = raw.get("tenders")
-    if tenders is None:
-        return "missing required field tenders"
-    if not tenders:
-        return "tenders is empty: a basket needs at least one payment"
-    revenue = 0
-    for i, t in enumerate(tenders, 1):
-        amount = t.get("amount_minor")
-        if amount is None:
-            return f"tender {i}: missing amount_minor"
-        if not isinstance(amount, int) or not (I64_MIN <= amount <= I64_MAX):
-            return f"tender {i}: amount_minor is not a 64-bit integer"
-        revenue += amount
-        if not (I64_MIN <= revenue <= I64_MAX):
-            return f"tender {i}: revenue overflows 64 bits"
-    store = stores.get(fields["store_id"])
+    return check(fields, stamps, None if tenders is None else ("tenders", tenders), CONTRACT_LABELS, stores, upload_date)
+
+
+# How a reason names each field: the contract's names; a mapped source adds its path
+# ("basket_id (transaction.id)"), and maps no till when it has none (till_id None).
+CONTRACT_LABELS: dict[str, str | None] = {
+    **{n: n for n in STRING_FIELDS}, "amount": "tenders",
+}
+
+
+def _required(v: str | None, name: str) -> str:
+    if v is None:
+        raise _Reason(f"missing required field {name}")
+    if v == "":
+        raise _Reason(f"empty required field {name}")
+    return v
+
+
+class _Reason(Exception):
+    """A line's quarantine reason, raised from deep in a check."""
+
+
+def check(fields: dict[str, str | None], stamps: dict[str, tuple[str, str | None]], amount: tuple[Any, ...] | None,
+          labels: dict[str, str | None], stores: Stores, upload_date: dt.date) -> Parsed:
+    """The contract's checks on a line's fields, whatever its shape, in the lab's order
+    (src/raw/event.rs `check`): the same reasons word for word. `stamps`: each time stamp as
+    (form, text), form "iso" or an epoch unit; `amount`: ("tenders", the contract's list) or
+    ("totals", [decimal texts], unit)."""
+    try:
+        got: dict[str, str] = {}
+        for name in ("event_id", "basket_id", "store_id"):
+            got[name] = _required(fields.get(name), labels[name] or name)
+        till_label = labels["till_id"]
+        got["till_id"] = _required(fields.get("till_id"), till_label) if till_label is not None else ""
+        for name in ("event_ts", "uploaded_at"):
+            form, text = stamps[name]
+            _required(text, labels[name] or name)
+        got["currency"] = _required(fields.get("currency"), labels["currency"] or "currency")
+        times = {}
+        for name in ("event_ts", "uploaded_at"):
+            form, text = stamps[name]
+            assert text is not None
+            t = instant(text, labels[name] or name) if form == "iso" else epoch_instant(text, form, labels[name] or name)
+            if isinstance(t, str):
+                return t
+            times[name] = t
+    except _Reason as why:
+        return str(why)
+    (event_ts, _), (uploaded_at, up_ns) = times["event_ts"], times["uploaded_at"]
+    for name in ("event_id", "basket_id", "store_id", "till_id", "currency"):
+        label = labels[name]
+        if label is None:
+            continue
+        n = len(got[name].encode("utf-8"))
+        if n > MAX_ID_BYTES:
+            return f"{label} of {n} bytes, longer than the {MAX_ID_BYTES} recount keeps"
+    if amount is None:
+        return f"missing required field {labels['amount']}"
+    revenue, count, totals = 0, 0, None
+    if amount[0] == "tenders":
+        tenders = amount[1]
+        if not tenders:
+            return "tenders is empty: a basket needs at least one payment"
+        for i, t in enumerate(tenders, 1):
+            a = t.get("amount_minor")
+            if a is None:
+                return f"tender {i}: missing amount_minor"
+            if not isinstance(a, int) or not (I64_MIN <= a <= I64_MAX):
+                return f"tender {i}: amount_minor is not a 64-bit integer"
+            revenue += a
+            if not (I64_MIN <= revenue <= I64_MAX):
+                return f"tender {i}: revenue overflows 64 bits"
+        count = len(tenders)
+    else:
+        totals = amount[1], amount[2]
+        count = len(amount[1])
+    store = stores.get(got["store_id"])
     if store is None:
-        return f"unknown store_id '{printable(fields['store_id'])}'"
-    if fields["currency"] != store["currency"]:
-        return f"currency '{printable(fields['currency'])}' differs from store {store['store_id']}'s {store['currency']}"
+        return f"unknown store_id '{printable(got['store_id'])}'"
+    if got["currency"] != store["currency"]:
+        return f"currency '{printable(got['currency'])}' differs from store {store['store_id']}'s {store['currency']}"
+    if totals is not None:
+        summed = totals_revenue(totals[0], totals[1], store["currency"], store.get("digits"))
+        if isinstance(summed, str):
+            return f"{labels['amount']}: {summed}"
+        revenue = summed
     if uploaded_at.date() != upload_date:
         stamp = uploaded_at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{uploaded_at.microsecond // 1000:03d}Z"
         return f"uploaded_at {stamp} is not in partition upload_date={upload_date}"
     return {
-        **fields,
+        **got,
         "event_ts": event_ts,
         "uploaded_at": uploaded_at,
         "uploaded_at_ns": up_ns,
         "revenue_minor": revenue,
-        "tenders": len(tenders),
+        "tenders": count,
     }
+
+
+def totals_revenue(texts: list[str], unit: str, currency: str, digits: Any) -> int | str:
+    """A mapped amount's revenue: each exact decimal in minor units, summed (src/raw/event.rs)."""
+    if not texts:
+        return "no tenders: a basket needs at least one payment"
+    revenue = 0
+    for i, t in enumerate(texts, 1):
+        a = amount_minor(t, unit, currency, digits)
+        if isinstance(a, str):
+            return f"tender {i}: {a}" if len(texts) > 1 else a
+        revenue += a
+        if not (I64_MIN <= revenue <= I64_MAX):
+            return f"tender {i}: revenue overflows 64 bits"
+    return revenue
+
+
+DECIMAL = re.compile(r"(\d+)(?:\.(\d*))?", re.ASCII)
+
+
+def amount_minor(text: str, unit: str, currency: str, digits: int | None) -> int | str:
+    """An exact decimal in minor units of `currency`, whose ISO-4217 `digits` the lab passes
+    with each store (src/raw/source.rs `amount_minor`)."""
+    shown = printable(text)
+    neg = text.startswith("-")
+    body = text[1:] if neg else text
+    m = DECIMAL.fullmatch(body)
+    if not m or body.endswith(".") or (m.group(2) is not None and m.group(2) == ""):
+        return f"'{shown}' is not a plain decimal number"
+    whole, frac = m.group(1), m.group(2) or ""
+    if unit == "minor":
+        digits = 0
+    elif digits is None:
+        return f"currency '{currency}' has no ISO-4217 digits"
+    significant = frac.rstrip("0")
+    if len(significant) > digits:
+        if unit == "minor":
+            return f"'{shown}' is not a whole number of minor units"
+        return f"'{shown}' has more decimal places than {currency}'s {digits}"
+    n = int(whole + significant + "0" * (digits - len(significant)))
+    n = -n if neg else n
+    if not (I64_MIN <= n <= I64_MAX):
+        return f"'{shown}' is too large for 64-bit minor units"
+    return n
+
+
+EPOCH_NANOS = {"epoch_s": 1_000_000_000, "epoch_ms": 1_000_000, "epoch_us": 1_000}
+EPOCH_UNITS = {"epoch_s": "seconds", "epoch_ms": "milliseconds", "epoch_us": "microseconds"}
+
+
+def epoch_instant(text: str, form: str, name: str) -> tuple[dt.datetime, int] | str:
+    """A count since 1970 as (aware datetime, nanoseconds since 1970), or the reason
+    (src/raw/source.rs `epoch_instant`, with the field's label in front)."""
+    shown = printable(text)
+    neg = text.startswith("-")
+    body = text[1:] if neg else text
+    m = DECIMAL.fullmatch(body)
+    if not m or body.endswith(".") or len(m.group(1)) > 20 or (m.group(2) is not None and m.group(2) == ""):
+        return f"{name} '{shown}' is not a time since 1970 in {EPOCH_UNITS[form]}"
+    per = EPOCH_NANOS[form]
+    frac_digits = len(str(per)) - 1
+    f = (m.group(2) or "").rstrip("0")
+    if len(f) > frac_digits:
+        return f"{name} '{shown}' is finer than a nanosecond"
+    n = int(m.group(1)) * per + (int(f) * 10 ** (frac_digits - len(f)) if f else 0)
+    n = -n if neg else n
+    if not (I64_MIN <= n <= I64_MAX):
+        return f"{name} '{shown}' is out of range"
+    return EPOCH + dt.timedelta(microseconds=n // 1000), n
 
 
 def is_blank(line: str) -> bool:
@@ -289,35 +406,6 @@ def gunzip(data: bytes, limit: int = MAX_INFLATED_BYTES) -> bytes:
                 continue
             raise ValueError("not a complete gzip stream (bad header, data or checksum, or cut short)")
     return b"".join(out)
-
-
-def parse_file(upload_date: dt.date, file_name: str, version: int, data: bytes, stores: Stores) -> Iterator[dict[str, Any]]:
-    """Every line of one file as a row: an event, or a quarantined line with its reason."""
-    try:
-        text = gunzip(data).decode("utf-8")
-    except (ValueError, zlib.error, UnicodeDecodeError) as e:
-        raise ValueError(f"{upload_date}/{file_name}: truncated or corrupt .gz file ({e})") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    for i, line in enumerate(lines, 1):
-        if line.endswith("\r"):
-            line = line[:-1]
-        base = {"upload_date": upload_date, "file_name": file_name, "file_version": version, "line": i}
-        parsed = "blank line" if is_blank(line) else parse_line(line, stores, upload_date)
-        if isinstance(parsed, str):
-            yield {**base, "reason": parsed}
-        else:
-            yield {**base, **parsed, "reason": None}
-
-
-def read_stores(world: str) -> list[dict[str, str]]:
-    path = os.path.join(world, "stores.csv")
-    with open(path, encoding="utf-8-sig", newline="") as f:
-        rows = list(csv.DictReader(f))
-    if not rows or list(rows[0].keys()) != ["store_id", "country", "timezone", "currency"]:
-        raise ValueError(f"{path}: header must be store_id,country,timezone,currency")
-    return rows
 
 
 PARSED_FIELDS = [

@@ -41,6 +41,8 @@ class Warehouse:
         self.last_run = 0
         self.files: dict[tuple[dt.date, str], tuple[int, str]] = {}
         self.md5s: dict[tuple[dt.date, str, int], str] = {}
+        # Each store currency's ISO-4217 minor digits, as the lab passes them (--digits).
+        self.digits: dict[str, int] = {}
         if writes:
             with timed("gold state"):
                 self.recover()

@@ -7,11 +7,13 @@ import datetime as dt
 import json
 import os
 import sys
+import tomllib
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from recount_spark.parse import parse_line
+from recount_spark.source import _Mapped
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "corpus", "lines.jsonl")
 STORES = {
@@ -42,6 +44,34 @@ class Corpus(unittest.TestCase):
             got = verdict(parse_line(c["line"], STORES, dt.date.fromisoformat(c["upload_date"])))
             if got != c["expect"]:
                 wrong.append(f"{c['case']}: expected {c['expect']}, got {got}")
+        self.assertEqual(wrong, [], "\n".join(wrong))
+
+    def test_every_mapped_case_gets_its_verdict(self) -> None:
+        """tests/corpus/mapped.jsonl, read through the Kafka Connect shape's description, as the
+        lab's src/raw/mapped.rs test reads it."""
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        with open(os.path.join(root, "src", "world", "shapes", "kafka-connect.toml"), "rb") as t:
+            fields = tomllib.load(t)["files"]["fields"]
+        stores = {
+            "LON1": {"store_id": "LON1", "country": "GB", "timezone": "Europe/London", "currency": "GBP", "digits": 2},
+            "TYO1": {"store_id": "TYO1", "country": "JP", "timezone": "Asia/Tokyo", "currency": "JPY", "digits": 0},
+            "KWI1": {"store_id": "KWI1", "country": "KW", "timezone": "Asia/Kuwait", "currency": "KWD", "digits": 3},
+        }
+        m = _Mapped(fields)
+        with open(os.path.join(root, "tests", "corpus", "mapped.jsonl"), encoding="utf-8") as f:
+            cases = [json.loads(line) for line in f]
+        self.assertGreaterEqual(len(cases), 35)
+        wrong = []
+        for c in cases:
+            got = m.parse_json(c["line"], stores, dt.date.fromisoformat(c["upload_date"]))
+            if isinstance(got, str):
+                seen: dict[str, object] = {"reason": got}
+            else:
+                seen = {"fields": {
+                    "basket_id": got["basket_id"], "event_ts": got["event_ts"].astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                    "uploaded_at_ns": got["uploaded_at_ns"], "revenue_minor": got["revenue_minor"], "tenders": got["tenders"]}}
+            if seen != c["expect"]:
+                wrong.append(f"{c['case']}: expected {c['expect']}, got {seen}")
         self.assertEqual(wrong, [], "\n".join(wrong))
 
     def test_the_corpus_holds_both_verdicts(self) -> None:

@@ -11,7 +11,8 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from recount_spark.parse import gunzip, is_blank, parse_file, printable
+from recount_spark.parse import gunzip, is_blank, printable
+from recount_spark.source import Source, parse_file
 
 STORES = {"LON1": {"store_id": "LON1", "country": "GB", "timezone": "Europe/London", "currency": "GBP"}}
 GOOD = ('{"event_id":"e1","basket_id":"b1","store_id":"LON1","till_id":"t1","event_ts":"2026-08-15T10:00:00Z",'
@@ -32,7 +33,7 @@ class Files(unittest.TestCase):
 
     def test_lines_are_numbered_from_1_blank_and_crlf_lines_as_the_lab_reads_them(self) -> None:
         data = gzip.compress(f"{GOOD}\r\n\n \t\n\x1c\n{GOOD}\n".encode())
-        rows = list(parse_file(DAY, "a.jsonl.gz", 1, data, STORES))
+        rows = list(parse_file(Source(), DAY, "a.jsonl.gz", 1, data, STORES))
         self.assertEqual([r["line"] for r in rows], [1, 2, 3, 4, 5])
         self.assertEqual([r["reason"] for r in rows][:3], [None, "blank line", "blank line"])
         # U+001C is whitespace to Python's str.isspace, not to Unicode's White_Space (the lab's).
@@ -42,7 +43,7 @@ class Files(unittest.TestCase):
 
     def test_a_file_that_cannot_be_read_whole_is_an_error_naming_it(self) -> None:
         with self.assertRaisesRegex(ValueError, r"2026-08-15/b\.jsonl\.gz: truncated or corrupt \.gz file"):
-            list(parse_file(DAY, "b.jsonl.gz", 1, b"not gzip at all", STORES))
+            list(parse_file(Source(), DAY, "b.jsonl.gz", 1, b"not gzip at all", STORES))
 
     def test_reasons_quote_text_without_control_or_bidi_characters(self) -> None:
         self.assertEqual(printable("a\x1b[2J\u202eb\u00a0c"), "a\ufffd[2J\ufffdb\u00a0c")

@@ -36,7 +36,7 @@ pub fn fill_if_empty(lab: &mut Lab, world: &Path) -> Result<Option<FirstRun>> {
     if !lab.is_empty()? {
         return Ok(None);
     }
-    let uploads = raw::list_partitions(world)?;
+    let uploads = raw::source::uploads_of(world)?;
     if uploads.is_empty() {
         bail!("the world at {} has no upload partitions", world.display());
     }

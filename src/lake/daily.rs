@@ -66,7 +66,8 @@ impl LandAndRun {
 /// the step asks, and v2. An error in the landing is returned as an error: nothing landed. An
 /// error in v2 after the landing committed is `RunOutcome::Failed`.
 pub fn land_and_run(lab: &mut Lab, world: &Path, upload: NaiveDate, step: Step) -> Result<LandAndRun> {
-    let landed = land::land_with(lab, world, &[upload], step.opts.fail_after)?;
+    let source = crate::raw::source::Source::of_world(world, None)?;
+    let landed = land::land_with(lab, world, &source, &[upload], step.opts.fail_after)?;
     // A store correction the landing brought (or an earlier one left pending) is rebuilt first,
     // as its own snapshot, whatever became of the upload.
     let store_run = match v2::run_store_changes(lab, step.opts) {

@@ -2,6 +2,7 @@
 //! either a bronze row or a quarantine row with its file, line and reason.
 
 use super::Lab;
+use crate::raw::source::{Reader, Source};
 use crate::raw::{self, PosEvent, StoreTable};
 use crate::store::RowSource;
 use crate::store::arrow::array::{
@@ -55,6 +56,9 @@ pub struct PartitionLanded {
     pub exists: bool,
     /// Every file of the partition, in the world or in the lab, with what the landing found.
     pub files: Vec<FileLanded>,
+    /// Files of the partition that the source description's glob does not take (writer markers
+    /// aside): listed, never landed, never silently passed over.
+    pub not_taken: Vec<String>,
 }
 
 impl PartitionLanded {
@@ -112,6 +116,10 @@ impl LandReport {
                     crate::sanitize::for_terminal(&f.name),
                     f.version
                 ));
+            }
+            if !p.not_taken.is_empty() {
+                let names: Vec<String> = p.not_taken.iter().map(|n| crate::sanitize::for_terminal(n).into_owned()).collect();
+                s.push_str(&format!("  not landed, the source's file pattern does not take them: {}\n", names.join(", ")));
             }
         }
         for h in &self.held {
@@ -298,28 +306,42 @@ fn row_digest(e: &PosEvent, buf: &mut Vec<u8>) -> u64 {
     xxhash_rust::xxh3::xxh3_64(buf)
 }
 
-/// The cells of one file, summed as its rows are parsed.
+/// The cells of one file, summed as its rows are parsed: a file holds a few (date, currency)
+/// cells, so a short list searched from its newest cell does.
 #[derive(Default)]
-struct Cells<'a> {
-    map: std::collections::BTreeMap<(NaiveDate, &'a str), Cell>,
+struct Cells {
+    cells: Vec<Cell>,
     buf: Vec<u8>,
 }
 
-impl<'a> Cells<'a> {
-    fn add(&mut self, e: &PosEvent<'a>, path: &Path) -> Result<()> {
-        let c = self.map.entry((e.business_date, e.currency)).or_insert_with(|| Cell {
-            business_date: e.business_date,
-            currency: e.currency.to_string(),
-            rows: 0,
-            revenue_minor: 0,
-            digest: 0,
-        });
+impl Cells {
+    fn add(&mut self, e: &PosEvent<'_>, path: &Path) -> Result<()> {
+        let at = match self.cells.iter().rposition(|c| c.business_date == e.business_date && c.currency == e.currency) {
+            Some(i) => i,
+            None => {
+                self.cells.push(Cell {
+                    business_date: e.business_date,
+                    currency: e.currency.to_string(),
+                    rows: 0,
+                    revenue_minor: 0,
+                    digest: 0,
+                });
+                self.cells.len() - 1
+            }
+        };
+        let c = &mut self.cells[at];
         c.rows += 1;
         c.revenue_minor = c.revenue_minor.checked_add(e.revenue_minor).ok_or_else(|| {
             eyre!("{}: the revenue of business date {} ({}) overflows 64 bits", path.display(), e.business_date, e.currency)
         })?;
         c.digest = c.digest.wrapping_add(row_digest(e, &mut self.buf));
         Ok(())
+    }
+
+    /// The cells by date and currency.
+    fn finish(mut self) -> Vec<Cell> {
+        self.cells.sort_by(|a, b| (a.business_date, &a.currency).cmp(&(b.business_date, &b.currency)));
+        self.cells
     }
 }
 
@@ -419,16 +441,22 @@ impl EventColumns {
 /// Lands the given upload partitions of `world` into the lab, in one transaction: either every
 /// file of the call lands, or none does and the lab is as it was.
 pub fn land(lab: &mut Lab, world: &Path, dates: &[NaiveDate]) -> Result<LandReport> {
-    land_with(lab, world, dates, super::fail_after_from_env())
+    let source = Source::of_world(world, None)?;
+    land_with(lab, world, &source, dates, super::fail_after_from_env())
 }
 
-pub fn land_with(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: Option<usize>) -> Result<LandReport> {
+/// `land` through a given source description (`--source FILE`).
+pub fn land_from(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDate]) -> Result<LandReport> {
+    land_with(lab, world, source, dates, super::fail_after_from_env())
+}
+
+pub fn land_with(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDate], fail_after: Option<usize>) -> Result<LandReport> {
     // A file that cannot be read whole (corrupt, too big) holds back its own upload: the
     // landing is tried again without it, and the upload is reported with the reason.
     let mut dates = dates.to_vec();
     let mut held: Vec<HeldUpload> = Vec::new();
     loop {
-        match land_once(lab, world, &dates, fail_after) {
+        match land_once(lab, world, source, &dates, fail_after) {
             Err(e) => {
                 let Some(bad) = e.downcast_ref::<BadFile>().filter(|b| dates.contains(&b.upload_date)).cloned() else {
                     return Err(e);
@@ -469,9 +497,10 @@ impl std::fmt::Display for BadFile {
 
 impl std::error::Error for BadFile {}
 
-fn land_once(lab: &mut Lab, world: &Path, dates: &[NaiveDate], fail_after: Option<usize>) -> Result<LandReport> {
-    let plan = plan(lab, world, dates)?;
+fn land_once(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDate], fail_after: Option<usize>) -> Result<LandReport> {
+    let plan = plan(lab, world, source, dates)?;
     let raw_root = lab.raw_root();
+    keep_reader(lab, source)?;
     let staged = Staged::default();
     let mut created_dirs = Vec::new();
     // A setting of the connection, not of the transaction: set before it, reset after it, however it ends.
@@ -532,12 +561,40 @@ struct Plan {
     todo: Vec<ToLand>,
     partitions: Vec<PartitionLanded>,
     landed_partitions: std::collections::HashSet<NaiveDate>,
+    /// How the files read (the lab's, which the world's must be).
+    reader: Reader,
 }
 
-fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
-    let world_stores = StoreTable::read(&world.join(raw::STORES_FILE))?;
+/// The lab keeps the reader it lands through (`raw/source.toml`; none for the contract's), since
+/// its raw zone holds the files as they came: one lab, one reader. Another reader is refused once
+/// a file has landed.
+fn keep_reader(lab: &Lab, source: &Source) -> Result<()> {
+    let raw_root = lab.raw_root();
+    let kept = Reader::of_lab(&raw_root)?;
+    if kept == *source.reader() {
+        return Ok(());
+    }
+    if !lab.store().landed_files()?.is_empty() {
+        bail!(
+            "this lab was landed through another source description (its reader is in {}); land the world it came from, or `recount reset` first",
+            raw_root.join(raw::source::LAB_SOURCE_FILE).display()
+        );
+    }
+    std::fs::create_dir_all(&raw_root).wrap_err_with(|| format!("creating {}", raw_root.display()))?;
+    let path = raw_root.join(raw::source::LAB_SOURCE_FILE);
+    if source.is_contract() {
+        return match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(eyre!(e).wrap_err(format!("removing {}", path.display()))),
+            _ => Ok(()),
+        };
+    }
+    write_durably(&path, source.reader().to_toml()?.as_bytes()).wrap_err_with(|| format!("writing {}", path.display()))
+}
+
+fn plan(lab: &Lab, world: &Path, source: &Source, dates: &[NaiveDate]) -> Result<Plan> {
+    let world_stores = source.stores(world)?;
     // A bad partition name anywhere in the world is an error: it would hide a day of sales.
-    raw::list_partitions(world)?;
+    source.partitions(world)?;
     let lab_stores = lab.stores()?;
     let mut new_stores = Vec::new();
     let mut changed_stores = Vec::new();
@@ -560,7 +617,7 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
     let mut todo = Vec::new();
     let mut partitions = Vec::new();
     for &d in dates {
-        partitions.push(plan_partition(world, d, &landed_files, &mut todo)?);
+        partitions.push(plan_partition(world, source, d, &landed_files, &mut todo)?);
     }
     let readmitted_stores = rederive(lab, &landed_files, &changed_stores, &new_stores, &mut todo)?;
     Ok(Plan {
@@ -572,6 +629,7 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
         removed_stores,
         todo,
         partitions,
+        reader: source.reader().clone(),
         landed_partitions: lab.store().landed_uploads()?.into_iter().collect(),
     })
 }
@@ -581,16 +639,27 @@ fn plan(lab: &Lab, world: &Path, dates: &[NaiveDate]) -> Result<Plan> {
 /// the world no longer has (reported). The files to land go into `todo`.
 fn plan_partition(
     world: &Path,
+    source: &Source,
     d: NaiveDate,
     landed_files: &HashMap<String, Vec<crate::store::LandedFile>>,
     todo: &mut Vec<ToLand>,
 ) -> Result<PartitionLanded> {
-    let exists = raw::partition_dir(world, d).is_dir();
-    let mut p =
-        PartitionLanded { upload_date: d, files_landed: 0, files_already_landed: 0, events: 0, quarantined: 0, exists, files: Vec::new() };
+    let exists = source.partition_dir(world, d).is_dir();
+    let (files, other) = source.files(world, d)?;
+    let not_taken = other.iter().map(|f| f.file_name().unwrap_or_default().to_string_lossy().into_owned()).collect();
+    let mut p = PartitionLanded {
+        upload_date: d,
+        files_landed: 0,
+        files_already_landed: 0,
+        events: 0,
+        quarantined: 0,
+        exists,
+        files: Vec::new(),
+        not_taken,
+    };
     let prefix = raw::rel_path(d, "");
     let mut seen = std::collections::HashSet::new();
-    for path in raw::list_files(world, d)? {
+    for path in files {
         let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
         let rel = format!("{prefix}{name}");
         seen.insert(rel.clone());
@@ -796,7 +865,7 @@ fn parse_and_insert(lab: &Lab, tx: &mut Tx, plan: &Plan, staged: &Staged, first_
         plan.todo.iter().enumerate().map(|(i, f)| (f.upload_date, f.path.clone(), f.rel.clone(), first_file_id + i as i32)).collect();
     let key_mask = u64::MAX.checked_shr(64 - lab.basket_key_bits.clamp(1, 64)).unwrap_or(u64::MAX);
     let lanes = (threads.max(1) as usize).div_ceil(2);
-    let job = Arc::new(ParseJob::new(files, plan.stores.clone(), lab.raw_root(), key_mask, lanes, staged.clone()));
+    let job = Arc::new(ParseJob::new(files, plan.stores.clone(), plan.reader.clone(), lab.raw_root(), key_mask, lanes, staged.clone()));
     let inserted = if plan.todo.is_empty() { Ok(0) } else { tx.insert_events(job.clone()) };
     let mut done = std::mem::take(&mut *job.done.lock().map_err(poisoned)?);
     if let Some(e) = job.error.lock().map_err(poisoned)?.take() {
@@ -859,7 +928,7 @@ fn sync_staged(todo: &[ToLand], raw_root: &Path) -> Result<()> {
     }
     let mut dirs: Vec<PathBuf> = Vec::new();
     for f in todo {
-        let staged = raw_root.join(&f.rel).with_extension("gz.landing");
+        let staged = staged_path(&raw_root.join(&f.rel));
         std::fs::File::open(&staged).and_then(|f| f.sync_all()).wrap_err_with(|| format!("syncing {}", staged.display()))?;
         dirs.extend(staged.parent().map(Path::to_path_buf));
     }
@@ -905,38 +974,39 @@ fn parse_file(
     path: &Path,
     rel: &str,
     upload_date: NaiveDate,
+    reader: &Reader,
     stores: &StoreTable,
     file_id: i32,
     key_mask: u64,
 ) -> Result<(ParsedFile, Vec<u8>)> {
     let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
-    let text = raw::decompress(&bytes).map_err(|e| eyre!("{}: truncated or corrupt .gz file ({e})", path.display()))?;
-    // About 300 bytes a line: enough room for most files without a regrow.
-    let mut columns = EventColumns::with_capacity(text.len() / 300 + 16, key_mask);
+    // About 300 bytes a line, or 40 compressed: enough room for most files without a regrow.
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let per_line = if reader.format == raw::source::Format::Parquet || reader.compression_of(&name) != raw::source::Compression::None {
+        40
+    } else {
+        300
+    };
+    let mut columns = EventColumns::with_capacity(bytes.len() / per_line + 16, key_mask);
     let mut cells = Cells::default();
     let mut quarantine = Quarantine::default();
-    let mut lines = 0u64;
-    for (i, line) in text.lines().enumerate() {
-        lines += 1;
-        let line_no = u32::try_from(i + 1).map_err(|_| eyre!("{}: more than 2^32 lines", path.display()))?;
-        if line.trim().is_empty() {
-            quarantine.push(Quarantined { line: line_no, reason: "blank line".to_string(), raw_line: String::new() });
-            continue;
-        }
-        match raw::parse_line(line, stores, upload_date) {
+    let lines = raw::mapped::read_events(path, &bytes, reader, stores, upload_date, |line, verdict, text| {
+        match verdict {
             Ok(e) => {
-                columns.push(&e, file_id, line_no)?;
+                columns.push(&e, file_id, line)?;
                 cells.add(&e, path)?;
             }
             Err(reason) => {
-                let mut kept: String = line.chars().take(2000).collect();
-                if kept.len() < line.len() {
+                let mut kept: String = text.chars().take(2000).collect();
+                if kept.len() < text.len() {
                     kept.push('…');
                 }
-                quarantine.push(Quarantined { line: line_no, reason, raw_line: kept });
+                quarantine.push(Quarantined { line, reason, raw_line: kept });
             }
         }
-    }
+        Ok(())
+    })
+    .map_err(|e| eyre!("{}: {e:#}", path.display()))?;
     let events = columns.rows;
     let (quarantine, quarantined_lines) = quarantine.finish();
     let parsed = ParsedFile {
@@ -950,9 +1020,17 @@ fn parse_file(
         events,
         quarantine,
         quarantined_lines,
-        cells: cells.map.into_values().collect(),
+        cells: cells.finish(),
     };
     Ok((parsed, bytes))
+}
+
+/// Where a file is staged beside its place in the raw zone until the landing commits: its name
+/// and `.landing` (recovery finishes or removes what a kill left).
+fn staged_path(dest: &Path) -> PathBuf {
+    let mut name = dest.file_name().unwrap_or_default().to_os_string();
+    name.push(".landing");
+    dest.with_file_name(name)
 }
 
 /// Days since 1970-01-01 (Arrow's and DuckDB's DATE), four times a row: from the day count since
@@ -977,6 +1055,7 @@ struct ParseJob {
     /// (upload date, source path, path in the raw zone, file id), in file id order.
     files: Vec<(NaiveDate, PathBuf, String, i32)>,
     stores: StoreTable,
+    reader: Reader,
     raw_root: PathBuf,
     key_mask: u64,
     /// Each lane's files not yet taken: [front, back) indices into `files`.
@@ -1001,6 +1080,7 @@ impl ParseJob {
     fn new(
         files: Vec<(NaiveDate, PathBuf, String, i32)>,
         stores: StoreTable,
+        reader: Reader,
         raw_root: PathBuf,
         key_mask: u64,
         lanes: usize,
@@ -1012,6 +1092,7 @@ impl ParseJob {
             lanes: (0..lanes).map(|k| Mutex::new((k * n / lanes, (k + 1) * n / lanes))).collect(),
             files,
             stores,
+            reader,
             raw_root,
             key_mask,
             lane_of: Mutex::default(),
@@ -1061,12 +1142,12 @@ impl ParseJob {
     fn parse_next(&self) -> Result<Option<RecordBatch>> {
         while let Some(i) = self.take_file()? {
             let (d, path, rel, file_id) = &self.files[i];
-            let (mut pf, bytes) = parse_file(path, rel, *d, &self.stores, *file_id, self.key_mask).map_err(|e| {
+            let (mut pf, bytes) = parse_file(path, rel, *d, &self.reader, &self.stores, *file_id, self.key_mask).map_err(|e| {
                 let file = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
                 eyre!(BadFile { upload_date: *d, file, reason: format!("{e:#}") })
             })?;
             let dest = self.raw_root.join(rel);
-            let tmp = dest.with_extension("gz.landing");
+            let tmp = staged_path(&dest);
             self.staged.lock().map_err(poisoned)?.push((tmp.clone(), dest));
             write_durably(&tmp, &bytes).wrap_err_with(|| format!("copying {}", path.display()))?;
             let batch = pf.batch.take();
@@ -1150,7 +1231,7 @@ mod tests {
     fn job(files: usize, lanes: usize) -> ParseJob {
         let d = NaiveDate::from_ymd_opt(2026, 8, 15).unwrap();
         let files = (0..files).map(|i| (d, PathBuf::new(), format!("f{i}"), i as i32 + 1)).collect();
-        ParseJob::new(files, StoreTable::default(), PathBuf::new(), u64::MAX, lanes, Staged::default())
+        ParseJob::new(files, StoreTable::default(), Reader::default(), PathBuf::new(), u64::MAX, lanes, Staged::default())
     }
 
     fn take_all(job: &ParseJob) -> Vec<usize> {

@@ -79,7 +79,8 @@ pub fn pending(world: &Path, landed_uploads: &[NaiveDate], has_bytes: impl Fn(&s
             continue;
         }
         let mut new_bytes = false;
-        for f in super::list_files(&c.dir, c.upload_date)? {
+        let source = super::source::Source::of_world(&c.dir, None)?;
+        for f in source.files(&c.dir, c.upload_date)?.0 {
             let rel = super::rel_path(c.upload_date, &f.file_name().unwrap_or_default().to_string_lossy());
             new_bytes |= !has_bytes(&rel, &super::md5_of_file(&f)?);
         }

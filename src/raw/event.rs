@@ -125,33 +125,108 @@ pub fn parse_line<'a>(line: &'a str, stores: &'a StoreTable, upload_date: NaiveD
         Some(raw) => raw,
         None => super::slow_line::read(line)?,
     };
-    let event_id = required(raw.event_id, "event_id")?;
-    let basket_id = required(raw.basket_id, "basket_id")?;
-    let store_id = required(raw.store_id, "store_id")?;
-    let till_id = required(raw.till_id, "till_id")?;
-    let event_ts = required(raw.event_ts, "event_ts")?;
-    let uploaded_at = required(raw.uploaded_at, "uploaded_at")?;
-    let currency = required(raw.currency, "currency")?;
-    let event_ts = instant(&event_ts, "event_ts")?;
-    let uploaded_at = instant(&uploaded_at, "uploaded_at")?;
-    for (name, value) in
-        [("event_id", &event_id), ("basket_id", &basket_id), ("store_id", &store_id), ("till_id", &till_id), ("currency", &currency)]
+    let fields = Fields {
+        event_id: raw.event_id,
+        basket_id: raw.basket_id,
+        store_id: raw.store_id,
+        till_id: raw.till_id,
+        event_ts: raw.event_ts.map(Stamp::Iso),
+        uploaded_at: raw.uploaded_at.map(Stamp::Iso),
+        currency: raw.currency,
+        amount: raw.tenders.map(Amount::Tenders),
+    };
+    check(fields, &Labels::CONTRACT, stores, upload_date)
+}
+
+/// A time stamp as a line gives it: ISO-8601 text, or a count since 1970 in a unit a source
+/// description names (`source::EpochUnit`).
+pub(super) enum Stamp<'a> {
+    Iso(Cow<'a, str>),
+    Epoch(Cow<'a, str>, super::source::EpochUnit),
+}
+
+/// A basket's amount as a line gives it: the contract's tenders, each in minor units, or one
+/// total (a source description's), exact decimal text in minor or major units.
+pub(super) enum Amount<'a> {
+    Tenders(Vec<Tender<'a>>),
+    /// Each tender's amount (one for a total), as exact decimal text.
+    Totals(Vec<Cow<'a, str>>, super::source::Unit),
+}
+
+/// A line's contract fields, from whatever shape it came in, before the contract's checks.
+pub(super) struct Fields<'a> {
+    pub(super) event_id: Option<Cow<'a, str>>,
+    pub(super) basket_id: Option<Cow<'a, str>>,
+    pub(super) store_id: Option<Cow<'a, str>>,
+    pub(super) till_id: Option<Cow<'a, str>>,
+    pub(super) event_ts: Option<Stamp<'a>>,
+    pub(super) uploaded_at: Option<Stamp<'a>>,
+    pub(super) currency: Option<Cow<'a, str>>,
+    pub(super) amount: Option<Amount<'a>>,
+}
+
+/// How a reason names each field: the contract's name, and for a mapped source the path it was
+/// read from ("basket_id (transaction.id)"). `till_id` None: the source has no till, so none is
+/// required (the contract's field is informational).
+pub(super) struct Labels {
+    pub(super) event_id: Cow<'static, str>,
+    pub(super) basket_id: Cow<'static, str>,
+    pub(super) store_id: Cow<'static, str>,
+    pub(super) till_id: Option<Cow<'static, str>>,
+    pub(super) event_ts: Cow<'static, str>,
+    pub(super) uploaded_at: Cow<'static, str>,
+    pub(super) currency: Cow<'static, str>,
+    pub(super) amount: Cow<'static, str>,
+}
+
+impl Labels {
+    pub(super) const CONTRACT: Labels = Labels {
+        event_id: Cow::Borrowed("event_id"),
+        basket_id: Cow::Borrowed("basket_id"),
+        store_id: Cow::Borrowed("store_id"),
+        till_id: Some(Cow::Borrowed("till_id")),
+        event_ts: Cow::Borrowed("event_ts"),
+        uploaded_at: Cow::Borrowed("uploaded_at"),
+        currency: Cow::Borrowed("currency"),
+        amount: Cow::Borrowed("tenders"),
+    };
+}
+
+/// The contract's checks on a line's fields, in the contract's order (docs/data-contract.md):
+/// every shape goes through them, so every shape keeps the same rules and the same reasons.
+pub(super) fn check<'a>(f: Fields<'a>, l: &Labels, stores: &'a StoreTable, upload_date: NaiveDate) -> Result<PosEvent<'a>, String> {
+    let event_id = required(f.event_id, &l.event_id)?;
+    let basket_id = required(f.basket_id, &l.basket_id)?;
+    let store_id = required(f.store_id, &l.store_id)?;
+    let till_id = match &l.till_id {
+        Some(name) => required(f.till_id, name)?,
+        None => Cow::Borrowed(""),
+    };
+    let event_ts = required_stamp(f.event_ts, &l.event_ts)?;
+    let uploaded_at = required_stamp(f.uploaded_at, &l.uploaded_at)?;
+    let currency = required(f.currency, &l.currency)?;
+    let event_ts = stamp(event_ts, &l.event_ts)?;
+    let uploaded_at = stamp(uploaded_at, &l.uploaded_at)?;
+    let till = l.till_id.as_ref().map(|n| (n, &till_id));
+    for (name, value) in [
+        Some((&l.event_id, &event_id)),
+        Some((&l.basket_id, &basket_id)),
+        Some((&l.store_id, &store_id)),
+        till,
+        Some((&l.currency, &currency)),
+    ]
+    .into_iter()
+    .flatten()
     {
         if value.len() > super::MAX_ID_BYTES {
             return Err(format!("{name} of {} bytes, longer than the {} recount keeps", value.len(), super::MAX_ID_BYTES));
         }
     }
-    let tenders = raw.tenders.as_ref().ok_or("missing required field tenders")?;
-    if tenders.is_empty() {
-        return Err("tenders is empty: a basket needs at least one payment".into());
-    }
-    let mut revenue: i64 = 0;
-    for (i, t) in tenders.iter().enumerate() {
-        let n = i + 1;
-        let amount = t.amount_minor.as_ref().ok_or_else(|| format!("tender {n}: missing amount_minor"))?;
-        let amount = amount.as_i64().ok_or_else(|| format!("tender {n}: amount_minor is not a 64-bit integer"))?;
-        revenue = revenue.checked_add(amount).ok_or_else(|| format!("tender {n}: revenue overflows 64 bits"))?;
-    }
+    let amount = f.amount.ok_or_else(|| format!("missing required field {}", l.amount))?;
+    let (revenue, tenders, total) = match amount {
+        Amount::Tenders(tenders) => (tenders_revenue(&tenders)?, tenders.len() as u32, None),
+        Amount::Totals(texts, unit) => (0, texts.len() as u32, Some((texts, unit))),
+    };
     let store = stores.get(&store_id).ok_or_else(|| format!("unknown store_id '{}'", crate::sanitize::for_terminal(&store_id)))?;
     if *currency != store.currency {
         return Err(format!(
@@ -161,6 +236,11 @@ pub fn parse_line<'a>(line: &'a str, stores: &'a StoreTable, upload_date: NaiveD
             store.currency
         ));
     }
+    // A total is read once the currency is known: its digits turn major units into minor ones.
+    let revenue = match total {
+        None => revenue,
+        Some((texts, unit)) => totals_revenue(&texts, unit, &store.currency).map_err(|e| format!("{}: {e}", l.amount))?,
+    };
     if uploaded_at.date_naive() != upload_date {
         return Err(format!("uploaded_at {} is not in partition upload_date={upload_date}", uploaded_at.format("%Y-%m-%dT%H:%M:%S%.3fZ")));
     }
@@ -176,8 +256,52 @@ pub fn parse_line<'a>(line: &'a str, stores: &'a StoreTable, upload_date: NaiveD
         uploaded_at,
         upload_date,
         revenue_minor: revenue,
-        tenders: tenders.len() as u32,
+        tenders,
     })
+}
+
+fn required_stamp<'a>(v: Option<Stamp<'a>>, name: &str) -> Result<Stamp<'a>, String> {
+    match v {
+        None => Err(format!("missing required field {name}")),
+        Some(Stamp::Iso(s) | Stamp::Epoch(s, _)) if s.is_empty() => Err(format!("empty required field {name}")),
+        Some(s) => Ok(s),
+    }
+}
+
+fn stamp(v: Stamp<'_>, name: &str) -> Result<DateTime<Utc>, String> {
+    match v {
+        Stamp::Iso(text) => instant(&text, name),
+        Stamp::Epoch(text, unit) => super::source::epoch_instant(&text, unit).map_err(|e| format!("{name} {e}")),
+    }
+}
+
+/// A mapped amount's revenue: each exact decimal in minor units, summed with overflow checked.
+fn totals_revenue(texts: &[Cow<'_, str>], unit: super::source::Unit, currency: &str) -> Result<i64, String> {
+    if texts.is_empty() {
+        return Err("no tenders: a basket needs at least one payment".into());
+    }
+    let mut revenue: i64 = 0;
+    for (i, t) in texts.iter().enumerate() {
+        let amount = super::source::amount_minor(t, unit, currency)
+            .map_err(|e| if texts.len() > 1 { format!("tender {}: {e}", i + 1) } else { e })?;
+        revenue = revenue.checked_add(amount).ok_or_else(|| format!("tender {}: revenue overflows 64 bits", i + 1))?;
+    }
+    Ok(revenue)
+}
+
+/// The contract's revenue: the sum of every tender's amount_minor, checked for overflow.
+fn tenders_revenue(tenders: &[Tender<'_>]) -> Result<i64, String> {
+    if tenders.is_empty() {
+        return Err("tenders is empty: a basket needs at least one payment".into());
+    }
+    let mut revenue: i64 = 0;
+    for (i, t) in tenders.iter().enumerate() {
+        let n = i + 1;
+        let amount = t.amount_minor.as_ref().ok_or_else(|| format!("tender {n}: missing amount_minor"))?;
+        let amount = amount.as_i64().ok_or_else(|| format!("tender {n}: amount_minor is not a 64-bit integer"))?;
+        revenue = revenue.checked_add(amount).ok_or_else(|| format!("tender {n}: revenue overflows 64 bits"))?;
+    }
+    Ok(revenue)
 }
 
 #[cfg(test)]

@@ -4,7 +4,9 @@
 pub mod corrections;
 pub mod event;
 mod fast_line;
+pub(crate) mod mapped;
 mod slow_line;
+pub mod source;
 pub mod stores;
 
 use chrono::NaiveDate;
@@ -183,6 +185,19 @@ fn gunzip(bytes: &[u8], limit: usize) -> Result<Vec<u8>> {
             }
             _ => bail!("not a complete gzip stream (bad header, data or checksum, or cut short)"),
         }
+    }
+    Ok(out)
+}
+
+/// A Zstandard file's bytes inflated, at most `limit` of them (one more tells a file too big).
+pub(crate) fn unzstd(bytes: &[u8], limit: usize) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut src = bytes;
+    let decoder = ruzstd::decoding::StreamingDecoder::new(&mut src).map_err(|e| color_eyre::eyre::eyre!("{e}"))?;
+    let mut out = Vec::new();
+    decoder.take(limit as u64 + 1).read_to_end(&mut out)?;
+    if out.len() > limit {
+        bail!("inflates to more than {} MiB, the most one raw file may hold", limit >> 20);
     }
     Ok(out)
 }

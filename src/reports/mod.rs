@@ -11,6 +11,7 @@ pub mod lateness;
 pub mod listings;
 pub mod overview;
 pub mod promises;
+pub mod source;
 pub mod status;
 pub mod table;
 

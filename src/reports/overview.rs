@@ -74,7 +74,7 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
             }
         }
     }
-    let world_uploads = crate::raw::list_partitions(world).unwrap_or_default();
+    let world_uploads = crate::raw::source::uploads_of(world).unwrap_or_default();
     Ok(LabOverview {
         dates: dates.into_values().collect(),
         lateness: lateness::lateness(lab, false)?,

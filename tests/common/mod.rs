@@ -52,7 +52,7 @@ pub fn small_world() -> &'static Path {
 }
 
 pub fn uploads(world: &Path) -> Vec<NaiveDate> {
-    recount::raw::list_partitions(world).unwrap()
+    recount::raw::source::uploads_of(world).unwrap()
 }
 
 pub fn open_lab(dir: &Path) -> Lab {

@@ -1,0 +1,707 @@
+//! Reading a raw file through a source description: each line (JSON Lines), row (CSV) or record
+//! (Parquet) is mapped onto the contract's fields, which then go through the contract's own
+//! checks (`event::check`), so every shape keeps the same rules, limits and reasons. A value
+//! that does not map is quarantined with a reason naming the field and the path it came from.
+//!
+//! The contract's shape never comes here: it stays on the fast reader (`event::parse_line`).
+
+use super::event::{Amount, Fields as Mapped, Labels, PosEvent, Stamp};
+use super::source::{Format, Reader, Unit};
+use super::{MAX_LINE_BYTES, StoreTable};
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, bail, eyre};
+use std::borrow::Cow;
+use std::path::Path;
+
+/// What `each` is told of a line: its number, its verdict, and its text as it was.
+pub(crate) type Verdict<'a> = Result<PosEvent<'a>, String>;
+
+/// Every line of one raw file, in order, as its verdict: `each(line, verdict, text)`. The file's
+/// bytes are `bytes` (read once by the caller, which also copies and digests them); a Parquet
+/// file is read from `path`. An error is about the whole file (not readable as its format), and
+/// holds its upload back. Returns the number of lines.
+pub(crate) fn read_events(
+    path: &Path,
+    bytes: &[u8],
+    reader: &Reader,
+    stores: &StoreTable,
+    upload_date: NaiveDate,
+    mut each: impl FnMut(u32, Verdict<'_>, &str) -> Result<()>,
+) -> Result<u64> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    if reader.format == Format::Parquet {
+        let rows = crate::store::parquet::rows_as_json(path)?;
+        let map = Map::new(reader)?;
+        for (i, row) in rows.iter().enumerate() {
+            let n = line_number(i)?;
+            each(n, map.json(row, stores, upload_date), row)?;
+        }
+        return Ok(rows.len() as u64);
+    }
+    let text = inflate(bytes, reader.compression_of(&name))?;
+    match (reader.format, &reader.fields) {
+        (Format::Jsonl, None) => lines(&text, |line| super::parse_line(line, stores, upload_date), &mut each),
+        (Format::Jsonl, Some(_)) => {
+            let map = Map::new(reader)?;
+            lines(&text, |line| map.json(line, stores, upload_date), &mut each)
+        }
+        (Format::Csv, _) => Map::new(reader)?.csv(&text, stores, upload_date, &mut each),
+        (Format::Parquet, _) => unreachable!("read above"),
+    }
+}
+
+fn line_number(i: usize) -> Result<u32> {
+    u32::try_from(i + 1).map_err(|_| eyre!("more than 2^32 lines"))
+}
+
+fn lines<'t>(
+    text: &'t str,
+    parse: impl Fn(&'t str) -> Verdict<'t>,
+    each: &mut impl FnMut(u32, Verdict<'_>, &str) -> Result<()>,
+) -> Result<u64> {
+    let mut n = 0u64;
+    for (i, line) in text.lines().enumerate() {
+        n += 1;
+        let no = line_number(i)?;
+        if line.trim().is_empty() {
+            each(no, Err("blank line".to_string()), "")?;
+            continue;
+        }
+        each(no, parse(line), line)?;
+    }
+    Ok(n)
+}
+
+/// A file's bytes as text: inflated by its compression, at most `MAX_INFLATED_BYTES`, UTF-8.
+pub(crate) fn inflate(bytes: &[u8], compression: super::source::Compression) -> Result<String> {
+    use super::source::Compression;
+    let out = match compression {
+        Compression::Gzip => return super::decompress(bytes).map_err(|e| eyre!("truncated or corrupt .gz file ({e})")),
+        Compression::Zstd => super::unzstd(bytes, super::MAX_INFLATED_BYTES).map_err(|e| eyre!("truncated or corrupt .zst file ({e})"))?,
+        Compression::None => {
+            if bytes.len() > super::MAX_INFLATED_BYTES {
+                bail!("larger than {} MiB, the most one raw file may hold", super::MAX_INFLATED_BYTES >> 20);
+            }
+            bytes.to_vec()
+        }
+    };
+    String::from_utf8(out).map_err(|e| eyre!("not UTF-8 at byte {}", e.utf8_error().valid_up_to()))
+}
+
+/// The named columns (paths) of a Parquet file, row by row, as text: a store list. A row that
+/// lacks one, or gives it as anything but text, is an error naming the row.
+pub(crate) fn parquet_columns(path: &Path, names: [&str; 4]) -> Result<Vec<[String; 4]>> {
+    let mut out = Vec::new();
+    for (i, row) in crate::store::parquet::rows_as_json(path)?.iter().enumerate() {
+        let mut got: [String; 4] = Default::default();
+        for (k, name) in names.iter().enumerate() {
+            let keys: Vec<String> = name.split('.').map(str::to_string).collect();
+            let v = lookup(row, ws(row.as_bytes(), 0), &keys, name)
+                .and_then(|span| span.map(|sp| scalar(row, sp, name)).transpose())
+                .map_err(|e| eyre!("{}: row {}: {e}", path.display(), i + 1))?
+                .flatten();
+            match v {
+                Some(Scalar::Str(s)) => got[k] = s.into_owned(),
+                _ => bail!("{}: row {}: no text in column '{name}'", path.display(), i + 1),
+            }
+        }
+        out.push(got);
+    }
+    Ok(out)
+}
+
+/// One field as `source check` found it over the lines it read.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FieldCheck {
+    pub field: String,
+    pub path: String,
+    /// Up to three distinct values read, as text.
+    pub samples: Vec<String>,
+    /// Lines where the path gave a value.
+    pub found: u64,
+    /// Lines where it gave none (absent, null or empty).
+    pub missing: u64,
+    /// Whether the contract needs a value here (till_id does not).
+    pub required: bool,
+}
+
+/// What `source check` tells of each field over the lines it reads: how many gave a value, how
+/// many did not, and a few distinct values.
+pub(crate) struct FieldSamples {
+    map: Map,
+    format: Format,
+    compression: Option<super::source::Compression>,
+    names: Vec<(usize, &'static str, String)>,
+    found: [u64; 8],
+    missing: [u64; 8],
+    samples: [Vec<String>; 8],
+}
+
+impl FieldSamples {
+    pub(crate) fn new(reader: &Reader) -> FieldSamples {
+        use super::source::{AmountField, Fields, StampField};
+        // The contract's own fields, as a description would name them.
+        let fields = reader.fields.clone().unwrap_or_else(|| Fields {
+            event_id: "event_id".into(),
+            basket_id: "basket_id".into(),
+            store_id: "store_id".into(),
+            till_id: Some("till_id".into()),
+            event_ts: StampField::Iso("event_ts".into()),
+            uploaded_at: StampField::Iso("uploaded_at".into()),
+            currency: "currency".into(),
+            amount: AmountField { path: "amount_minor".into(), tenders: Some("tenders".into()), unit: Unit::Minor },
+        });
+        let mapped = Reader { fields: Some(fields.clone()), ..reader.clone() };
+        let map = Map::new(&mapped).unwrap_or_else(|_| unreachable!("the reader has fields"));
+        let slot = |name: &str| match name {
+            "event_id" => EVENT_ID,
+            "basket_id" => BASKET_ID,
+            "store_id" => STORE_ID,
+            "till_id" => TILL_ID,
+            "event_ts" => EVENT_TS,
+            "uploaded_at" => UPLOADED_AT,
+            "currency" => CURRENCY,
+            _ => AMOUNT,
+        };
+        let names = fields.paths().into_iter().map(|(n, p)| (slot(n), n, p)).collect();
+        FieldSamples {
+            map,
+            format: reader.format,
+            compression: reader.compression,
+            names,
+            found: [0; 8],
+            missing: [0; 8],
+            samples: Default::default(),
+        }
+    }
+
+    fn note(&mut self, slot: usize, value: Option<String>) {
+        match value.filter(|v| !v.is_empty()) {
+            Some(v) => {
+                self.found[slot] += 1;
+                if self.samples[slot].len() < 3 && !self.samples[slot].contains(&v) {
+                    self.samples[slot].push(crate::sanitize::for_terminal(&v).chars().take(40).collect());
+                }
+            }
+            None => self.missing[slot] += 1,
+        }
+    }
+
+    fn json_line(&mut self, line: &str) {
+        let start = ws(line.as_bytes(), 0);
+        let valid = line.as_bytes().get(start) == Some(&b'{') && serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok();
+        for k in 0..self.names.len() {
+            let slot = self.names[k].0;
+            let value = if !valid {
+                None
+            } else if slot == AMOUNT && self.map.tenders.is_some() {
+                self.tender_sample(line, start)
+            } else {
+                lookup(line, start, &self.map.paths[slot], "")
+                    .ok()
+                    .flatten()
+                    .and_then(|sp| scalar(line, sp, "").ok().flatten())
+                    .map(|v| v.text().into_owned())
+            };
+            self.note(slot, value);
+        }
+    }
+
+    fn tender_sample(&self, line: &str, start: usize) -> Option<String> {
+        match self.map.tender_amounts(line, start, self.map.tenders.as_deref()?) {
+            Ok(Some(Amount::Totals(v, _))) if !v.is_empty() => Some(v.join(" + ")),
+            _ => None,
+        }
+    }
+
+    /// Notes every line of one file.
+    pub(crate) fn read(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        if self.format == Format::Parquet {
+            for row in crate::store::parquet::rows_as_json(path)? {
+                self.json_line(&row);
+            }
+            return Ok(());
+        }
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let reader = Reader { compression: self.compression, ..Reader::default() };
+        let text = inflate(bytes, reader.compression_of(&name))?;
+        if self.format == Format::Jsonl {
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                self.json_line(line);
+            }
+            return Ok(());
+        }
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(text.as_bytes());
+        let headers = rdr.headers()?.clone();
+        let cols: Vec<(usize, Option<usize>)> = self
+            .names
+            .iter()
+            .map(|(slot, _, _)| (*slot, headers.iter().position(|h| h.trim() == self.map.paths[*slot].join("."))))
+            .collect();
+        for rec in rdr.records() {
+            let rec = rec?;
+            for (slot, col) in &cols {
+                self.note(*slot, col.and_then(|c| rec.get(c)).map(str::to_string));
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn finish(self) -> Vec<FieldCheck> {
+        self.names
+            .iter()
+            .map(|(slot, name, path)| FieldCheck {
+                field: name.to_string(),
+                path: path.clone(),
+                samples: self.samples[*slot].clone(),
+                found: self.found[*slot],
+                missing: self.missing[*slot],
+                required: *slot != TILL_ID,
+            })
+            .collect()
+    }
+}
+
+/// A description's fields, split into paths once per file.
+struct Map {
+    paths: [Vec<String>; 8],
+    labels: Labels,
+    formats: [Option<super::source::EpochUnit>; 2],
+    unit: Unit,
+    /// The list of tenders, when the amount is summed over one.
+    tenders: Option<Vec<String>>,
+}
+
+/// The slots of `Map::paths`, in the contract's order.
+const EVENT_ID: usize = 0;
+const BASKET_ID: usize = 1;
+const STORE_ID: usize = 2;
+const TILL_ID: usize = 3;
+const EVENT_TS: usize = 4;
+const UPLOADED_AT: usize = 5;
+const CURRENCY: usize = 6;
+const AMOUNT: usize = 7;
+
+impl Map {
+    fn new(reader: &Reader) -> Result<Map> {
+        let Some(f) = &reader.fields else { bail!("this reader has no field mapping") };
+        let split = |p: &str| p.split('.').map(str::to_string).collect::<Vec<_>>();
+        let label = |name: &str, path: &str| Cow::Owned(format!("{name} ({path})"));
+        let till = f.till_id.clone().unwrap_or_default();
+        Ok(Map {
+            paths: [
+                split(&f.event_id),
+                split(&f.basket_id),
+                split(&f.store_id),
+                if f.till_id.is_some() { split(&till) } else { Vec::new() },
+                split(f.event_ts.path()),
+                split(f.uploaded_at.path()),
+                split(&f.currency),
+                split(&f.amount.path),
+            ],
+            labels: Labels {
+                event_id: label("event_id", &f.event_id),
+                basket_id: label("basket_id", &f.basket_id),
+                store_id: label("store_id", &f.store_id),
+                till_id: f.till_id.as_ref().map(|t| label("till_id", t)),
+                event_ts: label("event_ts", f.event_ts.path()),
+                uploaded_at: label("uploaded_at", f.uploaded_at.path()),
+                currency: label("currency", &f.currency),
+                amount: label("amount", &f.amount.display_path()),
+            },
+            formats: [f.event_ts.format().epoch(), f.uploaded_at.format().epoch()],
+            unit: f.amount.unit,
+            tenders: f.amount.tenders.as_deref().map(split),
+        })
+    }
+
+    fn label(&self, slot: usize) -> &str {
+        let l = &self.labels;
+        match slot {
+            EVENT_ID => &l.event_id,
+            BASKET_ID => &l.basket_id,
+            STORE_ID => &l.store_id,
+            TILL_ID => l.till_id.as_deref().unwrap_or("till_id"),
+            EVENT_TS => &l.event_ts,
+            UPLOADED_AT => &l.uploaded_at,
+            CURRENCY => &l.currency,
+            _ => &l.amount,
+        }
+    }
+
+    fn stamp<'a>(&self, slot: usize, v: Option<Scalar<'a>>) -> Result<Option<Stamp<'a>>, String> {
+        let format = self.formats[slot - EVENT_TS];
+        Ok(match (v, format) {
+            (None, _) => None,
+            (Some(Scalar::Str(s)), None) => Some(Stamp::Iso(s)),
+            (Some(Scalar::Num(_)), None) => return Err(format!("{} is a number, not an ISO-8601 text", self.label(slot))),
+            (Some(Scalar::Str(s) | Scalar::Num(s)), Some(unit)) => Some(Stamp::Epoch(s, unit)),
+        })
+    }
+
+    /// One JSON line (or a Parquet record rendered as JSON) mapped and checked.
+    fn json<'a>(&self, line: &'a str, stores: &'a StoreTable, upload_date: NaiveDate) -> Verdict<'a> {
+        if line.len() > MAX_LINE_BYTES {
+            return Err(format!("line of {} bytes, longer than the {MAX_LINE_BYTES} recount parses", line.len()));
+        }
+        // One valid JSON value, read by serde_json's grammar; the walk below may then trust it.
+        if serde_json::from_str::<serde::de::IgnoredAny>(line).is_err() {
+            return Err("malformed JSON: not one valid JSON value".into());
+        }
+        let start = ws(line.as_bytes(), 0);
+        if line.as_bytes().get(start) != Some(&b'{') {
+            return Err("malformed JSON: not an object".into());
+        }
+        let get = |slot: usize| -> Result<Option<Scalar<'a>>, String> {
+            if self.paths[slot].is_empty() {
+                return Ok(None);
+            }
+            let Some(span) = lookup(line, start, &self.paths[slot], self.label(slot))? else { return Ok(None) };
+            scalar(line, span, self.label(slot))
+        };
+        let id = |v: Option<Scalar<'a>>| v.map(Scalar::text);
+        let mut fields = Mapped {
+            event_id: id(get(EVENT_ID)?),
+            basket_id: id(get(BASKET_ID)?),
+            store_id: id(get(STORE_ID)?),
+            till_id: id(get(TILL_ID)?),
+            event_ts: None,
+            uploaded_at: None,
+            currency: id(get(CURRENCY)?),
+            amount: None,
+        };
+        fields.event_ts = self.stamp(EVENT_TS, get(EVENT_TS)?)?;
+        fields.uploaded_at = self.stamp(UPLOADED_AT, get(UPLOADED_AT)?)?;
+        fields.amount = match &self.tenders {
+            None => get(AMOUNT)?.map(|v| Amount::Totals(vec![v.text()], self.unit)),
+            Some(list) => self.tender_amounts(line, start, list)?,
+        };
+        super::event::check(fields, &self.labels, stores, upload_date)
+    }
+
+    /// The amount at `paths[AMOUNT]` of each element of the list at `list`.
+    fn tender_amounts<'a>(&self, line: &'a str, start: usize, list: &[String]) -> Result<Option<Amount<'a>>, String> {
+        let label = self.label(AMOUNT);
+        let Some((a, b)) = lookup(line, start, list, label)? else { return Ok(None) };
+        let s = line.as_bytes();
+        if s[a] == b'n' {
+            return Ok(None);
+        }
+        if s[a] != b'[' {
+            return Err(format!("{label}: {} is not a list", list.join(".")));
+        }
+        let mut out = Vec::new();
+        let mut i = ws(s, a + 1);
+        while i < b && s[i] != b']' {
+            let end = value_end(s, i);
+            let n = out.len() + 1;
+            if s[i] != b'{' {
+                return Err(format!("{label}: tender {n} is not an object"));
+            }
+            let v = lookup(line, i, &self.paths[AMOUNT], label)?
+                .map(|span| scalar(line, span, label))
+                .transpose()?
+                .flatten()
+                .ok_or_else(|| format!("{label}: tender {n} has no amount"))?;
+            out.push(v.text());
+            i = ws(s, end);
+            if s.get(i) == Some(&b',') {
+                i = ws(s, i + 1);
+            }
+        }
+        Ok(Some(Amount::Totals(out, self.unit)))
+    }
+
+    /// A CSV file with a header row: each mapped path is a column name.
+    fn csv(
+        &self,
+        text: &str,
+        stores: &StoreTable,
+        upload_date: NaiveDate,
+        each: &mut impl FnMut(u32, Verdict<'_>, &str) -> Result<()>,
+    ) -> Result<u64> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(text.as_bytes());
+        let headers = rdr.headers().map_err(|e| eyre!("the CSV header cannot be read ({e})"))?.clone();
+        let column = |path: &[String]| (!path.is_empty()).then(|| headers.iter().position(|h| h.trim() == path.join("."))).flatten();
+        let cols: Vec<Option<usize>> = self.paths.iter().map(|p| column(p)).collect();
+        let mut record = csv::StringRecord::new();
+        let mut n = 0u64;
+        loop {
+            match rdr.read_record(&mut record) {
+                Ok(false) => break,
+                Ok(true) => {}
+                Err(e) => bail!("line {}: not readable as CSV ({e})", rdr.position().line()),
+            }
+            // Where the record starts: its line, and its text for the quarantine.
+            let (line, at) = record.position().map_or((0, 0), |p| (p.line(), p.byte() as usize));
+            n += 1;
+            let raw = text.get(at..).and_then(|r| r.lines().next()).unwrap_or_default();
+            let no = u32::try_from(line).map_err(|_| eyre!("more than 2^32 lines"))?;
+            let verdict = if record.len() != headers.len() {
+                Err(format!("CSV row has {} fields, the header has {}", record.len(), headers.len()))
+            } else if raw.len() > MAX_LINE_BYTES {
+                Err(format!("line of {} bytes, longer than the {MAX_LINE_BYTES} recount parses", raw.len()))
+            } else {
+                self.csv_row(&record, &cols, stores, upload_date)
+            };
+            each(no, verdict, raw)?;
+        }
+        Ok(n)
+    }
+
+    fn csv_row<'a>(&self, rec: &'a csv::StringRecord, cols: &[Option<usize>], stores: &'a StoreTable, d: NaiveDate) -> Verdict<'a> {
+        let get = |slot: usize| cols[slot].and_then(|c| rec.get(c)).map(|v| Scalar::Str(Cow::Borrowed(v)));
+        let id = |slot: usize| get(slot).map(Scalar::text);
+        let fields = Mapped {
+            event_id: id(EVENT_ID),
+            basket_id: id(BASKET_ID),
+            store_id: id(STORE_ID),
+            till_id: id(TILL_ID),
+            event_ts: self.stamp(EVENT_TS, get(EVENT_TS))?,
+            uploaded_at: self.stamp(UPLOADED_AT, get(UPLOADED_AT))?,
+            currency: id(CURRENCY),
+            amount: get(AMOUNT).filter(|v| !v.text_ref().is_empty()).map(|v| Amount::Totals(vec![v.text()], self.unit)),
+        };
+        super::event::check(fields, &self.labels, stores, d)
+    }
+}
+
+/// A leaf value: text (a JSON string, decoded) or a JSON number's exact text.
+enum Scalar<'a> {
+    Str(Cow<'a, str>),
+    Num(Cow<'a, str>),
+}
+
+impl<'a> Scalar<'a> {
+    fn text(self) -> Cow<'a, str> {
+        match self {
+            Scalar::Str(s) | Scalar::Num(s) => s,
+        }
+    }
+    fn text_ref(&self) -> &str {
+        match self {
+            Scalar::Str(s) | Scalar::Num(s) => s,
+        }
+    }
+}
+
+/// The value at `span` of a valid JSON text: a string (decoded), a number (its text), null
+/// (None); anything else is not a value a field can take.
+fn scalar<'a>(line: &'a str, (a, b): (usize, usize), label: &str) -> Result<Option<Scalar<'a>>, String> {
+    let v = &line[a..b];
+    match v.as_bytes()[0] {
+        b'"' if !v.contains('\\') => Ok(Some(Scalar::Str(Cow::Borrowed(&v[1..v.len() - 1])))),
+        b'"' => serde_json::from_str::<String>(v).map(|s| Some(Scalar::Str(Cow::Owned(s)))).map_err(|_| format!("{label} is not a string")),
+        b'n' => Ok(None),
+        b'-' | b'0'..=b'9' => Ok(Some(Scalar::Num(Cow::Borrowed(v)))),
+        b't' | b'f' => Err(format!("{label} is a boolean")),
+        _ => Err(format!("{label} is a list or an object, not a value")),
+    }
+}
+
+fn ws(s: &[u8], mut i: usize) -> usize {
+    while matches!(s.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+/// The end of the valid JSON value starting at `i`.
+fn value_end(s: &[u8], i: usize) -> usize {
+    match s[i] {
+        b'"' => string_end(s, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            while j < s.len() {
+                match s[j] {
+                    b'"' => {
+                        j = string_end(s, j);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return j + 1;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            s.len()
+        }
+        _ => {
+            let mut j = i;
+            while j < s.len() && !matches!(s[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                j += 1;
+            }
+            j
+        }
+    }
+}
+
+fn string_end(s: &[u8], i: usize) -> usize {
+    let mut j = i + 1;
+    while j < s.len() {
+        match s[j] {
+            b'\\' => j += 2,
+            b'"' => return j + 1,
+            _ => j += 1,
+        }
+    }
+    s.len()
+}
+
+/// The span of the value at `path` in the object starting at `start`; None when a key is absent
+/// or a step is null. A key given twice on the path, or a step that is not an object, is the
+/// line's reason.
+fn lookup(line: &str, start: usize, path: &[String], label: &str) -> Result<Option<(usize, usize)>, String> {
+    let s = line.as_bytes();
+    let mut at = start;
+    for (k, key) in path.iter().enumerate() {
+        if s[at] == b'n' {
+            return Ok(None);
+        }
+        if s[at] != b'{' {
+            return Err(format!("{label}: {} is not an object", path[..k].join(".")));
+        }
+        let mut found = None;
+        let mut i = ws(s, at + 1);
+        while i < s.len() && s[i] == b'"' {
+            let key_end = string_end(s, i);
+            let raw_key = &line[i..key_end];
+            let same = if raw_key.contains('\\') {
+                serde_json::from_str::<String>(raw_key).is_ok_and(|k| k == *key)
+            } else {
+                &raw_key[1..raw_key.len() - 1] == key
+            };
+            let v = ws(s, ws(s, key_end) + 1);
+            let end = value_end(s, v);
+            if same && found.replace((v, end)).is_some() {
+                return Err(format!("malformed JSON: duplicate field `{}`", crate::sanitize::for_terminal(key)));
+            }
+            i = ws(s, end);
+            if s.get(i) == Some(&b',') {
+                i = ws(s, i + 1);
+            }
+        }
+        let Some(span) = found else { return Ok(None) };
+        at = span.0;
+        if k + 1 == path.len() {
+            return Ok(Some(span));
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raw::source::{AmountField, Fields, StampField, StampFormat};
+
+    fn stores() -> StoreTable {
+        StoreTable::parse("store_id,country,timezone,currency\nLON1,GB,Europe/London,GBP\nTYO1,JP,Asia/Tokyo,JPY\n").unwrap()
+    }
+
+    fn reader(unit: Unit, tenders: Option<&str>) -> Reader {
+        Reader {
+            glob: "*.json".into(),
+            format: Format::Jsonl,
+            compression: None,
+            fields: Some(Fields {
+                event_id: "message_id".into(),
+                basket_id: "transaction.id".into(),
+                store_id: "store.code".into(),
+                till_id: None,
+                event_ts: StampField::Iso("transaction.completed_at".into()),
+                uploaded_at: StampField::With { path: "received_at".into(), format: StampFormat::EpochMs },
+                currency: "transaction.currency".into(),
+                amount: AmountField {
+                    path: if tenders.is_some() { "value".into() } else { "transaction.total".into() },
+                    tenders: tenders.map(str::to_string),
+                    unit,
+                },
+            }),
+        }
+    }
+
+    const LINE: &str = r#"{"message_id":"m1","transaction":{"id":"B1","completed_at":"2026-10-24T23:30:00.5+01:00","currency":"GBP","total":"12.50"},"store":{"code":"LON1","n":[1,{"a":"}"}]},"received_at":1792884660000,"payments":[{"value":1200},{"value":50}]}"#;
+
+    fn verdict(r: &Reader, line: &str) -> Result<(i64, String, String), String> {
+        let stores = stores();
+        let m = Map::new(r).unwrap();
+        m.json(line, &stores, "2026-10-24".parse().unwrap())
+            .map(|e| (e.revenue_minor, e.basket_id.into_owned(), e.event_ts.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()))
+    }
+
+    #[test]
+    fn a_vendor_line_maps_onto_the_contract() {
+        let (rev, basket, ts) = verdict(&reader(Unit::Major, None), LINE).unwrap();
+        assert_eq!((rev, basket.as_str(), ts.as_str()), (1250, "B1", "2026-10-24T22:30:00.500Z"));
+        let (rev, ..) = verdict(&reader(Unit::Minor, Some("payments")), LINE).unwrap();
+        assert_eq!(rev, 1250, "the sum over a list of tenders");
+        let numeric = LINE.replace(r#""total":"12.50""#, r#""total":12.50"#);
+        assert_eq!(verdict(&reader(Unit::Major, None), &numeric).unwrap().0, 1250, "a JSON number's own text");
+    }
+
+    /// The lab gives every verdict of the mapped corpus (`tests/corpus/mapped.jsonl`, written by
+    /// `tests/corpus/mapped_cases.py` from the contract), as the Spark driver does in
+    /// `spark/tests/test_corpus.py`.
+    #[test]
+    fn every_mapped_line_of_the_corpus_gets_its_verdict() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let d: crate::raw::source::Description =
+            toml::from_str(&std::fs::read_to_string(format!("{root}/src/world/shapes/kafka-connect.toml")).unwrap()).unwrap();
+        let map = Map::new(&d.files).unwrap();
+        let stores = StoreTable::parse(
+            "store_id,country,timezone,currency\nLON1,GB,Europe/London,GBP\nTYO1,JP,Asia/Tokyo,JPY\nKWI1,KW,Asia/Kuwait,KWD\n",
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(format!("{root}/tests/corpus/mapped.jsonl")).unwrap();
+        let (mut n, mut wrong) = (0, Vec::new());
+        for case in text.lines() {
+            let c: serde_json::Value = serde_json::from_str(case).unwrap();
+            let got = match map.json(c["line"].as_str().unwrap(), &stores, c["upload_date"].as_str().unwrap().parse().unwrap()) {
+                Err(reason) => serde_json::json!({ "reason": reason }),
+                Ok(e) => serde_json::json!({ "fields": {
+                    "basket_id": e.basket_id, "event_ts": e.event_ts.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
+                    "uploaded_at_ns": e.uploaded_at.timestamp_nanos_opt(), "revenue_minor": e.revenue_minor, "tenders": e.tenders,
+                }}),
+            };
+            if got != c["expect"] {
+                wrong.push(format!("{}: expected {}, got {got}", c["case"], c["expect"]));
+            }
+            n += 1;
+        }
+        assert!(n >= 35, "the corpus has {n} cases");
+        assert!(wrong.is_empty(), "{} of {n} cases differ:\n{}", wrong.len(), wrong.join("\n"));
+    }
+
+    #[test]
+    fn a_line_that_does_not_map_names_the_field_and_its_path() {
+        let r = reader(Unit::Major, None);
+        let reason = |l: String| verdict(&r, &l).unwrap_err();
+        assert_eq!(reason(LINE.replace(r#""id":"B1","#, "")), "missing required field basket_id (transaction.id)");
+        assert!(
+            reason(LINE.replace("12.50", "12.505")).contains("amount (transaction.total): '12.505' has more decimal places than GBP's 2")
+        );
+        assert!(reason(LINE.replace("12.50", "12,50")).contains("amount (transaction.total): '12,50' is not a plain decimal"));
+        assert!(reason(LINE.replace("1792884660000", "\"soon\"")).contains("uploaded_at (received_at) 'soon' is not a time since 1970"));
+        assert!(
+            reason(LINE.replace("2026-10-24T23:30:00.5+01:00", "24/10/2026")).contains("event_ts (transaction.completed_at) '24/10/2026'")
+        );
+        assert_eq!(reason(LINE.replace("LON1", "ZZZ9")), "unknown store_id 'ZZZ9'");
+        assert!(reason(LINE.replace(r#""store":{"#, r#""store":7,"x":{"#)).contains("store_id (store.code): store is not an object"));
+        assert!(
+            reason(LINE.replace(r#""message_id":"m1","#, r#""message_id":"m1","message_id":"m2","#))
+                .contains("duplicate field `message_id`")
+        );
+        assert_eq!(reason(LINE.replace("}", "")), "malformed JSON: not one valid JSON value");
+        assert_eq!(reason("[1]".into()), "malformed JSON: not an object");
+        assert!(reason(LINE.replace("1792884660000", "1792971060000")).contains("not in partition upload_date=2026-10-24"));
+    }
+}

@@ -1,0 +1,80 @@
+//! Parquet through DuckDB, which reads and writes it already: a source description's Parquet
+//! files, read a row at a time as JSON for the one mapping (`raw::mapped`), and the files
+//! `generate --shape parquet` writes. Each call has a database of its own, in memory, on one
+//! thread: a landing's parse threads call it from inside the lab's own scan.
+
+use super::{Exec, Query, Store, row, statements};
+use color_eyre::eyre::{Result, WrapErr, bail};
+use std::path::Path;
+
+row! {
+    pub struct JsonRow { pub row: String }
+}
+row! {
+    pub struct NameRow { pub name: String }
+}
+
+statements! {
+    ROWS_AS_JSON: Query<JsonRow> = parquet::ROWS_AS_JSON;
+    FLOAT_COLUMNS: Query<NameRow> = parquet::FLOAT_COLUMNS;
+    EVENTS_FROM_JSON: Exec = parquet::EVENTS_FROM_JSON;
+    STORES_FROM_JSON: Exec = parquet::STORES_FROM_JSON;
+    WRITE_SHAPED: Exec = parquet::WRITE_SHAPED;
+    WRITE_SHAPED_ZSTD: Exec = parquet::WRITE_SHAPED_ZSTD;
+}
+
+fn scratch() -> Result<Store> {
+    let config = duckdb::Config::default().enable_autoload_extension(false)?.threads(1)?;
+    Ok(Store { conn: duckdb::Connection::open_in_memory_with_flags(config)?, scans: Default::default() })
+}
+
+fn text(path: &Path) -> Result<&str> {
+    match path.to_str() {
+        Some(p) => Ok(p),
+        None => bail!("{}: the path is not UTF-8", path.display()),
+    }
+}
+
+/// Every row of a Parquet file, in order, as one JSON object (DECIMAL values keep their exact
+/// text). A column of floats is refused for the whole file: money in a float is not exact.
+pub(crate) fn rows_as_json(path: &Path) -> Result<Vec<String>> {
+    let s = scratch()?;
+    let p = text(path)?;
+    let floats = FLOAT_COLUMNS.all(&s, &[("path", &p)]).wrap_err_with(|| format!("{}: not a readable Parquet file", path.display()))?;
+    if let Some(f) = floats.first() {
+        bail!(
+            "{}: column '{}' holds floating-point numbers, which cannot carry money or times exactly (write DECIMAL, integers or text)",
+            path.display(),
+            crate::sanitize::for_terminal(&f.name)
+        );
+    }
+    Ok(ROWS_AS_JSON
+        .all(&s, &[("path", &p)])
+        .wrap_err_with(|| format!("{}: not a readable Parquet file", path.display()))?
+        .into_iter()
+        .map(|r| r.row)
+        .collect())
+}
+
+/// What `write` turns into Parquet: events (a shaped world's files) or stores.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Shaped {
+    Events,
+    /// The same events, with other compression: other bytes, the same rows.
+    EventsRecompressed,
+    Stores,
+}
+
+/// Writes the JSON Lines file `json` (the columns of `queries/parquet.sql`'s shapes) as the
+/// Parquet file `out`, rows in order.
+pub(crate) fn write(json: &Path, out: &Path, what: Shaped) -> Result<()> {
+    let s = scratch()?;
+    let (j, o) = (text(json)?, text(out)?);
+    match what {
+        Shaped::Events | Shaped::EventsRecompressed => EVENTS_FROM_JSON.run(&s, &[("path", &j)])?,
+        Shaped::Stores => STORES_FROM_JSON.run(&s, &[("path", &j)])?,
+    };
+    let copy = if matches!(what, Shaped::EventsRecompressed) { &WRITE_SHAPED_ZSTD } else { &WRITE_SHAPED };
+    copy.run(&s, &[("out", &o)]).wrap_err_with(|| format!("writing {}", out.display()))?;
+    Ok(())
+}
