@@ -136,10 +136,12 @@ impl Report for SourceCheck {
                 Cell::Int(f.missing as i64),
                 Cell::text(f.samples.join(" · ")),
             ]);
-            if f.required && f.found == 0 && self.lines > 0 {
-                if let Some(r) = fields.rows.last_mut() {
-                    r.flag = Some(Status::Fail);
-                }
+            if f.required
+                && f.found == 0
+                && self.lines > 0
+                && let Some(r) = fields.rows.last_mut()
+            {
+                r.flag = Some(Status::Fail);
             }
         }
         let mut reasons = Table::new("Would be quarantined", &[("reason", "Reason"), ("lines", "Lines"), ("first", "First at")]);
