@@ -5,6 +5,9 @@
 -- name: rows_as_json
 SELECT to_json(t)::VARCHAR AS row FROM read_parquet($path) t;
 
+-- name: rows
+SELECT * FROM read_parquet($path);
+
 -- name: float_columns
 SELECT name FROM parquet_schema($path) WHERE type IN ('FLOAT', 'DOUBLE') ORDER BY name;
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # docs/performance.md, "Sources": landing the full world in its own shape and in two others, in
 # one run, alternating so the machine's noise falls on all of them alike. Prints each landing's
-# wall time and peak RSS, three runs each; take the medians.
+# wall time and peak RSS, RUNS runs each (default 3); take the medians.
 # usage: scripts/bench-sources.sh [RECOUNT_BINARY] [OLD_RECOUNT_BINARY]
 #   OLD_RECOUNT_BINARY (optional): a build from before source descriptions, landing the
 #   contract's shape too, for the before/after of the fast path.
@@ -20,7 +20,7 @@ land() { # label binary world
   rm -rf "$work/lab"
   /usr/bin/time -f "$1: %e s wall, %M KiB peak RSS" "$2" --lab "$work/lab" land "$first" "$last" --world "$3" >/dev/null
 }
-for run in 1 2 3; do
+for run in $(seq 1 "${RUNS:-3}"); do
   echo "== run $run"
   [ -n "$old" ] && land "contract shape, before" "$old" "$work/full-contract"
   land "contract shape" "$recount" "$work/full-contract"

@@ -58,6 +58,18 @@ pub(super) fn parse(line: &str) -> Option<Line<'_>> {
     (r.i == r.s.len()).then_some(out)
 }
 
+/// Whether the line is one JSON value of the plain kind this reader checks (no escape, no long
+/// number, not deep): true means serde_json would read it; false means ask serde_json.
+pub(super) fn is_plain_json(line: &str) -> bool {
+    let mut r = Reader { s: line.as_bytes(), text: line, i: 0 };
+    r.ws();
+    if r.skip_value(0).is_none() {
+        return false;
+    }
+    r.ws();
+    r.i == r.s.len()
+}
+
 struct Reader<'a> {
     s: &'a [u8],
     text: &'a str,

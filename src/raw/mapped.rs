@@ -30,13 +30,16 @@ pub(crate) fn read_events(
 ) -> Result<u64> {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     if reader.format == Format::Parquet {
-        let rows = crate::store::parquet::rows_as_json(path)?;
         let map = Map::new(reader)?;
-        for (i, row) in rows.iter().enumerate() {
-            let n = line_number(i)?;
-            each(n, map.json(row, stores, upload_date), row)?;
+        if map.paths.iter().any(|p| p.len() > 1) {
+            // A path into a struct column: each record as JSON, walked as a JSON line is.
+            let rows = crate::store::parquet::rows_as_json(path)?;
+            for (i, row) in rows.iter().enumerate() {
+                each(line_number(i)?, map.json(row, stores, upload_date), row)?;
+            }
+            return Ok(rows.len() as u64);
         }
-        return Ok(rows.len() as u64);
+        return map.parquet(path, stores, upload_date, &mut each);
     }
     let text = inflate(bytes, reader.compression_of(&name))?;
     match (reader.format, &reader.fields) {
@@ -271,6 +274,9 @@ struct Map {
     unit: Unit,
     /// The list of tenders, when the amount is summed over one.
     tenders: Option<Vec<String>>,
+    /// The slots by the object that holds them (their path but the last key), so a line's
+    /// objects are each walked once.
+    groups: Vec<(Vec<String>, Vec<usize>)>,
 }
 
 /// The slots of `Map::paths`, in the contract's order.
@@ -289,7 +295,7 @@ impl Map {
         let split = |p: &str| p.split('.').map(str::to_string).collect::<Vec<_>>();
         let label = |name: &str, path: &str| Cow::Owned(format!("{name} ({path})"));
         let till = f.till_id.clone().unwrap_or_default();
-        Ok(Map {
+        let mut map = Map {
             paths: [
                 split(&f.event_id),
                 split(&f.basket_id),
@@ -313,7 +319,74 @@ impl Map {
             formats: [f.event_ts.format().epoch(), f.uploaded_at.format().epoch()],
             unit: f.amount.unit,
             tenders: f.amount.tenders.as_deref().map(split),
-        })
+            groups: Vec::new(),
+        };
+        for slot in 0..8 {
+            let Some((_, parent)) = map.paths[slot].split_last() else { continue };
+            if slot == AMOUNT && map.tenders.is_some() {
+                continue;
+            }
+            match map.groups.iter_mut().find(|(p, _)| p == parent) {
+                Some((_, slots)) => slots.push(slot),
+                None => map.groups.push((parent.to_vec(), vec![slot])),
+            }
+        }
+        Ok(map)
+    }
+
+    /// Each slot's value span in one line (`start`: its top object), every object on the way
+    /// walked once. A slot's error is the one its own lookup would give.
+    fn spans(&self, line: &str, start: usize) -> [Result<Option<(usize, usize)>, String>; 8] {
+        let mut out: [Result<Option<(usize, usize)>, String>; 8] = std::array::from_fn(|_| Ok(None));
+        let s = line.as_bytes();
+        for (parent, slots) in &self.groups {
+            let at = if parent.is_empty() {
+                Some(start)
+            } else {
+                match lookup(line, start, parent, "") {
+                    Ok(at) => at.map(|(a, _)| a),
+                    Err(_) => {
+                        for &slot in slots {
+                            out[slot] = lookup(line, start, &self.paths[slot], self.label(slot));
+                        }
+                        continue;
+                    }
+                }
+            };
+            let Some(at) = at.filter(|&a| s[a] != b'n') else { continue };
+            if s[at] != b'{' {
+                for &slot in slots {
+                    out[slot] = Err(format!("{}: {} is not an object", self.label(slot), parent.join(".")));
+                }
+                continue;
+            }
+            let mut i = ws(s, at + 1);
+            while i < s.len() && s[i] == b'"' {
+                let key_end = string_end(s, i);
+                let raw_key = &line[i..key_end];
+                let v = ws(s, ws(s, key_end) + 1);
+                let end = value_end(s, v);
+                for &slot in slots {
+                    let Some(key) = self.paths[slot].last() else { continue };
+                    let same = if raw_key.contains('\\') {
+                        serde_json::from_str::<String>(raw_key).is_ok_and(|k| k == *key)
+                    } else {
+                        &raw_key[1..raw_key.len() - 1] == key
+                    };
+                    if same {
+                        out[slot] = match out[slot] {
+                            Ok(None) => Ok(Some((v, end))),
+                            _ => Err(format!("malformed JSON: duplicate field `{}`", crate::sanitize::for_terminal(key))),
+                        };
+                    }
+                }
+                i = ws(s, end);
+                if s.get(i) == Some(&b',') {
+                    i = ws(s, i + 1);
+                }
+            }
+        }
+        out
     }
 
     fn label(&self, slot: usize) -> &str {
@@ -345,20 +418,22 @@ impl Map {
         if line.len() > MAX_LINE_BYTES {
             return Err(format!("line of {} bytes, longer than the {MAX_LINE_BYTES} recount parses", line.len()));
         }
-        // One valid JSON value, read by serde_json's grammar; the walk below may then trust it.
-        if serde_json::from_str::<serde::de::IgnoredAny>(line).is_err() {
+        // One valid JSON value, by serde_json's grammar (the fast reader's check for the plain
+        // line, serde_json for any other); the walk below may then trust it.
+        if !super::fast_line::is_plain_json(line) && serde_json::from_str::<serde::de::IgnoredAny>(line).is_err() {
             return Err("malformed JSON: not one valid JSON value".into());
         }
         let start = ws(line.as_bytes(), 0);
         if line.as_bytes().get(start) != Some(&b'{') {
             return Err("malformed JSON: not an object".into());
         }
+        let spans = self.spans(line, start);
         let get = |slot: usize| -> Result<Option<Scalar<'a>>, String> {
-            if self.paths[slot].is_empty() {
-                return Ok(None);
+            match &spans[slot] {
+                Err(e) => Err(e.clone()),
+                Ok(None) => Ok(None),
+                Ok(Some(span)) => scalar(line, *span, self.label(slot)),
             }
-            let Some(span) = lookup(line, start, &self.paths[slot], self.label(slot))? else { return Ok(None) };
-            scalar(line, span, self.label(slot))
         };
         let id = |v: Option<Scalar<'a>>| v.map(Scalar::text);
         let mut fields = Mapped {
@@ -451,6 +526,82 @@ impl Map {
         Ok(n)
     }
 
+    /// A Parquet file whose mapped fields are its own columns, read column by column from
+    /// DuckDB's Arrow batches: no JSON in between.
+    fn parquet(
+        &self,
+        path: &Path,
+        stores: &StoreTable,
+        upload_date: NaiveDate,
+        each: &mut impl FnMut(u32, Verdict<'_>, &str) -> Result<()>,
+    ) -> Result<u64> {
+        use crate::store::arrow::datatypes::DataType;
+        let batches = crate::store::parquet::batches(path)?;
+        let mut n = 0u64;
+        for batch in &batches {
+            let schema = batch.schema();
+            if let Some(f) =
+                schema.fields().iter().find(|f| matches!(f.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64))
+            {
+                bail!(
+                    "column '{}' holds floating-point numbers, which cannot carry money or times exactly (write DECIMAL, integers or text)",
+                    crate::sanitize::for_terminal(f.name())
+                );
+            }
+            let cols: Vec<Option<&dyn crate::store::arrow::array::Array>> = self
+                .paths
+                .iter()
+                .map(|p| p.first().and_then(|name| schema.index_of(name).ok()).map(|i| batch.column(i).as_ref()))
+                .collect();
+            for row in 0..batch.num_rows() {
+                let no = line_number(n as usize)?;
+                n += 1;
+                let verdict = self.parquet_row(&cols, row, stores, upload_date);
+                let shown = if verdict.is_err() { self.parquet_text(&cols, row) } else { String::new() };
+                each(no, verdict, &shown)?;
+            }
+        }
+        Ok(n)
+    }
+
+    fn parquet_row<'a>(
+        &self,
+        cols: &[Option<&'a dyn crate::store::arrow::array::Array>],
+        row: usize,
+        stores: &'a StoreTable,
+        d: NaiveDate,
+    ) -> Verdict<'a> {
+        let get = |slot: usize| cols[slot].map_or(Ok(None), |c| arrow_cell(c, row, self.label(slot)));
+        let id = |slot: usize| get(slot).map(|v| v.map(Scalar::text));
+        let fields = Mapped {
+            event_id: id(EVENT_ID)?,
+            basket_id: id(BASKET_ID)?,
+            store_id: id(STORE_ID)?,
+            till_id: id(TILL_ID)?,
+            event_ts: self.stamp(EVENT_TS, get(EVENT_TS)?)?,
+            uploaded_at: self.stamp(UPLOADED_AT, get(UPLOADED_AT)?)?,
+            currency: id(CURRENCY)?,
+            amount: get(AMOUNT)?.map(|v| Amount::Totals(vec![v.text()], self.unit)),
+        };
+        super::event::check(fields, &self.labels, stores, d)
+    }
+
+    /// A quarantined record's mapped columns, as the quarantine shows it.
+    fn parquet_text(&self, cols: &[Option<&dyn crate::store::arrow::array::Array>], row: usize) -> String {
+        let mut out = serde_json::Map::new();
+        for (slot, path) in self.paths.iter().enumerate() {
+            if let (Some(c), Some(name)) = (cols[slot], path.first()) {
+                let v = match arrow_cell(c, row, name) {
+                    Ok(Some(s)) => serde_json::Value::String(s.text().into_owned()),
+                    Ok(None) => serde_json::Value::Null,
+                    Err(e) => serde_json::Value::String(e),
+                };
+                out.insert(name.clone(), v);
+            }
+        }
+        serde_json::Value::Object(out).to_string()
+    }
+
     fn csv_row<'a>(&self, rec: &'a csv::StringRecord, cols: &[Option<usize>], stores: &'a StoreTable, d: NaiveDate) -> Verdict<'a> {
         let get = |slot: usize| cols[slot].and_then(|c| rec.get(c)).map(|v| Scalar::Str(Cow::Borrowed(v)));
         let id = |slot: usize| get(slot).map(Scalar::text);
@@ -466,6 +617,44 @@ impl Map {
         };
         super::event::check(fields, &self.labels, stores, d)
     }
+}
+
+/// One Arrow cell as a leaf value: text, or an integer's or a decimal's exact text; null is None.
+fn arrow_cell<'a>(col: &'a dyn crate::store::arrow::array::Array, i: usize, label: &str) -> Result<Option<Scalar<'a>>, String> {
+    use crate::store::arrow::array::AsArray;
+    use crate::store::arrow::datatypes::{self as t, DataType};
+    if col.is_null(i) {
+        return Ok(None);
+    }
+    let num = |s: String| Ok(Some(Scalar::Num(Cow::Owned(s))));
+    match col.data_type() {
+        DataType::Utf8 => Ok(Some(Scalar::Str(Cow::Borrowed(col.as_string::<i32>().value(i))))),
+        DataType::LargeUtf8 => Ok(Some(Scalar::Str(Cow::Borrowed(col.as_string::<i64>().value(i))))),
+        DataType::Utf8View => Ok(Some(Scalar::Str(Cow::Borrowed(col.as_string_view().value(i))))),
+        DataType::Int8 => num(col.as_primitive::<t::Int8Type>().value(i).to_string()),
+        DataType::Int16 => num(col.as_primitive::<t::Int16Type>().value(i).to_string()),
+        DataType::Int32 => num(col.as_primitive::<t::Int32Type>().value(i).to_string()),
+        DataType::Int64 => num(col.as_primitive::<t::Int64Type>().value(i).to_string()),
+        DataType::UInt8 => num(col.as_primitive::<t::UInt8Type>().value(i).to_string()),
+        DataType::UInt16 => num(col.as_primitive::<t::UInt16Type>().value(i).to_string()),
+        DataType::UInt32 => num(col.as_primitive::<t::UInt32Type>().value(i).to_string()),
+        DataType::UInt64 => num(col.as_primitive::<t::UInt64Type>().value(i).to_string()),
+        DataType::Decimal128(_, scale) => num(decimal_text(col.as_primitive::<t::Decimal128Type>().value(i), *scale)),
+        DataType::Boolean => Err(format!("{label} is a boolean")),
+        other => Err(format!("{label} is a column of {other}, which recount does not read (write text, integers or DECIMAL)")),
+    }
+}
+
+/// An Arrow decimal's exact text: 1250 at scale 2 is "12.50".
+fn decimal_text(v: i128, scale: i8) -> String {
+    if scale <= 0 {
+        return v.checked_mul(10i128.pow(u32::from(scale.unsigned_abs()))).map_or_else(|| "out of range".to_string(), |x| x.to_string());
+    }
+    let digits = scale as usize;
+    let sign = if v < 0 { "-" } else { "" };
+    let abs = format!("{:0>width$}", v.unsigned_abs(), width = digits + 1);
+    let (int, frac) = abs.split_at(abs.len() - digits);
+    format!("{sign}{int}.{frac}")
 }
 
 /// A leaf value: text (a JSON string, decoded) or a JSON number's exact text.

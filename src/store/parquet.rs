@@ -15,6 +15,8 @@ row! {
 }
 
 statements! {
+    // Read as Arrow batches (`batches`), not as typed rows.
+    ROWS: Exec = parquet::ROWS;
     ROWS_AS_JSON: Query<JsonRow> = parquet::ROWS_AS_JSON;
     FLOAT_COLUMNS: Query<NameRow> = parquet::FLOAT_COLUMNS;
     EVENTS_FROM_JSON: Exec = parquet::EVENTS_FROM_JSON;
@@ -26,6 +28,27 @@ statements! {
 fn scratch() -> Result<Store> {
     let config = duckdb::Config::default().enable_autoload_extension(false)?.threads(1)?;
     Ok(Store { conn: duckdb::Connection::open_in_memory_with_flags(config)?, scans: Default::default() })
+}
+
+thread_local! {
+    /// Each landing thread's own database for the Parquet files it reads, opened once.
+    static READER: std::cell::RefCell<Option<Store>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Every row of a Parquet file as Arrow batches, in order, read on this thread's own database.
+pub(crate) fn batches(path: &Path) -> Result<Vec<super::arrow::record_batch::RecordBatch>> {
+    let p = text(path)?;
+    READER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let s = match slot.as_mut() {
+            Some(s) => s,
+            None => slot.insert(scratch()?),
+        };
+        let mut stmt = s.conn.prepare_cached(ROWS.stmt.sql)?;
+        let params: super::Params = &[("path", &p)];
+        let rows = stmt.query_arrow(params).wrap_err_with(|| format!("{}: not a readable Parquet file", path.display()))?;
+        Ok(rows.collect())
+    })
 }
 
 fn text(path: &Path) -> Result<&str> {
