@@ -195,6 +195,9 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         source: Option<PathBuf>,
     },
+    /// The morning's lines: what the newest write of gold did, date by date, and whether each
+    /// date is final (for a cron mail)
+    Summary,
     /// A world's source description: how its raw zone maps onto the contract
     Source {
         #[command(subcommand)]

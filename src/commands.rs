@@ -138,6 +138,7 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
             report(&g, |lab| reports::listings::late(lab, date.map(|d| reports::resolve_day(lab, d)).transpose()?, late_days))
         }
         Command::Quarantine { upload } => report(&g, |lab| reports::listings::quarantine(lab, upload)),
+        Command::Summary => report(&g, reports::summary::summary),
         Command::Promises { date } => promises(&g, date),
         Command::Baskets { date, window } => {
             let late_days = late_days(window)?;

@@ -319,3 +319,64 @@ fn check_as_of_a_snapshot_gives_the_status_the_recounts_and_the_verdicts_of_then
     assert_eq!(figures(&at), figures(&built_then), "as of the snapshot = the lab as it was");
     assert_eq!(at.status.finality, built_then.status.finality);
 }
+
+/// Revenue per (country, currency) of one date's gold, read straight from the table.
+fn gold_by_country(lab: &recount::lake::Lab, d: chrono::NaiveDate) -> std::collections::BTreeMap<String, i64> {
+    let mut stmt = lab
+        .store()
+        .connection_for_tests()
+        .prepare("SELECT country, sum(revenue_minor)::BIGINT FROM gold.daily_store_sales WHERE business_date = ? GROUP BY 1")
+        .unwrap();
+    stmt.query_map([d], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))).unwrap().map(|r| r.unwrap()).collect()
+}
+
+#[test]
+fn the_morning_summary_names_each_date_the_newest_run_moved_with_its_change_and_finality() {
+    let dir = tempdir();
+    let mut lab = open_lab(dir.path());
+    let ups = uploads(small_world());
+    for &u in &ups[..9] {
+        land::land(&mut lab, small_world(), &[u]).unwrap();
+        v2::run_upload(&lab, u, TriggerKind::Daily, opts()).unwrap();
+    }
+    let u = ups[9];
+    land::land(&mut lab, small_world(), &[u]).unwrap();
+    let dates: Vec<_> = (-3..=1).map(|k| u + chrono::Duration::days(k)).collect();
+    let before: Vec<_> = dates.iter().map(|d| gold_by_country(&lab, *d)).collect();
+    let run = v2::run_upload(&lab, u, TriggerKind::Daily, opts()).unwrap();
+    let s = recount::reports::summary::summary(&lab).unwrap();
+    assert_eq!(s.snapshot_id, Some(run.snapshot.snapshot_id));
+    let moved: Vec<_> = run.dates.iter().filter(|d| d.action == DateAction::Overwrite).map(|d| d.business_date).collect();
+    assert!(!moved.is_empty());
+    assert_eq!(s.dates.iter().map(|d| d.business_date).collect::<Vec<_>>(), moved);
+    for m in &s.dates {
+        let k = dates.iter().position(|d| *d == m.business_date).unwrap();
+        let after = gold_by_country(&lab, m.business_date);
+        for c in &m.countries {
+            assert_eq!(c.revenue_minor, after[&c.country], "{m:?}");
+            assert_eq!(c.delta_minor, after[&c.country] - before[k].get(&c.country).copied().unwrap_or(0), "{m:?}");
+        }
+    }
+    let newest = s.dates.iter().map(|d| d.business_date).max().unwrap();
+    assert_eq!(s.dates.iter().find(|d| d.business_date == newest).unwrap().finality, "provisional");
+    let line = s.line();
+    assert!(line.starts_with(&format!("upload {u} moved {newest} ")), "{line}");
+    // The CLI prints the same line first.
+    drop(lab);
+    let out = ok(&dir.path().join("lab"), &["summary"]);
+    assert_eq!(out.lines().next().unwrap(), line);
+}
+
+#[test]
+fn a_backfills_summary_line_names_its_newest_dates_and_counts_the_rest() {
+    let dir = tempdir();
+    let mut lab = open_lab(dir.path());
+    land_all(&mut lab, small_world());
+    let ups = uploads(small_world());
+    v2::run_range(&lab, &ups, opts()).unwrap();
+    let s = recount::reports::summary::summary(&lab).unwrap();
+    assert!(s.dates.len() > 3, "{s:?}");
+    let line = s.line();
+    assert!(line.contains(&format!("and {} older date(s)", s.dates.len() - 3)), "{line}");
+    assert_eq!(line.matches("(closed)").count() + line.matches("(provisional)").count(), 3, "{line}");
+}

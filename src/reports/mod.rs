@@ -13,6 +13,7 @@ pub mod overview;
 pub mod promises;
 pub mod source;
 pub mod status;
+pub mod summary;
 pub mod table;
 
 pub use table::{Cell, Format, Note, Report, Row, Status, Table};
