@@ -113,6 +113,9 @@ fn recount_lab_naming_a_new_directory_gets_the_first_run_lab_and_opens_on_it() {
     // It opens on yesterday: the business date of the newest landed upload (the first run holds
     // back the sample's newest two, 10-31 and 11-01).
     assert!(s.contains("2026-10-30 per country"), "the explorer opens on the newest landed upload's date:\n{s}");
+    // With the morning's line: what the newest run moved (`recount summary`'s first line).
+    let s = wait_for(&session, "upload 2026-10-30 moved 2026-10-", 30);
+    assert!(s.contains("(provisional)"), "the banner says which dates are still provisional:\n{s}");
     keys(&session, &["q"]);
     wait_for(&session, "EXITED-0", 30);
     assert!(lab.join("recount.duckdb").exists(), "the lab was built where RECOUNT_LAB points");

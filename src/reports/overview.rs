@@ -36,6 +36,9 @@ pub struct LabOverview {
     /// The first upload of `world` not landed yet: what "land the next upload" lands.
     pub next_upload: Option<NaiveDate>,
     pub head_snapshot: Option<i64>,
+    /// What the newest write of gold did, in one line (`summary::banner`): the explorer opens
+    /// with it.
+    pub banner: String,
 }
 
 pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
@@ -83,6 +86,7 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
         newest_upload: landed.last().copied(),
         next_upload: world_uploads.into_iter().find(|u| landed.binary_search(u).is_err()),
         head_snapshot: snapshot::head(lab)?,
+        banner: super::summary::banner(lab)?,
     })
 }
 

@@ -37,15 +37,27 @@ pub struct MorningSummary {
     pub snapshot_id: Option<i64>,
     /// What it was: "upload 2026-10-31", "rollback to snapshot 12", ...
     pub what: String,
+    /// The dates it changed, oldest first (the newest `SHOWN` only, for the one line).
     pub dates: Vec<MovedDate>,
+    /// Dates it changed that `dates` leaves out (the one line's count of the rest).
+    pub more: usize,
 }
 
 /// What the newest write of gold did, date by date.
 pub fn summary(lab: &Lab) -> Result<MorningSummary> {
+    summary_of(lab, usize::MAX)
+}
+
+/// The one line the explorer opens with: only the newest dates are compared.
+pub(crate) fn banner(lab: &Lab) -> Result<String> {
+    Ok(summary_of(lab, SHOWN)?.line())
+}
+
+fn summary_of(lab: &Lab, newest: usize) -> Result<MorningSummary> {
     let latest = snapshot::latest_id(lab)?;
     let records = snapshot::records(lab, latest)?;
     let Some(at) = records.iter().rposition(|r| matches!(r.operation, Operation::Overwrite | Operation::Rollback)) else {
-        return Ok(MorningSummary { snapshot_id: None, what: "no v2 run yet".into(), dates: Vec::new() });
+        return Ok(MorningSummary { snapshot_id: None, what: "no v2 run yet".into(), dates: Vec::new(), more: 0 });
     };
     let rec = &records[at];
     let before = match at.checked_sub(1) {
@@ -53,12 +65,11 @@ pub fn summary(lab: &Lab) -> Result<MorningSummary> {
         None => Default::default(),
     };
     let after = snapshot::versions_as_of(lab, rec.snapshot_id)?;
+    let moved: Vec<(NaiveDate, i64)> = after.iter().filter(|(d, v)| before.get(d) != Some(v)).map(|(d, v)| (*d, *v)).collect();
+    let more = moved.len().saturating_sub(newest);
     let mut dates = Vec::new();
-    for (&d, &version) in &after {
+    for &(d, version) in &moved[more..] {
         let from = before.get(&d).copied();
-        if from == Some(version) {
-            continue;
-        }
         let c = Compared { from_snapshot: from, to_snapshot: rec.snapshot_id, from_version: from, to_version: Some(version) };
         let diff = diff_summary(lab, d, c)?;
         let countries = diff
@@ -74,7 +85,7 @@ pub fn summary(lab: &Lab) -> Result<MorningSummary> {
         let finality = date_status_at(lab, d, None)?.finality.word().to_string();
         dates.push(MovedDate { business_date: d, finality, countries });
     }
-    Ok(MorningSummary { snapshot_id: Some(rec.snapshot_id), what: rec.trigger.detail.clone(), dates })
+    Ok(MorningSummary { snapshot_id: Some(rec.snapshot_id), what: rec.trigger.detail.clone(), dates, more })
 }
 
 impl MovedDate {
@@ -101,11 +112,11 @@ impl MorningSummary {
     pub fn line(&self) -> String {
         match self.snapshot_id {
             None => "nothing built yet: land an upload and run v2".to_string(),
-            Some(_) if self.dates.is_empty() => format!("{}: no date changed", self.what),
+            Some(_) if self.dates.is_empty() && self.more == 0 => format!("{}: no date changed", self.what),
             Some(_) => {
                 // The newest dates, which the morning asks about; a backfill's others counted.
                 let dates: Vec<String> = self.dates.iter().rev().take(SHOWN).map(MovedDate::describe).collect();
-                let more = self.dates.len().saturating_sub(SHOWN);
+                let more = self.more + self.dates.len().saturating_sub(SHOWN);
                 let more = if more > 0 { format!("; and {more} older date(s) (recount summary lists them)") } else { String::new() };
                 format!("{} moved {}{more}", self.what, dates.join("; "))
             }

@@ -296,6 +296,10 @@ impl App {
                 let want = view.as_ref().map(|v| v.check.business_date).or_else(|| self.selected_date());
                 self.selected =
                     want.and_then(|w| snap.dates.iter().position(|d| d.business_date == w)).unwrap_or(snap.dates.len().saturating_sub(1));
+                // The morning's line, until something else is said.
+                if self.message.is_empty() {
+                    self.message = snap.banner.clone();
+                }
                 self.snapshot = Some(*snap);
                 self.view = view.map(|v| *v);
                 self.clamp_row();
