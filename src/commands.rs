@@ -557,7 +557,9 @@ fn summary(g: &Global) -> Result<i32> {
         }
     };
     let fp = reports::fingerprint(&lab, None)?;
-    println!("lab {}\n{}\n", lab.root.display(), fp.line);
+    println!("lab {}\n{}", lab.root.display(), fp.line);
+    // The morning's line, as `recount summary` and the explorer open with it.
+    println!("{}\n", crate::sanitize::for_terminal(&reports::summary::banner(&lab)?));
     if let Some(d) = reports::business_dates(&lab)?.iter().rev().nth(3) {
         print(&reports::check::check(&lab, *d, None)?, g.format);
     }

@@ -251,6 +251,11 @@ fn the_first_run_builds_the_sample_lab_day_by_day_and_holds_back_the_newest_two_
     let (_, check, _) = recount_code(&lab, &["check", &yesterday.to_string(), "--format", "json"]);
     let c: serde_json::Value = serde_json::from_str(&check).unwrap();
     assert!(c["countries"].as_array().unwrap().iter().all(|c| c["v1_runs"] == 1), "{check}");
+    // Its output carries the morning's line, as `recount summary` prints it first.
+    let (_, summary, _) = recount_code(&lab, &["summary"]);
+    let line = summary.lines().next().unwrap();
+    assert!(line.starts_with(&format!("upload {newest} moved ")), "{line}");
+    assert!(String::from_utf8_lossy(&out.stdout).lines().any(|l| l == line), "{}", String::from_utf8_lossy(&out.stdout));
 }
 
 #[test]
