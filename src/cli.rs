@@ -179,6 +179,9 @@ pub enum Command {
         /// withdrawn lines, an added basket, the same lines recompressed)
         #[arg(long)]
         corrections: bool,
+        /// Upload days, ending at the preset's last upload [default: the preset's]
+        #[arg(long, value_name = "N")]
+        days: Option<u32>,
         /// The raw zone's shape: the contract's, or another with the recount.toml that reads it
         #[arg(long, value_enum, default_value_t = crate::world::shape::Shape::Contract)]
         shape: crate::world::shape::Shape,

@@ -116,8 +116,8 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
     match command {
         Command::Tui { tui } => explorer(&g, tui),
         Command::Demo { no_pause, yes, world } => demo(&g, no_pause, yes, world),
-        Command::Generate { out, preset, seed, store_factor, corrections, shape } => {
-            generate(&g, &out, preset, seed, store_factor, corrections, shape)
+        Command::Generate { out, preset, seed, store_factor, corrections, shape, days } => {
+            generate(&g, &out, (preset, seed, store_factor, days), corrections, shape)
         }
         Command::Land { range, world, source } => land_range(&g, &range, world, source),
         Command::Source { action: crate::cli::SourceAction::Check { world, source, files } } => source_check(&g, world, source, files),
@@ -235,9 +235,7 @@ fn demo(g: &Global, no_pause: bool, yes: bool, world: Option<PathBuf>) -> Result
 fn generate(
     g: &Global,
     out: &Path,
-    preset: crate::world::Preset,
-    seed: u64,
-    store_factor: f64,
+    (preset, seed, store_factor, days): (crate::world::Preset, u64, f64, Option<u32>),
     corrections: bool,
     shape: crate::world::shape::Shape,
 ) -> Result<i32> {
@@ -248,7 +246,7 @@ fn generate(
     // Another shape is written from the contract's files, made first beside it.
     let scratch = if shape == Shape::Contract { None } else { Some(tempfile::tempdir()?) };
     let contract = scratch.as_ref().map_or(out, |t| t.path());
-    let summary = crate::world::generate_scaled(contract, preset, seed, store_factor)
+    let summary = crate::world::generate_with(contract, preset, seed, store_factor, days)
         .wrap_err_with(|| format!("generating a world in {}", contract.display()))?;
     line.set("writing the corrected deliveries", None);
     let mut corrections = if corrections { crate::world::corrections::write(contract)? } else { Vec::new() };

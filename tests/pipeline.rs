@@ -577,3 +577,35 @@ fn a_range_in_one_pass_gives_the_per_upload_loops_gold_and_hashes_in_one_snapsho
     let diff = reports::history::diff(&one, d, None, Some(report.snapshot.snapshot_id)).unwrap();
     assert!(diff.countries.iter().all(|c| c.parts_sum_to_change && c.baskets_before == 0), "{:?}", diff.countries);
 }
+
+#[test]
+fn a_range_longer_than_one_insert_is_written_in_slices_with_the_per_upload_loops_gold_and_counts() {
+    // 90 upload days: the pass rebuilds more dates than one silver insert takes (64), so it
+    // writes them a slice at a time in its one transaction.
+    let dir = tempdir();
+    let world = dir.path().join("world");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_recount"))
+        .args(["generate", "--preset", "small", "--days", "90", "--out", world.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ups = uploads(&world);
+    assert_eq!(ups.len(), 90);
+    let mut one = recount::lake::Lab::open(&dir.path().join("one")).unwrap();
+    let mut each = recount::lake::Lab::open(&dir.path().join("each")).unwrap();
+    land_all(&mut one, &world);
+    land_all(&mut each, &world);
+    let (report, _) = v2::run_range(&one, &ups, opts()).unwrap();
+    assert!(report.snapshot.dates_rewritten > 64, "{}", report.snapshot.dates_rewritten);
+    for &u in &ups {
+        v2::run_upload(&each, u, TriggerKind::Backfill, opts()).unwrap();
+    }
+    assert_eq!(fingerprint(&one), fingerprint(&each), "the same gold");
+    assert_eq!(current_hashes(&one), current_hashes(&each), "the same input hash for every date");
+    // Every date's counts are its own slice's: silver rows are baskets, gold rows are stores.
+    for d in report.dates.iter().filter(|d| d.action == recount::store::DateAction::Overwrite) {
+        assert!(d.silver_added > 0 && d.gold_added > 0 && d.gold_added <= 60, "{d:?}");
+    }
+    let total: i64 = report.dates.iter().map(|d| d.gold_added).sum();
+    assert_eq!(total, recount::lake::snapshot::fingerprint(&one).unwrap().rows, "gold's rows, each counted once");
+}

@@ -340,21 +340,25 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     let compared = started.elapsed();
 
     let mut tx = Tx::begin(lab.store(), opts.fail_after)?;
-    if let (Some(&first), Some(&last)) = (changed.first(), changed.last()) {
-        let date_list = changed.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
+    // A long range is written a slice of dates at a time, in the same transaction: each slice's
+    // window over its copies fits DuckDB's memory limit, however long the lab's history.
+    let key_collisions = lab.has_key_collisions()?;
+    for slice in changed.chunks(DATES_PER_INSERT) {
+        let (Some(&first), Some(&last)) = (slice.first(), slice.last()) else { continue };
+        let date_list = slice.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
         let w = Rewrite {
             snapshot_id: record.snapshot_id,
             late_days: opts.late_days,
             first,
             last,
             dates: &date_list,
-            gaps: (last - first).num_days() + 1 != changed.len() as i64,
-            key_collisions: lab.has_key_collisions()?,
+            gaps: (last - first).num_days() + 1 != slice.len() as i64,
+            key_collisions,
         };
         write_versions(&mut tx, &w, &mut outcomes)?;
-        record.rows_replaced = outcomes.iter().map(|o| o.silver_replaced + o.gold_replaced).sum();
-        record.rows_added = outcomes.iter().map(|o| o.silver_added + o.gold_added).sum();
     }
+    record.rows_replaced = outcomes.iter().map(|o| o.silver_replaced + o.gold_replaced).sum();
+    record.rows_added = outcomes.iter().map(|o| o.silver_added + o.gold_added).sum();
     // Silver and gold now (views) show the new versions once the dates are recorded.
     tx.append_snapshot_dates(record.snapshot_id, &outcomes)?;
     if record.trigger.kind == TriggerKind::Store {
@@ -369,7 +373,11 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     Ok(RunReport { snapshot: record, dates: outcomes, beyond_window: beyond, phases })
 }
 
-/// The new silver and gold versions of the changed dates, and the rows each holds.
+/// The most dates one silver and gold insert rewrites. The full world's 131 dates of a backfill
+/// fit the 80 MB memory limit in one insert, and 255 did not (docs/performance.md, "Growth").
+const DATES_PER_INSERT: usize = 64;
+
+/// The new silver and gold versions of the dates of `w`, and the rows each holds.
 fn write_versions(tx: &mut Tx, w: &Rewrite, outcomes: &mut [DateOutcome]) -> Result<()> {
     let silver_added = tx.insert_silver_version(w)?;
     let gold_added = tx.insert_gold_version(w)?;
@@ -379,7 +387,7 @@ fn write_versions(tx: &mut Tx, w: &Rewrite, outcomes: &mut [DateOutcome]) -> Res
     } else {
         tx.changed_counts(w)?.into_iter().map(|c| (c.business_date, (c.silver_rows, c.gold_rows))).collect()
     };
-    for o in outcomes.iter_mut().filter(|o| o.action == DateAction::Overwrite) {
+    for o in outcomes.iter_mut().filter(|o| o.action == DateAction::Overwrite && o.business_date >= w.first && o.business_date <= w.last) {
         (o.silver_added, o.gold_added) = counts.get(&o.business_date).copied().unwrap_or((0, 0));
     }
     Ok(())

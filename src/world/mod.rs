@@ -99,7 +99,19 @@ pub fn generate(out: &Path, preset: Preset, seed: u64) -> Result<GenerateSummary
 
 /// The preset with `store_factor` times its stores in each country (for scaling measurements).
 pub(crate) fn generate_scaled(out: &Path, preset: Preset, seed: u64, store_factor: f64) -> Result<GenerateSummary> {
+    generate_with(out, preset, seed, store_factor, None)
+}
+
+/// As `generate_scaled`, over `days` upload days ending at the preset's last upload when given
+/// (for measuring how a day's run grows with the lab's history).
+pub(crate) fn generate_with(out: &Path, preset: Preset, seed: u64, store_factor: f64, days: Option<u32>) -> Result<GenerateSummary> {
     let mut spec = preset.spec();
+    if let Some(n) = days {
+        if n == 0 {
+            color_eyre::eyre::bail!("--days must be at least 1");
+        }
+        spec.first_upload = spec.last_upload - chrono::Duration::days(i64::from(n) - 1);
+    }
     for n in spec.stores_per_country.iter_mut() {
         *n = ((*n as f64 * store_factor).round() as usize).max(1);
     }
