@@ -15,13 +15,19 @@ FROM audit.gold_history g
 JOIN audit.versions_as_of($snapshot_id::BIGINT) v ON g.snapshot_id = v.snapshot_id AND g.business_date = v.business_date;
 
 -- name: chunks
--- Gold as the fingerprint's text, one chunk per business date: the caller joins the chunks with
--- a newline and hashes them (see `current` for the whole).
+-- Gold's dates $first..$last as the fingerprint's text, one chunk per business date: the caller
+-- reads gold a slice of dates at a time, joins the chunks with a newline and hashes them (see
+-- `current` for the whole).
 SELECT business_date, count(*) AS rows,
        string_agg(gold_line(business_date, store_id, country, currency, baskets, revenue_minor),
                   chr(10) ORDER BY store_id) AS text
 FROM gold.daily_store_sales
+WHERE business_date BETWEEN $first::DATE AND $last::DATE
 GROUP BY 1 ORDER BY 1;
+
+-- name: gold_span
+-- The first and last date any version of gold has held: the span the chunks are read over.
+SELECT min(business_date) AS first, max(business_date) AS last FROM audit.gold_history;
 
 -- name: version_chunks
 -- The same chunks for the gold version $snapshot_id wrote, of its dates in $first..$last.

@@ -14,12 +14,37 @@ row! {
     pub struct GoldChunk { pub business_date: NaiveDate, pub rows: i64, pub text: String }
 }
 
+row! {
+    /// The dates gold's versions span.
+    pub struct GoldSpan { pub first: Option<NaiveDate>, pub last: Option<NaiveDate> }
+}
+
+/// The most days of gold one chunk query reads: a whole long history at once outgrew DuckDB's
+/// 80 MB (docs/performance.md, "Growth").
+const DAYS_PER_READ: i64 = 64;
+
 statements! {
+    GOLD_SPAN: Query<GoldSpan> = fingerprint::GOLD_SPAN;
     CURRENT: Query<FingerprintRow> = fingerprint::CURRENT;
     AS_OF: Query<FingerprintRow> = fingerprint::AS_OF;
     CHUNKS: Query<GoldChunk> = fingerprint::CHUNKS;
     VERSION_CHUNKS: Query<GoldChunk> = fingerprint::VERSION_CHUNKS;
     LATEST_RECORD: Query<FingerprintRow> = fingerprint::LATEST_RECORD;
+}
+
+/// `first..=last` as consecutive slices of at most `DAYS_PER_READ` days.
+fn day_slices(first: NaiveDate, last: NaiveDate) -> Vec<(NaiveDate, NaiveDate)> {
+    let mut out = Vec::new();
+    let mut from = first;
+    while from <= last {
+        let to = (from + chrono::Duration::days(DAYS_PER_READ - 1)).min(last);
+        out.push((from, to));
+        match to.succ_opt() {
+            Some(next) => from = next,
+            None => break,
+        }
+    }
+    out
 }
 
 impl Store {
@@ -33,22 +58,30 @@ impl Store {
         AS_OF.one(self, named_params! { "snapshot_id": snapshot_id })
     }
 
-    /// Every date of gold as the fingerprint's text.
+    /// Every date of gold as the fingerprint's text, in date order, read a slice of days at a time.
     pub(crate) fn gold_chunks(&self, f: impl FnMut(GoldChunk)) -> Result<()> {
         let mut f = f;
-        CHUNKS.each(self, &[], |c| {
-            f(c);
-            Ok(())
-        })
+        let GoldSpan { first: Some(first), last: Some(last) } = GOLD_SPAN.one(self, &[])? else { return Ok(()) };
+        for (from, to) in day_slices(first, last) {
+            CHUNKS.each(self, named_params! { "first": from, "last": to }, |c| {
+                f(c);
+                Ok(())
+            })?;
+        }
+        Ok(())
     }
 
-    /// The dates `first..=last` of the gold version `snapshot_id` wrote, as the fingerprint's text.
+    /// The dates `first..=last` of the gold version `snapshot_id` wrote, as the fingerprint's text,
+    /// read a slice of days at a time.
     pub(crate) fn gold_version_chunks(&self, snapshot_id: i64, first: NaiveDate, last: NaiveDate, f: impl FnMut(GoldChunk)) -> Result<()> {
         let mut f = f;
-        VERSION_CHUNKS.each(self, named_params! { "snapshot_id": snapshot_id, "first": first, "last": last }, |c| {
-            f(c);
-            Ok(())
-        })
+        for (from, to) in day_slices(first, last) {
+            VERSION_CHUNKS.each(self, named_params! { "snapshot_id": snapshot_id, "first": from, "last": to }, |c| {
+                f(c);
+                Ok(())
+            })?;
+        }
+        Ok(())
     }
 
     /// The fingerprint the newest record carries; None before the first write.
