@@ -29,15 +29,31 @@ GROUP BY 1 ORDER BY 1;
 -- The first and last date any version of gold has held: the span the chunks are read over.
 SELECT min(business_date) AS first, max(business_date) AS last FROM audit.gold_history;
 
--- name: version_chunks
--- The same chunks for the gold version $snapshot_id wrote, of its dates in $first..$last.
-SELECT business_date, count(*) AS rows,
-       string_agg(gold_line(business_date, store_id, country, currency, baskets, revenue_minor),
-                  chr(10) ORDER BY store_id) AS text
-FROM audit.gold_history
-WHERE snapshot_id = $snapshot_id::BIGINT AND business_date BETWEEN $first::DATE AND $last::DATE
-GROUP BY 1 ORDER BY 1;
-
 -- name: latest_record
 -- The fingerprint the newest record carries: gold as it stands (every write of gold records one).
 SELECT gold_rows AS rows, gold_md5 AS md5 FROM audit.snapshots ORDER BY snapshot_id DESC LIMIT 1;
+
+-- name: keep_version_text
+-- The fingerprint text of the gold version snapshot $snapshot_id wrote, for each of its dates
+-- $dates (a list), kept in audit.gold_text: a date it emptied gets 0 rows and no text.
+INSERT INTO audit.gold_text
+SELECT $snapshot_id::BIGINT, d.business_date, count(g.store_id),
+       string_agg(gold_line(g.business_date, g.store_id, g.country, g.currency, g.baskets, g.revenue_minor),
+                  chr(10) ORDER BY g.store_id)
+FROM dates_of($dates::VARCHAR) d
+LEFT JOIN audit.gold_history g ON g.snapshot_id = $snapshot_id::BIGINT AND g.business_date = d.business_date
+GROUP BY 1, 2;
+
+-- name: version_text
+-- The kept text of the gold version $snapshot_id wrote, of its dates in $first..$last that hold rows.
+SELECT business_date, rows, text FROM audit.gold_text
+WHERE snapshot_id = $snapshot_id::BIGINT AND business_date BETWEEN $first::DATE AND $last::DATE AND rows > 0
+ORDER BY 1;
+
+-- name: kept_text
+-- Gold's text now, as kept: each date's current version and its text; `missing` when that
+-- version has none kept (a lab written before audit.gold_text), and gold must be read instead.
+SELECT v.business_date, coalesce(t.rows, 0) AS rows, t.text, t.snapshot_id IS NULL AS missing
+FROM audit.versions_as_of(NULL::BIGINT) v
+LEFT JOIN audit.gold_text t ON t.snapshot_id = v.snapshot_id AND t.business_date = v.business_date
+ORDER BY 1;

@@ -92,6 +92,10 @@ CREATE TABLE IF NOT EXISTS audit.snapshot_dates (
 CREATE TABLE IF NOT EXISTS audit.gold_history (
     snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL,
     currency VARCHAR NOT NULL, baskets BIGINT NOT NULL, revenue_minor BIGINT NOT NULL);
+-- Each gold version's fingerprint text, one row per date it wrote (rows 0 and no text for a date
+-- it emptied): a new process hashes gold's text from here, not from every row of gold.
+CREATE TABLE IF NOT EXISTS audit.gold_text (
+    snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, rows BIGINT NOT NULL, text VARCHAR);
 CREATE TABLE IF NOT EXISTS audit.lab (format INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS recompute.daily_store_sales (
     business_date DATE NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL,

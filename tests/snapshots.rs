@@ -380,3 +380,31 @@ fn a_backfills_summary_line_names_its_newest_dates_and_counts_the_rest() {
     assert!(line.contains(&format!("and {} older date(s)", s.dates.len() - 3)), "{line}");
     assert_eq!(line.matches("(closed)").count() + line.matches("(provisional)").count(), 3, "{line}");
 }
+
+#[test]
+fn each_new_process_hashes_gold_from_its_kept_text_to_duckdbs_own_fingerprint() {
+    use recount::store::TriggerKind;
+    let dir = tempdir();
+    let ups = uploads(small_world());
+    {
+        let mut lab = open_lab(dir.path());
+        land_all(&mut lab, small_world());
+    }
+    let check = |lab: &recount::lake::Lab, rec: &recount::lake::snapshot::SnapshotRecord| {
+        let whole = lab.store().fingerprint().unwrap();
+        assert_eq!((rec.fingerprint.rows, rec.fingerprint.md5.as_str()), (whole.rows, whole.md5.as_str()), "snapshot {}", rec.snapshot_id);
+    };
+    // Every run in a lab opened afresh: no text in memory, only what earlier writes kept.
+    for &u in ups.iter().rev().take(8) {
+        let lab = open_lab(dir.path());
+        check(&lab, &v2::run_upload(&lab, u, TriggerKind::Upload, opts()).unwrap().snapshot);
+    }
+    let lab = open_lab(dir.path());
+    let target = snapshot::head(&lab).unwrap().unwrap() - 3;
+    drop(lab);
+    let lab = open_lab(dir.path());
+    check(&lab, &snapshot::rollback(&lab, target, None).unwrap());
+    drop(lab);
+    let lab = open_lab(dir.path());
+    check(&lab, &v2::run_upload(&lab, ups[0], TriggerKind::Upload, opts()).unwrap().snapshot);
+}

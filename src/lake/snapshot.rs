@@ -158,16 +158,27 @@ impl GoldText {
         })
     }
 
+    /// Gold's text as the lab kept it (audit.gold_text), else read from gold itself.
+    fn read_kept(&mut self, store: &Store) -> Result<()> {
+        match store.kept_gold_text()? {
+            Some(chunks) => {
+                self.chunks = chunks.into_iter().map(|c| (c.business_date, (c.rows, c.text))).collect();
+                Ok(())
+            }
+            None => self.read_all(store),
+        }
+    }
+
     /// Replaces the chunks of the dates a write rewrote with the versions it wrote (a date it
-    /// emptied has none): read from the write's own rows of gold's history, not through gold's view.
-    fn rewrite(&mut self, store: &Store, written: &Written) -> Result<()> {
-        let (Some(&first), Some(&last)) = (written.dates.first(), written.dates.last()) else { return Ok(()) };
+    /// emptied has none), kept with the write: from its own rows of gold's history.
+    fn rewrite(&mut self, tx: &mut Tx<'_>, written: &Written) -> Result<()> {
         for d in written.dates {
             self.chunks.remove(d);
         }
-        store.gold_version_chunks(written.snapshot_id, first, last, |c| {
+        for c in tx.keep_gold_text(written.snapshot_id, written.dates)? {
             self.chunks.insert(c.business_date, (c.rows, c.text));
-        })
+        }
+        Ok(())
     }
 
     fn fingerprint(&self) -> Fingerprint {
@@ -200,7 +211,7 @@ pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Opti
     let text = match (cached, &changed) {
         (Some(text), None) => text,
         (Some(mut text), Some(written)) => {
-            text.rewrite(tx.store(), written)?;
+            text.rewrite(tx, written)?;
             text
         }
         (None, _) => {
@@ -209,8 +220,17 @@ pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Opti
             {
                 return Ok(fp.into());
             }
+            // A new process: gold's text as kept, then this write's own (which it keeps too).
             let mut text = GoldText::default();
-            text.read_all(tx.store())?;
+            if let Some(written) = &changed {
+                let kept = tx.keep_gold_text(written.snapshot_id, written.dates)?;
+                text.read_kept(tx.store())?;
+                for c in kept {
+                    text.chunks.insert(c.business_date, (c.rows, c.text));
+                }
+            } else {
+                text.read_all(tx.store())?;
+            }
             text
         }
     };

@@ -1,6 +1,6 @@
 //! fingerprint.sql: the contract's gold fingerprint, whole or as per-date text.
 
-use super::{Query, Store, row, statements};
+use super::{Exec, Query, Store, Tx, row, statements};
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
 use duckdb::named_params;
@@ -23,12 +23,19 @@ row! {
 /// 80 MB (docs/performance.md, "Growth").
 const DAYS_PER_READ: i64 = 64;
 
+row! {
+    /// A date's current gold version as its kept text (`missing`: none was kept for it).
+    pub struct KeptText { pub business_date: NaiveDate, pub rows: i64, pub text: Option<String>, pub missing: bool }
+}
+
 statements! {
+    KEEP_VERSION_TEXT: Exec = fingerprint::KEEP_VERSION_TEXT;
+    VERSION_TEXT: Query<GoldChunk> = fingerprint::VERSION_TEXT;
+    KEPT_TEXT: Query<KeptText> = fingerprint::KEPT_TEXT;
     GOLD_SPAN: Query<GoldSpan> = fingerprint::GOLD_SPAN;
     CURRENT: Query<FingerprintRow> = fingerprint::CURRENT;
     AS_OF: Query<FingerprintRow> = fingerprint::AS_OF;
     CHUNKS: Query<GoldChunk> = fingerprint::CHUNKS;
-    VERSION_CHUNKS: Query<GoldChunk> = fingerprint::VERSION_CHUNKS;
     LATEST_RECORD: Query<FingerprintRow> = fingerprint::LATEST_RECORD;
 }
 
@@ -71,21 +78,38 @@ impl Store {
         Ok(())
     }
 
-    /// The dates `first..=last` of the gold version `snapshot_id` wrote, as the fingerprint's text,
-    /// read a slice of days at a time.
-    pub(crate) fn gold_version_chunks(&self, snapshot_id: i64, first: NaiveDate, last: NaiveDate, f: impl FnMut(GoldChunk)) -> Result<()> {
-        let mut f = f;
-        for (from, to) in day_slices(first, last) {
-            VERSION_CHUNKS.each(self, named_params! { "snapshot_id": snapshot_id, "first": from, "last": to }, |c| {
-                f(c);
-                Ok(())
-            })?;
+    /// Gold's text now as kept, date by date; None when some current version has none kept.
+    pub(crate) fn kept_gold_text(&self) -> Result<Option<Vec<GoldChunk>>> {
+        let mut out = Vec::new();
+        for k in KEPT_TEXT.all(self, &[])? {
+            if k.missing {
+                return Ok(None);
+            }
+            if let Some(text) = k.text.filter(|_| k.rows > 0) {
+                out.push(GoldChunk { business_date: k.business_date, rows: k.rows, text });
+            }
         }
-        Ok(())
+        Ok(Some(out))
     }
 
     /// The fingerprint the newest record carries; None before the first write.
     pub(crate) fn latest_recorded_fingerprint(&self) -> Result<Option<FingerprintRow>> {
         LATEST_RECORD.optional(self, &[])
+    }
+}
+
+impl Tx<'_> {
+    /// Keeps the fingerprint text of the gold version `snapshot_id` wrote, for its `dates`, and
+    /// returns the chunks of those that hold rows.
+    pub(crate) fn keep_gold_text(&mut self, snapshot_id: i64, dates: &[NaiveDate]) -> Result<Vec<GoldChunk>> {
+        let mut out = Vec::new();
+        for slice in dates.chunks(DAYS_PER_READ as usize) {
+            let (Some(&first), Some(&last)) = (slice.first(), slice.last()) else { continue };
+            let list = slice.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
+            self.exec("keeping gold's text", &KEEP_VERSION_TEXT, named_params! { "snapshot_id": snapshot_id, "dates": list })?;
+            let params = named_params! { "snapshot_id": snapshot_id, "first": first, "last": last };
+            out.extend(VERSION_TEXT.all(self.store, params)?);
+        }
+        Ok(out)
     }
 }
