@@ -64,32 +64,11 @@ pub fn list_partitions(root: &Path) -> Result<Vec<NaiveDate>> {
     Ok(dates)
 }
 
-/// The `.jsonl.gz` files of one partition, by name. A missing partition holds no files.
+/// The `.jsonl.gz` files of one partition of a world in the contract's layout, by name (as
+/// `source::list_dir` lists them: a name recount cannot keep exactly is refused). A missing
+/// partition holds no files.
 pub fn list_files(root: &Path, upload_date: NaiveDate) -> Result<Vec<PathBuf>> {
-    let dir = partition_dir(root, upload_date);
-    if !dir.exists() {
-        return Ok(Vec::new());
-    }
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(&dir).wrap_err_with(|| format!("reading {}", dir.display()))? {
-        let path = entry?.path();
-        let name = path.file_name().unwrap_or_default();
-        if !path.is_file() || !name.to_string_lossy().ends_with(".jsonl.gz") {
-            continue;
-        }
-        // A name recount cannot keep exactly (not UTF-8, or with control or bidi characters)
-        // would land under another name: refused before anything is written.
-        match name.to_str() {
-            Some(n) if !n.chars().any(|c| c.is_control() || crate::sanitize::is_bidi(c)) => files.push(path),
-            _ => bail!(
-                "{}: the file name {:?} is not plain UTF-8 text; rename it before landing (nothing was landed)",
-                dir.display(),
-                crate::sanitize::for_terminal(&name.to_string_lossy())
-            ),
-        }
-    }
-    files.sort();
-    Ok(files)
+    Ok(source::list_dir(&partition_dir(root, upload_date), "*.jsonl.gz")?.0)
 }
 
 /// The whole decompressed text of one upload file. A truncated or corrupt gzip is an error for
