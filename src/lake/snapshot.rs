@@ -175,7 +175,8 @@ impl GoldText {
         for d in written.dates {
             self.chunks.remove(d);
         }
-        for c in tx.keep_gold_text(written.snapshot_id, written.dates)? {
+        tx.keep_gold_text(written.snapshot_id, written.dates)?;
+        for c in tx.store().kept_version_text(written.snapshot_id, written.dates)? {
             self.chunks.insert(c.business_date, (c.rows, c.text));
         }
         Ok(())
@@ -220,14 +221,12 @@ pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Opti
             {
                 return Ok(fp.into());
             }
-            // A new process: gold's text as kept, then this write's own (which it keeps too).
+            // A new process: this write keeps its text, and gold's text is read as kept (the
+            // write's dates are recorded already, so its own text is among it).
             let mut text = GoldText::default();
             if let Some(written) = &changed {
-                let kept = tx.keep_gold_text(written.snapshot_id, written.dates)?;
+                tx.keep_gold_text(written.snapshot_id, written.dates)?;
                 text.read_kept(tx.store())?;
-                for c in kept {
-                    text.chunks.insert(c.business_date, (c.rows, c.text));
-                }
             } else {
                 text.read_all(tx.store())?;
             }

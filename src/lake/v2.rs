@@ -345,7 +345,7 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     let key_collisions = lab.has_key_collisions()?;
     for slice in changed.chunks(DATES_PER_INSERT) {
         let (Some(&first), Some(&last)) = (slice.first(), slice.last()) else { continue };
-        let date_list = slice.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
+        let date_list = crate::store::date_list(slice);
         let w = Rewrite {
             snapshot_id: record.snapshot_id,
             late_days: opts.late_days,

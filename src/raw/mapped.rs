@@ -191,20 +191,17 @@ impl FieldSamples {
     }
 
     fn json_line(&mut self, line: &str) {
-        let start = ws(line.as_bytes(), 0);
-        let valid = line.as_bytes().get(start) == Some(&b'{') && serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok();
+        let start = object_start(line).ok();
+        let spans = start.map(|st| self.map.spans(line, st));
         for k in 0..self.names.len() {
             let slot = self.names[k].0;
-            let value = if !valid {
-                None
-            } else if slot == AMOUNT && self.map.tenders.is_some() {
-                self.tender_sample(line, start)
-            } else {
-                lookup(line, start, &self.map.paths[slot], "")
-                    .ok()
-                    .flatten()
-                    .and_then(|sp| scalar(line, sp, "").ok().flatten())
-                    .map(|v| v.text().into_owned())
+            let value = match (start, &spans) {
+                (Some(st), _) if slot == AMOUNT && self.map.tenders.is_some() => self.tender_sample(line, st),
+                (Some(_), Some(spans)) => match &spans[slot] {
+                    Ok(Some(span)) => scalar(line, *span, "").ok().flatten().map(|v| v.text().into_owned()),
+                    _ => None,
+                },
+                _ => None,
             };
             self.note(slot, value);
         }
@@ -360,29 +357,15 @@ impl Map {
                 }
                 continue;
             }
-            let mut i = ws(s, at + 1);
-            while i < s.len() && s[i] == b'"' {
-                let key_end = string_end(s, i);
-                let raw_key = &line[i..key_end];
-                let v = ws(s, ws(s, key_end) + 1);
-                let end = value_end(s, v);
+            for (raw_key, span) in entries(line, at) {
                 for &slot in slots {
                     let Some(key) = self.paths[slot].last() else { continue };
-                    let same = if raw_key.contains('\\') {
-                        serde_json::from_str::<String>(raw_key).is_ok_and(|k| k == *key)
-                    } else {
-                        &raw_key[1..raw_key.len() - 1] == key
-                    };
-                    if same {
+                    if key_is(raw_key, key) {
                         out[slot] = match out[slot] {
-                            Ok(None) => Ok(Some((v, end))),
+                            Ok(None) => Ok(Some(span)),
                             _ => Err(format!("malformed JSON: duplicate field `{}`", crate::sanitize::for_terminal(key))),
                         };
                     }
-                }
-                i = ws(s, end);
-                if s.get(i) == Some(&b',') {
-                    i = ws(s, i + 1);
                 }
             }
         }
@@ -418,15 +401,7 @@ impl Map {
         if line.len() > MAX_LINE_BYTES {
             return Err(format!("line of {} bytes, longer than the {MAX_LINE_BYTES} recount parses", line.len()));
         }
-        // One valid JSON value, by serde_json's grammar (the fast reader's check for the plain
-        // line, serde_json for any other); the walk below may then trust it.
-        if !super::fast_line::is_plain_json(line) && serde_json::from_str::<serde::de::IgnoredAny>(line).is_err() {
-            return Err("malformed JSON: not one valid JSON value".into());
-        }
-        let start = ws(line.as_bytes(), 0);
-        if line.as_bytes().get(start) != Some(&b'{') {
-            return Err("malformed JSON: not an object".into());
-        }
+        let start = object_start(line)?;
         let spans = self.spans(line, start);
         let get = |slot: usize| -> Result<Option<Scalar<'a>>, String> {
             match &spans[slot] {
@@ -543,10 +518,7 @@ impl Map {
             if let Some(f) =
                 schema.fields().iter().find(|f| matches!(f.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64))
             {
-                bail!(
-                    "column '{}' holds floating-point numbers, which cannot carry money or times exactly (write DECIMAL, integers or text)",
-                    crate::sanitize::for_terminal(f.name())
-                );
+                bail!("{}", crate::store::parquet::floats_refused(f.name()));
             }
             let cols: Vec<Option<&dyn crate::store::arrow::array::Array>> = self
                 .paths
@@ -745,6 +717,50 @@ fn string_end(s: &[u8], i: usize) -> usize {
     s.len()
 }
 
+/// Where a line's top object starts, once the line is known to be one valid JSON value (by
+/// serde_json's grammar: the fast reader's check clears the plain line, serde_json decides any
+/// other); the walks over it may then trust it. Else the line's reason.
+fn object_start(line: &str) -> Result<usize, String> {
+    if !super::fast_line::is_plain_json(line) && serde_json::from_str::<serde::de::IgnoredAny>(line).is_err() {
+        return Err("malformed JSON: not one valid JSON value".into());
+    }
+    let start = ws(line.as_bytes(), 0);
+    if line.as_bytes().get(start) != Some(&b'{') {
+        return Err("malformed JSON: not an object".into());
+    }
+    Ok(start)
+}
+
+/// The entries of the object starting at `at` (`{`) of a valid JSON text: each key as written
+/// (quoted, escapes and all) and its value's span.
+fn entries(line: &str, at: usize) -> impl Iterator<Item = (&str, (usize, usize))> {
+    let s = line.as_bytes();
+    let mut i = ws(s, at + 1);
+    std::iter::from_fn(move || {
+        if i >= s.len() || s[i] != b'"' {
+            return None;
+        }
+        let key_end = string_end(s, i);
+        let raw_key = &line[i..key_end];
+        let v = ws(s, ws(s, key_end) + 1);
+        let end = value_end(s, v);
+        i = ws(s, end);
+        if s.get(i) == Some(&b',') {
+            i = ws(s, i + 1);
+        }
+        Some((raw_key, (v, end)))
+    })
+}
+
+/// Whether a key as written (quoted) names `key`, its escapes decoded.
+fn key_is(raw_key: &str, key: &str) -> bool {
+    if raw_key.contains('\\') {
+        serde_json::from_str::<String>(raw_key).is_ok_and(|k| k == key)
+    } else {
+        &raw_key[1..raw_key.len() - 1] == key
+    }
+}
+
 /// The span of the value at `path` in the object starting at `start`; None when a key is absent
 /// or a step is null. A key given twice on the path, or a step that is not an object, is the
 /// line's reason.
@@ -759,23 +775,9 @@ fn lookup(line: &str, start: usize, path: &[String], label: &str) -> Result<Opti
             return Err(format!("{label}: {} is not an object", path[..k].join(".")));
         }
         let mut found = None;
-        let mut i = ws(s, at + 1);
-        while i < s.len() && s[i] == b'"' {
-            let key_end = string_end(s, i);
-            let raw_key = &line[i..key_end];
-            let same = if raw_key.contains('\\') {
-                serde_json::from_str::<String>(raw_key).is_ok_and(|k| k == *key)
-            } else {
-                &raw_key[1..raw_key.len() - 1] == key
-            };
-            let v = ws(s, ws(s, key_end) + 1);
-            let end = value_end(s, v);
-            if same && found.replace((v, end)).is_some() {
+        for (raw_key, span) in entries(line, at) {
+            if key_is(raw_key, key) && found.replace(span).is_some() {
                 return Err(format!("malformed JSON: duplicate field `{}`", crate::sanitize::for_terminal(key)));
-            }
-            i = ws(s, end);
-            if s.get(i) == Some(&b',') {
-                i = ws(s, i + 1);
             }
         }
         let Some(span) = found else { return Ok(None) };

@@ -92,6 +92,13 @@ impl Store {
         Ok(Some(out))
     }
 
+    /// The kept text of the gold version `snapshot_id` wrote, for those of its `dates` (sorted)
+    /// that hold rows.
+    pub(crate) fn kept_version_text(&self, snapshot_id: i64, dates: &[NaiveDate]) -> Result<Vec<GoldChunk>> {
+        let (Some(&first), Some(&last)) = (dates.first(), dates.last()) else { return Ok(Vec::new()) };
+        VERSION_TEXT.all(self, named_params! { "snapshot_id": snapshot_id, "first": first, "last": last })
+    }
+
     /// The fingerprint the newest record carries; None before the first write.
     pub(crate) fn latest_recorded_fingerprint(&self) -> Result<Option<FingerprintRow>> {
         LATEST_RECORD.optional(self, &[])
@@ -99,17 +106,12 @@ impl Store {
 }
 
 impl Tx<'_> {
-    /// Keeps the fingerprint text of the gold version `snapshot_id` wrote, for its `dates`, and
-    /// returns the chunks of those that hold rows.
-    pub(crate) fn keep_gold_text(&mut self, snapshot_id: i64, dates: &[NaiveDate]) -> Result<Vec<GoldChunk>> {
-        let mut out = Vec::new();
+    /// Keeps the fingerprint text of the gold version `snapshot_id` wrote, for its `dates`.
+    pub(crate) fn keep_gold_text(&mut self, snapshot_id: i64, dates: &[NaiveDate]) -> Result<()> {
         for slice in dates.chunks(DAYS_PER_READ as usize) {
-            let (Some(&first), Some(&last)) = (slice.first(), slice.last()) else { continue };
-            let list = slice.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
+            let list = super::date_list(slice);
             self.exec("keeping gold's text", &KEEP_VERSION_TEXT, named_params! { "snapshot_id": snapshot_id, "dates": list })?;
-            let params = named_params! { "snapshot_id": snapshot_id, "first": first, "last": last };
-            out.extend(VERSION_TEXT.all(self.store, params)?);
         }
-        Ok(out)
+        Ok(())
     }
 }

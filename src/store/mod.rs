@@ -56,6 +56,11 @@ pub mod sql {
 
 use sql::Statement;
 
+/// Dates as one list parameter (ISO dates joined by commas), as `dates_of($dates)` reads it.
+pub(crate) fn date_list(dates: &[chrono::NaiveDate]) -> String {
+    dates.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",")
+}
+
 /// Named parameters, bound by name: `$name` in the SQL.
 pub(crate) type Params<'a> = &'a [(&'a str, &'a dyn ToSql)];
 

@@ -35,15 +35,22 @@ thread_local! {
     static READER: std::cell::RefCell<Option<Store>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Every row of a Parquet file as Arrow batches, in order, read on this thread's own database.
-pub(crate) fn batches(path: &Path) -> Result<Vec<super::arrow::record_batch::RecordBatch>> {
-    let p = text(path)?;
+/// `f` on this thread's own database for reading Parquet, opened on first use.
+fn with_reader<T>(f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
     READER.with(|cell| {
         let mut slot = cell.borrow_mut();
         let s = match slot.as_mut() {
             Some(s) => s,
             None => slot.insert(scratch()?),
         };
+        f(s)
+    })
+}
+
+/// Every row of a Parquet file as Arrow batches, in order, read on this thread's own database.
+pub(crate) fn batches(path: &Path) -> Result<Vec<super::arrow::record_batch::RecordBatch>> {
+    let p = text(path)?;
+    with_reader(|s| {
         let mut stmt = s.conn.prepare_cached(ROWS.stmt.sql)?;
         let params: super::Params = &[("path", &p)];
         let rows = stmt.query_arrow(params).wrap_err_with(|| format!("{}: not a readable Parquet file", path.display()))?;
@@ -61,22 +68,29 @@ fn text(path: &Path) -> Result<&str> {
 /// Every row of a Parquet file, in order, as one JSON object (DECIMAL values keep their exact
 /// text). A column of floats is refused for the whole file: money in a float is not exact.
 pub(crate) fn rows_as_json(path: &Path) -> Result<Vec<String>> {
-    let s = scratch()?;
+    with_reader(|s| rows_as_json_on(s, path))
+}
+
+fn rows_as_json_on(s: &Store, path: &Path) -> Result<Vec<String>> {
     let p = text(path)?;
-    let floats = FLOAT_COLUMNS.all(&s, &[("path", &p)]).wrap_err_with(|| format!("{}: not a readable Parquet file", path.display()))?;
+    let floats = FLOAT_COLUMNS.all(s, &[("path", &p)]).wrap_err_with(|| format!("{}: not a readable Parquet file", path.display()))?;
     if let Some(f) = floats.first() {
-        bail!(
-            "{}: column '{}' holds floating-point numbers, which cannot carry money or times exactly (write DECIMAL, integers or text)",
-            path.display(),
-            crate::sanitize::for_terminal(&f.name)
-        );
+        bail!("{}: {}", path.display(), floats_refused(&f.name));
     }
     Ok(ROWS_AS_JSON
-        .all(&s, &[("path", &p)])
+        .all(s, &[("path", &p)])
         .wrap_err_with(|| format!("{}: not a readable Parquet file", path.display()))?
         .into_iter()
         .map(|r| r.row)
         .collect())
+}
+
+/// Why a file with a column of floats is refused: money in a float is not exact.
+pub(crate) fn floats_refused(column: &str) -> String {
+    format!(
+        "column '{}' holds floating-point numbers, which cannot carry money or times exactly (write DECIMAL, integers or text)",
+        crate::sanitize::for_terminal(column)
+    )
 }
 
 /// What `write` turns into Parquet: events (a shaped world's files) or stores.
