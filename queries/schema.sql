@@ -96,6 +96,11 @@ CREATE TABLE IF NOT EXISTS audit.gold_history (
 -- it emptied): a new process hashes gold's text from here, not from every row of gold.
 CREATE TABLE IF NOT EXISTS audit.gold_text (
     snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, rows BIGINT NOT NULL, text VARCHAR);
+-- A date's window kept past its own snapshot's: `reopen` widened it, and every later write of the
+-- date carries it (a row for the date under the new snapshot); a rollback's restore copies the
+-- restored version's row, so rolling back past a reopening narrows the date again.
+CREATE TABLE IF NOT EXISTS audit.date_windows (
+    snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, late_days INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS audit.lab (format INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS recompute.daily_store_sales (
     business_date DATE NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL,
@@ -157,13 +162,21 @@ CREATE TABLE IF NOT EXISTS audit.schema (digest VARCHAR NOT NULL);
 -- name: session
 -- The session's own macros (TEMP): created by every connection, a reading one too, since they
 -- live in memory and not in the lab's file.
--- The window each date's newest v2 overwrite up to snapshot s (NULL: now) was built with: the
--- window a date's finality is judged by. A rollback's restore records no window of its own.
+-- The window each date's version as of snapshot s (NULL: now) was built with: the window a
+-- date's finality is judged by. A version with a kept window (audit.date_windows: reopened) has
+-- that one; otherwise the newest v2 overwrite's without one, since a rollback's restore records no
+-- window of its own.
 CREATE OR REPLACE TEMP MACRO windows_as_of(s) AS TABLE
-    SELECT sd.business_date, arg_max(r.late_days, sd.snapshot_id) AS late_days
-    FROM audit.snapshot_dates sd JOIN audit.snapshots r USING (snapshot_id)
-    WHERE sd.action = 'overwrite' AND (s IS NULL OR sd.snapshot_id <= s)
-    GROUP BY sd.business_date;
+    WITH w AS (
+        SELECT sd.business_date, sd.snapshot_id, sd.action, r.late_days, dw.late_days AS kept
+        FROM audit.snapshot_dates sd JOIN audit.snapshots r USING (snapshot_id)
+        LEFT JOIN audit.date_windows dw USING (snapshot_id, business_date)
+        WHERE sd.action <> 'skip' AND (s IS NULL OR sd.snapshot_id <= s))
+    SELECT business_date,
+           coalesce(max(kept) FILTER (WHERE snapshot_id = newest),
+                    arg_max(late_days, snapshot_id) FILTER (WHERE action = 'overwrite' AND kept IS NULL)) AS late_days
+    FROM (SELECT *, max(snapshot_id) OVER (PARTITION BY business_date) AS newest FROM w)
+    GROUP BY business_date;
 -- The lateness window (the contract's rule): business date d is built from the rows uploaded on
 -- d-1 .. d+late. Every statement that applies the window calls this.
 CREATE OR REPLACE TEMP MACRO in_window(upload, d, late) AS upload BETWEEN d - 1 AND d + late;

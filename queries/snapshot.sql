@@ -26,6 +26,13 @@ SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies FROM silver.ve
 WHERE snapshot_id = $version::BIGINT AND business_date = $business_date::DATE
 ORDER BY file_id, line;
 
+-- name: restore_window
+-- Snapshot $snapshot_id takes the kept window (a reopening's), if any, of the version of date
+-- $business_date that snapshot $version wrote.
+INSERT INTO audit.date_windows
+SELECT $snapshot_id::BIGINT, business_date, late_days FROM audit.date_windows
+WHERE snapshot_id = $version::BIGINT AND business_date = $business_date::DATE;
+
 -- name: rows_of_version
 -- Silver's and gold's rows in the version of date $business_date that snapshot $version wrote.
 SELECT (SELECT count(*) FROM silver.versions WHERE snapshot_id = $version::BIGINT AND business_date = $business_date::DATE) AS silver_rows,

@@ -102,3 +102,15 @@ ORDER BY 1;
 -- name: store_changes_applied
 -- The v2 run $snapshot_id rebuilt the dates of every pending store correction.
 UPDATE raw.store_changes SET applied_by = $snapshot_id WHERE applied_by IS NULL;
+
+-- name: kept_windows
+-- The kept window (audit.date_windows: a reopening's) of each date's version now, from $first
+-- to $last: every later write of the date is built with it.
+SELECT dw.business_date, dw.late_days
+FROM audit.date_windows dw
+JOIN audit.versions_as_of(NULL) v USING (business_date, snapshot_id)
+WHERE dw.business_date BETWEEN $first::DATE AND $last::DATE;
+
+-- name: date_windows_insert
+-- Snapshot $snapshot_id keeps window $late_days for the dates $dates (a list) it writes.
+INSERT INTO audit.date_windows SELECT $snapshot_id::BIGINT, business_date, $late_days::INTEGER FROM dates_of($dates);

@@ -252,6 +252,18 @@ pub enum Command {
         #[command(flatten)]
         window: Window,
     },
+    /// Take a closed date's rows that arrived past its window into silver and gold, with a reason
+    Reopen {
+        /// The business date: YYYY-MM-DD, or MM-DD within the lab's years
+        #[arg(value_parser = Day::parse)]
+        date: Day,
+        /// Why finance reopens the date: history and diff show it
+        #[arg(long, value_name = "TEXT")]
+        reason: String,
+        /// Who decided [default: $USER]
+        #[arg(long, value_name = "NAME")]
+        by: Option<String>,
+    },
     /// Per country: v1, v2 gold, recompute and baskets for a business date
     Check {
         /// The business date: YYYY-MM-DD, or MM-DD within the lab's years

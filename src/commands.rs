@@ -160,6 +160,7 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
         Command::History { date, as_of } => report(&g, |lab| reports::history::history(lab, reports::resolve_day(lab, date)?, as_of)),
         Command::Diff { date, from, to, baskets } => diff(&g, date, from, to, baskets),
         Command::Rollback { snapshot } => rollback(&g, snapshot),
+        Command::Reopen { date, reason, by } => reopen(&g, date, &reason, by),
         Command::Evidence { date, out } => evidence(&g, date, &out),
         Command::Spark { command } => spark(&g, command),
         Command::Completions { shell } => {
@@ -459,6 +460,26 @@ fn rollback(g: &Global, snapshot: i64) -> Result<i32> {
             rec.snapshot_id, rec.dates_rewritten, rec.rows_replaced, rec.rows_added, rec.fingerprint
         ),
     }
+    Ok(0)
+}
+
+/// `recount reopen`: what the reopening takes in, then its run.
+fn reopen(g: &Global, date: Day, reason: &str, by: Option<String>) -> Result<i32> {
+    let lab = open(g)?;
+    let d = reports::resolve_day(&lab, date)?;
+    let by = by.unwrap_or_else(lake::reopen::Decision::default_by);
+    let plan = lake::reopen::plan(&lab, d)?;
+    if g.format != Format::Json {
+        println!(
+            "reopening {d}: {} basket(s), {}, past its {}-day window (window now {} days)",
+            plan.baskets,
+            plan.amounts(),
+            plan.late_days,
+            plan.wider_late_days
+        );
+    }
+    let report = lake::reopen::reopen(&lab, d, lake::reopen::Decision { reason, by: &by }, v2_opts(g, Window { late_days: None }, false)?)?;
+    emit_run(&report, g.format)?;
     Ok(0)
 }
 

@@ -40,6 +40,12 @@ impl LatenessWindow {
         LatenessWindow { late_days }
     }
 
+    /// The window a write builds a date with: the run's, or the date's kept window (a
+    /// reopening's) when it is wider. `recount late` lists a date's rows by the same rule.
+    pub(crate) fn with_kept(run: u32, kept: Option<u32>) -> Self {
+        Self::new(kept.map_or(run, |k| k.max(run)))
+    }
+
     /// The window a date was last built with (`None`: never built, or only restored): the
     /// default then.
     pub(crate) fn as_built(late_days: Option<i32>) -> Self {

@@ -7,6 +7,7 @@ pub mod daily;
 pub mod fault;
 pub mod land;
 pub mod recovery;
+pub mod reopen;
 pub mod snapshot;
 pub mod v1;
 pub mod v2;

@@ -351,6 +351,7 @@ fn restore_date(tx: &mut Tx, snapshot_id: i64, d: NaiveDate, current: i64, versi
     if let Some(v) = version {
         outcome.silver_added = tx.restore_silver(snapshot_id, v, d)?;
         outcome.gold_added = tx.restore_gold(snapshot_id, v, d)?;
+        tx.restore_window(snapshot_id, v, d)?;
         if let Some(inputs) = tx.store().version_inputs(v, d)? {
             outcome.input_hash = inputs.input_hash;
             outcome.input_rows = inputs.input_rows;

@@ -166,6 +166,17 @@ fn affected_dates(store: &Store, upload: NaiveDate, window: LatenessWindow) -> R
             sum.3 |= c.beyond;
         }
     }
+    // A reopened date keeps its wider window: the upload's rows of it inside that window are
+    // affected, not beyond.
+    let outside: Vec<NaiveDate> = cells.iter().filter(|(_, c)| !c.2).map(|((d, _), _)| *d).collect();
+    if let (Some(&first), Some(&last)) = (outside.iter().min(), outside.iter().max()) {
+        let kept = store.kept_windows(first, last)?;
+        for ((d, _), c) in cells.iter_mut() {
+            if kept.get(d).is_some_and(|&k| LatenessWindow::new(k).contains(upload, *d)) {
+                (c.2, c.3) = (true, false);
+            }
+        }
+    }
     let (mut dates, mut beyond): (Vec<NaiveDate>, Vec<BeyondWindow>) = (Vec::new(), Vec::new());
     for ((business_date, currency), (rows, revenue_minor, affected, is_beyond)) in cells {
         if affected && dates.last() != Some(&business_date) {
@@ -213,6 +224,12 @@ pub fn rebuild_dates(lab: &Lab, dates: &[NaiveDate], opts: V2Options) -> Result<
     dates.sort();
     dates.dedup();
     rewrite(lab, &dates, Trigger::manual(&dates), Vec::new(), opts)
+}
+
+/// A reopening's write (`lake::reopen`): `d` rebuilt under the wider window `late_days`, which
+/// the date keeps for every later write.
+pub(crate) fn reopen_date(lab: &Lab, d: NaiveDate, late_days: u32, trigger: Trigger, opts: V2Options) -> Result<RunReport> {
+    rewrite_with(lab, &[d], trigger, Vec::new(), opts, Some((d, late_days)))
 }
 
 /// The input hash of each of `dates`: the exact rows that feed it under the window rule (their
@@ -328,9 +345,49 @@ fn plan(store: &Store, dates: &[NaiveDate], opts: V2Options) -> Result<Vec<DateO
         .collect())
 }
 
+/// The window each of `dates` is built with, grouped: the run's, or a kept one (a reopening's,
+/// or `reopen`'s new one), which a write carries on to the date's new version. Sorted dates.
+fn windows(
+    store: &Store,
+    dates: &[NaiveDate],
+    opts: V2Options,
+    reopen: Option<(NaiveDate, u32)>,
+) -> Result<BTreeMap<(u32, bool), Vec<NaiveDate>>> {
+    let kept = match (dates.first(), dates.last()) {
+        (Some(&first), Some(&last)) => store.kept_windows(first, last)?,
+        _ => BTreeMap::new(),
+    };
+    let mut groups: BTreeMap<(u32, bool), Vec<NaiveDate>> = BTreeMap::new();
+    for &d in dates {
+        let key = match (reopen.filter(|r| r.0 == d), kept.get(&d)) {
+            (Some((_, wide)), _) => (wide, true),
+            (None, Some(&k)) => (LatenessWindow::with_kept(opts.late_days, Some(k)).late_days, true),
+            (None, None) => (opts.late_days, false),
+        };
+        groups.entry(key).or_default().push(d);
+    }
+    Ok(groups)
+}
+
 fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondWindow>, opts: V2Options) -> Result<RunReport> {
+    rewrite_with(lab, dates, trigger, beyond, opts, None)
+}
+
+fn rewrite_with(
+    lab: &Lab,
+    dates: &[NaiveDate],
+    trigger: Trigger,
+    beyond: Vec<BeyondWindow>,
+    opts: V2Options,
+    reopen: Option<(NaiveDate, u32)>,
+) -> Result<RunReport> {
     let started = std::time::Instant::now();
-    let mut outcomes = plan(lab.store(), dates, opts)?;
+    let groups = windows(lab.store(), dates, opts, reopen)?;
+    let mut outcomes = Vec::new();
+    for (&(late_days, _), ds) in &groups {
+        outcomes.extend(plan(lab.store(), ds, V2Options { late_days, ..opts })?);
+    }
+    outcomes.sort_by_key(|o| o.business_date);
     let changed: Vec<NaiveDate> = outcomes.iter().filter(|o| o.action == DateAction::Overwrite).map(|o| o.business_date).collect();
     let operation = if changed.is_empty() { Operation::Skipped } else { Operation::Overwrite };
     let mut record = snapshot::new_record(lab, operation, trigger, opts.late_days)?;
@@ -343,19 +400,25 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
     // A long range is written a slice of dates at a time, in the same transaction: each slice's
     // window over its copies fits DuckDB's memory limit, however long the lab's history.
     let key_collisions = lab.has_key_collisions()?;
-    for slice in changed.chunks(DATES_PER_INSERT) {
-        let (Some(&first), Some(&last)) = (slice.first(), slice.last()) else { continue };
-        let date_list = crate::store::date_list(slice);
-        let w = Rewrite {
-            snapshot_id: record.snapshot_id,
-            late_days: opts.late_days,
-            first,
-            last,
-            dates: &date_list,
-            gaps: (last - first).num_days() + 1 != slice.len() as i64,
-            key_collisions,
-        };
-        write_versions(&mut tx, &w, &mut outcomes)?;
+    for (&(late_days, kept), ds) in &groups {
+        let changed: Vec<NaiveDate> = ds.iter().copied().filter(|d| changed.binary_search(d).is_ok()).collect();
+        for slice in changed.chunks(DATES_PER_INSERT) {
+            let (Some(&first), Some(&last)) = (slice.first(), slice.last()) else { continue };
+            let date_list = crate::store::date_list(slice);
+            let w = Rewrite {
+                snapshot_id: record.snapshot_id,
+                late_days,
+                first,
+                last,
+                dates: &date_list,
+                gaps: (last - first).num_days() + 1 != slice.len() as i64,
+                key_collisions,
+            };
+            write_versions(&mut tx, &w, slice, &mut outcomes)?;
+            if kept {
+                tx.keep_windows(record.snapshot_id, late_days, &date_list)?;
+            }
+        }
     }
     record.rows_replaced = outcomes.iter().map(|o| o.silver_replaced + o.gold_replaced).sum();
     record.rows_added = outcomes.iter().map(|o| o.silver_added + o.gold_added).sum();
@@ -378,7 +441,7 @@ fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondW
 const DATES_PER_INSERT: usize = 64;
 
 /// The new silver and gold versions of the dates of `w`, and the rows each holds.
-fn write_versions(tx: &mut Tx, w: &Rewrite, outcomes: &mut [DateOutcome]) -> Result<()> {
+fn write_versions(tx: &mut Tx, w: &Rewrite, slice: &[NaiveDate], outcomes: &mut [DateOutcome]) -> Result<()> {
     let silver_added = tx.insert_silver_version(w)?;
     let gold_added = tx.insert_gold_version(w)?;
     // One date (most runs of a backfill): its counts are the inserts' own.
@@ -387,7 +450,7 @@ fn write_versions(tx: &mut Tx, w: &Rewrite, outcomes: &mut [DateOutcome]) -> Res
     } else {
         tx.changed_counts(w)?.into_iter().map(|c| (c.business_date, (c.silver_rows, c.gold_rows))).collect()
     };
-    for o in outcomes.iter_mut().filter(|o| o.action == DateAction::Overwrite && o.business_date >= w.first && o.business_date <= w.last) {
+    for o in outcomes.iter_mut().filter(|o| o.action == DateAction::Overwrite && slice.binary_search(&o.business_date).is_ok()) {
         (o.silver_added, o.gold_added) = counts.get(&o.business_date).copied().unwrap_or((0, 0));
     }
     Ok(())

@@ -20,10 +20,13 @@ pub fn late(lab: &Lab, d: Option<NaiveDate>, late_days: u32) -> Result<LateRepor
         None => lab.store().late_dates(late_days)?,
     };
     let mut rows = Vec::new();
+    let mut window = late_days;
     for day in dates {
-        rows.extend(lab.store().late_rows(late_days, day)?);
+        // A reopened date's rows are listed by its wider window.
+        window = crate::lake::reopen::listing_window(lab, day, late_days)?;
+        rows.extend(lab.store().late_rows(window, day)?);
     }
-    Ok(LateReport { business_date: d, late_days, rows })
+    Ok(LateReport { business_date: d, late_days: if d.is_some() { window } else { late_days }, rows })
 }
 
 impl Report for LateReport {

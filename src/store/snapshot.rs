@@ -76,6 +76,7 @@ statements! {
     INSERT: Exec = snapshot::INSERT;
     VERSIONS_AS_OF: Query<VersionedDate> = snapshot::VERSIONS_AS_OF;
     RESTORE_SILVER: Exec = snapshot::RESTORE_SILVER;
+    RESTORE_WINDOW: Exec = snapshot::RESTORE_WINDOW;
     ROWS_OF_VERSION: Query<RowsOfVersion> = snapshot::ROWS_OF_VERSION;
     RESTORE_GOLD: Exec = snapshot::RESTORE_GOLD;
     VERSION_INPUTS: Query<VersionInputs> = snapshot::VERSION_INPUTS;
@@ -122,6 +123,14 @@ impl Tx<'_> {
     pub(crate) fn restore_silver(&mut self, snapshot_id: i64, version: i64, d: NaiveDate) -> Result<i64> {
         let params = named_params! { "snapshot_id": snapshot_id, "version": version, "business_date": d };
         Ok(self.exec("restoring silver", &RESTORE_SILVER, params)? as i64)
+    }
+
+    /// Snapshot `snapshot_id` takes the kept window (a reopening's), if any, of the version of `d`
+    /// that `version` wrote.
+    pub(crate) fn restore_window(&mut self, snapshot_id: i64, version: i64, d: NaiveDate) -> Result<()> {
+        let params = named_params! { "snapshot_id": snapshot_id, "version": version, "business_date": d };
+        self.exec("restoring the date's window", &RESTORE_WINDOW, params)?;
+        Ok(())
     }
 
     /// Snapshot `snapshot_id` takes the gold version of `d` that `version` wrote.

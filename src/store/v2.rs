@@ -36,6 +36,11 @@ row! {
 }
 
 row! {
+    /// A date's kept window: a reopening widened it.
+    pub struct KeptWindow { pub business_date: NaiveDate, pub late_days: i32 }
+}
+
+row! {
     /// Rows a new version of a date holds.
     pub struct ChangedCounts { pub business_date: NaiveDate, pub silver_rows: i64, pub gold_rows: i64 }
 }
@@ -70,6 +75,8 @@ statements! {
     KEY_COLLISIONS: Query<KeyCount> = v2::KEY_COLLISIONS;
     GOLD_INSERT: Exec = v2::GOLD_INSERT;
     CHANGED_COUNTS: Query<ChangedCounts> = v2::CHANGED_COUNTS;
+    KEPT_WINDOWS: Query<KeptWindow> = v2::KEPT_WINDOWS;
+    DATE_WINDOWS_INSERT: Exec = v2::DATE_WINDOWS_INSERT;
 }
 
 impl Store {
@@ -104,6 +111,12 @@ impl Store {
         Ok(STORE_CHANGE_DATES.all(self, params)?.into_iter().map(|d| d.business_date).collect())
     }
 
+    /// The kept window of each date in `first..=last` whose version now has one (reopened).
+    pub(crate) fn kept_windows(&self, first: NaiveDate, last: NaiveDate) -> Result<std::collections::BTreeMap<NaiveDate, u32>> {
+        let rows = KEPT_WINDOWS.all(self, named_params! { "first": first, "last": last })?;
+        Ok(rows.into_iter().filter_map(|w| Some((w.business_date, u32::try_from(w.late_days).ok()?))).collect())
+    }
+
     /// How many basket keys two basket_ids share.
     pub fn key_collisions(&self) -> Result<i64> {
         Ok(KEY_COLLISIONS.one(self, &[])?.keys)
@@ -126,6 +139,13 @@ pub struct Rewrite<'a> {
 }
 
 impl Tx<'_> {
+    /// Snapshot `snapshot_id` keeps window `late_days` for `dates` (ISO dates joined by commas).
+    pub(crate) fn keep_windows(&mut self, snapshot_id: i64, late_days: u32, dates: &str) -> Result<()> {
+        let params = named_params! { "snapshot_id": snapshot_id, "late_days": late_days, "dates": dates };
+        self.exec("keeping the dates' windows", &DATE_WINDOWS_INSERT, params)?;
+        Ok(())
+    }
+
     /// The new silver version of the dates: one pointer per basket to its winning copy.
     pub(crate) fn insert_silver_version(&mut self, w: &Rewrite) -> Result<i64> {
         let dates = w.gaps.then_some(w.dates);

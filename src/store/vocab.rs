@@ -75,6 +75,8 @@ sql_enum! {
         Rollback = "rollback",
         /// A store correction: the dates a changed stores.csv row moves.
         Store = "store",
+        /// `recount reopen`: finance took a closed date's late rows in, with a reason.
+        Reopen = "reopen",
     }
 }
 

@@ -1,0 +1,132 @@
+//! Reopening a closed date, governed: finance decides to take the rows that arrived past a
+//! date's window into silver and gold. The date's window widens to the newest upload that holds
+//! its rows, and the write is one v2 snapshot that names who decided, why, and what it took in.
+//! Every later write of the date keeps the wider window (`audit.date_windows`); a rollback past
+//! the reopening narrows it again.
+
+use super::Lab;
+use super::snapshot::Trigger;
+use super::v2::{self, RunReport, V2Options};
+use crate::rules::LatenessWindow;
+use crate::store::TriggerKind;
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, bail, eyre};
+use std::collections::BTreeMap;
+
+/// What reopening a date would take in, worked out without writing: the confirmation shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ReopenPlan {
+    pub business_date: NaiveDate,
+    /// The window the date is built with now, and the one the reopening gives it.
+    pub late_days: u32,
+    pub wider_late_days: u32,
+    /// Rows past the window, and the baskets among them that v2 has no copy of.
+    pub rows: i64,
+    pub baskets: i64,
+    /// The revenue of those baskets, per currency (the copy the recompute counts).
+    pub revenue: BTreeMap<String, i64>,
+    /// The uploads that brought the rows, oldest first.
+    pub uploads: Vec<NaiveDate>,
+}
+
+impl ReopenPlan {
+    /// The baskets' revenue, currency by currency: "£12.50, ₹1,000.00".
+    pub fn amounts(&self) -> String {
+        self.revenue.iter().map(|(c, v)| crate::money::format_major(*v, c)).collect::<Vec<_>>().join(", ")
+    }
+
+    /// The question the explorer asks before it reopens.
+    pub fn text(&self) -> String {
+        let uploads: Vec<String> = self.uploads.iter().map(|u| u.to_string()).collect();
+        format!(
+            "Reopen {} and take in what arrived past its window?\n\n{} row(s), {} basket(s) missing from v2: {}\nfrom upload(s) {}.\nThe window widens from {} to {} days, recorded as one snapshot with the reason.",
+            self.business_date,
+            self.rows,
+            self.baskets,
+            self.amounts(),
+            uploads.join(", "),
+            self.late_days,
+            self.wider_late_days
+        )
+    }
+}
+
+/// The window `d` is built with now: its version's (a reopening's when kept), or the default.
+pub fn window_now(lab: &Lab, d: NaiveDate) -> Result<LatenessWindow> {
+    Ok(LatenessWindow::as_built(lab.store().version_at(d, None)?.and_then(|v| v.late_days)))
+}
+
+/// The window `recount late` lists `d`'s rows by: `late_days`, or the date's kept window when
+/// a reopening widened it.
+pub fn listing_window(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<u32> {
+    Ok(LatenessWindow::with_kept(late_days, lab.store().kept_windows(d, d)?.get(&d).copied()).late_days)
+}
+
+/// What reopening `d` would take in; an error when nothing of it arrived past its window.
+pub fn plan(lab: &Lab, d: NaiveDate) -> Result<ReopenPlan> {
+    let window = window_now(lab, d)?;
+    // Rows past the window's far end (future-dated rows, before its near end, are a till clock's
+    // and no reopening's).
+    let late: Vec<_> = lab.store().late_rows(window.late_days, d)?.into_iter().filter(|r| r.upload_date > d).collect();
+    let Some(newest) = late.iter().map(|r| r.upload_date).max() else {
+        bail!("{d} has no rows past its {}-day window: there is nothing to reopen (`recount late {d}` lists them)", window.late_days);
+    };
+    let wider = u32::try_from((newest - d).num_days()).map_err(|_| eyre!("{d}: the newest late upload {newest} is before the date"))?;
+    if wider > crate::rules::MAX_LATE_DAYS {
+        bail!(
+            "{d}: upload {newest} is {wider} days after the date, past the longest window recount keeps ({} days)",
+            crate::rules::MAX_LATE_DAYS
+        );
+    }
+    let mut revenue: BTreeMap<String, i64> = BTreeMap::new();
+    let mut baskets = 0;
+    for r in late.iter().filter(|r| r.missing_from_v2 && r.recompute_copy) {
+        baskets += 1;
+        let sum = revenue.entry(r.currency.clone()).or_insert(0);
+        *sum = sum.checked_add(r.revenue_minor).ok_or_else(|| eyre!("{d}: the late revenue in {} overflows 64 bits", r.currency))?;
+    }
+    let mut uploads: Vec<NaiveDate> = late.iter().map(|r| r.upload_date).collect();
+    uploads.dedup();
+    Ok(ReopenPlan {
+        business_date: d,
+        late_days: window.late_days,
+        wider_late_days: wider,
+        rows: late.len() as i64,
+        baskets,
+        revenue,
+        uploads,
+    })
+}
+
+/// Who decided, and why: the words a snapshot keeps, with no control characters.
+pub struct Decision<'a> {
+    pub reason: &'a str,
+    pub by: &'a str,
+}
+
+impl Decision<'_> {
+    /// The person when none is named: `$USER`, else "unknown".
+    pub fn default_by() -> String {
+        std::env::var("USER").ok().filter(|u| !u.trim().is_empty()).unwrap_or_else(|| "unknown".into())
+    }
+}
+
+/// Reopens `d`: one v2 write of the date under its wider window, recorded with the decision.
+pub fn reopen(lab: &Lab, d: NaiveDate, decision: Decision, opts: V2Options) -> Result<RunReport> {
+    let clean = |s: &str| crate::sanitize::for_terminal(s.trim()).into_owned();
+    let (reason, by) = (clean(decision.reason), clean(decision.by));
+    if decision.reason.chars().all(|c| c.is_whitespace() || c.is_control()) {
+        bail!("a reopening needs a reason (--reason TEXT): it is what history shows of the decision");
+    }
+    let p = plan(lab, d)?;
+    let detail = format!(
+        "reopened by {by}: {reason} ({} basket(s), {} from upload(s) {}; window {} -> {} days)",
+        p.baskets,
+        p.amounts(),
+        p.uploads.iter().map(|u| u.to_string()).collect::<Vec<_>>().join(", "),
+        p.late_days,
+        p.wider_late_days
+    );
+    let trigger = Trigger { kind: TriggerKind::Reopen, upload: None, detail };
+    v2::reopen_date(lab, d, p.wider_late_days, trigger, opts)
+}
