@@ -124,22 +124,24 @@ WHERE ($upload_date::DATE IS NULL OR upload_date = $upload_date::DATE)
 ORDER BY upload_date, file, line;
 
 -- name: date_summaries
--- Per business date and currency: v1 (all appends), v2 gold and the recompute, for the
--- navigator's disagreement marks, and the window the date was last built with (NULL: never).
-WITH keys AS (SELECT DISTINCT business_date, currency FROM bronze.current_cells),
-v1 AS (SELECT business_date, currency, sum(revenue_minor) AS rev FROM naive.daily_sales GROUP BY ALL),
-v2 AS (SELECT business_date, currency, sum(baskets) AS b, sum(revenue_minor) AS rev FROM gold.daily_store_sales GROUP BY ALL),
-rc AS (SELECT business_date, currency, sum(baskets) AS b, sum(revenue_minor) AS rev FROM recompute.daily_store_sales GROUP BY ALL)
-SELECT k.business_date, k.currency, v1.rev IS NOT NULL AS v1_ran, coalesce(v1.rev, 0)::BIGINT AS v1_revenue_minor,
+-- Per business date, country and currency: v1 (all appends), v2 gold and the recompute, for the
+-- navigator's disagreement marks and the trend, and the window the date was last built with
+-- (NULL: never). The recompute holds every date of a landed event; v1 and v2 can add none.
+WITH v1 AS (SELECT business_date, country, currency, sum(revenue_minor) AS rev FROM naive.daily_sales GROUP BY ALL),
+v2 AS (SELECT business_date, country, currency, sum(baskets) AS b, sum(revenue_minor) AS rev FROM gold.daily_store_sales GROUP BY ALL),
+rc AS (SELECT business_date, country, currency, sum(baskets) AS b, sum(revenue_minor) AS rev FROM recompute.daily_store_sales GROUP BY ALL),
+keys AS (SELECT business_date, country, currency FROM rc UNION SELECT business_date, country, currency FROM v1
+         UNION SELECT business_date, country, currency FROM v2)
+SELECT k.business_date, k.country, k.currency, v1.rev IS NOT NULL AS v1_ran, coalesce(v1.rev, 0)::BIGINT AS v1_revenue_minor,
        coalesce(v2.b, 0)::BIGINT AS v2_baskets, coalesce(v2.rev, 0)::BIGINT AS v2_revenue_minor,
        coalesce(rc.b, 0)::BIGINT AS recompute_baskets, coalesce(rc.rev, 0)::BIGINT AS recompute_revenue_minor,
        w.late_days
 FROM keys k
-LEFT JOIN v1 USING (business_date, currency)
-LEFT JOIN v2 USING (business_date, currency)
-LEFT JOIN rc USING (business_date, currency)
+LEFT JOIN v1 USING (business_date, country, currency)
+LEFT JOIN v2 USING (business_date, country, currency)
+LEFT JOIN rc USING (business_date, country, currency)
 LEFT JOIN windows_as_of(NULL) w USING (business_date)
-ORDER BY 1, 2;
+ORDER BY 1, 2, 3;
 
 -- name: basket_copies
 -- Every copy of every basket of date $business_date that was sent more than once.

@@ -252,6 +252,12 @@ pub enum Command {
         #[command(flatten)]
         window: Window,
     },
+    /// Revenue per business date and country: v1, v2 gold and the recompute (a v1 retry is a spike)
+    Trend {
+        /// Only this country (GB, IN, SG, ...)
+        #[arg(long, value_name = "CODE")]
+        country: Option<String>,
+    },
     /// Take a closed date's rows that arrived past its window into silver and gold, with a reason
     Reopen {
         /// The business date: YYYY-MM-DD, or MM-DD within the lab's years

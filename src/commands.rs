@@ -161,6 +161,7 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
         Command::Diff { date, from, to, baskets } => diff(&g, date, from, to, baskets),
         Command::Rollback { snapshot } => rollback(&g, snapshot),
         Command::Reopen { date, reason, by } => reopen(&g, date, &reason, by),
+        Command::Trend { country } => report(&g, |lab| Ok(reports::trend::trend(lab)?.only(country.as_deref()))),
         Command::Evidence { date, out } => evidence(&g, date, &out),
         Command::Spark { command } => spark(&g, command),
         Command::Completions { shell } => {

@@ -76,13 +76,14 @@ fn sample_server(dir: &std::path::Path) -> recount::tui::worker::Server {
 fn every_screen_renders_its_report_at_120x40_and_80x24() {
     let dir = tempdir();
     let (_lab, mut app, d) = loaded_app(dir.path());
-    let expect: [&[&str]; 6] = [
+    let expect: [&[&str]; 7] = [
         &["lateness", "per country", "v2 gold", "recompute", "GB", "IN", "SG", "£"],
         &["missed", "double counted", "holds"],
         &["re-sent basket", "which copy counts", "won: "],
         &["beyond the 2-day window", "quarantine"],
-        &["history of", "added from upload", "baskets at each snapshot"],
+        &["history of", "added from upload", "at each version of the date"],
         &["completeness", "uniqueness", "correctness", "timeliness", "consistency"],
+        &["revenue per business date", "v1 spikes on", "recompute", "█ v1", "• v2 gold"],
     ];
     for (screen, words) in Screen::ALL.into_iter().zip(expect) {
         app.update(Action::Screen(screen));
@@ -753,4 +754,82 @@ fn a_questions_answers_come_from_the_key_table_and_can_be_rebound() {
     assert!(app.popup.is_some() && app.outbox.is_empty(), "and answers nothing");
     assert!(app.on_confirm_key(&KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
     assert!(app.popup.is_none() && app.outbox.is_empty(), "Esc is no");
+}
+
+/// The cells of `buf` in rows `rows` whose symbol is `mark`.
+fn cells_with(buf: &Buffer, rows: std::ops::Range<u16>, mark: &str) -> Vec<(u16, u16)> {
+    rows.flat_map(|y| (0..buf.area.width).map(move |x| (x, y))).filter(|&(x, y)| buf[(x, y)].symbol() == mark).collect()
+}
+
+#[test]
+fn the_trend_draws_v1s_retry_as_a_spike_told_by_marks_and_is_its_table_at_80x24() {
+    let dir = tempdir();
+    let (_lab, mut app, d) = loaded_app(dir.path());
+    app.update(Action::Screen(Screen::Trend));
+    let buf = render(&mut app, 120, 40);
+    let screen = text(&buf);
+    assert!(screen.contains(&format!("v1 spikes on {}", d.format("%m-%d"))), "{screen}");
+    let lines: Vec<&str> = screen.lines().collect();
+    let top = lines.iter().position(|l| l.contains("revenue per business date")).unwrap() as u16;
+    let bottom = lines.iter().position(|l| l.contains("per date: v1, v2 gold, recompute")).unwrap() as u16;
+    // v1's blocks, the legend's own left out: the highest stands alone, over the other days'.
+    let legend = lines.iter().position(|l| l.contains("█ v1")).unwrap() as u16;
+    assert!(legend > top, "the legend is under the plot:\n{screen}");
+    let blocks: Vec<(u16, u16)> = cells_with(&buf, top + 1..bottom, "█").into_iter().filter(|&(_, y)| y != legend).collect();
+    let highest = blocks.iter().map(|b| b.1).min().unwrap();
+    let at_top: Vec<_> = blocks.iter().filter(|b| b.1 == highest).collect();
+    assert_eq!(at_top.len(), 1, "one spike: {at_top:?}\n{screen}");
+    let rest: Vec<u16> = blocks.iter().filter(|b| b.1 != highest).map(|b| b.1).collect();
+    assert!(rest.len() >= 4 && rest.iter().all(|&y| y >= highest + 3), "the other days sit well below the spike:\n{screen}");
+
+    // Without colour, every series is told by its mark, and no cell carries a colour.
+    app.theme = recount::tui::theme::Theme::load("dark").unwrap().monochrome();
+    let mono = render(&mut app, 120, 40);
+    let mono_text = text(&mono);
+    for mark in ["█ v1", "• v2 gold", "⣀ recompute", "│ selected"] {
+        assert!(mono_text.contains(mark), "legend mark {mark}:\n{mono_text}");
+    }
+    let coloured =
+        (top..bottom).flat_map(|y| (0..120).map(move |x| (x, y))).filter(|&(x, y)| mono[(x, y)].fg != ratatui::style::Color::Reset).count();
+    assert_eq!(coloured, 0, "NO_COLOR draws the chart without colour");
+
+    // At 80x24 the table is the picture: the doubled day carries its flag and its mark.
+    let small = text(&render(&mut app, 80, 24));
+    assert!(small.contains("(chart: 60x22)"), "{small}");
+    let row = small.lines().find(|l| l.contains(&d.to_string())).expect("the doubled day's row");
+    assert!(row.contains('!'), "{row}");
+}
+
+#[test]
+fn history_steps_each_version_by_its_cause_and_explains_bridge_is_drawn_to_scale() {
+    let dir = tempdir();
+    let (_lab, mut app, d) = loaded_app(dir.path());
+    app.update(Action::Screen(Screen::History));
+    let screen = text(&render(&mut app, 120, 40));
+    let h = &app.view.as_ref().unwrap().history;
+    let country = h.entries[0].countries[0].country.clone();
+    assert!(screen.contains(&format!("{country} at each version of the date")), "{screen}");
+    for e in h.entries.iter().filter(|e| e.countries.iter().any(|c| c.country == country)) {
+        let label = format!("#{} up {}", e.snapshot_id, e.trigger.upload.unwrap().format("%m-%d"));
+        assert!(screen.contains(&label), "step {label}:\n{screen}");
+    }
+    let newest = h.entries.iter().rev().find_map(|e| e.countries.iter().find(|c| c.country == country)).unwrap();
+    assert!(
+        screen.contains(&recount::reports::table::Cell::Money { minor: newest.revenue_minor, currency: newest.currency.clone() }.display()),
+        "{screen}"
+    );
+
+    app.update(Action::Screen(Screen::Explain));
+    let screen = text(&render(&mut app, 120, 40));
+    let e = &app.view.as_ref().unwrap().explain.countries[0];
+    assert!(screen.contains(&format!("{}: recompute - missed + double counted = v1, to scale", e.country)), "{screen}");
+    // Where each bar of the bridge ends, in columns: the parts hang from the totals' ends.
+    let end = |start: &str, mark: char| {
+        let line = screen.lines().find(|l| l.contains(start) && l.contains(mark)).unwrap_or_else(|| panic!("{start} {mark}:\n{screen}"));
+        line.chars().enumerate().filter(|(_, c)| *c == mark).map(|(i, _)| i).max().unwrap()
+    };
+    assert!(e.missed_revenue_minor > 0 && e.double_counted_revenue_minor > 0, "{d}: the bridge has both parts");
+    assert_eq!(end("- missed", '░'), end("│recompute  ", '█'), "what v1 missed is taken off the recompute's end:\n{screen}");
+    assert_eq!(end("+ double counted", '▓'), end("= v1 (one run)", '█'), "the copies counted twice bring it to v1's end:\n{screen}");
+    assert!(end("= v1 (one run)", '█') != end("│recompute  ", '█') || e.missed_revenue_minor == e.double_counted_revenue_minor);
 }

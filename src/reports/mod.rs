@@ -15,6 +15,7 @@ pub mod source;
 pub mod status;
 pub mod summary;
 pub mod table;
+pub mod trend;
 
 pub use table::{Cell, Format, Note, Report, Row, Status, Table};
 

@@ -39,6 +39,8 @@ pub struct LabOverview {
     /// What the newest write of gold did, in one line (`summary::banner`): the explorer opens
     /// with it.
     pub banner: String,
+    /// Revenue per date and country, v1, v2 and the recompute: the Trend screen.
+    pub trend: super::trend::TrendReport,
 }
 
 pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
@@ -48,7 +50,8 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
     // Built dates whose window has landed, by the window they were built with: stale ones are
     // found below, from their input hashes.
     let mut closed_by_window: BTreeMap<u32, Vec<NaiveDate>> = BTreeMap::new();
-    for r in lab.store().date_summaries()? {
+    let rows = lab.store().date_summaries()?;
+    for r in &rows {
         let d = r.business_date;
         let window = LatenessWindow::as_built(r.late_days);
         let provisional = !window.missing_uploads(&landed, d).is_empty();
@@ -78,7 +81,9 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
         }
     }
     let world_uploads = crate::raw::source::uploads_of(world).unwrap_or_default();
+    let trend = super::trend::TrendReport::from_rows(&rows, |d| dates.get(&d).is_some_and(|s| s.provisional));
     Ok(LabOverview {
+        trend,
         dates: dates.into_values().collect(),
         lateness: lateness::lateness(lab, false)?,
         lateness_by_country: lateness::lateness(lab, true)?,

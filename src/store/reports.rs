@@ -89,6 +89,7 @@ row! {
     /// One business date and currency: v1, v2 and the recompute, and the window it was built with.
     pub struct DateSummaryRow {
         pub business_date: NaiveDate,
+        pub country: String,
         pub currency: String,
         pub v1_ran: bool,
         pub v1_revenue_minor: i64,

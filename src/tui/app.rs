@@ -23,12 +23,19 @@ pub enum Confirmable {
     LandNext,
     /// Landing the next correction shipped with the world and running v2 for its upload.
     LandCorrection,
+    /// Reopening a closed date with the reason typed for it.
+    Reopen {
+        date: NaiveDate,
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InputKind {
     JumpToDate,
     SearchBaskets,
+    /// Why finance reopens the date.
+    ReopenReason(NaiveDate),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,6 +151,21 @@ const MAX_LOAD_FAILURES: u32 = 2;
 fn confirm_rebuild(p: &RebuildPreview) -> Popup {
     let text = format!("{}\n\n{}", p.text(), super::keys::active().answers("rebuild"));
     Popup::Confirm { what: Confirmable::Rebuild { date: p.business_date, late_days: p.window.late_days }, text }
+}
+
+/// The confirmation a reopening asks for: what it takes in, the amount, and the reason.
+fn confirm_reopen(p: &crate::lake::reopen::ReopenPlan, reason: String) -> Popup {
+    let shown = crate::sanitize::for_terminal(&reason).into_owned();
+    let text = format!(
+        "{}
+
+Reason: {shown}
+
+{}",
+        p.text(),
+        super::keys::active().answers("reopen")
+    );
+    Popup::Confirm { what: Confirmable::Reopen { date: p.business_date, reason }, text }
 }
 
 /// A question's text with its answers from the key table.
@@ -316,6 +338,7 @@ impl App {
                 }
             }
             Reply::Preview(p) => self.popup = Some(confirm_rebuild(&p)),
+            Reply::ReopenPreview(p, reason) => self.popup = Some(confirm_reopen(&p, reason)),
             Reply::Done(text) => {
                 self.message = text;
                 let d = self.selected_date();
@@ -463,6 +486,10 @@ impl App {
     fn take_input(&mut self, kind: InputKind, text: String) {
         match kind {
             InputKind::JumpToDate => self.jump_to(&text),
+            InputKind::ReopenReason(d) if text.trim().is_empty() => {
+                self.message = format!("{d} was not reopened: a reopening needs a reason");
+            }
+            InputKind::ReopenReason(d) => self.start(format!("previewing a reopening of {d}"), Job::PreviewReopen(d, text)),
             InputKind::SearchBaskets => {
                 self.search = text;
                 // Baskets filters by it; every screen then goes to the first row holding it.
@@ -492,6 +519,7 @@ impl App {
                     Confirmable::Reset => self.start("resetting the lab", Job::Reset),
                     Confirmable::LandNext => self.start("landing the next upload and running v2", Job::LandNext),
                     Confirmable::LandCorrection => self.start("landing the next correction and running v2", Job::LandCorrection),
+                    Confirmable::Reopen { date, reason } => self.start(format!("reopening {date}"), Job::Reopen(date, reason)),
                 }
             }
             Some(Action::Cancel) => {
@@ -534,6 +562,10 @@ impl App {
             Action::LandCorrection => self.ask_land_correction(),
             Action::CrashDemo => self.crash_demo(),
             Action::Rollback => self.ask_rollback(),
+            Action::Reopen => match self.selected_date() {
+                Some(d) => self.popup = Some(Popup::Input { kind: InputKind::ReopenReason(d), text: String::new() }),
+                None => self.message = "no date selected".into(),
+            },
             Action::Reset => self.ask_reset(),
             Action::SplitByCountry => self.by_country = !self.by_country,
             Action::FilterCountry => self.next_country_filter(),
@@ -621,6 +653,16 @@ impl App {
 
     /// The next country of the date as the Baskets filter, then none.
     fn next_country_filter(&mut self) {
+        if self.screen == Screen::Trend {
+            // The trend shows one country at a time: the next one, round to the first.
+            let Some(snap) = &self.snapshot else { return };
+            let names: Vec<&String> = snap.trend.series.iter().map(|s| &s.country).collect();
+            let shown = super::screens::trend::series(self).map(|s| &s.country);
+            let at = names.iter().position(|c| Some(*c) == shown).unwrap_or(0);
+            self.country_filter = names.get((at + 1) % names.len().max(1)).map(|c| (*c).clone());
+            self.cursor.row = 0;
+            return;
+        }
         let countries: Vec<String> =
             self.view.as_ref().map(|v| v.check.countries.iter().map(|c| c.country.clone()).collect()).unwrap_or_default();
         self.country_filter = match &self.country_filter {

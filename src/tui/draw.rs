@@ -440,6 +440,7 @@ fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup, app: &App) -> (u16, u16) {
             let what = match kind {
                 super::app::InputKind::JumpToDate => "go to date (YYYY-MM-DD or MM-DD), Enter",
                 super::app::InputKind::SearchBaskets => "search basket_id or store, Enter",
+                super::app::InputKind::ReopenReason(_) => "why reopen this date (kept in history), Enter",
             };
             (what.into(), Text::from(format!("{}▏", crate::sanitize::for_terminal(text))), t.text())
         }

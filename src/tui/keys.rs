@@ -30,6 +30,7 @@ pub enum Action {
     Bottom,
     CrashDemo,
     Rollback,
+    Reopen,
     Reset,
     SplitByCountry,
     FilterCountry,
@@ -138,7 +139,7 @@ pub(crate) const BINDINGS: &[Binding] = &[
         label: "Tab",
         action: Action::NextScreen,
         hint: "screen",
-        help: "next screen (1-6 jump to a screen)",
+        help: "next screen (1-7 jump to a screen)",
         scope: Scope::Global,
     },
     Binding {
@@ -195,6 +196,14 @@ pub(crate) const BINDINGS: &[Binding] = &[
         action: Action::Screen(Screen::Promises),
         hint: "",
         help: "Promises: pass, warn or fail",
+        scope: Scope::Global,
+    },
+    Binding {
+        keys: &[Char('7')],
+        label: "7",
+        action: Action::Screen(Screen::Trend),
+        hint: "",
+        help: "Trend: revenue per date and country, v1 against v2 and the recompute",
         scope: Scope::Global,
     },
     Binding {
@@ -309,6 +318,14 @@ pub(crate) const BINDINGS: &[Binding] = &[
         help: "roll back to the selected snapshot (confirm)",
         scope: Scope::Screens(&[Screen::History]),
     },
+    Binding {
+        keys: &[Char('o')],
+        label: "o",
+        action: Action::Reopen,
+        hint: "reopen",
+        help: "reopen the closed date: take its rows past the window into gold (a reason, then confirm)",
+        scope: Scope::Screens(&[Screen::Late]),
+    },
     Binding { keys: &[Char('R')], label: "R", action: Action::Reset, hint: "", help: "reset the lab (confirm)", scope: Scope::Global },
     Binding {
         keys: &[Char('c')],
@@ -323,8 +340,8 @@ pub(crate) const BINDINGS: &[Binding] = &[
         label: "f",
         action: Action::FilterCountry,
         hint: "country",
-        help: "filter baskets by country (cycles)",
-        scope: Scope::Screens(&[Screen::Baskets]),
+        help: "filter baskets by country, or pick the trend's country (cycles)",
+        scope: Scope::Screens(&[Screen::Baskets, Screen::Trend]),
     },
     Binding {
         keys: &[Char('/')],

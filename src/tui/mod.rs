@@ -1,10 +1,11 @@
 //! The explorer: an interactive terminal UI over raw, silver, gold and their snapshots.
 
 pub mod app;
+mod charts;
 pub mod draw;
 pub mod keys;
 pub mod screen;
-mod screens;
+pub(crate) mod screens;
 pub mod theme;
 pub mod worker;
 

@@ -9,11 +9,13 @@ pub enum Screen {
     Late,
     History,
     Promises,
+    Trend,
 }
 
 impl Screen {
     /// In tab order.
-    pub const ALL: [Screen; 6] = [Screen::Overview, Screen::Explain, Screen::Baskets, Screen::Late, Screen::History, Screen::Promises];
+    pub const ALL: [Screen; 7] =
+        [Screen::Overview, Screen::Explain, Screen::Baskets, Screen::Late, Screen::History, Screen::Promises, Screen::Trend];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -23,6 +25,7 @@ impl Screen {
             Screen::Late => "Late & quarantine",
             Screen::History => "History",
             Screen::Promises => "Promises",
+            Screen::Trend => "Trend",
         }
     }
 
@@ -43,6 +46,7 @@ impl Screen {
             Screen::Late => "late",
             Screen::History => "history",
             Screen::Promises => "promises",
+            Screen::Trend => "trend",
         }
     }
 
@@ -71,7 +75,7 @@ mod tests {
             s = s.next();
             assert_eq!(s, *want);
         }
-        assert_eq!(Screen::Overview.prev(), Screen::Promises);
+        assert_eq!(Screen::Overview.prev(), Screen::Trend);
         assert_eq!(Screen::Promises.index(), 5);
     }
 }

@@ -59,6 +59,13 @@ fn color(s: &str) -> Result<Color> {
 }
 
 impl Theme {
+    /// The theme without colour, as NO_COLOR asks: marks, bold, dim and underline only.
+    pub fn monochrome(mut self) -> Theme {
+        self.colored = false;
+        self.name.push_str(" (NO_COLOR)");
+        self
+    }
+
     pub fn names() -> Vec<&'static str> {
         BUNDLED.iter().map(|(n, _)| *n).collect()
     }
@@ -89,8 +96,7 @@ impl Theme {
             bold: f.bold,
         };
         if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
-            t.colored = false;
-            t.name.push_str(" (NO_COLOR)");
+            t = t.monochrome();
         }
         Ok(t)
     }

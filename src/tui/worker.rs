@@ -34,6 +34,10 @@ pub enum Job {
     LoadDate(NaiveDate),
     RetryV1(NaiveDate),
     PreviewRebuild(NaiveDate),
+    /// What reopening a date would take in, with the reason typed for it.
+    PreviewReopen(NaiveDate, String),
+    /// Reopen a date (its rows past the window into gold) with the reason.
+    Reopen(NaiveDate, String),
     /// Rebuild a date with v2 under `late_days` (the window its preview showed).
     Rebuild {
         date: NaiveDate,
@@ -50,7 +54,7 @@ pub enum Job {
 impl Job {
     /// Whether the job writes to the lab (quitting then waits for it).
     pub fn writes(&self) -> bool {
-        !matches!(self, Job::Load(_) | Job::LoadDate(_) | Job::PreviewRebuild(_))
+        !matches!(self, Job::Load(_) | Job::LoadDate(_) | Job::PreviewRebuild(_) | Job::PreviewReopen(..))
     }
 }
 
@@ -69,6 +73,7 @@ pub enum Reply {
     Loaded(Box<LabOverview>, Option<Box<DateView>>),
     DateLoaded(Box<DateView>),
     Preview(v2::RebuildPreview),
+    ReopenPreview(crate::lake::reopen::ReopenPlan, String),
     Done(String),
     Failed(String),
     /// The check of a date not loaded yet, ahead of its other reports: the Overview draws it
@@ -449,6 +454,7 @@ impl Server {
                 Ok(Reply::DateLoaded(Box::new(self.view(d)?)))
             }
             Job::PreviewRebuild(d) => Ok(Reply::Preview(v2::preview_rebuild(&self.lab, d)?)),
+            Job::PreviewReopen(d, reason) => Ok(Reply::ReopenPreview(crate::lake::reopen::plan(&self.lab, d)?, reason)),
             job => {
                 // Everything else writes (or may have written, if it failed halfway). The lab is
                 // written under its lock, then read again, so other processes may read it.
@@ -475,7 +481,14 @@ impl Server {
 fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
     let opts = v2::V2Options { late_days: setup.late_days, fail_after: None, ..Default::default() };
     Ok(match job {
-        Job::Load(_) | Job::LoadDate(_) | Job::PreviewRebuild(_) => color_eyre::eyre::bail!("a reading job reached the writer"),
+        Job::Load(_) | Job::LoadDate(_) | Job::PreviewRebuild(_) | Job::PreviewReopen(..) => {
+            color_eyre::eyre::bail!("a reading job reached the writer")
+        }
+        Job::Reopen(d, reason) => {
+            let by = crate::lake::reopen::Decision::default_by();
+            let r = crate::lake::reopen::reopen(lab, d, crate::lake::reopen::Decision { reason: &reason, by: &by }, opts)?;
+            Reply::Done(format!("{d} reopened by {by} as snapshot {}: {}", r.snapshot.snapshot_id, r.snapshot.fingerprint))
+        }
         Job::RetryV1(d) => {
             let r = v1::run(lab, d, None)?;
             Reply::Done(format!(

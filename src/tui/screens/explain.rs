@@ -3,6 +3,7 @@
 
 use super::Home;
 use crate::tui::app::{App, Popup};
+use crate::tui::charts;
 use crate::tui::draw::{self, Drawn};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -46,8 +47,16 @@ impl Home for Explain {
     fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
         let v = app.view.as_ref()?;
         let d = v.check.business_date;
-        let [table, notes] = Layout::vertical([Constraint::Min(5), Constraint::Length(5)]).areas(area);
+        // The bridge of the cursor row's country, to scale, when there is room: the table is its text.
+        let bridge = if area.height >= 17 { 6 } else { 0 };
+        // The table holds one row per country: it takes what they need, the bridge sits under it.
+        let rows = u16::try_from(v.explain.countries.len()).unwrap_or(u16::MAX).saturating_add(4).max(5);
+        let [table, chart, notes] =
+            Layout::vertical([Constraint::Length(rows), Constraint::Length(bridge), Constraint::Min(5)]).areas(area);
         draw::draw_main_table(f, app, &v.explain.table(), table, format!("{d}: recompute - missed + double counted = v1"), out);
+        if let Some(c) = v.explain.countries.get(app.source_row()).filter(|_| bridge > 0) {
+            charts::draw_bridge(f, &app.theme, c, chart);
+        }
         draw::draw_notes(f, &app.theme, &crate::reports::Report::notes(&v.explain), notes);
         Some(())
     }

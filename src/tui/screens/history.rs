@@ -3,11 +3,11 @@
 
 use super::Home;
 use crate::tui::app::{App, Popup};
+use crate::tui::charts;
 use crate::tui::draw::{self, Drawn};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::Span;
-use ratatui::widgets::{Block, Borders, Paragraph, Sparkline, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
 pub(super) struct History;
 
@@ -42,12 +42,13 @@ impl Home for History {
     fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
         let t = &app.theme;
         let v = app.view.as_ref()?;
-        let [head, spark, table] = Layout::vertical([Constraint::Length(2), Constraint::Length(4), Constraint::Min(4)]).areas(area);
+        // The steps of the cursor row's country, when there is room; the table is their text.
+        let steps = if area.height >= 18 { 9 } else { 0 };
+        let [head, chart, table] = Layout::vertical([Constraint::Length(2), Constraint::Length(steps), Constraint::Min(4)]).areas(area);
         f.render_widget(Paragraph::new(v.history.status.describe()).style(t.text()).wrap(Wrap { trim: true }), head);
-        let values: Vec<u64> = v.history.entries.iter().map(|e| e.countries.iter().map(|c| c.baskets.max(0) as u64).sum()).collect();
-        let block =
-            Block::default().borders(Borders::ALL).title(Span::styled("baskets at each snapshot", t.muted())).border_style(t.border(false));
-        f.render_widget(Sparkline::default().data(&values).style(t.bar(false)).block(block), spark);
+        if let Some(country) = v.history.country_at_row(app.source_row()).filter(|_| steps > 0) {
+            charts::draw_steps(f, t, &v.history.entries, country, chart);
+        }
         let title = format!("history of {}: Enter explains a change, b rolls back", v.check.business_date);
         draw::draw_main_table(f, app, &v.history.table(), table, title, out);
         Some(())

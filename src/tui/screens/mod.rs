@@ -8,6 +8,7 @@ mod history;
 mod late;
 mod overview;
 mod promises;
+pub(crate) mod trend;
 
 use super::app::{App, Popup};
 use super::draw::Drawn;
@@ -55,6 +56,7 @@ impl Screen {
             Screen::Late => &late::Late,
             Screen::History => &history::History,
             Screen::Promises => &promises::Promises,
+            Screen::Trend => &trend::Trend,
         }
     }
 }

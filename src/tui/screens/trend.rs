@@ -1,0 +1,40 @@
+//! Trend: a country's revenue per business date, v1, v2 gold and the recompute, as a chart over
+//! its table (the chart's text, and all there is when the terminal is too small). `f` picks the
+//! country; the navigator's date is the chart's rule.
+
+use super::Home;
+use crate::reports::trend::TrendSeries;
+use crate::tui::app::App;
+use crate::tui::charts;
+use crate::tui::draw::{self, Drawn};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+
+pub(super) struct Trend;
+
+/// The series the screen shows: the country `f` picked, else the first.
+pub(crate) fn series(app: &App) -> Option<&TrendSeries> {
+    let trend = &app.snapshot.as_ref()?.trend;
+    let picked = app.country_filter.as_ref().and_then(|c| trend.series.iter().find(|s| &s.country == c));
+    picked.or(trend.series.first())
+}
+
+impl Home for Trend {
+    fn table(&self, app: &App) -> Option<crate::reports::Table> {
+        series(app).map(TrendSeries::table)
+    }
+
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
+        let s = series(app)?;
+        let title = format!("{} ({}) per date: v1, v2 gold, recompute; f country", s.country, s.currency);
+        // The chart needs room for its axes and a readable height; below that the table is it.
+        if !charts::fits(area, 60, 22) {
+            draw::draw_main_table(f, app, &s.table(), area, format!("{title} (chart: 60x22)"), out);
+            return Some(());
+        }
+        let [chart, table] = Layout::vertical([Constraint::Percentage(55), Constraint::Min(6)]).areas(area);
+        charts::draw_trend(f, &app.theme, s, app.selected_date(), chart);
+        draw::draw_main_table(f, app, &s.table(), table, title, out);
+        Some(())
+    }
+}
