@@ -833,3 +833,49 @@ fn history_steps_each_version_by_its_cause_and_explains_bridge_is_drawn_to_scale
     assert_eq!(end("+ double counted", '▓'), end("= v1 (one run)", '█'), "the copies counted twice bring it to v1's end:\n{screen}");
     assert!(end("= v1 (one run)", '█') != end("│recompute  ", '█') || e.missed_revenue_minor == e.double_counted_revenue_minor);
 }
+
+#[test]
+fn the_late_screen_reopens_a_date_after_a_reason_and_a_confirmation_that_shows_the_amount() {
+    use recount::tui::app::Popup;
+    use recount::tui::keys::action_for;
+    use recount::tui::worker::Job;
+    let dir = tempdir();
+    let mut server = sample_server(dir.path());
+    let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
+    app.outbox.clear();
+    let d = day("2026-10-20");
+    app.on_reply(server.serve(Job::Load(Some(d))).unwrap());
+    let late = app.view.as_ref().unwrap().late.clone();
+    let missing: i64 = late.rows.iter().filter(|r| r.upload_date > d && r.missing_from_v2 && r.recompute_copy).map(|r| r.revenue_minor).sum();
+    assert!(missing > 0, "{d} has late baskets on the first-run lab");
+    let amount = recount::reports::table::Cell::Money { minor: missing, currency: "GBP".into() }.display();
+
+    assert_eq!(action_for(&key('o'), Screen::Late), Some(Action::Reopen));
+    assert_eq!(action_for(&key('o'), Screen::Overview), None, "o is the Late screen's");
+    app.update(Action::Screen(Screen::Late));
+    // No reason, no reopening.
+    app.update(Action::Reopen);
+    assert!(app.on_input_key(&KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    assert!(app.outbox.is_empty() && app.message.contains("needs a reason"), "{}", app.message);
+    app.update(Action::Reopen);
+    for c in "approved by finance".chars() {
+        app.on_input_key(&key(c));
+    }
+    app.on_input_key(&KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let Some(Job::PreviewReopen(at, reason)) = app.outbox.pop() else { panic!("a preview first: {:?}", app.outbox) };
+    assert_eq!((at, reason.as_str()), (d, "approved by finance"));
+    app.running = None;
+    app.on_reply(server.serve(Job::PreviewReopen(at, reason)).unwrap());
+    let Some(Popup::Confirm { text, .. }) = &app.popup else { panic!("a confirmation: {:?}", app.popup) };
+    assert!(text.contains(&amount) && text.contains("approved by finance"), "the question shows the amount and the reason:\n{text}");
+    assert!(app.on_confirm_key(&key('y')));
+    let Some(job @ Job::Reopen(..)) = app.outbox.pop() else { panic!("y reopens: {:?}", app.outbox) };
+    app.running = None;
+    let done = server.serve(job).unwrap();
+    assert!(matches!(&done, Reply::Done(m) if m.contains("reopened by")), "{done:?}");
+    app.on_reply(server.serve(Job::Load(Some(d))).unwrap());
+    let check = &app.view.as_ref().unwrap().check;
+    assert!(check.countries.iter().all(|c| c.v2_revenue_minor == c.recompute_revenue_minor), "{check:?}");
+    let h = &app.view.as_ref().unwrap().history;
+    assert!(h.entries.last().unwrap().trigger.detail.contains(": approved by finance"), "{:?}", h.entries.last());
+}
