@@ -27,8 +27,15 @@ tmux send-keys -t "$session" "3"; wait_for "which copy counts"; tmux capture-pan
 tmux send-keys -t "$session" "4"; wait_for "quarantine"; tmux capture-pane -p -t "$session" > "$out/late.txt"
 tmux send-keys -t "$session" "5"; wait_for "history of"; tmux capture-pane -p -t "$session" > "$out/history.txt"
 tmux send-keys -t "$session" "6"; wait_for "completeness"; tmux capture-pane -p -t "$session" > "$out/promises.txt"
+tmux send-keys -t "$session" "7"; wait_for "v1 spikes on"; tmux capture-pane -p -t "$session" > "$out/trend.txt"
 tmux send-keys -t "$session" "?"; wait_for "keys (? or Esc closes)"; tmux capture-pane -p -t "$session" > "$out/help.txt"
 tmux send-keys -t "$session" "End"; sleep 0.3; tmux capture-pane -p -t "$session" > "$out/help-end.txt"; tmux send-keys -t "$session" "Escape"; sleep 0.3
 tmux send-keys -t "$session" "1" "r"; wait_for "Rebuild 2026-10-24"; tmux capture-pane -p -t "$session" > "$out/rebuild-preview.txt"; tmux send-keys -t "$session" "n"
+# A closed date with baskets past its window: the Late screen offers to reopen it.
+tmux send-keys -t "$session" ":" ; wait_for "go to date"; tmux send-keys -t "$session" "10-20" Enter
+wait_for "2026-10-20 per country"
+tmux send-keys -t "$session" "4"; wait_for "beyond the 2-day window"; tmux capture-pane -p -t "$session" > "$out/late-reopen.txt"
+tmux send-keys -t "$session" "o"; wait_for "why reopen"; tmux send-keys -t "$session" "late GB tills approved" Enter
+wait_for "Reopen 2026-10-20"; tmux capture-pane -p -t "$session" > "$out/reopen-confirm.txt"; tmux send-keys -t "$session" "n"
 tmux send-keys -t "$session" "q"
 echo "captured: $(ls $out)"

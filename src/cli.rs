@@ -503,6 +503,22 @@ pub enum SparkCommand {
         #[command(flatten)]
         warehouse: SparkWarehouse,
     },
+    /// Take a closed date's rows past its window into the warehouse's silver and gold, with a reason
+    Reopen {
+        /// The business date (YYYY-MM-DD)
+        #[arg(value_parser = parse_date)]
+        date: NaiveDate,
+        /// Why finance reopens the date: the gold snapshot's summary keeps it
+        #[arg(long, value_name = "TEXT")]
+        reason: String,
+        /// Who decided [default: $USER]
+        #[arg(long, value_name = "NAME")]
+        by: Option<String>,
+        #[command(flatten)]
+        warehouse: SparkWarehouse,
+        #[command(flatten)]
+        window: Window,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -655,6 +655,7 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
             Ok(if report.agree { 0 } else { ENGINES_DISAGREE })
         }
         SparkCommand::Rollback { snapshot, warehouse } => spark_rollback(g, snapshot, &warehouse),
+        SparkCommand::Reopen { date, reason, by, warehouse, window } => spark_reopen(g, date, (&reason, by), &warehouse, window),
     }
 }
 
@@ -717,6 +718,46 @@ fn spark_rollback(g: &Global, snapshot: i64, warehouse: &crate::cli::SparkWareho
             report.snapshot_id,
             report.target_fingerprint.line()
         );
+    }
+    Ok(0)
+}
+
+/// `recount spark reopen`: the driver reopens a date of the warehouse, as `recount reopen` does
+/// the lab's, with the decision's words cleaned as the lab cleans them.
+fn spark_reopen(
+    g: &Global,
+    date: NaiveDate,
+    (reason, by): (&str, Option<String>),
+    warehouse: &crate::cli::SparkWarehouse,
+    window: Window,
+) -> Result<i32> {
+    let (reason, by) = lake::reopen::Decision { reason, by: &by.unwrap_or_else(lake::reopen::Decision::default_by) }.cleaned()?;
+    let args = vec![
+        "--date".to_string(),
+        date.to_string(),
+        "--reason".into(),
+        reason,
+        "--by".into(),
+        by,
+        "--late-days".into(),
+        late_days(window)?.to_string(),
+    ];
+    let line = crate::progress::Progress::start(format!("spark: reopening {date}"));
+    let report: crate::spark::ReopenReport =
+        spark_driver(warehouse)?.call("reopen", &args, |p| line.set(format!("spark: {}", p.message), None))?;
+    drop(line);
+    match g.format {
+        Format::Json => print_json(&report)?,
+        _ => {
+            for run in &report.runs {
+                println!(
+                    "spark {} -> gold snapshot {}",
+                    run.detail.as_deref().unwrap_or("reopen"),
+                    run.snapshot_id.map(|s| s.to_string()).unwrap_or_else(|| "none (inputs unchanged)".into())
+                );
+            }
+            println!("{}", report.fingerprint.line());
+        }
     }
     Ok(0)
 }

@@ -70,6 +70,9 @@ pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()>
     }
     show(&reports::check::check(&lab, day, None)?, color);
 
+    step(&format!("The trend: revenue per date and country, v1 against v2 gold and the recompute. v1's retry of {day} is a spike."), pause);
+    show(&reports::trend::trend(&lab)?, color);
+
     step(&format!("The same retry with v2 for upload {day}: its inputs are unchanged, so it is recorded as skipped."), pause);
     // Its record ends with gold's fingerprint: the same as before the retry.
     print!("{}", v2::run_upload(&lab, day, TriggerKind::Upload, opts)?.render());
@@ -82,6 +85,7 @@ pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()>
     show(&moved, color);
 
     corrections(&mut lab, world, opts, pause, color)?;
+    reopening(&mut lab, world, opts, pause, color)?;
     println!("\nThe explorer shows all of this interactively: recount tui --lab {}", lab_dir.display());
     Ok(())
 }
@@ -119,6 +123,44 @@ fn corrections(lab: &mut Lab, world: &Path, opts: v2::V2Options, pause: bool, co
     let again = land_and_run(lab, &same.dir, v, daily(TriggerKind::Upload, opts))?;
     print!("{}", again.landed.render());
     print!("{}", ran(again)?.render());
+    Ok(())
+}
+
+/// A late basket arrives past its date's window, and finance reopens the day: the schedule runs
+/// on until an upload brings rows of a closed date, then `reopen` takes them in, and the
+/// morning's line says what the newest write moved. A world with no such upload ends before.
+fn reopening(lab: &mut Lab, world: &Path, opts: v2::V2Options, pause: bool, color: bool) -> Result<()> {
+    let landed_to = crate::raw::list_partitions(&lab.raw_root())?.last().copied();
+    let next: Vec<_> = crate::raw::source::uploads_of(world)?.into_iter().filter(|d| landed_to.is_none_or(|l| *d > l)).collect();
+    if next.is_empty() {
+        return Ok(());
+    }
+    step("The schedule runs on, upload by upload, until one brings rows of a date whose window has closed.", pause);
+    for u in next {
+        let run = told(land_and_run(lab, world, u, daily(TriggerKind::Daily, opts))?)?;
+        let Some(b) = run.beyond_window.iter().find(|b| !b.future_dated) else { continue };
+        let d = b.business_date;
+        step(
+            &format!(
+                "Upload {u} brought {} row(s) of {d}, past its window: v2 kept them out of gold and said so. `recount run --alert-on beyond-window` exits 5 on it, for a scheduler.",
+                b.rows
+            ),
+            pause,
+        );
+        show(&reports::listings::late(lab, Some(d), opts.late_days)?, color);
+        step(
+            &format!(
+                "Finance decides to take them in: `recount reopen {d} --reason …` widens the date's window, one snapshot naming who and why."
+            ),
+            pause,
+        );
+        let decision = crate::lake::reopen::Decision { reason: "late tills approved by finance (demo)", by: "the presenter" };
+        print!("{}", crate::lake::reopen::reopen(lab, d, decision, opts)?.render());
+        show(&reports::check::check(lab, d, None)?, color);
+        step("The morning's line, as `recount summary` prints it for a cron mail: what the newest write moved.", pause);
+        println!("{}", crate::sanitize::for_terminal(&reports::summary::summary(lab)?.line()));
+        return Ok(());
+    }
     Ok(())
 }
 

@@ -758,6 +758,14 @@ pub(crate) struct EvidenceReport {
     pub comparison: serde_json::Value,
 }
 
+/// What `recount spark reopen` did: its run, and gold before and after.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ReopenReport {
+    pub runs: Vec<SparkRun>,
+    pub before: SparkFingerprint,
+    pub fingerprint: SparkFingerprint,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct RollbackReport {
     pub snapshot_id: i64,

@@ -119,6 +119,17 @@ fn the_demo_on_the_sample_lands_a_correction_that_changes_exactly_its_date_and_s
         }
     }
     assert_eq!(out.matches("gold.daily_store_sales:").count(), out.matches("-> snapshot").count(), "one fingerprint per run, none twice");
+    // The trend shows v1's retry as a spike; a late basket arrives past its window, and finance
+    // reopens the day: v2 then equals the recompute there, and the morning's line says so.
+    assert!(told("The trend").contains("v1 spikes on"), "{}", told("The trend"));
+    let late = told("past its window: v2 kept them out");
+    assert!(late.contains("beyond the 2-day window") && late.contains("yes"), "{late}");
+    let reopened = told("Finance decides");
+    assert!(reopened.contains("reopened by the presenter: late tills approved by finance (demo)"), "{reopened}");
+    let rows: Vec<&str> =
+        reopened.lines().filter(|l| ["GB ", "IN ", "SG "].iter().any(|c| l.trim_start_matches(['!', '✓', ' ']).starts_with(c))).collect();
+    assert!(!rows.is_empty() && rows.iter().all(|l| l.contains(" match ")), "after the reopening v2 matches the recompute:\n{reopened}");
+    assert!(told("The morning's line").contains(" moved 2026-10-"), "{}", told("The morning's line"));
 }
 
 #[test]

@@ -235,6 +235,36 @@ fn backwards_spark_gives_the_labs_fingerprint_even_after_a_kill_between_silver_a
     assert_eq!(runs.len(), 1, "one pass: {pass}");
     assert_eq!((&runs[0]["trigger"], &runs[0]["action"]), (&serde_json::json!("backfill"), &serde_json::json!("skipped")), "{}", runs[0]);
     assert!(runs[0]["dates"].as_array().unwrap().len() > 20, "every date was compared");
+
+    // Finance reopens 2026-10-20, whose GB tills sent baskets past the window: the lab and Spark
+    // take the same rows in, to the same gold, and name the decision.
+    let reopened = "2026-10-20";
+    let lab_dir = dir.path().join("lab").display().to_string();
+    recount(&["--lab", &lab_dir, "reopen", reopened, "--reason", "late GB tills approved", "--by", "alice"]);
+    let lab_reopened = recount(&["--lab", &lab_dir, "fingerprint"]).trim().to_string();
+    assert_ne!(lab_reopened, lab);
+    let check = json(&["--lab", &lab_dir, "check", reopened]);
+    for c in check["countries"].as_array().unwrap() {
+        assert_eq!(c["v2_revenue_minor"], c["recompute_revenue_minor"], "the lab's v2 equals its recompute after the reopening: {c}");
+    }
+    let before = snapshots(dir.path(), "daily_store_sales").into_iter().find(|s| s["current"] == true).unwrap()["snapshot_id"].clone();
+    let done = json(&["spark", "reopen", reopened, "--reason", "late GB tills approved", "--by", "alice", "--warehouse", &wh]);
+    assert_eq!(fingerprint_line(&done["fingerprint"]), lab_reopened, "Spark's reopening gives the lab's gold");
+    assert_eq!(rewritten(&done["runs"][0]), vec![reopened.to_string()]);
+    let props = snapshots(dir.path(), "daily_store_sales").last().unwrap()["properties"].clone();
+    assert_eq!((&props["recount.trigger"], &props["recount.by"]), (&serde_json::json!("reopen"), &serde_json::json!("alice")), "{props}");
+    assert_eq!(props["recount.reason"], "late GB tills approved");
+    assert_eq!(props["recount.window.2026-10-20"], "3", "the wider window is kept: {props}");
+    // A later run of an upload that rebuilds the date hashes it under its wider window: the
+    // same inputs, so it skips, and the rows stay in (under the old window it would drop them).
+    let later = spark_run(dir.path(), &["2026-10-21"], &sample(), false);
+    assert_eq!(later["runs"][0]["action"], "skipped", "{}", later["runs"][0]);
+    assert_eq!(fingerprint_line(&later["fingerprint"]), lab_reopened);
+    // A rollback past the reopening brings the old gold back, and the date its old window.
+    let back = json(&["spark", "rollback", &before.to_string(), "--warehouse", &wh]);
+    assert_eq!(fingerprint_line(&back["fingerprint"]), lab);
+    let after = spark_run(dir.path(), &["2026-10-21"], &sample(), false);
+    assert_eq!(fingerprint_line(&after["fingerprint"]), lab, "after the rollback a run builds the date by its old window");
 }
 
 /// A world of the two corrected deliveries the sample ships for uploads 2026-10-19 (changed

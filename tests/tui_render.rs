@@ -832,6 +832,16 @@ fn history_steps_each_version_by_its_cause_and_explains_bridge_is_drawn_to_scale
     assert_eq!(end("- missed", '░'), end("│recompute  ", '█'), "what v1 missed is taken off the recompute's end:\n{screen}");
     assert_eq!(end("+ double counted", '▓'), end("= v1 (one run)", '█'), "the copies counted twice bring it to v1's end:\n{screen}");
     assert!(end("= v1 (one run)", '█') != end("│recompute  ", '█') || e.missed_revenue_minor == e.double_counted_revenue_minor);
+
+    // At 80x24 and without colour both pictures still draw, told by their marks and labels.
+    app.theme = recount::tui::theme::Theme::load("dark").unwrap().monochrome();
+    let small = text(&render(&mut app, 80, 24));
+    for part in ["- missed", "+ double counted", "= v1 (one run)"] {
+        assert!(small.contains(part), "the bridge at 80x24 has '{part}':\n{small}");
+    }
+    app.update(Action::Screen(Screen::History));
+    let small = text(&render(&mut app, 80, 24));
+    assert!(small.contains("at each version of the date") && small.contains(" up "), "the steps at 80x24:\n{small}");
 }
 
 #[test]
@@ -846,7 +856,8 @@ fn the_late_screen_reopens_a_date_after_a_reason_and_a_confirmation_that_shows_t
     let d = day("2026-10-20");
     app.on_reply(server.serve(Job::Load(Some(d))).unwrap());
     let late = app.view.as_ref().unwrap().late.clone();
-    let missing: i64 = late.rows.iter().filter(|r| r.upload_date > d && r.missing_from_v2 && r.recompute_copy).map(|r| r.revenue_minor).sum();
+    let missing: i64 =
+        late.rows.iter().filter(|r| r.upload_date > d && r.missing_from_v2 && r.recompute_copy).map(|r| r.revenue_minor).sum();
     assert!(missing > 0, "{d} has late baskets on the first-run lab");
     let amount = recount::reports::table::Cell::Money { minor: missing, currency: "GBP".into() }.display();
 

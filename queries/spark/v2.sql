@@ -20,6 +20,13 @@ transform(split(:dates, ','), x -> to_date(x))
 -- name (byte order: Spark compares strings by their UTF-8 bytes), line.
 uploaded_at_ns, event_id, upload_date, file_name, line
 
+-- define: input_hash
+-- A date's input hash over its rows `e` (grouped by date): every row's content (the fields the
+-- lab's row digest covers), the window :late_days and the rules' version :rules.
+concat('w', :late_days, ':', :rules, ':', sha2(concat_ws(',', array_sort(collect_list(
+    md5(concat_ws('|', e.upload_date, e.event_id, e.basket_id, e.store_id, e.till_id,
+                  e.event_ts, e.uploaded_at_ns, e.country, e.currency, e.revenue_minor))))), 256))
+
 -- name: current_events
 -- The events of current file versions: the highest version raw_files records of each path, with
 -- `current` false for the rows of superseded versions (kept for history). Rows of an unrecorded
@@ -58,15 +65,40 @@ GROUP BY upload_date, business_date, currency, current;
 -- input changed. :lo..:hi bound the uploads read (partition pruning; the window of those dates).
 -- :rules is the rules' version (recount's version and a digest of these files and the parser):
 -- a changed rule changes every hash, as the lab's code version does.
-SELECT d.date AS business_date, count(e.line) AS rows,
-       concat('w', :late_days, ':', :rules, ':', sha2(concat_ws(',', array_sort(collect_list(
-           md5(concat_ws('|', e.upload_date, e.event_id, e.basket_id, e.store_id, e.till_id,
-                         e.event_ts, e.uploaded_at_ns, e.country, e.currency, e.revenue_minor))))), 256)) AS input_hash
+SELECT d.date AS business_date, count(e.line) AS rows, @input_hash AS input_hash
 FROM (SELECT DISTINCT business_date AS date FROM events
       WHERE (:all OR array_contains(@uploads, upload_date)) AND upload_date BETWEEN :ulo AND :uhi) d
 LEFT JOIN (SELECT * FROM events WHERE current AND upload_date BETWEEN :lo AND :hi) e
   ON e.business_date = d.date AND @in_window
 GROUP BY d.date;
+
+-- name: window_hashes
+-- input_hashes for the named dates :dates under the window :late_days: a reopened date's own,
+-- which every write of it is built with.
+SELECT d.date AS business_date, count(e.line) AS rows, @input_hash AS input_hash
+FROM (SELECT explode(@changed_dates) AS date) d
+LEFT JOIN (SELECT * FROM events WHERE current AND upload_date BETWEEN :lo AND :hi) e
+  ON e.business_date = d.date AND @in_window
+GROUP BY d.date;
+
+-- name: reopen_plan
+-- What reopening date :d, built under the window :late_days, takes in (as lake::reopen::plan in
+-- the lab), per currency: its current rows past the window's far end, the newest upload of
+-- them, and the baskets among them with no copy inside the window, each counted at its first
+-- copy in @copy_order.
+SELECT currency, count_if(late) AS rows, max(CASE WHEN late THEN upload_date END) AS newest,
+       count_if(late AND copy_rank = 1 AND NOT basket_inside) AS baskets,
+       coalesce(sum(CASE WHEN late AND copy_rank = 1 AND NOT basket_inside THEN revenue_minor END), 0) AS revenue_minor,
+       array_sort(collect_set(CASE WHEN late THEN upload_date END)) AS uploads
+FROM (
+    SELECT *, upload_date > date_add(business_date, :late_days) AS late,
+           row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) AS copy_rank,
+           bool_or(@in_window) OVER (PARTITION BY basket_id) AS basket_inside
+    FROM events
+    WHERE current AND business_date = :d
+)
+GROUP BY currency
+HAVING count_if(late) > 0;
 
 -- name: silver_rows
 -- One row per basket of the changed dates :dates: its first copy in @copy_order among the

@@ -94,6 +94,14 @@ def cmd_rollback(a: argparse.Namespace) -> None:
     w.spark.stop()
 
 
+def cmd_reopen(a: argparse.Namespace) -> None:
+    w = Warehouse(a)
+    before = w.fingerprint()
+    run = w.reopen(dt.date.fromisoformat(a.date), a.reason, a.by, a.late_days)
+    emit("result", runs=[run], before=before, fingerprint=w.fingerprint())
+    w.spark.stop()
+
+
 def cmd_snapshots(a: argparse.Namespace) -> None:
     table = static_table(a.warehouse, a.table)
     emit("result", table=f"recount.{a.table}", snapshots=snapshot_rows(table))
@@ -155,12 +163,17 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True)
     b = sub.add_parser("rollback")
     b.add_argument("--snapshot", type=int, required=True)
+    o = sub.add_parser("reopen")
+    o.add_argument("--date", required=True)
+    o.add_argument("--reason", required=True)
+    o.add_argument("--by", required=True)
+    o.add_argument("--late-days", type=int, default=2)
     return p
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "run": cmd_run, "fingerprint": cmd_fingerprint, "snapshots": cmd_snapshots, "gold": cmd_gold,
-    "evidence": cmd_evidence, "rollback": cmd_rollback,
+    "evidence": cmd_evidence, "rollback": cmd_rollback, "reopen": cmd_reopen,
 }
 
 

@@ -8,7 +8,7 @@ import hashlib
 import os
 from typing import Any
 
-from recount_spark.tables import PROP, hashes_in, summary_of
+from recount_spark.tables import PROP, hashes_in, summary_of, windows_in
 
 
 def has_table(warehouse: str, name: str) -> bool:
@@ -37,18 +37,27 @@ def lineage(table: Any) -> list[Any]:
     return out
 
 
-def gold_state(warehouse: str) -> tuple[dict[dt.date, str], int]:
-    """Each date's input hash and the last run id, from gold's current snapshot and its
-    ancestors: the newest one that wrote a date names its hash. Gold's commit is a run's commit
+def gold_state(warehouse: str) -> tuple[dict[dt.date, str], dict[dt.date, int], int]:
+    """Each date's input hash, its kept window (a reopening's), and the last run id, from gold's
+    current snapshot and its ancestors: the newest one that wrote a date names its hash, and its
+    window when the date keeps one (every write of a reopened date names it again, and a
+    rollback past the reopening leaves it out of the lineage). Gold's commit is a run's commit
     point, so this is what the last finished run left."""
     table = static_table(warehouse, "daily_store_sales")
     hashes: dict[dt.date, str] = {}
+    windows: dict[dt.date, int] = {}
     for snap in lineage(table):
-        for d, h in hashes_in(summary_of(snap)).items():
-            hashes.setdefault(dt.date.fromisoformat(d), h)
+        props = summary_of(snap)
+        kept = windows_in(props)
+        for d, h in hashes_in(props).items():
+            day = dt.date.fromisoformat(d)
+            if day not in hashes:
+                hashes[day] = h
+                if d in kept:
+                    windows[day] = kept[d]
     # Run ids keep counting past a rollback: a run id names one run, ever.
     last_run = max((int(summary_of(snap).get(PROP + "run", 0)) for snap in table.snapshots()), default=0)
-    return hashes, last_run
+    return hashes, windows, last_run
 
 
 def landed_versions(warehouse: str) -> tuple[dict[tuple[dt.date, str], tuple[int, str]], dict[tuple[dt.date, str, int], str]]:

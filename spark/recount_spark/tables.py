@@ -16,6 +16,7 @@ STORE_CHANGES = f"{NS}.store_changes"
 TABLES = ["stores", "store_changes", "raw_files", "bronze_events", "silver_baskets", "daily_store_sales"]
 PROP = "recount."  # every summary property this job writes starts with it
 HASH = PROP + "input-hash."  # then a business date: that date's input hash
+WINDOW = PROP + "window."  # then a business date: the wider window a reopening gave it, kept
 
 
 def summary_of(snapshot: Any) -> dict[str, str]:
@@ -26,3 +27,8 @@ def summary_of(snapshot: Any) -> dict[str, str]:
 def hashes_in(props: dict[str, str]) -> dict[str, str]:
     """{business date (text): input hash} that a gold snapshot's properties name."""
     return {k[len(HASH):]: v for k, v in props.items() if k.startswith(HASH)}
+
+
+def windows_in(props: dict[str, str]) -> dict[str, int]:
+    """{business date (text): kept window} that a gold snapshot's properties name."""
+    return {k[len(WINDOW):]: int(v) for k, v in props.items() if k.startswith(WINDOW)}

@@ -9,7 +9,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from recount_spark import state
-from recount_spark.tables import GOLD, HASH, PROP, SILVER, STORE_CHANGES
+from recount_spark.tables import GOLD, HASH, PROP, SILVER, STORE_CHANGES, WINDOW
 from recount_spark.wire import timed
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def v2_run(w: Warehouse, upload: dt.date, late_days: int, trigger: str) -> dict[str, Any]:
     with timed("state"):
         cells, date_hashes = w.state(late_days)
-    affected, beyond = affected_and_beyond(cells, [upload])
+    affected, beyond = affected_and_beyond(cells, [upload], w.windows)
     result: dict[str, Any] = {
         "upload": str(upload), "trigger": trigger, "late_days": late_days, "action": "skipped", "dates": [],
         "beyond_window": [{"business_date": str(d), "currency": cur, "rows": n, "revenue_minor": r}
@@ -40,7 +40,7 @@ def v2_range(w: Warehouse, uploads: list[dt.date], late_days: int) -> dict[str, 
     per-upload runs would record, and a later run of one upload skips what did not change."""
     with timed("state"):
         cells, date_hashes = w.state(late_days)
-    affected, beyond = affected_and_beyond(cells, uploads)
+    affected, beyond = affected_and_beyond(cells, uploads, w.windows)
     detail = f"backfill of uploads {name_runs(uploads)}"
     result: dict[str, Any] = {
         "upload": None, "trigger": "backfill", "detail": detail, "late_days": late_days, "action": "skipped", "dates": [],
@@ -54,16 +54,21 @@ def v2_range(w: Warehouse, uploads: list[dt.date], late_days: int) -> dict[str, 
 Beyond = dict[tuple[dt.date, dt.date, str], list[int]]
 
 
-def affected_and_beyond(cells: dict[dt.date, list[Any]], uploads: list[dt.date]) -> tuple[set[dt.date], Beyond]:
+def affected_and_beyond(cells: dict[dt.date, list[Any]], uploads: list[dt.date],
+                        windows: dict[dt.date, int]) -> tuple[set[dt.date], Beyond]:
     """The dates runs of `uploads` rebuild (any version's dates, no older than upload - late_days),
-    and their current rows beyond the window: (rows, revenue) by (upload, business date, currency)."""
+    and their current rows beyond the window: (rows, revenue) by (upload, business date, currency).
+    A reopened date keeps its wider window (`windows`): an upload's rows of it inside that window
+    are affected, not beyond, as in the lab's affected_dates."""
     affected: set[dt.date] = set()
     beyond: Beyond = {}
     for u in uploads:
         for c in cells.get(u, []):
-            if c.affected:
+            kept = windows.get(c.business_date)
+            inside_kept = kept is not None and c.business_date - dt.timedelta(days=1) <= u <= c.business_date + dt.timedelta(days=kept)
+            if c.affected or inside_kept:
                 affected.add(c.business_date)
-            if c.beyond and c.current:
+            if c.beyond and c.current and not inside_kept:
                 b = beyond.setdefault((u, c.business_date, c.currency), [0, 0])
                 b[0] += c.rows
                 b[1] += c.revenue_minor
@@ -117,13 +122,30 @@ def v2_store_changes(w: Warehouse, late_days: int) -> dict[str, Any] | None:
     return result
 
 
+def kept_windows(w: Warehouse, dates: list[dt.date], late_days: int, reopen: tuple[dt.date, int] | None) -> dict[dt.date, int]:
+    """The dates of `dates` built with a kept window, and that window: a reopened date's (the
+    run's when wider), or the one `reopen` gives its date now; as the lab's windows()."""
+    kept = {d: max(w.windows[d], late_days) for d in dates if d in w.windows}
+    if reopen is not None:
+        kept[reopen[0]] = reopen[1]
+    return kept
+
+
 def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple[str, int]], late_days: int,
-            result: dict[str, Any], props: dict[str, str], crash_point: str) -> dict[str, Any]:
+            result: dict[str, Any], props: dict[str, str], crash_point: str,
+            reopen: tuple[dt.date, int] | None = None) -> dict[str, Any]:
     """The dates whose input hash changed get a new silver and gold, each written by one
     overwritePartitions() of exactly those dates, silver first; gold's commit, with the run's
-    evidence as snapshot properties, is the run's commit point."""
+    evidence as snapshot properties, is the run's commit point. A date with a kept window is
+    hashed and built under it, and the write names the window again."""
+    from functools import reduce
+
     from pyspark.sql import functions as F
 
+    kept = kept_windows(w, dates, late_days, reopen)
+    date_hashes = dict(date_hashes)
+    for window in sorted(set(kept.values())):
+        date_hashes.update(w.window_hashes(sorted(d for d, k in kept.items() if k == window), window))
     missing = [d for d in dates if d not in date_hashes]
     if missing:
         raise ValueError(f"no input hash was computed for {', '.join(map(str, missing))}: the run's state missed them")
@@ -138,6 +160,8 @@ def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple
     props = {**props, PROP + "run": str(run_id), PROP + "late-days": str(late_days), PROP + "dates": ",".join(map(str, changed))}
     for d in changed:
         props[f"{HASH}{d}"] = hashes[d][0]
+        if d in kept:
+            props[f"{WINDOW}{d}"] = str(kept[d])
 
     def write(df: Any, table: str, present: set[dt.date], extra: dict[str, str]) -> int | None:
         # overwritePartitions() replaces exactly the partitions the rows hold. A changed date
@@ -152,7 +176,12 @@ def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple
             wr.overwrite(F.col("business_date").isin(changed))
         return w.current_snapshot(table)
 
-    silver = w.sql("v2", "silver_rows", dates=changed, late_days=late_days, first=min(changed), last=max(changed)).cache()
+    # One silver for the run, each group of dates built under its own window.
+    groups: dict[int, list[dt.date]] = {}
+    for d in changed:
+        groups.setdefault(kept.get(d, late_days), []).append(d)
+    parts = [w.sql("v2", "silver_rows", dates=ds, late_days=window, first=min(ds), last=max(ds)) for window, ds in sorted(groups.items())]
+    silver = reduce(lambda a, b: a.unionByName(b), parts).cache()
     silver.createOrReplaceTempView("silver")
     gold = w.sql("v2", "gold_rows").cache()
     counts: dict[dt.date, tuple[int, int]] = {}
@@ -171,9 +200,42 @@ def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple
     w.last_run = run_id
     for d in changed:
         w.hashes[d] = hashes[d][0]
+        if d in kept:
+            w.windows[d] = kept[d]
+        else:
+            w.windows.pop(d, None)
     for entry in result["dates"]:
         d = dt.date.fromisoformat(entry["business_date"])
         if d in changed:
             entry["silver_rows"], entry["gold_rows"] = counts.get(d, (0, 0))
     result.update(action="overwrite", run=run_id, snapshot_id=gold_snapshot, silver_snapshot_id=silver_snapshot)
     return result
+
+
+def reopen(w: Warehouse, d: dt.date, reason: str, by: str, late_days: int) -> dict[str, Any]:
+    """Finance reopens closed date `d`, as the lab's lake::reopen: its current rows past its
+    window's far end go into silver and gold under a window widened to the newest upload that
+    holds them, in one run whose gold snapshot names who decided, why, and what it took in.
+    The date keeps the wider window in every later write."""
+    window = w.windows.get(d, late_days)
+    w.few = True
+    w.events()
+    plan = w.sql("v2", "reopen_plan", d=d, late_days=window).collect()
+    if not plan:
+        raise ValueError(f"{d} has no rows past its {window}-day window: there is nothing to reopen")
+    wider = (max(r.newest for r in plan) - d).days
+    uploads = sorted({u for r in plan for u in r.uploads})
+    detail = f"reopened by {by}: {reason}"
+    result: dict[str, Any] = {
+        "upload": None, "trigger": "reopen", "detail": detail, "late_days": late_days, "action": "skipped", "dates": [],
+        "beyond_window": [], "reopened": {
+            "business_date": str(d), "late_days": window, "wider_late_days": wider, "rows": sum(r.rows for r in plan),
+            "baskets": sum(r.baskets for r in plan), "revenue": {r.currency: r.revenue_minor for r in plan},
+            "uploads": [str(u) for u in uploads]},
+    }
+    props = {PROP + "trigger": "reopen", PROP + "detail": detail, PROP + "reason": reason, PROP + "by": by,
+             PROP + "reopened": str(d), PROP + "uploads": ",".join(map(str, uploads)),
+             PROP + "taken-baskets": str(result["reopened"]["baskets"])}
+    for r in plan:
+        props[f"{PROP}taken-revenue.{r.currency}"] = str(r.revenue_minor)
+    return rewrite(w, [d], {}, late_days, result, props, "after-silver:reopen", reopen=(d, wider))

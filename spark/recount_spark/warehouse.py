@@ -38,6 +38,8 @@ class Warehouse:
         self._dirty: set[dt.date] = set()
         self.few = False
         self.hashes: dict[dt.date, str] = {}
+        # Each reopened date's kept window, as gold's lineage names it.
+        self.windows: dict[dt.date, int] = {}
         self.last_run = 0
         self.files: dict[tuple[dt.date, str], tuple[int, str]] = {}
         self.md5s: dict[tuple[dt.date, str, int], str] = {}
@@ -46,7 +48,7 @@ class Warehouse:
         if writes:
             with timed("gold state"):
                 self.recover()
-                self.hashes, self.last_run = state.gold_state(a.warehouse)
+                self.hashes, self.windows, self.last_run = state.gold_state(a.warehouse)
                 self.files, self.md5s = state.landed_versions(a.warehouse)
 
     def table(self, name: str) -> Any:
@@ -152,6 +154,17 @@ class Warehouse:
     def v2_store_changes(self, late_days: int) -> dict[str, Any] | None:
         return v2.v2_store_changes(self, late_days)
 
+    def reopen(self, d: dt.date, reason: str, by: str, late_days: int) -> dict[str, Any]:
+        return v2.reopen(self, d, reason, by, late_days)
+
+    def window_hashes(self, dates: list[dt.date], late_days: int) -> Hashes:
+        """The input hashes of `dates` under window `late_days` (a reopened date's own), as
+        `state` computes them under the run's."""
+        self.events()
+        lo, hi = min(dates) - dt.timedelta(days=1), max(dates) + dt.timedelta(days=late_days)
+        rows = self.sql("v2", "window_hashes", dates=",".join(map(str, dates)), late_days=late_days, lo=lo, hi=hi, rules=self.rules)
+        return {r.business_date: (r.input_hash, r.rows) for r in rows.collect()}
+
     def corrected(self, upload: dt.date) -> list[str]:
         """The current files of `upload` that are corrections: version 2 or later, with bytes
         other than the version before (a store correction re-derives a version from the same
@@ -180,5 +193,5 @@ class Warehouse:
         if silver:
             self.rollback_to(SILVER, int(silver))
         self.rollback_to(GOLD, snapshot)
-        self.hashes, self.last_run = state.gold_state(self.path)
+        self.hashes, self.windows, self.last_run = state.gold_state(self.path)
         return {"snapshot_id": snapshot, "silver_snapshot_id": int(silver) if silver else None}

@@ -105,6 +105,16 @@ pub struct Decision<'a> {
 }
 
 impl Decision<'_> {
+    /// The reason and the person as a snapshot keeps them: trimmed, control characters replaced;
+    /// an error when no reason is given.
+    pub fn cleaned(&self) -> Result<(String, String)> {
+        if self.reason.chars().all(|c| c.is_whitespace() || c.is_control()) {
+            bail!("a reopening needs a reason (--reason TEXT): it is what history shows of the decision");
+        }
+        let clean = |s: &str| crate::sanitize::for_terminal(s.trim()).into_owned();
+        Ok((clean(self.reason), clean(self.by)))
+    }
+
     /// The person when none is named: `$USER`, else "unknown".
     pub fn default_by() -> String {
         std::env::var("USER").ok().filter(|u| !u.trim().is_empty()).unwrap_or_else(|| "unknown".into())
@@ -113,11 +123,7 @@ impl Decision<'_> {
 
 /// Reopens `d`: one v2 write of the date under its wider window, recorded with the decision.
 pub fn reopen(lab: &Lab, d: NaiveDate, decision: Decision, opts: V2Options) -> Result<RunReport> {
-    let clean = |s: &str| crate::sanitize::for_terminal(s.trim()).into_owned();
-    let (reason, by) = (clean(decision.reason), clean(decision.by));
-    if decision.reason.chars().all(|c| c.is_whitespace() || c.is_control()) {
-        bail!("a reopening needs a reason (--reason TEXT): it is what history shows of the decision");
-    }
+    let (reason, by) = decision.cleaned()?;
     let p = plan(lab, d)?;
     let detail = format!(
         "reopened by {by}: {reason} ({} basket(s), {} from upload(s) {}; window {} -> {} days)",
