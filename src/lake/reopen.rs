@@ -35,16 +35,20 @@ impl ReopenPlan {
         self.revenue.iter().map(|(c, v)| crate::money::format_major(*v, c)).collect::<Vec<_>>().join(", ")
     }
 
+    /// The uploads that brought the rows: "2026-10-23, 2026-10-24".
+    fn upload_list(&self) -> String {
+        self.uploads.iter().map(|u| u.to_string()).collect::<Vec<_>>().join(", ")
+    }
+
     /// The question the explorer asks before it reopens.
     pub fn text(&self) -> String {
-        let uploads: Vec<String> = self.uploads.iter().map(|u| u.to_string()).collect();
         format!(
             "Reopen {} and take in what arrived past its window?\n\n{} row(s), {} basket(s) missing from v2: {}\nfrom upload(s) {}.\nThe window widens from {} to {} days, recorded as one snapshot with the reason.",
             self.business_date,
             self.rows,
             self.baskets,
             self.amounts(),
-            uploads.join(", "),
+            self.upload_list(),
             self.late_days,
             self.wider_late_days
         )
@@ -129,7 +133,7 @@ pub fn reopen(lab: &Lab, d: NaiveDate, decision: Decision, opts: V2Options) -> R
         "reopened by {by}: {reason} ({} basket(s), {} from upload(s) {}; window {} -> {} days)",
         p.baskets,
         p.amounts(),
-        p.uploads.iter().map(|u| u.to_string()).collect::<Vec<_>>().join(", "),
+        p.upload_list(),
         p.late_days,
         p.wider_late_days
     );

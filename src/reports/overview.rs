@@ -54,7 +54,7 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
     for r in &rows {
         let d = r.business_date;
         let window = LatenessWindow::as_built(r.late_days);
-        let provisional = !window.missing_uploads(&landed, d).is_empty();
+        let provisional = r.provisional(&landed);
         if !provisional && r.late_days.is_some() && !dates.contains_key(&d) {
             closed_by_window.entry(window.late_days).or_default().push(d);
         }
@@ -81,7 +81,7 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
         }
     }
     let world_uploads = crate::raw::source::uploads_of(world).unwrap_or_default();
-    let trend = super::trend::TrendReport::from_rows(&rows, |d| dates.get(&d).is_some_and(|s| s.provisional));
+    let trend = super::trend::TrendReport::from_rows(&rows, &landed);
     Ok(LabOverview {
         trend,
         dates: dates.into_values().collect(),
@@ -93,6 +93,14 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
         head_snapshot: snapshot::head(lab)?,
         banner: super::summary::banner(lab)?,
     })
+}
+
+impl crate::store::DateSummaryRow {
+    /// Uploads of the date's window (the window it was built with) have not all landed: the
+    /// navigator's `p` and the trend's provisional mark.
+    pub(crate) fn provisional(&self, landed: &[NaiveDate]) -> bool {
+        !LatenessWindow::as_built(self.late_days).missing_uploads(landed, self.business_date).is_empty()
+    }
 }
 
 impl LabOverview {

@@ -107,12 +107,7 @@ impl TrendSeries {
 /// `recount trend`: every country's series, from the lab now.
 pub fn trend(lab: &crate::lake::Lab) -> color_eyre::eyre::Result<TrendReport> {
     crate::recompute::ensure_cached(lab)?;
-    let landed = lab.store().landed_uploads()?;
-    let rows = lab.store().date_summaries()?;
-    let windows: std::collections::BTreeMap<NaiveDate, Option<i32>> = rows.iter().map(|r| (r.business_date, r.late_days)).collect();
-    let provisional =
-        |d: NaiveDate| windows.get(&d).is_some_and(|w| !crate::rules::LatenessWindow::as_built(*w).missing_uploads(&landed, d).is_empty());
-    Ok(TrendReport::from_rows(&rows, provisional))
+    Ok(TrendReport::from_rows(&lab.store().date_summaries()?, &lab.store().landed_uploads()?))
 }
 
 /// Every country's series.
@@ -123,13 +118,13 @@ pub struct TrendReport {
 
 impl TrendReport {
     /// Built from the navigator's rows: per (date, country, currency) the three answers, and
-    /// which dates are provisional.
-    pub(crate) fn from_rows(rows: &[crate::store::DateSummaryRow], provisional: impl Fn(NaiveDate) -> bool) -> TrendReport {
+    /// whether the date is provisional by the uploads `landed`.
+    pub(crate) fn from_rows(rows: &[crate::store::DateSummaryRow], landed: &[NaiveDate]) -> TrendReport {
         let mut by: std::collections::BTreeMap<(String, String), Vec<TrendPoint>> = Default::default();
         for r in rows {
             by.entry((r.country.clone(), r.currency.clone())).or_default().push(TrendPoint {
                 business_date: r.business_date,
-                provisional: provisional(r.business_date),
+                provisional: r.provisional(landed),
                 v1_revenue_minor: r.v1_ran.then_some(r.v1_revenue_minor),
                 v2_revenue_minor: r.v2_revenue_minor,
                 recompute_revenue_minor: r.recompute_revenue_minor,
