@@ -503,6 +503,19 @@ pub enum SparkCommand {
         #[command(flatten)]
         warehouse: SparkWarehouse,
     },
+    /// Keep one Spark session warm on a socket: every `recount spark` call made with
+    /// RECOUNT_SPARK_SERVER=SOCKET runs on it instead of starting a JVM (a call at a time)
+    Serve {
+        /// The Unix socket to listen on
+        #[arg(long, value_name = "PATH")]
+        socket: PathBuf,
+        /// End after this many seconds without a call (it also ends with the shell that started it)
+        #[arg(long, default_value_t = 900, value_name = "SECONDS")]
+        idle: u64,
+        /// Spark's master URL
+        #[arg(long, default_value = "local[2]", value_name = "URL")]
+        master: String,
+    },
     /// Take a closed date's rows past its window into the warehouse's silver and gold, with a reason
     Reopen {
         /// The business date (YYYY-MM-DD)

@@ -656,6 +656,10 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
         }
         SparkCommand::Rollback { snapshot, warehouse } => spark_rollback(g, snapshot, &warehouse),
         SparkCommand::Reopen { date, reason, by, warehouse, window } => spark_reopen(g, date, (&reason, by), &warehouse, window),
+        SparkCommand::Serve { socket, idle, master } => {
+            let setup = spark::Setup::find(&spark::default_home())?;
+            spark::Driver { setup, warehouse: PathBuf::new(), master }.serve(&socket, idle)
+        }
     }
 }
 

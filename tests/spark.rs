@@ -22,7 +22,41 @@ fn sample() -> PathBuf {
 fn exe() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_recount"));
     c.env("NO_COLOR", "1").env_remove("RECOUNT_WAREHOUSE");
+    if let Some(socket) = server() {
+        c.env("RECOUNT_SPARK_SERVER", socket);
+    }
     c
+}
+
+/// One warm Spark session for every case of this binary (`recount spark serve`), which each
+/// case's Spark calls go to instead of starting a JVM each: the warehouses differ, the JVM is
+/// one. It ends with this process. `None` until the setup exists (the setup's own call).
+fn server() -> Option<&'static Path> {
+    static SOCKET: OnceLock<PathBuf> = OnceLock::new();
+    if recount::spark::Setup::find(&recount::spark::default_home()).is_err() {
+        return None;
+    }
+    // The server outlives every case and is never waited for: it ends itself with this process.
+    #[allow(clippy::zombie_processes)]
+    let socket = SOCKET.get_or_init(|| {
+        let dir = tempdir().keep();
+        let socket = dir.join("spark.sock");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_recount"))
+            .args(["spark", "serve", "--idle", "600", "--socket"])
+            .arg(&socket)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // The socket is bound once the session has started.
+        let start = std::time::Instant::now();
+        while !socket.exists() {
+            assert!(child.try_wait().unwrap().is_none(), "recount spark serve ended before it served");
+            assert!(start.elapsed().as_secs() < 300, "recount spark serve did not bind {} in 300 s", socket.display());
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        socket
+    });
+    Some(socket.as_path())
 }
 
 /// Runs recount; panics with its stderr unless it exits with `code`.
@@ -377,7 +411,10 @@ fn a_missing_warehouse_is_one_clear_line_with_the_log_named() {
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(text.contains("holds no Iceberg table") && text.contains("full log:"), "{text}");
     let log = text.rsplit("full log: ").next().unwrap().trim_end().trim_end_matches(')');
-    assert!(std::fs::read_to_string(log).unwrap().contains("Traceback"), "the log keeps the whole story");
+    let log = std::fs::read_to_string(log).unwrap();
+    assert!(log.contains("Traceback"), "the log keeps the whole story");
+    // The call went to this binary's warm session, whose traceback came back into its log.
+    assert!(log.starts_with("served by "), "{log}");
 }
 
 #[test]

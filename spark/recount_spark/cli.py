@@ -7,11 +7,13 @@ import datetime as dt
 import os
 import re
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 from recount_spark.evidence import cmd_evidence
+from recount_spark.session import release
 from recount_spark.state import gold_rows, pyiceberg_fingerprint, snapshot_rows, static_table
 from recount_spark.warehouse import Warehouse
 from recount_spark.wire import emit, progress
@@ -73,7 +75,7 @@ def cmd_run(a: argparse.Namespace) -> None:
                 runs.append(w.v2_run(u, a.late_days, a.trigger))
     progress("fingerprint", step, total)
     emit("result", landings=landings, stores=stores, runs=runs, fingerprint=w.fingerprint())
-    w.spark.stop()
+    release(w.spark)
 
 
 def cmd_fingerprint(a: argparse.Namespace) -> None:
@@ -82,7 +84,7 @@ def cmd_fingerprint(a: argparse.Namespace) -> None:
         return
     w = Warehouse(a, writes=False)
     emit("result", **w.fingerprint(a.as_of))
-    w.spark.stop()
+    release(w.spark)
 
 
 def cmd_rollback(a: argparse.Namespace) -> None:
@@ -91,7 +93,7 @@ def cmd_rollback(a: argparse.Namespace) -> None:
     target = w.fingerprint(a.snapshot)
     done = w.rollback(a.snapshot)
     emit("result", **done, target_fingerprint=target, fingerprint=w.fingerprint())
-    w.spark.stop()
+    release(w.spark)
 
 
 def cmd_reopen(a: argparse.Namespace) -> None:
@@ -99,7 +101,7 @@ def cmd_reopen(a: argparse.Namespace) -> None:
     before = w.fingerprint()
     run = w.reopen(dt.date.fromisoformat(a.date), a.reason, a.by, a.late_days)
     emit("result", runs=[run], before=before, fingerprint=w.fingerprint())
-    w.spark.stop()
+    release(w.spark)
 
 
 def cmd_snapshots(a: argparse.Namespace) -> None:
@@ -114,6 +116,58 @@ def cmd_gold(a: argparse.Namespace) -> None:
     current = table.current_snapshot()
     emit("result", business_date=a.date, snapshot_id=a.as_of or (current.snapshot_id if current else None),
          rows=[{k: (str(v) if k == "business_date" else v) for k, v in r.items()} for r in rows])
+
+
+def cmd_serve(a: argparse.Namespace) -> None:
+    """One warm Spark session for many calls: each connection on the socket sends one call (its
+    argv, as `main` takes it, in a JSON line) and reads that call's JSON lines back, as a driver
+    process would print them. Calls run one at a time. It ends when the process `--watch` names
+    has gone, or after `--idle` seconds without a call."""
+    import json
+    import select
+    import socket
+
+    from recount_spark import session as sessions
+    from recount_spark import wire
+
+    sessions.share(sessions.session(a.warehouse or ".", a.master, a.jar))
+    if os.path.exists(a.socket):
+        os.unlink(a.socket)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(a.socket)
+    server.listen(64)
+    emit("ready", socket=a.socket)
+    last = time.monotonic()
+    while time.monotonic() - last < a.idle and all(alive(pid) for pid in a.watch):
+        if not select.select([server], [], [], 1.0)[0]:
+            continue
+        conn, _ = server.accept()
+        with conn, conn.makefile("rw", encoding="utf-8") as f:
+            request = json.loads(f.readline() or "{}")
+            wire.OUT = f
+            try:
+                if request.get("queries") != a.queries:
+                    emit("error", message=f"this server runs the job in {a.queries}: restart `recount spark serve`")
+                else:
+                    main([str(x) for x in request.get("argv", [])], served=True)
+            except BrokenPipeError:
+                pass
+            finally:
+                wire.OUT = None
+                sessions.shared().catalog.clearCache()
+        last = time.monotonic()
+    server.close()
+    os.unlink(a.socket)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def one_line(e: BaseException) -> str:
@@ -136,7 +190,7 @@ def one_line(e: BaseException) -> str:
 def parser() -> argparse.ArgumentParser:
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser(prog="recount_spark")
-    p.add_argument("--warehouse", required=True)
+    p.add_argument("--warehouse", default="")
     p.add_argument("--queries", default=os.path.join(here, "..", "..", "queries", "spark"))
     p.add_argument("--jar", default=os.environ.get("RECOUNT_ICEBERG_JAR", ""))
     p.add_argument("--master", default="local[2]")
@@ -168,20 +222,38 @@ def parser() -> argparse.ArgumentParser:
     o.add_argument("--reason", required=True)
     o.add_argument("--by", required=True)
     o.add_argument("--late-days", type=int, default=2)
+    v = sub.add_parser("serve")
+    v.add_argument("--socket", required=True)
+    v.add_argument("--idle", type=float, default=900.0, help="seconds without a call before it ends")
+    v.add_argument("--watch", type=int, action="append", default=[], help="end when this process has gone")
     return p
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "run": cmd_run, "fingerprint": cmd_fingerprint, "snapshots": cmd_snapshots, "gold": cmd_gold,
     "evidence": cmd_evidence, "rollback": cmd_rollback, "reopen": cmd_reopen,
+    "serve": cmd_serve,
 }
 
 
-def main(argv: list[str] | None = None) -> None:
-    a = parser().parse_args(argv)
+def main(argv: list[str] | None = None, served: bool = False) -> None:
+    """One command. Served (a call on `serve`'s session), its traceback goes to the caller as a
+    `log` line, and it returns instead of exiting."""
     try:
+        a = parser().parse_args(argv)
+        if served and a.command == "serve":
+            raise ValueError("a served call cannot serve")
         COMMANDS[a.command](a)
+    except SystemExit as e:  # argparse's own refusal
+        if not served:
+            raise
+        emit("error", message=f"the driver refused its arguments (exit {e.code})")
     except Exception as e:  # noqa: BLE001 - the caller gets one line, the log the rest
-        traceback.print_exc(file=sys.stderr)
+        text = traceback.format_exc()
+        if served:
+            emit("log", text=text)
+        else:
+            print(text, file=sys.stderr, end="")
         emit("error", message=one_line(e))
-        sys.exit(1)
+        if not served:
+            sys.exit(1)

@@ -9,8 +9,36 @@ from typing import Any
 
 from recount_spark.tables import CATALOG
 
+# The one session `serve` keeps warm: each call gets a session of its own on it (its own SQL
+# settings and catalogs, so its own warehouse), sharing the JVM, the SparkContext and its jars.
+_shared: Any = None
+
+
+def share(spark: Any) -> None:
+    global _shared
+    _shared = spark
+
+
+def shared() -> Any:
+    return _shared
+
+
+def release(spark: Any) -> None:
+    """The end of a command: its session stops, unless it is a call's on the shared one."""
+    if _shared is None:
+        spark.stop()
+
 
 def session(warehouse: str, master: str, jar: str) -> Any:
+    if _shared is not None:
+        child = _shared.newSession()
+        child.conf.set(f"spark.sql.catalog.{CATALOG}.warehouse", os.path.abspath(warehouse))
+        # Iceberg's own calls from Python (Spark3Util, a table's API) find their session as
+        # Spark's active one, else the default: both are this call's (calls run one at a time).
+        jvm = child._jvm.org.apache.spark.sql.SparkSession
+        jvm.setActiveSession(child._jsparkSession)
+        jvm.setDefaultSession(child._jsparkSession)
+        return child
     from pyspark.sql import SparkSession
 
     # The executors' Python is this one (the setup's venv, with pyarrow and pandas), and they

@@ -6,11 +6,14 @@ import json
 import os
 import sys
 import time
-from typing import Any
+from typing import IO, Any
+
+# Where the answers go: stdout, or a served call's connection.
+OUT: IO[str] | None = None
 
 
 def emit(event: str, **fields: Any) -> None:
-    print(json.dumps({"event": event, **fields}, default=str), flush=True)
+    print(json.dumps({"event": event, **fields}, default=str), file=OUT or sys.stdout, flush=True)
 
 
 def progress(message: str, done: int | None = None, total: int | None = None) -> None:
