@@ -279,7 +279,12 @@ impl Driver {
                 return Ok(None);
             }
         };
-        let request = serde_json::json!({ "argv": argv, "queries": job.join("queries").display().to_string() });
+        let cwd = std::env::current_dir().wrap_err("this process's working directory")?;
+        let request = serde_json::json!({
+            "argv": argv,
+            "queries": job.join("queries").display().to_string(),
+            "cwd": cwd.display().to_string(),
+        });
         writeln!(stream, "{request}").wrap_err("sending the call to the Spark server")?;
         writeln!(log, "served by {}", Path::new(&socket).display())?;
         read_said(std::io::BufReader::new(stream), log, on_progress).map(Some)

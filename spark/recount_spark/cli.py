@@ -137,6 +137,7 @@ def cmd_serve(a: argparse.Namespace) -> None:
     server.bind(a.socket)
     server.listen(64)
     emit("ready", socket=a.socket)
+    home = os.getcwd()
     last = time.monotonic()
     while time.monotonic() - last < a.idle and all(alive(pid) for pid in a.watch):
         if not select.select([server], [], [], 1.0)[0]:
@@ -146,18 +147,30 @@ def cmd_serve(a: argparse.Namespace) -> None:
             request = json.loads(f.readline() or "{}")
             wire.OUT = f
             try:
-                if request.get("queries") != a.queries:
-                    emit("error", message=f"this server runs the job in {a.queries}: restart `recount spark serve`")
-                else:
-                    main([str(x) for x in request.get("argv", [])], served=True)
+                serve_one(a, request)
             except BrokenPipeError:
                 pass
             finally:
                 wire.OUT = None
+                os.chdir(home)
                 sessions.shared().catalog.clearCache()
         last = time.monotonic()
     server.close()
     os.unlink(a.socket)
+
+
+def serve_one(a: argparse.Namespace, request: dict[str, Any]) -> None:
+    """One served call, in its caller's working directory (its relative paths are the caller's),
+    refused when it wants another build of the job or another master than this session's."""
+    argv = [str(x) for x in request.get("argv", [])]
+    known, _ = parser().parse_known_args(argv)
+    if request.get("queries") != a.queries:
+        emit("error", message=f"this server runs the job in {a.queries}: restart `recount spark serve`")
+    elif known.master != a.master:
+        emit("error", message=f"this server runs on {a.master}, not {known.master}: start one with --master {known.master}")
+    else:
+        os.chdir(request.get("cwd") or os.getcwd())
+        main(argv, served=True)
 
 
 def alive(pid: int) -> bool:

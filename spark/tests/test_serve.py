@@ -80,7 +80,15 @@ class TheServer(unittest.TestCase):
                     self.assertEqual([s["event"] for s in said], ["log", "error"])
                     other = self.call(path, {"argv": ["serve", "--socket", "y"], "queries": "another build"})
                     self.assertIn("restart `recount spark serve`", other[0]["message"])
-                    self.assertEqual(fake.cleared, 2, "the cache is cleared after every call")
+                    master = self.call(path, {"argv": ["--master", "yarn", "serve", "--socket", "y"], "queries": "Q"})
+                    self.assertIn("runs on local[2], not yarn", master[0]["message"])
+                    here = os.getcwd()
+                    where = {"gold": lambda _: wire.emit("result", cwd=os.getcwd())}
+                    with mock.patch.dict(cli.COMMANDS, where):
+                        elsewhere = self.call(path, {"argv": ["gold", "--date", "2026-10-20"], "queries": "Q", "cwd": d})
+                    self.assertEqual(elsewhere[0]["cwd"], os.path.realpath(d), "a call runs where its caller is")
+                    self.assertEqual(os.getcwd(), here, "the server goes back to its own directory after a call")
+                    self.assertEqual(fake.cleared, 4, "the cache is cleared after every call")
                 finally:
                     watched.kill()
                     watched.wait()
