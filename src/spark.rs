@@ -294,7 +294,7 @@ impl Driver {
     /// process) has gone, or `idle` seconds pass without a call. Its log is the setup's.
     pub(crate) fn serve(&self, socket: &Path, idle: u64) -> Result<i32> {
         let job = self.setup.job()?;
-        let (log_path, log) = self.log("serve")?;
+        let (log_path, mut log) = self.log("serve")?;
         let mut args = vec!["--socket".to_string(), socket.display().to_string(), "--idle".into(), idle.to_string()];
         for pid in [std::process::id(), std::os::unix::process::parent_id()] {
             args.extend(["--watch".to_string(), pid.to_string()]);
@@ -304,20 +304,21 @@ impl Driver {
             .command(&job, &argv)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::from(log))
+            .stderr(Stdio::from(log.try_clone()?))
             .spawn()
             .wrap_err_with(|| format!("starting {}", self.setup.python.display()))?;
         let stdout = child.stdout.take().ok_or_else(|| eyre!("the Spark driver's stdout was not piped"))?;
-        for line in std::io::BufReader::new(stdout).lines() {
-            let line = line?;
-            if line.contains("\"ready\"") {
-                println!(
-                    "spark: serving on {} (log {}); calls with {SERVER_VAR}={} use it",
-                    socket.display(),
-                    log_path.display(),
-                    socket.display()
-                );
-            }
+        // Its one progress line says the socket is bound; anything else goes to the log.
+        let said = read_said(std::io::BufReader::new(stdout), &mut log, &mut |_| {
+            println!(
+                "spark: serving on {} (log {}); calls with {SERVER_VAR}={} use it",
+                socket.display(),
+                log_path.display(),
+                socket.display()
+            );
+        })?;
+        if let Some(message) = said.error {
+            bail!("spark serve: {} (full log: {})", one_line(&message), log_path.display());
         }
         let status = child.wait()?;
         Ok(if status.success() { 0 } else { 1 })

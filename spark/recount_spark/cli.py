@@ -136,7 +136,7 @@ def cmd_serve(a: argparse.Namespace) -> None:
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(a.socket)
     server.listen(64)
-    emit("ready", socket=a.socket)
+    progress(f"serving on {a.socket}")
     home = os.getcwd()
     last = time.monotonic()
     while time.monotonic() - last < a.idle and all(alive(pid) for pid in a.watch):

@@ -131,6 +131,15 @@ def kept_windows(w: Warehouse, dates: list[dt.date], late_days: int, reopen: tup
     return kept
 
 
+def by_window(dates: list[dt.date], kept: dict[dt.date, int], late_days: int) -> dict[int, list[dt.date]]:
+    """`dates` grouped by the window each is built with (its kept one, else the run's), each
+    group sorted, the narrowest window first."""
+    groups: dict[int, list[dt.date]] = {}
+    for d in sorted(dates):
+        groups.setdefault(kept.get(d, late_days), []).append(d)
+    return dict(sorted(groups.items()))
+
+
 def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple[str, int]], late_days: int,
             result: dict[str, Any], props: dict[str, str], crash_point: str,
             reopen: tuple[dt.date, int] | None = None) -> dict[str, Any]:
@@ -144,8 +153,8 @@ def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple
 
     kept = kept_windows(w, dates, late_days, reopen)
     date_hashes = dict(date_hashes)
-    for window in sorted(set(kept.values())):
-        date_hashes.update(w.window_hashes(sorted(d for d, k in kept.items() if k == window), window))
+    for window, ds in by_window(list(kept), kept, late_days).items():
+        date_hashes.update(w.window_hashes(ds, window))
     missing = [d for d in dates if d not in date_hashes]
     if missing:
         raise ValueError(f"no input hash was computed for {', '.join(map(str, missing))}: the run's state missed them")
@@ -177,10 +186,8 @@ def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple
         return w.current_snapshot(table)
 
     # One silver for the run, each group of dates built under its own window.
-    groups: dict[int, list[dt.date]] = {}
-    for d in changed:
-        groups.setdefault(kept.get(d, late_days), []).append(d)
-    parts = [w.sql("v2", "silver_rows", dates=ds, late_days=window, first=min(ds), last=max(ds)) for window, ds in sorted(groups.items())]
+    parts = [w.sql("v2", "silver_rows", dates=ds, late_days=window, first=min(ds), last=max(ds))
+             for window, ds in by_window(changed, kept, late_days).items()]
     silver = reduce(lambda a, b: a.unionByName(b), parts).cache()
     silver.createOrReplaceTempView("silver")
     gold = w.sql("v2", "gold_rows").cache()
