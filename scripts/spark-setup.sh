@@ -14,11 +14,14 @@ PYARROW_VERSION=21.0.0
 # pyspark 3.5's Arrow paths (mapInArrow, which landing parses with) import pandas.
 PANDAS_VERSION=2.2.3
 NUMPY_VERSION=2.2.6
+# pyiceberg's SQL catalog (a catalog on a SQLite file, or any SQL database) needs SQLAlchemy:
+# recount reads a warehouse through any catalog pyiceberg's load_catalog names.
+SQLALCHEMY_VERSION=2.0.36
 ICEBERG_DEPS_VERSION=1.0.2
 ICEBERG_JAR=iceberg-spark-runtime-3.5_2.12-1.10.2.jar
 
 home="${RECOUNT_SPARK_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/recount/spark}"
-stamp="pyspark=$PYSPARK_VERSION pyiceberg=$PYICEBERG_VERSION pyarrow=$PYARROW_VERSION pandas=$PANDAS_VERSION jar=$ICEBERG_JAR"
+stamp="pyspark=$PYSPARK_VERSION pyiceberg=$PYICEBERG_VERSION pyarrow=$PYARROW_VERSION pandas=$PANDAS_VERSION sqlalchemy=$SQLALCHEMY_VERSION jar=$ICEBERG_JAR"
 if [[ -f "$home/ready" && "$(cat "$home/ready")" == "$stamp" && -x "$home/venv/bin/python" && -f "$home/jars/$ICEBERG_JAR" ]]; then
   echo "spark setup: ready in $home ($stamp)"
   exit 0
@@ -45,7 +48,7 @@ fi
 pip=("$home/venv/bin/python" -m pip --disable-pip-version-check -q)
 echo "spark setup: pyspark $PYSPARK_VERSION, pyiceberg $PYICEBERG_VERSION, pyarrow $PYARROW_VERSION, pandas $PANDAS_VERSION"
 "${pip[@]}" install "pyspark==$PYSPARK_VERSION" "pyiceberg==$PYICEBERG_VERSION" "pyarrow==$PYARROW_VERSION" \
-  "pandas==$PANDAS_VERSION" "numpy==$NUMPY_VERSION"
+  "pandas==$PANDAS_VERSION" "numpy==$NUMPY_VERSION" "sqlalchemy==$SQLALCHEMY_VERSION"
 
 if [[ ! -f "$home/jars/$ICEBERG_JAR" ]]; then
   echo "spark setup: $ICEBERG_JAR from snowpark-connect-deps-iceberg $ICEBERG_DEPS_VERSION"

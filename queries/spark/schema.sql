@@ -63,3 +63,18 @@ CREATE TABLE IF NOT EXISTS lake.recount.daily_store_sales (
     baskets BIGINT NOT NULL, revenue_minor BIGINT NOT NULL
 ) USING iceberg PARTITIONED BY (business_date)
 TBLPROPERTIES ('write.distribution-mode' = 'none', 'write.spark.fanout.enabled' = 'true');
+
+-- name: naive
+-- v1, the naive job, kept on purpose (the lab's naive.daily_sales): each run appends the events
+-- of one upload whose business date is the run date, counted as events (not baskets), and never
+-- replaces anything, so a retry doubles the day. One append (one snapshot) per run.
+CREATE TABLE IF NOT EXISTS lake.recount.naive_daily_sales (
+    run_date DATE NOT NULL, business_date DATE NOT NULL, store_id STRING NOT NULL, country STRING NOT NULL,
+    currency STRING NOT NULL, events BIGINT NOT NULL, revenue_minor BIGINT NOT NULL
+) USING iceberg;
+
+-- name: skipped_runs
+-- The v2 runs that found every date's inputs unchanged: they write no silver or gold (so no gold
+-- snapshot), and this log keeps them, one row per run with the summary properties a written run
+-- would carry (JSON), so a reader's history lists them as the lab's does. Append-only.
+CREATE TABLE IF NOT EXISTS lake.recount.skipped_runs (properties STRING NOT NULL, at TIMESTAMP NOT NULL) USING iceberg;

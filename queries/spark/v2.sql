@@ -130,3 +130,12 @@ SELECT DISTINCT business_date FROM events
 WHERE store_id = :store_id
   AND (array_contains(split(:files, ','), concat(upload_date, '/', file_name, '/', file_version))
        OR array_contains(split(:files, ','), concat(upload_date, '/', file_name, '/', file_version + 1)));
+
+-- name: naive_rows
+-- v1's rows for run date :run_date: the current events of upload :run_date whose business date is
+-- :run_date, per store, counted as events (the lab's v1.sql append).
+SELECT CAST(:run_date AS DATE) AS run_date, business_date, store_id, country, currency,
+       count(*) AS events, CAST(sum(revenue_minor) AS BIGINT) AS revenue_minor
+FROM events
+WHERE current AND upload_date = CAST(:run_date AS DATE) AND business_date = CAST(:run_date AS DATE)
+GROUP BY business_date, store_id, country, currency;

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from recount_spark.evidence import cmd_evidence
+from recount_spark.mirror import plan as mirror_plan
 from recount_spark.session import release
 from recount_spark.state import gold_rows, pyiceberg_fingerprint, snapshot_rows, static_table
 from recount_spark.warehouse import Warehouse
@@ -104,6 +105,20 @@ def cmd_reopen(a: argparse.Namespace) -> None:
     release(w.spark)
 
 
+def cmd_rebuild(a: argparse.Namespace) -> None:
+    w = Warehouse(a)
+    run = w.rebuild([dt.date.fromisoformat(d) for d in a.dates.split(",")], a.late_days)
+    emit("result", runs=[run], fingerprint=w.fingerprint())
+    release(w.spark)
+
+
+def cmd_naive(a: argparse.Namespace) -> None:
+    w = Warehouse(a)
+    done = w.naive(dt.date.fromisoformat(a.date))
+    emit("result", **done, fingerprint=w.fingerprint())
+    release(w.spark)
+
+
 def cmd_snapshots(a: argparse.Namespace) -> None:
     table = static_table(a.warehouse, a.table)
     emit("result", table=f"recount.{a.table}", snapshots=snapshot_rows(table))
@@ -116,6 +131,11 @@ def cmd_gold(a: argparse.Namespace) -> None:
     current = table.current_snapshot()
     emit("result", business_date=a.date, snapshot_id=a.as_of or (current.snapshot_id if current else None),
          rows=[{k: (str(v) if k == "business_date" else v) for k, v in r.items()} for r in rows])
+
+
+def cmd_plan(a: argparse.Namespace) -> None:
+    """What a reader mirrors of the warehouse (mirror.py), planned by pyiceberg: no JVM."""
+    emit("result", **mirror_plan(a.warehouse))
 
 
 def cmd_serve(a: argparse.Namespace) -> None:
@@ -235,6 +255,12 @@ def parser() -> argparse.ArgumentParser:
     o.add_argument("--reason", required=True)
     o.add_argument("--by", required=True)
     o.add_argument("--late-days", type=int, default=2)
+    sub.add_parser("plan")
+    rb = sub.add_parser("rebuild")
+    rb.add_argument("--dates", required=True, help="business dates, comma-separated")
+    rb.add_argument("--late-days", type=int, default=2)
+    nv = sub.add_parser("naive")
+    nv.add_argument("--date", required=True)
     v = sub.add_parser("serve")
     v.add_argument("--socket", required=True)
     v.add_argument("--idle", type=float, default=900.0, help="seconds without a call before it ends")
@@ -244,7 +270,8 @@ def parser() -> argparse.ArgumentParser:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "run": cmd_run, "fingerprint": cmd_fingerprint, "snapshots": cmd_snapshots, "gold": cmd_gold,
-    "evidence": cmd_evidence, "rollback": cmd_rollback, "reopen": cmd_reopen,
+    "evidence": cmd_evidence, "rollback": cmd_rollback, "reopen": cmd_reopen, "plan": cmd_plan,
+    "rebuild": cmd_rebuild, "naive": cmd_naive,
     "serve": cmd_serve,
 }
 

@@ -13,7 +13,12 @@ QUARANTINE = f"{NS}.quarantine"
 RAW_FILES = f"{NS}.raw_files"
 STORES = f"{NS}.stores"
 STORE_CHANGES = f"{NS}.store_changes"
-TABLES = ["stores", "store_changes", "raw_files", "bronze_events", "silver_baskets", "daily_store_sales"]
+NAIVE = f"{NS}.naive_daily_sales"
+SKIPPED = f"{NS}.skipped_runs"
+TABLES = ["stores", "store_changes", "raw_files", "bronze_events", "silver_baskets", "daily_store_sales", "naive_daily_sales",
+          "skipped_runs"]
+# A warehouse written before these tables were has none until its next write makes them.
+OPTIONAL = ["naive_daily_sales", "skipped_runs"]
 PROP = "recount."  # every summary property this job writes starts with it
 HASH = PROP + "input-hash."  # then a business date: that date's input hash
 WINDOW = PROP + "window."  # then a business date: the wider window a reopening gave it, kept

@@ -9,7 +9,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from recount_spark import state
-from recount_spark.tables import GOLD, HASH, PROP, SILVER, STORE_CHANGES, WINDOW
+from recount_spark.tables import GOLD, HASH, NAIVE, PROP, SILVER, SKIPPED, STORE_CHANGES, WINDOW
 from recount_spark.wire import timed
 
 if TYPE_CHECKING:
@@ -163,10 +163,16 @@ def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple
     for d in dates:
         result["dates"].append({"business_date": str(d), "action": "overwrite" if d in changed else "skip",
                                 "input_rows": hashes[d][1], "input_hash": hashes[d][0]})
+    # What the lab's snapshot record keeps too: the dates whose inputs were unchanged, and the
+    # run's rows that arrived past their date's window.
+    props = {**props, PROP + "late-days": str(late_days),
+             PROP + "skipped-dates": ",".join(str(d) for d in dates if d not in changed),
+             PROP + "beyond-window-rows": str(sum(b["rows"] for b in result.get("beyond_window", [])))}
     if not changed:
+        record_skip(w, props)
         return result
     run_id = w.last_run + 1
-    props = {**props, PROP + "run": str(run_id), PROP + "late-days": str(late_days), PROP + "dates": ",".join(map(str, changed))}
+    props = {**props, PROP + "run": str(run_id), PROP + "dates": ",".join(map(str, changed))}
     for d in changed:
         props[f"{HASH}{d}"] = hashes[d][0]
         if d in kept:
@@ -219,6 +225,15 @@ def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple
     return result
 
 
+def record_skip(w: Warehouse, props: dict[str, str]) -> None:
+    """A run that wrote nothing is kept in skipped_runs (gold gets no snapshot for it), with the
+    properties a written run's gold snapshot would carry."""
+    import json
+
+    row = [(json.dumps(props, sort_keys=True), dt.datetime.now(dt.UTC).replace(tzinfo=None))]
+    w.spark.createDataFrame(row, "properties STRING, at TIMESTAMP").writeTo(SKIPPED).append()
+
+
 def reopen(w: Warehouse, d: dt.date, reason: str, by: str, late_days: int) -> dict[str, Any]:
     """Finance reopens closed date `d`, as the lab's lake::reopen: its current rows past its
     window's far end go into silver and gold under a window widened to the newest upload that
@@ -246,3 +261,29 @@ def reopen(w: Warehouse, d: dt.date, reason: str, by: str, late_days: int) -> di
     for r in plan:
         props[f"{PROP}taken-revenue.{r.currency}"] = str(r.revenue_minor)
     return rewrite(w, [d], {}, late_days, result, props, "after-silver:reopen", reopen=(d, wider))
+
+
+def rebuild(w: Warehouse, dates: list[dt.date], late_days: int) -> dict[str, Any]:
+    """A rebuild of named dates under window `late_days`, as the lab's rebuild_dates: each date
+    whose inputs changed since its version was built gets a new silver and gold; unchanged ones
+    are skipped, and a rebuild of nothing but those writes no snapshot."""
+    w.few = True  # a few dates: events read straight from Iceberg, not cached whole
+    w.events()
+    detail = "rebuild of " + ", ".join(map(str, sorted(dates)))
+    result: dict[str, Any] = {"upload": None, "trigger": "manual", "detail": detail, "late_days": late_days,
+                              "action": "skipped", "dates": [], "beyond_window": []}
+    props = {PROP + "trigger": "manual", PROP + "detail": detail}
+    return rewrite(w, sorted(dates), w.window_hashes(sorted(dates), late_days), late_days, result, props, "after-silver:rebuild")
+
+
+def naive(w: Warehouse, run_date: dt.date) -> dict[str, Any]:
+    """v1 for `run_date`, as the lab's: the upload's current events of that business date, per
+    store, appended to naive_daily_sales (one snapshot, its run date and trigger as properties)."""
+    w.few = True
+    w.events()
+    rows = w.sql("v2", "naive_rows", run_date=run_date).cache()
+    added = rows.count()
+    rows.writeTo(NAIVE).option("snapshot-property." + PROP + "trigger", "naive") \
+        .option("snapshot-property." + PROP + "upload", str(run_date)).append()
+    rows.unpersist()
+    return {"run_date": str(run_date), "rows_added": added, "snapshot_id": w.current_snapshot(NAIVE)}

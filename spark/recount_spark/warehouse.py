@@ -157,6 +157,12 @@ class Warehouse:
     def reopen(self, d: dt.date, reason: str, by: str, late_days: int) -> dict[str, Any]:
         return v2.reopen(self, d, reason, by, late_days)
 
+    def rebuild(self, dates: list[dt.date], late_days: int) -> dict[str, Any]:
+        return v2.rebuild(self, dates, late_days)
+
+    def naive(self, run_date: dt.date) -> dict[str, Any]:
+        return v2.naive(self, run_date)
+
     def window_hashes(self, dates: list[dt.date], late_days: int) -> Hashes:
         """The input hashes of `dates` under window `late_days` (a reopened date's own), as
         `state` computes them under the run's."""

@@ -1,0 +1,123 @@
+"""What a reader needs to mirror a warehouse into a lab-shaped database, planned by pyiceberg with
+no JVM: the Parquet data files of each table's current snapshot, and for every gold snapshot its
+properties, the dates it wrote and the data files of those dates in it and in the silver snapshot
+it names. The order in which gold's current snapshot moved (Iceberg's snapshot log) tells a write
+from a rollback. recount reads the files with DuckDB (src/warehouse.rs)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from recount_spark.state import has_table, static_table
+from recount_spark.tables import OPTIONAL, PROP, TABLES, summary_of
+
+# The tables read whole at their current snapshot; silver and gold are read per gold snapshot.
+WHOLE = ["stores", "store_changes", "raw_files", "bronze_events"]
+
+
+def local(path: str) -> str:
+    """A data file's path as DuckDB opens it: a Hadoop catalog on local disk names `file:` URIs."""
+    for scheme in ("file://", "file:"):
+        if path.startswith(scheme):
+            return path[len(scheme):]
+    return path
+
+
+def data_files(table: Any, snapshot_id: int | None, dates: list[str] | None) -> list[str]:
+    """The data files a scan of `table` at `snapshot_id` (None: current) reads, pruned to the
+    business dates `dates` (None: every row). A file with row-level deletes is refused: recount's
+    tables are written copy-on-write, and a reader that ignored the deletes would count wrong."""
+    if snapshot_id is None and table.current_snapshot() is None:
+        return []
+    if dates is not None and not dates:
+        return []
+    if dates is None:
+        scan = table.scan(snapshot_id=snapshot_id)
+    else:
+        from pyiceberg.expressions import In
+
+        scan = table.scan(snapshot_id=snapshot_id, row_filter=In("business_date", dates))
+    out = []
+    for task in scan.plan_files():
+        if task.delete_files:
+            raise ValueError(f"{task.file.file_path} has row-level deletes, which recount does not read (write copy-on-write)")
+        out.append(local(task.file.file_path))
+    return sorted(out)
+
+
+CATALOG = "catalog:"
+
+
+def tables_of(warehouse: str) -> dict[str, Any]:
+    """The warehouse's tables, by name: from a Hadoop catalog's directory, or, for
+    `catalog:NAME`, from the catalog pyiceberg's load_catalog(NAME) configures (~/.pyiceberg.yaml
+    or PYICEBERG_CATALOG__NAME__* variables: REST, Hive, Glue, SQL), namespace `recount`."""
+    if warehouse.startswith(CATALOG):
+        from pyiceberg.catalog import load_catalog
+
+        name = warehouse[len(CATALOG):]
+        catalog = load_catalog(name)
+        out = {}
+        for t in TABLES:
+            if catalog.table_exists(("recount", t)):
+                out[t] = catalog.load_table(("recount", t))
+            elif t not in OPTIONAL:
+                raise ValueError(f"catalog {name} holds no Iceberg table recount.{t}")
+        return out
+    missing = [t for t in TABLES if not has_table(warehouse, t) and t not in OPTIONAL]
+    if missing:
+        raise ValueError(f"{warehouse} holds no Iceberg table recount.{missing[0]}: run `recount spark run` first")
+    return {t: static_table(warehouse, t) for t in TABLES if has_table(warehouse, t)}
+
+
+def appends(table: Any) -> list[dict[str, Any]]:
+    """Each snapshot of an append-only table (v1's), oldest first, with the data files it added."""
+    out = []
+    for s in sorted(table.snapshots(), key=lambda s: (s.sequence_number or 0, s.timestamp_ms)):
+        now = set(data_files(table, s.snapshot_id, None))
+        before = set(data_files(table, s.parent_snapshot_id, None)) if s.parent_snapshot_id is not None else set()
+        out.append({
+            "snapshot_id": s.snapshot_id,
+            "timestamp_ms": s.timestamp_ms,
+            "properties": {k: v for k, v in sorted(summary_of(s).items()) if k.startswith(PROP)},
+            "files": sorted(now - before),
+        })
+    return out
+
+
+def plan(warehouse: str) -> dict[str, Any]:
+    """The mirror's plan. `state` names each table's metadata file: a plan with the same state
+    describes the same warehouse, so a mirror built from it is still true."""
+    found = tables_of(warehouse)
+    state = {t: found[t].metadata_location for t in TABLES if t in found}
+    tables = {t: data_files(found[t], None, None) for t in WHOLE}
+    gold = found["daily_store_sales"]
+    silver = found["silver_baskets"]
+    snapshots = []
+    for s in sorted(gold.snapshots(), key=lambda s: (s.sequence_number or 0, s.timestamp_ms)):
+        props = summary_of(s)
+        dates = sorted(d for d in props.get(PROP + "dates", "").split(",") if d)
+        silver_id = props.get(PROP + "silver-snapshot")
+        snapshots.append({
+            "snapshot_id": s.snapshot_id,
+            "parent_id": s.parent_snapshot_id,
+            "timestamp_ms": s.timestamp_ms,
+            "operation": s.summary.operation.value if s.summary else "",
+            "properties": {k: v for k, v in sorted(props.items()) if k.startswith(PROP)},
+            "dates": dates,
+            "gold_files": data_files(gold, s.snapshot_id, dates),
+            "silver_files": data_files(silver, int(silver_id), dates) if silver_id else [],
+        })
+    log = [{"snapshot_id": e.snapshot_id, "timestamp_ms": e.timestamp_ms} for e in gold.metadata.snapshot_log]
+    current = gold.current_snapshot()
+    return {
+        "warehouse": warehouse if warehouse.startswith(CATALOG) else os.path.abspath(warehouse),
+        "state": state,
+        "tables": tables,
+        "snapshots": snapshots,
+        "log": log,
+        "naive": appends(found["naive_daily_sales"]) if "naive_daily_sales" in found else [],
+        "skipped": appends(found["skipped_runs"]) if "skipped_runs" in found else [],
+        "current": current.snapshot_id if current is not None else None,
+    }

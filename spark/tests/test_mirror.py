@@ -1,0 +1,61 @@
+"""What the mirror's plan says of a warehouse's files, with stand-ins for pyiceberg's tables (the
+whole plan is tested on a real warehouse in tests/spark.rs). Plain python3."""
+
+from __future__ import annotations
+
+import os
+import sys
+import unittest
+from types import SimpleNamespace
+from typing import Any
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from recount_spark.mirror import appends, data_files, local
+
+
+class Table:
+    """A stand-in for a pyiceberg table: each snapshot's data files, and some with deletes."""
+
+    def __init__(self, files: dict[int, list[str]], parents: dict[int, int | None], deletes: set[str] | None = None) -> None:
+        self.files, self.parents, self.deletes = files, parents, deletes or set()
+
+    def current_snapshot(self) -> Any:
+        return SimpleNamespace(snapshot_id=max(self.files)) if self.files else None
+
+    def snapshots(self) -> list[Any]:
+        return [SimpleNamespace(snapshot_id=s, parent_snapshot_id=self.parents[s], sequence_number=s, timestamp_ms=1000 * s,
+                                summary=SimpleNamespace(additional_properties={"recount.upload": "2026-10-14", "other": "x"}))
+                for s in self.files]
+
+    def scan(self, snapshot_id: int | None = None, row_filter: Any = None) -> Any:
+        chosen = self.files[snapshot_id if snapshot_id is not None else max(self.files)]
+        tasks = [SimpleNamespace(file=SimpleNamespace(file_path=p), delete_files=["d"] if p in self.deletes else []) for p in chosen]
+        return SimpleNamespace(plan_files=lambda: tasks)
+
+
+class Mirror(unittest.TestCase):
+    def test_a_file_uri_is_a_path_duckdb_opens(self) -> None:
+        self.assertEqual(local("file:/wh/recount/t/data/a.parquet"), "/wh/recount/t/data/a.parquet")
+        self.assertEqual(local("file:///wh/a.parquet"), "/wh/a.parquet")
+        self.assertEqual(local("/wh/a.parquet"), "/wh/a.parquet")
+        self.assertEqual(local("s3://bucket/a.parquet"), "s3://bucket/a.parquet")
+
+    def test_an_append_brings_the_files_its_parent_lacked(self) -> None:
+        t = Table({1: ["file:/a"], 2: ["file:/a", "file:/b"], 3: ["file:/a", "file:/b", "file:/c"]}, {1: None, 2: 1, 3: 2})
+        runs = appends(t)
+        self.assertEqual([r["files"] for r in runs], [["/a"], ["/b"], ["/c"]])
+        self.assertEqual(runs[0]["properties"], {"recount.upload": "2026-10-14"}, "only recount's own properties")
+
+    def test_row_level_deletes_are_refused_not_ignored(self) -> None:
+        t = Table({1: ["file:/a", "file:/b"]}, {1: None}, deletes={"file:/b"})
+        with self.assertRaisesRegex(ValueError, "row-level deletes"):
+            data_files(t, 1, None)
+
+    def test_an_empty_date_list_reads_nothing(self) -> None:
+        t = Table({1: ["file:/a"]}, {1: None})
+        self.assertEqual(data_files(t, 1, []), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
