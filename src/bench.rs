@@ -186,6 +186,39 @@ pub fn run(opts: BenchOptions) -> Result<BenchReport> {
     Ok(BenchReport { world, seed, machine: machine(), measures, v2_phases_ms: v2_phases, fingerprint, baseline })
 }
 
+/// `recount bench --warehouse WH`: reading a warehouse. Its mirror built from nothing (pyiceberg's
+/// plan, DuckDB reading the Parquet files, gold's log laid out as snapshots), opening it when it is
+/// current (the plan alone), and the explorer on it: a cold start, a move to a date loaded ahead
+/// and a far jump (the Overview of a date not loaded yet).
+pub fn warehouse(opts: BenchOptions, warehouse: &Path) -> Result<BenchReport> {
+    std::fs::create_dir_all(&opts.work_dir)?;
+    let mirrors = opts.work_dir.join("mirrors");
+    let mut measures = vec![measure("mirror the warehouse from nothing (plan, read, lay out)", "", opts.runs.max(1), || {
+        if mirrors.exists() {
+            std::fs::remove_dir_all(&mirrors)?;
+        }
+        crate::warehouse::open_with(warehouse, &mirrors).map(drop)
+    })?];
+    measures.push(measure("open the warehouse, its mirror current (pyiceberg's plan alone)", "", opts.runs.max(3), || {
+        crate::warehouse::open_with(warehouse, &mirrors).map(drop)
+    })?);
+    let lab = crate::warehouse::open_with(warehouse, &mirrors)?;
+    let fingerprint = reports::fingerprint(&lab, None)?.line;
+    let lab_dir = lab.root.clone();
+    drop(lab);
+    let world = opts.world.clone().unwrap_or_else(crate::lake::sample_world_dir);
+    bench_explorer(&opts, &world, &lab_dir, &mut measures)?;
+    Ok(BenchReport {
+        world: warehouse.to_path_buf(),
+        seed: None,
+        machine: machine(),
+        measures,
+        v2_phases_ms: Vec::new(),
+        fingerprint,
+        baseline: None,
+    })
+}
+
 /// The world to measure on: the one named, or one generated (and its generation measured).
 fn bench_world(opts: &BenchOptions, measures: &mut Vec<Measure>) -> Result<(PathBuf, Option<u64>)> {
     if let Some(w) = &opts.world {
@@ -331,6 +364,7 @@ fn bench_explorer(opts: &BenchOptions, world: &Path, lab_dir: &Path, measures: &
         world: world.to_path_buf(),
         bootstrap: false,
         late_days: crate::rules::DEFAULT_LATE_DAYS,
+        warehouse: None,
     };
     let new_app = || -> Result<crate::tui::app::App> {
         let mut app = crate::tui::app::App::new(crate::tui::theme::Theme::load("dark")?, false);

@@ -29,6 +29,10 @@ pub struct Global {
     /// The lab directory [default: see below]
     #[arg(long, global = true, env = "RECOUNT_LAB", value_name = "DIR")]
     pub lab: Option<PathBuf>,
+    /// An Iceberg warehouse (`recount spark`): reports and the explorer read it instead of the lab;
+    /// the `spark` commands write it (or $RECOUNT_WAREHOUSE for those)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub warehouse: Option<PathBuf>,
     /// Output format of reports
     #[arg(long, global = true, default_value = "table", value_parser = format_parser())]
     pub format: Format,
@@ -412,9 +416,6 @@ pub enum Command {
 
 #[derive(Debug, Args, Clone)]
 pub struct SparkWarehouse {
-    /// The Iceberg warehouse (a Hadoop catalog directory; made on first run)
-    #[arg(long, env = "RECOUNT_WAREHOUSE", value_name = "DIR")]
-    pub warehouse: PathBuf,
     /// Spark's master URL
     #[arg(long, default_value = "local[2]", value_name = "URL")]
     pub master: String,

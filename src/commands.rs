@@ -64,14 +64,30 @@ fn lab_dir(global: &Global) -> PathBuf {
     global.lab.clone().unwrap_or_else(lake::default_lab_dir)
 }
 
-/// The lab, for a command that writes: it holds the lab's lock until it returns.
+/// The lab, for a command that writes: it holds the lab's lock until it returns. A warehouse is
+/// written by `recount spark` alone.
 fn open(global: &Global) -> Result<Lab> {
+    if let Some(w) = &global.warehouse {
+        color_eyre::eyre::bail!(
+            "this command writes the lab; the warehouse {} is written by `recount spark` (run, rollback, reopen)",
+            w.display()
+        );
+    }
     Lab::open(&lab_dir(global))
+}
+
+/// What a report reads, read-only: the warehouse's mirror with --warehouse (src/warehouse.rs),
+/// else the lab.
+fn open_read(global: &Global) -> Result<Lab> {
+    match &global.warehouse {
+        Some(w) => crate::warehouse::open(w),
+        None => open_lab_read(global),
+    }
 }
 
 /// The lab, for a report: read-only, beside an open explorer or other reports. A lab that does
 /// not exist is an error naming the path: a typo'd --lab never reads as an empty lab.
-fn open_read(global: &Global) -> Result<Lab> {
+fn open_lab_read(global: &Global) -> Result<Lab> {
     let dir = lab_dir(global);
     if !lake::exists(&dir) {
         color_eyre::eyre::bail!(
@@ -147,7 +163,10 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
         Command::Bench { world, preset, seed, runs, work_dir, baseline, date } => {
             let opts = crate::bench::BenchOptions { world, preset, seed, runs, work_dir, baseline, date, exe: std::env::current_exe()? };
             let line = crate::progress::Progress::start(format!("benchmarking ({runs} run(s) of each measure)"));
-            let report = crate::bench::run(opts);
+            let report = match &g.warehouse {
+                Some(w) => crate::bench::warehouse(opts, w),
+                None => crate::bench::run(opts),
+            };
             drop(line);
             print(&report?, g.format);
             Ok(0)
@@ -316,6 +335,12 @@ fn reset(g: &Global, yes: bool) -> Result<i32> {
 }
 
 fn naive(g: &Global, range: &Range) -> Result<i32> {
+    if g.warehouse.is_some() {
+        for d in range.dates() {
+            warehouse_write(g, crate::warehouse::Write::RetryV1(d))?;
+        }
+        return Ok(0);
+    }
     let lab = open(g)?;
     for d in range.dates() {
         if !lab.is_landed(d)? {
@@ -408,6 +433,12 @@ fn daily(g: &Global, range: &Range, world: Option<PathBuf>, window: Window, aler
 }
 
 fn rebuild(g: &Global, dates: &[NaiveDate], force: bool, window: Window) -> Result<i32> {
+    if g.warehouse.is_some() && !force {
+        for &date in dates {
+            warehouse_write(g, crate::warehouse::Write::Rebuild { date, late_days: late_days(window)? })?;
+        }
+        return Ok(0);
+    }
     let lab = open(g)?;
     emit_run(&v2::rebuild_dates(&lab, dates, v2_opts(g, window, force)?)?, g.format)?;
     Ok(0)
@@ -452,6 +483,9 @@ fn diff(g: &Global, date: Day, from: Option<i64>, to: Option<i64>, baskets: bool
 }
 
 fn rollback(g: &Global, snapshot: i64) -> Result<i32> {
+    if g.warehouse.is_some() {
+        return warehouse_write(g, crate::warehouse::Write::Rollback(snapshot));
+    }
     let lab = open(g)?;
     let rec = lake::snapshot::rollback(&lab, snapshot, g.fail_after)?;
     match g.format {
@@ -464,11 +498,28 @@ fn rollback(g: &Global, snapshot: i64) -> Result<i32> {
     Ok(0)
 }
 
+/// A write the command line asks of the warehouse (--warehouse): Spark does it, on a local[2]
+/// master, and the line says what it did. The snapshot numbers are the ones the reports show.
+fn warehouse_write(g: &Global, write: crate::warehouse::Write) -> Result<i32> {
+    let Some(warehouse) = g.warehouse.clone() else { color_eyre::eyre::bail!("no --warehouse to write") };
+    let mirror = open_read(g)?;
+    let spark = crate::warehouse::Spark { warehouse, master: "local[2]".into(), late_days: late_days(Window { late_days: None })? };
+    let line = crate::progress::Progress::start("spark: starting");
+    let done = spark.write(&mirror, write, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
+    drop(line);
+    println!("{}", crate::sanitize::for_terminal(&done));
+    Ok(0)
+}
+
 /// `recount reopen`: what the reopening takes in, then its run.
 fn reopen(g: &Global, date: Day, reason: &str, by: Option<String>) -> Result<i32> {
+    let by = by.unwrap_or_else(lake::reopen::Decision::default_by);
+    if g.warehouse.is_some() {
+        let date = reports::resolve_day(&open_read(g)?, date)?;
+        return warehouse_write(g, crate::warehouse::Write::Reopen { date, reason: reason.to_string(), by });
+    }
     let lab = open(g)?;
     let d = reports::resolve_day(&lab, date)?;
-    let by = by.unwrap_or_else(lake::reopen::Decision::default_by);
     let plan = lake::reopen::plan(&lab, d)?;
     if g.format != Format::Json {
         println!(
@@ -551,12 +602,13 @@ fn explorer(g: &Global, tui: crate::cli::TuiArgs) -> Result<i32> {
     crate::tui::run(crate::tui::TuiOptions {
         // The default lab, wherever RECOUNT_LAB points, is built on first run; a lab named with
         // --lab is opened as it is.
-        bootstrap: !matches!(g.sources.lab, crate::config::Source::Flag(_)),
+        bootstrap: !matches!(g.sources.lab, crate::config::Source::Flag(_)) && g.warehouse.is_none(),
         lab_dir: lab_dir(g),
         world: world_or_sample(tui.world),
         theme: tui.theme.unwrap_or_else(|| config.theme.value.clone()),
         mouse: !tui.no_mouse && config.mouse.value,
         late_days: config.late_days.value,
+        warehouse: g.warehouse.clone(),
     })?;
     Ok(0)
 }
@@ -600,9 +652,17 @@ fn as_of_args(as_of: Option<i64>) -> Vec<String> {
     as_of.map(|s| vec!["--as-of".to_string(), s.to_string()]).unwrap_or_default()
 }
 
-fn spark_driver(w: &crate::cli::SparkWarehouse) -> Result<crate::spark::Driver> {
+/// The warehouse a `spark` command writes or reads: --warehouse, else $RECOUNT_WAREHOUSE.
+fn spark_warehouse(g: &Global) -> Result<PathBuf> {
+    g.warehouse
+        .clone()
+        .or_else(|| std::env::var_os("RECOUNT_WAREHOUSE").filter(|w| !w.is_empty()).map(PathBuf::from))
+        .ok_or_else(|| color_eyre::eyre::eyre!("a spark command needs its Iceberg warehouse: --warehouse DIR (or $RECOUNT_WAREHOUSE)"))
+}
+
+fn spark_driver(g: &Global, w: &crate::cli::SparkWarehouse) -> Result<crate::spark::Driver> {
     let setup = crate::spark::Setup::find(&crate::spark::default_home())?;
-    Ok(crate::spark::Driver { setup, warehouse: w.warehouse.clone(), master: w.master.clone() })
+    Ok(crate::spark::Driver { setup, warehouse: spark_warehouse(g)?, master: w.master.clone() })
 }
 
 /// `recount spark ...`: the v2 job on Spark and Iceberg, and what its tables say.
@@ -616,7 +676,7 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
             spark_run(g, &range, world, &warehouse, window, (daily, per_upload))
         }
         SparkCommand::Fingerprint { warehouse, as_of, reader } => {
-            let driver = spark_driver(&warehouse)?;
+            let driver = spark_driver(g, &warehouse)?;
             let mut args = vec!["--reader".to_string(), if reader == SparkReader::Spark { "spark" } else { "pyiceberg" }.to_string()];
             args.extend(as_of_args(as_of));
             let report: spark::SparkFingerprint = driver.call("fingerprint", &args, quiet)?;
@@ -627,13 +687,13 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
             Ok(0)
         }
         SparkCommand::Snapshots { warehouse, table } => {
-            let report: spark::SnapshotsReport = spark_driver(&warehouse)?.call("snapshots", &["--table".into(), table], quiet)?;
+            let report: spark::SnapshotsReport = spark_driver(g, &warehouse)?.call("snapshots", &["--table".into(), table], quiet)?;
             print(&report, g.format);
             Ok(0)
         }
         SparkCommand::Evidence { date, warehouse, out } => {
             let args = vec!["--date".to_string(), date.to_string(), "--out".to_string(), out.display().to_string()];
-            let report: spark::EvidenceReport = spark_driver(&warehouse)?.call("evidence", &args, quiet)?;
+            let report: spark::EvidenceReport = spark_driver(g, &warehouse)?.call("evidence", &args, quiet)?;
             match g.format {
                 Format::Json => print_json(&report)?,
                 _ => {
@@ -647,9 +707,9 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
         SparkCommand::Check { date, warehouse, as_of } => {
             let mut args = vec!["--date".to_string(), date.to_string()];
             args.extend(as_of_args(as_of));
-            let gold: spark::GoldOfDate = spark_driver(&warehouse)?.call("gold", &args, quiet)?;
+            let gold: spark::GoldOfDate = spark_driver(g, &warehouse)?.call("gold", &args, quiet)?;
             let lab_dir = lab_dir(g);
-            let lab = open_read(g)?;
+            let lab = open_lab_read(g)?;
             let report = spark::SparkCheck::new(date, gold, &lab_dir, reports::lab_gold_by_store(&lab, date)?);
             print(&report, g.format);
             Ok(if report.agree { 0 } else { ENGINES_DISAGREE })
@@ -681,7 +741,7 @@ fn spark_run(
     // The world's stores, read through its description and checked before Spark lands them.
     let stores =
         crate::raw::source::Source::of_world(&world, None)?.stores(&world).wrap_err("the world's stores, before Spark lands them")?;
-    let driver = spark_driver(warehouse)?;
+    let driver = spark_driver(g, warehouse)?;
     let uploads = range.dates();
     let mut args = spark::run_args(&world, &uploads, late_days(window)?, daily, trigger_of(daily, uploads.len()).as_str());
     // Each store currency's ISO-4217 digits, which a total in major units is read by: one table
@@ -703,7 +763,7 @@ fn spark_run(
 fn spark_rollback(g: &Global, snapshot: i64, warehouse: &crate::cli::SparkWarehouse) -> Result<i32> {
     let line = crate::progress::Progress::start(format!("spark: rolling back to snapshot {snapshot}"));
     let report: crate::spark::RollbackReport =
-        spark_driver(warehouse)?
+        spark_driver(g, warehouse)?
             .call("rollback", &["--snapshot".into(), snapshot.to_string()], |p| line.set(format!("spark: {}", p.message), None))?;
     drop(line);
     match g.format {
@@ -748,7 +808,7 @@ fn spark_reopen(
     ];
     let line = crate::progress::Progress::start(format!("spark: reopening {date}"));
     let report: crate::spark::ReopenReport =
-        spark_driver(warehouse)?.call("reopen", &args, |p| line.set(format!("spark: {}", p.message), None))?;
+        spark_driver(g, warehouse)?.call("reopen", &args, |p| line.set(format!("spark: {}", p.message), None))?;
     drop(line);
     match g.format {
         Format::Json => print_json(&report)?,

@@ -24,4 +24,5 @@ pub mod spark;
 pub mod store;
 pub mod tui;
 pub mod tz;
+pub mod warehouse;
 pub mod world;

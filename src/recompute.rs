@@ -142,19 +142,25 @@ pub(crate) fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> R
     if !raw_root.join(raw::STORES_FILE).exists() {
         return Ok(Vec::new());
     }
-    let stores = lab.stores_as_of(snapshot_id)?;
-    let files: Vec<(NaiveDate, std::path::PathBuf)> = lab
-        .store()
-        .files_as_of(snapshot_id)?
-        .into_iter()
-        .map(|f| {
-            (f.upload_date, if f.superseded_now { raw::superseded_path(&raw_root, &f.file, f.version) } else { raw_root.join(&f.file) })
-        })
-        .collect();
-    let recount = recount_files(&files, &Reader::of_lab(&raw_root)?, &stores)
-        .wrap_err_with(|| format!("recounting the raw zone as of snapshot {snapshot_id}"))?;
-    Ok(recount
-        .rows
+    let rows = if crate::warehouse::is_mirror(lab) {
+        // A warehouse keeps no raw files: its bronze as it was then, recounted the same way.
+        group(bronze_columns(lab, Some(snapshot_id))?).map_err(|e| eyre!("polars recount of the warehouse's bronze: {e}"))?
+    } else {
+        let stores = lab.stores_as_of(snapshot_id)?;
+        let files: Vec<(NaiveDate, std::path::PathBuf)> = lab
+            .store()
+            .files_as_of(snapshot_id)?
+            .into_iter()
+            .map(|f| {
+                let path = if f.superseded_now { raw::superseded_path(&raw_root, &f.file, f.version) } else { raw_root.join(&f.file) };
+                (f.upload_date, path)
+            })
+            .collect();
+        recount_files(&files, &Reader::of_lab(&raw_root)?, &stores)
+            .wrap_err_with(|| format!("recounting the raw zone as of snapshot {snapshot_id}"))?
+            .rows
+    };
+    Ok(rows
         .into_iter()
         .filter(|r| r.business_date == d)
         .map(|r| crate::store::StoreFigures {
@@ -165,6 +171,47 @@ pub(crate) fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> R
             revenue_minor: r.revenue_minor,
         })
         .collect())
+}
+
+/// The independent recount of a warehouse's mirror (src/warehouse.rs), which holds no raw files:
+/// every event of bronze's current file versions, deduplicated and grouped in polars as the
+/// raw zone's are, stored as the mirror's cached recount of its (empty) raw zone.
+pub(crate) fn recount_mirror(lab: &Lab) -> Result<()> {
+    let all = bronze_columns(lab, None)?;
+    let events = all.basket_id.len() as i64;
+    let rows = group(all).map_err(|e| eyre!("polars recount of the warehouse's bronze: {e}"))?;
+    let baskets = rows.iter().map(|r| r.baskets).sum();
+    let mut tx = Tx::begin(lab.store(), None)?;
+    let stored = rows.iter().map(|r| RecountRow {
+        business_date: r.business_date,
+        store_id: &r.store_id,
+        country: &r.country,
+        currency: &r.currency,
+        baskets: r.baskets,
+        revenue_minor: r.revenue_minor,
+    });
+    tx.replace_recount(&manifest(&lab.raw_root())?, events, baskets, Utc::now().naive_utc(), stored)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// A mirror's bronze events (as of snapshot `as_of`, None: now), as the recount's columns.
+fn bronze_columns(lab: &Lab, as_of: Option<i64>) -> Result<Columns> {
+    let mut all = Columns::default();
+    lab.store().recount_events(as_of, |e| {
+        all.basket_id.push(e.basket_id);
+        all.event_id.push(e.event_id);
+        all.uploaded_at.push(e.uploaded_at_ns);
+        all.upload_date.push(e.upload_day);
+        all.file.push(e.file);
+        all.line.push(e.line);
+        all.business_date.push(e.business_day);
+        all.store_id.push(e.store_id);
+        all.country.push(e.country);
+        all.currency.push(e.currency);
+        all.revenue.push(e.revenue_minor);
+    })?;
+    Ok(all)
 }
 
 /// Recounts the given files (upload date, path) of a raw zone.

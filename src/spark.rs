@@ -28,6 +28,7 @@ const DRIVER: &[(&str, &str)] = &[
     ("cli.py", include_str!("../spark/recount_spark/cli.py")),
     ("evidence.py", include_str!("../spark/recount_spark/evidence.py")),
     ("land.py", include_str!("../spark/recount_spark/land.py")),
+    ("mirror.py", include_str!("../spark/recount_spark/mirror.py")),
     ("parse.py", include_str!("../spark/recount_spark/parse.py")),
     ("session.py", include_str!("../spark/recount_spark/session.py")),
     ("source.py", include_str!("../spark/recount_spark/source.py")),
@@ -225,17 +226,29 @@ impl Driver {
 
     /// Runs `python -m recount_spark COMMAND ARGS`, calling `on_progress` per step, and returns
     /// its result. With `RECOUNT_SPARK_SERVER` naming a served socket, the call goes there.
-    pub(crate) fn call<T: for<'de> Deserialize<'de>>(
+    pub(crate) fn call<T: for<'de> Deserialize<'de>>(&self, command: &str, args: &[String], on_progress: impl FnMut(&Step)) -> Result<T> {
+        self.call_on(command, args, on_progress, true)
+    }
+
+    /// A call that needs no Spark session (pyiceberg alone): always a driver process of its own,
+    /// so it reads this process's environment (a catalog's PYICEBERG_* settings), not a server's.
+    pub(crate) fn call_local<T: for<'de> Deserialize<'de>>(&self, command: &str, args: &[String]) -> Result<T> {
+        self.call_on(command, args, |_| {}, false)
+    }
+
+    fn call_on<T: for<'de> Deserialize<'de>>(
         &self,
         command: &str,
         args: &[String],
         mut on_progress: impl FnMut(&Step),
+        may_serve: bool,
     ) -> Result<T> {
         let job = self.setup.job()?;
         let (log_path, mut log) = self.log(command)?;
         let argv = self.argv(&job, command, args);
         let log_note = format!("full log: {}", log_path.display());
-        let said = match self.served(&job, &argv, &mut log, &mut on_progress)? {
+        let served = if may_serve { self.served(&job, &argv, &mut log, &mut on_progress)? } else { None };
+        let said = match served {
             Some(said) => said,
             None => {
                 let mut child = self

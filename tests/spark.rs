@@ -146,6 +146,71 @@ fn snapshots(dir: &Path, table: &str) -> Vec<Value> {
     json(&["spark", "snapshots", "--warehouse", &w(dir), "--table", table])["snapshots"].as_array().unwrap().clone()
 }
 
+/// A report as JSON, with what a warehouse cannot share with a lab taken out: when each snapshot
+/// was made, the input hashes (each store hashes its own bronze: Spark hashes rows, the lab sums
+/// xxh3 digests) and the quarantined lines' raw text, which the warehouse does not keep.
+fn comparable<T: serde::Serialize>(report: color_eyre::eyre::Result<T>) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for key in ["created_at", "input_hash", "raw_line", "computed_at"] {
+                    m.remove(key);
+                }
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    // A report that refuses (a diff of a date with one version) refuses alike.
+    let mut v = match report {
+        Ok(r) => serde_json::to_value(r).unwrap(),
+        Err(e) => serde_json::json!({ "error": format!("{e:#}") }),
+    };
+    strip(&mut v);
+    v
+}
+
+/// Where a test's warehouse is mirrored: beside it, in the test's own directory.
+fn mirrors(wh: &Path) -> PathBuf {
+    wh.with_file_name("mirrors")
+}
+
+/// Every report of every business date, read from the lab and from the warehouse (`--warehouse`,
+/// its mirror): the same structs, so the CLI, JSON, CSV and the explorer render them alike.
+fn same_reports(lab_dir: &Path, wh: &Path, when: &str) {
+    use recount::reports::{self, check, explain, history, listings, promises};
+    ensure_setup();
+    let mut lab = recount::lake::Lab::open(lab_dir).unwrap();
+    reports::freshen(&mut lab).unwrap();
+    let mirror = recount::warehouse::open_with(wh, &mirrors(wh)).unwrap();
+    let dates = reports::business_dates(&lab).unwrap();
+    assert_eq!(dates, reports::business_dates(&mirror).unwrap(), "business dates {when}");
+    let same = |what: &str, a: Value, b: Value| {
+        if a != b {
+            panic!("{what} {when}: the lab's and the warehouse's differ\nlab:       {a}\nwarehouse: {b}");
+        }
+    };
+    same("fingerprint", comparable(reports::fingerprint(&lab, None)), comparable(reports::fingerprint(&mirror, None)));
+    same("snapshots", comparable(history::snapshots(&lab)), comparable(history::snapshots(&mirror)));
+    same("lateness", comparable(reports::lateness::lateness(&lab, true)), comparable(reports::lateness::lateness(&mirror, true)));
+    same("quarantine", comparable(listings::quarantine(&lab, None)), comparable(listings::quarantine(&mirror, None)));
+    same("late", comparable(listings::late(&lab, None, 2)), comparable(listings::late(&mirror, None, 2)));
+    same("summary", comparable(reports::summary::summary(&lab)), comparable(reports::summary::summary(&mirror)));
+    same("trend", comparable(reports::trend::trend(&lab)), comparable(reports::trend::trend(&mirror)));
+    for &d in &dates {
+        let (a, b) = (check::check(&lab, d, None).unwrap(), check::check(&mirror, d, None).unwrap());
+        same(&format!("promises {d}"), comparable(promises::promises(&lab, &a)), comparable(promises::promises(&mirror, &b)));
+        same(&format!("check {d}"), comparable(Ok(a)), comparable(Ok(b)));
+        same(&format!("explain {d}"), comparable(explain::explain(&lab, d)), comparable(explain::explain(&mirror, d)));
+        let resent = |l: &recount::lake::Lab| comparable(reports::baskets::resent(l, d, 2));
+        same(&format!("baskets {d}"), resent(&lab), resent(&mirror));
+        same(&format!("late {d}"), comparable(listings::late(&lab, Some(d), 2)), comparable(listings::late(&mirror, Some(d), 2)));
+        same(&format!("history {d}"), comparable(history::history(&lab, d, None)), comparable(history::history(&mirror, d, None)));
+        same(&format!("diff {d}"), comparable(history::diff(&lab, d, None, None)), comparable(history::diff(&mirror, d, None, None)));
+    }
+}
+
 #[test]
 fn forwards_spark_gives_the_labs_fingerprint_and_a_rerun_adds_no_snapshot_that_pyiceberg_can_see() {
     let dir = tempdir();
@@ -334,11 +399,27 @@ fn daily_spark_gives_the_labs_fingerprint_and_a_correction_overwrites_exactly_it
     let old_fp = fingerprint_line(&first["fingerprint"]);
     assert_eq!(old_fp, lab_daily, "Spark day by day against the lab day by day");
     let old_snapshot = snapshots(dir.path(), "daily_store_sales").last().unwrap()["snapshot_id"].as_i64().unwrap();
+    // v1 for 2026-10-14, twice, in both: the retry doubles the day's v1 (the naive job appends).
+    for _ in 0..2 {
+        recount(&["--lab", &lab, "naive", "2026-10-14", "2026-10-14"]);
+        recount(&["naive", "2026-10-14", "2026-10-14", "--warehouse", &wh]);
+    }
+    // Every report reads the warehouse as it reads the lab: nine daily writes, two v1 runs.
+    same_reports(Path::new(&lab), Path::new(&wh), "after nine daily runs and v1 twice");
+    let v1 = recount::reports::check::check(
+        &recount::warehouse::open_with(Path::new(&wh), &mirrors(Path::new(&wh))).unwrap(),
+        day("2026-10-14"),
+        None,
+    )
+    .unwrap();
+    assert!(v1.countries.iter().all(|c| c.v1_runs == 2 && c.v1_events > 0), "v1 ran twice on Spark: {:?}", v1.countries);
 
     let fixed = corrected_world(dir.path());
     let fixed_s = fixed.display().to_string();
     recount(&["--lab", &lab, "land", "2026-10-19", "2026-10-20", "--world", &fixed_s]);
-    let lab_run: Value = serde_json::from_str(&recount(&["--lab", &lab, "run", "2026-10-19", "--format", "json"])).unwrap();
+    // Run by run, as Spark below: the recompressed upload's run finds its rows unchanged.
+    let out = recount(&["--lab", &lab, "run", "2026-10-19", "2026-10-20", "--per-upload", "--format", "json"]);
+    let lab_run = serde_json::Deserializer::from_str(&out).into_iter::<Value>().next().unwrap().unwrap();
     let lab_rewritten = rewritten(&lab_run);
     let gold_before = snapshots(dir.path(), "daily_store_sales").len();
     // Run by run: each corrected upload's run names its file versions.
@@ -357,6 +438,8 @@ fn daily_spark_gives_the_labs_fingerprint_and_a_correction_overwrites_exactly_it
     assert_eq!(new_fp, recount(&["--lab", &lab, "fingerprint"]).trim(), "and Spark's gold is the lab's");
     let newest = snapshots(dir.path(), "daily_store_sales").last().unwrap().clone();
     assert_eq!(newest["properties"]["recount.corrected"], "tills-gb.jsonl.gz v2");
+    // A correction's history and diff, basket by basket, on both stores alike.
+    same_reports(Path::new(&lab), Path::new(&wh), "after a correction");
     assert_eq!(newest["properties"]["recount.dates"], spark_rewritten.join(","));
 
     // The evidence, from Iceberg's metadata: that commit against its parent.
@@ -399,6 +482,112 @@ fn daily_spark_gives_the_labs_fingerprint_and_a_correction_overwrites_exactly_it
     // pyiceberg, reading the metadata Spark wrote, sees the same gold.
     let py = json(&["spark", "fingerprint", "--warehouse", &wh, "--reader", "pyiceberg"]);
     assert_eq!(fingerprint_line(&py), old_fp);
+    // The lab rolled back to its ninth snapshot, as the warehouse to its ninth: the same reports,
+    // the rollback a snapshot of its own in both histories.
+    recount(&["--lab", &lab, "rollback", "9"]);
+    same_reports(Path::new(&lab), Path::new(&wh), "after a rollback");
+    // And the command line reads the warehouse with --warehouse, as it reads the lab.
+    let lab_history = recount(&["--lab", &lab, "history", date, "--format", "csv"]);
+    let read = |c: &mut Command| {
+        let out = c.env("RECOUNT_MIRRORS", mirrors(Path::new(&wh))).args(["history", date, "--format", "csv"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(read(exe().args(["--warehouse", &wh])), lab_history);
+    assert!(lab_history.contains("rollback"), "{lab_history}");
+
+    // The same tables through a catalog: pyiceberg's SQL catalog on a SQLite file (no server),
+    // each table registered at the metadata Spark wrote. `--warehouse catalog:NAME` reads it
+    // through load_catalog, configured here by PYICEBERG_CATALOG__BOOKS__* variables.
+    let db = dir.path().join("catalog.db");
+    let python = recount::spark::Setup::find(&recount::spark::default_home()).unwrap().python;
+    let register = r#"
+import os, sys
+from pyiceberg.catalog.sql import SqlCatalog
+db, wh = sys.argv[1], sys.argv[2]
+cat = SqlCatalog('books', uri='sqlite:///' + db, warehouse='file://' + wh)
+cat.create_namespace('recount')
+for t in sorted(os.listdir(os.path.join(wh, 'recount'))):
+    meta = os.path.join(wh, 'recount', t, 'metadata')
+    v = open(os.path.join(meta, 'version-hint.text')).read().strip()
+    cat.register_table(('recount', t), os.path.join(meta, 'v' + v + '.metadata.json'))
+"#;
+    assert!(Command::new(python).arg("-c").arg(register).arg(&db).arg(&wh).status().unwrap().success());
+    let via_catalog = read(
+        exe()
+            .env_remove("RECOUNT_SPARK_SERVER")
+            .env("PYICEBERG_CATALOG__BOOKS__TYPE", "sql")
+            .env("PYICEBERG_CATALOG__BOOKS__URI", format!("sqlite:///{}", db.display()))
+            .args(["--warehouse", "catalog:books"]),
+    );
+    assert_eq!(via_catalog, lab_history, "the catalog's tables are the warehouse's");
+
+    explore_the_warehouse(&wh, dir.path());
+}
+
+fn tmux(args: &[&str]) -> String {
+    let out = Command::new("tmux").args(args).output().expect("tmux runs (.ci/run installs it)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Waits until the explorer's screen in tmux `session` shows `what`; returns the screen.
+fn wait_for(session: &str, what: &str, secs: u64) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        let s = tmux(&["capture-pane", "-p", "-t", session]);
+        if s.contains(what) {
+            return s;
+        }
+        assert!(start.elapsed().as_secs() < secs, "waited {secs}s for '{what}'; screen:\n{s}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+struct KillSession(String);
+impl Drop for KillSession {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["kill-session", "-t", &self.0]).output();
+    }
+}
+
+/// The explorer on a warehouse (the daily test's, 2026-10-12..2026-10-20 with a correction
+/// rolled back), in tmux: its screens read the warehouse, a write goes through the Spark job
+/// (U lands the next upload), v1 (the lab's alone) says so, and another process's commit
+/// reloads it.
+fn explore_the_warehouse(wh: &str, dir: &Path) {
+    let session = format!("recount-spark-tui-{}", std::process::id());
+    let socket = server().map(|s| format!("RECOUNT_SPARK_SERVER={}", s.display())).unwrap_or_default();
+    let cmd = format!(
+        "env {socket} RECOUNT_MIRRORS={} XDG_CONFIG_HOME={} TERM=xterm-256color {} tui --warehouse {wh}; echo EXITED-$?; sleep 60",
+        mirrors(Path::new(wh)).display(),
+        dir.join("config").display(),
+        env!("CARGO_BIN_EXE_recount")
+    );
+    tmux(&["new-session", "-d", "-s", &session, "-x", "140", "-y", "45", &cmd]);
+    let _guard = KillSession(session.clone());
+    let s = wait_for(&session, "per country", 120);
+    assert!(s.contains("2026-10-20 per country"), "it opens on the newest landed upload's date:\n{s}");
+    for (key, title) in
+        [("2", "Explain"), ("3", "Baskets"), ("4", "Late & quarantine"), ("5", "History"), ("6", "Promises"), ("1", "per country")]
+    {
+        tmux(&["send-keys", "-t", &session, key]);
+        let s = wait_for(&session, title, 30);
+        assert!(!s.contains("Error:"), "{title} on a warehouse:\n{s}");
+    }
+    // v retries v1 for the date, through the Spark job: the warehouse's first v1 run of it.
+    tmux(&["send-keys", "-t", &session, "v"]);
+    wait_for(&session, "spark ran v1 for 2026-10-20: appended", 120);
+    // U lands 2026-10-21 with Spark and reads the warehouse again.
+    tmux(&["send-keys", "-t", &session, "U"]);
+    wait_for(&session, "Land upload 2026-10-21", 30);
+    tmux(&["send-keys", "-t", &session, "y"]);
+    wait_for(&session, "spark landed upload 2026-10-21 and ran v2: gold snapshot", 300);
+    // Another process commits (the next day, from the command line): the explorer reloads.
+    let world = sample().display().to_string();
+    recount(&["spark", "run", "2026-10-22", "--world", &world, "--warehouse", wh, "--daily"]);
+    wait_for(&session, "the warehouse has a new commit; reloaded", 120);
+    tmux(&["send-keys", "-t", &session, "q"]);
+    wait_for(&session, "EXITED-0", 30);
 }
 
 #[test]

@@ -60,6 +60,7 @@ fn server_on(lab: recount::lake::Lab, world: &std::path::Path) -> recount::tui::
         world: world.to_path_buf(),
         bootstrap: false,
         late_days: recount::rules::DEFAULT_LATE_DAYS,
+        warehouse: None,
     };
     recount::tui::worker::Server::new(lab, setup)
 }

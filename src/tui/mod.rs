@@ -27,13 +27,22 @@ pub struct TuiOptions {
     pub mouse: bool,
     /// The lateness window the explorer's own v2 runs use (the config file's, else the default).
     pub late_days: u32,
+    /// An Iceberg warehouse to explore instead of the lab (`--warehouse`).
+    pub warehouse: Option<PathBuf>,
 }
 
 pub fn run(opts: TuiOptions) -> Result<()> {
     let theme = theme::Theme::load(&opts.theme)?;
     // Open the lab before touching the terminal, so a busy or broken lab is a plain error.
-    let worker =
-        worker::spawn(worker::Setup { lab_dir: opts.lab_dir, world: opts.world, bootstrap: opts.bootstrap, late_days: opts.late_days })?;
+    let warehouse =
+        opts.warehouse.map(|warehouse| crate::warehouse::Spark { warehouse, master: "local[2]".into(), late_days: opts.late_days });
+    let worker = worker::spawn(worker::Setup {
+        lab_dir: opts.lab_dir,
+        world: opts.world,
+        bootstrap: opts.bootstrap,
+        late_days: opts.late_days,
+        warehouse,
+    })?;
     let mut app = App::new(theme, opts.mouse);
     // ratatui::init restores the terminal on panic as well as here.
     let mut terminal = ratatui::init();

@@ -140,6 +140,9 @@ pub struct Setup {
     pub bootstrap: bool,
     /// The window of the explorer's own v2 runs (landing the next upload or a correction).
     pub late_days: u32,
+    /// An Iceberg warehouse to explore instead of the lab: read through its mirror, written by
+    /// the Spark job (src/warehouse.rs).
+    pub warehouse: Option<crate::warehouse::Spark>,
 }
 
 /// How often an idle worker looks for another process's write lock.
@@ -149,6 +152,9 @@ const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 /// filled from the world.
 /// A failure to fill it is returned beside the lab, which opens all the same.
 fn open_lab(setup: &Setup) -> Result<(Lab, Option<String>)> {
+    if let Some(spark) = &setup.warehouse {
+        return Ok((crate::warehouse::open(&spark.warehouse)?, None));
+    }
     let lab = Lab::open_read(&setup.lab_dir)?;
     if !setup.bootstrap || !lab.is_empty()? {
         return Ok((lab, None));
@@ -286,6 +292,9 @@ pub struct Server {
     dates: Vec<NaiveDate>,
     /// The date on screen: prefetching works outwards from it.
     focus: Option<NaiveDate>,
+    /// On a warehouse: its tables' commits as the mirror read them (another process's commit
+    /// changes them).
+    commits: Vec<Option<String>>,
 }
 
 /// How far either side of the date on screen the worker loads ahead.
@@ -297,7 +306,6 @@ impl Server {
     pub fn new(lab: Lab, setup: Setup) -> Server {
         Server {
             lab,
-            setup,
             handles: None,
             closed: false,
             head: None,
@@ -305,6 +313,8 @@ impl Server {
             views: Default::default(),
             dates: Vec::new(),
             focus: None,
+            commits: setup.warehouse.as_ref().map(|w| crate::warehouse::commits(&w.warehouse)).unwrap_or_default(),
+            setup,
         }
     }
 
@@ -332,6 +342,9 @@ impl Server {
     /// lab again, telling the UI both times. Jobs that arrive meanwhile wait in `pending`. False
     /// when the UI hung up.
     pub(crate) fn watch(&mut self, jobs: &Receiver<Job>, replies: &Sender<Reply>, pending: &mut std::collections::VecDeque<Job>) -> bool {
+        if self.setup.warehouse.is_some() {
+            return self.watch_warehouse(replies);
+        }
         let Some(pid) = self.lab.writer_elsewhere() else { return true };
         let who = pid.map(|p| format!("recount pid {p}")).unwrap_or_else(|| "another recount process".into());
         self.views.clear();
@@ -356,6 +369,65 @@ impl Server {
             Err(e) => Reply::Failed(format!("reading the lab again after {who} wrote it: {e:#}")),
         };
         replies.send(reply).is_ok()
+    }
+
+    /// On a warehouse: when another process has committed to it, reads it again (a new mirror)
+    /// and tells the UI to reload. False when the UI hung up.
+    fn watch_warehouse(&mut self, replies: &Sender<Reply>) -> bool {
+        let Some(spark) = &self.setup.warehouse else { return true };
+        if crate::warehouse::commits(&spark.warehouse) == self.commits {
+            return true;
+        }
+        let reply = match self.read_warehouse() {
+            Ok(()) => Reply::Changed("the warehouse has a new commit; reloaded".into()),
+            Err(e) => Reply::Failed(format!("reading the warehouse again: {e:#}")),
+        };
+        replies.send(reply).is_ok()
+    }
+
+    /// The warehouse read again: its mirror, brought up to date, replaces the one open.
+    fn read_warehouse(&mut self) -> Result<()> {
+        let Some(spark) = &self.setup.warehouse else { return Ok(()) };
+        self.views.clear();
+        self.head = None;
+        self.fresh = false;
+        self.commits = crate::warehouse::commits(&spark.warehouse);
+        self.lab = crate::warehouse::open(&spark.warehouse)?;
+        self.closed = false;
+        self.refresh_handles()
+    }
+
+    /// A write on a warehouse: Spark does it, then the warehouse is read again.
+    fn write_warehouse(&mut self, spark: crate::warehouse::Spark, job: Job) -> Result<Reply> {
+        use crate::warehouse::Write;
+        let write = match job {
+            Job::LandNext => match reports::overview::overview(&self.lab, &self.setup.world)?.next_upload {
+                Some(upload) => Write::Daily { world: self.setup.world.clone(), upload },
+                None => return Ok(Reply::Done(format!("every upload of {} has landed", self.setup.world.display()))),
+            },
+            Job::LandCorrection => match land::pending_corrections(&self.lab, &self.setup.world)?.into_iter().next() {
+                Some(c) => Write::Daily { world: c.dir, upload: c.upload_date },
+                None => return Ok(Reply::Done(format!("no correction of {} is waiting to land", self.setup.world.display()))),
+            },
+            Job::Rollback(s) => Write::Rollback(s),
+            Job::Reopen(date, reason) => Write::Reopen { date, reason, by: crate::lake::reopen::Decision::default_by() },
+            Job::RetryV1(d) => Write::RetryV1(d),
+            Job::Rebuild { date, late_days, fail_after: None } => Write::Rebuild { date, late_days },
+            Job::Rebuild { fail_after: Some(_), .. } | Job::Reset => {
+                return Ok(Reply::Failed(
+                    "on a warehouse the crash demo and a reset are the lab's (recount --lab): the warehouse is written by Spark".into(),
+                ));
+            }
+            Job::Load(_) | Job::LoadDate(_) | Job::PreviewRebuild(_) | Job::PreviewReopen(..) => {
+                color_eyre::eyre::bail!("a reading job reached the writer")
+            }
+        };
+        let done = spark.write(&self.lab, write, |_| {});
+        // Whatever Spark committed, the warehouse is read again.
+        let read = self.read_warehouse();
+        let done = done?;
+        read?;
+        Ok(Reply::Done(done))
     }
 
     fn view(&mut self, d: NaiveDate) -> Result<DateView> {
@@ -455,6 +527,10 @@ impl Server {
             }
             Job::PreviewRebuild(d) => Ok(Reply::Preview(v2::preview_rebuild(&self.lab, d)?)),
             Job::PreviewReopen(d, reason) => Ok(Reply::ReopenPreview(crate::lake::reopen::plan(&self.lab, d)?, reason)),
+            job if self.setup.warehouse.is_some() => {
+                let spark = self.setup.warehouse.clone().ok_or_else(|| color_eyre::eyre::eyre!("no warehouse"))?;
+                self.write_warehouse(spark, job)
+            }
             job => {
                 // Everything else writes (or may have written, if it failed halfway). The lab is
                 // written under its lock, then read again, so other processes may read it.

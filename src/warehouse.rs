@@ -1,0 +1,579 @@
+//! An Iceberg warehouse (`recount spark`) as a lab the reports read: its mirror.
+//!
+//! pyiceberg plans, without a JVM, which Parquet data files each table holds at its current
+//! snapshot and which files every gold snapshot wrote, in silver and gold (`recount_spark.mirror`).
+//! DuckDB reads those files into a new lab-shaped database (queries/mirror.sql), and gold's
+//! snapshot log becomes the lab's snapshots: a new snapshot is a write (its dates' silver and
+//! gold versions, its trigger, window and kept windows from the summary properties), a move back
+//! to an older one is a rollback, recorded by the lab's own rollback. Every report, the CLI's and
+//! the explorer's, then reads the warehouse with the lab's rules, written once.
+//!
+//! The mirror lives under the cache directory, one per warehouse, and is kept while the tables'
+//! metadata files are the ones it was built from; any new commit builds it again beside the old
+//! one, which is swapped out whole. What a mirror cannot hold the warehouse does not keep: the
+//! raw lines of quarantined rows, v1 (the warehouse runs only v2), and the raw files themselves
+//! (the independent recount counts bronze's current events instead; an as-of recount has none).
+
+use crate::lake::snapshot::{self, Operation, Trigger, TriggerKind, Written};
+use crate::lake::{self, Lab};
+use crate::store::mirror::{RecordTotals, Whole};
+use crate::store::{DateAction, DateOutcome, Tx};
+use chrono::{NaiveDate, NaiveDateTime};
+use color_eyre::eyre::{Result, WrapErr, bail, eyre};
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+/// The summary properties a Spark run writes start with this.
+const PROP: &str = "recount.";
+/// The file in a mirror that names the warehouse state it was built from.
+const STATE_FILE: &str = "warehouse-state";
+
+/// What pyiceberg planned (`python -m recount_spark plan`).
+#[derive(Debug, Deserialize)]
+pub(crate) struct Plan {
+    pub warehouse: String,
+    /// Each table's metadata file: the same files, the same warehouse.
+    pub state: BTreeMap<String, String>,
+    /// The data files of the tables read whole.
+    pub tables: BTreeMap<String, Vec<String>>,
+    /// Every gold snapshot, oldest first.
+    pub snapshots: Vec<IcebergSnapshot>,
+    /// Gold's snapshot log: each time its current snapshot moved, oldest first.
+    pub log: Vec<LogEntry>,
+    /// v1's runs: each append to naive_daily_sales, oldest first (none before v1 ran on Spark).
+    #[serde(default)]
+    pub naive: Vec<Append>,
+    /// The v2 runs that wrote nothing: each append to skipped_runs, oldest first.
+    #[serde(default)]
+    pub skipped: Vec<Append>,
+}
+
+/// One snapshot of an append-only table (v1's rows, the skipped runs' log) and the files it added.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Append {
+    pub snapshot_id: i64,
+    pub timestamp_ms: i64,
+    pub properties: Props,
+    pub files: Vec<String>,
+}
+
+/// What moved the warehouse, in the order it happened: gold's current snapshot, a v1 run, or a
+/// v2 run that found nothing to write.
+enum Moved<'p> {
+    Gold(&'p LogEntry),
+    Naive(&'p Append),
+    Skipped(&'p Append),
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct IcebergSnapshot {
+    pub snapshot_id: i64,
+    pub properties: Props,
+    pub dates: Vec<NaiveDate>,
+    pub gold_files: Vec<String>,
+    pub silver_files: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct LogEntry {
+    pub snapshot_id: i64,
+    pub timestamp_ms: i64,
+}
+
+/// A run's summary properties (`recount.*`), as a Spark run writes them on its gold snapshot (or
+/// in the skipped runs' log).
+#[derive(Debug, Default, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct Props(BTreeMap<String, String>);
+
+impl Props {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(&format!("{PROP}{key}")).map(String::as_str)
+    }
+
+    fn date(&self, key: &str) -> Result<Option<NaiveDate>> {
+        self.get(key).map(crate::reports::day::parse_date).transpose().map_err(|e| eyre!("recount.{key}: {e}"))
+    }
+
+    /// Dates joined by commas.
+    fn dates(&self, key: &str) -> Result<Vec<NaiveDate>> {
+        let text = self.get(key).unwrap_or("");
+        let parse = |d: &str| crate::reports::day::parse_date(d).map_err(|e| eyre!("recount.{key}: {e}"));
+        text.split(',').filter(|d| !d.is_empty()).map(parse).collect()
+    }
+
+    /// The run's trigger, as the lab words it: a run of an upload names the corrected file
+    /// versions it took in.
+    fn trigger(&self) -> Result<Trigger> {
+        let kind = TriggerKind::parse(self.get("trigger").unwrap_or("upload")).map_err(|e| eyre!("recount.trigger: {e}"))?;
+        let upload = self.date("upload")?;
+        let mut trigger = match (self.get("detail"), upload) {
+            (Some(d), _) => Trigger { kind, upload, detail: d.to_string() },
+            (None, Some(u)) => Trigger::upload(kind, u),
+            (None, None) => Trigger { kind, upload, detail: String::new() },
+        };
+        if let Some(corrected) = self.get("corrected").filter(|c| !c.is_empty()) {
+            trigger.detail = format!("{} (corrected: {})", trigger.detail, corrected.split(',').collect::<Vec<_>>().join(", "));
+        }
+        Ok(trigger)
+    }
+
+    /// A count the run recorded (`default` when a run written before it did not).
+    fn count(&self, key: &str, default: i64) -> Result<i64> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(text) => text.parse().map_err(|_| eyre!("recount.{key} is '{text}', not a count")),
+        }
+    }
+
+    fn late_days(&self) -> Result<u32> {
+        let days = self.count("late-days", i64::from(crate::rules::DEFAULT_LATE_DAYS))?;
+        u32::try_from(days).map_err(|_| eyre!("recount.late-days is {days}"))
+    }
+
+    /// Each date the run keeps a wider window for (a reopening's).
+    fn kept_windows(&self) -> Result<BTreeMap<NaiveDate, u32>> {
+        let prefix = format!("{PROP}window.");
+        let mut out = BTreeMap::new();
+        for (k, v) in &self.0 {
+            if let Some(d) = k.strip_prefix(&prefix) {
+                let d = crate::reports::day::parse_date(d).map_err(|e| eyre!("{k}: {e}"))?;
+                out.insert(d, v.parse().map_err(|_| eyre!("{k} is '{v}', not a number of days"))?);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Where mirrors live: `$RECOUNT_MIRRORS`, else `$XDG_CACHE_HOME/recount/warehouses`, else
+/// `~/.cache/recount/warehouses`.
+fn mirrors_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("RECOUNT_MIRRORS").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"))
+        .join("recount/warehouses")
+}
+
+/// How a warehouse read through a catalog is named: `catalog:NAME`, NAME as pyiceberg's
+/// load_catalog knows it (its config file, or PYICEBERG_CATALOG__NAME__* variables).
+const CATALOG: &str = "catalog:";
+
+/// The catalog's name, when `warehouse` names one rather than a Hadoop catalog's directory.
+pub(crate) fn catalog(warehouse: &Path) -> Option<&str> {
+    warehouse.to_str().and_then(|w| w.strip_prefix(CATALOG))
+}
+
+/// The warehouse at `warehouse` as a lab, for reading: its mirror, built first when the
+/// warehouse has committed anything since the mirror was.
+pub fn open(warehouse: &Path) -> Result<Lab> {
+    open_with(warehouse, &mirrors_dir())
+}
+
+/// `open`, with the mirror kept under `mirrors` (a test's own directory).
+pub fn open_with(warehouse: &Path, mirrors: &Path) -> Result<Lab> {
+    let dir = mirror(warehouse, mirrors)?;
+    Lab::open_read(&dir)
+}
+
+/// The mirror's directory under `mirrors`, up to date with the warehouse.
+fn mirror(warehouse: &Path, mirrors: &Path) -> Result<PathBuf> {
+    let abs = match catalog(warehouse) {
+        Some(_) => warehouse.to_path_buf(),
+        None if !warehouse.is_dir() => bail!("no warehouse at {}: `recount spark run` makes one", warehouse.display()),
+        None => std::fs::canonicalize(warehouse).wrap_err_with(|| format!("reading {}", warehouse.display()))?,
+    };
+    let setup = crate::spark::Setup::find(&crate::spark::default_home())?;
+    let driver = crate::spark::Driver { setup, warehouse: abs.clone(), master: "local[1]".into() };
+    let plan: Plan = driver.call_local("plan", &[])?;
+    let state = format!("{}\n{}\n{}", lake::code_version(), layout(), serde_json::to_string(&plan.state)?);
+    let key = crate::raw::md5_hex(abs.display().to_string().as_bytes());
+    let dir = mirrors.join(&key[..16]);
+    if lake::exists(&dir) && std::fs::read_to_string(dir.join(STATE_FILE)).is_ok_and(|s| s == state) {
+        return Ok(dir);
+    }
+    let parent = mirrors.to_path_buf();
+    std::fs::create_dir_all(&parent).wrap_err_with(|| format!("creating {}", parent.display()))?;
+    let fresh = tempfile::Builder::new().prefix(&format!(".{}-", &key[..16])).tempdir_in(&parent)?;
+    std::fs::write(fresh.path().join(STATE_FILE), &state)?;
+    {
+        let lab = Lab::open(fresh.path())?;
+        build(&lab, &plan).wrap_err_with(|| format!("mirroring the warehouse {}", plan.warehouse))?;
+    }
+    let fresh = fresh.keep();
+    // The old mirror goes aside whole, then the new one takes its name: a reader never sees half.
+    let old = parent.join(format!(".{}-old-{}", &key[..16], std::process::id()));
+    if dir.exists() {
+        std::fs::rename(&dir, &old).wrap_err_with(|| format!("moving the old mirror {} aside", dir.display()))?;
+    }
+    std::fs::rename(&fresh, &dir).wrap_err_with(|| format!("putting the mirror in place at {}", dir.display()))?;
+    if old.exists() {
+        let _ = std::fs::remove_dir_all(&old);
+    }
+    Ok(dir)
+}
+
+/// A digest of what lays a mirror out (its SQL and this file): a build that lays it out otherwise
+/// builds its mirrors anew.
+fn layout() -> String {
+    let text = [include_str!("../queries/mirror.sql"), include_str!("warehouse.rs"), include_str!("recompute.rs")].concat();
+    crate::raw::md5_hex(text.as_bytes())
+}
+
+/// Whether `lab` is a warehouse's mirror (it holds no raw files: the recount reads its bronze).
+pub(crate) fn is_mirror(lab: &Lab) -> bool {
+    lab.root.join(STATE_FILE).is_file()
+}
+
+fn at(ms: i64) -> Result<NaiveDateTime> {
+    chrono::DateTime::from_timestamp_millis(ms).map(|t| t.naive_utc()).ok_or_else(|| eyre!("a snapshot time out of range: {ms} ms"))
+}
+
+/// Lays the plan out in the new lab: bronze and the catalogue, then gold's log as snapshots,
+/// then the caches the reports read.
+fn build(lab: &Lab, plan: &Plan) -> Result<()> {
+    std::fs::create_dir_all(lab.raw_root().join(crate::raw::EVENTS_DIR))?;
+    let mut tx = Tx::begin(lab.store(), None)?;
+    tx.mirror_stage()?;
+    for table in Whole::ALL {
+        for path in plan.tables.get(table.table()).into_iter().flatten() {
+            tx.mirror_load(table, path)?;
+        }
+    }
+    tx.mirror_lay_out()?;
+    tx.commit()?;
+    // The raw zone's stores.csv says what raw.stores says, as in a lab; the mirror's raw zone
+    // holds nothing else.
+    std::fs::write(lab.raw_root().join(crate::raw::STORES_FILE), lab.stores()?.to_csv()?)?;
+    let by_id: HashMap<i64, &IcebergSnapshot> = plan.snapshots.iter().map(|s| (s.snapshot_id, s)).collect();
+    let mut mirror_of: HashMap<i64, i64> = HashMap::new();
+    let mut moves: Vec<(i64, Moved)> = plan.log.iter().map(|e| (e.timestamp_ms, Moved::Gold(e))).collect();
+    moves.extend(plan.naive.iter().map(|n| (n.timestamp_ms, Moved::Naive(n))));
+    moves.extend(plan.skipped.iter().map(|n| (n.timestamp_ms, Moved::Skipped(n))));
+    moves.sort_by_key(|(t, _)| *t);
+    // Gold's Iceberg snapshot as each move left it: what a rollback to that point asks for.
+    let mut gold_now: Option<i64> = None;
+    for (ms, moved) in moves {
+        let when = at(ms)?;
+        let entry = match moved {
+            Moved::Gold(entry) => entry,
+            Moved::Naive(_) | Moved::Skipped(_) => {
+                let id = match moved {
+                    Moved::Naive(run) => append_naive(lab, run, when)?,
+                    Moved::Skipped(run) => skipped_from_log(lab, run, when)?,
+                    Moved::Gold(_) => continue,
+                };
+                if let Some(ice) = gold_now {
+                    let mut tx = Tx::begin(lab.store(), None)?;
+                    tx.mirror_iceberg_id(id, ice)?;
+                    tx.commit()?;
+                }
+                continue;
+            }
+        };
+        let Some(snap) = by_id.get(&entry.snapshot_id) else { continue };
+        gold_now = Some(entry.snapshot_id);
+        let id = match mirror_of.get(&entry.snapshot_id) {
+            // Gold's current snapshot moved back to one it had: a rollback.
+            Some(&target) => {
+                let record = snapshot::rollback(lab, target, None)?;
+                let mut tx = Tx::begin(lab.store(), None)?;
+                tx.mirror_record_time(record.snapshot_id, when)?;
+                tx.commit()?;
+                record.snapshot_id
+            }
+            None => {
+                let id = write(lab, snap, when)?;
+                mirror_of.insert(snap.snapshot_id, id);
+                id
+            }
+        };
+        let mut tx = Tx::begin(lab.store(), None)?;
+        tx.mirror_iceberg_id(id, entry.snapshot_id)?;
+        tx.commit()?;
+    }
+    let ids: Vec<String> = mirror_of.iter().map(|(ice, id)| format!("{ice}={id}")).collect();
+    let mut tx = Tx::begin(lab.store(), None)?;
+    tx.mirror_link_snapshots(&ids.join(","))?;
+    tx.commit()?;
+    crate::recompute::recount_mirror(lab)?;
+    crate::reports::lateness::ensure_cached(lab)
+}
+
+/// Each date's input rows and hash as of snapshot `id` (the mirror's own hash over its bronze, so
+/// that finality is judged as in the lab), each under its window: a kept one, else the run's.
+fn hashes_as_of(
+    store: &crate::store::Store,
+    id: i64,
+    dates: &[NaiveDate],
+    kept: &BTreeMap<NaiveDate, u32>,
+    late_days: u32,
+) -> Result<HashMap<NaiveDate, (i64, String)>> {
+    let mut windows: BTreeMap<u32, Vec<NaiveDate>> = BTreeMap::new();
+    for d in dates {
+        windows.entry(kept.get(d).copied().unwrap_or(late_days)).or_default().push(*d);
+    }
+    let mut hashes = HashMap::new();
+    for (window, ds) in &windows {
+        for (d, rows, hash) in lake::v2::input_hashes_at(store, *window, ds, Some(id))? {
+            hashes.insert(d, (rows, hash));
+        }
+    }
+    Ok(hashes)
+}
+
+/// The record of each date a run found unchanged, as the lab's run records it.
+fn skips(dates: &[NaiveDate], hashes: &mut HashMap<NaiveDate, (i64, String)>) -> Vec<DateOutcome> {
+    let skip = |d: &NaiveDate| {
+        let (input_rows, input_hash) = hashes.remove(d).unwrap_or_default();
+        DateOutcome {
+            business_date: *d,
+            action: DateAction::Skip,
+            input_hash,
+            input_rows,
+            silver_replaced: 0,
+            silver_added: 0,
+            gold_replaced: 0,
+            gold_added: 0,
+        }
+    };
+    dates.iter().map(skip).collect()
+}
+
+/// The skipped runs one append to the log holds (one, as the driver writes it), each recorded as
+/// the lab records a run that wrote nothing. Returns the last one's snapshot id.
+fn skipped_from_log(lab: &Lab, log: &Append, when: NaiveDateTime) -> Result<i64> {
+    let mut tx = Tx::begin(lab.store(), None)?;
+    for path in &log.files {
+        tx.mirror_load_skipped(path, log.snapshot_id)?;
+    }
+    tx.commit()?;
+    let mut last = None;
+    for text in lab.store().skipped_properties(log.snapshot_id)? {
+        let props: Props = serde_json::from_str(&text).wrap_err_with(|| format!("skipped_runs' row of snapshot {}", log.snapshot_id))?;
+        last = Some(skipped_run(lab, &props, when)?);
+    }
+    last.ok_or_else(|| eyre!("skipped_runs' snapshot {} holds no run", log.snapshot_id))
+}
+
+/// A v2 run on Spark that found every date unchanged, as the lab records one: a skipped snapshot
+/// naming its trigger and the dates it compared.
+fn skipped_run(lab: &Lab, props: &Props, when: NaiveDateTime) -> Result<i64> {
+    let late_days = props.late_days()?;
+    let dates = props.dates("skipped-dates")?;
+    let mut record = snapshot::new_record(lab, Operation::Skipped, props.trigger()?, late_days)?;
+    record.created_at = when;
+    record.dates_skipped = dates.len() as i64;
+    record.beyond_window_rows = props.count("beyond-window-rows", 0)?;
+    let mut tx = Tx::begin(lab.store(), None)?;
+    record.fingerprint = snapshot::fingerprint_after(lab, &mut tx, None)?;
+    snapshot::insert_record(lab, &mut tx, &record)?;
+    let mut hashes = hashes_as_of(tx.store(), record.snapshot_id, &dates, &props.kept_windows()?, late_days)?;
+    tx.append_snapshot_dates(record.snapshot_id, &skips(&dates, &mut hashes))?;
+    tx.commit()?;
+    Ok(record.snapshot_id)
+}
+
+/// One v1 run on Spark as the lab's v1 snapshot: the rows it appended, under the next id.
+fn append_naive(lab: &Lab, run: &Append, when: NaiveDateTime) -> Result<i64> {
+    let run_date = run.properties.date("upload")?.ok_or_else(|| eyre!("v1's snapshot {} names no run date", run.snapshot_id))?;
+
+    let mut record = snapshot::new_record(lab, Operation::Append, Trigger::upload(TriggerKind::Naive, run_date), 0)?;
+    record.created_at = when;
+    let mut tx = Tx::begin(lab.store(), None)?;
+    for path in &run.files {
+        tx.mirror_load_naive(path, run.snapshot_id)?;
+    }
+    record.fingerprint = snapshot::fingerprint_after(lab, &mut tx, None)?;
+    record.rows_added = tx.mirror_naive_version(record.snapshot_id, run.snapshot_id)?;
+    snapshot::insert_record(lab, &mut tx, &record)?;
+    tx.commit()?;
+    Ok(record.snapshot_id)
+}
+
+/// One Iceberg snapshot of gold as the lab's snapshot: the versions of the dates it wrote, its
+/// record, and each date's input hash over bronze as it was then (the mirror's own hash, so that
+/// a date's finality is judged as in the lab). Returns the new snapshot's id.
+fn write(lab: &Lab, snap: &IcebergSnapshot, when: NaiveDateTime) -> Result<i64> {
+    let props = &snap.properties;
+    let late_days = props.late_days()?;
+    let kept = props.kept_windows()?;
+    let skipped = props.dates("skipped-dates")?;
+    let mut record = snapshot::new_record(lab, Operation::Overwrite, props.trigger()?, late_days)?;
+    record.created_at = when;
+    record.dates_rewritten = snap.dates.len() as i64;
+    record.dates_skipped = skipped.len() as i64;
+    record.beyond_window_rows = props.count("beyond-window-rows", 0)?;
+    let id = record.snapshot_id;
+    let before = match record.parent_id {
+        Some(head) => snapshot::versions_as_of(lab, head)?,
+        None => BTreeMap::new(),
+    };
+    let dates = crate::store::date_list(&snap.dates);
+    let mut tx = Tx::begin(lab.store(), None)?;
+    for path in &snap.gold_files {
+        tx.mirror_load_version(true, path, snap.snapshot_id, &dates)?;
+    }
+    for path in &snap.silver_files {
+        tx.mirror_load_version(false, path, snap.snapshot_id, &dates)?;
+    }
+    tx.mirror_version(id, snap.snapshot_id)?;
+    for (d, w) in &kept {
+        tx.mirror_window(id, *d, *w)?;
+    }
+    snapshot::insert_record(lab, &mut tx, &record)?;
+    let all: Vec<NaiveDate> = snap.dates.iter().chain(&skipped).copied().collect();
+    let mut hashes = hashes_as_of(tx.store(), id, &all, &kept, late_days)?;
+    let mut outcomes = skips(&skipped, &mut hashes);
+    for d in &snap.dates {
+        let replaced = match before.get(d) {
+            Some(v) => Some(tx.store().rows_of_version(*v, *d)?),
+            None => None,
+        };
+        let added = tx.store().rows_of_version(id, *d)?;
+        let (input_rows, input_hash) = hashes.remove(d).unwrap_or_default();
+        outcomes.push(DateOutcome {
+            business_date: *d,
+            action: DateAction::Overwrite,
+            input_hash,
+            input_rows,
+            silver_replaced: replaced.as_ref().map_or(0, |r| r.silver_rows),
+            silver_added: added.silver_rows,
+            gold_replaced: replaced.as_ref().map_or(0, |r| r.gold_rows),
+            gold_added: added.gold_rows,
+        });
+    }
+    outcomes.sort_by_key(|o| o.business_date);
+    tx.append_snapshot_dates(id, &outcomes)?;
+    let fp = snapshot::fingerprint_after(lab, &mut tx, Some(Written { snapshot_id: id, dates: &snap.dates }))?;
+    let totals = RecordTotals {
+        gold_rows: fp.rows,
+        gold_md5: &fp.md5,
+        rows_replaced: outcomes.iter().map(|o| o.silver_replaced + o.gold_replaced).sum(),
+        rows_added: outcomes.iter().map(|o| o.silver_added + o.gold_added).sum(),
+    };
+    tx.mirror_record_totals(id, totals)?;
+    tx.commit()?;
+    Ok(id)
+}
+
+/// The tables whose commits a reader watches (a Hadoop catalog writes a table's version hint
+/// anew with every commit).
+const TABLES: [&str; 7] =
+    ["stores", "store_changes", "raw_files", "bronze_events", "silver_baskets", "daily_store_sales", "naive_daily_sales"];
+
+/// What the warehouse's tables have committed so far, as their version hints say: cheap to read
+/// (no JVM, no pyiceberg), so the explorer asks it while idle and reloads when it changes.
+pub(crate) fn commits(warehouse: &Path) -> Vec<Option<String>> {
+    TABLES.iter().map(|t| std::fs::read_to_string(warehouse.join("recount").join(t).join("metadata/version-hint.text")).ok()).collect()
+}
+
+/// A write asked of a warehouse, from the explorer or the command line. Spark does it
+/// (`recount spark`'s job), and the mirror is read again after.
+#[derive(Debug, Clone)]
+pub enum Write {
+    /// Land one upload of a world and run v2 for it: the daily step.
+    Daily { world: PathBuf, upload: NaiveDate },
+    /// Gold (and its silver) back to where the mirror's snapshot left them.
+    Rollback(i64),
+    /// Finance reopens a date: its rows past the window into gold, with who and why.
+    Reopen { date: NaiveDate, reason: String, by: String },
+    /// v1 for a date again: it appends, so the date's v1 doubles.
+    RetryV1(NaiveDate),
+    /// v2 rebuilds a date under a window (skipped when its inputs are unchanged).
+    Rebuild { date: NaiveDate, late_days: u32 },
+}
+
+/// The Spark job on one warehouse.
+#[derive(Debug, Clone)]
+pub struct Spark {
+    pub warehouse: PathBuf,
+    pub master: String,
+    /// The window of the job's v2 runs.
+    pub late_days: u32,
+}
+
+impl Spark {
+    fn driver(&self) -> Result<crate::spark::Driver> {
+        let setup = crate::spark::Setup::find(&crate::spark::default_home())?;
+        Ok(crate::spark::Driver { setup, warehouse: self.warehouse.clone(), master: self.master.clone() })
+    }
+
+    /// Does `write` with Spark; `mirror` (the warehouse as read before) names the Iceberg snapshot
+    /// a rollback goes to. Returns what was done, in one line.
+    pub fn write(&self, mirror: &Lab, write: Write, mut on_progress: impl FnMut(&crate::spark::Step)) -> Result<String> {
+        if let Some(name) = catalog(&self.warehouse) {
+            bail!("catalog {name} is read through pyiceberg; the Spark job writes a Hadoop catalog's directory (--warehouse DIR)");
+        }
+        let driver = self.driver()?;
+        match write {
+            Write::Daily { world, upload } => {
+                let stores = crate::raw::source::Source::of_world(&world, None)?
+                    .stores(&world)
+                    .wrap_err("the world's stores, before Spark lands them")?;
+                let mut args = crate::spark::run_args(&world, &[upload], self.late_days, true, TriggerKind::Daily.as_str());
+                args.extend(["--digits".to_string(), crate::spark::digits_arg(&stores)]);
+                let r: crate::spark::SparkRunReport = driver.call("run", &args, &mut on_progress)?;
+                let written: Vec<String> = r.runs.iter().filter_map(|r| r.snapshot_id).map(|s| s.to_string()).collect();
+                let snapshots = if written.is_empty() {
+                    "no gold snapshot (inputs unchanged)".to_string()
+                } else {
+                    format!("gold snapshot {}", written.join(", "))
+                };
+                Ok(format!("spark landed upload {upload} and ran v2: {snapshots}; {}", r.fingerprint.line()))
+            }
+            Write::Rollback(n) => {
+                let Some(ice) = mirror.store().iceberg_of(n)? else {
+                    bail!("snapshot {n} does not exist; `recount snapshots --warehouse DIR` lists them");
+                };
+                let r: crate::spark::RollbackReport = driver.call("rollback", &["--snapshot".into(), ice.to_string()], &mut on_progress)?;
+                if r.fingerprint.line() != r.target_fingerprint.line() {
+                    bail!("spark rollback: gold after it ({}) is not gold as of Iceberg snapshot {ice}", r.fingerprint.line());
+                }
+                Ok(format!("spark rolled gold back to snapshot {n} (Iceberg {ice}): {}", r.fingerprint.line()))
+            }
+            Write::RetryV1(date) => {
+                let r: NaiveDone = driver.call("naive", &["--date".into(), date.to_string()], &mut on_progress)?;
+                Ok(format!(
+                    "spark ran v1 for {date}: appended {} row(s) (Iceberg snapshot {}); the v1 column now counts every run",
+                    r.rows_added,
+                    r.snapshot_id.map(|s| s.to_string()).unwrap_or_else(|| "none".into())
+                ))
+            }
+            Write::Rebuild { date, late_days } => {
+                let args = vec!["--dates".to_string(), date.to_string(), "--late-days".into(), late_days.to_string()];
+                let r: crate::spark::ReopenReport = driver.call("rebuild", &args, &mut on_progress)?;
+                Ok(match r.runs.iter().find_map(|r| r.snapshot_id) {
+                    Some(s) => format!("spark rebuilt {date}: gold snapshot {s}; {}", r.fingerprint.line()),
+                    None => format!("spark found the inputs of {date} unchanged: nothing was rebuilt"),
+                })
+            }
+            Write::Reopen { date, reason, by } => {
+                let (reason, by) = lake::reopen::Decision { reason: &reason, by: &by }.cleaned()?;
+                let args = vec![
+                    "--date".to_string(),
+                    date.to_string(),
+                    "--reason".into(),
+                    reason,
+                    "--by".into(),
+                    by.clone(),
+                    "--late-days".into(),
+                    self.late_days.to_string(),
+                ];
+                let r: crate::spark::ReopenReport = driver.call("reopen", &args, &mut on_progress)?;
+                Ok(format!("spark: {date} reopened by {by}: {}", r.fingerprint.line()))
+            }
+        }
+    }
+}
+
+/// What the driver's `naive` command answers.
+#[derive(Debug, Deserialize)]
+struct NaiveDone {
+    rows_added: i64,
+    snapshot_id: Option<i64>,
+}
