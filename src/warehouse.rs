@@ -259,42 +259,28 @@ fn build(lab: &Lab, plan: &Plan) -> Result<()> {
     let mut gold_now: Option<i64> = None;
     for (ms, moved) in moves {
         let when = at(ms)?;
-        let entry = match moved {
-            Moved::Gold(entry) => entry,
-            Moved::Naive(_) | Moved::Skipped(_) => {
-                let id = match moved {
-                    Moved::Naive(run) => append_naive(lab, run, when)?,
-                    Moved::Skipped(run) => skipped_from_log(lab, run, when)?,
-                    Moved::Gold(_) => continue,
-                };
-                if let Some(ice) = gold_now {
-                    let mut tx = Tx::begin(lab.store(), None)?;
-                    tx.mirror_iceberg_id(id, ice)?;
-                    tx.commit()?;
+        let id = match moved {
+            Moved::Naive(run) => append_naive(lab, run, when)?,
+            Moved::Skipped(log) => skipped_from_log(lab, log, when)?,
+            Moved::Gold(entry) => {
+                let Some(snap) = by_id.get(&entry.snapshot_id) else { continue };
+                gold_now = Some(entry.snapshot_id);
+                match mirror_of.get(&entry.snapshot_id) {
+                    // Gold's current snapshot moved back to one it had: a rollback.
+                    Some(&target) => rollback_to(lab, target, when)?,
+                    None => {
+                        let id = write(lab, snap, when)?;
+                        mirror_of.insert(snap.snapshot_id, id);
+                        id
+                    }
                 }
-                continue;
             }
         };
-        let Some(snap) = by_id.get(&entry.snapshot_id) else { continue };
-        gold_now = Some(entry.snapshot_id);
-        let id = match mirror_of.get(&entry.snapshot_id) {
-            // Gold's current snapshot moved back to one it had: a rollback.
-            Some(&target) => {
-                let record = snapshot::rollback(lab, target, None)?;
-                let mut tx = Tx::begin(lab.store(), None)?;
-                tx.mirror_record_time(record.snapshot_id, when)?;
-                tx.commit()?;
-                record.snapshot_id
-            }
-            None => {
-                let id = write(lab, snap, when)?;
-                mirror_of.insert(snap.snapshot_id, id);
-                id
-            }
-        };
-        let mut tx = Tx::begin(lab.store(), None)?;
-        tx.mirror_iceberg_id(id, entry.snapshot_id)?;
-        tx.commit()?;
+        if let Some(ice) = gold_now {
+            let mut tx = Tx::begin(lab.store(), None)?;
+            tx.mirror_iceberg_id(id, ice)?;
+            tx.commit()?;
+        }
     }
     let ids: Vec<String> = mirror_of.iter().map(|(ice, id)| format!("{ice}={id}")).collect();
     let mut tx = Tx::begin(lab.store(), None)?;
@@ -302,6 +288,16 @@ fn build(lab: &Lab, plan: &Plan) -> Result<()> {
     tx.commit()?;
     crate::recompute::recount_mirror(lab)?;
     crate::reports::lateness::ensure_cached(lab)
+}
+
+/// A move of gold's current snapshot back to `target`'s, recorded by the lab's own rollback at
+/// the time the warehouse made it.
+fn rollback_to(lab: &Lab, target: i64, when: NaiveDateTime) -> Result<i64> {
+    let record = snapshot::rollback(lab, target, None)?;
+    let mut tx = Tx::begin(lab.store(), None)?;
+    tx.mirror_record_time(record.snapshot_id, when)?;
+    tx.commit()?;
+    Ok(record.snapshot_id)
 }
 
 /// Each date's input rows and hash as of snapshot `id` (the mirror's own hash over its bronze, so

@@ -257,6 +257,9 @@ fn forwards_spark_gives_the_labs_fingerprint_and_a_rerun_adds_no_snapshot_that_p
         ["daily_store_sales", "silver_baskets", "bronze_events", "raw_files"].iter().map(|t| snapshots(dir.path(), t).len()).collect();
     assert_eq!(before, after, "a rerun with unchanged inputs adds no Iceberg snapshot");
     assert_eq!(fingerprint_line(&again["fingerprint"]), lab);
+    // The lab runs the range again too: a skipped run in both histories (the warehouse keeps its
+    // own in skipped_runs).
+    recount(&["--lab", &dir.path().join("lab").display().to_string(), "run", FIRST, LAST]);
 
     // A store correction: GB001 was set up in the wrong time zone (nine hours off: its evening
     // sales move a day). Landing one upload of the
@@ -293,6 +296,9 @@ fn forwards_spark_gives_the_labs_fingerprint_and_a_rerun_adds_no_snapshot_that_p
     assert_ne!(scratch, lab);
     assert_eq!(fingerprint_line(&spark["fingerprint"]), scratch, "Spark after the correction: a from-scratch build's gold");
     assert_eq!(recount(&["--lab", &lab_dir, "fingerprint"]).trim(), scratch, "the lab after the correction too");
+    // Every report reads the store correction on the warehouse as on the lab: its run, and the
+    // baskets it moved out of one date and into another.
+    same_reports(&dir.path().join("lab"), Path::new(&w(dir.path())), "after a one-pass backfill, a rerun and a store correction");
 }
 
 #[test]

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 # (upload, file name, version, md5, path) of a file to land.
 ToLand = tuple[dt.date, str, int, str, str]
+# Above this many uploads in one landing, bronze is written an upload at a time per task.
+FANOUT_UPLOADS = 8
 # A file that could not be read whole: its rows are one row at line 0 with this prefix.
 HELD = "held back: "
 FIELDS = ("country", "timezone", "currency")
@@ -215,8 +217,15 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], store
     parsed.where(~parsed.upload_date.isin(list(held))).createOrReplaceTempView("parsed")
     touched = sorted({u for u, *_ in todo})
     rows = w.sql("land", "kept_rows", uploads=touched).unionByName(w.sql("land", "new_rows"))
+    writer = rows.writeTo(BRONZE).option("snapshot-property.recount.uploads", ",".join(map(str, touched)))
+    if len(touched) > FANOUT_UPLOADS:
+        # Many uploads at once (a backfill's landing): each task writes its rows an upload at a
+        # time, one Parquet writer open, instead of a fanout writer per upload held in memory
+        # (the full world's 128 uploads ran the driver out of its 2 GB heap).
+        writer = rows.sortWithinPartitions("upload_date").writeTo(BRONZE) \
+            .option("snapshot-property.recount.uploads", ",".join(map(str, touched))).option("fanout-enabled", "false")
     with timed("land: bronze write"):
-        rows.writeTo(BRONZE).option("snapshot-property.recount.uploads", ",".join(map(str, touched))).overwritePartitions()
+        writer.overwritePartitions()
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     records = [
         Row(upload_date=u, file_name=n, version=v, md5=md5, bytes=os.path.getsize(p),

@@ -76,6 +76,8 @@ impl Running {
 }
 
 pub struct App {
+    /// What the explorer reads when it is not the lab (`warehouse DIR`), shown beside the tabs.
+    pub store: String,
     pub screen: Screen,
     pub snapshot: Option<LabOverview>,
     pub view: Option<DateView>,
@@ -198,6 +200,7 @@ impl App {
             rest_pending: None,
             cursor: Cursor::default(),
             export_dir: None,
+            store: String::new(),
         }
     }
 

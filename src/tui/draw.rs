@@ -59,7 +59,16 @@ fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
         .style(t.muted())
         .highlight_style(t.title().add_modifier(Modifier::REVERSED))
         .divider("│");
-    f.render_widget(tabs, area);
+    // On a warehouse, which one, at the right of the tabs when there is room.
+    let label = crate::sanitize::for_terminal(&app.store);
+    let width = unicode_width::UnicodeWidthStr::width(label.as_ref()) as u16;
+    if label.is_empty() || area.width < width + 90 {
+        f.render_widget(tabs, area);
+        return;
+    }
+    let [left, right] = Layout::horizontal([Constraint::Min(10), Constraint::Length(width + 1)]).areas(area);
+    f.render_widget(tabs, left);
+    f.render_widget(Paragraph::new(Line::from(label.into_owned())).style(t.title()), right);
 }
 
 fn draw_navigator(f: &mut Frame, app: &App, area: Rect) {

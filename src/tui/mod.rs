@@ -34,6 +34,7 @@ pub struct TuiOptions {
 pub fn run(opts: TuiOptions) -> Result<()> {
     let theme = theme::Theme::load(&opts.theme)?;
     // Open the lab before touching the terminal, so a busy or broken lab is a plain error.
+    let store = opts.warehouse.as_ref().map(|w| format!("warehouse {}", w.display())).unwrap_or_default();
     let warehouse =
         opts.warehouse.map(|warehouse| crate::warehouse::Spark { warehouse, master: "local[2]".into(), late_days: opts.late_days });
     let worker = worker::spawn(worker::Setup {
@@ -44,6 +45,7 @@ pub fn run(opts: TuiOptions) -> Result<()> {
         warehouse,
     })?;
     let mut app = App::new(theme, opts.mouse);
+    app.store = store;
     // ratatui::init restores the terminal on panic as well as here.
     let mut terminal = ratatui::init();
     let mut mouse_on = false;
