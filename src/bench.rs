@@ -199,7 +199,7 @@ pub fn warehouse(opts: BenchOptions, warehouse: &Path) -> Result<BenchReport> {
         }
         crate::warehouse::open_with(warehouse, &mirrors).map(drop)
     })?];
-    measures.push(measure("open the warehouse, its mirror current (pyiceberg's plan alone)", "", opts.runs.max(3), || {
+    measures.push(measure("open the warehouse, its mirror current (its tables' version hints read)", "", opts.runs.max(3), || {
         crate::warehouse::open_with(warehouse, &mirrors).map(drop)
     })?);
     let lab = crate::warehouse::open_with(warehouse, &mirrors)?;

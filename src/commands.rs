@@ -69,7 +69,7 @@ fn lab_dir(global: &Global) -> PathBuf {
 fn open(global: &Global) -> Result<Lab> {
     if let Some(w) = &global.warehouse {
         color_eyre::eyre::bail!(
-            "this command writes the lab; the warehouse {} is written by `recount spark` (run, rollback, reopen)",
+            "this command writes the lab; the warehouse {} is written by Spark: `recount spark run` lands and runs v2, and rollback, reopen, naive and rebuild take --warehouse",
             w.display()
         );
     }

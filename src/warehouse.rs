@@ -28,6 +28,9 @@ use std::path::{Path, PathBuf};
 const PROP: &str = "recount.";
 /// The file in a mirror that names the warehouse state it was built from.
 const STATE_FILE: &str = "warehouse-state";
+/// The file in a mirror that names the commits (version hints) of a warehouse directory it is
+/// current with.
+const COMMITS_FILE: &str = "warehouse-commits";
 
 /// What pyiceberg planned (`python -m recount_spark plan`).
 #[derive(Debug, Deserialize)]
@@ -187,19 +190,35 @@ fn mirror(warehouse: &Path, mirrors: &Path) -> Result<PathBuf> {
         None if !warehouse.is_dir() => bail!("no warehouse at {}: `recount spark run` makes one", warehouse.display()),
         None => std::fs::canonicalize(warehouse).wrap_err_with(|| format!("reading {}", warehouse.display()))?,
     };
+    let key = crate::raw::md5_hex(abs.display().to_string().as_bytes());
+    let dir = mirrors.join(&key[..16]);
+    // A warehouse directory's commits are its tables' version hints: while they are the ones the
+    // mirror was built at, it is current, and no Python runs (read before the plan, so a commit
+    // between the two only makes the next read plan again).
+    let seen = catalog(warehouse).is_none().then(|| format!("{}\n{}\n{:?}", lake::code_version(), layout(), commits(&abs)));
+    if let Some(seen) = &seen
+        && lake::exists(&dir)
+        && std::fs::read_to_string(dir.join(COMMITS_FILE)).is_ok_and(|s| &s == seen)
+    {
+        return Ok(dir);
+    }
     let setup = crate::spark::Setup::find(&crate::spark::default_home())?;
     let driver = crate::spark::Driver { setup, warehouse: abs.clone(), master: "local[1]".into() };
     let plan: Plan = driver.call_local("plan", &[])?;
     let state = format!("{}\n{}\n{}", lake::code_version(), layout(), serde_json::to_string(&plan.state)?);
-    let key = crate::raw::md5_hex(abs.display().to_string().as_bytes());
-    let dir = mirrors.join(&key[..16]);
     if lake::exists(&dir) && std::fs::read_to_string(dir.join(STATE_FILE)).is_ok_and(|s| s == state) {
+        if let Some(seen) = &seen {
+            std::fs::write(dir.join(COMMITS_FILE), seen)?;
+        }
         return Ok(dir);
     }
     let parent = mirrors.to_path_buf();
     std::fs::create_dir_all(&parent).wrap_err_with(|| format!("creating {}", parent.display()))?;
     let fresh = tempfile::Builder::new().prefix(&format!(".{}-", &key[..16])).tempdir_in(&parent)?;
     std::fs::write(fresh.path().join(STATE_FILE), &state)?;
+    if let Some(seen) = &seen {
+        std::fs::write(fresh.path().join(COMMITS_FILE), seen)?;
+    }
     {
         let lab = Lab::open(fresh.path())?;
         build(&lab, &plan).wrap_err_with(|| format!("mirroring the warehouse {}", plan.warehouse))?;
