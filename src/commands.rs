@@ -617,6 +617,8 @@ fn explorer(g: &Global, tui: crate::cli::TuiArgs) -> Result<i32> {
 fn summary(g: &Global) -> Result<i32> {
     let lab = match open_fresh(g) {
         Ok(lab) if !lab.is_empty()? => lab,
+        // A warehouse is never built from the sample: its error is the answer.
+        other if g.warehouse.is_some() => other?,
         _ => {
             let mut lab = open(g)?;
             if let Some(first) = bootstrap::fill_if_empty(&mut lab, &lake::sample_world_dir())? {
@@ -629,7 +631,11 @@ fn summary(g: &Global) -> Result<i32> {
         }
     };
     let fp = reports::fingerprint(&lab, None)?;
-    println!("lab {}\n{}", lab.root.display(), fp.line);
+    let store = match &g.warehouse {
+        Some(w) => format!("warehouse {}", w.display()),
+        None => format!("lab {}", lab.root.display()),
+    };
+    println!("{}\n{}", crate::sanitize::for_terminal(&store), fp.line);
     // The morning's line, as `recount summary` and the explorer open with it.
     println!("{}\n", crate::sanitize::for_terminal(&reports::summary::banner(&lab)?));
     if let Some(d) = reports::business_dates(&lab)?.iter().rev().nth(3) {
@@ -795,17 +801,8 @@ fn spark_reopen(
     warehouse: &crate::cli::SparkWarehouse,
     window: Window,
 ) -> Result<i32> {
-    let (reason, by) = lake::reopen::Decision { reason, by: &by.unwrap_or_else(lake::reopen::Decision::default_by) }.cleaned()?;
-    let args = vec![
-        "--date".to_string(),
-        date.to_string(),
-        "--reason".into(),
-        reason,
-        "--by".into(),
-        by,
-        "--late-days".into(),
-        late_days(window)?.to_string(),
-    ];
+    let by = by.unwrap_or_else(lake::reopen::Decision::default_by);
+    let (args, _) = crate::spark::reopen_args(date, reason, &by, late_days(window)?)?;
     let line = crate::progress::Progress::start(format!("spark: reopening {date}"));
     let report: crate::spark::ReopenReport =
         spark_driver(g, warehouse)?.call("reopen", &args, |p| line.set(format!("spark: {}", p.message), None))?;

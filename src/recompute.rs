@@ -181,6 +181,11 @@ pub(crate) fn recount_mirror(lab: &Lab) -> Result<()> {
     let events = all.basket_id.len() as i64;
     let rows = group(all).map_err(|e| eyre!("polars recount of the warehouse's bronze: {e}"))?;
     let baskets = rows.iter().map(|r| r.baskets).sum();
+    store(lab, &manifest(&lab.raw_root())?, events, baskets, &rows)
+}
+
+/// Replaces the lab's cached recount with `rows`, counted from the raw zone `manifest` names.
+fn store(lab: &Lab, manifest: &str, events: i64, baskets: i64, rows: &[GoldRow]) -> Result<()> {
     let mut tx = Tx::begin(lab.store(), None)?;
     let stored = rows.iter().map(|r| RecountRow {
         business_date: r.business_date,
@@ -190,9 +195,8 @@ pub(crate) fn recount_mirror(lab: &Lab) -> Result<()> {
         baskets: r.baskets,
         revenue_minor: r.revenue_minor,
     });
-    tx.replace_recount(&manifest(&lab.raw_root())?, events, baskets, Utc::now().naive_utc(), stored)?;
-    tx.commit()?;
-    Ok(())
+    tx.replace_recount(manifest, events, baskets, Utc::now().naive_utc(), stored)?;
+    tx.commit().map(drop)
 }
 
 /// A mirror's bronze events (as of snapshot `as_of`, None: now), as the recount's columns.
@@ -311,16 +315,6 @@ pub(crate) fn ensure_cached(lab: &Lab) -> Result<bool> {
     } else {
         Recount { rows: Vec::new(), events: 0, baskets: 0, rejected_lines: 0, files: 0 }
     };
-    let mut tx = Tx::begin(lab.store(), None)?;
-    let rows = recount.rows.iter().map(|r| RecountRow {
-        business_date: r.business_date,
-        store_id: &r.store_id,
-        country: &r.country,
-        currency: &r.currency,
-        baskets: r.baskets,
-        revenue_minor: r.revenue_minor,
-    });
-    tx.replace_recount(&now, recount.events as i64, recount.baskets as i64, Utc::now().naive_utc(), rows)?;
-    tx.commit()?;
+    store(lab, &now, recount.events as i64, recount.baskets as i64, &recount.rows)?;
     Ok(true)
 }

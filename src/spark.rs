@@ -906,6 +906,23 @@ pub(crate) fn digits_arg(stores: &crate::raw::StoreTable) -> String {
     codes.iter().filter_map(|c| crate::money::digits(c).map(|d| format!("{c}={d}"))).collect::<Vec<_>>().join(",")
 }
 
+/// The driver's arguments for reopening `date`, the decision's words cleaned as the lab cleans
+/// them (`lake::reopen::Decision`); returns them with who decided, cleaned.
+pub(crate) fn reopen_args(date: NaiveDate, reason: &str, by: &str, late_days: u32) -> Result<(Vec<String>, String)> {
+    let (reason, by) = crate::lake::reopen::Decision { reason, by }.cleaned()?;
+    let args = vec![
+        "--date".to_string(),
+        date.to_string(),
+        "--reason".into(),
+        reason,
+        "--by".into(),
+        by.clone(),
+        "--late-days".into(),
+        late_days.to_string(),
+    ];
+    Ok((args, by))
+}
+
 /// The driver's arguments for a run of `uploads`, in the order given.
 pub(crate) fn run_args(world: &Path, uploads: &[NaiveDate], late_days: u32, daily: bool, trigger: &str) -> Vec<String> {
     let mut args = vec![

@@ -568,17 +568,7 @@ impl Spark {
                 })
             }
             Write::Reopen { date, reason, by } => {
-                let (reason, by) = lake::reopen::Decision { reason: &reason, by: &by }.cleaned()?;
-                let args = vec![
-                    "--date".to_string(),
-                    date.to_string(),
-                    "--reason".into(),
-                    reason,
-                    "--by".into(),
-                    by.clone(),
-                    "--late-days".into(),
-                    self.late_days.to_string(),
-                ];
+                let (args, by) = crate::spark::reopen_args(date, &reason, &by, self.late_days)?;
                 let r: crate::spark::ReopenReport = driver.call("reopen", &args, &mut on_progress)?;
                 Ok(format!("spark: {date} reopened by {by}: {}", r.fingerprint.line()))
             }
