@@ -476,15 +476,23 @@ fn write(lab: &Lab, snap: &IcebergSnapshot, when: NaiveDateTime) -> Result<i64> 
     Ok(id)
 }
 
-/// The tables whose commits a reader watches (a Hadoop catalog writes a table's version hint
-/// anew with every commit).
-const TABLES: [&str; 7] =
-    ["stores", "store_changes", "raw_files", "bronze_events", "silver_baskets", "daily_store_sales", "naive_daily_sales"];
-
-/// What the warehouse's tables have committed so far, as their version hints say: cheap to read
-/// (no JVM, no pyiceberg), so the explorer asks it while idle and reloads when it changes.
-pub(crate) fn commits(warehouse: &Path) -> Vec<Option<String>> {
-    TABLES.iter().map(|t| std::fs::read_to_string(warehouse.join("recount").join(t).join("metadata/version-hint.text")).ok()).collect()
+/// What the warehouse's tables have committed so far: each table of the `recount` namespace with
+/// its version hint (a Hadoop catalog writes it anew with every commit, and a new table adds
+/// one). Cheap to read (no JVM, no pyiceberg), so the explorer asks it while idle and reloads when
+/// it changes, and a current mirror is found without planning.
+pub(crate) fn commits(warehouse: &Path) -> Vec<(String, Option<String>)> {
+    let namespace = warehouse.join("recount");
+    let mut tables: Vec<String> = std::fs::read_dir(&namespace)
+        .map(|dir| dir.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    tables.sort();
+    tables
+        .into_iter()
+        .map(|t| {
+            let hint = std::fs::read_to_string(namespace.join(&t).join("metadata/version-hint.text")).ok();
+            (t, hint)
+        })
+        .collect()
 }
 
 /// A write asked of a warehouse, from the explorer or the command line. Spark does it

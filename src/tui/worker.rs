@@ -294,7 +294,7 @@ pub struct Server {
     focus: Option<NaiveDate>,
     /// On a warehouse: its tables' commits as the mirror read them (another process's commit
     /// changes them).
-    commits: Vec<Option<String>>,
+    commits: Vec<(String, Option<String>)>,
 }
 
 /// How far either side of the date on screen the worker loads ahead.
