@@ -5,14 +5,15 @@
 //! DuckDB reads those files into a new lab-shaped database (queries/mirror.sql), and gold's
 //! snapshot log becomes the lab's snapshots: a new snapshot is a write (its dates' silver and
 //! gold versions, its trigger, window and kept windows from the summary properties), a move back
-//! to an older one is a rollback, recorded by the lab's own rollback. Every report, the CLI's and
-//! the explorer's, then reads the warehouse with the lab's rules, written once.
+//! to an older one is a rollback, recorded by the lab's own rollback; v1's appends and the runs
+//! that wrote nothing take their places by time. Every report, the CLI's and the explorer's, then
+//! reads the warehouse with the lab's rules, written once. Writes go to the Spark job (`Spark`).
 //!
 //! The mirror lives under the cache directory, one per warehouse, and is kept while the tables'
 //! metadata files are the ones it was built from; any new commit builds it again beside the old
 //! one, which is swapped out whole. What a mirror cannot hold the warehouse does not keep: the
-//! raw lines of quarantined rows, v1 (the warehouse runs only v2), and the raw files themselves
-//! (the independent recount counts bronze's current events instead; an as-of recount has none).
+//! raw lines of quarantined rows, and the raw files themselves (the independent recount counts
+//! bronze's events instead, now or as of a snapshot).
 
 use crate::lake::snapshot::{self, Operation, Trigger, TriggerKind, Written};
 use crate::lake::{self, Lab};
