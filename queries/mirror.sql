@@ -82,22 +82,29 @@ INSERT INTO m_skipped SELECT $ice::BIGINT, properties FROM read_parquet($path);
 -- name: skipped_properties
 SELECT properties FROM m_skipped WHERE ice = $ice::BIGINT;
 
--- name: raw_files
+-- name: file_ids
 -- Every recorded file version, numbered in landing order (a file id is the lab's handle on a
--- version); each distinct landing time is one landing. A file's path is the contract's layout.
-INSERT INTO raw.files
+-- version); each distinct landing time is one landing. The warehouse's rows name a version by
+-- (upload date, file name, version): every statement below finds its id here.
+CREATE OR REPLACE TEMP TABLE m_ids AS
 SELECT row_number() OVER (ORDER BY landed_at, upload_date, file_name, version)::INTEGER AS file_id,
-       'pos/events/upload_date=' || strftime(upload_date, '%Y-%m-%d') || '/' || file_name AS file,
-       upload_date, bytes, md5, events + quarantined AS lines, events, quarantined,
-       dense_rank() OVER (ORDER BY landed_at) AS landing_id, version
+       dense_rank() OVER (ORDER BY landed_at) AS landing_id, upload_date, file_name, version
 FROM m_files;
+
+-- name: raw_files
+-- The versions as the lab records them; a file's path is the contract's layout.
+INSERT INTO raw.files
+SELECT i.file_id, 'pos/events/upload_date=' || strftime(m.upload_date, '%Y-%m-%d') || '/' || m.file_name AS file,
+       m.upload_date, m.bytes, m.md5, m.events + m.quarantined AS lines, m.events, m.quarantined, i.landing_id, m.version
+FROM m_files m JOIN m_ids i USING (upload_date, file_name, version)
+ORDER BY i.file_id;
 
 -- name: landings
 INSERT INTO raw.landings
-SELECT f.landing_id, min(f.upload_date), max(f.upload_date), count(*)::INTEGER, sum(f.events)::BIGINT,
-       sum(f.quarantined)::BIGINT, min(m.landed_at)
-FROM raw.files f JOIN m_files m ON m.upload_date = f.upload_date AND f.file LIKE '%/' || m.file_name AND m.version = f.version
-GROUP BY f.landing_id;
+SELECT i.landing_id, min(m.upload_date), max(m.upload_date), count(*)::INTEGER, sum(m.events)::BIGINT,
+       sum(m.quarantined)::BIGINT, min(m.landed_at)
+FROM m_files m JOIN m_ids i USING (upload_date, file_name, version)
+GROUP BY i.landing_id;
 
 -- name: supersessions
 -- Each version replaced by its path's next; from_snapshot is set once the snapshots are laid out.
@@ -132,7 +139,7 @@ SELECT b.event_id, b.basket_id, b.store_id, b.till_id, b.country, b.currency, b.
        b.upload_date, b.business_date, b.revenue_minor, b.tenders::SMALLINT, f.file_id, b.line,
        (hash(b.basket_id) & 9223372036854775807)::BIGINT AS basket_key
 FROM m_bronze b
-JOIN raw.files f ON f.upload_date = b.upload_date AND f.file LIKE '%/' || b.file_name AND f.version = b.file_version
+JOIN m_ids f ON f.upload_date = b.upload_date AND f.file_name = b.file_name AND f.version = b.file_version
 WHERE b.reason IS NULL
 ORDER BY b.business_date, f.file_id, b.line;
 
@@ -141,7 +148,8 @@ ORDER BY b.business_date, f.file_id, b.line;
 INSERT INTO bronze.quarantine
 SELECT f.file, b.line, b.upload_date, b.reason, '', f.file_id
 FROM m_bronze b
-JOIN raw.files f ON f.upload_date = b.upload_date AND f.file LIKE '%/' || b.file_name AND f.version = b.file_version
+JOIN m_ids i ON i.upload_date = b.upload_date AND i.file_name = b.file_name AND i.version = b.file_version
+JOIN raw.files f ON f.file_id = i.file_id
 WHERE b.reason IS NOT NULL
 ORDER BY f.file_id, b.line;
 
@@ -176,7 +184,7 @@ WHERE ice = $ice::BIGINT ORDER BY business_date, store_id;
 -- Silver's winners of the same dates, as pointers to bronze rows (file id, line).
 INSERT INTO silver.versions
 SELECT $snapshot_id::BIGINT, s.business_date, f.file_id, s.line, s.copies FROM m_silver s
-JOIN raw.files f ON f.upload_date = s.upload_date AND f.file LIKE '%/' || s.file_name AND f.version = s.file_version
+JOIN m_ids f ON f.upload_date = s.upload_date AND f.file_name = s.file_name AND f.version = s.file_version
 WHERE s.ice = $ice::BIGINT ORDER BY s.business_date, f.file_id, s.line;
 
 -- name: naive_version
@@ -190,7 +198,7 @@ WHERE ice = $ice::BIGINT ORDER BY store_id;
 -- warehouse written by recount).
 SELECT count(*) AS rows FROM m_silver s
 WHERE s.ice = $ice::BIGINT AND NOT EXISTS (
-    SELECT 1 FROM raw.files f WHERE f.upload_date = s.upload_date AND f.file LIKE '%/' || s.file_name AND f.version = s.file_version);
+    SELECT 1 FROM m_ids f WHERE f.upload_date = s.upload_date AND f.file_name = s.file_name AND f.version = s.file_version);
 
 -- name: window
 INSERT INTO audit.date_windows VALUES ($snapshot_id, $business_date, $late_days);

@@ -667,8 +667,7 @@ fn spark_warehouse(g: &Global) -> Result<PathBuf> {
 }
 
 fn spark_driver(g: &Global, w: &crate::cli::SparkWarehouse) -> Result<crate::spark::Driver> {
-    let setup = crate::spark::Setup::find(&crate::spark::default_home())?;
-    Ok(crate::spark::Driver { setup, warehouse: spark_warehouse(g)?, master: w.master.clone() })
+    crate::spark::Driver::new(spark_warehouse(g)?, w.master.clone())
 }
 
 /// `recount spark ...`: the v2 job on Spark and Iceberg, and what its tables say.
@@ -722,10 +721,7 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
         }
         SparkCommand::Rollback { snapshot, warehouse } => spark_rollback(g, snapshot, &warehouse),
         SparkCommand::Reopen { date, reason, by, warehouse, window } => spark_reopen(g, date, (&reason, by), &warehouse, window),
-        SparkCommand::Serve { socket, idle, master } => {
-            let setup = spark::Setup::find(&spark::default_home())?;
-            spark::Driver { setup, warehouse: PathBuf::new(), master }.serve(&socket, idle)
-        }
+        SparkCommand::Serve { socket, idle, master } => spark::Driver::new(PathBuf::new(), master)?.serve(&socket, idle),
     }
 }
 
@@ -742,17 +738,12 @@ fn spark_run(
     let (daily, per_upload) = modes;
     use crate::spark;
     let world = world_or_sample(world);
-    // stores.csv is checked by the lab's own rules (zones, countries, ISO-4217 currencies)
-    // before Spark lands anything: one rule for both engines, written once.
-    // The world's stores, read through its description and checked before Spark lands them.
-    let stores =
-        crate::raw::source::Source::of_world(&world, None)?.stores(&world).wrap_err("the world's stores, before Spark lands them")?;
-    let driver = spark_driver(g, warehouse)?;
     let uploads = range.dates();
-    let mut args = spark::run_args(&world, &uploads, late_days(window)?, daily, trigger_of(daily, uploads.len()).as_str());
-    // Each store currency's ISO-4217 digits, which a total in major units is read by: one table
-    // (money::digits), handed to the driver.
-    args.extend(["--digits".to_string(), spark::digits_arg(&stores)]);
+    // stores.csv is checked by the lab's own rules before Spark lands anything, and each store
+    // currency's ISO-4217 digits (money::digits) are handed to the driver: one rule for both
+    // engines, written once.
+    let mut args = spark::world_run_args(&world, &uploads, late_days(window)?, daily, trigger_of(daily, uploads.len()).as_str())?;
+    let driver = spark_driver(g, warehouse)?;
     if per_upload {
         args.push("--per-upload".into());
     }

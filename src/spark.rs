@@ -179,6 +179,11 @@ struct Said {
 }
 
 impl Driver {
+    /// A driver on `warehouse` with the setup in its usual place (an error says how to make one).
+    pub(crate) fn new(warehouse: PathBuf, master: String) -> Result<Driver> {
+        Ok(Driver { setup: Setup::find(&default_home())?, warehouse, master })
+    }
+
     /// The driver's arguments after `python -m recount_spark`.
     fn argv(&self, job: &Path, command: &str, args: &[String]) -> Vec<String> {
         let mut argv = vec![
@@ -921,6 +926,17 @@ pub(crate) fn reopen_args(date: NaiveDate, reason: &str, by: &str, late_days: u3
         late_days.to_string(),
     ];
     Ok((args, by))
+}
+
+/// The driver's arguments for a run of `uploads` of `world`, with each store currency's ISO-4217
+/// digits: the world's stores are read through its description and checked by the lab's own rules
+/// (zones, countries, currencies) before Spark lands anything.
+pub(crate) fn world_run_args(world: &Path, uploads: &[NaiveDate], late_days: u32, daily: bool, trigger: &str) -> Result<Vec<String>> {
+    let stores =
+        crate::raw::source::Source::of_world(world, None)?.stores(world).wrap_err("the world's stores, before Spark lands them")?;
+    let mut args = run_args(world, uploads, late_days, daily, trigger);
+    args.extend(["--digits".to_string(), digits_arg(&stores)]);
+    Ok(args)
 }
 
 /// The driver's arguments for a run of `uploads`, in the order given.

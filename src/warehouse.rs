@@ -112,15 +112,13 @@ impl Props {
     fn trigger(&self) -> Result<Trigger> {
         let kind = TriggerKind::parse(self.get("trigger").unwrap_or("upload")).map_err(|e| eyre!("recount.trigger: {e}"))?;
         let upload = self.date("upload")?;
-        let mut trigger = match (self.get("detail"), upload) {
+        let trigger = match (self.get("detail"), upload) {
             (Some(d), _) => Trigger { kind, upload, detail: d.to_string() },
             (None, Some(u)) => Trigger::upload(kind, u),
             (None, None) => Trigger { kind, upload, detail: String::new() },
         };
-        if let Some(corrected) = self.get("corrected").filter(|c| !c.is_empty()) {
-            trigger.detail = format!("{} (corrected: {})", trigger.detail, corrected.split(',').collect::<Vec<_>>().join(", "));
-        }
-        Ok(trigger)
+        let corrected: Vec<&str> = self.get("corrected").unwrap_or("").split(',').filter(|c| !c.is_empty()).collect();
+        Ok(trigger.with_corrected(&corrected))
     }
 
     /// A count the run recorded (`default` when a run written before it did not).
@@ -203,9 +201,7 @@ fn mirror(warehouse: &Path, mirrors: &Path) -> Result<PathBuf> {
     {
         return Ok(dir);
     }
-    let setup = crate::spark::Setup::find(&crate::spark::default_home())?;
-    let driver = crate::spark::Driver { setup, warehouse: abs.clone(), master: "local[1]".into() };
-    let plan: Plan = driver.call_local("plan", &[])?;
+    let plan: Plan = crate::spark::Driver::new(abs.clone(), "local[1]".into())?.call_local("plan", &[])?;
     let state = format!("{}\n{}\n{}", lake::code_version(), layout(), serde_json::to_string(&plan.state)?);
     if lake::exists(&dir) && std::fs::read_to_string(dir.join(STATE_FILE)).is_ok_and(|s| s == state) {
         if let Some(seen) = &seen {
@@ -277,6 +273,7 @@ fn build(lab: &Lab, plan: &Plan) -> Result<()> {
     moves.sort_by_key(|(t, _)| *t);
     // Gold's Iceberg snapshot as each move left it: what a rollback to that point asks for.
     let mut gold_now: Option<i64> = None;
+    let mut left_at: Vec<(i64, i64)> = Vec::new();
     for (ms, moved) in moves {
         let when = at(ms)?;
         let id = match moved {
@@ -296,14 +293,13 @@ fn build(lab: &Lab, plan: &Plan) -> Result<()> {
                 }
             }
         };
-        if let Some(ice) = gold_now {
-            let mut tx = Tx::begin(lab.store(), None)?;
-            tx.mirror_iceberg_id(id, ice)?;
-            tx.commit()?;
-        }
+        left_at.extend(gold_now.map(|ice| (id, ice)));
     }
     let ids: Vec<String> = mirror_of.iter().map(|(ice, id)| format!("{ice}={id}")).collect();
     let mut tx = Tx::begin(lab.store(), None)?;
+    for (id, ice) in left_at {
+        tx.mirror_iceberg_id(id, ice)?;
+    }
     tx.mirror_link_snapshots(&ids.join(","))?;
     tx.commit()?;
     crate::recompute::recount_mirror(lab)?;
@@ -522,25 +518,16 @@ pub struct Spark {
 }
 
 impl Spark {
-    fn driver(&self) -> Result<crate::spark::Driver> {
-        let setup = crate::spark::Setup::find(&crate::spark::default_home())?;
-        Ok(crate::spark::Driver { setup, warehouse: self.warehouse.clone(), master: self.master.clone() })
-    }
-
     /// Does `write` with Spark; `mirror` (the warehouse as read before) names the Iceberg snapshot
     /// a rollback goes to. Returns what was done, in one line.
     pub fn write(&self, mirror: &Lab, write: Write, mut on_progress: impl FnMut(&crate::spark::Step)) -> Result<String> {
         if let Some(name) = catalog(&self.warehouse) {
             bail!("catalog {name} is read through pyiceberg; the Spark job writes a Hadoop catalog's directory (--warehouse DIR)");
         }
-        let driver = self.driver()?;
+        let driver = crate::spark::Driver::new(self.warehouse.clone(), self.master.clone())?;
         match write {
             Write::Daily { world, upload } => {
-                let stores = crate::raw::source::Source::of_world(&world, None)?
-                    .stores(&world)
-                    .wrap_err("the world's stores, before Spark lands them")?;
-                let mut args = crate::spark::run_args(&world, &[upload], self.late_days, true, TriggerKind::Daily.as_str());
-                args.extend(["--digits".to_string(), crate::spark::digits_arg(&stores)]);
+                let args = crate::spark::world_run_args(&world, &[upload], self.late_days, true, TriggerKind::Daily.as_str())?;
                 let r: crate::spark::SparkRunReport = driver.call("run", &args, &mut on_progress)?;
                 let written: Vec<String> = r.runs.iter().filter_map(|r| r.snapshot_id).map(|s| s.to_string()).collect();
                 let snapshots = if written.is_empty() {

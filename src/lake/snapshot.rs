@@ -25,6 +25,14 @@ impl Trigger {
         let list: Vec<String> = dates.iter().map(|d| d.to_string()).collect();
         Trigger { kind: TriggerKind::Manual, upload: None, detail: format!("rebuild of {}", list.join(", ")) }
     }
+    /// The trigger of a run that took in corrected file versions (`NAME vN`), named after it.
+    pub(crate) fn with_corrected(mut self, corrected: &[impl AsRef<str>]) -> Self {
+        if !corrected.is_empty() {
+            let names: Vec<&str> = corrected.iter().map(AsRef::as_ref).collect();
+            self.detail = format!("{} (corrected: {})", self.detail, names.join(", "));
+        }
+        self
+    }
     pub fn rollback(target: i64) -> Self {
         Trigger { kind: TriggerKind::Rollback, upload: None, detail: format!("rollback to snapshot {target}") }
     }

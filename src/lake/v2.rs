@@ -97,16 +97,13 @@ pub fn run_upload(lab: &Lab, upload: NaiveDate, trigger: TriggerKind, opts: V2Op
     let started = std::time::Instant::now();
     let (dates, beyond) = affected_dates(lab.store(), upload, opts.window())?;
     // A corrected upload's record names its corrected files and their versions.
-    let mut trigger = Trigger::upload(trigger, upload);
     let corrected: Vec<String> = lab
         .store()
         .corrected_files(upload)?
         .into_iter()
         .map(|f| format!("{} v{}", f.file.rsplit('/').next().unwrap_or(&f.file), f.version))
         .collect();
-    if !corrected.is_empty() {
-        trigger.detail = format!("{} (corrected: {})", trigger.detail, corrected.join(", "));
-    }
+    let trigger = Trigger::upload(trigger, upload).with_corrected(&corrected);
     let found = started.elapsed();
     let mut report = rewrite(lab, &dates, trigger, beyond, opts)?;
     report.phases.insert(0, ("find affected dates".into(), found.as_secs_f64() * 1e3));

@@ -53,6 +53,7 @@ statements! {
     LOAD_BRONZE: Exec = mirror::LOAD_BRONZE;
     LOAD_SILVER: Exec = mirror::LOAD_SILVER;
     LOAD_GOLD: Exec = mirror::LOAD_GOLD;
+    FILE_IDS: Exec = mirror::FILE_IDS;
     RAW_FILES: Exec = mirror::RAW_FILES;
     LANDINGS: Exec = mirror::LANDINGS;
     SUPERSESSIONS: Exec = mirror::SUPERSESSIONS;
@@ -179,6 +180,7 @@ impl Tx<'_> {
     /// The stage laid out as the lab's raw catalogue and bronze.
     pub(crate) fn mirror_lay_out(&mut self) -> Result<()> {
         for (what, s) in [
+            ("the file versions' ids", &FILE_IDS),
             ("the file versions", &RAW_FILES),
             ("the landings", &LANDINGS),
             ("the supersessions", &SUPERSESSIONS),
