@@ -74,9 +74,17 @@ def tables_of(warehouse: str) -> dict[str, Any]:
 def appends(table: Any) -> list[dict[str, Any]]:
     """Each snapshot of an append-only table (v1's), oldest first, with the data files it added."""
     out = []
+    planned: dict[int, set[str]] = {}  # each snapshot's files, planned once (a parent is the last one)
+
+    def files(snapshot_id: int | None) -> set[str]:
+        if snapshot_id is None:
+            return set()
+        if snapshot_id not in planned:
+            planned[snapshot_id] = set(data_files(table, snapshot_id, None))
+        return planned[snapshot_id]
+
     for s in sorted(table.snapshots(), key=lambda s: (s.sequence_number or 0, s.timestamp_ms)):
-        now = set(data_files(table, s.snapshot_id, None))
-        before = set(data_files(table, s.parent_snapshot_id, None)) if s.parent_snapshot_id is not None else set()
+        now, before = files(s.snapshot_id), files(s.parent_snapshot_id)
         out.append({
             "snapshot_id": s.snapshot_id,
             "timestamp_ms": s.timestamp_ms,
