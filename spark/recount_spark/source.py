@@ -301,19 +301,37 @@ def parse_file(src: Source, upload_date: dt.date, file_name: str, version: int, 
         assert m is not None
         yield from _csv(m, text, base, stores, upload_date)
         return
+    for i, line in enumerate(split_lines(text), 1):
+        if m is None:
+            parsed = contract_line(line, stores, upload_date)
+        else:
+            parsed = "blank line" if is_blank(line) else m.parse_json(line, stores, upload_date)
+        yield _row(base, i, parsed)
+
+
+def split_lines(text: str) -> list[str]:
+    """A file's lines as the lab splits them: at each newline, one carriage return before it
+    dropped, no line after a final newline."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    for i, line in enumerate(lines, 1):
-        if line.endswith("\r"):
-            line = line[:-1]
-        if is_blank(line):
-            parsed: Parsed = "blank line"
-        elif m is None:
-            parsed = parse_line(line, stores, upload_date)
-        else:
-            parsed = m.parse_json(line, stores, upload_date)
-        yield _row(base, i, parsed)
+    if "\r" in text:
+        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    return lines
+
+
+def file_lines(src: Source, upload_date: dt.date, file_name: str, data: bytes) -> list[str]:
+    """The lines of a file of JSON Lines, or ValueError when it cannot be read whole."""
+    try:
+        text = _inflate(data, src.compression_of(file_name))
+    except (ValueError, OSError, UnicodeDecodeError, zlib.error) as e:
+        raise ValueError(f"{upload_date}/{file_name}: {e}") from None
+    return split_lines(text)
+
+
+def contract_line(line: str, stores: Stores, upload_date: dt.date) -> Parsed:
+    """One line of the contract's shape: its fields, or its reason."""
+    return "blank line" if is_blank(line) else parse_line(line, stores, upload_date)
 
 
 def _row(base: dict[str, Any], line: int, parsed: Parsed) -> dict[str, Any]:
