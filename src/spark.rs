@@ -28,6 +28,7 @@ const DRIVER: &[(&str, &str)] = &[
     ("cli.py", include_str!("../spark/recount_spark/cli.py")),
     ("evidence.py", include_str!("../spark/recount_spark/evidence.py")),
     ("land.py", include_str!("../spark/recount_spark/land.py")),
+    ("lines.py", include_str!("../spark/recount_spark/lines.py")),
     ("mirror.py", include_str!("../spark/recount_spark/mirror.py")),
     ("parse.py", include_str!("../spark/recount_spark/parse.py")),
     ("session.py", include_str!("../spark/recount_spark/session.py")),
