@@ -80,9 +80,9 @@ def _count(text: Any, token: str) -> Any:
 
 def _parts(text: Any, short: str) -> list[Any]:
     """An instant's text as columns `{short}_shaped` (the form this path reads, by bytes) and its
-    numbers: year, month, day, hour, minute, second, the zone's offset in seconds and the
-    fraction in nanoseconds. A number is cast only where the shape says it is digits (the
-    when() is inside the cast), so nothing raises under ANSI mode."""
+    numbers: year, month, day, hour, minute, second, the zone's hours and minutes and its sign,
+    and the fraction in nanoseconds. A number is cast only where the shape says it is digits
+    (the when() is inside the cast), so nothing raises under ANSI mode."""
     from pyspark.sql import functions as F
 
     tail = F.substring(text, 20, 64)
