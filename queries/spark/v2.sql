@@ -21,11 +21,13 @@ transform(split(:dates, ','), x -> to_date(x))
 uploaded_at_ns, event_id, upload_date, file_name, line
 
 -- define: input_hash
--- A date's input hash over its rows `e` (grouped by date): every row's content (the fields the
--- lab's row digest covers), the window :late_days and the rules' version :rules.
-concat('w', :late_days, ':', :rules, ':', sha2(concat_ws(',', array_sort(collect_list(
-    md5(concat_ws('|', e.upload_date, e.event_id, e.basket_id, e.store_id, e.till_id,
-                  e.event_ts, e.uploaded_at_ns, e.country, e.currency, e.revenue_minor))))), 256))
+-- A date's input hash over its rows `e` (grouped by date; e.line NULL: none): every row's content
+-- (the fields the lab's row digest covers), the window :late_days and the rules' version :rules.
+-- As the lab's: the count of the rows and the sum of a 64-bit hash of each (xxhash64 of the
+-- fields' values, summed exactly as a decimal, never wrapping), which no order of rows changes.
+concat('w', :late_days, ':', :rules, ':', count(e.line), ':', coalesce(sum(CASE WHEN e.line IS NOT NULL THEN
+    CAST(xxhash64(e.upload_date, e.event_id, e.basket_id, e.store_id, e.till_id,
+                  e.event_ts, e.uploaded_at_ns, e.country, e.currency, e.revenue_minor) AS DECIMAL(38, 0)) END), 0))
 
 -- name: current_events
 -- The events of current file versions: the highest version raw_files records of each path, with
