@@ -117,10 +117,10 @@ class Lines(unittest.TestCase):
         self.assertTrue(got[("cut.jsonl.gz", 0)]["reason"].startswith(HELD + "2026-08-15/cut.jsonl.gz: truncated or corrupt"))
         wrong = []
         for key, w_row in want.items():
-            # Spark gives the instants back naive, in the session's UTC.
-            g = {k: v for k, v in got[key].items() if v is not None}
-            w_row = {k: (v.astimezone(dt.UTC).replace(tzinfo=None) if isinstance(v, dt.datetime) else v)
-                     for k, v in w_row.items() if v is not None}
+            # PySpark gives instants back naive, in this process's local time: astimezone reads
+            # them so, and both sides compare as aware UTC.
+            g = {k: (v.astimezone(dt.UTC) if isinstance(v, dt.datetime) else v) for k, v in got[key].items() if v is not None}
+            w_row = {k: (v.astimezone(dt.UTC) if isinstance(v, dt.datetime) else v) for k, v in w_row.items() if v is not None}
             if g != w_row:
                 wrong.append(f"line {key[1]}: {g} against {w_row}")
         self.assertEqual(wrong, [], "\n".join(wrong[:10]))
