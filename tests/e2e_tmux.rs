@@ -76,7 +76,13 @@ fn explorer_retries_v1_rebuilds_and_restores_the_terminal() {
     assert_eq!(gb_v1_runs(&s), "2", "the retry doubled v1:\n{s}");
     // The Trend screen shows the retry as a spike on that day, in the chart and its table.
     keys(&session, &["7"]);
-    let s = wait_for(&session, "GB revenue per business date: v1 spikes on 10-14", 30);
+    let mut s = wait_for(&session, "GB revenue per business date: v1 spikes on 10-14", 30);
+    // The title can be on screen a frame before the table under it: give the table's row time.
+    let start = Instant::now();
+    while !s.lines().any(|l| l.contains("2026-10-14") && l.contains("v1 spike")) && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(150));
+        s = screen(&session);
+    }
     let row = s.lines().find(|l| l.contains("2026-10-14")).unwrap_or_else(|| panic!("the table lists 2026-10-14:\n{s}"));
     assert!(row.contains("v1 spike"), "the doubled day's row is marked:\n{s}");
     assert_eq!(s.lines().filter(|l| l.contains("2026-10-") && l.contains("v1 spike")).count(), 1, "only the retried day spikes:\n{s}");
