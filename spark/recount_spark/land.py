@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from recount_spark.lines import judged
-from recount_spark.parse import FILE_NAME, PARSED_FIELDS, arrow_schema, printable
+from recount_spark.parse import FILE_NAME, PARSED_DDL, PARSED_FIELDS, arrow_schema, printable
 from recount_spark.source import Source, _row, contract_line, file_lines, load, parse_file, read_stores
 from recount_spark.state import describe_change, last_store_change, stores_now
 from recount_spark.tables import BRONZE, RAW_FILES, STORE_CHANGES, STORES
@@ -178,7 +178,6 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], store
     src = stores.source
     w.spark.createDataFrame(stores.stores, schema=w.spark.table(STORES).schema).createOrReplaceTempView("stores_in")
     cols = [c for c, _ in PARSED_FIELDS]
-    ddl = ", ".join(f"{c} {t}" for c, t in PARSED_FIELDS)
 
     def parse(batches: Iterator[Any]) -> Iterator[Any]:
         # In the executors' Python workers: each file's lines out as Arrow batches (no row
@@ -189,8 +188,7 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], store
         schema = arrow_schema()
         for batch in batches:
             for path, data in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist(), strict=True):
-                local = path[len("file:"):] if path.startswith("file:") else path
-                u, name, version = by_path[os.path.abspath(local)]
+                u, name, version = file_of(by_path, path)
                 try:
                     rows = list(parse_file(src, u, name, version, data, b_stores.value))
                 except ValueError as e:
@@ -202,7 +200,7 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], store
     if src.fields is None and src.format == "jsonl" and os.environ.get(READER) == "jvm":
         parsed, kept = contract_rows(w, files, by_path, src, b_stores)
     else:
-        parsed = files.mapInArrow(parse, ddl).cache()
+        parsed = files.mapInArrow(parse, PARSED_DDL).cache()
     per_file = parsed.groupBy("upload_date", "file_name", "file_version").agg(
         F.count(F.when(parsed.reason.isNull(), 1)).alias("events"),
         F.count(F.when(parsed.line > 0, parsed.reason)).alias("quarantined"),
@@ -256,6 +254,12 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], store
     return reports
 
 
+def file_of(by_path: dict[str, tuple[dt.date, str, int]], path: str) -> tuple[dt.date, str, int]:
+    """The (upload, name, version) a file landing reads, by the path Spark's binaryFile reader gives."""
+    local = path[len("file:"):] if path.startswith("file:") else path
+    return by_path[os.path.abspath(local)]
+
+
 LINES_DDL = "upload_date date, file_name string, file_version int, line int, text string, reason string"
 
 
@@ -274,8 +278,7 @@ def contract_rows(w: Warehouse, files: Any, by_path: dict[str, tuple[dt.date, st
                             ("line", pa.int32()), ("text", pa.string()), ("reason", pa.string())])
         for batch in batches:
             for path, data in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist(), strict=True):
-                local = path[len("file:"):] if path.startswith("file:") else path
-                u, name, version = by_path[os.path.abspath(local)]
+                u, name, version = file_of(by_path, path)
                 lines: list[str | None]
                 try:
                     lines, reason = list(file_lines(src, u, name, data)), None
@@ -305,9 +308,8 @@ def contract_rows(w: Warehouse, files: Any, by_path: dict[str, tuple[dt.date, st
 
     lines = files.mapInArrow(split, LINES_DDL)
     stores = w.spark.table("stores_in")
-    ddl = ", ".join(f"{c} {t}" for c, t in PARSED_FIELDS)
     # Judged once and kept (the accepted lines without their text); the lines not accepted go
     # to Python, and only those.
     seen = judged(lines, stores).withColumn("text", F.when(~F.col("ok"), F.col("text"))).cache()
     rest = seen.where(~F.col("ok")).select("upload_date", "file_name", "file_version", "line", "text", "reason")
-    return seen.where(F.col("ok")).select(*(c for c, _ in PARSED_FIELDS)).unionByName(rest.mapInArrow(settle, ddl)), seen
+    return seen.where(F.col("ok")).select(*(c for c, _ in PARSED_FIELDS)).unionByName(rest.mapInArrow(settle, PARSED_DDL)), seen

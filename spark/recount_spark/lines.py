@@ -33,7 +33,9 @@ import functools
 import operator
 from typing import Any
 
-STRINGS = ("event_id", "basket_id", "store_id", "till_id", "event_ts", "uploaded_at", "currency")
+from recount_spark.parse import MAX_DEPTH, MAX_ID_BYTES, MAX_LINE_BYTES
+from recount_spark.parse import STRING_FIELDS as STRINGS
+
 # The sentinel member put in place of the line's last brace: read back only when the line is one
 # JSON object and nothing after it (Jackson stops at the end of the first value, and a line
 # read here holds no `\\u`, so it cannot hold the sentinel itself).
@@ -51,9 +53,7 @@ MARKS = rf'"(?:{"|".join(KEYS)})"(?::")?|{HUGE_NUMBER}|\\u'
 # fraction of 1 to 9 digits or none.
 ZONES = ("Z", "+99:99", "-99:99")
 INSTANT_TAILS = [f"{frac}{zone}" for frac in ["", *("." + "9" * n for n in range(1, 10))] for zone in ZONES]
-MAX_ID_BYTES = 256
-MAX_LINE_BYTES = 64 << 10
-MAX_DEPTH = 127
+# Beside the parser's limits (imported above), these two keep a sum of amounts inside 64 bits.
 MAX_TENDERS = 9
 MAX_AMOUNT = 10**18 - 1
 NANOS = 1_000_000_000

@@ -417,6 +417,8 @@ PARSED_FIELDS = [
     ("event_ts", "timestamp"), ("uploaded_at", "timestamp"), ("uploaded_at_ns", "bigint"), ("currency", "string"),
     ("revenue_minor", "bigint"), ("tenders", "int"), ("reason", "string"),
 ]
+# The same columns as Spark's DDL, for mapInArrow's result.
+PARSED_DDL = ", ".join(f"{c} {t}" for c, t in PARSED_FIELDS)
 
 
 def arrow_schema() -> Any:
