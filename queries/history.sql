@@ -13,26 +13,30 @@ FROM audit.snapshots WHERE snapshot_id <= $up_to::BIGINT ORDER BY snapshot_id;
 SELECT snapshot_id FROM audit.snapshot_dates
 WHERE business_date = $business_date::DATE AND action <> 'skip' AND snapshot_id <= $up_to::BIGINT ORDER BY 1;
 
--- name: gold_version
--- Per country: what version $version of date $business_date held.
-SELECT country, currency, sum(baskets)::BIGINT AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor
+-- name: gold_versions
+-- Per version and country: what each of the versions $versions (snapshot ids joined with commas)
+-- of date $business_date held.
+SELECT snapshot_id AS version, country, currency, sum(baskets)::BIGINT AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor
 FROM audit.gold_history
-WHERE snapshot_id = $version::BIGINT AND business_date = $business_date::DATE GROUP BY ALL ORDER BY 1;
+WHERE business_date = $business_date::DATE AND list_contains(string_split($versions, ',')::BIGINT[], snapshot_id)
+GROUP BY ALL ORDER BY 1, 2;
 
 -- name: diff_baskets
 -- Baskets of date $business_date that differ between version $before (may be -1: none) and
 -- version $after (the diff_rows macro in schema.sql).
 SELECT basket_id, kind, upload_date, file, file_version, country, currency, store_id, event_before, event_after,
        baskets_delta, revenue_delta_minor, copies_discarded_delta
-FROM diff_rows($before::BIGINT, $after::BIGINT, $business_date::DATE)
+FROM diff_rows($business_date::DATE, [$before::BIGINT], [$after::BIGINT])
 ORDER BY country, basket_id;
 
 -- name: diff_parts
--- The same baskets summed per country, kind, upload and file version: what history shows.
-SELECT country, kind, upload_date, file, file_version, count(*) AS baskets, sum(baskets_delta)::BIGINT AS baskets_delta,
-       sum(revenue_delta_minor)::BIGINT AS revenue_delta_minor,
+-- The same baskets summed per pair, country, kind, upload and file version: what history shows.
+-- The pairs: $befores[i] against $afters[i], versions joined with commas (-1: none); each row
+-- names its pair by the newer version.
+SELECT version, country, kind, upload_date, file, file_version, count(*) AS baskets,
+       sum(baskets_delta)::BIGINT AS baskets_delta, sum(revenue_delta_minor)::BIGINT AS revenue_delta_minor,
        sum(copies_discarded_delta)::BIGINT AS copies_discarded_delta
-FROM diff_rows($before::BIGINT, $after::BIGINT, $business_date::DATE)
+FROM diff_rows($business_date::DATE, string_split($befores, ',')::BIGINT[], string_split($afters, ',')::BIGINT[])
 GROUP BY ALL ORDER BY ALL;
 
 -- name: dates_at

@@ -199,29 +199,36 @@ CREATE OR REPLACE TEMP MACRO copies_of(d) AS TABLE
                             JOIN bronze.split_baskets o USING (basket_id) WHERE s.business_date = d)
       AND basket_id IN (SELECT basket_id FROM bronze.split_baskets WHERE business_date = d);
 
--- The baskets of date d whose silver differs between version va (-1: none) and version vb: each
--- with its kind (see ChangeKind), the upload its newer winning copy arrived in (the older one's
--- for a removal), its deltas, and for the kinds a correction causes, the file version it came
--- from (added_by_correction, revenue_corrected) or that withdrew it (withdrawn). Both versions
--- point at bronze rows, so pointers both hold with the same copies are skipped before any join;
--- a basket whose winner only moved to a newer version of its file with the same event, amount and
--- copies did not change and is left out. `diff` lists these rows; `history` sums them per
--- country, kind, upload and file version.
-CREATE OR REPLACE TEMP MACRO diff_rows(va, vb, d) AS TABLE
-    WITH a AS (SELECT file_id, line, copies FROM silver.versions WHERE snapshot_id = va AND business_date = d),
-         b AS (SELECT file_id, line, copies FROM silver.versions WHERE snapshot_id = vb AND business_date = d),
-         e AS (SELECT file_id, line, basket_id, event_id, revenue_minor, upload_date, country, currency, store_id
-               FROM bronze.events WHERE business_date = d),
-         ea AS (SELECT e.*, x.copies FROM (SELECT * FROM a EXCEPT ALL SELECT * FROM b) x JOIN e USING (file_id, line)),
-         eb AS (SELECT e.*, x.copies, e.file_id IN (SELECT file_id FROM raw.rederived_versions) AS rederived
-                FROM (SELECT * FROM b EXCEPT ALL SELECT * FROM a) x JOIN e USING (file_id, line)),
-         gone AS (SELECT file_id, by_file_id, file_id IN (SELECT replaced_file_id FROM raw.rederived_versions) AS rederived
-                  FROM raw.supersessions WHERE from_snapshot <= vb),
+-- The baskets of date d whose silver differs between two of its versions, for each pair
+-- (vas[i], vbs[i]) of the two lists (a version -1: none): each with the pair's newer version,
+-- its kind (see ChangeKind), the upload its newer winning copy arrived in (the older one's for a
+-- removal), its deltas, and for the kinds a correction causes, the file version it came from
+-- (added_by_correction, revenue_corrected) or that withdrew it (withdrawn). The newer versions of
+-- the pairs are distinct: a pair is named by its newer version. Every version is read in one scan,
+-- so a date's whole history is one query. Both versions point at bronze rows, so pointers both
+-- hold with the same copies are skipped before any join; a basket whose winner only moved to a
+-- newer version of its file with the same event, amount and copies did not change and is left
+-- out. `diff` lists these rows; `history` sums them per country, kind, upload and file version.
+CREATE OR REPLACE TEMP MACRO diff_rows(d, vas, vbs) AS TABLE
+    WITH p AS (SELECT unnest(vas) AS va, unnest(vbs) AS vb),
+         s AS (SELECT snapshot_id, file_id, line, copies FROM silver.versions
+               WHERE business_date = d AND snapshot_id BETWEEN least(list_min(vas), list_min(vbs)) AND greatest(list_max(vas), list_max(vbs))
+                 AND (list_contains(vas, snapshot_id) OR list_contains(vbs, snapshot_id))),
+         held AS (SELECT file_id, line, copies, list(snapshot_id) AS versions FROM s GROUP BY ALL),
+         moved AS (SELECT p.vb, h.file_id, h.line, h.copies, list_contains(h.versions, p.vb) AS in_b
+                   FROM held h CROSS JOIN p WHERE list_contains(h.versions, p.va) <> list_contains(h.versions, p.vb)),
+         e AS (SELECT m.vb, m.in_b, m.copies, e.file_id, e.basket_id, e.event_id, e.revenue_minor, e.upload_date,
+                      e.country, e.currency, e.store_id
+               FROM moved m JOIN bronze.events e ON e.business_date = d AND e.file_id = m.file_id AND e.line = m.line),
+         ea AS (SELECT * FROM e WHERE NOT in_b),
+         eb AS (SELECT *, file_id IN (SELECT file_id FROM raw.rederived_versions) AS rederived FROM e WHERE in_b),
+         gone AS (SELECT p.vb, s.file_id, s.by_file_id, s.file_id IN (SELECT replaced_file_id FROM raw.rederived_versions) AS rederived
+                  FROM raw.supersessions s JOIN p ON s.from_snapshot <= p.vb),
          pairs AS (
-            SELECT coalesce(eb.basket_id, ea.basket_id) AS basket_id,
+            SELECT coalesce(eb.vb, ea.vb) AS version, coalesce(eb.basket_id, ea.basket_id) AS basket_id,
                    CASE WHEN ea.event_id IS NULL THEN
-                            CASE WHEN va >= 0 AND fb.version > 1 AND eb.rederived THEN 'store_moved_in'
-                                 WHEN va >= 0 AND fb.version > 1 THEN 'added_by_correction' ELSE 'added' END
+                            CASE WHEN p.va >= 0 AND fb.version > 1 AND eb.rederived THEN 'store_moved_in'
+                                 WHEN p.va >= 0 AND fb.version > 1 THEN 'added_by_correction' ELSE 'added' END
                         WHEN eb.event_id IS NULL THEN
                             CASE WHEN g.rederived THEN 'store_moved_out'
                                  WHEN g.by_file_id IS NOT NULL THEN 'withdrawn' ELSE 'removed' END
@@ -241,9 +248,11 @@ CREATE OR REPLACE TEMP MACRO diff_rows(va, vb, d) AS TABLE
                    coalesce(eb.copies - 1, 0) - coalesce(ea.copies - 1, 0) AS copies_discarded_delta
             -- A basket a store correction gave another country or currency is two rows: out of
             -- the old, into the new, so that each country's parts sum to its change.
-            FROM ea FULL OUTER JOIN eb ON ea.basket_id = eb.basket_id AND ea.country = eb.country AND ea.currency = eb.currency
+            FROM ea FULL OUTER JOIN eb
+              ON ea.vb = eb.vb AND ea.basket_id = eb.basket_id AND ea.country = eb.country AND ea.currency = eb.currency
+            JOIN p ON p.vb = coalesce(eb.vb, ea.vb)
             LEFT JOIN raw.files fb ON fb.file_id = eb.file_id
-            LEFT JOIN gone g ON g.file_id = ea.file_id
+            LEFT JOIN gone g ON g.vb = ea.vb AND g.file_id = ea.file_id
             LEFT JOIN raw.files fw ON fw.file_id = g.by_file_id)
     SELECT * FROM pairs WHERE kind IS NOT NULL;
 

@@ -7,8 +7,8 @@ use crate::lake::Lab;
 use crate::lake::snapshot::{self, Operation, SnapshotRecord, Trigger};
 use crate::money;
 use chrono::NaiveDate;
-use color_eyre::eyre::{Result, bail};
-use std::collections::BTreeMap;
+use color_eyre::eyre::{Result, bail, eyre};
+use std::collections::{BTreeMap, BTreeSet};
 
 // ---------------------------------------------------------------- snapshots
 
@@ -165,12 +165,6 @@ pub struct DiffReport {
     pub baskets: Vec<DiffBasket>,
 }
 
-/// Per country: what `version` of `d` held (None: nothing).
-fn gold_version(lab: &Lab, d: NaiveDate, version: Option<i64>) -> Result<BTreeMap<String, (String, i64, i64)>> {
-    let Some(v) = version else { return Ok(BTreeMap::new()) };
-    Ok(lab.store().gold_version(d, v)?.into_iter().map(|g| (g.country, (g.currency, g.baskets, g.revenue_minor))).collect())
-}
-
 /// What changed in date `d` between the versions held at snapshots `from` and `to`.
 /// Defaults: `to` is the newest snapshot, `from` the version before the one `to` holds.
 pub fn diff(lab: &Lab, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Result<DiffReport> {
@@ -236,9 +230,22 @@ pub(crate) fn diff_versions(lab: &Lab, d: NaiveDate, c: Compared) -> Result<Diff
 /// The diff without its basket list: the parts per country (summed by DuckDB from the same rows
 /// `diff_versions` lists) against the change in gold. What `history` shows for each version.
 pub(crate) fn diff_summary(lab: &Lab, d: NaiveDate, c: Compared) -> Result<DiffReport> {
-    let Compared { from_snapshot, to_snapshot, from_version, to_version } = c;
-    let mut by_country: BTreeMap<String, Vec<DiffPart>> = BTreeMap::new();
-    for r in lab.store().diff_parts(d, from_version, to_version)? {
+    let mut reports = diff_summaries(lab, d, &[c])?;
+    reports.pop().ok_or_else(|| eyre!("no diff of {d}"))
+}
+
+/// Several diffs of one date in two queries (the parts of every pair, and gold of every version):
+/// a date's whole history costs about what one diff does. The pairs' `to_version`s must differ,
+/// since the parts name their pair by it.
+pub(crate) fn diff_summaries(lab: &Lab, d: NaiveDate, cs: &[Compared]) -> Result<Vec<DiffReport>> {
+    let key = |v: Option<i64>| v.unwrap_or(crate::store::NO_VERSION);
+    let to_versions: BTreeSet<i64> = cs.iter().map(|c| key(c.to_version)).collect();
+    if to_versions.len() != cs.len() {
+        bail!("the diffs of {d} compared together must end at different versions");
+    }
+    let pairs: Vec<(Option<i64>, Option<i64>)> = cs.iter().map(|c| (c.from_version, c.to_version)).collect();
+    let mut parts: BTreeMap<(i64, String), Vec<DiffPart>> = BTreeMap::new();
+    for r in lab.store().diff_parts(d, &pairs)? {
         let part = DiffPart {
             kind: r.kind,
             upload_date: r.upload_date,
@@ -248,32 +255,60 @@ pub(crate) fn diff_summary(lab: &Lab, d: NaiveDate, c: Compared) -> Result<DiffR
             revenue_delta_minor: r.revenue_delta_minor,
             copies_discarded_delta: r.copies_discarded_delta,
         };
-        by_country.entry(r.country.unwrap_or_default()).or_default().push(part);
+        parts.entry((r.version, r.country.unwrap_or_default())).or_default().push(part);
     }
-    let before = gold_version(lab, d, from_version)?;
-    let after = gold_version(lab, d, to_version)?;
-    let mut countries = Vec::new();
-    let names: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).chain(by_country.keys()).collect();
-    for country in names {
-        let (cur_b, bb, rb) = before.get(country).cloned().unwrap_or_default();
-        let (cur_a, ba, ra) = after.get(country).cloned().unwrap_or_default();
-        let currency = if cur_a.is_empty() { cur_b } else { cur_a };
-        let mut parts = by_country.get(country).cloned().unwrap_or_default();
-        parts.sort_by(|a, b| (a.kind, a.upload_date, &a.correction).cmp(&(b.kind, b.upload_date, &b.correction)));
-        let sum_b: i64 = parts.iter().map(|p| p.baskets_delta).sum();
-        let sum_r: i64 = parts.iter().map(|p| p.revenue_delta_minor).sum();
-        countries.push(CountryDiff {
-            country: country.clone(),
-            currency,
-            baskets_before: bb,
-            revenue_before_minor: rb,
-            baskets_after: ba,
-            revenue_after_minor: ra,
-            parts_sum_to_change: sum_b == ba - bb && sum_r == ra - rb,
-            parts,
-        });
+    let versions: BTreeSet<i64> = cs.iter().flat_map(|c| [c.from_version, c.to_version]).flatten().collect();
+    let mut gold: BTreeMap<i64, BTreeMap<String, (String, i64, i64)>> = BTreeMap::new();
+    for g in lab.store().gold_versions(d, &versions.into_iter().collect::<Vec<_>>())? {
+        gold.entry(g.version).or_default().insert(g.country, (g.currency, g.baskets, g.revenue_minor));
     }
-    Ok(DiffReport { business_date: d, from_snapshot, to_snapshot, from_version, to_version, countries, baskets: Vec::new() })
+    let none = BTreeMap::new();
+    let gold_of = |v: Option<i64>| v.and_then(|v| gold.get(&v)).unwrap_or(&none);
+    Ok(cs
+        .iter()
+        .map(|&c| {
+            let (before, after) = (gold_of(c.from_version), gold_of(c.to_version));
+            let mine: BTreeMap<&String, &[DiffPart]> = parts
+                .range((key(c.to_version), String::new())..)
+                .take_while(|((v, _), _)| *v == key(c.to_version))
+                .map(|((_, k), p)| (k, p.as_slice()))
+                .collect();
+            let names: BTreeSet<&String> = before.keys().chain(after.keys()).chain(mine.keys().copied()).collect();
+            let countries = names
+                .into_iter()
+                .map(|country| country_diff(country, before.get(country), after.get(country), mine.get(country).copied()))
+                .collect();
+            let Compared { from_snapshot, to_snapshot, from_version, to_version } = c;
+            DiffReport { business_date: d, from_snapshot, to_snapshot, from_version, to_version, countries, baskets: Vec::new() }
+        })
+        .collect())
+}
+
+/// One country's change between two versions (gold before and after: currency, baskets,
+/// revenue) and the parts it is attributed to.
+fn country_diff(
+    country: &str,
+    before: Option<&(String, i64, i64)>,
+    after: Option<&(String, i64, i64)>,
+    parts: Option<&[DiffPart]>,
+) -> CountryDiff {
+    let (cur_b, bb, rb) = before.cloned().unwrap_or_default();
+    let (cur_a, ba, ra) = after.cloned().unwrap_or_default();
+    let currency = if cur_a.is_empty() { cur_b } else { cur_a };
+    let mut parts: Vec<DiffPart> = parts.unwrap_or_default().to_vec();
+    parts.sort_by(|a, b| (a.kind, a.upload_date, &a.correction).cmp(&(b.kind, b.upload_date, &b.correction)));
+    let sum_b: i64 = parts.iter().map(|p| p.baskets_delta).sum();
+    let sum_r: i64 = parts.iter().map(|p| p.revenue_delta_minor).sum();
+    CountryDiff {
+        country: country.to_string(),
+        currency,
+        baskets_before: bb,
+        revenue_before_minor: rb,
+        baskets_after: ba,
+        revenue_after_minor: ra,
+        parts_sum_to_change: sum_b == ba - bb && sum_r == ra - rb,
+        parts,
+    }
 }
 
 /// A change's kind in words, with the file version a correction's change is attributed to.
@@ -435,10 +470,10 @@ pub fn history(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<HistoryRep
     let up_to = resolve_as_of(lab, as_of)?;
     let versions = lab.store().versions_of_date(d, up_to)?;
     let records: BTreeMap<i64, SnapshotRecord> = snapshot::records(lab, up_to)?.into_iter().map(|r| (r.snapshot_id, r)).collect();
+    let pairs: Vec<Compared> =
+        versions.iter().enumerate().map(|(i, &v)| Compared::versions(i.checked_sub(1).map(|p| versions[p]), v)).collect();
     let mut entries = Vec::new();
-    let mut previous: Option<i64> = None;
-    for v in versions {
-        let diff = diff_summary(lab, d, Compared::versions(previous, v))?;
+    for (diff, &v) in diff_summaries(lab, d, &pairs)?.iter().zip(&versions) {
         let rec = &records[&v];
         let countries = diff
             .countries
@@ -460,7 +495,6 @@ pub fn history(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<HistoryRep
             created_at: rec.created_at,
             countries,
         });
-        previous = Some(v);
     }
     // The status as of the snapshot the history stops at, when one is named: then, not now.
     let status = date_status_at(lab, d, as_of.map(|_| up_to))?;

@@ -13,7 +13,7 @@ row! {
 
 row! {
     /// What a version of a date held in one country.
-    pub struct GoldCountry { pub country: String, pub currency: String, pub baskets: i64, pub revenue_minor: i64 }
+    pub struct GoldCountry { pub version: i64, pub country: String, pub currency: String, pub baskets: i64, pub revenue_minor: i64 }
 }
 
 row! {
@@ -37,8 +37,10 @@ row! {
 }
 
 row! {
-    /// The baskets that differ, summed per country, kind and upload.
+    /// The baskets that differ, summed per pair of versions (named by its newer one), country,
+    /// kind and upload.
     pub struct DiffPartRow {
+        pub version: i64,
         pub country: Option<String>,
         pub kind: ChangeKind,
         pub upload_date: Option<NaiveDate>,
@@ -59,14 +61,20 @@ row! {
 statements! {
     SNAPSHOTS: Query<SnapshotRow> = history::SNAPSHOTS;
     VERSIONS_OF_DATE: Query<Version> = history::VERSIONS_OF_DATE;
-    GOLD_VERSION: Query<GoldCountry> = history::GOLD_VERSION;
+    GOLD_VERSIONS: Query<GoldCountry> = history::GOLD_VERSIONS;
     DIFF_BASKETS: Query<DiffBasketRow> = history::DIFF_BASKETS;
     DIFF_PARTS: Query<DiffPartRow> = history::DIFF_PARTS;
     DATES_AT: Query<DateAt> = history::DATES_AT;
 }
 
-/// "No version": a version id no snapshot has.
-const NONE: i64 = -1;
+/// "No version": a version id no snapshot has. The parts of a diff name their pair by its newer
+/// version, this one when there is none.
+pub const NO_VERSION: i64 = -1;
+
+/// Versions as one bound parameter: snapshot ids joined with commas (split back in SQL).
+fn joined(versions: impl Iterator<Item = i64>) -> String {
+    versions.map(|v| v.to_string()).collect::<Vec<_>>().join(",")
+}
 
 impl Store {
     /// Every snapshot record up to `up_to`, oldest first.
@@ -79,21 +87,30 @@ impl Store {
         Ok(VERSIONS_OF_DATE.all(self, named_params! { "business_date": d, "up_to": up_to })?.into_iter().map(|v| v.snapshot_id).collect())
     }
 
-    /// Per country: what `version` of `d` held.
-    pub(crate) fn gold_version(&self, d: NaiveDate, version: i64) -> Result<Vec<GoldCountry>> {
-        GOLD_VERSION.all(self, named_params! { "version": version, "business_date": d })
+    /// Per version and country: what each of `versions` of `d` held.
+    pub(crate) fn gold_versions(&self, d: NaiveDate, versions: &[i64]) -> Result<Vec<GoldCountry>> {
+        if versions.is_empty() {
+            return Ok(Vec::new());
+        }
+        GOLD_VERSIONS.all(self, named_params! { "versions": joined(versions.iter().copied()), "business_date": d })
     }
 
     /// The baskets of `d` that differ between two versions (None: no version).
     pub(crate) fn diff_baskets(&self, d: NaiveDate, before: Option<i64>, after: Option<i64>) -> Result<Vec<DiffBasketRow>> {
-        let params = named_params! { "before": before.unwrap_or(NONE), "after": after.unwrap_or(NONE), "business_date": d };
+        let params = named_params! { "before": before.unwrap_or(NO_VERSION), "after": after.unwrap_or(NO_VERSION), "business_date": d };
         DIFF_BASKETS.all(self, params)
     }
 
-    /// The same baskets summed per country, kind and upload.
-    pub(crate) fn diff_parts(&self, d: NaiveDate, before: Option<i64>, after: Option<i64>) -> Result<Vec<DiffPartRow>> {
-        let params = named_params! { "before": before.unwrap_or(NONE), "after": after.unwrap_or(NONE), "business_date": d };
-        DIFF_PARTS.all(self, params)
+    /// The same baskets summed per country, kind and upload, for each pair (before, after) of
+    /// `pairs` in one query; a row names its pair by the after version (NO_VERSION: none), so the
+    /// pairs' after versions must differ.
+    pub(crate) fn diff_parts(&self, d: NaiveDate, pairs: &[(Option<i64>, Option<i64>)]) -> Result<Vec<DiffPartRow>> {
+        if pairs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let befores = joined(pairs.iter().map(|p| p.0.unwrap_or(NO_VERSION)));
+        let afters = joined(pairs.iter().map(|p| p.1.unwrap_or(NO_VERSION)));
+        DIFF_PARTS.all(self, named_params! { "befores": befores, "afters": afters, "business_date": d })
     }
 
     /// Each date's version and gold rows as of `snapshot_id`.

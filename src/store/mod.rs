@@ -24,7 +24,7 @@ pub mod vocab;
 
 pub use as_of::FileAt;
 pub use fingerprint::{FingerprintRow, GoldChunk};
-pub use history::{DateAt, DiffBasketRow, DiffPartRow, GoldCountry};
+pub use history::{DateAt, DiffBasketRow, DiffPartRow, GoldCountry, NO_VERSION};
 pub use land::{CellRecord, FileRecord, LandedFile, QuarantineRecord, StoreRow};
 pub use recompute::{DuckRecount, RecountRow};
 pub use reports::{
