@@ -51,9 +51,32 @@ WHERE snapshot_id = $snapshot_id::BIGINT AND business_date BETWEEN $first::DATE 
 ORDER BY 1;
 
 -- name: kept_text
--- Gold's text now, as kept: each date's current version and its text; `missing` when that
--- version has none kept (a lab written before audit.gold_text), and gold must be read instead.
+-- Gold's text now, as kept, from date $first on (NULL: every date): each date's current version
+-- and its text; `missing` when that version has none kept (a lab written before
+-- audit.gold_text), and gold must be read instead.
 SELECT v.business_date, coalesce(t.rows, 0) AS rows, t.text, t.snapshot_id IS NULL AS missing
 FROM audit.versions_as_of(NULL::BIGINT) v
 LEFT JOIN audit.gold_text t ON t.snapshot_id = v.snapshot_id AND t.business_date = v.business_date
+WHERE $first::DATE IS NULL OR v.business_date >= $first::DATE
 ORDER BY 1;
+
+-- name: prefix_before
+-- Where hashing gold's text may resume for a write whose first date is $first: the newest
+-- recorded state of the last date before $first that holds rows now. It holds only if no write
+-- after it rewrote that date or any date before it (then gold's text up to that date is what the
+-- state hashed). No row: hash from gold's first date.
+WITH p AS (SELECT max(v.business_date) AS d FROM audit.versions_as_of(NULL::BIGINT) v
+           LEFT JOIN audit.gold_text t ON t.snapshot_id = v.snapshot_id AND t.business_date = v.business_date
+           WHERE v.business_date < $first::DATE AND coalesce(t.rows, 1) > 0),
+     s AS (SELECT g.snapshot_id, g.business_date, g.rows, g.state FROM audit.gold_prefix g JOIN p ON g.business_date = p.d
+           ORDER BY g.snapshot_id DESC LIMIT 1)
+SELECT s.business_date, s.rows, s.state FROM s
+WHERE NOT EXISTS (SELECT 1 FROM audit.snapshot_dates x
+                  WHERE x.snapshot_id > s.snapshot_id AND x.business_date <= s.business_date AND x.action <> 'skip');
+
+-- name: keep_prefix
+-- The states a write $snapshot_id reached at the end of each of its dates $dates: gold's rows up to
+-- each ($rows) and the MD5 state ($states, hex), each list joined with commas, in the same order.
+INSERT INTO audit.gold_prefix
+SELECT $snapshot_id::BIGINT, unnest(string_split($dates::VARCHAR, ','))::DATE,
+       unnest(string_split($rows::VARCHAR, ','))::BIGINT, unhex(unnest(string_split($states::VARCHAR, ',')));

@@ -96,6 +96,13 @@ CREATE TABLE IF NOT EXISTS audit.gold_history (
 -- it emptied): a new process hashes gold's text from here, not from every row of gold.
 CREATE TABLE IF NOT EXISTS audit.gold_text (
     snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, rows BIGINT NOT NULL, text VARCHAR);
+-- The fingerprint's MD5 state at the end of each date of gold's text (the text of every date up to
+-- it, joined by newlines), and gold's rows up to it, as the write snapshot_id left gold: each write
+-- records the dates from its first rewritten one on, so the next write hashes only the text from
+-- its own first date on, not all of gold. A state is used only while no later write has rewritten
+-- its date or any earlier one (see prefix_before in fingerprint.sql).
+CREATE TABLE IF NOT EXISTS audit.gold_prefix (
+    snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, rows BIGINT NOT NULL, state BLOB NOT NULL);
 -- A date's window kept past its own snapshot's: `reopen` widened it, and every later write of the
 -- date carries it (a row for the date under the new snapshot); a rollback's restore copies the
 -- restored version's row, so rolling back past a reopening narrows the date again.

@@ -409,6 +409,61 @@ fn each_new_process_hashes_gold_from_its_kept_text_to_duckdbs_own_fingerprint() 
     check(&lab, &v2::run_upload(&lab, ups[0], TriggerKind::Upload, opts()).unwrap().snapshot);
 }
 
+#[test]
+fn a_write_hashes_gold_from_the_state_before_its_first_date_and_never_from_a_stale_one() {
+    use recount::lake::reopen::{self, Decision};
+    let dir = tempdir();
+    let ups = uploads(small_world());
+    let (early, late) = ups.split_at(ups.len() - 3);
+    let lab_at = |dir: &std::path::Path| open_lab(dir);
+    let check = |lab: &recount::lake::Lab, rec: &recount::lake::snapshot::SnapshotRecord| {
+        let whole = lab.store().fingerprint().unwrap();
+        assert_eq!((rec.fingerprint.rows, rec.fingerprint.md5.as_str()), (whole.rows, whole.md5.as_str()), "snapshot {}", rec.snapshot_id);
+    };
+    let states_of =
+        |lab: &recount::lake::Lab, id: i64| count(lab, &format!("SELECT count(*) FROM audit.gold_prefix WHERE snapshot_id = {id}"));
+    let gold_dates = |lab: &recount::lake::Lab| count(lab, "SELECT count(DISTINCT business_date) FROM gold.daily_store_sales");
+    {
+        let mut lab = lab_at(dir.path());
+        land::land(&mut lab, small_world(), early).unwrap();
+        let pass = v2::run_range(&lab, early, opts()).unwrap().0.snapshot;
+        check(&lab, &pass);
+        assert_eq!(states_of(&lab, pass.snapshot_id), gold_dates(&lab), "a first write hashes every date");
+    }
+    // A daily run in a new process resumes before its first date: it records only the dates
+    // from there on, and its fingerprint is DuckDB's over all of gold. Then, in the same process
+    // (which holds only that tail of gold's text), an early date is rewritten (reopened: its late
+    // baskets taken in); its states are then lost, as if an older build had written it, so every
+    // state after it is stale and the next write must not resume from one.
+    let reopened = {
+        let mut lab = lab_at(dir.path());
+        land::land(&mut lab, small_world(), &late[..1]).unwrap();
+        let run = v2::run_upload(&lab, late[0], TriggerKind::Daily, opts()).unwrap().snapshot;
+        check(&lab, &run);
+        let recorded = states_of(&lab, run.snapshot_id);
+        assert!(recorded > 0 && recorded < gold_dates(&lab) / 2, "{recorded} states of {} dates", gold_dates(&lab));
+        let d = a_date_with_late_baskets(&lab);
+        let run = reopen::reopen(&lab, d, Decision { reason: "late tills approved", by: "test" }, opts()).unwrap().snapshot;
+        check(&lab, &run);
+        run.snapshot_id
+    };
+    {
+        let mut lab = lab_at(dir.path());
+        lab.store().connection_for_tests().execute("DELETE FROM audit.gold_prefix WHERE snapshot_id = ?", [reopened]).unwrap();
+        land::land(&mut lab, small_world(), &late[1..2]).unwrap();
+        check(&lab, &v2::run_upload(&lab, late[1], TriggerKind::Daily, opts()).unwrap().snapshot);
+    }
+    // A state that does not read back is not used either.
+    {
+        let mut lab = lab_at(dir.path());
+        lab.store().connection_for_tests().execute_batch("UPDATE audit.gold_prefix SET state = '\\x01'::BLOB").unwrap();
+        land::land(&mut lab, small_world(), &late[2..]).unwrap();
+        check(&lab, &v2::run_upload(&lab, late[2], TriggerKind::Daily, opts()).unwrap().snapshot);
+    }
+    let lab = lab_at(dir.path());
+    check(&lab, &snapshot::rollback(&lab, reopened, None).unwrap());
+}
+
 /// The first date of the small world, landed and run in one pass, with a basket v2 misses
 /// because every copy arrived past the window.
 fn a_date_with_late_baskets(lab: &recount::lake::Lab) -> chrono::NaiveDate {

@@ -2,7 +2,7 @@
 //! a new snapshot; history is never rewritten.
 
 use super::Lab;
-use crate::store::{DateAction, DateOutcome, SnapshotRow, Store, Tx};
+use crate::store::{DateAction, DateOutcome, GoldChunk, GoldPrefix, SnapshotRow, Store, Tx};
 use chrono::{NaiveDate, NaiveDateTime, Utc};
 use color_eyre::eyre::{Result, bail};
 use std::collections::BTreeMap;
@@ -148,105 +148,131 @@ pub(crate) fn fingerprint_as_of(lab: &Lab, snapshot_id: i64) -> Result<Fingerpri
     Ok(lab.store().fingerprint_as_of(snapshot_id)?.into())
 }
 
-/// Gold as the fingerprint's text, one chunk per business date (rows, text). A command that writes
-/// many snapshots keeps it in its `Lab` between runs, so each run re-reads only the dates it
-/// rewrote and hashes the chunks in Rust. It is taken out of the lab for a write and put back
-/// only by that write's COMMIT: a failed write leaves no cache behind.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct GoldText {
-    chunks: BTreeMap<NaiveDate, (i64, String)>,
-}
-
-impl GoldText {
-    /// Reads every date's chunk from gold as `store` sees it.
-    fn read_all(&mut self, store: &Store) -> Result<()> {
-        self.chunks.clear();
-        store.gold_chunks(|c| {
-            self.chunks.insert(c.business_date, (c.rows, c.text));
-        })
-    }
-
-    /// Gold's text as the lab kept it (audit.gold_text), else read from gold itself.
-    fn read_kept(&mut self, store: &Store) -> Result<()> {
-        match store.kept_gold_text()? {
-            Some(chunks) => {
-                self.chunks = chunks.into_iter().map(|c| (c.business_date, (c.rows, c.text))).collect();
-                Ok(())
-            }
-            None => self.read_all(store),
-        }
-    }
-
-    /// Replaces the chunks of the dates a write rewrote with the versions it wrote (a date it
-    /// emptied has none), kept with the write: from its own rows of gold's history.
-    fn rewrite(&mut self, tx: &mut Tx<'_>, written: &Written) -> Result<()> {
-        for d in written.dates {
-            self.chunks.remove(d);
-        }
-        tx.keep_gold_text(written.snapshot_id, written.dates)?;
-        for c in tx.store().kept_version_text(written.snapshot_id, written.dates)? {
-            self.chunks.insert(c.business_date, (c.rows, c.text));
-        }
-        Ok(())
-    }
-
-    fn fingerprint(&self) -> Fingerprint {
-        use md5::Digest;
-        let mut md5 = md5::Md5::new();
-        let mut rows = 0;
-        for (i, (n, text)) in self.chunks.values().enumerate() {
-            if i > 0 {
-                md5.update(b"\n");
-            }
-            md5.update(text.as_bytes());
-            rows += n;
-        }
-        Fingerprint { rows, md5: crate::store::hex(&md5.finalize()) }
-    }
-}
-
 /// What a write put into gold: the version of `dates` (sorted) that snapshot `snapshot_id` wrote.
 pub(crate) struct Written<'a> {
     pub snapshot_id: i64,
     pub dates: &'a [NaiveDate],
 }
 
+/// Gold's text as the fingerprint hashes it, one chunk (rows, text) per date with rows, from date
+/// `from` on (None: every date). A command that writes many snapshots keeps it in its `Lab`
+/// between writes, so a write reads only its own dates' text; a new process reads only the text
+/// it hashes. It is taken out of the lab for a write and put back only by that write's COMMIT: a
+/// failed write leaves no cache behind.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GoldText {
+    from: Option<NaiveDate>,
+    chunks: BTreeMap<NaiveDate, (i64, String)>,
+}
+
+impl GoldText {
+    fn of(from: Option<NaiveDate>, chunks: Vec<GoldChunk>) -> GoldText {
+        GoldText { from, chunks: chunks.into_iter().map(|c| (c.business_date, (c.rows, c.text))).collect() }
+    }
+
+    /// Whether it holds every date from `from` on.
+    fn covers(&self, from: Option<NaiveDate>) -> bool {
+        match (self.from, from) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(held), Some(needed)) => held <= needed,
+        }
+    }
+
+    /// Replaces the chunks of the dates a write rewrote with the versions it kept (a date it
+    /// emptied has none).
+    fn rewrite(&mut self, store: &Store, written: &Written) -> Result<()> {
+        for d in written.dates {
+            self.chunks.remove(d);
+        }
+        for c in store.kept_version_text(written.snapshot_id, written.dates)? {
+            self.chunks.insert(c.business_date, (c.rows, c.text));
+        }
+        Ok(())
+    }
+}
+
 /// The fingerprint of gold after a write that rewrote `changed` (None: nothing), seen inside the
 /// write's transaction. With nothing rewritten it is the newest record's (every write of gold
-/// records one) unless the lab holds gold's text already. The text goes back into the lab when
-/// `tx` commits.
+/// records one). A write keeps the text of its dates (audit.gold_text) and hashes gold's text
+/// only from its first date on: it resumes from the state recorded at the end of the date before
+/// (audit.gold_prefix), and records its own states for the next write. A daily run rewrites the
+/// newest dates, so it hashes a few days of text, not all of gold. A lab written before the text
+/// or the states were kept is hashed from gold itself, once.
 pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Option<Written>) -> Result<Fingerprint> {
-    let cached = lab.gold_text.borrow_mut().take();
-    let text = match (cached, &changed) {
-        (Some(text), None) => text,
-        (Some(mut text), Some(written)) => {
-            text.rewrite(tx, written)?;
-            text
+    let Some(written) = changed.filter(|w| !w.dates.is_empty()) else {
+        if let Some(fp) = tx.store().latest_recorded_fingerprint()? {
+            return Ok(fp.into());
         }
-        (None, _) => {
-            if changed.is_none()
-                && let Some(fp) = tx.store().latest_recorded_fingerprint()?
-            {
-                return Ok(fp.into());
-            }
-            // A new process: this write keeps its text, and gold's text is read as kept (the
-            // write's dates are recorded already, so its own text is among it).
-            let mut text = GoldText::default();
-            if let Some(written) = &changed {
-                tx.keep_gold_text(written.snapshot_id, written.dates)?;
-                text.read_kept(tx.store())?;
-            } else {
-                text.read_all(tx.store())?;
-            }
-            text
-        }
+        let all = GoldText::of(None, all_of_gold(tx.store())?);
+        return Ok(hash_text(None, &all).0);
     };
-    let fp = text.fingerprint();
+    tx.keep_gold_text(written.snapshot_id, written.dates)?;
+    let base = tx.store().prefix_before(written.dates[0])?.and_then(Resume::of);
+    let from = base.as_ref().and_then(|b| b.business_date.succ_opt());
+    let cached = lab.gold_text.borrow_mut().take().filter(|t| t.covers(from));
+    let (base, text) = match cached {
+        Some(mut text) => {
+            text.rewrite(tx.store(), &written)?;
+            (base, text)
+        }
+        None => match tx.store().kept_gold_text(from)? {
+            Some(chunks) => (base, GoldText::of(from, chunks)),
+            None => (None, GoldText::of(None, all_of_gold(tx.store())?)),
+        },
+    };
+    let (fp, states) = hash_text(base, &text);
+    tx.keep_gold_prefix(written.snapshot_id, &states)?;
     let slot = &lab.gold_text;
     tx.on_commit(move || {
         slot.replace(Some(text));
     });
     Ok(fp)
+}
+
+/// Every date of gold as the fingerprint's text, read from gold's rows.
+fn all_of_gold(store: &Store) -> Result<Vec<GoldChunk>> {
+    let mut chunks = Vec::new();
+    store.gold_chunks(|c| chunks.push(c))?;
+    Ok(chunks)
+}
+
+/// A recorded state to resume hashing from: the MD5 state at the end of `business_date`.
+struct Resume {
+    business_date: NaiveDate,
+    rows: i64,
+    md5: md5::Md5,
+}
+
+impl Resume {
+    /// None for a state that does not read back (then gold is hashed from its first date).
+    fn of(p: GoldPrefix) -> Option<Resume> {
+        use md5::digest::common::hazmat::{SerializableState, SerializedState};
+        let state = SerializedState::<md5::Md5>::try_from(p.state.as_slice()).ok()?;
+        let md5 = md5::Md5::deserialize(&state).ok()?;
+        Some(Resume { business_date: p.business_date, rows: p.rows, md5 })
+    }
+}
+
+/// The contract's fingerprint of gold's text: the chunks after `base`'s date (all of them without
+/// one), joined by newlines after what `base` hashed; with the state at the end of each chunk.
+fn hash_text(base: Option<Resume>, text: &GoldText) -> (Fingerprint, Vec<GoldPrefix>) {
+    use md5::Digest;
+    use md5::digest::common::hazmat::SerializableState;
+    let after = base.as_ref().map(|b| b.business_date);
+    let mut started = base.is_some();
+    let (mut rows, mut md5) = base.map(|b| (b.rows, b.md5)).unwrap_or_default();
+    let mut states = Vec::new();
+    for (&d, (n, chunk)) in text.chunks.iter().filter(|(d, (n, _))| Some(**d) > after && *n > 0) {
+        if started {
+            md5.update(b"\n");
+        }
+        started = true;
+        md5.update(chunk.as_bytes());
+        rows += n;
+        states.push(GoldPrefix { business_date: d, rows, state: md5.serialize().to_vec() });
+    }
+    (Fingerprint { rows, md5: crate::store::hex(&md5.finalize()) }, states)
 }
 
 /// The next snapshot id, and the head (the newest data snapshot).

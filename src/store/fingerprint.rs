@@ -28,7 +28,15 @@ row! {
     pub struct KeptText { pub business_date: NaiveDate, pub rows: i64, pub text: Option<String>, pub missing: bool }
 }
 
+row! {
+    /// Where hashing gold's text may resume: the MD5 state at the end of `business_date`, with
+    /// gold's rows up to it.
+    pub struct GoldPrefix { pub business_date: NaiveDate, pub rows: i64, pub state: Vec<u8> }
+}
+
 statements! {
+    PREFIX_BEFORE: Query<GoldPrefix> = fingerprint::PREFIX_BEFORE;
+    KEEP_PREFIX: Exec = fingerprint::KEEP_PREFIX;
     KEEP_VERSION_TEXT: Exec = fingerprint::KEEP_VERSION_TEXT;
     VERSION_TEXT: Query<GoldChunk> = fingerprint::VERSION_TEXT;
     KEPT_TEXT: Query<KeptText> = fingerprint::KEPT_TEXT;
@@ -78,10 +86,11 @@ impl Store {
         Ok(())
     }
 
-    /// Gold's text now as kept, date by date; None when some current version has none kept.
-    pub(crate) fn kept_gold_text(&self) -> Result<Option<Vec<GoldChunk>>> {
+    /// Gold's text now as kept, date by date from `first` on (None: all); None when some
+    /// current version has none kept.
+    pub(crate) fn kept_gold_text(&self, first: Option<NaiveDate>) -> Result<Option<Vec<GoldChunk>>> {
         let mut out = Vec::new();
-        for k in KEPT_TEXT.all(self, &[])? {
+        for k in KEPT_TEXT.all(self, named_params! { "first": first })? {
             if k.missing {
                 return Ok(None);
             }
@@ -99,6 +108,11 @@ impl Store {
         VERSION_TEXT.all(self, named_params! { "snapshot_id": snapshot_id, "first": first, "last": last })
     }
 
+    /// The recorded state hashing may resume from for a write whose first date is `first`.
+    pub(crate) fn prefix_before(&self, first: NaiveDate) -> Result<Option<GoldPrefix>> {
+        PREFIX_BEFORE.optional(self, named_params! { "first": first })
+    }
+
     /// The fingerprint the newest record carries; None before the first write.
     pub(crate) fn latest_recorded_fingerprint(&self) -> Result<Option<FingerprintRow>> {
         LATEST_RECORD.optional(self, &[])
@@ -112,6 +126,19 @@ impl Tx<'_> {
             let list = super::date_list(slice);
             self.exec("keeping gold's text", &KEEP_VERSION_TEXT, named_params! { "snapshot_id": snapshot_id, "dates": list })?;
         }
+        Ok(())
+    }
+
+    /// Records the states write `snapshot_id` reached at the end of each of its dates.
+    pub(crate) fn keep_gold_prefix(&mut self, snapshot_id: i64, states: &[GoldPrefix]) -> Result<()> {
+        if states.is_empty() {
+            return Ok(());
+        }
+        let dates = states.iter().map(|p| p.business_date.to_string()).collect::<Vec<_>>().join(",");
+        let rows = states.iter().map(|p| p.rows.to_string()).collect::<Vec<_>>().join(",");
+        let hexes = states.iter().map(|p| super::hex(&p.state)).collect::<Vec<_>>().join(",");
+        let params = named_params! { "snapshot_id": snapshot_id, "dates": dates, "rows": rows, "states": hexes };
+        self.exec("keeping gold's hash states", &KEEP_PREFIX, params)?;
         Ok(())
     }
 }

@@ -23,7 +23,7 @@ mod v2;
 pub mod vocab;
 
 pub use as_of::FileAt;
-pub use fingerprint::{FingerprintRow, GoldChunk};
+pub use fingerprint::{FingerprintRow, GoldChunk, GoldPrefix};
 pub use history::{DateAt, DiffBasketRow, DiffPartRow, GoldCountry, NO_VERSION};
 pub use land::{CellRecord, FileRecord, LandedFile, QuarantineRecord, StoreRow};
 pub use recompute::{DuckRecount, RecountRow};
