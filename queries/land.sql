@@ -43,22 +43,34 @@ WHERE starts_with(reason, 'unknown store_id ');
 -- name: next_file_id
 SELECT (coalesce(max(file_id), 0) + 1)::INTEGER AS file_id FROM raw.files;
 
+-- name: key_rows_all
+-- The copies (key, basket_id, business date) of every basket key with more than one copy, when
+-- nothing was landed before (every key is new). Grouping integers first keeps the strings to the
+-- few keys with several copies, faster than grouping every basket_id (docs/performance.md).
+CREATE OR REPLACE TEMP TABLE key_rows AS
+SELECT basket_key, basket_id, business_date FROM bronze.events
+WHERE basket_key IN (SELECT basket_key FROM bronze.events GROUP BY basket_key HAVING count(*) > 1);
+
+-- name: key_rows_since
+-- The same for the keys with a copy in the files landed from file id $first_file_id on, among
+-- everything landed: one scan of bronze's integer columns finds every copy of those keys, and
+-- only the copies of keys with more than one are fetched whole, by their place (file, line). A
+-- scan that fetched the strings as it joined would read every basket_id of bronze, and a day's
+-- landing would grow with the lab's history (docs/performance.md, "Growth").
+CREATE OR REPLACE TEMP TABLE key_rows AS
+WITH copies AS (SELECT basket_key, file_id, line FROM bronze.events
+                WHERE basket_key IN (SELECT basket_key FROM bronze.events WHERE file_id >= $first_file_id::INTEGER)),
+     multi AS (SELECT file_id, line FROM copies
+               WHERE basket_key IN (SELECT basket_key FROM copies GROUP BY basket_key HAVING count(*) > 1))
+SELECT e.basket_key, e.basket_id, e.business_date FROM bronze.events e
+SEMI JOIN multi m ON e.file_id = m.file_id AND e.line = m.line;
+
 -- name: key_candidates
--- The rows of every basket key, among the keys with a copy in the files landed from file id
--- $first_file_id on, that has more than one copy and either more than one business date (a split
--- basket) or more than one basket_id (a collision). $all_new: nothing was landed before (every key is
--- new; the membership test then has nothing to build). Grouping integers first keeps the strings
--- to the few keys with several copies, faster than grouping every basket_id (docs/performance.md).
+-- Of those, the rows of every key whose copies have more than one business date (a split basket)
+-- or more than one basket_id (a collision).
 CREATE OR REPLACE TEMP TABLE key_candidates AS
-WITH multi AS (
-    SELECT basket_key FROM bronze.events
-    WHERE $all_new::BOOLEAN
-       OR basket_key IN (SELECT basket_key FROM bronze.events WHERE file_id >= $first_file_id::INTEGER AND NOT $all_new::BOOLEAN)
-    GROUP BY basket_key HAVING count(*) > 1),
-rows AS (SELECT basket_key, basket_id, business_date FROM bronze.events
-         WHERE basket_key IN (SELECT basket_key FROM multi))
-SELECT * FROM rows
-WHERE basket_key IN (SELECT basket_key FROM rows GROUP BY basket_key
+SELECT * FROM key_rows
+WHERE basket_key IN (SELECT basket_key FROM key_rows GROUP BY basket_key
                      HAVING min(business_date) <> max(business_date) OR min(basket_id) <> max(basket_id));
 
 -- name: split_baskets_insert

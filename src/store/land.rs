@@ -65,6 +65,8 @@ statements! {
     FILES_OF_STORE: Query<FileOfStore> = land::FILES_OF_STORE;
     UNKNOWN_STORES: Query<UnknownStore> = land::UNKNOWN_STORES;
     NEXT_FILE_ID: Query<NextFileId> = land::NEXT_FILE_ID;
+    KEY_ROWS_ALL: Exec = land::KEY_ROWS_ALL;
+    KEY_ROWS_SINCE: Exec = land::KEY_ROWS_SINCE;
     KEY_CANDIDATES: Exec = land::KEY_CANDIDATES;
     SPLIT_BASKETS_INSERT: Exec = land::SPLIT_BASKETS_INSERT;
     KEY_COLLISIONS_INSERT: Exec = land::KEY_COLLISIONS_INSERT;
@@ -230,11 +232,12 @@ impl Tx<'_> {
 
     /// Split baskets and colliding keys among the files from `first_file_id` on.
     pub(crate) fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, all_new: bool) -> Result<()> {
-        self.exec(
-            "finding baskets with several copies",
-            &KEY_CANDIDATES,
-            named_params! { "first_file_id": first_file_id, "all_new": all_new },
-        )?;
+        if all_new {
+            self.exec("finding baskets with several copies", &KEY_ROWS_ALL, &[])?;
+        } else {
+            self.exec("finding baskets with several copies", &KEY_ROWS_SINCE, named_params! { "first_file_id": first_file_id })?;
+        }
+        self.exec("finding split or colliding keys", &KEY_CANDIDATES, &[])?;
         self.exec("finding split baskets", &SPLIT_BASKETS_INSERT, &[])?;
         self.exec("finding basket keys that collide", &KEY_COLLISIONS_INSERT, &[])?;
         Ok(())
