@@ -378,11 +378,21 @@ fn backwards_spark_gives_the_labs_fingerprint_even_after_a_kill_between_silver_a
     let later = spark_run(dir.path(), &["2026-10-21"], &sample(), false);
     assert_eq!(later["runs"][0]["action"], "skipped", "{}", later["runs"][0]);
     assert_eq!(fingerprint_line(&later["fingerprint"]), lab_reopened);
+    // An upload three days after the date, past the default window but inside the kept one,
+    // rebuilds the date instead of reporting its rows as beyond the window.
+    let beyond_of = |run: &Value| -> bool {
+        run["beyond_window"].as_array().unwrap().iter().any(|b| b["business_date"] == reopened)
+    };
+    let inside = spark_run(dir.path(), &["2026-10-23"], &sample(), false);
+    assert!(inside["runs"][0]["dates"].as_array().unwrap().iter().any(|d| d["business_date"] == reopened), "{}", inside["runs"][0]);
+    assert!(!beyond_of(&inside["runs"][0]), "{}", inside["runs"][0]);
     // A rollback past the reopening brings the old gold back, and the date its old window.
     let back = json(&["spark", "rollback", &before.to_string(), "--warehouse", &wh]);
     assert_eq!(fingerprint_line(&back["fingerprint"]), lab);
     let after = spark_run(dir.path(), &["2026-10-21"], &sample(), false);
     assert_eq!(fingerprint_line(&after["fingerprint"]), lab, "after the rollback a run builds the date by its old window");
+    let outside = spark_run(dir.path(), &["2026-10-23"], &sample(), false);
+    assert!(beyond_of(&outside["runs"][0]), "under its old window the rows are beyond it again: {}", outside["runs"][0]);
 }
 
 /// A world of the two corrected deliveries the sample ships for uploads 2026-10-19 (changed

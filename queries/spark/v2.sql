@@ -8,11 +8,17 @@
 -- commas (as dates_of in queries/schema.sql): Spark binds literals only, and an array is none.
 transform(split(:dates, ','), x -> to_date(x))
 
--- define: in_window
+-- define: window_days
 -- The lateness window (the contract's rule): business date d is built from the rows uploaded on
--- d-1 .. d+:late_days. Written for a row's own upload_date and business_date, in parentheses:
--- a define is put in as it is written.
-(upload_date BETWEEN date_sub(business_date, 1) AND date_add(business_date, :late_days))
+-- d-1 .. d+late. This is the smallest `late` whose window takes a row in: the days from its
+-- business date to its upload (-1 for the eve); NULL when it was uploaded before the eve, which no
+-- window takes in. Written for a row's own upload_date and business_date, in parentheses: a
+-- define is put in as it is written.
+(CASE WHEN upload_date >= date_sub(business_date, 1) THEN datediff(upload_date, business_date) END)
+
+-- define: in_window
+-- Whether a row is inside the window of :late_days.
+(coalesce(@window_days <= :late_days, false))
 
 -- define: copy_order
 -- THE order of a basket's copies, first one wins: the smallest uploaded_at, then event_id; an
@@ -46,12 +52,14 @@ WHERE e.reason IS NULL;
 -- queries/v2.sql's upload_cells: `affected`, the date is one a run of the upload rebuilds (no older
 -- than upload - late_days; dates of superseded versions too, so a correction that withdrew a
 -- date's rows rebuilds it); `beyond`, the rows never reach silver (older than the window, or dated
--- more than a day after their upload: a till clock in the future). Computed once per state of
--- bronze (runs do not change it): for every upload (:all), or after a landing for the uploads
+-- more than a day after their upload: a till clock in the future); `window_days`, the smallest
+-- window that takes the rows in (NULL: none), which a reopened date's kept window is held to.
+-- Computed once per state of bronze (runs do not change it): for every upload (:all), or after a landing for the uploads
 -- :uploads it wrote; :ulo..:uhi are their first and last (a bound Iceberg prunes partitions by,
 -- which array_contains is not).
 SELECT upload_date, business_date, currency, current, count(*) AS rows, sum(revenue_minor) AS revenue_minor,
-       business_date >= date_sub(upload_date, :late_days) AS affected, NOT (@in_window) AS beyond
+       business_date >= date_sub(upload_date, :late_days) AS affected, NOT (@in_window) AS beyond,
+       @window_days AS window_days
 FROM events
 WHERE (:all OR array_contains(@uploads, upload_date)) AND upload_date BETWEEN :ulo AND :uhi
 GROUP BY upload_date, business_date, currency, current;

@@ -2,8 +2,8 @@
 
 The format is build.rs's for the DuckDB files: a `-- define: NAME` block holds text that
 statements use as `@NAME`, put in as it is written (a define that must stand as one expression
-carries its own parentheses), so a rule Spark cannot hold in a function (a window's ORDER BY) is
-still written once. No Spark here: plain python3 tests the loader."""
+carries its own parentheses; a define may use another), so a rule Spark cannot hold in a function
+(a window's ORDER BY) is still written once. No Spark here: plain python3 tests the loader."""
 
 from __future__ import annotations
 
@@ -58,11 +58,14 @@ def load_queries(directory: str) -> Queries:
             target[name] = body
         raw[entry[:-4]] = blocks
 
-    def expand(text: str, where: str) -> str:
+    def expand(text: str, where: str, within: tuple[str, ...] = ()) -> str:
         def one(m: re.Match[str]) -> str:
-            if m.group(1) not in defines:
-                raise ValueError(f"{where}: @{m.group(1)} is defined by no `-- define:` block")
-            return defines[m.group(1)]
+            name = m.group(1)
+            if name not in defines:
+                raise ValueError(f"{where}: @{name} is defined by no `-- define:` block")
+            if name in within:
+                raise ValueError(f"{where}: @{name} is put in within itself")
+            return expand(defines[name], where, (*within, name))
 
         return _USE.sub(one, text)
 

@@ -59,13 +59,14 @@ def affected_and_beyond(cells: dict[dt.date, list[Any]], uploads: list[dt.date],
     """The dates runs of `uploads` rebuild (any version's dates, no older than upload - late_days),
     and their current rows beyond the window: (rows, revenue) by (upload, business date, currency).
     A reopened date keeps its wider window (`windows`): an upload's rows of it inside that window
-    are affected, not beyond, as in the lab's affected_dates."""
+    (the cell's `window_days`, the smallest window that takes it in, from the SQL's one window
+    rule) are affected, not beyond, as in the lab's affected_dates."""
     affected: set[dt.date] = set()
     beyond: Beyond = {}
     for u in uploads:
         for c in cells.get(u, []):
             kept = windows.get(c.business_date)
-            inside_kept = kept is not None and c.business_date - dt.timedelta(days=1) <= u <= c.business_date + dt.timedelta(days=kept)
+            inside_kept = kept is not None and c.window_days is not None and c.window_days <= kept
             if c.affected or inside_kept:
                 affected.add(c.business_date)
             if c.beyond and c.current and not inside_kept:

@@ -9,7 +9,7 @@ from collections import namedtuple
 
 from recount_spark.v2 import affected_and_beyond
 
-Cell = namedtuple("Cell", "business_date currency rows revenue_minor affected beyond current")
+Cell = namedtuple("Cell", "business_date currency rows revenue_minor affected beyond current window_days")
 
 D = dt.date(2026, 10, 20)
 U = dt.date(2026, 10, 23)  # three days after D: past the default 2-day window
@@ -17,7 +17,8 @@ U = dt.date(2026, 10, 23)  # three days after D: past the default 2-day window
 
 class KeptWindows(unittest.TestCase):
     def cells(self) -> dict[dt.date, list[Cell]]:
-        return {U: [Cell(D, "GBP", 14, 225382, False, True, True), Cell(U, "GBP", 900, 9_000_000, True, False, True)]}
+        # window_days as the SQL gives it: the days from the business date to the upload.
+        return {U: [Cell(D, "GBP", 14, 225382, False, True, True, 3), Cell(U, "GBP", 900, 9_000_000, True, False, True, 0)]}
 
     def test_without_a_kept_window_the_rows_are_beyond(self) -> None:
         affected, beyond = affected_and_beyond(self.cells(), [U], {})
@@ -33,6 +34,12 @@ class KeptWindows(unittest.TestCase):
         affected, beyond = affected_and_beyond(self.cells(), [U], {D: 2})
         self.assertEqual(affected, {U})
         self.assertEqual(list(beyond), [(U, D, "GBP")])
+
+    def test_a_row_dated_after_its_uploads_eve_is_beyond_whatever_the_window(self) -> None:
+        future = dt.date(2026, 10, 25)
+        cells = {U: [Cell(future, "GBP", 2, 500, True, True, True, None)]}
+        _, beyond = affected_and_beyond(cells, [U], {future: 9})
+        self.assertEqual(beyond, {(U, future, "GBP"): [2, 500]})
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ class Loader(unittest.TestCase):
             for name, text in blocks.items():
                 self.assertNotIn("@", text, f"{file}.{name}: a define left unexpanded")
                 self.assertFalse(text.rstrip().endswith(";"), f"{file}.{name}")
-        self.assertIn("upload_date BETWEEN date_sub(business_date, 1)", q["v2"]["silver_rows"])
+        self.assertIn("THEN datediff(upload_date, business_date) END) <= :late_days", q["v2"]["silver_rows"], "the window, nested")
         self.assertIn(":rules", q["v2"]["input_hashes"], "every input hash covers the rules' version")
 
     def test_a_define_is_put_in_as_written_and_comments_are_left_out(self) -> None:
@@ -40,6 +40,12 @@ class Loader(unittest.TestCase):
         q = load_queries(d)
         self.assertEqual(q["a"]["one"], "SELECT 1 ORDER BY x, y")
         self.assertEqual(q["b"]["two"], "SELECT * FROM t WHERE x, y IS NOT NULL", "defines are shared across files, unwrapped")
+
+    def test_a_define_may_use_another_but_not_itself(self) -> None:
+        q = load_queries(write({"a.sql": "-- define: days\n(d - u)\n-- define: inside\n(@days <= :late)\n-- name: one\nSELECT @inside\n"}))
+        self.assertEqual(q["a"]["one"], "SELECT ((d - u) <= :late)")
+        with self.assertRaisesRegex(ValueError, r"a\.sql one: @loop is put in within itself"):
+            load_queries(write({"a.sql": "-- define: loop\n(@loop)\n-- name: one\nSELECT @loop\n"}))
 
     def test_an_undefined_name_or_a_name_written_twice_is_an_error_naming_it(self) -> None:
         with self.assertRaisesRegex(ValueError, r"a\.sql one: @nope is defined by no"):
