@@ -380,9 +380,7 @@ fn backwards_spark_gives_the_labs_fingerprint_even_after_a_kill_between_silver_a
     assert_eq!(fingerprint_line(&later["fingerprint"]), lab_reopened);
     // An upload three days after the date, past the default window but inside the kept one,
     // rebuilds the date instead of reporting its rows as beyond the window.
-    let beyond_of = |run: &Value| -> bool {
-        run["beyond_window"].as_array().unwrap().iter().any(|b| b["business_date"] == reopened)
-    };
+    let beyond_of = |run: &Value| -> bool { run["beyond_window"].as_array().unwrap().iter().any(|b| b["business_date"] == reopened) };
     let inside = spark_run(dir.path(), &["2026-10-23"], &sample(), false);
     assert!(inside["runs"][0]["dates"].as_array().unwrap().iter().any(|d| d["business_date"] == reopened), "{}", inside["runs"][0]);
     assert!(!beyond_of(&inside["runs"][0]), "{}", inside["runs"][0]);
