@@ -74,6 +74,11 @@ SELECT s.business_date, s.rows, s.state FROM s
 WHERE NOT EXISTS (SELECT 1 FROM audit.snapshot_dates x
                   WHERE x.snapshot_id > s.snapshot_id AND x.business_date <= s.business_date AND x.action <> 'skip');
 
+-- name: forget_prefix
+-- The states from date $first on: a write that rewrote $first has made them stale, and records
+-- its own. The table keeps at most one state per date.
+DELETE FROM audit.gold_prefix WHERE business_date >= $first::DATE;
+
 -- name: keep_prefix
 -- The states a write $snapshot_id reached at the end of each of its dates $dates: gold's rows up to
 -- each ($rows) and the MD5 state ($states, hex), each list joined with commas, in the same order.

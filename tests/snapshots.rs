@@ -462,6 +462,8 @@ fn a_write_hashes_gold_from_the_state_before_its_first_date_and_never_from_a_sta
     }
     let lab = lab_at(dir.path());
     check(&lab, &snapshot::rollback(&lab, reopened, None).unwrap());
+    // A write replaces the states from its first date on: one per date, however many writes.
+    assert_eq!(count(&lab, "SELECT count(*) - count(DISTINCT business_date) FROM audit.gold_prefix"), 0);
 }
 
 /// The first date of the small world, landed and run in one pass, with a basket v2 misses

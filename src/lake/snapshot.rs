@@ -222,7 +222,9 @@ pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Opti
         },
     };
     let (fp, states) = hash_text(base, &text);
-    tx.keep_gold_prefix(written.snapshot_id, &states)?;
+    // Hashed from gold's first date (no state held), the states start before the write's dates.
+    let first = states.first().map_or(written.dates[0], |s| s.business_date.min(written.dates[0]));
+    tx.keep_gold_prefix(written.snapshot_id, first, &states)?;
     let slot = &lab.gold_text;
     tx.on_commit(move || {
         slot.replace(Some(text));

@@ -36,6 +36,7 @@ row! {
 
 statements! {
     PREFIX_BEFORE: Query<GoldPrefix> = fingerprint::PREFIX_BEFORE;
+    FORGET_PREFIX: Exec = fingerprint::FORGET_PREFIX;
     KEEP_PREFIX: Exec = fingerprint::KEEP_PREFIX;
     KEEP_VERSION_TEXT: Exec = fingerprint::KEEP_VERSION_TEXT;
     VERSION_TEXT: Query<GoldChunk> = fingerprint::VERSION_TEXT;
@@ -129,8 +130,11 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Records the states write `snapshot_id` reached at the end of each of its dates.
-    pub(crate) fn keep_gold_prefix(&mut self, snapshot_id: i64, states: &[GoldPrefix]) -> Result<()> {
+    /// Records the states write `snapshot_id` reached at the end of each of its dates, in place
+    /// of every state from `first` on (its first rewritten date, or gold's first date when it
+    /// hashed gold whole): at most one state per date is kept.
+    pub(crate) fn keep_gold_prefix(&mut self, snapshot_id: i64, first: NaiveDate, states: &[GoldPrefix]) -> Result<()> {
+        self.exec("dropping stale hash states", &FORGET_PREFIX, named_params! { "first": first })?;
         if states.is_empty() {
             return Ok(());
         }
