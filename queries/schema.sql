@@ -230,8 +230,8 @@ CREATE OR REPLACE TEMP MACRO diff_rows(d, vas, vbs) AS TABLE
                FROM moved m JOIN bronze.events e ON e.business_date = d AND e.file_id = m.file_id AND e.line = m.line),
          ea AS (SELECT * FROM e WHERE NOT in_b),
          eb AS (SELECT *, file_id IN (SELECT file_id FROM raw.rederived_versions) AS rederived FROM e WHERE in_b),
-         gone AS (SELECT p.vb, s.file_id, s.by_file_id, s.file_id IN (SELECT replaced_file_id FROM raw.rederived_versions) AS rederived
-                  FROM raw.supersessions s JOIN p ON s.from_snapshot <= p.vb),
+         gone AS (SELECT p.vb, r.file_id, r.by_file_id, r.file_id IN (SELECT replaced_file_id FROM raw.rederived_versions) AS rederived
+                  FROM raw.supersessions r JOIN p ON r.from_snapshot <= p.vb),
          pairs AS (
             SELECT coalesce(eb.vb, ea.vb) AS version, coalesce(eb.basket_id, ea.basket_id) AS basket_id,
                    CASE WHEN ea.event_id IS NULL THEN
