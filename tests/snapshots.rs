@@ -433,8 +433,9 @@ fn a_write_hashes_gold_from_the_state_before_its_first_date_and_never_from_a_sta
     // A daily run in a new process resumes before its first date: it records only the dates
     // from there on, and its fingerprint is DuckDB's over all of gold. Then, in the same process
     // (which holds only that tail of gold's text), an early date is rewritten (reopened: its late
-    // baskets taken in); its states are then lost, as if an older build had written it, so every
-    // state after it is stale and the next write must not resume from one.
+    // baskets taken in), and the states are put back as they were before it, as if a build that
+    // keeps none had written it: every state after the date is stale, and the next write must
+    // not resume from one.
     let reopened = {
         let mut lab = lab_at(dir.path());
         land::land(&mut lab, small_world(), &late[..1]).unwrap();
@@ -443,13 +444,15 @@ fn a_write_hashes_gold_from_the_state_before_its_first_date_and_never_from_a_sta
         let recorded = states_of(&lab, run.snapshot_id);
         assert!(recorded > 0 && recorded < gold_dates(&lab) / 2, "{recorded} states of {} dates", gold_dates(&lab));
         let d = a_date_with_late_baskets(&lab);
+        let sql = |q: &str| lab.store().connection_for_tests().execute_batch(q).unwrap();
+        sql("CREATE TEMP TABLE states_before AS SELECT * FROM audit.gold_prefix");
         let run = reopen::reopen(&lab, d, Decision { reason: "late tills approved", by: "test" }, opts()).unwrap().snapshot;
         check(&lab, &run);
+        sql("DELETE FROM audit.gold_prefix; INSERT INTO audit.gold_prefix SELECT * FROM states_before");
         run.snapshot_id
     };
     {
         let mut lab = lab_at(dir.path());
-        lab.store().connection_for_tests().execute("DELETE FROM audit.gold_prefix WHERE snapshot_id = ?", [reopened]).unwrap();
         land::land(&mut lab, small_world(), &late[1..2]).unwrap();
         check(&lab, &v2::run_upload(&lab, late[1], TriggerKind::Daily, opts()).unwrap().snapshot);
     }
