@@ -138,9 +138,9 @@ impl Tx<'_> {
         if states.is_empty() {
             return Ok(());
         }
-        let dates = states.iter().map(|p| p.business_date.to_string()).collect::<Vec<_>>().join(",");
-        let rows = states.iter().map(|p| p.rows.to_string()).collect::<Vec<_>>().join(",");
-        let hexes = states.iter().map(|p| super::hex(&p.state)).collect::<Vec<_>>().join(",");
+        let dates = super::listed(states.iter().map(|p| p.business_date));
+        let rows = super::listed(states.iter().map(|p| p.rows));
+        let hexes = super::listed(states.iter().map(|p| super::hex(&p.state)));
         let params = named_params! { "snapshot_id": snapshot_id, "dates": dates, "rows": rows, "states": hexes };
         self.exec("keeping gold's hash states", &KEEP_PREFIX, params)?;
         Ok(())

@@ -71,11 +71,6 @@ statements! {
 /// version, this one when there is none.
 pub const NO_VERSION: i64 = -1;
 
-/// Versions as one bound parameter: snapshot ids joined with commas (split back in SQL).
-fn joined(versions: impl Iterator<Item = i64>) -> String {
-    versions.map(|v| v.to_string()).collect::<Vec<_>>().join(",")
-}
-
 impl Store {
     /// Every snapshot record up to `up_to`, oldest first.
     pub fn snapshots(&self, up_to: i64) -> Result<Vec<SnapshotRow>> {
@@ -92,7 +87,7 @@ impl Store {
         if versions.is_empty() {
             return Ok(Vec::new());
         }
-        GOLD_VERSIONS.all(self, named_params! { "versions": joined(versions.iter().copied()), "business_date": d })
+        GOLD_VERSIONS.all(self, named_params! { "versions": super::listed(versions), "business_date": d })
     }
 
     /// The baskets of `d` that differ between two versions (None: no version).
@@ -108,8 +103,8 @@ impl Store {
         if pairs.is_empty() {
             return Ok(Vec::new());
         }
-        let befores = joined(pairs.iter().map(|p| p.0.unwrap_or(NO_VERSION)));
-        let afters = joined(pairs.iter().map(|p| p.1.unwrap_or(NO_VERSION)));
+        let befores = super::listed(pairs.iter().map(|p| p.0.unwrap_or(NO_VERSION)));
+        let afters = super::listed(pairs.iter().map(|p| p.1.unwrap_or(NO_VERSION)));
         DIFF_PARTS.all(self, named_params! { "befores": befores, "afters": afters, "business_date": d })
     }
 

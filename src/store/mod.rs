@@ -57,9 +57,15 @@ pub mod sql {
 
 use sql::Statement;
 
+/// Values as one list parameter, joined by commas: SQL splits it back (`string_split`), since a
+/// bound parameter is one value.
+pub(crate) fn listed<T: std::fmt::Display>(values: impl IntoIterator<Item = T>) -> String {
+    values.into_iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")
+}
+
 /// Dates as one list parameter (ISO dates joined by commas), as `dates_of($dates)` reads it.
 pub(crate) fn date_list(dates: &[chrono::NaiveDate]) -> String {
-    dates.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",")
+    listed(dates)
 }
 
 /// Named parameters, bound by name: `$name` in the SQL.
