@@ -54,10 +54,8 @@ ORDER BY 1;
 -- Gold's text now, as kept, from date $first on (NULL: every date): each date's current version
 -- and its text; `missing` when that version has none kept (a lab written before
 -- audit.gold_text), and gold must be read instead.
-SELECT v.business_date, coalesce(t.rows, 0) AS rows, t.text, t.snapshot_id IS NULL AS missing
-FROM audit.versions_as_of(NULL::BIGINT) v
-LEFT JOIN audit.gold_text t ON t.snapshot_id = v.snapshot_id AND t.business_date = v.business_date
-WHERE $first::DATE IS NULL OR v.business_date >= $first::DATE
+SELECT business_date, coalesce(rows, 0) AS rows, text, missing FROM audit.gold_text_now
+WHERE $first::DATE IS NULL OR business_date >= $first::DATE
 ORDER BY 1;
 
 -- name: prefix_before
@@ -65,9 +63,8 @@ ORDER BY 1;
 -- recorded state of the last date before $first that holds rows now. It holds only if no write
 -- after it rewrote that date or any date before it (then gold's text up to that date is what the
 -- state hashed). No row: hash from gold's first date.
-WITH p AS (SELECT max(v.business_date) AS d FROM audit.versions_as_of(NULL::BIGINT) v
-           LEFT JOIN audit.gold_text t ON t.snapshot_id = v.snapshot_id AND t.business_date = v.business_date
-           WHERE v.business_date < $first::DATE AND coalesce(t.rows, 1) > 0),
+WITH p AS (SELECT max(business_date) AS d FROM audit.gold_text_now
+           WHERE business_date < $first::DATE AND (missing OR rows > 0)),
      s AS (SELECT g.snapshot_id, g.business_date, g.rows, g.state FROM audit.gold_prefix g JOIN p ON g.business_date = p.d
            ORDER BY g.snapshot_id DESC LIMIT 1)
 SELECT s.business_date, s.rows, s.state FROM s

@@ -151,6 +151,12 @@ CREATE OR REPLACE VIEW gold.daily_store_sales AS
 SELECT g.business_date, g.store_id, g.country, g.currency, g.baskets, g.revenue_minor
 FROM audit.gold_history g
 JOIN audit.versions_as_of(NULL) c ON c.business_date = g.business_date AND c.snapshot_id = g.snapshot_id;
+-- Gold's text now, as kept: each date's current version and the text it kept (audit.gold_text);
+-- `missing` when that version kept none (a lab written before audit.gold_text).
+CREATE OR REPLACE VIEW audit.gold_text_now AS
+SELECT v.business_date, t.rows, t.text, t.snapshot_id IS NULL AS missing
+FROM audit.versions_as_of(NULL::BIGINT) v
+LEFT JOIN audit.gold_text t ON t.snapshot_id = v.snapshot_id AND t.business_date = v.business_date;
 -- Silver as each snapshot wrote it, with the winning copy's fields from bronze.
 CREATE OR REPLACE VIEW audit.silver_history AS
 SELECT v.snapshot_id, v.business_date, e.basket_id, e.event_id, e.revenue_minor, v.copies
