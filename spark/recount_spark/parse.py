@@ -55,6 +55,9 @@ def instant(text: str, name: str) -> tuple[dt.datetime, int] | str:
     def bad() -> str:
         return f"{name} '{printable(text)}' is not an ISO-8601 instant"
 
+    def out_of_range() -> str:
+        return f"{name} '{printable(text)}' is out of range"
+
     m = INSTANT.fullmatch(text)
     if not m:
         return bad()
@@ -75,12 +78,12 @@ def instant(text: str, name: str) -> tuple[dt.datetime, int] | str:
     try:
         t = local - offset
     except OverflowError:
-        return f"{name} '{printable(text)}' is out of range"
+        return out_of_range()
     nanos_frac = int((frac[1:] + "000000000")[:9]) if frac else 0
     ns = (t - EPOCH) // dt.timedelta(seconds=1) * 1_000_000_000 + nanos_frac
     # Kept as nanoseconds since 1970, as the lab does: 1677..2262 only.
     if not (I64_MIN <= ns <= I64_MAX):
-        return f"{name} '{printable(text)}' is out of range"
+        return out_of_range()
     return t + dt.timedelta(microseconds=nanos_frac // 1000), ns
 
 
