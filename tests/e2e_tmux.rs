@@ -16,14 +16,19 @@ fn screen(session: &str) -> String {
 }
 
 fn wait_for(session: &str, what: &str, secs: u64) -> String {
+    wait_until(session, &format!("'{what}'"), secs, |s| s.contains(what))
+}
+
+/// The screen once `ready` holds for it; `what` names the wait in the panic after `secs`.
+fn wait_until(session: &str, what: &str, secs: u64, ready: impl Fn(&str) -> bool) -> String {
     let start = Instant::now();
     loop {
         let s = screen(session);
-        if s.contains(what) {
+        if ready(&s) {
             return s;
         }
         if start.elapsed() > Duration::from_secs(secs) {
-            panic!("waited {secs}s for '{what}'; screen:\n{s}");
+            panic!("waited {secs}s for {what}; screen:\n{s}");
         }
         std::thread::sleep(Duration::from_millis(150));
     }
@@ -76,13 +81,11 @@ fn explorer_retries_v1_rebuilds_and_restores_the_terminal() {
     assert_eq!(gb_v1_runs(&s), "2", "the retry doubled v1:\n{s}");
     // The Trend screen shows the retry as a spike on that day, in the chart and its table.
     keys(&session, &["7"]);
-    let mut s = wait_for(&session, "GB revenue per business date: v1 spikes on 10-14", 30);
+    wait_for(&session, "GB revenue per business date: v1 spikes on 10-14", 30);
     // The title can be on screen a frame before the table under it: give the table's row time.
-    let start = Instant::now();
-    while !s.lines().any(|l| l.contains("2026-10-14") && l.contains("v1 spike")) && start.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(150));
-        s = screen(&session);
-    }
+    let s = wait_until(&session, "the table's row of 2026-10-14 marked as a v1 spike", 30, |s| {
+        s.lines().any(|l| l.contains("2026-10-14") && l.contains("v1 spike"))
+    });
     let row = s.lines().find(|l| l.contains("2026-10-14")).unwrap_or_else(|| panic!("the table lists 2026-10-14:\n{s}"));
     assert!(row.contains("v1 spike"), "the doubled day's row is marked:\n{s}");
     assert_eq!(s.lines().filter(|l| l.contains("2026-10-") && l.contains("v1 spike")).count(), 1, "only the retried day spikes:\n{s}");

@@ -415,7 +415,6 @@ fn a_write_hashes_gold_from_the_state_before_its_first_date_and_never_from_a_sta
     let dir = tempdir();
     let ups = uploads(small_world());
     let (early, late) = ups.split_at(ups.len() - 3);
-    let lab_at = |dir: &std::path::Path| open_lab(dir);
     let check = |lab: &recount::lake::Lab, rec: &recount::lake::snapshot::SnapshotRecord| {
         let whole = lab.store().fingerprint().unwrap();
         assert_eq!((rec.fingerprint.rows, rec.fingerprint.md5.as_str()), (whole.rows, whole.md5.as_str()), "snapshot {}", rec.snapshot_id);
@@ -424,7 +423,7 @@ fn a_write_hashes_gold_from_the_state_before_its_first_date_and_never_from_a_sta
         |lab: &recount::lake::Lab, id: i64| count(lab, &format!("SELECT count(*) FROM audit.gold_prefix WHERE snapshot_id = {id}"));
     let gold_dates = |lab: &recount::lake::Lab| count(lab, "SELECT count(DISTINCT business_date) FROM gold.daily_store_sales");
     {
-        let mut lab = lab_at(dir.path());
+        let mut lab = open_lab(dir.path());
         land::land(&mut lab, small_world(), early).unwrap();
         let pass = v2::run_range(&lab, early, opts()).unwrap().0.snapshot;
         check(&lab, &pass);
@@ -437,7 +436,7 @@ fn a_write_hashes_gold_from_the_state_before_its_first_date_and_never_from_a_sta
     // keeps none had written it: every state after the date is stale, and the next write must
     // not resume from one.
     let reopened = {
-        let mut lab = lab_at(dir.path());
+        let mut lab = open_lab(dir.path());
         land::land(&mut lab, small_world(), &late[..1]).unwrap();
         let run = v2::run_upload(&lab, late[0], TriggerKind::Daily, opts()).unwrap().snapshot;
         check(&lab, &run);
@@ -452,18 +451,18 @@ fn a_write_hashes_gold_from_the_state_before_its_first_date_and_never_from_a_sta
         run.snapshot_id
     };
     {
-        let mut lab = lab_at(dir.path());
+        let mut lab = open_lab(dir.path());
         land::land(&mut lab, small_world(), &late[1..2]).unwrap();
         check(&lab, &v2::run_upload(&lab, late[1], TriggerKind::Daily, opts()).unwrap().snapshot);
     }
     // A state that does not read back is not used either.
     {
-        let mut lab = lab_at(dir.path());
+        let mut lab = open_lab(dir.path());
         lab.store().connection_for_tests().execute_batch("UPDATE audit.gold_prefix SET state = '\\x01'::BLOB").unwrap();
         land::land(&mut lab, small_world(), &late[2..]).unwrap();
         check(&lab, &v2::run_upload(&lab, late[2], TriggerKind::Daily, opts()).unwrap().snapshot);
     }
-    let lab = lab_at(dir.path());
+    let lab = open_lab(dir.path());
     check(&lab, &snapshot::rollback(&lab, reopened, None).unwrap());
     // A write replaces the states from its first date on: one per date, however many writes.
     assert_eq!(count(&lab, "SELECT count(*) - count(DISTINCT business_date) FROM audit.gold_prefix"), 0);
