@@ -3,8 +3,9 @@
 -- file; these statements place its rows.
 
 -- define: uploads
--- The uploads a landing writes, bound as one parameter :uploads (ISO dates joined by commas).
-transform(split(:uploads, ','), x -> to_date(x))
+-- The uploads a landing writes, bound as one parameter :uploads (ISO dates joined by commas), as
+-- v2.sql's changed_dates: a cast Spark folds into one literal array, never a per-row lambda.
+CAST(split(nullif(:uploads, ''), ',') AS array<date>)
 
 -- name: new_rows
 -- The parsed lines (temp view `parsed`): events with their store's country and business date
