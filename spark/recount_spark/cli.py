@@ -15,15 +15,30 @@ from typing import Any
 from recount_spark.evidence import cmd_evidence
 from recount_spark.mirror import plan as mirror_plan
 from recount_spark.session import release
+from recount_spark.source import load as load_source
 from recount_spark.state import gold_rows, pyiceberg_fingerprint, snapshot_rows, static_table
 from recount_spark.warehouse import Warehouse
 from recount_spark.wire import emit, progress
 
 
+def input_bytes(world: str, uploads: list[dt.date]) -> int:
+    """The bytes of the world's files of `uploads`, as they are on disk: what sizes the JVM.
+    A description that does not read is 0 here: the landing reports it."""
+    try:
+        src = load_source(world)
+    except (OSError, ValueError):
+        return 0
+    total = 0
+    for u in uploads:
+        part = src.partition_dir(world, u)
+        total += sum(os.path.getsize(os.path.join(part, n)) for n in src.files(world, u))
+    return total
+
+
 def cmd_run(a: argparse.Namespace) -> None:
-    w = Warehouse(a)
-    w.digits = {c: int(n) for c, n in (p.split("=") for p in a.digits.split(",") if p)}
     uploads = [dt.date.fromisoformat(u) for u in a.uploads.split(",")]
+    w = Warehouse(a, input_bytes=input_bytes(a.world, uploads))
+    w.digits = {c: int(n) for c, n in (p.split("=") for p in a.digits.split(",") if p)}
     if len(uploads) <= 3:
         w.only(uploads, a.late_days)
     runs: list[dict[str, Any]] = []

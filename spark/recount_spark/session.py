@@ -29,7 +29,26 @@ def release(spark: Any) -> None:
         spark.stop()
 
 
-def session(warehouse: str, master: str, jar: str) -> Any:
+# From how many bytes of raw input a command's JVM compiles its hot code fully (C2). On two cores
+# a short command spends more in the JIT's threads than it saves: C1 alone ran the sample's
+# one pass (2 MB) in 16.7-17.4 s against 21.3-21.5 s with C2. A pass over the full world (207 MB)
+# is the other way round: caching the events took 13 s against 29 s with C1 alone, silver 6-8 s
+# against 19-21 s, and the whole pass 134 s against 153 s (docs/performance.md).
+FULL_JIT_BYTES = 64 << 20
+
+
+def java_options(input_bytes: int) -> str:
+    """The driver JVM's options for a command reading `input_bytes` of raw files:
+    RECOUNT_SPARK_JAVA_OPTIONS when set; else, below FULL_JIT_BYTES, C1 alone and the serial
+    collector (a small heap, short pauses), and from there on the full JIT and the parallel
+    collector (the options the full world's pass was measured with)."""
+    chosen = os.environ.get("RECOUNT_SPARK_JAVA_OPTIONS")
+    if chosen is not None:
+        return chosen
+    return "-XX:+UseParallelGC" if input_bytes >= FULL_JIT_BYTES else "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def session(warehouse: str, master: str, jar: str, input_bytes: int = 0) -> Any:
     if _shared is not None:
         child = _shared.newSession()
         child.conf.set(f"spark.sql.catalog.{CATALOG}.warehouse", os.path.abspath(warehouse))
@@ -66,12 +85,8 @@ def session(warehouse: str, master: str, jar: str) -> Any:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", os.environ.get("RECOUNT_SPARK_DRIVER_MEMORY", "2g"))
-        # C1 only and the serial collector: a job of many short queries on a small heap spends
-        # more in the JIT and GC threads than in the data (about 10% of a run, measured).
-        .config(
-            "spark.driver.extraJavaOptions",
-            os.environ.get("RECOUNT_SPARK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"),
-        )
+        # The JIT by the command's size (java_options); a served JVM is a short command's.
+        .config("spark.driver.extraJavaOptions", java_options(input_bytes))
     )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

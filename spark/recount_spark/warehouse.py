@@ -23,11 +23,11 @@ class Warehouse:
     state of bronze, the landed file versions, and each date's input hash as gold holds it. Small
     metadata (snapshots, raw_files, stores) is read with pyiceberg: no Spark job for it."""
 
-    def __init__(self, a: argparse.Namespace, writes: bool = True) -> None:
+    def __init__(self, a: argparse.Namespace, writes: bool = True, input_bytes: int = 0) -> None:
         self.path: str = a.warehouse
         self.rules: str = a.rules
         with timed("session"):
-            self.spark = session(a.warehouse, a.master, a.jar)
+            self.spark = session(a.warehouse, a.master, a.jar, input_bytes)
         self.sql = Sql(self.spark, a.queries)
         with timed("schema"):
             if not all(state.has_table(a.warehouse, t) for t in TABLES):
