@@ -222,6 +222,7 @@ pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Opti
         },
     };
     let (fp, states) = hash_text(base, &text);
+    tx.step("hashing gold's text from the write's first date")?;
     // Hashed from gold's first date (no state held), the states start before the write's dates.
     let first = states.first().map_or(written.dates[0], |s| s.business_date.min(written.dates[0]));
     tx.keep_gold_prefix(written.snapshot_id, first, &states)?;
