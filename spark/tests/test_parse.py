@@ -1,5 +1,5 @@
 """The driver's file reading (recount_spark.parse): gzip members and limits, blank lines, CRLF,
-and a file that cannot be read whole. Plain python3."""
+and a file that cannot be read whole; instants written in UTC. Plain python3."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from recount_spark.parse import gunzip, is_blank, printable
+from recount_spark.parse import gunzip, instant, is_blank, printable
 from recount_spark.source import Source, parse_file
 
 STORES = {"LON1": {"store_id": "LON1", "country": "GB", "timezone": "Europe/London", "currency": "GBP"}}
@@ -47,6 +47,32 @@ class Files(unittest.TestCase):
 
     def test_reasons_quote_text_without_control_or_bidi_characters(self) -> None:
         self.assertEqual(printable("a\x1b[2J\u202eb\u00a0c"), "a\ufffd[2J\ufffdb\u00a0c")
+
+
+class Instants(unittest.TestCase):
+    def test_a_time_in_utc_reads_as_the_same_time_written_with_offset_zero(self) -> None:
+        # "Z" takes a path of its own (integers, no datetime arithmetic); "+00:00" the general
+        # one. Every answer must agree: the instant, or the reason for the same text.
+        days = ["1677-09-21", "1677-09-22", "1970-01-01", "1969-12-31", "2024-02-29", "2026-02-29", "2026-08-15",
+                "2262-04-11", "2262-04-12", "0001-01-01", "9999-12-31", "2026-13-01", "2026-04-31"]
+        times = ["00:00:00", "00:12:43", "23:47:16", "23:59:59", "23:59:60", "24:00:00", "12:60:00"]
+        fractions = ["", ".5", ".145224191", ".8547758091", ".000000001"]
+        seen = set()
+        for day in days:
+            for time_ in times:
+                for frac in fractions:
+                    text = f"{day}T{time_}{frac}"
+                    z, zero = instant(text + "Z", "event_ts"), instant(text + "+00:00", "event_ts")
+                    if isinstance(zero, str):
+                        self.assertEqual(z, zero.replace("+00:00'", "Z'"), text)
+                    else:
+                        self.assertEqual(z, zero, text)
+                        self.assertEqual(zero[0].isoformat()[:19], text[:19], text)
+                    seen.add("ok" if isinstance(z, tuple) else z.split("' ", 1)[1])
+        self.assertEqual(seen, {"ok", "is not an ISO-8601 instant", "is out of range",
+                                "is a leap second (second 60), which recount refuses"})
+        self.assertEqual(instant("1970-01-01T00:00:01.5Z", "x")[1], 1_500_000_000)
+        self.assertEqual(instant("1969-12-31T23:59:59.000000001Z", "x")[1], -999_999_999)
 
 
 if __name__ == "__main__":
