@@ -22,6 +22,7 @@ FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # ASCII digits only, and the whole text (fullmatch): no Unicode digits, no trailing newline.
 INSTANT = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", re.ASCII)
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+EPOCH_ORDINAL = EPOCH.toordinal()
 
 # Each store by id: its row of stores.csv, and its currency's ISO-4217 digits ("digits").
 Stores = dict[str, dict[str, Any]]
@@ -91,9 +92,6 @@ def instant(text: str, name: str) -> tuple[dt.datetime, int] | str:
     if not (I64_MIN <= ns <= I64_MAX):
         return out_of_range()
     return t + dt.timedelta(microseconds=nanos_frac // 1000), ns
-
-
-EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
 
 
 class _Object(dict[str, Any]):

@@ -31,7 +31,7 @@ def release(spark: Any) -> None:
 
 # From how many bytes of raw input a command's JVM compiles its hot code fully (C2). On two cores
 # a short command spends more in the JIT's threads than it saves: C1 alone ran the sample's
-# one pass (2 MB) in 16.7-17.4 s against 21.3-21.5 s with C2. A pass over the full world (207 MB)
+# one pass (2 MB) in 16.7-17.9 s against 21.3-22.9 s with C2. A pass over the full world (207 MB)
 # is the other way round: caching the events took 13 s against 29 s with C1 alone, silver 6-8 s
 # against 19-21 s, and the whole pass 134 s against 153 s (docs/performance.md).
 FULL_JIT_BYTES = 64 << 20
