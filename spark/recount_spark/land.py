@@ -21,7 +21,7 @@ from recount_spark.lines import judged
 from recount_spark.parse import FILE_NAME, PARSED_DDL, PARSED_FIELDS, arrow_schema, printable
 from recount_spark.source import Source, _row, contract_line, file_lines, load, parse_file, read_stores
 from recount_spark.state import describe_change, last_store_change, stores_now
-from recount_spark.tables import BRONZE, RAW_FILES, STORE_CHANGES, STORES
+from recount_spark.tables import BRONZE, RAW_FILES, STORE_CHANGES, STORES, writer
 from recount_spark.wire import timed
 
 if TYPE_CHECKING:
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
 
 # (upload, file name, version, md5, path) of a file to land.
 ToLand = tuple[dt.date, str, int, str, str]
-# Above this many uploads in one landing, bronze is written an upload at a time per task.
-FANOUT_UPLOADS = 8
 # A file that could not be read whole: its rows are one row at line 0 with this prefix.
 HELD = "held back: "
 # RECOUNT_SPARK_READER=jvm reads the contract's shape with Jackson and column expressions
@@ -224,15 +222,9 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], store
     parsed.where(~parsed.upload_date.isin(list(held))).createOrReplaceTempView("parsed")
     touched = sorted({u for u, *_ in todo})
     rows = w.sql("land", "kept_rows", uploads=touched).unionByName(w.sql("land", "new_rows"))
-    writer = rows.writeTo(BRONZE).option("snapshot-property.recount.uploads", ",".join(map(str, touched)))
-    if len(touched) > FANOUT_UPLOADS:
-        # Many uploads at once (a backfill's landing): each task writes its rows an upload at a
-        # time, one Parquet writer open, instead of a fanout writer per upload held in memory
-        # (the full world's 128 uploads ran the driver out of its 2 GB heap).
-        writer = rows.sortWithinPartitions("upload_date").writeTo(BRONZE) \
-            .option("snapshot-property.recount.uploads", ",".join(map(str, touched))).option("fanout-enabled", "false")
+    bronze = writer(rows, BRONZE, "upload_date", len(touched)).option("snapshot-property.recount.uploads", ",".join(map(str, touched)))
     with timed("land: bronze write"):
-        writer.overwritePartitions()
+        bronze.overwritePartitions()
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     records = [
         Row(upload_date=u, file_name=n, version=v, md5=md5, bytes=os.path.getsize(p),

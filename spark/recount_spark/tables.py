@@ -24,6 +24,20 @@ HASH = PROP + "input-hash."  # then a business date: that date's input hash
 WINDOW = PROP + "window."  # then a business date: the wider window a reopening gave it, kept
 
 
+# Above this many partitions in one write, each task writes its rows a partition at a time
+# (sorted within the task, one Parquet writer open) instead of a fanout writer per partition held
+# in memory. The full world's 128 uploads ran the driver out of its 2 GB heap with fanout
+# writers; silver's 128 dates wrote in 7.9-8.2 s sorted against 13.4-15.8 s with them.
+FANOUT_PARTITIONS = 8
+
+
+def writer(df: Any, table: str, column: str, partitions: int) -> Any:
+    """`df`'s writer into `table`, partitioned by `column`, for a write of `partitions` of them."""
+    if partitions > FANOUT_PARTITIONS:
+        return df.sortWithinPartitions(column).writeTo(table).option("fanout-enabled", "false")
+    return df.writeTo(table)
+
+
 def summary_of(snapshot: Any) -> dict[str, str]:
     """A pyiceberg snapshot's summary properties (none for a snapshot without a summary)."""
     return dict(snapshot.summary.additional_properties) if snapshot is not None and snapshot.summary else {}

@@ -9,7 +9,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from recount_spark import state
-from recount_spark.tables import GOLD, HASH, NAIVE, PROP, SILVER, SKIPPED, STORE_CHANGES, WINDOW
+from recount_spark.tables import GOLD, HASH, NAIVE, PROP, SILVER, SKIPPED, STORE_CHANGES, WINDOW, writer
 from recount_spark.wire import timed
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple
         # overwritePartitions() replaces exactly the partitions the rows hold. A changed date
         # left with no rows (a correction withdrew them all) is in no partition of `df`, so then
         # the same dates are replaced by an explicit filter: one atomic overwrite either way.
-        wr = df.writeTo(table)
+        wr = writer(df, table, "business_date", len(changed))
         for k, v in {**props, **extra}.items():
             wr = wr.option("snapshot-property." + k, v)
         if present == set(changed):
