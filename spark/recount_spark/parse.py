@@ -132,6 +132,10 @@ def _int(text: str) -> int:
     return int(text)
 
 
+# The contract's JSON reader, made once: json.loads with these hooks builds a decoder and its
+# scanner for every line (1.6 of its 6.8 µs a line).
+CONTRACT_JSON = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_no_constant, parse_float=_float, parse_int=_int)
+
 # serde_json refuses nesting 128 deep; Python's json goes deeper.
 MAX_DEPTH = 127
 
@@ -213,7 +217,7 @@ def parse_line(text: str, stores: Stores, upload_date: dt.date) -> Parsed:
     try:
         if _too_deep(text):
             raise _Invalid("too deep")
-        raw = json.loads(text, object_pairs_hook=_object, parse_constant=_no_constant, parse_float=_float, parse_int=_int)
+        raw = CONTRACT_JSON.decode(text)
         if "\\u" in text and _lone_surrogate(raw):
             raise _Invalid("lone surrogate")
     except (ValueError, RecursionError):

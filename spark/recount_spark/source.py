@@ -117,10 +117,14 @@ class _Num(str):
     """A JSON number's own text: an amount or an epoch count is read exactly, never as a float."""
 
 
+# A described source's JSON reader, made once (as parse.CONTRACT_JSON): numbers kept as their text.
+MAPPED_JSON = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_no_constant, parse_float=_Num, parse_int=_Num)
+
+
 def _json(text: str) -> Any:
     if _too_deep(text):
         raise _Invalid("too deep")
-    raw = json.loads(text, object_pairs_hook=_object, parse_constant=_no_constant, parse_float=_Num, parse_int=_Num)
+    raw = MAPPED_JSON.decode(text)
     if "\\u" in text and _lone_surrogate(raw):
         raise _Invalid("lone surrogate")
     return raw
