@@ -613,8 +613,10 @@ fn explore_the_warehouse(wh: &str, dir: &Path) {
     let world = sample().display().to_string();
     recount(&["spark", "run", "2026-10-22", "--world", &world, "--warehouse", wh, "--daily"]);
     wait_for(&session, "the warehouse has a new commit; reloaded", 120);
+    // Quitting waits for the worker's current job; right after a reload that may be the mirror's
+    // rebuild (Python and polars, which an interrupt does not stop), slow on a loaded machine.
     tmux(&["send-keys", "-t", &session, "q"]);
-    wait_for(&session, "EXITED-0", 30);
+    wait_for(&session, "EXITED-0", 120);
 }
 
 #[test]
