@@ -82,6 +82,14 @@ WHERE basket_id IN (SELECT basket_id FROM key_candidates GROUP BY basket_id HAVI
 EXCEPT SELECT basket_id, business_date FROM bronze.split_baskets
 ORDER BY 1, 2;
 
+-- name: multi_copies_insert
+-- Every key with more than one copy, once per business date of its copies (bronze.multi_copies),
+-- from the copies found above.
+INSERT INTO bronze.multi_copies
+SELECT DISTINCT basket_key, business_date FROM key_rows
+EXCEPT SELECT basket_key, business_date FROM bronze.multi_copies
+ORDER BY 2, 1;
+
 -- name: key_collisions_insert
 -- Keys shared by different basket_ids, from the candidates above.
 INSERT INTO bronze.key_collisions

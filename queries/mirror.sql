@@ -165,15 +165,6 @@ FROM (SELECT file_id, upload_date, business_date, currency, count(*) AS n, sum(r
                       business_date, revenue_minor)::HUGEINT) % 18446744073709551616 AS s
       FROM bronze.events GROUP BY file_id, upload_date, business_date, currency);
 
--- name: split_baskets
-INSERT INTO bronze.split_baskets
-SELECT DISTINCT basket_id, business_date FROM bronze.events
-WHERE basket_id IN (SELECT basket_id FROM bronze.events GROUP BY basket_id HAVING count(DISTINCT business_date) > 1);
-
--- name: key_collisions
-INSERT INTO bronze.key_collisions
-SELECT basket_key FROM (SELECT DISTINCT basket_key, basket_id FROM bronze.events) GROUP BY basket_key HAVING count(*) > 1;
-
 -- name: gold_version
 -- Gold's rows of the dates $dates that Iceberg snapshot $ice wrote, as mirror snapshot $snapshot_id.
 INSERT INTO audit.gold_history

@@ -62,6 +62,10 @@ CREATE TABLE IF NOT EXISTS bronze.cells (
 -- Baskets whose copies carry more than one business date, one row per (basket, date). Normally
 -- empty; the per-date reports add these copies to the date's own rows.
 CREATE TABLE IF NOT EXISTS bronze.split_baskets (basket_id VARCHAR NOT NULL, business_date DATE NOT NULL);
+-- Every basket key with more than one copy in bronze (of any file version), once per business
+-- date of its copies; landing adds to it (layout 7). A key not listed has one copy, so v2 takes it
+-- as its own winner without ranking: only the listed keys' copies go through the window.
+CREATE TABLE IF NOT EXISTS bronze.multi_copies (basket_key BIGINT NOT NULL, business_date DATE NOT NULL);
 CREATE TABLE IF NOT EXISTS bronze.quarantine (
     file VARCHAR NOT NULL, line INTEGER NOT NULL, upload_date DATE NOT NULL, reason VARCHAR NOT NULL,
     raw_line VARCHAR NOT NULL, file_id INTEGER);
@@ -315,6 +319,9 @@ INSERT INTO audit.schema VALUES ($digest);
 
 -- name: format_insert
 INSERT INTO audit.lab VALUES ($format);
+
+-- name: format_set
+UPDATE audit.lab SET format = $format::INTEGER;
 
 -- name: migrate_5_to_6
 -- Layout 6 names what a rewrite does to the rows it supersedes since layout 5: they are

@@ -37,24 +37,35 @@ WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
 -- One row per basket: its first copy in @copy_order (schema.sql) among the current file
 -- versions' rows, kept as a pointer to its bronze row under the new snapshot's id. Baskets are told apart by basket_key, which landing
 -- checks no two basket_ids share; $key_collisions is true in a lab where some do, and basket_id
--- then tells them apart too (partitioning by the key is faster: docs/performance.md).
+-- then tells them apart too (partitioning by the key is faster: docs/performance.md). A key
+-- bronze.multi_copies does not list has one copy in all of bronze, so its row is its basket's
+-- winner with one copy; only the listed keys' rows are ranked (about 3% of a date's rows, and
+-- the window cost most of the statement: docs/performance.md).
 -- $first..$last are the first and last changed date (bounds for zone maps), $dates the changed
 -- dates (a list; NULL when they are every date of $first..$last, as in most runs). The version
 -- it replaces stays in silver.versions as history.
 INSERT INTO silver.versions
-SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies::INTEGER
-FROM (
-    SELECT business_date, file_id, line,
-           count(*) OVER baskets AS copies,
-           row_number() OVER (baskets ORDER BY @copy_order) AS copy_rank
-    FROM bronze.current_events
+WITH candidates AS NOT MATERIALIZED (
+    SELECT * FROM bronze.current_events
     WHERE in_window(upload_date, business_date, $late_days::INTEGER)
       AND business_date BETWEEN $first::DATE AND $last::DATE
       AND upload_date BETWEEN $first::DATE - 1 AND $last::DATE + $late_days::INTEGER
-      AND ($dates::VARCHAR IS NULL OR business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR)))
-    WINDOW baskets AS (PARTITION BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END)
+      AND ($dates::VARCHAR IS NULL OR business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR)))),
+multi AS (SELECT basket_key FROM bronze.multi_copies WHERE business_date BETWEEN $first::DATE AND $last::DATE)
+SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies::INTEGER
+FROM (
+    SELECT business_date, file_id, line, 1 AS copies FROM candidates
+    WHERE basket_key NOT IN (SELECT basket_key FROM multi)
+    UNION ALL
+    SELECT business_date, file_id, line, copies FROM (
+        SELECT business_date, file_id, line,
+               count(*) OVER baskets AS copies,
+               row_number() OVER (baskets ORDER BY @copy_order) AS copy_rank
+        FROM candidates
+        WHERE basket_key IN (SELECT basket_key FROM multi)
+        WINDOW baskets AS (PARTITION BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END))
+    WHERE copy_rank = 1
 )
-WHERE copy_rank = 1
 ORDER BY business_date, file_id, line;
 
 -- name: key_collisions
@@ -63,14 +74,15 @@ SELECT count(*) AS keys FROM bronze.key_collisions;
 -- name: gold_insert
 -- The changed dates' gold from the silver version snapshot $snapshot_id just wrote, as its
 -- version of gold (gold.daily_store_sales shows it once the snapshot's dates are recorded);
--- $first..$last as above.
+-- $first..$last as above. A semi join, since as an inner join DuckDB first grouped bronze's rows
+-- by the join's keys and the gold columns, which took half the statement (docs/performance.md).
 INSERT INTO audit.gold_history
 SELECT $snapshot_id::BIGINT, e.business_date, e.store_id, e.country, e.currency, count(*), sum(e.revenue_minor)::BIGINT
-FROM silver.versions v
-JOIN bronze.events e ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line
-WHERE v.snapshot_id = $snapshot_id::BIGINT
-  AND v.business_date BETWEEN $first::DATE AND $last::DATE
-  AND e.business_date BETWEEN $first::DATE AND $last::DATE
+FROM bronze.events e
+SEMI JOIN (SELECT business_date, file_id, line FROM silver.versions
+           WHERE snapshot_id = $snapshot_id::BIGINT AND business_date BETWEEN $first::DATE AND $last::DATE) v
+    ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line
+WHERE e.business_date BETWEEN $first::DATE AND $last::DATE
 GROUP BY e.business_date, e.store_id, e.country, e.currency
 ORDER BY e.business_date, e.store_id;
 

@@ -447,7 +447,8 @@ fn landing_on_one_thread_or_four_gives_the_same_bronze() {
         let files: i64 = lab.store().connection_for_tests().query_row("SELECT count(*) FROM raw.files", [], |r| r.get(0)).unwrap();
         assert!(files > 8, "the small world has enough files for every thread");
         digests.push(
-            ["bronze.events", "bronze.cells", "bronze.quarantine", "bronze.split_baskets", "raw.files"].map(|t| table_digest(&lab, t)),
+            ["bronze.events", "bronze.cells", "bronze.quarantine", "bronze.split_baskets", "bronze.multi_copies", "raw.files"]
+                .map(|t| table_digest(&lab, t)),
         );
     }
     assert_eq!(digests[0], digests[1]);
@@ -489,6 +490,16 @@ fn baskets_whose_keys_collide_are_still_told_apart_by_basket_id() {
     }
     assert_eq!(text(&daily, split), text(&whole, split), "the same split baskets, landed day by day");
     assert_eq!(count(&daily, "SELECT count(*) FROM bronze.key_collisions"), 64, "the same collisions, landed day by day");
+    // And the same keys with several copies: those v2 ranks, while every other key's row wins alone.
+    let multi =
+        "SELECT count(*)::VARCHAR || ':' || coalesce(sum(hash(basket_key, business_date)::HUGEINT), 0)::VARCHAR FROM bronze.multi_copies";
+    let dir = tempdir();
+    let mut daily_whole = open_lab(dir.path());
+    for &u in &ups {
+        land::land(&mut daily_whole, small_world(), &[u]).unwrap();
+    }
+    assert!(count(&whole, "SELECT count(*) FROM bronze.multi_copies") > 0, "the small world re-sends baskets");
+    assert_eq!(text(&daily_whole, multi), text(&whole, multi), "the same keys with several copies, landed day by day");
     // check's DuckDB recount tells baskets apart the same way: it still agrees with polars.
     for &d in &ups[2..5] {
         let c = reports::check::check(&narrow, d, None).unwrap();

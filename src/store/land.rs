@@ -70,6 +70,7 @@ statements! {
     KEY_CANDIDATES: Exec = land::KEY_CANDIDATES;
     SPLIT_BASKETS_INSERT: Exec = land::SPLIT_BASKETS_INSERT;
     KEY_COLLISIONS_INSERT: Exec = land::KEY_COLLISIONS_INSERT;
+    MULTI_COPIES_INSERT: Exec = land::MULTI_COPIES_INSERT;
     REVENUE_PAST_LIMIT: Query<RevenuePastLimit> = land::REVENUE_PAST_LIMIT;
     CORRECTED_FILES: Query<FileVersionRow> = land::CORRECTED_FILES;
     SUPERSESSION_INSERT: Exec = land::SUPERSESSION_INSERT;
@@ -237,9 +238,18 @@ impl Tx<'_> {
         } else {
             self.exec("finding baskets with several copies", &KEY_ROWS_SINCE, named_params! { "first_file_id": first_file_id })?;
         }
+        self.exec("listing keys with several copies", &MULTI_COPIES_INSERT, &[])?;
         self.exec("finding split or colliding keys", &KEY_CANDIDATES, &[])?;
         self.exec("finding split baskets", &SPLIT_BASKETS_INSERT, &[])?;
         self.exec("finding basket keys that collide", &KEY_COLLISIONS_INSERT, &[])?;
+        Ok(())
+    }
+
+    /// Every basket key of bronze with more than one copy, listed from scratch (a lab's layout
+    /// 6 migrated to 7).
+    pub(crate) fn find_multi_copies_of_every_key(&mut self) -> Result<()> {
+        self.exec("finding baskets with several copies", &KEY_ROWS_ALL, &[])?;
+        self.exec("listing keys with several copies", &MULTI_COPIES_INSERT, &[])?;
         Ok(())
     }
 

@@ -63,8 +63,6 @@ statements! {
     EVENTS: Exec = mirror::EVENTS;
     QUARANTINE: Exec = mirror::QUARANTINE;
     CELLS: Exec = mirror::CELLS;
-    SPLIT_BASKETS: Exec = mirror::SPLIT_BASKETS;
-    KEY_COLLISIONS: Exec = mirror::KEY_COLLISIONS;
     GOLD_VERSION: Exec = mirror::GOLD_VERSION;
     SILVER_VERSION: Exec = mirror::SILVER_VERSION;
     UNMATCHED_SILVER: Query<Unmatched> = mirror::UNMATCHED_SILVER;
@@ -190,12 +188,11 @@ impl Tx<'_> {
             ("bronze's events", &EVENTS),
             ("the quarantined lines", &QUARANTINE),
             ("bronze's cells", &CELLS),
-            ("the split baskets", &SPLIT_BASKETS),
-            ("the basket key collisions", &KEY_COLLISIONS),
         ] {
             self.exec(&format!("laying out {what}"), s, &[])?;
         }
-        Ok(())
+        // Split baskets, colliding keys and keys with several copies, as a first landing finds them.
+        self.find_split_baskets_and_collisions(1, true)
     }
 
     /// Silver's and gold's rows that Iceberg snapshot `ice` wrote, as snapshot `snapshot_id`.

@@ -9,7 +9,9 @@ use color_eyre::eyre::{Result, WrapErr, eyre};
 /// a 64-bit key of each basket_id, and the keys that collide. 5: gold is a view of the newest
 /// version of each date in `audit.gold_history`. 6: the rows a version supersedes are counted as
 /// replaced, not deleted, and raw files are versioned (corrections); 5 is migrated in place.
-pub const LAB_FORMAT: i32 = 6;
+/// 7: bronze lists the basket keys with more than one copy (`bronze.multi_copies`); 6 is
+/// migrated in place.
+pub const LAB_FORMAT: i32 = 7;
 
 row! {
     pub struct OldLayout { pub layout: i32 }
@@ -38,6 +40,7 @@ statements! {
     HAS_FORMAT: Query<Tables> = schema::HAS_FORMAT;
     FORMAT: Query<Format> = schema::FORMAT;
     FORMAT_INSERT: Exec = schema::FORMAT_INSERT;
+    FORMAT_SET: Exec = schema::FORMAT_SET;
     MIGRATE_5_TO_6: Batch = schema::MIGRATE_5_TO_6;
 }
 
@@ -59,6 +62,9 @@ impl Store {
             MIGRATE_5_TO_6.run(self).wrap_err("migrating the lab from layout 5 to 6")?;
         }
         CREATE.run(self).wrap_err("creating the lab schema")?;
+        if FORMAT.one(self, &[])?.format == Some(6) {
+            self.migrate_6_to_7().wrap_err("migrating the lab from layout 6 to 7")?;
+        }
         let digest = schema_digest();
         if SCHEMA_DIGEST.one(self, &[])?.digest.as_deref() != Some(digest.as_str()) {
             SCHEMA_DIGEST_CLEAR.run(self, &[])?;
@@ -96,7 +102,8 @@ impl Store {
         }
         match FORMAT.one(self, &[])?.format {
             Some(LAB_FORMAT) => {}
-            Some(5) => return stale("its layout 5 is migrated to 6 by the next writing command"),
+            Some(5) => return stale("its layout 5 is migrated to 7 by the next writing command"),
+            Some(6) => return stale("its layout 6 is migrated to 7 by the next writing command"),
             None => return stale("its layout is not recorded yet"),
             Some(other) => return Err(eyre!(LabError::Layout { found: other, reads: LAB_FORMAT })),
         }
@@ -109,6 +116,17 @@ impl Store {
         self.as_of_session().wrap_err("creating the session's as-of macros")?;
         self.conn.set_prepared_statement_cache_capacity(128);
         Ok(())
+    }
+}
+
+impl Store {
+    /// Layout 7 lists every basket key with more than one copy: found from all of bronze, as a
+    /// first landing finds them, in one transaction with the new layout's record.
+    fn migrate_6_to_7(&self) -> Result<()> {
+        let mut tx = super::Tx::begin(self, None)?;
+        tx.find_multi_copies_of_every_key()?;
+        FORMAT_SET.run(self, duckdb::named_params! { "format": 7 })?;
+        tx.commit().map(|_| ())
     }
 }
 

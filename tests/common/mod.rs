@@ -131,6 +131,7 @@ pub fn lab_digest(lab: &Lab) -> String {
         "silver.versions",
         "bronze.cells",
         "bronze.split_baskets",
+        "bronze.multi_copies",
     ];
     for t in tables {
         let text: String = lab
