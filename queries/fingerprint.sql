@@ -1,28 +1,18 @@
 -- fingerprint.sql: the contract's gold fingerprint.
--- Reads: gold.daily_store_sales, or audit.gold_history for an as-of snapshot. Writes: nothing.
-
--- name: current
-SELECT count(*) AS rows,
-       md5(coalesce(string_agg(gold_line(business_date, store_id, country, currency, baskets, revenue_minor),
-                               chr(10) ORDER BY business_date, store_id), '')) AS md5
-FROM gold.daily_store_sales;
-
--- name: as_of
-SELECT count(*) AS rows,
-       md5(coalesce(string_agg(gold_line(g.business_date, g.store_id, g.country, g.currency, g.baskets, g.revenue_minor),
-                               chr(10) ORDER BY g.business_date, g.store_id), '')) AS md5
-FROM audit.gold_history g
-JOIN audit.versions_as_of($snapshot_id::BIGINT) v ON g.snapshot_id = v.snapshot_id AND g.business_date = v.business_date;
+-- Reads: gold's versions (audit.gold_history) and what each write kept of gold's text.
+-- Writes: the kept text and hash states (audit.gold_text, audit.gold_prefix).
 
 -- name: chunks
--- Gold's dates $first..$last as the fingerprint's text, one chunk per business date: the caller
--- reads gold a slice of dates at a time, joins the chunks with a newline and hashes them (see
--- `current` for the whole).
-SELECT business_date, count(*) AS rows,
-       string_agg(gold_line(business_date, store_id, country, currency, baskets, revenue_minor),
-                  chr(10) ORDER BY store_id) AS text
-FROM gold.daily_store_sales
-WHERE business_date BETWEEN $first::DATE AND $last::DATE
+-- Gold's dates $first..$last as the fingerprint's text, one chunk per business date, as it stood
+-- at snapshot $snapshot_id (NULL: now, gold.daily_store_sales): the caller reads gold a slice of
+-- dates at a time and hashes the chunks joined by newlines as they come, so no read holds all of
+-- gold's text (one string of it outgrew DuckDB's 80 MB at 512 days of history).
+SELECT g.business_date, count(*) AS rows,
+       string_agg(gold_line(g.business_date, g.store_id, g.country, g.currency, g.baskets, g.revenue_minor),
+                  chr(10) ORDER BY g.store_id) AS text
+FROM audit.gold_history g
+JOIN audit.versions_as_of($snapshot_id::BIGINT) v ON g.snapshot_id = v.snapshot_id AND g.business_date = v.business_date
+WHERE g.business_date BETWEEN $first::DATE AND $last::DATE
 GROUP BY 1 ORDER BY 1;
 
 -- name: gold_span

@@ -123,8 +123,9 @@ pub fn records(lab: &Lab, up_to: i64) -> Result<Vec<SnapshotRecord>> {
     Ok(lab.store().snapshots(up_to)?.into_iter().map(SnapshotRecord::from).collect())
 }
 
+/// The contract's fingerprint of gold now, hashed from gold's rows a slice of dates at a time.
 pub fn fingerprint(lab: &Lab) -> Result<Fingerprint> {
-    Ok(lab.store().fingerprint()?.into())
+    hash_chunks(|f| lab.store().gold_chunks(None, f))
 }
 
 /// Gold's fingerprint now, and as the newest snapshot recorded it (None: no snapshot yet): the
@@ -144,8 +145,50 @@ pub(crate) fn gold_and_recorded(lab: &Lab) -> Result<(Fingerprint, Option<Finger
     Ok((now, recorded))
 }
 
+/// Gold's fingerprint as it stood at `snapshot_id`, read the same way.
 pub(crate) fn fingerprint_as_of(lab: &Lab, snapshot_id: i64) -> Result<Fingerprint> {
-    Ok(lab.store().fingerprint_as_of(snapshot_id)?.into())
+    hash_chunks(|f| lab.store().gold_chunks(Some(snapshot_id), f))
+}
+
+/// The contract's fingerprint of the chunks `read` gives, in date order, hashed as they come, so
+/// only one slice of gold is held at a time.
+fn hash_chunks(read: impl FnOnce(&mut dyn FnMut(GoldChunk)) -> Result<()>) -> Result<Fingerprint> {
+    let mut h = TextHash::default();
+    read(&mut |c: GoldChunk| {
+        h.add(c.rows, &c.text);
+    })?;
+    Ok(h.finish())
+}
+
+/// THE rule for gold's fingerprint text: each date's text (its rows joined by newlines) after the
+/// last, joined by a newline; a date without rows adds nothing. MD5 of it, and gold's rows.
+#[derive(Default)]
+struct TextHash {
+    rows: i64,
+    md5: md5::Md5,
+    started: bool,
+}
+
+impl TextHash {
+    /// Adds one date's text; false when the date has no rows (nothing added).
+    fn add(&mut self, rows: i64, text: &str) -> bool {
+        use md5::Digest;
+        if rows == 0 {
+            return false;
+        }
+        if self.started {
+            self.md5.update(b"\n");
+        }
+        self.started = true;
+        self.md5.update(text.as_bytes());
+        self.rows += rows;
+        true
+    }
+
+    fn finish(self) -> Fingerprint {
+        use md5::Digest;
+        Fingerprint { rows: self.rows, md5: crate::store::hex(&self.md5.finalize()) }
+    }
 }
 
 /// What a write put into gold: the version of `dates` (sorted) that snapshot `snapshot_id` wrote.
@@ -236,7 +279,7 @@ pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Opti
 /// Every date of gold as the fingerprint's text, read from gold's rows.
 fn all_of_gold(store: &Store) -> Result<Vec<GoldChunk>> {
     let mut chunks = Vec::new();
-    store.gold_chunks(|c| chunks.push(c))?;
+    store.gold_chunks(None, |c| chunks.push(c))?;
     Ok(chunks)
 }
 
@@ -260,22 +303,16 @@ impl Resume {
 /// The contract's fingerprint of gold's text: the chunks after `base`'s date (all of them without
 /// one), joined by newlines after what `base` hashed; with the state at the end of each chunk.
 fn hash_text(base: Option<Resume>, text: &GoldText) -> (Fingerprint, Vec<GoldPrefix>) {
-    use md5::Digest;
     use md5::digest::common::hazmat::SerializableState;
     let after = base.as_ref().map(|b| b.business_date);
-    let mut started = base.is_some();
-    let (mut rows, mut md5) = base.map(|b| (b.rows, b.md5)).unwrap_or_default();
+    let mut h = base.map(|b| TextHash { rows: b.rows, md5: b.md5, started: true }).unwrap_or_default();
     let mut states = Vec::new();
-    for (&d, (n, chunk)) in text.chunks.iter().filter(|(d, (n, _))| Some(**d) > after && *n > 0) {
-        if started {
-            md5.update(b"\n");
+    for (&d, (n, chunk)) in text.chunks.iter().filter(|(d, _)| Some(**d) > after) {
+        if h.add(*n, chunk) {
+            states.push(GoldPrefix { business_date: d, rows: h.rows, state: h.md5.serialize().to_vec() });
         }
-        started = true;
-        md5.update(chunk.as_bytes());
-        rows += n;
-        states.push(GoldPrefix { business_date: d, rows, state: md5.serialize().to_vec() });
     }
-    (Fingerprint { rows, md5: crate::store::hex(&md5.finalize()) }, states)
+    (h.finish(), states)
 }
 
 /// The next snapshot id, and the head (the newest data snapshot).

@@ -42,8 +42,6 @@ statements! {
     VERSION_TEXT: Query<GoldChunk> = fingerprint::VERSION_TEXT;
     KEPT_TEXT: Query<KeptText> = fingerprint::KEPT_TEXT;
     GOLD_SPAN: Query<GoldSpan> = fingerprint::GOLD_SPAN;
-    CURRENT: Query<FingerprintRow> = fingerprint::CURRENT;
-    AS_OF: Query<FingerprintRow> = fingerprint::AS_OF;
     CHUNKS: Query<GoldChunk> = fingerprint::CHUNKS;
     LATEST_RECORD: Query<FingerprintRow> = fingerprint::LATEST_RECORD;
 }
@@ -64,22 +62,13 @@ fn day_slices(first: NaiveDate, last: NaiveDate) -> Vec<(NaiveDate, NaiveDate)> 
 }
 
 impl Store {
-    /// Gold's fingerprint now, hashed by DuckDB.
-    pub fn fingerprint(&self) -> Result<FingerprintRow> {
-        CURRENT.one(self, &[])
-    }
-
-    /// Gold's fingerprint as it stood at `snapshot_id`.
-    pub(crate) fn fingerprint_as_of(&self, snapshot_id: i64) -> Result<FingerprintRow> {
-        AS_OF.one(self, named_params! { "snapshot_id": snapshot_id })
-    }
-
-    /// Every date of gold as the fingerprint's text, in date order, read a slice of days at a time.
-    pub(crate) fn gold_chunks(&self, f: impl FnMut(GoldChunk)) -> Result<()> {
+    /// Every date of gold as the fingerprint's text, in date order, as it stood at `as_of` (None:
+    /// now), read a slice of days at a time.
+    pub(crate) fn gold_chunks(&self, as_of: Option<i64>, f: impl FnMut(GoldChunk)) -> Result<()> {
         let mut f = f;
         let GoldSpan { first: Some(first), last: Some(last) } = GOLD_SPAN.one(self, &[])? else { return Ok(()) };
         for (from, to) in day_slices(first, last) {
-            CHUNKS.each(self, named_params! { "first": from, "last": to }, |c| {
+            CHUNKS.each(self, named_params! { "snapshot_id": as_of, "first": from, "last": to }, |c| {
                 f(c);
                 Ok(())
             })?;

@@ -492,7 +492,7 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("lab.duckdb")).unwrap();
-        let q: Query<Wrong> = Query::new(&sql::fingerprint::CURRENT);
+        let q: Query<Wrong> = Query::new(&sql::fingerprint::LATEST_RECORD);
         let err = q.one(&store, &[]).unwrap_err();
         assert!(format!("{err:#}").contains("not_there"), "{err:#}");
     }

@@ -72,6 +72,21 @@ pub fn fingerprint(lab: &Lab) -> String {
     recount::lake::snapshot::fingerprint(lab).unwrap().to_string()
 }
 
+/// Gold's fingerprint as DuckDB hashes it over the whole of gold in one string: an oracle for
+/// recount's own, which hashes gold a slice of dates at a time (fine for a test's small gold).
+pub fn duckdb_fingerprint(lab: &Lab) -> (i64, String) {
+    lab.store()
+        .connection_for_tests()
+        .query_row(
+            "SELECT count(*), md5(coalesce(string_agg(gold_line(business_date, store_id, country, currency, baskets, revenue_minor),
+                                                      chr(10) ORDER BY business_date, store_id), ''))
+             FROM gold.daily_store_sales",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+}
+
 /// A world written by hand: stores.csv plus files of raw lines.
 pub struct HandWorld {
     pub root: PathBuf,
