@@ -382,6 +382,28 @@ fn a_backfills_summary_line_names_its_newest_dates_and_counts_the_rest() {
 }
 
 #[test]
+fn a_backfills_summary_judges_every_date_it_wrote_as_each_dates_own_check_does() {
+    // The summary judges all its dates at once (one read of the landed uploads, one of the inputs
+    // per window): closed, stale (the upload landed after the backfill feeds it) and provisional
+    // dates each get the word check gives that date alone.
+    let dir = tempdir();
+    let mut lab = open_lab(dir.path());
+    let ups = uploads(small_world());
+    let (built, last) = ups.split_at(ups.len() - 2);
+    land::land(&mut lab, small_world(), built).unwrap();
+    v2::run_range(&lab, built, opts()).unwrap();
+    land::land(&mut lab, small_world(), last).unwrap();
+    let s = recount::reports::summary::summary(&lab).unwrap();
+    let mut words = std::collections::BTreeSet::new();
+    for d in &s.dates {
+        let alone = reports::check::check(&lab, d.business_date, None).unwrap().status.finality.word().to_string();
+        assert_eq!(d.finality, alone, "{}", d.business_date);
+        words.insert(alone);
+    }
+    assert_eq!(words.into_iter().collect::<Vec<_>>(), ["closed", "provisional", "stale"]);
+}
+
+#[test]
 fn each_new_process_hashes_gold_from_its_kept_text_to_duckdbs_own_fingerprint() {
     use recount::store::TriggerKind;
     let dir = tempdir();

@@ -258,10 +258,7 @@ pub(crate) fn diff_summaries(lab: &Lab, d: NaiveDate, cs: &[Compared]) -> Result
         parts.entry((r.version, r.country.unwrap_or_default())).or_default().push(part);
     }
     let versions: BTreeSet<i64> = cs.iter().flat_map(|c| [c.from_version, c.to_version]).flatten().collect();
-    let mut gold: BTreeMap<i64, BTreeMap<String, (String, i64, i64)>> = BTreeMap::new();
-    for g in lab.store().gold_versions(d, &versions.into_iter().collect::<Vec<_>>())? {
-        gold.entry(g.version).or_default().insert(g.country, (g.currency, g.baskets, g.revenue_minor));
-    }
+    let gold = gold_by_version(lab, d, versions)?;
     let none = BTreeMap::new();
     let gold_of = |v: Option<i64>| v.and_then(|v| gold.get(&v)).unwrap_or(&none);
     Ok(cs
@@ -282,6 +279,28 @@ pub(crate) fn diff_summaries(lab: &Lab, d: NaiveDate, cs: &[Compared]) -> Result
             DiffReport { business_date: d, from_snapshot, to_snapshot, from_version, to_version, countries, baskets: Vec::new() }
         })
         .collect())
+}
+
+/// Gold of `d` in each of `versions`, by country: (currency, baskets, revenue).
+type GoldByVersion = BTreeMap<i64, BTreeMap<String, (String, i64, i64)>>;
+
+fn gold_by_version(lab: &Lab, d: NaiveDate, versions: BTreeSet<i64>) -> Result<GoldByVersion> {
+    let mut gold: GoldByVersion = BTreeMap::new();
+    for g in lab.store().gold_versions(d, &versions.into_iter().collect::<Vec<_>>())? {
+        gold.entry(g.version).or_default().insert(g.country, (g.currency, g.baskets, g.revenue_minor));
+    }
+    Ok(gold)
+}
+
+/// `d`'s change by country between two versions from gold alone: a diff's countries without the
+/// baskets' attribution (the morning summary's figures, which need no basket).
+pub(crate) fn gold_change(lab: &Lab, d: NaiveDate, from_version: Option<i64>, to_version: Option<i64>) -> Result<Vec<CountryDiff>> {
+    let gold = gold_by_version(lab, d, [from_version, to_version].into_iter().flatten().collect())?;
+    let none = BTreeMap::new();
+    let gold_of = |v: Option<i64>| v.and_then(|v| gold.get(&v)).unwrap_or(&none);
+    let (before, after) = (gold_of(from_version), gold_of(to_version));
+    let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    Ok(names.into_iter().map(|country| country_diff(country, before.get(country), after.get(country), None)).collect())
 }
 
 /// One country's change between two versions (gold before and after: currency, baskets,

@@ -6,6 +6,7 @@ use crate::lake::{Lab, v2};
 use crate::rules::LatenessWindow;
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
+use std::collections::BTreeMap;
 
 pub use crate::rules::Finality;
 
@@ -43,24 +44,50 @@ impl DateStatus {
 /// The status of `d` as it was when snapshot `as_of` was recorded (None: now): the uploads that
 /// had landed then, the version the date held then, and the inputs then.
 pub(crate) fn date_status_at(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<DateStatus> {
-    let current = lab.store().version_at(d, as_of)?;
-    let window = LatenessWindow::as_built(current.as_ref().and_then(|c| c.late_days));
+    let mut one = statuses_at(lab, &[d], as_of)?;
+    one.pop().ok_or_else(|| color_eyre::eyre::eyre!("no status of {d}"))
+}
+
+/// `date_status_at` of several dates: the landed uploads are read once, and the inputs now of
+/// every date whose window has landed and that v2 has built in one read per window (the morning
+/// summary after a backfill asks for every date it wrote).
+pub(crate) fn statuses_at(lab: &Lab, dates: &[NaiveDate], as_of: Option<i64>) -> Result<Vec<DateStatus>> {
     let landed = match as_of {
         None => lab.store().landed_uploads()?,
         Some(s) => lab.store().landed_uploads_as_of(s)?,
     };
-    let built_from = current.as_ref().map(|c| c.input_hash.as_str());
-    let finality = Finality::of(window.missing_uploads(&landed, d), built_from, || {
-        let hashes = v2::input_hashes_at(lab.store(), window.late_days, &[d], as_of)?;
-        Ok::<_, color_eyre::Report>(hashes.into_iter().next().map(|(_, _, hash)| hash))
-    })?;
-    Ok(DateStatus {
-        business_date: d,
-        late_days: window.late_days,
-        window_first_upload: window.first_upload(d),
-        window_last_upload: window.last_upload(d),
-        newest_upload: landed.last().copied(),
-        built: current.is_some(),
-        finality,
-    })
+    let mut versions = Vec::with_capacity(dates.len());
+    let mut needing_inputs: BTreeMap<u32, Vec<NaiveDate>> = BTreeMap::new();
+    for &d in dates {
+        let current = lab.store().version_at(d, as_of)?;
+        let window = LatenessWindow::as_built(current.as_ref().and_then(|c| c.late_days));
+        if current.is_some() && window.missing_uploads(&landed, d).is_empty() {
+            needing_inputs.entry(window.late_days).or_default().push(d);
+        }
+        versions.push((d, current, window));
+    }
+    let mut inputs: BTreeMap<(u32, NaiveDate), String> = BTreeMap::new();
+    for (late_days, ds) in needing_inputs {
+        for (d, _, hash) in v2::input_hashes_at(lab.store(), late_days, &ds, as_of)? {
+            inputs.insert((late_days, d), hash);
+        }
+    }
+    versions
+        .into_iter()
+        .map(|(d, current, window)| {
+            let built_from = current.as_ref().map(|c| c.input_hash.as_str());
+            let finality = Finality::of(window.missing_uploads(&landed, d), built_from, || {
+                Ok::<_, color_eyre::Report>(inputs.get(&(window.late_days, d)).cloned())
+            })?;
+            Ok(DateStatus {
+                business_date: d,
+                late_days: window.late_days,
+                window_first_upload: window.first_upload(d),
+                window_last_upload: window.last_upload(d),
+                newest_upload: landed.last().copied(),
+                built: current.is_some(),
+                finality,
+            })
+        })
+        .collect()
 }

@@ -3,8 +3,8 @@
 //! is final now, e.g. "upload 2026-10-31 moved 2026-10-30 GB +£1,827.90 (provisional)". A
 //! morning cron mail carries it; the lines are the same struct every front end renders.
 
-use super::history::{Compared, diff_summary};
-use super::status::date_status_at;
+use super::history::gold_change;
+use super::status::statuses_at;
 use super::table::{Cell, Note, Report, Status, Table};
 use crate::lake::{Lab, snapshot};
 use crate::money;
@@ -67,13 +67,11 @@ fn summary_of(lab: &Lab, newest: usize) -> Result<MorningSummary> {
     let after = snapshot::versions_as_of(lab, rec.snapshot_id)?;
     let moved: Vec<(NaiveDate, i64)> = after.iter().filter(|(d, v)| before.get(d) != Some(v)).map(|(d, v)| (*d, *v)).collect();
     let more = moved.len().saturating_sub(newest);
+    let shown = &moved[more..];
+    let statuses = statuses_at(lab, &shown.iter().map(|&(d, _)| d).collect::<Vec<_>>(), None)?;
     let mut dates = Vec::new();
-    for &(d, version) in &moved[more..] {
-        let from = before.get(&d).copied();
-        let c = Compared { from_snapshot: from, to_snapshot: rec.snapshot_id, from_version: from, to_version: Some(version) };
-        let diff = diff_summary(lab, d, c)?;
-        let countries = diff
-            .countries
+    for (&(d, version), status) in shown.iter().zip(statuses) {
+        let countries = gold_change(lab, d, before.get(&d).copied(), Some(version))?
             .iter()
             .map(|c| CountryMove {
                 country: c.country.clone(),
@@ -82,7 +80,7 @@ fn summary_of(lab: &Lab, newest: usize) -> Result<MorningSummary> {
                 delta_minor: c.revenue_after_minor - c.revenue_before_minor,
             })
             .collect();
-        let finality = date_status_at(lab, d, None)?.finality.word().to_string();
+        let finality = status.finality.word().to_string();
         dates.push(MovedDate { business_date: d, finality, countries });
     }
     Ok(MorningSummary { snapshot_id: Some(rec.snapshot_id), what: rec.trigger.detail.clone(), dates, more })
