@@ -488,11 +488,11 @@ mod tests {
     fn a_row_struct_that_names_a_missing_column_fails_the_check() {
         // The check above compares names: a struct with a field the statement lacks is caught.
         row! {
-            pub struct Wrong { pub rows: i64, pub not_there: String }
+            pub struct Wrong { pub files: i64, pub not_there: String }
         }
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("lab.duckdb")).unwrap();
-        let q: Query<Wrong> = Query::new(&sql::fingerprint::LATEST_RECORD);
+        let q: Query<Wrong> = Query::new(&sql::schema::FORMAT);
         let err = q.one(&store, &[]).unwrap_err();
         assert!(format!("{err:#}").contains("not_there"), "{err:#}");
     }

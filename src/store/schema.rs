@@ -49,26 +49,41 @@ impl Store {
     /// behind the lab's back either.
     pub(super) fn prepare(&self) -> Result<()> {
         // Checkpoints are taken when a command's lab closes, not every 16 MB of WAL: a backfill
-        // otherwise rewrote the same row groups many times over (docs/performance.md).
+        // otherwise rewrote the same row groups many times over. No string is compressed with
+        // zstd: each checkpoint recompressed all of gold's kept text (one row group, one long
+        // string a date), a cost that grew with history (docs/performance.md).
         self.conn
-            .execute_batch("SET autoinstall_known_extensions = false; SET checkpoint_threshold = '1GB';")
+            .execute_batch(
+                "SET autoinstall_known_extensions = false; SET checkpoint_threshold = '1GB';
+                 SET zstd_min_string_length = 4294967295;",
+            )
             .wrap_err("configuring DuckDB")?;
         let old = OLD_LAYOUT.one(self, &[])?.layout;
         if old > 0 {
             return Err(eyre!(LabError::Layout { found: old, reads: LAB_FORMAT }));
         }
-        // A layout-5 lab is migrated before the schema's views, which read the new columns.
-        if HAS_FORMAT.one(self, &[])?.tables > 0 && FORMAT.one(self, &[])?.format == Some(5) {
-            MIGRATE_5_TO_6.run(self).wrap_err("migrating the lab from layout 5 to 6")?;
-        }
-        CREATE.run(self).wrap_err("creating the lab schema")?;
-        if FORMAT.one(self, &[])?.format == Some(6) {
-            self.migrate_6_to_7().wrap_err("migrating the lab from layout 6 to 7")?;
-        }
+        let has_format = HAS_FORMAT.one(self, &[])?.tables > 0;
         let digest = schema_digest();
-        if SCHEMA_DIGEST.one(self, &[])?.digest.as_deref() != Some(digest.as_str()) {
-            SCHEMA_DIGEST_CLEAR.run(self, &[])?;
-            SCHEMA_DIGEST_INSERT.run(self, duckdb::named_params! { "digest": digest })?;
+        // A lab this build's `create` already brought up to date (its layout, and the digest
+        // written once `create` had run whole) is not created again: each of its statements
+        // committed on its own, nine fsyncs on every writing command's open.
+        let current = has_format
+            && FORMAT.one(self, &[])?.format == Some(LAB_FORMAT)
+            && SCHEMA_DIGEST_PRESENT.one(self, &[])?.tables > 0
+            && SCHEMA_DIGEST.one(self, &[])?.digest.as_deref() == Some(digest.as_str());
+        if !current {
+            // A layout-5 lab is migrated before the schema's views, which read the new columns.
+            if has_format && FORMAT.one(self, &[])?.format == Some(5) {
+                MIGRATE_5_TO_6.run(self).wrap_err("migrating the lab from layout 5 to 6")?;
+            }
+            CREATE.run(self).wrap_err("creating the lab schema")?;
+            if FORMAT.one(self, &[])?.format == Some(6) {
+                self.migrate_6_to_7().wrap_err("migrating the lab from layout 6 to 7")?;
+            }
+            if SCHEMA_DIGEST.one(self, &[])?.digest.as_deref() != Some(digest.as_str()) {
+                SCHEMA_DIGEST_CLEAR.run(self, &[])?;
+                SCHEMA_DIGEST_INSERT.run(self, duckdb::named_params! { "digest": digest })?;
+            }
         }
         SESSION.run(self).wrap_err("creating the session's macros")?;
         self.as_of_session().wrap_err("creating the session's as-of macros")?;
