@@ -150,7 +150,7 @@ impl Props {
 
 /// Where mirrors live: `$RECOUNT_MIRRORS`, else `$XDG_CACHE_HOME/recount/warehouses`, else
 /// `~/.cache/recount/warehouses`.
-fn mirrors_dir() -> PathBuf {
+pub(crate) fn mirrors_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("RECOUNT_MIRRORS").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
@@ -173,17 +173,32 @@ pub(crate) fn catalog(warehouse: &Path) -> Option<&str> {
 /// The warehouse at `warehouse` as a lab, for reading: its mirror, built first when the
 /// warehouse has committed anything since the mirror was.
 pub fn open(warehouse: &Path) -> Result<Lab> {
-    open_with(warehouse, &mirrors_dir())
+    open_until(warehouse, &mirrors_dir(), &|| false)
 }
 
 /// `open`, with the mirror kept under `mirrors` (a test's own directory).
 pub fn open_with(warehouse: &Path, mirrors: &Path) -> Result<Lab> {
-    let dir = mirror(warehouse, mirrors)?;
+    open_until(warehouse, mirrors, &|| false)
+}
+
+/// `open_with`, giving up between the steps of building a mirror once `stop` says so (the
+/// explorer quitting: a mirror of the full world takes about 20 s to build). It then fails with
+/// `LabError::Interrupted`, and the mirror in place, if any, is left as it was.
+pub fn open_until(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool) -> Result<Lab> {
+    let dir = mirror(warehouse, mirrors, stop)?;
     Lab::open_read(&dir)
 }
 
+/// An error once `stop` says so.
+fn go_on(stop: &dyn Fn() -> bool) -> Result<()> {
+    match stop() {
+        true => Err(eyre!(crate::error::LabError::Interrupted)),
+        false => Ok(()),
+    }
+}
+
 /// The mirror's directory under `mirrors`, up to date with the warehouse.
-fn mirror(warehouse: &Path, mirrors: &Path) -> Result<PathBuf> {
+fn mirror(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool) -> Result<PathBuf> {
     let abs = match catalog(warehouse) {
         Some(_) => warehouse.to_path_buf(),
         None if !warehouse.is_dir() => bail!("no warehouse at {}: `recount spark run` makes one", warehouse.display()),
@@ -201,7 +216,9 @@ fn mirror(warehouse: &Path, mirrors: &Path) -> Result<PathBuf> {
     {
         return Ok(dir);
     }
+    go_on(stop)?;
     let plan: Plan = crate::spark::Driver::new(abs.clone(), "local[1]".into())?.call_local("plan", &[])?;
+    go_on(stop)?;
     let state = format!("{}\n{}\n{}", lake::code_version(), layout(), serde_json::to_string(&plan.state)?);
     if lake::exists(&dir) && std::fs::read_to_string(dir.join(STATE_FILE)).is_ok_and(|s| s == state) {
         if let Some(seen) = &seen {
@@ -218,7 +235,7 @@ fn mirror(warehouse: &Path, mirrors: &Path) -> Result<PathBuf> {
     }
     {
         let lab = Lab::open(fresh.path())?;
-        build(&lab, &plan).wrap_err_with(|| format!("mirroring the warehouse {}", plan.warehouse))?;
+        build(&lab, &plan, stop).wrap_err_with(|| format!("mirroring the warehouse {}", plan.warehouse))?;
     }
     let fresh = fresh.keep();
     // The old mirror goes aside whole, then the new one takes its name: a reader never sees half.
@@ -251,12 +268,13 @@ fn at(ms: i64) -> Result<NaiveDateTime> {
 
 /// Lays the plan out in the new lab: bronze and the catalogue, then gold's log as snapshots,
 /// then the caches the reports read.
-fn build(lab: &Lab, plan: &Plan) -> Result<()> {
+fn build(lab: &Lab, plan: &Plan, stop: &dyn Fn() -> bool) -> Result<()> {
     std::fs::create_dir_all(lab.raw_root().join(crate::raw::EVENTS_DIR))?;
     let mut tx = Tx::begin(lab.store(), None)?;
     tx.mirror_stage()?;
     for table in Whole::ALL {
         for path in plan.tables.get(table.table()).into_iter().flatten() {
+            go_on(stop)?;
             tx.mirror_load(table, path)?;
         }
     }
@@ -275,6 +293,7 @@ fn build(lab: &Lab, plan: &Plan) -> Result<()> {
     let mut gold_now: Option<i64> = None;
     let mut left_at: Vec<(i64, i64)> = Vec::new();
     for (ms, moved) in moves {
+        go_on(stop)?;
         let when = at(ms)?;
         let id = match moved {
             Moved::Naive(run) => append_naive(lab, run, when)?,
@@ -302,7 +321,9 @@ fn build(lab: &Lab, plan: &Plan) -> Result<()> {
     }
     tx.mirror_link_snapshots(&ids.join(","))?;
     tx.commit()?;
+    go_on(stop)?;
     crate::recompute::recount_mirror(lab)?;
+    go_on(stop)?;
     crate::reports::lateness::ensure_cached(lab)
 }
 

@@ -183,6 +183,19 @@ fn same_reports(lab_dir: &Path, wh: &Path, when: &str) {
     ensure_setup();
     let mut lab = recount::lake::Lab::open(lab_dir).unwrap();
     reports::freshen(&mut lab).unwrap();
+    // Told to stop partway through building a mirror (the explorer quitting), the build gives
+    // up between its steps and leaves no mirror, whole or half, behind.
+    let stopped = wh.with_file_name("mirrors-stopped");
+    let asked = std::cell::Cell::new(0);
+    let stop = || {
+        asked.set(asked.get() + 1);
+        asked.get() > 3
+    };
+    let err = recount::warehouse::open_until(wh, &stopped, &stop).err().expect("a stopped mirror build fails");
+    assert!(format!("{err:#}").contains("interrupted"), "{err:#}");
+    assert_eq!(asked.get(), 4, "it stopped at the first step after being told");
+    let left: Vec<_> = std::fs::read_dir(&stopped).map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
+    assert!(left.is_empty(), "a stopped build left {left:?}");
     let mirror = recount::warehouse::open_with(wh, &mirrors(wh)).unwrap();
     let dates = reports::business_dates(&lab).unwrap();
     assert_eq!(dates, reports::business_dates(&mirror).unwrap(), "business dates {when}");

@@ -89,11 +89,14 @@ pub enum Reply {
 /// (to write, after another process wrote), so the handles are swapped each time it does.
 pub struct Handles {
     inner: std::sync::Mutex<crate::store::Running>,
+    /// Set when the UI quits: a warehouse's mirror being built gives up between its steps, which
+    /// DuckDB's interrupt does not reach (the mirror is its own database).
+    quitting: std::sync::atomic::AtomicBool,
 }
 
 impl Handles {
     fn of(lab: &Lab) -> Result<Handles> {
-        Ok(Handles { inner: std::sync::Mutex::new(lab.store().running()?) })
+        Ok(Handles { inner: std::sync::Mutex::new(lab.store().running()?), quitting: Default::default() })
     }
 
     fn refresh(&self, lab: &Lab) -> Result<()> {
@@ -128,6 +131,7 @@ impl Worker {
     pub fn stop(self) {
         let Worker { jobs, handles, thread, .. } = self;
         drop(jobs);
+        handles.quitting.store(true, std::sync::atomic::Ordering::Relaxed);
         handles.interrupt();
         let _ = thread.join();
     }
@@ -392,7 +396,9 @@ impl Server {
         self.head = None;
         self.fresh = false;
         self.commits = crate::warehouse::commits(&spark.warehouse);
-        self.lab = crate::warehouse::open(&spark.warehouse)?;
+        let handles = self.handles.clone();
+        let quitting = move || handles.as_ref().is_some_and(|h| h.quitting.load(std::sync::atomic::Ordering::Relaxed));
+        self.lab = crate::warehouse::open_until(&spark.warehouse, &crate::warehouse::mirrors_dir(), &quitting)?;
         self.closed = false;
         self.refresh_handles()
     }
