@@ -231,7 +231,9 @@ impl Tx<'_> {
         EVENTS_INSERT.run(self.store, named_params! { "job": job.id })
     }
 
-    /// Split baskets and colliding keys among the files from `first_file_id` on.
+    /// Split baskets, colliding keys and keys with several copies among the files from
+    /// `first_file_id` on (`all_new`: every file in bronze, as a first landing, a mirror and the
+    /// layout 7 migration ask). Each list keeps a row once, so asking again adds nothing twice.
     pub(crate) fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, all_new: bool) -> Result<()> {
         if all_new {
             self.exec("finding baskets with several copies", &KEY_ROWS_ALL, &[])?;
@@ -242,14 +244,6 @@ impl Tx<'_> {
         self.exec("finding split or colliding keys", &KEY_CANDIDATES, &[])?;
         self.exec("finding split baskets", &SPLIT_BASKETS_INSERT, &[])?;
         self.exec("finding basket keys that collide", &KEY_COLLISIONS_INSERT, &[])?;
-        Ok(())
-    }
-
-    /// Every basket key of bronze with more than one copy, listed from scratch (a lab's layout
-    /// 6 migrated to 7).
-    pub(crate) fn find_multi_copies_of_every_key(&mut self) -> Result<()> {
-        self.exec("finding baskets with several copies", &KEY_ROWS_ALL, &[])?;
-        self.exec("listing keys with several copies", &MULTI_COPIES_INSERT, &[])?;
         Ok(())
     }
 

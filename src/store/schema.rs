@@ -102,6 +102,16 @@ impl Store {
         Ok(())
     }
 
+    /// Layout 7 lists every basket key with more than one copy: found from all of bronze by a
+    /// first landing's own statements (split baskets and collisions already listed are kept
+    /// once), in one transaction with the new layout's record.
+    fn migrate_6_to_7(&self) -> Result<()> {
+        let mut tx = super::Tx::begin(self, None)?;
+        tx.find_split_baskets_and_collisions(1, true)?;
+        FORMAT_SET.run(self, duckdb::named_params! { "format": 7 })?;
+        tx.commit().map(|_| ())
+    }
+
     /// What a reading connection sets up: nothing in the lab's file changes, so the lab must
     /// already be as this build writes it (its layout, and the views of this build's `create`).
     /// When it is not, `LabError::NeedsWriter` says why: a writer's open brings it up to date.
@@ -131,17 +141,6 @@ impl Store {
         self.as_of_session().wrap_err("creating the session's as-of macros")?;
         self.conn.set_prepared_statement_cache_capacity(128);
         Ok(())
-    }
-}
-
-impl Store {
-    /// Layout 7 lists every basket key with more than one copy: found from all of bronze, as a
-    /// first landing finds them, in one transaction with the new layout's record.
-    fn migrate_6_to_7(&self) -> Result<()> {
-        let mut tx = super::Tx::begin(self, None)?;
-        tx.find_multi_copies_of_every_key()?;
-        FORMAT_SET.run(self, duckdb::named_params! { "format": 7 })?;
-        tx.commit().map(|_| ())
     }
 }
 
