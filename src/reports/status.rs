@@ -61,10 +61,11 @@ pub(crate) fn statuses_at(lab: &Lab, dates: &[NaiveDate], as_of: Option<i64>) ->
     for &d in dates {
         let current = lab.store().version_at(d, as_of)?;
         let window = LatenessWindow::as_built(current.as_ref().and_then(|c| c.late_days));
-        if current.is_some() && window.missing_uploads(&landed, d).is_empty() {
+        let missing = window.missing_uploads(&landed, d);
+        if current.is_some() && missing.is_empty() {
             needing_inputs.entry(window.late_days).or_default().push(d);
         }
-        versions.push((d, current, window));
+        versions.push((d, current, window, missing));
     }
     let mut inputs: BTreeMap<(u32, NaiveDate), String> = BTreeMap::new();
     for (late_days, ds) in needing_inputs {
@@ -74,11 +75,9 @@ pub(crate) fn statuses_at(lab: &Lab, dates: &[NaiveDate], as_of: Option<i64>) ->
     }
     versions
         .into_iter()
-        .map(|(d, current, window)| {
+        .map(|(d, current, window, missing)| {
             let built_from = current.as_ref().map(|c| c.input_hash.as_str());
-            let finality = Finality::of(window.missing_uploads(&landed, d), built_from, || {
-                Ok::<_, color_eyre::Report>(inputs.get(&(window.late_days, d)).cloned())
-            })?;
+            let finality = Finality::of(missing, built_from, || Ok::<_, color_eyre::Report>(inputs.get(&(window.late_days, d)).cloned()))?;
             Ok(DateStatus {
                 business_date: d,
                 late_days: window.late_days,
