@@ -87,13 +87,12 @@ GROUP BY e.business_date, e.store_id, e.country, e.currency
 ORDER BY e.business_date, e.store_id;
 
 -- name: changed_counts
--- Rows per changed date ($dates) after the rewrite: silver (snapshot $snapshot_id's version),
--- then gold. $first..$last as above.
-SELECT w.business_date, coalesce(s.n, 0) AS silver_rows, coalesce(g.n, 0) AS gold_rows
+-- Rows per changed date ($dates) after the rewrite, from the gold version snapshot $snapshot_id
+-- just wrote: silver's are its baskets (each silver row is one basket of one gold row), gold's its
+-- rows. Gold is a few hundred rows a date, silver tens of thousands. $first..$last as above.
+SELECT w.business_date, coalesce(g.baskets, 0) AS silver_rows, coalesce(g.n, 0) AS gold_rows
 FROM dates_of($dates::VARCHAR) w
-LEFT JOIN (SELECT business_date, count(*) AS n FROM silver.versions
-           WHERE snapshot_id = $snapshot_id::BIGINT GROUP BY 1) s USING (business_date)
-LEFT JOIN (SELECT business_date, count(*) AS n FROM audit.gold_history
+LEFT JOIN (SELECT business_date, sum(baskets)::BIGINT AS baskets, count(*) AS n FROM audit.gold_history
            WHERE snapshot_id = $snapshot_id::BIGINT AND business_date BETWEEN $first::DATE AND $last::DATE GROUP BY 1) g USING (business_date)
 ORDER BY 1;
 
