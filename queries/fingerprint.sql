@@ -66,6 +66,20 @@ WHERE NOT EXISTS (SELECT 1 FROM audit.snapshot_dates x
 -- its own. The table keeps at most one state per date.
 DELETE FROM audit.gold_prefix WHERE business_date >= $first::DATE;
 
+-- name: carry_prefix
+-- A write $snapshot_id that left the text of its dates (from $first on) as it was also leaves the
+-- states as they were: the states from $first on that held before it are carried to it, so that
+-- prefix_before still finds them. A state held unless a write between the oldest of them and this
+-- one rewrote its date or an earlier one (a cautious test: it may drop a state that held, which
+-- only costs the next write some hashing).
+UPDATE audit.gold_prefix SET snapshot_id = $snapshot_id::BIGINT
+WHERE business_date >= $first::DATE
+  AND business_date < coalesce(
+      (SELECT min(x.business_date) FROM audit.snapshot_dates x
+       WHERE x.snapshot_id > (SELECT min(snapshot_id) FROM audit.gold_prefix WHERE business_date >= $first::DATE)
+         AND x.snapshot_id < $snapshot_id::BIGINT AND x.action <> 'skip'),
+      DATE '9999-12-31');
+
 -- name: keep_prefix
 -- The states a write $snapshot_id reached at the end of each of its dates $dates: gold's rows up to
 -- each ($rows) and the MD5 state ($states, hex), each list joined with commas, in the same order.

@@ -105,7 +105,8 @@ CREATE TABLE IF NOT EXISTS audit.gold_text (
 -- records the dates from its first rewritten one on, so the next write hashes only the text from
 -- its own first date on, not all of gold. A state is used only while no later write has rewritten
 -- its date or any earlier one (see prefix_before in fingerprint.sql). A write drops the states from
--- its first date on before it records its own, so there is at most one per date.
+-- its first date on before it records its own, so there is at most one per date; a write that left
+-- its dates' text as it was carries them to its own id instead (carry_prefix).
 CREATE TABLE IF NOT EXISTS audit.gold_prefix (
     snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, rows BIGINT NOT NULL, state BLOB NOT NULL);
 -- A date's window kept past its own snapshot's: `reopen` widened it, and every later write of the

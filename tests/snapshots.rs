@@ -496,6 +496,61 @@ fn a_write_hashes_gold_from_the_state_before_its_first_date_and_never_from_a_sta
     assert_eq!(count(&lab, "SELECT count(*) - count(DISTINCT business_date) FROM audit.gold_prefix"), 0);
 }
 
+#[test]
+fn a_write_that_leaves_its_text_as_it_was_keeps_the_fingerprint_and_carries_only_states_that_held() {
+    use recount::lake::reopen::{self, Decision};
+    let dir = tempdir();
+    let ups = uploads(small_world());
+    let (early, late) = ups.split_at(ups.len() - 1);
+    let check = |lab: &recount::lake::Lab, rec: &recount::lake::snapshot::SnapshotRecord| {
+        assert_eq!((rec.fingerprint.rows, rec.fingerprint.md5.clone()), duckdb_fingerprint(lab), "snapshot {}", rec.snapshot_id);
+    };
+    let states_from = |lab: &recount::lake::Lab, id: i64, d: chrono::NaiveDate| {
+        count(lab, &format!("SELECT count(*) FROM audit.gold_prefix WHERE snapshot_id = {id} AND business_date >= DATE '{d}'"))
+    };
+    let forced = v2::V2Options { force: true, ..opts() };
+    let d = {
+        let mut lab = open_lab(dir.path());
+        land::land(&mut lab, small_world(), early).unwrap();
+        let pass = v2::run_range(&lab, early, opts()).unwrap().0.snapshot;
+        check(&lab, &pass);
+        // The same inputs rebuilt by the process that hashed them: the text is the same, so the
+        // fingerprint is, and every state from the first rebuilt date on still holds.
+        let dates: Vec<chrono::NaiveDate> = lab.store().business_dates().unwrap();
+        let middle = &dates[dates.len() / 3..dates.len() / 3 + 3];
+        let held = states_from(&lab, pass.snapshot_id, middle[0]);
+        let rebuilt = v2::rebuild_dates(&lab, middle, forced).unwrap().snapshot;
+        assert_eq!(rebuilt.dates_rewritten, 3);
+        check(&lab, &rebuilt);
+        assert_eq!(rebuilt.fingerprint, pass.fingerprint);
+        assert!(held > 3, "{held}");
+        assert_eq!(states_from(&lab, rebuilt.snapshot_id, middle[0]), held, "the states are carried to the rebuild");
+        // A date rewritten for real (reopened), with the states put back as a build that keeps
+        // none would leave them: those from the date on are stale. Rebuilt again unchanged, the
+        // date carries none of them.
+        let d = a_date_with_late_baskets(&lab);
+        let sql = |q: &str| lab.store().connection_for_tests().execute_batch(q).unwrap();
+        sql("CREATE TEMP TABLE states_before AS SELECT * FROM audit.gold_prefix");
+        let run = reopen::reopen(&lab, d, Decision { reason: "late tills approved", by: "test" }, opts()).unwrap().snapshot;
+        check(&lab, &run);
+        assert_ne!(run.fingerprint, rebuilt.fingerprint);
+        sql("DELETE FROM audit.gold_prefix; INSERT INTO audit.gold_prefix SELECT * FROM states_before");
+        let stale = count(&lab, &format!("SELECT count(*) FROM audit.gold_prefix WHERE business_date > DATE '{d}'"));
+        assert!(stale > 0, "{stale}");
+        let again = v2::rebuild_dates(&lab, &[d], forced).unwrap().snapshot;
+        check(&lab, &again);
+        assert_eq!(again.fingerprint, run.fingerprint);
+        assert_eq!(states_from(&lab, again.snapshot_id, d), 0, "stale states are not carried");
+        d
+    };
+    // The next write, in a new process, resumes only from a state that held.
+    let mut lab = open_lab(dir.path());
+    land::land(&mut lab, small_world(), late).unwrap();
+    let run = v2::run_upload(&lab, late[0], TriggerKind::Daily, opts()).unwrap();
+    assert!(run.dates.iter().all(|o| o.business_date > d), "the daily run's dates come after {d}");
+    check(&lab, &run.snapshot);
+}
+
 /// The first date of the small world, landed and run in one pass, with a basket v2 misses
 /// because every copy arrived past the window.
 fn a_date_with_late_baskets(lab: &recount::lake::Lab) -> chrono::NaiveDate {

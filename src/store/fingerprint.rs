@@ -38,6 +38,7 @@ statements! {
     PREFIX_BEFORE: Query<GoldPrefix> = fingerprint::PREFIX_BEFORE;
     FORGET_PREFIX: Exec = fingerprint::FORGET_PREFIX;
     KEEP_PREFIX: Exec = fingerprint::KEEP_PREFIX;
+    CARRY_PREFIX: Exec = fingerprint::CARRY_PREFIX;
     KEEP_VERSION_TEXT: Exec = fingerprint::KEEP_VERSION_TEXT;
     VERSION_TEXT: Query<GoldChunk> = fingerprint::VERSION_TEXT;
     KEPT_TEXT: Query<KeptText> = fingerprint::KEPT_TEXT;
@@ -117,6 +118,13 @@ impl Tx<'_> {
             self.exec("keeping gold's text", &KEEP_VERSION_TEXT, named_params! { "snapshot_id": snapshot_id, "dates": list })?;
         }
         Ok(())
+    }
+
+    /// Write `snapshot_id` left gold's text from `first` (its first date) on as it was: the states
+    /// that held before it hold after it.
+    pub(crate) fn carry_gold_prefix(&mut self, snapshot_id: i64, first: NaiveDate) -> Result<()> {
+        let params = named_params! { "snapshot_id": snapshot_id, "first": first };
+        self.exec("gold's text unchanged: carrying its hash states", &CARRY_PREFIX, params).map(|_| ())
     }
 
     /// Records the states write `snapshot_id` reached at the end of each of its dates, in place
