@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from recount_spark.tables import PROP, hashes_in, summary_of, windows_in
@@ -127,13 +129,28 @@ def gold_rows(table: Any, snapshot_id: int | None = None, date: dt.date | None =
     return rows
 
 
+def text_md5(chunks: Iterable[tuple[int, str]]) -> tuple[int, str]:
+    """The contract's fingerprint of gold's text given one chunk (rows, text) per business date in
+    date order: the chunks joined by newlines, hashed as they come, and the rows summed. A date
+    without rows adds nothing. The lab's rule is the same (TextHash in src/lake/snapshot.rs)."""
+    h, rows, started = hashlib.md5(), 0, False
+    for n, text in chunks:
+        if n == 0:
+            continue
+        if started:
+            h.update(b"\n")
+        h.update(text.encode("utf-8"))
+        rows, started = rows + n, True
+    return rows, h.hexdigest()
+
+
 def pyiceberg_fingerprint(warehouse: str, as_of: int | None = None) -> dict[str, Any]:
     table = static_table(warehouse, "daily_store_sales")
     rows = gold_rows(table, snapshot_id=as_of)
-    text = "\n".join(
-        f"{r['business_date']:%Y-%m-%d}|{r['store_id']}|{r['country']}|{r['currency']}|{r['baskets']}|{r['revenue_minor']}" for r in rows
-    )
-    return {"rows": len(rows), "md5": hashlib.md5(text.encode("utf-8")).hexdigest(), "as_of": as_of, "reader": "pyiceberg"}
+    line = "{business_date:%Y-%m-%d}|{store_id}|{country}|{currency}|{baskets}|{revenue_minor}".format_map
+    days = itertools.groupby(rows, key=lambda r: r["business_date"])
+    n, md5 = text_md5((len(ls), "\n".join(ls)) for ls in ([line(r) for r in day] for _, day in days))
+    return {"rows": n, "md5": md5, "as_of": as_of, "reader": "pyiceberg"}
 
 
 def files_by_partition(table: Any, snapshot_id: int | None) -> dict[str, list[str]]:
