@@ -185,7 +185,8 @@ class Warehouse:
         else:
             # Time travel, as SQL's `SELECT ... FROM gold VERSION AS OF s`.
             self.spark.read.option("snapshot-id", int(as_of)).table(GOLD).createOrReplaceTempView("gold")
-        rows, md5 = state.text_md5((r.rows, r.text) for r in self.sql("fingerprint", "chunks").toLocalIterator())
+        with timed("fingerprint"):
+            rows, md5 = state.text_md5((r.rows, r.text) for r in self.sql("fingerprint", "chunks").toLocalIterator())
         return {"rows": rows, "md5": md5, "as_of": as_of, "reader": "spark"}
 
     def rollback(self, snapshot: int) -> dict[str, Any]:
