@@ -25,20 +25,16 @@ SELECT gold_rows AS rows, gold_md5 AS md5 FROM audit.snapshots ORDER BY snapshot
 
 -- name: keep_version_text
 -- The fingerprint text of the gold version snapshot $snapshot_id wrote, for each of its dates
--- $dates (a list), kept in audit.gold_text: a date it emptied gets 0 rows and no text.
+-- $dates (a list), kept in audit.gold_text: a date it emptied gets 0 rows and no text. Returned
+-- too, so that a process holding gold's text brings it up to date without reading it back.
 INSERT INTO audit.gold_text
 SELECT $snapshot_id::BIGINT, d.business_date, count(g.store_id),
        string_agg(gold_line(g.business_date, g.store_id, g.country, g.currency, g.baskets, g.revenue_minor),
                   chr(10) ORDER BY g.store_id)
 FROM dates_of($dates::VARCHAR) d
 LEFT JOIN audit.gold_history g ON g.snapshot_id = $snapshot_id::BIGINT AND g.business_date = d.business_date
-GROUP BY 1, 2;
-
--- name: version_text
--- The kept text of the gold version $snapshot_id wrote, of its dates in $first..$last that hold rows.
-SELECT business_date, rows, text FROM audit.gold_text
-WHERE snapshot_id = $snapshot_id::BIGINT AND business_date BETWEEN $first::DATE AND $last::DATE AND rows > 0
-ORDER BY 1;
+GROUP BY 1, 2
+RETURNING business_date, rows, text;
 
 -- name: kept_text
 -- Gold's text now, as kept, from date $first on (NULL: every date): each date's current version

@@ -76,6 +76,8 @@ SELECT count(*) AS keys FROM bronze.key_collisions;
 -- version of gold (gold.daily_store_sales shows it once the snapshot's dates are recorded);
 -- $first..$last as above. A semi join, since as an inner join DuckDB first grouped bronze's rows
 -- by the join's keys and the gold columns, which took half the statement (docs/performance.md).
+-- It returns each new row's date and baskets: the caller counts each date's rows from them,
+-- gold's and silver's (each silver row is one basket of one gold row), with no query more.
 INSERT INTO audit.gold_history
 SELECT $snapshot_id::BIGINT, e.business_date, e.store_id, e.country, e.currency, count(*), sum(e.revenue_minor)::BIGINT
 FROM bronze.events e
@@ -84,17 +86,8 @@ SEMI JOIN (SELECT business_date, file_id, line FROM silver.versions
     ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line
 WHERE e.business_date BETWEEN $first::DATE AND $last::DATE
 GROUP BY e.business_date, e.store_id, e.country, e.currency
-ORDER BY e.business_date, e.store_id;
-
--- name: changed_counts
--- Rows per changed date ($dates) after the rewrite, from the gold version snapshot $snapshot_id
--- just wrote: silver's are its baskets (each silver row is one basket of one gold row), gold's its
--- rows. Gold is a few hundred rows a date, silver tens of thousands. $first..$last as above.
-SELECT w.business_date, coalesce(g.baskets, 0) AS silver_rows, coalesce(g.n, 0) AS gold_rows
-FROM dates_of($dates::VARCHAR) w
-LEFT JOIN (SELECT business_date, sum(baskets)::BIGINT AS baskets, count(*) AS n FROM audit.gold_history
-           WHERE snapshot_id = $snapshot_id::BIGINT AND business_date BETWEEN $first::DATE AND $last::DATE GROUP BY 1) g USING (business_date)
-ORDER BY 1;
+ORDER BY e.business_date, e.store_id
+RETURNING business_date, baskets;
 
 -- name: pending_store_changes
 -- The store corrections no v2 run has rebuilt for yet, oldest first.

@@ -224,15 +224,15 @@ impl GoldText {
         }
     }
 
-    /// Replaces the chunks of the dates a write rewrote with the versions it kept (a date it
-    /// emptied has none). True when some date's text changed.
-    fn rewrite(&mut self, store: &Store, written: &Written) -> Result<bool> {
-        let old: BTreeMap<NaiveDate, (i64, String)> = written.dates.iter().filter_map(|d| self.chunks.remove(d).map(|c| (*d, c))).collect();
-        for c in store.kept_version_text(written.snapshot_id, written.dates)? {
+    /// Replaces the chunks of the dates a write rewrote (`dates`) with the text it kept (`kept`:
+    /// a date it emptied has none). True when some date's text changed.
+    fn rewrite(&mut self, dates: &[NaiveDate], kept: Vec<GoldChunk>) -> bool {
+        let old: BTreeMap<NaiveDate, (i64, String)> = dates.iter().filter_map(|d| self.chunks.remove(d).map(|c| (*d, c))).collect();
+        for c in kept {
             self.chunks.insert(c.business_date, (c.rows, c.text));
         }
-        let new = written.dates.iter().filter_map(|d| self.chunks.get(d).map(|c| (*d, c)));
-        Ok(!old.iter().map(|(d, c)| (*d, c)).eq(new))
+        let new = dates.iter().filter_map(|d| self.chunks.get(d).map(|c| (*d, c)));
+        !old.iter().map(|(d, c)| (*d, c)).eq(new)
     }
 }
 
@@ -256,15 +256,12 @@ pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Opti
         let all = GoldText::of(None, all_of_gold(tx.store())?);
         return Ok(hash_text(None, &all).0);
     };
-    tx.keep_gold_text(written.snapshot_id, written.dates)?;
+    let kept = tx.keep_gold_text(written.snapshot_id, written.dates)?;
     let slot = &lab.gold_text;
     // Held text is brought up to date first: a write that left its dates' text as it was (a
     // retry's re-sent baskets, a forced rebuild) leaves the fingerprint and the states as they were.
     let mut cached = slot.borrow_mut().take().filter(|t| t.covers(written.dates.first().copied()));
-    let changed = match cached.as_mut() {
-        Some(text) => text.rewrite(tx.store(), &written)?,
-        None => true,
-    };
+    let changed = cached.as_mut().is_none_or(|text| text.rewrite(written.dates, kept));
     if !changed && let Some(fp) = cached.as_ref().and_then(|t| t.fingerprint.clone()) {
         tx.carry_gold_prefix(written.snapshot_id, written.dates[0])?;
         tx.on_commit(move || {

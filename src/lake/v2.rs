@@ -439,14 +439,8 @@ const DATES_PER_INSERT: usize = 64;
 
 /// The new silver and gold versions of the dates of `w`, and the rows each holds.
 fn write_versions(tx: &mut Tx, w: &Rewrite, slice: &[NaiveDate], outcomes: &mut [DateOutcome]) -> Result<()> {
-    let silver_added = tx.insert_silver_version(w)?;
-    let gold_added = tx.insert_gold_version(w)?;
-    // One date (most runs of a backfill): its counts are the inserts' own.
-    let counts: HashMap<NaiveDate, (i64, i64)> = if w.first == w.last {
-        HashMap::from([(w.first, (silver_added, gold_added))])
-    } else {
-        tx.changed_counts(w)?.into_iter().map(|c| (c.business_date, (c.silver_rows, c.gold_rows))).collect()
-    };
+    tx.insert_silver_version(w)?;
+    let counts = tx.insert_gold_version(w)?;
     for o in outcomes.iter_mut().filter(|o| o.action == DateAction::Overwrite && slice.binary_search(&o.business_date).is_ok()) {
         (o.silver_added, o.gold_added) = counts.get(&o.business_date).copied().unwrap_or((0, 0));
     }

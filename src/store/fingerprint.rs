@@ -24,6 +24,11 @@ row! {
 const DAYS_PER_READ: i64 = 64;
 
 row! {
+    /// A date's text in a gold version (rows 0 and no text: the version emptied it).
+    pub struct VersionText { pub business_date: NaiveDate, pub rows: i64, pub text: Option<String> }
+}
+
+row! {
     /// A date's current gold version as its kept text (`missing`: none was kept for it).
     pub struct KeptText { pub business_date: NaiveDate, pub rows: i64, pub text: Option<String>, pub missing: bool }
 }
@@ -39,8 +44,7 @@ statements! {
     FORGET_PREFIX: Exec = fingerprint::FORGET_PREFIX;
     KEEP_PREFIX: Exec = fingerprint::KEEP_PREFIX;
     CARRY_PREFIX: Exec = fingerprint::CARRY_PREFIX;
-    KEEP_VERSION_TEXT: Exec = fingerprint::KEEP_VERSION_TEXT;
-    VERSION_TEXT: Query<GoldChunk> = fingerprint::VERSION_TEXT;
+    KEEP_VERSION_TEXT: Query<VersionText> = fingerprint::KEEP_VERSION_TEXT;
     KEPT_TEXT: Query<KeptText> = fingerprint::KEPT_TEXT;
     GOLD_SPAN: Query<GoldSpan> = fingerprint::GOLD_SPAN;
     CHUNKS: Query<GoldChunk> = fingerprint::CHUNKS;
@@ -92,13 +96,6 @@ impl Store {
         Ok(Some(out))
     }
 
-    /// The kept text of the gold version `snapshot_id` wrote, for those of its `dates` (sorted)
-    /// that hold rows.
-    pub(crate) fn kept_version_text(&self, snapshot_id: i64, dates: &[NaiveDate]) -> Result<Vec<GoldChunk>> {
-        let (Some(&first), Some(&last)) = (dates.first(), dates.last()) else { return Ok(Vec::new()) };
-        VERSION_TEXT.all(self, named_params! { "snapshot_id": snapshot_id, "first": first, "last": last })
-    }
-
     /// The recorded state hashing may resume from for a write whose first date is `first`.
     pub(crate) fn prefix_before(&self, first: NaiveDate) -> Result<Option<GoldPrefix>> {
         PREFIX_BEFORE.optional(self, named_params! { "first": first })
@@ -111,13 +108,21 @@ impl Store {
 }
 
 impl Tx<'_> {
-    /// Keeps the fingerprint text of the gold version `snapshot_id` wrote, for its `dates`.
-    pub(crate) fn keep_gold_text(&mut self, snapshot_id: i64, dates: &[NaiveDate]) -> Result<()> {
+    /// Keeps the fingerprint text of the gold version `snapshot_id` wrote, for its `dates`, and
+    /// returns the text of those that hold rows.
+    pub(crate) fn keep_gold_text(&mut self, snapshot_id: i64, dates: &[NaiveDate]) -> Result<Vec<GoldChunk>> {
+        let mut kept = Vec::new();
         for slice in dates.chunks(DAYS_PER_READ as usize) {
             let list = super::date_list(slice);
-            self.exec("keeping gold's text", &KEEP_VERSION_TEXT, named_params! { "snapshot_id": snapshot_id, "dates": list })?;
+            KEEP_VERSION_TEXT.each(self.store, named_params! { "snapshot_id": snapshot_id, "dates": list }, |v| {
+                if let Some(text) = v.text.filter(|_| v.rows > 0) {
+                    kept.push(GoldChunk { business_date: v.business_date, rows: v.rows, text });
+                }
+                Ok(())
+            })?;
+            self.step("keeping gold's text")?;
         }
-        Ok(())
+        Ok(kept)
     }
 
     /// Write `snapshot_id` left gold's text from `first` (its first date) on as it was: the states

@@ -34,7 +34,7 @@ pub use reports::{
 pub use scan::{RowSource, arrow};
 pub use schema::LAB_FORMAT;
 pub use snapshot::{DateOutcome, RowsOfVersion, SnapshotRow, VersionAt, VersionInputs, VersionedDate};
-pub use v2::{ChangedCounts, CurrentVersion, InputCell, PendingStoreChange, Rewrite, UploadCell};
+pub use v2::{CurrentVersion, InputCell, PendingStoreChange, Rewrite, UploadCell};
 pub use vocab::{ChangeKind, DateAction, Operation, TriggerKind};
 
 use crate::error::LabError;

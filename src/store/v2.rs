@@ -4,6 +4,7 @@ use super::{Exec, Query, Store, Tx, row, statements};
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
 use duckdb::named_params;
+use std::collections::BTreeMap;
 
 row! {
     /// What one file of an upload holds for one business date and currency, flagged.
@@ -41,8 +42,8 @@ row! {
 }
 
 row! {
-    /// Rows a new version of a date holds.
-    pub struct ChangedCounts { pub business_date: NaiveDate, pub silver_rows: i64, pub gold_rows: i64 }
+    /// One row a new gold version holds: its date and baskets (silver's rows behind it).
+    pub struct GoldAdded { pub business_date: NaiveDate, pub baskets: i64 }
 }
 
 row! {
@@ -73,8 +74,7 @@ statements! {
     CURRENT_VERSIONS: Query<CurrentVersion> = v2::CURRENT_VERSIONS;
     SILVER_INSERT: Exec = v2::SILVER_INSERT;
     KEY_COLLISIONS: Query<KeyCount> = v2::KEY_COLLISIONS;
-    GOLD_INSERT: Exec = v2::GOLD_INSERT;
-    CHANGED_COUNTS: Query<ChangedCounts> = v2::CHANGED_COUNTS;
+    GOLD_INSERT: Query<GoldAdded> = v2::GOLD_INSERT;
     KEPT_WINDOWS: Query<KeptWindow> = v2::KEPT_WINDOWS;
     DATE_WINDOWS_INSERT: Exec = v2::DATE_WINDOWS_INSERT;
 }
@@ -147,31 +147,32 @@ impl Tx<'_> {
     }
 
     /// The new silver version of the dates: one pointer per basket to its winning copy.
-    pub(crate) fn insert_silver_version(&mut self, w: &Rewrite) -> Result<i64> {
+    pub(crate) fn insert_silver_version(&mut self, w: &Rewrite) -> Result<()> {
         let dates = w.gaps.then_some(w.dates);
         let params = named_params! {
             "snapshot_id": w.snapshot_id, "late_days": w.late_days, "first": w.first, "last": w.last,
             "key_collisions": w.key_collisions, "dates": dates,
         };
-        Ok(self.exec("silver insert", &SILVER_INSERT, params)? as i64)
+        self.exec("silver insert", &SILVER_INSERT, params).map(|_| ())
     }
 
-    /// The new gold version of the dates, from the silver version just written.
-    pub(crate) fn insert_gold_version(&mut self, w: &Rewrite) -> Result<i64> {
-        Ok(self.exec("gold insert", &GOLD_INSERT, named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last })? as i64)
+    /// The new gold version of the dates, from the silver version just written, and the rows
+    /// the two versions hold per date: (silver's, gold's).
+    pub(crate) fn insert_gold_version(&mut self, w: &Rewrite) -> Result<BTreeMap<NaiveDate, (i64, i64)>> {
+        let mut counts: BTreeMap<NaiveDate, (i64, i64)> = BTreeMap::new();
+        let params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last };
+        GOLD_INSERT.each(self.store, params, |row| {
+            let c = counts.entry(row.business_date).or_default();
+            (c.0, c.1) = (c.0 + row.baskets, c.1 + 1);
+            Ok(())
+        })?;
+        self.step("gold insert")?;
+        Ok(counts)
     }
 
     /// Snapshot `snapshot_id` rebuilt for every pending store correction.
     pub(crate) fn mark_store_changes_applied(&mut self, snapshot_id: i64) -> Result<()> {
         self.exec("recording the store corrections as rebuilt", &STORE_CHANGES_APPLIED, named_params! { "snapshot_id": snapshot_id })
             .map(|_| ())
-    }
-
-    /// Rows per date of the versions just written.
-    pub(crate) fn changed_counts(&mut self, w: &Rewrite) -> Result<Vec<ChangedCounts>> {
-        let params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last, "dates": w.dates };
-        let counts = CHANGED_COUNTS.all(self.store, params)?;
-        self.step("counting rows per date")?;
-        Ok(counts)
     }
 }
