@@ -27,10 +27,13 @@ WHERE business_date BETWEEN $first::DATE AND $last::DATE
 
 -- name: current_versions
 -- The version silver and gold hold now of each date from $first to $last (the rule in
--- audit.versions_as_of), with the input hash it was built from and its row counts.
-SELECT sd.business_date, sd.input_hash, sd.silver_added AS silver_rows, sd.gold_added AS gold_rows
+-- audit.versions_as_of), with the input hash it was built from, its row counts and the window
+-- it keeps (as kept_windows; NULL: none).
+SELECT sd.business_date, sd.input_hash, sd.silver_added AS silver_rows, sd.gold_added AS gold_rows,
+       dw.late_days AS kept_late_days
 FROM audit.snapshot_dates sd
 JOIN audit.versions_as_of(NULL) v USING (business_date, snapshot_id)
+LEFT JOIN audit.date_windows dw USING (business_date, snapshot_id)
 WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
 
 -- name: silver_insert

@@ -11,7 +11,7 @@ use crate::store::{DateAction, DateOutcome, Rewrite, Store, Tx, hex};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, eyre};
 use md5::Digest;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 pub use crate::rules::DEFAULT_LATE_DAYS;
 
@@ -312,12 +312,8 @@ impl RebuildPreview {
 
 /// What each date gets: its new input hash compared with the one its current version was built
 /// from; unchanged dates are skipped unless forced.
-fn plan(store: &Store, dates: &[NaiveDate], opts: V2Options) -> Result<Vec<DateOutcome>> {
+fn plan(store: &Store, dates: &[NaiveDate], opts: V2Options, current: &Versions) -> Result<Vec<DateOutcome>> {
     let hashes = input_hashes(store, opts.late_days, dates)?;
-    let current: HashMap<NaiveDate, _> = match (dates.iter().min(), dates.iter().max()) {
-        (Some(&first), Some(&last)) => store.current_versions(first, last)?.into_iter().map(|c| (c.business_date, c)).collect(),
-        _ => HashMap::new(),
-    };
     Ok(hashes
         .into_iter()
         .map(|(d, rows, hash)| {
@@ -342,28 +338,28 @@ fn plan(store: &Store, dates: &[NaiveDate], opts: V2Options) -> Result<Vec<DateO
         .collect())
 }
 
+/// The version each date holds now (`Store::current_versions`).
+type Versions = BTreeMap<NaiveDate, crate::store::CurrentVersion>;
+
 /// The window each of `dates` is built with, grouped: the run's, or a kept one (a reopening's,
 /// or `reopen`'s new one), which a write carries on to the date's new version. Sorted dates.
 fn windows(
-    store: &Store,
     dates: &[NaiveDate],
     opts: V2Options,
     reopen: Option<(NaiveDate, u32)>,
-) -> Result<BTreeMap<(u32, bool), Vec<NaiveDate>>> {
-    let kept = match (dates.first(), dates.last()) {
-        (Some(&first), Some(&last)) => store.kept_windows(first, last)?,
-        _ => BTreeMap::new(),
-    };
+    current: &Versions,
+) -> BTreeMap<(u32, bool), Vec<NaiveDate>> {
     let mut groups: BTreeMap<(u32, bool), Vec<NaiveDate>> = BTreeMap::new();
     for &d in dates {
-        let key = match (reopen.filter(|r| r.0 == d), kept.get(&d)) {
+        let kept = current.get(&d).and_then(|c| u32::try_from(c.kept_late_days?).ok());
+        let key = match (reopen.filter(|r| r.0 == d), kept) {
             (Some((_, wide)), _) => (wide, true),
-            (None, Some(&k)) => (LatenessWindow::with_kept(opts.late_days, Some(k)).late_days, true),
+            (None, Some(k)) => (LatenessWindow::with_kept(opts.late_days, Some(k)).late_days, true),
             (None, None) => (opts.late_days, false),
         };
         groups.entry(key).or_default().push(d);
     }
-    Ok(groups)
+    groups
 }
 
 fn rewrite(lab: &Lab, dates: &[NaiveDate], trigger: Trigger, beyond: Vec<BeyondWindow>, opts: V2Options) -> Result<RunReport> {
@@ -379,10 +375,14 @@ fn rewrite_with(
     reopen: Option<(NaiveDate, u32)>,
 ) -> Result<RunReport> {
     let started = std::time::Instant::now();
-    let groups = windows(lab.store(), dates, opts, reopen)?;
+    let current = match (dates.iter().min(), dates.iter().max()) {
+        (Some(&first), Some(&last)) => lab.store().current_versions(first, last)?,
+        _ => BTreeMap::new(),
+    };
+    let groups = windows(dates, opts, reopen, &current);
     let mut outcomes = Vec::new();
     for (&(late_days, _), ds) in &groups {
-        outcomes.extend(plan(lab.store(), ds, V2Options { late_days, ..opts })?);
+        outcomes.extend(plan(lab.store(), ds, V2Options { late_days, ..opts }, &current)?);
     }
     outcomes.sort_by_key(|o| o.business_date);
     let changed: Vec<NaiveDate> = outcomes.iter().filter(|o| o.action == DateAction::Overwrite).map(|o| o.business_date).collect();

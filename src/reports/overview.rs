@@ -73,7 +73,7 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
     for (late_days, ds) in closed_by_window {
         let (Some(&first), Some(&last)) = (ds.first(), ds.last()) else { continue };
         let built: BTreeMap<NaiveDate, String> =
-            lab.store().current_versions(first, last)?.into_iter().map(|v| (v.business_date, v.input_hash)).collect();
+            lab.store().current_versions(first, last)?.into_iter().map(|(d, v)| (d, v.input_hash)).collect();
         for (d, _, hash) in crate::lake::v2::input_hashes(lab.store(), late_days, &ds)? {
             if let Some(e) = dates.get_mut(&d) {
                 e.stale = built.get(&d).is_some_and(|b| *b != hash);

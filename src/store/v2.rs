@@ -28,8 +28,14 @@ row! {
 }
 
 row! {
-    /// The version of a date that silver and gold hold now.
-    pub struct CurrentVersion { pub business_date: NaiveDate, pub input_hash: String, pub silver_rows: i64, pub gold_rows: i64 }
+    /// The version of a date that silver and gold hold now, and the window it keeps (reopened).
+    pub struct CurrentVersion {
+        pub business_date: NaiveDate,
+        pub input_hash: String,
+        pub silver_rows: i64,
+        pub gold_rows: i64,
+        pub kept_late_days: Option<i32>,
+    }
 }
 
 row! {
@@ -95,8 +101,9 @@ impl Store {
     }
 
     /// The current version of each built date in `first..=last`.
-    pub(crate) fn current_versions(&self, first: NaiveDate, last: NaiveDate) -> Result<Vec<CurrentVersion>> {
-        CURRENT_VERSIONS.all(self, named_params! { "first": first, "last": last })
+    pub(crate) fn current_versions(&self, first: NaiveDate, last: NaiveDate) -> Result<BTreeMap<NaiveDate, CurrentVersion>> {
+        let rows = CURRENT_VERSIONS.all(self, named_params! { "first": first, "last": last })?;
+        Ok(rows.into_iter().map(|c| (c.business_date, c)).collect())
     }
 
     /// The store corrections landed and not yet rebuilt for, oldest first.
@@ -112,7 +119,7 @@ impl Store {
     }
 
     /// The kept window of each date in `first..=last` whose version now has one (reopened).
-    pub(crate) fn kept_windows(&self, first: NaiveDate, last: NaiveDate) -> Result<std::collections::BTreeMap<NaiveDate, u32>> {
+    pub(crate) fn kept_windows(&self, first: NaiveDate, last: NaiveDate) -> Result<BTreeMap<NaiveDate, u32>> {
         let rows = KEPT_WINDOWS.all(self, named_params! { "first": first, "last": last })?;
         Ok(rows.into_iter().filter_map(|w| Some((w.business_date, u32::try_from(w.late_days).ok()?))).collect())
     }
