@@ -238,13 +238,14 @@ impl GoldText {
 
 /// The fingerprint of gold after a write that rewrote `changed` (None: nothing), seen inside the
 /// write's transaction. With nothing rewritten it is the one this process last hashed, or else
-/// the newest record's (every write of gold records one). A write keeps the text of its dates (audit.gold_text) and hashes gold's text
-/// only from its first date on: it resumes from the state recorded at the end of the date before
-/// (audit.gold_prefix), and records its own states for the next write. A daily run rewrites the
-/// newest dates, so it hashes a few days of text, not all of gold. A write whose dates' text is
-/// the text they had (known when this process holds gold's text) hashes nothing: the fingerprint
-/// is the newest record's, and the states still hold. A lab written before the text or the states
-/// were kept is hashed from gold itself, once.
+/// the newest record's (every write of gold records one). A write keeps the text of its dates
+/// (audit.gold_text) and hashes gold's text only from its first date on: it resumes from the
+/// state recorded at the end of the date before (audit.gold_prefix), and records its own states
+/// for the next write. A daily run rewrites the newest dates, so it hashes a few days of text, not
+/// all of gold. A write whose dates' text is the text they had (known when this process holds
+/// gold's text) hashes nothing: the fingerprint is the one this process hashed last, and the
+/// states that held still hold. A lab written before the text or the states were kept is hashed
+/// from gold itself, once.
 pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Option<Written>) -> Result<Fingerprint> {
     let Some(written) = changed.filter(|w| !w.dates.is_empty()) else {
         if let Some(fp) = lab.gold_text.borrow().as_ref().and_then(|t| t.fingerprint.clone()) {
