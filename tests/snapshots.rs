@@ -14,6 +14,11 @@ fn count(lab: &recount::lake::Lab, sql: &str) -> i64 {
     lab.store().connection_for_tests().query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
+/// The fingerprint a record carries is DuckDB's over all of gold, hashed whole.
+fn fingerprint_is_duckdbs(lab: &recount::lake::Lab, rec: &recount::lake::snapshot::SnapshotRecord) {
+    assert_eq!((rec.fingerprint.rows, rec.fingerprint.md5.clone()), duckdb_fingerprint(lab), "snapshot {}", rec.snapshot_id);
+}
+
 /// A lab run day by day up to and including `upto` uploads.
 fn daily(dir: &std::path::Path, upto: usize) -> recount::lake::Lab {
     let mut lab = open_lab(dir);
@@ -412,22 +417,19 @@ fn each_new_process_hashes_gold_from_its_kept_text_to_duckdbs_own_fingerprint() 
         let mut lab = open_lab(dir.path());
         land_all(&mut lab, small_world());
     }
-    let check = |lab: &recount::lake::Lab, rec: &recount::lake::snapshot::SnapshotRecord| {
-        assert_eq!((rec.fingerprint.rows, rec.fingerprint.md5.clone()), duckdb_fingerprint(lab), "snapshot {}", rec.snapshot_id);
-    };
     // Every run in a lab opened afresh: no text in memory, only what earlier writes kept.
     for &u in ups.iter().rev().take(8) {
         let lab = open_lab(dir.path());
-        check(&lab, &v2::run_upload(&lab, u, TriggerKind::Upload, opts()).unwrap().snapshot);
+        fingerprint_is_duckdbs(&lab, &v2::run_upload(&lab, u, TriggerKind::Upload, opts()).unwrap().snapshot);
     }
     let lab = open_lab(dir.path());
     let target = snapshot::head(&lab).unwrap().unwrap() - 3;
     drop(lab);
     let lab = open_lab(dir.path());
-    check(&lab, &snapshot::rollback(&lab, target, None).unwrap());
+    fingerprint_is_duckdbs(&lab, &snapshot::rollback(&lab, target, None).unwrap());
     drop(lab);
     let lab = open_lab(dir.path());
-    check(&lab, &v2::run_upload(&lab, ups[0], TriggerKind::Upload, opts()).unwrap().snapshot);
+    fingerprint_is_duckdbs(&lab, &v2::run_upload(&lab, ups[0], TriggerKind::Upload, opts()).unwrap().snapshot);
     // As of each snapshot, gold's fingerprint (read a slice of dates at a time) is the one its
     // record carries.
     let records = snapshot::records(&lab, snapshot::latest_id(&lab).unwrap()).unwrap();
@@ -444,9 +446,6 @@ fn a_write_hashes_gold_from_the_state_before_its_first_date_and_never_from_a_sta
     let dir = tempdir();
     let ups = uploads(small_world());
     let (early, late) = ups.split_at(ups.len() - 3);
-    let check = |lab: &recount::lake::Lab, rec: &recount::lake::snapshot::SnapshotRecord| {
-        assert_eq!((rec.fingerprint.rows, rec.fingerprint.md5.clone()), duckdb_fingerprint(lab), "snapshot {}", rec.snapshot_id);
-    };
     let states_of =
         |lab: &recount::lake::Lab, id: i64| count(lab, &format!("SELECT count(*) FROM audit.gold_prefix WHERE snapshot_id = {id}"));
     let gold_dates = |lab: &recount::lake::Lab| count(lab, "SELECT count(DISTINCT business_date) FROM gold.daily_store_sales");
@@ -454,7 +453,7 @@ fn a_write_hashes_gold_from_the_state_before_its_first_date_and_never_from_a_sta
         let mut lab = open_lab(dir.path());
         land::land(&mut lab, small_world(), early).unwrap();
         let pass = v2::run_range(&lab, early, opts()).unwrap().0.snapshot;
-        check(&lab, &pass);
+        fingerprint_is_duckdbs(&lab, &pass);
         assert_eq!(states_of(&lab, pass.snapshot_id), gold_dates(&lab), "a first write hashes every date");
     }
     // A daily run in a new process resumes before its first date: it records only the dates
@@ -467,31 +466,31 @@ fn a_write_hashes_gold_from_the_state_before_its_first_date_and_never_from_a_sta
         let mut lab = open_lab(dir.path());
         land::land(&mut lab, small_world(), &late[..1]).unwrap();
         let run = v2::run_upload(&lab, late[0], TriggerKind::Daily, opts()).unwrap().snapshot;
-        check(&lab, &run);
+        fingerprint_is_duckdbs(&lab, &run);
         let recorded = states_of(&lab, run.snapshot_id);
         assert!(recorded > 0 && recorded < gold_dates(&lab) / 2, "{recorded} states of {} dates", gold_dates(&lab));
         let d = a_date_with_late_baskets(&lab);
         let sql = |q: &str| lab.store().connection_for_tests().execute_batch(q).unwrap();
         sql("CREATE TEMP TABLE states_before AS SELECT * FROM audit.gold_prefix");
         let run = reopen::reopen(&lab, d, Decision { reason: "late tills approved", by: "test" }, opts()).unwrap().snapshot;
-        check(&lab, &run);
+        fingerprint_is_duckdbs(&lab, &run);
         sql("DELETE FROM audit.gold_prefix; INSERT INTO audit.gold_prefix SELECT * FROM states_before");
         run.snapshot_id
     };
     {
         let mut lab = open_lab(dir.path());
         land::land(&mut lab, small_world(), &late[1..2]).unwrap();
-        check(&lab, &v2::run_upload(&lab, late[1], TriggerKind::Daily, opts()).unwrap().snapshot);
+        fingerprint_is_duckdbs(&lab, &v2::run_upload(&lab, late[1], TriggerKind::Daily, opts()).unwrap().snapshot);
     }
     // A state that does not read back is not used either.
     {
         let mut lab = open_lab(dir.path());
         lab.store().connection_for_tests().execute_batch("UPDATE audit.gold_prefix SET state = '\\x01'::BLOB").unwrap();
         land::land(&mut lab, small_world(), &late[2..]).unwrap();
-        check(&lab, &v2::run_upload(&lab, late[2], TriggerKind::Daily, opts()).unwrap().snapshot);
+        fingerprint_is_duckdbs(&lab, &v2::run_upload(&lab, late[2], TriggerKind::Daily, opts()).unwrap().snapshot);
     }
     let lab = open_lab(dir.path());
-    check(&lab, &snapshot::rollback(&lab, reopened, None).unwrap());
+    fingerprint_is_duckdbs(&lab, &snapshot::rollback(&lab, reopened, None).unwrap());
     // A write replaces the states from its first date on: one per date, however many writes.
     assert_eq!(count(&lab, "SELECT count(*) - count(DISTINCT business_date) FROM audit.gold_prefix"), 0);
 }
@@ -502,9 +501,6 @@ fn a_write_that_leaves_its_text_as_it_was_keeps_the_fingerprint_and_carries_only
     let dir = tempdir();
     let ups = uploads(small_world());
     let (early, late) = ups.split_at(ups.len() - 1);
-    let check = |lab: &recount::lake::Lab, rec: &recount::lake::snapshot::SnapshotRecord| {
-        assert_eq!((rec.fingerprint.rows, rec.fingerprint.md5.clone()), duckdb_fingerprint(lab), "snapshot {}", rec.snapshot_id);
-    };
     let states_from = |lab: &recount::lake::Lab, id: i64, d: chrono::NaiveDate| {
         count(lab, &format!("SELECT count(*) FROM audit.gold_prefix WHERE snapshot_id = {id} AND business_date >= DATE '{d}'"))
     };
@@ -513,7 +509,7 @@ fn a_write_that_leaves_its_text_as_it_was_keeps_the_fingerprint_and_carries_only
         let mut lab = open_lab(dir.path());
         land::land(&mut lab, small_world(), early).unwrap();
         let pass = v2::run_range(&lab, early, opts()).unwrap().0.snapshot;
-        check(&lab, &pass);
+        fingerprint_is_duckdbs(&lab, &pass);
         // The same inputs rebuilt by the process that hashed them: the text is the same, so the
         // fingerprint is, and every state from the first rebuilt date on still holds.
         let dates: Vec<chrono::NaiveDate> = lab.store().business_dates().unwrap();
@@ -521,7 +517,7 @@ fn a_write_that_leaves_its_text_as_it_was_keeps_the_fingerprint_and_carries_only
         let held = states_from(&lab, pass.snapshot_id, middle[0]);
         let rebuilt = v2::rebuild_dates(&lab, middle, forced).unwrap().snapshot;
         assert_eq!(rebuilt.dates_rewritten, 3);
-        check(&lab, &rebuilt);
+        fingerprint_is_duckdbs(&lab, &rebuilt);
         assert_eq!(rebuilt.fingerprint, pass.fingerprint);
         assert!(held > 3, "{held}");
         assert_eq!(states_from(&lab, rebuilt.snapshot_id, middle[0]), held, "the states are carried to the rebuild");
@@ -532,13 +528,13 @@ fn a_write_that_leaves_its_text_as_it_was_keeps_the_fingerprint_and_carries_only
         let sql = |q: &str| lab.store().connection_for_tests().execute_batch(q).unwrap();
         sql("CREATE TEMP TABLE states_before AS SELECT * FROM audit.gold_prefix");
         let run = reopen::reopen(&lab, d, Decision { reason: "late tills approved", by: "test" }, opts()).unwrap().snapshot;
-        check(&lab, &run);
+        fingerprint_is_duckdbs(&lab, &run);
         assert_ne!(run.fingerprint, rebuilt.fingerprint);
         sql("DELETE FROM audit.gold_prefix; INSERT INTO audit.gold_prefix SELECT * FROM states_before");
         let stale = count(&lab, &format!("SELECT count(*) FROM audit.gold_prefix WHERE business_date > DATE '{d}'"));
         assert!(stale > 0, "{stale}");
         let again = v2::rebuild_dates(&lab, &[d], forced).unwrap().snapshot;
-        check(&lab, &again);
+        fingerprint_is_duckdbs(&lab, &again);
         assert_eq!(again.fingerprint, run.fingerprint);
         assert_eq!(states_from(&lab, again.snapshot_id, d), 0, "stale states are not carried");
         d
@@ -548,7 +544,7 @@ fn a_write_that_leaves_its_text_as_it_was_keeps_the_fingerprint_and_carries_only
     land::land(&mut lab, small_world(), late).unwrap();
     let run = v2::run_upload(&lab, late[0], TriggerKind::Daily, opts()).unwrap();
     assert!(run.dates.iter().all(|o| o.business_date > d), "the daily run's dates come after {d}");
-    check(&lab, &run.snapshot);
+    fingerprint_is_duckdbs(&lab, &run.snapshot);
 }
 
 /// The first date of the small world, landed and run in one pass, with a basket v2 misses
