@@ -511,6 +511,9 @@ fn daily_spark_gives_the_labs_fingerprint_and_a_correction_overwrites_exactly_it
     assert_eq!(old_check["agree"], false);
     let differ: Vec<&Value> = old_check["stores"].as_array().unwrap().iter().filter(|s| s["agree"] == false).collect();
     assert!(!differ.is_empty() && differ.iter().all(|s| s["country"] == "GB"), "only GB stores changed: {differ:?}");
+    // pyiceberg reads gold as of that snapshot too, a date's partition at a time: the old gold.
+    let py_then = json(&["spark", "fingerprint", "--warehouse", &wh, "--reader", "pyiceberg", "--as-of", &old_snapshot.to_string()]);
+    assert_eq!(fingerprint_line(&py_then), old_fp, "pyiceberg as of the snapshot before the correction");
     // Rollback to the snapshot before the correction: it reads gold VERSION AS OF that snapshot
     // first (the old values), then makes it current again (the old fingerprint).
     let back = json(&["spark", "rollback", &old_snapshot.to_string(), "--warehouse", &wh]);

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import itertools
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from recount_spark.tables import PROP, hashes_in, summary_of, windows_in
@@ -144,13 +143,34 @@ def text_md5(chunks: Iterable[tuple[int, str]]) -> tuple[int, str]:
     return rows, h.hexdigest()
 
 
-def pyiceberg_fingerprint(warehouse: str, as_of: int | None = None) -> dict[str, Any]:
-    table = static_table(warehouse, "daily_store_sales")
-    rows = gold_rows(table, snapshot_id=as_of)
+def gold_chunks(table: Any, snapshot_id: int | None = None) -> Iterator[tuple[int, str]]:
+    """Gold's fingerprint text one business date at a time, in date order, as the lab's chunks:
+    each date's rows sorted by store_id's bytes and joined by newlines, with their count. Gold is
+    partitioned by business date, and each date's files are read alone, so no read holds more
+    than one date of gold."""
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan
+
+    scan = table.scan(snapshot_id=snapshot_id)
+    by_date: dict[dt.date, list[Any]] = {}
+    for task in scan.plan_files():
+        by_date.setdefault(partition_date(task.file.partition[0]), []).append(task)
+    arrow = ArrowScan(table.metadata, table.io, scan.projection(), AlwaysTrue())
     line = "{business_date:%Y-%m-%d}|{store_id}|{country}|{currency}|{baskets}|{revenue_minor}".format_map
-    days = itertools.groupby(rows, key=lambda r: r["business_date"])
-    n, md5 = text_md5((len(ls), "\n".join(ls)) for ls in ([line(r) for r in day] for _, day in days))
+    for d in sorted(by_date):
+        rows: list[dict[str, Any]] = arrow.to_table(by_date[d]).to_pylist()
+        rows.sort(key=lambda r: r["store_id"].encode("utf-8"))
+        yield len(rows), "\n".join(line(r) for r in rows)
+
+
+def pyiceberg_fingerprint(warehouse: str, as_of: int | None = None) -> dict[str, Any]:
+    n, md5 = text_md5(gold_chunks(static_table(warehouse, "daily_store_sales"), as_of))
     return {"rows": n, "md5": md5, "as_of": as_of, "reader": "pyiceberg"}
+
+
+def partition_date(value: Any) -> dt.date:
+    """A business_date partition's value as pyiceberg gives it: days since 1970-01-01, or a date."""
+    return dt.date(1970, 1, 1) + dt.timedelta(days=value) if isinstance(value, int) else dt.date.fromisoformat(str(value))
 
 
 def files_by_partition(table: Any, snapshot_id: int | None) -> dict[str, list[str]]:
@@ -159,7 +179,5 @@ def files_by_partition(table: Any, snapshot_id: int | None) -> dict[str, list[st
     if snapshot_id is None:
         return out
     for task in table.scan(snapshot_id=snapshot_id).plan_files():
-        d = task.file.partition[0]
-        key = str(dt.date(1970, 1, 1) + dt.timedelta(days=d)) if isinstance(d, int) else str(d)
-        out.setdefault(key, []).append(task.file.file_path)
+        out.setdefault(str(partition_date(task.file.partition[0])), []).append(task.file.file_path)
     return {k: sorted(v) for k, v in out.items()}
