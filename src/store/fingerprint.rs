@@ -66,6 +66,11 @@ fn day_slices(first: NaiveDate, last: NaiveDate) -> Vec<(NaiveDate, NaiveDate)> 
     out
 }
 
+/// A date's kept text as a chunk of gold's text: none when the date holds no rows.
+fn chunk(business_date: NaiveDate, rows: i64, text: Option<String>) -> Option<GoldChunk> {
+    text.filter(|_| rows > 0).map(|text| GoldChunk { business_date, rows, text })
+}
+
 impl Store {
     /// Every date of gold as the fingerprint's text, in date order, as it stood at `as_of` (None:
     /// now), read a slice of days at a time.
@@ -89,9 +94,7 @@ impl Store {
             if k.missing {
                 return Ok(None);
             }
-            if let Some(text) = k.text.filter(|_| k.rows > 0) {
-                out.push(GoldChunk { business_date: k.business_date, rows: k.rows, text });
-            }
+            out.extend(chunk(k.business_date, k.rows, k.text));
         }
         Ok(Some(out))
     }
@@ -115,9 +118,7 @@ impl Tx<'_> {
         for slice in dates.chunks(DAYS_PER_READ as usize) {
             let list = super::date_list(slice);
             KEEP_VERSION_TEXT.each(self.store, named_params! { "snapshot_id": snapshot_id, "dates": list }, |v| {
-                if let Some(text) = v.text.filter(|_| v.rows > 0) {
-                    kept.push(GoldChunk { business_date: v.business_date, rows: v.rows, text });
-                }
+                kept.extend(chunk(v.business_date, v.rows, v.text));
                 Ok(())
             })?;
             self.step("keeping gold's text")?;
