@@ -351,7 +351,7 @@ fn windows(
 ) -> BTreeMap<(u32, bool), Vec<NaiveDate>> {
     let mut groups: BTreeMap<(u32, bool), Vec<NaiveDate>> = BTreeMap::new();
     for &d in dates {
-        let kept = current.get(&d).and_then(|c| u32::try_from(c.kept_late_days?).ok());
+        let kept = current.get(&d).and_then(|c| c.kept_window());
         let key = match (reopen.filter(|r| r.0 == d), kept) {
             (Some((_, wide)), _) => (wide, true),
             (None, Some(k)) => (LatenessWindow::with_kept(opts.late_days, Some(k)).late_days, true),

@@ -38,6 +38,18 @@ row! {
     }
 }
 
+impl CurrentVersion {
+    /// The window this version keeps (a reopening's), as `Store::kept_windows` gives it.
+    pub(crate) fn kept_window(&self) -> Option<u32> {
+        self.kept_late_days.and_then(kept_days)
+    }
+}
+
+/// A kept window's days (a negative count, which no write records, is none).
+fn kept_days(late_days: i32) -> Option<u32> {
+    u32::try_from(late_days).ok()
+}
+
 row! {
     pub struct KeyCount { pub keys: i64 }
 }
@@ -121,7 +133,7 @@ impl Store {
     /// The kept window of each date in `first..=last` whose version now has one (reopened).
     pub(crate) fn kept_windows(&self, first: NaiveDate, last: NaiveDate) -> Result<BTreeMap<NaiveDate, u32>> {
         let rows = KEPT_WINDOWS.all(self, named_params! { "first": first, "last": last })?;
-        Ok(rows.into_iter().filter_map(|w| Some((w.business_date, u32::try_from(w.late_days).ok()?))).collect())
+        Ok(rows.into_iter().filter_map(|w| Some((w.business_date, kept_days(w.late_days)?))).collect())
     }
 
     /// How many basket keys two basket_ids share.
