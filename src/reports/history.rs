@@ -258,49 +258,56 @@ pub(crate) fn diff_summaries(lab: &Lab, d: NaiveDate, cs: &[Compared]) -> Result
         parts.entry((r.version, r.country.unwrap_or_default())).or_default().push(part);
     }
     let versions: BTreeSet<i64> = cs.iter().flat_map(|c| [c.from_version, c.to_version]).flatten().collect();
-    let gold = gold_by_version(lab, d, versions)?;
-    let none = BTreeMap::new();
-    let gold_of = |v: Option<i64>| v.and_then(|v| gold.get(&v)).unwrap_or(&none);
+    let gold = GoldByVersion::read(lab, d, versions)?;
     Ok(cs
         .iter()
         .map(|&c| {
-            let (before, after) = (gold_of(c.from_version), gold_of(c.to_version));
             let mine: BTreeMap<&String, &[DiffPart]> = parts
                 .range((key(c.to_version), String::new())..)
                 .take_while(|((v, _), _)| *v == key(c.to_version))
                 .map(|((_, k), p)| (k, p.as_slice()))
                 .collect();
-            let names: BTreeSet<&String> = before.keys().chain(after.keys()).chain(mine.keys().copied()).collect();
-            let countries = names
-                .into_iter()
-                .map(|country| country_diff(country, before.get(country), after.get(country), mine.get(country).copied()))
-                .collect();
+            let countries = countries(gold.of(c.from_version), gold.of(c.to_version), &mine);
             let Compared { from_snapshot, to_snapshot, from_version, to_version } = c;
             DiffReport { business_date: d, from_snapshot, to_snapshot, from_version, to_version, countries, baskets: Vec::new() }
         })
         .collect())
 }
 
-/// Gold of `d` in each of `versions`, by country: (currency, baskets, revenue).
-type GoldByVersion = BTreeMap<i64, BTreeMap<String, (String, i64, i64)>>;
+/// Gold of one date in one version, by country: (currency, baskets, revenue).
+type ByCountry = BTreeMap<String, (String, i64, i64)>;
 
-fn gold_by_version(lab: &Lab, d: NaiveDate, versions: BTreeSet<i64>) -> Result<GoldByVersion> {
-    let mut gold: GoldByVersion = BTreeMap::new();
-    for g in lab.store().gold_versions(d, &versions.into_iter().collect::<Vec<_>>())? {
-        gold.entry(g.version).or_default().insert(g.country, (g.currency, g.baskets, g.revenue_minor));
+/// Gold of a date in each of some versions.
+struct GoldByVersion(BTreeMap<i64, ByCountry>);
+
+impl GoldByVersion {
+    fn read(lab: &Lab, d: NaiveDate, versions: BTreeSet<i64>) -> Result<GoldByVersion> {
+        let mut gold: BTreeMap<i64, ByCountry> = BTreeMap::new();
+        for g in lab.store().gold_versions(d, &versions.into_iter().collect::<Vec<_>>())? {
+            gold.entry(g.version).or_default().insert(g.country, (g.currency, g.baskets, g.revenue_minor));
+        }
+        Ok(GoldByVersion(gold))
     }
-    Ok(gold)
+
+    /// Version `v`'s gold (empty: no version, or one that held no row of the date).
+    fn of(&self, v: Option<i64>) -> &ByCountry {
+        static NONE: ByCountry = BTreeMap::new();
+        v.and_then(|v| self.0.get(&v)).unwrap_or(&NONE)
+    }
+}
+
+/// Each country's change between gold `before` and `after`, with the parts it is attributed to
+/// (`parts`; none for a country no basket moved).
+fn countries(before: &ByCountry, after: &ByCountry, parts: &BTreeMap<&String, &[DiffPart]>) -> Vec<CountryDiff> {
+    let names: BTreeSet<&String> = before.keys().chain(after.keys()).chain(parts.keys().copied()).collect();
+    names.into_iter().map(|country| country_diff(country, before.get(country), after.get(country), parts.get(country).copied())).collect()
 }
 
 /// `d`'s change by country between two versions from gold alone: a diff's countries without the
 /// baskets' attribution (the morning summary's figures, which need no basket).
 pub(crate) fn gold_change(lab: &Lab, d: NaiveDate, from_version: Option<i64>, to_version: Option<i64>) -> Result<Vec<CountryDiff>> {
-    let gold = gold_by_version(lab, d, [from_version, to_version].into_iter().flatten().collect())?;
-    let none = BTreeMap::new();
-    let gold_of = |v: Option<i64>| v.and_then(|v| gold.get(&v)).unwrap_or(&none);
-    let (before, after) = (gold_of(from_version), gold_of(to_version));
-    let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
-    Ok(names.into_iter().map(|country| country_diff(country, before.get(country), after.get(country), None)).collect())
+    let gold = GoldByVersion::read(lab, d, [from_version, to_version].into_iter().flatten().collect())?;
+    Ok(countries(gold.of(from_version), gold.of(to_version), &BTreeMap::new()))
 }
 
 /// One country's change between two versions (gold before and after: currency, baskets,
