@@ -27,6 +27,7 @@ const DRIVER: &[(&str, &str)] = &[
     ("__main__.py", include_str!("../spark/recount_spark/__main__.py")),
     ("cli.py", include_str!("../spark/recount_spark/cli.py")),
     ("evidence.py", include_str!("../spark/recount_spark/evidence.py")),
+    ("fast.py", include_str!("../spark/recount_spark/fast.py")),
     ("land.py", include_str!("../spark/recount_spark/land.py")),
     ("lines.py", include_str!("../spark/recount_spark/lines.py")),
     ("mirror.py", include_str!("../spark/recount_spark/mirror.py")),

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from recount_spark.lines import judged
 from recount_spark.parse import FILE_NAME, PARSED_DDL, PARSED_FIELDS, arrow_schema, printable
-from recount_spark.source import Source, _row, contract_line, file_lines, load, parse_file, read_stores
+from recount_spark.source import Source, _row, contract_line, file_batch, file_lines, load, read_stores
 from recount_spark.state import describe_change, last_store_change, stores_now
 from recount_spark.tables import BRONZE, RAW_FILES, STORE_CHANGES, STORES, writer
 from recount_spark.wire import timed
@@ -175,7 +175,6 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], store
     b_stores = w.spark.sparkContext.broadcast({s["store_id"]: {**s, "digits": w.digits.get(s["currency"])} for s in stores.stores})
     src = stores.source
     w.spark.createDataFrame(stores.stores, schema=w.spark.table(STORES).schema).createOrReplaceTempView("stores_in")
-    cols = [c for c, _ in PARSED_FIELDS]
 
     def parse(batches: Iterator[Any]) -> Iterator[Any]:
         # In the executors' Python workers: each file's lines out as Arrow batches (no row
@@ -188,10 +187,10 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], store
             for path, data in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist(), strict=True):
                 u, name, version = file_of(by_path, path)
                 try:
-                    rows = list(parse_file(src, u, name, version, data, b_stores.value))
+                    yield file_batch(src, u, name, version, data, b_stores.value)
                 except ValueError as e:
-                    rows = [{"upload_date": u, "file_name": name, "file_version": version, "line": 0, "reason": f"{HELD}{e}"}]
-                yield pa.RecordBatch.from_pydict({c: [r.get(c) for r in rows] for c in cols}, schema=schema)
+                    held = {"upload_date": u, "file_name": name, "file_version": version, "line": 0, "reason": f"{HELD}{e}"}
+                    yield pa.RecordBatch.from_pylist([held], schema=schema)
 
     files = w.spark.read.format("binaryFile").load(["file://" + p for p in by_path]).select("path", "content")
     kept = None

@@ -313,6 +313,22 @@ def parse_file(src: Source, upload_date: dt.date, file_name: str, version: int, 
         yield _row(base, i, parsed)
 
 
+def file_batch(src: Source, upload_date: dt.date, file_name: str, version: int, data: bytes, stores: Stores) -> Any:
+    """One file's rows as one Arrow batch of PARSED_FIELDS, as parse_file gives them: a file of
+    the contract's JSON Lines through the fast path (recount_spark.fast), any other shape row by
+    row. ValueError when the file cannot be read whole."""
+    import pyarrow as pa
+
+    from recount_spark.fast import file_batch as contract_batch
+    from recount_spark.parse import arrow_schema
+
+    if src.fields is None and src.format == "jsonl":
+        base = {"upload_date": upload_date, "file_name": file_name, "file_version": version}
+        lines = file_lines(src, upload_date, file_name, data)
+        return contract_batch(lines, base, stores, upload_date, lambda i, line: _row(base, i + 1, contract_line(line, stores, upload_date)))
+    return pa.RecordBatch.from_pylist(list(parse_file(src, upload_date, file_name, version, data, stores)), schema=arrow_schema())
+
+
 def split_lines(text: str) -> list[str]:
     """A file's lines as the lab splits them: at each newline, one carriage return before it
     dropped, no line after a final newline."""
