@@ -45,11 +45,12 @@ const DRIVER: &[(&str, &str)] = &[
 const PACKAGE: &str = "recount_spark";
 
 /// The version of the rules Spark applies, which every input hash covers (as the lab's cover
-/// `lake::code_version`): the package version and a digest of the Spark SQL and the line parser.
-/// A changed rule changes every hash, so the next run rebuilds every date it touches.
+/// `lake::code_version`): the package version and a digest of the Spark SQL and the line parser
+/// (the careful parser and its fast path). A changed rule changes every hash, so the next run
+/// rebuilds every date it touches.
 pub(crate) fn rules_version() -> String {
     let mut h = md5::Md5::new();
-    for (name, text) in QUERIES.iter().chain(DRIVER.iter().filter(|(n, _)| *n == "parse.py")) {
+    for (name, text) in QUERIES.iter().chain(DRIVER.iter().filter(|(n, _)| matches!(*n, "parse.py" | "fast.py"))) {
         h.update(name);
         h.update(text);
     }
