@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The figures in docs/performance.md: the full benchmark with the baseline in the same run, then
 # land + backwards backfill at 1x, 2x and 4x the stores. usage: scripts/bench-full.sh [RECOUNT_BINARY]
+# BASELINE=path/to/run.sh measures against another classic pipeline with the same command line
+# (`run.sh runs WORLD --backward --db FILE`); the default is the repository's, bench/classic/run.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 recount=${1:-${CARGO_TARGET_DIR:-target}/release/recount}
 work=${BENCH_DIR:-/var/tmp/recount-bench}
+baseline=${BASELINE:-bench/classic/run.sh}
 mkdir -p "$work"
 echo "== recount bench (full preset, 3 runs, baseline in the same run)"
-NO_COLOR=1 "$recount" bench --preset full --runs 3 --work-dir "$work" --baseline bench/classic/run.sh
+NO_COLOR=1 "$recount" bench --preset full --runs 3 --work-dir "$work" --baseline "$baseline"
 echo
 echo "== growth: land every upload + v2 backfill backwards, from an empty lab (3 runs each; take the median)"
 sync  # the baseline's database is written back before the growth runs, not during them
