@@ -114,7 +114,7 @@ def judged(captures: list[tuple[str | None, ...]], stores: Stores, upload_date: 
         ok = pc.and_(ok, c)
     amounts = [col[f"a{k}"].cast(pa.int64()) for k in (1, 2, 3)]
     revenue = pc.add(pc.add(amounts[0], pc.fill_null(amounts[1], 0)), pc.fill_null(amounts[2], 0))
-    tenders = pc.add(pc.add(pc.is_valid(amounts[1]).cast(pa.int32()), pc.is_valid(amounts[2]).cast(pa.int32())), 1)
+    tenders = pc.add(pc.add(pc.is_valid(amounts[1]).cast(pa.int32()), pc.is_valid(amounts[2]).cast(pa.int32())), 1).cast(pa.int32())
     ts = pa.timestamp("us", tz="UTC")
     out = {name: col[name] for name in ids}
     out |= {"event_ts": e_us.cast(ts), "uploaded_at": u_us.cast(ts), "uploaded_at_ns": u_ns, "revenue_minor": revenue,
