@@ -5,18 +5,18 @@
 -- run rewrites are bound as one list (see dates_of in schema.sql).
 
 -- name: upload_cells
--- What upload $upload holds per file version, business date and currency, with three flags:
--- `affected`, the date is one the run rebuilds (no older than $oldest = upload - late_days);
--- `beyond`, the rows never enter silver (older than the window, or dated more than a day after
--- their upload: a till clock in the future); `current`, the file version is current. Dates of
--- superseded versions are affected too: a correction that withdraws a date's rows rebuilds it.
--- The caller sums the files (a GROUP BY and ORDER BY on these few rows cost more than the rest).
-SELECT business_date, currency, rows, revenue_minor,
-       business_date >= $oldest::DATE AS affected,
-       NOT in_window($upload::DATE, business_date, $late_days::INTEGER) AS beyond,
+-- What uploads $first..$last hold per upload, file version, business date and currency, with two
+-- flags: `beyond`, the rows never enter silver (older than the window, or dated more than a day
+-- after their upload: a till clock in the future); `current`, the file version is current. Dates
+-- of superseded versions count too: a correction that withdraws a date's rows rebuilds it. The
+-- caller tells which dates each upload's run rebuilds, and sums the files (a GROUP BY and ORDER
+-- BY on these few rows cost more than the rest). One query for a range: a backfill of 128
+-- uploads asked 128 times, 0.38 s of its pass.
+SELECT upload_date, business_date, currency, rows, revenue_minor,
+       NOT in_window(upload_date, business_date, $late_days::INTEGER) AS beyond,
        file_id NOT IN (SELECT file_id FROM raw.supersessions) AS current
 FROM bronze.cells
-WHERE upload_date = $upload::DATE;
+WHERE upload_date BETWEEN $first::DATE AND $last::DATE;
 
 -- name: input_cells
 -- What feeds dates $first..$last under the window rule, file by file: rows and the digest sum

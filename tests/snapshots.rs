@@ -607,8 +607,10 @@ fn reopening_takes_a_closed_dates_late_rows_in_keeps_its_window_and_rolls_back()
     assert!(rerun.dates.iter().any(|o| o.business_date == d), "the late upload's run rebuilds the reopened date");
     assert!(rerun.beyond_window.iter().all(|b| b.business_date != d), "{:?}", rerun.beyond_window);
     assert_eq!(gold_by_country(&lab, d), gold_after, "the late upload's run does not drop the rows again");
-    // A pass over every upload records the hashes per-upload runs would: the next run skips.
-    v2::run_range(&lab, &uploads(small_world()), opts()).unwrap();
+    // A pass over every upload records the hashes per-upload runs would: the next run skips. It
+    // reads the date's kept window as the upload's own run does: none of its rows is beyond.
+    let (_, beyond) = v2::run_range(&lab, &uploads(small_world()), opts()).unwrap();
+    assert!(beyond.iter().all(|(_, b)| b.business_date != d), "{beyond:?}");
     let again = v2::run_upload(&lab, late_upload, TriggerKind::Upload, opts()).unwrap();
     assert_eq!(again.snapshot.operation, Operation::Skipped);
 

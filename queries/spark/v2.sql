@@ -53,7 +53,8 @@ WHERE e.reason IS NULL;
 
 -- name: upload_cells
 -- What each upload holds per version (current or not), business date and currency, as
--- queries/v2.sql's upload_cells: `affected`, the date is one a run of the upload rebuilds (no older
+-- queries/v2.sql's upload_cells (whose caller tells `affected` by rules::LatenessWindow):
+-- `affected`, the date is one a run of the upload rebuilds (no older
 -- than upload - late_days; dates of superseded versions too, so a correction that withdrew a
 -- date's rows rebuilds it); `beyond`, the rows never reach silver (older than the window, or dated
 -- more than a day after their upload: a till clock in the future); `window_days`, the smallest

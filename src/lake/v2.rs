@@ -7,7 +7,7 @@
 use super::Lab;
 use super::snapshot::{self, Operation, SnapshotRecord, Trigger, TriggerKind};
 use crate::rules::LatenessWindow;
-use crate::store::{DateAction, DateOutcome, Rewrite, Store, Tx, hex};
+use crate::store::{DateAction, DateOutcome, Rewrite, Store, Tx, UploadCell, hex};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, eyre};
 use md5::Digest;
@@ -95,7 +95,8 @@ impl RunReport {
 /// One v2 run for one upload: every business date of the upload inside the window.
 pub fn run_upload(lab: &Lab, upload: NaiveDate, trigger: TriggerKind, opts: V2Options) -> Result<RunReport> {
     let started = std::time::Instant::now();
-    let (dates, beyond) = affected_dates(lab.store(), upload, opts.window())?;
+    let cells = lab.store().upload_cells(upload, upload, opts.window().late_days)?.remove(&upload).unwrap_or_default();
+    let (dates, beyond) = affected_dates(upload, cells, opts.window(), &mut |first, last| lab.store().kept_windows(first, last))?;
     // A corrected upload's record names its corrected files and their versions.
     let corrected: Vec<String> = lab
         .store()
@@ -120,8 +121,22 @@ pub fn run_range(lab: &Lab, uploads: &[NaiveDate], opts: V2Options) -> Result<(R
     let started = std::time::Instant::now();
     let mut dates = Vec::new();
     let mut met = Vec::new();
+    // What every upload holds, in one query over the range.
+    let mut cells = match (uploads.iter().min(), uploads.iter().max()) {
+        (Some(&first), Some(&last)) => lab.store().upload_cells(first, last, opts.window().late_days)?,
+        _ => BTreeMap::new(),
+    };
+    // The kept windows (a reopening's) of every date, read once if any upload needs them.
+    let mut every_kept: Option<BTreeMap<NaiveDate, u32>> = None;
+    let mut kept = |first: NaiveDate, last: NaiveDate| -> Result<BTreeMap<NaiveDate, u32>> {
+        let all = match &every_kept {
+            Some(all) => all,
+            None => every_kept.insert(lab.store().kept_windows(NaiveDate::MIN, NaiveDate::MAX)?),
+        };
+        Ok(all.range(first..=last).map(|(d, k)| (*d, *k)).collect())
+    };
     for &u in uploads {
-        let (d, beyond) = affected_dates(lab.store(), u, opts.window())?;
+        let (d, beyond) = affected_dates(u, cells.remove(&u).unwrap_or_default(), opts.window(), &mut kept)?;
         dates.extend(d);
         met.extend(beyond.into_iter().map(|b| (u, b)));
     }
@@ -149,14 +164,22 @@ fn name_runs(dates: &[NaiveDate]) -> String {
     runs.iter().map(|(a, b)| if a == b { a.to_string() } else { format!("{a}..{b}") }).collect::<Vec<_>>().join(", ")
 }
 
-/// The dates a run of `upload` rebuilds, and its rows beyond the window by date and currency.
-fn affected_dates(store: &Store, upload: NaiveDate, window: LatenessWindow) -> Result<(Vec<NaiveDate>, Vec<BeyondWindow>)> {
+/// The dates a run of `upload` rebuilds, and its rows beyond the window by date and currency,
+/// from what the upload's files hold (`Store::upload_cells`) and the windows reopened dates keep
+/// (`kept_windows(first, last)`, as `Store::kept_windows`).
+fn affected_dates(
+    upload: NaiveDate,
+    files: Vec<UploadCell>,
+    window: LatenessWindow,
+    kept_windows: &mut dyn FnMut(NaiveDate, NaiveDate) -> Result<BTreeMap<NaiveDate, u32>>,
+) -> Result<(Vec<NaiveDate>, Vec<BeyondWindow>)> {
     // The upload's files summed per (business date, currency), in order.
     let mut cells: BTreeMap<(NaiveDate, String), (i64, i64, bool, bool)> = BTreeMap::new();
     // Dates of superseded versions are affected too (a correction may withdraw a date's rows);
     // only current versions' rows count as beyond the window.
-    for c in store.upload_cells(upload, window.oldest_affected(upload), window.late_days)? {
-        let sum = cells.entry((c.business_date, c.currency)).or_insert((0, 0, c.affected, false));
+    let oldest = window.oldest_affected(upload);
+    for c in files {
+        let sum = cells.entry((c.business_date, c.currency)).or_insert((0, 0, c.business_date >= oldest, false));
         if c.current {
             sum.0 += c.rows;
             sum.1 = sum.1.checked_add(c.revenue_minor).ok_or_else(|| eyre!("upload {upload}: revenue overflows 64 bits"))?;
@@ -167,7 +190,7 @@ fn affected_dates(store: &Store, upload: NaiveDate, window: LatenessWindow) -> R
     // affected, not beyond.
     let outside: Vec<NaiveDate> = cells.iter().filter(|(_, c)| !c.2).map(|((d, _), _)| *d).collect();
     if let (Some(&first), Some(&last)) = (outside.iter().min(), outside.iter().max()) {
-        let kept = store.kept_windows(first, last)?;
+        let kept = kept_windows(first, last)?;
         for ((d, _), c) in cells.iter_mut() {
             if kept.get(d).is_some_and(|&k| LatenessWindow::new(k).contains(upload, *d)) {
                 (c.2, c.3) = (true, false);

@@ -9,12 +9,11 @@ use std::collections::BTreeMap;
 row! {
     /// What one file of an upload holds for one business date and currency, flagged.
     pub struct UploadCell {
+        pub upload_date: NaiveDate,
         pub business_date: NaiveDate,
         pub currency: String,
         pub rows: i64,
         pub revenue_minor: i64,
-        /// The run rebuilds the date.
-        pub affected: bool,
         /// The rows never enter silver.
         pub beyond: bool,
         /// The file version is current (a superseded version's dates are affected, no more).
@@ -98,10 +97,14 @@ statements! {
 }
 
 impl Store {
-    /// What `upload` holds per file, business date and currency; `oldest` is the oldest date the
-    /// run rebuilds.
-    pub(crate) fn upload_cells(&self, upload: NaiveDate, oldest: NaiveDate, late_days: u32) -> Result<Vec<UploadCell>> {
-        UPLOAD_CELLS.all(self, named_params! { "upload": upload, "oldest": oldest, "late_days": late_days })
+    /// What each upload of `first..=last` holds per file, business date and currency.
+    pub(crate) fn upload_cells(&self, first: NaiveDate, last: NaiveDate, late_days: u32) -> Result<BTreeMap<NaiveDate, Vec<UploadCell>>> {
+        let mut by_upload: BTreeMap<NaiveDate, Vec<UploadCell>> = BTreeMap::new();
+        UPLOAD_CELLS.each(self, named_params! { "first": first, "last": last, "late_days": late_days }, |c| {
+            by_upload.entry(c.upload_date).or_default().push(c);
+            Ok(())
+        })?;
+        Ok(by_upload)
     }
 
     /// What feeds the dates `first..=last` under the window, file by file.
