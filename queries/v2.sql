@@ -46,7 +46,9 @@ WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
 -- the window cost most of the statement: docs/performance.md).
 -- $first..$last are the first and last changed date (bounds for zone maps), $dates the changed
 -- dates (a list; NULL when they are every date of $first..$last, as in most runs). The version
--- it replaces stays in silver.versions as history.
+-- it replaces stays in silver.versions as history. The rows go in as the scan gives them, which
+-- is bronze's order (by upload, so nearly by date): sorting them too cost 4-6 ms of a forced
+-- 4-date run's 22-25 (docs/performance.md), and every reader of silver filters or groups.
 INSERT INTO silver.versions
 WITH candidates AS NOT MATERIALIZED (
     SELECT * FROM bronze.current_events
@@ -68,8 +70,7 @@ FROM (
         WHERE basket_key IN (SELECT basket_key FROM multi)
         WINDOW baskets AS (PARTITION BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END))
     WHERE copy_rank = 1
-)
-ORDER BY business_date, file_id, line;
+);
 
 -- name: key_collisions
 SELECT count(*) AS keys FROM bronze.key_collisions;
