@@ -28,7 +28,8 @@ WHERE business_date BETWEEN $first::DATE AND $last::DATE
 -- name: current_versions
 -- The version silver and gold hold now of each date from $first to $last (the rule in
 -- audit.versions_as_of), with the input hash it was built from, its row counts and the window
--- it keeps (as kept_windows; NULL: none).
+-- it keeps (a reopening's, audit.date_windows: every later write of the date is built with it;
+-- NULL: none).
 SELECT sd.business_date, sd.input_hash, sd.silver_added AS silver_rows, sd.gold_added AS gold_rows,
        dw.late_days AS kept_late_days
 FROM audit.snapshot_dates sd
@@ -110,14 +111,6 @@ ORDER BY 1;
 -- name: store_changes_applied
 -- The v2 run $snapshot_id rebuilt the dates of every pending store correction.
 UPDATE raw.store_changes SET applied_by = $snapshot_id WHERE applied_by IS NULL;
-
--- name: kept_windows
--- The kept window (audit.date_windows: a reopening's) of each date's version now, from $first
--- to $last: every later write of the date is built with it.
-SELECT dw.business_date, dw.late_days
-FROM audit.date_windows dw
-JOIN audit.versions_as_of(NULL) v USING (business_date, snapshot_id)
-WHERE dw.business_date BETWEEN $first::DATE AND $last::DATE;
 
 -- name: date_windows_insert
 -- Snapshot $snapshot_id keeps window $late_days for the dates $dates (a list) it writes.

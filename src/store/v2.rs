@@ -38,24 +38,15 @@ row! {
 }
 
 impl CurrentVersion {
-    /// The window this version keeps (a reopening's), as `Store::kept_windows` gives it.
+    /// The window this version keeps (a reopening's; a negative count, which no write records,
+    /// is none).
     pub(crate) fn kept_window(&self) -> Option<u32> {
-        self.kept_late_days.and_then(kept_days)
+        self.kept_late_days.and_then(|d| u32::try_from(d).ok())
     }
-}
-
-/// A kept window's days (a negative count, which no write records, is none).
-fn kept_days(late_days: i32) -> Option<u32> {
-    u32::try_from(late_days).ok()
 }
 
 row! {
     pub struct KeyCount { pub keys: i64 }
-}
-
-row! {
-    /// A date's kept window: a reopening widened it.
-    pub struct KeptWindow { pub business_date: NaiveDate, pub late_days: i32 }
 }
 
 row! {
@@ -92,7 +83,6 @@ statements! {
     SILVER_INSERT: Exec = v2::SILVER_INSERT;
     KEY_COLLISIONS: Query<KeyCount> = v2::KEY_COLLISIONS;
     GOLD_INSERT: Query<GoldAdded> = v2::GOLD_INSERT;
-    KEPT_WINDOWS: Query<KeptWindow> = v2::KEPT_WINDOWS;
     DATE_WINDOWS_INSERT: Exec = v2::DATE_WINDOWS_INSERT;
 }
 
@@ -134,9 +124,9 @@ impl Store {
     }
 
     /// The kept window of each date in `first..=last` whose version now has one (reopened).
+    /// Read through `current_versions`, the one statement that joins a version to its window.
     pub(crate) fn kept_windows(&self, first: NaiveDate, last: NaiveDate) -> Result<BTreeMap<NaiveDate, u32>> {
-        let rows = KEPT_WINDOWS.all(self, named_params! { "first": first, "last": last })?;
-        Ok(rows.into_iter().filter_map(|w| Some((w.business_date, kept_days(w.late_days)?))).collect())
+        Ok(self.current_versions(first, last)?.into_iter().filter_map(|(d, v)| Some((d, v.kept_window()?))).collect())
     }
 
     /// How many basket keys two basket_ids share.
