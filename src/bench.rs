@@ -501,7 +501,7 @@ impl Report for BenchReport {
                 ("min_ms", "min"),
                 ("max_ms", "max"),
                 ("peak_rss_mib", "peak RSS MiB"),
-                ("peak_anon_mib", "of it anon MiB"),
+                ("peak_anon_mib", "anon MiB"),
                 ("target", "target"),
             ],
         );
