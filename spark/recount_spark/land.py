@@ -194,7 +194,7 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], store
 
     files = w.spark.read.format("binaryFile").load(["file://" + p for p in by_path]).select("path", "content")
     kept = None
-    if src.fields is None and src.format == "jsonl" and os.environ.get(READER) == "jvm":
+    if src.is_contract and os.environ.get(READER) == "jvm":
         parsed, kept = contract_rows(w, files, by_path, src, b_stores)
     else:
         parsed = files.mapInArrow(parse, PARSED_DDL).cache()

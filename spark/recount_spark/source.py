@@ -68,6 +68,11 @@ class Source:
         return sorted(n for n in os.listdir(part) if not is_marker(n) and os.path.isfile(os.path.join(part, n))
                       and fnmatch.fnmatchcase(n, self.glob))
 
+    @property
+    def is_contract(self) -> bool:
+        """The contract's own JSON Lines: no field mapping, each line read as the contract's."""
+        return self.fields is None and self.format == "jsonl"
+
     def compression_of(self, name: str) -> str:
         if self.compression is not None:
             return self.compression
@@ -287,7 +292,7 @@ def parse_file(src: Source, upload_date: dt.date, file_name: str, version: int, 
     """Every line (row, record) of one file through the description, as parse.parse_file does
     for the contract's: an event, or a quarantined line with its reason."""
     base = {"upload_date": upload_date, "file_name": file_name, "file_version": version}
-    if src.fields is None and src.format == "jsonl":
+    if src.is_contract:
         m = None
     else:
         assert src.fields is not None
@@ -322,7 +327,7 @@ def file_batch(src: Source, upload_date: dt.date, file_name: str, version: int, 
     from recount_spark.fast import file_batch as contract_batch
     from recount_spark.parse import arrow_schema
 
-    if src.fields is None and src.format == "jsonl":
+    if src.is_contract:
         base = {"upload_date": upload_date, "file_name": file_name, "file_version": version}
         lines = file_lines(src, upload_date, file_name, data)
         return contract_batch(lines, base, stores, upload_date, lambda i, line: _row(base, i + 1, contract_line(line, stores, upload_date)))
