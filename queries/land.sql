@@ -43,23 +43,37 @@ WHERE starts_with(reason, 'unknown store_id ');
 -- name: next_file_id
 SELECT (coalesce(max(file_id), 0) + 1)::INTEGER AS file_id FROM raw.files;
 
+-- name: key_rows_create
+-- The copies of basket keys with more than one copy, filled a slice of keys at a time below.
+CREATE OR REPLACE TEMP TABLE key_rows (basket_key BIGINT, basket_id VARCHAR, business_date DATE);
+
+-- name: key_rows_count
+-- The rows landed from file id $first_file_id on: how many keys the statements below group.
+SELECT count(*) AS rows FROM bronze.events WHERE file_id >= $first_file_id::INTEGER;
+
 -- name: key_rows_all
 -- The copies (key, basket_id, business date) of every basket key with more than one copy, when
--- nothing was landed before (every key is new). Grouping integers first keeps the strings to the
--- few keys with several copies, faster than grouping every basket_id (docs/performance.md).
-CREATE OR REPLACE TEMP TABLE key_rows AS
+-- nothing was landed before (every key is new), among the keys whose low bits ($mask) are
+-- $slice: grouping millions of keys at once outgrows DuckDB's memory limit, a slice of them does
+-- not (docs/performance.md). Grouping integers first keeps the strings to the few keys with
+-- several copies, faster than grouping every basket_id.
+INSERT INTO key_rows
 SELECT basket_key, basket_id, business_date FROM bronze.events
-WHERE basket_key IN (SELECT basket_key FROM bronze.events GROUP BY basket_key HAVING count(*) > 1);
+WHERE (basket_key & $mask::BIGINT) = $slice::BIGINT
+  AND basket_key IN (SELECT basket_key FROM bronze.events WHERE (basket_key & $mask::BIGINT) = $slice::BIGINT
+                     GROUP BY basket_key HAVING count(*) > 1);
 
 -- name: key_rows_since
--- The same for the keys with a copy in the files landed from file id $first_file_id on, among
--- everything landed: one scan of bronze's integer columns finds every copy of those keys, and
--- only the copies of keys with more than one are fetched whole, by their place (file, line). A
--- scan that fetched the strings as it joined would read every basket_id of bronze, and a day's
--- landing would grow with the lab's history (docs/performance.md, "Growth").
-CREATE OR REPLACE TEMP TABLE key_rows AS
+-- The same for the keys of the slice with a copy in the files landed from file id
+-- $first_file_id on, among everything landed: one scan of bronze's integer columns finds every
+-- copy of those keys, and only the copies of keys with more than one are fetched whole, by their
+-- place (file, line). A scan that fetched the strings as it joined would read every basket_id of
+-- bronze, and a day's landing would grow with the lab's history (docs/performance.md, "Growth").
+INSERT INTO key_rows
 WITH copies AS (SELECT basket_key, file_id, line FROM bronze.events
-                WHERE basket_key IN (SELECT basket_key FROM bronze.events WHERE file_id >= $first_file_id::INTEGER)),
+                WHERE (basket_key & $mask::BIGINT) = $slice::BIGINT
+                  AND basket_key IN (SELECT basket_key FROM bronze.events
+                                     WHERE file_id >= $first_file_id::INTEGER AND (basket_key & $mask::BIGINT) = $slice::BIGINT)),
      multi AS (SELECT file_id, line FROM copies
                WHERE basket_key IN (SELECT basket_key FROM copies GROUP BY basket_key HAVING count(*) > 1))
 SELECT e.basket_key, e.basket_id, e.business_date FROM bronze.events e
@@ -146,6 +160,16 @@ INSERT INTO bronze.events SELECT * FROM recount_parse($job::BIGINT);
 
 -- name: threads
 SELECT current_setting('threads')::BIGINT AS threads;
+
+-- name: threads_set
+-- DuckDB's thread count on this connection: a long backfill writes on one thread, then puts back
+-- what the lab was opened with (`Store::bulk`).
+SET threads = $threads;
+
+-- name: memory_limit_set
+-- DuckDB's memory limit on this connection: lower for a landing and a long backfill, then put
+-- back (`Store::bulk`).
+SET memory_limit = $limit;
 
 -- name: unordered_insert
 -- Lets each of DuckDB's threads insert what it parsed into its own row groups. Rows keep their

@@ -526,6 +526,41 @@ fn baskets_whose_keys_collide_are_still_told_apart_by_basket_id() {
 }
 
 #[test]
+fn landing_in_slices_of_basket_keys_finds_the_same_copies() {
+    // A landing groups basket keys a slice at a time (the keys whose low bits are the slice's
+    // number), so that grouping fits DuckDB's memory limit whatever is landed at once. Cut the
+    // small world into many slices, with whole keys and with 6-bit keys that collide, in a
+    // first landing (every key new) and a second one on top of it (the keys its files hold):
+    // the split baskets, the keys with several copies and the collisions are those of one slice.
+    let ups = uploads(small_world());
+    let (first, rest) = ups.split_at(ups.len() / 2);
+    let lists = |bits: u32, rows_per_slice: i64| -> Vec<String> {
+        let dir = tempdir();
+        let mut lab = open_lab(dir.path());
+        lab.basket_key_bits = bits;
+        lab.key_rows_per_slice = rows_per_slice;
+        land::land(&mut lab, small_world(), first).unwrap();
+        land::land(&mut lab, small_world(), rest).unwrap();
+        [
+            "SELECT count(*)::VARCHAR || ':' || coalesce(sum(hash(basket_id || '|' || business_date)::HUGEINT), 0)::VARCHAR FROM bronze.split_baskets",
+            "SELECT count(*)::VARCHAR || ':' || coalesce(sum(hash(basket_key, business_date)::HUGEINT), 0)::VARCHAR FROM bronze.multi_copies",
+            "SELECT count(*)::VARCHAR || ':' || coalesce(sum(hash(basket_key)::HUGEINT), 0)::VARCHAR FROM bronze.key_collisions",
+        ]
+        .iter()
+        .map(|q| lab.store().connection_for_tests().query_row(q, [], |r| r.get::<_, String>(0)).unwrap())
+        .collect()
+    };
+    for bits in [64, 6] {
+        let whole = lists(bits, i64::MAX);
+        assert!(!whole[1].starts_with("0:"), "{bits} bits: the small world re-sends baskets");
+        // 500 rows a slice: each landing (about 15,000 and 17,000 rows) in 32 or 64 slices;
+        // 7,000: in 4.
+        assert_eq!(lists(bits, 500), whole, "{bits} bits, many slices");
+        assert_eq!(lists(bits, 7_000), whole, "{bits} bits, a few slices");
+    }
+}
+
+#[test]
 fn a_rebuild_of_dates_with_a_gap_rewrites_just_those_dates() {
     let dir = tempdir();
     let mut lab = open_lab(dir.path());

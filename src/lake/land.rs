@@ -503,9 +503,11 @@ fn land_once(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDate], 
     keep_reader(lab, source)?;
     let staged = Staged::default();
     let mut created_dirs = Vec::new();
-    // A setting of the connection, not of the transaction: set before it, reset after it, however it ends.
+    // Settings of the connection, not of the transaction: set before it, reset after it, however
+    // it ends. A landing is bulk work, in the lower memory limit (`Store::bulk`).
     lab.store().unordered_inserts()?;
-    let result = make_partition_dirs(&raw_root, &plan.todo, &mut created_dirs).and_then(|()| write_bronze(lab, &plan, &staged, fail_after));
+    let result = make_partition_dirs(&raw_root, &plan.todo, &mut created_dirs)
+        .and_then(|()| lab.store().bulk(false, || write_bronze(lab, &plan, &staged, fail_after)));
     let reset = lab.store().ordered_inserts();
     // Landing may list new basket keys that collide: v2 reads them again.
     lab.key_collisions.set(None);
@@ -795,7 +797,7 @@ fn write_bronze(lab: &Lab, plan: &Plan, staged: &Staged, fail_after: Option<usiz
     }
     let t_split = std::time::Instant::now();
     if !plan.todo.is_empty() {
-        tx.find_split_baskets_and_collisions(first_file_id, first_file_id == 1)?;
+        tx.find_split_baskets_and_collisions(first_file_id, first_file_id == 1, lab.key_rows_per_slice)?;
     }
     let t_split = t_split.elapsed();
     // Snapshots from the next one on see the corrections: a diff tells withdrawn baskets by it.

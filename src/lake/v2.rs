@@ -416,11 +416,37 @@ fn rewrite_with(
     record.beyond_window_rows = beyond.iter().map(|b| b.rows).sum();
     let compared = started.elapsed();
 
-    let mut tx = Tx::begin(lab.store(), opts.fail_after)?;
+    let mut write = || -> Result<Vec<(String, std::time::Duration)>> {
+        let mut tx = Tx::begin(lab.store(), opts.fail_after)?;
+        write_dates(lab, &mut tx, &groups, &changed, &mut record, &mut outcomes)?;
+        tx.commit()
+    };
+    // A run of many dates is bulk work: one DuckDB thread in the lower memory limit. Two threads
+    // would each fill it, and a backfill's pass gains little from the second (docs/performance.md).
+    let committed = if changed.len() > DATES_ON_EVERY_THREAD { lab.store().bulk(true, write)? } else { write()? };
+    let mut phases = vec![("input hashes".to_string(), compared.as_secs_f64() * 1e3)];
+    phases.extend(committed.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)));
+    Ok(RunReport { snapshot: record, dates: outcomes, beyond_window: beyond, phases })
+}
+
+/// The most dates a write rewrites on every DuckDB thread, in the session's memory limit: a
+/// day's run, and a rebuild of a few dates. More are bulk work (`Store::bulk`).
+const DATES_ON_EVERY_THREAD: usize = 8;
+
+/// The new versions of the `changed` dates of `groups`, their windows, snapshot dates and
+/// fingerprint, and the snapshot's record, in `tx`.
+fn write_dates<'c>(
+    lab: &'c Lab,
+    tx: &mut Tx<'c>,
+    groups: &BTreeMap<(u32, bool), Vec<NaiveDate>>,
+    changed: &[NaiveDate],
+    record: &mut snapshot::SnapshotRecord,
+    outcomes: &mut [DateOutcome],
+) -> Result<()> {
     // A long range is written a slice of dates at a time, in the same transaction: each slice's
     // window over its copies fits DuckDB's memory limit, however long the lab's history.
     let key_collisions = lab.has_key_collisions()?;
-    for (&(late_days, kept), ds) in &groups {
+    for (&(late_days, kept), ds) in groups {
         let changed: Vec<NaiveDate> = ds.iter().copied().filter(|d| changed.binary_search(d).is_ok()).collect();
         for slice in changed.chunks(DATES_PER_INSERT) {
             let (Some(&first), Some(&last)) = (slice.first(), slice.last()) else { continue };
@@ -434,7 +460,7 @@ fn rewrite_with(
                 gaps: (last - first).num_days() + 1 != slice.len() as i64,
                 key_collisions,
             };
-            write_versions(&mut tx, &w, slice, &mut outcomes)?;
+            write_versions(tx, &w, slice, outcomes)?;
             if kept {
                 tx.keep_windows(record.snapshot_id, late_days, &date_list)?;
             }
@@ -443,22 +469,20 @@ fn rewrite_with(
     record.rows_replaced = outcomes.iter().map(|o| o.silver_replaced + o.gold_replaced).sum();
     record.rows_added = outcomes.iter().map(|o| o.silver_added + o.gold_added).sum();
     // Silver and gold now (views) show the new versions once the dates are recorded.
-    tx.append_snapshot_dates(record.snapshot_id, &outcomes)?;
+    tx.append_snapshot_dates(record.snapshot_id, outcomes)?;
     if record.trigger.kind == TriggerKind::Store {
         tx.mark_store_changes_applied(record.snapshot_id)?;
     }
-    let written = (!changed.is_empty()).then_some(snapshot::Written { snapshot_id: record.snapshot_id, dates: &changed });
-    record.fingerprint = snapshot::fingerprint_after(lab, &mut tx, written)?;
+    let written = (!changed.is_empty()).then_some(snapshot::Written { snapshot_id: record.snapshot_id, dates: changed });
+    record.fingerprint = snapshot::fingerprint_after(lab, tx, written)?;
     tx.step("fingerprint")?;
-    snapshot::insert_record(lab, &mut tx, &record)?;
-    let mut phases = vec![("input hashes".to_string(), compared.as_secs_f64() * 1e3)];
-    phases.extend(tx.commit()?.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)));
-    Ok(RunReport { snapshot: record, dates: outcomes, beyond_window: beyond, phases })
+    snapshot::insert_record(lab, tx, record)
 }
 
-/// The most dates one silver and gold insert rewrites. The full world's 131 dates of a backfill
-/// fit the 80 MB memory limit in one insert, and 255 did not (docs/performance.md, "Growth").
-const DATES_PER_INSERT: usize = 64;
+/// The most dates one silver and gold insert rewrites. On one thread, a slice of 32 dates of the
+/// full world fits a 24 MB memory limit and one of 64 did not, so bulk work's 32 MB leaves room
+/// (docs/performance.md, "Bulk work in 32 MB").
+const DATES_PER_INSERT: usize = 32;
 
 /// The new silver and gold versions of the dates of `w`, and the rows each holds.
 fn write_versions(tx: &mut Tx, w: &Rewrite, slice: &[NaiveDate], outcomes: &mut [DateOutcome]) -> Result<()> {

@@ -56,6 +56,23 @@ row! {
     pub struct Threads { pub threads: i64 }
 }
 
+row! {
+    pub struct Rows { pub rows: i64 }
+}
+
+/// How many of a landing's rows group their basket keys in one statement. On two threads, the
+/// full world's 2.3 million rows grouped at once need more than a 24 MB memory limit and fit
+/// bulk work's 32 MB, and the 4x world's 9.2 million did not fit 40 MB (docs/performance.md,
+/// "Bulk work in 32 MB").
+pub const KEY_ROWS_PER_SLICE: i64 = 2_000_000;
+
+/// How many slices `rows` rows' keys are grouped in, about `per_slice` rows each: a power of two,
+/// since a slice is the keys whose low bits are its number.
+pub(crate) fn key_slices(rows: i64, per_slice: i64) -> i64 {
+    let n = (rows.max(0) as u64).div_ceil(per_slice.max(1) as u64).max(1);
+    n.next_power_of_two().min(1 << 20) as i64
+}
+
 statements! {
     LANDED_FILES: Query<LandedFile> = land::LANDED_FILES;
     STORES: Query<StoreRow> = land::STORES;
@@ -65,6 +82,8 @@ statements! {
     FILES_OF_STORE: Query<FileOfStore> = land::FILES_OF_STORE;
     UNKNOWN_STORES: Query<UnknownStore> = land::UNKNOWN_STORES;
     NEXT_FILE_ID: Query<NextFileId> = land::NEXT_FILE_ID;
+    KEY_ROWS_CREATE: Exec = land::KEY_ROWS_CREATE;
+    KEY_ROWS_COUNT: Query<Rows> = land::KEY_ROWS_COUNT;
     KEY_ROWS_ALL: Exec = land::KEY_ROWS_ALL;
     KEY_ROWS_SINCE: Exec = land::KEY_ROWS_SINCE;
     KEY_CANDIDATES: Exec = land::KEY_CANDIDATES;
@@ -82,6 +101,8 @@ statements! {
     UPLOAD_FILES_COUNT: Query<Files> = land::UPLOAD_FILES_COUNT;
     EVENTS_INSERT: Exec = land::EVENTS_INSERT;
     THREADS: Query<Threads> = land::THREADS;
+    THREADS_SET: Exec = land::THREADS_SET;
+    MEMORY_LIMIT_SET: Exec = land::MEMORY_LIMIT_SET;
     UNORDERED_INSERT: Exec = land::UNORDERED_INSERT;
     ORDERED_INSERT: Exec = land::ORDERED_INSERT;
 }
@@ -182,6 +203,36 @@ impl Store {
         Ok(THREADS.one(self, &[])?.threads)
     }
 
+    /// Runs `f`, a landing or a long backfill, with DuckDB's memory limit lowered to the bulk
+    /// one (unless `RECOUNT_MEMORY_LIMIT` set one for everything) and, when `one_thread`, on one
+    /// thread; then puts back what the connection had, however `f` ends. These are settings of
+    /// the connection, not of a transaction: `f` begins and ends its own.
+    pub(crate) fn bulk<T>(&self, one_thread: bool, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let (limit, bulk_limit) = (&self.limits.0, self.limits.1);
+        let threads = if one_thread { self.threads()? } else { 1 };
+        let lower = || -> Result<()> {
+            if let Some(bulk) = bulk_limit {
+                MEMORY_LIMIT_SET.run(self, named_params! { "limit": bulk })?;
+            }
+            if threads > 1 {
+                THREADS_SET.run(self, named_params! { "threads": 1 })?;
+            }
+            Ok(())
+        };
+        let result = lower().wrap_err("setting DuckDB up for bulk work").and_then(|()| f());
+        let put_back = || -> Result<()> {
+            if threads > 1 {
+                THREADS_SET.run(self, named_params! { "threads": threads })?;
+            }
+            if bulk_limit.is_some() {
+                MEMORY_LIMIT_SET.run(self, named_params! { "limit": limit })?;
+            }
+            Ok(())
+        };
+        let put_back = put_back().wrap_err("putting DuckDB's settings back after bulk work");
+        result.and_then(|r| put_back.map(|()| r))
+    }
+
     /// Lets each of DuckDB's threads insert what it parsed into its own row groups (a setting of
     /// the connection: set before a landing's transaction, reset after it however it ends).
     /// Rows keep their file id and line; nothing reads bronze in its physical order.
@@ -234,11 +285,21 @@ impl Tx<'_> {
     /// Split baskets, colliding keys and keys with several copies among the files from
     /// `first_file_id` on (`all_new`: every file in bronze, as a first landing, a mirror and the
     /// layout 7 migration ask). Each list keeps a row once, so asking again adds nothing twice.
-    pub(crate) fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, all_new: bool) -> Result<()> {
-        if all_new {
-            self.exec("finding baskets with several copies", &KEY_ROWS_ALL, &[])?;
-        } else {
-            self.exec("finding baskets with several copies", &KEY_ROWS_SINCE, named_params! { "first_file_id": first_file_id })?;
+    /// The keys are grouped a slice at a time, `rows_per_slice` of the rows landed from
+    /// `first_file_id` to a slice (`key_slices`), so that grouping fits DuckDB's memory limit
+    /// however much is landed at once.
+    pub(crate) fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, all_new: bool, rows_per_slice: i64) -> Result<()> {
+        let rows = KEY_ROWS_COUNT.one(self.store, named_params! { "first_file_id": first_file_id })?.rows;
+        let slices = key_slices(rows, rows_per_slice);
+        self.exec("listing keys with several copies", &KEY_ROWS_CREATE, &[])?;
+        for slice in 0..slices {
+            let mask = slices - 1;
+            if all_new {
+                self.exec("finding baskets with several copies", &KEY_ROWS_ALL, named_params! { "mask": mask, "slice": slice })?;
+            } else {
+                let params = named_params! { "first_file_id": first_file_id, "mask": mask, "slice": slice };
+                self.exec("finding baskets with several copies", &KEY_ROWS_SINCE, params)?;
+            }
         }
         self.exec("listing keys with several copies", &MULTI_COPIES_INSERT, &[])?;
         self.exec("finding split or colliding keys", &KEY_CANDIDATES, &[])?;
@@ -323,5 +384,42 @@ impl Tx<'_> {
         })()
         .wrap_err("recording the raw files, their cells and quarantined lines")?;
         self.step("recording the raw files, their cells and quarantined lines")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_grouped_in_a_power_of_two_of_slices_of_about_so_many_rows() {
+        assert_eq!(key_slices(0, KEY_ROWS_PER_SLICE), 1, "nothing landed is one slice");
+        assert_eq!(key_slices(1_999_999, KEY_ROWS_PER_SLICE), 1);
+        assert_eq!(key_slices(2_297_357, KEY_ROWS_PER_SLICE), 2, "the full world's rows");
+        assert_eq!(key_slices(4_594_714, KEY_ROWS_PER_SLICE), 4, "twice its history: 3 slices' worth, 4 slices");
+        assert_eq!(key_slices(9_170_713, KEY_ROWS_PER_SLICE), 8, "four times");
+        assert_eq!(key_slices(3_000_001, 1_000_000), 4, "4 slices, not 3: a slice is a key's low bits");
+        assert_eq!(key_slices(10, 0), 16, "at least one row a slice");
+        assert_eq!(key_slices(i64::MAX, 1), 1 << 20, "at most 2^20 slices");
+    }
+
+    #[test]
+    fn bulk_work_puts_the_thread_count_and_memory_limit_back_however_it_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("lab.duckdb")).unwrap();
+        store.connection_for_tests().execute_batch("SET threads = 3").unwrap();
+        let limit =
+            || -> String { store.connection_for_tests().query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0)).unwrap() };
+        let session = limit();
+        let (threads, bulk) = store.bulk(true, || Ok((store.threads()?, limit()))).unwrap();
+        assert_eq!(threads, 1, "a long backfill runs on one thread");
+        if std::env::var_os("RECOUNT_MEMORY_LIMIT").is_none() {
+            assert_eq!((session.as_str(), bulk.as_str()), ("76.2 MiB", "30.5 MiB"), "80 MB, and 32 MB for bulk work");
+        }
+        assert_eq!((store.threads().unwrap(), limit()), (3, session.clone()), "both are put back");
+        assert_eq!(store.bulk(false, || store.threads()).unwrap(), 3, "a landing keeps every thread");
+        let err = store.bulk(true, || -> Result<()> { Err(color_eyre::eyre::eyre!("the write failed")) }).unwrap_err();
+        assert!(format!("{err:#}").contains("the write failed"), "{err:#}");
+        assert_eq!((store.threads().unwrap(), limit()), (3, session), "put back after a failure too");
     }
 }

@@ -1,6 +1,6 @@
 //! mirror.sql: a warehouse's Parquet files read into a new lab-shaped database (src/warehouse.rs).
 
-use super::{Exec, Query, Store, Tx, row, statements};
+use super::{Exec, KEY_ROWS_PER_SLICE, Query, Store, Tx, row, statements};
 use chrono::{NaiveDate, NaiveDateTime};
 use color_eyre::eyre::{Result, WrapErr};
 use duckdb::named_params;
@@ -192,7 +192,7 @@ impl Tx<'_> {
             self.exec(&format!("laying out {what}"), s, &[])?;
         }
         // Split baskets, colliding keys and keys with several copies, as a first landing finds them.
-        self.find_split_baskets_and_collisions(1, true)
+        self.find_split_baskets_and_collisions(1, true, KEY_ROWS_PER_SLICE)
     }
 
     /// Silver's and gold's rows that Iceberg snapshot `ice` wrote, as snapshot `snapshot_id`.

@@ -25,7 +25,7 @@ pub mod vocab;
 pub use as_of::FileAt;
 pub use fingerprint::{FingerprintRow, GoldChunk, GoldPrefix};
 pub use history::{DateAt, DiffBasketRow, DiffPartRow, GoldCountry, NO_VERSION};
-pub use land::{CellRecord, FileRecord, LandedFile, QuarantineRecord, StoreRow};
+pub use land::{CellRecord, FileRecord, KEY_ROWS_PER_SLICE, LandedFile, QuarantineRecord, StoreRow};
 pub use recompute::{DuckRecount, RecountRow};
 pub use reports::{
     BasketCopyRow, Completeness, CountryEvents, DateSummaryRow, ExplainBasketRow, LateRow, LatenessRow, LatenessState, QuarantineRow,
@@ -243,17 +243,37 @@ pub struct Store {
     conn: Connection,
     /// The landings' row sources in flight on this connection (`recount_parse`).
     scans: scan::Scans,
+    /// DuckDB's memory limit on this connection, and the lower one of its bulk work (None:
+    /// `RECOUNT_MEMORY_LIMIT` set one for everything). See `memory_limits`.
+    limits: (String, Option<&'static str>),
+}
+
+/// DuckDB's memory limit when `RECOUNT_MEMORY_LIMIT` sets none: reports and the explorer get
+/// the first; a landing and a long backfill (`Store::bulk`), whose statements are cut to fit
+/// (slices of keys and of dates, one thread), the second, which keeps their peak RSS down
+/// (docs/performance.md, "Bulk work in 32 MB").
+const MEMORY_LIMITS: (&str, &str) = ("80MB", "32MB");
+
+/// The memory limit of a connection, and of its bulk work.
+fn memory_limits() -> (String, Option<&'static str>) {
+    match std::env::var("RECOUNT_MEMORY_LIMIT") {
+        Ok(limit) => (limit, None),
+        Err(_) => (MEMORY_LIMITS.0.to_string(), Some(MEMORY_LIMITS.1)),
+    }
 }
 
 impl Store {
     /// Opens (creating if needed) the database at `path`: no extension is ever autoloaded (a
     /// named time zone would try to fetch ICU). DuckDB's buffer pool would otherwise grow towards
-    /// 80% of RAM; a lab's working set is small. `RECOUNT_MEMORY_LIMIT` (a DuckDB size such as
-    /// 512MB) overrides it, and `RECOUNT_THREADS` DuckDB's thread count (default: one per core).
+    /// 80% of RAM; a lab's working set is small (`MEMORY_LIMITS`). `RECOUNT_MEMORY_LIMIT` (a
+    /// DuckDB size such as 512MB) sets one limit for everything instead, and `RECOUNT_THREADS`
+    /// DuckDB's thread count (default: one per core).
     pub fn open(path: &Path) -> Result<Store> {
+        let limits = memory_limits();
         let store = Store {
-            conn: open_connection(path, duckdb::AccessMode::ReadWrite).map_err(|e| open_failed(path, e))?,
+            conn: open_connection(path, duckdb::AccessMode::ReadWrite, &limits.0).map_err(|e| open_failed(path, e))?,
             scans: Default::default(),
+            limits,
         };
         store.prepare()?;
         Ok(store)
@@ -262,9 +282,11 @@ impl Store {
     /// Opens the database at `path` for reading only: nothing in the file changes, and other
     /// processes may read it at the same time (DuckDB shares a file between readers only).
     pub(crate) fn open_read(path: &Path) -> Result<Store> {
+        let limits = memory_limits();
         let store = Store {
-            conn: open_connection(path, duckdb::AccessMode::ReadOnly).map_err(|e| open_failed(path, e))?,
+            conn: open_connection(path, duckdb::AccessMode::ReadOnly, &limits.0).map_err(|e| open_failed(path, e))?,
             scans: Default::default(),
+            limits,
         };
         store.prepare_read()?;
         Ok(store)
@@ -272,7 +294,7 @@ impl Store {
 
     /// An empty database in memory: what a lab holds while its file is being replaced.
     pub fn closed() -> Result<Store> {
-        Ok(Store { conn: Connection::open_in_memory()?, scans: Default::default() })
+        Ok(Store { conn: Connection::open_in_memory()?, scans: Default::default(), limits: memory_limits() })
     }
 
     /// Handles on this connection's running statement, for another thread: Esc's interrupt and
@@ -308,9 +330,8 @@ impl Running {
     }
 }
 
-fn open_connection(path: &Path, mode: duckdb::AccessMode) -> duckdb::Result<Connection> {
-    let limit = std::env::var("RECOUNT_MEMORY_LIMIT").unwrap_or_else(|_| "80MB".into());
-    let mut config = duckdb::Config::default().enable_autoload_extension(false)?.max_memory(&limit)?.access_mode(mode)?;
+fn open_connection(path: &Path, mode: duckdb::AccessMode, limit: &str) -> duckdb::Result<Connection> {
+    let mut config = duckdb::Config::default().enable_autoload_extension(false)?.max_memory(limit)?.access_mode(mode)?;
     if let Some(n) = std::env::var("RECOUNT_THREADS").ok().and_then(|v| v.parse::<i64>().ok()).filter(|n| *n > 0) {
         config = config.threads(n)?;
     }

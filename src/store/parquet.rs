@@ -27,7 +27,7 @@ statements! {
 
 fn scratch() -> Result<Store> {
     let config = duckdb::Config::default().enable_autoload_extension(false)?.threads(1)?;
-    Ok(Store { conn: duckdb::Connection::open_in_memory_with_flags(config)?, scans: Default::default() })
+    Ok(Store { conn: duckdb::Connection::open_in_memory_with_flags(config)?, scans: Default::default(), limits: super::memory_limits() })
 }
 
 thread_local! {

@@ -1,6 +1,6 @@
 //! schema.sql: the lab's tables, views and macros, and its layout.
 
-use super::{Batch, Exec, Query, Store, row, statements};
+use super::{Batch, Exec, KEY_ROWS_PER_SLICE, Query, Store, row, statements};
 use crate::error::LabError;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 
@@ -107,7 +107,7 @@ impl Store {
     /// once), in one transaction with the new layout's record.
     fn migrate_6_to_7(&self) -> Result<()> {
         let mut tx = super::Tx::begin(self, None)?;
-        tx.find_split_baskets_and_collisions(1, true)?;
+        tx.find_split_baskets_and_collisions(1, true, KEY_ROWS_PER_SLICE)?;
         FORMAT_SET.run(self, duckdb::named_params! { "format": 7 })?;
         tx.commit().map(|_| ())
     }
