@@ -166,11 +166,16 @@ def cmd_serve(a: argparse.Namespace) -> None:
     from recount_spark import wire
 
     sessions.share(sessions.session(a.warehouse or ".", a.master, a.jar))
-    if os.path.exists(a.socket):
-        os.unlink(a.socket)
+    # Bound and listening under another name, then renamed: a caller that sees the socket's
+    # path can connect (between bind and listen, a connect is refused).
+    binding = a.socket + "~"
+    for path in (a.socket, binding):
+        if os.path.exists(path):
+            os.unlink(path)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(a.socket)
+    server.bind(binding)
     server.listen(64)
+    os.rename(binding, a.socket)
     progress(f"serving on {a.socket}")
     home = os.getcwd()
     last = time.monotonic()
