@@ -797,7 +797,7 @@ fn write_bronze(lab: &Lab, plan: &Plan, staged: &Staged, fail_after: Option<usiz
     }
     let t_split = std::time::Instant::now();
     if !plan.todo.is_empty() {
-        tx.find_split_baskets_and_collisions(first_file_id, first_file_id == 1, lab.key_rows_per_slice)?;
+        tx.find_split_baskets_and_collisions(first_file_id, lab.key_rows_per_slice)?;
     }
     let t_split = t_split.elapsed();
     // Snapshots from the next one on see the corrections: a diff tells withdrawn baskets by it.

@@ -283,18 +283,18 @@ impl Tx<'_> {
     }
 
     /// Split baskets, colliding keys and keys with several copies among the files from
-    /// `first_file_id` on (`all_new`: every file in bronze, as a first landing, a mirror and the
+    /// `first_file_id` on (1: every file in bronze is new, as a first landing, a mirror and the
     /// layout 7 migration ask). Each list keeps a row once, so asking again adds nothing twice.
     /// The keys are grouped a slice at a time, `rows_per_slice` of the rows landed from
     /// `first_file_id` to a slice (`key_slices`), so that grouping fits DuckDB's memory limit
     /// however much is landed at once.
-    pub(crate) fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, all_new: bool, rows_per_slice: i64) -> Result<()> {
+    pub(crate) fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, rows_per_slice: i64) -> Result<()> {
         let rows = KEY_ROWS_COUNT.one(self.store, named_params! { "first_file_id": first_file_id })?.rows;
         let slices = key_slices(rows, rows_per_slice);
+        let mask = slices - 1;
         self.exec("listing keys with several copies", &KEY_ROWS_CREATE, &[])?;
         for slice in 0..slices {
-            let mask = slices - 1;
-            if all_new {
+            if first_file_id == 1 {
                 self.exec("finding baskets with several copies", &KEY_ROWS_ALL, named_params! { "mask": mask, "slice": slice })?;
             } else {
                 let params = named_params! { "first_file_id": first_file_id, "mask": mask, "slice": slice };

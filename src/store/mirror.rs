@@ -192,7 +192,7 @@ impl Tx<'_> {
             self.exec(&format!("laying out {what}"), s, &[])?;
         }
         // Split baskets, colliding keys and keys with several copies, as a first landing finds them.
-        self.find_split_baskets_and_collisions(1, true, KEY_ROWS_PER_SLICE)
+        self.find_split_baskets_and_collisions(1, KEY_ROWS_PER_SLICE)
     }
 
     /// Silver's and gold's rows that Iceberg snapshot `ice` wrote, as snapshot `snapshot_id`.

@@ -107,7 +107,7 @@ impl Store {
     /// once), in one transaction with the new layout's record.
     fn migrate_6_to_7(&self) -> Result<()> {
         let mut tx = super::Tx::begin(self, None)?;
-        tx.find_split_baskets_and_collisions(1, true, KEY_ROWS_PER_SLICE)?;
+        tx.find_split_baskets_and_collisions(1, KEY_ROWS_PER_SLICE)?;
         FORMAT_SET.run(self, duckdb::named_params! { "format": 7 })?;
         tx.commit().map(|_| ())
     }
