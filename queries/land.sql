@@ -12,9 +12,6 @@ FROM raw.files f;
 -- name: stores
 SELECT store_id, country, timezone, currency FROM raw.stores ORDER BY store_id;
 
--- name: store_insert
-INSERT INTO raw.stores VALUES ($store_id, $country, $timezone, $currency);
-
 -- name: store_update
 -- A store correction: the store's newest row (its history is in raw.store_changes).
 UPDATE raw.stores SET country = $country, timezone = $timezone, currency = $currency WHERE store_id = $store_id;

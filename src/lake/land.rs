@@ -498,7 +498,9 @@ impl std::fmt::Display for BadFile {
 impl std::error::Error for BadFile {}
 
 fn land_once(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDate], fail_after: Option<usize>) -> Result<LandReport> {
+    let planning = std::time::Instant::now();
     let plan = plan(lab, world, source, dates)?;
+    let planning = planning.elapsed().as_secs_f64() * 1e3;
     let raw_root = lab.raw_root();
     keep_reader(lab, source)?;
     let staged = Staged::default();
@@ -539,7 +541,7 @@ fn land_once(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDate], 
                 events: landed.events,
                 quarantined: landed.quarantined,
                 held: Vec::new(),
-                phases: landed.phases,
+                phases: std::iter::once(("planning".to_string(), planning)).chain(landed.phases).collect(),
             })
         }
         Err(e) => {
@@ -761,9 +763,9 @@ struct Landed {
 /// The landing's one transaction: stores, bronze rows, file records, split baskets, partitions.
 fn write_bronze(lab: &Lab, plan: &Plan, staged: &Staged, fail_after: Option<usize>) -> Result<Landed> {
     let mut tx = Tx::begin(lab.store(), fail_after)?;
-    for s in &plan.new_stores {
-        tx.insert_store(&store_row(s))?;
-    }
+    let t_stores = std::time::Instant::now();
+    tx.insert_stores(&plan.new_stores.iter().map(store_row).collect::<Vec<_>>())?;
+    let t_stores = t_stores.elapsed();
     let landing_id = tx.store().next_landing_id()?;
     let first_file_id = tx.store().next_file_id()?;
     let t_all = std::time::Instant::now();
@@ -820,13 +822,17 @@ fn write_bronze(lab: &Lab, plan: &Plan, staged: &Staged, fail_after: Option<usiz
         let (first, last) = (plan.dates.iter().min().copied(), plan.dates.iter().max().copied());
         tx.insert_landing(landing_id, first, last, plan.todo.len() as i64, events as i64, quarantined as i64, Utc::now().naive_utc())?;
     }
+    let t_sync = std::time::Instant::now();
     sync_staged(&plan.todo, &lab.raw_root())?;
+    let t_sync = t_sync.elapsed();
     let commit = tx.commit()?.last().map(|p| p.1).unwrap_or_default();
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     let phases = vec![
+        ("adding stores".to_string(), ms(t_stores)),
         ("parse and insert into bronze, in DuckDB's threads".to_string(), ms(t_parse_and_append - t_records)),
         ("recording files, cells and quarantine".to_string(), ms(t_records)),
         ("finding split baskets".to_string(), ms(t_split)),
+        ("syncing the copies to disk".to_string(), ms(t_sync)),
         ("commit".to_string(), ms(commit)),
     ];
     Ok(Landed { partitions, rederived_events, events, quarantined, phases })

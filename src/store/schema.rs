@@ -76,7 +76,10 @@ impl Store {
             if has_format && FORMAT.one(self, &[])?.format == Some(5) {
                 MIGRATE_5_TO_6.run(self).wrap_err("migrating the lab from layout 5 to 6")?;
             }
+            // One transaction, so one commit to sync, not one a statement (about 40 of them).
+            let tx = super::Tx::begin(self, None)?;
             CREATE.run(self).wrap_err("creating the lab schema")?;
+            tx.commit()?;
             if FORMAT.one(self, &[])?.format == Some(6) {
                 self.migrate_6_to_7().wrap_err("migrating the lab from layout 6 to 7")?;
             }
