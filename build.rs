@@ -4,7 +4,7 @@
 //!
 //! A `-- define: NAME` block (any file) holds SQL text that statements use as `@NAME`: a rule
 //! DuckDB cannot hold in a macro (a window's ORDER BY) is still written once. An `@NAME` that no
-//! block defines fails the build.
+//! block defines fails the build. A definition may use other definitions.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a build script fails the build by panicking, with its message
 
 use std::fmt::Write as _;
@@ -79,6 +79,10 @@ fn blocks(text: &str, marker: &str) -> Vec<(String, String)> {
 
 /// `body` with every `@NAME` replaced by its definition.
 fn expand(body: &str, defines: &[(String, String)], file: &str, statement: &str) -> String {
+    expand_at(body, defines, file, statement, 0)
+}
+
+fn expand_at(body: &str, defines: &[(String, String)], file: &str, statement: &str, depth: usize) -> String {
     let mut out = String::with_capacity(body.len());
     let mut rest = body;
     while let Some(at) = rest.find('@') {
@@ -89,7 +93,9 @@ fn expand(body: &str, defines: &[(String, String)], file: &str, statement: &str)
         let Some((_, text)) = defines.iter().find(|(n, _)| n == name) else {
             panic!("queries/{file}.sql {statement}: @{name} is not defined by any `-- define:` block");
         };
-        out.push_str(text);
+        // A definition may use others (`@winners` holds `@copy_order`), a few deep at most.
+        assert!(depth < 8, "queries/{file}.sql {statement}: @{name} is defined through itself");
+        out.push_str(&expand_at(text, defines, file, statement, depth + 1));
         rest = &after[end..];
     }
     out.push_str(rest);

@@ -37,61 +37,62 @@ JOIN audit.versions_as_of(NULL) v USING (business_date, snapshot_id)
 LEFT JOIN audit.date_windows dw USING (business_date, snapshot_id)
 WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
 
--- name: silver_insert
--- One row per basket: its first copy in @copy_order (schema.sql) among the current file
--- versions' rows, kept as a pointer to its bronze row under the new snapshot's id. Baskets are told apart by basket_key, which landing
--- checks no two basket_ids share; $key_collisions is true in a lab where some do, and basket_id
--- then tells them apart too (partitioning by the key is faster: docs/performance.md). A key
--- bronze.multi_copies does not list has one copy in all of bronze, so its row is its basket's
--- winner with one copy; only the listed keys' rows are ranked (about 3% of a date's rows, and
--- the window cost most of the statement: docs/performance.md).
--- $first..$last are the first and last changed date (bounds for zone maps), $dates the changed
--- dates (a list; NULL when they are every date of $first..$last, as in most runs). The version
--- it replaces stays in silver.versions as history. The rows go in as the scan gives them, which
--- is bronze's order (by upload, so nearly by date): sorting them too cost 4-6 ms of a forced
--- 4-date run's 22-25 (docs/performance.md), and every reader of silver filters or groups.
-INSERT INTO silver.versions
-WITH candidates AS NOT MATERIALIZED (
+-- define: winners
+-- THE winners of a v2 write, as a subquery: one row per basket of the dates $first..$last, its
+-- first copy in @copy_order among the current file versions' rows in window $late_days, with the
+-- copies it won over and the columns gold sums. Silver keeps each as a pointer (file id, line)
+-- and gold sums them; both statements read the rule from here, in one transaction.
+-- Baskets are told apart by basket_key, which landing checks no two basket_ids share;
+-- $key_collisions is true in a lab where some do, and basket_id then tells them apart too
+-- (partitioning by the key is faster: docs/performance.md). A key bronze.multi_copies does not
+-- list has one copy in all of bronze, so its row is its basket's winner with one copy; only the
+-- listed keys' rows are ranked (about 3% of a date's rows, and the window cost most of the
+-- statement: docs/performance.md). $first..$last are the first and last changed date (bounds
+-- for zone maps), $dates the changed dates (a list; NULL when they are every date of
+-- $first..$last, as in most runs).
+(WITH candidates AS NOT MATERIALIZED (
     SELECT * FROM bronze.current_events
     WHERE in_window(upload_date, business_date, $late_days::INTEGER)
       AND business_date BETWEEN $first::DATE AND $last::DATE
       AND upload_date BETWEEN $first::DATE - 1 AND $last::DATE + $late_days::INTEGER
       AND ($dates::VARCHAR IS NULL OR business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR)))),
 multi AS (SELECT basket_key FROM bronze.multi_copies WHERE business_date BETWEEN $first::DATE AND $last::DATE)
-SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies::INTEGER
-FROM (
-    SELECT business_date, file_id, line, 1 AS copies FROM candidates
-    WHERE basket_key NOT IN (SELECT basket_key FROM multi)
-    UNION ALL
-    SELECT business_date, file_id, line, copies FROM (
-        SELECT business_date, file_id, line,
-               count(*) OVER baskets AS copies,
-               row_number() OVER (baskets ORDER BY @copy_order) AS copy_rank
-        FROM candidates
-        WHERE basket_key IN (SELECT basket_key FROM multi)
-        WINDOW baskets AS (PARTITION BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END))
-    WHERE copy_rank = 1
-);
+SELECT business_date, file_id, line, 1 AS copies, store_id, country, currency, revenue_minor FROM candidates
+WHERE basket_key NOT IN (SELECT basket_key FROM multi)
+UNION ALL
+SELECT business_date, file_id, line, copies, store_id, country, currency, revenue_minor FROM (
+    SELECT business_date, file_id, line, store_id, country, currency, revenue_minor,
+           count(*) OVER baskets AS copies,
+           row_number() OVER (baskets ORDER BY @copy_order) AS copy_rank
+    FROM candidates
+    WHERE basket_key IN (SELECT basket_key FROM multi)
+    WINDOW baskets AS (PARTITION BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END))
+WHERE copy_rank = 1)
+
+-- name: silver_insert
+-- The new silver version of the changed dates: each winner (`winners` above) as a pointer to its bronze
+-- row, under the new snapshot's id. The version it replaces stays in silver.versions as history.
+-- The rows go in as the scan gives them, which is bronze's order (by upload, so nearly by date):
+-- sorting them too cost 4-6 ms of a forced 4-date run's 22-25 (docs/performance.md), and every
+-- reader of silver filters or groups.
+INSERT INTO silver.versions
+SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies::INTEGER FROM @winners;
 
 -- name: key_collisions
 SELECT count(*) AS keys FROM bronze.key_collisions;
 
 -- name: gold_insert
--- The changed dates' gold from the silver version snapshot $snapshot_id just wrote, as its
--- version of gold (gold.daily_store_sales shows it once the snapshot's dates are recorded);
--- $first..$last as above. A semi join, since as an inner join DuckDB first grouped bronze's rows
--- by the join's keys and the gold columns, which took half the statement (docs/performance.md).
+-- The new gold version of the changed dates, as snapshot $snapshot_id's version of gold
+-- (gold.daily_store_sales shows it once the snapshot's dates are recorded): the same winners as
+-- silver's insert, summed. Summing them as they are found, not joining bronze to the silver rows
+-- just written, took a backfill's gold inserts from 0.6-0.9 s to about half (docs/performance.md).
 -- It returns each new row's date and baskets: the caller counts each date's rows from them,
 -- gold's and silver's (each silver row is one basket of one gold row), with no query more.
 INSERT INTO audit.gold_history
-SELECT $snapshot_id::BIGINT, e.business_date, e.store_id, e.country, e.currency, count(*), sum(e.revenue_minor)::BIGINT
-FROM bronze.events e
-SEMI JOIN (SELECT business_date, file_id, line FROM silver.versions
-           WHERE snapshot_id = $snapshot_id::BIGINT AND business_date BETWEEN $first::DATE AND $last::DATE) v
-    ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line
-WHERE e.business_date BETWEEN $first::DATE AND $last::DATE
-GROUP BY e.business_date, e.store_id, e.country, e.currency
-ORDER BY e.business_date, e.store_id
+SELECT $snapshot_id::BIGINT, business_date, store_id, country, currency, count(*), sum(revenue_minor)::BIGINT
+FROM @winners
+GROUP BY business_date, store_id, country, currency
+ORDER BY business_date, store_id
 RETURNING business_date, baskets;
 
 -- name: pending_store_changes

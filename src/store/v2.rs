@@ -168,11 +168,15 @@ impl Tx<'_> {
         self.exec("silver insert", &SILVER_INSERT, params).map(|_| ())
     }
 
-    /// The new gold version of the dates, from the silver version just written, and the rows
-    /// the two versions hold per date: (silver's, gold's).
+    /// The new gold version of the dates, the same winners as silver's summed, and the rows the
+    /// two versions hold per date: (silver's, gold's).
     pub(crate) fn insert_gold_version(&mut self, w: &Rewrite) -> Result<BTreeMap<NaiveDate, (i64, i64)>> {
         let mut counts: BTreeMap<NaiveDate, (i64, i64)> = BTreeMap::new();
-        let params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last };
+        let dates = w.gaps.then_some(w.dates);
+        let params = named_params! {
+            "snapshot_id": w.snapshot_id, "late_days": w.late_days, "first": w.first, "last": w.last,
+            "key_collisions": w.key_collisions, "dates": dates,
+        };
         GOLD_INSERT.each(self.store, params, |row| {
             let c = counts.entry(row.business_date).or_default();
             (c.0, c.1) = (c.0 + row.baskets, c.1 + 1);
