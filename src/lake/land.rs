@@ -794,8 +794,44 @@ fn write_bronze(lab: &Lab, plan: &Plan, staged: &Staged, fail_after: Option<usiz
         quarantined += pf.quarantined_lines;
     }
     let t_parse_and_append = t_all.elapsed();
+    // Every copy is written by now: the disk syncs them while DuckDB looks for split baskets, and
+    // the landing waits for both before it commits.
+    let raw_root = lab.raw_root();
+    let (t_split, synced, t_sync) = std::thread::scope(|s| {
+        let sync = s.spawn(|| sync_staged(&plan.todo, &raw_root));
+        let t_split = keys_and_records(lab, &mut tx, plan, &partitions, (landing_id, first_file_id), (events, quarantined));
+        let waited = std::time::Instant::now();
+        let synced = sync.join().unwrap_or_else(|_| Err(eyre!("syncing the landed copies panicked")));
+        (t_split, synced, waited.elapsed())
+    });
+    let t_split = t_split?;
+    synced?;
+    let commit = tx.commit()?.last().map(|p| p.1).unwrap_or_default();
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let phases = vec![
+        ("adding stores".to_string(), ms(t_stores)),
+        ("parse and insert into bronze, in DuckDB's threads".to_string(), ms(t_parse_and_append - t_records)),
+        ("recording files, cells and quarantine".to_string(), ms(t_records)),
+        ("finding split baskets".to_string(), ms(t_split)),
+        ("waiting for the copies' sync to disk".to_string(), ms(t_sync)),
+        ("commit".to_string(), ms(commit)),
+    ];
+    Ok(Landed { partitions, rederived_events, events, quarantined, phases })
+}
+
+/// The landing's work once its rows are in bronze: the revenue check, the keys with several
+/// copies and split baskets, and the records of the landing, its partitions, its corrected files
+/// and stores. Returns the time the key search took.
+fn keys_and_records(
+    lab: &Lab,
+    tx: &mut Tx,
+    plan: &Plan,
+    partitions: &[PartitionLanded],
+    (landing_id, first_file_id): (i64, i32),
+    (events, quarantined): (u64, u64),
+) -> Result<std::time::Duration> {
     if !plan.todo.is_empty() {
-        refuse_revenue_past_limit(&mut tx, first_file_id)?;
+        refuse_revenue_past_limit(tx, first_file_id)?;
     }
     let t_split = std::time::Instant::now();
     if !plan.todo.is_empty() {
@@ -822,20 +858,7 @@ fn write_bronze(lab: &Lab, plan: &Plan, staged: &Staged, fail_after: Option<usiz
         let (first, last) = (plan.dates.iter().min().copied(), plan.dates.iter().max().copied());
         tx.insert_landing(landing_id, first, last, plan.todo.len() as i64, events as i64, quarantined as i64, Utc::now().naive_utc())?;
     }
-    let t_sync = std::time::Instant::now();
-    sync_staged(&plan.todo, &lab.raw_root())?;
-    let t_sync = t_sync.elapsed();
-    let commit = tx.commit()?.last().map(|p| p.1).unwrap_or_default();
-    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-    let phases = vec![
-        ("adding stores".to_string(), ms(t_stores)),
-        ("parse and insert into bronze, in DuckDB's threads".to_string(), ms(t_parse_and_append - t_records)),
-        ("recording files, cells and quarantine".to_string(), ms(t_records)),
-        ("finding split baskets".to_string(), ms(t_split)),
-        ("syncing the copies to disk".to_string(), ms(t_sync)),
-        ("commit".to_string(), ms(commit)),
-    ];
-    Ok(Landed { partitions, rederived_events, events, quarantined, phases })
+    Ok(t_split)
 }
 
 /// A date the new files touch whose revenue, summed over every landed copy, would pass what
