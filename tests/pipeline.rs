@@ -611,6 +611,8 @@ fn a_range_in_one_pass_gives_the_per_upload_loops_gold_and_hashes_in_one_snapsho
     for &u in ups.iter().rev() {
         v2::run_upload(&each, u, TriggerKind::Backfill, opts()).unwrap();
     }
+    // The pass's gold sums its winners again (a long write), the per-upload runs' sum the silver
+    // rows each just wrote (a few dates each): the two statements give the same gold.
     assert_eq!(fingerprint(&one), fingerprint(&each), "the same gold");
     assert_eq!(current_hashes(&one), current_hashes(&each), "the same input hash for every date");
     // One write: one snapshot that names every upload, and every date written by it.

@@ -423,7 +423,7 @@ fn rewrite_with(
     };
     // A run of many dates is bulk work: one DuckDB thread in the lower memory limit. Two threads
     // would each fill it, and a backfill's pass gains little from the second (docs/performance.md).
-    let committed = if changed.len() > DATES_ON_EVERY_THREAD { lab.store().bulk(true, write)? } else { write()? };
+    let committed = if is_long(changed.len()) { lab.store().bulk(true, write)? } else { write()? };
     let mut phases = vec![("input hashes".to_string(), compared.as_secs_f64() * 1e3)];
     phases.extend(committed.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)));
     Ok(RunReport { snapshot: record, dates: outcomes, beyond_window: beyond, phases })
@@ -432,6 +432,11 @@ fn rewrite_with(
 /// The most dates a write rewrites on every DuckDB thread, in the session's memory limit: a
 /// day's run, and a rebuild of a few dates. More are bulk work (`Store::bulk`).
 const DATES_ON_EVERY_THREAD: usize = 8;
+
+/// A write of `dates` changed dates is long: bulk work.
+fn is_long(dates: usize) -> bool {
+    dates > DATES_ON_EVERY_THREAD
+}
 
 /// The new versions of the `changed` dates of `groups`, their windows, snapshot dates and
 /// fingerprint, and the snapshot's record, in `tx`.
@@ -446,6 +451,7 @@ fn write_dates<'c>(
     // A long range is written a slice of dates at a time, in the same transaction: each slice's
     // window over its copies fits DuckDB's memory limit, however long the lab's history.
     let key_collisions = lab.has_key_collisions()?;
+    let long = is_long(changed.len());
     for (&(late_days, kept), ds) in groups {
         let changed: Vec<NaiveDate> = ds.iter().copied().filter(|d| changed.binary_search(d).is_ok()).collect();
         for slice in changed.chunks(DATES_PER_INSERT) {
@@ -459,6 +465,7 @@ fn write_dates<'c>(
                 dates: &date_list,
                 gaps: (last - first).num_days() + 1 != slice.len() as i64,
                 key_collisions,
+                long,
             };
             write_versions(tx, &w, slice, outcomes)?;
             if kept {
