@@ -70,11 +70,11 @@ SELECT business_date, file_id, line, copies, store_id, country, currency, revenu
 WHERE copy_rank = 1)
 
 -- name: silver_insert
--- The new silver version of the changed dates: each winner (`winners` above) as a pointer to its bronze
--- row, under the new snapshot's id. The version it replaces stays in silver.versions as history.
--- The rows go in as the scan gives them, which is bronze's order (by upload, so nearly by date):
--- sorting them too cost 4-6 ms of a forced 4-date run's 22-25 (docs/performance.md), and every
--- reader of silver filters or groups.
+-- The new silver version of the changed dates: each winner (`winners` above) as a pointer to
+-- its bronze row, under the new snapshot's id. The version it replaces stays in silver.versions
+-- as history. The rows go in as the scan gives them, which is bronze's order (by upload, so
+-- nearly by date): sorting them too cost 4-6 ms of a forced 4-date run's 22-25
+-- (docs/performance.md), and every reader of silver filters or groups.
 INSERT INTO silver.versions
 SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies::INTEGER FROM @winners;
 
@@ -85,7 +85,7 @@ SELECT count(*) AS keys FROM bronze.key_collisions;
 -- The new gold version of the changed dates of a long write, as snapshot $snapshot_id's version
 -- of gold (gold.daily_store_sales shows it once the snapshot's dates are recorded): the same
 -- winners as silver's insert, summed. On a backfill's slices of 32 dates this took the gold
--- inserts from 150-206 ms a slice to 97-120 (docs/performance.md); a day's few dates sum
+-- inserts from 145-206 ms a slice to 97-120 (docs/performance.md); a day's few dates sum
 -- silver's new rows instead (`gold_from_silver`), a few ms faster there.
 -- Both return each new row's date and baskets: the caller counts each date's rows from them,
 -- gold's and silver's (each silver row is one basket of one gold row), with no query more.

@@ -246,7 +246,7 @@ impl Store {
 
 impl Tx<'_> {
     /// New stores, through one appender (a statement per store cost a first landing of the full
-    /// world's 600 stores about 0.3 s: docs/performance.md).
+    /// world's 600 stores about 0.15-0.2 s: docs/performance.md).
     pub(crate) fn insert_stores(&mut self, stores: &[StoreRow]) -> Result<()> {
         if stores.is_empty() {
             return Ok(());
