@@ -48,6 +48,12 @@ CREATE OR REPLACE TEMP TABLE key_rows (basket_key BIGINT, basket_id VARCHAR, bus
 -- The rows landed from file id $first_file_id on: how many keys the statements below group.
 SELECT count(*) AS rows FROM bronze.events WHERE file_id >= $first_file_id::INTEGER;
 
+-- define: key_in_slice
+-- The key is in slice $slice of the keys cut by their low bits $mask; every key is when there is
+-- one slice ($mask 0), without the test: a day's landing on 4x history spent 59 ms instead of 31
+-- on it in key_rows_since (docs/performance.md).
+($mask::BIGINT = 0 OR (basket_key & $mask::BIGINT) = $slice::BIGINT)
+
 -- name: key_rows_all
 -- The copies (key, basket_id, business date) of every basket key with more than one copy, when
 -- nothing was landed before (every key is new), among the keys whose low bits ($mask) are
@@ -56,8 +62,8 @@ SELECT count(*) AS rows FROM bronze.events WHERE file_id >= $first_file_id::INTE
 -- several copies, faster than grouping every basket_id.
 INSERT INTO key_rows
 SELECT basket_key, basket_id, business_date FROM bronze.events
-WHERE (basket_key & $mask::BIGINT) = $slice::BIGINT
-  AND basket_key IN (SELECT basket_key FROM bronze.events WHERE (basket_key & $mask::BIGINT) = $slice::BIGINT
+WHERE @key_in_slice
+  AND basket_key IN (SELECT basket_key FROM bronze.events WHERE @key_in_slice
                      GROUP BY basket_key HAVING count(*) > 1);
 
 -- name: key_rows_since
@@ -68,9 +74,9 @@ WHERE (basket_key & $mask::BIGINT) = $slice::BIGINT
 -- bronze, and a day's landing would grow with the lab's history (docs/performance.md, "Growth").
 INSERT INTO key_rows
 WITH copies AS (SELECT basket_key, file_id, line FROM bronze.events
-                WHERE (basket_key & $mask::BIGINT) = $slice::BIGINT
+                WHERE @key_in_slice
                   AND basket_key IN (SELECT basket_key FROM bronze.events
-                                     WHERE file_id >= $first_file_id::INTEGER AND (basket_key & $mask::BIGINT) = $slice::BIGINT)),
+                                     WHERE file_id >= $first_file_id::INTEGER AND @key_in_slice)),
      multi AS (SELECT file_id, line FROM copies
                WHERE basket_key IN (SELECT basket_key FROM copies GROUP BY basket_key HAVING count(*) > 1))
 SELECT e.basket_key, e.basket_id, e.business_date FROM bronze.events e
