@@ -422,7 +422,7 @@ fn rewrite_with(
         tx.commit()
     };
     // A run of many dates is bulk work: one DuckDB thread in the lower memory limit. Two threads
-    // would each fill it, and a backfill's pass gains little from the second (docs/performance.md).
+    // run out of it, even with 16 dates a slice (docs/performance.md).
     let committed = if is_long(changed.len()) { lab.store().bulk(true, write)? } else { write()? };
     let mut phases = vec![("input hashes".to_string(), compared.as_secs_f64() * 1e3)];
     phases.extend(committed.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)));

@@ -1,6 +1,6 @@
 //! v2.sql: the idempotent job's reads and its two inserts.
 
-use super::{Exec, Query, Store, Tx, row, statements};
+use super::{Exec, Params, Query, Store, Tx, row, statements};
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
 use duckdb::named_params;
@@ -155,6 +155,18 @@ pub struct Rewrite<'a> {
     pub long: bool,
 }
 
+impl Rewrite<'_> {
+    /// Runs `f` with what `@winners` (v2.sql) binds, and the new snapshot's id: the parameters of
+    /// silver's insert and of a long write's gold, written once.
+    fn with_winners_params<T>(&self, f: impl FnOnce(Params) -> Result<T>) -> Result<T> {
+        let dates = self.gaps.then_some(self.dates);
+        f(named_params! {
+            "snapshot_id": self.snapshot_id, "late_days": self.late_days, "first": self.first, "last": self.last,
+            "key_collisions": self.key_collisions, "dates": dates,
+        })
+    }
+}
+
 impl Tx<'_> {
     /// Snapshot `snapshot_id` keeps window `late_days` for `dates` (ISO dates joined by commas).
     pub(crate) fn keep_windows(&mut self, snapshot_id: i64, late_days: u32, dates: &str) -> Result<()> {
@@ -165,12 +177,7 @@ impl Tx<'_> {
 
     /// The new silver version of the dates: one pointer per basket to its winning copy.
     pub(crate) fn insert_silver_version(&mut self, w: &Rewrite) -> Result<()> {
-        let dates = w.gaps.then_some(w.dates);
-        let params = named_params! {
-            "snapshot_id": w.snapshot_id, "late_days": w.late_days, "first": w.first, "last": w.last,
-            "key_collisions": w.key_collisions, "dates": dates,
-        };
-        self.exec("silver insert", &SILVER_INSERT, params).map(|_| ())
+        w.with_winners_params(|params| self.exec("silver insert", &SILVER_INSERT, params)).map(|_| ())
     }
 
     /// The new gold version of the dates, and the rows the two versions hold per date:
@@ -184,12 +191,7 @@ impl Tx<'_> {
             Ok(())
         };
         if w.long {
-            let dates = w.gaps.then_some(w.dates);
-            let params = named_params! {
-                "snapshot_id": w.snapshot_id, "late_days": w.late_days, "first": w.first, "last": w.last,
-                "key_collisions": w.key_collisions, "dates": dates,
-            };
-            GOLD_FROM_WINNERS.each(self.store, params, &mut count)?;
+            w.with_winners_params(|params| GOLD_FROM_WINNERS.each(self.store, params, &mut count))?;
         } else {
             let params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last };
             GOLD_FROM_SILVER.each(self.store, params, &mut count)?;
