@@ -1,6 +1,6 @@
 -- fingerprint.sql: the contract's gold fingerprint.
--- Reads: gold's versions (audit.gold_history) and what each write kept of gold's text.
--- Writes: the kept text and hash states (audit.gold_text, audit.gold_prefix).
+-- Reads: gold's versions (audit.gold_history), the snapshots' dates and the recorded hash states.
+-- Writes: the hash states (audit.gold_prefix).
 
 -- name: chunks
 -- Gold's dates $first..$last as the fingerprint's text, one chunk per business date, as it stood
@@ -23,34 +23,25 @@ SELECT min(business_date) AS first, max(business_date) AS last FROM audit.gold_h
 -- The fingerprint the newest record carries: gold as it stands (every write of gold records one).
 SELECT gold_rows AS rows, gold_md5 AS md5 FROM audit.snapshots ORDER BY snapshot_id DESC LIMIT 1;
 
--- name: keep_version_text
+-- name: version_text
 -- The fingerprint text of the gold version snapshot $snapshot_id wrote, for each of its dates
--- $dates (a list), kept in audit.gold_text: a date it emptied gets 0 rows and no text. Returned
--- too, so that a process holding gold's text brings it up to date without reading it back.
-INSERT INTO audit.gold_text
-SELECT $snapshot_id::BIGINT, d.business_date, count(g.store_id),
+-- $dates (a list): a date it emptied gets 0 rows and no text. A process that holds gold's text
+-- brings it up to date with these, without reading the rest of gold again.
+SELECT d.business_date, count(g.store_id) AS rows,
        string_agg(gold_line(g.business_date, g.store_id, g.country, g.currency, g.baskets, g.revenue_minor),
-                  chr(10) ORDER BY g.store_id)
+                  chr(10) ORDER BY g.store_id) AS text
 FROM dates_of($dates::VARCHAR) d
 LEFT JOIN audit.gold_history g ON g.snapshot_id = $snapshot_id::BIGINT AND g.business_date = d.business_date
-GROUP BY 1, 2
-RETURNING business_date, rows, text;
-
--- name: kept_text
--- Gold's text now, as kept, from date $first on (NULL: every date): each date's current version
--- and its text; `missing` when that version has none kept (a lab written before
--- audit.gold_text), and gold must be read instead.
-SELECT business_date, coalesce(rows, 0) AS rows, text, missing FROM audit.gold_text_now
-WHERE $first::DATE IS NULL OR business_date >= $first::DATE
-ORDER BY 1;
+GROUP BY 1;
 
 -- name: prefix_before
 -- Where hashing gold's text may resume for a write whose first date is $first: the newest
 -- recorded state of the last date before $first that holds rows now. It holds only if no write
 -- after it rewrote that date or any date before it (then gold's text up to that date is what the
 -- state hashed). No row: hash from gold's first date.
-WITH p AS (SELECT max(business_date) AS d FROM audit.gold_text_now
-           WHERE business_date < $first::DATE AND (missing OR rows > 0)),
+WITH p AS (SELECT max(sd.business_date) AS d FROM audit.snapshot_dates sd
+           JOIN audit.versions_as_of(NULL::BIGINT) v ON v.business_date = sd.business_date AND v.snapshot_id = sd.snapshot_id
+           WHERE sd.business_date < $first::DATE AND sd.gold_added > 0),
      s AS (SELECT g.snapshot_id, g.business_date, g.rows, g.state FROM audit.gold_prefix g JOIN p ON g.business_date = p.d
            ORDER BY g.snapshot_id DESC LIMIT 1)
 SELECT s.business_date, s.rows, s.state FROM s

@@ -1,6 +1,6 @@
 -- schema.sql: the lab's tables, views and macros.
--- Reads: nothing. Writes: creates every schema and table if missing (never drops one); replaces
--- the views and macros, which hold no data.
+-- Reads: nothing. Writes: creates every schema and table if missing (drops only audit.gold_text,
+-- a copy of gold that earlier builds kept); replaces the views and macros, which hold no data.
 -- Bronze is append-only (one row per valid raw line). Every version of silver and gold that a
 -- snapshot wrote is kept (silver.versions, audit.gold_history); silver and gold now are views of
 -- each date's newest version, so nothing is ever deleted from them.
@@ -96,10 +96,11 @@ CREATE TABLE IF NOT EXISTS audit.snapshot_dates (
 CREATE TABLE IF NOT EXISTS audit.gold_history (
     snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL,
     currency VARCHAR NOT NULL, baskets BIGINT NOT NULL, revenue_minor BIGINT NOT NULL);
--- Each gold version's fingerprint text, one row per date it wrote (rows 0 and no text for a date
--- it emptied): a new process hashes gold's text from here, not from every row of gold.
-CREATE TABLE IF NOT EXISTS audit.gold_text (
-    snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, rows BIGINT NOT NULL, text VARCHAR);
+-- Earlier builds kept each gold version's fingerprint text here, one long string a date. It was a
+-- copy of gold_history, and all of it sat in one row group that every checkpoint rewrote, so each
+-- write's close cost more as history grew. The text is read from gold_history now (fingerprint.sql).
+DROP VIEW IF EXISTS audit.gold_text_now;
+DROP TABLE IF EXISTS audit.gold_text;
 -- The fingerprint's MD5 state at the end of each date of gold's text (the text of every date up to
 -- it, joined by newlines), and gold's rows up to it, as the write snapshot_id left gold: each write
 -- records the dates from its first rewritten one on, so the next write hashes only the text from
@@ -156,12 +157,6 @@ CREATE OR REPLACE VIEW gold.daily_store_sales AS
 SELECT g.business_date, g.store_id, g.country, g.currency, g.baskets, g.revenue_minor
 FROM audit.gold_history g
 JOIN audit.versions_as_of(NULL) c ON c.business_date = g.business_date AND c.snapshot_id = g.snapshot_id;
--- Gold's text now, as kept: each date's current version and the text it kept (audit.gold_text);
--- `missing` when that version kept none (a lab written before audit.gold_text).
-CREATE OR REPLACE VIEW audit.gold_text_now AS
-SELECT v.business_date, t.rows, t.text, t.snapshot_id IS NULL AS missing
-FROM audit.versions_as_of(NULL::BIGINT) v
-LEFT JOIN audit.gold_text t ON t.snapshot_id = v.snapshot_id AND t.business_date = v.business_date;
 -- Silver as each snapshot wrote it, with the winning copy's fields from bronze.
 CREATE OR REPLACE VIEW audit.silver_history AS
 SELECT v.snapshot_id, v.business_date, e.basket_id, e.event_id, e.revenue_minor, v.copies

@@ -96,9 +96,15 @@ impl Lab {
         if root.join(RESETTING).exists() {
             empty(root)?;
         }
+        let opening = std::time::Instant::now();
         let lab = Lab::with(root, open_for_writing(root, true)?, Some(lock), None);
+        let recovering = std::time::Instant::now();
         // A landing killed between its COMMIT and moving its copies into place is finished now.
         recovery::recover(&lab).wrap_err("recovering an interrupted landing")?;
+        crate::commands::profile(&[
+            ("opening the database".to_string(), (recovering - opening).as_secs_f64() * 1e3),
+            ("recovery".to_string(), recovering.elapsed().as_secs_f64() * 1e3),
+        ]);
         Ok(lab)
     }
 

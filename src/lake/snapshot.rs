@@ -224,11 +224,11 @@ impl GoldText {
         }
     }
 
-    /// Replaces the chunks of the dates a write rewrote (`dates`) with the text it kept (`kept`:
-    /// a date it emptied has none). True when some date's text changed.
-    fn rewrite(&mut self, dates: &[NaiveDate], kept: Vec<GoldChunk>) -> bool {
+    /// Replaces the chunks of the dates a write rewrote (`dates`) with their new text (`new`: a
+    /// date it emptied has none). True when some date's text changed.
+    fn rewrite(&mut self, dates: &[NaiveDate], new: Vec<GoldChunk>) -> bool {
         let old: BTreeMap<NaiveDate, (i64, String)> = dates.iter().filter_map(|d| self.chunks.remove(d).map(|c| (*d, c))).collect();
-        for c in kept {
+        for c in new {
             self.chunks.insert(c.business_date, (c.rows, c.text));
         }
         let new = dates.iter().filter_map(|d| self.chunks.get(d).map(|c| (*d, c)));
@@ -238,14 +238,14 @@ impl GoldText {
 
 /// The fingerprint of gold after a write that rewrote `changed` (None: nothing), seen inside the
 /// write's transaction. With nothing rewritten it is the one this process last hashed, or else
-/// the newest record's (every write of gold records one). A write keeps the text of its dates
-/// (audit.gold_text) and hashes gold's text only from its first date on: it resumes from the
-/// state recorded at the end of the date before (audit.gold_prefix), and records its own states
-/// for the next write. A daily run rewrites the newest dates, so it hashes a few days of text, not
-/// all of gold. A write whose dates' text is the text they had (known when this process holds
-/// gold's text) hashes nothing: the fingerprint is the one this process hashed last, and the
-/// states that held still hold. A lab written before the text or the states were kept is hashed
-/// from gold itself, once.
+/// the newest record's (every write of gold records one). A write hashes gold's text only from its
+/// first date on: it resumes from the state recorded at the end of the date before
+/// (audit.gold_prefix), and records its own states for the next write. A daily run rewrites the
+/// newest dates, so it reads and hashes a few days of text, not all of gold. A process that holds
+/// gold's text reads only the text of the dates a write rewrote; when that text is the text they
+/// had (a retry's re-sent baskets, a forced rebuild) it hashes nothing: the fingerprint is the one
+/// it hashed last, and the states that held still hold. Without a state to resume from, gold is
+/// hashed from its first date.
 pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Option<Written>) -> Result<Fingerprint> {
     let Some(written) = changed.filter(|w| !w.dates.is_empty()) else {
         if let Some(fp) = lab.gold_text.borrow().as_ref().and_then(|t| t.fingerprint.clone()) {
@@ -254,15 +254,16 @@ pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Opti
         if let Some(fp) = tx.store().latest_recorded_fingerprint()? {
             return Ok(fp.into());
         }
-        let all = GoldText::of(None, all_of_gold(tx.store())?);
-        return Ok(hash_text(None, &all).0);
+        return Ok(hash_text(None, &gold_text_from(tx.store(), None)?).0);
     };
-    let kept = tx.keep_gold_text(written.snapshot_id, written.dates)?;
     let slot = &lab.gold_text;
-    // Held text is brought up to date first: a write that left its dates' text as it was (a
-    // retry's re-sent baskets, a forced rebuild) leaves the fingerprint and the states as they were.
+    // Held text is brought up to date first: a write that left its dates' text as it was leaves
+    // the fingerprint and the states as they were.
     let mut cached = slot.borrow_mut().take().filter(|t| t.covers(written.dates.first().copied()));
-    let changed = cached.as_mut().is_none_or(|text| text.rewrite(written.dates, kept));
+    let changed = match cached.as_mut() {
+        Some(text) => text.rewrite(written.dates, tx.version_text(written.snapshot_id, written.dates)?),
+        None => true,
+    };
     if !changed && let Some(fp) = cached.as_ref().and_then(|t| t.fingerprint.clone()) {
         tx.carry_gold_prefix(written.snapshot_id, written.dates[0])?;
         tx.on_commit(move || {
@@ -272,12 +273,9 @@ pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Opti
     }
     let base = tx.store().prefix_before(written.dates[0])?.and_then(Resume::of);
     let from = base.as_ref().and_then(|b| b.business_date.succ_opt());
-    let (base, text) = match cached.filter(|t| t.covers(from)) {
-        Some(text) => (base, text),
-        None => match tx.store().kept_gold_text(from)? {
-            Some(chunks) => (base, GoldText::of(from, chunks)),
-            None => (None, GoldText::of(None, all_of_gold(tx.store())?)),
-        },
+    let text = match cached.filter(|t| t.covers(from)) {
+        Some(text) => text,
+        None => gold_text_from(tx.store(), from)?,
     };
     let (fp, states) = hash_text(base, &text);
     let text = GoldText { fingerprint: Some(fp.clone()), ..text };
@@ -291,11 +289,11 @@ pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Opti
     Ok(fp)
 }
 
-/// Every date of gold as the fingerprint's text, read from gold's rows.
-fn all_of_gold(store: &Store) -> Result<Vec<GoldChunk>> {
+/// Gold's text now, read from gold's rows from date `from` on (None: every date).
+fn gold_text_from(store: &Store, from: Option<NaiveDate>) -> Result<GoldText> {
     let mut chunks = Vec::new();
-    store.gold_chunks(None, |c| chunks.push(c))?;
-    Ok(chunks)
+    store.gold_chunks_from(None, from, |c| chunks.push(c))?;
+    Ok(GoldText::of(from, chunks))
 }
 
 /// A recorded state to resume hashing from: the MD5 state at the end of `business_date`.

@@ -29,11 +29,6 @@ row! {
 }
 
 row! {
-    /// A date's current gold version as its kept text (`missing`: none was kept for it).
-    pub struct KeptText { pub business_date: NaiveDate, pub rows: i64, pub text: Option<String>, pub missing: bool }
-}
-
-row! {
     /// Where hashing gold's text may resume: the MD5 state at the end of `business_date`, with
     /// gold's rows up to it.
     pub struct GoldPrefix { pub business_date: NaiveDate, pub rows: i64, pub state: Vec<u8> }
@@ -44,8 +39,7 @@ statements! {
     FORGET_PREFIX: Exec = fingerprint::FORGET_PREFIX;
     KEEP_PREFIX: Exec = fingerprint::KEEP_PREFIX;
     CARRY_PREFIX: Exec = fingerprint::CARRY_PREFIX;
-    KEEP_VERSION_TEXT: Query<VersionText> = fingerprint::KEEP_VERSION_TEXT;
-    KEPT_TEXT: Query<KeptText> = fingerprint::KEPT_TEXT;
+    VERSION_TEXT: Query<VersionText> = fingerprint::VERSION_TEXT;
     GOLD_SPAN: Query<GoldSpan> = fingerprint::GOLD_SPAN;
     CHUNKS: Query<GoldChunk> = fingerprint::CHUNKS;
     LATEST_RECORD: Query<FingerprintRow> = fingerprint::LATEST_RECORD;
@@ -66,7 +60,7 @@ fn day_slices(first: NaiveDate, last: NaiveDate) -> Vec<(NaiveDate, NaiveDate)> 
     out
 }
 
-/// A date's kept text as a chunk of gold's text: none when the date holds no rows.
+/// A date's text in a version as a chunk of gold's text: none when the date holds no rows.
 fn chunk(business_date: NaiveDate, rows: i64, text: Option<String>) -> Option<GoldChunk> {
     text.filter(|_| rows > 0).map(|text| GoldChunk { business_date, rows, text })
 }
@@ -75,28 +69,20 @@ impl Store {
     /// Every date of gold as the fingerprint's text, in date order, as it stood at `as_of` (None:
     /// now), read a slice of days at a time.
     pub(crate) fn gold_chunks(&self, as_of: Option<i64>, f: impl FnMut(GoldChunk)) -> Result<()> {
+        self.gold_chunks_from(as_of, None, f)
+    }
+
+    /// The same, from date `from` on (None: gold's first date).
+    pub(crate) fn gold_chunks_from(&self, as_of: Option<i64>, from: Option<NaiveDate>, f: impl FnMut(GoldChunk)) -> Result<()> {
         let mut f = f;
         let GoldSpan { first: Some(first), last: Some(last) } = GOLD_SPAN.one(self, &[])? else { return Ok(()) };
-        for (from, to) in day_slices(first, last) {
+        for (from, to) in day_slices(from.map_or(first, |d| d.max(first)), last) {
             CHUNKS.each(self, named_params! { "snapshot_id": as_of, "first": from, "last": to }, |c| {
                 f(c);
                 Ok(())
             })?;
         }
         Ok(())
-    }
-
-    /// Gold's text now as kept, date by date from `first` on (None: all); None when some
-    /// current version has none kept.
-    pub(crate) fn kept_gold_text(&self, first: Option<NaiveDate>) -> Result<Option<Vec<GoldChunk>>> {
-        let mut out = Vec::new();
-        for k in KEPT_TEXT.all(self, named_params! { "first": first })? {
-            if k.missing {
-                return Ok(None);
-            }
-            out.extend(chunk(k.business_date, k.rows, k.text));
-        }
-        Ok(Some(out))
     }
 
     /// The recorded state hashing may resume from for a write whose first date is `first`.
@@ -111,19 +97,19 @@ impl Store {
 }
 
 impl Tx<'_> {
-    /// Keeps the fingerprint text of the gold version `snapshot_id` wrote, for its `dates`, and
-    /// returns the text of those that hold rows.
-    pub(crate) fn keep_gold_text(&mut self, snapshot_id: i64, dates: &[NaiveDate]) -> Result<Vec<GoldChunk>> {
-        let mut kept = Vec::new();
+    /// The fingerprint text of the gold version `snapshot_id` wrote, for those of its `dates` that
+    /// hold rows.
+    pub(crate) fn version_text(&mut self, snapshot_id: i64, dates: &[NaiveDate]) -> Result<Vec<GoldChunk>> {
+        let mut text = Vec::new();
         for slice in dates.chunks(DAYS_PER_READ as usize) {
             let list = super::date_list(slice);
-            KEEP_VERSION_TEXT.each(self.store, named_params! { "snapshot_id": snapshot_id, "dates": list }, |v| {
-                kept.extend(chunk(v.business_date, v.rows, v.text));
+            VERSION_TEXT.each(self.store, named_params! { "snapshot_id": snapshot_id, "dates": list }, |v| {
+                text.extend(chunk(v.business_date, v.rows, v.text));
                 Ok(())
             })?;
-            self.step("keeping gold's text")?;
+            self.step("reading the written dates' text")?;
         }
-        Ok(kept)
+        Ok(text)
     }
 
     /// Write `snapshot_id` left gold's text from `first` (its first date) on as it was: the states

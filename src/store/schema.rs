@@ -49,14 +49,9 @@ impl Store {
     /// behind the lab's back either.
     pub(super) fn prepare(&self) -> Result<()> {
         // Checkpoints are taken when a command's lab closes, not every 16 MB of WAL: a backfill
-        // otherwise rewrote the same row groups many times over. No string is compressed with
-        // zstd: each checkpoint recompressed all of gold's kept text (one row group, one long
-        // string a date), a cost that grew with history (docs/performance.md).
+        // otherwise rewrote the same row groups many times over.
         self.conn
-            .execute_batch(
-                "SET autoinstall_known_extensions = false; SET checkpoint_threshold = '1GB';
-                 SET zstd_min_string_length = 4294967295;",
-            )
+            .execute_batch("SET autoinstall_known_extensions = false; SET checkpoint_threshold = '1GB';")
             .wrap_err("configuring DuckDB")?;
         let old = OLD_LAYOUT.one(self, &[])?.layout;
         if old > 0 {
