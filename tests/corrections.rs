@@ -398,6 +398,34 @@ fn a_landing_of_a_correction_killed_anywhere_leaves_the_old_or_the_new_version_c
 }
 
 #[test]
+fn an_open_looks_through_the_raw_zone_only_when_a_landing_left_its_mark() {
+    let dir = tempdir();
+    let ups = uploads(small_world());
+    let root = {
+        let mut lab = open_lab(dir.path());
+        land::land(&mut lab, small_world(), &ups[..2]).unwrap();
+        assert!(!lab.root.join(recount::lake::recovery::STAGING).exists(), "a landing that finished clears its mark");
+        lab.root.clone()
+    };
+    // A staged copy of bytes no landing committed, as a landing killed before its COMMIT leaves.
+    let partition = std::fs::read_dir(root.join("raw/pos/events")).unwrap().next().unwrap().unwrap().path();
+    let stray = partition.join("stray.jsonl.gz.landing");
+    std::fs::write(&stray, b"never landed").unwrap();
+    drop(open_lab(dir.path()));
+    assert!(stray.exists(), "without the mark, an open lists no partition");
+    std::fs::write(root.join(recount::lake::recovery::STAGING), b"").unwrap();
+    drop(open_lab(dir.path()));
+    assert!(!stray.exists(), "with the mark, recovery removes what never committed");
+    assert!(!root.join(recount::lake::recovery::STAGING).exists(), "and clears the mark");
+    // A lab an earlier build wrote (another schema digest) has no mark to go by: the open that
+    // brings its schema up to date looks through the raw zone too.
+    std::fs::write(&stray, b"never landed").unwrap();
+    open_lab(dir.path()).store().connection_for_tests().execute_batch("DELETE FROM audit.schema").unwrap();
+    drop(open_lab(dir.path()));
+    assert!(!stray.exists(), "the first open by this build looks");
+}
+
+#[test]
 fn a_date_whose_rows_a_correction_all_withdraws_is_rebuilt_empty() {
     // Upload 08-16 holds a sale of 08-16 and the only sale of 08-15 (a late till). Its
     // correction withdraws the 08-15 sale: 08-15 has no row left, and must still be rebuilt.

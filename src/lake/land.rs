@@ -508,6 +508,8 @@ fn land_once(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDate], 
     // Settings of the connection, not of the transaction: set before it, reset after it, however
     // it ends. A landing is bulk work, in the lower memory limit (`Store::bulk`).
     lab.store().unordered_inserts()?;
+    // Until the copies are in place, the next open looks for what a kill would leave.
+    super::recovery::mark(&lab.root)?;
     let result = make_partition_dirs(&raw_root, &plan.todo, &mut created_dirs)
         .and_then(|()| lab.store().bulk(false, || write_bronze(lab, &plan, &staged, fail_after)));
     let reset = lab.store().ordered_inserts();
@@ -530,6 +532,7 @@ fn land_once(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDate], 
             std::fs::create_dir_all(&raw_root).wrap_err_with(|| format!("creating {}", raw_root.display()))?;
             // What raw.stores holds, as recovery would write it.
             std::fs::write(raw_root.join(raw::STORES_FILE), lab.stores()?.to_csv()?)?;
+            super::recovery::unmark(&lab.root)?;
             Ok(LandReport {
                 partitions: landed.partitions,
                 stores_added: plan.new_stores.len(),
@@ -546,6 +549,10 @@ fn land_once(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDate], 
         }
         Err(e) => {
             undo_copies(&raw_root, &staged, &created_dirs);
+            // A copy that could not be removed is left to the next open's recovery.
+            if staged.iter().all(|(tmp, _)| !tmp.exists()) {
+                super::recovery::unmark(&lab.root)?;
+            }
             Err(e)
         }
     }
@@ -963,6 +970,8 @@ fn sync_staged(todo: &[ToLand], raw_root: &Path) -> Result<()> {
         std::fs::File::open(&staged).and_then(|f| f.sync_all()).wrap_err_with(|| format!("syncing {}", staged.display()))?;
         dirs.extend(staged.parent().map(Path::to_path_buf));
     }
+    // The lab's root holds the mark that sends the next open's recovery to these copies.
+    dirs.extend(raw_root.parent().map(Path::to_path_buf));
     dirs.sort();
     dirs.dedup();
     for d in dirs {

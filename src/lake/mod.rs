@@ -347,7 +347,7 @@ const RESETTING: &str = "recount.resetting";
 
 /// Removes the database and the raw zone, then the reset marker.
 fn empty(root: &Path) -> Result<()> {
-    for name in [DB_FILE.to_string(), format!("{DB_FILE}.wal")] {
+    for name in [DB_FILE.to_string(), format!("{DB_FILE}.wal"), recovery::STAGING.to_string()] {
         let p = root.join(name);
         if p.exists() {
             std::fs::remove_file(&p).wrap_err_with(|| format!("removing {}", p.display()))?;

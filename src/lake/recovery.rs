@@ -2,6 +2,11 @@
 //! raw zone after COMMIT, so a process killed in between leaves `*.landing` files behind. Each is
 //! finished (the lab's current version of that path has its bytes: the landing committed) or
 //! removed (it did not). After this, the raw zone and bronze agree again.
+//!
+//! A landing marks the lab (`STAGING`) before it stages its first copy and clears the mark once
+//! every copy is in place, so an open looks through the raw zone's partitions only when a landing
+//! did not finish (or when this build opens the lab for the first time: an earlier build left no
+//! mark). The look costs a directory listing per upload, which grew with history.
 
 use super::Lab;
 use crate::raw;
@@ -10,6 +15,31 @@ use color_eyre::eyre::{Result, WrapErr, bail};
 use std::path::Path;
 
 const STAGED: &str = ".landing";
+
+/// The mark, in the lab's root, of a landing that may have left staged copies or a stale
+/// stores.csv in the raw zone.
+pub const STAGING: &str = "recount.staging";
+
+/// Marks the lab before a landing stages anything (see the module's comment).
+pub(crate) fn mark(root: &Path) -> Result<()> {
+    let path = root.join(STAGING);
+    std::fs::write(&path, b"").wrap_err_with(|| format!("writing {}", path.display()))
+}
+
+/// Clears the mark once every staged copy is in place or gone.
+pub(crate) fn unmark(root: &Path) -> Result<()> {
+    let path = root.join(STAGING);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).wrap_err_with(|| format!("removing {}", path.display())),
+        _ => Ok(()),
+    }
+}
+
+/// Whether the raw zone must be looked through: a landing did not clear its mark, or this
+/// connection has just written the lab's schema (a lab of an earlier build, which marked nothing).
+fn must_look(lab: &Lab) -> bool {
+    lab.root.join(STAGING).exists() || lab.store().schema_written()
+}
 
 /// What recovery did, for the record.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -24,7 +54,7 @@ pub(crate) struct Recovered {
 /// does not say what raw.stores says. Reads only.
 pub fn pending(lab: &Lab) -> Result<bool> {
     let events = lab.raw_root().join(raw::EVENTS_DIR);
-    if !events.is_dir() {
+    if !must_look(lab) || !events.is_dir() {
         return Ok(false);
     }
     let stores = lab.stores()?.to_csv()?;
@@ -40,6 +70,15 @@ pub fn pending(lab: &Lab) -> Result<bool> {
 }
 
 pub(crate) fn recover(lab: &Lab) -> Result<Recovered> {
+    if !must_look(lab) {
+        return Ok(Recovered::default());
+    }
+    let done = finish_or_remove(lab)?;
+    unmark(&lab.root)?;
+    Ok(done)
+}
+
+fn finish_or_remove(lab: &Lab) -> Result<Recovered> {
     let mut done = Recovered::default();
     let events = lab.raw_root().join(raw::EVENTS_DIR);
     if !events.is_dir() {

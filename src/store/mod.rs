@@ -246,6 +246,9 @@ pub struct Store {
     /// DuckDB's memory limit on this connection, and the lower one of its bulk work (None:
     /// `RECOUNT_MEMORY_LIMIT` set one for everything). See `memory_limits`.
     limits: (String, Option<&'static str>),
+    /// Whether opening this connection created or updated the lab's schema: the first writing
+    /// open by this build (or of a new lab).
+    schema_written: bool,
 }
 
 /// DuckDB's memory limit when `RECOUNT_MEMORY_LIMIT` sets none: reports and the explorer get
@@ -270,12 +273,13 @@ impl Store {
     /// DuckDB's thread count (default: one per core).
     pub fn open(path: &Path) -> Result<Store> {
         let limits = memory_limits();
-        let store = Store {
+        let mut store = Store {
             conn: open_connection(path, duckdb::AccessMode::ReadWrite, &limits.0).map_err(|e| open_failed(path, e))?,
             scans: Default::default(),
             limits,
+            schema_written: false,
         };
-        store.prepare()?;
+        store.schema_written = store.prepare()?;
         Ok(store)
     }
 
@@ -287,6 +291,7 @@ impl Store {
             conn: open_connection(path, duckdb::AccessMode::ReadOnly, &limits.0).map_err(|e| open_failed(path, e))?,
             scans: Default::default(),
             limits,
+            schema_written: false,
         };
         store.prepare_read()?;
         Ok(store)
@@ -294,7 +299,12 @@ impl Store {
 
     /// An empty database in memory: what a lab holds while its file is being replaced.
     pub fn closed() -> Result<Store> {
-        Ok(Store { conn: Connection::open_in_memory()?, scans: Default::default(), limits: memory_limits() })
+        Ok(Store { conn: Connection::open_in_memory()?, scans: Default::default(), limits: memory_limits(), schema_written: false })
+    }
+
+    /// Whether opening this connection created or updated the lab's schema.
+    pub(crate) fn schema_written(&self) -> bool {
+        self.schema_written
     }
 
     /// Handles on this connection's running statement, for another thread: Esc's interrupt and

@@ -27,7 +27,12 @@ statements! {
 
 fn scratch() -> Result<Store> {
     let config = duckdb::Config::default().enable_autoload_extension(false)?.threads(1)?;
-    Ok(Store { conn: duckdb::Connection::open_in_memory_with_flags(config)?, scans: Default::default(), limits: super::memory_limits() })
+    Ok(Store {
+        conn: duckdb::Connection::open_in_memory_with_flags(config)?,
+        scans: Default::default(),
+        limits: super::memory_limits(),
+        schema_written: false,
+    })
 }
 
 thread_local! {

@@ -46,8 +46,8 @@ statements! {
 
 impl Store {
     /// Session settings, the schema and the landing's table function: nothing is installed
-    /// behind the lab's back either.
-    pub(super) fn prepare(&self) -> Result<()> {
+    /// behind the lab's back either. True when the schema was created or updated.
+    pub(super) fn prepare(&self) -> Result<bool> {
         // Checkpoints are taken when a command's lab closes, not every 16 MB of WAL: a backfill
         // otherwise rewrote the same row groups many times over.
         self.conn
@@ -97,7 +97,7 @@ impl Store {
             }
             other => return Err(eyre!(LabError::Layout { found: other.unwrap_or(1), reads: LAB_FORMAT })),
         }
-        Ok(())
+        Ok(!current)
     }
 
     /// Layout 7 lists every basket key with more than one copy: found from all of bronze by a
