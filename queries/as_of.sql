@@ -4,9 +4,9 @@
 -- the versions a version landed by then had replaced. Not part of v2's rules (nothing writes
 -- from it), so not in the code version the input hashes cover.
 
--- name: session
--- The session's macros for as-of reads (TEMP, created by every connection).
-CREATE OR REPLACE TEMP MACRO files_as_of(s) AS TABLE
+-- name: create
+-- The macros for as-of reads, kept in the lab's file (schema.sql's create runs this after it).
+CREATE OR REPLACE MACRO files_as_of(s) AS TABLE
     WITH landed AS (
         SELECT f.file_id, f.file, f.upload_date, f.version
         FROM raw.files f JOIN raw.landings l USING (landing_id)
@@ -15,7 +15,7 @@ CREATE OR REPLACE TEMP MACRO files_as_of(s) AS TABLE
     SELECT * FROM landed
     WHERE file_id NOT IN (SELECT x.file_id FROM raw.supersessions x JOIN landed b ON b.file_id = x.by_file_id);
 -- Bronze as of s: the rows of those versions, with each row's file and its rank in its upload.
-CREATE OR REPLACE TEMP MACRO events_as_of(s) AS TABLE
+CREATE OR REPLACE MACRO events_as_of(s) AS TABLE
     SELECT e.*, f.file, f.file_rank FROM bronze.events e
     JOIN (SELECT file_id, file, rank() OVER (PARTITION BY upload_date ORDER BY file) AS file_rank FROM files_as_of(s)) f
     USING (file_id);

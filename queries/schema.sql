@@ -173,14 +173,14 @@ JOIN bronze.events e ON e.business_date = v.business_date AND e.file_id = v.file
 -- knows its views are not its own.
 CREATE TABLE IF NOT EXISTS audit.schema (digest VARCHAR NOT NULL);
 
--- name: session
--- The session's own macros (TEMP): created by every connection, a reading one too, since they
--- live in memory and not in the lab's file.
+-- The lab's macros, kept in its file with the views (a reading connection finds them there):
+-- created as TEMP macros by every connection before, their text cost DuckDB's parser about 10 ms
+-- on every open.
 -- The window each date's version as of snapshot s (NULL: now) was built with: the window a
 -- date's finality is judged by. A version with a kept window (audit.date_windows: reopened) has
 -- that one; otherwise the newest v2 overwrite's without one, since a rollback's restore records no
 -- window of its own.
-CREATE OR REPLACE TEMP MACRO windows_as_of(s) AS TABLE
+CREATE OR REPLACE MACRO windows_as_of(s) AS TABLE
     WITH w AS (
         SELECT sd.business_date, sd.snapshot_id, sd.action, r.late_days, dw.late_days AS kept
         FROM audit.snapshot_dates sd JOIN audit.snapshots r USING (snapshot_id)
@@ -193,18 +193,18 @@ CREATE OR REPLACE TEMP MACRO windows_as_of(s) AS TABLE
     GROUP BY business_date;
 -- The lateness window (the contract's rule): business date d is built from the rows uploaded on
 -- d-1 .. d+late. Every statement that applies the window calls this.
-CREATE OR REPLACE TEMP MACRO in_window(upload, d, late) AS upload BETWEEN d - 1 AND d + late;
+CREATE OR REPLACE MACRO in_window(upload, d, late) AS upload BETWEEN d - 1 AND d + late;
 -- One gold row as the contract's fingerprint text: business_date|store_id|country|currency|
 -- baskets|revenue_minor, the date as YYYY-MM-DD and integers in plain decimal.
-CREATE OR REPLACE TEMP MACRO gold_line(d, store, country, currency, baskets, revenue) AS
+CREATE OR REPLACE MACRO gold_line(d, store, country, currency, baskets, revenue) AS
     concat_ws('|', strftime(d, '%Y-%m-%d'), store, country, currency, baskets::VARCHAR, revenue::VARCHAR);
 -- The dates a write rewrites, bound as one parameter: ISO dates joined with commas.
-CREATE OR REPLACE TEMP MACRO dates_of(list) AS TABLE
+CREATE OR REPLACE MACRO dates_of(list) AS TABLE
     SELECT unnest(string_split(list, ','))::DATE AS business_date;
 -- Every copy (of current file versions) of every basket that has a copy dated d: the date's own
 -- rows (zone maps keep the scan to a few row groups) plus the other-dated copies of its split
 -- baskets.
-CREATE OR REPLACE TEMP MACRO copies_of(d) AS TABLE
+CREATE OR REPLACE MACRO copies_of(d) AS TABLE
     SELECT * FROM bronze.current_events WHERE business_date = d
     UNION ALL
     SELECT * FROM bronze.current_events
@@ -223,7 +223,7 @@ CREATE OR REPLACE TEMP MACRO copies_of(d) AS TABLE
 -- hold with the same copies are skipped before any join; a basket whose winner only moved to a
 -- newer version of its file with the same event, amount and copies did not change and is left
 -- out. `diff` lists these rows; `history` sums them per country, kind, upload and file version.
-CREATE OR REPLACE TEMP MACRO diff_rows(d, vas, vbs) AS TABLE
+CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
     WITH p AS (SELECT unnest(vas) AS va, unnest(vbs) AS vb),
          s AS (SELECT snapshot_id, file_id, line, copies FROM silver.versions
                WHERE business_date = d AND snapshot_id BETWEEN least(list_min(vas), list_min(vbs)) AND greatest(list_max(vas), list_max(vbs))
@@ -277,6 +277,12 @@ CREATE OR REPLACE TEMP MACRO diff_rows(d, vas, vbs) AS TABLE
 -- bronze.current_events, which carries each row's file name and its rank by name in its upload.
 uploaded_at, event_id, upload_date, file_rank, line
 
+-- name: current
+-- The layout and the schema digest in one read: an open of a lab this build has brought up to
+-- date needs nothing more. It fails on a lab without these tables (a new lab, an old layout),
+-- which the open then tells apart with the statements below.
+SELECT (SELECT max(format) FROM audit.lab) AS format, (SELECT max(digest) FROM audit.schema) AS digest;
+
 -- name: old_layout
 -- Layouts older than audit.lab's record, told apart before anything is created: layout 1 kept
 -- the file's path on every bronze row, layout 2 kept silver as a table, layout 3 had no basket
@@ -300,9 +306,6 @@ SELECT count(*) AS tables FROM information_schema.tables WHERE table_schema = 'a
 -- name: format
 -- The lab's layout version: a lab written by another layout is refused with a clear error.
 SELECT (SELECT max(format) FROM audit.lab) AS format, (SELECT count(*) FROM raw.files) AS files;
-
--- name: schema_digest_present
-SELECT count(*) AS tables FROM information_schema.tables WHERE table_schema = 'audit' AND table_name = 'schema';
 
 -- name: schema_digest
 SELECT (SELECT max(digest) FROM audit.schema) AS digest;

@@ -3,7 +3,7 @@
 
 use super::recompute::DuckRecount;
 use super::v2::InputCell;
-use super::{Batch, Query, Store, row, statements};
+use super::{Query, Store, row, statements};
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
 use duckdb::named_params;
@@ -18,7 +18,6 @@ row! {
 }
 
 statements! {
-    SESSION: Batch = as_of::SESSION;
     UPLOADS: Query<UploadAt> = as_of::UPLOADS;
     FILES: Query<FileAt> = as_of::FILES;
     INPUT_CELLS: Query<InputCell> = as_of::INPUT_CELLS;
@@ -27,10 +26,6 @@ statements! {
 }
 
 impl Store {
-    pub(super) fn as_of_session(&self) -> Result<()> {
-        SESSION.run(self)
-    }
-
     /// The uploads that had landed when `snapshot_id` was recorded, oldest first.
     pub(crate) fn landed_uploads_as_of(&self, snapshot_id: i64) -> Result<Vec<NaiveDate>> {
         Ok(UPLOADS.all(self, named_params! { "snapshot_id": snapshot_id })?.into_iter().map(|u| u.upload_date).collect())

@@ -29,10 +29,14 @@ row! {
     pub struct Digest { pub digest: Option<String> }
 }
 
+row! {
+    pub struct Current { pub format: Option<i32>, pub digest: Option<String> }
+}
+
 statements! {
     CREATE: Batch = schema::CREATE;
-    SESSION: Batch = schema::SESSION;
-    SCHEMA_DIGEST_PRESENT: Query<Tables> = schema::SCHEMA_DIGEST_PRESENT;
+    AS_OF_CREATE: Batch = as_of::CREATE;
+    CURRENT: Query<Current> = schema::CURRENT;
     SCHEMA_DIGEST: Query<Digest> = schema::SCHEMA_DIGEST;
     SCHEMA_DIGEST_CLEAR: Exec = schema::SCHEMA_DIGEST_CLEAR;
     SCHEMA_DIGEST_INSERT: Exec = schema::SCHEMA_DIGEST_INSERT;
@@ -53,51 +57,57 @@ impl Store {
         self.conn
             .execute_batch("SET autoinstall_known_extensions = false; SET checkpoint_threshold = '1GB';")
             .wrap_err("configuring DuckDB")?;
+        // A lab this build's `create` already brought up to date (its layout, and the digest
+        // written once `create` had run whole) is not created again: each of its statements
+        // committed on its own, nine fsyncs on every writing command's open.
+        let current = self.is_current();
+        if !current {
+            self.bring_up_to_date()?;
+        }
+        self.conn.set_prepared_statement_cache_capacity(128);
+        self.conn
+            .register_table_function_with_extra_info::<super::scan::ParseScan, _>("recount_parse", &self.scans)
+            .wrap_err("registering the landing's parser")?;
+        Ok(!current)
+    }
+
+    /// Whether the lab's layout is this build's and its schema this build's `create` (one read;
+    /// a lab that lacks the tables it reads is not).
+    fn is_current(&self) -> bool {
+        CURRENT.one(self, &[]).is_ok_and(|c| c.format == Some(LAB_FORMAT) && c.digest.as_deref() == Some(schema_digest().as_str()))
+    }
+
+    /// Refuses an old layout, migrates layouts 5 and 6, creates the schema in one transaction
+    /// and records its digest, and records the layout of a new lab.
+    fn bring_up_to_date(&self) -> Result<()> {
         let old = OLD_LAYOUT.one(self, &[])?.layout;
         if old > 0 {
             return Err(eyre!(LabError::Layout { found: old, reads: LAB_FORMAT }));
         }
         let has_format = HAS_FORMAT.one(self, &[])?.tables > 0;
-        let digest = schema_digest();
-        // A lab this build's `create` already brought up to date (its layout, and the digest
-        // written once `create` had run whole) is not created again: each of its statements
-        // committed on its own, nine fsyncs on every writing command's open.
-        let current = has_format
-            && FORMAT.one(self, &[])?.format == Some(LAB_FORMAT)
-            && SCHEMA_DIGEST_PRESENT.one(self, &[])?.tables > 0
-            && SCHEMA_DIGEST.one(self, &[])?.digest.as_deref() == Some(digest.as_str());
-        if !current {
-            // A layout-5 lab is migrated before the schema's views, which read the new columns.
-            if has_format && FORMAT.one(self, &[])?.format == Some(5) {
-                MIGRATE_5_TO_6.run(self).wrap_err("migrating the lab from layout 5 to 6")?;
-            }
-            // One transaction, so one commit to sync, not one a statement (about 40 of them).
-            let tx = super::Tx::begin(self, None)?;
-            CREATE.run(self).wrap_err("creating the lab schema")?;
-            tx.commit()?;
-            if FORMAT.one(self, &[])?.format == Some(6) {
-                self.migrate_6_to_7().wrap_err("migrating the lab from layout 6 to 7")?;
-            }
-            if SCHEMA_DIGEST.one(self, &[])?.digest.as_deref() != Some(digest.as_str()) {
-                SCHEMA_DIGEST_CLEAR.run(self, &[])?;
-                SCHEMA_DIGEST_INSERT.run(self, duckdb::named_params! { "digest": digest })?;
-            }
+        // A layout-5 lab is migrated before the schema's views, which read the new columns.
+        if has_format && FORMAT.one(self, &[])?.format == Some(5) {
+            MIGRATE_5_TO_6.run(self).wrap_err("migrating the lab from layout 5 to 6")?;
         }
-        SESSION.run(self).wrap_err("creating the session's macros")?;
-        self.as_of_session().wrap_err("creating the session's as-of macros")?;
-        self.conn.set_prepared_statement_cache_capacity(128);
-        self.conn
-            .register_table_function_with_extra_info::<super::scan::ParseScan, _>("recount_parse", &self.scans)
-            .wrap_err("registering the landing's parser")?;
+        // One transaction, so one commit to sync, not one a statement (about 40 of them).
+        let tx = super::Tx::begin(self, None)?;
+        CREATE.run(self).wrap_err("creating the lab schema")?;
+        AS_OF_CREATE.run(self).wrap_err("creating the as-of macros")?;
+        tx.commit()?;
+        if FORMAT.one(self, &[])?.format == Some(6) {
+            self.migrate_6_to_7().wrap_err("migrating the lab from layout 6 to 7")?;
+        }
+        let digest = schema_digest();
+        if SCHEMA_DIGEST.one(self, &[])?.digest.as_deref() != Some(digest.as_str()) {
+            SCHEMA_DIGEST_CLEAR.run(self, &[])?;
+            SCHEMA_DIGEST_INSERT.run(self, duckdb::named_params! { "digest": digest })?;
+        }
         let Format { format, files } = FORMAT.one(self, &[])?;
         match format {
-            Some(LAB_FORMAT) => {}
-            None if files == 0 => {
-                FORMAT_INSERT.run(self, duckdb::named_params! { "format": LAB_FORMAT })?;
-            }
-            other => return Err(eyre!(LabError::Layout { found: other.unwrap_or(1), reads: LAB_FORMAT })),
+            Some(LAB_FORMAT) => Ok(()),
+            None if files == 0 => FORMAT_INSERT.run(self, duckdb::named_params! { "format": LAB_FORMAT }).map(|_| ()),
+            other => Err(eyre!(LabError::Layout { found: other.unwrap_or(1), reads: LAB_FORMAT })),
         }
-        Ok(!current)
     }
 
     /// Layout 7 lists every basket key with more than one copy: found from all of bronze by a
@@ -115,35 +125,42 @@ impl Store {
     /// When it is not, `LabError::NeedsWriter` says why: a writer's open brings it up to date.
     pub(super) fn prepare_read(&self) -> Result<()> {
         self.conn.execute_batch("SET autoinstall_known_extensions = false;").wrap_err("configuring DuckDB")?;
-        let old = OLD_LAYOUT.one(self, &[])?.layout;
-        if old > 0 {
-            return Err(eyre!(LabError::Layout { found: old, reads: LAB_FORMAT }));
+        if !self.is_current() {
+            return Err(self.why_not_current());
         }
-        let stale = |why: &str| Err(eyre!(LabError::NeedsWriter(why.to_string())));
-        if HAS_FORMAT.one(self, &[])?.tables == 0 {
-            return stale("its schema has not been created");
-        }
-        match FORMAT.one(self, &[])?.format {
-            Some(LAB_FORMAT) => {}
-            Some(5) => return stale("its layout 5 is migrated to 7 by the next writing command"),
-            Some(6) => return stale("its layout 6 is migrated to 7 by the next writing command"),
-            None => return stale("its layout is not recorded yet"),
-            Some(other) => return Err(eyre!(LabError::Layout { found: other, reads: LAB_FORMAT })),
-        }
-        if SCHEMA_DIGEST_PRESENT.one(self, &[])?.tables == 0
-            || SCHEMA_DIGEST.one(self, &[])?.digest.as_deref() != Some(schema_digest().as_str())
-        {
-            return stale("its views were written by another build of recount");
-        }
-        SESSION.run(self).wrap_err("creating the session's macros")?;
-        self.as_of_session().wrap_err("creating the session's as-of macros")?;
         self.conn.set_prepared_statement_cache_capacity(128);
         Ok(())
+    }
+
+    /// Why a reading connection cannot read the lab as it is.
+    fn why_not_current(&self) -> color_eyre::Report {
+        let stale = |why: &str| eyre!(LabError::NeedsWriter(why.to_string()));
+        let old = match OLD_LAYOUT.one(self, &[]) {
+            Ok(o) => o.layout,
+            Err(e) => return e,
+        };
+        if old > 0 {
+            return eyre!(LabError::Layout { found: old, reads: LAB_FORMAT });
+        }
+        if !HAS_FORMAT.one(self, &[]).is_ok_and(|t| t.tables > 0) {
+            return stale("its schema has not been created");
+        }
+        match FORMAT.one(self, &[]).map(|f| f.format) {
+            Err(e) => e,
+            Ok(Some(LAB_FORMAT)) => stale("its views were written by another build of recount"),
+            Ok(Some(5)) => stale("its layout 5 is migrated to 7 by the next writing command"),
+            Ok(Some(6)) => stale("its layout 6 is migrated to 7 by the next writing command"),
+            Ok(None) => stale("its layout is not recorded yet"),
+            Ok(Some(other)) => eyre!(LabError::Layout { found: other, reads: LAB_FORMAT }),
+        }
     }
 }
 
 /// The digest of the schema's persistent part (tables, views, macros in the lab's file).
 fn schema_digest() -> String {
     use md5::Digest;
-    super::hex(&md5::Md5::digest(super::sql::schema::CREATE.sql.as_bytes()))
+    let mut h = md5::Md5::new();
+    h.update(super::sql::schema::CREATE.sql.as_bytes());
+    h.update(super::sql::as_of::CREATE.sql.as_bytes());
+    super::hex(&h.finalize())
 }
