@@ -273,13 +273,14 @@ impl Store {
     /// DuckDB's thread count (default: one per core).
     pub fn open(path: &Path) -> Result<Store> {
         let limits = memory_limits();
+        let fresh = !path.exists();
         let mut store = Store {
             conn: open_connection(path, duckdb::AccessMode::ReadWrite, &limits.0).map_err(|e| open_failed(path, e))?,
             scans: Default::default(),
             limits,
             schema_written: false,
         };
-        store.schema_written = store.prepare()?;
+        store.schema_written = store.prepare(fresh)?;
         Ok(store)
     }
 

@@ -50,8 +50,9 @@ statements! {
 
 impl Store {
     /// Session settings, the schema and the landing's table function: nothing is installed
-    /// behind the lab's back either. True when the schema was created or updated.
-    pub(super) fn prepare(&self) -> Result<bool> {
+    /// behind the lab's back either. True when the schema was created or updated. `fresh`: the
+    /// database file did not exist before this connection.
+    pub(super) fn prepare(&self, fresh: bool) -> Result<bool> {
         // Checkpoints are taken when a command's lab closes, not every 16 MB of WAL: a backfill
         // otherwise rewrote the same row groups many times over.
         self.conn
@@ -59,8 +60,11 @@ impl Store {
             .wrap_err("configuring DuckDB")?;
         // A lab this build's `create` already brought up to date (its layout, and the digest
         // written once `create` had run whole) is not created again: each of its statements
-        // committed on its own, nine fsyncs on every writing command's open.
-        let current = self.is_current();
+        // committed on its own, nine fsyncs on every writing command's open. A new file is not
+        // asked: the read would fail, and a failed statement cost DuckDB about 64 MB of memory
+        // that it kept for the rest of the process (a landing into a new lab peaked at 142 MiB
+        // instead of 78).
+        let current = !fresh && self.is_current();
         if !current {
             self.bring_up_to_date()?;
         }
@@ -72,7 +76,7 @@ impl Store {
     }
 
     /// Whether the lab's layout is this build's and its schema this build's `create` (one read;
-    /// a lab that lacks the tables it reads is not).
+    /// a lab that lacks the tables it reads is not, and the failed read costs memory).
     fn is_current(&self) -> bool {
         CURRENT.one(self, &[]).is_ok_and(|c| c.format == Some(LAB_FORMAT) && c.digest.as_deref() == Some(schema_digest().as_str()))
     }
