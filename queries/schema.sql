@@ -279,8 +279,8 @@ uploaded_at, event_id, upload_date, file_rank, line
 
 -- name: current
 -- The layout and the schema digest in one read: an open of a lab this build has brought up to
--- date needs nothing more. It fails on a lab without these tables (a new lab, an old layout),
--- which the open then tells apart with the statements below.
+-- date needs nothing more. It fails on a lab without these tables (an old layout), which the
+-- open then tells apart with the statements below; a new file is not asked (Store::prepare).
 SELECT (SELECT max(format) FROM audit.lab) AS format, (SELECT max(digest) FROM audit.schema) AS digest;
 
 -- name: old_layout
