@@ -376,6 +376,7 @@ fn run(g: &Global, range: &Range, window: Window, alert: crate::cli::Alert, per_
         let (report, beyond) = v2::run_range(&lab, &landed, opts).wrap_err("v2 for the range of uploads")?;
         emit_run(&report, g.format)?;
         met.extend(beyond.into_iter().filter(|(_, b)| !b.future_dated));
+        close(lab);
         return Ok(alerted(alert, &met).unwrap_or(0));
     }
     let kind = trigger_of(false, landed.len());
