@@ -172,7 +172,7 @@ pub(crate) fn land_and_backfill(world: &Path, lab_dir: &Path) -> Result<String> 
     let mut report = vec![("landing".to_string(), landed.as_secs_f64() * 1e3)];
     report.extend(phases.into_iter().map(|(name, ms)| (format!("backfill: {name}"), ms)));
     report.push(("total before close".to_string(), t.elapsed().as_secs_f64() * 1e3));
-    crate::commands::profile(&report);
+    crate::progress::profile(&report);
     Ok(reports::fingerprint(&lab, None)?.line)
 }
 

@@ -567,7 +567,7 @@ fn print_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<()> {
 }
 
 fn emit_land(report: &land::LandReport, format: Format) -> Result<()> {
-    profile(&report.phases);
+    crate::progress::profile(&report.phases);
     match format {
         Format::Json => print_json(report)?,
         _ => print!("{}", report.render()),
@@ -575,24 +575,15 @@ fn emit_land(report: &land::LandReport, format: Format) -> Result<()> {
     Ok(())
 }
 
-/// RECOUNT_PROFILE=1 prints where a run's or a landing's time went, phase by phase, on stderr.
-pub(crate) fn profile(phases: &[(String, f64)]) {
-    if std::env::var_os("RECOUNT_PROFILE").is_some() {
-        for (phase, ms) in phases {
-            eprintln!("  {ms:9.2} ms  {phase}");
-        }
-    }
-}
-
 /// Lets go of a lab that wrote: DuckDB checkpoints it as it closes, which RECOUNT_PROFILE times.
 fn close(lab: Lab) {
     let closing = std::time::Instant::now();
     drop(lab);
-    profile(&[("closing the lab (checkpoint)".to_string(), closing.elapsed().as_secs_f64() * 1e3)]);
+    crate::progress::profile(&[("closing the lab (checkpoint)".to_string(), closing.elapsed().as_secs_f64() * 1e3)]);
 }
 
 fn emit_run(report: &v2::RunReport, format: Format) -> Result<()> {
-    profile(&report.phases);
+    crate::progress::profile(&report.phases);
     match format {
         Format::Json => print_json(report)?,
         _ => print!("{}", report.render()),

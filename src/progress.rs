@@ -2,7 +2,8 @@
 //! benchmark, a Spark job): what is running, its step when known (`[ 7/22]`), and the seconds
 //! so far, redrawn ten times a second by a thread of its own so it moves while the work blocks.
 //! Only for a person: when stderr is not a terminal nothing is written, so logs and pipes stay
-//! clean. Dropping it clears the line.
+//! clean. Dropping it clears the line. `profile` is the other stderr diagnostic: the phase times
+//! RECOUNT_PROFILE asks for.
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex, mpsc};
@@ -77,6 +78,16 @@ impl Drop for Progress {
         }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+        }
+    }
+}
+
+/// RECOUNT_PROFILE=1 prints where a command's time went (opening the lab, a landing's or a run's
+/// phases, the close), phase by phase, on stderr.
+pub(crate) fn profile(phases: &[(String, f64)]) {
+    if std::env::var_os("RECOUNT_PROFILE").is_some() {
+        for (phase, ms) in phases {
+            eprintln!("  {ms:9.2} ms  {phase}");
         }
     }
 }

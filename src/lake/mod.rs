@@ -101,7 +101,7 @@ impl Lab {
         let recovering = std::time::Instant::now();
         // A landing killed between its COMMIT and moving its copies into place is finished now.
         recovery::recover(&lab).wrap_err("recovering an interrupted landing")?;
-        crate::commands::profile(&[
+        crate::progress::profile(&[
             ("opening the database".to_string(), (recovering - opening).as_secs_f64() * 1e3),
             ("recovery".to_string(), recovering.elapsed().as_secs_f64() * 1e3),
         ]);
