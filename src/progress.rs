@@ -2,8 +2,9 @@
 //! benchmark, a Spark job): what is running, its step when known (`[ 7/22]`), and the seconds
 //! so far, redrawn ten times a second by a thread of its own so it moves while the work blocks.
 //! Only for a person: when stderr is not a terminal nothing is written, so logs and pipes stay
-//! clean. Dropping it clears the line. `profile` is the other stderr diagnostic: the phase times
-//! RECOUNT_PROFILE asks for.
+//! clean. Dropping it clears the line. `profile` and `profile_statement` are the other stderr
+//! diagnostics: the phase times RECOUNT_PROFILE=1 asks for, and with RECOUNT_PROFILE=sql each
+//! statement's time as well.
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex, mpsc};
@@ -89,6 +90,15 @@ pub(crate) fn profile(phases: &[(String, f64)]) {
         for (phase, ms) in phases {
             eprintln!("  {ms:9.2} ms  {phase}");
         }
+    }
+}
+
+/// RECOUNT_PROFILE=sql prints every statement recount runs through the store, with its wall
+/// time (read from the environment once per process): where a report's time goes.
+pub(crate) fn profile_statement(file: &str, name: &str, started: std::time::Instant) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var_os("RECOUNT_PROFILE").is_some_and(|v| v == "sql")) {
+        eprintln!("  {:9.2} ms  queries/{file}.sql {name}", started.elapsed().as_secs_f64() * 1e3);
     }
 }
 

@@ -33,8 +33,17 @@ fn reports_print_as_table_json_and_csv_with_money_in_minor_units_for_machines() 
     assert!(ok, "{err}");
     assert_eq!(err, "", "no progress line off a terminal");
     assert!(recount(&lab, &["run", &ups[0].to_string(), &last]).0);
-    let (ok, table, _) = recount(&lab, &["check", &d]);
+    let (ok, table, quiet) = recount(&lab, &["check", &d]);
     assert!(ok && table.contains('£') && table.contains('₹') && table.contains("S$"), "{table}");
+    assert_eq!(quiet, "", "no statement times unless asked");
+    // RECOUNT_PROFILE=sql times every statement on stderr, and leaves the report as it was.
+    let traced = binary(&lab, &["check", &d]).env("RECOUNT_PROFILE", "sql").output().unwrap();
+    let (out, err) = (String::from_utf8_lossy(&traced.stdout), String::from_utf8_lossy(&traced.stderr));
+    assert_eq!(out, table, "the same report with statement times asked for");
+    let timed = |name: &str| {
+        err.lines().any(|l| l.ends_with(name) && l.trim_start().split(" ms ").next().is_some_and(|ms| ms.parse::<f64>().is_ok()))
+    };
+    assert!(timed("queries/recompute.sql duckdb_date") && timed("queries/reports.sql gold_by_store"), "{err}");
     let (_, json, _) = recount(&lab, &["check", &d, "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let gb = v["countries"].as_array().unwrap().iter().find(|c| c["country"] == "GB").unwrap();

@@ -142,11 +142,13 @@ impl<R: FromRow> Query<R> {
 
     /// Calls `f` with each row, in order.
     fn each(&self, store: &Store, params: Params, mut f: impl FnMut(R) -> Result<()>) -> Result<()> {
+        let started = std::time::Instant::now();
         let mut stmt = store.conn.prepare_cached(self.stmt.sql).map_err(|e| failed(self.stmt, e))?;
         let mut rows = stmt.query(params).map_err(|e| failed(self.stmt, e))?;
         while let Some(row) = rows.next().map_err(|e| failed(self.stmt, e))? {
             f(R::from_row(row).map_err(|e| failed(self.stmt, e))?)?;
         }
+        crate::progress::profile_statement(self.stmt.file, self.stmt.name, started);
         Ok(())
     }
 
@@ -191,8 +193,11 @@ impl Exec {
     }
 
     fn run(&self, store: &Store, params: Params) -> Result<usize> {
+        let started = std::time::Instant::now();
         let mut stmt = store.conn.prepare_cached(self.stmt.sql).map_err(|e| failed(self.stmt, e))?;
-        stmt.execute(params).map_err(|e| failed(self.stmt, e))
+        let changed = stmt.execute(params).map_err(|e| failed(self.stmt, e))?;
+        crate::progress::profile_statement(self.stmt.file, self.stmt.name, started);
+        Ok(changed)
     }
 }
 
