@@ -93,8 +93,9 @@ pub(crate) fn profile(phases: &[(String, f64)]) {
     }
 }
 
-/// RECOUNT_PROFILE=sql prints every statement recount runs through the store, with its wall
-/// time (read from the environment once per process): where a report's time goes.
+/// RECOUNT_PROFILE=sql prints each named statement of `queries/*.sql` the store runs, with its
+/// wall time (a query's includes the caller's work on its rows; the setting is read once per
+/// process): where a report's time goes.
 pub(crate) fn profile_statement(file: &str, name: &str, started: std::time::Instant) {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     if *ON.get_or_init(|| std::env::var_os("RECOUNT_PROFILE").is_some_and(|v| v == "sql")) {
