@@ -83,10 +83,24 @@ impl Drop for Progress {
     }
 }
 
+/// Whether RECOUNT_PROFILE=sql asks for each statement's time beside the phases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Statements {
+    Timed,
+    Untimed,
+}
+
+/// RECOUNT_PROFILE, read once per process by both printers below: unset, or set (to `sql`: the
+/// statements timed too).
+fn profile_setting() -> Option<Statements> {
+    static SETTING: std::sync::OnceLock<Option<Statements>> = std::sync::OnceLock::new();
+    *SETTING.get_or_init(|| std::env::var_os("RECOUNT_PROFILE").map(|v| if v == "sql" { Statements::Timed } else { Statements::Untimed }))
+}
+
 /// RECOUNT_PROFILE=1 prints where a command's time went (opening the lab, a landing's or a run's
 /// phases, the close), phase by phase, on stderr.
 pub(crate) fn profile(phases: &[(String, f64)]) {
-    if std::env::var_os("RECOUNT_PROFILE").is_some() {
+    if profile_setting().is_some() {
         for (phase, ms) in phases {
             eprintln!("  {ms:9.2} ms  {phase}");
         }
@@ -94,11 +108,9 @@ pub(crate) fn profile(phases: &[(String, f64)]) {
 }
 
 /// RECOUNT_PROFILE=sql prints each named statement of `queries/*.sql` the store runs, with its
-/// wall time (a query's includes the caller's work on its rows; the setting is read once per
-/// process): where a report's time goes.
+/// wall time (a query's includes the caller's work on its rows): where a report's time goes.
 pub(crate) fn profile_statement(file: &str, name: &str, started: std::time::Instant) {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *ON.get_or_init(|| std::env::var_os("RECOUNT_PROFILE").is_some_and(|v| v == "sql")) {
+    if profile_setting() == Some(Statements::Timed) {
         eprintln!("  {:9.2} ms  queries/{file}.sql {name}", started.elapsed().as_secs_f64() * 1e3);
     }
 }
