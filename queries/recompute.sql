@@ -27,7 +27,7 @@ INSERT INTO recompute.state VALUES ($manifest, $events, $baskets, $computed_at);
 -- list miss a key, this recount and v2 would both keep two copies, and polars' recount, which
 -- reads the raw files and no list, would disagree with both.
 WITH copies AS NOT MATERIALIZED (SELECT * FROM copies_of($business_date::DATE)),
-multi AS (SELECT basket_key FROM bronze.multi_copies WHERE business_date = $business_date::DATE),
+multi AS @sent_twice,
 ranked AS (
     SELECT business_date, store_id, country, currency, revenue_minor, true AS wins,
            in_window(upload_date, business_date, $late_days::INTEGER) AS basket_in_window

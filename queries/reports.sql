@@ -32,9 +32,14 @@ FROM recompute.daily_store_sales WHERE business_date = $business_date::DATE ORDE
 -- Per basket dated $business_date (its winning copy over all landed events) that one v1 run gets
 -- wrong: no copy in the upload of that date (missed) or more than one (double counted). How many
 -- copies landed in that upload, the revenue of the first of them, and the winner's revenue.
-WITH ranked AS (
+-- Only the keys sent more than once (`sent_twice` in schema.sql) are ranked: any other basket
+-- has one copy, which wins, and v1 gets it wrong only when it landed in another day's upload
+-- (missed).
+WITH copies AS NOT MATERIALIZED (SELECT * FROM copies_of($business_date::DATE)),
+multi AS @sent_twice,
+ranked AS (
     SELECT e.*, row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) AS copy_rank
-    FROM copies_of($business_date::DATE) e
+    FROM copies e WHERE basket_key IN (SELECT basket_key FROM multi)
 ),
 winners AS (SELECT * FROM ranked WHERE copy_rank = 1 AND business_date = $business_date::DATE),
 in_run AS (
@@ -42,7 +47,9 @@ in_run AS (
            sum(CASE WHEN copy_rank = 1 THEN revenue_minor ELSE 0 END)::BIGINT AS first_in_run
     FROM (SELECT basket_id, revenue_minor,
                  row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) AS copy_rank
-          FROM bronze.current_events WHERE upload_date = $business_date::DATE AND business_date = $business_date::DATE)
+          FROM bronze.current_events
+          WHERE upload_date = $business_date::DATE AND business_date = $business_date::DATE
+            AND basket_key IN (SELECT basket_key FROM multi))
     GROUP BY basket_id
 )
 SELECT w.country, w.currency, w.basket_id, w.store_id, w.revenue_minor AS winner_revenue_minor,
@@ -50,7 +57,12 @@ SELECT w.country, w.currency, w.basket_id, w.store_id, w.revenue_minor AS winner
        coalesce(r.revenue_in_run, 0) AS revenue_in_run, coalesce(r.first_in_run, 0) AS first_in_run
 FROM winners w LEFT JOIN in_run r USING (basket_id)
 WHERE coalesce(r.copies_in_run, 0) <> 1
-ORDER BY w.country, w.basket_id;
+UNION ALL
+SELECT country, currency, basket_id, store_id, revenue_minor, upload_date, 0, 0, 0
+FROM copies
+WHERE business_date = $business_date::DATE AND upload_date <> $business_date::DATE
+  AND basket_key NOT IN (SELECT basket_key FROM multi)
+ORDER BY country, basket_id;
 
 -- name: v1_once_by_country
 -- What ONE naive run for date $business_date counts, straight from bronze.
@@ -144,8 +156,9 @@ LEFT JOIN windows_as_of(NULL) w USING (business_date)
 ORDER BY 1, 2, 3;
 
 -- name: basket_copies
--- Every copy of every basket of date $business_date that was sent more than once.
-WITH copies AS (SELECT * FROM copies_of($business_date::DATE)),
+-- Every copy of every basket of date $business_date that was sent more than once: only the keys
+-- sent more than once (`sent_twice` in schema.sql) can be; a superseded copy does not count.
+WITH copies AS (SELECT * FROM copies_of($business_date::DATE) WHERE basket_key IN @sent_twice),
 multi AS (SELECT basket_id FROM copies GROUP BY basket_id HAVING count(*) > 1)
 SELECT e.basket_id, e.store_id, e.country, e.currency, e.event_id, e.upload_date,
        strftime(e.uploaded_at::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%gZ') AS uploaded_at,

@@ -270,6 +270,15 @@ CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
             LEFT JOIN raw.files fw ON fw.file_id = g.by_file_id)
     SELECT * FROM pairs WHERE kind IS NOT NULL;
 
+-- define: sent_twice
+-- THE keys of date $business_date's baskets that were sent more than once: bronze.multi_copies
+-- lists every basket key with several copies in bronze, once per business date of its copies.
+-- A key it does not list has one copy in all of bronze, so a statement that ranks a date's
+-- copies lets that row win alone and ranks only these keys' copies (a few percent of a date's
+-- rows; the windows over every copy were most of those statements: docs/performance.md). A
+-- statement using it binds $business_date.
+(SELECT basket_key FROM bronze.multi_copies WHERE business_date = $business_date::DATE)
+
 -- define: copy_order
 -- THE order of a basket's copies, first one wins: the smallest uploaded_at, then event_id; an
 -- exact tie (the same message twice) goes to the copy first in the raw zone: upload date, file

@@ -335,7 +335,11 @@ fn a_basket_whose_copies_carry_two_business_dates_is_counted_once_by_both_engine
     w.file(
         "2026-08-16",
         "b.jsonl.gz",
-        &[event("ev-2", "S1", "LON1", "2026-08-14T23:30:00.000Z", "2026-08-16T08:00:00.000Z", "GBP", &[1000])],
+        &[
+            event("ev-2", "S1", "LON1", "2026-08-14T23:30:00.000Z", "2026-08-16T08:00:00.000Z", "GBP", &[1000]),
+            // A basket sent once, in the next day's upload: v1 of the 15th misses it.
+            event("ev-3", "M1", "LON1", "2026-08-15T10:00:00.000Z", "2026-08-16T08:00:01.000Z", "GBP", &[50]),
+        ],
     );
     let mut lab = open_lab(dir.path());
     land::land(&mut lab, &w.root, &[day("2026-08-15")]).unwrap();
@@ -355,8 +359,17 @@ fn a_basket_whose_copies_carry_two_business_dates_is_counted_once_by_both_engine
         let c = reports::check::check(&lab, day(d), None).unwrap();
         assert!(c.engine_disagreements.is_empty(), "{d}: {:?}", c.engine_disagreements);
         let counted: (i64, i64) = c.countries.iter().fold((0, 0), |a, c| (a.0 + c.recompute_baskets, a.1 + c.recompute_revenue_minor));
-        assert_eq!(counted, if d == "2026-08-14" { (1, 1000) } else { (1, 7) }, "{d}: S1 counted on the 14th only");
+        assert_eq!(counted, if d == "2026-08-14" { (1, 1000) } else { (2, 57) }, "{d}: S1 counted on the 14th only");
     }
+    // What one v1 run of each date misses: S1 (sent twice, ranked) on the 14th, whose winner came
+    // in the 15th's upload; M1 (sent once, its row wins alone) on the 15th.
+    let missed = |d: &str| -> Vec<(String, chrono::NaiveDate, i64)> {
+        let e = reports::explain::explain(&lab, day(d)).unwrap();
+        assert!(e.countries.iter().all(|c| c.identity_holds() && c.double_counted.is_empty()), "{d}: {e:?}");
+        e.countries.iter().flat_map(|c| c.missed.iter().map(|b| (b.basket_id.clone(), b.upload_date, b.revenue_minor))).collect()
+    };
+    assert_eq!(missed("2026-08-14"), vec![("S1".to_string(), day("2026-08-15"), 1000)]);
+    assert_eq!(missed("2026-08-15"), vec![("M1".to_string(), day("2026-08-16"), 50)]);
     let on_15 = reports::baskets::resent(&lab, day("2026-08-15"), 2).unwrap();
     let copies: Vec<String> = on_15.baskets.iter().flat_map(|b| b.copies.iter().map(|c| c.event_id.clone())).collect();
     assert_eq!(copies, vec!["ev-1", "ev-2"], "the 15th's re-sent basket lists its copy dated the 14th too");
