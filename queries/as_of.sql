@@ -44,8 +44,8 @@ WHERE c.file_id IN (SELECT file_id FROM files_as_of($snapshot_id::BIGINT))
 -- As there, only the keys sent more than once (`sent_twice` in schema.sql) are ranked: a key
 -- that has one copy in all of bronze now had at most one as of any snapshot, and its row wins
 -- alone. The listed keys' copies are read from the dates the list gives them, so zone maps keep
--- the scan to those dates; the query that looked for the date's basket_ids in all of bronze took
--- 0.8 s on the full world (docs/performance.md).
+-- the scan to those dates; looking for the date's basket_ids in all of bronze took 166 ms warm
+-- and 0.8-1.0 s in a cold `check --as-of` on the full world (docs/performance.md).
 WITH multi AS @sent_twice,
 dated AS (SELECT DISTINCT business_date FROM bronze.multi_copies WHERE basket_key IN (SELECT basket_key FROM multi)),
 ranked AS (
