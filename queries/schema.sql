@@ -238,6 +238,9 @@ CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
          eb AS (SELECT *, file_id IN (SELECT file_id FROM raw.rederived_versions) AS rederived FROM e WHERE in_b),
          gone AS (SELECT p.vb, r.file_id, r.by_file_id, r.file_id IN (SELECT replaced_file_id FROM raw.rederived_versions) AS rederived
                   FROM raw.supersessions r JOIN p ON r.from_snapshot <= p.vb),
+         -- kind first, then the file it names (below): a CASE on the alias `kind` in the same
+         -- SELECT made DuckDB copy kind's whole CASE into each, which cost its optimizer 2-4 ms
+         -- more in every history (docs/performance.md).
          pairs AS (
             SELECT coalesce(eb.vb, ea.vb) AS version, coalesce(eb.basket_id, ea.basket_id) AS basket_id,
                    CASE WHEN ea.event_id IS NULL THEN
@@ -250,10 +253,7 @@ CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
                         WHEN ea.revenue_minor <> eb.revenue_minor THEN 'revenue_corrected'
                         WHEN ea.copies <> eb.copies THEN 'copies_discarded' END AS kind,
                    CASE WHEN eb.event_id IS NULL THEN ea.upload_date ELSE eb.upload_date END AS upload_date,
-                   CASE WHEN kind IN ('withdrawn', 'store_moved_out') THEN fw.file
-                        WHEN kind IN ('added_by_correction', 'revenue_corrected', 'store_moved_in') THEN fb.file END AS file,
-                   CASE WHEN kind IN ('withdrawn', 'store_moved_out') THEN fw.version
-                        WHEN kind IN ('added_by_correction', 'revenue_corrected', 'store_moved_in') THEN fb.version END AS file_version,
+                   fw.file AS withdrawing_file, fw.version AS withdrawing_version, fb.file AS newer_file, fb.version AS newer_version,
                    coalesce(eb.country, ea.country) AS country, coalesce(eb.currency, ea.currency) AS currency,
                    coalesce(eb.store_id, ea.store_id) AS store_id,
                    ea.event_id AS event_before, eb.event_id AS event_after,
@@ -268,7 +268,13 @@ CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
             LEFT JOIN raw.files fb ON fb.file_id = eb.file_id
             LEFT JOIN gone g ON g.vb = ea.vb AND g.file_id = ea.file_id
             LEFT JOIN raw.files fw ON fw.file_id = g.by_file_id)
-    SELECT * FROM pairs WHERE kind IS NOT NULL;
+    SELECT version, basket_id, kind, upload_date,
+           CASE WHEN kind IN ('withdrawn', 'store_moved_out') THEN withdrawing_file
+                WHEN kind IN ('added_by_correction', 'revenue_corrected', 'store_moved_in') THEN newer_file END AS file,
+           CASE WHEN kind IN ('withdrawn', 'store_moved_out') THEN withdrawing_version
+                WHEN kind IN ('added_by_correction', 'revenue_corrected', 'store_moved_in') THEN newer_version END AS file_version,
+           country, currency, store_id, event_before, event_after, baskets_delta, revenue_delta_minor, copies_discarded_delta
+    FROM pairs WHERE kind IS NOT NULL;
 
 -- define: sent_twice
 -- THE keys of date $business_date's baskets that were sent more than once: bronze.multi_copies
