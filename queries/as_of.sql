@@ -40,31 +40,17 @@ WHERE c.file_id IN (SELECT file_id FROM files_as_of($snapshot_id::BIGINT))
 
 -- name: duckdb_date
 -- DuckDB's own recount of date $business_date as of snapshot $snapshot_id (recompute.sql's
--- duckdb_date over the raw zone as it was): every copy of every basket with a copy of the date.
--- As there, only the keys sent more than once (`sent_twice` in schema.sql) are ranked: a key
--- that has one copy in all of bronze now had at most one as of any snapshot, and its row wins
--- alone. The listed keys' copies are read from the dates the list gives them, so zone maps keep
--- the scan to those dates; looking for the date's basket_ids in all of bronze took 166 ms warm
--- and 0.8-1.0 s in a cold `check --as-of` on the full world (docs/performance.md).
+-- `date_recount` over the raw zone as it was). A key that has one copy in all of bronze now had
+-- at most one as of any snapshot, so the copies read are the rows of the date and of the dates
+-- the list gives its listed keys' copies: zone maps keep the scan to those dates. Looking for
+-- the date's basket_ids in all of bronze instead took 166 ms warm and 0.8-1.0 s in a cold
+-- `check --as-of` on the full world (docs/performance.md).
 WITH multi AS @sent_twice,
-dated AS (SELECT DISTINCT business_date FROM bronze.multi_copies WHERE basket_key IN (SELECT basket_key FROM multi)),
-ranked AS (
-    SELECT business_date, store_id, country, currency, revenue_minor, true AS wins,
-           in_window(upload_date, business_date, $late_days::INTEGER) AS basket_in_window
-    FROM events_as_of($snapshot_id::BIGINT)
-    WHERE business_date = $business_date::DATE AND basket_key NOT IN (SELECT basket_key FROM multi)
-    UNION ALL
-    SELECT business_date, store_id, country, currency, revenue_minor,
-           row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) = 1 AS wins,
-           bool_or(in_window(upload_date, business_date, $late_days::INTEGER)) OVER (PARTITION BY basket_id) AS basket_in_window
-    FROM events_as_of($snapshot_id::BIGINT)
-    WHERE business_date IN (SELECT business_date FROM dated) AND basket_key IN (SELECT basket_key FROM multi)
-)
-SELECT store_id, country, currency, count(*) AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor,
-       count(*) FILTER (WHERE NOT basket_in_window) AS beyond_baskets,
-       coalesce(sum(revenue_minor) FILTER (WHERE NOT basket_in_window), 0)::BIGINT AS beyond_revenue_minor
-FROM ranked WHERE wins AND business_date = $business_date::DATE
-GROUP BY ALL ORDER BY store_id;
+copies AS NOT MATERIALIZED (
+    SELECT * FROM events_as_of($snapshot_id::BIGINT)
+    WHERE business_date IN (SELECT business_date FROM bronze.multi_copies WHERE basket_key IN (SELECT basket_key FROM multi)
+                            UNION SELECT $business_date::DATE)),
+@date_recount;
 
 -- name: stores
 -- Each store's row as of snapshot $snapshot_id: the row before the first store correction whose

@@ -56,8 +56,17 @@ impl Store {
         })
     }
 
-    /// DuckDB's recount of `d` over the raw zone as of `snapshot_id`.
-    pub(crate) fn duckdb_recount_as_of(&self, d: NaiveDate, snapshot_id: i64, late_days: u32) -> Result<Vec<DuckRecount>> {
-        DUCKDB_DATE.all(self, named_params! { "business_date": d, "snapshot_id": snapshot_id, "late_days": late_days })
+    /// DuckDB's recount of `d` over the raw zone as of `snapshot_id` (`key_collisions`: whether
+    /// the lab lists colliding basket keys, as for `duckdb_recount`).
+    pub(crate) fn duckdb_recount_as_of(
+        &self,
+        d: NaiveDate,
+        snapshot_id: i64,
+        key_collisions: bool,
+        late_days: u32,
+    ) -> Result<Vec<DuckRecount>> {
+        let params =
+            named_params! { "business_date": d, "snapshot_id": snapshot_id, "key_collisions": key_collisions, "late_days": late_days };
+        DUCKDB_DATE.all(self, params)
     }
 }
