@@ -66,7 +66,7 @@ impl Store {
         // instead of 78).
         let current = !fresh && self.is_current();
         if !current {
-            self.bring_up_to_date()?;
+            self.bring_up_to_date(fresh)?;
         }
         self.conn.set_prepared_statement_cache_capacity(128);
         self.conn
@@ -82,13 +82,15 @@ impl Store {
     }
 
     /// Refuses an old layout, migrates layouts 5 and 6, creates the schema in one transaction
-    /// and records its digest, and records the layout of a new lab.
-    fn bring_up_to_date(&self) -> Result<()> {
-        let old = OLD_LAYOUT.one(self, &[])?.layout;
+    /// and records its digest, and records the layout of a new lab. A new file (`fresh`) holds no
+    /// layout to tell apart: the probes of the catalog cost a new lab's open 30-40 ms of its
+    /// 95-137 (docs/performance.md).
+    fn bring_up_to_date(&self, fresh: bool) -> Result<()> {
+        let old = if fresh { 0 } else { OLD_LAYOUT.one(self, &[])?.layout };
         if old > 0 {
             return Err(eyre!(LabError::Layout { found: old, reads: LAB_FORMAT }));
         }
-        let has_format = HAS_FORMAT.one(self, &[])?.tables > 0;
+        let has_format = !fresh && HAS_FORMAT.one(self, &[])?.tables > 0;
         // A layout-5 lab is migrated before the schema's views, which read the new columns.
         if has_format && FORMAT.one(self, &[])?.format == Some(5) {
             MIGRATE_5_TO_6.run(self).wrap_err("migrating the lab from layout 5 to 6")?;
