@@ -482,7 +482,7 @@ fn write(lab: &Lab, snap: &IcebergSnapshot, when: NaiveDateTime) -> Result<i64> 
     }
     outcomes.sort_by_key(|o| o.business_date);
     tx.append_snapshot_dates(id, &outcomes)?;
-    let fp = snapshot::fingerprint_after(lab, &mut tx, Some(Written { snapshot_id: id, dates: &snap.dates }))?;
+    let fp = snapshot::fingerprint_after(lab, &mut tx, Some(Written { snapshot_id: id, dates: &snap.dates, text: None }))?;
     let totals = RecordTotals {
         gold_rows: fp.rows,
         gold_md5: &fp.md5,

@@ -195,6 +195,9 @@ impl TextHash {
 pub(crate) struct Written<'a> {
     pub snapshot_id: i64,
     pub dates: &'a [NaiveDate],
+    /// The new text of `dates` (a chunk per date with rows), when the write has it from its gold
+    /// inserts; None: read from gold (`version_text`) if this process holds gold's text.
+    pub text: Option<Vec<GoldChunk>>,
 }
 
 /// Gold's text as the fingerprint hashes it, one chunk (rows, text) per date with rows, from date
@@ -261,7 +264,13 @@ pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Opti
     // the fingerprint and the states as they were.
     let mut cached = slot.borrow_mut().take().filter(|t| t.covers(written.dates.first().copied()));
     let changed = match cached.as_mut() {
-        Some(text) => text.rewrite(written.dates, tx.version_text(written.snapshot_id, written.dates)?),
+        Some(text) => {
+            let new = match written.text {
+                Some(new) => new,
+                None => tx.version_text(written.snapshot_id, written.dates)?,
+            };
+            text.rewrite(written.dates, new)
+        }
         None => true,
     };
     if !changed && let Some(fp) = cached.as_ref().and_then(|t| t.fingerprint.clone()) {
@@ -414,7 +423,7 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
     // Gold now (a view) shows the restored versions once the dates are recorded.
     tx.append_snapshot_dates(record.snapshot_id, &outcomes)?;
     let dates: Vec<NaiveDate> = changes.iter().map(|c| c.0).collect();
-    let written = (!dates.is_empty()).then_some(Written { snapshot_id: record.snapshot_id, dates: &dates });
+    let written = (!dates.is_empty()).then_some(Written { snapshot_id: record.snapshot_id, dates: &dates, text: None });
     record.fingerprint = fingerprint_after(lab, &mut tx, written)?;
     insert_record(lab, &mut tx, &record)?;
     tx.commit()?;

@@ -7,7 +7,7 @@
 use super::Lab;
 use super::snapshot::{self, Operation, SnapshotRecord, Trigger, TriggerKind};
 use crate::rules::LatenessWindow;
-use crate::store::{DateAction, DateOutcome, Rewrite, Store, Tx, UploadCell, hex};
+use crate::store::{DateAction, DateOutcome, GoldChunk, Rewrite, Store, Tx, UploadCell, hex};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, eyre};
 use md5::Digest;
@@ -452,6 +452,8 @@ fn write_dates<'c>(
     // window over its copies fits DuckDB's memory limit, however long the lab's history.
     let key_collisions = lab.has_key_collisions()?;
     let long = is_long(changed.len());
+    // The new text of the written dates, from a short write's gold inserts (None: a long write).
+    let mut text = (!long).then(Vec::new);
     for (&(late_days, kept), ds) in groups {
         let changed: Vec<NaiveDate> = ds.iter().copied().filter(|d| changed.binary_search(d).is_ok()).collect();
         for slice in changed.chunks(DATES_PER_INSERT) {
@@ -467,7 +469,10 @@ fn write_dates<'c>(
                 key_collisions,
                 long,
             };
-            write_versions(tx, &w, slice, outcomes)?;
+            let slice_text = write_versions(tx, &w, slice, outcomes)?;
+            if let (Some(all), Some(more)) = (text.as_mut(), slice_text) {
+                all.extend(more);
+            }
             if kept {
                 tx.keep_windows(record.snapshot_id, late_days, &date_list)?;
             }
@@ -480,7 +485,7 @@ fn write_dates<'c>(
     if record.trigger.kind == TriggerKind::Store {
         tx.mark_store_changes_applied(record.snapshot_id)?;
     }
-    let written = (!changed.is_empty()).then_some(snapshot::Written { snapshot_id: record.snapshot_id, dates: changed });
+    let written = (!changed.is_empty()).then_some(snapshot::Written { snapshot_id: record.snapshot_id, dates: changed, text });
     record.fingerprint = snapshot::fingerprint_after(lab, tx, written)?;
     tx.step("fingerprint")?;
     snapshot::insert_record(lab, tx, record)
@@ -491,12 +496,13 @@ fn write_dates<'c>(
 /// (docs/performance.md, "Bulk work in 32 MB").
 const DATES_PER_INSERT: usize = 32;
 
-/// The new silver and gold versions of the dates of `w`, and the rows each holds.
-fn write_versions(tx: &mut Tx, w: &Rewrite, slice: &[NaiveDate], outcomes: &mut [DateOutcome]) -> Result<()> {
+/// The new silver and gold versions of the dates of `w`, and the rows each holds. Returns the
+/// new text of the dates a short write wrote (`Store::insert_gold_version`).
+fn write_versions(tx: &mut Tx, w: &Rewrite, slice: &[NaiveDate], outcomes: &mut [DateOutcome]) -> Result<Option<Vec<GoldChunk>>> {
     tx.insert_silver_version(w)?;
-    let counts = tx.insert_gold_version(w)?;
+    let (counts, text) = tx.insert_gold_version(w)?;
     for o in outcomes.iter_mut().filter(|o| o.action == DateAction::Overwrite && slice.binary_search(&o.business_date).is_ok()) {
         (o.silver_added, o.gold_added) = counts.get(&o.business_date).copied().unwrap_or((0, 0));
     }
-    Ok(())
+    Ok(text)
 }

@@ -1,6 +1,6 @@
 //! v2.sql: the idempotent job's reads and its two inserts.
 
-use super::{Exec, Params, Query, Store, Tx, row, statements};
+use super::{Exec, GoldChunk, Params, Query, Store, Tx, row, statements};
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
 use duckdb::named_params;
@@ -54,6 +54,14 @@ row! {
     pub struct GoldAdded { pub business_date: NaiveDate, pub baskets: i64 }
 }
 
+/// The rows a write's new versions hold per date: (silver's, gold's).
+pub(crate) type DateRows = BTreeMap<NaiveDate, (i64, i64)>;
+
+row! {
+    /// The same for a short write, with the row's store and its line of the fingerprint's text.
+    pub struct GoldAddedLine { pub business_date: NaiveDate, pub baskets: i64, pub store_id: String, pub line: String }
+}
+
 row! {
     /// A store correction no v2 run has rebuilt for yet: the store's row before and after.
     pub struct PendingStoreChange {
@@ -83,7 +91,7 @@ statements! {
     SILVER_INSERT: Exec = v2::SILVER_INSERT;
     KEY_COLLISIONS: Query<KeyCount> = v2::KEY_COLLISIONS;
     GOLD_FROM_WINNERS: Query<GoldAdded> = v2::GOLD_FROM_WINNERS;
-    GOLD_FROM_SILVER: Query<GoldAdded> = v2::GOLD_FROM_SILVER;
+    GOLD_FROM_SILVER: Query<GoldAddedLine> = v2::GOLD_FROM_SILVER;
     DATE_WINDOWS_INSERT: Exec = v2::DATE_WINDOWS_INSERT;
 }
 
@@ -182,22 +190,44 @@ impl Tx<'_> {
 
     /// The new gold version of the dates, and the rows the two versions hold per date:
     /// (silver's, gold's). A long write sums the winners again, a short one the silver rows it
-    /// just wrote (`Rewrite::long`).
-    pub(crate) fn insert_gold_version(&mut self, w: &Rewrite) -> Result<BTreeMap<NaiveDate, (i64, i64)>> {
-        let mut counts: BTreeMap<NaiveDate, (i64, i64)> = BTreeMap::new();
-        let mut count = |row: GoldAdded| {
-            let c = counts.entry(row.business_date).or_default();
-            (c.0, c.1) = (c.0 + row.baskets, c.1 + 1);
-            Ok(())
+    /// just wrote (`Rewrite::long`); a short one also returns the new version's text, a chunk per
+    /// date with rows, as `version_text` would read it (lines in store_id order, the byte order
+    /// of DuckDB's ORDER BY).
+    pub(crate) fn insert_gold_version(&mut self, w: &Rewrite) -> Result<(DateRows, Option<Vec<GoldChunk>>)> {
+        let mut counts = DateRows::new();
+        let mut add = |business_date: NaiveDate, baskets: i64| {
+            let c = counts.entry(business_date).or_default();
+            (c.0, c.1) = (c.0 + baskets, c.1 + 1);
         };
-        if w.long {
-            w.with_winners_params(|params| GOLD_FROM_WINNERS.each(self.store, params, &mut count))?;
+        let text = if w.long {
+            w.with_winners_params(|params| {
+                GOLD_FROM_WINNERS.each(self.store, params, |row| {
+                    add(row.business_date, row.baskets);
+                    Ok(())
+                })
+            })?;
+            None
         } else {
             let params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last };
-            GOLD_FROM_SILVER.each(self.store, params, &mut count)?;
-        }
+            let mut lines: BTreeMap<NaiveDate, Vec<(String, String)>> = BTreeMap::new();
+            GOLD_FROM_SILVER.each(self.store, params, |row| {
+                add(row.business_date, row.baskets);
+                lines.entry(row.business_date).or_default().push((row.store_id, row.line));
+                Ok(())
+            })?;
+            Some(
+                lines
+                    .into_iter()
+                    .map(|(business_date, mut rows)| {
+                        rows.sort_unstable();
+                        let text = rows.iter().map(|(_, line)| line.as_str()).collect::<Vec<_>>().join("\n");
+                        GoldChunk { business_date, rows: rows.len() as i64, text }
+                    })
+                    .collect(),
+            )
+        };
         self.step("gold insert")?;
-        Ok(counts)
+        Ok((counts, text))
     }
 
     /// Snapshot `snapshot_id` rebuilt for every pending store correction.
