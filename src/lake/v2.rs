@@ -452,8 +452,10 @@ fn write_dates<'c>(
     // window over its copies fits DuckDB's memory limit, however long the lab's history.
     let key_collisions = lab.has_key_collisions()?;
     let long = is_long(changed.len());
-    // The new text of the written dates, from a short write's gold inserts (None: a long write).
-    let mut text = (!long).then(Vec::new);
+    // The new text of the written dates, from a short write's gold inserts, when this process
+    // holds gold's text to bring up to date (None: a long write, or no text held).
+    let with_text = !long && lab.gold_text.borrow().is_some();
+    let mut text = with_text.then(Vec::new);
     for (&(late_days, kept), ds) in groups {
         let changed: Vec<NaiveDate> = ds.iter().copied().filter(|d| changed.binary_search(d).is_ok()).collect();
         for slice in changed.chunks(DATES_PER_INSERT) {
@@ -468,6 +470,7 @@ fn write_dates<'c>(
                 gaps: (last - first).num_days() + 1 != slice.len() as i64,
                 key_collisions,
                 long,
+                text: with_text,
             };
             let slice_text = write_versions(tx, &w, slice, outcomes)?;
             if let (Some(all), Some(more)) = (text.as_mut(), slice_text) {

@@ -58,7 +58,8 @@ row! {
 pub(crate) type DateRows = BTreeMap<NaiveDate, (i64, i64)>;
 
 row! {
-    /// The same for a short write, with the row's store and its line of the fingerprint's text.
+    /// The same for a short write, with the row's store and its line of the fingerprint's text
+    /// (`Rewrite::text`).
     pub struct GoldAddedLine { pub business_date: NaiveDate, pub baskets: i64, pub store_id: String, pub line: String }
 }
 
@@ -91,7 +92,8 @@ statements! {
     SILVER_INSERT: Exec = v2::SILVER_INSERT;
     KEY_COLLISIONS: Query<KeyCount> = v2::KEY_COLLISIONS;
     GOLD_FROM_WINNERS: Query<GoldAdded> = v2::GOLD_FROM_WINNERS;
-    GOLD_FROM_SILVER: Query<GoldAddedLine> = v2::GOLD_FROM_SILVER;
+    GOLD_FROM_SILVER: Query<GoldAdded> = v2::GOLD_FROM_SILVER;
+    GOLD_FROM_SILVER_TEXT: Query<GoldAddedLine> = v2::GOLD_FROM_SILVER_TEXT;
     DATE_WINDOWS_INSERT: Exec = v2::DATE_WINDOWS_INSERT;
 }
 
@@ -161,6 +163,9 @@ pub struct Rewrite<'a> {
     /// backfill's gold inserts to about two thirds, rather than joining bronze to silver's new
     /// rows, which is a few ms faster for a day's dates (docs/performance.md).
     pub long: bool,
+    /// A short write returns its dates' new text from gold's insert: the process holds gold's
+    /// text and brings it up to date (`snapshot::fingerprint_after`).
+    pub text: bool,
 }
 
 impl Rewrite<'_> {
@@ -190,8 +195,8 @@ impl Tx<'_> {
 
     /// The new gold version of the dates, and the rows the two versions hold per date:
     /// (silver's, gold's). A long write sums the winners again, a short one the silver rows it
-    /// just wrote (`Rewrite::long`); a short one also returns the new version's text, a chunk per
-    /// date with rows, as `version_text` would read it (lines in store_id order, the byte order
+    /// just wrote (`Rewrite::long`); a short one that `Rewrite::text` asks also returns the new
+    /// version's text, a chunk per date with rows, as `version_text` would read it (lines in store_id order, the byte order
     /// of DuckDB's ORDER BY).
     pub(crate) fn insert_gold_version(&mut self, w: &Rewrite) -> Result<(DateRows, Option<Vec<GoldChunk>>)> {
         let mut counts = DateRows::new();
@@ -207,10 +212,17 @@ impl Tx<'_> {
                 })
             })?;
             None
+        } else if !w.text {
+            let params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last };
+            GOLD_FROM_SILVER.each(self.store, params, |row| {
+                add(row.business_date, row.baskets);
+                Ok(())
+            })?;
+            None
         } else {
             let params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last };
             let mut lines: BTreeMap<NaiveDate, Vec<(String, String)>> = BTreeMap::new();
-            GOLD_FROM_SILVER.each(self.store, params, |row| {
+            GOLD_FROM_SILVER_TEXT.each(self.store, params, |row| {
                 add(row.business_date, row.baskets);
                 lines.entry(row.business_date).or_default().push((row.store_id, row.line));
                 Ok(())
