@@ -196,8 +196,8 @@ impl Tx<'_> {
     /// The new gold version of the dates, and the rows the two versions hold per date:
     /// (silver's, gold's). A long write sums the winners again, a short one the silver rows it
     /// just wrote (`Rewrite::long`); a short one that `Rewrite::text` asks also returns the new
-    /// version's text, a chunk per date with rows, as `version_text` would read it (lines in store_id order, the byte order
-    /// of DuckDB's ORDER BY).
+    /// version's text, a chunk per date with rows, as `version_text` would read it (lines in
+    /// store_id order, the byte order of DuckDB's ORDER BY).
     pub(crate) fn insert_gold_version(&mut self, w: &Rewrite) -> Result<(DateRows, Option<Vec<GoldChunk>>)> {
         let mut counts = DateRows::new();
         let mut add = |business_date: NaiveDate, baskets: i64| {
