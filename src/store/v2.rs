@@ -204,6 +204,7 @@ impl Tx<'_> {
             let c = counts.entry(business_date).or_default();
             (c.0, c.1) = (c.0 + baskets, c.1 + 1);
         };
+        let short_params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last };
         let text = if w.long {
             w.with_winners_params(|params| {
                 GOLD_FROM_WINNERS.each(self.store, params, |row| {
@@ -213,16 +214,14 @@ impl Tx<'_> {
             })?;
             None
         } else if !w.text {
-            let params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last };
-            GOLD_FROM_SILVER.each(self.store, params, |row| {
+            GOLD_FROM_SILVER.each(self.store, short_params, |row| {
                 add(row.business_date, row.baskets);
                 Ok(())
             })?;
             None
         } else {
-            let params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last };
             let mut lines: BTreeMap<NaiveDate, Vec<(String, String)>> = BTreeMap::new();
-            GOLD_FROM_SILVER_TEXT.each(self.store, params, |row| {
+            GOLD_FROM_SILVER_TEXT.each(self.store, short_params, |row| {
                 add(row.business_date, row.baskets);
                 lines.entry(row.business_date).or_default().push((row.store_id, row.line));
                 Ok(())
