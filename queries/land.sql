@@ -1,7 +1,7 @@
 -- land.sql: landing raw files into bronze.
--- Reads: raw.*. Writes: raw.stores, raw.partitions, raw.landings (bronze.events through
--- `events_insert`; raw.files, bronze.cells and bronze.quarantine through DuckDB's appender, in the
--- same transaction).
+-- Reads: raw.*. Writes: raw.stores, raw.partitions, raw.landings (bronze.event_rows through
+-- `events_insert`; bronze.store_rows, raw.files, bronze.cells and bronze.quarantine through
+-- DuckDB's appender, in the same transaction).
 
 -- name: landed_files
 -- Every version of every landed file: its path, bytes' MD5, id and version, and whether it is
@@ -27,7 +27,8 @@ FROM raw.store_changes;
 -- events, and those with a line quarantined for a reason that names it (an unknown store, a
 -- currency other than its own). Its other lines would be read alike under any row of it.
 SELECT f.file, f.upload_date, f.file_id, f.version FROM raw.current_files f
-WHERE f.file_id IN (SELECT file_id FROM bronze.events WHERE store_id = $store_id)
+WHERE f.file_id IN (SELECT file_id FROM bronze.event_rows
+                    WHERE store_row IN (SELECT store_row FROM bronze.store_rows WHERE store_id = $store_id))
    OR f.file_id IN (SELECT file_id FROM bronze.quarantine WHERE contains(reason, $store_id))
 ORDER BY f.upload_date, f.file;
 
@@ -46,7 +47,7 @@ CREATE OR REPLACE TEMP TABLE key_rows (basket_key BIGINT, basket_id VARCHAR, bus
 
 -- name: key_rows_count
 -- The rows landed from file id $first_file_id on: how many keys the statements below group.
-SELECT count(*) AS rows FROM bronze.events WHERE file_id >= $first_file_id::INTEGER;
+SELECT count(*) AS rows FROM bronze.event_rows WHERE file_id >= $first_file_id::INTEGER;
 
 -- define: key_in_slice
 -- The key is in slice $slice of the keys cut by their low bits $mask; every key is when there is
@@ -61,9 +62,9 @@ SELECT count(*) AS rows FROM bronze.events WHERE file_id >= $first_file_id::INTE
 -- not (docs/performance.md). Grouping integers first keeps the strings to the few keys with
 -- several copies, faster than grouping every basket_id.
 INSERT INTO key_rows
-SELECT basket_key, basket_id, business_date FROM bronze.events
+SELECT basket_key, basket_id, business_date FROM bronze.event_rows
 WHERE @key_in_slice
-  AND basket_key IN (SELECT basket_key FROM bronze.events WHERE @key_in_slice
+  AND basket_key IN (SELECT basket_key FROM bronze.event_rows WHERE @key_in_slice
                      GROUP BY basket_key HAVING count(*) > 1);
 
 -- name: key_rows_since
@@ -73,13 +74,13 @@ WHERE @key_in_slice
 -- place (file, line). A scan that fetched the strings as it joined would read every basket_id of
 -- bronze, and a day's landing would grow with the lab's history (docs/performance.md, "Growth").
 INSERT INTO key_rows
-WITH copies AS (SELECT basket_key, file_id, line FROM bronze.events
+WITH copies AS (SELECT basket_key, file_id, line FROM bronze.event_rows
                 WHERE @key_in_slice
-                  AND basket_key IN (SELECT basket_key FROM bronze.events
+                  AND basket_key IN (SELECT basket_key FROM bronze.event_rows
                                      WHERE file_id >= $first_file_id::INTEGER AND @key_in_slice)),
      multi AS (SELECT file_id, line FROM copies
                WHERE basket_key IN (SELECT basket_key FROM copies GROUP BY basket_key HAVING count(*) > 1))
-SELECT e.basket_key, e.basket_id, e.business_date FROM bronze.events e
+SELECT e.basket_key, e.basket_id, e.business_date FROM bronze.event_rows e
 SEMI JOIN multi m ON e.file_id = m.file_id AND e.line = m.line;
 
 -- name: key_candidates
@@ -118,11 +119,14 @@ ORDER BY 1;
 -- The first store or country whose revenue on a business date the landing's new files touch
 -- (from file id $first_file_id on), summed as absolute values over every landed copy of any
 -- version, passes $limit: exact in HUGEINT. Below the limit no sum recount makes of that date
--- (a store, a country, v2, both recounts, one v1 run) can pass 64 bits.
+-- (a store, a country, v2, both recounts, one v1 run) can pass 64 bits. Summed by store row
+-- first, then named.
 SELECT business_date, country, store_id, total::VARCHAR AS total FROM (
-    SELECT business_date, country, store_id, sum(abs(revenue_minor::HUGEINT)) AS total
-    FROM bronze.events
-    WHERE business_date IN (SELECT DISTINCT business_date FROM bronze.cells WHERE file_id >= $first_file_id::INTEGER)
+    SELECT business_date, country, store_id, sum(total) AS total
+    FROM (SELECT business_date, store_row, sum(abs(revenue_minor::HUGEINT)) AS total FROM bronze.event_rows
+          WHERE business_date IN (SELECT DISTINCT business_date FROM bronze.cells WHERE file_id >= $first_file_id::INTEGER)
+          GROUP BY business_date, store_row)
+    JOIN bronze.store_rows USING (store_row)
     GROUP BY GROUPING SETS ((business_date, country), (business_date, country, store_id)))
 WHERE total > $limit::HUGEINT
 ORDER BY business_date, country, store_id NULLS LAST
@@ -157,9 +161,13 @@ SELECT count(*) AS files FROM raw.files;
 -- name: upload_files_count
 SELECT count(*) AS files FROM raw.files WHERE upload_date = $upload_date;
 
+-- name: store_rows
+-- The store rows bronze's events carry so far (see bronze.store_rows).
+SELECT store_row, store_id, country, currency FROM bronze.store_rows;
+
 -- name: events_insert
 -- Every row of the landing's files: recount_parse($job) parses them in DuckDB's own threads.
-INSERT INTO bronze.events SELECT * FROM recount_parse($job::BIGINT);
+INSERT INTO bronze.event_rows SELECT * FROM recount_parse($job::BIGINT);
 
 -- name: threads
 SELECT current_setting('threads')::BIGINT AS threads;

@@ -130,16 +130,23 @@ SELECT c.change_id, c.store_id, coalesce(c.old_country, ''), coalesce(c.old_time
        0, NULL
 FROM m_changes c WHERE c.event = 'landed' ORDER BY c.change_id;
 
+-- name: store_rows
+-- The store rows bronze's events carry, numbered in the order of their strings.
+INSERT INTO bronze.store_rows
+SELECT row_number() OVER (ORDER BY store_id, country, currency)::INTEGER, store_id, country, currency
+FROM (SELECT DISTINCT store_id, country, currency FROM m_bronze WHERE reason IS NULL);
+
 -- name: events
--- Bronze: the events of recorded versions, with the lab's handles (file id, a 64-bit key of the
--- basket). Uploaded_at keeps its nanoseconds (uploaded_at_ns).
-INSERT INTO bronze.events
-SELECT b.event_id, b.basket_id, b.store_id, b.till_id, b.country, b.currency, b.event_ts::TIMESTAMP_NS,
+-- Bronze: the events of recorded versions, with the lab's handles (file id, store row, a 64-bit
+-- key of the basket). Uploaded_at keeps its nanoseconds (uploaded_at_ns).
+INSERT INTO bronze.event_rows
+SELECT b.event_id, b.basket_id, s.store_row, b.till_id, b.event_ts::TIMESTAMP_NS,
        make_timestamp_ns(b.uploaded_at_ns) AS uploaded_at,
        b.upload_date, b.business_date, b.revenue_minor, b.tenders::SMALLINT, f.file_id, b.line,
        (hash(b.basket_id) & 9223372036854775807)::BIGINT AS basket_key
 FROM m_bronze b
 JOIN m_ids f ON f.upload_date = b.upload_date AND f.file_name = b.file_name AND f.version = b.file_version
+JOIN bronze.store_rows s ON s.store_id = b.store_id AND s.country = b.country AND s.currency = b.currency
 WHERE b.reason IS NULL
 ORDER BY b.business_date, f.file_id, b.line;
 

@@ -43,12 +43,23 @@ CREATE TABLE IF NOT EXISTS raw.partitions (
 CREATE TABLE IF NOT EXISTS raw.landings (
     landing_id BIGINT NOT NULL, first_upload DATE, last_upload DATE, files INTEGER NOT NULL,
     events BIGINT NOT NULL, quarantined BIGINT NOT NULL, landed_at TIMESTAMP NOT NULL);
-CREATE TABLE IF NOT EXISTS bronze.events (
-    event_id VARCHAR NOT NULL, basket_id VARCHAR NOT NULL, store_id VARCHAR NOT NULL, till_id VARCHAR NOT NULL,
-    country VARCHAR NOT NULL, currency VARCHAR NOT NULL, event_ts TIMESTAMP_NS NOT NULL,
-    uploaded_at TIMESTAMP_NS NOT NULL, upload_date DATE NOT NULL, business_date DATE NOT NULL,
-    revenue_minor BIGINT NOT NULL, tenders SMALLINT NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL,
-    basket_key BIGINT NOT NULL);
+-- Each store row bronze's events carry (a store's id, country and currency as the landing that
+-- parsed them read stores.csv; a store correction adds a row), numbered: bronze keeps the number
+-- (store_row), not three strings a row (layout 8). Those strings were half of a landing's insert
+-- work and most of its memory (docs/performance.md).
+CREATE TABLE IF NOT EXISTS bronze.store_rows (
+    store_row INTEGER NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS bronze.event_rows (
+    event_id VARCHAR NOT NULL, basket_id VARCHAR NOT NULL, store_row INTEGER NOT NULL, till_id VARCHAR NOT NULL,
+    event_ts TIMESTAMP_NS NOT NULL, uploaded_at TIMESTAMP_NS NOT NULL, upload_date DATE NOT NULL,
+    business_date DATE NOT NULL, revenue_minor BIGINT NOT NULL, tenders SMALLINT NOT NULL, file_id INTEGER NOT NULL,
+    line INTEGER NOT NULL, basket_key BIGINT NOT NULL);
+-- Bronze's events with their store rows' strings: what every reader that wants a store's names
+-- reads. v2's winners and gold's sums read bronze.event_rows, and name a store after grouping.
+CREATE OR REPLACE VIEW bronze.events AS
+SELECT e.event_id, e.basket_id, s.store_id, e.till_id, s.country, s.currency, e.event_ts, e.uploaded_at, e.upload_date,
+       e.business_date, e.revenue_minor, e.tenders, e.file_id, e.line, e.basket_key, e.store_row
+FROM bronze.event_rows e JOIN bronze.store_rows s USING (store_row);
 -- basket_key: a 64-bit hash of basket_id (xxh3), so that v2 picks winners by grouping integers.
 -- Keys that two different basket_ids share are listed here at landing (normally none); while
 -- any is, v2 groups by basket_id itself.
@@ -130,9 +141,12 @@ CREATE TABLE IF NOT EXISTS recompute.state (
 -- what every reader of landed data reads (silver's versions point at bronze rows of any version).
 CREATE OR REPLACE VIEW raw.current_files AS
 SELECT file_id, file, upload_date, md5, version FROM raw.files WHERE file_id NOT IN (SELECT file_id FROM raw.supersessions);
+CREATE OR REPLACE VIEW raw.current_file_ranks AS
+SELECT file_id, file, rank() OVER (PARTITION BY upload_date ORDER BY file) AS file_rank FROM raw.current_files;
 CREATE OR REPLACE VIEW bronze.current_events AS
-SELECT e.*, f.file, f.file_rank FROM bronze.events e
-JOIN (SELECT file_id, file, rank() OVER (PARTITION BY upload_date ORDER BY file) AS file_rank FROM raw.current_files) f USING (file_id);
+SELECT e.*, f.file, f.file_rank FROM bronze.events e JOIN raw.current_file_ranks f USING (file_id);
+CREATE OR REPLACE VIEW bronze.current_event_rows AS
+SELECT e.*, f.file, f.file_rank FROM bronze.event_rows e JOIN raw.current_file_ranks f USING (file_id);
 -- THE rule for a store correction's file versions: a version with the same bytes as the version it
 -- replaced was re-derived (only a store's row changed); other bytes are a file correction.
 -- corrected_files, diff_rows and store_change_dates read it from here.
@@ -348,3 +362,27 @@ ALTER TABLE audit.snapshot_dates RENAME COLUMN silver_deleted TO silver_replaced
 ALTER TABLE audit.snapshot_dates RENAME COLUMN gold_deleted TO gold_replaced;
 UPDATE audit.lab SET format = 6;
 COMMIT;
+
+-- name: events_is_table
+-- Whether bronze's events are still one table of strings (a lab of layout 7 or older), to be
+-- moved aside and renumbered by `migrate_store_rows`.
+SELECT count(*) AS tables FROM information_schema.tables
+WHERE table_schema = 'bronze' AND table_name = 'events' AND table_type = 'BASE TABLE';
+
+-- name: set_events_aside
+-- The old table of events, renamed before `create` makes bronze.events a view of the same name.
+ALTER TABLE bronze.events RENAME TO events_7;
+
+-- name: migrate_store_rows
+-- Layout 8: the set-aside events' store rows are numbered in the order of their strings, and
+-- every event is written again with its store row's number, in file and line order (the order a
+-- landing writes: a row group holds neighbouring uploads). Run in the transaction of `create`.
+INSERT INTO bronze.store_rows
+SELECT row_number() OVER (ORDER BY store_id, country, currency)::INTEGER, store_id, country, currency
+FROM (SELECT DISTINCT store_id, country, currency FROM bronze.events_7);
+INSERT INTO bronze.event_rows
+SELECT e.event_id, e.basket_id, s.store_row, e.till_id, e.event_ts, e.uploaded_at, e.upload_date, e.business_date,
+       e.revenue_minor, e.tenders, e.file_id, e.line, e.basket_key
+FROM bronze.events_7 e JOIN bronze.store_rows s USING (store_id, country, currency)
+ORDER BY e.file_id, e.line;
+DROP TABLE bronze.events_7;

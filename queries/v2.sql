@@ -1,5 +1,5 @@
 -- v2.sql: the idempotent job.
--- Reads: bronze.current_events, bronze.cells, audit.snapshot_dates.
+-- Reads: bronze.current_event_rows, bronze.store_rows, bronze.cells, audit.snapshot_dates.
 -- Writes: silver.versions and audit.gold_history (the changed dates' new versions: nothing is
 -- deleted). The run's audit rows are written by snapshot.sql in the same transaction. The dates a
 -- run rewrites are bound as one list (see dates_of in schema.sql).
@@ -40,7 +40,8 @@ WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
 -- define: winners
 -- THE winners of a v2 write, as a subquery: one row per basket of the dates $first..$last, its
 -- first copy in @copy_order among the current file versions' rows in window $late_days, with the
--- copies it won over and the columns gold sums. Silver keeps each as a pointer (file id, line),
+-- copies it won over and the columns gold sums (its store row's number: gold names the store
+-- after summing, so no row pays for a store's strings). Silver keeps each as a pointer (file id, line),
 -- and a long write's gold sums them (`gold_from_winners`): both read the rule from here.
 -- Baskets are told apart by basket_key, which landing checks no two basket_ids share;
 -- $key_collisions is true in a lab where some do, and basket_id then tells them apart too
@@ -51,17 +52,17 @@ WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
 -- for zone maps), $dates the changed dates (a list; NULL when they are every date of
 -- $first..$last, as in most runs).
 (WITH candidates AS NOT MATERIALIZED (
-    SELECT * FROM bronze.current_events
+    SELECT * FROM bronze.current_event_rows
     WHERE in_window(upload_date, business_date, $late_days::INTEGER)
       AND business_date BETWEEN $first::DATE AND $last::DATE
       AND upload_date BETWEEN $first::DATE - 1 AND $last::DATE + $late_days::INTEGER
       AND ($dates::VARCHAR IS NULL OR business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR)))),
 multi AS (SELECT basket_key FROM bronze.multi_copies WHERE business_date BETWEEN $first::DATE AND $last::DATE)
-SELECT business_date, file_id, line, 1 AS copies, store_id, country, currency, revenue_minor FROM candidates
+SELECT business_date, file_id, line, 1 AS copies, store_row, revenue_minor FROM candidates
 WHERE basket_key NOT IN (SELECT basket_key FROM multi)
 UNION ALL
-SELECT business_date, file_id, line, copies, store_id, country, currency, revenue_minor FROM (
-    SELECT business_date, file_id, line, store_id, country, currency, revenue_minor,
+SELECT business_date, file_id, line, copies, store_row, revenue_minor FROM (
+    SELECT business_date, file_id, line, store_row, revenue_minor,
            count(*) OVER baskets AS copies,
            row_number() OVER (baskets ORDER BY @copy_order) AS copy_rank
     FROM candidates
@@ -89,11 +90,13 @@ SELECT count(*) AS keys FROM bronze.key_collisions;
 -- silver's new rows instead (`gold_from_silver`), a few ms faster there.
 -- Both return each new row's date and baskets: the caller counts each date's rows from them,
 -- gold's and silver's (each silver row is one basket of one gold row), with no query more.
+-- Summed by store row, then named: a store row is one (store, country, currency).
 INSERT INTO audit.gold_history
-SELECT $snapshot_id::BIGINT, business_date, store_id, country, currency, count(*), sum(revenue_minor)::BIGINT
-FROM @winners
-GROUP BY business_date, store_id, country, currency
-ORDER BY business_date, store_id
+SELECT $snapshot_id::BIGINT, w.business_date, s.store_id, s.country, s.currency, w.baskets, w.revenue_minor::BIGINT
+FROM (SELECT business_date, store_row, count(*) AS baskets, sum(revenue_minor) AS revenue_minor FROM @winners
+      GROUP BY business_date, store_row) w
+JOIN bronze.store_rows s USING (store_row)
+ORDER BY w.business_date, s.store_id
 RETURNING business_date, baskets;
 
 -- define: gold_from_silver_insert
@@ -102,14 +105,16 @@ RETURNING business_date, baskets;
 -- grouped bronze's rows by the join's keys and the gold columns, which took half the statement
 -- (docs/performance.md). The two statements below return its rows.
 INSERT INTO audit.gold_history
-SELECT $snapshot_id::BIGINT, e.business_date, e.store_id, e.country, e.currency, count(*), sum(e.revenue_minor)::BIGINT
-FROM bronze.events e
-SEMI JOIN (SELECT business_date, file_id, line FROM silver.versions
-           WHERE snapshot_id = $snapshot_id::BIGINT AND business_date BETWEEN $first::DATE AND $last::DATE) v
-    ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line
-WHERE e.business_date BETWEEN $first::DATE AND $last::DATE
-GROUP BY e.business_date, e.store_id, e.country, e.currency
-ORDER BY e.business_date, e.store_id
+SELECT $snapshot_id::BIGINT, w.business_date, s.store_id, s.country, s.currency, w.baskets, w.revenue_minor::BIGINT
+FROM (SELECT e.business_date, e.store_row, count(*) AS baskets, sum(e.revenue_minor) AS revenue_minor
+      FROM bronze.event_rows e
+      SEMI JOIN (SELECT business_date, file_id, line FROM silver.versions
+                 WHERE snapshot_id = $snapshot_id::BIGINT AND business_date BETWEEN $first::DATE AND $last::DATE) v
+          ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line
+      WHERE e.business_date BETWEEN $first::DATE AND $last::DATE
+      GROUP BY e.business_date, e.store_row) w
+JOIN bronze.store_rows s USING (store_row)
+ORDER BY w.business_date, s.store_id
 
 -- name: gold_from_silver
 -- A short write's gold (`gold_from_silver_insert`), returning each new row's date and baskets.

@@ -189,6 +189,69 @@ fn a_lab_written_by_an_older_layout_is_refused_with_the_way_out() {
     assert!(err.contains("layout 4") && err.contains("delete the lab directory"), "{err}");
 }
 
+/// Bronze's events back as layout 7 kept them: one table with the store's strings on every row.
+const BACK_TO_LAYOUT_7_EVENTS: &str = "
+    CREATE TABLE bronze.events_7 AS
+        SELECT event_id, basket_id, store_id, till_id, country, currency, event_ts, uploaded_at, upload_date,
+               business_date, revenue_minor, tenders, file_id, line, basket_key FROM bronze.events ORDER BY file_id, line;
+    DROP VIEW bronze.current_events; DROP VIEW bronze.current_event_rows; DROP VIEW raw.current_file_ranks;
+    DROP VIEW bronze.events; DROP TABLE bronze.event_rows; DROP TABLE bronze.store_rows;
+    ALTER TABLE bronze.events_7 RENAME TO events;";
+
+#[test]
+fn a_layout_7_lab_is_migrated_in_place_its_events_numbered_by_store_row() {
+    let dir = tempdir();
+    let world = small_world();
+    let ups = uploads(world);
+    let count =
+        |lab: &recount::lake::Lab, sql: &str| -> i64 { lab.store().connection_for_tests().query_row(sql, [], |r| r.get(0)).unwrap() };
+    // Every event as text, in file and line order: what the migration must keep.
+    let events = "SELECT md5(string_agg(concat_ws('|', event_id, basket_id, store_id, till_id, country, currency, event_ts, \
+                  uploaded_at, upload_date, business_date, revenue_minor, tenders, file_id, line, basket_key), chr(10) \
+                  ORDER BY file_id, line)) FROM bronze.events";
+    let text = |lab: &recount::lake::Lab| -> String { lab.store().connection_for_tests().query_row(events, [], |r| r.get(0)).unwrap() };
+    let (before, history, dates) = {
+        let mut lab = open_lab(dir.path());
+        let mut dates = std::collections::BTreeSet::new();
+        for &u in &ups[..4] {
+            recount::lake::land::land(&mut lab, world, &[u]).unwrap();
+            let run = recount::lake::v2::run_upload(&lab, u, recount::store::TriggerKind::Daily, opts()).unwrap();
+            dates.extend(run.dates.iter().map(|d| d.business_date));
+        }
+        let history = recount::reports::history::history(&lab, ups[2], None).unwrap().table().rows.len();
+        let before = (fingerprint(&lab), text(&lab));
+        lab.store().connection_for_tests().execute_batch(&format!("{BACK_TO_LAYOUT_7_EVENTS} UPDATE audit.lab SET format = 7;")).unwrap();
+        assert_eq!(count(&lab, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'store_rows'"), 0);
+        (before, history, dates.into_iter().collect::<Vec<_>>())
+    };
+    let mut lab = open_lab(dir.path());
+    assert_eq!(count(&lab, "SELECT max(format) FROM audit.lab"), i64::from(recount::lake::LAB_FORMAT));
+    assert_eq!(
+        count(&lab, "SELECT count(*) FROM bronze.store_rows"),
+        count(&lab, "SELECT count(*) FROM (SELECT DISTINCT store_id, country, currency FROM bronze.events)"),
+        "one number per store row"
+    );
+    assert_eq!(count(&lab, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'events_7'"), 0, "the old table is gone");
+    assert_eq!(text(&lab), before.1, "every event kept, with its store's strings");
+    assert_eq!(fingerprint(&lab), before.0);
+    assert_eq!(recount::reports::history::history(&lab, ups[2], None).unwrap().table().rows.len(), history);
+    // Rebuilt and landed on after the migration, gold is what the events say.
+    recount::lake::v2::rebuild_dates(&lab, &dates, recount::lake::v2::V2Options { force: true, ..opts() }).unwrap();
+    assert_eq!(fingerprint(&lab), before.0);
+    let rows = count(&lab, "SELECT count(*) FROM bronze.store_rows");
+    recount::lake::land::land(&mut lab, world, &ups[4..5]).unwrap();
+    recount::lake::v2::run_upload(&lab, ups[4], recount::store::TriggerKind::Daily, opts()).unwrap();
+    assert_eq!(count(&lab, "SELECT count(*) FROM bronze.store_rows"), rows, "a later landing reuses the numbers");
+    let fresh_dir = tempdir();
+    let mut fresh = open_lab(fresh_dir.path());
+    for &u in &ups[..5] {
+        recount::lake::land::land(&mut fresh, world, &[u]).unwrap();
+        recount::lake::v2::run_upload(&fresh, u, recount::store::TriggerKind::Daily, opts()).unwrap();
+    }
+    assert_eq!(fingerprint(&lab), fingerprint(&fresh), "the migrated lab's gold is a new lab's");
+    assert_eq!(text(&lab), text(&fresh), "and so are its events");
+}
+
 #[test]
 fn a_layout_5_lab_is_migrated_in_place_and_keeps_its_history() {
     let dir = tempdir();
@@ -202,10 +265,11 @@ fn a_layout_5_lab_is_migrated_in_place_and_keeps_its_history() {
         }
         let history = recount::reports::history::history(&lab, ups[2], None).unwrap();
         // Back to layout 5: the three columns had their old names, and raw files had no versions.
+        lab.store().connection_for_tests().execute_batch(BACK_TO_LAYOUT_7_EVENTS).unwrap();
         lab.store()
             .connection_for_tests()
             .execute_batch(
-                "DROP VIEW bronze.current_events; DROP VIEW bronze.current_cells; DROP VIEW raw.current_files;
+                "DROP VIEW bronze.current_cells; DROP VIEW raw.current_files;
                  DROP TABLE raw.supersessions;
                  ALTER TABLE raw.files DROP COLUMN version;
                  ALTER TABLE audit.snapshots RENAME COLUMN rows_replaced TO rows_deleted;
@@ -261,7 +325,10 @@ fn a_layout_6_lab_is_migrated_in_place_and_its_keys_with_several_copies_are_list
         let listed = count(&lab, "SELECT count(*) FROM bronze.multi_copies");
         assert!(listed > 0, "the world re-sends baskets, so landing lists keys with several copies");
         // Back to layout 6: no list of keys with several copies.
-        lab.store().connection_for_tests().execute_batch("DROP TABLE bronze.multi_copies; UPDATE audit.lab SET format = 6;").unwrap();
+        lab.store()
+            .connection_for_tests()
+            .execute_batch(&format!("{BACK_TO_LAYOUT_7_EVENTS} DROP TABLE bronze.multi_copies; UPDATE audit.lab SET format = 6;"))
+            .unwrap();
         (fingerprint(&lab), listed, dates.into_iter().collect::<Vec<_>>())
     };
     let lab = open_lab(dir.path());

@@ -346,13 +346,11 @@ impl Cells {
 }
 
 /// Bronze's columns for one file, filled as its lines are parsed.
-struct EventColumns {
+struct EventColumns<'s> {
     event_id: StringBuilder,
     basket_id: StringBuilder,
-    store_id: StringBuilder,
+    store_row: Int32Builder,
     till_id: StringBuilder,
-    country: StringBuilder,
-    currency: StringBuilder,
     event_ts: TimestampNanosecondBuilder,
     uploaded_at: TimestampNanosecondBuilder,
     upload_date: Date32Builder,
@@ -364,18 +362,21 @@ struct EventColumns {
     basket_key: Int64Builder,
     /// The bits of the basket key kept (all 64 but in tests that need keys to collide).
     key_mask: u64,
+    /// Each store's row number in this landing (`Tx::number_store_rows`), and the last store
+    /// looked up: a file's lines are mostly one store's, and an event's store_id is the store
+    /// table's own string, so the same address is the same store.
+    store_rows: &'s HashMap<String, i32>,
+    last_store: (*const u8, i32),
     rows: usize,
 }
 
-impl EventColumns {
-    fn with_capacity(n: usize, key_mask: u64) -> EventColumns {
+impl<'s> EventColumns<'s> {
+    fn with_capacity(n: usize, key_mask: u64, store_rows: &'s HashMap<String, i32>) -> EventColumns<'s> {
         EventColumns {
             event_id: StringBuilder::with_capacity(n, n * 20),
             basket_id: StringBuilder::with_capacity(n, n * 24),
-            store_id: StringBuilder::with_capacity(n, n * 8),
+            store_row: Int32Builder::with_capacity(n),
             till_id: StringBuilder::with_capacity(n, n * 12),
-            country: StringBuilder::with_capacity(n, n * 2),
-            currency: StringBuilder::with_capacity(n, n * 3),
             event_ts: TimestampNanosecondBuilder::with_capacity(n),
             uploaded_at: TimestampNanosecondBuilder::with_capacity(n),
             upload_date: Date32Builder::with_capacity(n),
@@ -386,20 +387,33 @@ impl EventColumns {
             line: Int32Builder::with_capacity(n),
             basket_key: Int64Builder::with_capacity(n),
             key_mask,
+            store_rows,
+            last_store: (std::ptr::null(), 0),
             rows: 0,
         }
+    }
+
+    /// The number of the row of the event's store (every parsed event's store is in the table).
+    fn store_row(&mut self, store_id: &str) -> Result<i32> {
+        if self.last_store.0 != store_id.as_ptr() {
+            let n = *self
+                .store_rows
+                .get(store_id)
+                .ok_or_else(|| eyre!("store {} has no store row", crate::sanitize::for_terminal(store_id)))?;
+            self.last_store = (store_id.as_ptr(), n);
+        }
+        Ok(self.last_store.1)
     }
 
     fn push(&mut self, e: &PosEvent, file_id: i32, line: u32) -> Result<()> {
         // parse_line has checked both instants fit; an error here would leave no column behind.
         let event_ts = e.event_ts.timestamp_nanos_opt().ok_or_else(|| eyre!("event_ts out of range"))?;
         let uploaded_at = e.uploaded_at.timestamp_nanos_opt().ok_or_else(|| eyre!("uploaded_at out of range"))?;
+        let store_row = self.store_row(e.store_id)?;
         self.event_id.append_value(&e.event_id);
         self.basket_id.append_value(&e.basket_id);
-        self.store_id.append_value(e.store_id);
+        self.store_row.append_value(store_row);
         self.till_id.append_value(&e.till_id);
-        self.country.append_value(e.country);
-        self.currency.append_value(e.currency);
         self.event_ts.append_value(event_ts);
         self.uploaded_at.append_value(uploaded_at);
         self.upload_date.append_value(days(e.upload_date));
@@ -420,10 +434,8 @@ impl EventColumns {
         let columns: Vec<(&str, ArrayRef)> = vec![
             ("event_id", Arc::new(self.event_id.finish())),
             ("basket_id", Arc::new(self.basket_id.finish())),
-            ("store_id", Arc::new(self.store_id.finish())),
+            ("store_row", Arc::new(self.store_row.finish())),
             ("till_id", Arc::new(self.till_id.finish())),
-            ("country", Arc::new(self.country.finish())),
-            ("currency", Arc::new(self.currency.finish())),
             ("event_ts", Arc::new(self.event_ts.finish())),
             ("uploaded_at", Arc::new(self.uploaded_at.finish())),
             ("upload_date", Arc::new(self.upload_date.finish())),
@@ -903,7 +915,18 @@ fn parse_and_insert(lab: &Lab, tx: &mut Tx, plan: &Plan, staged: &Staged, first_
         plan.todo.iter().enumerate().map(|(i, f)| (f.upload_date, f.path.clone(), f.rel.clone(), first_file_id + i as i32)).collect();
     let key_mask = u64::MAX.checked_shr(64 - lab.basket_key_bits.clamp(1, 64)).unwrap_or(u64::MAX);
     let lanes = (threads.max(1) as usize).div_ceil(2);
-    let job = Arc::new(ParseJob::new(files, plan.stores.clone(), plan.reader.clone(), lab.raw_root(), key_mask, lanes, staged.clone()));
+    let store_rows =
+        tx.number_store_rows(plan.stores.stores.iter().map(|s| (s.store_id.as_str(), s.country.as_str(), s.currency.as_str())))?;
+    let job = Arc::new(ParseJob::new(
+        files,
+        plan.stores.clone(),
+        store_rows,
+        plan.reader.clone(),
+        lab.raw_root(),
+        key_mask,
+        lanes,
+        staged.clone(),
+    ));
     let inserted = if plan.todo.is_empty() { Ok(0) } else { tx.insert_events(job.clone()) };
     let mut done = std::mem::take(&mut *job.done.lock().map_err(poisoned)?);
     if let Some(e) = job.error.lock().map_err(poisoned)?.take() {
@@ -1010,15 +1033,8 @@ fn undo_copies(raw_root: &Path, staged: &[(PathBuf, PathBuf)], created_dirs: &[P
 }
 
 /// Parses one raw file: its bronze rows, cells and quarantine, and the bytes as they arrived.
-fn parse_file(
-    path: &Path,
-    rel: &str,
-    upload_date: NaiveDate,
-    reader: &Reader,
-    stores: &StoreTable,
-    file_id: i32,
-    key_mask: u64,
-) -> Result<(ParsedFile, Vec<u8>)> {
+fn parse_file(job: &ParseJob, path: &Path, rel: &str, upload_date: NaiveDate, file_id: i32) -> Result<(ParsedFile, Vec<u8>)> {
+    let (reader, stores) = (&job.reader, &job.stores);
     let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
     // About 300 bytes a line, or 40 compressed: enough room for most files without a regrow.
     let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -1027,7 +1043,7 @@ fn parse_file(
     } else {
         300
     };
-    let mut columns = EventColumns::with_capacity(bytes.len() / per_line + 16, key_mask);
+    let mut columns = EventColumns::with_capacity(bytes.len() / per_line + 16, job.key_mask, &job.store_rows);
     let mut cells = Cells::default();
     let mut quarantine = Quarantine::default();
     let lines = raw::mapped::read_events(path, &bytes, reader, stores, upload_date, |line, verdict, text| {
@@ -1095,6 +1111,8 @@ struct ParseJob {
     /// (upload date, source path, path in the raw zone, file id), in file id order.
     files: Vec<(NaiveDate, PathBuf, String, i32)>,
     stores: StoreTable,
+    /// Each store's row number (`Tx::number_store_rows`).
+    store_rows: HashMap<String, i32>,
     reader: Reader,
     raw_root: PathBuf,
     key_mask: u64,
@@ -1117,9 +1135,11 @@ fn poisoned<T>(_: T) -> color_eyre::Report {
 }
 
 impl ParseJob {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         files: Vec<(NaiveDate, PathBuf, String, i32)>,
         stores: StoreTable,
+        store_rows: HashMap<String, i32>,
         reader: Reader,
         raw_root: PathBuf,
         key_mask: u64,
@@ -1132,6 +1152,7 @@ impl ParseJob {
             lanes: (0..lanes).map(|k| Mutex::new((k * n / lanes, (k + 1) * n / lanes))).collect(),
             files,
             stores,
+            store_rows,
             reader,
             raw_root,
             key_mask,
@@ -1182,7 +1203,7 @@ impl ParseJob {
     fn parse_next(&self) -> Result<Option<RecordBatch>> {
         while let Some(i) = self.take_file()? {
             let (d, path, rel, file_id) = &self.files[i];
-            let (mut pf, bytes) = parse_file(path, rel, *d, &self.reader, &self.stores, *file_id, self.key_mask).map_err(|e| {
+            let (mut pf, bytes) = parse_file(self, path, rel, *d, *file_id).map_err(|e| {
                 let file = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
                 eyre!(BadFile { upload_date: *d, file, reason: format!("{e:#}") })
             })?;
@@ -1215,17 +1236,15 @@ impl ParseJob {
     }
 }
 
-/// bronze.events' columns, in order, as the parser builds them.
+/// bronze.event_rows' columns, in order, as the parser builds them.
 fn event_fields() -> Vec<Field> {
     let text = |n: &str| Field::new(n, DataType::Utf8, true);
     let ts = |n: &str| Field::new(n, DataType::Timestamp(TimeUnit::Nanosecond, None), true);
     vec![
         text("event_id"),
         text("basket_id"),
-        text("store_id"),
+        Field::new("store_row", DataType::Int32, true),
         text("till_id"),
-        text("country"),
-        text("currency"),
         ts("event_ts"),
         ts("uploaded_at"),
         Field::new("upload_date", DataType::Date32, true),
@@ -1271,7 +1290,7 @@ mod tests {
     fn job(files: usize, lanes: usize) -> ParseJob {
         let d = NaiveDate::from_ymd_opt(2026, 8, 15).unwrap();
         let files = (0..files).map(|i| (d, PathBuf::new(), format!("f{i}"), i as i32 + 1)).collect();
-        ParseJob::new(files, StoreTable::default(), Reader::default(), PathBuf::new(), u64::MAX, lanes, Staged::default())
+        ParseJob::new(files, StoreTable::default(), HashMap::new(), Reader::default(), PathBuf::new(), u64::MAX, lanes, Staged::default())
     }
 
     fn take_all(job: &ParseJob) -> Vec<usize> {

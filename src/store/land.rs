@@ -18,6 +18,11 @@ row! {
 }
 
 row! {
+    /// A numbered store row (bronze.store_rows).
+    pub struct NumberedStoreRow { pub store_row: i32, pub store_id: String, pub country: String, pub currency: String }
+}
+
+row! {
     pub struct NextFileId { pub file_id: i32 }
 }
 
@@ -76,6 +81,7 @@ pub(crate) fn key_slices(rows: i64, per_slice: i64) -> i64 {
 statements! {
     LANDED_FILES: Query<LandedFile> = land::LANDED_FILES;
     STORES: Query<StoreRow> = land::STORES;
+    STORE_ROWS: Query<NumberedStoreRow> = land::STORE_ROWS;
     STORE_UPDATE: Exec = land::STORE_UPDATE;
     STORE_CHANGE_INSERT: Exec = land::STORE_CHANGE_INSERT;
     FILES_OF_STORE: Query<FileOfStore> = land::FILES_OF_STORE;
@@ -289,6 +295,49 @@ impl Tx<'_> {
 
     /// Inserts every row `source` makes, through `recount_parse` on DuckDB's threads. Not a step
     /// of its own: the landing checks its parsers' errors first, then counts the step.
+    /// The number of each store's row as `stores` gives it (store_id, country, currency): the
+    /// number bronze already has for that row, else a new one, appended to bronze.store_rows in
+    /// this transaction. A landing's parser writes these numbers into its rows.
+    pub(crate) fn number_store_rows<'s>(
+        &mut self,
+        stores: impl Iterator<Item = (&'s str, &'s str, &'s str)>,
+    ) -> Result<HashMap<String, i32>> {
+        let mut known = HashMap::new();
+        let mut next = 1;
+        STORE_ROWS.each(self.store, &[], |r| {
+            next = next.max(r.store_row + 1);
+            known.insert((r.store_id, r.country, r.currency), r.store_row);
+            Ok(())
+        })?;
+        let mut numbers = HashMap::new();
+        let mut added = Vec::new();
+        for (id, country, currency) in stores {
+            let key = (id.to_string(), country.to_string(), currency.to_string());
+            let n = match known.get(&key) {
+                Some(&n) => n,
+                None => {
+                    let n = next;
+                    next += 1;
+                    known.insert(key.clone(), n);
+                    added.push((n, key));
+                    n
+                }
+            };
+            numbers.insert(id.to_string(), n);
+        }
+        if !added.is_empty() {
+            (|| -> duckdb::Result<()> {
+                let mut app = self.store.conn.appender_to_db("store_rows", "bronze")?;
+                for (n, (id, country, currency)) in &added {
+                    app.append_row(duckdb::params![n, id, country, currency])?;
+                }
+                app.flush()
+            })()
+            .wrap_err("numbering store rows")?;
+        }
+        self.step("numbering store rows").map(|_| numbers)
+    }
+
     pub(crate) fn insert_events(&mut self, source: std::sync::Arc<dyn super::RowSource>) -> Result<usize> {
         let job = self.store.scans.register(source)?;
         EVENTS_INSERT.run(self.store, named_params! { "job": job.id })

@@ -60,6 +60,7 @@ statements! {
     PARTITIONS: Exec = mirror::PARTITIONS;
     STORES: Exec = mirror::STORES;
     STORE_CHANGES: Exec = mirror::STORE_CHANGES;
+    STORE_ROWS: Exec = mirror::STORE_ROWS;
     EVENTS: Exec = mirror::EVENTS;
     QUARANTINE: Exec = mirror::QUARANTINE;
     CELLS: Exec = mirror::CELLS;
@@ -185,6 +186,7 @@ impl Tx<'_> {
             ("the partitions", &PARTITIONS),
             ("the stores", &STORES),
             ("the store corrections", &STORE_CHANGES),
+            ("bronze's store rows", &STORE_ROWS),
             ("bronze's events", &EVENTS),
             ("the quarantined lines", &QUARANTINE),
             ("bronze's cells", &CELLS),

@@ -10,8 +10,10 @@ use color_eyre::eyre::{Result, WrapErr, eyre};
 /// version of each date in `audit.gold_history`. 6: the rows a version supersedes are counted as
 /// replaced, not deleted, and raw files are versioned (corrections); 5 is migrated in place.
 /// 7: bronze lists the basket keys with more than one copy (`bronze.multi_copies`); 6 is
-/// migrated in place.
-pub const LAB_FORMAT: i32 = 7;
+/// migrated in place. 8: bronze's events carry their store row's number (`bronze.event_rows`,
+/// `bronze.store_rows`), and `bronze.events` is a view with the strings; 5 to 7 are migrated in
+/// place.
+pub const LAB_FORMAT: i32 = 8;
 
 row! {
     pub struct OldLayout { pub layout: i32 }
@@ -46,6 +48,9 @@ statements! {
     FORMAT_INSERT: Exec = schema::FORMAT_INSERT;
     FORMAT_SET: Exec = schema::FORMAT_SET;
     MIGRATE_5_TO_6: Batch = schema::MIGRATE_5_TO_6;
+    EVENTS_IS_TABLE: Query<Tables> = schema::EVENTS_IS_TABLE;
+    SET_EVENTS_ASIDE: Exec = schema::SET_EVENTS_ASIDE;
+    MIGRATE_STORE_ROWS: Batch = schema::MIGRATE_STORE_ROWS;
 }
 
 impl Store {
@@ -81,7 +86,7 @@ impl Store {
         CURRENT.one(self, &[]).is_ok_and(|c| c.format == Some(LAB_FORMAT) && c.digest.as_deref() == Some(schema_digest().as_str()))
     }
 
-    /// Refuses an old layout, migrates layouts 5 and 6, creates the schema in one transaction
+    /// Refuses an old layout, migrates layouts 5 to 7, creates the schema in one transaction
     /// and records its digest, and records the layout of a new lab. A new file (`fresh`) holds no
     /// layout to tell apart: the probes of the catalog cost a new lab's open 30-40 ms of its
     /// 95-137 (docs/performance.md).
@@ -95,13 +100,25 @@ impl Store {
         if has_format && FORMAT.one(self, &[])?.format == Some(5) {
             MIGRATE_5_TO_6.run(self).wrap_err("migrating the lab from layout 5 to 6")?;
         }
+        // Events kept as one table of strings (layouts 5 to 7) are set aside, then numbered into
+        // layout 8's tables once `create` has made them, in the same transaction.
+        let events_table = !fresh && EVENTS_IS_TABLE.one(self, &[])?.tables > 0;
         // One transaction, so one commit to sync, not one a statement (about 40 of them).
         let tx = super::Tx::begin(self, None)?;
+        if events_table {
+            SET_EVENTS_ASIDE.run(self, &[]).wrap_err("setting layout 7's events aside")?;
+        }
         CREATE.run(self).wrap_err("creating the lab schema")?;
         AS_OF_CREATE.run(self).wrap_err("creating the as-of macros")?;
+        if events_table {
+            MIGRATE_STORE_ROWS.run(self).wrap_err("migrating bronze's events to layout 8")?;
+            if FORMAT.one(self, &[])?.format == Some(7) {
+                FORMAT_SET.run(self, duckdb::named_params! { "format": LAB_FORMAT })?;
+            }
+        }
         tx.commit()?;
         if FORMAT.one(self, &[])?.format == Some(6) {
-            self.migrate_6_to_7().wrap_err("migrating the lab from layout 6 to 7")?;
+            self.migrate_6().wrap_err(format!("migrating the lab from layout 6 to {LAB_FORMAT}"))?;
         }
         let digest = schema_digest();
         if SCHEMA_DIGEST.one(self, &[])?.digest.as_deref() != Some(digest.as_str()) {
@@ -118,11 +135,12 @@ impl Store {
 
     /// Layout 7 lists every basket key with more than one copy: found from all of bronze by a
     /// first landing's own statements (split baskets and collisions already listed are kept
-    /// once), in one transaction with the new layout's record.
-    fn migrate_6_to_7(&self) -> Result<()> {
+    /// once), in one transaction with the new layout's record. Bronze's events are layout 8's
+    /// already (`bring_up_to_date` numbered them first).
+    fn migrate_6(&self) -> Result<()> {
         let mut tx = super::Tx::begin(self, None)?;
         tx.find_split_baskets_and_collisions(1, KEY_ROWS_PER_SLICE)?;
-        FORMAT_SET.run(self, duckdb::named_params! { "format": 7 })?;
+        FORMAT_SET.run(self, duckdb::named_params! { "format": LAB_FORMAT })?;
         tx.commit().map(|_| ())
     }
 
@@ -154,8 +172,7 @@ impl Store {
         match FORMAT.one(self, &[]).map(|f| f.format) {
             Err(e) => e,
             Ok(Some(LAB_FORMAT)) => stale("its views were written by another build of recount"),
-            Ok(Some(5)) => stale("its layout 5 is migrated to 7 by the next writing command"),
-            Ok(Some(6)) => stale("its layout 6 is migrated to 7 by the next writing command"),
+            Ok(Some(old @ 5..LAB_FORMAT)) => stale(&format!("its layout {old} is migrated to {LAB_FORMAT} by the next writing command")),
             Ok(None) => stale("its layout is not recorded yet"),
             Ok(Some(other)) => eyre!(LabError::Layout { found: other, reads: LAB_FORMAT }),
         }

@@ -147,6 +147,7 @@ pub fn lab_digest(lab: &Lab) -> String {
         "bronze.cells",
         "bronze.split_baskets",
         "bronze.multi_copies",
+        "bronze.store_rows",
     ];
     for t in tables {
         let text: String = lab
