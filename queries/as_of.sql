@@ -14,9 +14,10 @@ CREATE OR REPLACE MACRO files_as_of(s) AS TABLE
     )
     SELECT * FROM landed
     WHERE file_id NOT IN (SELECT x.file_id FROM raw.supersessions x JOIN landed b ON b.file_id = x.by_file_id);
--- Bronze as of s: the rows of those versions, with each row's file and its rank in its upload.
+-- Bronze as of s: the rows of those versions, with each row's file and its rank in its upload
+-- (and its store row's number, as copies_of's rows).
 CREATE OR REPLACE MACRO events_as_of(s) AS TABLE
-    SELECT e.*, f.file, f.file_rank FROM bronze.events e
+    SELECT e.*, f.file, f.file_rank FROM bronze.event_rows e
     JOIN (SELECT file_id, file, rank() OVER (PARTITION BY upload_date ORDER BY file) AS file_rank FROM files_as_of(s)) f
     USING (file_id);
 

@@ -252,4 +252,4 @@ SELECT iceberg_id FROM audit.iceberg_snapshots WHERE snapshot_id = $snapshot_id;
 SELECT basket_id, event_id, epoch_ns(uploaded_at) AS uploaded_at_ns, (upload_date - DATE '1970-01-01')::INTEGER AS upload_day,
        file, line::BIGINT AS line, (business_date - DATE '1970-01-01')::INTEGER AS business_day, store_id, country, currency,
        revenue_minor
-FROM events_as_of($snapshot_id::BIGINT);
+FROM events_as_of($snapshot_id::BIGINT) JOIN bronze.store_rows USING (store_row);

@@ -1,5 +1,5 @@
 -- recompute.sql: the polars recount's cache, and DuckDB's own recount to cross-check it.
--- Reads: bronze.current_events, recompute.*. Writes: recompute.daily_store_sales, recompute.state
+-- Reads: bronze.current_event_rows, bronze.store_rows, recompute.*. Writes: recompute.daily_store_sales, recompute.state
 -- (replaced whole when the raw zone's manifest changes).
 
 -- name: state
@@ -27,14 +27,14 @@ INSERT INTO recompute.state VALUES ($manifest, $events, $baskets, $computed_at);
 -- statement, and of the explorer's Overview (docs/performance.md). Should that list miss a key,
 -- this recount and v2 would both keep two copies, and polars' recount, which reads the raw files
 -- and no list, would disagree with both. Now (`duckdb_date` below) and as of a snapshot
--- (as_of.sql's `duckdb_date`) read it.
+-- (as_of.sql's `duckdb_date`) read it. Summed by store row, then named.
 ranked AS (
-    SELECT business_date, store_id, country, currency, revenue_minor, true AS wins,
+    SELECT business_date, store_row, revenue_minor, true AS wins,
            in_window(upload_date, business_date, $late_days::INTEGER) AS basket_in_window
     FROM copies
     WHERE business_date = $business_date::DATE AND basket_key NOT IN (SELECT basket_key FROM multi)
     UNION ALL
-    SELECT business_date, store_id, country, currency, revenue_minor,
+    SELECT business_date, store_row, revenue_minor,
            row_number() OVER (PARTITION BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END
                               ORDER BY @copy_order) = 1 AS wins,
            bool_or(in_window(upload_date, business_date, $late_days::INTEGER))
@@ -42,11 +42,14 @@ ranked AS (
     FROM copies
     WHERE basket_key IN (SELECT basket_key FROM multi)
 )
-SELECT store_id, country, currency, count(*) AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor,
-       count(*) FILTER (WHERE NOT basket_in_window) AS beyond_baskets,
-       coalesce(sum(revenue_minor) FILTER (WHERE NOT basket_in_window), 0)::BIGINT AS beyond_revenue_minor
-FROM ranked WHERE wins AND business_date = $business_date::DATE
-GROUP BY ALL ORDER BY store_id
+SELECT s.store_id, s.country, s.currency, r.baskets, r.revenue_minor, r.beyond_baskets, r.beyond_revenue_minor
+FROM (SELECT store_row, count(*) AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor,
+             count(*) FILTER (WHERE NOT basket_in_window) AS beyond_baskets,
+             coalesce(sum(revenue_minor) FILTER (WHERE NOT basket_in_window), 0)::BIGINT AS beyond_revenue_minor
+      FROM ranked WHERE wins AND business_date = $business_date::DATE
+      GROUP BY store_row) r
+JOIN bronze.store_rows s USING (store_row)
+ORDER BY s.store_id
 
 -- name: duckdb_date
 -- DuckDB's own recount of date $business_date (`date_recount` above) over every landed event:

@@ -47,22 +47,27 @@ in_run AS (
            sum(CASE WHEN copy_rank = 1 THEN revenue_minor ELSE 0 END)::BIGINT AS first_in_run
     FROM (SELECT basket_id, revenue_minor,
                  row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) AS copy_rank
-          FROM bronze.current_events
+          FROM bronze.current_event_rows
           WHERE upload_date = $business_date::DATE AND business_date = $business_date::DATE
             AND basket_key IN (SELECT basket_key FROM multi))
     GROUP BY basket_id
+),
+wrong AS (
+    SELECT w.store_row, w.basket_id, w.revenue_minor AS winner_revenue_minor,
+           w.upload_date AS winner_upload, coalesce(r.copies_in_run, 0) AS copies_in_run,
+           coalesce(r.revenue_in_run, 0) AS revenue_in_run, coalesce(r.first_in_run, 0) AS first_in_run
+    FROM winners w LEFT JOIN in_run r USING (basket_id)
+    WHERE coalesce(r.copies_in_run, 0) <> 1
+    UNION ALL
+    SELECT store_row, basket_id, revenue_minor, upload_date, 0, 0, 0
+    FROM copies
+    WHERE business_date = $business_date::DATE AND upload_date <> $business_date::DATE
+      AND basket_key NOT IN (SELECT basket_key FROM multi)
 )
-SELECT w.country, w.currency, w.basket_id, w.store_id, w.revenue_minor AS winner_revenue_minor,
-       w.upload_date AS winner_upload, coalesce(r.copies_in_run, 0) AS copies_in_run,
-       coalesce(r.revenue_in_run, 0) AS revenue_in_run, coalesce(r.first_in_run, 0) AS first_in_run
-FROM winners w LEFT JOIN in_run r USING (basket_id)
-WHERE coalesce(r.copies_in_run, 0) <> 1
-UNION ALL
-SELECT country, currency, basket_id, store_id, revenue_minor, upload_date, 0, 0, 0
-FROM copies
-WHERE business_date = $business_date::DATE AND upload_date <> $business_date::DATE
-  AND basket_key NOT IN (SELECT basket_key FROM multi)
-ORDER BY country, basket_id;
+SELECT s.country, s.currency, w.basket_id, s.store_id, w.winner_revenue_minor, w.winner_upload, w.copies_in_run,
+       w.revenue_in_run, w.first_in_run
+FROM wrong w JOIN bronze.store_rows s USING (store_row)
+ORDER BY s.country, w.basket_id;
 
 -- name: v1_once_by_country
 -- What ONE naive run for date $business_date counts, straight from bronze.
@@ -112,8 +117,8 @@ WHERE NOT in_window(upload_date, business_date, $late_days::INTEGER) ORDER BY 1;
 -- recompute counts (its basket's smallest (uploaded_at, event_id)); a basket's revenue is its
 -- missing_from_v2 AND recompute_copy row's.
 WITH flagged AS MATERIALIZED (  -- read once, not once per reference
-    SELECT e.*, in_window(upload_date, business_date, $late_days::INTEGER) AS in_window
-    FROM copies_of($business_date::DATE) e
+    SELECT e.*, s.store_id, s.country, s.currency, in_window(upload_date, business_date, $late_days::INTEGER) AS in_window
+    FROM copies_of($business_date::DATE) e JOIN bronze.store_rows s USING (store_row)
 ),
 ranked AS (
     SELECT *, row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) = 1 AS wins,
@@ -160,21 +165,21 @@ ORDER BY 1, 2, 3;
 -- sent more than once (`sent_twice` in schema.sql) can be; a superseded copy does not count.
 WITH copies AS (SELECT * FROM copies_of($business_date::DATE) WHERE basket_key IN @sent_twice),
 multi AS (SELECT basket_id FROM copies GROUP BY basket_id HAVING count(*) > 1)
-SELECT e.basket_id, e.store_id, e.country, e.currency, e.event_id, e.upload_date,
+SELECT e.basket_id, s.store_id, s.country, s.currency, e.event_id, e.upload_date,
        strftime(e.uploaded_at::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%gZ') AS uploaded_at,
        e.revenue_minor, in_window(e.upload_date, e.business_date, $late_days::INTEGER) AS in_window,
        count(*) OVER (PARTITION BY e.basket_id, e.uploaded_at) AS same_instant,
        count(*) OVER (PARTITION BY e.basket_id, e.uploaded_at, e.event_id) AS same_message, e.file, e.line::BIGINT AS line
-FROM copies e JOIN multi USING (basket_id)
-ORDER BY e.country, e.basket_id, @copy_order;
+FROM copies e JOIN multi USING (basket_id) JOIN bronze.store_rows s USING (store_row)
+ORDER BY s.country, e.basket_id, @copy_order;
 
 -- name: completeness
 -- Baskets of date $business_date landed (any upload), in silver, and whose every copy is outside
 -- the window.
-SELECT (SELECT count(DISTINCT basket_id) FROM bronze.current_events WHERE business_date = $business_date::DATE) AS landed,
+SELECT (SELECT count(DISTINCT basket_id) FROM bronze.current_event_rows WHERE business_date = $business_date::DATE) AS landed,
        (SELECT count(*) FROM silver.baskets WHERE business_date = $business_date::DATE) AS silver_rows,
        (SELECT count(DISTINCT basket_id) FROM silver.baskets WHERE business_date = $business_date::DATE) AS silver_baskets,
-       (SELECT count(*) FROM (SELECT basket_id FROM bronze.current_events WHERE business_date = $business_date::DATE GROUP BY basket_id
+       (SELECT count(*) FROM (SELECT basket_id FROM bronze.current_event_rows WHERE business_date = $business_date::DATE GROUP BY basket_id
                               HAVING NOT bool_or(in_window(upload_date, business_date, $late_days::INTEGER)))) AS beyond;
 
 -- name: store_sums_vs_silver

@@ -217,11 +217,12 @@ CREATE OR REPLACE MACRO dates_of(list) AS TABLE
     SELECT unnest(string_split(list, ','))::DATE AS business_date;
 -- Every copy (of current file versions) of every basket that has a copy dated d: the date's own
 -- rows (zone maps keep the scan to a few row groups) plus the other-dated copies of its split
--- baskets.
+-- baskets. Rows carry their store row's number: a statement names the few stores it returns
+-- (bronze.store_rows), not every copy it reads.
 CREATE OR REPLACE MACRO copies_of(d) AS TABLE
-    SELECT * FROM bronze.current_events WHERE business_date = d
+    SELECT * FROM bronze.current_event_rows WHERE business_date = d
     UNION ALL
-    SELECT * FROM bronze.current_events
+    SELECT * FROM bronze.current_event_rows
     WHERE business_date <> d
       AND business_date IN (SELECT o.business_date FROM bronze.split_baskets s
                             JOIN bronze.split_baskets o USING (basket_id) WHERE s.business_date = d)
@@ -303,7 +304,7 @@ CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
 -- THE order of a basket's copies, first one wins: the smallest uploaded_at, then event_id; an
 -- exact tie (the same message twice) goes to the copy first in the raw zone: upload date, file
 -- name (byte order), line. Statements that rank copies write ORDER BY @copy_order, over
--- bronze.current_events, which carries each row's file name and its rank by name in its upload.
+-- bronze.current_event_rows, which carries each row's file name and its rank by name in its upload.
 uploaded_at, event_id, upload_date, file_rank, line
 
 -- name: current
