@@ -143,9 +143,6 @@ ORDER BY f.file;
 -- name: supersession_insert
 INSERT INTO raw.supersessions VALUES ($file_id, $by_file_id, $from_snapshot);
 
--- name: partition_insert
-INSERT INTO raw.partitions VALUES ($upload_date, $files, $landing_id);
-
 -- name: next_landing_id
 SELECT coalesce(max(landing_id), 0) + 1 AS landing_id FROM raw.landings;
 

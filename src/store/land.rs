@@ -98,7 +98,6 @@ statements! {
     REVENUE_PAST_LIMIT: Query<RevenuePastLimit> = land::REVENUE_PAST_LIMIT;
     CORRECTED_FILES: Query<FileVersionRow> = land::CORRECTED_FILES;
     SUPERSESSION_INSERT: Exec = land::SUPERSESSION_INSERT;
-    PARTITION_INSERT: Exec = land::PARTITION_INSERT;
     NEXT_LANDING_ID: Query<NextLandingId> = land::NEXT_LANDING_ID;
     LANDING_INSERT: Exec = land::LANDING_INSERT;
     LANDED_UPLOADS: Query<Upload> = land::LANDED_UPLOADS;
@@ -383,9 +382,21 @@ impl Tx<'_> {
         self.exec("recording a superseded file version", &SUPERSESSION_INSERT, params).map(|_| ())
     }
 
-    pub(crate) fn insert_partition(&mut self, upload_date: NaiveDate, files: i64, landing_id: i64) -> Result<()> {
-        let params = named_params! { "upload_date": upload_date, "files": files, "landing_id": landing_id };
-        self.exec("recording a partition", &PARTITION_INSERT, params).map(|_| ())
+    /// The landing's new upload partitions (upload date, files), through one appender: a
+    /// statement a partition cost a first landing of the full world's 128 about 70 ms.
+    pub(crate) fn insert_partitions(&mut self, partitions: &[(NaiveDate, i64)], landing_id: i64) -> Result<()> {
+        if partitions.is_empty() {
+            return Ok(());
+        }
+        (|| -> duckdb::Result<()> {
+            let mut app = self.store.conn.appender_to_db("partitions", "raw")?;
+            for (upload_date, files) in partitions {
+                app.append_row(duckdb::params![upload_date, files, landing_id])?;
+            }
+            app.flush()
+        })()
+        .wrap_err("recording the partitions")?;
+        self.step("recording the partitions")
     }
 
     #[allow(clippy::too_many_arguments)]
