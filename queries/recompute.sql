@@ -1,6 +1,7 @@
 -- recompute.sql: the polars recount's cache, and DuckDB's own recount to cross-check it.
--- Reads: bronze.current_event_rows, bronze.store_rows, recompute.*. Writes: recompute.daily_store_sales, recompute.state
--- (replaced whole when the raw zone's manifest changes).
+-- Reads: bronze.current_event_rows, bronze.store_rows, recompute.*. Writes:
+-- recompute.daily_store_sales, recompute.state (replaced whole when the raw zone's manifest
+-- changes).
 
 -- name: state
 SELECT manifest FROM recompute.state;

@@ -70,9 +70,13 @@ FROM wrong w JOIN bronze.store_rows s USING (store_row)
 ORDER BY s.country, w.basket_id;
 
 -- name: v1_once_by_country
--- What ONE naive run for date $business_date counts, straight from bronze.
-SELECT country, currency, count(*) AS events, sum(revenue_minor)::BIGINT AS revenue_minor FROM bronze.current_events
-WHERE upload_date = $business_date::DATE AND business_date = $business_date::DATE GROUP BY ALL ORDER BY 1;
+-- What ONE naive run for date $business_date counts, straight from bronze: summed by store row,
+-- then by country.
+SELECT s.country, s.currency, sum(e.events)::BIGINT AS events, sum(e.revenue_minor)::BIGINT AS revenue_minor
+FROM (SELECT store_row, count(*) AS events, sum(revenue_minor) AS revenue_minor FROM bronze.current_event_rows
+      WHERE upload_date = $business_date::DATE AND business_date = $business_date::DATE GROUP BY store_row) e
+JOIN bronze.store_rows s USING (store_row)
+GROUP BY s.country, s.currency ORDER BY 1;
 
 -- name: lateness_state
 -- The newest landed file, and the newest the cached histogram counts.

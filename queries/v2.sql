@@ -41,8 +41,8 @@ WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
 -- THE winners of a v2 write, as a subquery: one row per basket of the dates $first..$last, its
 -- first copy in @copy_order among the current file versions' rows in window $late_days, with the
 -- copies it won over and the columns gold sums (its store row's number: gold names the store
--- after summing, so no row pays for a store's strings). Silver keeps each as a pointer (file id, line),
--- and a long write's gold sums them (`gold_from_winners`): both read the rule from here.
+-- after summing, so no row pays for a store's strings). Silver keeps each as a pointer (file id,
+-- line), and a long write's gold sums them (`gold_from_winners`): both read the rule from here.
 -- Baskets are told apart by basket_key, which landing checks no two basket_ids share;
 -- $key_collisions is true in a lab where some do, and basket_id then tells them apart too
 -- (partitioning by the key is faster: docs/performance.md). A key bronze.multi_copies does not

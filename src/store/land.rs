@@ -292,8 +292,6 @@ impl Tx<'_> {
         self.exec("recording a store correction", &STORE_CHANGE_INSERT, params).map(|_| ())
     }
 
-    /// Inserts every row `source` makes, through `recount_parse` on DuckDB's threads. Not a step
-    /// of its own: the landing checks its parsers' errors first, then counts the step.
     /// The number of each store's row as `stores` gives it (store_id, country, currency): the
     /// number bronze already has for that row, else a new one, appended to bronze.store_rows in
     /// this transaction. A landing's parser writes these numbers into its rows.
@@ -337,6 +335,8 @@ impl Tx<'_> {
         self.step("numbering store rows").map(|_| numbers)
     }
 
+    /// Inserts every row `source` makes, through `recount_parse` on DuckDB's threads. Not a step
+    /// of its own: the landing checks its parsers' errors first, then counts the step.
     pub(crate) fn insert_events(&mut self, source: std::sync::Arc<dyn super::RowSource>) -> Result<usize> {
         let job = self.store.scans.register(source)?;
         EVENTS_INSERT.run(self.store, named_params! { "job": job.id })
