@@ -198,31 +198,42 @@ const BACK_TO_LAYOUT_7_EVENTS: &str = "
     DROP VIEW bronze.events; DROP TABLE bronze.event_rows; DROP TABLE bronze.store_rows;
     ALTER TABLE bronze.events_7 RENAME TO events;";
 
+/// What `sql` counts in the lab.
+fn count(lab: &recount::lake::Lab, sql: &str) -> i64 {
+    lab.store().connection_for_tests().query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// A lab in `dir` with the small world's first `n` uploads landed and run one by one, as the
+/// daily schedule does, and the business dates those runs wrote.
+fn daily_lab(dir: &std::path::Path, n: usize) -> (recount::lake::Lab, Vec<chrono::NaiveDate>) {
+    let world = small_world();
+    let mut lab = open_lab(dir);
+    let mut dates = std::collections::BTreeSet::new();
+    for &u in &uploads(world)[..n] {
+        recount::lake::land::land(&mut lab, world, &[u]).unwrap();
+        let run = recount::lake::v2::run_upload(&lab, u, recount::store::TriggerKind::Daily, opts()).unwrap();
+        dates.extend(run.dates.iter().map(|d| d.business_date));
+    }
+    (lab, dates.into_iter().collect())
+}
+
 #[test]
 fn a_layout_7_lab_is_migrated_in_place_its_events_numbered_by_store_row() {
     let dir = tempdir();
     let world = small_world();
     let ups = uploads(world);
-    let count =
-        |lab: &recount::lake::Lab, sql: &str| -> i64 { lab.store().connection_for_tests().query_row(sql, [], |r| r.get(0)).unwrap() };
     // Every event as text, in file and line order: what the migration must keep.
     let events = "SELECT md5(string_agg(concat_ws('|', event_id, basket_id, store_id, till_id, country, currency, event_ts, \
                   uploaded_at, upload_date, business_date, revenue_minor, tenders, file_id, line, basket_key), chr(10) \
                   ORDER BY file_id, line)) FROM bronze.events";
     let text = |lab: &recount::lake::Lab| -> String { lab.store().connection_for_tests().query_row(events, [], |r| r.get(0)).unwrap() };
     let (before, history, dates) = {
-        let mut lab = open_lab(dir.path());
-        let mut dates = std::collections::BTreeSet::new();
-        for &u in &ups[..4] {
-            recount::lake::land::land(&mut lab, world, &[u]).unwrap();
-            let run = recount::lake::v2::run_upload(&lab, u, recount::store::TriggerKind::Daily, opts()).unwrap();
-            dates.extend(run.dates.iter().map(|d| d.business_date));
-        }
+        let (lab, dates) = daily_lab(dir.path(), 4);
         let history = recount::reports::history::history(&lab, ups[2], None).unwrap().table().rows.len();
         let before = (fingerprint(&lab), text(&lab));
         lab.store().connection_for_tests().execute_batch(&format!("{BACK_TO_LAYOUT_7_EVENTS} UPDATE audit.lab SET format = 7;")).unwrap();
         assert_eq!(count(&lab, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'store_rows'"), 0);
-        (before, history, dates.into_iter().collect::<Vec<_>>())
+        (before, history, dates)
     };
     let mut lab = open_lab(dir.path());
     assert_eq!(count(&lab, "SELECT max(format) FROM audit.lab"), i64::from(recount::lake::LAB_FORMAT));
@@ -243,11 +254,7 @@ fn a_layout_7_lab_is_migrated_in_place_its_events_numbered_by_store_row() {
     recount::lake::v2::run_upload(&lab, ups[4], recount::store::TriggerKind::Daily, opts()).unwrap();
     assert_eq!(count(&lab, "SELECT count(*) FROM bronze.store_rows"), rows, "a later landing reuses the numbers");
     let fresh_dir = tempdir();
-    let mut fresh = open_lab(fresh_dir.path());
-    for &u in &ups[..5] {
-        recount::lake::land::land(&mut fresh, world, &[u]).unwrap();
-        recount::lake::v2::run_upload(&fresh, u, recount::store::TriggerKind::Daily, opts()).unwrap();
-    }
+    let (fresh, _) = daily_lab(fresh_dir.path(), 5);
     assert_eq!(fingerprint(&lab), fingerprint(&fresh), "the migrated lab's gold is a new lab's");
     assert_eq!(text(&lab), text(&fresh), "and so are its events");
 }
@@ -255,14 +262,9 @@ fn a_layout_7_lab_is_migrated_in_place_its_events_numbered_by_store_row() {
 #[test]
 fn a_layout_5_lab_is_migrated_in_place_and_keeps_its_history() {
     let dir = tempdir();
-    let world = small_world();
-    let ups = uploads(world);
+    let ups = uploads(small_world());
     let before = {
-        let mut lab = open_lab(dir.path());
-        for &u in &ups[..4] {
-            recount::lake::land::land(&mut lab, world, &[u]).unwrap();
-            recount::lake::v2::run_upload(&lab, u, recount::store::TriggerKind::Daily, opts()).unwrap();
-        }
+        let (lab, _) = daily_lab(dir.path(), 4);
         let history = recount::reports::history::history(&lab, ups[2], None).unwrap();
         // Back to layout 5: the three columns had their old names, and raw files had no versions.
         lab.store().connection_for_tests().execute_batch(BACK_TO_LAYOUT_7_EVENTS).unwrap();
@@ -310,18 +312,8 @@ fn a_current_labs_writing_open_writes_nothing() {
 #[test]
 fn a_layout_6_lab_is_migrated_in_place_and_its_keys_with_several_copies_are_listed() {
     let dir = tempdir();
-    let world = small_world();
-    let ups = uploads(world);
-    let count =
-        |lab: &recount::lake::Lab, sql: &str| -> i64 { lab.store().connection_for_tests().query_row(sql, [], |r| r.get(0)).unwrap() };
     let (before, listed, dates) = {
-        let mut lab = open_lab(dir.path());
-        let mut dates = std::collections::BTreeSet::new();
-        for &u in &ups[..4] {
-            recount::lake::land::land(&mut lab, world, &[u]).unwrap();
-            let run = recount::lake::v2::run_upload(&lab, u, recount::store::TriggerKind::Daily, opts()).unwrap();
-            dates.extend(run.dates.iter().map(|d| d.business_date));
-        }
+        let (lab, dates) = daily_lab(dir.path(), 4);
         let listed = count(&lab, "SELECT count(*) FROM bronze.multi_copies");
         assert!(listed > 0, "the world re-sends baskets, so landing lists keys with several copies");
         // Back to layout 6: no list of keys with several copies.
@@ -329,7 +321,7 @@ fn a_layout_6_lab_is_migrated_in_place_and_its_keys_with_several_copies_are_list
             .connection_for_tests()
             .execute_batch(&format!("{BACK_TO_LAYOUT_7_EVENTS} DROP TABLE bronze.multi_copies; UPDATE audit.lab SET format = 6;"))
             .unwrap();
-        (fingerprint(&lab), listed, dates.into_iter().collect::<Vec<_>>())
+        (fingerprint(&lab), listed, dates)
     };
     let lab = open_lab(dir.path());
     assert_eq!(count(&lab, "SELECT max(format) FROM audit.lab"), i64::from(recount::lake::LAB_FORMAT));
