@@ -96,13 +96,18 @@ impl Store {
             return Err(eyre!(LabError::Layout { found: old, reads: LAB_FORMAT }));
         }
         let has_format = !fresh && HAS_FORMAT.one(self, &[])?.tables > 0;
+        // The layout the lab records before this open (None: none yet).
+        let mut format = if has_format { FORMAT.one(self, &[])?.format } else { None };
         // A layout-5 lab is migrated before the schema's views, which read the new columns.
-        if has_format && FORMAT.one(self, &[])?.format == Some(5) {
+        if format == Some(5) {
             MIGRATE_5_TO_6.run(self).wrap_err("migrating the lab from layout 5 to 6")?;
+            format = Some(6);
         }
         // Events kept as one table of strings (layouts 5 to 7) are set aside, then numbered into
-        // layout 8's tables once `create` has made them, in the same transaction.
-        let events_table = !fresh && EVENTS_IS_TABLE.one(self, &[])?.tables > 0;
+        // layout 8's tables once `create` has made them, in the same transaction. A layout-6 lab
+        // may have them numbered already (its keys' listing below had not committed), so the
+        // catalog is asked; a lab of this layout or none is not.
+        let events_table = matches!(format, Some(5..LAB_FORMAT)) && EVENTS_IS_TABLE.one(self, &[])?.tables > 0;
         // One transaction, so one commit to sync, not one a statement (about 40 of them).
         let tx = super::Tx::begin(self, None)?;
         if events_table {
@@ -112,12 +117,12 @@ impl Store {
         AS_OF_CREATE.run(self).wrap_err("creating the as-of macros")?;
         if events_table {
             MIGRATE_STORE_ROWS.run(self).wrap_err("migrating bronze's events to layout 8")?;
-            if FORMAT.one(self, &[])?.format == Some(7) {
+            if format == Some(7) {
                 FORMAT_SET.run(self, duckdb::named_params! { "format": LAB_FORMAT })?;
             }
         }
         tx.commit()?;
-        if FORMAT.one(self, &[])?.format == Some(6) {
+        if format == Some(6) {
             self.migrate_6().wrap_err(format!("migrating the lab from layout 6 to {LAB_FORMAT}"))?;
         }
         let digest = schema_digest();
