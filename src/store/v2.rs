@@ -200,29 +200,22 @@ impl Tx<'_> {
     /// store_id order, the byte order of DuckDB's ORDER BY).
     pub(crate) fn insert_gold_version(&mut self, w: &Rewrite) -> Result<(DateRows, Option<Vec<GoldChunk>>)> {
         let mut counts = DateRows::new();
-        let mut add = |business_date: NaiveDate, baskets: i64| {
+        let mut add = |business_date: NaiveDate, baskets: i64| -> Result<()> {
             let c = counts.entry(business_date).or_default();
             (c.0, c.1) = (c.0 + baskets, c.1 + 1);
+            Ok(())
         };
         let short_params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last };
         let text = if w.long {
-            w.with_winners_params(|params| {
-                GOLD_FROM_WINNERS.each(self.store, params, |row| {
-                    add(row.business_date, row.baskets);
-                    Ok(())
-                })
-            })?;
+            w.with_winners_params(|params| GOLD_FROM_WINNERS.each(self.store, params, |row| add(row.business_date, row.baskets)))?;
             None
         } else if !w.text {
-            GOLD_FROM_SILVER.each(self.store, short_params, |row| {
-                add(row.business_date, row.baskets);
-                Ok(())
-            })?;
+            GOLD_FROM_SILVER.each(self.store, short_params, |row| add(row.business_date, row.baskets))?;
             None
         } else {
             let mut lines: BTreeMap<NaiveDate, Vec<(String, String)>> = BTreeMap::new();
             GOLD_FROM_SILVER_TEXT.each(self.store, short_params, |row| {
-                add(row.business_date, row.baskets);
+                add(row.business_date, row.baskets)?;
                 lines.entry(row.business_date).or_default().push((row.store_id, row.line));
                 Ok(())
             })?;
