@@ -51,7 +51,8 @@ copies AS NOT MATERIALIZED (
     SELECT * FROM events_as_of($snapshot_id::BIGINT)
     WHERE business_date IN (SELECT business_date FROM bronze.multi_copies WHERE basket_key IN (SELECT basket_key FROM multi)
                             UNION SELECT $business_date::DATE)),
-@date_recount;
+@date_recount
+@recounted_date;
 
 -- name: stores
 -- Each store's row as of snapshot $snapshot_id: the row before the first store correction whose

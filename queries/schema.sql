@@ -137,6 +137,16 @@ CREATE TABLE IF NOT EXISTS recompute.lateness (
     baskets BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS recompute.state (
     manifest VARCHAR NOT NULL, events BIGINT NOT NULL, baskets BIGINT NOT NULL, computed_at TIMESTAMP NOT NULL);
+-- DuckDB's own recount of every business date, per store, for window late_days, of bronze through
+-- file id through_file_id (recompute.sql's `date_recount`): what `check` and the explorer's
+-- Overview compare polars' recount with. Kept per window, and counted again when a file lands;
+-- recompute.duckdb_recounted lists the (file, window) pairs it holds, so that a report's start
+-- asks a table of a few rows, not this one.
+CREATE TABLE IF NOT EXISTS recompute.duckdb_recount (
+    through_file_id INTEGER NOT NULL, late_days INTEGER NOT NULL, business_date DATE NOT NULL,
+    store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL, baskets BIGINT NOT NULL,
+    revenue_minor BIGINT NOT NULL, beyond_baskets BIGINT NOT NULL, beyond_revenue_minor BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS recompute.duckdb_recounted (through_file_id INTEGER NOT NULL, late_days INTEGER NOT NULL);
 -- The current version of each landed file, and bronze's rows and cells from current versions:
 -- what every reader of landed data reads (silver's versions point at bronze rows of any version).
 CREATE OR REPLACE VIEW raw.current_files AS

@@ -351,6 +351,15 @@ fn bench_runs_and_reports(
     )?);
     let day = mid - chrono::Duration::days(1);
     crate::recompute::ensure_cached(&lab)?;
+    measures.push(measure(
+        &format!("check {day}, first after a landing (DuckDB recounts every date, then keeps it)"),
+        "",
+        opts.runs.max(3),
+        || {
+            crate::recompute::forget_duckdb_recounts(&lab)?;
+            reports::check::check(&lab, day, None).map(|_| ())
+        },
+    )?);
     measures.push(measure(&format!("check {day}"), "≤ 50 ms", opts.runs.max(5), || reports::check::check(&lab, day, None).map(|_| ()))?);
     measures.push(measure(&format!("explain {day}"), "≤ 50 ms", opts.runs.max(5), || reports::explain::explain(&lab, day).map(|_| ()))?);
     measures.push(measure("lateness, first after a landing (counted over bronze, then kept)", "", opts.runs.max(3), || {

@@ -5,7 +5,7 @@
 use crate::lake::Lab;
 use crate::raw::source::Reader;
 use crate::raw::{self, StoreTable};
-use crate::store::{RecountRow, Tx};
+use crate::store::{DuckRecount, RecountRow, Tx};
 use chrono::{NaiveDate, Utc};
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use polars::prelude::*;
@@ -317,4 +317,56 @@ pub(crate) fn ensure_cached(lab: &Lab) -> Result<bool> {
     };
     store(lab, &now, recount.events as i64, recount.baskets as i64, &recount.rows)?;
     Ok(true)
+}
+
+/// DuckDB's own recount of `d` for window `late_days`: the second engine `check` (and so the
+/// explorer's Overview) compares polars' recount with. It is read from the recount of every date
+/// the lab keeps for that window, counted again in one pass (about 0.4 s on the full world) when a
+/// file has landed since; a date's recount alone took 30-45 ms, most of a check
+/// (docs/performance.md). A reader that may not write the lab's caches recounts the date alone,
+/// with the same rule (`date_recount` in recompute.sql).
+pub fn duckdb_recount(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<Vec<DuckRecount>> {
+    let store = lab.store();
+    let state = store.duckdb_recount_state(late_days)?;
+    if !state.kept {
+        if !lab.may_write_caches() {
+            return duckdb_recount_alone(lab, d, late_days);
+        }
+        keep_duckdb_recount(lab, state.newest_file, late_days)?;
+    }
+    store.duckdb_recount_kept(d, late_days, state.newest_file)
+}
+
+/// DuckDB's recount of `d` alone (the date's own statement), as a reader that may not write the
+/// lab's caches reads it: the tests hold `duckdb_recount`'s kept rows to it.
+pub fn duckdb_recount_alone(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<Vec<DuckRecount>> {
+    lab.store().duckdb_recount(d, lab.has_key_collisions()?, late_days)
+}
+
+/// Whether DuckDB's recount is kept through the newest file for the default window.
+pub(crate) fn duckdb_recount_kept(lab: &Lab) -> Result<bool> {
+    Ok(lab.store().duckdb_recount_state(crate::rules::DEFAULT_LATE_DAYS)?.kept)
+}
+
+/// Keeps DuckDB's recount for every window the lab's writes used, and the default (a reader's
+/// `reports::freshen`, so that its checks read it).
+pub(crate) fn keep_duckdb_recounts(lab: &Lab) -> Result<()> {
+    for w in lab.store().duckdb_recount_missing(crate::rules::DEFAULT_LATE_DAYS)? {
+        crate::reports::caches_writable(lab)?;
+        let late_days = u32::try_from(w.late_days).wrap_err("a negative window in the lab's writes")?;
+        keep_duckdb_recount(lab, w.newest_file, late_days)?;
+    }
+    Ok(())
+}
+
+fn keep_duckdb_recount(lab: &Lab, newest_file: i32, late_days: u32) -> Result<()> {
+    let key_collisions = lab.has_key_collisions()?;
+    let mut tx = Tx::begin(lab.store(), None)?;
+    tx.refill_duckdb_recount(newest_file, late_days, key_collisions)?;
+    tx.commit().map(drop)
+}
+
+/// Forgets DuckDB's kept recounts, so the next check counts them again (the bench measures that).
+pub(crate) fn forget_duckdb_recounts(lab: &Lab) -> Result<()> {
+    lab.store().forget_duckdb_recount()
 }

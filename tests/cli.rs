@@ -43,7 +43,7 @@ fn reports_print_as_table_json_and_csv_with_money_in_minor_units_for_machines() 
     let timed = |name: &str| {
         err.lines().any(|l| l.ends_with(name) && l.trim_start().split(" ms ").next().is_some_and(|ms| ms.parse::<f64>().is_ok()))
     };
-    assert!(timed("queries/recompute.sql duckdb_date") && timed("queries/reports.sql gold_by_store"), "{err}");
+    assert!(timed("queries/recompute.sql duckdb_recount_kept") && timed("queries/reports.sql gold_by_store"), "{err}");
     let (_, json, _) = recount(&lab, &["check", &d, "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let gb = v["countries"].as_array().unwrap().iter().find(|c| c["country"] == "GB").unwrap();

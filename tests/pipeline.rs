@@ -411,6 +411,49 @@ fn the_lateness_histogram_is_recounted_after_each_landing() {
 }
 
 #[test]
+fn the_kept_duckdb_recount_is_each_dates_own_recount_and_is_counted_again_after_a_landing() {
+    // check reads DuckDB's recount of every date at once, kept per window until a file lands. It
+    // must give each date, window and store what the date's own statement gives (re-sent and
+    // split baskets, and the part beyond the window), with whole keys and with colliding ones.
+    let ups = uploads(small_world());
+    let (first, rest) = ups.split_at(ups.len() / 2);
+    for bits in [64, 6] {
+        let dir = tempdir();
+        let mut lab = open_lab(dir.path());
+        lab.basket_key_bits = bits;
+        let compare = |lab: &recount::lake::Lab| -> BTreeMap<(chrono::NaiveDate, u32), Vec<recount::store::DuckRecount>> {
+            let mut stmt =
+                lab.store().connection_for_tests().prepare("SELECT DISTINCT business_date FROM bronze.cells ORDER BY 1").unwrap();
+            let dates: Vec<chrono::NaiveDate> = stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap();
+            let mut all = BTreeMap::new();
+            for late_days in [0, 2, 5] {
+                for &d in &dates {
+                    let kept = recount::recompute::duckdb_recount(lab, d, late_days).unwrap();
+                    assert_eq!(
+                        kept,
+                        recount::recompute::duckdb_recount_alone(lab, d, late_days).unwrap(),
+                        "{bits} bits, {d}, window {late_days}"
+                    );
+                    all.insert((d, late_days), kept);
+                }
+            }
+            all
+        };
+        land::land(&mut lab, small_world(), first).unwrap();
+        let before = compare(&lab);
+        assert!(before.values().flatten().any(|r| r.beyond_baskets > 0), "some winners lie beyond a window");
+        land::land(&mut lab, small_world(), rest).unwrap();
+        let after = compare(&lab);
+        let changed = before.iter().filter(|(k, v)| after.get(*k) != Some(*v)).count();
+        assert!(changed > 0, "{bits} bits: the later uploads' late rows change some dates, and the kept recount shows them");
+        let kept = |q: &str| -> i64 { lab.store().connection_for_tests().query_row(q, [], |r| r.get(0)).unwrap() };
+        assert_eq!(kept("SELECT count(DISTINCT through_file_id) FROM recompute.duckdb_recount"), 1, "the older bronze's recounts are gone");
+        assert_eq!(kept("SELECT count(DISTINCT late_days) FROM recompute.duckdb_recount"), 3, "one recount per window asked for");
+        assert_eq!(kept("SELECT count(*) FROM recompute.duckdb_recounted"), 3, "and each listed once");
+    }
+}
+
+#[test]
 fn a_run_whose_rows_are_all_beyond_the_window_is_recorded_as_skipped_with_them() {
     let dir = tempdir();
     let w = HandWorld::new(dir.path().join("world"), STORES);

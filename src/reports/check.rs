@@ -95,10 +95,9 @@ pub fn check(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<CheckReport>
     }
     // The second engine: DuckDB recounts the same date from bronze, and says from the same
     // ranking which winners the window keeps out of v2.
-    let key_collisions = lab.has_key_collisions()?;
     let duck = match as_of {
-        None => store.duckdb_recount(d, key_collisions, status.late_days)?,
-        Some(_) => store.duckdb_recount_as_of(d, snap, key_collisions, status.late_days)?,
+        None => crate::recompute::duckdb_recount(lab, d, status.late_days)?,
+        Some(_) => store.duckdb_recount_as_of(d, snap, lab.has_key_collisions()?, status.late_days)?,
     };
     for r in duck.iter().filter(|r| r.beyond_baskets > 0) {
         let c = country_row(&mut countries, &r.country, &r.currency);
