@@ -69,8 +69,8 @@ multi AS @sent_twice,
 @recounted_date;
 
 -- name: duckdb_recount_state
--- The newest landed file, and whether recompute.duckdb_recount holds the recount through it for
--- window $late_days.
+-- The newest landed file, and whether DuckDB's recount through it for window $late_days is kept
+-- (recompute.duckdb_recounted lists it).
 SELECT (SELECT coalesce(max(file_id), 0) FROM raw.files) AS newest_file,
        EXISTS (SELECT 1 FROM recompute.duckdb_recounted
                WHERE late_days = $late_days::INTEGER
@@ -79,9 +79,9 @@ SELECT (SELECT coalesce(max(file_id), 0) FROM raw.files) AS newest_file,
 -- name: duckdb_recount_missing
 -- The windows a reader's kept recount should hold and does not hold through the newest landed
 -- file, with that file: every window a write of the lab used (audit.snapshots and
--- audit.date_windows, a superset of those its dates are built with now: windows_as_of's
--- grouping took 7-17 ms of every report's start) and the default $late_days a date not built
--- yet is read with.
+-- audit.date_windows: a superset of those its dates are built with now, read without
+-- windows_as_of's grouping, which took 7-17 ms) and the default $late_days a date not built yet
+-- is read with.
 WITH newest AS (SELECT coalesce(max(file_id), 0) AS newest_file FROM raw.files),
 windows AS (SELECT late_days FROM audit.snapshots UNION SELECT late_days FROM audit.date_windows
             UNION SELECT $late_days::INTEGER)
