@@ -113,9 +113,8 @@ DELETE FROM recompute.duckdb_recounted;
 -- name: duckdb_recount_fill
 -- DuckDB's own recount of every business date (`date_recount` over every current row, every key
 -- sent more than once ranked), kept for window $late_days through file $newest_file: one pass
--- over bronze, run as bulk work (one thread, the lower memory limit): 0.45-0.7 s on the full
--- world, the time of 10-20 dates' own recounts (docs/performance.md). In date order, so that a
--- date's read skips the other dates' blocks.
+-- over bronze, 0.3-0.45 s on the full world, the time of about ten dates' own recounts
+-- (docs/performance.md). In date order, so that a date's read skips the other dates' blocks.
 INSERT INTO recompute.duckdb_recount
 WITH copies AS NOT MATERIALIZED (SELECT * FROM bronze.current_event_rows),
 multi AS (SELECT DISTINCT basket_key FROM bronze.multi_copies),

@@ -321,8 +321,8 @@ pub(crate) fn ensure_cached(lab: &Lab) -> Result<bool> {
 
 /// DuckDB's own recount of `d` for window `late_days`: the second engine `check` (and so the
 /// explorer's Overview) compares polars' recount with. It is read from the recount of every date
-/// the lab keeps for that window, counted again in one pass when a file has landed since (as
-/// bulk work, one thread in the lower memory limit: 0.45-0.7 s and 88 MiB on the full world); a date's recount alone took 30-45 ms, most of a check
+/// the lab keeps for that window, counted again in one pass when a file has landed since (about
+/// 0.3-0.45 s on the full world); a date's recount alone took 30-45 ms, most of a check
 /// (docs/performance.md). A reader that may not write the lab's caches recounts the date alone,
 /// with the same rule (`date_recount` in recompute.sql).
 pub fn duckdb_recount(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<Vec<DuckRecount>> {
@@ -332,7 +332,15 @@ pub fn duckdb_recount(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<Vec<Duc
         if !lab.may_write_caches() {
             return duckdb_recount_alone(lab, d, late_days);
         }
-        keep_duckdb_recount(lab, state.newest_file, late_days)?;
+        // The kept recount only saves time: when it cannot be written (DuckDB's memory limit on
+        // a larger world, a full disk), its transaction rolls back and the date is recounted
+        // alone. Only a cancel stops the report.
+        if let Err(e) = keep_duckdb_recount(lab, state.newest_file, late_days) {
+            if crate::error::lab_error(&e) == Some(&crate::error::LabError::Interrupted) {
+                return Err(e);
+            }
+            return duckdb_recount_alone(lab, d, late_days);
+        }
     }
     store.duckdb_recount_kept(d, late_days, state.newest_file)
 }
@@ -361,11 +369,9 @@ pub(crate) fn keep_duckdb_recounts(lab: &Lab) -> Result<()> {
 
 fn keep_duckdb_recount(lab: &Lab, newest_file: i32, late_days: u32) -> Result<()> {
     let key_collisions = lab.has_key_collisions()?;
-    lab.store().bulk(true, || {
-        let mut tx = Tx::begin(lab.store(), None)?;
-        tx.refill_duckdb_recount(newest_file, late_days, key_collisions)?;
-        tx.commit().map(drop)
-    })
+    let mut tx = Tx::begin(lab.store(), None)?;
+    tx.refill_duckdb_recount(newest_file, late_days, key_collisions)?;
+    tx.commit().map(drop)
 }
 
 /// Forgets DuckDB's kept recounts, so the next check counts them again (the bench measures that).

@@ -454,6 +454,30 @@ fn the_kept_duckdb_recount_is_each_dates_own_recount_and_is_counted_again_after_
 }
 
 #[test]
+fn a_check_whose_recount_of_every_date_cannot_be_kept_recounts_its_date_alone() {
+    // The kept recount only saves time. Make its table unwritable (a view in its place): the
+    // statement for every date fails, its transaction rolls back, and check answers from the
+    // date's own recount, as it did before the recount was kept.
+    let dir = tempdir();
+    let mut lab = open_lab(dir.path());
+    let ups = uploads(small_world());
+    land::land(&mut lab, small_world(), &ups[..4]).unwrap();
+    backfill(&lab, ups[..4].iter().rev().copied());
+    let conn = lab.store().connection_for_tests();
+    conn.execute_batch("ALTER TABLE recompute.duckdb_recount RENAME TO recount_aside; CREATE VIEW recompute.duckdb_recount AS SELECT * FROM recompute.recount_aside")
+        .unwrap();
+    for &d in &ups[1..4] {
+        let kept = recount::recompute::duckdb_recount(&lab, d, 2).unwrap();
+        assert!(!kept.is_empty(), "{d}");
+        assert_eq!(kept, recount::recompute::duckdb_recount_alone(&lab, d, 2).unwrap(), "{d}");
+        let c = reports::check::check(&lab, d, None).unwrap();
+        assert!(c.engines_agree, "{d}: {:?}", c.engine_disagreements);
+    }
+    let listed: i64 = conn.query_row("SELECT count(*) FROM recompute.duckdb_recounted", [], |r| r.get(0)).unwrap();
+    assert_eq!(listed, 0, "nothing is listed as kept: each attempt rolled back");
+}
+
+#[test]
 fn a_run_whose_rows_are_all_beyond_the_window_is_recorded_as_skipped_with_them() {
     let dir = tempdir();
     let w = HandWorld::new(dir.path().join("world"), STORES);
