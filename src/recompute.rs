@@ -332,13 +332,7 @@ pub fn duckdb_recount(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<Vec<Duc
         if !lab.may_write_caches() {
             return duckdb_recount_alone(lab, d, late_days);
         }
-        // The kept recount only saves time: when it cannot be written (DuckDB's memory limit on
-        // a larger world, a full disk), its transaction rolls back and the date is recounted
-        // alone. Only a cancel stops the report.
-        if let Err(e) = keep_duckdb_recount(lab, state.newest_file, late_days) {
-            if crate::error::lab_error(&e) == Some(&crate::error::LabError::Interrupted) {
-                return Err(e);
-            }
+        if !keep_or_leave(lab, state.newest_file, late_days)? {
             return duckdb_recount_alone(lab, d, late_days);
         }
     }
@@ -357,14 +351,26 @@ pub(crate) fn duckdb_recount_kept(lab: &Lab) -> Result<bool> {
 }
 
 /// Keeps DuckDB's recount for every window the lab's writes used, and the default (a reader's
-/// `reports::freshen`, so that its checks read it).
+/// `reports::freshen`, so that its checks read it). A window whose recount cannot be kept is
+/// left to the checks, which recount their date alone (`duckdb_recount`).
 pub(crate) fn keep_duckdb_recounts(lab: &Lab) -> Result<()> {
     for w in lab.store().duckdb_recount_missing(crate::rules::DEFAULT_LATE_DAYS)? {
         crate::reports::caches_writable(lab)?;
         let late_days = u32::try_from(w.late_days).wrap_err("a negative window in the lab's writes")?;
-        keep_duckdb_recount(lab, w.newest_file, late_days)?;
+        keep_or_leave(lab, w.newest_file, late_days)?;
     }
     Ok(())
+}
+
+/// Keeps the recount of window `late_days`; a failure other than a cancel rolls it back and
+/// returns false, since the kept recount only saves time (DuckDB's memory limit on a larger
+/// world, a full disk).
+fn keep_or_leave(lab: &Lab, newest_file: i32, late_days: u32) -> Result<bool> {
+    match keep_duckdb_recount(lab, newest_file, late_days) {
+        Ok(()) => Ok(true),
+        Err(e) if crate::error::lab_error(&e) == Some(&crate::error::LabError::Interrupted) => Err(e),
+        Err(_) => Ok(false),
+    }
 }
 
 fn keep_duckdb_recount(lab: &Lab, newest_file: i32, late_days: u32) -> Result<()> {
