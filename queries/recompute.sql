@@ -71,10 +71,9 @@ multi AS @sent_twice,
 -- name: duckdb_recount_state
 -- The newest landed file, and whether DuckDB's recount through it for window $late_days is kept
 -- (recompute.duckdb_recounted lists it).
-SELECT (SELECT coalesce(max(file_id), 0) FROM raw.files) AS newest_file,
+SELECT @newest_file AS newest_file,
        EXISTS (SELECT 1 FROM recompute.duckdb_recounted
-               WHERE late_days = $late_days::INTEGER
-                 AND through_file_id = (SELECT coalesce(max(file_id), 0) FROM raw.files)) AS kept;
+               WHERE late_days = $late_days::INTEGER AND through_file_id = @newest_file) AS kept;
 
 -- name: duckdb_recount_missing
 -- The windows a reader's kept recount should hold and does not hold through the newest landed
@@ -82,7 +81,7 @@ SELECT (SELECT coalesce(max(file_id), 0) FROM raw.files) AS newest_file,
 -- audit.date_windows: a superset of those its dates are built with now, read without
 -- windows_as_of's grouping, which took 7-17 ms) and the default $late_days a date not built yet
 -- is read with.
-WITH newest AS (SELECT coalesce(max(file_id), 0) AS newest_file FROM raw.files),
+WITH newest AS (SELECT @newest_file AS newest_file),
 windows AS (SELECT late_days FROM audit.snapshots UNION SELECT late_days FROM audit.date_windows
             UNION SELECT $late_days::INTEGER)
 SELECT w.late_days::INTEGER AS late_days, n.newest_file FROM windows w, newest n

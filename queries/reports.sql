@@ -80,7 +80,7 @@ GROUP BY s.country, s.currency ORDER BY 1;
 
 -- name: lateness_state
 -- The newest landed file, and the newest the cached histogram counts.
-SELECT (SELECT coalesce(max(file_id), 0) FROM raw.files) AS newest_file,
+SELECT @newest_file AS newest_file,
        (SELECT coalesce(max(through_file_id), -1) FROM recompute.lateness) AS counted_file;
 
 -- name: lateness_clear

@@ -310,6 +310,12 @@ CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
 -- statement using it binds $business_date.
 (SELECT basket_key FROM bronze.multi_copies WHERE business_date = $business_date::DATE)
 
+-- define: newest_file
+-- THE newest landed file's id (0: none). Bronze only grows by files (a correction or a store
+-- correction lands new file versions), so a cache counted through this id (the lateness
+-- histogram, DuckDB's recount of every date) is current while it is still the newest.
+(SELECT coalesce(max(file_id), 0) FROM raw.files)
+
 -- define: copy_order
 -- THE order of a basket's copies, first one wins: the smallest uploaded_at, then event_id; an
 -- exact tie (the same message twice) goes to the copy first in the raw zone: upload date, file
