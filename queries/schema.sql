@@ -248,29 +248,34 @@ CREATE OR REPLACE MACRO copies_of(d) AS TABLE
 -- hold with the same copies are skipped before any join; a basket whose winner only moved to a
 -- newer version of its file with the same event, amount and copies did not change and is left
 -- out. `diff` lists these rows; `history` sums them per country, kind, upload and file version.
+-- A pair with no older version (a date's first) is every basket of its newer one, added: its
+-- rows come straight from silver and bronze (the last SELECT), not through the comparison and
+-- the kinds' joins, which cost a date's first pair about 5 of a history's 30-40 ms
+-- (docs/performance.md). The comparison takes the other pairs (`po`).
 CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
     WITH p AS (SELECT unnest(vas) AS va, unnest(vbs) AS vb),
+         po AS (SELECT * FROM p WHERE va >= 0),
          s AS (SELECT snapshot_id, file_id, line, copies FROM silver.versions
                WHERE business_date = d AND snapshot_id BETWEEN least(list_min(vas), list_min(vbs)) AND greatest(list_max(vas), list_max(vbs))
                  AND (list_contains(vas, snapshot_id) OR list_contains(vbs, snapshot_id))),
          held AS (SELECT file_id, line, copies, list(snapshot_id) AS versions FROM s GROUP BY ALL),
          moved AS (SELECT p.vb, h.file_id, h.line, h.copies, list_contains(h.versions, p.vb) AS in_b
-                   FROM held h CROSS JOIN p WHERE list_contains(h.versions, p.va) <> list_contains(h.versions, p.vb)),
+                   FROM held h CROSS JOIN po p WHERE list_contains(h.versions, p.va) <> list_contains(h.versions, p.vb)),
          e AS (SELECT m.vb, m.in_b, m.copies, e.file_id, e.basket_id, e.event_id, e.revenue_minor, e.upload_date,
                       e.country, e.currency, e.store_id
                FROM moved m JOIN bronze.events e ON e.business_date = d AND e.file_id = m.file_id AND e.line = m.line),
          ea AS (SELECT * FROM e WHERE NOT in_b),
          eb AS (SELECT *, file_id IN (SELECT file_id FROM raw.rederived_versions) AS rederived FROM e WHERE in_b),
          gone AS (SELECT p.vb, r.file_id, r.by_file_id, r.file_id IN (SELECT replaced_file_id FROM raw.rederived_versions) AS rederived
-                  FROM raw.supersessions r JOIN p ON r.from_snapshot <= p.vb),
+                  FROM raw.supersessions r JOIN po p ON r.from_snapshot <= p.vb),
          -- kind first, then the file it names (below): a CASE on the alias `kind` in the same
          -- SELECT made DuckDB copy kind's whole CASE into each, which cost its optimizer 2-4 ms
          -- more in every history (docs/performance.md).
          pairs AS (
             SELECT coalesce(eb.vb, ea.vb) AS version, coalesce(eb.basket_id, ea.basket_id) AS basket_id,
                    CASE WHEN ea.event_id IS NULL THEN
-                            CASE WHEN p.va >= 0 AND fb.version > 1 AND eb.rederived THEN 'store_moved_in'
-                                 WHEN p.va >= 0 AND fb.version > 1 THEN 'added_by_correction' ELSE 'added' END
+                            CASE WHEN fb.version > 1 AND eb.rederived THEN 'store_moved_in'
+                                 WHEN fb.version > 1 THEN 'added_by_correction' ELSE 'added' END
                         WHEN eb.event_id IS NULL THEN
                             CASE WHEN g.rederived THEN 'store_moved_out'
                                  WHEN g.by_file_id IS NOT NULL THEN 'withdrawn' ELSE 'removed' END
@@ -289,7 +294,7 @@ CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
             -- the old, into the new, so that each country's parts sum to its change.
             FROM ea FULL OUTER JOIN eb
               ON ea.vb = eb.vb AND ea.basket_id = eb.basket_id AND ea.country = eb.country AND ea.currency = eb.currency
-            JOIN p ON p.vb = coalesce(eb.vb, ea.vb)
+            JOIN po p ON p.vb = coalesce(eb.vb, ea.vb)
             LEFT JOIN raw.files fb ON fb.file_id = eb.file_id
             LEFT JOIN gone g ON g.vb = ea.vb AND g.file_id = ea.file_id
             LEFT JOIN raw.files fw ON fw.file_id = g.by_file_id)
@@ -299,7 +304,13 @@ CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
            CASE WHEN kind IN ('withdrawn', 'store_moved_out') THEN withdrawing_version
                 WHEN kind IN ('added_by_correction', 'revenue_corrected', 'store_moved_in') THEN newer_version END AS file_version,
            country, currency, store_id, event_before, event_after, baskets_delta, revenue_delta_minor, copies_discarded_delta
-    FROM pairs WHERE kind IS NOT NULL;
+    FROM pairs WHERE kind IS NOT NULL
+    UNION ALL
+    SELECT p.vb, e.basket_id, 'added', e.upload_date, NULL, NULL, e.country, e.currency, e.store_id, NULL, e.event_id,
+           1, e.revenue_minor, v.copies - 1
+    FROM p JOIN silver.versions v ON v.business_date = d AND v.snapshot_id = p.vb
+    JOIN bronze.events e ON e.business_date = d AND e.file_id = v.file_id AND e.line = v.line
+    WHERE p.va < 0;
 
 -- define: sent_twice
 -- THE keys of date $business_date's baskets that were sent more than once: bronze.multi_copies

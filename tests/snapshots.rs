@@ -3,7 +3,7 @@
 
 mod common;
 
-use recount::store::{DateAction, TriggerKind};
+use recount::store::{ChangeKind, DateAction, TriggerKind};
 
 use common::*;
 use recount::lake::snapshot::{self, Operation};
@@ -118,6 +118,43 @@ fn diff_parts_sum_to_the_change_for_every_version_of_every_date() {
                 let sum: i64 = c.parts.iter().map(|p| p.revenue_delta_minor).sum();
                 assert_eq!(sum, c.revenue_after_minor - c.revenue_before_minor);
                 parts_seen += c.parts.len();
+            }
+            if prev.is_none() {
+                // A date's first version (no older one: `diff_rows` takes it straight from silver)
+                // is every basket silver holds, added, read here from silver's own view.
+                let silver: Vec<(String, String, i64, i64)> = {
+                    let conn = lab.store().connection_for_tests();
+                    let mut st = conn
+                        .prepare(
+                            "SELECT basket_id, event_id, revenue_minor, copies - 1 FROM audit.silver_history
+                             WHERE snapshot_id = ? AND business_date = ? ORDER BY basket_id",
+                        )
+                        .unwrap();
+                    st.query_map(duckdb::params![e.snapshot_id, d], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                        .unwrap()
+                        .map(Result::unwrap)
+                        .collect()
+                };
+                let mut listed: Vec<(String, String, i64, i64)> = diff
+                    .baskets
+                    .iter()
+                    .map(|b| {
+                        assert_eq!(
+                            (b.kind, b.baskets_delta, b.event_before.as_deref(), &b.correction),
+                            (ChangeKind::Added, 1, None, &None)
+                        );
+                        (b.basket_id.clone(), b.event_after.clone().unwrap(), b.revenue_delta_minor, b.copies_discarded_delta)
+                    })
+                    .collect();
+                listed.sort();
+                assert!(!silver.is_empty());
+                let first_difference = listed.iter().zip(&silver).find(|(a, b)| a != b);
+                assert!(
+                    listed == silver,
+                    "{d}: the first version lists {} baskets, silver holds {}; first difference {first_difference:?}",
+                    listed.len(),
+                    silver.len()
+                );
             }
             let baskets_sum: i64 = diff.baskets.iter().map(|b| b.baskets_delta).sum();
             let gold_change: i64 = diff.countries.iter().map(|c| c.baskets_after - c.baskets_before).sum();
