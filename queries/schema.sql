@@ -250,8 +250,9 @@ CREATE OR REPLACE MACRO copies_of(d) AS TABLE
 -- out. `diff` lists these rows; `history` sums them per country, kind, upload and file version.
 -- A pair with no older version (a date's first) is every basket of its newer one, added: its
 -- rows come straight from silver and bronze (the last SELECT), not through the comparison and
--- the kinds' joins, which cost a date's first pair about 5 of a history's 30-40 ms
--- (docs/performance.md). The comparison takes the other pairs (`po`).
+-- the kinds' joins: 3-4 ms less of `diff_parts`' 21-26 ms on the full world, although the
+-- second SELECT costs DuckDB's optimizer more (docs/performance.md). The comparison takes the
+-- other pairs (`po`).
 CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
     WITH p AS (SELECT unnest(vas) AS va, unnest(vbs) AS vb),
          po AS (SELECT * FROM p WHERE va >= 0),
