@@ -73,6 +73,10 @@ pub struct Lab {
     /// A reader's gold fingerprint, now and as its newest snapshot recorded it (see
     /// `snapshot::gold_and_recorded`).
     pub(crate) gold_pair: std::cell::RefCell<Option<(snapshot::Fingerprint, Option<snapshot::Fingerprint>)>>,
+    /// The (newest file, window) pairs whose recount of every date this process could not keep
+    /// (`recompute::duckdb_recount`): it is not tried again for them, each check recounting its
+    /// date alone, until a file lands or the lab is opened again.
+    pub(crate) recounts_not_kept: std::cell::RefCell<std::collections::BTreeSet<(i32, u32)>>,
     /// How many bits of each basket's 64-bit key landing keeps: 64, except in the tests that
     /// make keys collide on purpose.
     pub basket_key_bits: u32,
@@ -154,6 +158,7 @@ impl Lab {
             snapshot_ids: Default::default(),
             key_collisions: Default::default(),
             gold_pair: Default::default(),
+            recounts_not_kept: Default::default(),
             basket_key_bits: 64,
             key_rows_per_slice: crate::store::KEY_ROWS_PER_SLICE,
             lock,
