@@ -384,6 +384,40 @@ fn a_basket_whose_copies_carry_two_business_dates_is_counted_once_by_both_engine
 }
 
 #[test]
+fn explain_counts_the_copies_of_a_runs_own_date_only() {
+    // One upload holds both copies of basket S2, with two business dates: London's 00:30 on the
+    // 16th (sent first: the winner) and a copy with a clock an evening behind, on the 15th. One
+    // v1 run of the 16th counts the copy dated the 16th once, and nothing is double counted,
+    // although explain's copies of the 16th's baskets hold both.
+    let dir = tempdir();
+    let w = HandWorld::new(dir.path().join("world"), STORES);
+    w.file(
+        "2026-08-16",
+        "a.jsonl.gz",
+        &[
+            event("ev-5", "S2", "LON1", "2026-08-15T23:30:00.000Z", "2026-08-16T08:00:00.000Z", "GBP", &[1000]),
+            event("ev-4", "S2", "LON1", "2026-08-15T10:00:00.000Z", "2026-08-16T08:00:05.000Z", "GBP", &[1000]),
+            event("ev-6", "Y1", "LON1", "2026-08-16T09:00:00.000Z", "2026-08-16T09:00:01.000Z", "GBP", &[30]),
+        ],
+    );
+    let mut lab = open_lab(dir.path());
+    land::land(&mut lab, &w.root, &[day("2026-08-16")]).unwrap();
+    let split: i64 = lab
+        .store()
+        .connection_for_tests()
+        .query_row("SELECT count(*) FROM bronze.split_baskets WHERE basket_id = 'S2'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(split, 2, "S2's copies carry two business dates");
+    let e = reports::explain::explain(&lab, day("2026-08-16")).unwrap();
+    for c in &e.countries {
+        assert!(c.identity_holds(), "{c:?}");
+        assert!(c.double_counted.is_empty() && c.missed.is_empty(), "{c:?}");
+    }
+    let v1: i64 = e.countries.iter().map(|c| c.v1_revenue_minor).sum();
+    assert_eq!(v1, 1000 + 30, "one v1 run of the 16th counts S2's copy dated the 16th, once");
+}
+
+#[test]
 fn the_lateness_histogram_is_recounted_after_each_landing() {
     let dir = tempdir();
     let mut lab = open_lab(dir.path());
