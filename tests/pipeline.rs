@@ -386,7 +386,7 @@ fn a_basket_whose_copies_carry_two_business_dates_is_counted_once_by_both_engine
 #[test]
 fn explain_counts_the_copies_of_a_runs_own_date_only() {
     // One upload holds both copies of basket S2, with two business dates: London's 00:30 on the
-    // 16th (sent first: the winner) and a copy with a clock an evening behind, on the 15th. One
+    // 16th (sent first: the winner) and a copy whose clock is half a day behind, on the 15th. One
     // v1 run of the 16th counts the copy dated the 16th once, and nothing is double counted,
     // although explain's copies of the 16th's baskets hold both.
     let dir = tempdir();
