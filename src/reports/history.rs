@@ -257,8 +257,8 @@ pub(crate) fn diff_summaries(lab: &Lab, d: NaiveDate, cs: &[Compared]) -> Result
         };
         parts.entry((r.version, r.country.unwrap_or_default())).or_default().push(part);
     }
-    let versions: BTreeSet<i64> = cs.iter().flat_map(|c| [c.from_version, c.to_version]).flatten().collect();
-    let gold = GoldByVersion::read(lab, d, versions)?;
+    let versions: BTreeSet<(NaiveDate, i64)> = cs.iter().flat_map(|c| [c.from_version, c.to_version]).flatten().map(|v| (d, v)).collect();
+    let gold = GoldByVersion::read(lab, versions)?;
     Ok(cs
         .iter()
         .map(|&c| {
@@ -267,7 +267,7 @@ pub(crate) fn diff_summaries(lab: &Lab, d: NaiveDate, cs: &[Compared]) -> Result
                 .take_while(|((v, _), _)| *v == key(c.to_version))
                 .map(|((_, k), p)| (k, p.as_slice()))
                 .collect();
-            let countries = countries(gold.of(c.from_version), gold.of(c.to_version), &mine);
+            let countries = countries(gold.of(d, c.from_version), gold.of(d, c.to_version), &mine);
             let Compared { from_snapshot, to_snapshot, from_version, to_version } = c;
             DiffReport { business_date: d, from_snapshot, to_snapshot, from_version, to_version, countries, baskets: Vec::new() }
         })
@@ -277,22 +277,23 @@ pub(crate) fn diff_summaries(lab: &Lab, d: NaiveDate, cs: &[Compared]) -> Result
 /// Gold of one date in one version, by country: (currency, baskets, revenue).
 type ByCountry = BTreeMap<String, (String, i64, i64)>;
 
-/// Gold of a date in each of some versions.
-struct GoldByVersion(BTreeMap<i64, ByCountry>);
+/// Gold of some dates, each in some of its versions.
+struct GoldByVersion(BTreeMap<(NaiveDate, i64), ByCountry>);
 
 impl GoldByVersion {
-    fn read(lab: &Lab, d: NaiveDate, versions: BTreeSet<i64>) -> Result<GoldByVersion> {
-        let mut gold: BTreeMap<i64, ByCountry> = BTreeMap::new();
-        for g in lab.store().gold_versions(d, &versions.into_iter().collect::<Vec<_>>())? {
-            gold.entry(g.version).or_default().insert(g.country, (g.currency, g.baskets, g.revenue_minor));
+    /// In one query, whatever the number of dates.
+    fn read(lab: &Lab, versions: BTreeSet<(NaiveDate, i64)>) -> Result<GoldByVersion> {
+        let mut gold: BTreeMap<(NaiveDate, i64), ByCountry> = BTreeMap::new();
+        for g in lab.store().gold_versions(&versions.into_iter().collect::<Vec<_>>())? {
+            gold.entry((g.business_date, g.version)).or_default().insert(g.country, (g.currency, g.baskets, g.revenue_minor));
         }
         Ok(GoldByVersion(gold))
     }
 
-    /// Version `v`'s gold (empty: no version, or one that held no row of the date).
-    fn of(&self, v: Option<i64>) -> &ByCountry {
+    /// Date `d`'s gold in version `v` (empty: no version, or one that held no row of the date).
+    fn of(&self, d: NaiveDate, v: Option<i64>) -> &ByCountry {
         static NONE: ByCountry = BTreeMap::new();
-        v.and_then(|v| self.0.get(&v)).unwrap_or(&NONE)
+        v.and_then(|v| self.0.get(&(d, v))).unwrap_or(&NONE)
     }
 }
 
@@ -303,11 +304,13 @@ fn countries(before: &ByCountry, after: &ByCountry, parts: &BTreeMap<&String, &[
     names.into_iter().map(|country| country_diff(country, before.get(country), after.get(country), parts.get(country).copied())).collect()
 }
 
-/// `d`'s change by country between two versions from gold alone: a diff's countries without the
-/// baskets' attribution (the morning summary's figures, which need no basket).
-pub(crate) fn gold_change(lab: &Lab, d: NaiveDate, from_version: Option<i64>, to_version: Option<i64>) -> Result<Vec<CountryDiff>> {
-    let gold = GoldByVersion::read(lab, d, [from_version, to_version].into_iter().flatten().collect())?;
-    Ok(countries(gold.of(from_version), gold.of(to_version), &BTreeMap::new()))
+/// Each date's change by country between two of its versions, (date, from, to), from gold alone:
+/// a diff's countries without the baskets' attribution (the morning summary's figures, which need
+/// no basket). Gold of every date is read in one query.
+pub(crate) fn gold_changes(lab: &Lab, changes: &[(NaiveDate, Option<i64>, Option<i64>)]) -> Result<Vec<Vec<CountryDiff>>> {
+    let versions = changes.iter().flat_map(|&(d, from, to)| [from, to].into_iter().flatten().map(move |v| (d, v))).collect();
+    let gold = GoldByVersion::read(lab, versions)?;
+    Ok(changes.iter().map(|&(d, from, to)| countries(gold.of(d, from), gold.of(d, to), &BTreeMap::new())).collect())
 }
 
 /// One country's change between two versions (gold before and after: currency, baskets,

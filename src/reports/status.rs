@@ -48,18 +48,19 @@ pub(crate) fn date_status_at(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Res
     one.pop().ok_or_else(|| color_eyre::eyre::eyre!("no status of {d}"))
 }
 
-/// `date_status_at` of several dates: the landed uploads are read once, and the inputs now of
-/// every date whose window has landed and that v2 has built in one read per window (the morning
-/// summary after a backfill asks for every date it wrote).
+/// `date_status_at` of several dates: the landed uploads and the dates' versions are read once,
+/// and the inputs now of every date whose window has landed and that v2 has built in one read per
+/// window (the morning summary after a backfill asks for every date it wrote).
 pub(crate) fn statuses_at(lab: &Lab, dates: &[NaiveDate], as_of: Option<i64>) -> Result<Vec<DateStatus>> {
     let landed = match as_of {
         None => lab.store().landed_uploads()?,
         Some(s) => lab.store().landed_uploads_as_of(s)?,
     };
+    let current_versions = lab.store().versions_at(dates, as_of)?;
     let mut versions = Vec::with_capacity(dates.len());
     let mut needing_inputs: BTreeMap<u32, Vec<NaiveDate>> = BTreeMap::new();
     for &d in dates {
-        let current = lab.store().version_at(d, as_of)?;
+        let current = current_versions.get(&d).cloned();
         let window = LatenessWindow::as_built(current.as_ref().and_then(|c| c.late_days));
         let missing = window.missing_uploads(&landed, d);
         if current.is_some() && missing.is_empty() {

@@ -3,7 +3,7 @@
 //! is final now, e.g. "upload 2026-10-31 moved 2026-10-30 GB +£1,827.90 (provisional)". A
 //! morning cron mail carries it; the lines are the same struct every front end renders.
 
-use super::history::gold_change;
+use super::history::gold_changes;
 use super::status::statuses_at;
 use super::table::{Cell, Note, Report, Status, Table};
 use crate::lake::{Lab, snapshot};
@@ -69,9 +69,10 @@ fn summary_of(lab: &Lab, newest: usize) -> Result<MorningSummary> {
     let more = moved.len().saturating_sub(newest);
     let shown = &moved[more..];
     let statuses = statuses_at(lab, &shown.iter().map(|&(d, _)| d).collect::<Vec<_>>(), None)?;
+    let changes: Vec<_> = shown.iter().map(|&(d, version)| (d, before.get(&d).copied(), Some(version))).collect();
     let mut dates = Vec::new();
-    for (&(d, version), status) in shown.iter().zip(statuses) {
-        let countries = gold_change(lab, d, before.get(&d).copied(), Some(version))?
+    for ((&(d, _), status), change) in shown.iter().zip(statuses).zip(gold_changes(lab, &changes)?) {
+        let countries = change
             .iter()
             .map(|c| CountryMove {
                 country: c.country.clone(),

@@ -13,7 +13,14 @@ row! {
 
 row! {
     /// What a version of a date held in one country.
-    pub struct GoldCountry { pub version: i64, pub country: String, pub currency: String, pub baskets: i64, pub revenue_minor: i64 }
+    pub struct GoldCountry {
+        pub business_date: NaiveDate,
+        pub version: i64,
+        pub country: String,
+        pub currency: String,
+        pub baskets: i64,
+        pub revenue_minor: i64,
+    }
 }
 
 row! {
@@ -82,12 +89,14 @@ impl Store {
         Ok(VERSIONS_OF_DATE.all(self, named_params! { "business_date": d, "up_to": up_to })?.into_iter().map(|v| v.snapshot_id).collect())
     }
 
-    /// Per version and country: what each of `versions` of `d` held.
-    pub(crate) fn gold_versions(&self, d: NaiveDate, versions: &[i64]) -> Result<Vec<GoldCountry>> {
-        if versions.is_empty() {
+    /// Per date, version and country: what each (date, version) of `pairs` held, in one query.
+    pub(crate) fn gold_versions(&self, pairs: &[(NaiveDate, i64)]) -> Result<Vec<GoldCountry>> {
+        if pairs.is_empty() {
             return Ok(Vec::new());
         }
-        GOLD_VERSIONS.all(self, named_params! { "versions": super::listed(versions), "business_date": d })
+        let dates = super::listed(pairs.iter().map(|p| p.0));
+        let versions = super::listed(pairs.iter().map(|p| p.1));
+        GOLD_VERSIONS.all(self, named_params! { "dates": dates, "versions": versions })
     }
 
     /// The baskets of `d` that differ between two versions (None: no version).

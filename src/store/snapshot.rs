@@ -52,7 +52,7 @@ row! {
 row! {
     /// The version of a date current at a snapshot: who wrote it, from which inputs, and the
     /// window of the newest v2 overwrite of the date until then (None: none, only restores).
-    pub struct VersionAt { pub version: i64, pub input_hash: String, pub late_days: Option<i32> }
+    pub struct VersionAt { pub business_date: NaiveDate, pub version: i64, pub input_hash: String, pub late_days: Option<i32> }
 }
 
 row! {
@@ -81,7 +81,7 @@ statements! {
     RESTORE_GOLD: Exec = snapshot::RESTORE_GOLD;
     VERSION_INPUTS: Query<VersionInputs> = snapshot::VERSION_INPUTS;
     EXISTS: Query<Found> = snapshot::EXISTS;
-    VERSION_AT: Query<VersionAt> = snapshot::VERSION_AT;
+    VERSIONS_AT: Query<VersionAt> = snapshot::VERSIONS_AT;
 }
 
 impl Store {
@@ -98,7 +98,20 @@ impl Store {
 
     /// The version of `d` current at `snapshot_id` (None: now); None when none had built it.
     pub(crate) fn version_at(&self, d: NaiveDate, snapshot_id: Option<i64>) -> Result<Option<VersionAt>> {
-        VERSION_AT.optional(self, named_params! { "business_date": d, "snapshot_id": snapshot_id })
+        Ok(self.versions_at(&[d], snapshot_id)?.remove(&d))
+    }
+
+    /// `version_at` of each of `dates` in one statement (a date with no version is left out).
+    pub(crate) fn versions_at(
+        &self,
+        dates: &[NaiveDate],
+        snapshot_id: Option<i64>,
+    ) -> Result<std::collections::BTreeMap<NaiveDate, VersionAt>> {
+        if dates.is_empty() {
+            return Ok(Default::default());
+        }
+        let params = named_params! { "dates": super::date_list(dates), "snapshot_id": snapshot_id };
+        Ok(VERSIONS_AT.all(self, params)?.into_iter().map(|v| (v.business_date, v)).collect())
     }
 
     pub(crate) fn rows_of_version(&self, version: i64, d: NaiveDate) -> Result<RowsOfVersion> {
