@@ -55,7 +55,8 @@ recounted AS (
     JOIN bronze.store_rows s USING (store_row))
 
 -- define: recounted_date
--- `recounted`'s rows of date $business_date, by store: what `check` compares.
+-- `recounted`'s rows of date $business_date, by store: what `check` compares, whether counted
+-- now (`duckdb_date`) or kept (`duckdb_recount_kept`).
 SELECT store_id, country, currency, baskets, revenue_minor, beyond_baskets, beyond_revenue_minor FROM recounted
 WHERE business_date = $business_date::DATE ORDER BY store_id
 
@@ -121,9 +122,8 @@ multi AS (SELECT DISTINCT basket_key FROM bronze.multi_copies),
 SELECT $newest_file::INTEGER, $late_days::INTEGER, * FROM recounted ORDER BY business_date, store_id;
 
 -- name: duckdb_recount_kept
--- The kept recount of date $business_date for window $late_days through file $newest_file, by
--- store (`duckdb_date`'s columns).
-SELECT store_id, country, currency, baskets, revenue_minor, beyond_baskets, beyond_revenue_minor
-FROM recompute.duckdb_recount
-WHERE through_file_id = $newest_file::INTEGER AND late_days = $late_days::INTEGER AND business_date = $business_date::DATE
-ORDER BY store_id;
+-- The kept recount of date $business_date for window $late_days through file $newest_file, read
+-- as `duckdb_date` reads its own (`recounted_date`).
+WITH recounted AS (SELECT * FROM recompute.duckdb_recount
+                   WHERE through_file_id = $newest_file::INTEGER AND late_days = $late_days::INTEGER)
+@recounted_date;
