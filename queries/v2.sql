@@ -101,15 +101,18 @@ RETURNING business_date, baskets;
 
 -- define: gold_from_silver_insert
 -- The same gold for a write of a few dates, from the silver version snapshot $snapshot_id just
--- wrote: its rows' bronze columns, summed. A semi join, since as an inner join DuckDB first
--- grouped bronze's rows by the join's keys and the gold columns, which took half the statement
--- (docs/performance.md). The two statements below return its rows.
+-- wrote of them ($first..$last, and $dates, their list, when they leave gaps: a date of another
+-- window the same snapshot wrote before may lie between them), its rows' bronze columns summed.
+-- A semi join, since as an inner join DuckDB first grouped bronze's rows by the join's keys and
+-- the gold columns, which took half the statement (docs/performance.md). The two statements
+-- below return its rows.
 INSERT INTO audit.gold_history
 SELECT $snapshot_id::BIGINT, w.business_date, s.store_id, s.country, s.currency, w.baskets, w.revenue_minor::BIGINT
 FROM (SELECT e.business_date, e.store_row, count(*) AS baskets, sum(e.revenue_minor) AS revenue_minor
       FROM bronze.event_rows e
       SEMI JOIN (SELECT business_date, file_id, line FROM silver.versions
-                 WHERE snapshot_id = $snapshot_id::BIGINT AND business_date BETWEEN $first::DATE AND $last::DATE) v
+                 WHERE snapshot_id = $snapshot_id::BIGINT AND business_date BETWEEN $first::DATE AND $last::DATE
+                   AND ($dates::VARCHAR IS NULL OR business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR)))) v
           ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line
       WHERE e.business_date BETWEEN $first::DATE AND $last::DATE
       GROUP BY e.business_date, e.store_row) w

@@ -658,3 +658,63 @@ fn reopening_takes_a_closed_dates_late_rows_in_keeps_its_window_and_rolls_back()
     assert_eq!(fingerprint(&lab), fingerprint_before, "after the rollback the date is built with its old window");
     assert!(reopen::plan(&lab, d).is_ok(), "and can be reopened again");
 }
+
+#[test]
+fn a_write_whose_windows_interleave_writes_each_dates_gold_once() {
+    // Three neighbouring dates kept under two windows (as reopenings leave them): the middle one
+    // under 3 days, the outer two under 4. One forced write rebuilds them a window at a time, the
+    // 4-day group's first and last date around the 3-day one, written first in the same snapshot.
+    let dir = tempdir();
+    let mut lab = open_lab(dir.path());
+    land_all(&mut lab, small_world());
+    v2::run_range(&lab, &uploads(small_world()), opts()).unwrap();
+    let dates = lab.store().business_dates().unwrap();
+    let [a, b, c] = [dates[5], dates[6], dates[7]];
+    let keep = |d: chrono::NaiveDate, days: u32| {
+        lab.store()
+            .connection_for_tests()
+            .execute(
+                "INSERT INTO audit.date_windows SELECT snapshot_id, business_date, ? FROM audit.versions_as_of(NULL) WHERE business_date = ?",
+                duckdb::params![days, d],
+            )
+            .unwrap();
+    };
+    keep(a, 4);
+    keep(b, 3);
+    keep(c, 4);
+    let forced = v2::V2Options { force: true, ..opts() };
+    let gold = |lab: &recount::lake::Lab| -> Vec<(String, String, i64, i64)> {
+        let conn = lab.store().connection_for_tests();
+        let mut q = conn
+            .prepare(
+                "SELECT business_date::VARCHAR, store_id, baskets, revenue_minor FROM gold.daily_store_sales
+                 WHERE business_date BETWEEN ? AND ? ORDER BY ALL",
+            )
+            .unwrap();
+        q.query_map(duckdb::params![a, c], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap().map(Result::unwrap).collect()
+    };
+    let together = v2::rebuild_dates(&lab, &[a, b, c], forced).unwrap();
+    assert_eq!(together.snapshot.dates_rewritten, 3);
+    let kept = |days: u32| {
+        let sql =
+            format!("SELECT count(*) FROM audit.date_windows WHERE snapshot_id = {} AND late_days = {days}", together.snapshot.snapshot_id);
+        count(&lab, &sql)
+    };
+    assert_eq!((kept(3), kept(4)), (1, 2), "the write kept both windows: two groups");
+    let once = gold(&lab);
+    let stores = count(
+        &lab,
+        &format!(
+            "SELECT count(DISTINCT (business_date, store_id)) FROM gold.daily_store_sales WHERE business_date BETWEEN '{a}' AND '{c}'"
+        ),
+    );
+    assert_eq!(once.len() as i64, stores, "one gold row per date and store");
+    let middle = together.dates.iter().find(|o| o.business_date == b).unwrap();
+    assert_eq!(middle.gold_added, once.iter().filter(|r| r.0 == b.to_string()).count() as i64);
+    fingerprint_is_duckdbs(&lab, &together.snapshot);
+    // Each date rebuilt on its own (no other window's dates in between) gives the same gold.
+    for d in [a, b, c] {
+        v2::rebuild_dates(&lab, &[d], forced).unwrap();
+    }
+    assert_eq!(gold(&lab), once);
+}

@@ -205,7 +205,8 @@ impl Tx<'_> {
             (c.0, c.1) = (c.0 + baskets, c.1 + 1);
             Ok(())
         };
-        let short_params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last };
+        let dates = w.gaps.then_some(w.dates);
+        let short_params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last, "dates": dates };
         let text = if w.long {
             w.with_winners_params(|params| GOLD_FROM_WINNERS.each(self.store, params, |row| add(row.business_date, row.baskets)))?;
             None
