@@ -45,12 +45,17 @@ const DRIVER: &[(&str, &str)] = &[
 const PACKAGE: &str = "recount_spark";
 
 /// The version of the rules Spark applies, which every input hash covers (as the lab's cover
-/// `lake::code_version`): the package version and a digest of the Spark SQL and the line parser
-/// (the careful parser and its fast path). A changed rule changes every hash, so the next run
-/// rebuilds every date it touches.
+/// `lake::code_version`): the package version and a digest of the Spark SQL (read without its
+/// comments and layout, as the lab's: `store::sql_for_digest`) and the line parser (the careful
+/// parser and its fast path). A changed rule changes every hash, so the next run rebuilds every
+/// date it touches.
 pub(crate) fn rules_version() -> String {
     let mut h = md5::Md5::new();
-    for (name, text) in QUERIES.iter().chain(DRIVER.iter().filter(|(n, _)| matches!(*n, "parse.py" | "fast.py"))) {
+    for (name, text) in QUERIES {
+        h.update(name);
+        h.update(crate::store::sql_for_digest(text));
+    }
+    for (name, text) in DRIVER.iter().filter(|(n, _)| matches!(*n, "parse.py" | "fast.py")) {
         h.update(name);
         h.update(text);
     }

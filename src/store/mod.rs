@@ -436,15 +436,63 @@ impl Drop for Tx<'_> {
 
 /// A short digest of the SQL that decides silver and gold: part of every input hash, so a
 /// changed rule rebuilds instead of skipping. schema.sql holds the window rule (`in_window`).
+/// The files are read as `sql_for_digest` reads them: an edit to a comment, or to how a
+/// statement is laid out, leaves every date's hash as it was (it made every date of a lab
+/// built before look stale, and rebuilt them all); an edit to the SQL itself does not.
 pub(crate) fn rules_digest() -> String {
+    digest_of(sql::FILES.iter().filter(|(file, _)| matches!(*file, "v2" | "snapshot" | "schema")).map(|(_, text)| *text))
+}
+
+/// `rules_digest` of the files' texts, in order.
+fn digest_of<'a>(texts: impl Iterator<Item = &'a str>) -> String {
     use md5::Digest;
     let mut h = md5::Md5::new();
-    for (file, text) in sql::FILES {
-        if matches!(*file, "v2" | "snapshot" | "schema") {
-            h.update(text.as_bytes());
-        }
+    for text in texts {
+        h.update(sql_for_digest(text).as_bytes());
     }
     hex(&h.finalize())[..8].to_string()
+}
+
+/// SQL text without its `--` comments, each run of whitespace one space, outside quoted
+/// literals and identifiers ('…', "…"), which are kept as written (a doubled quote inside one
+/// is an escaped quote). Two texts that differ only in comments and layout read the same.
+pub(crate) fn sql_for_digest(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    // Whitespace or a comment since the last token: one space before the next.
+    let mut gap = false;
+    while let Some(c) = chars.next() {
+        if c.is_whitespace() {
+            gap = true;
+            continue;
+        }
+        if c == '-' && chars.peek() == Some(&'-') {
+            for d in chars.by_ref() {
+                if d == '\n' {
+                    break;
+                }
+            }
+            gap = true;
+            continue;
+        }
+        if gap && !out.is_empty() {
+            out.push(' ');
+        }
+        gap = false;
+        out.push(c);
+        if c == '\'' || c == '"' {
+            while let Some(d) = chars.next() {
+                out.push(d);
+                if d == c {
+                    match chars.next_if_eq(&c) {
+                        Some(escaped) => out.push(escaped),
+                        None => break,
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 pub fn hex(bytes: &[u8]) -> String {
@@ -458,6 +506,26 @@ pub fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rules_digest_reads_the_sql_not_its_comments_or_layout() {
+        let a = "-- the window\nSELECT  x,\n       'a  b' -- kept\nFROM t WHERE y = '--not a comment' AND z = 'it''s'";
+        let b = "SELECT x, 'a  b'\n-- another comment\nFROM t\n  WHERE y = '--not a comment'   AND z = 'it''s'";
+        assert_eq!(sql_for_digest(a), "SELECT x, 'a  b' FROM t WHERE y = '--not a comment' AND z = 'it''s'");
+        assert_eq!(sql_for_digest(a), sql_for_digest(b));
+        // Inside a literal, every character counts: 'a  b' is not 'a b'.
+        assert_ne!(sql_for_digest(a), sql_for_digest(&a.replace("'a  b'", "'a b'")));
+        assert_ne!(sql_for_digest(a), sql_for_digest(&a.replace("y =", "y >=")));
+        // On the files themselves: a comment added to every statement changes no hash; a changed
+        // statement changes every hash.
+        let files: Vec<&str> = sql::FILES.iter().filter(|(f, _)| matches!(*f, "v2" | "snapshot" | "schema")).map(|(_, t)| *t).collect();
+        assert_eq!(files.len(), 3);
+        let commented: Vec<String> = files.iter().map(|t| t.replace("\nSELECT ", "\n-- a note\nSELECT  ")).collect();
+        assert_ne!(commented.iter().map(String::as_str).collect::<Vec<_>>(), files);
+        assert_eq!(digest_of(commented.iter().map(String::as_str)), rules_digest());
+        let changed: Vec<String> = files.iter().map(|t| t.replace("in_window(upload_date", "in_window(uploaded_at")).collect();
+        assert_ne!(digest_of(changed.iter().map(String::as_str)), rules_digest());
+    }
 
     fn shapes() -> Vec<Shape> {
         [
