@@ -250,11 +250,24 @@ fn mirror(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool) -> Result<P
     Ok(dir)
 }
 
-/// A digest of what lays a mirror out (its SQL and this file): a build that lays it out otherwise
-/// builds its mirrors anew.
+/// A digest of what lays a mirror out (its SQL, the lab's schema and this file): a build that lays
+/// it out otherwise builds its mirrors anew. The schema's text counts whole, comments included:
+/// a reader refuses a lab whose views another build's schema wrote (`Store::prepare_read`), and
+/// the rules digest in `lake::code_version` no longer changes with a comment.
 fn layout() -> String {
-    let text = [include_str!("../queries/mirror.sql"), include_str!("warehouse.rs"), include_str!("recompute.rs")].concat();
-    crate::raw::md5_hex(text.as_bytes())
+    layout_of(&LAYOUT)
+}
+
+const LAYOUT: [&str; 5] = [
+    include_str!("../queries/mirror.sql"),
+    include_str!("../queries/schema.sql"),
+    include_str!("../queries/as_of.sql"),
+    include_str!("warehouse.rs"),
+    include_str!("recompute.rs"),
+];
+
+fn layout_of(texts: &[&str]) -> String {
+    crate::raw::md5_hex(texts.concat().as_bytes())
 }
 
 /// Whether `lab` is a warehouse's mirror (it holds no raw files: the recount reads its bronze).
@@ -598,4 +611,20 @@ impl Spark {
 struct NaiveDone {
     rows_added: i64,
     snapshot_id: Option<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_comment_in_the_labs_schema_lays_a_mirror_out_anew() {
+        let schema = include_str!("../queries/schema.sql");
+        let edited = format!("-- a note\n{schema}");
+        // The rules digest, which every input hash covers, reads past the comment...
+        assert_eq!(crate::store::sql_for_digest(&edited), crate::store::sql_for_digest(schema));
+        // ...but the mirror's layout does not: a reader would refuse views another schema wrote.
+        let texts: Vec<&str> = LAYOUT.iter().map(|t| if *t == schema { edited.as_str() } else { *t }).collect();
+        assert_ne!(layout_of(&texts), layout());
+    }
 }
