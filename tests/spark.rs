@@ -21,7 +21,7 @@ fn sample() -> PathBuf {
 
 fn exe() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_recount"));
-    c.env("NO_COLOR", "1").env_remove("RECOUNT_WAREHOUSE");
+    c.env("NO_COLOR", "1").env_remove("RECOUNT_WAREHOUSE").env("RECOUNT_MIRRORS", test_mirrors());
     if let Some(socket) = server() {
         c.env("RECOUNT_SPARK_SERVER", socket);
     }
@@ -76,6 +76,18 @@ fn json(args: &[&str]) -> Value {
     let mut all = args.to_vec();
     all.extend(["--format", "json"]);
     serde_json::from_str(&recount(&all)).unwrap()
+}
+
+/// Where the binary keeps warehouses' mirrors in these tests: under the target directory, emptied
+/// once per run. Each test's warehouse is a new path, so each run left its mirrors in the user's
+/// cache (`~/.cache/recount/warehouses`) for good.
+fn test_mirrors() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("spark-mirrors");
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    })
 }
 
 fn ensure_setup() {
