@@ -440,7 +440,12 @@ impl Drop for Tx<'_> {
 /// statement is laid out, leaves every date's hash as it was (it made every date of a lab
 /// built before look stale, and rebuilt them all); an edit to the SQL itself does not.
 pub(crate) fn rules_digest() -> String {
-    digest_of(sql::FILES.iter().filter(|(file, _)| matches!(*file, "v2" | "snapshot" | "schema")).map(|(_, text)| *text))
+    digest_of(rules_texts())
+}
+
+/// The texts of the SQL files the rules digest covers, in order.
+fn rules_texts() -> impl Iterator<Item = &'static str> {
+    sql::FILES.iter().filter(|(file, _)| matches!(*file, "v2" | "snapshot" | "schema")).map(|(_, text)| *text)
 }
 
 /// `rules_digest` of the files' texts, in order.
@@ -518,7 +523,7 @@ mod tests {
         assert_ne!(sql_for_digest(a), sql_for_digest(&a.replace("y =", "y >=")));
         // On the files themselves: a comment added to every statement changes no hash; a changed
         // statement changes every hash.
-        let files: Vec<&str> = sql::FILES.iter().filter(|(f, _)| matches!(*f, "v2" | "snapshot" | "schema")).map(|(_, t)| *t).collect();
+        let files: Vec<&str> = rules_texts().collect();
         assert_eq!(files.len(), 3);
         let commented: Vec<String> = files.iter().map(|t| t.replace("\nSELECT ", "\n-- a note\nSELECT  ")).collect();
         assert_ne!(commented.iter().map(String::as_str).collect::<Vec<_>>(), files);

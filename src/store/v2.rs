@@ -172,11 +172,17 @@ impl Rewrite<'_> {
     /// Runs `f` with what `@winners` (v2.sql) binds, and the new snapshot's id: the parameters of
     /// silver's insert and of a long write's gold, written once.
     fn with_winners_params<T>(&self, f: impl FnOnce(Params) -> Result<T>) -> Result<T> {
-        let dates = self.gaps.then_some(self.dates);
         f(named_params! {
             "snapshot_id": self.snapshot_id, "late_days": self.late_days, "first": self.first, "last": self.last,
-            "key_collisions": self.key_collisions, "dates": dates,
+            "key_collisions": self.key_collisions, "dates": self.gap_list(),
         })
+    }
+
+    /// What the statements bind as `$dates`: the dates' list when they leave gaps between the
+    /// first and the last (another window's dates may lie there), else NULL (every date of
+    /// `first..=last`, which zone maps alone select).
+    fn gap_list(&self) -> Option<&str> {
+        self.gaps.then_some(self.dates)
     }
 }
 
@@ -205,8 +211,7 @@ impl Tx<'_> {
             (c.0, c.1) = (c.0 + baskets, c.1 + 1);
             Ok(())
         };
-        let dates = w.gaps.then_some(w.dates);
-        let short_params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last, "dates": dates };
+        let short_params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last, "dates": w.gap_list() };
         let text = if w.long {
             w.with_winners_params(|params| GOLD_FROM_WINNERS.each(self.store, params, |row| add(row.business_date, row.baskets)))?;
             None
