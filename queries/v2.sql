@@ -42,7 +42,7 @@ WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
 -- first copy in @copy_order among the current file versions' rows in window $late_days, with the
 -- copies it won over and the columns gold sums (its store row's number: gold names the store
 -- after summing, so no row pays for a store's strings). Silver keeps each as a pointer (file id,
--- line), and a long write's gold sums them (`gold_from_winners`): both read the rule from here.
+-- line), and gold sums them (`winners_rows`, `silver_insert`): both read the rule from here.
 -- Baskets are told apart by basket_key, which landing checks no two basket_ids share;
 -- $key_collisions is true in a lab where some do, and basket_id then tells them apart too
 -- (partitioning by the key is faster: docs/performance.md). A key bronze.multi_copies does not
@@ -70,67 +70,49 @@ SELECT business_date, file_id, line, copies, store_row, revenue_minor FROM (
     WINDOW baskets AS (PARTITION BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END))
 WHERE copy_rank = 1)
 
+-- name: winners_rows
+-- The winners of a write (`winners` above), to the caller: silver's columns of each (the
+-- snapshot's id, date, file id, line and copies: silver keeps a winner as a pointer to its bronze
+-- row) in silver's order, then what gold sums of it (its store row and revenue). A short write
+-- keeps them, appends silver's new version from them as they come (bronze's order: by upload, so
+-- nearly by date; every reader of silver filters or groups), and sums gold's
+-- (`GoldSums`, src/store/v2.rs): the winners are found once. Silver's insert, then gold's from
+-- silver's new rows joined back to bronze, found them twice in effect (docs/performance.md,
+-- "The winners found once"). A long write streams them into gold's sums after `silver_insert`.
+SELECT $snapshot_id::BIGINT AS snapshot_id, business_date, file_id, line, copies::INTEGER AS copies,
+       store_row, revenue_minor
+FROM @winners;
+
 -- name: silver_insert
--- The new silver version of the changed dates: each winner (`winners` above) as a pointer to
--- its bronze row, under the new snapshot's id. The version it replaces stays in silver.versions
--- as history. The rows go in as the scan gives them, which is bronze's order (by upload, so
--- nearly by date): sorting them too cost 4-6 ms of a forced 4-date run's 22-25
--- (docs/performance.md), and every reader of silver filters or groups.
+-- A long write's silver (bulk work: one thread, 32 MB): the winners inserted by DuckDB itself,
+-- which keeps none of them in the process (`Rewrite::long`).
 INSERT INTO silver.versions
 SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies::INTEGER FROM @winners;
 
 -- name: key_collisions
 SELECT count(*) AS keys FROM bronze.key_collisions;
 
--- name: gold_from_winners
--- The new gold version of the changed dates of a long write, as snapshot $snapshot_id's version
--- of gold (gold.daily_store_sales shows it once the snapshot's dates are recorded): the same
--- winners as silver's insert, summed. On a backfill's slices of 32 dates this took the gold
--- inserts from 145-206 ms a slice to 97-120 (docs/performance.md); a day's few dates sum
--- silver's new rows instead (`gold_from_silver`), a few ms faster there.
--- Both return each new row's date and baskets: the caller counts each date's rows from them,
--- gold's and silver's (each silver row is one basket of one gold row), with no query more.
--- Summed by store row, then named: a store row is one (store, country, currency).
+-- define: gold_from_sums_insert
+-- The new gold version of a write's dates, as snapshot $snapshot_id's version of gold
+-- (gold.daily_store_sales shows it once the snapshot's dates are recorded): the sums the caller
+-- made of the winners per date and store row (`recount_rows($job)`), each store row named. A
+-- store row is one (store, country, currency).
 INSERT INTO audit.gold_history
-SELECT $snapshot_id::BIGINT, w.business_date, s.store_id, s.country, s.currency, w.baskets, w.revenue_minor::BIGINT
-FROM (SELECT business_date, store_row, count(*) AS baskets, sum(revenue_minor) AS revenue_minor FROM @winners
-      GROUP BY business_date, store_row) w
-JOIN bronze.store_rows s USING (store_row)
-ORDER BY w.business_date, s.store_id
-RETURNING business_date, baskets;
-
--- define: gold_from_silver_insert
--- The same gold for a write of a few dates, from the silver version snapshot $snapshot_id just
--- wrote of them ($first..$last, and $dates, their list, when they leave gaps: a date of another
--- window the same snapshot wrote before may lie between them), its rows' bronze columns summed.
--- A semi join, since as an inner join DuckDB first grouped bronze's rows by the join's keys and
--- the gold columns, which took half the statement (docs/performance.md). The two statements
--- below return its rows.
-INSERT INTO audit.gold_history
-SELECT $snapshot_id::BIGINT, w.business_date, s.store_id, s.country, s.currency, w.baskets, w.revenue_minor::BIGINT
-FROM (SELECT e.business_date, e.store_row, count(*) AS baskets, sum(e.revenue_minor) AS revenue_minor
-      FROM bronze.event_rows e
-      SEMI JOIN (SELECT business_date, file_id, line FROM silver.versions
-                 WHERE snapshot_id = $snapshot_id::BIGINT AND business_date BETWEEN $first::DATE AND $last::DATE
-                   AND ($dates::VARCHAR IS NULL OR business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR)))) v
-          ON e.business_date = v.business_date AND e.file_id = v.file_id AND e.line = v.line
-      WHERE e.business_date BETWEEN $first::DATE AND $last::DATE
-      GROUP BY e.business_date, e.store_row) w
+SELECT $snapshot_id::BIGINT, w.business_date, s.store_id, s.country, s.currency, w.baskets, w.revenue_minor
+FROM recount_rows($job::BIGINT) w
 JOIN bronze.store_rows s USING (store_row)
 ORDER BY w.business_date, s.store_id
 
--- name: gold_from_silver
--- A short write's gold (`gold_from_silver_insert`), returning each new row's date and baskets.
-@gold_from_silver_insert
-RETURNING business_date, baskets;
+-- name: gold_from_sums
+@gold_from_sums_insert;
 
--- name: gold_from_silver_text
+-- name: gold_from_sums_text
 -- The same, in a process that holds gold's text: each new row also comes back as its store and
 -- its line of the fingerprint's text (`gold_line`), so that the written dates' new text comes
 -- from here, not from a read of gold after the insert (`version_text`, 4-7 ms of a forced 4-date
--- run). A process that holds no text does not format the lines (about 1.4 ms of 17).
-@gold_from_silver_insert
-RETURNING business_date, baskets, store_id, gold_line(business_date, store_id, country, currency, baskets, revenue_minor) AS line;
+-- run).
+@gold_from_sums_insert
+RETURNING business_date, store_id, gold_line(business_date, store_id, country, currency, baskets, revenue_minor) AS line;
 
 -- name: pending_store_changes
 -- The store corrections no v2 run has rebuilt for yet, oldest first.

@@ -500,10 +500,9 @@ fn write_dates<'c>(
 const DATES_PER_INSERT: usize = 32;
 
 /// The new silver and gold versions of the dates of `w`, and the rows each holds. Returns the
-/// new text of the dates a short write wrote (`Store::insert_gold_version`).
+/// new text of the dates a short write wrote (`Tx::insert_versions`).
 fn write_versions(tx: &mut Tx, w: &Rewrite, slice: &[NaiveDate], outcomes: &mut [DateOutcome]) -> Result<Option<Vec<GoldChunk>>> {
-    tx.insert_silver_version(w)?;
-    let (counts, text) = tx.insert_gold_version(w)?;
+    let (counts, text) = tx.insert_versions(w)?;
     for o in outcomes.iter_mut().filter(|o| o.action == DateAction::Overwrite && slice.binary_search(&o.business_date).is_ok()) {
         (o.silver_added, o.gold_added) = counts.get(&o.business_date).copied().unwrap_or((0, 0));
     }

@@ -77,6 +77,9 @@ impl Store {
         self.conn
             .register_table_function_with_extra_info::<super::scan::ParseScan, _>("recount_parse", &self.scans)
             .wrap_err("registering the landing's parser")?;
+        self.conn
+            .register_table_function_with_extra_info::<super::scan::ParseScan, _>("recount_rows", &self.scans)
+            .wrap_err("registering the scan of a write's rows")?;
         Ok(!current)
     }
 

@@ -1,8 +1,8 @@
 //! v2.sql: the idempotent job's reads and its two inserts.
 
-use super::{Exec, GoldChunk, Params, Query, Store, Tx, row, statements};
+use super::{Exec, GoldChunk, Params, Query, Store, Tx, arrow, row, statements};
 use chrono::NaiveDate;
-use color_eyre::eyre::Result;
+use color_eyre::eyre::{Result, WrapErr, eyre};
 use duckdb::named_params;
 use std::collections::BTreeMap;
 
@@ -50,17 +50,25 @@ row! {
 }
 
 row! {
-    /// One row a new gold version holds: its date and baskets (silver's rows behind it).
-    pub struct GoldAdded { pub business_date: NaiveDate, pub baskets: i64 }
+    /// One winner of a write (`winners_rows`): silver's columns, the first five, in silver's order,
+    /// then what gold sums. Read as Arrow batches (`Query::batches`); the struct names the columns.
+    pub struct WinnerRow {
+        pub snapshot_id: i64,
+        pub business_date: NaiveDate,
+        pub file_id: i32,
+        pub line: i32,
+        pub copies: i32,
+        pub store_row: i32,
+        pub revenue_minor: i64,
+    }
 }
 
 /// The rows a write's new versions hold per date: (silver's, gold's).
 pub(crate) type DateRows = BTreeMap<NaiveDate, (i64, i64)>;
 
 row! {
-    /// The same for a short write, with the row's store and its line of the fingerprint's text
-    /// (`Rewrite::text`).
-    pub struct GoldAddedLine { pub business_date: NaiveDate, pub baskets: i64, pub store_id: String, pub line: String }
+    /// A new gold row's store and its line of the fingerprint's text (`Rewrite::text`).
+    pub struct GoldAddedLine { pub business_date: NaiveDate, pub store_id: String, pub line: String }
 }
 
 row! {
@@ -89,11 +97,11 @@ statements! {
     UPLOAD_CELLS: Query<UploadCell> = v2::UPLOAD_CELLS;
     INPUT_CELLS: Query<InputCell> = v2::INPUT_CELLS;
     CURRENT_VERSIONS: Query<CurrentVersion> = v2::CURRENT_VERSIONS;
+    WINNERS_ROWS: Query<WinnerRow> = v2::WINNERS_ROWS;
     SILVER_INSERT: Exec = v2::SILVER_INSERT;
     KEY_COLLISIONS: Query<KeyCount> = v2::KEY_COLLISIONS;
-    GOLD_FROM_WINNERS: Query<GoldAdded> = v2::GOLD_FROM_WINNERS;
-    GOLD_FROM_SILVER: Query<GoldAdded> = v2::GOLD_FROM_SILVER;
-    GOLD_FROM_SILVER_TEXT: Query<GoldAddedLine> = v2::GOLD_FROM_SILVER_TEXT;
+    GOLD_FROM_SUMS: Exec = v2::GOLD_FROM_SUMS;
+    GOLD_FROM_SUMS_TEXT: Query<GoldAddedLine> = v2::GOLD_FROM_SUMS_TEXT;
     DATE_WINDOWS_INSERT: Exec = v2::DATE_WINDOWS_INSERT;
 }
 
@@ -159,9 +167,10 @@ pub struct Rewrite<'a> {
     pub gaps: bool,
     /// Some basket keys are shared by two basket_ids: tell baskets apart by basket_id too.
     pub key_collisions: bool,
-    /// The write rewrites many dates (bulk work): gold sums the winners again, which took a
-    /// backfill's gold inserts to about two thirds, rather than joining bronze to silver's new
-    /// rows, which is a few ms faster for a day's dates (docs/performance.md).
+    /// The write rewrites many dates (bulk work: one thread, the lower memory limit). DuckDB
+    /// inserts silver's winners, and gold sums them streamed a second time: on a backfill's
+    /// slices of 32 dates, keeping the winners and appending silver from them cost 300-350 ms a
+    /// slice against 240-260, and 125 MiB of peak RSS against 106 (docs/performance.md).
     pub long: bool,
     /// A short write returns its dates' new text from gold's insert: the process holds gold's
     /// text and brings it up to date (`snapshot::fingerprint_after`).
@@ -169,8 +178,7 @@ pub struct Rewrite<'a> {
 }
 
 impl Rewrite<'_> {
-    /// Runs `f` with what `@winners` (v2.sql) binds, and the new snapshot's id: the parameters of
-    /// silver's insert and of a long write's gold, written once.
+    /// Runs `f` with what `@winners` (v2.sql) binds, and the new snapshot's id.
     fn with_winners_params<T>(&self, f: impl FnOnce(Params) -> Result<T>) -> Result<T> {
         f(named_params! {
             "snapshot_id": self.snapshot_id, "late_days": self.late_days, "first": self.first, "last": self.last,
@@ -194,34 +202,37 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// The new silver version of the dates: one pointer per basket to its winning copy.
-    pub(crate) fn insert_silver_version(&mut self, w: &Rewrite) -> Result<()> {
-        w.with_winners_params(|params| self.exec("silver insert", &SILVER_INSERT, params)).map(|_| ())
-    }
-
-    /// The new gold version of the dates, and the rows the two versions hold per date:
-    /// (silver's, gold's). A long write sums the winners again, a short one the silver rows it
-    /// just wrote (`Rewrite::long`); a short one that `Rewrite::text` asks also returns the new
-    /// version's text, a chunk per date with rows, as `version_text` would read it (lines in
-    /// store_id order, the byte order of DuckDB's ORDER BY).
-    pub(crate) fn insert_gold_version(&mut self, w: &Rewrite) -> Result<(DateRows, Option<Vec<GoldChunk>>)> {
-        let mut counts = DateRows::new();
-        let mut add = |business_date: NaiveDate, baskets: i64| -> Result<()> {
-            let c = counts.entry(business_date).or_default();
-            (c.0, c.1) = (c.0 + baskets, c.1 + 1);
-            Ok(())
-        };
-        let short_params = named_params! { "snapshot_id": w.snapshot_id, "first": w.first, "last": w.last, "dates": w.gap_list() };
-        let text = if w.long {
-            w.with_winners_params(|params| GOLD_FROM_WINNERS.each(self.store, params, |row| add(row.business_date, row.baskets)))?;
-            None
-        } else if !w.text {
-            GOLD_FROM_SILVER.each(self.store, short_params, |row| add(row.business_date, row.baskets))?;
-            None
+    /// The new silver and gold versions of the dates of `w`. A short write finds the winners once
+    /// (`winners_rows`), keeps them (a few dates: about 17,500 rows a date of the full world),
+    /// appends silver's pointers from them and sums gold's (`GoldSums`). A long one has DuckDB
+    /// insert silver's winners itself, then streams them once more into the sums, keeping none
+    /// (`Rewrite::long`). Gold's sums are then named and inserted. Returns the rows the two
+    /// versions hold per date, (silver's, gold's), and, when `w.text` asks, the new gold version's
+    /// text, a chunk per date with rows, as `version_text` would read it (lines in store_id order,
+    /// the byte order of DuckDB's ORDER BY).
+    pub(crate) fn insert_versions(&mut self, w: &Rewrite) -> Result<(DateRows, Option<Vec<GoldChunk>>)> {
+        let store = self.store;
+        let mut sums = GoldSums::default();
+        if w.long {
+            w.with_winners_params(|params| self.exec("silver insert", &SILVER_INSERT, params))?;
+            w.with_winners_params(|params| WINNERS_ROWS.each_batch(store, params, |b| sums.add(&b)))?;
+            self.step("summing gold")?;
         } else {
+            let winners = w.with_winners_params(|params| WINNERS_ROWS.batches(store, params))?;
+            self.step("finding the winners")?;
+            let silver = ["snapshot_id", "business_date", "file_id", "line", "copies"];
+            store.append_batches("silver", "versions", &silver, &winners).wrap_err("silver insert")?;
+            self.step("silver insert")?;
+            for batch in &winners {
+                sums.add(batch)?;
+            }
+        }
+        let counts = sums.rows_per_date();
+        let job = store.scans.register(std::sync::Arc::new(sums.into_source()?))?;
+        let params = named_params! { "snapshot_id": w.snapshot_id, "job": job.id };
+        let text = if w.text {
             let mut lines: BTreeMap<NaiveDate, Vec<(String, String)>> = BTreeMap::new();
-            GOLD_FROM_SILVER_TEXT.each(self.store, short_params, |row| {
-                add(row.business_date, row.baskets)?;
+            GOLD_FROM_SUMS_TEXT.each(store, params, |row| {
                 lines.entry(row.business_date).or_default().push((row.store_id, row.line));
                 Ok(())
             })?;
@@ -235,7 +246,11 @@ impl Tx<'_> {
                     })
                     .collect(),
             )
+        } else {
+            GOLD_FROM_SUMS.run(store, params)?;
+            None
         };
+        drop(job);
         self.step("gold insert")?;
         Ok((counts, text))
     }
@@ -244,5 +259,150 @@ impl Tx<'_> {
     pub(crate) fn mark_store_changes_applied(&mut self, snapshot_id: i64) -> Result<()> {
         self.exec("recording the store corrections as rebuilt", &STORE_CHANGES_APPLIED, named_params! { "snapshot_id": snapshot_id })
             .map(|_| ())
+    }
+}
+
+/// Gold's rule: per business date and store row, the winners counted (baskets) and their revenue
+/// summed, in 64 bits, checked (a sum past them is an error, never a wrapped total). Every write
+/// of gold sums here; v2.sql names each store row.
+#[derive(Default)]
+struct GoldSums {
+    /// (days since 1970-01-01, store row) -> (baskets, revenue in minor units).
+    cells: std::collections::HashMap<(i32, i32), (i64, i64), std::hash::BuildHasherDefault<PairHasher>>,
+}
+
+impl GoldSums {
+    /// Adds a batch of `winners_rows`.
+    fn add(&mut self, batch: &arrow::record_batch::RecordBatch) -> Result<()> {
+        use arrow::array::AsArray;
+        use arrow::datatypes::{Date32Type, Int32Type, Int64Type};
+        let column = |name: &str| batch.column_by_name(name).ok_or_else(|| eyre!("the winners lack column {name}"));
+        let dates = column("business_date")?.as_primitive_opt::<Date32Type>().ok_or_else(|| eyre!("business_date is not a DATE"))?;
+        let store_rows = column("store_row")?.as_primitive_opt::<Int32Type>().ok_or_else(|| eyre!("store_row is not an INTEGER"))?;
+        let revenue = column("revenue_minor")?.as_primitive_opt::<Int64Type>().ok_or_else(|| eyre!("revenue_minor is not a BIGINT"))?;
+        for ((d, s), r) in dates.values().iter().zip(store_rows.values().iter()).zip(revenue.values().iter()) {
+            let cell = self.cells.entry((*d, *s)).or_default();
+            cell.0 += 1;
+            cell.1 = cell.1.checked_add(*r).ok_or_else(|| {
+                eyre!("the revenue of store row {s} on {} passes 64 bits", date_of(*d).map_or_else(|| d.to_string(), |d| d.to_string()))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Silver's rows (baskets) and gold's rows of each date.
+    fn rows_per_date(&self) -> DateRows {
+        let mut rows = DateRows::new();
+        for (&(d, _), &(baskets, _)) in &self.cells {
+            if let Some(d) = date_of(d) {
+                let r = rows.entry(d).or_default();
+                (r.0, r.1) = (r.0 + baskets, r.1 + 1);
+            }
+        }
+        rows
+    }
+
+    /// The sums as rows for `recount_rows` (business_date, store_row, baskets, revenue_minor),
+    /// by date and store row.
+    fn into_source(self) -> Result<super::scan::Batches> {
+        use arrow::array::{ArrayRef, Date32Array, Int32Array, Int64Array};
+        use arrow::datatypes::{DataType, Field, Schema};
+        let mut cells: Vec<((i32, i32), (i64, i64))> = self.cells.into_iter().collect();
+        cells.sort_unstable();
+        let fields = vec![
+            Field::new("business_date", DataType::Date32, false),
+            Field::new("store_row", DataType::Int32, false),
+            Field::new("baskets", DataType::Int64, false),
+            Field::new("revenue_minor", DataType::Int64, false),
+        ];
+        let columns: Vec<ArrayRef> = vec![
+            std::sync::Arc::new(Date32Array::from_iter_values(cells.iter().map(|c| c.0.0))),
+            std::sync::Arc::new(Int32Array::from_iter_values(cells.iter().map(|c| c.0.1))),
+            std::sync::Arc::new(Int64Array::from_iter_values(cells.iter().map(|c| c.1.0))),
+            std::sync::Arc::new(Int64Array::from_iter_values(cells.iter().map(|c| c.1.1))),
+        ];
+        let batch = arrow::record_batch::RecordBatch::try_new(std::sync::Arc::new(Schema::new(fields.clone())), columns)?;
+        Ok(super::scan::Batches::new(fields, vec![batch]))
+    }
+}
+
+/// A date from Arrow's days since 1970-01-01.
+fn date_of(days: i32) -> Option<NaiveDate> {
+    NaiveDate::from_ymd_opt(1970, 1, 1)?.checked_add_signed(chrono::Duration::days(days.into()))
+}
+
+/// The hash of a (date, store row) key: one multiply per word (FxHash's), several times faster
+/// than the default SipHash over a write's 70,000 winners. The keys are the lab's own numbers,
+/// not an attacker's.
+#[derive(Default)]
+struct PairHasher(u64);
+
+impl std::hash::Hasher for PairHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+
+    fn write_i32(&mut self, i: i32) {
+        self.write_u64(u64::from(i as u32));
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{ArrayRef, AsArray, Date32Array, Int32Array, Int64Array};
+    use arrow::datatypes::{Date32Type, Int32Type, Int64Type};
+    use std::sync::Arc;
+
+    /// Winners as `winners_rows` gives them, gold's three columns only: (days, store row, revenue).
+    fn winners(rows: &[(i32, i32, i64)]) -> arrow::record_batch::RecordBatch {
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            ("business_date", Arc::new(Date32Array::from_iter_values(rows.iter().map(|r| r.0)))),
+            ("store_row", Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.1)))),
+            ("revenue_minor", Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.2)))),
+        ];
+        arrow::record_batch::RecordBatch::try_from_iter(columns).unwrap()
+    }
+
+    #[test]
+    fn gold_sums_count_and_sum_each_dates_store_rows_in_order() {
+        let day = |d: u32| (NaiveDate::from_ymd_opt(2026, 8, d).unwrap() - NaiveDate::from_ymd_opt(1970, 1, 1).unwrap()).num_days() as i32;
+        let mut sums = GoldSums::default();
+        sums.add(&winners(&[(day(15), 7, 1_000), (day(14), 7, 250), (day(15), 2, 5), (day(15), 7, -300)])).unwrap();
+        sums.add(&winners(&[(day(14), 7, 1), (day(15), 2, 20)])).unwrap();
+        let per_date = sums.rows_per_date();
+        let (d14, d15) = (NaiveDate::from_ymd_opt(2026, 8, 14).unwrap(), NaiveDate::from_ymd_opt(2026, 8, 15).unwrap());
+        // (silver's rows: baskets, gold's rows: store rows) per date.
+        assert_eq!(per_date, DateRows::from([(d14, (2, 1)), (d15, (4, 2))]));
+        let source = sums.into_source().unwrap();
+        let (batch, _) = super::super::RowSource::next_rows(&source).unwrap().unwrap();
+        let col = |n: &str| batch.column_by_name(n).unwrap().clone();
+        let dates: Vec<i32> = col("business_date").as_primitive::<Date32Type>().values().to_vec();
+        let rows: Vec<i32> = col("store_row").as_primitive::<Int32Type>().values().to_vec();
+        let baskets: Vec<i64> = col("baskets").as_primitive::<Int64Type>().values().to_vec();
+        let revenue: Vec<i64> = col("revenue_minor").as_primitive::<Int64Type>().values().to_vec();
+        assert_eq!(dates, vec![day(14), day(15), day(15)]);
+        assert_eq!(rows, vec![7, 2, 7]);
+        assert_eq!(baskets, vec![2, 2, 2]);
+        assert_eq!(revenue, vec![251, 25, 700]);
+        assert!(super::super::RowSource::next_rows(&source).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_gold_sum_past_64_bits_is_an_error_not_a_wrapped_total() {
+        let mut sums = GoldSums::default();
+        sums.add(&winners(&[(20_680, 3, i64::MAX - 1), (20_680, 4, i64::MAX)])).unwrap();
+        let err = sums.add(&winners(&[(20_680, 3, 2)])).unwrap_err();
+        assert!(err.to_string().contains("store row 3 on 2026-08-15 passes 64 bits"), "{err}");
     }
 }
