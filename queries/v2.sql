@@ -73,10 +73,10 @@ WHERE copy_rank = 1)
 -- name: winners_rows
 -- The winners of a write (`winners` above), to the caller: silver's columns of each (the
 -- snapshot's id, date, file id, line and copies: silver keeps a winner as a pointer to its bronze
--- row) in silver's order, then what gold sums of it (its store row and revenue). A short write
--- keeps them, appends silver's new version from them as they come (bronze's order: by upload, so
--- nearly by date; every reader of silver filters or groups), and sums gold's
--- (`GoldSums`, src/store/v2.rs): the winners are found once. Silver's insert, then gold's from
+-- row), then what gold sums of it (its store row and revenue). A short write keeps them, sums
+-- gold's (`GoldSums`, src/store/v2.rs) and inserts silver's new version from them as they come
+-- (`silver_from_rows`; bronze's order: by upload, so nearly by date; every reader of silver
+-- filters or groups): the winners are found once. Silver's insert, then gold's from
 -- silver's new rows joined back to bronze, found them twice in effect (docs/performance.md,
 -- "The winners found once"). A long write streams them into gold's sums after `silver_insert`.
 SELECT $snapshot_id::BIGINT AS snapshot_id, business_date, file_id, line, copies::INTEGER AS copies,
@@ -88,6 +88,13 @@ FROM @winners;
 -- which keeps none of them in the process (`Rewrite::long`).
 INSERT INTO silver.versions
 SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies::INTEGER FROM @winners;
+
+-- name: silver_from_rows
+-- A short write's silver: its winners (`winners_rows`), handed back as the caller read them
+-- (`recount_rows($job)`), in their order. 1.2-1.4 ms faster than DuckDB's appender for a forced
+-- 4-date run's 70,000 rows (docs/performance.md).
+INSERT INTO silver.versions
+SELECT snapshot_id, business_date, file_id, line, copies FROM recount_rows($job::BIGINT);
 
 -- name: key_collisions
 SELECT count(*) AS keys FROM bronze.key_collisions;

@@ -341,24 +341,6 @@ impl Store {
         Ok(Running { interrupt: self.conn.interrupt_handle(), progress: self.conn.progress_handle() })
     }
 
-    /// Appends `columns` of each batch (by name, in the table's order) to `schema.table`, through
-    /// DuckDB's appender, in the transaction open on this connection if one is.
-    pub(crate) fn append_batches(
-        &self,
-        schema: &str,
-        table: &str,
-        columns: &[&str],
-        batches: &[arrow::record_batch::RecordBatch],
-    ) -> Result<()> {
-        let mut app = self.conn.appender_to_db(table, schema)?;
-        for batch in batches {
-            let picked = columns.iter().map(|c| batch.schema().index_of(c)).collect::<std::result::Result<Vec<_>, _>>()?;
-            app.append_record_batch(batch.project(&picked)?)?;
-        }
-        app.flush()?;
-        Ok(())
-    }
-
     /// The connection itself, for tests that inspect a lab's tables. recount's own code reads and
     /// writes through the typed statements only.
     #[doc(hidden)]

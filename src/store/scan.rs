@@ -4,8 +4,8 @@
 //! compressing share the cores. The sources in flight belong to the connection (the function's
 //! extra info), not to the process: two labs in one process land independently.
 //!
-//! `recount_rows(job)` is the same scan under the name a write's statements use for rows made in
-//! Rust (`Batches`: gold's sums, v2.sql).
+//! `recount_rows(job)` is the same scan under the name a write's statements use for rows held in
+//! Rust (`Batches`: a short write's winners, gold's sums; v2.sql).
 
 use color_eyre::eyre::{Result, eyre};
 use duckdb::arrow::datatypes::Field;

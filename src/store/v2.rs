@@ -2,7 +2,7 @@
 
 use super::{Exec, GoldChunk, Params, Query, Store, Tx, arrow, row, statements};
 use chrono::NaiveDate;
-use color_eyre::eyre::{Result, WrapErr, eyre};
+use color_eyre::eyre::{Result, eyre};
 use duckdb::named_params;
 use std::collections::BTreeMap;
 
@@ -99,6 +99,7 @@ statements! {
     CURRENT_VERSIONS: Query<CurrentVersion> = v2::CURRENT_VERSIONS;
     WINNERS_ROWS: Query<WinnerRow> = v2::WINNERS_ROWS;
     SILVER_INSERT: Exec = v2::SILVER_INSERT;
+    SILVER_FROM_ROWS: Exec = v2::SILVER_FROM_ROWS;
     KEY_COLLISIONS: Query<KeyCount> = v2::KEY_COLLISIONS;
     GOLD_FROM_SUMS: Exec = v2::GOLD_FROM_SUMS;
     GOLD_FROM_SUMS_TEXT: Query<GoldAddedLine> = v2::GOLD_FROM_SUMS_TEXT;
@@ -169,8 +170,9 @@ pub struct Rewrite<'a> {
     pub key_collisions: bool,
     /// The write rewrites many dates (bulk work: one thread, the lower memory limit). DuckDB
     /// inserts silver's winners, and gold sums them streamed a second time: on a backfill's
-    /// slices of 32 dates, keeping the winners and appending silver from them cost 300-350 ms a
-    /// slice against 240-260, and 125 MiB of peak RSS against 106 (docs/performance.md).
+    /// slices of 32 dates, keeping the winners and appending silver from them (through DuckDB's
+    /// appender) cost 300-350 ms a slice against 240-260, and the backfill 125 MiB of peak RSS
+    /// against 101-106 (docs/performance.md).
     pub long: bool,
     /// A short write returns its dates' new text from gold's insert: the process holds gold's
     /// text and brings it up to date (`snapshot::fingerprint_after`).
@@ -204,7 +206,7 @@ impl Tx<'_> {
 
     /// The new silver and gold versions of the dates of `w`. A short write finds the winners once
     /// (`winners_rows`), keeps them (a few dates: about 17,500 rows a date of the full world),
-    /// appends silver's pointers from them and sums gold's (`GoldSums`). A long one has DuckDB
+    /// sums gold's (`GoldSums`) and inserts silver's pointers from them (`silver_from_rows`). A long one has DuckDB
     /// insert silver's winners itself, then streams them once more into the sums, keeping none
     /// (`Rewrite::long`). Gold's sums are then named and inserted. Returns the rows the two
     /// versions hold per date, (silver's, gold's), and, when `w.text` asks, the new gold version's
@@ -220,12 +222,15 @@ impl Tx<'_> {
         } else {
             let winners = w.with_winners_params(|params| WINNERS_ROWS.batches(store, params))?;
             self.step("finding the winners")?;
-            let silver = ["snapshot_id", "business_date", "file_id", "line", "copies"];
-            store.append_batches("silver", "versions", &silver, &winners).wrap_err("silver insert")?;
-            self.step("silver insert")?;
             for batch in &winners {
                 sums.add(batch)?;
             }
+            if let Some(first) = winners.first() {
+                let fields = first.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+                let job = store.scans.register(std::sync::Arc::new(super::scan::Batches::new(fields, winners)))?;
+                SILVER_FROM_ROWS.run(store, named_params! { "job": job.id })?;
+            }
+            self.step("silver insert")?;
         }
         let counts = sums.rows_per_date();
         let job = store.scans.register(std::sync::Arc::new(sums.into_source()?))?;
