@@ -469,14 +469,39 @@ fn rules_texts() -> impl Iterator<Item = &'static str> {
     sql::FILES.iter().filter(|(file, _)| matches!(*file, "v2" | "snapshot" | "schema")).map(|(_, text)| *text)
 }
 
-/// `rules_digest` of the files' texts, in order.
+/// The Rust code of gold's sums (`v2::GoldSums`), between its marks in src/store/v2.rs.
+fn gold_rule_code() -> &'static str {
+    rule_code(include_str!("v2.rs"))
+}
+
+/// The code between the lines `// gold's rule: begin` and `// gold's rule: end` of `source`
+/// (all of it, should the marks be missing: a digest that changes too often is safe).
+fn rule_code(source: &str) -> &str {
+    let begin = source.find("// gold's rule: begin").unwrap_or(0);
+    let end = source[begin..].find("// gold's rule: end").map_or(source.len(), |e| begin + e);
+    &source[begin..end]
+}
+
+/// `rules_digest` of the SQL files' texts, in order, and of gold's Rust code.
 fn digest_of<'a>(texts: impl Iterator<Item = &'a str>) -> String {
+    digest_with(texts, gold_rule_code())
+}
+
+fn digest_with<'a>(texts: impl Iterator<Item = &'a str>, rust: &str) -> String {
     use md5::Digest;
     let mut h = md5::Md5::new();
     for text in texts {
         h.update(sql_for_digest(text).as_bytes());
     }
+    h.update(rust_for_digest(rust).as_bytes());
     hex(&h.finalize())[..8].to_string()
+}
+
+/// Rust code without its lines that are only a comment (`//`, `///`), each run of whitespace one
+/// space: an edit to a comment or to the layout leaves the digest as it was. A comment at the end
+/// of a line of code counts (more often than needed, which is safe).
+fn rust_for_digest(code: &str) -> String {
+    code.lines().filter(|l| !l.trim_start().starts_with("//")).flat_map(str::split_whitespace).collect::<Vec<_>>().join(" ")
 }
 
 /// SQL text without its `--` comments, each run of whitespace one space, outside quoted
@@ -551,6 +576,23 @@ mod tests {
         assert_eq!(digest_of(commented.iter().map(String::as_str)), rules_digest());
         let changed: Vec<String> = files.iter().map(|t| t.replace("in_window(upload_date", "in_window(uploaded_at")).collect();
         assert_ne!(digest_of(changed.iter().map(String::as_str)), rules_digest());
+    }
+
+    #[test]
+    fn the_rules_digest_covers_gold_sums_rust_code_but_not_its_comments() {
+        let code = gold_rule_code();
+        assert!(code.contains("fn add(") && code.contains("checked_add"), "the marks lost gold's sums: {code}");
+        assert!(!code.contains("fn date_of("), "the end mark is gone: {code}");
+        let sql = || rules_texts();
+        assert_eq!(digest_with(sql(), code), rules_digest());
+        let commented = code.replace("\n    fn add(", "\n    // a note\n    fn  add(");
+        assert_ne!(commented, code);
+        assert_eq!(digest_with(sql(), &commented), rules_digest());
+        let changed = code.replace("cell.0 += 1;", "cell.0 += 2;");
+        assert_ne!(changed, code);
+        assert_ne!(digest_with(sql(), &changed), rules_digest());
+        // Without its marks, the whole file counts.
+        assert_eq!(rule_code("fn a() {}"), "fn a() {}");
     }
 
     fn shapes() -> Vec<Shape> {

@@ -267,6 +267,9 @@ impl Tx<'_> {
     }
 }
 
+// gold's rule: begin. The rules digest in every input hash covers the code from here to the end
+// mark, as it covers v2.sql (`store::rules_digest`): a changed rule rebuilds every date.
+
 /// Gold's rule: per business date and store row, the winners counted (baskets) and their revenue
 /// summed, in 64 bits, checked (a sum past them is an error, never a wrapped total). Every write
 /// of gold sums here; v2.sql names each store row.
@@ -330,6 +333,8 @@ impl GoldSums {
         Ok(super::scan::Batches::new(fields, vec![batch]))
     }
 }
+
+// gold's rule: end.
 
 /// A date from Arrow's days since 1970-01-01.
 fn date_of(days: i32) -> Option<NaiveDate> {
