@@ -18,7 +18,7 @@ CREATE OR REPLACE MACRO files_as_of(s) AS TABLE
 -- (and its store row's number, as copies_of's rows).
 CREATE OR REPLACE MACRO events_as_of(s) AS TABLE
     SELECT e.*, f.file, f.file_rank FROM bronze.event_rows e
-    JOIN (SELECT file_id, file, rank() OVER (PARTITION BY upload_date ORDER BY file) AS file_rank FROM files_as_of(s)) f
+    JOIN (SELECT file_id, file, rank() OVER (ORDER BY upload_date, file) AS file_rank FROM files_as_of(s)) f
     USING (file_id);
 
 -- name: uploads
