@@ -206,9 +206,9 @@ impl Tx<'_> {
 
     /// The new silver and gold versions of the dates of `w`. A short write finds the winners once
     /// (`winners_rows`), keeps them (a few dates: about 17,500 rows a date of the full world),
-    /// sums gold's (`GoldSums`) and inserts silver's pointers from them (`silver_from_rows`). A long one has DuckDB
-    /// insert silver's winners itself, then streams them once more into the sums, keeping none
-    /// (`Rewrite::long`). Gold's sums are then named and inserted. Returns the rows the two
+    /// sums gold's (`GoldSums`) and inserts silver's pointers from them (`silver_from_rows`). A
+    /// long one has DuckDB insert silver's winners itself, then streams them once more into the
+    /// sums, keeping none (`Rewrite::long`). Gold's sums are then named and inserted. Returns the rows the two
     /// versions hold per date, (silver's, gold's), and, when `w.text` asks, the new gold version's
     /// text, a chunk per date with rows, as `version_text` would read it (lines in store_id order,
     /// the byte order of DuckDB's ORDER BY).
@@ -232,7 +232,7 @@ impl Tx<'_> {
             }
             self.step("silver insert")?;
         }
-        let counts = sums.rows_per_date();
+        let counts = sums.rows_per_date()?;
         let job = store.scans.register(std::sync::Arc::new(sums.into_source()?))?;
         let params = named_params! { "snapshot_id": w.snapshot_id, "job": job.id };
         let text = if w.text {
@@ -299,15 +299,14 @@ impl GoldSums {
     }
 
     /// Silver's rows (baskets) and gold's rows of each date.
-    fn rows_per_date(&self) -> DateRows {
+    fn rows_per_date(&self) -> Result<DateRows> {
         let mut rows = DateRows::new();
         for (&(d, _), &(baskets, _)) in &self.cells {
-            if let Some(d) = date_of(d) {
-                let r = rows.entry(d).or_default();
-                (r.0, r.1) = (r.0 + baskets, r.1 + 1);
-            }
+            let d = date_of(d).ok_or_else(|| eyre!("a winner's business date ({d} days after 1970-01-01) is past chrono's range"))?;
+            let r = rows.entry(d).or_default();
+            (r.0, r.1) = (r.0 + baskets, r.1 + 1);
         }
-        rows
+        Ok(rows)
     }
 
     /// The sums as rows for `recount_rows` (business_date, store_row, baskets, revenue_minor),
@@ -341,9 +340,9 @@ fn date_of(days: i32) -> Option<NaiveDate> {
     NaiveDate::from_ymd_opt(1970, 1, 1)?.checked_add_signed(chrono::Duration::days(days.into()))
 }
 
-/// The hash of a (date, store row) key: one multiply per word (FxHash's), several times faster
-/// than the default SipHash over a write's 70,000 winners. The keys are the lab's own numbers,
-/// not an attacker's.
+/// The hash of a (date, store row) key: one multiply per word (FxHash's), in place of the default
+/// SipHash's rounds for each of a write's 70,000 winners. The keys are the lab's own numbers, not
+/// an attacker's.
 #[derive(Default)]
 struct PairHasher(u64);
 
@@ -390,7 +389,7 @@ mod tests {
         let mut sums = GoldSums::default();
         sums.add(&winners(&[(day(15), 7, 1_000), (day(14), 7, 250), (day(15), 2, 5), (day(15), 7, -300)])).unwrap();
         sums.add(&winners(&[(day(14), 7, 1), (day(15), 2, 20)])).unwrap();
-        let per_date = sums.rows_per_date();
+        let per_date = sums.rows_per_date().unwrap();
         let (d14, d15) = (NaiveDate::from_ymd_opt(2026, 8, 14).unwrap(), NaiveDate::from_ymd_opt(2026, 8, 15).unwrap());
         // (silver's rows: baskets, gold's rows: store rows) per date.
         assert_eq!(per_date, DateRows::from([(d14, (2, 1)), (d15, (4, 2))]));
