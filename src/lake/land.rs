@@ -10,7 +10,7 @@ use crate::store::arrow::array::{
 };
 use crate::store::arrow::datatypes::{DataType, Field, TimeUnit};
 use crate::store::arrow::record_batch::RecordBatch;
-use crate::store::{CellRecord, FileRecord, QuarantineRecord, StoreRow, Tx};
+use crate::store::{CellRecord, FileRecord, QuarantineRecord, StoreRow, Tx, arrow_days};
 use chrono::{NaiveDate, Utc};
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use std::collections::HashMap;
@@ -303,8 +303,8 @@ fn row_digest(e: &PosEvent, buf: &mut Vec<u8>) -> u64 {
     }
     buf.extend_from_slice(&e.event_ts.timestamp_nanos_opt().unwrap_or(i64::MIN).to_le_bytes());
     buf.extend_from_slice(&e.uploaded_at.timestamp_nanos_opt().unwrap_or(i64::MIN).to_le_bytes());
-    buf.extend_from_slice(&days(e.upload_date).to_le_bytes());
-    buf.extend_from_slice(&days(e.business_date).to_le_bytes());
+    buf.extend_from_slice(&arrow_days(e.upload_date).to_le_bytes());
+    buf.extend_from_slice(&arrow_days(e.business_date).to_le_bytes());
     buf.extend_from_slice(&e.revenue_minor.to_le_bytes());
     xxhash_rust::xxh3::xxh3_64(buf)
 }
@@ -419,8 +419,8 @@ impl<'s> EventColumns<'s> {
         self.till_id.append_value(&e.till_id);
         self.event_ts.append_value(event_ts);
         self.uploaded_at.append_value(uploaded_at);
-        self.upload_date.append_value(days(e.upload_date));
-        self.business_date.append_value(days(e.business_date));
+        self.upload_date.append_value(arrow_days(e.upload_date));
+        self.business_date.append_value(arrow_days(e.business_date));
         self.revenue.append_value(e.revenue_minor);
         self.tenders.append_value(e.tenders.min(i16::MAX as u32) as i16);
         self.file_id.append_value(file_id);
@@ -1105,14 +1105,6 @@ fn staged_path(dest: &Path) -> PathBuf {
     dest.with_file_name(name)
 }
 
-/// Days since 1970-01-01 (Arrow's and DuckDB's DATE), four times a row: from the day count since
-/// year 1, without building the epoch's date and a duration each time.
-fn days(d: NaiveDate) -> i32 {
-    use chrono::Datelike;
-    const EPOCH_FROM_CE: i32 = 719_163; // NaiveDate 1970-01-01's num_days_from_ce()
-    d.num_days_from_ce() - EPOCH_FROM_CE
-}
-
 /// One landing's files, handed to DuckDB's `recount_parse(job)` scan. DuckDB calls the scan from
 /// each of its threads; a thread takes a file, parses it, copies it into the raw zone (staged,
 /// renamed after COMMIT) and returns its rows a vector at a time.
@@ -1337,19 +1329,6 @@ mod tests {
         // Lanes 0..4 and 4..8: threads one and two share lane 0, thread three has lane 1 and,
         // once it is empty, takes from the back of lane 0.
         assert_eq!(got, (Some(0), Some(3), vec![4, 5, 6, 7, 2, 1]));
-    }
-
-    #[test]
-    fn days_count_from_1970() {
-        let epoch = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap();
-        for d in [
-            epoch,
-            NaiveDate::from_ymd_opt(2026, 10, 25).unwrap(),
-            NaiveDate::from_ymd_opt(1969, 12, 31).unwrap(),
-            NaiveDate::from_ymd_opt(2262, 4, 11).unwrap(),
-        ] {
-            assert_eq!(days(d) as i64, (d - epoch).num_days(), "{d}");
-        }
     }
 
     #[test]

@@ -20,6 +20,22 @@ use std::sync::{Arc, Mutex};
 /// that the store stays the only code that names duckdb).
 pub use duckdb::arrow;
 
+/// Chrono's day count from year 1 of 1970-01-01 (`num_days_from_ce`): Arrow's and DuckDB's DATE
+/// counts days from there.
+const EPOCH_FROM_CE: i32 = 719_163;
+
+/// A date as Arrow's DATE, days since 1970-01-01: from the day count since year 1, without
+/// building the epoch's date and a duration each time (a landing does it four times a row).
+pub fn arrow_days(d: chrono::NaiveDate) -> i32 {
+    use chrono::Datelike;
+    d.num_days_from_ce() - EPOCH_FROM_CE
+}
+
+/// The date of Arrow's DATE `days` (None: past chrono's range).
+pub fn arrow_date(days: i32) -> Option<chrono::NaiveDate> {
+    chrono::NaiveDate::from_num_days_from_ce_opt(days.checked_add(EPOCH_FROM_CE)?)
+}
+
 /// What a landing hands the scan: batches of bronze rows, made on DuckDB's threads.
 pub trait RowSource: Send + Sync {
     /// The columns of every batch, in the table's order.
@@ -164,5 +180,26 @@ impl VTab for ParseScan {
 
     fn parameters() -> Option<Vec<LogicalTypeHandle>> {
         Some(vec![LogicalTypeHandle::from(LogicalTypeId::Bigint)])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::NaiveDate;
+
+    #[test]
+    fn arrow_days_count_from_1970_both_ways() {
+        let epoch = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap();
+        for d in [
+            epoch,
+            NaiveDate::from_ymd_opt(2026, 10, 25).unwrap(),
+            NaiveDate::from_ymd_opt(1969, 12, 31).unwrap(),
+            NaiveDate::from_ymd_opt(2262, 4, 11).unwrap(),
+        ] {
+            assert_eq!(arrow_days(d) as i64, (d - epoch).num_days(), "{d}");
+            assert_eq!(arrow_date(arrow_days(d)), Some(d));
+        }
+        assert_eq!(arrow_date(i32::MAX), None);
     }
 }

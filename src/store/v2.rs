@@ -292,7 +292,10 @@ impl GoldSums {
             let cell = self.cells.entry((*d, *s)).or_default();
             cell.0 += 1;
             cell.1 = cell.1.checked_add(*r).ok_or_else(|| {
-                eyre!("the revenue of store row {s} on {} passes 64 bits", date_of(*d).map_or_else(|| d.to_string(), |d| d.to_string()))
+                eyre!(
+                    "the revenue of store row {s} on {} passes 64 bits",
+                    super::arrow_date(*d).map_or_else(|| d.to_string(), |d| d.to_string())
+                )
             })?;
         }
         Ok(())
@@ -302,7 +305,8 @@ impl GoldSums {
     fn rows_per_date(&self) -> Result<DateRows> {
         let mut rows = DateRows::new();
         for (&(d, _), &(baskets, _)) in &self.cells {
-            let d = date_of(d).ok_or_else(|| eyre!("a winner's business date ({d} days after 1970-01-01) is past chrono's range"))?;
+            let d =
+                super::arrow_date(d).ok_or_else(|| eyre!("a winner's business date ({d} days after 1970-01-01) is past chrono's range"))?;
             let r = rows.entry(d).or_default();
             (r.0, r.1) = (r.0 + baskets, r.1 + 1);
         }
@@ -334,11 +338,6 @@ impl GoldSums {
 }
 
 // gold's rule: end.
-
-/// A date from Arrow's days since 1970-01-01.
-fn date_of(days: i32) -> Option<NaiveDate> {
-    NaiveDate::from_ymd_opt(1970, 1, 1)?.checked_add_signed(chrono::Duration::days(days.into()))
-}
 
 /// The hash of a (date, store row) key: one multiply per word (FxHash's), in place of the default
 /// SipHash's rounds for each of a write's 70,000 winners. The keys are the lab's own numbers, not
