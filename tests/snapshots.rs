@@ -11,7 +11,12 @@ use recount::lake::{land, v2};
 use recount::reports::{self, history};
 
 fn count(lab: &recount::lake::Lab, sql: &str) -> i64 {
-    lab.store().connection_for_tests().query_row(sql, [], |r| r.get(0)).unwrap()
+    count_bound(lab, sql, [])
+}
+
+/// `count` with the query's values bound (`?`), not formatted into its text.
+fn count_bound(lab: &recount::lake::Lab, sql: &str, params: impl duckdb::Params) -> i64 {
+    lab.store().connection_for_tests().query_row(sql, params, |r| r.get(0)).unwrap()
 }
 
 /// The fingerprint a record carries is DuckDB's over all of gold, hashed whole.
@@ -26,6 +31,14 @@ fn daily(dir: &std::path::Path, upto: usize) -> recount::lake::Lab {
         land::land(&mut lab, small_world(), &[u]).unwrap();
         v2::run_upload(&lab, u, TriggerKind::Daily, opts()).unwrap();
     }
+    lab
+}
+
+/// A lab of the small world, landed whole and built in one pass.
+fn backfilled(dir: &std::path::Path) -> recount::lake::Lab {
+    let mut lab = open_lab(dir);
+    land_all(&mut lab, small_world());
+    v2::run_range(&lab, &uploads(small_world()), opts()).unwrap();
     lab
 }
 
@@ -304,10 +317,7 @@ fn evidence_files_hold_the_snapshot_map_the_gold_rows_and_proof_other_dates_were
     let gold = read(&format!("gold_{d}.json"));
     let rows = gold["rows"].as_array().unwrap();
     let gold_baskets: i64 = rows.iter().map(|r| r["baskets"].as_i64().unwrap()).sum();
-    assert_eq!(
-        gold_baskets,
-        count(&lab, &format!("SELECT sum(baskets)::BIGINT FROM gold.daily_store_sales WHERE business_date = DATE '{d}'"))
-    );
+    assert_eq!(gold_baskets, count_bound(&lab, "SELECT sum(baskets)::BIGINT FROM gold.daily_store_sales WHERE business_date = ?", [d]));
     let cmp = read(&format!("comparison_{d}.json"));
     assert!(cmp["diff"]["countries"].as_array().unwrap().iter().all(|c| c["parts_sum_to_change"] == true));
     let others = cmp["other_dates"].as_array().unwrap();
@@ -484,7 +494,7 @@ fn a_write_hashes_gold_from_the_state_before_its_first_date_and_never_from_a_sta
     let ups = uploads(small_world());
     let (early, late) = ups.split_at(ups.len() - 3);
     let states_of =
-        |lab: &recount::lake::Lab, id: i64| count(lab, &format!("SELECT count(*) FROM audit.gold_prefix WHERE snapshot_id = {id}"));
+        |lab: &recount::lake::Lab, id: i64| count_bound(lab, "SELECT count(*) FROM audit.gold_prefix WHERE snapshot_id = ?", [id]);
     let gold_dates = |lab: &recount::lake::Lab| count(lab, "SELECT count(DISTINCT business_date) FROM gold.daily_store_sales");
     {
         let mut lab = open_lab(dir.path());
@@ -539,7 +549,7 @@ fn a_write_that_leaves_its_text_as_it_was_keeps_the_fingerprint_and_carries_only
     let ups = uploads(small_world());
     let (early, late) = ups.split_at(ups.len() - 1);
     let states_from = |lab: &recount::lake::Lab, id: i64, d: chrono::NaiveDate| {
-        count(lab, &format!("SELECT count(*) FROM audit.gold_prefix WHERE snapshot_id = {id} AND business_date >= DATE '{d}'"))
+        count_bound(lab, "SELECT count(*) FROM audit.gold_prefix WHERE snapshot_id = ? AND business_date >= ?", duckdb::params![id, d])
     };
     let forced = v2::V2Options { force: true, ..opts() };
     let d = {
@@ -568,7 +578,7 @@ fn a_write_that_leaves_its_text_as_it_was_keeps_the_fingerprint_and_carries_only
         fingerprint_is_duckdbs(&lab, &run);
         assert_ne!(run.fingerprint, rebuilt.fingerprint);
         sql("DELETE FROM audit.gold_prefix; INSERT INTO audit.gold_prefix SELECT * FROM states_before");
-        let stale = count(&lab, &format!("SELECT count(*) FROM audit.gold_prefix WHERE business_date > DATE '{d}'"));
+        let stale = count_bound(&lab, "SELECT count(*) FROM audit.gold_prefix WHERE business_date > ?", [d]);
         assert!(stale > 0, "{stale}");
         let again = v2::rebuild_dates(&lab, &[d], forced).unwrap().snapshot;
         fingerprint_is_duckdbs(&lab, &again);
@@ -595,9 +605,7 @@ fn a_date_with_late_baskets(lab: &recount::lake::Lab) -> chrono::NaiveDate {
 fn reopening_takes_a_closed_dates_late_rows_in_keeps_its_window_and_rolls_back() {
     use recount::lake::reopen::{self, Decision};
     let dir = tempdir();
-    let mut lab = open_lab(dir.path());
-    land_all(&mut lab, small_world());
-    v2::run_range(&lab, &uploads(small_world()), opts()).unwrap();
+    let lab = backfilled(dir.path());
     let d = a_date_with_late_baskets(&lab);
     let before_reopen = snapshot::head(&lab).unwrap().unwrap();
     let fingerprint_before = fingerprint(&lab);
@@ -665,9 +673,7 @@ fn a_write_whose_windows_interleave_writes_each_dates_gold_once() {
     // under 3 days, the outer two under 4. One forced write rebuilds them a window at a time, the
     // 4-day group's first and last date around the 3-day one, written first in the same snapshot.
     let dir = tempdir();
-    let mut lab = open_lab(dir.path());
-    land_all(&mut lab, small_world());
-    v2::run_range(&lab, &uploads(small_world()), opts()).unwrap();
+    let lab = backfilled(dir.path());
     let dates = lab.store().business_dates().unwrap();
     let [a, b, c] = [dates[5], dates[6], dates[7]];
     let keep = |d: chrono::NaiveDate, days: u32| {
@@ -696,17 +702,15 @@ fn a_write_whose_windows_interleave_writes_each_dates_gold_once() {
     let together = v2::rebuild_dates(&lab, &[a, b, c], forced).unwrap();
     assert_eq!(together.snapshot.dates_rewritten, 3);
     let kept = |days: u32| {
-        let sql =
-            format!("SELECT count(*) FROM audit.date_windows WHERE snapshot_id = {} AND late_days = {days}", together.snapshot.snapshot_id);
-        count(&lab, &sql)
+        let sql = "SELECT count(*) FROM audit.date_windows WHERE snapshot_id = ? AND late_days = ?";
+        count_bound(&lab, sql, duckdb::params![together.snapshot.snapshot_id, days])
     };
     assert_eq!((kept(3), kept(4)), (1, 2), "the write kept both windows: two groups");
     let once = gold(&lab);
-    let stores = count(
+    let stores = count_bound(
         &lab,
-        &format!(
-            "SELECT count(DISTINCT (business_date, store_id)) FROM gold.daily_store_sales WHERE business_date BETWEEN '{a}' AND '{c}'"
-        ),
+        "SELECT count(DISTINCT (business_date, store_id)) FROM gold.daily_store_sales WHERE business_date BETWEEN ? AND ?",
+        [a, c],
     );
     assert_eq!(once.len() as i64, stores, "one gold row per date and store");
     let middle = together.dates.iter().find(|o| o.business_date == b).unwrap();
