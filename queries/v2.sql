@@ -47,10 +47,12 @@ WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
 -- $key_collisions is true in a lab where some do, and basket_id then tells them apart too
 -- (partitioning by the key is faster: docs/performance.md). A key bronze.multi_copies does not
 -- list has one copy in all of bronze, so its row is its basket's winner with one copy; only the
--- listed keys' rows are ranked (about 3% of a date's rows, and the window cost most of the
--- statement: docs/performance.md). $first..$last are the first and last changed date (bounds
--- for zone maps), $dates the changed dates (a list; NULL when they are every date of
--- $first..$last, as in most runs).
+-- listed keys' rows are ranked (about 3% of a date's rows): grouped by basket, the winner is the
+-- copy whose @copy_order, compared as one row of those columns, is least (`arg_min`; the rank
+-- in each basket's window it replaced took 4-8 ms more of a forced 4-date run:
+-- docs/performance.md). No two current rows share a file rank and line, so no two copies tie.
+-- $first..$last are the first and last changed date (bounds for zone maps), $dates the changed
+-- dates (a list; NULL when they are every date of $first..$last, as in most runs).
 (WITH candidates AS NOT MATERIALIZED (
     SELECT * FROM bronze.current_event_rows
     WHERE in_window(upload_date, business_date, $late_days::INTEGER)
@@ -61,14 +63,12 @@ multi AS (SELECT basket_key FROM bronze.multi_copies WHERE business_date BETWEEN
 SELECT business_date, file_id, line, 1 AS copies, store_row, revenue_minor FROM candidates
 WHERE basket_key NOT IN (SELECT basket_key FROM multi)
 UNION ALL
-SELECT business_date, file_id, line, copies, store_row, revenue_minor FROM (
-    SELECT business_date, file_id, line, store_row, revenue_minor,
-           count(*) OVER baskets AS copies,
-           row_number() OVER (baskets ORDER BY @copy_order) AS copy_rank
+SELECT w.business_date, w.file_id, w.line, copies, w.store_row, w.revenue_minor FROM (
+    SELECT arg_min(struct_pack(business_date, file_id, line, store_row, revenue_minor), row(@copy_order)) AS w,
+           count(*) AS copies
     FROM candidates
     WHERE basket_key IN (SELECT basket_key FROM multi)
-    WINDOW baskets AS (PARTITION BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END))
-WHERE copy_rank = 1)
+    GROUP BY basket_key, CASE WHEN $key_collisions::BOOLEAN THEN basket_id END))
 
 -- name: winners_rows
 -- The winners of a write (`winners` above), to the caller: silver's columns of each (the
