@@ -42,7 +42,7 @@ WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
 -- first copy in @copy_order among the current file versions' rows in window $late_days, with the
 -- copies it won over and the columns gold sums (its store row's number: gold names the store
 -- after summing, so no row pays for a store's strings). Silver keeps each as a pointer (file id,
--- line), and gold sums them (`winners_rows`): both read the rule from here.
+-- line), and gold sums them (`winners_rows`, `silver_insert`): both read the rule from here.
 -- Baskets are told apart by basket_key, which landing checks no two basket_ids share;
 -- $key_collisions is true in a lab where some do, and basket_id then tells them apart too
 -- (partitioning by the key is faster: docs/performance.md). A key bronze.multi_copies does not
@@ -73,20 +73,24 @@ SELECT w.business_date, w.file_id, w.line, copies, w.store_row, w.revenue_minor 
 -- name: winners_rows
 -- The winners of a write (`winners` above), to the caller: silver's columns of each (the
 -- snapshot's id, date, file id, line and copies: silver keeps a winner as a pointer to its bronze
--- row), then what gold sums of it (its store row and revenue). Every write keeps them (a slice
--- of its dates at a time: ROWS_PER_INSERT in src/lake/v2.rs), sums gold's (`GoldSums`,
--- src/store/v2.rs) and inserts silver's new version from them as they come (`silver_from_rows`;
--- bronze's order: by upload, so nearly by date; every reader of silver filters or groups): the
--- winners are found once. Silver's insert, then gold's from silver's new rows joined back to
--- bronze, found them twice in effect, and so did a long write's insert by DuckDB followed by a
--- second stream of the winners into gold's sums (docs/performance.md, "The winners found once"
--- and "A backfill finds its winners once").
+-- row), then what gold sums of it (its store row and revenue). A short write keeps them, sums
+-- gold's (`GoldSums`, src/store/v2.rs) and inserts silver's new version from them as they come
+-- (`silver_from_rows`; bronze's order: by upload, so nearly by date; every reader of silver
+-- filters or groups): the winners are found once. Silver's insert, then gold's from
+-- silver's new rows joined back to bronze, found them twice in effect (docs/performance.md,
+-- "The winners found once"). A long write streams them into gold's sums after `silver_insert`.
 SELECT $snapshot_id::BIGINT AS snapshot_id, business_date, file_id, line, copies::INTEGER AS copies,
        store_row, revenue_minor
 FROM @winners;
 
+-- name: silver_insert
+-- A long write's silver (bulk work: one thread, 32 MB): the winners inserted by DuckDB itself,
+-- which keeps none of them in the process (`Rewrite::long`).
+INSERT INTO silver.versions
+SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies::INTEGER FROM @winners;
+
 -- name: silver_from_rows
--- A write's silver: its winners (`winners_rows`), handed back as the caller read them
+-- A short write's silver: its winners (`winners_rows`), handed back as the caller read them
 -- (`recount_rows($job)`), in their order. 1.2-1.4 ms faster than DuckDB's appender for a forced
 -- 4-date run's 70,000 rows (docs/performance.md).
 INSERT INTO silver.versions

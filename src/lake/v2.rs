@@ -458,9 +458,7 @@ fn write_dates<'c>(
     let mut text = with_text.then(Vec::new);
     for (&(late_days, kept), ds) in groups {
         let changed: Vec<NaiveDate> = ds.iter().copied().filter(|d| changed.binary_search(d).is_ok()).collect();
-        let input_rows = |d: NaiveDate| outcomes.iter().find(|o| o.business_date == d).map_or(0, |o| o.input_rows);
-        let cuts = slices(&changed, input_rows, ROWS_PER_INSERT);
-        for slice in cuts {
+        for slice in changed.chunks(DATES_PER_INSERT) {
             let (Some(&first), Some(&last)) = (slice.first(), slice.last()) else { continue };
             let date_list = crate::store::date_list(slice);
             let w = Rewrite {
@@ -471,6 +469,7 @@ fn write_dates<'c>(
                 dates: &date_list,
                 gaps: (last - first).num_days() + 1 != slice.len() as i64,
                 key_collisions,
+                long,
                 text: with_text,
             };
             let slice_text = write_versions(tx, &w, slice, outcomes)?;
@@ -495,33 +494,10 @@ fn write_dates<'c>(
     snapshot::insert_record(lab, tx, record)
 }
 
-/// The most input rows (every copy in the window of the slice's dates) one silver and gold insert
-/// rewrites, unless one date alone has more. The process holds a slice's winners while it sums
-/// gold and inserts silver (`Tx::insert_versions`): about 10 MB for this many rows, whatever the
-/// lab's size. On the full world it cuts a backfill into slices of 16 dates; DuckDB's window over a
-/// slice's copies fits bulk work's 32 MB on one thread (32 dates did, 64 did not: docs/performance.md,
-/// "Bulk work in 32 MB"). Slices of 32 dates held 20 MB of winners and peaked at 129-130 MiB.
-const ROWS_PER_INSERT: i64 = 300_000;
-
-/// `dates` (sorted) cut into runs of consecutive dates whose `rows` add up to at most `limit`;
-/// a date with more rows than that is a slice of its own. Every date is in exactly one slice, in
-/// order.
-fn slices(dates: &[NaiveDate], rows: impl Fn(NaiveDate) -> i64, limit: i64) -> Vec<&[NaiveDate]> {
-    let mut out = Vec::new();
-    let (mut start, mut total) = (0, 0i64);
-    for (i, &d) in dates.iter().enumerate() {
-        let r = rows(d).max(0);
-        if i > start && total.saturating_add(r) > limit {
-            out.push(&dates[start..i]);
-            (start, total) = (i, 0);
-        }
-        total = total.saturating_add(r);
-    }
-    if start < dates.len() {
-        out.push(&dates[start..]);
-    }
-    out
-}
+/// The most dates one silver and gold insert rewrites. On one thread, a slice of 32 dates of the
+/// full world fits a 24 MB memory limit and one of 64 did not, so bulk work's 32 MB leaves room
+/// (docs/performance.md, "Bulk work in 32 MB").
+const DATES_PER_INSERT: usize = 32;
 
 /// The new silver and gold versions of the dates of `w`, and the rows each holds. Returns the
 /// new text of the dates a short write wrote (`Tx::insert_versions`).
@@ -531,29 +507,4 @@ fn write_versions(tx: &mut Tx, w: &Rewrite, slice: &[NaiveDate], outcomes: &mut 
         (o.silver_added, o.gold_added) = counts.get(&o.business_date).copied().unwrap_or((0, 0));
     }
     Ok(text)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slices_keep_each_date_once_in_order_within_the_row_limit() {
-        let day = |i: i64| NaiveDate::from_ymd_opt(2026, 8, 1).unwrap() + chrono::Duration::days(i);
-        let dates: Vec<NaiveDate> = (0..10).map(day).collect();
-        // Rows per date: 100, 200, ..., except a date with more than the limit alone.
-        let rows = |d: NaiveDate| if d == day(6) { 5_000 } else { 100 * ((d - day(0)).num_days() + 1) };
-        let cut = slices(&dates, rows, 1_000);
-        let rejoined: Vec<NaiveDate> = cut.iter().flat_map(|s| s.iter().copied()).collect();
-        assert_eq!(rejoined, dates, "every date once, in order");
-        for s in &cut {
-            let total: i64 = s.iter().map(|&d| rows(d)).sum();
-            assert!(s.len() == 1 || total <= 1_000, "{s:?} holds {total} rows");
-        }
-        // 100+200+300+400 = 1,000 fits; 500 starts the next, 600 would pass 1,000 with it.
-        let lens: Vec<usize> = cut.iter().map(|s| s.len()).collect();
-        assert_eq!(lens, vec![4, 1, 1, 1, 1, 1, 1]);
-        assert_eq!(cut[3], &[day(6)][..], "the date past the limit is a slice of its own");
-        assert!(slices(&[], rows, 1_000).is_empty());
-    }
 }

@@ -162,6 +162,17 @@ impl<R: FromRow> Query<R> {
         Ok(batches)
     }
 
+    /// The rows as a stream of Arrow batches, each handed to `f` as DuckDB makes it.
+    fn each_batch(&self, store: &Store, params: Params, mut f: impl FnMut(arrow::record_batch::RecordBatch) -> Result<()>) -> Result<()> {
+        let started = std::time::Instant::now();
+        let mut stmt = store.conn.prepare_cached(self.stmt.sql).map_err(|e| failed(self.stmt, e))?;
+        for batch in stmt.stream_arrow(params).map_err(|e| failed(self.stmt, e))? {
+            f(batch.map_err(|e| failed(self.stmt, e))?)?;
+        }
+        crate::progress::profile_statement(self.stmt.file, self.stmt.name, started);
+        Ok(())
+    }
+
     fn all(&self, store: &Store, params: Params) -> Result<Vec<R>> {
         let mut out = Vec::new();
         self.each(store, params, |r| {

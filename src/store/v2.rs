@@ -98,6 +98,7 @@ statements! {
     INPUT_CELLS: Query<InputCell> = v2::INPUT_CELLS;
     CURRENT_VERSIONS: Query<CurrentVersion> = v2::CURRENT_VERSIONS;
     WINNERS_ROWS: Query<WinnerRow> = v2::WINNERS_ROWS;
+    SILVER_INSERT: Exec = v2::SILVER_INSERT;
     SILVER_FROM_ROWS: Exec = v2::SILVER_FROM_ROWS;
     KEY_COLLISIONS: Query<KeyCount> = v2::KEY_COLLISIONS;
     GOLD_FROM_SUMS: Exec = v2::GOLD_FROM_SUMS;
@@ -167,6 +168,12 @@ pub struct Rewrite<'a> {
     pub gaps: bool,
     /// Some basket keys are shared by two basket_ids: tell baskets apart by basket_id too.
     pub key_collisions: bool,
+    /// The write rewrites many dates (bulk work: one thread, the lower memory limit). DuckDB
+    /// inserts silver's winners, and gold sums them streamed a second time: on a backfill's
+    /// slices of 32 dates, keeping the winners and appending silver from them (through DuckDB's
+    /// appender) cost 300-350 ms a slice against 240-260, and the backfill 125 MiB of peak RSS
+    /// against 101-106 (docs/performance.md).
+    pub long: bool,
     /// A short write returns its dates' new text from gold's insert: the process holds gold's
     /// text and brings it up to date (`snapshot::fingerprint_after`).
     pub text: bool,
@@ -197,27 +204,34 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// The new silver and gold versions of the dates of `w`. The winners are found once
-    /// (`winners_rows`) and kept (a slice's: `ROWS_PER_INSERT` in lake/v2.rs bounds them); gold's
-    /// sums are made from them (`GoldSums`) and silver's pointers inserted from them
-    /// (`silver_from_rows`). Gold's sums are then named and inserted. Returns the rows the two
+    /// The new silver and gold versions of the dates of `w`. A short write finds the winners once
+    /// (`winners_rows`), keeps them (a few dates: about 17,500 rows a date of the full world),
+    /// sums gold's (`GoldSums`) and inserts silver's pointers from them (`silver_from_rows`). A
+    /// long one has DuckDB insert silver's winners itself, then streams them once more into the
+    /// sums, keeping none (`Rewrite::long`). Gold's sums are then named and inserted. Returns the rows the two
     /// versions hold per date, (silver's, gold's), and, when `w.text` asks, the new gold version's
     /// text, a chunk per date with rows, as `version_text` would read it (lines in store_id order,
     /// the byte order of DuckDB's ORDER BY).
     pub(crate) fn insert_versions(&mut self, w: &Rewrite) -> Result<(DateRows, Option<Vec<GoldChunk>>)> {
         let store = self.store;
         let mut sums = GoldSums::default();
-        let winners = w.with_winners_params(|params| WINNERS_ROWS.batches(store, params))?;
-        self.step("finding the winners")?;
-        for batch in &winners {
-            sums.add(batch)?;
+        if w.long {
+            w.with_winners_params(|params| self.exec("silver insert", &SILVER_INSERT, params))?;
+            w.with_winners_params(|params| WINNERS_ROWS.each_batch(store, params, |b| sums.add(&b)))?;
+            self.step("summing gold")?;
+        } else {
+            let winners = w.with_winners_params(|params| WINNERS_ROWS.batches(store, params))?;
+            self.step("finding the winners")?;
+            for batch in &winners {
+                sums.add(batch)?;
+            }
+            if let Some(first) = winners.first() {
+                let fields = first.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+                let job = store.scans.register(std::sync::Arc::new(super::scan::Batches::new(fields, winners)))?;
+                SILVER_FROM_ROWS.run(store, named_params! { "job": job.id })?;
+            }
+            self.step("silver insert")?;
         }
-        if let Some(first) = winners.first() {
-            let fields = first.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
-            let job = store.scans.register(std::sync::Arc::new(super::scan::Batches::new(fields, winners)))?;
-            SILVER_FROM_ROWS.run(store, named_params! { "job": job.id })?;
-        }
-        self.step("silver insert")?;
         let counts = sums.rows_per_date()?;
         let job = store.scans.register(std::sync::Arc::new(sums.into_source()?))?;
         let params = named_params! { "snapshot_id": w.snapshot_id, "job": job.id };
