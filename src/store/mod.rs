@@ -461,7 +461,8 @@ impl Drop for Tx<'_> {
 /// statement is laid out, leaves every date's hash as it was (it made every date of a lab
 /// built before look stale, and rebuilt them all); an edit to the SQL itself does not.
 /// Worked out once per process: a write's input hashes and its record both name it, and
-/// reading the files' 43 KB of SQL took 0.18 ms each time (a unit test timing 100 of them).
+/// reading the files' 43 KB of SQL took 0.18 ms each time (timed over 100 reads by a throwaway
+/// test).
 pub(crate) fn rules_digest() -> String {
     static DIGEST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     DIGEST.get_or_init(|| digest_of(rules_texts())).clone()
