@@ -169,10 +169,12 @@ pub struct Rewrite<'a> {
     /// Some basket keys are shared by two basket_ids: tell baskets apart by basket_id too.
     pub key_collisions: bool,
     /// The write rewrites many dates (bulk work: one thread, the lower memory limit). DuckDB
-    /// inserts silver's winners, and gold sums them streamed a second time: on a backfill's
-    /// slices of 32 dates, keeping the winners and appending silver from them (through DuckDB's
-    /// appender) cost 300-350 ms a slice against 240-260, and the backfill 125 MiB of peak RSS
-    /// against 101-106 (docs/performance.md).
+    /// inserts silver's winners, and gold sums them streamed a second time, so the process holds
+    /// none. Keeping them as a short write does was measured twice (docs/performance.md): through
+    /// DuckDB's appender in slices of 32 dates it was slower (300-350 ms a slice against 240-260)
+    /// and peaked at 125 MiB; through `recount_rows` in slices of 300,000 input rows it was 0.2 s
+    /// faster, but the bench's land + backfill in one process peaked at 118-119 MiB against
+    /// 105-108, a third of the classic pipeline's.
     pub long: bool,
     /// A short write returns its dates' new text from gold's insert: the process holds gold's
     /// text and brings it up to date (`snapshot::fingerprint_after`).
