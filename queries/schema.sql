@@ -49,8 +49,12 @@ CREATE TABLE IF NOT EXISTS raw.landings (
 -- insert held in memory and compressed, and the landing a tenth faster (docs/performance.md).
 CREATE TABLE IF NOT EXISTS bronze.store_rows (
     store_row INTEGER NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL);
+-- event_id and basket_id are stored uncompressed: nearly every value is distinct, so choosing and
+-- applying DuckDB's dictionary and FSST compression was most of a landing's insert for a file a
+-- third smaller (docs/performance.md). A lab that has them compressed reads the same.
 CREATE TABLE IF NOT EXISTS bronze.event_rows (
-    event_id VARCHAR NOT NULL, basket_id VARCHAR NOT NULL, store_row INTEGER NOT NULL, till_id VARCHAR NOT NULL,
+    event_id VARCHAR NOT NULL USING COMPRESSION uncompressed, basket_id VARCHAR NOT NULL USING COMPRESSION uncompressed,
+    store_row INTEGER NOT NULL, till_id VARCHAR NOT NULL,
     event_ts TIMESTAMP_NS NOT NULL, uploaded_at TIMESTAMP_NS NOT NULL, upload_date DATE NOT NULL,
     business_date DATE NOT NULL, revenue_minor BIGINT NOT NULL, tenders SMALLINT NOT NULL, file_id INTEGER NOT NULL,
     line INTEGER NOT NULL, basket_key BIGINT NOT NULL);

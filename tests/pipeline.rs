@@ -815,3 +815,26 @@ fn a_range_longer_than_one_insert_is_written_in_slices_with_the_per_upload_loops
     let total: i64 = report.dates.iter().map(|d| d.gold_added).sum();
     assert_eq!(total, recount::lake::snapshot::fingerprint(&one).unwrap().rows, "gold's rows, each counted once");
 }
+
+#[test]
+fn bronze_keeps_event_and_basket_ids_uncompressed_and_the_rest_compressed() {
+    // Nearly every event_id and basket_id is distinct: compressing them was a large part of a
+    // landing's insert, for a file a third smaller (docs/performance.md). The other columns keep
+    // DuckDB's choice.
+    let dir = tempdir();
+    let mut lab = open_lab(dir.path());
+    land::land(&mut lab, small_world(), &uploads(small_world())).unwrap();
+    let conn = lab.store().connection_for_tests();
+    conn.execute_batch("CHECKPOINT").unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT column_name, string_agg(DISTINCT compression, ',' ORDER BY compression) FROM pragma_storage_info('bronze.event_rows') \
+             WHERE segment_type <> 'VALIDITY' GROUP BY ALL ORDER BY 1",
+        )
+        .unwrap();
+    let kinds: BTreeMap<String, String> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<Result<_, _>>().unwrap();
+    for column in ["event_id", "basket_id"] {
+        assert_eq!(kinds.get(column).map(String::as_str), Some("Uncompressed"), "{column}: {kinds:?}");
+    }
+    assert!(kinds.get("till_id").is_some_and(|k| !k.contains("Uncompressed")), "till_id is compressed: {kinds:?}");
+}
