@@ -49,9 +49,9 @@ CREATE TABLE IF NOT EXISTS raw.landings (
 -- insert held in memory and compressed, and the landing a tenth faster (docs/performance.md).
 CREATE TABLE IF NOT EXISTS bronze.store_rows (
     store_row INTEGER NOT NULL, store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL);
--- event_id and basket_id are stored uncompressed: nearly every value is distinct, so choosing and
--- applying DuckDB's dictionary and FSST compression was most of a landing's insert for a file a
--- third smaller (docs/performance.md). A lab that has them compressed reads the same.
+-- event_id and basket_id are stored uncompressed: nearly every value is distinct, so choosing
+-- and applying DuckDB's dictionary and FSST compression was a large share of a landing's insert,
+-- for a file a third smaller (docs/performance.md). A lab that has them compressed reads the same.
 CREATE TABLE IF NOT EXISTS bronze.event_rows (
     event_id VARCHAR NOT NULL USING COMPRESSION uncompressed, basket_id VARCHAR NOT NULL USING COMPRESSION uncompressed,
     store_row INTEGER NOT NULL, till_id VARCHAR NOT NULL,
