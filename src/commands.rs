@@ -135,12 +135,21 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
         Command::Generate { out, preset, seed, store_factor, corrections, shape, days } => {
             generate(&g, &out, (preset, seed, store_factor, days), corrections, shape)
         }
-        Command::Land { range, world, source } => land_range(&g, &range, world, source),
+        Command::Land { range, world, source } => {
+            crate::store::one_malloc_arena();
+            land_range(&g, &range, world, source)
+        }
         Command::Source { action: crate::cli::SourceAction::Check { world, source, files } } => source_check(&g, world, source, files),
         Command::Reset { yes } => reset(&g, yes),
         Command::Naive { range } => naive(&g, &range),
-        Command::Run { range, window, alert, per_upload } => run(&g, &range, window, alert, per_upload),
-        Command::Daily { range, world, window, alert } => daily(&g, &range, world, window, alert),
+        Command::Run { range, window, alert, per_upload } => {
+            crate::store::one_malloc_arena();
+            run(&g, &range, window, alert, per_upload)
+        }
+        Command::Daily { range, world, window, alert } => {
+            crate::store::one_malloc_arena();
+            daily(&g, &range, world, window, alert)
+        }
         Command::Rebuild { dates, force, window } => rebuild(&g, &dates, force, window),
         Command::Check { date, as_of } => check(&g, date, as_of),
         Command::Explain { date, baskets } => explain(&g, date, baskets),
@@ -172,6 +181,7 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
             Ok(0)
         }
         Command::BenchPhase { world, lab } => {
+            crate::store::one_malloc_arena();
             println!("{}", crate::bench::land_and_backfill(&world, &lab)?);
             Ok(0)
         }
