@@ -129,27 +129,22 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
 }
 
 fn run_command(g: Global, command: Command) -> Result<i32> {
+    // Bulk work keeps one malloc arena (`store::one_malloc_arena`), set before any thread starts.
+    if matches!(command, Command::Land { .. } | Command::Run { .. } | Command::Daily { .. } | Command::BenchPhase { .. }) {
+        crate::store::one_malloc_arena();
+    }
     match command {
         Command::Tui { tui } => explorer(&g, tui),
         Command::Demo { no_pause, yes, world } => demo(&g, no_pause, yes, world),
         Command::Generate { out, preset, seed, store_factor, corrections, shape, days } => {
             generate(&g, &out, (preset, seed, store_factor, days), corrections, shape)
         }
-        Command::Land { range, world, source } => {
-            crate::store::one_malloc_arena();
-            land_range(&g, &range, world, source)
-        }
+        Command::Land { range, world, source } => land_range(&g, &range, world, source),
         Command::Source { action: crate::cli::SourceAction::Check { world, source, files } } => source_check(&g, world, source, files),
         Command::Reset { yes } => reset(&g, yes),
         Command::Naive { range } => naive(&g, &range),
-        Command::Run { range, window, alert, per_upload } => {
-            crate::store::one_malloc_arena();
-            run(&g, &range, window, alert, per_upload)
-        }
-        Command::Daily { range, world, window, alert } => {
-            crate::store::one_malloc_arena();
-            daily(&g, &range, world, window, alert)
-        }
+        Command::Run { range, window, alert, per_upload } => run(&g, &range, window, alert, per_upload),
+        Command::Daily { range, world, window, alert } => daily(&g, &range, world, window, alert),
         Command::Rebuild { dates, force, window } => rebuild(&g, &dates, force, window),
         Command::Check { date, as_of } => check(&g, date, as_of),
         Command::Explain { date, baskets } => explain(&g, date, baskets),
@@ -181,7 +176,6 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
             Ok(0)
         }
         Command::BenchPhase { world, lab } => {
-            crate::store::one_malloc_arena();
             println!("{}", crate::bench::land_and_backfill(&world, &lab)?);
             Ok(0)
         }
