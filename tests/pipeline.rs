@@ -817,10 +817,10 @@ fn a_range_longer_than_one_insert_is_written_in_slices_with_the_per_upload_loops
 }
 
 #[test]
-fn bronze_keeps_event_and_basket_ids_uncompressed_and_the_rest_compressed() {
+fn bronze_keeps_event_and_basket_ids_uncompressed_and_till_id_compressed() {
     // Nearly every event_id and basket_id is distinct: compressing them was a large part of a
     // landing's insert, for a file a third smaller (docs/performance.md). The other columns keep
-    // DuckDB's choice.
+    // DuckDB's choice, which for till_id (a few values a store) is a compressed one.
     let dir = tempdir();
     let mut lab = open_lab(dir.path());
     land::land(&mut lab, small_world(), &uploads(small_world())).unwrap();

@@ -284,7 +284,7 @@ pub struct Store {
 const MEMORY_LIMITS: (&str, &str) = ("80MB", "32MB");
 
 /// Keeps the process's allocations in one glibc malloc arena, for the commands whose work is bulk
-/// (a landing, a backfill, `daily`, the bench's land + backfill child). glibc gives each thread
+/// (`land`, `run`, `daily` and the bench's land + backfill child). glibc gives each thread
 /// that allocates an arena of its own, and memory freed into one stays in the process: with
 /// DuckDB's and the parser's threads, the full world's land + backfill held about 5 MiB more of
 /// heap at its peak (peak RSS 103.4-104.1 MiB against 96.9-101.4 in one arena, three alternating
