@@ -263,10 +263,19 @@ CREATE OR REPLACE MACRO copies_of(d) AS TABLE
 CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
     WITH p AS (SELECT unnest(vas) AS va, unnest(vbs) AS vb),
          po AS (SELECT * FROM p WHERE va >= 0),
+         -- The compared pairs' versions (a semi-join: a list_contains on every row grew with the
+         -- versions).
          s AS (SELECT snapshot_id, file_id, line, copies FROM silver.versions
                WHERE business_date = d AND snapshot_id BETWEEN least(list_min(vas), list_min(vbs)) AND greatest(list_max(vas), list_max(vbs))
-                 AND (list_contains(vas, snapshot_id) OR list_contains(vbs, snapshot_id))),
-         held AS (SELECT file_id, line, copies, list(snapshot_id) AS versions FROM s GROUP BY ALL),
+                 AND snapshot_id IN (SELECT va FROM po UNION SELECT vb FROM po)),
+         -- A pointer that every compared version holds with the same copies differs in no pair,
+         -- so only the others are crossed with the pairs: a date rewritten many times with the
+         -- same baskets no longer crosses each of them with every pair (history of a date with
+         -- 84 versions took 0.3-1.4 s; docs/performance.md).
+         partial AS (SELECT file_id, line, copies FROM s GROUP BY ALL
+                     HAVING count(*) < (SELECT count(*) FROM (SELECT va FROM po UNION SELECT vb FROM po))),
+         held AS (SELECT file_id, line, copies, list(snapshot_id) AS versions
+                  FROM s SEMI JOIN partial USING (file_id, line, copies) GROUP BY ALL),
          moved AS (SELECT p.vb, h.file_id, h.line, h.copies, list_contains(h.versions, p.vb) AS in_b
                    FROM held h CROSS JOIN po p WHERE list_contains(h.versions, p.va) <> list_contains(h.versions, p.vb)),
          e AS (SELECT m.vb, m.in_b, m.copies, e.file_id, e.basket_id, e.event_id, e.revenue_minor, e.upload_date,

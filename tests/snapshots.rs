@@ -201,6 +201,48 @@ fn diff_parts_sum_to_the_change_for_every_version_of_every_date() {
     assert!(parts_seen > 20);
 }
 
+/// History compares all of a date's versions in one query, and skips the baskets every version
+/// holds alike. Versions that rebuilt the date with the same baskets must leave the earlier
+/// versions' changes as they were, and show none themselves.
+#[test]
+fn history_of_a_date_rebuilt_with_the_same_baskets_keeps_its_earlier_changes_and_shows_none_after() {
+    let dir = tempdir();
+    let lab = daily(dir.path(), 6);
+    let d = uploads(small_world())[2];
+    let shown = |h: &history::HistoryReport| -> Vec<Vec<(String, i64, i64, String)>> {
+        h.entries
+            .iter()
+            .map(|e| {
+                e.countries.iter().map(|c| (c.country.clone(), c.baskets_delta, c.revenue_delta_minor, c.attribution.clone())).collect()
+            })
+            .collect()
+    };
+    let before = history::history(&lab, d, None).unwrap();
+    assert!(before.entries.len() >= 2, "{d} has {} versions", before.entries.len());
+    assert!(before.entries[1..].iter().any(|e| e.countries.iter().any(|c| c.baskets_delta != 0)), "a later version changed {d}");
+    for _ in 0..3 {
+        v2::rebuild_dates(&lab, &[d], v2::V2Options { force: true, ..opts() }).unwrap();
+    }
+    let after = history::history(&lab, d, None).unwrap();
+    assert_eq!(after.entries.len(), before.entries.len() + 3);
+    assert_eq!(shown(&after)[..before.entries.len()], shown(&before)[..]);
+    for e in &after.entries[before.entries.len()..] {
+        assert!(e.countries.iter().all(|c| (c.baskets_delta, c.revenue_delta_minor) == (0, 0)), "{:?}", e.countries);
+    }
+    let last = after.entries.last().unwrap().snapshot_id;
+    let prev = after.entries[after.entries.len() - 2].snapshot_id;
+    assert!(history::diff(&lab, d, Some(prev), Some(last)).unwrap().baskets.is_empty());
+    // The rebuilt versions hold the date's baskets (silver keeps each version whole): history
+    // found them alike, not missing.
+    let first_rebuilt = after.entries[before.entries.len()].snapshot_id;
+    let held = count_bound(
+        &lab,
+        "SELECT count(*) FROM silver.versions WHERE snapshot_id = ? AND business_date = ?",
+        duckdb::params![first_rebuilt, d],
+    );
+    assert!(held > 0);
+}
+
 #[test]
 fn rollback_restores_an_earlier_fingerprint_and_is_itself_a_snapshot() {
     let dir = tempdir();
