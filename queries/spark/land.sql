@@ -11,8 +11,10 @@ CAST(split(nullif(:uploads, ''), ',') AS array<date>)
 -- The parsed lines (temp view `parsed`): events with their store's country and business date
 -- (temp view `stores_in`: the stores this landing reads lines by),
 -- the calendar date of event_ts in the store's named zone by Spark's own time-zone rules
--- (daylight-saving aware), and quarantined lines with their reason.
-SELECT p.upload_date, p.file_name, p.file_version, p.line, p.event_id, p.basket_id, p.store_id, p.till_id,
+-- (daylight-saving aware), and quarantined lines with their reason. The stores are broadcast: a
+-- join by shuffle sent every line across to meet a few hundred stores (sorting 291 MB to disk on
+-- the full world), and put every upload in each task, so each wrote a data file per upload.
+SELECT /*+ BROADCAST(s) */ p.upload_date, p.file_name, p.file_version, p.line, p.event_id, p.basket_id, p.store_id, p.till_id,
        p.event_ts, p.uploaded_at, p.uploaded_at_ns, p.currency, s.country, p.revenue_minor, p.tenders,
        CASE WHEN p.reason IS NULL THEN to_date(from_utc_timestamp(p.event_ts, s.timezone)) END AS business_date,
        p.reason

@@ -183,16 +183,15 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], store
         import pyarrow as pa
 
         schema = arrow_schema()
-        for batch in batches:
-            for path, data in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist(), strict=True):
-                u, name, version = file_of(by_path, path)
-                try:
-                    yield file_batch(src, u, name, version, data, b_stores.value)
-                except ValueError as e:
-                    held = {"upload_date": u, "file_name": name, "file_version": version, "line": 0, "reason": f"{HELD}{e}"}
-                    yield pa.RecordBatch.from_pylist([held], schema=schema)
+        for path, data in contents(batches):
+            u, name, version = file_of(by_path, path)
+            try:
+                yield file_batch(src, u, name, version, data, b_stores.value)
+            except ValueError as e:
+                held = {"upload_date": u, "file_name": name, "file_version": version, "line": 0, "reason": f"{HELD}{e}"}
+                yield pa.RecordBatch.from_pylist([held], schema=schema)
 
-    files = w.spark.read.format("binaryFile").load(["file://" + p for p in by_path]).select("path", "content")
+    files = in_upload_order(w, by_path)
     kept = None
     if src.is_contract and os.environ.get(READER) == "jvm":
         parsed, kept = contract_rows(w, files, by_path, src, b_stores)
@@ -246,9 +245,31 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], store
 
 
 def file_of(by_path: dict[str, tuple[dt.date, str, int]], path: str) -> tuple[dt.date, str, int]:
-    """The (upload, name, version) a file landing reads, by the path Spark's binaryFile reader gives."""
-    local = path[len("file:"):] if path.startswith("file:") else path
-    return by_path[os.path.abspath(local)]
+    """The (upload, name, version) a file landing reads, by its path."""
+    return by_path[os.path.abspath(path)]
+
+
+def in_upload_order(w: Warehouse, by_path: dict[str, tuple[dt.date, str, int]]) -> Any:
+    """The files' paths as a frame whose tasks each take a run of consecutive files in upload
+    order (a few tasks per core). A task then holds the lines of a few uploads, and bronze's
+    write (a data file per upload a task holds) opens about one file per upload: Spark's
+    binaryFile reader packed each task with files of many uploads, and the full world's 128
+    uploads were written as 384 files, against 128 this way (on local[2] an Iceberg data file
+    cost about 16 ms of the write; docs/performance.md). The executors read each file from its
+    path (`contents`)."""
+    paths = sorted(by_path, key=lambda p: (by_path[p], p))
+    sc = w.spark.sparkContext
+    slices = max(1, min(len(paths), 4 * sc.defaultParallelism))
+    return w.spark.createDataFrame(sc.parallelize([(p,) for p in paths], slices), "path string")
+
+
+def contents(batches: Iterator[Any]) -> Iterator[tuple[str, bytes]]:
+    """In an executor: each path of a task's batches (in_upload_order's frame), in order, with
+    its file's bytes."""
+    for batch in batches:
+        for path in batch.column("path").to_pylist():
+            with open(path, "rb") as f:
+                yield path, f.read()
 
 
 LINES_DDL = "upload_date date, file_name string, file_version int, line int, text string, reason string"
@@ -267,20 +288,19 @@ def contract_rows(w: Warehouse, files: Any, by_path: dict[str, tuple[dt.date, st
 
         schema = pa.schema([("upload_date", pa.date32()), ("file_name", pa.string()), ("file_version", pa.int32()),
                             ("line", pa.int32()), ("text", pa.string()), ("reason", pa.string())])
-        for batch in batches:
-            for path, data in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist(), strict=True):
-                u, name, version = file_of(by_path, path)
-                lines: list[str | None]
-                try:
-                    lines, reason = list(file_lines(src, u, name, data)), None
-                except ValueError as e:
-                    lines, reason = [None], f"{HELD}{e}"
-                n = len(lines)
-                yield pa.RecordBatch.from_arrays([
-                    pa.array([u] * n, pa.date32()), pa.array([name] * n, pa.string()), pa.array([version] * n, pa.int32()),
-                    pa.array(range(1, n + 1) if reason is None else [0], pa.int32()), pa.array(lines, pa.string()),
-                    pa.array([reason] * n, pa.string()),
-                ], schema=schema)
+        for path, data in contents(batches):
+            u, name, version = file_of(by_path, path)
+            lines: list[str | None]
+            try:
+                lines, reason = list(file_lines(src, u, name, data)), None
+            except ValueError as e:
+                lines, reason = [None], f"{HELD}{e}"
+            n = len(lines)
+            yield pa.RecordBatch.from_arrays([
+                pa.array([u] * n, pa.date32()), pa.array([name] * n, pa.string()), pa.array([version] * n, pa.int32()),
+                pa.array(range(1, n + 1) if reason is None else [0], pa.int32()), pa.array(lines, pa.string()),
+                pa.array([reason] * n, pa.string()),
+            ], schema=schema)
 
     def settle(batches: Iterator[Any]) -> Iterator[Any]:
         # The lines the JVM did not accept, parsed here: a reason, or an unusual valid line's fields.

@@ -92,7 +92,7 @@ class Lines(unittest.TestCase):
     def test_a_landing_through_the_jvm_gives_parse_files_rows(self) -> None:
         """contract_rows (split in Python, judged in the JVM, the rest in Python) over real
         files: the same rows as parse_file's, line for line, and a corrupt file held back."""
-        from recount_spark.land import HELD, contract_rows
+        from recount_spark.land import HELD, contract_rows, in_upload_order
         from recount_spark.source import Source, parse_file
 
         corpus = self._corpus()
@@ -106,8 +106,8 @@ class Lines(unittest.TestCase):
                 f.write(data[: len(data) // 2])
             by_path = {good: (UPLOAD, "tills.jsonl.gz", 1), bad: (UPLOAD, "cut.jsonl.gz", 2)}
             self.spark.createDataFrame(list(STORES.values())).createOrReplaceTempView("stores_in")
-            files = self.spark.read.format("binaryFile").load(["file://" + p for p in by_path]).select("path", "content")
             w = type("W", (), {"spark": self.spark})()
+            files = in_upload_order(w, by_path)
             parsed, kept = contract_rows(w, files, by_path, Source(), self.spark.sparkContext.broadcast(STORES))
             got = {(r.file_name, r.line): r.asDict() for r in parsed.collect()}
             kept.unpersist()
@@ -125,6 +125,22 @@ class Lines(unittest.TestCase):
                 wrong.append(f"line {key[1]}: {g} against {w_row}")
         self.assertEqual(wrong, [], "\n".join(wrong[:10]))
         self.assertGreater(sum(r["reason"] is None for r in want.values()), 50)
+
+    def test_each_task_takes_a_run_of_files_in_upload_order(self) -> None:
+        """in_upload_order: read task by task, the paths come in upload order (then name), each
+        task a run of consecutive ones, so a task holds the lines of a few uploads."""
+        from recount_spark.land import in_upload_order
+
+        rng = random.Random(3)
+        by_path = {f"/raw/{u}/{n}": (dt.date(2026, 8, 1) + dt.timedelta(days=u), n, 1)
+                   for u in range(40) for n in ("b.jsonl.gz", "a.jsonl.gz")}
+        shuffled = dict(rng.sample(sorted(by_path.items()), len(by_path)))
+        w = type("W", (), {"spark": self.spark})()
+        tasks = in_upload_order(w, shuffled).rdd.glom().collect()
+        self.assertGreater(len(tasks), 1)
+        got = [r.path for task in tasks for r in task]
+        self.assertEqual(got, sorted(by_path, key=lambda p: (by_path[p], p)))
+        self.assertEqual(got[:2], ["/raw/0/a.jsonl.gz", "/raw/0/b.jsonl.gz"])
 
     def _corpus(self) -> list[str]:
         with open(os.path.join(ROOT, "tests", "corpus", "lines.jsonl"), encoding="utf-8") as f:
