@@ -1,6 +1,6 @@
 -- land.sql (Spark): landing uploads' files into bronze. Beside queries/land.sql.
--- Parsing is the driver's parse_file (spark/recount_spark/parse.py), run in the executors, one task a
--- file; these statements place its rows.
+-- Parsing is the driver's parse_file (spark/recount_spark/parse.py), run in the executors, each task
+-- a run of consecutive files in upload order (land.in_upload_order); these statements place its rows.
 
 -- define: uploads
 -- The uploads a landing writes, bound as one parameter :uploads (ISO dates joined by commas), as
