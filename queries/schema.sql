@@ -263,17 +263,18 @@ CREATE OR REPLACE MACRO copies_of(d) AS TABLE
 CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
     WITH p AS (SELECT unnest(vas) AS va, unnest(vbs) AS vb),
          po AS (SELECT * FROM p WHERE va >= 0),
-         -- The compared pairs' versions (a semi-join: a list_contains on every row grew with the
-         -- versions).
+         -- The compared pairs' versions, each once.
+         compared AS (SELECT va AS v FROM po UNION SELECT vb FROM po),
+         -- Their rows, by a semi-join (a list_contains on every row grew with the versions).
          s AS (SELECT snapshot_id, file_id, line, copies FROM silver.versions
                WHERE business_date = d AND snapshot_id BETWEEN least(list_min(vas), list_min(vbs)) AND greatest(list_max(vas), list_max(vbs))
-                 AND snapshot_id IN (SELECT va FROM po UNION SELECT vb FROM po)),
+                 AND snapshot_id IN (SELECT v FROM compared)),
          -- A pointer that every compared version holds with the same copies differs in no pair,
          -- so only the others are crossed with the pairs: a date rewritten many times with the
          -- same baskets no longer crosses each of them with every pair (`diff_parts` on a date
          -- with 84 versions: 81-104 ms, against 236-327 ms; docs/performance.md).
          partial AS (SELECT file_id, line, copies FROM s GROUP BY ALL
-                     HAVING count(*) < (SELECT count(*) FROM (SELECT va FROM po UNION SELECT vb FROM po))),
+                     HAVING count(*) < (SELECT count(*) FROM compared)),
          held AS (SELECT file_id, line, copies, list(snapshot_id) AS versions
                   FROM s SEMI JOIN partial USING (file_id, line, copies) GROUP BY ALL),
          moved AS (SELECT p.vb, h.file_id, h.line, h.copies, list_contains(h.versions, p.vb) AS in_b
