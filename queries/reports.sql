@@ -151,20 +151,31 @@ ORDER BY upload_date, file, line;
 -- Per business date, country and currency: v1 (all appends), v2 gold and the recompute, for the
 -- navigator's disagreement marks and the trend, and the window the date was last built with
 -- (NULL: never). The recompute holds every date of a landed event; v1 and v2 can add none.
+-- beyond_*: the baskets the rules keep out of v2 (every copy outside the date's window, as
+-- `check` counts them), from DuckDB's recount kept through the newest file for that window
+-- (`reports::freshen` keeps the default's; $late_days is the default, for a date never built).
+-- A date whose window's recount is not kept shows none, and its difference stays unexplained.
 WITH v1 AS (SELECT business_date, country, currency, sum(revenue_minor) AS rev FROM naive.daily_sales GROUP BY ALL),
 v2 AS (SELECT business_date, country, currency, sum(baskets) AS b, sum(revenue_minor) AS rev FROM gold.daily_store_sales GROUP BY ALL),
 rc AS (SELECT business_date, country, currency, sum(baskets) AS b, sum(revenue_minor) AS rev FROM recompute.daily_store_sales GROUP BY ALL),
+windows AS (SELECT * FROM windows_as_of(NULL)),
+bw AS (SELECT r.business_date, r.country, r.currency, sum(r.beyond_baskets) AS b, sum(r.beyond_revenue_minor) AS rev
+       FROM recompute.duckdb_recount r LEFT JOIN windows w USING (business_date)
+       WHERE r.through_file_id = @newest_file AND r.late_days = coalesce(w.late_days, $late_days::INTEGER)
+       GROUP BY ALL),
 keys AS (SELECT business_date, country, currency FROM rc UNION SELECT business_date, country, currency FROM v1
          UNION SELECT business_date, country, currency FROM v2)
 SELECT k.business_date, k.country, k.currency, v1.rev IS NOT NULL AS v1_ran, coalesce(v1.rev, 0)::BIGINT AS v1_revenue_minor,
        coalesce(v2.b, 0)::BIGINT AS v2_baskets, coalesce(v2.rev, 0)::BIGINT AS v2_revenue_minor,
        coalesce(rc.b, 0)::BIGINT AS recompute_baskets, coalesce(rc.rev, 0)::BIGINT AS recompute_revenue_minor,
+       coalesce(bw.b, 0)::BIGINT AS beyond_baskets, coalesce(bw.rev, 0)::BIGINT AS beyond_revenue_minor,
        w.late_days
 FROM keys k
 LEFT JOIN v1 USING (business_date, country, currency)
 LEFT JOIN v2 USING (business_date, country, currency)
 LEFT JOIN rc USING (business_date, country, currency)
-LEFT JOIN windows_as_of(NULL) w USING (business_date)
+LEFT JOIN bw USING (business_date, country, currency)
+LEFT JOIN windows w USING (business_date)
 ORDER BY 1, 2, 3;
 
 -- name: basket_copies
@@ -181,13 +192,21 @@ FROM copies e JOIN multi USING (basket_id) JOIN bronze.store_rows s USING (store
 ORDER BY s.country, e.basket_id, @copy_order;
 
 -- name: completeness
--- Baskets of date $business_date landed (any upload), in silver, and whose every copy is outside
--- the window.
-SELECT (SELECT count(DISTINCT basket_id) FROM bronze.current_event_rows WHERE business_date = $business_date::DATE) AS landed,
+-- Baskets of date $business_date landed (any upload, current file versions): how many silver
+-- holds, and how many of the rest have every copy outside the window. Silver's rows are counted
+-- against the landed baskets, never beside them: a silver row whose basket no current file holds
+-- (a version a rollback restored, built before a correction withdrew it) is `silver_not_landed`,
+-- not a landed basket accounted for, so the figure never says more than landed.
+WITH landed AS (
+    SELECT basket_id, bool_or(in_window(upload_date, business_date, $late_days::INTEGER)) AS in_window
+    FROM bronze.current_event_rows WHERE business_date = $business_date::DATE GROUP BY basket_id),
+silver AS (SELECT DISTINCT basket_id FROM silver.baskets WHERE business_date = $business_date::DATE)
+SELECT (SELECT count(*) FROM landed) AS landed,
        (SELECT count(*) FROM silver.baskets WHERE business_date = $business_date::DATE) AS silver_rows,
-       (SELECT count(DISTINCT basket_id) FROM silver.baskets WHERE business_date = $business_date::DATE) AS silver_baskets,
-       (SELECT count(*) FROM (SELECT basket_id FROM bronze.current_event_rows WHERE business_date = $business_date::DATE GROUP BY basket_id
-                              HAVING NOT bool_or(in_window(upload_date, business_date, $late_days::INTEGER)))) AS beyond;
+       (SELECT count(*) FROM silver) AS silver_baskets,
+       (SELECT count(*) FROM landed SEMI JOIN silver USING (basket_id)) AS silver_landed,
+       (SELECT count(*) FROM silver ANTI JOIN landed USING (basket_id)) AS silver_not_landed,
+       (SELECT count(*) FROM landed ANTI JOIN silver USING (basket_id) WHERE NOT in_window) AS beyond;
 
 -- name: store_sums_vs_silver
 -- Gold's store rows summed per country, against silver counted per country, for date $business_date.

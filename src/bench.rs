@@ -501,6 +501,9 @@ fn frame(app: &mut crate::tui::app::App) -> Result<()> {
 }
 
 impl Report for BenchReport {
+    fn kind(&self) -> &'static str {
+        "bench"
+    }
     fn headline(&self) -> String {
         let seed = self.seed.map(|s| format!(", seed {s}")).unwrap_or_default();
         format!("recount bench on {} ({}{seed})\n{}", self.machine, self.world.display(), self.fingerprint)

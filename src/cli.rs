@@ -7,16 +7,45 @@ use chrono::NaiveDate;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-pub const AFTER_HELP: &str = "\
-The lab is a directory holding the raw zone (raw/) and one DuckDB file (recount.duckdb).
+/// Every exit code recount gives: the help, the man page's EXIT STATUS and the commands read it.
+pub const EXIT_CODES: [(i32, &str); 6] = [
+    (0, "ok"),
+    (1, "an error: the message says what, and whether anything was written"),
+    (2, "a usage error, or a question answered no (or not asked: no terminal, and no --yes)"),
+    (3, "the engines disagree: the polars and DuckDB recounts of a date differ"),
+    (4, "a promise failed (recount promises)"),
+    (5, "--alert-on met what it watches (rows that arrived for a date past its window)"),
+];
+
+/// The environment recount reads, for the man page's ENVIRONMENT.
+pub const ENVIRONMENT: [(&str, &str); 9] = [
+    ("RECOUNT_LAB", "the lab directory, where --lab is not given"),
+    ("XDG_DATA_HOME", "the default lab is $XDG_DATA_HOME/recount/lab (else ~/.local/share/recount/lab)"),
+    ("RECOUNT_CONFIG", "the config file (else $XDG_CONFIG_HOME/recount/config.toml, else ~/.config/recount/config.toml)"),
+    ("RECOUNT_WORLD", "the world the explorer and the first run build from (else the bundled sample world)"),
+    ("RECOUNT_COLOR", "colour: auto, always or never, where --color is not given"),
+    ("NO_COLOR", "set and not empty: no colour under auto"),
+    ("RECOUNT_THEME", "the explorer's theme, where --theme is not given"),
+    ("USER", "who reopens a date, where --by is not given (with none, recount asks)"),
+    ("RECOUNT_WAREHOUSE", "the Iceberg warehouse of the recount spark commands, where --warehouse is not given"),
+];
+
+/// What `--help` says after the commands: the lab, and the exit codes.
+pub fn after_help() -> String {
+    let codes: Vec<String> = EXIT_CODES.iter().map(|(c, m)| format!("{c} {m}")).collect();
+    format!(
+        "The lab is a directory holding the raw zone (raw/) and one DuckDB file (recount.duckdb); recount makes
+a lab only in a new or empty directory.
 Default lab: $RECOUNT_LAB, else $XDG_DATA_HOME/recount/lab, else ~/.local/share/recount/lab.
 With no command, recount opens the explorer on the default lab, building it from the bundled
-sample world (sample-data/) on first run.
-Exit codes: 0 ok, 1 an error, 2 a usage error, 3 the engines disagree, 4 a promise failed,
-5 --alert-on met what it watches (rows that arrived for a date past its window).";
+sample world on first run.
+Exit codes: {}.",
+        codes.join("; ")
+    )
+}
 
 #[derive(Debug, Parser)]
-#[command(name = "recount", version, about = "Why did the number move? v1, v2 and an independent recount of daily sales, with snapshots.", after_help = AFTER_HELP)]
+#[command(name = "recount", version, about = "Why did the number move? v1, v2 and an independent recount of daily sales, with snapshots.")]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -26,7 +55,7 @@ pub struct Cli {
 
 #[derive(Debug, Args, Clone)]
 pub struct Global {
-    /// The lab directory [default: see below]
+    /// The lab directory [default: $XDG_DATA_HOME/recount/lab, else ~/.local/share/recount/lab]
     #[arg(long, global = true, env = "RECOUNT_LAB", value_name = "DIR")]
     pub lab: Option<PathBuf>,
     /// An Iceberg warehouse (`recount spark`): reports and the explorer read it instead of the lab;
@@ -36,6 +65,9 @@ pub struct Global {
     /// Output format of reports
     #[arg(long, global = true, default_value = "table", value_parser = format_parser())]
     pub format: Format,
+    /// With --format csv: begin with a UTF-8 byte-order mark (a spreadsheet on Windows then reads £ and ₹ as they are)
+    #[arg(long, global = true)]
+    pub bom: bool,
     /// Colour in reports and errors: auto is on for a terminal, unless NO_COLOR is set
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, env = "RECOUNT_COLOR", value_name = "WHEN")]
     pub color: ColorChoice,
@@ -157,7 +189,13 @@ pub enum Command {
         #[command(flatten)]
         tui: TuiArgs,
     },
-    /// A scripted walk through the story: land, v1, the retry doubling, v2, a skipped retry, a late upload
+    /// A scripted walk through the story, for a presenter: land four uploads; v1 once, then its
+    /// retry doubling the day; v2 per upload and its skipped retry; the trend's spike; a late
+    /// upload moving a provisional day and its history; a vendor's corrected file rewriting
+    /// exactly its dates, and an identical re-delivery skipped; rows past a closed window, and
+    /// finance reopening the date; the morning's summary line. Each step pauses for Enter on a
+    /// terminal. It runs in a new lab of its own unless --lab names one (which it then empties,
+    /// asking first)
     Demo {
         /// Run every step without waiting for Enter
         #[arg(long)]
@@ -165,6 +203,7 @@ pub enum Command {
         /// Reset a lab named by --lab or RECOUNT_LAB that holds data, without asking
         #[arg(long, short = 'y')]
         yes: bool,
+        /// The world to tell the story on [default: the bundled sample world]; it needs five uploads or more
         #[arg(long, value_name = "DIR")]
         world: Option<PathBuf>,
     },
@@ -276,9 +315,10 @@ pub enum Command {
     },
     /// Per country: v1, v2 gold, recompute and baskets for a business date
     Check {
-        /// The business date: YYYY-MM-DD, or MM-DD within the lab's years
+        /// The business date: YYYY-MM-DD, MM-DD within the lab's years, or `yesterday` [default: yesterday, the business date of the newest landed upload]
         #[arg(value_parser = Day::parse)]
-        date: Day,
+        date: Option<Day>,
+        /// Read the lab as it was at this snapshot (`recount snapshots` lists them) [default: the newest]
         #[arg(long, value_name = "SNAPSHOT")]
         as_of: Option<i64>,
     },
@@ -298,6 +338,7 @@ pub enum Command {
     },
     /// The contract's gold fingerprint
     Fingerprint {
+        /// Gold as it was at this snapshot (`recount snapshots` lists them) [default: the newest]
         #[arg(long, value_name = "SNAPSHOT")]
         as_of: Option<i64>,
     },
@@ -366,6 +407,7 @@ pub enum Command {
         /// The business date: YYYY-MM-DD, or MM-DD within the lab's years
         #[arg(value_parser = Day::parse)]
         date: Day,
+        /// The history up to this snapshot (`recount snapshots` lists them) [default: the newest]
         #[arg(long, value_name = "SNAPSHOT")]
         as_of: Option<i64>,
     },
@@ -377,15 +419,22 @@ pub enum Command {
         /// Older snapshot [default: the version before the current one]
         #[arg(long, value_name = "SNAPSHOT")]
         from: Option<i64>,
-        /// Newer snapshot [default: the newest]
-        #[arg(long, value_name = "SNAPSHOT")]
+        /// Newer snapshot [default: the newest] (--as-of is another name for it)
+        #[arg(long, value_name = "SNAPSHOT", alias = "as-of")]
         to: Option<i64>,
         /// Also list every basket behind the parts (with --format csv: the basket rows alone, under one header)
         #[arg(long)]
         baskets: bool,
     },
-    /// Restore silver and gold as of a snapshot, as a new snapshot
-    Rollback { snapshot: i64 },
+    /// Restore silver and gold as of a snapshot, as a new snapshot (asks first; a rollback to
+    /// the state already current writes nothing)
+    Rollback {
+        /// The snapshot to go back to (`recount snapshots` lists them)
+        snapshot: i64,
+        /// Go ahead without asking (scripts; with no terminal, a rollback without it is refused)
+        #[arg(long)]
+        yes: bool,
+    },
     /// Write JSON evidence for a business date: run-to-snapshot map, gold rows, last change
     Evidence {
         /// The business date: YYYY-MM-DD, or MM-DD within the lab's years
@@ -442,7 +491,7 @@ pub enum SourceAction {
 pub enum SparkCommand {
     /// Make the Spark setup (Java 17, a venv with pyspark 3.5 and pyiceberg, the Iceberg jar); safe to run again
     Setup,
-    /// Land uploads FROM..TO of a world, then one v2 run per upload in the order given (TO earlier than FROM runs backwards)
+    /// Land uploads FROM..TO of a world, then run v2 over them: one pass over the range by default, one run per upload with --per-upload, or land and run day by day with --daily (TO earlier than FROM runs backwards)
     Run {
         #[command(flatten)]
         range: Range,

@@ -36,8 +36,13 @@ fn terminal_width() -> Option<usize> {
 }
 
 fn print<R: Report>(report: &R, format: Format) {
-    print!("{}", reports::table::render_fitted(report, format, color(), terminal_width()));
+    let bom = if format == Format::Csv && BOM.get().copied().unwrap_or(false) { "\u{feff}" } else { "" };
+    print!("{bom}{}", reports::table::render_fitted(report, format, color(), terminal_width()));
 }
+
+/// `--bom`: CSV begins with a UTF-8 byte-order mark, by which a spreadsheet on Windows reads £
+/// and ₹ as they are.
+static BOM: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 
 /// The config file and the environment, read once per process when a command needs them.
 static CONFIG: std::sync::OnceLock<crate::config::Config> = std::sync::OnceLock::new();
@@ -95,7 +100,11 @@ fn open_lab_read(global: &Global) -> Result<Lab> {
             dir.display()
         );
     }
-    Lab::open_read(&dir)
+    let lab = Lab::open_read(&dir)?;
+    if lab.mid_landing()? {
+        eprintln!("note: {}", lake::MID_LANDING);
+    }
+    Ok(lab)
 }
 
 /// The lab, for a report that reads the derived caches (the recount, the lateness histogram):
@@ -115,6 +124,7 @@ fn world_or_sample(world: Option<PathBuf>) -> PathBuf {
 pub fn dispatch(cli: Cli) -> Result<i32> {
     let g = cli.global;
     let _ = COLOR.set(g.color);
+    let _ = BOM.set(g.bom);
     let Some(command) = cli.command else {
         if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
             return explorer(&g, crate::cli::TuiArgs { theme: None, no_mouse: false, world: None });
@@ -146,7 +156,7 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
         Command::Run { range, window, alert, per_upload } => run(&g, &range, window, alert, per_upload),
         Command::Daily { range, world, window, alert } => daily(&g, &range, world, window, alert),
         Command::Rebuild { dates, force, window } => rebuild(&g, &dates, force, window),
-        Command::Check { date, as_of } => check(&g, date, as_of),
+        Command::Check { date, as_of } => check(&g, date.unwrap_or(reports::day::Day::Yesterday), as_of),
         Command::Explain { date, baskets } => explain(&g, date, baskets),
         Command::Lateness { by_country } => {
             print(&reports::lateness::lateness(&open_fresh(&g)?, by_country)?, g.format);
@@ -182,9 +192,9 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
         Command::Snapshots => report(&g, reports::history::snapshots),
         Command::History { date, as_of } => report(&g, |lab| reports::history::history(lab, reports::resolve_day(lab, date)?, as_of)),
         Command::Diff { date, from, to, baskets } => diff(&g, date, from, to, baskets),
-        Command::Rollback { snapshot } => rollback(&g, snapshot),
+        Command::Rollback { snapshot, yes } => rollback(&g, snapshot, yes),
         Command::Reopen { date, reason, by } => reopen(&g, date, &reason, by),
-        Command::Trend { country } => report(&g, |lab| Ok(reports::trend::trend(lab)?.only(country.as_deref()))),
+        Command::Trend { country } => trend(&g, country.as_deref()),
         Command::Evidence { date, out } => evidence(&g, date, &out),
         Command::Spark { command } => spark(&g, command),
         Command::Completions { shell } => {
@@ -203,6 +213,25 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// `recount trend`: it reads the recount, so the caches are brought up to date first (a lab
+/// that only a writer has touched has none yet). A country the lab does not have is an error.
+fn trend(g: &Global, country: Option<&str>) -> Result<i32> {
+    let lab = open_fresh(g)?;
+    let all = reports::trend::trend(&lab)?;
+    if let Some(c) = country {
+        let known = all.countries();
+        if !known.iter().any(|k| k.eq_ignore_ascii_case(c)) {
+            color_eyre::eyre::bail!(
+                "no country {} in the lab (it has {})",
+                crate::sanitize::for_terminal(c),
+                if known.is_empty() { "none yet".to_string() } else { known.join(", ") }
+            );
+        }
+    }
+    print(&all.only(country), g.format);
+    Ok(0)
 }
 
 /// A read-only report of the lab, printed in the chosen format.
@@ -227,15 +256,23 @@ fn promises(g: &Global, date: Day) -> Result<i32> {
 /// Whether a lab that holds data may be emptied: `--yes`, or a "y" typed at the question. With
 /// no terminal to ask on, the answer is no.
 fn may_empty(lab: &Lab, yes: bool, why: &str) -> Result<bool> {
-    if yes || lab.is_empty()? {
+    if lab.is_empty()? {
         return Ok(true);
     }
-    let what = format!("{why} empties the lab at {}: its raw zone, bronze, silver, gold and every snapshot", lab.root.display());
+    confirmed(yes, &format!("{why} empties the lab at {}: its raw zone, bronze, silver, gold and every snapshot", lab.root.display()))
+}
+
+/// Whether a command that changes what every report shows may go ahead: `--yes`, or a "y" typed
+/// at the question `what`. With no terminal to ask on, the answer is no, and the error says so.
+fn confirmed(yes: bool, what: &str) -> Result<bool> {
+    if yes {
+        return Ok(true);
+    }
     if !std::io::stdin().is_terminal() {
-        eprintln!("error: {}; pass --yes to go ahead", crate::sanitize::for_terminal(&what));
+        eprintln!("error: {}; pass --yes to go ahead", crate::sanitize::for_terminal(what));
         return Ok(false);
     }
-    eprint!("{}. Go ahead? [y/N] ", crate::sanitize::for_terminal(&what));
+    eprint!("{}. Go ahead? [y/N] ", crate::sanitize::for_terminal(what));
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
@@ -316,8 +353,9 @@ fn land_range(g: &Global, range: &Range, world: Option<PathBuf>, source: Option<
     let report = report?;
     emit_land(&report, g.format)?;
     close(lab);
-    // Some upload was held back: what could land did, and the exit code says not all of it.
-    Ok(if report.held.is_empty() { 0 } else { 1 })
+    // Some upload was held back, or the world has no such upload: what could land did, and the
+    // exit code says not all of it.
+    Ok(if report.held.is_empty() && !report.asked_for_what_is_not_there() { 0 } else { 1 })
 }
 
 /// `recount source check`: a few files read through the description, before anything lands.
@@ -326,6 +364,14 @@ fn source_check(g: &Global, world: Option<PathBuf>, source: Option<PathBuf>, fil
     let source = crate::raw::source::Source::of_world(&world, source.as_deref())?;
     let report = reports::source::check(&world, &source, files)?;
     print(&report, g.format);
+    if report.files.is_empty() {
+        // Every field "found 0, missing 0" is no verdict: a description that reads nothing fails.
+        eprintln!(
+            "error: the description took no file in {} upload partition(s): its file pattern matches nothing there, or the files sit in folders the template does not name",
+            report.uploads
+        );
+        return Ok(1);
+    }
     Ok(if report.unmapped().is_empty() { 0 } else { 1 })
 }
 
@@ -402,7 +448,8 @@ fn alerted(alert: crate::cli::Alert, met: &[(NaiveDate, v2::BeyondWindow)]) -> O
     }
     for (u, b) in met {
         eprintln!(
-            "ALERT beyond-window: upload {u} brought {} row(s) of business date {}, {}, past its window (recount late {}; finance decides whether to reopen it)",
+            "ALERT beyond-window: upload {u} brought {} event row(s) of business date {}, {} (each copy of a re-sent basket counted; \
+             a reopening counts baskets), past its window (recount late {}; finance decides whether to reopen it)",
             b.rows,
             b.business_date,
             crate::money::format_major(b.revenue_minor, &b.currency),
@@ -421,6 +468,9 @@ fn daily(g: &Global, range: &Range, world: Option<PathBuf>, window: Window, aler
     for d in range.dates() {
         let done = lake::daily::land_and_run(&mut lab, &world, d, step).wrap_err_with(|| format!("landing {d}"))?;
         emit_land(&done.landed, g.format)?;
+        if done.landed.asked_for_what_is_not_there() {
+            code = 1;
+        }
         if let Some(report) = &done.store_run {
             emit_run(report, g.format)?;
         }
@@ -456,6 +506,12 @@ fn check(g: &Global, date: Day, as_of: Option<i64>) -> Result<i32> {
     let date = reports::resolve_day(&lab, date)?;
     let report = reports::check::check(&lab, date, as_of)?;
     print(&report, g.format);
+    if !report.engines_agree && lab.mid_landing()? {
+        // polars reads the raw zone, where the landing's files are not all in place yet: the
+        // engines are not comparable until it is finished, which is no disagreement.
+        eprintln!("error: the recounts of {date} cannot be compared yet: {}", lake::MID_LANDING);
+        return Ok(1);
+    }
     if !report.engines_agree {
         eprintln!("ENGINE DISAGREEMENT: the polars and DuckDB recounts of {date} differ; see above");
         return Ok(ENGINES_DISAGREE);
@@ -489,11 +545,28 @@ fn diff(g: &Global, date: Day, from: Option<i64>, to: Option<i64>, baskets: bool
     Ok(0)
 }
 
-fn rollback(g: &Global, snapshot: i64) -> Result<i32> {
-    if g.warehouse.is_some() {
+fn rollback(g: &Global, snapshot: i64, yes: bool) -> Result<i32> {
+    if let Some(w) = &g.warehouse {
+        if !confirmed(yes, &format!("rollback puts the warehouse {} back to snapshot {snapshot}, as a new snapshot", w.display()))? {
+            return Ok(USAGE);
+        }
         return warehouse_write(g, crate::warehouse::Write::Rollback(snapshot));
     }
     let lab = open(g)?;
+    let dates = lake::snapshot::rollback_changes(&lab, snapshot)?;
+    if dates.is_empty() {
+        println!("snapshot {snapshot}'s silver and gold are already current: nothing to roll back, and no snapshot written");
+        return Ok(0);
+    }
+    let what = format!(
+        "rollback puts {} business date(s) ({} .. {}) back as they were at snapshot {snapshot}, as a new snapshot",
+        dates.len(),
+        dates[0],
+        dates[dates.len() - 1]
+    );
+    if !confirmed(yes, &what)? {
+        return Ok(USAGE);
+    }
     let rec = lake::snapshot::rollback(&lab, snapshot, g.fail_after)?;
     match g.format {
         Format::Json => print_json(&rec)?,
@@ -520,7 +593,7 @@ fn warehouse_write(g: &Global, write: crate::warehouse::Write) -> Result<i32> {
 
 /// `recount reopen`: what the reopening takes in, then its run.
 fn reopen(g: &Global, date: Day, reason: &str, by: Option<String>) -> Result<i32> {
-    let by = by.unwrap_or_else(lake::reopen::Decision::default_by);
+    let by = lake::reopen::Decision::by_or_user(by)?;
     if g.warehouse.is_some() {
         let date = reports::resolve_day(&open_read(g)?, date)?;
         return warehouse_write(g, crate::warehouse::Write::Reopen { date, reason: reason.to_string(), by });
@@ -797,7 +870,7 @@ fn spark_reopen(
     warehouse: &crate::cli::SparkWarehouse,
     window: Window,
 ) -> Result<i32> {
-    let by = by.unwrap_or_else(lake::reopen::Decision::default_by);
+    let by = lake::reopen::Decision::by_or_user(by)?;
     let (args, _) = crate::spark::reopen_args(date, reason, &by, late_days(window)?)?;
     let line = crate::progress::Progress::start(format!("spark: reopening {date}"));
     let report: crate::spark::ReopenReport =
@@ -821,16 +894,47 @@ fn spark_reopen(
 
 /// The manual page from the clap definitions: the one source of every option's text.
 fn man(out: Option<&Path>) -> Result<i32> {
-    let cmd = <Cli as clap::CommandFactory>::command().after_help(crate::cli::AFTER_HELP);
+    let cmd = <Cli as clap::CommandFactory>::command();
     match out {
-        None => {
-            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
-        }
+        None => man_page(cmd, &mut std::io::stdout())?,
         Some(dir) => {
             std::fs::create_dir_all(dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
-            clap_mangen::generate_to(cmd, dir).wrap_err_with(|| format!("writing manual pages to {}", dir.display()))?;
+            clap_mangen::generate_to(cmd.clone(), dir).wrap_err_with(|| format!("writing manual pages to {}", dir.display()))?;
+            // The top page, with the sections clap_mangen knows nothing of.
+            let top = dir.join("recount.1");
+            let mut file = std::fs::File::create(&top).wrap_err_with(|| format!("writing {}", top.display()))?;
+            man_page(cmd, &mut file)?;
             println!("manual pages written to {}", dir.display());
         }
     }
     Ok(0)
+}
+
+/// recount(1): clap_mangen's sections from the command definitions, then EXIT STATUS,
+/// ENVIRONMENT, FILES and the explorer's keys, each from the table the program itself reads.
+fn man_page(cmd: clap::Command, out: &mut dyn std::io::Write) -> Result<()> {
+    let man = clap_mangen::Man::new(cmd);
+    man.render_title(out)?;
+    man.render_name_section(out)?;
+    man.render_synopsis_section(out)?;
+    man.render_description_section(out)?;
+    man.render_options_section(out)?;
+    man.render_subcommands_section(out)?;
+    let roff = |s: &str| crate::sanitize::for_terminal(s).replace('\\', "\\e").replace('-', "\\-");
+    let mut text = String::from(".SH \"EXIT STATUS\"\n");
+    for (code, meaning) in crate::cli::EXIT_CODES {
+        text.push_str(&format!(".TP\n{code}\n{}\n", roff(meaning)));
+    }
+    text.push_str(".SH ENVIRONMENT\n");
+    for (name, meaning) in crate::cli::ENVIRONMENT {
+        text.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", roff(name), roff(meaning)));
+    }
+    text.push_str(".SH FILES\n.TP\n\\fILAB\\fR/recount.duckdb, \\fILAB\\fR/raw/\nthe lab: one DuckDB file, and the raw zone's immutable copies of every upload and version\n");
+    text.push_str(".SH \"EXPLORER KEYS\"\n");
+    for (label, line) in crate::tui::keys::help_lines() {
+        text.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", roff(label), roff(&line)));
+    }
+    out.write_all(text.as_bytes())?;
+    man.render_version_section(out)?;
+    Ok(())
 }

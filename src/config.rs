@@ -201,6 +201,9 @@ impl ConfigReport {
 }
 
 impl Report for ConfigReport {
+    fn kind(&self) -> &'static str {
+        "config"
+    }
     fn headline(&self) -> String {
         format!("config file {} ({})", self.path.display(), if self.found { "read" } else { "not there: every value is a default" })
     }

@@ -20,17 +20,33 @@ fn step(narration: &str, pause: bool) {
         let _ = std::io::Write::flush(&mut std::io::stdout());
         let _ = std::io::stdin().lock().read_line(&mut String::new());
     }
-    println!("\n── step {n}: {narration}");
+    println!();
+    // Broken between words at the screen's width: a narration never wraps inside a word.
+    say(&format!("── step {n}: {narration}"));
+}
+
+/// Text as the presenter's screen shows it: each line broken between words at the screen's width
+/// (`reports::table::wrap_lines`), never wrapped by the terminal inside a word or an amount.
+fn say(text: &str) {
+    match screen_width() {
+        Some(w) => print!("{}", reports::table::wrap_lines(text, w)),
+        None if text.ends_with('\n') => print!("{text}"),
+        None => println!("{text}"),
+    }
+}
+
+/// The width the demo writes to: the terminal's, else `COLUMNS` (a recording sets it).
+fn screen_width() -> Option<usize> {
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout())
+        .then(|| crossterm::terminal::size().ok().map(|(w, _)| usize::from(w)))
+        .flatten();
+    terminal.or_else(|| std::env::var("COLUMNS").ok()?.parse().ok()).filter(|w| *w >= 40)
 }
 
 /// A report as the CLI prints it, narrowed to the terminal when there is one (or to `COLUMNS`,
 /// as a recording of the demo sets it): a presenter's screen never wraps a table.
 fn show<R: Report>(r: &R, color: bool) {
-    let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout())
-        .then(|| crossterm::terminal::size().ok().map(|(w, _)| usize::from(w)))
-        .flatten();
-    let width = terminal.or_else(|| std::env::var("COLUMNS").ok()?.parse().ok()).filter(|w| *w >= 40);
-    print!("{}", reports::table::render_fitted(r, Format::Table, color, width));
+    print!("{}", reports::table::render_fitted(r, Format::Table, color, screen_width()));
 }
 
 pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()> {
@@ -41,13 +57,13 @@ pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()>
     let mut lab = Lab::open(lab_dir)?;
     lab.reset()?;
     STEP.store(0, std::sync::atomic::Ordering::Relaxed);
-    println!("recount demo in lab {} (world {})", lab_dir.display(), world.display());
+    say(&format!("recount demo in lab {} (world {})\n", lab_dir.display(), world.display()));
     let opts = v2::V2Options { fail_after: None, ..Default::default() };
     let day = ups[2];
 
     step(&format!("The tills upload {} to {}: land them into the raw zone, parsed once into bronze.", ups[0], ups[3]), pause);
     let first = land::land(&mut lab, world, &ups[..4])?;
-    print!("{}", first.render());
+    say(&first.render());
     if let Some(h) = first.held.first() {
         // The story needs every one of the four: a held-back upload gets no run, and the demo says why.
         bail!("{}", LandAndRun::held_line(h));
@@ -66,7 +82,7 @@ pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()>
         pause,
     );
     for &u in &ups[..4] {
-        print!("{}", v2::run_upload(&lab, u, TriggerKind::Upload, opts)?.render());
+        say(&v2::run_upload(&lab, u, TriggerKind::Upload, opts)?.render());
     }
     show(&reports::check::check(&lab, day, None)?, color);
 
@@ -75,7 +91,7 @@ pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()>
 
     step(&format!("The same retry with v2 for upload {day}: its inputs are unchanged, so it is recorded as skipped."), pause);
     // Its record ends with gold's fingerprint: the same as before the retry.
-    print!("{}", v2::run_upload(&lab, day, TriggerKind::Upload, opts)?.render());
+    say(&v2::run_upload(&lab, day, TriggerKind::Upload, opts)?.render());
 
     step(&format!("A late upload, {}, lands: offline tills and re-sends reach back into earlier days.", ups[4]), pause);
     told(land_and_run(&mut lab, world, ups[4], daily(TriggerKind::Daily, opts))?)?;
@@ -86,7 +102,7 @@ pub fn run(lab_dir: &Path, world: &Path, pause: bool, color: bool) -> Result<()>
 
     corrections(&mut lab, world, opts, pause, color)?;
     reopening(&mut lab, world, opts, pause, color)?;
-    println!("\nThe explorer shows all of this interactively: recount tui --lab {}", lab_dir.display());
+    say(&format!("\nThe explorer shows all of this interactively: recount tui --lab {}\n", lab_dir.display()));
     Ok(())
 }
 
@@ -108,9 +124,9 @@ fn corrections(lab: &mut Lab, world: &Path, opts: v2::V2Options, pause: bool, co
     );
     ran(land_and_run(lab, world, u, daily(TriggerKind::Daily, opts))?)?;
     let fix = land_and_run(lab, &fixed.dir, u, daily(TriggerKind::Upload, opts))?;
-    print!("{}", fix.landed.render());
+    say(&fix.landed.render());
     let run = ran(fix)?;
-    print!("{}", run.render());
+    say(&run.render());
     if let Some(d) = run.dates.iter().find(|d| d.action == crate::store::DateAction::Overwrite) {
         let diff = reports::history::diff(lab, d.business_date, None, None)?;
         show(&diff, color);
@@ -121,8 +137,8 @@ fn corrections(lab: &mut Lab, world: &Path, opts: v2::V2Options, pause: bool, co
     step(&format!("Upload {v}'s {} is delivered again, recompressed: other bytes, the same rows. v2 skips it.", same.file), pause);
     ran(land_and_run(lab, world, v, daily(TriggerKind::Daily, opts))?)?;
     let again = land_and_run(lab, &same.dir, v, daily(TriggerKind::Upload, opts))?;
-    print!("{}", again.landed.render());
-    print!("{}", ran(again)?.render());
+    say(&again.landed.render());
+    say(&ran(again)?.render());
     Ok(())
 }
 
@@ -155,10 +171,10 @@ fn reopening(lab: &mut Lab, world: &Path, opts: v2::V2Options, pause: bool, colo
             pause,
         );
         let decision = crate::lake::reopen::Decision { reason: "late tills approved by finance (demo)", by: "the presenter" };
-        print!("{}", crate::lake::reopen::reopen(lab, d, decision, opts)?.render());
+        say(&crate::lake::reopen::reopen(lab, d, decision, opts)?.render());
         show(&reports::check::check(lab, d, None)?, color);
         step("The morning's line, as `recount summary` prints it for a cron mail: what the newest write moved.", pause);
-        println!("{}", crate::sanitize::for_terminal(&reports::summary::summary(lab)?.line()));
+        say(&format!("{}\n", crate::sanitize::for_terminal(&reports::summary::summary(lab)?.line())));
         return Ok(());
     }
     Ok(())
@@ -185,9 +201,9 @@ fn daily(trigger: TriggerKind, opts: v2::V2Options) -> Step {
 
 /// A landing and its run, both shown as the CLI's `daily` shows them.
 fn told(done: LandAndRun) -> Result<Box<v2::RunReport>> {
-    print!("{}", done.landed.render());
+    say(&done.landed.render());
     let run = ran(done)?;
-    print!("{}", run.render());
+    say(&run.render());
     Ok(run)
 }
 

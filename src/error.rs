@@ -17,6 +17,8 @@ pub enum LabError {
     NeedsWriter(String),
     /// The lab was written by a layout this build does not read.
     Layout { found: i32, reads: i32 },
+    /// A landing committed, then failed to put its files in place (`lake::recovery` finishes it).
+    LandedUnfinished(String),
 }
 
 impl std::fmt::Display for LabError {
@@ -36,7 +38,18 @@ impl std::fmt::Display for LabError {
                 db.display(),
                 pid.map(|p| format!("pid {p}")).unwrap_or_else(|| "pid unknown".into())
             ),
+            LabError::LandedUnfinished(why) => write!(
+                f,
+                "landed: bronze and the file versions are committed, but finishing the landing failed ({why}); \
+                 the next command that writes the lab finishes it, once that is mended"
+            ),
             LabError::NeedsWriter(why) => write!(f, "the lab cannot be read as it is: {why}"),
+            // A newer lab is someone's current data: never advise deleting it.
+            LabError::Layout { found, reads } if found > reads => write!(
+                f,
+                "this lab was written by a newer recount (layout {found}; this build reads layout {reads}): \
+                 open it with that recount, or land its world into a new lab (--lab) with this one"
+            ),
             LabError::Layout { found, reads } => write!(
                 f,
                 "this lab was written by another recount (layout {found}; this build reads layout {reads}): \

@@ -62,6 +62,21 @@ pub(crate) fn format_major(minor: i64, code: &str) -> String {
     }
 }
 
+/// The plain decimal a spreadsheet reads as a number, by the currency's digits: `-1234.5` is
+/// never written, `-1234.50` is; `1091969` for JPY. Exact for every i64, never through a float.
+/// A code ISO-4217 does not list has no major unit: None.
+pub(crate) fn decimal_major(minor: i64, code: &str) -> Option<String> {
+    let decimals = digits(code)?;
+    let sign = if minor < 0 { "-" } else { "" };
+    let abs = minor.unsigned_abs();
+    let scale = 10u64.pow(decimals);
+    Some(if decimals == 0 {
+        format!("{sign}{abs}")
+    } else {
+        format!("{sign}{}.{:0width$}", abs / scale, abs % scale, width = decimals as usize)
+    })
+}
+
 /// Signed change, always with a sign: `+£5,423.19`, `-₹12.00`, `±£0.00`.
 pub(crate) fn format_delta(minor: i64, code: &str) -> String {
     match minor.signum() {

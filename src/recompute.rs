@@ -45,21 +45,16 @@ pub(crate) fn manifest(raw_root: &Path) -> Result<String> {
     if !reader.is_default() {
         parts.push(format!("reader:{}", raw::md5_hex(reader.to_toml()?.as_bytes())));
     }
-    for (d, f) in lab_files(raw_root, &reader)? {
-        parts.push(format!("{d}/{}:{}", f.file_name().unwrap_or_default().to_string_lossy(), std::fs::metadata(&f)?.len()));
+    for f in lab_files(raw_root, &reader)? {
+        parts.push(format!("{}/{}:{}", f.upload_date, f.name, std::fs::metadata(&f.path)?.len()));
     }
     let versions = raw_root.join(crate::raw::VERSIONS_DIR);
     if versions.is_dir() {
-        let mut kept = Vec::new();
-        for partition in std::fs::read_dir(&versions)? {
-            for version in std::fs::read_dir(partition?.path())? {
-                let version = version?.path();
-                for f in std::fs::read_dir(&version)? {
-                    let name = f?.file_name().to_string_lossy().into_owned();
-                    kept.push(format!("superseded:{}/{name}", version.strip_prefix(&versions).unwrap_or(&version).display()));
-                }
-            }
-        }
+        // Every file below it, at any depth (a file of an hourly folder is kept in its folder).
+        let mut kept: Vec<String> = raw::files_below(&versions)?
+            .iter()
+            .map(|f| format!("superseded:{}", f.strip_prefix(&versions).unwrap_or(f).display()))
+            .collect();
         kept.sort();
         parts.extend(kept);
     }
@@ -89,19 +84,40 @@ fn epoch() -> NaiveDate {
 
 /// The current files of a lab's raw zone, by upload and name: the contract's partitions, each
 /// file the lab's reader takes.
-fn lab_files(raw_root: &Path, reader: &Reader) -> Result<Vec<(NaiveDate, std::path::PathBuf)>> {
+fn lab_files(raw_root: &Path, reader: &Reader) -> Result<Vec<RawFile>> {
     let mut files = Vec::new();
     for d in raw::list_partitions(raw_root)? {
-        for f in raw::source::list_dir(&raw::partition_dir(raw_root, d), &reader.glob)?.0 {
-            files.push((d, f));
+        for path in raw::files_below(&raw::partition_dir(raw_root, d))? {
+            let taken = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| raw::source::glob_takes(&reader.glob, n));
+            if taken {
+                let rel = path.strip_prefix(raw_root).unwrap_or(&path).to_string_lossy().into_owned();
+                files.push(RawFile::new(d, path, &rel));
+            }
         }
     }
     Ok(files)
 }
 
-fn read_file(path: &Path, upload_date: NaiveDate, reader: &Reader, stores: &StoreTable) -> Result<Columns> {
+/// One file of the lab's raw zone to recount: its upload, where its bytes are (a superseded
+/// version is kept elsewhere) and its name in its upload (its path below the partition), which
+/// orders exact ties after the upload date.
+struct RawFile {
+    upload_date: NaiveDate,
+    path: std::path::PathBuf,
+    name: String,
+}
+
+impl RawFile {
+    /// `rel` is the file's path in the raw zone, as raw.files records it.
+    fn new(upload_date: NaiveDate, path: std::path::PathBuf, rel: &str) -> RawFile {
+        let name = rel.strip_prefix(&raw::rel_path(upload_date, "")).unwrap_or(rel).to_string();
+        RawFile { upload_date, path, name }
+    }
+}
+
+fn read_file(file: &RawFile, reader: &Reader, stores: &StoreTable) -> Result<Columns> {
+    let (path, upload_date, name) = (file.path.as_path(), file.upload_date, &file.name);
     let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
-    let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
     let day = (upload_date - epoch()).num_days() as i32;
     let mut c = Columns::default();
     raw::mapped::read_events(path, &bytes, reader, stores, upload_date, |line, verdict, _| {
@@ -147,13 +163,13 @@ pub(crate) fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> R
         group(bronze_columns(lab, Some(snapshot_id))?).map_err(|e| eyre!("polars recount of the warehouse's bronze: {e}"))?
     } else {
         let stores = lab.stores_as_of(snapshot_id)?;
-        let files: Vec<(NaiveDate, std::path::PathBuf)> = lab
+        let files: Vec<RawFile> = lab
             .store()
             .files_as_of(snapshot_id)?
             .into_iter()
             .map(|f| {
                 let path = if f.superseded_now { raw::superseded_path(&raw_root, &f.file, f.version) } else { raw_root.join(&f.file) };
-                (f.upload_date, path)
+                RawFile::new(f.upload_date, path, &f.file)
             })
             .collect();
         recount_files(&files, &Reader::of_lab(&raw_root)?, &stores)
@@ -218,9 +234,9 @@ fn bronze_columns(lab: &Lab, as_of: Option<i64>) -> Result<Columns> {
     Ok(all)
 }
 
-/// Recounts the given files (upload date, path) of a raw zone.
-fn recount_files(files: &[(NaiveDate, std::path::PathBuf)], reader: &Reader, stores: &StoreTable) -> Result<Recount> {
-    let parts: Vec<Result<Columns>> = files.par_iter().map(|(d, f)| read_file(f, *d, reader, stores)).collect();
+/// Recounts the given files of a raw zone.
+fn recount_files(files: &[RawFile], reader: &Reader, stores: &StoreTable) -> Result<Recount> {
+    let parts: Vec<Result<Columns>> = files.par_iter().map(|f| read_file(f, reader, stores)).collect();
     let mut all = Columns::default();
     for p in parts {
         let p = p?;

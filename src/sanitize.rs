@@ -8,11 +8,18 @@ pub(crate) fn is_bidi(c: char) -> bool {
     matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-fn unsafe_char(c: char) -> bool {
-    c.is_control() || is_bidi(c)
+/// Characters that show nothing, or break a line, where a cell is one line of visible text:
+/// zero-width spaces and joiners, the word joiner, a byte-order mark inside text, and Unicode's
+/// line and paragraph separators. Two ids that differ only by one would look the same.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200b}'..='\u{200d}' | '\u{2028}' | '\u{2029}' | '\u{2060}' | '\u{feff}')
 }
 
-/// Replaces control characters (C0, DEL, C1) and bidi controls with U+FFFD so an escape sequence
+fn unsafe_char(c: char) -> bool {
+    c.is_control() || is_bidi(c) || is_invisible(c)
+}
+
+/// Replaces control characters (C0, DEL, C1), bidi controls and invisible characters with U+FFFD so an escape sequence
 /// in a basket_id cannot move the cursor, change colours or reorder what is shown.
 pub fn for_terminal(s: &str) -> Cow<'_, str> {
     if s.chars().any(unsafe_char) {
@@ -47,7 +54,22 @@ pub fn json(text: String) -> String {
 /// it is shown as the text it is. Numbers are written by the caller, not through this.
 pub(crate) fn for_csv(s: &str) -> Cow<'_, str> {
     let clean = for_terminal(s);
-    if clean.starts_with(['=', '+', '-', '@']) { Cow::Owned(format!("'{clean}")) } else { clean }
+    if clean.starts_with(['=', '+', '-', '@']) && !is_signed_phrase(&clean) { Cow::Owned(format!("'{clean}")) } else { clean }
+}
+
+/// A signed count in words (`+13 baskets`, `-£5.00 withdrawn in file v2`): a sign and an amount
+/// as the first word, words after it, and none of the characters a formula is made of (calls,
+/// references, strings, comparisons). A spreadsheet shows it as the text it is, so it needs no
+/// apostrophe; `-1+2 x` and `+1 +cmd|' /C calc'!A0` still get one.
+fn is_signed_phrase(s: &str) -> bool {
+    let Some((first, words)) = s.split_once(' ') else { return false };
+    let Some(amount) = first.strip_prefix(['+', '-']) else { return false };
+    let formula = |c: char| "=(){}[]|!@\"'*/^&\\<>".contains(c);
+    let numeric = |c: char| c.is_ascii_digit() || ",.£$€¥₹".contains(c);
+    amount.chars().any(|c| c.is_ascii_digit())
+        && amount.chars().all(numeric)
+        && words.chars().any(char::is_alphabetic)
+        && !words.chars().any(formula)
 }
 
 /// Whether a panic's message is Rust's print macros failing on a closed pipe (EPIPE), or a
@@ -67,6 +89,15 @@ mod tests {
             assert!(for_csv(f).starts_with('\''), "{f}");
         }
         assert_eq!(for_csv("B-1"), "B-1");
+        // A signed count in words is text to a spreadsheet: no apostrophe.
+        for phrase in ["+13 baskets", "-£5.00 withdrawn in file v2", "+7,216 baskets, +£1,309,792.66 added from upload 2026-10-02"] {
+            assert_eq!(for_csv(phrase), phrase);
+        }
+        for formula in ["+1 +cmd|' /C calc'!A0", "-2+3 x", "+1 =SUM(A1)", "-1 \"x\""] {
+            assert!(for_csv(formula).starts_with('\''), "{formula}");
+        }
+        // Invisible characters never reach a cell as they are.
+        assert_eq!(for_terminal("B\u{200b}1\u{2028}"), "B\u{FFFD}1\u{FFFD}");
         assert_eq!(for_csv("a\u{1b}]52;c;x\u{7}"), "a\u{FFFD}]52;c;x\u{FFFD}");
         let v = serde_json::json!({ "id": "a\u{9b}b\u{202e}c\u{7f}" });
         let text = json(serde_json::to_string_pretty(&v).unwrap());

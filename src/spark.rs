@@ -409,6 +409,9 @@ impl SparkFingerprint {
 }
 
 impl Report for SparkFingerprint {
+    fn kind(&self) -> &'static str {
+        "spark-fingerprint"
+    }
     fn headline(&self) -> String {
         self.line()
     }
@@ -531,6 +534,9 @@ pub(crate) struct SparkRunReport {
 }
 
 impl Report for SparkRunReport {
+    fn kind(&self) -> &'static str {
+        "spark-run"
+    }
     fn headline(&self) -> String {
         let written = self.runs.iter().filter(|r| r.snapshot_id.is_some()).count();
         format!(
@@ -654,7 +660,7 @@ impl Report for SparkRunReport {
                 notes.push(Note {
                     status: Status::Warn,
                     text: format!(
-                        "upload {}: {} row(s) of business date {} {}, {} (never in silver or gold)",
+                        "upload {}: {} event row(s) of business date {} {}, {} (never in silver or gold)",
                         upload,
                         b.rows,
                         b.business_date,
@@ -703,6 +709,9 @@ pub struct SnapshotsReport {
 }
 
 impl Report for SnapshotsReport {
+    fn kind(&self) -> &'static str {
+        "spark-snapshots"
+    }
     fn headline(&self) -> String {
         format!("{}: {} Iceberg snapshot(s), oldest first", self.table, self.snapshots.len())
     }
@@ -834,6 +843,12 @@ impl SparkCheck {
 }
 
 impl Report for SparkCheck {
+    fn kind(&self) -> &'static str {
+        "spark-check"
+    }
+    fn business_date(&self) -> Option<chrono::NaiveDate> {
+        Some(self.business_date)
+    }
     fn headline(&self) -> String {
         format!(
             "spark check {}: Iceberg gold (snapshot {}) beside the lab at {}",

@@ -337,7 +337,11 @@ fn build(lab: &Lab, plan: &Plan, stop: &dyn Fn() -> bool) -> Result<()> {
     go_on(stop)?;
     crate::recompute::recount_mirror(lab)?;
     go_on(stop)?;
-    crate::reports::lateness::ensure_cached(lab)
+    crate::reports::lateness::ensure_cached(lab)?;
+    go_on(stop)?;
+    // DuckDB's recount of every date, kept as a lab's is: the marks that tell a difference the
+    // rules explain (beyond the window) from one they do not read it.
+    crate::recompute::keep_duckdb_recounts(lab)
 }
 
 /// A move of gold's current snapshot back to `target`'s, recorded by the lab's own rollback at

@@ -344,8 +344,8 @@ fn a_row_dated_2099_is_future_dated_not_late_in_the_run_and_in_late_with_days_as
     land::land(&mut lab, &w.root, &[day("2026-08-15")]).unwrap();
     let run = recount::lake::v2::run_upload(&lab, day("2026-08-15"), recount::store::TriggerKind::Daily, opts()).unwrap();
     let text = run.render();
-    assert!(text.contains("future-dated (clock error?): 1 row(s) of business date 2099-01-01"), "{text}");
-    assert!(text.contains("beyond the window: 1 row(s) of business date 2026-08-01"), "{text}");
+    assert!(text.contains("future-dated (clock error?): 1 event row(s) of business date 2099-01-01"), "{text}");
+    assert!(text.contains("beyond the window: 1 event row(s) of business date 2026-08-01"), "{text}");
     assert_eq!(run.beyond_window.iter().filter(|b| b.future_dated).count(), 1);
     let late = recount::reports::listings::late(&lab, None, 2).unwrap();
     let rendered = recount::reports::table::render(&late, recount::reports::Format::Csv, false);
@@ -408,7 +408,7 @@ fn a_full_disk_leaves_the_lab_as_it_was_and_says_so_in_recounts_words() {
     for args in [
         vec!["land", next.as_str(), "--world", world.as_str()],
         vec!["rebuild", ups[2].to_string().leak(), "--force"],
-        vec!["rollback", "2"],
+        vec!["rollback", "2", "--yes"],
     ] {
         let out = recount(&lab, &args);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -46,7 +46,11 @@ fn reports_print_as_table_json_and_csv_with_money_in_minor_units_for_machines() 
     assert!(timed("queries/recompute.sql duckdb_recount_kept") && timed("queries/reports.sql gold_by_store"), "{err}");
     let (_, json, _) = recount(&lab, &["check", &d, "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let gb = v["countries"].as_array().unwrap().iter().find(|c| c["country"] == "GB").unwrap();
+    assert_eq!((v["kind"].as_str(), v["business_date"].as_str()), (Some("check"), Some(d.as_str())), "the envelope: {json}");
+    let gb = v["detail"]["countries"].as_array().unwrap().iter().find(|c| c["country"] == "GB").unwrap();
+    let gb_row = v["rows"].as_array().unwrap().iter().find(|r| r["country"] == "GB").unwrap();
+    assert_eq!(gb_row["v2_revenue_minor"], gb["v2_revenue_minor"], "the rows are the table's, typed: {gb_row}");
+    assert_eq!(gb_row["v2_revenue_currency"], "GBP", "{gb_row}");
     assert!(gb["v2_revenue_minor"].is_i64(), "JSON keeps integer minor units: {gb}");
     let (_, csv, _) = recount(&lab, &["check", &d, "--format", "csv"]);
     let header = csv.lines().next().unwrap();
@@ -84,6 +88,18 @@ fn the_demo_narrates_the_doubling_and_the_skipped_retry() {
     }
     assert_eq!(&runs[..2], &["1", "2"], "v1 runs once, then twice:\n{out}");
     assert!(out.contains("(skipped)"), "the v2 retry is skipped:\n{out}");
+
+    // On an 80-column screen every line fits, narrations break between words, and each check
+    // keeps its three answers: the counts beside them go first.
+    let narrow = binary(&lab, &["demo", "--no-pause", "--yes", "--world", &world]).env("COLUMNS", "80").output().unwrap();
+    let text = String::from_utf8_lossy(&narrow.stdout);
+    assert!(narrow.status.success(), "{}", String::from_utf8_lossy(&narrow.stderr));
+    assert!(text.lines().all(|l| unicode_width::UnicodeWidthStr::width(l) <= 80), "{text}");
+    let checks: Vec<&str> = text.lines().filter(|l| l.contains("v2 vs recompute")).collect();
+    assert!(checks.len() >= 3 && checks.iter().all(|h| h.contains("v2 gold") && h.matches("recompute").count() >= 2), "{text}");
+    let words: std::collections::HashSet<&str> = out.split_whitespace().collect();
+    let step = text.lines().find(|l| l.starts_with("── step 4: ")).unwrap();
+    assert!(step.split_whitespace().all(|w| words.contains(w)), "no word broken: {step}");
 }
 
 #[test]
@@ -232,6 +248,11 @@ fn completions_and_the_man_page_come_from_the_command_definitions() {
     let (code, page, _) = recount_code(&lab, &["man"]);
     assert_eq!(code, Some(0));
     assert!(page.contains(".TH recount 1") && page.contains("Why did the number move?"), "{}", &page[..page.len().min(400)]);
+    // The sections a reader of a man page looks for, from the tables the program reads.
+    for section in [".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH \"EXPLORER KEYS\"", "RECOUNT_LAB", "engines disagree"] {
+        assert!(page.contains(section), "{section} in the man page");
+    }
+    assert!(!page.contains("EXTRA"), "no catch-all section");
     let out = dir.path().join("man");
     assert_eq!(recount_code(&lab, &["man", "--out", out.to_str().unwrap()]).0, Some(0));
     for page in ["recount.1", "recount-check.1", "recount-spark.1", "recount-spark-run.1"] {
@@ -250,6 +271,10 @@ fn the_first_run_builds_the_sample_lab_day_by_day_and_holds_back_the_newest_two_
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The sample world is the binary's own, written beside the lab: an installed binary never
+    // reads the checkout it was built from.
+    let from = format!(" from {}", home.path().join("recount/sample-world-").display());
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&from), "{}", String::from_utf8_lossy(&out.stdout));
     let lab = home.path().join("recount/lab");
     let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
     let ups = uploads(&sample);
@@ -257,6 +282,7 @@ fn the_first_run_builds_the_sample_lab_day_by_day_and_holds_back_the_newest_two_
     let yesterday = newest.pred_opt().unwrap();
     let (_, json, _) = recount_code(&lab, &["history", &yesterday.to_string(), "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let v = &v["detail"];
     assert_eq!(v["status"]["newest_upload"], newest.to_string(), "the newest two uploads are held back");
     assert_eq!(v["status"]["finality"]["state"], "provisional", "so yesterday is still open: {}", v["status"]);
     // Built upload by upload: yesterday has a version per upload that brought it rows, each
@@ -270,7 +296,7 @@ fn the_first_run_builds_the_sample_lab_day_by_day_and_holds_back_the_newest_two_
     // v1 ran once per landed day.
     let (_, check, _) = recount_code(&lab, &["check", &yesterday.to_string(), "--format", "json"]);
     let c: serde_json::Value = serde_json::from_str(&check).unwrap();
-    assert!(c["countries"].as_array().unwrap().iter().all(|c| c["v1_runs"] == 1), "{check}");
+    assert!(c["detail"]["countries"].as_array().unwrap().iter().all(|c| c["v1_runs"] == 1), "{check}");
     // Its output carries the morning's line, as `recount summary` prints it first.
     let (_, summary, _) = recount_code(&lab, &["summary"]);
     let line = summary.lines().next().unwrap();
@@ -298,6 +324,7 @@ fn the_config_file_sets_the_window_and_keys_and_recount_config_says_where_each_v
     };
     let v: serde_json::Value =
         serde_json::from_str(&run(&["config", "--format", "json", "--color", "never"], &[("RECOUNT_THEME", "light")])).unwrap();
+    let v = &v["detail"];
     let setting = |name: &str| v["settings"].as_array().unwrap().iter().find(|s| s["setting"] == name).unwrap().clone();
     let from_file = serde_json::json!({ "kind": "file", "name": file });
     assert_eq!((setting("late_days")["value"].clone(), setting("late_days")["source"].clone()), ("4".into(), from_file.clone()));
@@ -409,7 +436,7 @@ fn late_gives_every_copy_its_baskets_flag_and_says_which_copy_counts_with_days_a
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let copies: Vec<&serde_json::Value> =
-        v["rows"].as_array().unwrap().iter().filter(|r| r["basket_id"] == "GB003-20261020-T3-0004").collect();
+        v["detail"]["rows"].as_array().unwrap().iter().filter(|r| r["basket_id"] == "GB003-20261020-T3-0004").collect();
     assert_eq!(copies.len(), 2, "{json}");
     assert!(copies.iter().all(|r| r["missing_from_v2"] == true), "{copies:?}");
     assert_eq!(copies.iter().filter(|r| r["recompute_copy"] == true).count(), 1, "one copy counts: {copies:?}");
@@ -516,7 +543,17 @@ fn dates_are_read_strictly_mm_dd_within_the_lab_and_a_date_outside_it_says_so() 
     let (ok, short, err) = recount(&lab, &["check", &d.format("%m-%d").to_string(), "--format", "json"]);
     assert!(ok, "{err}");
     assert_eq!(short, full, "MM-DD is the lab's date of that month and day");
-    for bad in ["26-10-28", "2026-02-30", "yesterday", "2026-10-8"] {
+    // No date, or `yesterday`, is the newest landed upload's own date, as the explorer opens on.
+    let newest = ups[3].to_string();
+    let (ok, out, err) = recount(&lab, &["check", &newest, "--format", "json"]);
+    assert!(ok, "{err}");
+    for words in [vec!["check", "yesterday"], vec!["check"]] {
+        let mut args = words.clone();
+        args.extend(["--format", "json"]);
+        let (ok, same, err) = recount(&lab, &args);
+        assert!(ok && same == out, "{words:?}: {err}");
+    }
+    for bad in ["26-10-28", "2026-02-30", "yester", "2026-10-8"] {
         let (code, _, err) = recount_code(&lab, &["check", bad]);
         assert_eq!(code, Some(2), "{bad}: a usage error: {err}");
         assert!(err.contains("YYYY-MM-DD") && err.contains("MM-DD"), "{bad}: the error names both forms: {err}");
@@ -554,6 +591,8 @@ fn column_kind(name: &str) -> &'static str {
         "currency"
     } else if name.ends_with("_digits") {
         "digits"
+    } else if name.ends_with("_major") {
+        "decimal"
     } else if name.ends_with("_minor") {
         "integer"
     } else if name == "business_date" || name == "upload_date" || name.ends_with("_date") {
@@ -612,6 +651,9 @@ fn every_reports_csv_parses_with_one_header_and_each_column_holds_its_type() {
                     || match column_kind(col) {
                         "integer" => v.parse::<i64>().is_ok(),
                         "digits" => v.parse::<u32>().is_ok_and(|d| d <= 4),
+                        "decimal" => {
+                            v.strip_prefix('-').unwrap_or(v).split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                        }
                         "currency" => v.len() == 3 && v.chars().all(|c| c.is_ascii_uppercase()),
                         "date" => v.parse::<chrono::NaiveDate>().is_ok(),
                         _ => true,

@@ -191,7 +191,7 @@ fn a_rollback_or_a_reset_killed_anywhere_finishes_clean() {
     let built = prepared(dir.path(), true);
     let target = "5";
     let then = ok(&built, &["fingerprint", "--as-of", target]).trim().to_string();
-    let rollback = args(&["rollback", target]);
+    let rollback = args(&["rollback", target, "--yes"]);
     harness(&built, &rollback, std::slice::from_ref(&rollback), &then, &DELAYS[..3]);
     let w = worlds().world.to_str().unwrap().to_string();
     let again = [args(&["reset", "--yes"]), args(&["land", &first, &last, "--world", &w]), args(&["run", &first, &last])];

@@ -24,7 +24,7 @@ fn worlds() -> &'static (tempfile::TempDir, Vec<(Shape, PathBuf)>) {
         recount::world::generate(&contract, recount::world::Preset::Small, 7).unwrap();
         recount::world::corrections::write(&contract).unwrap();
         let mut out = vec![(Shape::Contract, contract.clone())];
-        for shape in [Shape::KafkaConnect, Shape::Parquet, Shape::Csv] {
+        for shape in [Shape::KafkaConnect, Shape::KafkaConnectHourly, Shape::Parquet, Shape::Csv] {
             let to = dir.path().join(format!("{shape:?}"));
             convert(&contract, &to, shape).unwrap();
             out.push((shape, to));
@@ -258,7 +258,7 @@ fn source_check_shows_each_fields_path_and_samples_and_exits_1_when_one_maps_not
     assert!(text.contains("missing required field basket_id (txn.id)"), "{text}");
     let json = recount(dir.path(), &["source", "check", kafka.to_str().unwrap(), "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    let basket = v["fields"].as_array().unwrap().iter().find(|f| f["field"] == "basket_id").unwrap();
+    let basket = v["detail"]["fields"].as_array().unwrap().iter().find(|f| f["field"] == "basket_id").unwrap();
     assert_eq!(basket["path"], "transaction.id");
     assert_eq!(basket["missing"], 0);
     assert!(!basket["samples"].as_array().unwrap().is_empty());

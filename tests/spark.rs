@@ -72,10 +72,17 @@ fn recount(args: &[&str]) -> String {
     recount_code(args, 0)
 }
 
+/// A command's JSON: a report's own fields (the envelope's `detail`), or a record as it is.
 fn json(args: &[&str]) -> Value {
     let mut all = args.to_vec();
     all.extend(["--format", "json"]);
-    serde_json::from_str(&recount(&all)).unwrap()
+    detail(&recount(&all))
+}
+
+/// JSON text as a value: a report's own fields (its envelope's `detail`), or a record as it is.
+fn detail(text: &str) -> Value {
+    let v: Value = serde_json::from_str(text).unwrap();
+    if v.get("kind").is_some() && v.get("detail").is_some() { v["detail"].clone() } else { v }
 }
 
 /// Where the binary keeps warehouses' mirrors in these tests: under the target directory, emptied
@@ -368,7 +375,7 @@ fn backwards_spark_gives_the_labs_fingerprint_even_after_a_kill_between_silver_a
     assert_eq!(silver_now(dir.path()).as_i64(), Some(gold_names(dir.path())), "silver and gold agree again");
     // And the same backfill again, run by run, finishes to the lab's gold.
     let args = ["spark", "run", LAST, FIRST, "--world", &world, "--warehouse", &wh, "--per-upload", "--format", "json"];
-    let run: Value = serde_json::from_str(&recount(&args)).unwrap();
+    let run = detail(&recount(&args));
     let uploads: Vec<&str> = run["runs"].as_array().unwrap().iter().map(|r| r["upload"].as_str().unwrap()).collect();
     assert_eq!(uploads.first(), Some(&LAST), "newest first");
     assert_eq!(fingerprint_line(&run["fingerprint"]), lab);
@@ -515,11 +522,10 @@ fn daily_spark_gives_the_labs_fingerprint_and_a_correction_overwrites_exactly_it
     assert_eq!(check["agree"], true, "{check}");
 
     // The lab holds the corrected gold, the old snapshot the old one: check says so, exit 3.
-    let old_check: Value = serde_json::from_str(&recount_code(
+    let old_check = detail(&recount_code(
         &["--lab", &lab, "spark", "check", date, "--warehouse", &wh, "--as-of", &old_snapshot.to_string(), "--format", "json"],
         3,
-    ))
-    .unwrap();
+    ));
     assert_eq!(old_check["agree"], false);
     let differ: Vec<&Value> = old_check["stores"].as_array().unwrap().iter().filter(|s| s["agree"] == false).collect();
     assert!(!differ.is_empty() && differ.iter().all(|s| s["country"] == "GB"), "only GB stores changed: {differ:?}");
@@ -539,7 +545,7 @@ fn daily_spark_gives_the_labs_fingerprint_and_a_correction_overwrites_exactly_it
     assert_eq!(fingerprint_line(&py), old_fp);
     // The lab rolled back to its ninth snapshot, as the warehouse to its ninth: the same reports,
     // the rollback a snapshot of its own in both histories.
-    recount(&["--lab", &lab, "rollback", "9"]);
+    recount(&["--lab", &lab, "rollback", "9", "--yes"]);
     same_reports(Path::new(&lab), Path::new(&wh), "after a rollback");
     // And the command line reads the warehouse with --warehouse, as it reads the lab.
     let lab_history = recount(&["--lab", &lab, "history", date, "--format", "csv"]);
@@ -680,7 +686,7 @@ fn a_corrupt_file_on_spark_holds_back_its_own_upload_as_in_the_lab() {
         &["spark", "run", "2026-10-12", "2026-10-14", "--world", &world_s, "--warehouse", &wh, "--daily", "--format", "json"],
         1,
     );
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = detail(&out);
     let held: Vec<&Value> = v["landings"].as_array().unwrap().iter().filter(|l| !l["held"].is_null()).collect();
     assert_eq!(held.len(), 1, "{v}");
     assert_eq!(held[0]["upload"], "2026-10-13");
@@ -715,7 +721,7 @@ fn spark_reads_every_shape_through_its_description_to_the_labs_fingerprint() {
     recount(&["--lab", &lab, "daily", &d, "--world", first.dir.to_str().unwrap()]);
     let corrected = recount(&["--lab", &lab, "fingerprint"]).trim().to_string();
     assert_ne!(want, corrected);
-    for shape in ["kafka-connect", "parquet", "csv"] {
+    for shape in ["kafka-connect", "kafka-connect-hourly", "parquet", "csv"] {
         let world = make(shape);
         let wh = dir.path().join(format!("wh-{shape}"));
         let run = spark_run(&wh, &[FIRST, LAST], &world, false);

@@ -12,7 +12,7 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use recount::lake::{land, v1, v2};
-use recount::tui::app::App;
+use recount::tui::app::{App, InputKind};
 use recount::tui::keys::{self, Action};
 use recount::tui::screen::Screen;
 use recount::tui::worker::{Reply, load_view};
@@ -117,26 +117,39 @@ fn every_screen_renders_its_report_at_120x40_and_80x24() {
 }
 
 #[test]
-fn a_disagreement_is_highlighted_in_the_warn_style() {
+fn a_disagreement_is_highlighted_in_its_status_style_and_v1_s_gap_puts_no_mark_beside_match() {
     let dir = tempdir();
-    let (_lab, mut app, _d) = loaded_app(dir.path());
+    let (lab, mut app, d) = loaded_app(dir.path());
     app.update(Action::Screen(Screen::Overview));
     app.update(Action::RowDown); // move the selection off the first row
-    let buf = render(&mut app, 120, 40);
-    let screen = text(&buf);
-    // v1 ran twice for this date, so every country disagrees with the recompute: flagged rows.
-    let y = screen.lines().position(|l| l.contains("GB ") && l.contains('£')).expect("GB row");
-    let line = screen.lines().nth(y).unwrap();
-    let x = line[..line.find("GB ").unwrap()].chars().count() as u16;
-    let warn = app.theme.status(recount::reports::Status::Warn);
-    assert_eq!(buf[(x, y as u16)].fg, warn.fg.unwrap(), "the disagreeing GB row is drawn in the warn colour");
-    assert_ne!(warn.fg, app.theme.text().fg);
-    // And with its mark, so it reads without colour: `!` in the mark column before the country.
-    assert!(line[..line.find("GB ").unwrap()].trim_end().ends_with('!'), "the warn mark leads the row: {line}");
-    // The navigator marks each date: ✓ closed or p provisional, then v1's and v2's marks.
+    let gb_row = |app: &mut App| {
+        let buf = render(app, 120, 40);
+        let screen = text(&buf);
+        let y = screen.lines().position(|l| l.contains("GB ") && l.contains('£')).expect("GB row");
+        let line = screen.lines().nth(y).unwrap().to_string();
+        let x = line[..line.find("GB ").unwrap()].chars().count() as u16;
+        (buf[(x, y as u16)].fg, line, screen)
+    };
+    // v1 ran twice for this date and v2 matches the recompute: the row says `match`, with no mark
+    // beside it; v1's gap is its own column.
+    let (fg, line, screen) = gb_row(&mut app);
+    assert!(line.contains("match") && !line[..line.find("GB ").unwrap()].contains('!'), "no v1 mark beside match: {line}");
+    assert_eq!(fg, app.theme.text().fg.unwrap(), "{line}");
+    // The navigator still marks v1's gap for the date: ✓ closed or p provisional, then v1's mark.
     let nav: Vec<&str> = screen.lines().filter(|l| l.contains(" p") || l.contains(" ✓")).collect();
     assert!(nav.iter().any(|l| l.contains('✓')) && nav.iter().any(|l| l.contains("!")), "{screen}");
     assert!(!screen.contains('≠'), "no mark is told apart by colour alone:\n{screen}");
+    // A difference the rules do not explain is a failure: the fail colour, and its mark.
+    lab.store()
+        .connection_for_tests()
+        .execute_batch("UPDATE recompute.daily_store_sales SET revenue_minor = revenue_minor + 1 WHERE country = 'GB'")
+        .unwrap();
+    app.on_reply(Reply::DateLoaded(Box::new(load_view(&lab, d).unwrap())));
+    let (fg, line, _) = gb_row(&mut app);
+    let fail = app.theme.status(recount::reports::Status::Fail);
+    assert_eq!(fg, fail.fg.unwrap(), "the disagreeing GB row is drawn in the fail colour: {line}");
+    assert_ne!(fail.fg, app.theme.text().fg);
+    assert!(line[..line.find("GB ").unwrap()].trim_end().ends_with('✗') && line.contains("MISMATCH"), "{line}");
 }
 
 #[test]
@@ -159,13 +172,21 @@ fn columns_scroll_with_the_first_one_pinned_and_the_table_sorts_by_any_column() 
     let after = header(&mut app);
     assert!(after.contains("country"), "the first column stays: {after}");
     assert_ne!(before, after, "another column came into view");
+    // Scrolled on, a column at a time, until the last one is in view: then `>` says so and stops.
+    let mut moves = 1;
     for _ in 0..20 {
         app.update(Action::ColumnsRight);
+        if app.message.contains("the last column is in view") {
+            break;
+        }
+        moves += 1;
+        title(&mut app);
     }
     let end = title(&mut app);
-    assert!(!end.contains("col ›") && end.contains(&format!("‹ {hidden} col")), "scrolls exactly to the last column: {end}");
+    assert!(!end.contains("col ›") && end.contains(&format!("‹ {moves} col")), "scrolls exactly to the last column: {end}");
+    assert!(hidden >= 1 && moves >= 1, "there was something to scroll to");
     app.update(Action::ColumnsLeft);
-    assert!(title(&mut app).contains(&format!("‹ {} col", hidden - 1)));
+    assert!(title(&mut app).contains(&format!("‹ {} col", moves - 1)));
 
     // Sorting: by the first column up, then reversed; the cursor stays on its row.
     let countries = |app: &mut App| -> Vec<String> {
@@ -442,6 +463,13 @@ fn the_help_popup_scrolls_to_every_key_at_80x24() {
     app.update(Action::Help);
     let first = text(&render(&mut app, 80, 24));
     assert!(first.contains("lines 1-"), "the title says which lines show:\n{first}");
+    // The popup covers the screen from edge to edge below the tabs: no sliver of the panels
+    // behind it (pieces of their borders and words) stands beside or under it.
+    for line in first.lines().skip(1).take(22) {
+        assert!(line.starts_with('┌') || line.starts_with('│') || line.starts_with('└'), "a stray left edge: {line:?}\n{first}");
+        assert!(line.ends_with('┐') || line.ends_with('│') || line.ends_with('┘'), "a stray right edge: {line:?}\n{first}");
+        assert!(!line.starts_with("┌┌") && !line.starts_with("││") && !line.ends_with("││"), "a border behind the popup: {line:?}");
+    }
     let (label, help) = keys::help_lines().last().cloned().unwrap();
     assert!(!first.contains(&help), "at 80x24 the last key is below the fold:\n{first}");
     app.update(Action::Bottom);
@@ -639,7 +667,9 @@ fn an_export_writes_the_rows_on_screen_filter_and_sort_included_to_a_new_file_ea
     let mut rdr = csv::Reader::from_reader(text.as_bytes());
     let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), on_screen, "{text}");
-    assert!(rows.iter().all(|r| r[0] == *some_id), "every row carries its basket_id: {text}");
+    // The business date is a column, not only in the file's name.
+    assert!(text.starts_with("business_date,"), "{text}");
+    assert!(rows.iter().all(|r| r[0] == d.to_string() && r[1] == *some_id), "every row carries its date and basket_id: {text}");
     assert_eq!(std::fs::read_to_string(&second).unwrap(), text);
 }
 
@@ -865,6 +895,19 @@ fn the_late_screen_reopens_a_date_after_a_reason_and_a_confirmation_that_shows_t
     assert_eq!(action_for(&key('o'), Screen::Late), Some(Action::Reopen));
     assert_eq!(action_for(&key('o'), Screen::Overview), None, "o is the Late screen's");
     app.update(Action::Screen(Screen::Late));
+    // Who decides is asked when $USER does not say, and a reopening needs a name.
+    app.user = None;
+    app.update(Action::Reopen);
+    assert!(app.on_input_key(&KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    assert!(app.outbox.is_empty() && app.message.contains("needs the name"), "{}", app.message);
+    app.update(Action::Reopen);
+    for c in "ana".chars() {
+        app.on_input_key(&key(c));
+    }
+    app.on_input_key(&KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(matches!(&app.popup, Some(Popup::Input { kind: InputKind::ReopenReason(_, by), .. }) if by == "ana"), "{:?}", app.popup);
+    app.popup = None;
+    app.user = Some("controller".into());
     // No reason, no reopening.
     app.update(Action::Reopen);
     assert!(app.on_input_key(&KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
@@ -875,7 +918,7 @@ fn the_late_screen_reopens_a_date_after_a_reason_and_a_confirmation_that_shows_t
     }
     app.on_input_key(&KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     let Some(Job::PreviewReopen(at, reason)) = app.outbox.pop() else { panic!("a preview first: {:?}", app.outbox) };
-    assert_eq!((at, reason.as_str()), (d, "approved by finance"));
+    assert_eq!((at, reason.reason.as_str(), reason.by.as_str()), (d, "approved by finance", "controller"));
     app.running = None;
     app.on_reply(server.serve(Job::PreviewReopen(at, reason)).unwrap());
     let Some(Popup::Confirm { text, .. }) = &app.popup else { panic!("a confirmation: {:?}", app.popup) };
@@ -884,7 +927,7 @@ fn the_late_screen_reopens_a_date_after_a_reason_and_a_confirmation_that_shows_t
     let Some(job @ Job::Reopen(..)) = app.outbox.pop() else { panic!("y reopens: {:?}", app.outbox) };
     app.running = None;
     let done = server.serve(job).unwrap();
-    assert!(matches!(&done, Reply::Done(m) if m.contains("reopened by")), "{done:?}");
+    assert!(matches!(&done, Reply::Done(m) if m.contains("reopened by controller")), "{done:?}");
     app.on_reply(server.serve(Job::Load(Some(d))).unwrap());
     let check = &app.view.as_ref().unwrap().check;
     assert!(check.countries.iter().all(|c| c.v2_revenue_minor == c.recompute_revenue_minor), "{check:?}");

@@ -92,7 +92,8 @@ def plan(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[ToLand]
         }
         for n in names:
             if not FILE_NAME.match(n):
-                raise ValueError(f"{part}: the file name {printable(n)!r} is not one the Spark job lands (letters, digits, . _ -)")
+                raise ValueError(f"{part}: the file name {printable(n)!r} is not one the Spark job lands "
+                                 "(letters, digits and . _ - + = in each folder and name)")
             path = os.path.join(part, n)
             md5 = md5_of(path)
             old = w.files.get((u, n))

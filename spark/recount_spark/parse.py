@@ -17,7 +17,9 @@ MAX_INFLATED_BYTES = 256 << 20
 MAX_LINE_BYTES = 64 << 10
 MAX_ID_BYTES = 256
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
-FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# A file's name in its upload: a plain name, or a path through the folders below the day
+# (`hour=07/pos-events+0+0000000000.json.gz`, a Kafka Connect sink's default layout).
+FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=-]*(/[A-Za-z0-9][A-Za-z0-9._+=-]*)*$")
 
 # ASCII digits only, and the whole text (fullmatch): no Unicode digits, no trailing newline.
 INSTANT = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", re.ASCII)

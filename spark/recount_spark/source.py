@@ -55,18 +55,39 @@ class Source:
     stores: dict[str, str] = field(default_factory=lambda: {
         "file": "stores.csv", "store_id": "store_id", "country": "country", "timezone": "timezone", "currency": "currency"})
 
+    def levels(self) -> tuple[list[str], list[str]]:
+        """The template's levels that name the upload date, and those below the day (`hour={hh}`,
+        `*`), as the lab splits them (src/raw/source.rs)."""
+        segs = self.template.split("/")
+        dated = next((i for i, seg in enumerate(segs) if seg == "*" or "{hh}" in seg), len(segs))
+        return segs[:dated], segs[dated:]
+
     def partition_dir(self, world: str, d: dt.date) -> str:
         values = {"date": d.isoformat(), "yyyy": f"{d.year:04d}", "mm": f"{d.month:02d}", "dd": f"{d.day:02d}"}
-        rel = PLACEHOLDER.sub(lambda m: values[m.group(1)], self.template)
+        rel = PLACEHOLDER.sub(lambda m: values[m.group(1)], "/".join(self.levels()[0]))
         return os.path.join(world, self.root, *rel.split("/"))
 
     def files(self, world: str, d: dt.date) -> list[str]:
-        """The data files' names of upload `d` (writer markers and staged copies left out)."""
+        """The data files' names of upload `d`: each its path below the partition (levels joined
+        by `/`, as the lab names a file of an hourly folder), writer markers left out."""
         part = self.partition_dir(world, d)
         if not os.path.isdir(part):
             return []
-        return sorted(n for n in os.listdir(part) if not is_marker(n) and os.path.isfile(os.path.join(part, n))
-                      and fnmatch.fnmatchcase(n, self.glob))
+        out: list[str] = []
+
+        def walk(folder: str, prefix: str, below: list[str]) -> None:
+            for n in os.listdir(folder):
+                path = os.path.join(folder, n)
+                if is_marker(n):
+                    continue
+                if not below:
+                    if os.path.isfile(path) and fnmatch.fnmatchcase(n, self.glob):
+                        out.append(prefix + n)
+                elif os.path.isdir(path) and level_takes(below[0], n):
+                    walk(path, f"{prefix}{n}/", below[1:])
+
+        walk(part, "", self.levels()[1])
+        return sorted(out)
 
     @property
     def is_contract(self) -> bool:
@@ -77,6 +98,18 @@ class Source:
         if self.compression is not None:
             return self.compression
         return "gzip" if name.endswith(".gz") else "zstd" if name.endswith(".zst") else "none"
+
+
+def level_takes(level: str, name: str) -> bool:
+    """Whether a folder's name matches a level below the day: `*` any, `{hh}` an hour 00-23 in
+    the level's own text, else the text itself."""
+    if level == "*":
+        return True
+    if "{hh}" in level:
+        prefix, suffix = level.split("{hh}", 1)
+        hour = name[len(prefix):len(name) - len(suffix)] if name.startswith(prefix) and name.endswith(suffix) else ""
+        return len(hour) == 2 and hour.isdigit() and int(hour) < 24
+    return name == level
 
 
 def is_marker(name: str) -> bool:

@@ -45,6 +45,19 @@ class Sources(unittest.TestCase):
                 open(os.path.join(part, n), "w").close()
             self.assertEqual(src.files(world, DAY), ["a.json.gz", "b.json.gz"])
 
+    def test_hourly_folders_below_the_day_are_walked_and_name_each_file_by_its_path(self) -> None:
+        src = shape("kafka-connect-hourly")
+        with tempfile.TemporaryDirectory() as world:
+            part = src.partition_dir(world, DAY)
+            self.assertTrue(part.endswith(os.path.join("year=2026", "month=10", "day=24")), part)
+            for hour, n in (("hour=07", "b.json.gz"), ("hour=07", "a.json.gz"), ("hour=23", "a.json.gz"), ("hour=24", "x.json.gz"),
+                            ("_tmp", "y.json.gz")):
+                os.makedirs(os.path.join(part, hour), exist_ok=True)
+                open(os.path.join(part, hour, n), "w").close()
+            open(os.path.join(part, "stray.json.gz"), "w").close()
+            # hour=24 is no hour and a file beside the hours is in no hour: neither is taken.
+            self.assertEqual(src.files(world, DAY), ["hour=07/a.json.gz", "hour=07/b.json.gz", "hour=23/a.json.gz"])
+
     def test_a_csv_row_maps_with_its_line_number_and_reasons(self) -> None:
         text = ("txn_id,basket,store,till,sold_at,received_at,currency,amount\n"
                 "m1,B1,LON1,T1,2026-10-24T11:00:00+01:00,1792836000.5,GBP,12.50\n"

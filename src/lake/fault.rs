@@ -10,6 +10,10 @@ const NEARLY_FULL: u64 = 4 << 20;
 /// Why a write to the lab at `root` failed, if it was the disk or the permissions: one line that
 /// says what was not written and that the lab is as it was.
 pub fn explain(e: &color_eyre::Report, root: &Path) -> Option<String> {
+    // A landing that committed and then failed already says what is true of the lab.
+    if matches!(crate::error::lab_error(e), Some(crate::error::LabError::LandedUnfinished(_))) {
+        return None;
+    }
     let what = e.chain().last().map(|c| c.to_string()).unwrap_or_default();
     let first = e.to_string();
     let io_kind = e.chain().filter_map(|c| c.downcast_ref::<std::io::Error>()).map(std::io::Error::kind).next();

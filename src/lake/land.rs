@@ -41,6 +41,10 @@ pub struct FileLanded {
     pub status: FileStatus,
     /// The version current after the landing (for a missing file, the lab's current version).
     pub version: i32,
+    /// A correction whose bytes are an earlier version's: (that version, the version it
+    /// replaces). Landing the original file again after a vendor's correction reverts it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverts: Option<(i32, i32)>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -59,12 +63,64 @@ pub struct PartitionLanded {
     /// Files of the partition that the source description's glob does not take (writer markers
     /// aside): listed, never landed, never silently passed over.
     pub not_taken: Vec<String>,
+    /// The upload is dated after today (UTC): a partition named for a day that has not come,
+    /// landed as it is and said.
+    pub dated_in_future: bool,
 }
 
 impl PartitionLanded {
     /// The corrections this landing made current.
     pub fn corrected(&self) -> impl Iterator<Item = &FileLanded> {
         self.files.iter().filter(|f| f.status == FileStatus::Corrected)
+    }
+
+    /// The partition's lines of a landing's report: what landed, and every file said of it.
+    fn render(&self) -> String {
+        if !self.exists {
+            return format!("upload {}: the world has no such partition; nothing landed\n", self.upload_date);
+        }
+        let mut s = String::new();
+        let extra = if self.files_already_landed > 0 { format!(", {} already landed", self.files_already_landed) } else { String::new() };
+        let q = if self.quarantined > 0 { format!(", {} quarantined", self.quarantined) } else { String::new() };
+        let files =
+            if self.files_landed == 0 && self.files_already_landed == 0 { " (an empty partition)".to_string() } else { String::new() };
+        let corrected: Vec<String> =
+            self.corrected().map(|f| format!("{} v{}", crate::sanitize::for_terminal(&f.name), f.version)).collect();
+        let corrected = if corrected.is_empty() { String::new() } else { format!(", corrected: {}", corrected.join(", ")) };
+        s.push_str(&format!(
+            "landed upload {}: {} file(s), {} events{q}{corrected}{extra}{files}\n",
+            self.upload_date,
+            self.files_landed,
+            crate::money::format_count(self.events as i64)
+        ));
+        if self.dated_in_future {
+            s.push_str(&format!(
+                "  upload {} is dated after today ({} UTC): its partition is named for a day that has not come; check the writer's clock\n",
+                self.upload_date,
+                Utc::now().date_naive()
+            ));
+        }
+        for f in self.files.iter() {
+            if let Some((to, replaced)) = f.reverts {
+                s.push_str(&format!(
+                    "  {} v{}: has the bytes of v{to}, so it reverts v{replaced} (a correction withdrawn; land v{replaced}'s file again to restore it)\n",
+                    crate::sanitize::for_terminal(&f.name),
+                    f.version
+                ));
+            }
+        }
+        for f in self.files.iter().filter(|f| f.status == FileStatus::Missing) {
+            s.push_str(&format!(
+                "  {} (landed as v{}) is no longer in the world: the lab keeps it and still counts it\n",
+                crate::sanitize::for_terminal(&f.name),
+                f.version
+            ));
+        }
+        if !self.not_taken.is_empty() {
+            let names: Vec<String> = self.not_taken.iter().map(|n| crate::sanitize::for_terminal(n).into_owned()).collect();
+            s.push_str(&format!("  not landed, the source's file pattern does not take them: {}\n", names.join(", ")));
+        }
+        s
     }
 }
 
@@ -91,36 +147,15 @@ pub struct LandReport {
 }
 
 impl LandReport {
+    /// Whether an upload asked for has no partition in the world: nothing of it could land.
+    pub fn asked_for_what_is_not_there(&self) -> bool {
+        self.partitions.iter().any(|p| !p.exists)
+    }
+
     pub fn render(&self) -> String {
         let mut s = String::new();
         for p in &self.partitions {
-            let extra = if p.files_already_landed > 0 { format!(", {} already landed", p.files_already_landed) } else { String::new() };
-            let q = if p.quarantined > 0 { format!(", {} quarantined", p.quarantined) } else { String::new() };
-            if !p.exists {
-                s.push_str(&format!("upload {}: the world has no such partition; nothing landed\n", p.upload_date));
-                continue;
-            }
-            let files =
-                if p.files_landed == 0 && p.files_already_landed == 0 { " (an empty partition)".to_string() } else { String::new() };
-            let corrected: Vec<String> = p.corrected().map(|f| format!("{} v{}", f.name, f.version)).collect();
-            let corrected = if corrected.is_empty() { String::new() } else { format!(", corrected: {}", corrected.join(", ")) };
-            s.push_str(&format!(
-                "landed upload {}: {} file(s), {} events{q}{corrected}{extra}{files}\n",
-                p.upload_date,
-                p.files_landed,
-                crate::money::format_count(p.events as i64)
-            ));
-            for f in p.files.iter().filter(|f| f.status == FileStatus::Missing) {
-                s.push_str(&format!(
-                    "  {} (landed as v{}) is no longer in the world: the lab keeps it and still counts it\n",
-                    crate::sanitize::for_terminal(&f.name),
-                    f.version
-                ));
-            }
-            if !p.not_taken.is_empty() {
-                let names: Vec<String> = p.not_taken.iter().map(|n| crate::sanitize::for_terminal(n).into_owned()).collect();
-                s.push_str(&format!("  not landed, the source's file pattern does not take them: {}\n", names.join(", ")));
-            }
+            s.push_str(&p.render());
         }
         for h in &self.held {
             s.push_str(&format!(
@@ -535,19 +570,10 @@ fn land_once(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDate], 
     let staged = std::mem::take(&mut *staged.lock().unwrap_or_else(|p| p.into_inner()));
     match result {
         Ok(landed) => {
-            // Committed: a kill from here on is finished by the next open (`recovery`).
+            // Committed: a kill or a failure from here on is finished by the next open
+            // (`recovery`), and the error says what is true: the data landed.
             super::crash_point("landing:committed");
-            for f in plan.todo.iter().filter(|f| f.supersedes.is_some()) {
-                set_aside(&raw_root, f)?;
-            }
-            super::crash_point("landing:set-aside");
-            for (tmp, dest) in &staged {
-                std::fs::rename(tmp, dest).wrap_err_with(|| format!("moving {} into the raw zone", dest.display()))?;
-            }
-            std::fs::create_dir_all(&raw_root).wrap_err_with(|| format!("creating {}", raw_root.display()))?;
-            // What raw.stores holds, as recovery would write it.
-            std::fs::write(raw_root.join(raw::STORES_FILE), lab.stores()?.to_csv()?)?;
-            super::recovery::unmark(&lab.root)?;
+            put_in_place(lab, &plan, &staged).map_err(|e| eyre!(crate::error::LabError::LandedUnfinished(format!("{e:#}"))))?;
             Ok(LandReport {
                 partitions: landed.partitions,
                 stores_added: plan.new_stores.len(),
@@ -670,9 +696,24 @@ fn plan_partition(
     landed_files: &HashMap<String, Vec<crate::store::LandedFile>>,
     todo: &mut Vec<ToLand>,
 ) -> Result<PartitionLanded> {
-    let exists = source.partition_dir(world, d).is_dir();
+    let dir = source.partition_dir(world, d);
+    let exists = dir.is_dir();
     let (files, other) = source.files(world, d)?;
-    let not_taken = other.iter().map(|f| f.file_name().unwrap_or_default().to_string_lossy().into_owned()).collect();
+    if files.is_empty() && !other.is_empty() {
+        // A description that takes none of a partition's files would land an empty day and say
+        // it worked: a layout with a level the template does not name (hourly folders), or a
+        // pattern that matches nothing.
+        bail!(
+            "{}: the source description takes none of the {} entr{} there (the first: {}): the file pattern '{}' matches no file, \
+             or the files sit in folders below the partition that the template does not name; nothing was landed",
+            dir.display(),
+            other.len(),
+            if other.len() == 1 { "y" } else { "ies" },
+            crate::sanitize::for_terminal(&source.name_in_upload(world, d, &other[0])),
+            crate::sanitize::for_terminal(&source.reader().glob)
+        );
+    }
+    let not_taken = other.iter().map(|f| source.name_in_upload(world, d, f)).collect();
     let mut p = PartitionLanded {
         upload_date: d,
         files_landed: 0,
@@ -682,25 +723,28 @@ fn plan_partition(
         exists,
         files: Vec::new(),
         not_taken,
+        dated_in_future: exists && d > Utc::now().date_naive(),
     };
     let prefix = raw::rel_path(d, "");
     let mut seen = std::collections::HashSet::new();
     for path in files {
-        let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let name = source.name_in_upload(world, d, &path);
         let rel = format!("{prefix}{name}");
         seen.insert(rel.clone());
         let versions = landed_files.get(&rel).map(Vec::as_slice).unwrap_or_default();
         let Some(current) = versions.iter().find(|v| v.current) else {
-            p.files.push(FileLanded { name: name.clone(), status: FileStatus::New, version: 1 });
+            p.files.push(FileLanded { name: name.clone(), status: FileStatus::New, version: 1, reverts: None });
             todo.push(ToLand { upload_date: d, path, rel, version: 1, supersedes: None, rederived: false });
             continue;
         };
         if raw::md5_of_file(&path)? == current.md5 {
             p.files_already_landed += 1;
-            p.files.push(FileLanded { name, status: FileStatus::Unchanged, version: current.version });
+            p.files.push(FileLanded { name, status: FileStatus::Unchanged, version: current.version, reverts: None });
         } else {
             let version = versions.iter().map(|v| v.version).max().unwrap_or(0) + 1;
-            p.files.push(FileLanded { name, status: FileStatus::Corrected, version });
+            let md5 = raw::md5_of_file(&path)?;
+            let reverts_to = versions.iter().filter(|v| !v.current && v.md5 == md5).map(|v| v.version).max();
+            p.files.push(FileLanded { name, status: FileStatus::Corrected, version, reverts: reverts_to.map(|to| (to, current.version)) });
             todo.push(ToLand {
                 upload_date: d,
                 path,
@@ -718,7 +762,7 @@ fn plan_partition(
         .collect();
     missing.sort();
     for (rel, version) in missing {
-        p.files.push(FileLanded { name: rel[prefix.len()..].to_string(), status: FileStatus::Missing, version });
+        p.files.push(FileLanded { name: rel[prefix.len()..].to_string(), status: FileStatus::Missing, version, reverts: None });
     }
     Ok(p)
 }
@@ -764,11 +808,17 @@ fn rederive(
 /// a failure can take them away again.
 fn make_partition_dirs(raw_root: &Path, todo: &[ToLand], created: &mut Vec<PathBuf>) -> Result<()> {
     for f in todo {
-        let dir = raw_root.join(raw::EVENTS_DIR).join(format!("upload_date={}", f.upload_date));
-        if !dir.exists() {
-            std::fs::create_dir_all(&dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
-            created.push(dir);
+        // The partition, and the folders below it a described source's file sits in.
+        let partition = raw::partition_dir(raw_root, f.upload_date);
+        let dir = raw_root.join(&f.rel).parent().map_or(partition.clone(), Path::to_path_buf);
+        let mut missing: Vec<PathBuf> =
+            dir.ancestors().take_while(|a| a.starts_with(&partition) && !a.exists()).map(Path::to_path_buf).collect();
+        if missing.is_empty() {
+            continue;
         }
+        std::fs::create_dir_all(&dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
+        missing.reverse();
+        created.extend(missing);
     }
     Ok(())
 }
@@ -1014,6 +1064,23 @@ fn sync_staged(todo: &[ToLand], raw_root: &Path) -> Result<()> {
         std::fs::File::open(&d).and_then(|f| f.sync_all()).wrap_err_with(|| format!("syncing {}", d.display()))?;
     }
     Ok(())
+}
+
+/// After the landing commits: superseded versions set aside, the staged copies moved into place,
+/// and the raw zone's stores.csv written as recovery would write it.
+fn put_in_place(lab: &Lab, plan: &Plan, staged: &[(PathBuf, PathBuf)]) -> Result<()> {
+    let raw_root = lab.raw_root();
+    for f in plan.todo.iter().filter(|f| f.supersedes.is_some()) {
+        set_aside(&raw_root, f)?;
+    }
+    super::crash_point("landing:set-aside");
+    for (tmp, dest) in staged {
+        std::fs::rename(tmp, dest).wrap_err_with(|| format!("moving {} into the raw zone", dest.display()))?;
+    }
+    std::fs::create_dir_all(&raw_root).wrap_err_with(|| format!("creating {}", raw_root.display()))?;
+    let stores = raw_root.join(raw::STORES_FILE);
+    std::fs::write(&stores, lab.stores()?.to_csv()?).wrap_err_with(|| format!("writing {}", stores.display()))?;
+    super::recovery::unmark(&lab.root)
 }
 
 /// After a correction commits: the version it replaces leaves the raw zone's current layout for

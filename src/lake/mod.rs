@@ -34,11 +34,15 @@ pub fn default_lab_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("RECOUNT_LAB") {
         return PathBuf::from(dir);
     }
-    let data = std::env::var_os("XDG_DATA_HOME")
+    data_home().join("recount").join("lab")
+}
+
+/// `$XDG_DATA_HOME`, else `~/.local/share`.
+fn data_home() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    data.join("recount").join("lab")
+        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 /// Whether a lab exists at `root`: its database, or a reset of it in progress.
@@ -46,9 +50,44 @@ pub fn exists(root: &Path) -> bool {
     root.join(DB_FILE).exists() || root.join(RESETTING).exists()
 }
 
-/// The bundled sample world, committed with the source.
+mod sample {
+    include!(concat!(env!("OUT_DIR"), "/sample_world.rs"));
+}
+
+/// The world the first run and the explorer build from: `$RECOUNT_WORLD`, else the bundled
+/// sample world. That one is compiled into the binary and written out once per sample (its
+/// digest names the folder) beside the default lab, else in the temporary directory: the binary
+/// never reads the checkout it was built from, which an installed copy may not have.
 pub(crate) fn sample_world_dir() -> PathBuf {
-    std::env::var_os("RECOUNT_WORLD").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data"))
+    if let Some(dir) = std::env::var_os("RECOUNT_WORLD") {
+        return PathBuf::from(dir);
+    }
+    let name = format!("sample-world-{}", sample::SAMPLE_WORLD_DIGEST);
+    let homes = [data_home().join("recount"), std::env::temp_dir()];
+    homes.iter().map(|h| h.join(&name)).find(|dir| write_sample_world(dir).is_ok()).unwrap_or_else(|| homes[0].join(&name))
+}
+
+/// Writes the bundled sample world to `dest` unless it is there: into a new folder beside it,
+/// renamed into place whole, so a reader never sees half of it.
+fn write_sample_world(dest: &Path) -> std::io::Result<()> {
+    if dest.is_dir() {
+        return Ok(());
+    }
+    let parent = dest.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    let fresh = tempfile::Builder::new().prefix(".sample-world-").tempdir_in(parent)?;
+    for (rel, bytes) in sample::SAMPLE_WORLD {
+        let path = fresh.path().join(rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, bytes)?;
+    }
+    match std::fs::rename(fresh.path(), dest) {
+        // Another process wrote it first: its copy is the same bytes.
+        Err(_) if dest.is_dir() => Ok(()),
+        other => other,
+    }
 }
 
 pub(crate) fn code_version() -> String {
@@ -94,6 +133,7 @@ impl Lab {
     /// Opens (creating if needed) the lab at `root` for writing, taking its lock, and finishes
     /// whatever a killed command left half done.
     pub fn open(root: &Path) -> Result<Lab> {
+        refuse_foreign_folder(root)?;
         std::fs::create_dir_all(root).wrap_err_with(|| format!("creating lab directory {}", root.display()))?;
         let lock = take_lock(root)?;
         // A reset killed half way is finished before the database is opened.
@@ -318,6 +358,12 @@ impl Lab {
         Ok(c)
     }
 
+    /// Whether a landing committed and has not put all its files in place yet (`recovery`): the
+    /// raw zone is behind bronze until the next command that writes finishes it.
+    pub fn mid_landing(&self) -> Result<bool> {
+        recovery::pending(self)
+    }
+
     /// True when nothing has landed yet.
     pub fn is_empty(&self) -> Result<bool> {
         Ok(self.store.files_count()? == 0)
@@ -348,8 +394,46 @@ fn store_table(rows: Vec<crate::store::StoreRow>) -> Result<crate::raw::StoreTab
     Ok(crate::raw::StoreTable::new(stores))
 }
 
+/// What a report says of a lab caught mid-landing.
+pub const MID_LANDING: &str = "the lab is mid-landing: a landing committed and its files are not all in the raw zone yet; \
+     the next command that writes the lab finishes it (once what stopped it is mended)";
+
 /// The marker of a reset in progress.
 const RESETTING: &str = "recount.resetting";
+
+/// What recount may find in a folder that is not a lab yet and still make one there: its own
+/// lock, left by a command that stopped before it wrote the database, and a warehouse mirror's
+/// state (`warehouse.rs` writes it into the mirror's new folder first).
+const MAY_PRECEDE_A_LAB: [&str; 3] = [LOCK_FILE, "warehouse-state", "warehouse-commits"];
+
+/// A lab is made only in a new or empty folder, or opened where one already is: a `--lab` that
+/// names a folder of the user's own files is refused, naming it, before anything is written
+/// there. A reset or a demo then never empties a folder recount did not make.
+fn refuse_foreign_folder(root: &Path) -> Result<()> {
+    if exists(root) {
+        return Ok(());
+    }
+    let entries = match std::fs::read_dir(root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            return Err(eyre!("{} is a file, not a recount lab: --lab names a folder", root.display()));
+        }
+        Err(e) => return Err(e).wrap_err_with(|| format!("reading {}", root.display())),
+    };
+    for entry in entries {
+        let name = entry.wrap_err_with(|| format!("reading {}", root.display()))?.file_name();
+        if !MAY_PRECEDE_A_LAB.iter().any(|m| name == *m) {
+            return Err(eyre!(
+                "{} is not a recount lab (it holds {} and no {DB_FILE}); recount makes a lab only in a new or empty folder \
+                 and never writes or deletes in a folder of other files: name another --lab",
+                root.display(),
+                crate::sanitize::for_terminal(&name.to_string_lossy())
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// Removes the database and the raw zone, then the reset marker.
 fn empty(root: &Path) -> Result<()> {

@@ -61,12 +61,30 @@ pub fn pending(lab: &Lab) -> Result<bool> {
     if std::fs::read_to_string(lab.raw_root().join(raw::STORES_FILE)).ok().as_deref() != Some(stores.as_str()) {
         return Ok(true);
     }
-    for partition in read_dir_sorted(&events)? {
-        if partition.is_dir() && read_dir_sorted(&partition)?.iter().any(|f| f.to_string_lossy().ends_with(STAGED)) {
-            return Ok(true);
+    Ok(!staged_copies(&events)?.is_empty())
+}
+
+/// Every staged copy under the raw zone's partitions (at any depth: a file of an hourly folder
+/// is staged in its folder), with its partition's directory, in path order.
+fn staged_copies(events: &Path) -> Result<Vec<(std::path::PathBuf, std::path::PathBuf)>> {
+    let mut out = Vec::new();
+    for partition in read_dir_sorted(events)? {
+        if !partition.is_dir() {
+            continue;
+        }
+        let mut todo = vec![partition.clone()];
+        while let Some(dir) = todo.pop() {
+            for p in read_dir_sorted(&dir)? {
+                if p.is_dir() {
+                    todo.push(p);
+                } else if p.to_string_lossy().ends_with(STAGED) {
+                    out.push((partition.clone(), p));
+                }
+            }
         }
     }
-    Ok(false)
+    out.sort();
+    Ok(out)
 }
 
 pub(crate) fn recover(lab: &Lab) -> Result<Recovered> {
@@ -92,49 +110,59 @@ fn finish_or_remove(lab: &Lab) -> Result<Recovered> {
         done.finished += 1;
     }
     let mut landed: Option<std::collections::HashMap<String, Vec<crate::store::LandedFile>>> = None;
-    for partition in read_dir_sorted(&events)? {
-        if !partition.is_dir() {
+    for (partition, staged) in staged_copies(&events)? {
+        // Its name in the upload: its path below the partition, without the staging suffix.
+        let below = staged.strip_prefix(&partition).unwrap_or(&staged).to_string_lossy().into_owned();
+        let Some(name) = below.strip_suffix(STAGED) else { continue };
+        let Ok(upload_date) = raw::parse_partition_name(&partition.file_name().unwrap_or_default().to_string_lossy()) else { continue };
+        let rel = raw::rel_path(upload_date, name);
+        let landed = match &mut landed {
+            Some(l) => l,
+            None => landed.insert(lab.store().landed_files()?),
+        };
+        let versions = landed.get(&rel).map(Vec::as_slice).unwrap_or_default();
+        let staged_md5 = md5_of_file(&staged)?;
+        if !versions.iter().any(|v| v.current && v.md5 == staged_md5) {
+            std::fs::remove_file(&staged).wrap_err_with(|| format!("removing {}", staged.display()))?;
+            done.removed += 1;
             continue;
         }
-        for staged in read_dir_sorted(&partition)? {
-            let Some(name) = staged.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(STAGED)) else { continue };
-            let Ok(upload_date) = raw::parse_partition_name(&partition.file_name().unwrap_or_default().to_string_lossy()) else { continue };
-            let rel = raw::rel_path(upload_date, name);
-            let landed = match &mut landed {
-                Some(l) => l,
-                None => landed.insert(lab.store().landed_files()?),
-            };
-            let versions = landed.get(&rel).map(Vec::as_slice).unwrap_or_default();
-            let staged_md5 = md5_of_file(&staged)?;
-            if !versions.iter().any(|v| v.current && v.md5 == staged_md5) {
-                std::fs::remove_file(&staged).wrap_err_with(|| format!("removing {}", staged.display()))?;
-                done.removed += 1;
-                continue;
-            }
-            let dest = partition.join(name);
-            if dest.exists() {
-                let dest_md5 = md5_of_file(&dest)?;
-                match versions.iter().find(|v| !v.current && v.md5 == dest_md5) {
-                    Some(old) => {
-                        let kept = superseded_path(&lab.raw_root(), &rel, old.version);
-                        if let Some(dir) = kept.parent() {
-                            std::fs::create_dir_all(dir)?;
-                        }
-                        std::fs::rename(&dest, &kept).wrap_err_with(|| format!("keeping {}", dest.display()))?;
+        let dest = partition.join(name);
+        if dest.exists() {
+            let dest_md5 = md5_of_file(&dest)?;
+            match versions.iter().find(|v| !v.current && v.md5 == dest_md5) {
+                Some(old) => {
+                    let kept = superseded_path(&lab.raw_root(), &rel, old.version);
+                    if let Some(dir) = kept.parent() {
+                        std::fs::create_dir_all(dir)?;
                     }
-                    None if dest_md5 == staged_md5 => {}
-                    None => bail!("{} holds bytes the lab never landed; recount will not overwrite it", dest.display()),
+                    std::fs::rename(&dest, &kept).wrap_err_with(|| format!("keeping {}", dest.display()))?;
                 }
+                None if dest_md5 == staged_md5 => {}
+                None => bail!("{} holds bytes the lab never landed; recount will not overwrite it", dest.display()),
             }
-            std::fs::rename(&staged, &dest).wrap_err_with(|| format!("moving {} into the raw zone", dest.display()))?;
-            done.finished += 1;
         }
-        // A partition directory a failed landing made and left empty.
-        if std::fs::read_dir(&partition)?.next().is_none() {
-            let _ = std::fs::remove_dir(&partition);
-        }
+        std::fs::rename(&staged, &dest).wrap_err_with(|| format!("moving {} into the raw zone", dest.display()))?;
+        done.finished += 1;
+    }
+    // Partition directories, and folders below them, that a failed landing made and left empty.
+    for partition in read_dir_sorted(&events)? {
+        remove_empty(&partition);
     }
     Ok(done)
+}
+
+/// Removes `dir` and the folders below it that hold nothing (a folder with a file stays).
+fn remove_empty(dir: &Path) {
+    if !dir.is_dir() {
+        return;
+    }
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            remove_empty(&e.path());
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
 }
 
 fn read_dir_sorted(dir: &Path) -> Result<Vec<std::path::PathBuf>> {

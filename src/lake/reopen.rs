@@ -119,9 +119,17 @@ impl Decision<'_> {
         Ok((clean(self.reason), clean(self.by)))
     }
 
-    /// The person when none is named: `$USER`, else "unknown".
-    pub fn default_by() -> String {
-        std::env::var("USER").ok().filter(|u| !u.trim().is_empty()).unwrap_or_else(|| "unknown".into())
+    /// The person when none is named: `$USER`, when it is set. With none, the command line and
+    /// the explorer ask for a name: history never records a decision by "unknown".
+    pub fn known_by() -> Option<String> {
+        std::env::var("USER").ok().filter(|u| !u.trim().is_empty())
+    }
+
+    /// The person a command line names with `--by`, else `$USER`; with neither, an error that
+    /// says how to name one.
+    pub fn by_or_user(by: Option<String>) -> Result<String> {
+        by.or_else(Decision::known_by)
+            .ok_or_else(|| eyre!("who decides this reopening? $USER is not set: name the person with --by NAME (history keeps it)"))
     }
 }
 

@@ -406,11 +406,7 @@ pub(crate) fn require(lab: &Lab, snapshot_id: i64) -> Result<()> {
 /// Restores silver and gold as of `target`, as a new snapshot. Only dates whose version differs
 /// are rewritten; every other date's rows stay untouched.
 pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<SnapshotRecord> {
-    require(lab, target)?;
-    let now = versions_as_of(lab, head(lab)?.unwrap_or(0))?;
-    let then = versions_as_of(lab, target)?;
-    let changes: Vec<(NaiveDate, Option<i64>)> =
-        now.iter().filter(|(d, v)| then.get(d) != Some(v)).map(|(d, _)| (*d, then.get(d).copied())).collect();
+    let (now, changes) = changes_back_to(lab, target)?;
     let mut record = new_record(lab, Operation::Rollback, Trigger::rollback(target), 0)?;
     let mut tx = Tx::begin(lab.store(), fail_after)?;
     let mut outcomes = Vec::new();
@@ -428,6 +424,32 @@ pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<Sna
     insert_record(lab, &mut tx, &record)?;
     tx.commit()?;
     Ok(record)
+}
+
+/// The business dates a rollback to `target` would rewrite, oldest first: none when the lab's
+/// silver and gold are already as they were then (a second rollback to the same snapshot).
+pub fn rollback_changes(lab: &Lab, target: i64) -> Result<Vec<NaiveDate>> {
+    Ok(changes_back_to(lab, target)?.1.into_iter().map(|c| c.0).collect())
+}
+
+/// Each date's current version, and the dates whose version at `target` differs (None: the date
+/// had no version then).
+#[allow(clippy::type_complexity)]
+fn changes_back_to(lab: &Lab, target: i64) -> Result<(BTreeMap<NaiveDate, i64>, Vec<(NaiveDate, Option<i64>)>)> {
+    require(lab, target)?;
+    let now = versions_as_of(lab, head(lab)?.unwrap_or(0))?;
+    let then = versions_as_of(lab, target)?;
+    let mut changes = Vec::new();
+    for (d, v) in &now {
+        match then.get(d) {
+            Some(t) if t == v => {}
+            // A date with no version then whose version now holds nothing (an earlier rollback
+            // emptied it) is already as it was.
+            None if lab.store().rows_of_version(*v, *d)?.is_empty() => {}
+            t => changes.push((*d, t.copied())),
+        }
+    }
+    Ok((now, changes))
 }
 
 /// Snapshot `snapshot_id` makes `version` of `d` current again (a copy of its rows), replacing

@@ -79,7 +79,7 @@ impl RunReport {
         }
         for b in &self.beyond_window {
             out.push_str(&format!(
-                "  {}: {} row(s) of business date {}, {} (listed by `recount late {}`)\n",
+                "  {}: {} event row(s) of business date {}, {} (listed by `recount late {}`)\n",
                 crate::rules::outside_window_word(b.future_dated),
                 b.rows,
                 b.business_date,
@@ -102,7 +102,7 @@ pub fn run_upload(lab: &Lab, upload: NaiveDate, trigger: TriggerKind, opts: V2Op
         .store()
         .corrected_files(upload)?
         .into_iter()
-        .map(|f| format!("{} v{}", f.file.rsplit('/').next().unwrap_or(&f.file), f.version))
+        .map(|f| format!("{} v{}", crate::raw::name_in_upload(&f.file), f.version))
         .collect();
     let trigger = Trigger::upload(trigger, upload).with_corrected(&corrected);
     let found = started.elapsed();

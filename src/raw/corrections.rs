@@ -81,7 +81,7 @@ pub fn pending(world: &Path, landed_uploads: &[NaiveDate], has_bytes: impl Fn(&s
         let mut new_bytes = false;
         let source = super::source::Source::of_world(&c.dir, None)?;
         for f in source.files(&c.dir, c.upload_date)?.0 {
-            let rel = super::rel_path(c.upload_date, &f.file_name().unwrap_or_default().to_string_lossy());
+            let rel = super::rel_path(c.upload_date, &source.name_in_upload(&c.dir, c.upload_date, &f));
             new_bytes |= !has_bytes(&rel, &super::md5_of_file(&f)?);
         }
         if new_bytes {

@@ -79,8 +79,8 @@ fn lines<'t>(
 pub(crate) fn inflate(bytes: &[u8], compression: super::source::Compression) -> Result<String> {
     use super::source::Compression;
     let out = match compression {
-        Compression::Gzip => return super::decompress(bytes).map_err(|e| eyre!("truncated or corrupt .gz file ({e})")),
-        Compression::Zstd => super::unzstd(bytes, super::MAX_INFLATED_BYTES).map_err(|e| eyre!("truncated or corrupt .zst file ({e})"))?,
+        Compression::Gzip => return super::decompress(bytes).map_err(|e| super::unreadable(".gz", &e)),
+        Compression::Zstd => super::unzstd(bytes, super::MAX_INFLATED_BYTES).map_err(|e| super::unreadable(".zst", &e))?,
         Compression::None => {
             if bytes.len() > super::MAX_INFLATED_BYTES {
                 bail!("larger than {} MiB, the most one raw file may hold", super::MAX_INFLATED_BYTES >> 20);

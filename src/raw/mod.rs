@@ -19,10 +19,81 @@ pub use stores::{Store, StoreChange, StoreTable};
 pub(crate) const EVENTS_DIR: &str = "pos/events";
 pub(crate) const STORES_FILE: &str = "stores.csv";
 
+/// The most a world's small files (its store list, its source description) and recount's config
+/// may hold: a list of ten thousand stores is under a megabyte. A larger one (a sparse file, a
+/// link to a device) is refused before it is read, never grown into memory.
+pub(crate) const MAX_SMALL_FILE_BYTES: u64 = 64 << 20;
+
+/// A world's own file, `rel` under `world` (`what` names it in errors: `stores.file`), checked
+/// before a byte of it is read: a relative path with no `..`, inside the world once every link
+/// is followed (a link that leaves it is refused, with where it leads), and a regular file (a
+/// FIFO would block, a device never end). Returns the path to read with `read_small_file`.
+pub(crate) fn world_file(world: &Path, rel: &str, what: &str) -> Result<PathBuf> {
+    let lexical = Path::new(rel);
+    if lexical.is_absolute() || lexical.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+        bail!("{what} = '{}' must be a path inside the world {}", crate::sanitize::for_terminal(rel), world.display());
+    }
+    let path = world.join(lexical);
+    inside_world(world, &path)?;
+    Ok(path)
+}
+
+/// Whether `path` (which names something under `world`) stays inside the world once its links
+/// are followed: an error naming where it leads when it does not. A path that does not exist
+/// stays where it is.
+pub(crate) fn inside_world(world: &Path, path: &Path) -> Result<()> {
+    let Ok(resolved) = path.canonicalize() else { return Ok(()) };
+    let home = world.canonicalize().wrap_err_with(|| format!("reading the world {}", world.display()))?;
+    if !resolved.starts_with(&home) {
+        bail!(
+            "{} leads outside the world {} (to {}): recount reads only what is inside a world",
+            path.display(),
+            world.display(),
+            resolved.display()
+        );
+    }
+    Ok(())
+}
+
+/// A regular file (links followed) of at most `MAX_SMALL_FILE_BYTES`, by its metadata: what a
+/// reader that opens the file itself (DuckDB's Parquet) is given.
+pub(crate) fn check_small_file(path: &Path) -> Result<()> {
+    let meta = std::fs::metadata(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    if !meta.is_file() {
+        bail!("{} is not a regular file (a folder, a FIFO or a device): recount reads only regular files", path.display());
+    }
+    if meta.len() > MAX_SMALL_FILE_BYTES {
+        bail!("{} holds {} bytes, more than the {} MiB such a file may hold", path.display(), meta.len(), MAX_SMALL_FILE_BYTES >> 20);
+    }
+    Ok(())
+}
+
+/// The whole text of a small file: a regular file (links followed) of at most
+/// `MAX_SMALL_FILE_BYTES`, read through a bound as well, since a file's length may not say what
+/// reading it gives (`/proc`). Its content never reaches the error.
+pub(crate) fn read_small_file(path: &Path) -> Result<String> {
+    use std::io::Read;
+    check_small_file(path)?;
+    let file = std::fs::File::open(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SMALL_FILE_BYTES + 1).read_to_end(&mut bytes).wrap_err_with(|| format!("reading {}", path.display()))?;
+    if bytes.len() as u64 > MAX_SMALL_FILE_BYTES {
+        bail!("{} reads as more than the {} MiB such a file may hold", path.display(), MAX_SMALL_FILE_BYTES >> 20);
+    }
+    String::from_utf8(bytes)
+        .map_err(|e| color_eyre::eyre::eyre!("{}: not UTF-8 text (at byte {})", path.display(), e.utf8_error().valid_up_to()))
+}
+
 /// A file's path in a raw zone, relative to its root: `pos/events/upload_date=D/NAME`. The lab
 /// records landed files by it.
 pub(crate) fn rel_path(upload_date: NaiveDate, name: &str) -> String {
     format!("{EVENTS_DIR}/upload_date={upload_date}/{name}")
+}
+
+/// A landed file's name in its upload, from its path in the raw zone: what follows its
+/// partition (`tills-gb.jsonl.gz`, or `hour=07/pos+0+1.json.gz` from an hourly folder).
+pub(crate) fn name_in_upload(rel: &str) -> &str {
+    rel.strip_prefix(EVENTS_DIR).and_then(|r| r.strip_prefix('/')).and_then(|r| r.split_once('/')).map_or(rel, |(_, name)| name)
 }
 
 pub fn partition_dir(root: &Path, upload_date: NaiveDate) -> PathBuf {
@@ -71,12 +142,51 @@ pub fn list_files(root: &Path, upload_date: NaiveDate) -> Result<Vec<PathBuf>> {
     Ok(source::list_dir(&partition_dir(root, upload_date), "*.jsonl.gz")?.0)
 }
 
+/// Every file below `dir` in the lab's raw zone, at any depth (a described source's files may
+/// sit in folders below their partition: `hour=07/…`), by path; writer markers and a landing's
+/// staged copies (`*.landing`) left out. Nothing when `dir` is not there.
+pub(crate) fn files_below(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let entries = match std::fs::read_dir(&d) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            other => other.wrap_err_with(|| format!("reading {}", d.display()))?,
+        };
+        for entry in entries {
+            let entry = entry?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if source::is_writer_marker(&name) || name.ends_with(".landing") {
+                continue;
+            }
+            if entry.file_type()?.is_dir() { todo.push(entry.path()) } else { out.push(entry.path()) }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
 /// The whole decompressed text of one upload file. A truncated or corrupt gzip is an error for
 /// the whole file: its lines cannot be trusted one by one.
 pub fn read_gz_text(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
-    decompress(&bytes).wrap_err_with(|| format!("{}: truncated or corrupt .gz file", path.display()))
+    decompress(&bytes).map_err(|e| unreadable(".gz", &e).wrap_err(path.display().to_string()))
 }
+
+/// Why a compressed file cannot be read whole, in one phrase: one that inflates past the limit
+/// says so (a gzip bomb is no corrupt file); anything else is truncated or corrupt.
+pub(crate) fn unreadable(kind: &str, e: &color_eyre::Report) -> color_eyre::Report {
+    let text = e.to_string();
+    if text.starts_with(INFLATES_PAST) {
+        color_eyre::eyre::eyre!("the {kind} file {text}")
+    } else {
+        color_eyre::eyre::eyre!("truncated or corrupt {kind} file ({text})")
+    }
+}
+
+/// How the inflate limit's error begins (`gunzip`, `unzstd`).
+const INFLATES_PAST: &str = "inflates to more than";
 
 /// The most one raw file may inflate to. A day's file of one store group is a few megabytes; a
 /// file past this is refused (its upload is held back), so a gzip bomb cannot exhaust memory.
@@ -132,7 +242,7 @@ fn gunzip(bytes: &[u8], limit: usize) -> Result<Vec<u8>> {
     while !rest.is_empty() {
         let start = out.len();
         if start > limit || guess == 0 {
-            bail!("inflates to more than {} MiB, the most one raw file may hold", limit >> 20);
+            bail!("{INFLATES_PAST} {} MiB, the most one raw file may hold", limit >> 20);
         }
         out.reserve(guess);
         let (mut used, mut made) = (0usize, 0usize);
@@ -160,7 +270,7 @@ fn gunzip(bytes: &[u8], limit: usize) -> Result<Vec<u8>> {
                 guess = room(start, guess.saturating_mul(2).min(most(rest.len())));
             }
             libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE if start + guess > limit => {
-                bail!("inflates to more than {} MiB, the most one raw file may hold", limit >> 20);
+                bail!("{INFLATES_PAST} {} MiB, the most one raw file may hold", limit >> 20);
             }
             _ => bail!("not a complete gzip stream (bad header, data or checksum, or cut short)"),
         }
@@ -176,7 +286,7 @@ pub(crate) fn unzstd(bytes: &[u8], limit: usize) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     decoder.take(limit as u64 + 1).read_to_end(&mut out)?;
     if out.len() > limit {
-        bail!("inflates to more than {} MiB, the most one raw file may hold", limit >> 20);
+        bail!("{INFLATES_PAST} {} MiB, the most one raw file may hold", limit >> 20);
     }
     Ok(out)
 }
@@ -184,9 +294,11 @@ pub(crate) fn unzstd(bytes: &[u8], limit: usize) -> Result<Vec<u8>> {
 /// Where a superseded version of a raw-zone file is kept: `raw/versions/upload_date=D/vN/NAME`.
 /// The raw zone's own layout then always holds exactly the current versions.
 pub(crate) fn superseded_path(raw_root: &Path, rel: &str, version: i32) -> PathBuf {
-    let rel = Path::new(rel);
-    let partition = rel.parent().and_then(|p| p.file_name()).unwrap_or_default();
-    raw_root.join(VERSIONS_DIR).join(partition).join(format!("v{version}")).join(rel.file_name().unwrap_or_default())
+    // `pos/events/upload_date=D/NAME`, where NAME may run through folders (`hour=07/f.json.gz`).
+    let below_events = Path::new(rel).strip_prefix(EVENTS_DIR).unwrap_or(Path::new(rel));
+    let mut parts = below_events.components();
+    let partition = parts.next().map(|c| c.as_os_str().to_os_string()).unwrap_or_default();
+    raw_root.join(VERSIONS_DIR).join(partition).join(format!("v{version}")).join(parts.as_path())
 }
 
 /// The directory of superseded versions, beside `pos/`.
@@ -206,6 +318,25 @@ pub(crate) fn md5_hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_is_named_in_its_upload_by_its_path_below_the_partition() {
+        assert_eq!(name_in_upload("pos/events/upload_date=2026-10-15/tills-gb.jsonl.gz"), "tills-gb.jsonl.gz");
+        assert_eq!(name_in_upload("pos/events/upload_date=2026-10-15/hour=07/p+0.json.gz"), "hour=07/p+0.json.gz");
+    }
+
+    #[test]
+    fn a_superseded_version_is_kept_under_its_partition_and_version_with_its_folders() {
+        let root = Path::new("/lab/raw");
+        assert_eq!(
+            superseded_path(root, "pos/events/upload_date=2026-10-15/tills-gb.jsonl.gz", 2),
+            Path::new("/lab/raw/versions/upload_date=2026-10-15/v2/tills-gb.jsonl.gz")
+        );
+        assert_eq!(
+            superseded_path(root, "pos/events/upload_date=2026-10-15/hour=07/pos+0+1.json.gz", 3),
+            Path::new("/lab/raw/versions/upload_date=2026-10-15/v3/hour=07/pos+0+1.json.gz")
+        );
+    }
 
     #[test]
     fn partition_names_must_be_real_dates() {

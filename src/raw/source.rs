@@ -39,7 +39,8 @@ pub struct PartitionsDesc {
     #[serde(default = "default_root")]
     pub root: String,
     /// The partition directories below `root`, one segment per level, with `{date}`
-    /// (YYYY-MM-DD) or `{yyyy}`, `{mm}` and `{dd}`.
+    /// (YYYY-MM-DD) or `{yyyy}`, `{mm}` and `{dd}`; then any levels below the day, each `{hh}`
+    /// (an hour, 00-23, in its own text: `hour={hh}`), `*` (any folder) or fixed text.
     #[serde(default = "default_template")]
     pub template: String,
 }
@@ -258,6 +259,10 @@ enum Part {
     Year,
     Month,
     Day,
+    /// A level below the day: an hour, `00` to `23`.
+    Hour,
+    /// A level below the day written `*`: any folder.
+    Any,
     None,
 }
 
@@ -266,8 +271,8 @@ impl Part {
         match self {
             Part::Date => 10,
             Part::Year => 4,
-            Part::Month | Part::Day => 2,
-            Part::None => 0,
+            Part::Month | Part::Day | Part::Hour => 2,
+            Part::Any | Part::None => 0,
         }
     }
 }
@@ -278,7 +283,11 @@ pub struct Source {
     /// The description file read, None for the contract's own layout.
     pub origin: Option<PathBuf>,
     pub description: Description,
+    /// The template's levels: those that name the upload date, then `below` levels under it.
     segments: Vec<Segment>,
+    /// How many of the last levels sit below the day (hourly folders): an upload's files are
+    /// found in every folder they match, and named in the lab by their path below the partition.
+    below: usize,
 }
 
 impl Source {
@@ -294,16 +303,20 @@ impl Source {
             Some(p) => p.to_path_buf(),
             None => world.join(SOURCE_FILE),
         };
-        if given.is_none() && !path.exists() {
-            return Ok(Source::contract());
+        if given.is_none() {
+            // A link counts as there (even a dangling one): it is checked, not passed over.
+            if path.symlink_metadata().is_err() {
+                return Ok(Source::contract());
+            }
+            super::inside_world(world, &path)?;
         }
-        let text = std::fs::read_to_string(&path).wrap_err_with(|| format!("reading the source description {}", path.display()))?;
+        let text = super::read_small_file(&path).wrap_err("reading the source description")?;
         let d: Description = toml::from_str(&text).map_err(|e| eyre!("{}: {}", path.display(), e.message()))?;
         Source::from_description(d, Some(path.clone())).wrap_err_with(|| format!("{}", path.display()))
     }
 
     pub fn from_description(d: Description, origin: Option<PathBuf>) -> Result<Source> {
-        let segments = parse_template(&d.partitions.template)?;
+        let (segments, below) = parse_template(&d.partitions.template)?;
         check_root(&d.partitions.root)?;
         check_glob(&d.files.glob)?;
         if let Some(f) = &d.files.fields {
@@ -318,7 +331,7 @@ impl Source {
         } else if d.files.format != Format::Jsonl {
             bail!("files.format = {:?} needs a [files.fields] mapping: the contract's fields are JSON", d.files.format);
         }
-        Ok(Source { origin, description: d, segments })
+        Ok(Source { origin, description: d, segments, below })
     }
 
     /// Whether this is the contract's own shape, read on the fast reader.
@@ -342,6 +355,7 @@ impl Source {
         if !root.exists() {
             return Ok(Vec::new());
         }
+        super::inside_world(world, &root)?;
         let mut found = Vec::new();
         self.walk(&root, 0, [None; 3], &mut found)?;
         found.sort();
@@ -364,7 +378,7 @@ impl Source {
             }
             let mut parts = parts;
             let date = match_segment(seg, &name, &mut parts).map_err(|e| eyre!("{e} (in {})", dir.display()))?;
-            if level + 1 < self.segments.len() {
+            if level + 1 < self.date_levels() {
                 self.walk(&entry.path(), level + 1, parts, out)?;
                 continue;
             }
@@ -387,13 +401,13 @@ impl Source {
     pub fn partition_dir(&self, world: &Path, d: NaiveDate) -> PathBuf {
         use chrono::Datelike;
         let mut p = self.events_root(world);
-        for s in &self.segments {
+        for s in &self.segments[..self.date_levels()] {
             let v = match s.part {
                 Part::Date => d.to_string(),
                 Part::Year => format!("{:04}", d.year()),
                 Part::Month => format!("{:02}", d.month()),
                 Part::Day => format!("{:02}", d.day()),
-                Part::None => String::new(),
+                Part::Hour | Part::Any | Part::None => String::new(),
             };
             p.push(format!("{}{v}{}", s.prefix, s.suffix));
         }
@@ -403,19 +417,37 @@ impl Source {
     /// The data files of upload `d`, by name, and the other files there that the glob does not
     /// take (writer markers left out): land lists those, never silently.
     pub fn files(&self, world: &Path, d: NaiveDate) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
-        list_dir(&self.partition_dir(world, d), &self.description.files.glob)
+        let dir = self.partition_dir(world, d);
+        super::inside_world(world, &dir)?;
+        list_below(&dir, &self.segments[self.date_levels()..], &self.description.files.glob)
+    }
+
+    /// The levels that name the upload date (the partition), without those below the day.
+    fn date_levels(&self) -> usize {
+        self.segments.len() - self.below
+    }
+
+    /// A data file's name in its upload: its path below the partition, levels joined by `/`
+    /// (`hour=07/pos+0+0000.json.gz` for hourly folders), as the lab records and orders it.
+    pub fn name_in_upload(&self, world: &Path, d: NaiveDate, path: &Path) -> String {
+        let dir = self.partition_dir(world, d);
+        let below = path.strip_prefix(&dir).unwrap_or(path);
+        below.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
     }
 
     /// The world's stores, read through the description and checked as stores.csv is.
     pub fn stores(&self, world: &Path) -> Result<StoreTable> {
         let s = &self.description.stores;
-        let path = world.join(&s.file);
+        let path = super::world_file(world, &s.file, "stores.file")?;
         let format = s.format.unwrap_or(if s.file.ends_with(".parquet") { Format::Parquet } else { Format::Csv });
         if *s == StoresDesc::default() {
             return StoreTable::read(&path);
         }
         let rows: Vec<[String; 4]> = match format {
-            Format::Parquet => super::mapped::parquet_columns(&path, [s.store_id.as_str(), &s.country, &s.timezone, &s.currency])?,
+            Format::Parquet => {
+                super::check_small_file(&path)?;
+                super::mapped::parquet_columns(&path, [s.store_id.as_str(), &s.country, &s.timezone, &s.currency])?
+            }
             Format::Csv => csv_columns(&path, [s.store_id.as_str(), &s.country, &s.timezone, &s.currency])?,
             Format::Jsonl => bail!("stores.format: a store list is CSV or Parquet"),
         };
@@ -535,6 +567,39 @@ pub(crate) fn list_dir(dir: &Path, glob: &str) -> Result<(Vec<PathBuf>, Vec<Path
     Ok((files, other))
 }
 
+/// The data files of a partition whose files sit in folders below it (`levels`, each matched as
+/// a template level is: hourly folders), and what is there that is not taken. With no levels,
+/// the partition's own files (`list_dir`).
+fn list_below(dir: &Path, levels: &[Segment], glob: &str) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let Some((level, rest)) = levels.split_first() else { return list_dir(dir, glob) };
+    let (mut files, mut other) = (Vec::new(), Vec::new());
+    if !dir.exists() {
+        return Ok((files, other));
+    }
+    for entry in std::fs::read_dir(dir).wrap_err_with(|| format!("reading {}", dir.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if is_writer_marker(&name) {
+            continue;
+        }
+        if entry.file_type()?.is_dir() && match_segment(level, &name, &mut [None; 3]).is_ok() {
+            let (f, o) = list_below(&entry.path(), rest, glob)?;
+            files.extend(f);
+            other.extend(o);
+        } else {
+            other.push(entry.path());
+        }
+    }
+    files.sort();
+    other.sort();
+    Ok((files, other))
+}
+
+/// Whether a file pattern takes a file's name.
+pub(crate) fn glob_takes(glob: &str, name: &str) -> bool {
+    glob_match(glob.as_bytes(), name.as_bytes())
+}
+
 /// `*` any run of characters, `?` exactly one, everything else itself.
 fn glob_match(p: &[u8], s: &[u8]) -> bool {
     let (mut pi, mut si) = (0, 0);
@@ -571,10 +636,16 @@ fn check_root(root: &str) -> Result<()> {
     Ok(())
 }
 
-fn parse_template(t: &str) -> Result<Vec<Segment>> {
+fn parse_template(t: &str) -> Result<(Vec<Segment>, usize)> {
     let mut out = Vec::new();
     for seg in t.split('/') {
+        if seg.contains('*') && seg != "*" {
+            bail!(
+                "partitions.template: '{seg}': a * stands for a whole level, written '*' alone; inside other text it would be taken literally"
+            );
+        }
         let (prefix, part, suffix) = match seg.find('{') {
+            None if seg == "*" => (String::new(), Part::Any, String::new()),
             None => (seg.to_string(), Part::None, String::new()),
             Some(open) => {
                 let close =
@@ -584,7 +655,8 @@ fn parse_template(t: &str) -> Result<Vec<Segment>> {
                     "yyyy" => Part::Year,
                     "mm" => Part::Month,
                     "dd" => Part::Day,
-                    other => bail!("partitions.template: '{{{other}}}' is not one of {{date}}, {{yyyy}}, {{mm}}, {{dd}}"),
+                    "hh" => Part::Hour,
+                    other => bail!("partitions.template: '{{{other}}}' is not one of {{date}}, {{yyyy}}, {{mm}}, {{dd}}, {{hh}}"),
                 };
                 let suffix = &seg[close + 1..];
                 if suffix.contains('{') {
@@ -604,7 +676,15 @@ fn parse_template(t: &str) -> Result<Vec<Segment>> {
     if !whole && !split {
         bail!("partitions.template: '{t}' must name the upload date once, as {{date}} or as {{yyyy}}, {{mm}} and {{dd}}");
     }
-    Ok(out)
+    // The levels below the day: from the first hour or wildcard level on (fixed text between
+    // the date and it is part of the partition's path, as it always was). A part of the date
+    // below it would split one upload over folders the date does not name.
+    let dated = out.iter().position(|s| matches!(s.part, Part::Hour | Part::Any)).unwrap_or(out.len());
+    if out[dated..].iter().any(|s| matches!(s.part, Part::Date | Part::Year | Part::Month | Part::Day)) {
+        bail!("partitions.template: '{t}': an hour or a '*' level must come below the levels that name the date");
+    }
+    let below = out.len() - dated;
+    Ok((out, below))
 }
 
 /// Matches one directory name against a template level; a whole date when it gives one.
@@ -617,10 +697,15 @@ fn match_segment(seg: &Segment, name: &str, parts: &mut [Option<u32>; 3]) -> Res
             Part::Year => "YYYY",
             Part::Month => "MM",
             Part::Day => "DD",
+            Part::Hour => "HH",
+            Part::Any => "*",
             Part::None => "",
         },
         seg.suffix
     );
+    if seg.part == Part::Any {
+        return Ok(None);
+    }
     let shown = crate::sanitize::for_terminal(name);
     let value = name
         .strip_prefix(seg.prefix.as_str())
@@ -632,7 +717,9 @@ fn match_segment(seg: &Segment, name: &str, parts: &mut [Option<u32>; 3]) -> Res
     let bad = || format!("partition directory '{shown}': '{value}' is not a valid date ({pattern})");
     match seg.part {
         Part::Date => NaiveDate::parse_from_str(value, "%Y-%m-%d").map(Some).map_err(|_| bad()),
-        Part::None => Ok(None),
+        Part::None | Part::Any => Ok(None),
+        Part::Hour if value.parse::<u32>().is_ok_and(|h| h < 24) => Ok(None),
+        Part::Hour => Err(format!("partition directory '{shown}': '{value}' is not an hour (00 to 23, {pattern})")),
         p => {
             let n: u32 = value.parse().map_err(|_| bad())?;
             let (slot, ok) = match p {
@@ -652,14 +739,16 @@ fn match_segment(seg: &Segment, name: &str, parts: &mut [Option<u32>; 3]) -> Res
 /// The named columns of a CSV file, row by row (a byte-order mark and surrounding spaces of
 /// names ignored). A missing column is an error naming it.
 fn csv_columns(path: &Path, names: [&str; 4]) -> Result<Vec<[String; 4]>> {
-    let text = std::fs::read_to_string(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    let text = super::read_small_file(path)?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut rdr = csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
     let headers = rdr.headers()?.clone();
     let mut idx = [0usize; 4];
     for (k, n) in names.iter().enumerate() {
         idx[k] = headers.iter().position(|h| h.trim() == *n).ok_or_else(|| {
-            eyre!("{}: no column '{n}' (the header has {})", path.display(), headers.iter().collect::<Vec<_>>().join(","))
+            // Only the asked-for name: the header line of a file that is not the store list may
+            // be anything, and is never echoed.
+            eyre!("{}: no column '{}' among the header's {} column(s)", path.display(), crate::sanitize::for_terminal(n), headers.len())
         })?;
     }
     let mut out = Vec::new();
@@ -798,12 +887,21 @@ mod tests {
         assert!(parse_template("year={yyyy}/month={mm}").unwrap_err().to_string().contains("once"));
         assert!(parse_template("d={date}/e={date}").is_err());
         assert!(parse_template("d={when}").unwrap_err().to_string().contains("{when}"));
-        let seg = &parse_template("dt={date}").unwrap()[0];
+        // Levels below the day: an hour, any folder, fixed text after them; never above the day.
+        assert_eq!(parse_template("year={yyyy}/month={mm}/day={dd}/hour={hh}").unwrap().1, 1);
+        assert_eq!(parse_template("dt={date}/hour=00").unwrap().1, 0, "fixed text after the date is the partition's");
+        assert_eq!(parse_template("dt={date}/*/part={hh}/x").unwrap().1, 3);
+        assert!(parse_template("hour={hh}/dt={date}").unwrap_err().to_string().contains("must come below"));
+        assert!(parse_template("dt={date}/h*").unwrap_err().to_string().contains("taken literally"));
+        let hour = &parse_template("dt={date}/hour={hh}").unwrap().0[1];
+        assert!(match_segment(hour, "hour=07", &mut [None; 3]).is_ok());
+        assert!(match_segment(hour, "hour=24", &mut [None; 3]).unwrap_err().contains("not an hour"));
+        let seg = &parse_template("dt={date}").unwrap().0[0];
         let mut parts = [None; 3];
         assert_eq!(match_segment(seg, "dt=2026-10-15", &mut parts).unwrap(), "2026-10-15".parse().ok());
         assert!(match_segment(seg, "dt=2026-02-30", &mut parts).unwrap_err().contains("not a valid date"));
         assert!(match_segment(seg, "date=2026-10-15", &mut parts).unwrap_err().contains("not named dt=YYYY-MM-DD"));
-        let month = &parse_template("year={yyyy}/month={mm}/day={dd}").unwrap()[1];
+        let month = &parse_template("year={yyyy}/month={mm}/day={dd}").unwrap().0[1];
         assert!(match_segment(month, "month=13", &mut parts).is_err());
         assert!(match_segment(month, "month=1", &mut parts).is_err());
     }

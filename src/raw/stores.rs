@@ -69,7 +69,7 @@ impl StoreTable {
     }
 
     pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+        let text = super::read_small_file(path)?;
         Self::parse(&text).wrap_err_with(|| format!("{}", path.display()))
     }
 
@@ -87,7 +87,11 @@ impl StoreTable {
         let headers = rdr.headers()?.clone();
         let want = ["store_id", "country", "timezone", "currency"];
         if headers.iter().collect::<Vec<_>>() != want {
-            bail!("header is '{}', expected '{}'", headers.iter().collect::<Vec<_>>().join(","), want.join(","));
+            // The header is named by what it lacks, never echoed: the first line of a file that
+            // is not a store list at all may be anything.
+            let missing: Vec<&str> = want.iter().copied().filter(|w| !headers.iter().any(|h| h == *w)).collect();
+            let lacks = if missing.is_empty() { "its columns in another order".to_string() } else { format!("no {}", missing.join(", ")) };
+            bail!("the header has {} column(s) and {lacks}; a store list's header is '{}'", headers.len(), want.join(","));
         }
         let mut stores = Vec::new();
         let mut seen = HashMap::new();

@@ -138,6 +138,12 @@ impl BasketsReport {
 }
 
 impl Report for BasketsReport {
+    fn kind(&self) -> &'static str {
+        "baskets"
+    }
+    fn business_date(&self) -> Option<chrono::NaiveDate> {
+        Some(self.business_date)
+    }
     fn headline(&self) -> String {
         format!("{}: {} basket(s) sent more than once", self.business_date, self.baskets.len())
     }

@@ -181,6 +181,12 @@ impl ExplainReport {
 }
 
 impl Report for ExplainReport {
+    fn kind(&self) -> &'static str {
+        "explain"
+    }
+    fn business_date(&self) -> Option<chrono::NaiveDate> {
+        Some(self.business_date)
+    }
     fn headline(&self) -> String {
         format!(
             "explain {}: recompute - missed + double counted = what ONE v1 run counts (check's v1 column sums every run appended)",

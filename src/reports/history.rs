@@ -22,6 +22,9 @@ pub fn snapshots(lab: &Lab) -> Result<SnapshotsReport> {
 }
 
 impl Report for SnapshotsReport {
+    fn kind(&self) -> &'static str {
+        "snapshots"
+    }
     fn headline(&self) -> String {
         format!("{} snapshot record(s), oldest first", self.records.len())
     }
@@ -99,7 +102,7 @@ impl FileVersion {
     /// From a diff row's raw-zone path and version (both set for the kinds a correction causes).
     fn of(path: Option<String>, version: Option<i32>) -> Option<FileVersion> {
         let (path, version) = (path?, version?);
-        let file = path.rsplit('/').next().unwrap_or(&path).to_string();
+        let file = crate::raw::name_in_upload(&path).to_string();
         Some(FileVersion { file, version })
     }
 }
@@ -425,6 +428,12 @@ impl DiffReport {
 }
 
 impl Report for DiffReport {
+    fn kind(&self) -> &'static str {
+        "diff"
+    }
+    fn business_date(&self) -> Option<chrono::NaiveDate> {
+        Some(self.business_date)
+    }
     fn headline(&self) -> String {
         let from = match (self.from_snapshot, self.from_version) {
             (Some(s), Some(v)) => format!("snapshot {s} (version {v})"),
@@ -504,6 +513,10 @@ pub fn history(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<HistoryRep
     let mut entries = Vec::new();
     for (diff, &v) in diff_summaries(lab, d, &pairs)?.iter().zip(&versions) {
         let rec = &records[&v];
+        // A reopening is a decision: its "why" names it, who made it and the reason, before the
+        // baskets it took in (the trigger's own parenthesis, which repeats them, left out).
+        let decided = (rec.trigger.kind == crate::store::TriggerKind::Reopen)
+            .then(|| rec.trigger.detail.rsplit_once(" (").map_or(rec.trigger.detail.as_str(), |(head, _)| head));
         let countries = diff
             .countries
             .iter()
@@ -514,7 +527,10 @@ pub fn history(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<HistoryRep
                 revenue_minor: c.revenue_after_minor,
                 baskets_delta: c.baskets_after - c.baskets_before,
                 revenue_delta_minor: c.revenue_after_minor - c.revenue_before_minor,
-                attribution: c.summary(),
+                attribution: match decided {
+                    Some(d) => format!("{d}: {}", c.summary()),
+                    None => c.summary(),
+                },
             })
             .collect();
         entries.push(HistoryEntry {
@@ -577,6 +593,12 @@ impl HistoryReport {
 }
 
 impl Report for HistoryReport {
+    fn kind(&self) -> &'static str {
+        "history"
+    }
+    fn business_date(&self) -> Option<chrono::NaiveDate> {
+        Some(self.business_date)
+    }
     fn headline(&self) -> String {
         format!("history {} as of snapshot {} — {}", self.business_date, self.as_of_snapshot, self.status.describe())
     }

@@ -45,6 +45,9 @@ pub fn lateness(lab: &Lab, by_country: bool) -> Result<LatenessReport> {
 }
 
 impl Report for LatenessReport {
+    fn kind(&self) -> &'static str {
+        "lateness"
+    }
     fn headline(&self) -> String {
         "lateness: upload date minus business date".into()
     }

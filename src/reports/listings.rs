@@ -30,6 +30,12 @@ pub fn late(lab: &Lab, d: Option<NaiveDate>, late_days: u32) -> Result<LateRepor
 }
 
 impl Report for LateReport {
+    fn kind(&self) -> &'static str {
+        "late"
+    }
+    fn business_date(&self) -> Option<chrono::NaiveDate> {
+        self.business_date
+    }
     fn headline(&self) -> String {
         let scope = self.business_date.map(|d| format!("business date {d}")).unwrap_or_else(|| "every business date".into());
         format!("beyond the {}-day window or future-dated, {scope}: rows that never enter silver or gold", self.late_days)
@@ -108,6 +114,9 @@ pub fn quarantine(lab: &Lab, upload: Option<NaiveDate>) -> Result<QuarantineRepo
 }
 
 impl Report for QuarantineReport {
+    fn kind(&self) -> &'static str {
+        "quarantine"
+    }
     fn headline(&self) -> String {
         format!("quarantine: {} line(s) rejected at landing", self.rows.len())
     }

@@ -76,10 +76,12 @@ pub(crate) fn resolve_as_of(lab: &Lab, as_of: Option<i64>) -> Result<i64> {
     }
 }
 
-/// The business date a person named (`YYYY-MM-DD`, or `MM-DD` within the lab's years), among
+/// The business date a person named (`YYYY-MM-DD`, `MM-DD` within the lab's years, or
+/// `yesterday`), among
 /// the lab's dates: a date outside them is an error that says so.
 pub(crate) fn resolve_day(lab: &Lab, day: day::Day) -> Result<NaiveDate> {
-    day.resolve_in(&business_dates(lab)?).map_err(|e| color_eyre::eyre::eyre!(e))
+    let newest = if day == day::Day::Yesterday { lab.store().landed_uploads()?.last().copied() } else { None };
+    day.resolve_in(&business_dates(lab)?, newest).map_err(|e| color_eyre::eyre::eyre!(e))
 }
 
 /// Every business date any landed row carries, oldest first.
@@ -107,6 +109,9 @@ pub fn fingerprint(lab: &Lab, as_of: Option<i64>) -> Result<FingerprintReport> {
 }
 
 impl Report for FingerprintReport {
+    fn kind(&self) -> &'static str {
+        "fingerprint"
+    }
     fn headline(&self) -> String {
         String::new()
     }

@@ -66,7 +66,7 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
             v2_off: false,
             v1_ran: r.v1_ran,
         });
-        e.v2_off |= r.v2_revenue_minor != r.recompute_revenue_minor || r.v2_baskets != r.recompute_baskets;
+        e.v2_off |= !r.v2_explained();
         e.v1_off |= r.v1_ran && r.v1_revenue_minor != r.recompute_revenue_minor;
         e.v1_ran |= r.v1_ran;
     }
@@ -96,6 +96,17 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
 }
 
 impl crate::store::DateSummaryRow {
+    /// v2 equals the recompute once the baskets the rules keep out (beyond the window) are added
+    /// back: the rule `check::CountryCheck::v2_explained` applies, so a difference the rules
+    /// explain is never a ✗ on any screen.
+    pub(crate) fn v2_explained(&self) -> bool {
+        super::check::v2_explained(
+            (self.v2_baskets, self.v2_revenue_minor),
+            (self.beyond_baskets, self.beyond_revenue_minor),
+            (self.recompute_baskets, self.recompute_revenue_minor),
+        )
+    }
+
     /// Uploads of the date's window (the window it was built with) have not all landed: the
     /// navigator's `p` and the trend's provisional mark.
     pub(crate) fn provisional(&self, landed: &[NaiveDate]) -> bool {

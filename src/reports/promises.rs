@@ -24,12 +24,15 @@ pub struct PromisesReport {
 pub fn promises(lab: &Lab, check: &CheckReport) -> Result<PromisesReport> {
     let d = check.business_date;
     let late = check.status.late_days;
-    let crate::store::Completeness { landed, silver_rows, silver_baskets: silver_distinct, beyond } = lab.store().completeness(d, late)?;
+    let crate::store::Completeness { landed, silver_rows, silver_baskets: silver_distinct, silver_landed, silver_not_landed, beyond } =
+        lab.store().completeness(d, late)?;
     let mut out = Vec::new();
-    let accounted = silver_rows + beyond;
+    let accounted = silver_landed + beyond;
+    let stale =
+        if silver_not_landed > 0 { format!("; {} silver basket(s) no current file holds", n(silver_not_landed)) } else { String::new() };
     out.push(Promise {
         name: "completeness",
-        status: if landed == accounted {
+        status: if landed == accounted && silver_not_landed == 0 {
             Status::Pass
         } else if silver_rows == 0 {
             Status::Warn
@@ -37,10 +40,10 @@ pub fn promises(lab: &Lab, check: &CheckReport) -> Result<PromisesReport> {
             Status::Fail
         },
         figure: format!(
-            "{} of {} landed baskets accounted for: {} in silver, {} beyond the window",
+            "{} of {} landed baskets accounted for: {} in silver, {} beyond the window{stale}",
             n(accounted),
             n(landed),
-            n(silver_rows),
+            n(silver_landed),
             n(beyond)
         ),
     });
@@ -120,6 +123,12 @@ impl PromisesReport {
 }
 
 impl Report for PromisesReport {
+    fn kind(&self) -> &'static str {
+        "promises"
+    }
+    fn business_date(&self) -> Option<chrono::NaiveDate> {
+        Some(self.business_date)
+    }
     fn headline(&self) -> String {
         format!("promises for {}", self.business_date)
     }

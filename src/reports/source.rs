@@ -74,12 +74,12 @@ pub fn check(world: &Path, source: &Source, files: usize) -> Result<SourceCheck>
     let mut reasons: Vec<ReasonCount> = Vec::new();
     'uploads: for (d, _) in &partitions {
         let (taken, other) = source.files(world, *d)?;
-        out.not_taken.extend(other.iter().map(|f| format!("{d}/{}", f.file_name().unwrap_or_default().to_string_lossy())));
+        out.not_taken.extend(other.iter().map(|f| format!("{d}/{}", source.name_in_upload(world, *d, f))));
         for f in taken {
             if out.files.len() >= files {
                 break 'uploads;
             }
-            let name = format!("{d}/{}", f.file_name().unwrap_or_default().to_string_lossy());
+            let name = format!("{d}/{}", source.name_in_upload(world, *d, &f));
             let bytes = std::fs::read(&f)?;
             samples.read(&f, &bytes)?;
             crate::raw::mapped::read_events(&f, &bytes, source.reader(), &stores, *d, |line, verdict, _| {
@@ -106,6 +106,9 @@ pub fn check(world: &Path, source: &Source, files: usize) -> Result<SourceCheck>
 }
 
 impl Report for SourceCheck {
+    fn kind(&self) -> &'static str {
+        "source-check"
+    }
     fn headline(&self) -> String {
         let span = match (self.first_upload, self.last_upload) {
             (Some(a), Some(b)) => format!(", {a} .. {b}"),

@@ -124,6 +124,9 @@ impl MorningSummary {
 }
 
 impl Report for MorningSummary {
+    fn kind(&self) -> &'static str {
+        "summary"
+    }
     fn headline(&self) -> String {
         self.line()
     }
@@ -131,7 +134,13 @@ impl Report for MorningSummary {
     fn tables(&self) -> Vec<Table> {
         let mut t = Table::new(
             "Dates the newest write changed",
-            &[("business_date", "date"), ("country", "country"), ("revenue", "revenue now"), ("change", "change"), ("finality", "final?")],
+            &[
+                ("business_date", "date"),
+                ("country", "country"),
+                ("revenue_minor", "revenue now"),
+                ("change_minor", "change"),
+                ("finality", "final?"),
+            ],
         );
         for d in self.dates.iter().rev() {
             for c in &d.countries {

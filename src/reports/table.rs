@@ -139,6 +139,10 @@ pub struct Column {
     /// first when the table does not fit, so the column that carries the answer stays whole.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub repeats: bool,
+    /// Detail beside the answer (a count of runs, of baskets): when the table does not fit, these
+    /// go before any column to their left is cut, so the answer's columns stay on screen.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub spare: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -172,7 +176,10 @@ impl Table {
     pub fn new(title: impl Into<String>, columns: &[(&str, &str)]) -> Table {
         Table {
             title: title.into(),
-            columns: columns.iter().map(|(k, l)| Column { key: k.to_string(), label: l.to_string(), repeats: false }).collect(),
+            columns: columns
+                .iter()
+                .map(|(k, l)| Column { key: k.to_string(), label: l.to_string(), repeats: false, spare: false })
+                .collect(),
             rows: Vec::new(),
         }
     }
@@ -182,6 +189,27 @@ impl Table {
     pub(crate) fn push_flagged(&mut self, cells: Vec<Cell>, flag: Option<Status>) {
         self.rows.push(Row { cells, flag, drill: None, summary: false });
     }
+    /// The table with the business date `d` as its first column, unless it has one: an export
+    /// of a date's screen says its date in every row, not only in the file's name.
+    pub(crate) fn dated(mut self, d: NaiveDate) -> Table {
+        if self.columns.iter().any(|c| c.key == "business_date") {
+            return self;
+        }
+        self.columns.insert(0, Column { key: "business_date".into(), label: "date".into(), repeats: false, spare: false });
+        for r in &mut self.rows {
+            r.cells.insert(0, Cell::Date(d));
+        }
+        self
+    }
+
+    /// Marks the columns (by key) that are detail beside the answer (`Column::spare`).
+    pub(crate) fn spare(mut self, keys: &[&str]) -> Table {
+        for c in self.columns.iter_mut().filter(|c| keys.contains(&c.key.as_str())) {
+            c.spare = true;
+        }
+        self
+    }
+
     /// Marks the columns (by key) that repeat another's answer: left out first when space is short.
     pub(crate) fn repeating(mut self, keys: &[&str]) -> Table {
         for c in self.columns.iter_mut().filter(|c| keys.contains(&c.key.as_str())) {
@@ -235,6 +263,12 @@ impl Table {
 
 /// Every report renders as a headline, tables and notes.
 pub trait Report: Serialize {
+    /// The report's name in the JSON envelope: `check`, `history`, … (the command's own word).
+    fn kind(&self) -> &'static str;
+    /// The business date the report is about, when it is about one (the JSON envelope's).
+    fn business_date(&self) -> Option<NaiveDate> {
+        None
+    }
     fn headline(&self) -> String;
     fn tables(&self) -> Vec<Table>;
     fn notes(&self) -> Vec<Note> {
@@ -258,7 +292,7 @@ pub fn render<R: Report>(report: &R, format: Format, color: bool) -> String {
 /// widest text columns are cut with `…`, never a number.
 pub(crate) fn render_fitted<R: Report>(report: &R, format: Format, color: bool, width: Option<usize>) -> String {
     match format {
-        Format::Json => crate::sanitize::json(json_with_digits(report)) + "\n",
+        Format::Json => crate::sanitize::json(json_envelope(report)) + "\n",
         Format::Csv => csv_of(&report.tables()),
         Format::Table => render_text(report, color, width),
     }
@@ -275,63 +309,126 @@ fn currency_digits(tables: &[Table]) -> std::collections::BTreeMap<String, Optio
     out
 }
 
-/// JSON: the report's own fields (money in integer minor units beside its currency), and
-/// `currency_digits`, each currency's ISO-4217 minor digits, so a reader can show major units.
-fn json_with_digits<R: Report>(report: &R) -> String {
-    let mut value = match serde_json::to_value(report) {
+/// JSON: one envelope for every report. `kind` names the report, `business_date` the date it is
+/// about (null when it is about none), `rows` holds its tables' rows as machines read them (the
+/// CSV's columns, typed: money in integer minor units beside its currency, digits and a major-unit
+/// decimal; a row of a report with several tables names its `table`), `currency_digits` each
+/// currency's ISO-4217 minor digits, and `detail` the report's own fields.
+fn json_envelope<R: Report>(report: &R) -> String {
+    let detail = match serde_json::to_value(report) {
         Ok(v) => v,
         Err(e) => serde_json::json!({ "error": format!("the report could not be serialised: {e}") }),
     };
-    if let serde_json::Value::Object(map) = &mut value {
-        let digits = currency_digits(&report.tables());
-        map.insert("currency_digits".into(), serde_json::json!(digits));
+    let tables = report.tables();
+    let several = tables.len() > 1;
+    let mut rows = Vec::new();
+    for t in &tables {
+        let keys = machine_columns(t);
+        for r in t.rows.iter().filter(|r| !r.summary) {
+            let mut row = serde_json::Map::new();
+            if several {
+                row.insert("table".into(), serde_json::json!(t.title));
+            }
+            for (k, v) in keys.iter().zip(machine_values(t, r)) {
+                row.insert(k.clone(), v.json());
+            }
+            rows.push(serde_json::Value::Object(row));
+        }
     }
-    serde_json::to_string_pretty(&value).unwrap_or_default()
+    let envelope = serde_json::json!({
+        "kind": report.kind(),
+        "business_date": report.business_date(),
+        "rows": rows,
+        "currency_digits": currency_digits(&tables),
+        "detail": detail,
+    });
+    serde_json::to_string_pretty(&envelope).unwrap_or_default()
 }
 
-/// CSV: machine values (integer minor units, ISO dates), and beside every money column its
-/// currency and that currency's ISO-4217 minor digits (`v2_revenue_minor` is followed by
-/// `v2_revenue_currency` and `v2_revenue_digits`), so a sum never mixes pence with paise and a
-/// reader knows where the point goes.
+/// A table's columns as machines read them: each column's key, and beside every money column
+/// (named `…_minor`) its currency, that currency's ISO-4217 minor digits and the amount in major
+/// units as a plain decimal (`v2_revenue_minor` is followed by `v2_revenue_currency`,
+/// `v2_revenue_digits` and `v2_revenue_major`). The same whatever the rows, an empty table's
+/// included, so appended files line up.
+fn machine_columns(t: &Table) -> Vec<String> {
+    let mut header = Vec::new();
+    for col in &t.columns {
+        header.push(col.key.clone());
+        if let Some(base) = col.key.strip_suffix("_minor") {
+            header.extend([format!("{base}_currency"), format!("{base}_digits"), format!("{base}_major")]);
+        }
+    }
+    header
+}
+
+/// One value of a machine column.
+enum Machine {
+    Int(i64),
+    /// A decimal recount wrote itself (a major-unit amount): exact text, never a formula.
+    Decimal(String),
+    /// Text from the data or the report's words, a date, a status.
+    Text(String),
+    None,
+}
+
+impl Machine {
+    /// JSON: integers as numbers; a decimal as its exact text (a JSON number would pass through
+    /// a float in most readers); no value as null.
+    fn json(self) -> serde_json::Value {
+        match self {
+            Machine::Int(n) => n.into(),
+            Machine::Decimal(s) | Machine::Text(s) => s.into(),
+            Machine::None => serde_json::Value::Null,
+        }
+    }
+
+    /// CSV: text as a spreadsheet shows it safely (`sanitize::for_csv`), numbers as they are.
+    fn csv(self) -> String {
+        match self {
+            Machine::Int(n) => n.to_string(),
+            Machine::Decimal(s) => s,
+            Machine::Text(s) => crate::sanitize::for_csv(&s).into_owned(),
+            Machine::None => String::new(),
+        }
+    }
+}
+
+/// A row's values under `machine_columns`.
+fn machine_values(t: &Table, r: &Row) -> Vec<Machine> {
+    let mut out = Vec::new();
+    for (col, cell) in t.columns.iter().zip(&r.cells) {
+        out.push(match cell {
+            Cell::Int(n) | Cell::IntDelta(n) | Cell::Money { minor: n, .. } | Cell::Delta { minor: n, .. } => Machine::Int(*n),
+            Cell::Empty | Cell::Absent(_) => Machine::None,
+            other => Machine::Text(other.raw()),
+        });
+        if col.key.ends_with("_minor") {
+            match cell {
+                Cell::Money { minor, currency } | Cell::Delta { minor, currency } => out.extend([
+                    Machine::Text(currency.clone()),
+                    money::digits(currency).map_or(Machine::None, |d| Machine::Int(i64::from(d))),
+                    money::decimal_major(*minor, currency).map_or(Machine::None, Machine::Decimal),
+                ]),
+                _ => out.extend([Machine::None, Machine::None, Machine::None]),
+            }
+        }
+    }
+    out
+}
+
+/// CSV: the machine columns (`machine_columns`) under one header per table, data rows only; text
+/// as a spreadsheet shows it safely (`sanitize::for_csv`), so a sum never mixes pence with paise
+/// and a spreadsheet user reads pounds without a formula.
 pub(crate) fn csv_of(tables: &[Table]) -> String {
     let mut out = Vec::new();
     for (i, t) in tables.iter().enumerate() {
         if i > 0 {
             out.push(b'\n');
         }
-        // Money columns are named `…_minor`: the header is the same whatever the rows, an empty
-        // report's included, so appended files line up.
-        let money: Vec<bool> = t.columns.iter().map(|c| c.key.ends_with("_minor")).collect();
         let mut w = csv::Writer::from_writer(&mut out);
-        let mut header = Vec::new();
-        for (c, col) in t.columns.iter().enumerate() {
-            header.push(col.key.clone());
-            if money[c] {
-                let base = col.key.strip_suffix("_minor").unwrap_or(&col.key);
-                header.push(format!("{base}_currency"));
-                header.push(format!("{base}_digits"));
-            }
-        }
-        let _ = w.write_record(&header);
+        let _ = w.write_record(machine_columns(t));
         for r in t.rows.iter().filter(|r| !r.summary) {
-            let mut record = Vec::new();
-            for (c, cell) in r.cells.iter().enumerate() {
-                record.push(match cell {
-                    Cell::Text(s) | Cell::Repeat(s) | Cell::Term { key: s, .. } => crate::sanitize::for_csv(s).into_owned(),
-                    other => other.raw(),
-                });
-                if money.get(c).copied().unwrap_or(false) {
-                    let (currency, digits) = match cell {
-                        Cell::Money { currency, .. } | Cell::Delta { currency, .. } => (
-                            crate::sanitize::for_csv(currency).into_owned(),
-                            money::digits(currency).map(|d| d.to_string()).unwrap_or_default(),
-                        ),
-                        _ => (String::new(), String::new()),
-                    };
-                    record.push(currency);
-                    record.push(digits);
-                }
-            }
+            let record: Vec<String> = machine_values(t, r).into_iter().map(Machine::csv).collect();
             let _ = w.write_record(&record);
         }
         let _ = w.flush();
@@ -403,15 +500,44 @@ fn without_repeats(t: &Table, width: Option<usize>) -> Option<(Table, String)> {
         return None;
     }
     let labels: Vec<String> = repeated.iter().map(|&i| t.columns[i].label.clone()).collect();
-    Some((
-        t.without(&repeated),
-        format!("({} left out to fit the terminal, said in the other columns: {})\n", labels.len(), labels.join(", ")),
-    ))
+    let note = format!("({} left out to fit the terminal, said in the other columns: {})", labels.len(), labels.join(", "));
+    Some((t.without(&repeated), wrap_words(&note, width.unwrap_or(usize::MAX))))
+}
+
+/// The table without its spare columns, from the right, until it fits `width` (None: it fits, or
+/// has none), and the line that names them.
+fn without_spares(t: &Table, width: Option<usize>) -> Option<(Table, String)> {
+    use unicode_width::UnicodeWidthStr;
+    let width = width?;
+    let shown = t.shown(&(0..t.rows.len()).collect::<Vec<_>>());
+    let col = |i: usize| {
+        shown.iter().map(|r| r.get(i).map(|c| c.width()).unwrap_or(0)).chain([t.columns[i].label.width()]).max().unwrap_or(0) + 2
+    };
+    let mut natural = (0..t.columns.len()).map(col).sum::<usize>() + 2;
+    let mut dropped = Vec::new();
+    for i in (0..t.columns.len()).rev().filter(|&i| t.columns[i].spare) {
+        if natural <= width {
+            break;
+        }
+        natural -= col(i);
+        dropped.push(i);
+    }
+    if dropped.is_empty() {
+        return None;
+    }
+    dropped.reverse();
+    let labels: Vec<&str> = dropped.iter().map(|&i| t.columns[i].label.as_str()).collect();
+    let note =
+        format!("(+{} column(s) left out to fit the terminal: {}; --format csv or json has them all)", labels.len(), labels.join(", "));
+    Some((t.without(&dropped), wrap_words(&note, width)))
 }
 
 pub(crate) fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> String {
     use unicode_width::UnicodeWidthStr;
     if let Some((narrower, note)) = without_repeats(t, width) {
+        return render_table_fitted(&narrower, color, width) + &note;
+    }
+    if let Some((narrower, note)) = without_spares(t, width) {
         return render_table_fitted(&narrower, color, width) + &note;
     }
     let mut out = String::new();
@@ -487,7 +613,7 @@ pub(crate) fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) 
 
 /// `text` wrapped at spaces into lines of at most `width` columns (a word longer than that has a
 /// line of its own), each ending in a newline: a note under a table that the terminal need not wrap.
-fn wrap_words(text: &str, width: usize) -> String {
+pub(crate) fn wrap_words(text: &str, width: usize) -> String {
     use unicode_width::UnicodeWidthStr;
     let (mut out, mut line) = (String::new(), String::new());
     for word in text.split(' ') {
@@ -503,6 +629,24 @@ fn wrap_words(text: &str, width: usize) -> String {
     }
     out.push_str(&line);
     out.push('\n');
+    out
+}
+
+/// Every line of `text` within `width` columns, broken between words: a line's continuation is
+/// indented two more than the line, so a block of lines keeps its shape on a narrow screen.
+pub(crate) fn wrap_lines(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let body = line.trim_start_matches(' ');
+        let indent = line.len() - body.len();
+        let wrapped = wrap_words(body, width.saturating_sub(indent + 2).max(20));
+        for (i, part) in wrapped.lines().enumerate() {
+            let pad = if i == 0 { indent } else { indent + 2 };
+            out.push_str(&" ".repeat(pad));
+            out.push_str(part);
+            out.push('\n');
+        }
+    }
     out
 }
 
@@ -525,8 +669,15 @@ fn render_text<R: Report>(report: &R, color: bool, width: Option<usize>) -> Stri
     let headline = report.headline();
     if !headline.is_empty() {
         let lines: Vec<String> = headline.lines().map(|l| crate::sanitize::for_terminal(l).into_owned()).collect();
-        out.push_str(&lines.join("\n"));
-        out.push_str("\n\n");
+        match width {
+            // On a screen of known width the headline breaks between words, never inside one.
+            Some(w) => out.push_str(&wrap_lines(&lines.join("\n"), w)),
+            None => {
+                out.push_str(&lines.join("\n"));
+                out.push('\n');
+            }
+        }
+        out.push('\n');
     }
     for t in report.tables() {
         out.push_str(&render_table_fitted(&t, color, width));
@@ -554,6 +705,9 @@ mod tests {
         t: Table,
     }
     impl Report for Tiny {
+        fn kind(&self) -> &'static str {
+            "tiny"
+        }
         fn headline(&self) -> String {
             "tiny".into()
         }
@@ -615,8 +769,8 @@ mod tests {
             assert!(text.contains(shown), "{shown} in:\n{text}");
         }
         let csv = render(&r, Format::Csv, false);
-        assert!(csv.contains("TOKYO1,1091969,JPY,0\n") && csv.contains("KUWAIT1,1491936,KWD,3\n"), "{csv}");
-        assert!(csv.contains("SANTIAGO1,123456,CLF,4\n"), "{csv}");
+        assert!(csv.contains("TOKYO1,1091969,JPY,0,1091969\n") && csv.contains("KUWAIT1,1491936,KWD,3,1491.936\n"), "{csv}");
+        assert!(csv.contains("SANTIAGO1,123456,CLF,4,12.3456\n") && csv.contains("MANAMA1,7,BHD,3,0.007\n"), "{csv}");
         let v: serde_json::Value = serde_json::from_str(&render(&r, Format::Json, false)).unwrap();
         assert_eq!((v["currency_digits"]["JPY"].as_i64(), v["currency_digits"]["BHD"].as_i64()), (Some(0), Some(3)));
     }
@@ -634,8 +788,8 @@ mod tests {
         assert_eq!(a.lines().next(), b.lines().next(), "the same header, rows or none");
         assert_eq!(
             b,
-            "basket_id,baskets_delta,revenue_minor,revenue_currency,revenue_digits,change\n\
-                       B1,-13,500,GBP,2,copies_discarded\nB1,3,-5,GBP,2,added\n"
+            "basket_id,baskets_delta,revenue_minor,revenue_currency,revenue_digits,revenue_major,change\n\
+                       B1,-13,500,GBP,2,5.00,copies_discarded\nB1,3,-5,GBP,2,-0.05,added\n"
         );
         let text = render_table_text(&full, false);
         assert!(text.contains("-13") && text.contains("+3") && text.contains("= total change"), "{text}");
@@ -661,7 +815,8 @@ mod tests {
         assert!(wide.contains("Δ revenue") && wide.contains("+£3,150.82"), "{wide}");
         let narrow = render_table_fitted(&t, false, Some(64));
         assert!(narrow.contains("added from upload 2026-10-16") && !narrow.contains('…'), "the why stays whole:\n{narrow}");
-        assert!(narrow.contains("said in the other columns: Δ baskets, Δ revenue"), "{narrow}");
+        assert!(narrow.replace('\n', " ").contains("said in the other columns: Δ baskets, Δ revenue"), "{narrow}");
+        assert!(narrow.lines().all(|l| unicode_width::UnicodeWidthStr::width(l) <= 64), "the note wraps too:\n{narrow}");
         assert!(
             csv_of(std::slice::from_ref(&t)).starts_with("country,attribution,baskets_delta,revenue_delta_minor"),
             "machines keep every column"
@@ -674,8 +829,8 @@ mod tests {
         assert!(text.contains("£347,565.80"), "{text}");
         assert!(!text.contains('\u{1b}'), "control characters must not reach the terminal: {text:?}");
         let csv = render(&tiny(), Format::Csv, false);
-        assert!(csv.starts_with("country,revenue_minor,revenue_currency,revenue_digits\n"), "{csv}");
-        assert!(csv.contains(",34756580,GBP,2\n"), "the currency and its digits beside the minor units: {csv}");
+        assert!(csv.starts_with("country,revenue_minor,revenue_currency,revenue_digits,revenue_major\n"), "{csv}");
+        assert!(csv.contains(",34756580,GBP,2,347565.80\n"), "the currency, its digits and the major units beside the minor units: {csv}");
         let json = render(&tiny(), Format::Json, false);
         assert!(json.contains("\"minor\": 34756580"), "{json}");
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();

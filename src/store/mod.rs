@@ -255,7 +255,25 @@ fn failed(stmt: &Statement, e: duckdb::Error) -> color_eyre::Report {
     if is_interrupt(&e) {
         return eyre!(LabError::Interrupted);
     }
-    eyre!(e).wrap_err(format!("queries/{}.sql: {}", stmt.file, stmt.name))
+    eyre!(duckdb_words(&e)).wrap_err(format!("queries/{}.sql: {}", stmt.file, stmt.name))
+}
+
+/// DuckDB's message in one line of recount's words: its C API's "Error code 1: Unknown error
+/// code" carries nothing, and its advice (`SET threads`, `SET memory_limit`, "Possible
+/// solutions") names settings a user of recount does not hold. What is left keeps DuckDB's
+/// own reason, its lines joined.
+pub(crate) fn duckdb_words(e: &duckdb::Error) -> String {
+    let text = e.to_string();
+    let mut kept = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let advice = ["Possible solution", "SET ", "PRAGMA ", "See also", "https://", "For more information"];
+        if advice.iter().any(|a| line.starts_with(a) || line.starts_with(&format!("* {a}"))) {
+            break;
+        }
+        kept.push(line.replace("Error code 1: Unknown error code", "").trim().trim_end_matches(':').to_string());
+    }
+    let one = kept.into_iter().filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
+    crate::sanitize::for_terminal(&one).into_owned()
 }
 
 /// DuckDB reports an interrupt as an error of its own type; its C API gives the type only in
@@ -401,7 +419,20 @@ fn open_failed(path: &Path, e: duckdb::Error) -> color_eyre::Report {
         let pid = text.split("(PID ").nth(1).and_then(|t| t.split(')').next()).and_then(|p| p.trim().parse().ok());
         return eyre!(LabError::DatabaseInUse { db: path.to_path_buf(), pid });
     }
-    eyre!("opening {}: {text}", path.display())
+    let words = duckdb_words(&e);
+    if path.is_file() {
+        // The raw zone beside it holds every landed file as it came: a new lab built from it
+        // has every row again (snapshot history aside).
+        let lab = path.parent().unwrap_or(Path::new("."));
+        return eyre!(
+            "opening {}: {words}. If the database is damaged, the lab's raw zone still holds every landed file: \
+             land it into a new lab (`recount --lab NEW land FIRST LAST --world {}`, with --source {} if that file is there)",
+            path.display(),
+            lab.join("raw").display(),
+            lab.join("raw/source.toml").display()
+        );
+    }
+    eyre!("opening {}: {words}", path.display())
 }
 
 /// A transaction whose statements are counted, so a test can fail it after any one of them.

@@ -97,6 +97,8 @@ row! {
         pub v2_revenue_minor: i64,
         pub recompute_baskets: i64,
         pub recompute_revenue_minor: i64,
+        pub beyond_baskets: i64,
+        pub beyond_revenue_minor: i64,
         pub late_days: Option<i32>,
     }
 }
@@ -123,7 +125,14 @@ row! {
 }
 
 row! {
-    pub struct Completeness { pub landed: i64, pub silver_rows: i64, pub silver_baskets: i64, pub beyond: i64 }
+    pub struct Completeness {
+        pub landed: i64,
+        pub silver_rows: i64,
+        pub silver_baskets: i64,
+        pub silver_landed: i64,
+        pub silver_not_landed: i64,
+        pub beyond: i64,
+    }
 }
 
 row! {
@@ -222,7 +231,7 @@ impl Store {
     }
 
     pub(crate) fn date_summaries(&self) -> Result<Vec<DateSummaryRow>> {
-        DATE_SUMMARIES.all(self, &[])
+        DATE_SUMMARIES.all(self, named_params! { "late_days": crate::rules::DEFAULT_LATE_DAYS })
     }
 
     pub(crate) fn basket_copies(&self, d: NaiveDate, late_days: u32) -> Result<Vec<BasketCopyRow>> {

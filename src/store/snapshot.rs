@@ -41,6 +41,13 @@ row! {
     pub struct RowsOfVersion { pub silver_rows: i64, pub gold_rows: i64 }
 }
 
+impl RowsOfVersion {
+    /// A version that holds no row: an emptied date.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.silver_rows == 0 && self.gold_rows == 0
+    }
+}
+
 row! {
     pub struct VersionInputs { pub input_hash: String, pub input_rows: i64 }
 }

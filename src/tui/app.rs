@@ -3,7 +3,7 @@
 
 use super::keys::Action;
 use super::screen::Screen;
-use super::worker::{DateView, Job, Reply};
+use super::worker::{DateView, Job, Reopening, Reply};
 use crate::lake::v2::RebuildPreview;
 use crate::reports::overview::LabOverview;
 use crate::reports::table::{Format, Table};
@@ -23,10 +23,10 @@ pub enum Confirmable {
     LandNext,
     /// Landing the next correction shipped with the world and running v2 for its upload.
     LandCorrection,
-    /// Reopening a closed date with the reason typed for it.
+    /// Reopening a closed date with the decision typed for it.
     Reopen {
         date: NaiveDate,
-        reason: String,
+        decision: Reopening,
     },
 }
 
@@ -34,8 +34,10 @@ pub enum Confirmable {
 pub enum InputKind {
     JumpToDate,
     SearchBaskets,
-    /// Why finance reopens the date.
-    ReopenReason(NaiveDate),
+    /// Who decides to reopen the date, asked first when `$USER` does not say.
+    ReopenBy(NaiveDate),
+    /// Why finance reopens the date, and who decided.
+    ReopenReason(NaiveDate, String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +78,8 @@ impl Running {
 }
 
 pub struct App {
+    /// Who is at the explorer, as `$USER` says (None: a reopening asks for the name).
+    pub user: Option<String>,
     /// What the explorer reads when it is not the lab (`warehouse DIR`), shown beside the tabs.
     pub store: String,
     pub screen: Screen,
@@ -156,18 +160,19 @@ fn confirm_rebuild(p: &RebuildPreview) -> Popup {
 }
 
 /// The confirmation a reopening asks for: what it takes in, the amount, and the reason.
-fn confirm_reopen(p: &crate::lake::reopen::ReopenPlan, reason: String) -> Popup {
-    let shown = crate::sanitize::for_terminal(&reason).into_owned();
+fn confirm_reopen(p: &crate::lake::reopen::ReopenPlan, decision: Reopening) -> Popup {
+    let shown = crate::sanitize::for_terminal(&decision.reason).into_owned();
+    let by = crate::sanitize::for_terminal(&decision.by).into_owned();
     let text = format!(
         "{}
 
-Reason: {shown}
+Reason: {shown} (decided by {by})
 
 {}",
         p.text(),
         super::keys::active().answers("reopen")
     );
-    Popup::Confirm { what: Confirmable::Reopen { date: p.business_date, reason }, text }
+    Popup::Confirm { what: Confirmable::Reopen { date: p.business_date, decision }, text }
 }
 
 /// A question's text with its answers from the key table.
@@ -201,6 +206,7 @@ impl App {
             cursor: Cursor::default(),
             export_dir: None,
             store: String::new(),
+            user: crate::lake::reopen::Decision::known_by(),
         }
     }
 
@@ -341,7 +347,7 @@ impl App {
                 }
             }
             Reply::Preview(p) => self.popup = Some(confirm_rebuild(&p)),
-            Reply::ReopenPreview(p, reason) => self.popup = Some(confirm_reopen(&p, reason)),
+            Reply::ReopenPreview(p, decision) => self.popup = Some(confirm_reopen(&p, decision)),
             Reply::Done(text) => {
                 self.message = text;
                 let d = self.selected_date();
@@ -434,9 +440,9 @@ impl App {
 
     pub fn jump_to(&mut self, text: &str) {
         let Some(snap) = &self.snapshot else { return };
-        // The command line's forms and words (`reports::day`): YYYY-MM-DD, or MM-DD.
+        // The command line's forms and words (`reports::day`): YYYY-MM-DD, MM-DD or yesterday.
         let dates: Vec<NaiveDate> = snap.dates.iter().map(|d| d.business_date).collect();
-        let found = crate::reports::day::Day::parse(text).and_then(|day| day.resolve_in(&dates)).and_then(|d| {
+        let found = crate::reports::day::Day::parse(text).and_then(|day| day.resolve_in(&dates, snap.newest_upload)).and_then(|d| {
             dates.iter().position(|x| *x == d).ok_or_else(|| format!("{d} holds no landed row; the navigator lists the dates that do"))
         });
         match found {
@@ -489,10 +495,16 @@ impl App {
     fn take_input(&mut self, kind: InputKind, text: String) {
         match kind {
             InputKind::JumpToDate => self.jump_to(&text),
-            InputKind::ReopenReason(d) if text.trim().is_empty() => {
+            InputKind::ReopenBy(d) if text.trim().is_empty() => {
+                self.message = format!("{d} was not reopened: a reopening needs the name of who decides it");
+            }
+            InputKind::ReopenBy(d) => self.popup = Some(Popup::Input { kind: InputKind::ReopenReason(d, text), text: String::new() }),
+            InputKind::ReopenReason(d, _) if text.trim().is_empty() => {
                 self.message = format!("{d} was not reopened: a reopening needs a reason");
             }
-            InputKind::ReopenReason(d) => self.start(format!("previewing a reopening of {d}"), Job::PreviewReopen(d, text)),
+            InputKind::ReopenReason(d, by) => {
+                self.start(format!("previewing a reopening of {d}"), Job::PreviewReopen(d, Reopening { reason: text, by }))
+            }
             InputKind::SearchBaskets => {
                 self.search = text;
                 // Baskets filters by it; every screen then goes to the first row holding it.
@@ -522,7 +534,7 @@ impl App {
                     Confirmable::Reset => self.start("resetting the lab", Job::Reset),
                     Confirmable::LandNext => self.start("landing the next upload and running v2", Job::LandNext),
                     Confirmable::LandCorrection => self.start("landing the next correction and running v2", Job::LandCorrection),
-                    Confirmable::Reopen { date, reason } => self.start(format!("reopening {date}"), Job::Reopen(date, reason)),
+                    Confirmable::Reopen { date, decision } => self.start(format!("reopening {date}"), Job::Reopen(date, decision)),
                 }
             }
             Some(Action::Cancel) => {
@@ -566,7 +578,13 @@ impl App {
             Action::CrashDemo => self.crash_demo(),
             Action::Rollback => self.ask_rollback(),
             Action::Reopen => match self.selected_date() {
-                Some(d) => self.popup = Some(Popup::Input { kind: InputKind::ReopenReason(d), text: String::new() }),
+                Some(d) => {
+                    let kind = match &self.user {
+                        Some(by) => InputKind::ReopenReason(d, by.clone()),
+                        None => InputKind::ReopenBy(d),
+                    };
+                    self.popup = Some(Popup::Input { kind, text: String::new() });
+                }
                 None => self.message = "no date selected".into(),
             },
             Action::Reset => self.ask_reset(),
@@ -811,7 +829,7 @@ impl App {
     fn export(&mut self, format: Format) {
         let (Some(d), Some(table)) = (self.selected_date(), self.current_table()) else { return };
         let order = row_order(&table, self.cursor.sort);
-        let shown = Table { rows: order.iter().filter_map(|&i| table.rows.get(i).cloned()).collect(), ..table };
+        let shown = Table { rows: order.iter().filter_map(|&i| table.rows.get(i).cloned()).collect(), ..table }.dated(d);
         let (ext, text) = match format {
             Format::Json => {
                 let rows: Vec<serde_json::Map<String, serde_json::Value>> = shown

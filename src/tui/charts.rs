@@ -38,8 +38,8 @@ pub(crate) const TREND_LEGEND: [&str; 5] = ["█ v1", "• v2 gold", "⣀ recomp
 /// A country's revenue per business date: v1 (every run) as blocks, v2 gold as dots, the
 /// recompute as a line; provisional dates along the floor; the selected date as a rule.
 pub(crate) fn draw_trend(f: &mut Frame, t: &Theme, s: &TrendSeries, selected: Option<NaiveDate>, area: Rect) {
-    let max = s.max_minor();
-    let point = |i: usize, v: i64| (i as f64, scaled(v, max, STEPS) as f64);
+    let (floor, max) = (s.floor_minor(), s.max_minor());
+    let point = |i: usize, v: i64| (i as f64, scaled(v.saturating_sub(floor), max - floor, STEPS) as f64);
     let v1: Vec<(f64, f64)> = s.points.iter().enumerate().filter_map(|(i, p)| p.v1_revenue_minor.map(|v| point(i, v))).collect();
     let v2: Vec<(f64, f64)> = s.points.iter().enumerate().map(|(i, p)| point(i, p.v2_revenue_minor)).collect();
     let rc: Vec<(f64, f64)> = s.points.iter().enumerate().map(|(i, p)| point(i, p.recompute_revenue_minor)).collect();
@@ -59,7 +59,7 @@ pub(crate) fn draw_trend(f: &mut Frame, t: &Theme, s: &TrendSeries, selected: Op
     // selected date, and the legend under the chart names it.
     let x_labels = vec![Span::raw(date(0)), Span::raw(date(last))];
     let money = |v: i64| crate::money::format_major(v, &s.currency);
-    let y_labels = vec![Span::raw(money(0)), Span::raw(money(max / 2)), Span::raw(money(max))];
+    let y_labels = vec![Span::raw(money(floor)), Span::raw(money(floor + (max - floor) / 2)), Span::raw(money(max))];
     let spikes = s.spikes();
     let title = if spikes.is_empty() {
         format!("{} revenue per business date", s.country)
@@ -198,5 +198,29 @@ mod tests {
         assert_eq!(scaled(-5, 100, 1000), 0);
         assert_eq!(scaled(5, 0, 1000), 0);
         assert_eq!(scaled(200, 100, 1000), 1000, "past the top is the top");
+    }
+
+    #[test]
+    fn the_trend_s_floor_sits_below_its_smallest_answer_not_at_zero() {
+        use crate::reports::trend::TrendPoint;
+        let day = |d: u32| NaiveDate::from_ymd_opt(2026, 10, d).unwrap_or_default();
+        let point = |d: u32, v1: Option<i64>, v2: i64, rc: i64| TrendPoint {
+            business_date: day(d),
+            provisional: false,
+            v1_revenue_minor: v1,
+            v2_revenue_minor: v2,
+            recompute_revenue_minor: rc,
+            v2_explained: true,
+        };
+        let s = TrendSeries {
+            country: "GB".into(),
+            currency: "GBP".into(),
+            points: vec![point(1, None, 9_000, 9_000), point(2, Some(20_000), 10_000, 10_000), point(3, None, 0, 9_500)],
+        };
+        // The smallest answer is 9,000 (v2 not built yet counts by its recompute), the largest
+        // v1's 20,000: a tenth of the range below the smallest.
+        assert_eq!((s.floor_minor(), s.max_minor()), (7_900, 20_000));
+        let flat = TrendSeries { points: vec![point(1, None, 5, 5)], ..s };
+        assert_eq!(flat.floor_minor(), 5, "one value: the floor is it");
     }
 }

@@ -140,9 +140,27 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
             }
             Line::from(Span::styled(text, t.accent()))
         }
-        None => Line::from(Span::styled(crate::sanitize::for_terminal(&app.message).into_owned(), t.text())),
+        None => Line::from(Span::styled(fit_at_words(&crate::sanitize::for_terminal(&app.message), usize::from(area.width)), t.text())),
     };
     f.render_widget(Paragraph::new(line), area);
+}
+
+/// `text` within `width` columns: whole when it fits, else cut after its last whole clause (at
+/// `; ` or `, `), or else its last whole word, that fits with ` …` after it. A status line never
+/// ends inside an amount ("SG +S$"); the rest of the message is in the popup or the report.
+pub(crate) fn fit_at_words(text: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    if text.width() <= width {
+        return text.to_string();
+    }
+    let room = width.saturating_sub(2);
+    let fits = |end: usize| text[..end].width() <= room;
+    let cut = |sep: &str| text.match_indices(sep).map(|(i, _)| i).filter(|&i| fits(i)).last();
+    let end = cut("; ").or_else(|| cut(", ")).filter(|&i| i > room / 3).or_else(|| cut(" ")).unwrap_or(0);
+    if end == 0 {
+        return "…".to_string();
+    }
+    format!("{} …", text[..end].trim_end_matches([',', ';']))
 }
 
 fn draw_hints(f: &mut Frame, t: &Theme, screen: Screen, area: Rect) {
@@ -302,8 +320,15 @@ pub(crate) fn draw_table(
     // Column 0 stays; the rest start at 1 + first.
     let first = view.first_col.min(ncols.saturating_sub(2));
     let room = area.width.saturating_sub(2).saturating_sub(if marks { 3 } else { 0 });
+    let hidden_right_at = |first: usize| {
+        let visible = visible_columns(table, &widths, first, room);
+        ncols.saturating_sub(1 + first + visible.len().saturating_sub(1)).min(ncols.saturating_sub(visible.len()))
+    };
     let visible = visible_columns(table, &widths, first, room);
-    let hidden_right = ncols.saturating_sub(1 + first + visible.len().saturating_sub(1)).min(ncols.saturating_sub(visible.len()));
+    let hidden_right = hidden_right_at(first);
+    // How far `>` may scroll: to the first position that shows the last column, whatever the
+    // widths of the columns passed on the way (not this position's count of hidden ones).
+    let col_room = (first..ncols.saturating_sub(1)).find(|&f| hidden_right_at(f) == 0).unwrap_or(first);
     let title = table_title(table, view.sort, title, first, hidden_right);
     let lead = |cell: ratatui::widgets::Cell<'static>, mark: Option<Status>| -> Vec<ratatui::widgets::Cell<'static>> {
         match (marks, mark) {
@@ -347,7 +372,7 @@ pub(crate) fn draw_table(
         let inner = Rect { x: area.x + 2, y: area.y + 2, width: area.width.saturating_sub(4), height: 1 };
         f.render_widget(Paragraph::new("(no rows)").style(t.muted()), inner);
     }
-    TableFit { page_rows, col_room: first + hidden_right }
+    TableFit { page_rows, col_room }
 }
 
 /// The columns' labels, the sorted one marked ▲ or ▼.
@@ -403,8 +428,10 @@ fn fit_cell(cell: Option<&Cell>, text: String, width: u16) -> String {
 }
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width);
-    let h = h.min(area.height);
+    // A popup that would leave a margin of a cell or two takes the whole width (or height): a
+    // sliver of the screen behind it shows only pieces of borders and words.
+    let w = if w + 4 >= area.width { area.width } else { w };
+    let h = if h + 4 >= area.height { area.height } else { h };
     Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h }
 }
 
@@ -449,7 +476,8 @@ fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup, app: &App) -> (u16, u16) {
             let what = match kind {
                 super::app::InputKind::JumpToDate => "go to date (YYYY-MM-DD or MM-DD), Enter",
                 super::app::InputKind::SearchBaskets => "search basket_id or store, Enter",
-                super::app::InputKind::ReopenReason(_) => "why reopen this date (kept in history), Enter",
+                super::app::InputKind::ReopenBy(_) => "who decides this reopening (kept in history), Enter",
+                super::app::InputKind::ReopenReason(..) => "why reopen this date (kept in history), Enter",
             };
             (what.into(), Text::from(format!("{}▏", crate::sanitize::for_terminal(text))), t.text())
         }
@@ -475,4 +503,20 @@ fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup, app: &App) -> (u16, u16) {
     let block = Block::default().borders(Borders::ALL).title(Span::styled(title, t.title())).border_style(t.border(true));
     f.render_widget(paragraph.scroll((scroll, 0)).block(block), rect);
     (shown, last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_at_words;
+
+    #[test]
+    fn a_status_line_is_cut_after_a_clause_or_a_word_never_inside_an_amount() {
+        let text = "upload 2026-10-17 moved 2026-10-16: GB +£1,234.56, IN +₹9,87,654.00, SG +S$1,907.70";
+        assert_eq!(fit_at_words(text, 200), text, "whole when it fits");
+        assert_eq!(fit_at_words(text, 80), "upload 2026-10-17 moved 2026-10-16: GB +£1,234.56, IN +₹9,87,654.00 …");
+        assert_eq!(fit_at_words(text, 60), "upload 2026-10-17 moved 2026-10-16: GB +£1,234.56 …");
+        let cut = fit_at_words(text, 30);
+        assert!(cut.ends_with(" …") && !cut.contains('£'), "{cut}");
+        assert!(unicode_width::UnicodeWidthStr::width(fit_at_words(text, 12).as_str()) <= 12);
+    }
 }

@@ -34,10 +34,10 @@ pub enum Job {
     LoadDate(NaiveDate),
     RetryV1(NaiveDate),
     PreviewRebuild(NaiveDate),
-    /// What reopening a date would take in, with the reason typed for it.
-    PreviewReopen(NaiveDate, String),
-    /// Reopen a date (its rows past the window into gold) with the reason.
-    Reopen(NaiveDate, String),
+    /// What reopening a date would take in, with the decision typed for it.
+    PreviewReopen(NaiveDate, Reopening),
+    /// Reopen a date (its rows past the window into gold) with the decision.
+    Reopen(NaiveDate, Reopening),
     /// Rebuild a date with v2 under `late_days` (the window its preview showed).
     Rebuild {
         date: NaiveDate,
@@ -49,6 +49,14 @@ pub enum Job {
     LandCorrection,
     Rollback(i64),
     Reset,
+}
+
+/// A reopening as the person at the explorer decided it: why, and who (asked for when `$USER`
+/// does not say).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reopening {
+    pub reason: String,
+    pub by: String,
 }
 
 impl Job {
@@ -73,7 +81,7 @@ pub enum Reply {
     Loaded(Box<LabOverview>, Option<Box<DateView>>),
     DateLoaded(Box<DateView>),
     Preview(v2::RebuildPreview),
-    ReopenPreview(crate::lake::reopen::ReopenPlan, String),
+    ReopenPreview(crate::lake::reopen::ReopenPlan, Reopening),
     Done(String),
     Failed(String),
     /// The check of a date not loaded yet, ahead of its other reports: the Overview draws it
@@ -416,7 +424,7 @@ impl Server {
                 None => return Ok(Reply::Done(format!("no correction of {} is waiting to land", self.setup.world.display()))),
             },
             Job::Rollback(s) => Write::Rollback(s),
-            Job::Reopen(date, reason) => Write::Reopen { date, reason, by: crate::lake::reopen::Decision::default_by() },
+            Job::Reopen(date, Reopening { reason, by }) => Write::Reopen { date, reason, by },
             Job::RetryV1(d) => Write::RetryV1(d),
             Job::Rebuild { date, late_days, fail_after: None } => Write::Rebuild { date, late_days },
             Job::Rebuild { fail_after: Some(_), .. } | Job::Reset => {
@@ -532,7 +540,7 @@ impl Server {
                 Ok(Reply::DateLoaded(Box::new(self.view(d)?)))
             }
             Job::PreviewRebuild(d) => Ok(Reply::Preview(v2::preview_rebuild(&self.lab, d)?)),
-            Job::PreviewReopen(d, reason) => Ok(Reply::ReopenPreview(crate::lake::reopen::plan(&self.lab, d)?, reason)),
+            Job::PreviewReopen(d, decision) => Ok(Reply::ReopenPreview(crate::lake::reopen::plan(&self.lab, d)?, decision)),
             job if self.setup.warehouse.is_some() => {
                 let spark = self.setup.warehouse.clone().ok_or_else(|| color_eyre::eyre::eyre!("no warehouse"))?;
                 self.write_warehouse(spark, job)
@@ -566,8 +574,7 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
         Job::Load(_) | Job::LoadDate(_) | Job::PreviewRebuild(_) | Job::PreviewReopen(..) => {
             color_eyre::eyre::bail!("a reading job reached the writer")
         }
-        Job::Reopen(d, reason) => {
-            let by = crate::lake::reopen::Decision::default_by();
+        Job::Reopen(d, Reopening { reason, by }) => {
             let r = crate::lake::reopen::reopen(lab, d, crate::lake::reopen::Decision { reason: &reason, by: &by }, opts)?;
             Reply::Done(format!("{d} reopened by {by} as snapshot {}: {}", r.snapshot.snapshot_id, r.snapshot.fingerprint))
         }

@@ -20,6 +20,9 @@ pub enum Shape {
     /// year=/month=/day= folders, gzipped JSON Lines with nested vendor fields, a total in major
     /// units, epoch-millisecond arrival times, stores in a CSV of other column names
     KafkaConnect,
+    /// The same in the sink's default layout: a folder per hour of arrival below the day
+    /// (year=/month=/day=/hour=), each contract file split by its lines' arrival hour
+    KafkaConnectHourly,
     /// dt=D folders of Parquet with writer markers (_SUCCESS, .crc), epoch-microsecond sale
     /// times, amounts in minor units, stores in Parquet
     Parquet,
@@ -33,6 +36,7 @@ impl Shape {
         match self {
             Shape::Contract => "",
             Shape::KafkaConnect => KAFKA_CONNECT,
+            Shape::KafkaConnectHourly => KAFKA_CONNECT_HOURLY,
             Shape::Parquet => PARQUET,
             Shape::Csv => CSV,
         }
@@ -40,6 +44,8 @@ impl Shape {
 }
 
 const KAFKA_CONNECT: &str = include_str!("shapes/kafka-connect.toml");
+
+const KAFKA_CONNECT_HOURLY: &str = include_str!("shapes/kafka-connect-hourly.toml");
 
 const PARQUET: &str = include_str!("shapes/parquet.toml");
 
@@ -129,7 +135,7 @@ fn write_stores(stores: &StoreTable, out: &Path, shape: Shape, source: &Source) 
     }
     let header = match shape {
         Shape::Contract => return Ok(std::fs::write(path, stores.to_csv()?)?),
-        Shape::KafkaConnect => ["code", "country_code", "tz", "currency_code"],
+        Shape::KafkaConnect | Shape::KafkaConnectHourly => ["code", "country_code", "tz", "currency_code"],
         Shape::Csv => ["shop", "iso_country", "time_zone", "ccy"],
         Shape::Parquet => {
             let tmp = tempfile::NamedTempFile::new()?;
@@ -157,7 +163,7 @@ fn write_stores(stores: &StoreTable, out: &Path, shape: Shape, source: &Source) 
 pub(crate) fn shaped_name(shape: Shape, stem: &str) -> String {
     match shape {
         Shape::Contract => format!("{stem}.jsonl.gz"),
-        Shape::KafkaConnect => format!("{stem}.json.gz"),
+        Shape::KafkaConnect | Shape::KafkaConnectHourly => format!("{stem}.json.gz"),
         Shape::Parquet => format!("{stem}.parquet"),
         Shape::Csv => format!("{stem}.csv"),
     }
@@ -175,25 +181,19 @@ fn write_file(path: &Path, d: NaiveDate, dir: &Path, stores: &StoreTable, shape:
         Shape::Contract => {
             std::fs::copy(path, dir.join(&*name))?;
         }
-        Shape::KafkaConnect => {
-            let mut body = Vec::new();
+        Shape::KafkaConnect => write_kafka(&events, &dir.join(shaped_name(shape, stem)), stores, again)?,
+        Shape::KafkaConnectHourly => {
+            // Each hour's lines in the order they stand: copies that tie on their arrival
+            // instant arrive in the same hour, so the contract's order between them holds.
+            let mut hours: std::collections::BTreeMap<u32, Vec<&Event>> = Default::default();
             for e in &events {
-                let row = serde_json::json!({
-                    "message_id": e.event_id,
-                    "transaction": {
-                        "id": e.basket_id, "till": e.till_id, "currency": e.currency,
-                        "completed_at": local_iso(e.event_ts, stores, &e.store_id)?,
-                        "total": major(e.revenue_minor, &e.currency)?,
-                    },
-                    "store": { "code": e.store_id },
-                    "received_at": e.uploaded_at.timestamp_millis(),
-                });
-                writeln!(body, "{row}")?;
+                hours.entry(chrono::Timelike::hour(&e.uploaded_at)).or_default().push(e);
             }
-            let level = if again { 1 } else { 6 };
-            let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::new(level));
-            gz.write_all(&body)?;
-            std::fs::write(dir.join(shaped_name(shape, stem)), gz.finish()?)?;
+            for (hour, lines) in hours {
+                let folder = dir.join(format!("hour={hour:02}"));
+                std::fs::create_dir_all(&folder)?;
+                write_kafka(lines, &folder.join(shaped_name(shape, stem)), stores, again)?;
+            }
         }
         Shape::Csv => {
             // A recompressed correction: the same rows with other line ends.
@@ -241,6 +241,30 @@ fn write_file(path: &Path, d: NaiveDate, dir: &Path, stores: &StoreTable, shape:
     Ok(())
 }
 
+/// Events as a Kafka Connect sink's gzipped JSON Lines, in the vendor's field names.
+fn write_kafka<'e>(events: impl IntoIterator<Item = &'e Event>, path: &Path, stores: &StoreTable, again: bool) -> Result<()> {
+    let mut body = Vec::new();
+    for e in events {
+        let row = serde_json::json!({
+            "message_id": e.event_id,
+            "transaction": {
+                "id": e.basket_id, "till": e.till_id, "currency": e.currency,
+                "completed_at": local_iso(e.event_ts, stores, &e.store_id)?,
+                "total": major(e.revenue_minor, &e.currency)?,
+            },
+            "store": { "code": e.store_id },
+            "received_at": e.uploaded_at.timestamp_millis(),
+        });
+        writeln!(body, "{row}")?;
+    }
+    // A recompressed correction: the same rows at another compression level.
+    let level = if again { 1 } else { 6 };
+    let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::new(level));
+    gz.write_all(&body)?;
+    std::fs::write(path, gz.finish()?)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,7 +281,7 @@ mod tests {
 
     #[test]
     fn every_shape_s_description_reads() {
-        for s in [Shape::KafkaConnect, Shape::Parquet, Shape::Csv] {
+        for s in [Shape::KafkaConnect, Shape::KafkaConnectHourly, Shape::Parquet, Shape::Csv] {
             let d = toml::from_str(s.description()).unwrap();
             let src = Source::from_description(d, None).unwrap();
             assert!(!src.is_contract(), "{s:?}");
