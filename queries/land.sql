@@ -174,9 +174,15 @@ SELECT current_setting('threads')::BIGINT AS threads;
 -- what the lab was opened with (`Store::bulk`).
 SET threads = $threads;
 
+-- name: largest_date_rows
+-- The rows of the lab's largest business date, every landed copy and country: what DuckDB's
+-- memory limits follow (store::Limits). bronze.cells holds a few rows a file.
+SELECT coalesce(max(rows), 0)::BIGINT AS rows
+FROM (SELECT business_date, sum(rows) AS rows FROM bronze.cells GROUP BY business_date);
+
 -- name: memory_limit_set
--- DuckDB's memory limit on this connection: lower for a landing and a long backfill, then put
--- back (`Store::bulk`).
+-- DuckDB's memory limit on this connection: the reports' (fitted to the lab's dates), and the
+-- bulk one for a landing and a long backfill, then put back (`Store::bulk`).
 SET memory_limit = $limit;
 
 -- name: unordered_insert

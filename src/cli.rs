@@ -18,7 +18,8 @@ pub const EXIT_CODES: [(i32, &str); 6] = [
 ];
 
 /// The environment recount reads, for the man page's ENVIRONMENT.
-pub const ENVIRONMENT: [(&str, &str); 9] = [
+pub const ENVIRONMENT: [(&str, &str); 10] = [
+    ("RECOUNT_MEMORY", "the memory budget (2GB, 512MB), where --memory is not given; it beats the config file's memory"),
     ("RECOUNT_LAB", "the lab directory, where --lab is not given"),
     ("XDG_DATA_HOME", "the default lab is $XDG_DATA_HOME/recount/lab (else ~/.local/share/recount/lab)"),
     ("RECOUNT_CONFIG", "the config file (else $XDG_CONFIG_HOME/recount/config.toml, else ~/.config/recount/config.toml)"),
@@ -65,6 +66,11 @@ pub struct Global {
     /// Output format of reports
     #[arg(long, global = true, default_value = "table", value_parser = format_parser())]
     pub format: Format,
+    /// The memory budget for DuckDB, the recount and the parser together: 2GB, 512MB, … (past
+    /// it DuckDB spills to the lab's recount.spill/) [default: RECOUNT_MEMORY, else memory in the
+    /// config file, else a quarter of this machine's memory]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = crate::config::parse_size)]
+    pub memory: Option<u64>,
     /// With --format csv: begin with a UTF-8 byte-order mark (a spreadsheet on Windows then reads £ and ₹ as they are)
     #[arg(long, global = true)]
     pub bom: bool,

@@ -65,6 +65,15 @@ fn late_days(window: Window) -> Result<u32> {
     })
 }
 
+/// The memory budget in effect and where it came from: `--memory`, else `RECOUNT_MEMORY`, else
+/// the config file's `memory`, else a quarter of the machine's memory.
+fn memory(global: &Global) -> Result<crate::config::Setting<u64>> {
+    Ok(match global.memory {
+        Some(value) => crate::config::Setting { value, source: crate::config::Source::Flag("--memory".into()) },
+        None => config()?.memory.clone(),
+    })
+}
+
 fn lab_dir(global: &Global) -> PathBuf {
     global.lab.clone().unwrap_or_else(lake::default_lab_dir)
 }
@@ -125,6 +134,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     let g = cli.global;
     let _ = COLOR.set(g.color);
     let _ = BOM.set(g.bom);
+    crate::store::set_memory_budget(memory(&g)?.value);
     let Some(command) = cli.command else {
         if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
             return explorer(&g, crate::cli::TuiArgs { theme: None, no_mouse: false, world: None });
@@ -203,16 +213,26 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
             Ok(0)
         }
         Command::Man { out } => man(out.as_deref()),
-        Command::Config => {
-            let lab = crate::config::Setting { value: lab_dir(&g), source: g.sources.lab.clone() };
-            let color = crate::config::Setting { value: format!("{:?}", g.color).to_lowercase(), source: g.sources.color.clone() };
-            let config = config()?;
-            let table = crate::tui::keys::KeyTable::with_overrides(&config.keys)?;
-            let keys = table.bindings().iter().filter_map(|b| Some((crate::tui::keys::action_name(b.action)?, b.label.clone()))).collect();
-            print(&crate::config::ConfigReport::new(config, lab, color, keys), g.format);
-            Ok(0)
-        }
+        Command::Config => config_report(&g),
     }
+}
+
+/// `recount config`: each setting in effect and where it came from, the explorer's keys, and
+/// what the memory budget gives DuckDB on the lab.
+fn config_report(g: &Global) -> Result<i32> {
+    let lab = crate::config::Setting { value: lab_dir(g), source: g.sources.lab.clone() };
+    let color = crate::config::Setting { value: format!("{:?}", g.color).to_lowercase(), source: g.sources.color.clone() };
+    let config = config()?;
+    let table = crate::tui::keys::KeyTable::with_overrides(&config.keys)?;
+    let keys = table.bindings().iter().filter_map(|b| Some((crate::tui::keys::action_name(b.action)?, b.label.clone()))).collect();
+    let mut report = crate::config::ConfigReport::new(config, lab, color, memory(g)?, keys);
+    // What the budget gives DuckDB on the lab as it is now, when there is one.
+    if g.warehouse.is_none() && lake::exists(&lab_dir(g)) {
+        let lab = Lab::open_read(&lab_dir(g))?;
+        report.duckdb_limits(lab.store().limits_now()?);
+    }
+    print(&report, g.format);
+    Ok(0)
 }
 
 /// `recount trend`: it reads the recount, so the caches are brought up to date first (a lab

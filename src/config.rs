@@ -16,6 +16,8 @@ struct File {
     theme: Option<String>,
     mouse: Option<bool>,
     late_days: Option<u32>,
+    /// The memory budget: `2GB`, `512MiB`, a number of bytes.
+    memory: Option<String>,
     #[serde(default)]
     keys: BTreeMap<String, KeyList>,
 }
@@ -84,6 +86,8 @@ pub struct Config {
     pub theme: Setting<String>,
     pub mouse: Setting<bool>,
     pub late_days: Setting<u32>,
+    /// The memory budget in bytes, for DuckDB, the recount and the parser together.
+    pub memory: Setting<u64>,
     /// The file's key overrides: action name, keys.
     pub keys: Vec<(String, Vec<String>)>,
 }
@@ -148,11 +152,57 @@ pub(crate) fn load_from(path: &Path) -> Result<Config> {
         None => Setting { value: crate::rules::DEFAULT_LATE_DAYS, source: Source::Default },
     };
     let mouse = Setting { value: file.mouse.unwrap_or(true), source: from_file(file.mouse.is_some()) };
+    let mut memory = Setting { value: crate::store::default_memory_budget(), source: Source::Default };
+    if let Some(m) = &file.memory {
+        let value = parse_size(m).map_err(|e| color_eyre::eyre::eyre!("the config file {}: memory = {m:?}: {e}", path.display()))?;
+        memory = Setting { value, source: from_file(true) };
+    }
+    if let Some(m) = std::env::var("RECOUNT_MEMORY").ok().filter(|m| !m.is_empty()) {
+        let value = parse_size(&m).map_err(|e| color_eyre::eyre::eyre!("RECOUNT_MEMORY={m:?}: {e}"))?;
+        memory = Setting { value, source: Source::Env("RECOUNT_MEMORY".into()) };
+    }
     // The explorer's key table checks these (`tui::keys::KeyTable::with_overrides`); the command
     // line does so as it loads the file, so a bad override is an error before any command runs.
     let keys: Vec<(String, Vec<String>)> = file.keys.iter().map(|(k, v)| (k.clone(), v.keys())).collect();
-    Ok(Config { path: path.to_path_buf(), found, theme, mouse, late_days, keys })
+    Ok(Config { path: path.to_path_buf(), found, theme, mouse, late_days, memory, keys })
 }
+
+/// A size as a person writes it: `2GB`, `1.5GiB`, `512MB`, `800MiB`, `64KB`, or a number of
+/// bytes. GB and GiB alike are powers of 1024, as DuckDB reads them. At least 16 MiB: less
+/// cannot hold a lab's smallest statement.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (number, unit) = (&t[..split], t[split..].trim().to_ascii_lowercase());
+    let scale: u64 = match unit.as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(format!("'{}' is not a size: write it as 2GB, 512MB or a number of bytes", crate::sanitize::for_terminal(t))),
+    };
+    // Whole and fractional parts in integers: 1.5GB is 1.5 × 2^30 exactly, never a float.
+    let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
+    let bad = || format!("'{}' is not a size: write it as 2GB, 512MB or a number of bytes", crate::sanitize::for_terminal(t));
+    if whole.is_empty() && frac.is_empty() || frac.len() > 6 {
+        return Err(bad());
+    }
+    let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| bad())? };
+    let frac_value: u64 = if frac.is_empty() { 0 } else { frac.parse().map_err(|_| bad())? };
+    let denominator = 10u64.pow(frac.len() as u32);
+    let bytes = whole
+        .checked_mul(scale)
+        .and_then(|w| w.checked_add(u64::try_from(u128::from(frac_value) * u128::from(scale) / u128::from(denominator)).ok()?))
+        .ok_or_else(bad)?;
+    if bytes < MIN_BUDGET {
+        return Err(format!("{} is less than the 16 MiB recount needs at the least", crate::sanitize::for_terminal(t)));
+    }
+    Ok(bytes)
+}
+
+/// The smallest memory budget taken.
+const MIN_BUDGET: u64 = 16 << 20;
 
 /// `recount config`: each effective value and where it came from, and the explorer's keys.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -179,13 +229,21 @@ pub(crate) struct KeyRow {
 
 impl ConfigReport {
     /// `keys`: the explorer's effective bindings, (action name, keys), in the key table's order.
-    pub fn new(config: &Config, lab: Setting<PathBuf>, color: Setting<String>, keys: Vec<(String, String)>) -> ConfigReport {
+    /// `memory`: the budget in effect (a flag beats the environment and the file).
+    pub fn new(
+        config: &Config,
+        lab: Setting<PathBuf>,
+        color: Setting<String>,
+        memory: Setting<u64>,
+        keys: Vec<(String, String)>,
+    ) -> ConfigReport {
         let row = |setting: &str, value: String, source: &Source| SettingRow { setting: setting.into(), value, source: source.clone() };
         let settings = vec![
             row("lab", lab.value.display().to_string(), &lab.source),
             row("theme", config.theme.value.clone(), &config.theme.source),
             row("mouse", config.mouse.value.to_string(), &config.mouse.source),
             row("late_days", config.late_days.value.to_string(), &config.late_days.source),
+            row("memory", format!("{} MiB", memory.value >> 20), &memory.source),
             row("color", color.value, &color.source),
         ];
         let keys = keys
@@ -197,6 +255,22 @@ impl ConfigReport {
             })
             .collect();
         ConfigReport { path: config.path.clone(), found: config.found, settings, keys }
+    }
+}
+
+impl ConfigReport {
+    /// DuckDB's limits on the lab: (reports, bulk, the rows of its largest date they follow).
+    pub(crate) fn duckdb_limits(&mut self, (reports, bulk, rows): (u64, u64, u64)) {
+        self.settings.push(SettingRow {
+            setting: "duckdb".into(),
+            value: format!(
+                "{} MiB for reports, {} MiB for bulk work (the lab's largest date: {} rows)",
+                reports >> 20,
+                bulk >> 20,
+                crate::money::format_count(i64::try_from(rows).unwrap_or(i64::MAX))
+            ),
+            source: Source::Default,
+        });
     }
 }
 
@@ -245,6 +319,23 @@ mod tests {
         assert_eq!(none.mouse.source, Source::Default);
         // A flag beats the file.
         assert_eq!(c.late_days.clone().or_flag(Some(1), "--late-days"), Setting { value: 1, source: Source::Flag("--late-days".into()) });
+    }
+
+    #[test]
+    fn sizes_read_as_people_write_them_in_whole_bytes() {
+        assert_eq!(parse_size("2GB"), Ok(2 << 30));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("512 MB"), Ok(512 << 20));
+        assert_eq!(parse_size("800mib"), Ok(800 << 20));
+        assert_eq!(parse_size("20000000"), Ok(20_000_000));
+        for bad in ["", "GB", "2 parsecs", "1..5GB", "-1GB", "1.1234567GB"] {
+            assert!(parse_size(bad).unwrap_err().contains("not a size"), "{bad}");
+        }
+        assert!(parse_size("1MB").unwrap_err().contains("16 MiB"));
+        let (_d, p) = write("memory = \"3GB\"\n");
+        assert_eq!(load_from(&p).unwrap().memory, Setting { value: 3 << 30, source: Source::File(p.clone()) });
+        let (_d, p) = write("memory = \"lots\"\n");
+        assert!(format!("{:#}", load_from(&p).unwrap_err()).contains("memory = \"lots\""));
     }
 
     #[test]

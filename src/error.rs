@@ -19,6 +19,8 @@ pub enum LabError {
     Layout { found: i32, reads: i32 },
     /// A landing committed, then failed to put its files in place (`lake::recovery` finishes it).
     LandedUnfinished(String),
+    /// DuckDB ran out of its share of the memory budget in a statement (`queries/FILE.sql: NAME`).
+    OutOfMemory { statement: String, budget: u64 },
 }
 
 impl std::fmt::Display for LabError {
@@ -42,6 +44,14 @@ impl std::fmt::Display for LabError {
                 f,
                 "landed: bronze and the file versions are committed, but finishing the landing failed ({why}); \
                  the next command that writes the lab finishes it, once that is mended"
+            ),
+            LabError::OutOfMemory { statement, budget } => write!(
+                f,
+                "out of memory in {statement}: the work needs more than the memory budget of {} MiB gives DuckDB \
+                 (it spills to the lab's recount.spill/ what it can); raise the budget with --memory, RECOUNT_MEMORY or \
+                 `memory` in the config file, or free disk. Nothing of the statement's write was kept, and the next \
+                 command runs as usual",
+                budget >> 20
             ),
             LabError::NeedsWriter(why) => write!(f, "the lab cannot be read as it is: {why}"),
             // A newer lab is someone's current data: never advise deleting it.

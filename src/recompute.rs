@@ -66,16 +66,75 @@ struct Columns {
     basket_id: Vec<String>,
     event_id: Vec<String>,
     uploaded_at: Vec<i64>,
-    /// Where each copy sits in the raw zone: the contract's order for exact ties.
-    upload_date: Vec<i32>,
-    file: Vec<String>,
+    /// Where each copy sits in the raw zone, as the rank of its file among every file by (upload
+    /// date, name in byte order), then its line: the contract's order for exact ties.
+    file_rank: Vec<u32>,
     line: Vec<i64>,
     business_date: Vec<i32>,
-    store_id: Vec<String>,
-    country: Vec<String>,
-    currency: Vec<String>,
+    /// The copy's store, as its place in `Stores`: one number a row, not three strings.
+    store: Vec<u32>,
     revenue: Vec<i64>,
     rejected: u64,
+}
+
+/// The stores the recount's rows name by number: (store_id, country, currency) each.
+#[derive(Default)]
+struct Stores {
+    rows: Vec<(String, String, String)>,
+    /// A store list's stores by id (a raw zone's: one row a store).
+    by_id: std::collections::HashMap<String, u32>,
+    /// Stores as bronze's rows give them (a mirror's), by all three.
+    by_row: std::collections::HashMap<(String, String, String), u32>,
+}
+
+impl Stores {
+    fn of(table: &StoreTable) -> Stores {
+        let mut s = Stores::default();
+        for st in &table.stores {
+            let n = s.number(&st.store_id, &st.country, &st.currency);
+            s.by_id.insert(st.store_id.clone(), n);
+        }
+        s
+    }
+
+    fn number(&mut self, store_id: &str, country: &str, currency: &str) -> u32 {
+        let key = (store_id.to_string(), country.to_string(), currency.to_string());
+        if let Some(&n) = self.by_row.get(&key) {
+            return n;
+        }
+        let n = u32::try_from(self.rows.len()).unwrap_or(u32::MAX);
+        self.rows.push(key.clone());
+        self.by_row.insert(key, n);
+        n
+    }
+}
+
+/// How many bytes of the recount's working set one copy takes, with polars' sort and dedup over
+/// it: what the number of passes is sized by.
+const BYTES_PER_COPY: u64 = 320;
+
+/// The recount's share of the memory budget: a quarter, beside DuckDB's three (`store::Limits`).
+fn recount_share() -> u64 {
+    crate::store::memory_budget() / 4
+}
+
+/// How many passes hold the copies of `files` within the recount's share of the budget: each
+/// pass reads every file and keeps the baskets whose key hashes to it, so every copy of a basket
+/// is deduplicated in the same pass and the passes' sums add up. One pass for a lab that fits.
+fn passes_for(files: &[RawFile], reader: &Reader) -> Result<u64> {
+    let mut copies = 0u64;
+    for f in files {
+        let bytes = std::fs::metadata(&f.path).map(|m| m.len()).unwrap_or(0);
+        let compressed = reader.compression_of(&f.name) != raw::source::Compression::None || reader.format == raw::source::Format::Parquet;
+        // About 40 compressed bytes a copy, or 300 as plain text (the landing's own guess).
+        copies += bytes / if compressed { 40 } else { 300 } + 1;
+    }
+    Ok(copies.saturating_mul(BYTES_PER_COPY).div_ceil(recount_share().max(1)).max(1))
+}
+
+/// The pass a basket's copies are counted in.
+fn pass_of(basket_id: &str, passes: u64) -> u64 {
+    if passes == 1 { 0 } else { xxhash_rust::xxh3::xxh3_64(basket_id.as_bytes()) % passes }
 }
 
 fn epoch() -> NaiveDate {
@@ -115,27 +174,29 @@ impl RawFile {
     }
 }
 
-fn read_file(file: &RawFile, reader: &Reader, stores: &StoreTable) -> Result<Columns> {
-    let (path, upload_date, name) = (file.path.as_path(), file.upload_date, &file.name);
+/// The copies of one file whose basket is counted in pass `pass` of `passes`; `rank`, the file's
+/// place in the raw zone's order.
+fn read_file(file: &RawFile, rank: u32, (pass, passes): (u64, u64), reader: &Reader, stores: &(StoreTable, Stores)) -> Result<Columns> {
+    let (path, upload_date) = (file.path.as_path(), file.upload_date);
     let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
-    let day = (upload_date - epoch()).num_days() as i32;
     let mut c = Columns::default();
-    raw::mapped::read_events(path, &bytes, reader, stores, upload_date, |line, verdict, _| {
+    raw::mapped::read_events(path, &bytes, reader, &stores.0, upload_date, |line, verdict, _| {
         match verdict {
-            Ok(e) => {
+            Ok(e) if pass_of(&e.basket_id, passes) == pass => {
+                let store = *stores.1.by_id.get(e.store_id).ok_or_else(|| eyre!("store {} is not in the store list", e.store_id))?;
                 c.basket_id.push(e.basket_id.into_owned());
                 c.event_id.push(e.event_id.into_owned());
                 c.uploaded_at.push(e.uploaded_at.timestamp_nanos_opt().unwrap_or(i64::MAX));
-                c.upload_date.push(day);
-                c.file.push(name.clone());
+                c.file_rank.push(rank);
                 c.line.push(i64::from(line));
                 c.business_date.push((e.business_date - epoch()).num_days() as i32);
-                c.store_id.push(e.store_id.to_string());
-                c.country.push(e.country.to_string());
-                c.currency.push(e.currency.to_string());
+                c.store.push(store);
                 c.revenue.push(e.revenue_minor);
             }
-            Err(_) => c.rejected += 1,
+            Ok(_) => {}
+            // A rejected line is counted once, in the first pass.
+            Err(_) if pass == 0 => c.rejected += 1,
+            Err(_) => {}
         }
         Ok(())
     })
@@ -145,9 +206,21 @@ fn read_file(file: &RawFile, reader: &Reader, stores: &StoreTable) -> Result<Col
 
 /// Recounts a raw zone from its files.
 pub fn recount(raw_root: &Path) -> Result<Recount> {
+    recount_in_passes(raw_root, None)
+}
+
+/// `recount` in a given number of passes (None: as many as the memory budget needs): the tests
+/// hold every number of passes to one.
+#[doc(hidden)]
+pub fn recount_in_passes(raw_root: &Path, passes: Option<u64>) -> Result<Recount> {
     let stores = StoreTable::read(&raw_root.join(raw::STORES_FILE))?;
     let reader = Reader::of_lab(raw_root)?;
-    recount_files(&lab_files(raw_root, &reader)?, &reader, &stores)
+    let files = lab_files(raw_root, &reader)?;
+    let passes = match passes {
+        Some(n) => n.max(1),
+        None => passes_for(&files, &reader)?,
+    };
+    recount_files(&files, &reader, &stores, passes)
 }
 
 /// The recount of business date `d` over the raw zone as it was when snapshot `snapshot_id` was
@@ -160,7 +233,8 @@ pub(crate) fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> R
     }
     let rows = if crate::warehouse::is_mirror(lab) {
         // A warehouse keeps no raw files: its bronze as it was then, recounted the same way.
-        group(bronze_columns(lab, Some(snapshot_id))?).map_err(|e| eyre!("polars recount of the warehouse's bronze: {e}"))?
+        let (all, stores) = bronze_columns(lab, Some(snapshot_id))?;
+        group(all, &stores).map_err(|e| eyre!("polars recount of the warehouse's bronze: {e}"))?
     } else {
         let stores = lab.stores_as_of(snapshot_id)?;
         let files: Vec<RawFile> = lab
@@ -172,7 +246,8 @@ pub(crate) fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> R
                 RawFile::new(f.upload_date, path, &f.file)
             })
             .collect();
-        recount_files(&files, &Reader::of_lab(&raw_root)?, &stores)
+        let reader = Reader::of_lab(&raw_root)?;
+        recount_files(&files, &reader, &stores, passes_for(&files, &reader)?)
             .wrap_err_with(|| format!("recounting the raw zone as of snapshot {snapshot_id}"))?
             .rows
     };
@@ -193,9 +268,9 @@ pub(crate) fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> R
 /// every event of bronze's current file versions, deduplicated and grouped in polars as the
 /// raw zone's are, stored as the mirror's cached recount of its (empty) raw zone.
 pub(crate) fn recount_mirror(lab: &Lab) -> Result<()> {
-    let all = bronze_columns(lab, None)?;
+    let (all, stores) = bronze_columns(lab, None)?;
     let events = all.basket_id.len() as i64;
-    let rows = group(all).map_err(|e| eyre!("polars recount of the warehouse's bronze: {e}"))?;
+    let rows = group(all, &stores).map_err(|e| eyre!("polars recount of the warehouse's bronze: {e}"))?;
     let baskets = rows.iter().map(|r| r.baskets).sum();
     store(lab, &manifest(&lab.raw_root())?, events, baskets, &rows)
 }
@@ -215,53 +290,90 @@ fn store(lab: &Lab, manifest: &str, events: i64, baskets: i64, rows: &[GoldRow])
     tx.commit().map(drop)
 }
 
-/// A mirror's bronze events (as of snapshot `as_of`, None: now), as the recount's columns.
-fn bronze_columns(lab: &Lab, as_of: Option<i64>) -> Result<Columns> {
+/// A mirror's bronze events (as of snapshot `as_of`, None: now), as the recount's columns and
+/// the stores they name.
+fn bronze_columns(lab: &Lab, as_of: Option<i64>) -> Result<(Columns, Stores)> {
     let mut all = Columns::default();
+    let mut stores = Stores::default();
+    // Each copy's file by (upload day, name), ranked once every copy is read.
+    let mut files: std::collections::HashMap<(i32, String), u32> = Default::default();
+    let mut file_of = Vec::new();
     lab.store().recount_events(as_of, |e| {
+        let next = u32::try_from(files.len()).unwrap_or(u32::MAX);
+        let file = *files.entry((e.upload_day, e.file)).or_insert(next);
+        file_of.push(file);
         all.basket_id.push(e.basket_id);
         all.event_id.push(e.event_id);
         all.uploaded_at.push(e.uploaded_at_ns);
-        all.upload_date.push(e.upload_day);
-        all.file.push(e.file);
         all.line.push(e.line);
         all.business_date.push(e.business_day);
-        all.store_id.push(e.store_id);
-        all.country.push(e.country);
-        all.currency.push(e.currency);
+        all.store.push(stores.number(&e.store_id, &e.country, &e.currency));
         all.revenue.push(e.revenue_minor);
     })?;
-    Ok(all)
+    let mut order: Vec<(&(i32, String), &u32)> = files.iter().collect();
+    order.sort();
+    let mut rank = vec![0u32; order.len()];
+    for (r, (_, id)) in order.iter().enumerate() {
+        rank[**id as usize] = u32::try_from(r).unwrap_or(u32::MAX);
+    }
+    all.file_rank = file_of.into_iter().map(|id| rank[id as usize]).collect();
+    Ok((all, stores))
 }
 
-/// Recounts the given files of a raw zone.
-fn recount_files(files: &[RawFile], reader: &Reader, stores: &StoreTable) -> Result<Recount> {
-    let parts: Vec<Result<Columns>> = files.par_iter().map(|f| read_file(f, reader, stores)).collect();
-    let mut all = Columns::default();
-    for p in parts {
-        let p = p?;
-        all.basket_id.extend(p.basket_id);
-        all.event_id.extend(p.event_id);
-        all.uploaded_at.extend(p.uploaded_at);
-        all.upload_date.extend(p.upload_date);
-        all.file.extend(p.file);
-        all.line.extend(p.line);
-        all.business_date.extend(p.business_date);
-        all.store_id.extend(p.store_id);
-        all.country.extend(p.country);
-        all.currency.extend(p.currency);
-        all.revenue.extend(p.revenue);
-        all.rejected += p.rejected;
+/// Recounts the given files of a raw zone: in as many passes as the recount's share of the
+/// memory budget needs (`passes_for`), each a parallel read of every file that keeps the baskets
+/// of its pass, deduplicated and summed; the passes' sums, per date and store, add up.
+fn recount_files(files: &[RawFile], reader: &Reader, table: &StoreTable, passes: u64) -> Result<Recount> {
+    let stores = (table.clone(), Stores::of(table));
+    // The raw zone's order: by upload date, then name in byte order.
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by(|&a, &b| (files[a].upload_date, files[a].name.as_bytes()).cmp(&(files[b].upload_date, files[b].name.as_bytes())));
+    let mut rank = vec![0u32; files.len()];
+    for (r, &i) in order.iter().enumerate() {
+        rank[i] = u32::try_from(r).unwrap_or(u32::MAX);
     }
-    let events = all.basket_id.len() as u64;
-    let rejected = all.rejected;
-    let rows = group(all).map_err(|e| eyre!("polars recount: {e}"))?;
+    let (mut events, mut rejected) = (0u64, 0u64);
+    let mut sums: std::collections::BTreeMap<(NaiveDate, String, String, String), (i64, i64)> = Default::default();
+    for pass in 0..passes {
+        let parts: Vec<Result<Columns>> =
+            files.par_iter().zip(&rank).map(|(f, &r)| read_file(f, r, (pass, passes), reader, &stores)).collect();
+        let mut all = Columns::default();
+        for p in parts {
+            let p = p?;
+            all.basket_id.extend(p.basket_id);
+            all.event_id.extend(p.event_id);
+            all.uploaded_at.extend(p.uploaded_at);
+            all.file_rank.extend(p.file_rank);
+            all.line.extend(p.line);
+            all.business_date.extend(p.business_date);
+            all.store.extend(p.store);
+            all.revenue.extend(p.revenue);
+            rejected += p.rejected;
+        }
+        events += all.basket_id.len() as u64;
+        for r in group(all, &stores.1).map_err(|e| eyre!("polars recount: {e}"))? {
+            let sum = sums.entry((r.business_date, r.store_id, r.country, r.currency)).or_default();
+            sum.0 += r.baskets;
+            crate::money::add(&mut sum.1, r.revenue_minor, || format!("{}: the recount's revenue", r.business_date))?;
+        }
+    }
+    let rows: Vec<GoldRow> = sums
+        .into_iter()
+        .map(|((business_date, store_id, country, currency), (baskets, revenue_minor))| GoldRow {
+            business_date,
+            store_id,
+            country,
+            currency,
+            baskets,
+            revenue_minor,
+        })
+        .collect();
     let baskets = rows.iter().map(|r| r.baskets as u64).sum();
     Ok(Recount { rows, events, baskets, rejected_lines: rejected, files: files.len() })
 }
 
 #[allow(deprecated)] // the eager group-by: polars' lazy engine would add half an hour of build
-fn group(c: Columns) -> PolarsResult<Vec<GoldRow>> {
+fn group(c: Columns, stores: &Stores) -> PolarsResult<Vec<GoldRow>> {
     let height = c.basket_id.len();
     let df = DataFrame::new(
         height,
@@ -269,41 +381,37 @@ fn group(c: Columns) -> PolarsResult<Vec<GoldRow>> {
             Column::new("basket_id".into(), c.basket_id),
             Column::new("uploaded_at".into(), c.uploaded_at),
             Column::new("event_id".into(), c.event_id),
-            Column::new("upload_date".into(), c.upload_date),
-            Column::new("file".into(), c.file),
+            Column::new("file_rank".into(), c.file_rank),
             Column::new("line".into(), c.line),
             Int32Chunked::from_vec("business_date".into(), c.business_date).into_date().into_column(),
-            Column::new("store_id".into(), c.store_id),
-            Column::new("country".into(), c.country),
-            Column::new("currency".into(), c.currency),
+            Column::new("store".into(), c.store),
             Column::new("revenue_minor".into(), c.revenue),
         ],
     )?;
     // Dedup: per basket_id the first copy in the contract's order: (uploaded_at, event_id), and for
-    // an exact tie the copy first in the raw zone (upload date, file name, line).
-    let order = ["basket_id", "uploaded_at", "event_id", "upload_date", "file", "line"];
+    // an exact tie the copy first in the raw zone (its file's rank by upload date and name, line).
+    let order = ["basket_id", "uploaded_at", "event_id", "file_rank", "line"];
     let sorted = df.sort(order, SortMultipleOptions::default().with_maintain_order(true))?;
     let winners = sorted.unique_stable(Some(&["basket_id".to_string()]), UniqueKeepStrategy::First, None)?;
-    let keys = ["business_date", "store_id", "country", "currency"];
+    let keys = ["business_date", "store"];
     let groups = winners.group_by(keys)?;
     let sums = groups.clone().select(["revenue_minor"]).sum()?;
     let counts = groups.select(["revenue_minor"]).count()?;
     let date = sums.column("business_date")?.cast(&DataType::Int32)?;
     let date = date.i32()?;
-    let store = sums.column("store_id")?.str()?;
-    let country = sums.column("country")?.str()?;
-    let currency = sums.column("currency")?.str()?;
+    let store = sums.column("store")?.u32()?;
     let revenue = sums.column("revenue_minor_sum")?.i64()?;
     let n = counts.column("revenue_minor_count")?.cast(&DataType::Int64)?;
     let n = n.i64()?;
     let mut rows = Vec::with_capacity(sums.height());
     for i in 0..sums.height() {
         let missing = || polars_err!(ComputeError: "null in the recount's row {i}");
+        let (store_id, country, currency) = stores.rows.get(store.get(i).ok_or_else(missing)? as usize).ok_or_else(missing)?;
         rows.push(GoldRow {
             business_date: epoch() + chrono::Duration::days(date.get(i).ok_or_else(missing)? as i64),
-            store_id: store.get(i).ok_or_else(missing)?.to_string(),
-            country: country.get(i).ok_or_else(missing)?.to_string(),
-            currency: currency.get(i).ok_or_else(missing)?.to_string(),
+            store_id: store_id.clone(),
+            country: country.clone(),
+            currency: currency.clone(),
             baskets: n.get(i).ok_or_else(missing)?,
             revenue_minor: revenue.get(i).ok_or_else(missing)?,
         });

@@ -142,6 +142,8 @@ impl Lab {
         }
         let opening = std::time::Instant::now();
         let lab = Lab::with(root, open_for_writing(root, true)?, Some(lock), None);
+        // What a killed command spilled: no other process has the database open now.
+        remove_spill(root)?;
         let recovering = std::time::Instant::now();
         // A landing killed between its COMMIT and moving its copies into place is finished now.
         recovery::recover(&lab).wrap_err("recovering an interrupted landing")?;
@@ -435,8 +437,18 @@ fn refuse_foreign_folder(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Removes what DuckDB spilled to the lab's `recount.spill/` (`store::SPILL_DIR`), if anything.
+fn remove_spill(root: &Path) -> Result<()> {
+    let spill = root.join(crate::store::SPILL_DIR);
+    match std::fs::remove_dir_all(&spill) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).wrap_err_with(|| format!("removing {}", spill.display())),
+        _ => Ok(()),
+    }
+}
+
 /// Removes the database and the raw zone, then the reset marker.
 fn empty(root: &Path) -> Result<()> {
+    remove_spill(root)?;
     for name in [DB_FILE.to_string(), format!("{DB_FILE}.wal"), recovery::STAGING.to_string()] {
         let p = root.join(name);
         if p.exists() {

@@ -13,6 +13,11 @@ row! {
 }
 
 row! {
+    /// The rows of the lab's largest business date.
+    pub struct DateRows { pub rows: i64 }
+}
+
+row! {
     /// One row of stores.csv as the lab keeps it.
     pub struct StoreRow { pub store_id: String, pub country: String, pub timezone: String, pub currency: String }
 }
@@ -107,6 +112,7 @@ statements! {
     THREADS: Query<Threads> = land::THREADS;
     THREADS_SET: Exec = land::THREADS_SET;
     MEMORY_LIMIT_SET: Exec = land::MEMORY_LIMIT_SET;
+    LARGEST_DATE_ROWS: Query<DateRows> = land::LARGEST_DATE_ROWS;
     UNORDERED_INSERT: Exec = land::UNORDERED_INSERT;
     ORDERED_INSERT: Exec = land::ORDERED_INSERT;
 }
@@ -207,16 +213,20 @@ impl Store {
         Ok(THREADS.one(self, &[])?.threads)
     }
 
-    /// Runs `f`, a landing or a long backfill, with DuckDB's memory limit lowered to the bulk
-    /// one (unless `RECOUNT_MEMORY_LIMIT` set one for everything) and, when `one_thread`, on one
-    /// thread; then puts back what the connection had, however `f` ends. These are settings of
-    /// the connection, not of a transaction: `f` begins and ends its own.
+    /// Runs `f`, a landing or a long backfill, with DuckDB's memory limit set to the bulk one
+    /// (`Limits`, fitted to the lab's dates as they are now; unless `RECOUNT_MEMORY_LIMIT` set
+    /// one for everything) and, when `one_thread`, on one thread; then puts back what the
+    /// connection had, however `f` ends. These are settings of the connection, not of a
+    /// transaction: `f` begins and ends its own.
     pub(crate) fn bulk<T>(&self, one_thread: bool, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        let (limit, bulk_limit) = (&self.limits.0, self.limits.1);
+        let limits = match self.limits {
+            Some(_) => Some(super::Limits::for_rows(self.largest_date_rows()?, super::memory_budget())),
+            None => None,
+        };
         let threads = if one_thread { self.threads()? } else { 1 };
         let lower = || -> Result<()> {
-            if let Some(bulk) = bulk_limit {
-                MEMORY_LIMIT_SET.run(self, named_params! { "limit": bulk })?;
+            if let Some(l) = limits {
+                self.set_memory_limit(l.bulk)?;
             }
             if threads > 1 {
                 THREADS_SET.run(self, named_params! { "threads": 1 })?;
@@ -228,13 +238,38 @@ impl Store {
             if threads > 1 {
                 THREADS_SET.run(self, named_params! { "threads": threads })?;
             }
-            if bulk_limit.is_some() {
-                MEMORY_LIMIT_SET.run(self, named_params! { "limit": limit })?;
+            if let Some(l) = self.limits {
+                self.set_memory_limit(l.reports)?;
             }
             Ok(())
         };
         let put_back = put_back().wrap_err("putting DuckDB's settings back after bulk work");
         result.and_then(|r| put_back.map(|()| r))
+    }
+
+    /// DuckDB's limits on this lab as it is now, and the rows of its largest date: (reports,
+    /// bulk, rows). With `RECOUNT_MEMORY_LIMIT`, its one limit twice.
+    pub(crate) fn limits_now(&self) -> Result<(u64, u64, u64)> {
+        let rows = self.largest_date_rows()?;
+        let l = super::Limits::for_rows(rows, super::memory_budget());
+        Ok(match self.limits {
+            Some(_) => (l.reports, l.bulk, rows),
+            None => {
+                let fixed = crate::config::parse_size(&std::env::var("RECOUNT_MEMORY_LIMIT").unwrap_or_default()).unwrap_or(0);
+                (fixed, fixed, rows)
+            }
+        })
+    }
+
+    /// DuckDB's memory limit on this connection, in bytes.
+    pub(crate) fn set_memory_limit(&self, bytes: u64) -> Result<()> {
+        MEMORY_LIMIT_SET.run(self, named_params! { "limit": super::duckdb_size(bytes) }).map(|_| ())
+    }
+
+    /// The rows (every landed copy, every country) of the lab's largest business date: what
+    /// DuckDB's limits follow (`Limits::for_rows`). Read from bronze's cells, a few rows a file.
+    pub(crate) fn largest_date_rows(&self) -> Result<u64> {
+        Ok(u64::try_from(LARGEST_DATE_ROWS.one(self, &[])?.rows).unwrap_or(0))
     }
 
     /// Lets each of DuckDB's threads insert what it parsed into its own row groups (a setting of

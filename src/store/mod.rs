@@ -255,7 +255,11 @@ fn failed(stmt: &Statement, e: duckdb::Error) -> color_eyre::Report {
     if is_interrupt(&e) {
         return eyre!(LabError::Interrupted);
     }
-    eyre!(duckdb_words(&e)).wrap_err(format!("queries/{}.sql: {}", stmt.file, stmt.name))
+    let statement = format!("queries/{}.sql: {}", stmt.file, stmt.name);
+    if e.to_string().contains("Out of Memory Error") {
+        return eyre!(LabError::OutOfMemory { statement, budget: memory_budget() });
+    }
+    eyre!(duckdb_words(&e)).wrap_err(statement)
 }
 
 /// DuckDB's message in one line of recount's words: its C API's "Error code 1: Unknown error
@@ -287,19 +291,76 @@ pub struct Store {
     conn: Connection,
     /// The landings' row sources in flight on this connection (`recount_parse`).
     scans: scan::Scans,
-    /// DuckDB's memory limit on this connection, and the lower one of its bulk work (None:
-    /// `RECOUNT_MEMORY_LIMIT` set one for everything). See `memory_limits`.
-    limits: (String, Option<&'static str>),
+    /// DuckDB's memory limit on this connection (None: `RECOUNT_MEMORY_LIMIT` set one for
+    /// everything, and bulk work keeps it). See `Limits`.
+    limits: Option<Limits>,
     /// Whether opening this connection created or updated the lab's schema: the first writing
     /// open by this build (or of a new lab).
     schema_written: bool,
 }
 
-/// DuckDB's memory limit when `RECOUNT_MEMORY_LIMIT` sets none: reports and the explorer get
-/// the first; a landing and a long backfill (`Store::bulk`), whose statements are cut to fit
-/// (slices of keys and of dates, one thread), the second, which keeps their peak RSS down
-/// (docs/performance.md, "Bulk work in 32 MB").
-const MEMORY_LIMITS: (&str, &str) = ("80MB", "32MB");
+/// DuckDB's memory limit for a lab whose largest business date holds `ROWS_PER_STEP` rows or
+/// fewer: reports and the explorer get the first; a landing and a long backfill
+/// (`Store::bulk`), whose statements are cut to fit (slices of keys and of dates, one thread),
+/// the second, which keeps their peak RSS down (docs/performance.md). A lab with larger dates
+/// gets as many times each as its largest date holds steps of rows: the work of a statement
+/// grows with the date it works on. Never more than DuckDB's share of the memory budget
+/// (`duckdb_share`); past what is held, DuckDB spills to the lab's `recount.spill/`.
+const MEMORY_PER_STEP: (u64, u64) = (80_000_000, 32_000_000);
+
+/// The rows of one business date (every country) that one step of memory serves: about the
+/// full world's largest date.
+const ROWS_PER_STEP: u64 = 24_000;
+
+/// The process's memory budget in bytes, set once by the command line (`--memory`,
+/// `RECOUNT_MEMORY`, `memory` in the config file), else `default_memory_budget`.
+static BUDGET: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// Sets the process's memory budget: before any lab is opened (later calls are ignored).
+pub fn set_memory_budget(bytes: u64) {
+    let _ = BUDGET.set(bytes);
+}
+
+/// The memory budget the process works in.
+pub fn memory_budget() -> u64 {
+    *BUDGET.get_or_init(default_memory_budget)
+}
+
+/// A quarter of the machine's memory, and never less than `MIN_DEFAULT_BUDGET`.
+pub fn default_memory_budget() -> u64 {
+    // SAFETY: sysconf only reads the system's configuration.
+    let (pages, page) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    let physical = u64::try_from(pages).unwrap_or(0).saturating_mul(u64::try_from(page).unwrap_or(0));
+    (physical / 4).max(MIN_DEFAULT_BUDGET)
+}
+
+/// The default budget's floor: a small machine still lands the full world.
+const MIN_DEFAULT_BUDGET: u64 = 512 << 20;
+
+/// DuckDB's share of the budget: the rest is the recount's (polars) and the parser's.
+fn duckdb_share(budget: u64) -> u64 {
+    budget / 4 * 3
+}
+
+/// DuckDB's memory limits for a lab whose largest business date holds `rows`: (reports, bulk).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Limits {
+    pub reports: u64,
+    pub bulk: u64,
+}
+
+impl Limits {
+    pub(crate) fn for_rows(rows: u64, budget: u64) -> Limits {
+        let steps = rows.div_ceil(ROWS_PER_STEP).max(1);
+        let cap = duckdb_share(budget).max(1 << 20);
+        Limits { reports: MEMORY_PER_STEP.0.saturating_mul(steps).min(cap), bulk: MEMORY_PER_STEP.1.saturating_mul(steps).min(cap) }
+    }
+}
+
+/// A size in bytes as DuckDB's `memory_limit` reads it.
+pub(crate) fn duckdb_size(bytes: u64) -> String {
+    format!("{}KiB", bytes.div_ceil(1024))
+}
 
 /// Keeps the process's allocations in one glibc malloc arena, for the commands whose work is bulk
 /// (`land`, `run`, `daily` and the bench's land + backfill child). glibc gives each thread
@@ -319,13 +380,22 @@ pub fn one_malloc_arena() {
     }
 }
 
-/// The memory limit of a connection, and of its bulk work.
-fn memory_limits() -> (String, Option<&'static str>) {
+/// The memory limit a connection opens with: `RECOUNT_MEMORY_LIMIT` (a DuckDB size, for every
+/// statement), else the reports' limit of a lab of small dates (`Store::fit_to_work` raises it
+/// once it has read the lab's dates).
+fn opening_limit() -> (String, Option<Limits>) {
     match std::env::var("RECOUNT_MEMORY_LIMIT") {
         Ok(limit) => (limit, None),
-        Err(_) => (MEMORY_LIMITS.0.to_string(), Some(MEMORY_LIMITS.1)),
+        Err(_) => {
+            let limits = Limits::for_rows(0, memory_budget());
+            (duckdb_size(limits.reports), Some(limits))
+        }
     }
 }
+
+/// Where DuckDB spills what does not fit its limit: `recount.spill/` beside the lab's database,
+/// emptied by the next writer's open after a crash (`lake::Lab::open`).
+pub const SPILL_DIR: &str = "recount.spill";
 
 impl Store {
     /// Opens (creating if needed) the database at `path`: no extension is ever autoloaded (a
@@ -334,35 +404,51 @@ impl Store {
     /// DuckDB size such as 512MB) sets one limit for everything instead, and `RECOUNT_THREADS`
     /// DuckDB's thread count (default: one per core).
     pub fn open(path: &Path) -> Result<Store> {
-        let limits = memory_limits();
+        let (limit, limits) = opening_limit();
         let fresh = !path.exists();
         let mut store = Store {
-            conn: open_connection(path, duckdb::AccessMode::ReadWrite, &limits.0).map_err(|e| open_failed(path, e))?,
+            conn: open_connection(path, duckdb::AccessMode::ReadWrite, &limit).map_err(|e| open_failed(path, e))?,
             scans: Default::default(),
             limits,
             schema_written: false,
         };
         store.schema_written = store.prepare(fresh)?;
+        store.fit_to_work()?;
         Ok(store)
     }
 
     /// Opens the database at `path` for reading only: nothing in the file changes, and other
     /// processes may read it at the same time (DuckDB shares a file between readers only).
     pub(crate) fn open_read(path: &Path) -> Result<Store> {
-        let limits = memory_limits();
-        let store = Store {
-            conn: open_connection(path, duckdb::AccessMode::ReadOnly, &limits.0).map_err(|e| open_failed(path, e))?,
+        let (limit, limits) = opening_limit();
+        let mut store = Store {
+            conn: open_connection(path, duckdb::AccessMode::ReadOnly, &limit).map_err(|e| open_failed(path, e))?,
             scans: Default::default(),
             limits,
             schema_written: false,
         };
         store.prepare_read()?;
+        store.fit_to_work()?;
         Ok(store)
+    }
+
+    /// Sets DuckDB's limits by the lab's largest business date (`Limits::for_rows`), within the
+    /// budget; with `RECOUNT_MEMORY_LIMIT` set, the one limit stays.
+    pub(crate) fn fit_to_work(&mut self) -> Result<()> {
+        if self.limits.is_none() {
+            return Ok(());
+        }
+        let limits = Limits::for_rows(self.largest_date_rows()?, memory_budget());
+        if Some(limits) != self.limits {
+            self.set_memory_limit(limits.reports)?;
+            self.limits = Some(limits);
+        }
+        Ok(())
     }
 
     /// An empty database in memory: what a lab holds while its file is being replaced.
     pub fn closed() -> Result<Store> {
-        Ok(Store { conn: Connection::open_in_memory()?, scans: Default::default(), limits: memory_limits(), schema_written: false })
+        Ok(Store { conn: Connection::open_in_memory()?, scans: Default::default(), limits: opening_limit().1, schema_written: false })
     }
 
     /// Whether opening this connection created or updated the lab's schema.
@@ -405,6 +491,8 @@ impl Running {
 
 fn open_connection(path: &Path, mode: duckdb::AccessMode, limit: &str) -> duckdb::Result<Connection> {
     let mut config = duckdb::Config::default().enable_autoload_extension(false)?.max_memory(limit)?.access_mode(mode)?;
+    let spill = path.with_file_name(SPILL_DIR);
+    config = config.with("temp_directory", spill.to_string_lossy())?;
     if let Some(n) = std::env::var("RECOUNT_THREADS").ok().and_then(|v| v.parse::<i64>().ok()).filter(|n| *n > 0) {
         config = config.threads(n)?;
     }

@@ -30,7 +30,7 @@ fn scratch() -> Result<Store> {
     Ok(Store {
         conn: duckdb::Connection::open_in_memory_with_flags(config)?,
         scans: Default::default(),
-        limits: super::memory_limits(),
+        limits: super::opening_limit().1,
         schema_written: false,
     })
 }

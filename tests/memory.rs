@@ -1,0 +1,114 @@
+//! The memory budget: one setting for the process (`--memory`, `RECOUNT_MEMORY`, `memory` in the
+//! config file, else a quarter of the machine), DuckDB's limits fitted to the lab's largest date
+//! within it, spilling to the lab's `recount.spill/`, and a budget too small for the work said in
+//! one line that leaves the lab as it was.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+fn sample() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data").to_str().unwrap().to_string()
+}
+
+fn run(lab: &Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_recount"));
+    cmd.env_remove("RECOUNT_MEMORY").env_remove("RECOUNT_MEMORY_LIMIT").env("RECOUNT_CONFIG", lab.with_file_name("none.toml"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.arg("--lab").arg(lab).args(args).output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_budget_too_small_for_the_work_is_one_line_that_leaves_the_lab_as_it_was_and_blocks_nothing() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    assert_eq!(run(&lab, &["land", "2026-10-12", "2026-10-30", "--world", &sample()], &[]).0, Some(0));
+    let before = (run(&lab, &["fingerprint"], &[]).1, run(&lab, &["snapshots", "--format", "csv"], &[]).1);
+    let (code, _, err) = run(&lab, &["--memory", "16MB", "run", "2026-10-12", "2026-10-30"], &[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(err.contains("out of memory in queries/") && err.contains("--memory") && err.contains("16 MiB"), "{err}");
+    assert!(!err.contains("SET ") && !err.contains("memory_limit") && !err.contains('\u{1b}'), "no DuckDB advice: {err}");
+    let after = (run(&lab, &["fingerprint"], &[]).1, run(&lab, &["snapshots", "--format", "csv"], &[]).1);
+    assert_eq!(after, before, "the lab is as it was");
+    // The next command, with the default budget, is not blocked by the failed one.
+    let (code, out, err) = run(&lab, &["run", "2026-10-12", "2026-10-30"], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("gold.daily_store_sales: ") && !out.contains(" 0 rows"), "{out}");
+}
+
+#[test]
+fn the_budget_comes_from_the_flag_the_environment_the_file_or_the_machine_and_config_says_which() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    let setting = |args: &[&str], env: &[(&str, &str)]| {
+        let mut all = vec!["config", "--format", "json"];
+        all.extend(args);
+        let (code, out, err) = run(&lab, &all, env);
+        assert_eq!(code, Some(0), "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["detail"]["settings"].as_array().unwrap().iter().find(|s| s["setting"] == "memory").unwrap().clone()
+    };
+    let default = setting(&[], &[]);
+    assert_eq!(default["source"]["kind"], "default", "{default}");
+    let file = dir.path().join("none.toml");
+    std::fs::write(&file, "memory = \"3GB\"\n").unwrap();
+    let from_file = setting(&[], &[]);
+    assert_eq!((from_file["value"].as_str(), from_file["source"]["kind"].as_str()), (Some("3072 MiB"), Some("file")));
+    let from_env = setting(&[], &[("RECOUNT_MEMORY", "1GB")]);
+    assert_eq!((from_env["value"].as_str(), from_env["source"]["kind"].as_str()), (Some("1024 MiB"), Some("env")));
+    let from_flag = setting(&["--memory", "768MB"], &[("RECOUNT_MEMORY", "1GB")]);
+    assert_eq!((from_flag["value"].as_str(), from_flag["source"]["kind"].as_str()), (Some("768 MiB"), Some("flag")));
+    let (code, _, err) = run(&lab, &["--memory", "lots", "config"], &[]);
+    assert_eq!(code, Some(2), "a usage error: {err}");
+    assert!(err.contains("not a size"), "{err}");
+}
+
+#[test]
+fn duckdb_s_limits_follow_the_lab_s_largest_date_within_the_budget_and_a_crash_s_spill_is_cleared() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    assert_eq!(run(&lab, &["land", "2026-10-12", "2026-10-14", "--world", &sample()], &[]).0, Some(0));
+    let duckdb = |args: &[&str]| {
+        let mut all = vec!["config"];
+        all.extend(args);
+        run(&lab, &all, &[]).1.lines().find(|l| l.starts_with("duckdb")).unwrap().to_string()
+    };
+    // A small lab's dates fit one step: 80 MB for reports, 32 MB for bulk work.
+    assert!(duckdb(&[]).contains("76 MiB for reports, 30 MiB for bulk work"), "{}", duckdb(&[]));
+    // Within a budget of 40 MiB, DuckDB's share is three quarters of it.
+    assert!(duckdb(&["--memory", "40MB"]).contains("30 MiB for reports, 30 MiB for bulk work"), "{}", duckdb(&["--memory", "40MB"]));
+    // What a killed command spilled is gone once the next writer has the database.
+    let spill = lab.join("recount.spill");
+    std::fs::create_dir_all(&spill).unwrap();
+    std::fs::write(spill.join("duckdb_temp_block-1.block"), vec![0u8; 4096]).unwrap();
+    assert_eq!(run(&lab, &["run", "2026-10-12"], &[]).0, Some(0));
+    assert!(!spill.exists(), "the spill of a killed command is removed");
+}
+
+#[test]
+fn the_recount_in_any_number_of_passes_is_the_recount_in_one() {
+    let dir = tempdir();
+    let mut lab = open_lab(dir.path());
+    let world = small_world();
+    land_all(&mut lab, world);
+    // A re-sent basket's copies fall in one pass whatever their dates, so the sums add up.
+    let one = recount::recompute::recount_in_passes(&lab.raw_root(), Some(1)).unwrap();
+    assert!(
+        one.rows.len() > 100 && one.events > one.baskets,
+        "a world with re-sent copies: {} events, {} baskets",
+        one.events,
+        one.baskets
+    );
+    for passes in [2, 3, 7] {
+        let many = recount::recompute::recount_in_passes(&lab.raw_root(), Some(passes)).unwrap();
+        assert_eq!(many.rows, one.rows, "{passes} passes");
+        assert_eq!((many.events, many.baskets, many.rejected_lines), (one.events, one.baskets, one.rejected_lines), "{passes} passes");
+    }
+}
