@@ -47,9 +47,9 @@ impl std::fmt::Display for LabError {
             ),
             LabError::OutOfMemory { statement, budget } => write!(
                 f,
-                "out of memory in {statement}: the work needs more than the memory budget of {} MiB gives DuckDB \
-                 (it spills to the lab's recount.spill/ what it can); raise the budget with --memory, RECOUNT_MEMORY or \
-                 `memory` in the config file, or free disk. Nothing of the statement's write was kept, and the next \
+                "out of memory in {statement}: the work needed more than DuckDB was given within the memory budget of \
+                 {} MiB (it spills to the lab's recount.spill/ what it can); raise the budget with --memory, RECOUNT_MEMORY \
+                 or `memory` in the config file, or free disk. Nothing of the statement's write was kept, and the next \
                  command runs as usual",
                 budget >> 20
             ),

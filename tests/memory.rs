@@ -112,3 +112,37 @@ fn the_recount_in_any_number_of_passes_is_the_recount_in_one() {
         assert_eq!((many.events, many.baskets, many.rejected_lines), (one.events, one.baskets, one.rejected_lines), "{passes} passes");
     }
 }
+
+#[test]
+fn a_heavy_quarantine_is_listed_whole_when_it_outgrows_duckdb_s_first_limit() {
+    let dir = tempdir();
+    let w = HandWorld::new(dir.path().join("world"), STORES);
+    // 63 files of 1,001 lines of an unknown store, each line 1.5 KB: the 63,000 lines kept one
+    // by one (95 MB of text) do not fit the 80 MB a lab of small dates gives its reports.
+    let pad = "x".repeat(1500);
+    for k in 0..63 {
+        let lines: Vec<String> = (0..1001)
+            .map(|i| {
+                let line = event(
+                    &format!("e{k}-{i}"),
+                    &format!("B{k}-{i}"),
+                    "NOPE",
+                    "2026-10-15T10:00:00Z",
+                    "2026-10-15T12:00:00Z",
+                    "GBP",
+                    &[100],
+                );
+                format!("{},\"pad\":\"{pad}\"}}", &line[..line.len() - 1])
+            })
+            .collect();
+        w.file("2026-10-15", &format!("f{k:02}.jsonl.gz"), &lines);
+    }
+    let lab = dir.path().join("lab");
+    let (code, _, err) = run(&lab, &["land", "2026-10-15", "--world", w.root.to_str().unwrap()], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, csv, err) = run(&lab, &["quarantine", "--format", "csv"], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    // 1,000 lines kept one by one per file, and a line counting the rest, under one header.
+    assert_eq!(csv.lines().count(), 1 + 63 * 1001, "{}", &err);
+    assert!(csv.lines().nth(1).unwrap().contains("unknown store_id 'NOPE'"), "{}", csv.lines().nth(1).unwrap());
+}

@@ -239,7 +239,7 @@ impl Store {
                 THREADS_SET.run(self, named_params! { "threads": threads })?;
             }
             if let Some(l) = self.limits {
-                self.set_memory_limit(l.reports)?;
+                self.set_memory_limit(self.raised.get().unwrap_or(l.reports))?;
             }
             Ok(())
         };

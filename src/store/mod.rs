@@ -140,8 +140,24 @@ impl<R: FromRow> Query<R> {
         Query { stmt, _row: PhantomData }
     }
 
-    /// Calls `f` with each row, in order.
+    /// Calls `f` with each row, in order. A read outside a transaction that runs out of DuckDB's
+    /// limit before its first row is run again with a larger one, up to DuckDB's share of the
+    /// budget (`Store::raise_limit`): a report never fails for memory the budget still holds.
     fn each(&self, store: &Store, params: Params, mut f: impl FnMut(R) -> Result<()>) -> Result<()> {
+        loop {
+            let mut delivered = false;
+            let result = self.each_once(store, params, |r| {
+                delivered = true;
+                f(r)
+            });
+            match result {
+                Err(e) if !delivered && is_out_of_memory(&e) && store.conn.is_autocommit() && store.raise_limit()? => continue,
+                other => return other,
+            }
+        }
+    }
+
+    fn each_once(&self, store: &Store, params: Params, mut f: impl FnMut(R) -> Result<()>) -> Result<()> {
         let started = std::time::Instant::now();
         let mut stmt = store.conn.prepare_cached(self.stmt.sql).map_err(|e| failed(self.stmt, e))?;
         let mut rows = stmt.query(params).map_err(|e| failed(self.stmt, e))?;
@@ -280,6 +296,10 @@ pub(crate) fn duckdb_words(e: &duckdb::Error) -> String {
     crate::sanitize::for_terminal(&one).into_owned()
 }
 
+fn is_out_of_memory(e: &color_eyre::Report) -> bool {
+    matches!(crate::error::lab_error(e), Some(LabError::OutOfMemory { .. }))
+}
+
 /// DuckDB reports an interrupt as an error of its own type; its C API gives the type only in
 /// the message's prefix.
 fn is_interrupt(e: &duckdb::Error) -> bool {
@@ -297,6 +317,8 @@ pub struct Store {
     /// Whether opening this connection created or updated the lab's schema: the first writing
     /// open by this build (or of a new lab).
     schema_written: bool,
+    /// The reports' limit as a read that ran out of memory raised it (`raise_limit`).
+    raised: std::cell::Cell<Option<u64>>,
 }
 
 /// DuckDB's memory limit for a lab whose largest business date holds `ROWS_PER_STEP` rows or
@@ -411,6 +433,7 @@ impl Store {
             scans: Default::default(),
             limits,
             schema_written: false,
+            raised: Default::default(),
         };
         store.schema_written = store.prepare(fresh)?;
         store.fit_to_work()?;
@@ -426,10 +449,27 @@ impl Store {
             scans: Default::default(),
             limits,
             schema_written: false,
+            raised: Default::default(),
         };
         store.prepare_read()?;
         store.fit_to_work()?;
         Ok(store)
+    }
+
+    /// Raises DuckDB's limit on this connection for the reads that follow: four times what it is,
+    /// up to DuckDB's share of the budget. False when it is there already (or
+    /// `RECOUNT_MEMORY_LIMIT` set one limit for everything).
+    pub(crate) fn raise_limit(&self) -> Result<bool> {
+        let Some(limits) = self.limits else { return Ok(false) };
+        let now = self.raised.get().unwrap_or(limits.reports);
+        let share = duckdb_share(memory_budget()).max(now);
+        if now >= share {
+            return Ok(false);
+        }
+        let next = now.saturating_mul(4).min(share);
+        self.set_memory_limit(next)?;
+        self.raised.set(Some(next));
+        Ok(true)
     }
 
     /// Sets DuckDB's limits by the lab's largest business date (`Limits::for_rows`), within the
@@ -448,7 +488,13 @@ impl Store {
 
     /// An empty database in memory: what a lab holds while its file is being replaced.
     pub fn closed() -> Result<Store> {
-        Ok(Store { conn: Connection::open_in_memory()?, scans: Default::default(), limits: opening_limit().1, schema_written: false })
+        Ok(Store {
+            conn: Connection::open_in_memory()?,
+            scans: Default::default(),
+            limits: opening_limit().1,
+            schema_written: false,
+            raised: Default::default(),
+        })
     }
 
     /// Whether opening this connection created or updated the lab's schema.

@@ -32,6 +32,7 @@ fn scratch() -> Result<Store> {
         scans: Default::default(),
         limits: super::opening_limit().1,
         schema_written: false,
+        raised: Default::default(),
     })
 }
 
