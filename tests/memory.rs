@@ -146,3 +146,42 @@ fn a_heavy_quarantine_is_listed_whole_when_it_outgrows_duckdb_s_first_limit() {
     assert_eq!(csv.lines().count(), 1 + 63 * 1001, "{}", &err);
     assert!(csv.lines().nth(1).unwrap().contains("unknown store_id 'NOPE'"), "{}", csv.lines().nth(1).unwrap());
 }
+
+#[test]
+fn a_store_correction_on_a_world_of_480_stores_outgrows_the_first_limit_and_finishes_within_the_budget() {
+    let dir = tempdir();
+    let world = dir.path().join("world");
+    let w = world.to_str().unwrap();
+    let (code, _, err) = run(dir.path(), &["generate", "--preset", "full", "--store-factor", "0.8", "--days", "60", "--out", w], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let ups = uploads(&world);
+    let (first, last) = (ups[0].to_string(), ups[ups.len() - 1].to_string());
+    let lab = dir.path().join("lab");
+    assert_eq!(run(&lab, &["land", &first, &last, "--world", w], &[]).0, Some(0));
+    assert_eq!(run(&lab, &["run", &last, &first], &[]).0, Some(0));
+    // Forty stores move to New York: every date holding their sales is re-derived and rebuilt.
+    let stores = std::fs::read_to_string(world.join("stores.csv")).unwrap();
+    let mut moved = 0;
+    let corrected: Vec<String> = stores
+        .lines()
+        .map(|l| {
+            if moved < 40 && l.contains(",Europe/London,") {
+                moved += 1;
+                l.replace(",Europe/London,", ",America/New_York,")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(world.join("stores.csv"), corrected.join("\n") + "\n").unwrap();
+    let (code, _, err) = run(&lab, &["land", &last, "--world", w], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("running it again with"), "the first limit was outgrown, and the budget held more: {err}");
+    let (code, _, err) = run(&lab, &["run", &last], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    // Gold equals gold built from scratch on the corrected stores.
+    let fresh = dir.path().join("fresh");
+    assert_eq!(run(&fresh, &["land", &first, &last, "--world", w], &[]).0, Some(0));
+    assert_eq!(run(&fresh, &["run", &last, &first], &[]).0, Some(0));
+    assert_eq!(run(&lab, &["fingerprint"], &[]).1, run(&fresh, &["fingerprint"], &[]).1);
+}

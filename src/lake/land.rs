@@ -502,11 +502,15 @@ pub fn land_from(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDat
 
 pub fn land_with(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDate], fail_after: Option<usize>) -> Result<LandReport> {
     // A file that cannot be read whole (corrupt, too big) holds back its own upload: the
-    // landing is tried again without it, and the upload is reported with the reason.
+    // landing is tried again without it, and the upload is reported with the reason. A landing
+    // that ran out of memory is tried again as it was, with more.
     let mut dates = dates.to_vec();
     let mut held: Vec<HeldUpload> = Vec::new();
     loop {
         match land_once(lab, world, source, &dates, fail_after) {
+            // Out of DuckDB's limit: nothing of it was kept (land_once undid its copies); again
+            // with a larger one, up to DuckDB's share of the memory budget.
+            Err(e) if crate::store::is_out_of_memory(&e) && lab.store().raise_limit(true)? => {}
             Err(e) => {
                 let Some(bad) = e.downcast_ref::<BadFile>().filter(|b| dates.contains(&b.upload_date)).cloned() else {
                     return Err(e);

@@ -416,14 +416,29 @@ fn rewrite_with(
     record.beyond_window_rows = beyond.iter().map(|b| b.rows).sum();
     let compared = started.elapsed();
 
-    let mut write = || -> Result<Vec<(String, std::time::Duration)>> {
-        let mut tx = Tx::begin(lab.store(), opts.fail_after)?;
-        write_dates(lab, &mut tx, &groups, &changed, &mut record, &mut outcomes)?;
-        tx.commit()
+    // A write that runs out of DuckDB's limit rolled back whole: it runs again, from the same
+    // record and outcomes, with a larger limit, up to DuckDB's share of the memory budget
+    // (`Store::raise_limit`); past that, its error says to raise the budget.
+    let committed = loop {
+        let (mut attempt_record, mut attempt_outcomes) = (record.clone(), outcomes.clone());
+        let mut write = || -> Result<Vec<(String, std::time::Duration)>> {
+            let mut tx = Tx::begin(lab.store(), opts.fail_after)?;
+            write_dates(lab, &mut tx, &groups, &changed, &mut attempt_record, &mut attempt_outcomes)?;
+            tx.commit()
+        };
+        // A run of many dates is bulk work: one DuckDB thread in the lower memory limit. Two
+        // threads run out of it, even with 16 dates a slice (docs/performance.md).
+        let long = is_long(changed.len());
+        let result = if long { lab.store().bulk(true, write) } else { write() };
+        match result {
+            Err(e) if crate::store::is_out_of_memory(&e) && lab.store().raise_limit(long)? => continue,
+            Err(e) => return Err(e),
+            Ok(c) => {
+                (record, outcomes) = (attempt_record, attempt_outcomes);
+                break c;
+            }
+        }
     };
-    // A run of many dates is bulk work: one DuckDB thread in the lower memory limit. Two threads
-    // run out of it, even with 16 dates a slice (docs/performance.md).
-    let committed = if is_long(changed.len()) { lab.store().bulk(true, write)? } else { write()? };
     let mut phases = vec![("input hashes".to_string(), compared.as_secs_f64() * 1e3)];
     phases.extend(committed.into_iter().map(|(n, d)| (n, d.as_secs_f64() * 1e3)));
     Ok(RunReport { snapshot: record, dates: outcomes, beyond_window: beyond, phases })

@@ -220,7 +220,11 @@ impl Store {
     /// transaction: `f` begins and ends its own.
     pub(crate) fn bulk<T>(&self, one_thread: bool, f: impl FnOnce() -> Result<T>) -> Result<T> {
         let limits = match self.limits {
-            Some(_) => Some(super::Limits::for_rows(self.largest_date_rows()?, super::memory_budget())),
+            Some(_) => {
+                let fitted = super::Limits::for_rows(self.largest_date_rows()?, super::memory_budget());
+                // A write that ran out of the fitted limit runs again with a raised one.
+                Some(super::Limits { bulk: fitted.bulk.max(self.bulk_raised.get().unwrap_or(0)), ..fitted })
+            }
             None => None,
         };
         let threads = if one_thread { self.threads()? } else { 1 };

@@ -151,7 +151,7 @@ impl<R: FromRow> Query<R> {
                 f(r)
             });
             match result {
-                Err(e) if !delivered && is_out_of_memory(&e) && store.conn.is_autocommit() && store.raise_limit()? => continue,
+                Err(e) if !delivered && is_out_of_memory(&e) && store.conn.is_autocommit() && store.raise_limit(false)? => continue,
                 other => return other,
             }
         }
@@ -296,7 +296,8 @@ pub(crate) fn duckdb_words(e: &duckdb::Error) -> String {
     crate::sanitize::for_terminal(&one).into_owned()
 }
 
-fn is_out_of_memory(e: &color_eyre::Report) -> bool {
+/// Whether a statement ran out of DuckDB's memory limit (`LabError::OutOfMemory`).
+pub(crate) fn is_out_of_memory(e: &color_eyre::Report) -> bool {
     matches!(crate::error::lab_error(e), Some(LabError::OutOfMemory { .. }))
 }
 
@@ -319,6 +320,8 @@ pub struct Store {
     schema_written: bool,
     /// The reports' limit as a read that ran out of memory raised it (`raise_limit`).
     raised: std::cell::Cell<Option<u64>>,
+    /// Bulk work's limit as a write that ran out of memory raised it.
+    bulk_raised: std::cell::Cell<Option<u64>>,
 }
 
 /// DuckDB's memory limit for a lab whose largest business date holds `ROWS_PER_STEP` rows or
@@ -434,6 +437,7 @@ impl Store {
             limits,
             schema_written: false,
             raised: Default::default(),
+            bulk_raised: Default::default(),
         };
         store.schema_written = store.prepare(fresh)?;
         store.fit_to_work()?;
@@ -450,25 +454,39 @@ impl Store {
             limits,
             schema_written: false,
             raised: Default::default(),
+            bulk_raised: Default::default(),
         };
         store.prepare_read()?;
         store.fit_to_work()?;
         Ok(store)
     }
 
-    /// Raises DuckDB's limit on this connection for the reads that follow: four times what it is,
-    /// up to DuckDB's share of the budget. False when it is there already (or
-    /// `RECOUNT_MEMORY_LIMIT` set one limit for everything).
-    pub(crate) fn raise_limit(&self) -> Result<bool> {
+    /// Raises DuckDB's limit for the statements that follow (`bulk`: bulk work's, set as it
+    /// starts; else the connection's, set now): four times what it is, up to DuckDB's share of
+    /// the budget. False when it is there already (or `RECOUNT_MEMORY_LIMIT` set one limit for
+    /// everything).
+    pub(crate) fn raise_limit(&self, bulk: bool) -> Result<bool> {
         let Some(limits) = self.limits else { return Ok(false) };
-        let now = self.raised.get().unwrap_or(limits.reports);
+        let (cell, fitted) = if bulk { (&self.bulk_raised, limits.bulk) } else { (&self.raised, limits.reports) };
+        let now = cell.get().unwrap_or(fitted);
         let share = duckdb_share(memory_budget()).max(now);
         if now >= share {
             return Ok(false);
         }
         let next = now.saturating_mul(4).min(share);
-        self.set_memory_limit(next)?;
-        self.raised.set(Some(next));
+        cell.set(Some(next));
+        eprintln!(
+            "note: the work needed more memory than DuckDB's limit of {} MiB; running it again with {} MiB (of a budget of {} MiB)",
+            now >> 20,
+            next >> 20,
+            memory_budget() >> 20
+        );
+        // The statement runs again: plans prepared against what the failed attempt made (a
+        // temporary table it created and its rollback dropped) are prepared anew.
+        self.conn.flush_prepared_statement_cache();
+        if !bulk {
+            self.set_memory_limit(next)?;
+        }
         Ok(true)
     }
 
@@ -494,6 +512,7 @@ impl Store {
             limits: opening_limit().1,
             schema_written: false,
             raised: Default::default(),
+            bulk_raised: Default::default(),
         })
     }
 

@@ -33,6 +33,7 @@ fn scratch() -> Result<Store> {
         limits: super::opening_limit().1,
         schema_written: false,
         raised: Default::default(),
+        bulk_raised: Default::default(),
     })
 }
 
