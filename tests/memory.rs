@@ -185,3 +185,23 @@ fn a_store_correction_on_a_world_of_480_stores_outgrows_the_first_limit_and_fini
     assert_eq!(run(&fresh, &["run", &last, &first], &[]).0, Some(0));
     assert_eq!(run(&lab, &["fingerprint"], &[]).1, run(&fresh, &["fingerprint"], &[]).1);
 }
+
+#[test]
+fn a_field_path_of_ten_thousand_names_quarantines_every_line_without_running_out() {
+    let dir = tempdir();
+    let world = dir.path().join("world");
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data-kafka"), &world);
+    // Every quarantine reason names the field's path: 20 KB on each of thousands of lines.
+    let path = vec!["n"; 10_000].join(".");
+    let description = std::fs::read_to_string(world.join("recount.toml")).unwrap();
+    std::fs::write(world.join("recount.toml"), description.replace("basket_id = \"transaction.id\"", &format!("basket_id = \"{path}\"")))
+        .unwrap();
+    let lab = dir.path().join("lab");
+    let (code, out, err) = run(&lab, &["land", "2026-10-12", "2026-10-14", "--world", world.to_str().unwrap()], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("running it again with"), "the quarantine outgrew the first limit and the budget held more: {err}");
+    assert!(out.contains("quarantined") && !out.contains(" 0 quarantined"), "{out}");
+    let (code, csv, err) = run(&lab, &["quarantine", "--format", "csv"], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(csv.lines().count() > 1000 && csv.contains("missing required field basket_id"), "{}", &csv[..csv.len().min(400)]);
+}

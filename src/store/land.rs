@@ -302,7 +302,7 @@ impl Tx<'_> {
             }
             app.flush()
         })()
-        .wrap_err("adding stores")?;
+        .map_err(|e| super::duckdb_error("adding stores", e))?;
         self.step("adding stores")
     }
 
@@ -369,7 +369,7 @@ impl Tx<'_> {
                 }
                 app.flush()
             })()
-            .wrap_err("numbering store rows")?;
+            .map_err(|e| super::duckdb_error("numbering store rows", e))?;
         }
         self.step("numbering store rows").map(|_| numbers)
     }
@@ -434,7 +434,7 @@ impl Tx<'_> {
             }
             app.flush()
         })()
-        .wrap_err("recording the partitions")?;
+        .map_err(|e| super::duckdb_error("recording the partitions", e))?;
         self.step("recording the partitions")
     }
 
@@ -493,7 +493,7 @@ impl Tx<'_> {
             }
             app.flush()
         })()
-        .wrap_err("recording the raw files, their cells and quarantined lines")?;
+        .map_err(|e| super::duckdb_error("recording the raw files, their cells and quarantined lines", e))?;
         self.step("recording the raw files, their cells and quarantined lines")
     }
 }

@@ -271,11 +271,18 @@ fn failed(stmt: &Statement, e: duckdb::Error) -> color_eyre::Report {
     if is_interrupt(&e) {
         return eyre!(LabError::Interrupted);
     }
-    let statement = format!("queries/{}.sql: {}", stmt.file, stmt.name);
-    if e.to_string().contains("Out of Memory Error") {
-        return eyre!(LabError::OutOfMemory { statement, budget: memory_budget() });
+    duckdb_error(&format!("queries/{}.sql: {}", stmt.file, stmt.name), e)
+}
+
+/// A DuckDB error of `what` (a statement, an appender's table) in recount's words: out of its
+/// memory limit, `LabError::OutOfMemory`, which callers run again with more; else DuckDB's
+/// message in one line (`duckdb_words`).
+pub(crate) fn duckdb_error(what: &str, e: duckdb::Error) -> color_eyre::Report {
+    let text = e.to_string();
+    if text.contains("Out of Memory Error") || text.contains("failed to pin block") || text.contains("could not allocate block") {
+        return eyre!(LabError::OutOfMemory { statement: what.to_string(), budget: memory_budget() });
     }
-    eyre!(duckdb_words(&e)).wrap_err(statement)
+    eyre!(duckdb_words(&e)).wrap_err(what.to_string())
 }
 
 /// DuckDB's message in one line of recount's words: its C API's "Error code 1: Unknown error

@@ -2,7 +2,7 @@
 
 use super::{Exec, Query, Store, Tx, row, statements};
 use chrono::{NaiveDate, NaiveDateTime};
-use color_eyre::eyre::{Result, WrapErr};
+use color_eyre::eyre::Result;
 use duckdb::named_params;
 
 row! {
@@ -141,7 +141,7 @@ impl Tx<'_> {
             }
             app.flush()
         })()
-        .wrap_err("storing the recount")?;
+        .map_err(|e| super::duckdb_error("storing the recount", e))?;
         self.step("storing the recount")?;
         let params = named_params! { "manifest": manifest, "events": events, "baskets": baskets, "computed_at": computed_at };
         self.exec("recording the recount's state", &STATE_INSERT, params).map(|_| ())
