@@ -121,7 +121,7 @@ fn recount_share() -> u64 {
 /// How many passes hold the copies of `files` within the recount's share of the budget: each
 /// pass reads every file and keeps the baskets whose key hashes to it, so every copy of a basket
 /// is deduplicated in the same pass and the passes' sums add up. One pass for a lab that fits.
-fn passes_for(files: &[RawFile], reader: &Reader) -> Result<u64> {
+fn passes_for(files: &[RawFile], reader: &Reader) -> u64 {
     let mut copies = 0u64;
     for f in files {
         let bytes = std::fs::metadata(&f.path).map(|m| m.len()).unwrap_or(0);
@@ -129,7 +129,7 @@ fn passes_for(files: &[RawFile], reader: &Reader) -> Result<u64> {
         // About 40 compressed bytes a copy, or 300 as plain text (the landing's own guess).
         copies += bytes / if compressed { 40 } else { 300 } + 1;
     }
-    Ok(copies.saturating_mul(BYTES_PER_COPY).div_ceil(recount_share().max(1)).max(1))
+    copies.saturating_mul(BYTES_PER_COPY).div_ceil(recount_share().max(1)).max(1)
 }
 
 /// The pass a basket's copies are counted in.
@@ -218,7 +218,7 @@ pub fn recount_in_passes(raw_root: &Path, passes: Option<u64>) -> Result<Recount
     let files = lab_files(raw_root, &reader)?;
     let passes = match passes {
         Some(n) => n.max(1),
-        None => passes_for(&files, &reader)?,
+        None => passes_for(&files, &reader),
     };
     recount_files(&files, &reader, &stores, passes)
 }
@@ -247,7 +247,7 @@ pub(crate) fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> R
             })
             .collect();
         let reader = Reader::of_lab(&raw_root)?;
-        recount_files(&files, &reader, &stores, passes_for(&files, &reader)?)
+        recount_files(&files, &reader, &stores, passes_for(&files, &reader))
             .wrap_err_with(|| format!("recounting the raw zone as of snapshot {snapshot_id}"))?
             .rows
     };

@@ -741,12 +741,12 @@ fn plan_partition(
             todo.push(ToLand { upload_date: d, path, rel, version: 1, supersedes: None, rederived: false });
             continue;
         };
-        if raw::md5_of_file(&path)? == current.md5 {
+        let md5 = raw::md5_of_file(&path)?;
+        if md5 == current.md5 {
             p.files_already_landed += 1;
             p.files.push(FileLanded { name, status: FileStatus::Unchanged, version: current.version, reverts: None });
         } else {
             let version = versions.iter().map(|v| v.version).max().unwrap_or(0) + 1;
-            let md5 = raw::md5_of_file(&path)?;
             let reverts_to = versions.iter().filter(|v| !v.current && v.md5 == md5).map(|v| v.version).max();
             p.files.push(FileLanded { name, status: FileStatus::Corrected, version, reverts: reverts_to.map(|to| (to, current.version)) });
             todo.push(ToLand {
