@@ -445,9 +445,8 @@ pub(crate) fn ensure_cached(lab: &Lab) -> Result<bool> {
 
 /// DuckDB's own recount of `d` for window `late_days`: the second engine `check` (and so the
 /// explorer's Overview) compares polars' recount with. It is read from the recount of every date
-/// the lab keeps for that window, counted again in one pass when a file has landed since (about
-/// 0.3-0.45 s on the full world); a date's recount alone took 30-45 ms, most of a check
-/// (docs/performance.md). A reader that may not write the lab's caches recounts the date alone,
+/// the lab keeps for that window, counted again in one pass when a file has landed since (the
+/// cost of about ten dates' own recounts, which would otherwise be most of each check). A reader that may not write the lab's caches recounts the date alone,
 /// with the same rule (`date_recount` in recompute.sql).
 pub fn duckdb_recount(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<Vec<DuckRecount>> {
     let store = lab.store();
@@ -488,8 +487,8 @@ pub(crate) fn keep_duckdb_recounts(lab: &Lab) -> Result<()> {
 
 /// Keeps the recount of window `late_days`; a failure other than a cancel rolls it back and
 /// returns false, since the kept recount only saves time (DuckDB's memory limit on a larger
-/// world, a full disk). The process remembers the failure: the statement (0.3-0.45 s on the full
-/// world) is not tried again for the same newest file and window, and every check answers from
+/// world, a full disk). The process remembers the failure: the statement, a pass over all of
+/// bronze, is not tried again for the same newest file and window, and every check answers from
 /// its date's own recount meanwhile.
 fn keep_or_leave(lab: &Lab, newest_file: i32, late_days: u32) -> Result<bool> {
     if lab.recounts_not_kept.borrow().contains(&(newest_file, late_days)) {

@@ -182,7 +182,7 @@ pub fn open_with(warehouse: &Path, mirrors: &Path) -> Result<Lab> {
 }
 
 /// `open_with`, giving up between the steps of building a mirror once `stop` says so (the
-/// explorer quitting: a mirror of the full world takes about 20 s to build). It then fails with
+/// explorer quitting: a large warehouse's mirror takes a while to build). It then fails with
 /// `LabError::Interrupted`, and the mirror in place, if any, is left as it was.
 pub fn open_until(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool) -> Result<Lab> {
     let dir = mirror(warehouse, mirrors, stop)?;

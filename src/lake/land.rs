@@ -910,8 +910,8 @@ fn keys_and_records(
 ) -> Result<std::time::Duration> {
     // Into an empty bronze (the first file id), every copy of every date is this landing's: when
     // all of them together stay within the limit, no store or country on any date can pass it,
-    // and the check's scan of every row (about 0.1 s of a first landing of the full world) is
-    // not needed. Otherwise the check runs, and names the date and the store.
+    // and the check's scan of every row, a noticeable part of a first landing, is not needed.
+    // Otherwise the check runs, and names the date and the store.
     let within_limit = first_file_id == 1 && abs_revenue <= crate::money::MAX_DAY_REVENUE_MINOR as u128;
     if !plan.todo.is_empty() && !within_limit {
         refuse_revenue_past_limit(tx, first_file_id)?;
@@ -1182,8 +1182,8 @@ fn staged_path(dest: &Path) -> PathBuf {
 ///
 /// Each thread inserts into row groups of its own, so each thread works through a contiguous run
 /// of files: a row group then holds neighbouring uploads, and its zone maps keep a per-date scan
-/// to a few row groups (files dealt out in turn made the backfill slower: docs/performance.md). The files are
-/// cut into one lane per two threads; the first thread of a lane takes files from its front, the
+/// to a few row groups (files dealt out in turn spread a date over many row groups, and every
+/// per-date statement of the backfill read more). The files are cut into one lane per two threads; the first thread of a lane takes files from its front, the
 /// second from its back, and they meet wherever their speeds take them. A thread whose lane is
 /// empty (more threads than two per lane) takes from the back of the fullest lane.
 struct ParseJob {

@@ -427,7 +427,7 @@ fn rewrite_with(
             tx.commit()
         };
         // A run of many dates is bulk work: one DuckDB thread in the lower memory limit. Two
-        // threads run out of it, even with 16 dates a slice (docs/performance.md).
+        // threads run out of it, even with 16 dates a slice (memory is the bench's tighter target).
         let long = is_long(changed.len());
         let result = if long { lab.store().bulk(true, write) } else { write() };
         match result {
@@ -511,7 +511,7 @@ fn write_dates<'c>(
 
 /// The most dates one silver and gold insert rewrites. On one thread, a slice of 32 dates of the
 /// full world fits a 24 MB memory limit and one of 64 did not, so bulk work's 32 MB leaves room
-/// (docs/performance.md, "Bulk work in 32 MB").
+/// for the slice.
 const DATES_PER_INSERT: usize = 32;
 
 /// The new silver and gold versions of the dates of `w`, and the rows each holds. Returns the

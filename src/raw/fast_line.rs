@@ -274,7 +274,7 @@ impl<'a> Reader<'a> {
 }
 
 /// The position of the first quote, backslash or control character in `s`, eight bytes at a
-/// time (a byte at a time it was a large share of a landing's CPU: docs/performance.md). In each word, the lowest byte
+/// time (a byte at a time it was a large share of a landing's CPU). In each word, the lowest byte
 /// flagged by the zero-byte test is always a true match (a false flag needs a true match below
 /// it), so the first flagged byte is exact.
 fn special_byte(s: &[u8]) -> Option<usize> {

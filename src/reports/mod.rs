@@ -9,6 +9,7 @@ pub mod explain;
 pub mod history;
 pub mod lateness;
 pub mod listings;
+pub mod model;
 pub mod overview;
 pub mod promises;
 pub mod source;
@@ -29,7 +30,7 @@ use color_eyre::eyre::Result;
 /// is read-only, or another process is writing), it reads a private copy of the database and
 /// computes them there, so the lab itself never changes under a report. DuckDB's recount is kept
 /// too, for each window the lab's writes used; whether it is, is asked of the default window
-/// only (asking of every window cost each report's start 7-14 ms), so a `check` of a date built
+/// only (asking of every window would slow every report's start), so a `check` of a date built
 /// with another window that finds it missing recounts the date alone.
 pub fn freshen(lab: &mut Lab) -> Result<()> {
     if crate::recompute::is_cached(lab)? && lateness::is_cached(lab)? && crate::recompute::duckdb_recount_kept(lab)? {

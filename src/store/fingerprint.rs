@@ -20,7 +20,7 @@ row! {
 }
 
 /// The most days of gold one chunk query reads: a whole long history at once outgrew DuckDB's
-/// 80 MB (docs/performance.md, "Growth").
+/// first limit.
 const DAYS_PER_READ: i64 = 64;
 
 row! {

@@ -72,8 +72,8 @@ row! {
 
 /// How many of a landing's rows group their basket keys in one statement. On two threads, the
 /// full world's 2.3 million rows grouped at once need more than a 24 MB memory limit and fit
-/// bulk work's 32 MB, and the 4x world's 9.2 million did not fit 40 MB (docs/performance.md,
-/// "Bulk work in 32 MB").
+/// bulk work's 32 MB, and a world four times as large did not fit 40 MB, so larger landings
+/// group their keys in slices.
 pub const KEY_ROWS_PER_SLICE: i64 = 2_000_000;
 
 /// How many slices `rows` rows' keys are grouped in, about `per_slice` rows each: a power of two,
@@ -289,8 +289,8 @@ impl Store {
 }
 
 impl Tx<'_> {
-    /// New stores, through one appender (a statement per store cost a first landing of the full
-    /// world's 600 stores about 0.15-0.2 s: docs/performance.md).
+    /// New stores, through one appender: a statement per store made a first landing's cost grow
+    /// with the store list.
     pub(crate) fn insert_stores(&mut self, stores: &[StoreRow]) -> Result<()> {
         if stores.is_empty() {
             return Ok(());
@@ -422,7 +422,7 @@ impl Tx<'_> {
     }
 
     /// The landing's new upload partitions (upload date, files), through one appender: a
-    /// statement a partition cost a first landing of the full world's 128 about 70 ms.
+    /// statement a partition made a first landing's cost grow with its uploads.
     pub(crate) fn insert_partitions(&mut self, partitions: &[(NaiveDate, i64)], landing_id: i64) -> Result<()> {
         if partitions.is_empty() {
             return Ok(());
@@ -457,7 +457,7 @@ impl Tx<'_> {
     }
 
     /// The landed files' records, cells and quarantined lines, through one appender per table
-    /// (a statement per file cost more than the rest of recording: docs/performance.md).
+    /// (a statement per file cost more than the rest of recording).
     pub(crate) fn append_landing_records(
         &mut self,
         files: &[FileRecord],

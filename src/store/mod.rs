@@ -334,7 +334,7 @@ pub struct Store {
 /// DuckDB's memory limit for a lab whose largest business date holds `ROWS_PER_STEP` rows or
 /// fewer: reports and the explorer get the first; a landing and a long backfill
 /// (`Store::bulk`), whose statements are cut to fit (slices of keys and of dates, one thread),
-/// the second, which keeps their peak RSS down (docs/performance.md). A lab with larger dates
+/// the second, which keeps their peak RSS down. A lab with larger dates
 /// gets as many times each as its largest date holds steps of rows: the work of a statement
 /// grows with the date it works on. Never more than DuckDB's share of the memory budget
 /// (`duckdb_share`); past what is held, DuckDB spills to the lab's `recount.spill/`.
@@ -397,11 +397,9 @@ pub(crate) fn duckdb_size(bytes: u64) -> String {
 /// Keeps the process's allocations in one glibc malloc arena, for the commands whose work is bulk
 /// (`land`, `run`, `daily` and the bench's land + backfill child). glibc gives each thread
 /// that allocates an arena of its own, and memory freed into one stays in the process: with
-/// DuckDB's and the parser's threads, the full world's land + backfill held about 5 MiB more of
-/// heap at its peak (peak RSS 103.4-104.1 MiB against 96.9-101.4 in one arena, three alternating
-/// pairs; time within the noise). The explorer and the reports keep glibc's default: a forced
-/// 4-date run took 2-5% longer in one arena (docs/performance.md, "One malloc arena for bulk
-/// commands"). `MALLOC_ARENA_MAX`, when set, is left to decide.
+/// DuckDB's and the parser's threads, bulk work held more heap at its peak in many arenas, at
+/// no gain in time. The explorer and the reports keep glibc's default: their short writes were
+/// a little slower in one arena. `MALLOC_ARENA_MAX`, when set, is left to decide.
 pub fn one_malloc_arena() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
@@ -669,9 +667,8 @@ impl Drop for Tx<'_> {
 /// The files are read as `sql_for_digest` reads them: an edit to a comment, or to how a
 /// statement is laid out, leaves every date's hash as it was (it made every date of a lab
 /// built before look stale, and rebuilt them all); an edit to the SQL itself does not.
-/// Worked out once per process: a write's input hashes and its record both name it, and
-/// reading the files' 43 KB of SQL took 0.18 ms each time (timed over 100 reads by a throwaway
-/// test).
+/// Worked out once per process: a write's input hashes and its record both name it, and there
+/// is no reason to read and hash the SQL twice.
 pub(crate) fn rules_digest() -> String {
     static DIGEST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     DIGEST.get_or_init(|| digest_of(rules_texts())).clone()

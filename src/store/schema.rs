@@ -66,9 +66,8 @@ impl Store {
         // A lab this build's `create` already brought up to date (its layout, and the digest
         // written once `create` had run whole) is not created again: each of its statements
         // committed on its own, nine fsyncs on every writing command's open. A new file is not
-        // asked: the read would fail, and a failed statement cost DuckDB about 64 MB of memory
-        // that it kept for the rest of the process (a landing into a new lab peaked at 142 MiB
-        // instead of 78).
+        // asked: the read would fail, and DuckDB keeps the memory of a failed statement for the
+        // rest of the process, which nearly doubled a new lab's landing's peak.
         let current = !fresh && self.is_current();
         if !current {
             self.bring_up_to_date(fresh)?;
@@ -91,8 +90,7 @@ impl Store {
 
     /// Refuses an old layout, migrates layouts 5 to 7, creates the schema in one transaction
     /// and records its digest, and records the layout of a new lab. A new file (`fresh`) holds no
-    /// layout to tell apart: the probes of the catalog cost a new lab's open 30-40 ms of its
-    /// 95-137 (docs/performance.md).
+    /// layout to tell apart, and the probes of the catalog were a good part of a new lab's open.
     fn bring_up_to_date(&self, fresh: bool) -> Result<()> {
         let old = if fresh { 0 } else { OLD_LAYOUT.one(self, &[])?.layout };
         if old > 0 {

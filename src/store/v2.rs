@@ -170,11 +170,10 @@ pub struct Rewrite<'a> {
     pub key_collisions: bool,
     /// The write rewrites many dates (bulk work: one thread, the lower memory limit). DuckDB
     /// inserts silver's winners, and gold sums them streamed a second time, so the process holds
-    /// none. Keeping them as a short write does was measured twice (docs/performance.md): through
-    /// DuckDB's appender in slices of 32 dates it was slower (300-350 ms a slice against 240-260)
-    /// and peaked at 125 MiB; through `recount_rows` in slices of 300,000 input rows it was 0.2 s
-    /// faster, but the bench's land + backfill in one process peaked at 118-119 MiB against
-    /// 105-108, a third of the classic pipeline's.
+    /// none. Keeping them as a short write does was tried twice: through DuckDB's appender in
+    /// slices of dates it was slower and peaked higher; through `recount_rows` in slices of input
+    /// rows it was a little faster, but raised the backfill's peak RSS past a third of the
+    /// classic pipeline's, which is the tighter of the bench's two targets.
     pub long: bool,
     /// A short write returns its dates' new text from gold's insert: the process holds gold's
     /// text and brings it up to date (`snapshot::fingerprint_after`).
