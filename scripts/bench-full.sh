@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The figures in docs/performance.md: the full benchmark with the baseline in the same run, then
-# land + backwards backfill at 1x, 2x and 4x the stores. usage: scripts/bench-full.sh [RECOUNT_BINARY]
+# the growth table at 1x, 4x and 10x the stores (FACTORS=1,2 for a quicker one). usage: scripts/bench-full.sh [RECOUNT_BINARY]
 # BASELINE=path/to/run.sh measures against another classic pipeline with the same command line
 # (`run.sh runs WORLD --backward --db FILE`); the default is the repository's, bench/classic/run.sh.
 set -euo pipefail
@@ -12,14 +12,6 @@ mkdir -p "$work"
 echo "== recount bench (full preset, 3 runs, baseline in the same run)"
 NO_COLOR=1 "$recount" bench --preset full --runs 3 --work-dir "$work" --baseline "$baseline"
 echo
-echo "== growth: land every upload + v2 backfill backwards, from an empty lab (3 runs each; take the median)"
+echo "== growth: every step in a process of its own at 1x, 4x and 10x the stores (worlds kept in $work)"
 sync  # the baseline's database is written back before the growth runs, not during them
-for f in 0.25 0.5 1.0; do
-  w="$work/world-x$f"
-  [ -d "$w" ] || "$recount" generate --preset full --store-factor "$f" --out "$w" >/dev/null
-  events=$(NO_COLOR=1 "$recount" generate --preset full --store-factor "$f" --out "$w.tmp" | sed -n 's/^ *\([0-9,]*\) events.*/\1/p'); rm -rf "$w.tmp"
-  for run in 1 2 3; do
-    rm -rf "$work/lab-x$f"  # deleting the last run's lab is not part of the measure
-    /usr/bin/time -f "stores x$f ($events events), run $run: %e s wall, %M KiB peak RSS" "$recount" bench-phase --world "$w" --lab "$work/lab-x$f" >/dev/null
-  done
-done
+NO_COLOR=1 "$recount" bench --preset full --store-factor "${FACTORS:-1,4,10}" --runs 1 --work-dir "$work/growth"

@@ -140,6 +140,13 @@ pub struct Window {
 }
 
 /// What a scheduler is alerted to.
+/// The built-in models a world can be generated for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WorldModel {
+    Retail,
+    Manufacturing,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum AlertOn {
     /// Rows that arrived for a date already past its window: exit 5, with the dates, counts and amounts on stderr
@@ -234,6 +241,20 @@ pub enum Command {
         /// The raw zone's shape: the contract's, or another with the recount.toml that reads it
         #[arg(long, value_enum, default_value_t = crate::world::shape::Shape::Contract)]
         shape: crate::world::shape::Shape,
+        /// The daily metric: retail's till uploads, or a plant's production records (three
+        /// plants, its own recount.toml and corrections; --preset, --store-factor, --days and
+        /// --shape are retail's)
+        #[arg(long, value_enum, default_value_t = WorldModel::Retail)]
+        model: WorldModel,
+    },
+    /// A world's model checked, its gold recounted from the raw files with it, and the
+    /// contract's fingerprint of that gold (docs/data-contract.md, "Models")
+    Model {
+        /// The world [default: the bundled sample-data/]
+        world: Option<PathBuf>,
+        /// How many gold rows to show (0: all)
+        #[arg(long, default_value_t = 20, value_name = "N")]
+        rows: usize,
     },
     /// Copy upload partitions (and stores.csv) from a world into the lab and parse them once
     Land {
@@ -397,6 +418,10 @@ pub enum Command {
         #[arg(long)]
         #[arg(value_parser = parse_date)]
         date: Option<NaiveDate>,
+        /// The growth table instead: every step in a process of its own, on the preset with
+        /// these multiples of its stores (e.g. 1,4,10), with each step's time and peak RSS
+        #[arg(long, value_name = "N,…", value_delimiter = ',', num_args = 1..)]
+        store_factor: Vec<f64>,
     },
     /// (internal) one measured bench phase in its own process
     #[command(hide = true)]
@@ -405,6 +430,9 @@ pub enum Command {
         world: PathBuf,
         #[arg(long)]
         lab: PathBuf,
+        /// The explorer's far jump on a built lab instead of land + backfill
+        #[arg(long)]
+        jump: bool,
     },
     /// Every snapshot record, oldest first (skipped runs included)
     Snapshots,

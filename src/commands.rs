@@ -156,7 +156,12 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
     match command {
         Command::Tui { tui } => explorer(&g, tui),
         Command::Demo { no_pause, yes, world } => demo(&g, no_pause, yes, world),
-        Command::Generate { out, preset, seed, store_factor, corrections, shape, days } => {
+        Command::Generate { out, seed, model: crate::cli::WorldModel::Manufacturing, .. } => generate_manufacturing(&g, &out, seed),
+        Command::Model { world, rows } => {
+            print(&reports::model::model_report(&world_or_sample(world), rows)?, g.format);
+            Ok(0)
+        }
+        Command::Generate { out, preset, seed, store_factor, corrections, shape, days, .. } => {
             generate(&g, &out, (preset, seed, store_factor, days), corrections, shape)
         }
         Command::Land { range, world, source } => land_range(&g, &range, world, source),
@@ -184,21 +189,7 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
             let late_days = late_days(window)?;
             report(&g, |lab| reports::baskets::resent(lab, reports::resolve_day(lab, date)?, late_days))
         }
-        Command::Bench { world, preset, seed, runs, work_dir, baseline, date } => {
-            let opts = crate::bench::BenchOptions { world, preset, seed, runs, work_dir, baseline, date, exe: std::env::current_exe()? };
-            let line = crate::progress::Progress::start(format!("benchmarking ({runs} run(s) of each measure)"));
-            let report = match &g.warehouse {
-                Some(w) => crate::bench::warehouse(opts, w),
-                None => crate::bench::run(opts),
-            };
-            drop(line);
-            print(&report?, g.format);
-            Ok(0)
-        }
-        Command::BenchPhase { world, lab } => {
-            println!("{}", crate::bench::land_and_backfill(&world, &lab)?);
-            Ok(0)
-        }
+        command @ (Command::Bench { .. } | Command::BenchPhase { .. }) => bench(&g, command),
         Command::Snapshots => report(&g, reports::history::snapshots),
         Command::History { date, as_of } => report(&g, |lab| reports::history::history(lab, reports::resolve_day(lab, date)?, as_of)),
         Command::Diff { date, from, to, baskets } => diff(&g, date, from, to, baskets),
@@ -379,8 +370,57 @@ fn land_range(g: &Global, range: &Range, world: Option<PathBuf>, source: Option<
 }
 
 /// `recount source check`: a few files read through the description, before anything lands.
+/// `bench` (the figures, or with --store-factor the growth table) and its hidden child phases.
+fn bench(g: &Global, command: Command) -> Result<i32> {
+    match command {
+        Command::Bench { store_factor, preset, seed, runs, work_dir, .. } if !store_factor.is_empty() => {
+            let exe = std::env::current_exe()?;
+            let opts = crate::bench::growth::GrowthOptions { preset, seed, factors: store_factor, runs, work_dir, exe };
+            let line = crate::progress::Progress::start("measuring growth (every step in its own process, at each size)".to_string());
+            let report = crate::bench::growth::run(opts);
+            drop(line);
+            print(&report?, g.format);
+        }
+        Command::Bench { world, preset, seed, runs, work_dir, baseline, date, .. } => {
+            let opts = crate::bench::BenchOptions { world, preset, seed, runs, work_dir, baseline, date, exe: std::env::current_exe()? };
+            let line = crate::progress::Progress::start(format!("benchmarking ({runs} run(s) of each measure)"));
+            let report = match &g.warehouse {
+                Some(w) => crate::bench::warehouse(opts, w),
+                None => crate::bench::run(opts),
+            };
+            drop(line);
+            print(&report?, g.format);
+        }
+        Command::BenchPhase { world, lab, jump: true } => println!("{}", crate::bench::far_jump(&world, &lab)?),
+        Command::BenchPhase { world, lab, jump: false } => println!("{}", crate::bench::land_and_backfill(&world, &lab)?),
+        _ => {}
+    }
+    Ok(0)
+}
+
+/// `generate --model manufacturing`: a plant's world, into a new or empty folder only.
+fn generate_manufacturing(g: &Global, out: &Path, seed: u64) -> Result<i32> {
+    if out.read_dir().is_ok_and(|mut d| d.next().is_some()) {
+        return Err(color_eyre::eyre::eyre!(
+            "{} is not empty: a world is generated into a new or empty folder, so nothing of yours is overwritten",
+            out.display()
+        ));
+    }
+    let summary = crate::world::manufacturing::generate(out, seed).wrap_err_with(|| format!("generating a world in {}", out.display()))?;
+    match g.format {
+        Format::Json => print_json(&serde_json::json!({ "world": summary }))?,
+        _ => println!("{}", summary.render()),
+    }
+    Ok(0)
+}
+
 fn source_check(g: &Global, world: Option<PathBuf>, source: Option<PathBuf>, files: usize) -> Result<i32> {
     let world = world_or_sample(world);
+    if source.is_none() && crate::model::recount::model_of(&world)? != crate::model::retail() {
+        // A model's world: the model checked, and its rows as the model reads them.
+        print(&reports::model::model_report(&world, files.max(1))?, g.format);
+        return Ok(0);
+    }
     let source = crate::raw::source::Source::of_world(&world, source.as_deref())?;
     let report = reports::source::check(&world, &source, files)?;
     print(&report, g.format);

@@ -13,6 +13,7 @@ pub mod config;
 pub mod demo;
 pub mod error;
 pub mod lake;
+pub mod model;
 pub mod money;
 pub mod progress;
 pub mod raw;

@@ -2,6 +2,8 @@
 //! measured in the same run on the same raw zone. Heavy phases run in a child process so their
 //! peak RSS is their own.
 
+pub mod growth;
+
 use crate::lake::snapshot::TriggerKind;
 use crate::lake::{Lab, land, v2};
 use crate::reports::{self, Cell, Report, Table};
@@ -142,7 +144,7 @@ pub(crate) fn run_child(cmd: &mut std::process::Command) -> Result<ChildRun> {
     Ok(ChildRun { wall: elapsed, peak_rss_mib: peak_kib as f64 / 1024.0, peak_anon_mib: anon_kib as f64 / 1024.0, stdout: out })
 }
 
-fn machine() -> String {
+pub(crate) fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
@@ -265,6 +267,43 @@ fn bench_world(opts: &BenchOptions, measures: &mut Vec<Measure>) -> Result<(Path
         None,
     ));
     Ok((w, Some(opts.seed)))
+}
+
+/// The hidden child phase of the growth table: the explorer opened on a built lab, its first
+/// load, then a jump to the date farthest from the one it opened on (not loaded ahead), as the
+/// worker answers it. Prints the jump's time to the Overview and to every screen, in ms.
+pub(crate) fn far_jump(world: &Path, lab_dir: &Path) -> Result<String> {
+    use crate::tui::worker::{Job, Reply, Server};
+    let mut server = Server::new(Lab::open(lab_dir)?, explorer_setup(world, lab_dir));
+    let mut app = crate::tui::app::App::new(crate::tui::theme::Theme::load("dark")?, false);
+    app.outbox.clear();
+    let loaded = server.serve(Job::Load(None))?;
+    let Reply::Loaded(snap, _) = &loaded else { bail!("the explorer's first load failed") };
+    let dates: Vec<NaiveDate> = snap.dates.iter().map(|d| d.business_date).collect();
+    app.on_reply(loaded);
+    frame(&mut app)?;
+    let ahead = server.loaded_dates();
+    let Some(&far) = dates.iter().find(|d| !ahead.contains(d)) else { bail!("every date was loaded ahead") };
+    let t = Instant::now();
+    app.jump_to(&far.to_string());
+    app.outbox.clear();
+    let Some(check) = server.head(far)? else { bail!("{far} was loaded ahead") };
+    app.on_reply(Reply::DateHead(Box::new(check)));
+    frame(&mut app)?;
+    let first = t.elapsed().as_secs_f64() * 1e3;
+    app.on_reply(server.serve(Job::LoadDate(far))?);
+    frame(&mut app)?;
+    Ok(format!("{far}: Overview drawn in {first:.1} ms, every screen in {:.1} ms", t.elapsed().as_secs_f64() * 1e3))
+}
+
+fn explorer_setup(world: &Path, lab_dir: &Path) -> crate::tui::worker::Setup {
+    crate::tui::worker::Setup {
+        lab_dir: lab_dir.to_path_buf(),
+        world: world.to_path_buf(),
+        bootstrap: false,
+        late_days: crate::rules::DEFAULT_LATE_DAYS,
+        warehouse: None,
+    }
 }
 
 /// Land everything and backfill backwards from an empty lab, in a child: wall time and RSS. The
@@ -395,14 +434,8 @@ fn mean_phases(runs: &[Vec<(String, f64)>]) -> Vec<(String, f64)> {
 /// frame, a move to a neighbouring date the worker has loaded ahead, and a jump to a date it has
 /// not.
 fn bench_explorer(opts: &BenchOptions, world: &Path, lab_dir: &Path, measures: &mut Vec<Measure>) -> Result<()> {
-    use crate::tui::worker::{Job, Reply, Server, Setup};
-    let setup = || Setup {
-        lab_dir: lab_dir.to_path_buf(),
-        world: world.to_path_buf(),
-        bootstrap: false,
-        late_days: crate::rules::DEFAULT_LATE_DAYS,
-        warehouse: None,
-    };
+    use crate::tui::worker::{Job, Reply, Server};
+    let setup = || explorer_setup(world, lab_dir);
     let new_app = || -> Result<crate::tui::app::App> {
         let mut app = crate::tui::app::App::new(crate::tui::theme::Theme::load("dark")?, false);
         app.outbox.clear();

@@ -58,7 +58,7 @@ fn required<'a>(v: Option<Cow<'a, str>>, name: &str) -> Result<Cow<'a, str>, Str
 /// `+HH:MM`/`-HH:MM`; ASCII digits only, nothing after it. Second 60 (a leap second) is refused
 /// with its own reason; a year before 1 is not an instant, and one that nanoseconds since 1970
 /// cannot hold (outside 1677..2262) is out of range.
-pub(super) fn instant(v: &str, name: &str) -> Result<DateTime<Utc>, String> {
+pub(crate) fn instant(v: &str, name: &str) -> Result<DateTime<Utc>, String> {
     let bad = || format!("{name} '{}' is not an ISO-8601 instant", crate::sanitize::for_terminal(v));
     let b = v.as_bytes();
     let num = |from: usize, to: usize| -> Option<u32> {

@@ -30,6 +30,10 @@ pub struct Description {
     pub files: Reader,
     #[serde(default)]
     pub stores: StoresDesc,
+    /// The daily metric the world feeds (docs/data-contract.md, "Models"): a built-in's name or a
+    /// `[model]` table; None is retail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<crate::model::ModelChoice>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
@@ -316,6 +320,17 @@ impl Source {
     }
 
     pub fn from_description(d: Description, origin: Option<PathBuf>) -> Result<Source> {
+        if let Some(choice) = &d.model {
+            let model = choice.model()?;
+            if model != crate::model::retail() {
+                bail!(
+                    "model {}: gold.{} is read and recounted from the world by `recount model WORLD`; \
+                     a lab lands the retail model only so far, so nothing was landed",
+                    model.name,
+                    model.gold
+                );
+            }
+        }
         let (segments, below) = parse_template(&d.partitions.template)?;
         check_root(&d.partitions.root)?;
         check_glob(&d.files.glob)?;

@@ -2,6 +2,7 @@
 //! Singapore mornings. The same preset and seed give byte-identical files on any machine.
 
 pub mod corrections;
+pub mod manufacturing;
 pub mod shape;
 mod spec;
 

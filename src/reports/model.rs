@@ -1,0 +1,116 @@
+//! `recount model WORLD`: the world's model checked, its parts, gold recounted from the
+//! raw files with the model (its rows, or the first of them) and the contract's fingerprint,
+//! and every line the model refused with file, line and reason.
+
+use super::{Cell, Note, Report, Status, Table};
+use crate::model::Model;
+use crate::model::recount::{ModelRecount, fingerprint};
+use color_eyre::eyre::Result;
+use std::path::Path;
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModelReport {
+    pub model: Model,
+    pub fingerprint: String,
+    pub recount: ModelRecount,
+    /// How many gold rows the table shows (all with `--rows 0`).
+    #[serde(skip)]
+    pub shown: usize,
+}
+
+/// Reads `world`'s model and recounts its gold.
+pub fn model_report(world: &Path, shown: usize) -> Result<ModelReport> {
+    let model = crate::model::recount::model_of(world)?;
+    let recount = crate::model::recount::recount(world, &model)?;
+    let fingerprint = fingerprint(&model, &recount.rows);
+    Ok(ModelReport { model, fingerprint, recount, shown })
+}
+
+impl ModelReport {
+    fn parts(&self) -> Table {
+        let m = &self.model;
+        let mut t = Table::new("the model", &[("part", "part"), ("value", "value")]);
+        let dimension = match (&m.dimension, &m.business_date) {
+            (Some(d), _) => format!("{} (key {}, time zone {})", d.file, d.key, d.timezone),
+            (None, Some(f)) => format!("none: business date read as-is from {f}"),
+            (None, None) => String::new(),
+        };
+        let measures: Vec<String> = m
+            .measures
+            .iter()
+            .map(|x| match (&x.currency, x.is_count()) {
+                (_, true) => format!("{} = count of {}s", x.name, m.entity),
+                (Some(c), _) => format!("{} = sum of {} (money in {c})", x.name, x.of),
+                (None, _) => format!("{} = sum of {}", x.name, x.of),
+            })
+            .collect();
+        let checks: Vec<String> = m.checks.iter().map(|c| format!("{}: {}", c.name, c.rule)).collect();
+        for (part, value) in [
+            ("gold", format!("gold.{}", m.gold)),
+            ("entity", format!("{}, business key {}", m.entity, m.key)),
+            ("event / arrival time", format!("{} / {}", m.event_time, m.arrival_time)),
+            ("uploads", format!("{}/upload_date=YYYY-MM-DD/*.jsonl.gz", m.events_root)),
+            ("dimension", dimension),
+            ("grain", format!("business_date, {}", m.grain.join(", "))),
+            ("attributes", if m.attributes.is_empty() { "none".into() } else { m.attributes.join(", ") }),
+            ("measures", measures.join("; ")),
+            ("checks", if checks.is_empty() { "none".into() } else { checks.join("; ") }),
+        ] {
+            t.push(vec![Cell::text(part), Cell::text(value)]);
+        }
+        t
+    }
+
+    fn gold(&self) -> Table {
+        let cols = self.model.gold_columns();
+        let refs: Vec<(&str, &str)> = cols.iter().map(|c| (c.as_str(), c.as_str())).collect();
+        let n = if self.shown == 0 { self.recount.rows.len() } else { self.shown.min(self.recount.rows.len()) };
+        let mut t =
+            Table::new(format!("gold.{} recounted from the raw files ({n} of {} rows)", self.model.gold, self.recount.rows.len()), &refs);
+        for r in self.recount.rows.iter().take(n) {
+            let mut row = vec![Cell::Date(r.business_date)];
+            row.extend(r.grain.iter().map(Cell::text));
+            row.extend(r.attributes.iter().map(Cell::text));
+            for (m, v) in self.model.measures.iter().zip(&r.measures) {
+                let currency =
+                    m.currency.as_ref().and_then(|c| self.model.attributes.iter().position(|a| a == c)).and_then(|i| r.attributes.get(i));
+                row.push(match currency {
+                    Some(c) => Cell::Money { minor: *v, currency: c.clone() },
+                    None => Cell::Int(*v),
+                });
+            }
+            t.push(row);
+        }
+        t
+    }
+}
+
+impl Report for ModelReport {
+    fn kind(&self) -> &'static str {
+        "model"
+    }
+    fn headline(&self) -> String {
+        format!("model {}: {}", self.model.name, self.fingerprint)
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut refused = Table::new("lines the model refused", &[("file", "file"), ("line", "line"), ("reason", "reason")]);
+        for r in &self.recount.refused {
+            refused.push(vec![Cell::text(&r.file), Cell::Int(r.line as i64), Cell::text(&r.reason)]);
+        }
+        vec![self.parts(), self.gold(), refused]
+    }
+    fn notes(&self) -> Vec<Note> {
+        let r = &self.recount;
+        vec![Note {
+            status: if r.refused.is_empty() { Status::Pass } else { Status::Warn },
+            text: format!(
+                "{} files: {} copies read, {} {}s counted once each, {} line(s) refused",
+                r.files,
+                r.copies,
+                r.entities,
+                self.model.entity,
+                r.refused.len()
+            ),
+        }]
+    }
+}
