@@ -72,7 +72,7 @@ WHERE @key_in_slice
 -- $first_file_id on, among everything landed: one scan of bronze's integer columns finds every
 -- copy of those keys, and only the copies of keys with more than one are fetched whole, by their
 -- place (file, line). A scan that fetched the strings as it joined would read every basket_id of
--- bronze, and a day's landing would grow with the lab's history (docs/performance.md, "Growth").
+-- bronze, and a day's landing would grow with the lab's history (docs/performance.md, "A day as history grows").
 INSERT INTO key_rows
 WITH copies AS (SELECT basket_key, file_id, line FROM bronze.event_rows
                 WHERE @key_in_slice

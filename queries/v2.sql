@@ -77,8 +77,8 @@ SELECT w.business_date, w.file_id, w.line, copies, w.store_row, w.revenue_minor 
 -- gold's (`GoldSums`, src/store/v2.rs) and inserts silver's new version from them as they come
 -- (`silver_from_rows`; bronze's order: by upload, so nearly by date; every reader of silver
 -- filters or groups): the winners are found once. Silver's insert, then gold's from
--- silver's new rows joined back to bronze, found them twice in effect (docs/performance.md,
--- "The winners found once"). A long write streams them into gold's sums after `silver_insert`.
+-- silver's new rows joined back to bronze, found them twice in effect (measured when the
+-- winners were first found once). A long write streams them into gold's sums after `silver_insert`.
 SELECT $snapshot_id::BIGINT AS snapshot_id, business_date, file_id, line, copies::INTEGER AS copies,
        store_row, revenue_minor
 FROM @winners;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# docs/performance.md, "Growth": one day's run as the lab's history grows. For 1x, 2x and 4x the
+# docs/performance.md, "A day as history grows": one day's run as the lab's history grows. For 1x, 2x and 4x the
 # full world's 128 upload days (`generate --days`, all ending at the same last upload), a lab
 # holds every upload but the last, built; then the last upload is landed and run, as the
 # morning's `daily` does, on a fresh copy of that lab each time. Prints each step's wall time,
-# RUNS runs each (default 3); take the medians.
+# RUNS runs each (default 3); take the medians. DAYS="128 1280" measures 1x and 10x history.
 # usage: scripts/bench-growth.sh [RECOUNT_BINARY]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +11,7 @@ recount=${1:-${CARGO_TARGET_DIR:-target}/release/recount}
 work=${BENCH_DIR:-/var/tmp/recount-bench-growth}
 mkdir -p "$work"
 last=2026-10-05
-for days in 128 256 512; do
+for days in ${DAYS:-128 256 512}; do
   w="$work/world-d$days"
   [ -d "$w" ] || "$recount" generate --preset full --days "$days" --out "$w" >/dev/null
   first=$(date -u -d "$last - $((days - 1)) days" +%F)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# docs/performance.md, "Sources": landing the full world in its own shape and in two others, in
+# Landing the full world in its own shape and in two others, in
 # one run, alternating so the machine's noise falls on all of them alike. Prints each landing's
 # wall time and peak RSS, RUNS runs each (default 3); take the medians.
 # usage: scripts/bench-sources.sh [RECOUNT_BINARY] [OLD_RECOUNT_BINARY]

@@ -16,7 +16,7 @@
         file's cached pages (the kernel's fault-around), so a program's code costs
         RSS in 64 KiB pieces whatever it advises.
 
-Linux only; the standard library only. See docs/performance.md, "Where the peak RSS goes".
+Linux only; the standard library only. Its figures are the peaks docs/performance.md states.
 """
 
 from __future__ import annotations
