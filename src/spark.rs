@@ -31,6 +31,7 @@ const DRIVER: &[(&str, &str)] = &[
     ("land.py", include_str!("../spark/recount_spark/land.py")),
     ("lines.py", include_str!("../spark/recount_spark/lines.py")),
     ("mirror.py", include_str!("../spark/recount_spark/mirror.py")),
+    ("model.py", include_str!("../spark/recount_spark/model.py")),
     ("parse.py", include_str!("../spark/recount_spark/parse.py")),
     ("session.py", include_str!("../spark/recount_spark/session.py")),
     ("source.py", include_str!("../spark/recount_spark/source.py")),
