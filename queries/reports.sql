@@ -222,3 +222,28 @@ ORDER BY 1;
 -- Silver and gold rows date $business_date holds now.
 SELECT (SELECT count(*) FROM silver.baskets WHERE business_date = $business_date::DATE) AS silver_rows,
        (SELECT count(*) FROM gold.daily_store_sales WHERE business_date = $business_date::DATE) AS gold_rows;
+
+-- name: copies_counted
+-- Date $business_date as a job without dedup sums it: every current copy dated that date that
+-- arrived within window $late_days, each counted as a basket (`audit`'s duplicates_counted).
+SELECT store_id, country, currency, count(*)::BIGINT AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor
+FROM bronze.current_events
+WHERE business_date = $business_date::DATE AND in_window(upload_date, business_date, $late_days::INTEGER)
+GROUP BY store_id, country, currency
+ORDER BY store_id;
+
+-- name: utc_dated
+-- Date $business_date as a job that takes each event's date in UTC instead of its store's zone
+-- builds it (`audit`'s utc_business_date): every current copy is dated by the UTC date of its
+-- event_ts, kept when it arrived within window $late_days of that date, and each basket's
+-- first copy in the contract's order wins.
+WITH dated AS (
+    SELECT *, CAST(event_ts AS DATE) AS utc_date FROM bronze.current_events
+    WHERE in_window(upload_date, CAST(event_ts AS DATE), $late_days::INTEGER)),
+winners AS (
+    SELECT * FROM dated
+    QUALIFY row_number() OVER (PARTITION BY basket_id ORDER BY uploaded_at, event_id, file_rank, line) = 1)
+SELECT store_id, country, currency, count(*)::BIGINT AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor
+FROM winners WHERE utc_date = $business_date::DATE
+GROUP BY store_id, country, currency
+ORDER BY store_id;

@@ -389,6 +389,19 @@ pub enum Command {
         #[arg(value_parser = Day::parse)]
         date: Day,
     },
+    /// A gold table another pipeline wrote (CSV, or Parquet), row by row against the lab's gold:
+    /// each wrong row with the cause that explains it exactly (exit 4 when any row is wrong)
+    Audit {
+        /// The foreign gold: a .csv file with a header, or a .parquet file; columns
+        /// business_date, store_id, baskets, revenue_minor (minor units)
+        #[arg(long, value_name = "FILE")]
+        gold: PathBuf,
+        /// List every row, the matching ones too (always, with --format csv or json)
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        window: Window,
+    },
     /// Baskets of a business date sent more than once: every copy, which won and why
     Baskets {
         /// The business date: YYYY-MM-DD, or MM-DD within the lab's years

@@ -185,6 +185,7 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
         Command::Quarantine { upload } => report(&g, |lab| reports::listings::quarantine(lab, upload)),
         Command::Summary => report(&g, reports::summary::summary),
         Command::Promises { date } => promises(&g, date),
+        Command::Audit { gold, all, window } => audit(&g, &gold, all, window),
         Command::Baskets { date, window } => {
             let late_days = late_days(window)?;
             report(&g, |lab| reports::baskets::resent(lab, reports::resolve_day(lab, date)?, late_days))
@@ -254,6 +255,17 @@ fn report<R: Report>(g: &Global, make: impl FnOnce(&Lab) -> Result<R>) -> Result
 
 fn v2_opts(g: &Global, window: Window, force: bool) -> Result<v2::V2Options> {
     Ok(v2::V2Options { late_days: late_days(window)?, force, fail_after: g.fail_after })
+}
+
+/// `audit --gold FILE`: exit 4 (as `promises`) when any row is wrong.
+fn audit(g: &Global, gold: &Path, all: bool, window: Window) -> Result<i32> {
+    let late_days = late_days(window)?;
+    let foreign = reports::audit::read_foreign(gold)?;
+    let lab = open_fresh(g)?;
+    let mut report = reports::audit::audit(&lab, &gold.display().to_string(), &foreign, late_days)?;
+    report.all = all || g.format != Format::Table;
+    print(&report, g.format);
+    Ok(if report.wrong() > 0 { PROMISE_FAILED } else { 0 })
 }
 
 fn promises(g: &Global, date: Day) -> Result<i32> {

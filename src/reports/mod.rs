@@ -1,6 +1,7 @@
 //! Reports: plain structs read from the lab's layers. The CLI prints them; the explorer draws
 //! the same structs.
 
+pub mod audit;
 pub mod baskets;
 pub mod check;
 pub mod day;

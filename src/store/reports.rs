@@ -155,6 +155,8 @@ statements! {
     V1_RUNS: Query<Runs> = reports::V1_RUNS;
     GOLD_BY_STORE: Query<StoreFigures> = reports::GOLD_BY_STORE;
     RECOMPUTE_BY_STORE: Query<StoreFigures> = reports::RECOMPUTE_BY_STORE;
+    COPIES_COUNTED: Query<StoreFigures> = reports::COPIES_COUNTED;
+    UTC_DATED: Query<StoreFigures> = reports::UTC_DATED;
     EXPLAIN_BASKETS: Query<ExplainBasketRow> = reports::EXPLAIN_BASKETS;
     V1_ONCE_BY_COUNTRY: Query<CountryEvents> = reports::V1_ONCE_BY_COUNTRY;
     LATENESS_STATE: Query<LatenessState> = reports::LATENESS_STATE;
@@ -191,6 +193,16 @@ impl Store {
     /// Gold of `d` as of snapshot `up_to` (None: now), per store.
     pub(crate) fn gold_by_store(&self, d: NaiveDate, up_to: Option<i64>) -> Result<Vec<StoreFigures>> {
         GOLD_BY_STORE.all(self, named_params! { "business_date": d, "up_to": up_to })
+    }
+
+    /// Date `d` per store as a job without dedup sums it, within window `late_days`.
+    pub(crate) fn copies_counted(&self, d: NaiveDate, late_days: u32) -> Result<Vec<StoreFigures>> {
+        COPIES_COUNTED.all(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+
+    /// Date `d` per store as a job that dates events in UTC builds it, within window `late_days`.
+    pub(crate) fn utc_dated(&self, d: NaiveDate, late_days: u32) -> Result<Vec<StoreFigures>> {
+        UTC_DATED.all(self, named_params! { "business_date": d, "late_days": late_days })
     }
 
     /// The polars recount of `d`, per store.

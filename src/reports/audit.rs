@@ -1,0 +1,334 @@
+//! `recount audit --gold FILE`: a gold table another pipeline wrote, compared row by row with the
+//! lab's gold on the grain (business date, store), each wrong row given the cause that explains
+//! its difference exactly, tested against the landed raw zone: re-sent copies counted
+//! (`duplicates_counted`), rows past the window kept (`beyond_window_included`), a build before
+//! the late uploads landed (`late_arrivals_missed`) or before a corrected file
+//! (`correction_not_applied`), a retried append (`appended_twice`), or a row on one side only.
+//! Where none fits, the row is `unexplained`, with its residual.
+
+use super::{Cell, Note, Report, Status, Table};
+use crate::lake::Lab;
+use crate::store::StoreFigures;
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, WrapErr, bail, eyre};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// One row of a foreign gold table, mapped onto the grain and the measures.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ForeignRow {
+    pub business_date: NaiveDate,
+    pub store_id: String,
+    pub baskets: i64,
+    pub revenue_minor: i64,
+}
+
+/// The columns a foreign gold must have (others are ignored).
+const COLUMNS: [&str; 4] = ["business_date", "store_id", "baskets", "revenue_minor"];
+
+/// Reads a foreign gold: a CSV file with a header, or a Parquet file (`.parquet`).
+pub fn read_foreign(path: &Path) -> Result<Vec<ForeignRow>> {
+    let records: Vec<BTreeMap<String, String>> = if path.extension().is_some_and(|e| e == "parquet") {
+        crate::store::parquet::rows_as_json(path)?
+            .iter()
+            .map(|json| {
+                let v: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json)?;
+                Ok(v.into_iter().map(|(k, v)| (k, v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))).collect())
+            })
+            .collect::<Result<_>>()?
+    } else {
+        let text = crate::raw::read_small_file(path)?;
+        let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
+        let header: Vec<String> = reader.headers()?.iter().map(str::to_string).collect();
+        let mut out = Vec::new();
+        for rec in reader.records() {
+            let rec = rec.wrap_err_with(|| format!("{}", path.display()))?;
+            out.push(header.iter().cloned().zip(rec.iter().map(str::to_string)).collect());
+        }
+        if let Some(missing) = COLUMNS.iter().find(|c| !header.iter().any(|h| h == *c)) {
+            bail!("{}: no column {missing} (it has: {}); a foreign gold needs {}", path.display(), header.join(", "), COLUMNS.join(", "));
+        }
+        out
+    };
+    records.iter().enumerate().map(|(i, r)| foreign_row(path, i + 1, r)).collect()
+}
+
+fn foreign_row(path: &Path, n: usize, r: &BTreeMap<String, String>) -> Result<ForeignRow> {
+    let get = |c: &str| r.get(c).ok_or_else(|| eyre!("{}: no column {c}; a foreign gold needs {}", path.display(), COLUMNS.join(", ")));
+    let int = |c: &str| -> Result<i64> {
+        let v = get(c)?;
+        v.trim().parse().map_err(|_| eyre!("{} row {n}: {c} {:?} is not an integer", path.display(), crate::sanitize::for_terminal(v)))
+    };
+    let date = get("business_date")?;
+    Ok(ForeignRow {
+        business_date: date
+            .parse()
+            .map_err(|_| eyre!("{} row {n}: business_date {:?} is not a date", path.display(), crate::sanitize::for_terminal(date)))?,
+        store_id: get("store_id")?.clone(),
+        baskets: int("baskets")?,
+        revenue_minor: int("revenue_minor")?,
+    })
+}
+
+/// A row's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    Matches,
+    DuplicatesCounted,
+    UtcBusinessDate,
+    BeyondWindowIncluded,
+    LateArrivalsMissed,
+    CorrectionNotApplied,
+    AppendedTwice,
+    MissingRow,
+    ExtraRow,
+    Unexplained,
+}
+
+impl Cause {
+    pub fn word(self) -> &'static str {
+        match self {
+            Cause::Matches => "matches",
+            Cause::DuplicatesCounted => "duplicates_counted",
+            Cause::UtcBusinessDate => "utc_business_date",
+            Cause::BeyondWindowIncluded => "beyond_window_included",
+            Cause::LateArrivalsMissed => "late_arrivals_missed",
+            Cause::CorrectionNotApplied => "correction_not_applied",
+            Cause::AppendedTwice => "appended_twice",
+            Cause::MissingRow => "missing_row",
+            Cause::ExtraRow => "extra_row",
+            Cause::Unexplained => "unexplained",
+        }
+    }
+}
+
+/// One (date, store) of the audit.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AuditRow {
+    pub business_date: NaiveDate,
+    pub store_id: String,
+    pub currency: String,
+    /// Every cause that explains the difference exactly (one, `matches`, for a right row).
+    pub causes: Vec<Cause>,
+    pub detail: String,
+    pub foreign: Option<(i64, i64)>,
+    pub right: Option<(i64, i64)>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AuditReport {
+    pub source: String,
+    pub rows: Vec<AuditRow>,
+    /// Every row in the table (machines' formats), not only the wrong ones.
+    #[serde(skip)]
+    pub all: bool,
+}
+
+impl AuditReport {
+    pub fn wrong(&self) -> usize {
+        self.rows.iter().filter(|r| r.causes != [Cause::Matches]).count()
+    }
+}
+
+/// What the lab knows of one date: its gold now, and the alternatives each cause would give.
+struct DateFacts {
+    right: BTreeMap<String, StoreFigures>,
+    copies: BTreeMap<String, StoreFigures>,
+    utc: BTreeMap<String, StoreFigures>,
+    recount: BTreeMap<String, StoreFigures>,
+    /// Gold as of each earlier version of the date, oldest first.
+    earlier: Vec<Earlier>,
+}
+
+/// An earlier version of a date's gold, and the snapshot that replaced it.
+struct Earlier {
+    snapshot: i64,
+    gold: BTreeMap<String, StoreFigures>,
+    replaced_by: i64,
+    /// The upload whose run replaced it, and whether that upload carried a corrected file.
+    upload: Option<NaiveDate>,
+    corrected: bool,
+}
+
+impl DateFacts {
+    /// A date whose every row matches: its gold, and no alternatives.
+    fn only(right: BTreeMap<String, StoreFigures>) -> DateFacts {
+        DateFacts { right, copies: BTreeMap::new(), utc: BTreeMap::new(), recount: BTreeMap::new(), earlier: Vec::new() }
+    }
+}
+
+fn by_store(rows: Vec<StoreFigures>) -> BTreeMap<String, StoreFigures> {
+    rows.into_iter().map(|r| (r.store_id.clone(), r)).collect()
+}
+
+fn facts(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<DateFacts> {
+    let store = lab.store();
+    let newest = store.snapshots(i64::MAX)?.last().map(|s| s.snapshot_id).unwrap_or(0);
+    let versions = store.versions_of_date(d, newest)?;
+    let snapshots: BTreeMap<i64, crate::store::SnapshotRow> = store.snapshots(newest)?.into_iter().map(|s| (s.snapshot_id, s)).collect();
+    let mut earlier = Vec::new();
+    for pair in versions.windows(2) {
+        let (then, next) = (pair[0], pair[1]);
+        let s = snapshots.get(&next);
+        let upload = s.and_then(|s| s.trigger_upload);
+        let corrected = match upload {
+            Some(u) => !store.corrected_files(u)?.is_empty(),
+            None => false,
+        };
+        earlier.push(Earlier { snapshot: then, gold: by_store(store.gold_by_store(d, Some(then))?), replaced_by: next, upload, corrected });
+    }
+    Ok(DateFacts {
+        right: by_store(store.gold_by_store(d, None)?),
+        copies: by_store(store.copies_counted(d, late_days)?),
+        utc: by_store(store.utc_dated(d, late_days)?),
+        recount: by_store(store.recompute_by_store(d)?),
+        earlier,
+    })
+}
+
+fn pair(f: Option<&StoreFigures>) -> Option<(i64, i64)> {
+    f.map(|f| (f.baskets, f.revenue_minor))
+}
+
+/// The causes that give `foreign` exactly, with what each names.
+fn causes_of(foreign: (i64, i64), store_id: &str, f: &DateFacts) -> Vec<(Cause, String)> {
+    let right = pair(f.right.get(store_id));
+    let mut found = Vec::new();
+    if pair(f.copies.get(store_id)) == Some(foreign) && right != Some(foreign) {
+        found.push((Cause::DuplicatesCounted, "every copy of a re-sent basket counted".to_string()));
+    }
+    if pair(f.utc.get(store_id)) == Some(foreign) && right != Some(foreign) {
+        found.push((Cause::UtcBusinessDate, "events dated in UTC, not in the store's zone".to_string()));
+    }
+    if pair(f.recount.get(store_id)) == Some(foreign) && right != Some(foreign) {
+        found.push((Cause::BeyondWindowIncluded, "rows that arrived past the window kept".to_string()));
+    }
+    // The newest earlier version that gives the row: the pipeline is current as of it.
+    if let Some(e) = f.earlier.iter().rev().find(|e| pair(e.gold.get(store_id)) == Some(foreign)) {
+        let (then, next) = (e.snapshot, e.replaced_by);
+        let upload = e.upload.map(|u| format!(" (upload {u})")).unwrap_or_default();
+        let (cause, what) = if e.corrected {
+            (Cause::CorrectionNotApplied, format!("gold as of snapshot {then}, before snapshot {next}{upload} applied a corrected file"))
+        } else {
+            (Cause::LateArrivalsMissed, format!("gold as of snapshot {then}, before snapshot {next}{upload} added late rows"))
+        };
+        if right != Some(foreign) {
+            found.push((cause, what));
+        }
+    }
+    // A retried append: an exact multiple of the right row, or of another cause's.
+    let mut bases: Vec<(String, (i64, i64))> = right.map(|r| vec![("the right row".to_string(), r)]).unwrap_or_default();
+    if let Some(c) = pair(f.copies.get(store_id)) {
+        bases.push(("the duplicates_counted row".to_string(), c));
+    }
+    for (name, (b, r)) in bases {
+        if b > 0 && foreign.0 % b == 0 && foreign.0 / b >= 2 && r.checked_mul(foreign.0 / b) == Some(foreign.1) {
+            found.push((Cause::AppendedTwice, format!("{} times {name}", foreign.0 / b)));
+            break;
+        }
+    }
+    found
+}
+
+/// Audits `foreign` against the lab's gold, window `late_days` for the causes that need one.
+pub fn audit(lab: &Lab, source: &str, foreign: &[ForeignRow], late_days: u32) -> Result<AuditReport> {
+    let mut theirs: BTreeMap<(NaiveDate, String), (i64, i64)> = BTreeMap::new();
+    for r in foreign {
+        if theirs.insert((r.business_date, r.store_id.clone()), (r.baskets, r.revenue_minor)).is_some() {
+            bail!("{source}: {} {} is given twice; a gold table has one row per business date and store", r.business_date, r.store_id);
+        }
+    }
+    let mut dates: BTreeSet<NaiveDate> = lab.store().business_dates()?.into_iter().collect();
+    dates.extend(foreign.iter().map(|r| r.business_date));
+    let mut rows = Vec::new();
+    for d in dates {
+        let right = by_store(lab.store().gold_by_store(d, None)?);
+        let theirs_on = |d: NaiveDate| theirs.range((d, String::new())..).take_while(move |(k, _)| k.0 == d);
+        let stores: BTreeSet<String> = right.keys().cloned().chain(theirs_on(d).map(|(k, _)| k.1.clone())).collect();
+        let all_match = stores.iter().all(|s| theirs.get(&(d, s.clone())).copied() == pair(right.get(s)));
+        // The alternatives are asked of the raw zone only for a date with a wrong row.
+        let f = if all_match { DateFacts::only(right) } else { facts(lab, d, late_days)? };
+        for s in stores {
+            rows.push(audit_row(d, &s, theirs.get(&(d, s.clone())).copied(), &f));
+        }
+    }
+    Ok(AuditReport { source: source.to_string(), rows, all: false })
+}
+
+fn audit_row(d: NaiveDate, s: &str, foreign: Option<(i64, i64)>, f: &DateFacts) -> AuditRow {
+    let right = pair(f.right.get(s));
+    let currency = [&f.right, &f.recount, &f.copies, &f.utc].iter().find_map(|m| m.get(s)).map(|r| r.currency.clone()).unwrap_or_default();
+    let (causes, detail) = match (foreign, right) {
+        (Some(a), Some(b)) if a == b => (vec![Cause::Matches], String::new()),
+        (None, Some(_)) => (vec![Cause::MissingRow], "the foreign gold has no row for this store".to_string()),
+        (Some(a), r) => {
+            let found = causes_of(a, s, f);
+            if found.is_empty() {
+                let (rb, rr) = r.unwrap_or((0, 0));
+                let word = if r.is_none() { Cause::ExtraRow } else { Cause::Unexplained };
+                (vec![word], format!("residual {:+} baskets, {:+} minor units", a.0 - rb, a.1 - rr))
+            } else {
+                let mut causes: Vec<Cause> = found.iter().map(|c| c.0).collect();
+                if r.is_none() {
+                    causes.insert(0, Cause::ExtraRow);
+                }
+                (causes, found.iter().map(|c| c.1.as_str()).collect::<Vec<_>>().join("; "))
+            }
+        }
+        (None, None) => (vec![Cause::Matches], String::new()),
+    };
+    AuditRow { business_date: d, store_id: s.to_string(), currency, causes, detail, foreign, right }
+}
+
+impl Report for AuditReport {
+    fn kind(&self) -> &'static str {
+        "audit"
+    }
+    fn headline(&self) -> String {
+        let n = self.rows.len();
+        format!("audit of {}: {} of {n} rows match, {} wrong", self.source, n - self.wrong(), self.wrong())
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new(
+            if self.all { "every row against the lab's gold" } else { "rows that differ from the lab's gold" },
+            &[
+                ("business_date", "date"),
+                ("store_id", "store"),
+                ("cause", "cause"),
+                ("detail", "detail"),
+                ("foreign_baskets", "their baskets"),
+                ("foreign_revenue_minor", "their revenue"),
+                ("right_baskets", "right baskets"),
+                ("right_revenue_minor", "right revenue"),
+            ],
+        );
+        let money =
+            |v: Option<(i64, i64)>, cur: &str| v.map(|(_, r)| Cell::Money { minor: r, currency: cur.to_string() }).unwrap_or(Cell::Empty);
+        let count = |v: Option<(i64, i64)>| v.map(|(b, _)| Cell::Int(b)).unwrap_or(Cell::Empty);
+        for r in self.rows.iter().filter(|r| self.all || r.causes != [Cause::Matches]) {
+            let causes: Vec<&str> = r.causes.iter().map(|c| c.word()).collect();
+            t.push(vec![
+                Cell::Date(r.business_date),
+                Cell::text(&r.store_id),
+                Cell::text(causes.join(", ")),
+                Cell::text(&r.detail),
+                count(r.foreign),
+                money(r.foreign, &r.currency),
+                count(r.right),
+                money(r.right, &r.currency),
+            ]);
+        }
+        vec![t]
+    }
+    fn notes(&self) -> Vec<Note> {
+        let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
+        for r in &self.rows {
+            for c in &r.causes {
+                *counts.entry(*c).or_default() += 1;
+            }
+        }
+        let list: Vec<String> = counts.iter().map(|(c, n)| format!("{} {n}", c.word())).collect();
+        vec![Note { status: if self.wrong() == 0 { Status::Pass } else { Status::Fail }, text: list.join(", ") }]
+    }
+}

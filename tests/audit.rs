@@ -1,0 +1,254 @@
+//! `recount audit`: a foreign gold, written here by a small pipeline of its own over the sample
+//! world's raw files (the contract's rules, each of which a switch can break), audited against
+//! the lab. A right gold matches row for row; each injected fault is named for exactly its rows,
+//! from CSV and from Parquet, and no right row is flagged.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
+
+mod common;
+
+use chrono::{DateTime, NaiveDate};
+use common::*;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// How the small pipeline builds gold: the contract's rules, or one of them broken.
+#[derive(Clone, Copy, Default)]
+struct Bugs {
+    no_dedup: bool,
+    no_window: bool,
+    /// Only the uploads up to this one had landed.
+    as_of: Option<NaiveDate>,
+    /// Events dated in UTC, not in their store's zone.
+    utc: bool,
+}
+
+type Gold = BTreeMap<(NaiveDate, String), (i64, i64)>;
+
+/// Gold of the sample world built from its files by the contract's rules, with `bugs`.
+fn pipeline(world: &Path, bugs: Bugs) -> Gold {
+    let zones: HashMap<String, chrono_tz::Tz> = std::fs::read_to_string(world.join("stores.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].to_string(), f[2].parse().unwrap())
+        })
+        .collect();
+    type Order = (DateTime<chrono::Utc>, String, NaiveDate, String, usize);
+    let mut copies: Vec<(Order, String, NaiveDate, String, i64)> = Vec::new();
+    for up in uploads(world) {
+        if bugs.as_of.is_some_and(|a| up > a) {
+            continue;
+        }
+        let dir = world.join(format!("pos/events/upload_date={up}"));
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        for f in files {
+            let mut text = String::new();
+            flate2::read::MultiGzDecoder::new(std::fs::File::open(&f).unwrap()).read_to_string(&mut text).unwrap();
+            let name = f.file_name().unwrap().to_string_lossy().to_string();
+            for (i, line) in text.lines().enumerate() {
+                let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+                let (Some(store), Some(ts), Some(at)) = (v["store_id"].as_str(), v["event_ts"].as_str(), v["uploaded_at"].as_str()) else {
+                    continue;
+                };
+                let (Some(zone), Ok(ts), Ok(at)) = (zones.get(store), DateTime::parse_from_rfc3339(ts), DateTime::parse_from_rfc3339(at))
+                else {
+                    continue;
+                };
+                let revenue: i64 = v["tenders"].as_array().map(|t| t.iter().filter_map(|x| x["amount_minor"].as_i64()).sum()).unwrap_or(0);
+                let d = if bugs.utc { ts.to_utc().date_naive() } else { ts.with_timezone(zone).date_naive() };
+                let in_window = up >= d - chrono::Duration::days(1) && up <= d + chrono::Duration::days(2);
+                if !in_window && !bugs.no_window {
+                    continue;
+                }
+                let order = (at.to_utc(), v["event_id"].as_str().unwrap_or("").to_string(), up, name.clone(), i);
+                copies.push((order, v["basket_id"].as_str().unwrap_or("").to_string(), d, store.to_string(), revenue));
+            }
+        }
+    }
+    copies.sort();
+    let mut seen = std::collections::HashSet::new();
+    let mut gold = Gold::new();
+    for (_, basket, d, store, revenue) in copies {
+        if !bugs.no_dedup && !seen.insert(basket) {
+            continue;
+        }
+        let g = gold.entry((d, store)).or_default();
+        g.0 += 1;
+        g.1 += revenue;
+    }
+    gold
+}
+
+fn csv_of(gold: &Gold) -> String {
+    let mut s = String::from("business_date,store_id,baskets,revenue_minor\n");
+    for ((d, store), (b, r)) in gold {
+        s.push_str(&format!("{d},{store},{b},{r}\n"));
+    }
+    s
+}
+
+/// The sample world landed and run upload by upload, forwards: each date has a version per run
+/// that brought it rows.
+fn lab() -> &'static (tempfile::TempDir, PathBuf, PathBuf) {
+    static L: OnceLock<(tempfile::TempDir, PathBuf, PathBuf)> = OnceLock::new();
+    L.get_or_init(|| {
+        let dir = tempdir();
+        let world = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+        let lab = dir.path().join("lab");
+        let ups = uploads(&world);
+        for u in &ups {
+            ok(&lab, &["daily", &u.to_string(), "--world", world.to_str().unwrap()]);
+        }
+        (dir, lab, world)
+    })
+}
+
+/// `recount audit` of `gold` written as CSV: exit code, and each row's causes by (date, store).
+fn audit(dir: &Path, gold_csv: &str, parquet: bool) -> (i32, BTreeMap<(String, String), String>) {
+    let (_, lab, _) = lab();
+    let csv = dir.join("gold.csv");
+    std::fs::write(&csv, gold_csv).unwrap();
+    let file = if parquet {
+        let p = dir.join("gold.parquet");
+        let db = duckdb::Connection::open_in_memory().unwrap();
+        db.execute(
+            "COPY (SELECT * FROM read_csv(?)) TO '__OUT__' (FORMAT parquet)".replace("__OUT__", p.to_str().unwrap()).as_str(),
+            [csv.to_str().unwrap()],
+        )
+        .unwrap();
+        p
+    } else {
+        csv
+    };
+    let out = recount(lab, &["audit", "--gold", file.to_str().unwrap(), "--format", "csv"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut rows = BTreeMap::new();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    for r in reader.records() {
+        let r = r.unwrap();
+        rows.insert((r[0].to_string(), r[1].to_string()), r[2].to_string());
+    }
+    assert!(!rows.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap(), rows)
+}
+
+/// The rows whose cause is not `matches`.
+fn wrong(rows: &BTreeMap<(String, String), String>) -> BTreeMap<(String, String), String> {
+    rows.iter().filter(|(_, c)| *c != "matches").map(|(k, c)| (k.clone(), c.clone())).collect()
+}
+
+#[test]
+fn a_gold_built_by_the_contract_s_rules_matches_row_for_row_from_csv_and_parquet() {
+    let (_, _, world) = lab();
+    let right = pipeline(world, Bugs::default());
+    for parquet in [false, true] {
+        let dir = tempdir();
+        let (code, rows) = audit(dir.path(), &csv_of(&right), parquet);
+        assert_eq!(wrong(&rows), BTreeMap::new(), "parquet: {parquet}");
+        assert_eq!((code, rows.len()), (0, right.len()));
+    }
+}
+
+/// Faults injected into an otherwise right gold, one kind per row, each from CSV and Parquet.
+#[test]
+fn each_injected_fault_is_named_for_exactly_its_rows() {
+    let (_, _, world) = lab();
+    let right = pipeline(world, Bugs::default());
+    let no_dedup = pipeline(world, Bugs { no_dedup: true, ..Bugs::default() });
+    let no_window = pipeline(world, Bugs { no_window: true, ..Bugs::default() });
+    let mut foreign = right.clone();
+    let mut expect: BTreeMap<(String, String), &str> = BTreeMap::new();
+    let key = |k: &(NaiveDate, String)| (k.0.to_string(), k.1.clone());
+    // A row whose re-sent copies were counted, and one that kept rows past the window.
+    let dup = no_dedup.iter().find(|(k, v)| right.get(*k) != Some(*v) && no_window.get(*k) != Some(*v)).unwrap();
+    foreign.insert(dup.0.clone(), *dup.1);
+    expect.insert(key(dup.0), "duplicates_counted");
+    let beyond =
+        no_window.iter().find(|(k, v)| right.get(*k) != Some(*v) && !expect.contains_key(&key(k)) && no_dedup.get(*k) != Some(*v)).unwrap();
+    foreign.insert(beyond.0.clone(), *beyond.1);
+    expect.insert(key(beyond.0), "beyond_window_included");
+    // A row built before its date's late uploads landed: the gold of an earlier upload.
+    let late = uploads(world).iter().find_map(|&u| {
+        let then = pipeline(world, Bugs { as_of: Some(u), ..Bugs::default() });
+        then.into_iter().find(|(k, v)| right.get(k) != Some(v) && k.0 + chrono::Duration::days(2) > u && !expect.contains_key(&key(k)))
+    });
+    let late = late.unwrap();
+    foreign.insert(late.0.clone(), late.1);
+    expect.insert(key(&late.0), "late_arrivals_missed");
+    // A retried append, a row missing, a row of a store there is none of, and a row off by one.
+    let mut rest = right.iter().filter(|(k, _)| !expect.contains_key(&key(k)));
+    let twice = rest.next().unwrap();
+    let missing = rest.nth(40).unwrap();
+    let off = rest.nth(40).unwrap();
+    foreign.insert(twice.0.clone(), (twice.1.0 * 2, twice.1.1 * 2));
+    expect.insert(key(twice.0), "appended_twice");
+    foreign.remove(missing.0);
+    expect.insert(key(missing.0), "missing_row");
+    foreign.insert(off.0.clone(), (off.1.0, off.1.1 + 1));
+    expect.insert(key(off.0), "unexplained");
+    let extra = (off.0.0, "ZZ999".to_string());
+    foreign.insert(extra.clone(), (3, 3000));
+    expect.insert(key(&extra), "extra_row");
+    for parquet in [false, true] {
+        let dir = tempdir();
+        let (code, rows) = audit(dir.path(), &csv_of(&foreign), parquet);
+        let got = wrong(&rows);
+        let want: BTreeMap<(String, String), String> = expect.iter().map(|(k, c)| (k.clone(), c.to_string())).collect();
+        assert_eq!(got, want, "parquet: {parquet}");
+        assert_eq!(code, 4, "a wrong row exits 4");
+    }
+}
+
+#[test]
+fn a_foreign_gold_without_a_column_or_with_a_wrong_type_is_an_error_before_anything_runs() {
+    let (_, lab, _) = lab();
+    let dir = tempdir();
+    let f = dir.path().join("g.csv");
+    std::fs::write(&f, "business_date,store,baskets,revenue_minor\n2026-10-12,GB001,1,100\n").unwrap();
+    let out = recount(lab, &["audit", "--gold", f.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("no column store_id"), "{err}");
+    std::fs::write(&f, "business_date,store_id,baskets,revenue_minor\n2026-10-12,GB001,1.5,100\n").unwrap();
+    let out = recount(lab, &["audit", "--gold", f.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("row 1: baskets \"1.5\" is not an integer"), "{err}");
+}
+
+/// A gold built before a vendor's corrected file landed: the lab's date as of the version the
+/// correction's run replaced, named with that run.
+#[test]
+fn a_gold_built_from_a_superseded_file_version_is_a_correction_not_applied() {
+    let dir = tempdir();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let fix = sample.join("corrections/01-changed-amounts");
+    let lab = dir.path().join("lab");
+    for u in uploads(&sample) {
+        ok(&lab, &["daily", &u.to_string(), "--world", sample.to_str().unwrap()]);
+    }
+    ok(&lab, &["land", "2026-10-19", "--world", fix.to_str().unwrap()]);
+    ok(&lab, &["run", "2026-10-19"]);
+    // The world as it is now: the corrected file in place of the first version.
+    let now = dir.path().join("now");
+    copy_dir(&sample, &now);
+    let rel = "pos/events/upload_date=2026-10-19/tills-gb.jsonl.gz";
+    std::fs::copy(fix.join(rel), now.join(rel)).unwrap();
+    let before = pipeline(&sample, Bugs::default());
+    let mut foreign = pipeline(&now, Bugs::default());
+    let stale: Vec<_> = before.iter().filter(|(k, v)| foreign.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), *v)).collect();
+    assert!(!stale.is_empty(), "the correction changes some rows");
+    let (k, v) = stale[0].clone();
+    foreign.insert(k.clone(), v);
+    let csv = dir.path().join("gold.csv");
+    std::fs::write(&csv, csv_of(&foreign)).unwrap();
+    let out = recount(&lab, &["audit", "--gold", csv.to_str().unwrap(), "--format", "csv"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let wrong: Vec<&str> = text.lines().skip(1).filter(|l| !l.contains(",matches,")).collect();
+    assert_eq!(wrong.len(), 1, "{wrong:?}");
+    assert!(wrong[0].starts_with(&format!("{},{},correction_not_applied,", k.0, k.1)), "{}", wrong[0]);
+    assert!(wrong[0].contains("(upload 2026-10-19) applied a corrected file"), "{}", wrong[0]);
+}
