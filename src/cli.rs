@@ -8,13 +8,23 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// Every exit code recount gives: the help, the man page's EXIT STATUS and the commands read it.
+/// A usage error: clap's, or a question answered no (or not asked).
+pub const USAGE: i32 = 2;
+/// A check found the polars and DuckDB recounts of a date differing.
+pub const ENGINES_DISAGREE: i32 = 3;
+/// A promise failed, or an audited row is wrong: something a scheduler gates on.
+pub const FOUND_WRONG: i32 = 4;
+/// `--alert-on beyond-window` met rows that arrived for a date already past its window.
+pub const ALERTED: i32 = 5;
+
+/// Every exit code and what it means: the man page's EXIT STATUS and `--help` read these.
 pub const EXIT_CODES: [(i32, &str); 6] = [
     (0, "ok"),
     (1, "an error: the message says what, and whether anything was written"),
-    (2, "a usage error, or a question answered no (or not asked: no terminal, and no --yes)"),
-    (3, "the engines disagree: the polars and DuckDB recounts of a date differ"),
-    (4, "a promise failed (recount promises)"),
-    (5, "--alert-on met what it watches (rows that arrived for a date past its window)"),
+    (USAGE, "a usage error, or a question answered no (or not asked: no terminal, and no --yes)"),
+    (ENGINES_DISAGREE, "the engines disagree: the polars and DuckDB recounts of a date differ"),
+    (FOUND_WRONG, "a promise failed (recount promises), or an audited row is wrong (recount audit)"),
+    (ALERTED, "--alert-on met what it watches (rows that arrived for a date past its window)"),
 ];
 
 /// The environment recount reads, for the man page's ENVIRONMENT.

@@ -12,13 +12,8 @@ use color_eyre::eyre::{Result, WrapErr};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-/// Exit codes: 0 ok, 1 an error, 2 a usage error (clap's, or a question left unanswered), 3 a
-/// check found the two engines disagreeing, 4 a promise failed, 5 `--alert-on` met what it watches.
-const ENGINES_DISAGREE: i32 = 3;
-const USAGE: i32 = 2;
-const PROMISE_FAILED: i32 = 4;
-/// `--alert-on beyond-window` met rows that arrived for a date already past its window.
-const ALERTED: i32 = 5;
+// The exit codes are cli's (`cli::EXIT_CODES` says what each means).
+use crate::cli::{ALERTED, ENGINES_DISAGREE, FOUND_WRONG, USAGE};
 
 /// The --color choice, set once per process by `dispatch`.
 static COLOR: std::sync::OnceLock<crate::cli::ColorChoice> = std::sync::OnceLock::new();
@@ -257,7 +252,7 @@ fn v2_opts(g: &Global, window: Window, force: bool) -> Result<v2::V2Options> {
     Ok(v2::V2Options { late_days: late_days(window)?, force, fail_after: g.fail_after })
 }
 
-/// `audit --gold FILE`: exit 4 (as `promises`) when any row is wrong.
+/// `audit --gold FILE`: exit FOUND_WRONG when any row is wrong.
 fn audit(g: &Global, gold: &Path, all: bool, window: Window) -> Result<i32> {
     let late_days = late_days(window)?;
     let foreign = reports::audit::read_foreign(gold)?;
@@ -265,7 +260,7 @@ fn audit(g: &Global, gold: &Path, all: bool, window: Window) -> Result<i32> {
     let mut report = reports::audit::audit(&lab, &gold.display().to_string(), &foreign, late_days)?;
     report.all = all || g.format != Format::Table;
     print(&report, g.format);
-    Ok(if report.wrong() > 0 { PROMISE_FAILED } else { 0 })
+    Ok(if report.wrong() > 0 { FOUND_WRONG } else { 0 })
 }
 
 fn promises(g: &Global, date: Day) -> Result<i32> {
@@ -273,7 +268,7 @@ fn promises(g: &Global, date: Day) -> Result<i32> {
     let date = reports::resolve_day(&lab, date)?;
     let report = reports::promises::promises(&lab, &reports::check::check(&lab, date, None)?)?;
     print(&report, g.format);
-    Ok(if report.promises.iter().any(|p| p.status == reports::Status::Fail) { PROMISE_FAILED } else { 0 })
+    Ok(if report.promises.iter().any(|p| p.status == reports::Status::Fail) { FOUND_WRONG } else { 0 })
 }
 
 /// Whether a lab that holds data may be emptied: `--yes`, or a "y" typed at the question. With
