@@ -409,6 +409,10 @@ pub enum Command {
         /// List every row, the matching ones too (always, with --format csv or json)
         #[arg(long)]
         all: bool,
+        /// A TOML file whose [gold] table names the foreign columns (revenue_minor = "net_sales")
+        /// and the revenue's unit (unit = "major": exact decimals in the currency's digits)
+        #[arg(long, value_name = "FILE")]
+        map: Option<PathBuf>,
         #[command(flatten)]
         window: Window,
     },

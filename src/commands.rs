@@ -180,7 +180,7 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
         Command::Quarantine { upload } => report(&g, |lab| reports::listings::quarantine(lab, upload)),
         Command::Summary => report(&g, reports::summary::summary),
         Command::Promises { date } => promises(&g, date),
-        Command::Audit { gold, all, window } => audit(&g, &gold, all, window),
+        Command::Audit { gold, all, map, window } => audit(&g, &gold, (all, map), window),
         Command::Baskets { date, window } => {
             let late_days = late_days(window)?;
             report(&g, |lab| reports::baskets::resent(lab, reports::resolve_day(lab, date)?, late_days))
@@ -253,10 +253,13 @@ fn v2_opts(g: &Global, window: Window, force: bool) -> Result<v2::V2Options> {
 }
 
 /// `audit --gold FILE`: exit FOUND_WRONG when any row is wrong.
-fn audit(g: &Global, gold: &Path, all: bool, window: Window) -> Result<i32> {
+fn audit(g: &Global, gold: &Path, (all, map): (bool, Option<PathBuf>), window: Window) -> Result<i32> {
     let late_days = late_days(window)?;
-    let foreign = reports::audit::read_foreign(gold)?;
+    let map = map.as_deref().map(reports::audit::GoldMap::read).transpose()?.unwrap_or_default();
     let lab = open_fresh(g)?;
+    let currencies: std::collections::HashMap<String, String> =
+        lab.store().stores()?.into_iter().map(|s| (s.store_id, s.currency)).collect();
+    let foreign = reports::audit::read_foreign(gold, &map, &|s| currencies.get(s).cloned())?;
     let mut report = reports::audit::audit(&lab, &gold.display().to_string(), &foreign, late_days)?;
     report.all = all || g.format != Format::Table;
     print(&report, g.format);

@@ -252,3 +252,39 @@ fn a_gold_built_from_a_superseded_file_version_is_a_correction_not_applied() {
     assert!(wrong[0].starts_with(&format!("{},{},correction_not_applied,", k.0, k.1)), "{}", wrong[0]);
     assert!(wrong[0].contains("(upload 2026-10-19) applied a corrected file"), "{}", wrong[0]);
 }
+
+/// A foreign gold with its own column names and its revenue in major units, mapped by a `[gold]`
+/// table: it matches; a decimal with more places than its currency has is an error.
+#[test]
+fn a_foreign_gold_s_own_column_names_and_major_units_are_mapped_by_a_gold_table() {
+    let (_, lab, world) = lab();
+    let right = pipeline(world, Bugs::default());
+    let dir = tempdir();
+    let map = dir.path().join("map.toml");
+    std::fs::write(
+        &map,
+        "[gold]\nbusiness_date = \"day\"\nstore_id = \"shop\"\nbaskets = \"n\"\nrevenue_minor = \"net_sales\"\nunit = \"major\"\n",
+    )
+    .unwrap();
+    // Every sample currency has two minor digits (GBP, INR, SGD).
+    let mut text = String::from("day,shop,n,net_sales,region\n");
+    for ((d, store), (b, r)) in &right {
+        assert!(*r >= 0);
+        text.push_str(&format!("{d},{store},{b},{}.{:02},EU\n", r / 100, r % 100));
+    }
+    let gold = dir.path().join("theirs.csv");
+    std::fs::write(&gold, &text).unwrap();
+    let out = recount(lab, &["audit", "--gold", gold.to_str().unwrap(), "--map", map.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(&format!("{n} of {n} rows match", n = right.len())), "{stdout}");
+    // Without the map, the columns are not there; with a third decimal place, the amount is refused.
+    let out = recount(lab, &["audit", "--gold", gold.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no column business_date"));
+    let first = text.lines().nth(1).unwrap().to_string();
+    let bad = text.replacen(&first, &first.replace(",EU", "").rsplit_once(',').map(|(a, b)| format!("{a},{b}5,EU")).unwrap(), 1);
+    std::fs::write(&gold, bad).unwrap();
+    let out = recount(lab, &["audit", "--gold", gold.to_str().unwrap(), "--map", map.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("row 1: net_sales") && err.contains("decimal places"), "{err}");
+}

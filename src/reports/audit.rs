@@ -26,8 +26,55 @@ pub struct ForeignRow {
 /// The columns a foreign gold must have (others are ignored).
 const COLUMNS: [&str; 4] = ["business_date", "store_id", "baskets", "revenue_minor"];
 
-/// Reads a foreign gold: a CSV file with a header, or a Parquet file (`.parquet`).
-pub fn read_foreign(path: &Path) -> Result<Vec<ForeignRow>> {
+/// How a foreign gold's columns map onto the grain and the measures: a `[gold]` table, each of
+/// the four columns named by the foreign one that holds it (by default its own name), and the
+/// revenue's unit.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoldMap {
+    #[serde(default)]
+    pub business_date: Option<String>,
+    #[serde(default)]
+    pub store_id: Option<String>,
+    #[serde(default)]
+    pub baskets: Option<String>,
+    #[serde(default)]
+    pub revenue_minor: Option<String>,
+    /// `minor` (the default), or `major`: an exact decimal turned into minor units by the store's
+    /// currency's ISO-4217 digits.
+    #[serde(default)]
+    pub unit: crate::raw::source::Unit,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MapFile {
+    gold: GoldMap,
+}
+
+impl GoldMap {
+    /// The `[gold]` table of a TOML file.
+    pub fn read(path: &Path) -> Result<GoldMap> {
+        let text = crate::raw::read_small_file(path)?;
+        let file: MapFile = toml::from_str(&text).map_err(|e| eyre!("{}: {}", path.display(), e.message()))?;
+        Ok(file.gold)
+    }
+
+    /// The foreign column that holds `ours`.
+    fn column<'a>(&'a self, ours: &'a str) -> &'a str {
+        let given = match ours {
+            "business_date" => &self.business_date,
+            "store_id" => &self.store_id,
+            "baskets" => &self.baskets,
+            _ => &self.revenue_minor,
+        };
+        given.as_deref().unwrap_or(ours)
+    }
+}
+
+/// Reads a foreign gold: a CSV file with a header, or a Parquet file (`.parquet`), its columns
+/// mapped by `map`; `currency_of` gives a store's currency, for revenue in major units.
+pub fn read_foreign(path: &Path, map: &GoldMap, currency_of: &dyn Fn(&str) -> Option<String>) -> Result<Vec<ForeignRow>> {
     let records: Vec<BTreeMap<String, String>> = if path.extension().is_some_and(|e| e == "parquet") {
         crate::store::parquet::rows_as_json(path)?
             .iter()
@@ -40,33 +87,60 @@ pub fn read_foreign(path: &Path) -> Result<Vec<ForeignRow>> {
         let text = crate::raw::read_small_file(path)?;
         let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
         let header: Vec<String> = reader.headers()?.iter().map(str::to_string).collect();
+        if let Some(missing) = COLUMNS.iter().map(|c| map.column(c)).find(|c| !header.iter().any(|h| h == c)) {
+            bail!("{}: no column {missing} (it has: {}); a foreign gold needs {}", path.display(), header.join(", "), needs(map));
+        }
         let mut out = Vec::new();
         for rec in reader.records() {
             let rec = rec.wrap_err_with(|| format!("{}", path.display()))?;
             out.push(header.iter().cloned().zip(rec.iter().map(str::to_string)).collect());
         }
-        if let Some(missing) = COLUMNS.iter().find(|c| !header.iter().any(|h| h == *c)) {
-            bail!("{}: no column {missing} (it has: {}); a foreign gold needs {}", path.display(), header.join(", "), COLUMNS.join(", "));
-        }
         out
     };
-    records.iter().enumerate().map(|(i, r)| foreign_row(path, i + 1, r)).collect()
+    records.iter().enumerate().map(|(i, r)| foreign_row(path, (i + 1, r), map, currency_of)).collect()
 }
 
-fn foreign_row(path: &Path, n: usize, r: &BTreeMap<String, String>) -> Result<ForeignRow> {
-    let get = |c: &str| r.get(c).ok_or_else(|| eyre!("{}: no column {c}; a foreign gold needs {}", path.display(), COLUMNS.join(", ")));
-    let int = |c: &str| -> Result<i64> {
-        let v = get(c)?;
-        v.trim().parse().map_err(|_| eyre!("{} row {n}: {c} {:?} is not an integer", path.display(), crate::sanitize::for_terminal(v)))
+/// The columns a foreign gold needs under `map`, for an error.
+fn needs(map: &GoldMap) -> String {
+    COLUMNS.iter().map(|c| map.column(c)).collect::<Vec<_>>().join(", ")
+}
+
+fn foreign_row(
+    path: &Path,
+    (n, r): (usize, &BTreeMap<String, String>),
+    map: &GoldMap,
+    currency_of: &dyn Fn(&str) -> Option<String>,
+) -> Result<ForeignRow> {
+    let get = |c: &str| {
+        let col = map.column(c);
+        r.get(col).ok_or_else(|| eyre!("{}: no column {col}; a foreign gold needs {}", path.display(), needs(map)))
+    };
+    let bad = |c: &str, v: &str, what: &str| {
+        eyre!("{} row {n}: {} {:?} is not {what}", path.display(), map.column(c), crate::sanitize::for_terminal(v))
     };
     let date = get("business_date")?;
+    let store_id = get("store_id")?.clone();
+    let baskets = get("baskets")?;
+    let revenue = get("revenue_minor")?;
+    let revenue_minor = match map.unit {
+        crate::raw::source::Unit::Minor => revenue.trim().parse().map_err(|_| bad("revenue_minor", revenue, "an integer"))?,
+        crate::raw::source::Unit::Major => {
+            let currency = currency_of(&store_id).ok_or_else(|| {
+                eyre!(
+                    "{} row {n}: store {:?} is not in the lab, so its currency's digits are unknown",
+                    path.display(),
+                    crate::sanitize::for_terminal(&store_id)
+                )
+            })?;
+            crate::raw::source::amount_minor(revenue.trim(), crate::raw::source::Unit::Major, &currency)
+                .map_err(|e| eyre!("{} row {n}: {}: {e}", path.display(), map.column("revenue_minor")))?
+        }
+    };
     Ok(ForeignRow {
-        business_date: date
-            .parse()
-            .map_err(|_| eyre!("{} row {n}: business_date {:?} is not a date", path.display(), crate::sanitize::for_terminal(date)))?,
-        store_id: get("store_id")?.clone(),
-        baskets: int("baskets")?,
-        revenue_minor: int("revenue_minor")?,
+        business_date: date.parse().map_err(|_| bad("business_date", date, "a date"))?,
+        store_id,
+        baskets: baskets.trim().parse().map_err(|_| bad("baskets", baskets, "an integer"))?,
+        revenue_minor,
     })
 }
 
