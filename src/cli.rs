@@ -399,11 +399,11 @@ pub enum Command {
         #[arg(value_parser = Day::parse)]
         date: Day,
     },
-    /// A gold table another pipeline wrote (CSV, or Parquet), row by row against the lab's gold:
+    /// A gold table another pipeline wrote (CSV, Parquet or a DuckDB table), row by row against the lab's gold:
     /// each wrong row with the cause that explains it exactly (exit 4 when any row is wrong)
     Audit {
-        /// The foreign gold: a .csv file with a header, or a .parquet file; columns
-        /// business_date, store_id, baskets, revenue_minor (minor units)
+        /// The foreign gold: a .csv file with a header, a .parquet file, or a DuckDB table
+        /// (duckdb:FILE#schema.table); columns business_date, store_id, baskets, revenue_minor
         #[arg(long, value_name = "FILE")]
         gold: PathBuf,
         /// List every row, the matching ones too (always, with --format csv or json)

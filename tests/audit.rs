@@ -108,24 +108,38 @@ fn lab() -> &'static (tempfile::TempDir, PathBuf, PathBuf) {
     })
 }
 
-/// `recount audit` of `gold` written as CSV: exit code, and each row's causes by (date, store).
-fn audit(dir: &Path, gold_csv: &str, parquet: bool) -> (i32, BTreeMap<(String, String), String>) {
+/// Where a foreign gold is read from.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    Csv,
+    Parquet,
+    DuckDb,
+}
+
+/// `recount audit` of `gold` (CSV text) from `source`: exit code, and each row's causes by (date, store).
+fn audit(dir: &Path, gold_csv: &str, source: Source) -> (i32, BTreeMap<(String, String), String>) {
     let (_, lab, _) = lab();
     let csv = dir.join("gold.csv");
     std::fs::write(&csv, gold_csv).unwrap();
-    let file = if parquet {
-        let p = dir.join("gold.parquet");
-        let db = duckdb::Connection::open_in_memory().unwrap();
-        db.execute(
-            "COPY (SELECT * FROM read_csv(?)) TO '__OUT__' (FORMAT parquet)".replace("__OUT__", p.to_str().unwrap()).as_str(),
-            [csv.to_str().unwrap()],
-        )
-        .unwrap();
-        p
-    } else {
-        csv
+    let file = match source {
+        Source::Csv => csv.to_str().unwrap().to_string(),
+        Source::Parquet => {
+            let p = dir.join("gold.parquet");
+            let db = duckdb::Connection::open_in_memory().unwrap();
+            db.execute(&format!("COPY (SELECT * FROM read_csv(?)) TO '{}' (FORMAT parquet)", p.display()), [csv.to_str().unwrap()])
+                .unwrap();
+            p.to_str().unwrap().to_string()
+        }
+        Source::DuckDb => {
+            let p = dir.join("theirs.duckdb");
+            let db = duckdb::Connection::open(&p).unwrap();
+            db.execute_batch("CREATE SCHEMA finance").unwrap();
+            db.execute("CREATE TABLE finance.daily_sales AS SELECT * FROM read_csv(?)", [csv.to_str().unwrap()]).unwrap();
+            drop(db);
+            format!("duckdb:{}#finance.daily_sales", p.display())
+        }
     };
-    let out = recount(lab, &["audit", "--gold", file.to_str().unwrap(), "--format", "csv"]);
+    let out = recount(lab, &["audit", "--gold", &file, "--format", "csv"]);
     let text = String::from_utf8(out.stdout).unwrap();
     let mut rows = BTreeMap::new();
     let mut reader = csv::Reader::from_reader(text.as_bytes());
@@ -143,13 +157,13 @@ fn wrong(rows: &BTreeMap<(String, String), String>) -> BTreeMap<(String, String)
 }
 
 #[test]
-fn a_gold_built_by_the_contract_s_rules_matches_row_for_row_from_csv_and_parquet() {
+fn a_gold_built_by_the_contract_s_rules_matches_row_for_row_from_csv_parquet_and_duckdb() {
     let (_, _, world) = lab();
     let right = pipeline(world, Bugs::default());
-    for parquet in [false, true] {
+    for source in [Source::Csv, Source::Parquet, Source::DuckDb] {
         let dir = tempdir();
-        let (code, rows) = audit(dir.path(), &csv_of(&right), parquet);
-        assert_eq!(wrong(&rows), BTreeMap::new(), "parquet: {parquet}");
+        let (code, rows) = audit(dir.path(), &csv_of(&right), source);
+        assert_eq!(wrong(&rows), BTreeMap::new(), "{source:?}");
         assert_eq!((code, rows.len()), (0, right.len()));
     }
 }
@@ -194,12 +208,12 @@ fn each_injected_fault_is_named_for_exactly_its_rows() {
     let extra = (off.0.0, "ZZ999".to_string());
     foreign.insert(extra.clone(), (3, 3000));
     expect.insert(key(&extra), "extra_row");
-    for parquet in [false, true] {
+    for source in [Source::Csv, Source::Parquet, Source::DuckDb] {
         let dir = tempdir();
-        let (code, rows) = audit(dir.path(), &csv_of(&foreign), parquet);
+        let (code, rows) = audit(dir.path(), &csv_of(&foreign), source);
         let got = wrong(&rows);
         let want: BTreeMap<(String, String), String> = expect.iter().map(|(k, c)| (k.clone(), c.to_string())).collect();
-        assert_eq!(got, want, "parquet: {parquet}");
+        assert_eq!(got, want, "{source:?}");
         assert_eq!(code, 4, "a wrong row exits 4");
     }
 }
@@ -217,6 +231,9 @@ fn a_foreign_gold_without_a_column_or_with_a_wrong_type_is_an_error_before_anyth
     let out = recount(lab, &["audit", "--gold", f.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("row 1: baskets \"1.5\" is not an integer"), "{err}");
+    let out = recount(lab, &["audit", "--gold", &format!("duckdb:{}", f.display())]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("a DuckDB source is duckdb:FILE#schema.table"), "{err}");
 }
 
 /// A gold built before a vendor's corrected file landed: the lab's date as of the version the

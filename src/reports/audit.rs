@@ -72,11 +72,18 @@ impl GoldMap {
     }
 }
 
-/// Reads a foreign gold: a CSV file with a header, or a Parquet file (`.parquet`), its columns
-/// mapped by `map`; `currency_of` gives a store's currency, for revenue in major units.
+/// Reads a foreign gold: a CSV file with a header, a Parquet file (`.parquet`), or a table of a
+/// DuckDB database (`duckdb:FILE#schema.table`), its columns mapped by `map`; `currency_of` gives a store's currency, for revenue in major units.
 pub fn read_foreign(path: &Path, map: &GoldMap, currency_of: &dyn Fn(&str) -> Option<String>) -> Result<Vec<ForeignRow>> {
-    let records: Vec<BTreeMap<String, String>> = if path.extension().is_some_and(|e| e == "parquet") {
-        crate::store::parquet::rows_as_json(path)?
+    let text = path.to_string_lossy();
+    let json_rows = match text.strip_prefix("duckdb:").and_then(|rest| rest.rsplit_once('#')) {
+        Some((file, table)) => Some(crate::store::parquet::duckdb_table_rows(Path::new(file), table)?),
+        None if text.starts_with("duckdb:") => bail!("{text}: a DuckDB source is duckdb:FILE#schema.table"),
+        None if path.extension().is_some_and(|e| e == "parquet") => Some(crate::store::parquet::rows_as_json(path)?),
+        None => None,
+    };
+    let records: Vec<BTreeMap<String, String>> = if let Some(json_rows) = json_rows {
+        json_rows
             .iter()
             .map(|json| {
                 let v: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json)?;
