@@ -256,6 +256,13 @@ pub enum Command {
         /// --shape are retail's)
         #[arg(long, value_enum, default_value_t = WorldModel::Retail)]
         model: WorldModel,
+        /// Instead of a world: a foreign gold for `recount audit`, as CSV at --out, built from the
+        /// world --world names (default: the bundled sample) with one row of each fault in it
+        #[arg(long)]
+        foreign_gold: bool,
+        /// The world --foreign-gold builds from
+        #[arg(long, value_name = "DIR", requires = "foreign_gold")]
+        world: Option<PathBuf>,
     },
     /// A world's model checked, its gold recounted from the raw files with it, and the
     /// contract's fingerprint of that gold (docs/data-contract.md, "Models")

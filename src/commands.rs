@@ -151,6 +151,7 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
     match command {
         Command::Tui { tui } => explorer(&g, tui),
         Command::Demo { no_pause, yes, world } => demo(&g, no_pause, yes, world),
+        Command::Generate { out, world, foreign_gold: true, .. } => generate_foreign_gold(&out, world),
         Command::Generate { out, seed, model: crate::cli::WorldModel::Manufacturing, .. } => generate_manufacturing(&g, &out, seed),
         Command::Model { world, rows } => {
             print(&reports::model::model_report(&world_or_sample(world), rows)?, g.format);
@@ -404,6 +405,36 @@ fn bench(g: &Global, command: Command) -> Result<i32> {
         Command::BenchPhase { world, lab, jump: true } => println!("{}", crate::bench::far_jump(&world, &lab)?),
         Command::BenchPhase { world, lab, jump: false } => println!("{}", crate::bench::land_and_backfill(&world, &lab)?),
         _ => {}
+    }
+    Ok(0)
+}
+
+/// `generate --foreign-gold --out FILE`: the world landed and run day by day in a lab of its own
+/// (a temporary directory), then its gold written with one row of each fault; the faulty rows
+/// and their causes go to stderr, so a walkthrough can show what `audit` will find.
+fn generate_foreign_gold(out: &Path, world: Option<PathBuf>) -> Result<i32> {
+    if out.exists() {
+        return Err(color_eyre::eyre::eyre!("{} exists: the foreign gold is written to a new file only", out.display()));
+    }
+    let world = world_or_sample(world);
+    let dir = tempfile::tempdir()?;
+    let mut lab = Lab::open(dir.path())?;
+    let step = lake::daily::Step { trigger: TriggerKind::Daily, v1_first: false, opts: v2::V2Options::default() };
+    for d in crate::raw::source::uploads_of(&world)? {
+        if let RunOutcome::Failed(e) = lake::daily::land_and_run(&mut lab, &world, d, step)?.run {
+            return Err(e.wrap_err(format!("v2 for upload {d}")));
+        }
+    }
+    reports::freshen(&mut lab)?;
+    let (rows, faults) = reports::audit::example(&lab, crate::rules::DEFAULT_LATE_DAYS)?;
+    let mut csv = String::from("business_date,store_id,baskets,revenue_minor\n");
+    for r in &rows {
+        csv.push_str(&format!("{},{},{},{}\n", r.business_date, r.store_id, r.baskets, r.revenue_minor));
+    }
+    std::fs::write(out, csv).wrap_err_with(|| format!("writing {}", out.display()))?;
+    eprintln!("{}: {} rows, {} of them wrong on purpose:", out.display(), rows.len(), faults.len());
+    for (d, s, cause) in &faults {
+        eprintln!("  {d} {s}: {}", cause.word());
     }
     Ok(0)
 }

@@ -305,3 +305,50 @@ fn a_foreign_gold_s_own_column_names_and_major_units_are_mapped_by_a_gold_table(
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("row 1: net_sales") && err.contains("decimal places"), "{err}");
 }
+
+/// `generate --foreign-gold` writes the sample's gold with one row of each fault, and says which:
+/// the audit of a lab built the same way (day by day) names exactly those rows with those causes.
+#[test]
+fn the_walkthrough_s_foreign_gold_is_audited_to_exactly_the_faults_it_was_made_with() {
+    let (_, lab, _) = lab();
+    let dir = tempdir();
+    let out = dir.path().join("theirs.csv");
+    let made = recount(dir.path(), &["generate", "--foreign-gold", "--out", out.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&made.stderr);
+    assert!(made.status.success(), "{said}");
+    let injected: BTreeMap<(String, String), String> = said
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let (at, cause) = l.trim().split_once(": ").unwrap();
+            let (d, s) = at.split_once(' ').unwrap();
+            ((d.to_string(), s.to_string()), cause.to_string())
+        })
+        .collect();
+    assert!(injected.len() >= 8, "{said}");
+    for cause in [
+        "duplicates_counted",
+        "utc_business_date",
+        "beyond_window_included",
+        "late_arrivals_missed",
+        "appended_twice",
+        "missing_row",
+        "extra_row",
+        "unexplained",
+    ] {
+        assert!(injected.values().any(|c| c == cause), "{cause} is not in {said}");
+    }
+    let audited = recount(lab, &["audit", "--gold", out.to_str().unwrap(), "--format", "csv"]);
+    let text = String::from_utf8(audited.stdout).unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let wrong: BTreeMap<(String, String), String> = reader
+        .records()
+        .map(|r| r.unwrap())
+        .filter(|r| &r[2] != "matches")
+        .map(|r| ((r[0].to_string(), r[1].to_string()), r[2].to_string()))
+        .collect();
+    assert_eq!(wrong, injected);
+    // Not over a file that is there.
+    let again = recount(dir.path(), &["generate", "--foreign-gold", "--out", out.to_str().unwrap()]);
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists"));
+}
