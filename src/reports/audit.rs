@@ -348,7 +348,10 @@ fn audit_row(d: NaiveDate, s: &str, foreign: Option<(i64, i64)>, f: &DateFacts) 
             if found.is_empty() {
                 let (rb, rr) = r.unwrap_or((0, 0));
                 let word = if r.is_none() { Cause::ExtraRow } else { Cause::Unexplained };
-                (vec![word], format!("residual {:+} baskets, {:+} minor units", a.0 - rb, a.1 - rr))
+                (
+                    vec![word],
+                    format!("residual {:+} baskets, {:+} minor units", i128::from(a.0) - i128::from(rb), i128::from(a.1) - i128::from(rr)),
+                )
             } else {
                 let mut causes: Vec<Cause> = found.iter().map(|c| c.0).collect();
                 if r.is_none() {
@@ -409,7 +412,7 @@ pub fn example(lab: &Lab, late_days: u32) -> Result<(Vec<ForeignRow>, Vec<Fault>
         match cause {
             Cause::AppendedTwice => gold.insert(key.clone(), (b * 2, r.checked_mul(2).ok_or_else(|| eyre!("revenue overflows"))?)),
             Cause::MissingRow => gold.remove(&key),
-            _ => gold.insert(key.clone(), (b, r + 1)),
+            _ => gold.insert(key.clone(), (b, r.checked_add(1).ok_or_else(|| eyre!("revenue overflows"))?)),
         };
         faults.push((key.0, key.1, cause));
     }
