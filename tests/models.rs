@@ -283,3 +283,32 @@ fn the_spark_driver_s_model_recount_prints_the_lab_s_fingerprint() {
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), lab, "{}", world.display());
     }
 }
+
+/// `sample-data-manufacturing/` is what `generate --model manufacturing` writes with the default
+/// seed, byte for byte.
+#[test]
+fn the_bundled_plant_feed_is_what_the_generator_writes() {
+    let dir = tempdir();
+    let fresh = dir.path().join("w");
+    recount::world::manufacturing::generate(&fresh, recount::world::DEFAULT_SEED).unwrap();
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data-manufacturing");
+    fn files(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                files(root, &p, out);
+            } else {
+                out.push((p.strip_prefix(root).unwrap().display().to_string(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    files(&fresh, &fresh, &mut a);
+    files(&bundled, &bundled, &mut b);
+    a.sort();
+    b.sort();
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert!(x == y, "{} differs from {}", x.0, y.0);
+    }
+}
