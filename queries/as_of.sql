@@ -44,8 +44,8 @@ WHERE c.file_id IN (SELECT file_id FROM files_as_of($snapshot_id::BIGINT))
 -- `date_recount` over the raw zone as it was). A key that has one copy in all of bronze now had
 -- at most one as of any snapshot, so the copies read are the rows of the date and of the dates
 -- the list gives its listed keys' copies: zone maps keep the scan to those dates. Looking for
--- the date's basket_ids in all of bronze instead took 166 ms warm and 0.8-1.0 s in a cold
--- `check --as-of` on the full world (docs/performance.md).
+-- the date's basket_ids in all of bronze instead read every basket_id landed, several times
+-- slower, and far slower when cold.
 WITH multi AS @sent_twice,
 copies AS NOT MATERIALIZED (
     SELECT * FROM events_as_of($snapshot_id::BIGINT)

@@ -17,7 +17,7 @@ WHERE business_date = $business_date::DATE AND action <> 'skip' AND snapshot_id 
 -- Per date, version and country: what each pair ($dates[i], $versions[i]) held, the dates and
 -- snapshot ids joined with commas: a date's versions (history), or each date a write moved with
 -- its versions before and after (the morning summary, once for all its dates: asked per date,
--- 0.2 s of a backfill's 0.62; docs/performance.md).
+-- it was a third of the summary after a backfill).
 WITH p AS (SELECT unnest(string_split($dates, ','))::DATE AS business_date,
                   unnest(string_split($versions, ','))::BIGINT AS snapshot_id)
 SELECT g.business_date, g.snapshot_id AS version, g.country, g.currency, sum(g.baskets)::BIGINT AS baskets,

@@ -25,7 +25,7 @@ INSERT INTO recompute.state VALUES ($manifest, $events, $baskets, $computed_at);
 -- is in the recount and not in v2 (`late_rows`' missing_from_v2). A key `multi` does not list
 -- has one copy in all of bronze: its row wins alone, and only the listed keys' copies are
 -- ranked. The window over every copy of a date was most of the statement, and of the explorer's
--- Overview (docs/performance.md). Should that list miss a key, this recount and v2 would both
+-- Overview. Should that list miss a key, this recount and v2 would both
 -- keep two copies, and polars' recount, which reads the raw files and no list, would disagree
 -- with both. One date now (`duckdb_date` below), every date now (`duckdb_recount_fill`) and one
 -- date as of a snapshot (as_of.sql's `duckdb_date`) read it, each selecting from `recounted`
@@ -80,7 +80,7 @@ SELECT @newest_file AS newest_file,
 -- The windows a reader's kept recount should hold and does not hold through the newest landed
 -- file, with that file: every window a write of the lab used (audit.snapshots and
 -- audit.date_windows: a superset of those its dates are built with now, read without
--- windows_as_of's grouping, which took 7-17 ms) and the default $late_days a date not built yet
+-- windows_as_of's grouping, which costs more than the question) and the default $late_days a date not built yet
 -- is read with.
 WITH newest AS (SELECT @newest_file AS newest_file),
 windows AS (SELECT late_days FROM audit.snapshots UNION SELECT late_days FROM audit.date_windows
@@ -113,8 +113,7 @@ DELETE FROM recompute.duckdb_recounted;
 -- name: duckdb_recount_fill
 -- DuckDB's own recount of every business date (`date_recount` over every current row, every key
 -- sent more than once ranked), kept for window $late_days through file $newest_file: one pass
--- over bronze, 0.3-0.45 s on the full world, the time of about ten dates' own recounts
--- (docs/performance.md). In date order, so that a date's read skips the other dates' blocks.
+-- over bronze, the time of about ten dates' own recounts. In date order, so that a date's read skips the other dates' blocks.
 INSERT INTO recompute.duckdb_recount
 WITH copies AS NOT MATERIALIZED (SELECT * FROM bronze.current_event_rows),
 multi AS (SELECT DISTINCT basket_key FROM bronze.multi_copies),

@@ -36,8 +36,7 @@ FROM recompute.daily_store_sales WHERE business_date = $business_date::DATE ORDE
 -- has one copy, which wins, and v1 gets it wrong only when it landed in another day's upload
 -- (missed). The copies are read from bronze once and kept (MATERIALIZED), and the run's own
 -- copies are taken from them: with the copies inlined into each reader and the run's read from
--- bronze apart, the statement took 3.6-5.6 ms more, 23-30 ms on the full world
--- (docs/performance.md).
+-- bronze apart, the statement took a fifth longer.
 WITH copies AS MATERIALIZED (SELECT * FROM copies_of($business_date::DATE)),
 multi AS @sent_twice,
 ranked AS (

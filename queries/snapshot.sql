@@ -57,8 +57,8 @@ SELECT count(*) AS found FROM audit.snapshots WHERE snapshot_id = $snapshot_id;
 -- The version of each of dates $dates (a list, dates_of in schema.sql) as of snapshot
 -- $snapshot_id (NULL: now), with the input hash it was built from and the window of the newest
 -- v2 overwrite of the date up to then; a date with no version has no row. One statement for any
--- number of dates: the morning summary after a backfill asked it once per date, 128 times
--- (0.37 s of 0.62; docs/performance.md).
+-- number of dates: the morning summary after a backfill asked it once per date, which was most
+-- of the summary's time.
 SELECT v.business_date, v.snapshot_id AS version, sd.input_hash, w.late_days
 FROM audit.versions_as_of($snapshot_id::BIGINT) v
 JOIN audit.snapshot_dates sd ON sd.business_date = v.business_date AND sd.snapshot_id = v.snapshot_id

@@ -10,8 +10,8 @@
 -- after their upload: a till clock in the future); `current`, the file version is current. Dates
 -- of superseded versions count too: a correction that withdraws a date's rows rebuilds it. The
 -- caller tells which dates each upload's run rebuilds, and sums the files (a GROUP BY and ORDER
--- BY on these few rows cost more than the rest). One query for a range: a backfill of 128
--- uploads asked 128 times, 0.2-0.4 s of its pass.
+-- BY on these few rows cost more than the rest). One query for a range: a backfill asking once
+-- per upload spent a noticeable share of its pass here.
 SELECT upload_date, business_date, currency, rows, revenue_minor,
        NOT in_window(upload_date, business_date, $late_days::INTEGER) AS beyond,
        file_id NOT IN (SELECT file_id FROM raw.supersessions) AS current
@@ -45,12 +45,11 @@ WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
 -- line), and gold sums them (`winners_rows`, `silver_insert`): both read the rule from here.
 -- Baskets are told apart by basket_key, which landing checks no two basket_ids share;
 -- $key_collisions is true in a lab where some do, and basket_id then tells them apart too
--- (partitioning by the key is faster: docs/performance.md). A key bronze.multi_copies does not
+-- (partitioning by the key is faster than by the string). A key bronze.multi_copies does not
 -- list has one copy in all of bronze, so its row is its basket's winner with one copy; only the
 -- listed keys' rows are ranked (about 3% of a date's rows): grouped by basket, the winner is the
 -- copy whose @copy_order, compared as one row of those columns, is least (`arg_min`; the rank
--- in each basket's window it replaced took 4-8 ms more of a forced 4-date run:
--- docs/performance.md). No two current rows share a file rank and line, so no two copies tie.
+-- in each basket's window it replaced was slower). No two current rows share a file rank and line, so no two copies tie.
 -- $first..$last are the first and last changed date (bounds for zone maps), $dates the changed
 -- dates (a list; NULL when they are every date of $first..$last, as in most runs).
 (WITH candidates AS NOT MATERIALIZED (
@@ -91,8 +90,7 @@ SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies::INTEGER FROM 
 
 -- name: silver_from_rows
 -- A short write's silver: its winners (`winners_rows`), handed back as the caller read them
--- (`recount_rows($job)`), in their order. 1.2-1.4 ms faster than DuckDB's appender for a forced
--- 4-date run's 70,000 rows (docs/performance.md).
+-- (`recount_rows($job)`), in their order: a little faster than DuckDB's appender.
 INSERT INTO silver.versions
 SELECT snapshot_id, business_date, file_id, line, copies FROM recount_rows($job::BIGINT);
 
@@ -116,8 +114,7 @@ ORDER BY w.business_date, s.store_id
 -- name: gold_from_sums_text
 -- The same, in a process that holds gold's text: each new row also comes back as its store and
 -- its line of the fingerprint's text (`gold_line`), so that the written dates' new text comes
--- from here, not from a read of gold after the insert (`version_text`, 4-7 ms of a forced 4-date
--- run).
+-- from here, not from a second read of gold after the insert (`version_text`).
 @gold_from_sums_insert
 RETURNING business_date, store_id, gold_line(business_date, store_id, country, currency, baskets, revenue_minor) AS line;
 
