@@ -312,3 +312,17 @@ fn the_bundled_plant_feed_is_what_the_generator_writes() {
         assert!(x == y, "{} differs from {}", x.0, y.0);
     }
 }
+
+/// The model's recount in any number of passes (each holding the keys that hash to it) is the
+/// recount in one: its rows, its counts and its refused lines.
+#[test]
+fn the_model_recount_in_any_number_of_passes_is_the_recount_in_one() {
+    let (_, w) = world();
+    let model = recount::model::manufacturing();
+    let one = recount::model::recount::recount_in_passes(w, &model, Some(1)).unwrap();
+    for passes in [2, 7] {
+        let many = recount::model::recount::recount_in_passes(w, &model, Some(passes)).unwrap();
+        assert_eq!(many.rows, one.rows, "{passes} passes");
+        assert_eq!((many.copies, many.entities, many.refused.len()), (one.copies, one.entities, one.refused.len()), "{passes} passes");
+    }
+}

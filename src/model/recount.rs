@@ -1,7 +1,8 @@
 //! The independent recount of any model, from a world's raw files: every current line read with
 //! the model, the copies of each business key ordered by the contract's rule (arrival, event id,
 //! then raw-zone order: upload date, file name, line) and the first kept, in polars; then grouped
-//! by business date and grain, every sum checked for overflow. No lateness window: it is the
+//! by business date and grain, every sum checked for overflow. It runs in passes by a hash of the
+//! key when the world outgrows its share of the memory budget. No lateness window: it is the
 //! truth v1 and v2 are checked against. Its fingerprint is the contract's, in the model's columns.
 
 use super::Model;
@@ -110,8 +111,25 @@ struct Copies {
     records: Vec<Record>,
 }
 
-/// Recounts `world` with `model`.
+/// Recounts `world` with `model`, in as many passes as the recount's share of the memory budget
+/// needs.
 pub fn recount(world: &Path, model: &Model) -> Result<ModelRecount> {
+    recount_in_passes(world, model, None)
+}
+
+/// How many bytes one copy takes in the recount's working set (its record and its sort columns).
+const BYTES_PER_COPY: u64 = 400;
+
+/// The number of passes for `files`: each holds the copies whose key hashes to it, so every copy
+/// of a key is ranked in the same pass and the passes' sums add up. About 40 gzipped bytes a line.
+fn passes_for(files: &[(NaiveDate, String, std::path::PathBuf)]) -> u64 {
+    let bytes: u64 = files.iter().map(|f| std::fs::metadata(&f.2).map(|m| m.len()).unwrap_or(0)).sum();
+    let share = (crate::store::memory_budget() / 4).max(1);
+    (bytes / 40 + 1).saturating_mul(BYTES_PER_COPY).div_ceil(share).max(1)
+}
+
+/// `recount` in `passes` passes (None: as the budget needs).
+pub fn recount_in_passes(world: &Path, model: &Model, passes: Option<u64>) -> Result<ModelRecount> {
     model.validate()?;
     if *model == super::retail() {
         // Retail's lines have rules of their own (a till, the currency against the store's, the
@@ -120,33 +138,46 @@ pub fn recount(world: &Path, model: &Model) -> Result<ModelRecount> {
     }
     let dims = dimension_of(world, model)?;
     let files = files_of(world, model)?;
-    let mut copies = Copies::default();
-    let mut refused = Vec::new();
-    for (rank, (upload, name, path)) in files.iter().enumerate() {
-        let text = crate::raw::read_gz_text(path)?;
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            match read_line(model, &dims, line, *upload) {
-                Ok(r) => {
-                    copies.key.push(r.key.clone());
-                    copies.arrival.push(r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX));
-                    copies.event_id.push(r.event_id.clone());
-                    copies.file_rank.push(u32::try_from(rank).unwrap_or(u32::MAX));
-                    copies.line.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
-                    copies.records.push(r);
+    let passes = passes.unwrap_or_else(|| passes_for(&files)).max(1);
+    let (mut sums, mut refused, mut n, mut entities) = (Sums::new(), Vec::new(), 0u64, 0u64);
+    for pass in 0..passes {
+        let mut copies = Copies::default();
+        for (rank, (upload, name, path)) in files.iter().enumerate() {
+            let text = crate::raw::read_gz_text(path)?;
+            for (i, line) in text.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
                 }
-                Err(reason) => refused.push(Refused { file: format!("upload_date={upload}/{name}"), line: i + 1, reason }),
+                match read_line(model, &dims, line, *upload) {
+                    Ok(r) if passes == 1 || xxhash_rust::xxh3::xxh3_64(r.key.as_bytes()) % passes == pass => {
+                        copies.key.push(r.key.clone());
+                        copies.arrival.push(r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX));
+                        copies.event_id.push(r.event_id.clone());
+                        copies.file_rank.push(u32::try_from(rank).unwrap_or(u32::MAX));
+                        copies.line.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
+                        copies.records.push(r);
+                    }
+                    Ok(_) => {}
+                    // A refused line is listed once, in the first pass.
+                    Err(reason) if pass == 0 => refused.push(Refused { file: format!("upload_date={upload}/{name}"), line: i + 1, reason }),
+                    Err(_) => {}
+                }
             }
         }
+        n += copies.records.len() as u64;
+        let winners = winners(&copies)?;
+        entities += winners.len() as u64;
+        add(model, &mut sums, winners.iter().map(|&i| &copies.records[i]))?;
     }
-    let n = copies.records.len() as u64;
-    let winners = winners(&copies)?;
-    let entities = winners.len() as u64;
-    let rows = group(model, winners.iter().map(|&i| &copies.records[i]))?;
+    let rows = sums
+        .into_iter()
+        .map(|((business_date, grain, attributes), measures)| ModelRow { business_date, grain, attributes, measures })
+        .collect();
     Ok(ModelRecount { rows, copies: n, entities, refused, files: files.len() })
 }
+
+/// Each measure's sum per (date, grain, attributes).
+type Sums = BTreeMap<(NaiveDate, Vec<String>, Vec<String>), Vec<i64>>;
 
 /// The index of each business key's winning copy: the first by (arrival, event id, file, line).
 fn winners(c: &Copies) -> Result<Vec<usize>> {
@@ -169,9 +200,8 @@ fn winners(c: &Copies) -> Result<Vec<usize>> {
     (0..col.len()).map(|i| col.get(i).map(|v| v as usize).ok_or_else(|| eyre!("a copy without its index"))).collect()
 }
 
-/// Sums each measure per (date, grain, attributes), with overflow an error.
-fn group<'a>(model: &Model, winners: impl Iterator<Item = &'a Record>) -> Result<Vec<ModelRow>> {
-    let mut sums: BTreeMap<(NaiveDate, Vec<String>, Vec<String>), Vec<i64>> = BTreeMap::new();
+/// Adds the winners' measures into `sums`, with overflow an error.
+fn add<'a>(model: &Model, sums: &mut Sums, winners: impl Iterator<Item = &'a Record>) -> Result<()> {
     for r in winners {
         let acc = sums.entry((r.business_date, r.grain.clone(), r.attributes.clone())).or_insert_with(|| vec![0; r.measures.len()]);
         for (i, (a, v)) in acc.iter_mut().zip(&r.measures).enumerate() {
@@ -186,10 +216,7 @@ fn group<'a>(model: &Model, winners: impl Iterator<Item = &'a Record>) -> Result
             })?;
         }
     }
-    Ok(sums
-        .into_iter()
-        .map(|((business_date, grain, attributes), measures)| ModelRow { business_date, grain, attributes, measures })
-        .collect())
+    Ok(())
 }
 
 /// The contract's fingerprint of a model's gold: rows in (date, grain) order, each written as its
