@@ -8,7 +8,7 @@ mod common;
 
 use chrono::{DateTime, NaiveDate};
 use common::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -28,15 +28,7 @@ type Gold = BTreeMap<(NaiveDate, String), (i64, i64)>;
 
 /// Gold of the sample world built from its files by the contract's rules, with `bugs`.
 fn pipeline(world: &Path, bugs: Bugs) -> Gold {
-    let zones: HashMap<String, chrono_tz::Tz> = std::fs::read_to_string(world.join("stores.csv"))
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f[0].to_string(), f[2].parse().unwrap())
-        })
-        .collect();
+    let zones = zones_of(&world.join("stores.csv"));
     type Order = (DateTime<chrono::Utc>, String, NaiveDate, String, usize);
     let mut copies: Vec<(Order, String, NaiveDate, String, i64)> = Vec::new();
     for up in uploads(world) {

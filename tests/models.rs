@@ -35,15 +35,7 @@ fn gunzip(path: &Path) -> String {
 type Gold = BTreeMap<(String, String, String, String), [i64; 3]>;
 
 fn oracle(world: &Path) -> (String, Gold) {
-    let zones: HashMap<String, chrono_tz::Tz> = std::fs::read_to_string(world.join("plants.csv"))
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f[0].to_string(), f[2].parse().unwrap())
-        })
-        .collect();
+    let zones = zones_of(&world.join("plants.csv"));
     let root = world.join("mes/records");
     let mut parts: Vec<PathBuf> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).collect();
     parts.sort();
