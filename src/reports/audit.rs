@@ -243,11 +243,18 @@ fn by_store(rows: Vec<StoreFigures>) -> BTreeMap<String, StoreFigures> {
     rows.into_iter().map(|r| (r.store_id.clone(), r)).collect()
 }
 
-fn facts(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<DateFacts> {
+/// Every snapshot of the lab by id, read once for an audit: the runs that replaced a version.
+type Snapshots = BTreeMap<i64, crate::store::SnapshotRow>;
+
+fn snapshots(lab: &Lab) -> Result<Snapshots> {
+    Ok(lab.store().snapshots(i64::MAX)?.into_iter().map(|s| (s.snapshot_id, s)).collect())
+}
+
+/// What the lab says of date `d` whose gold now is `right`.
+fn facts(lab: &Lab, d: NaiveDate, late_days: u32, right: BTreeMap<String, StoreFigures>, snapshots: &Snapshots) -> Result<DateFacts> {
     let store = lab.store();
-    let newest = store.snapshots(i64::MAX)?.last().map(|s| s.snapshot_id).unwrap_or(0);
+    let newest = snapshots.keys().next_back().copied().unwrap_or(0);
     let versions = store.versions_of_date(d, newest)?;
-    let snapshots: BTreeMap<i64, crate::store::SnapshotRow> = store.snapshots(newest)?.into_iter().map(|s| (s.snapshot_id, s)).collect();
     let mut earlier = Vec::new();
     for pair in versions.windows(2) {
         let (then, next) = (pair[0], pair[1]);
@@ -260,7 +267,7 @@ fn facts(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<DateFacts> {
         earlier.push(Earlier { snapshot: then, gold: by_store(store.gold_by_store(d, Some(then))?), replaced_by: next, upload, corrected });
     }
     Ok(DateFacts {
-        right: by_store(store.gold_by_store(d, None)?),
+        right,
         copies: by_store(store.copies_counted(d, late_days)?),
         utc: by_store(store.utc_dated(d, late_days)?),
         recount: by_store(store.recompute_by_store(d)?),
@@ -320,6 +327,7 @@ pub fn audit(lab: &Lab, source: &str, foreign: &[ForeignRow], late_days: u32) ->
             bail!("{source}: {} {} is given twice; a gold table has one row per business date and store", r.business_date, r.store_id);
         }
     }
+    let snapshots = snapshots(lab)?;
     let mut dates: BTreeSet<NaiveDate> = lab.store().business_dates()?.into_iter().collect();
     dates.extend(foreign.iter().map(|r| r.business_date));
     let mut rows = Vec::new();
@@ -329,7 +337,7 @@ pub fn audit(lab: &Lab, source: &str, foreign: &[ForeignRow], late_days: u32) ->
         let stores: BTreeSet<String> = right.keys().cloned().chain(theirs_on(d).map(|(k, _)| k.1.clone())).collect();
         let all_match = stores.iter().all(|s| theirs.get(&(d, s.clone())).copied() == pair(right.get(s)));
         // The alternatives are asked of the raw zone only for a date with a wrong row.
-        let f = if all_match { DateFacts::only(right) } else { facts(lab, d, late_days)? };
+        let f = if all_match { DateFacts::only(right) } else { facts(lab, d, late_days, right, &snapshots)? };
         for s in stores {
             rows.push(audit_row(d, &s, theirs.get(&(d, s.clone())).copied(), &f));
         }
@@ -373,10 +381,11 @@ pub type Fault = (NaiveDate, String, Cause);
 /// Returns the rows, and each faulty row with its cause.
 pub fn example(lab: &Lab, late_days: u32) -> Result<(Vec<ForeignRow>, Vec<Fault>)> {
     let mut gold: BTreeMap<(NaiveDate, String), (i64, i64)> = BTreeMap::new();
+    let snapshots = snapshots(lab)?;
     let dates = lab.store().business_dates()?;
     let mut all = Vec::new();
     for &d in &dates {
-        let f = facts(lab, d, late_days)?;
+        let f = facts(lab, d, late_days, by_store(lab.store().gold_by_store(d, None)?), &snapshots)?;
         gold.extend(f.right.values().map(|r| ((d, r.store_id.clone()), (r.baskets, r.revenue_minor))));
         all.push((d, f));
     }
