@@ -284,16 +284,24 @@ pub(crate) fn far_jump(world: &Path, lab_dir: &Path) -> Result<String> {
     frame(&mut app)?;
     let ahead = server.loaded_dates();
     let Some(&far) = dates.iter().find(|d| !ahead.contains(d)) else { bail!("every date was loaded ahead") };
+    let (first, whole) = jump(&mut app, &mut server, far)?;
+    Ok(format!("{far}: Overview drawn in {first:.1} ms, every screen in {whole:.1} ms"))
+}
+
+/// A jump to `d`, not loaded ahead, as the worker answers it: the date's check first, which the
+/// Overview draws, then the whole view. The ms to each.
+fn jump(app: &mut crate::tui::app::App, server: &mut crate::tui::worker::Server, d: NaiveDate) -> Result<(f64, f64)> {
+    use crate::tui::worker::{Job, Reply};
     let t = Instant::now();
-    app.jump_to(&far.to_string());
+    app.jump_to(&d.to_string());
     app.outbox.clear();
-    let Some(check) = server.head(far)? else { bail!("{far} was loaded ahead") };
+    let Some(check) = server.head(d)? else { bail!("{d} was loaded ahead") };
     app.on_reply(Reply::DateHead(Box::new(check)));
-    frame(&mut app)?;
+    frame(app)?;
     let first = t.elapsed().as_secs_f64() * 1e3;
-    app.on_reply(server.serve(Job::LoadDate(far))?);
-    frame(&mut app)?;
-    Ok(format!("{far}: Overview drawn in {first:.1} ms, every screen in {:.1} ms", t.elapsed().as_secs_f64() * 1e3))
+    app.on_reply(server.serve(Job::LoadDate(d))?);
+    frame(app)?;
+    Ok((first, t.elapsed().as_secs_f64() * 1e3))
 }
 
 fn explorer_setup(world: &Path, lab_dir: &Path) -> crate::tui::worker::Setup {
@@ -481,16 +489,9 @@ fn bench_explorer(opts: &BenchOptions, world: &Path, lab_dir: &Path, measures: &
     if !targets.is_empty() {
         let (mut first, mut whole) = (Vec::new(), Vec::new());
         for j in targets {
-            let t = Instant::now();
-            app.jump_to(&dates[j].to_string());
-            app.outbox.clear();
-            let Some(check) = server.head(dates[j])? else { bail!("{} was loaded ahead", dates[j]) };
-            app.on_reply(Reply::DateHead(Box::new(check)));
-            frame(&mut app)?;
-            first.push(t.elapsed().as_secs_f64() * 1e3);
-            app.on_reply(server.serve(Job::LoadDate(dates[j]))?);
-            frame(&mut app)?;
-            whole.push(t.elapsed().as_secs_f64() * 1e3);
+            let (to_overview, to_all) = jump(&mut app, &mut server, dates[j])?;
+            first.push(to_overview);
+            whole.push(to_all);
         }
         measures.push(Measure::from_times(
             "explorer jump to a date not loaded ahead: the Overview drawn (headless)",
