@@ -151,6 +151,52 @@ CREATE TABLE IF NOT EXISTS recompute.duckdb_recount (
     store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL, baskets BIGINT NOT NULL,
     revenue_minor BIGINT NOT NULL, beyond_baskets BIGINT NOT NULL, beyond_revenue_minor BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS recompute.duckdb_recounted (through_file_id INTEGER NOT NULL, late_days INTEGER NOT NULL);
+-- A lab of another model than retail (docs/data-contract.md, "Models"; src/lake/model.rs) keeps
+-- its layers here, beside retail's empty ones. A model's grain, attributes and measures are held
+-- in fixed columns (g1..g4, a1..a4, m1..m6, unused ones NULL), so that every statement is one
+-- text for every model; a count is a measure of 1 per record.
+CREATE SCHEMA IF NOT EXISTS model;
+-- The lab's model (no row: the lab is retail's): its name and its parts as JSON.
+CREATE TABLE IF NOT EXISTS model.definition (name VARCHAR NOT NULL, parts VARCHAR NOT NULL);
+-- Every version of the dimension file, as landed.
+CREATE TABLE IF NOT EXISTS model.dimension_versions (
+    version INTEGER NOT NULL, md5 VARCHAR NOT NULL, text VARCHAR NOT NULL, landed_at TIMESTAMP NOT NULL);
+-- Every version of every landed file, as raw.files: a path that arrives again with other bytes
+-- is its next version, and so is a file read again under a corrected dimension.
+CREATE TABLE IF NOT EXISTS model.files (
+    file_id INTEGER NOT NULL, file VARCHAR NOT NULL, upload_date DATE NOT NULL, version INTEGER NOT NULL,
+    md5 VARCHAR NOT NULL, records BIGINT NOT NULL, quarantined BIGINT NOT NULL, landed_at TIMESTAMP NOT NULL);
+-- Bronze: one row per valid line of every file version, with its business date.
+CREATE TABLE IF NOT EXISTS model.records (
+    file_id INTEGER NOT NULL, line INTEGER NOT NULL, entity_key VARCHAR NOT NULL, event_id VARCHAR NOT NULL,
+    arrival_ns BIGINT NOT NULL, event_ns BIGINT NOT NULL, business_date DATE NOT NULL,
+    g1 VARCHAR, g2 VARCHAR, g3 VARCHAR, g4 VARCHAR, a1 VARCHAR, a2 VARCHAR, a3 VARCHAR, a4 VARCHAR,
+    m1 BIGINT, m2 BIGINT, m3 BIGINT, m4 BIGINT, m5 BIGINT, m6 BIGINT);
+CREATE TABLE IF NOT EXISTS model.quarantine (
+    file_id INTEGER NOT NULL, line INTEGER NOT NULL, reason VARCHAR NOT NULL, raw_line VARCHAR NOT NULL);
+-- Every v2 write (and rollback): what it did and gold's fingerprint after it.
+CREATE TABLE IF NOT EXISTS model.snapshots (
+    snapshot_id BIGINT NOT NULL, operation VARCHAR NOT NULL, upload DATE, late_days INTEGER NOT NULL,
+    files VARCHAR NOT NULL, dates_rewritten INTEGER NOT NULL, beyond_window BIGINT NOT NULL,
+    gold_rows BIGINT NOT NULL, gold_md5 VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL);
+-- Each date a snapshot wrote: the input hash it was built from and the version's gold rows.
+CREATE TABLE IF NOT EXISTS model.snapshot_dates (
+    snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, input_hash VARCHAR NOT NULL, gold_rows BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS model.gold_history (
+    snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL,
+    g1 VARCHAR, g2 VARCHAR, g3 VARCHAR, g4 VARCHAR, a1 VARCHAR, a2 VARCHAR, a3 VARCHAR, a4 VARCHAR,
+    m1 BIGINT, m2 BIGINT, m3 BIGINT, m4 BIGINT, m5 BIGINT, m6 BIGINT);
+-- Silver's versions: each winner as a pointer to its bronze row, with its number of copies.
+CREATE TABLE IF NOT EXISTS model.silver_history (
+    snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL,
+    copies BIGINT NOT NULL);
+-- A run whose every date's input hash was unchanged: no snapshot, but a line here.
+CREATE TABLE IF NOT EXISTS model.skipped_runs (upload DATE NOT NULL, dates VARCHAR NOT NULL, skipped_at TIMESTAMP NOT NULL);
+-- v1, the naive append, on purpose.
+CREATE TABLE IF NOT EXISTS model.naive (
+    run_date DATE NOT NULL, business_date DATE NOT NULL,
+    g1 VARCHAR, g2 VARCHAR, g3 VARCHAR, g4 VARCHAR, a1 VARCHAR, a2 VARCHAR, a3 VARCHAR, a4 VARCHAR,
+    m1 BIGINT, m2 BIGINT, m3 BIGINT, m4 BIGINT, m5 BIGINT, m6 BIGINT);
 -- The current version of each landed file, and bronze's rows and cells from current versions:
 -- what every reader of landed data reads (silver's versions point at bronze rows of any version).
 CREATE OR REPLACE VIEW raw.current_files AS
@@ -225,6 +271,15 @@ CREATE OR REPLACE MACRO windows_as_of(s) AS TABLE
 -- The lateness window (the contract's rule): business date d is built from the rows uploaded on
 -- d-1 .. d+late. Every statement that applies the window calls this.
 CREATE OR REPLACE MACRO in_window(upload, d, late) AS upload BETWEEN d - 1 AND d + late;
+-- A model lab's current file versions, each date's version as of snapshot s (NULL: now), and gold.
+CREATE OR REPLACE VIEW model.current_files AS
+SELECT f.* FROM model.files f
+WHERE f.version = (SELECT max(x.version) FROM model.files x WHERE x.file = f.file AND x.upload_date = f.upload_date);
+CREATE OR REPLACE MACRO model.versions_as_of(s) AS TABLE
+    SELECT business_date, max(snapshot_id) AS snapshot_id FROM model.snapshot_dates
+    WHERE s IS NULL OR snapshot_id <= s GROUP BY business_date;
+CREATE OR REPLACE VIEW model.gold AS
+SELECT g.* FROM model.gold_history g JOIN model.versions_as_of(NULL) v USING (business_date, snapshot_id);
 -- One gold row as the contract's fingerprint text: business_date|store_id|country|currency|
 -- baskets|revenue_minor, the date as YYYY-MM-DD and integers in plain decimal.
 CREATE OR REPLACE MACRO gold_line(d, store, country, currency, baskets, revenue) AS

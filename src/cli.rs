@@ -238,7 +238,7 @@ pub enum Command {
         preset: Preset,
         #[arg(long, default_value_t = crate::world::DEFAULT_SEED)]
         seed: u64,
-        /// Multiply the preset's stores per country (scaling measurements)
+        /// Multiply the preset's stores per country (scaling measurements); with --model manufacturing, each plant's production lines
         #[arg(long, default_value_t = 1.0, value_name = "F")]
         store_factor: f64,
         /// Also write corrected deliveries of four files under DIR/corrections/ (changed amounts,
@@ -284,6 +284,10 @@ pub enum Command {
         /// the contract's layout]
         #[arg(long, value_name = "FILE")]
         source: Option<PathBuf>,
+        /// The world's model, when its recount.toml does not say (`manufacturing`; `retail`
+        /// is the contract's) [default: the world's, else the lab's, else retail]
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
     },
     /// The morning's lines: what the newest write of gold did, date by date, and whether each
     /// date is final (for a cron mail)

@@ -30,7 +30,7 @@ fn terminal_width() -> Option<usize> {
     crossterm::terminal::size().ok().map(|(w, _)| usize::from(w)).filter(|w| *w >= 20)
 }
 
-fn print<R: Report>(report: &R, format: Format) {
+pub(crate) fn print<R: Report>(report: &R, format: Format) {
     let bom = if format == Format::Csv && BOM.get().copied().unwrap_or(false) { "\u{feff}" } else { "" };
     print!("{bom}{}", reports::table::render_fitted(report, format, color(), terminal_width()));
 }
@@ -53,7 +53,7 @@ fn config() -> Result<&'static crate::config::Config> {
 }
 
 /// The lateness window: --late-days, else the config file's, else the default.
-fn late_days(window: Window) -> Result<u32> {
+pub(crate) fn late_days(window: Window) -> Result<u32> {
     Ok(match window.late_days {
         Some(n) => n,
         None => config()?.late_days.value,
@@ -69,13 +69,13 @@ fn memory(global: &Global) -> Result<crate::config::Setting<u64>> {
     })
 }
 
-fn lab_dir(global: &Global) -> PathBuf {
+pub(crate) fn lab_dir(global: &Global) -> PathBuf {
     global.lab.clone().unwrap_or_else(lake::default_lab_dir)
 }
 
 /// The lab, for a command that writes: it holds the lab's lock until it returns. A warehouse is
 /// written by `recount spark` alone.
-fn open(global: &Global) -> Result<Lab> {
+pub(crate) fn open(global: &Global) -> Result<Lab> {
     if let Some(w) = &global.warehouse {
         color_eyre::eyre::bail!(
             "this command writes the lab; the warehouse {} is written by Spark: `recount spark run` lands and runs v2, and rollback, reopen, naive and rebuild take --warehouse",
@@ -119,7 +119,7 @@ fn open_fresh(global: &Global) -> Result<Lab> {
     Ok(lab)
 }
 
-fn world_or_sample(world: Option<PathBuf>) -> PathBuf {
+pub(crate) fn world_or_sample(world: Option<PathBuf>) -> PathBuf {
     world.unwrap_or_else(lake::sample_world_dir)
 }
 
@@ -148,11 +148,16 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
     if matches!(command, Command::Land { .. } | Command::Run { .. } | Command::Daily { .. } | Command::BenchPhase { .. }) {
         crate::store::one_malloc_arena();
     }
+    if let Some(code) = crate::model_commands::dispatch(&g, &command)? {
+        return Ok(code);
+    }
     match command {
         Command::Tui { tui } => explorer(&g, tui),
         Command::Demo { no_pause, yes, world } => demo(&g, no_pause, yes, world),
         Command::Generate { out, world, foreign_gold: true, .. } => generate_foreign_gold(&out, world),
-        Command::Generate { out, seed, model: crate::cli::WorldModel::Manufacturing, .. } => generate_manufacturing(&g, &out, seed),
+        Command::Generate { out, seed, store_factor, model: crate::cli::WorldModel::Manufacturing, .. } => {
+            generate_manufacturing(&g, &out, seed, store_factor)
+        }
         Command::Model { world, rows } => {
             print(&reports::model::model_report(&world_or_sample(world), rows)?, g.format);
             Ok(0)
@@ -160,7 +165,7 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
         Command::Generate { out, preset, seed, store_factor, corrections, shape, days, .. } => {
             generate(&g, &out, (preset, seed, store_factor, days), corrections, shape)
         }
-        Command::Land { range, world, source } => land_range(&g, &range, world, source),
+        Command::Land { range, world, source, .. } => land_range(&g, &range, world, source),
         Command::Source { action: crate::cli::SourceAction::Check { world, source, files } } => source_check(&g, world, source, files),
         Command::Reset { yes } => reset(&g, yes),
         Command::Naive { range } => naive(&g, &range),
@@ -286,7 +291,7 @@ fn may_empty(lab: &Lab, yes: bool, why: &str) -> Result<bool> {
 
 /// Whether a command that changes what every report shows may go ahead: `--yes`, or a "y" typed
 /// at the question `what`. With no terminal to ask on, the answer is no, and the error says so.
-fn confirmed(yes: bool, what: &str) -> Result<bool> {
+pub(crate) fn confirmed(yes: bool, what: &str) -> Result<bool> {
     if yes {
         return Ok(true);
     }
@@ -440,14 +445,21 @@ fn generate_foreign_gold(out: &Path, world: Option<PathBuf>) -> Result<i32> {
 }
 
 /// `generate --model manufacturing`: a plant's world, into a new or empty folder only.
-fn generate_manufacturing(g: &Global, out: &Path, seed: u64) -> Result<i32> {
+/// `generate --model manufacturing`: a plant's world; `--store-factor N` gives each plant N times
+/// its production lines.
+fn generate_manufacturing(g: &Global, out: &Path, seed: u64, factor: f64) -> Result<i32> {
     if out.read_dir().is_ok_and(|mut d| d.next().is_some()) {
         return Err(color_eyre::eyre::eyre!(
             "{} is not empty: a world is generated into a new or empty folder, so nothing of yours is overwritten",
             out.display()
         ));
     }
-    let summary = crate::world::manufacturing::generate(out, seed).wrap_err_with(|| format!("generating a world in {}", out.display()))?;
+    if !(1.0..=100_000.0).contains(&factor) {
+        return Err(color_eyre::eyre::eyre!("--store-factor {factor}: a plant world takes 1 to 100000 times its lines"));
+    }
+    let lines = factor.round() as usize;
+    let summary = crate::world::manufacturing::generate_scaled(out, seed, lines)
+        .wrap_err_with(|| format!("generating a world in {}", out.display()))?;
     match g.format {
         Format::Json => print_json(&serde_json::json!({ "world": summary }))?,
         _ => println!("{}", summary.render()),
@@ -859,6 +871,11 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
         SparkCommand::Run { range, world, warehouse, window, daily, per_upload } => {
             spark_run(g, &range, world, &warehouse, window, (daily, per_upload))
         }
+        SparkCommand::Fingerprint { warehouse, as_of, .. } if spark::holds_model(&spark_warehouse(g)?) => {
+            let answer: spark::ModelFingerprintAnswer = spark_driver(g, &warehouse)?.call_local("model-fingerprint", &as_of_args(as_of))?;
+            println!("{}", answer.line);
+            Ok(0)
+        }
         SparkCommand::Fingerprint { warehouse, as_of, reader } => {
             let driver = spark_driver(g, &warehouse)?;
             let mut args = vec!["--reader".to_string(), if reader == SparkReader::Spark { "spark" } else { "pyiceberg" }.to_string()];
@@ -918,6 +935,11 @@ fn spark_run(
     use crate::spark;
     let world = world_or_sample(world);
     let uploads = range.dates();
+    let declares =
+        world.join(crate::raw::source::SOURCE_FILE).exists() && crate::model::recount::model_of(&world)? != crate::model::retail();
+    if declares || spark::holds_model(&spark_warehouse(g)?) {
+        return spark_model_run(g, &world, &uploads, warehouse, (late_days(window)?, daily));
+    }
     // stores.csv is checked by the lab's own rules before Spark lands anything, and each store
     // currency's ISO-4217 digits (money::digits) are handed to the driver: one rule for both
     // engines, written once.
@@ -932,6 +954,38 @@ fn spark_run(
     print(&report, g.format);
     // An upload held back: what could land did, and the exit code says not all of it.
     Ok(if report.held().next().is_some() { 1 } else { 0 })
+}
+
+/// `recount spark run` of a model's world (`spark/recount_spark/model_warehouse.py`): printed
+/// with the lab's own reports of a landing and its runs.
+fn spark_model_run(
+    g: &Global,
+    world: &Path,
+    uploads: &[NaiveDate],
+    warehouse: &crate::cli::SparkWarehouse,
+    (late_days, daily): (u32, bool),
+) -> Result<i32> {
+    let mut args = vec![
+        "--world".to_string(),
+        world.display().to_string(),
+        "--uploads".into(),
+        crate::store::date_list(uploads),
+        "--late-days".into(),
+        late_days.to_string(),
+    ];
+    if daily {
+        args.push("--daily".into());
+    }
+    let line = crate::progress::Progress::start("spark: starting");
+    let answer: crate::spark::ModelRunAnswer =
+        spark_driver(g, warehouse)?.call("model-run", &args, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
+    drop(line);
+    let missing = !answer.landing.missing.is_empty();
+    let model = answer.landing.model.clone();
+    let report =
+        reports::model_lab::RunsReport { model, landing: Some(answer.landing), runs: answer.runs, fingerprint: answer.fingerprint };
+    print(&report, g.format);
+    Ok(i32::from(missing))
 }
 
 /// `recount spark rollback`: gold (and the silver it names) back to a snapshot, checked against

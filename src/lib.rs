@@ -14,6 +14,7 @@ pub mod demo;
 pub mod error;
 pub mod lake;
 pub mod model;
+pub mod model_commands;
 pub mod money;
 pub mod progress;
 pub mod raw;

@@ -32,6 +32,7 @@ const DRIVER: &[(&str, &str)] = &[
     ("lines.py", include_str!("../spark/recount_spark/lines.py")),
     ("mirror.py", include_str!("../spark/recount_spark/mirror.py")),
     ("model.py", include_str!("../spark/recount_spark/model.py")),
+    ("model_warehouse.py", include_str!("../spark/recount_spark/model_warehouse.py")),
     ("parse.py", include_str!("../spark/recount_spark/parse.py")),
     ("session.py", include_str!("../spark/recount_spark/session.py")),
     ("source.py", include_str!("../spark/recount_spark/source.py")),
@@ -68,6 +69,7 @@ const QUERIES: &[(&str, &str)] = &[
     ("land.sql", include_str!("../queries/spark/land.sql")),
     ("v2.sql", include_str!("../queries/spark/v2.sql")),
     ("fingerprint.sql", include_str!("../queries/spark/fingerprint.sql")),
+    ("model.sql", include_str!("../queries/spark/model.sql")),
 ];
 
 /// Where the setup lives: $RECOUNT_SPARK_HOME, else $XDG_DATA_HOME/recount/spark, else
@@ -394,6 +396,26 @@ fn prune_logs(dir: &Path, keep: usize) {
 }
 
 // --- what the driver answers ---------------------------------------------------------------------
+
+/// What `model-run` answers: a model's world landed and run into the warehouse, in the lab's
+/// own structs (`lake::model`).
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct ModelRunAnswer {
+    pub landing: crate::lake::model::ModelLanding,
+    pub runs: Vec<crate::lake::model::ModelRun>,
+    pub fingerprint: String,
+}
+
+/// What `model-fingerprint` answers.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct ModelFingerprintAnswer {
+    pub line: String,
+}
+
+/// Whether the warehouse holds a model other than retail (its model's table exists).
+pub(crate) fn holds_model(warehouse: &Path) -> bool {
+    warehouse.join("recount").join("model_definition").join("metadata").is_dir()
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub(crate) struct SparkFingerprint {

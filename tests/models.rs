@@ -35,12 +35,24 @@ fn gunzip(path: &Path) -> String {
 type Gold = BTreeMap<(String, String, String, String), [i64; 3]>;
 
 fn oracle(world: &Path) -> (String, Gold) {
+    oracle_with(world, None)
+}
+
+/// The same with v2's lateness window of `late` days: a row feeds its business date only when it
+/// was uploaded from the eve of that date to `late` days after it (None: every row, the recount).
+fn oracle_with(world: &Path, late: Option<i64>) -> (String, Gold) {
+    oracle_opts(world, late, true)
+}
+
+/// The same, and without dedup (`dedup` false: every copy counted, the bug an audit names).
+fn oracle_opts(world: &Path, late: Option<i64>, dedup: bool) -> (String, Gold) {
     let zones = zones_of(&world.join("plants.csv"));
     let root = world.join("mes/records");
     let mut parts: Vec<PathBuf> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).collect();
     parts.sort();
     type Key = (DateTime<Utc>, String, String, String, usize);
     let mut best: HashMap<String, (Key, serde_json::Value)> = HashMap::new();
+    let mut every: Vec<serde_json::Value> = Vec::new();
     for part in parts {
         let upload = part.file_name().unwrap().to_str().unwrap().trim_start_matches("upload_date=").to_string();
         let mut files: Vec<PathBuf> = std::fs::read_dir(&part).unwrap().map(|e| e.unwrap().path()).collect();
@@ -53,9 +65,16 @@ fn oracle(world: &Path) -> (String, Gold) {
                 if units < 0 || defects < 0 || defects > units || !zones.contains_key(v["plant_id"].as_str().unwrap()) {
                     continue;
                 }
+                let plant = v["plant_id"].as_str().unwrap();
+                let local = DateTime::parse_from_rfc3339(v["produced_at"].as_str().unwrap()).unwrap().with_timezone(&zones[plant]);
+                let days = (NaiveDate::parse_from_str(&upload, "%Y-%m-%d").unwrap() - local.date_naive()).num_days();
+                if late.is_some_and(|late| !(-1..=late).contains(&days)) {
+                    continue;
+                }
                 let up = DateTime::parse_from_rfc3339(v["uploaded_at"].as_str().unwrap()).unwrap().to_utc();
                 let key: Key = (up, v["event_id"].as_str().unwrap().into(), upload.clone(), name.clone(), i);
                 let id = v["record_id"].as_str().unwrap().to_string();
+                every.push(v.clone());
                 if best.get(&id).is_none_or(|(k, _)| key < *k) {
                     best.insert(id, (key, v));
                 }
@@ -63,7 +82,8 @@ fn oracle(world: &Path) -> (String, Gold) {
         }
     }
     let mut gold = Gold::new();
-    for (_, v) in best.values() {
+    let counted: Vec<&serde_json::Value> = if dedup { best.values().map(|(_, v)| v).collect() } else { every.iter().collect() };
+    for v in counted {
         let plant = v["plant_id"].as_str().unwrap().to_string();
         let at = DateTime::parse_from_rfc3339(v["produced_at"].as_str().unwrap()).unwrap().with_timezone(&zones[&plant]);
         let k = (at.date_naive().to_string(), plant, v["line_id"].as_str().unwrap().into(), v["product_id"].as_str().unwrap().into());
@@ -143,7 +163,7 @@ fn the_corrected_file_moves_exactly_its_group_and_the_recompressed_one_moves_not
 }
 
 #[test]
-fn the_cli_generates_reads_and_checks_a_model_world_and_refuses_to_land_it_into_a_lab() {
+fn the_cli_generates_reads_and_checks_a_model_world() {
     let dir = tempdir();
     let w = dir.path().join("plant-feed");
     let ws = w.to_str().unwrap();
@@ -158,52 +178,113 @@ fn the_cli_generates_reads_and_checks_a_model_world_and_refuses_to_land_it_into_
     let check = recount(dir.path(), &["source", "check", ws]);
     let text = String::from_utf8_lossy(&check.stdout);
     assert!(check.status.success() && text.contains("defects_within_units: defects <= units"), "{text}");
-    let lab = dir.path().join("lab");
-    let land = recount(&lab, &["land", "2026-06-19", "2026-07-15", "--world", ws]);
-    let err = String::from_utf8_lossy(&land.stderr);
-    assert!(!land.status.success() && err.contains("nothing was landed") && err.contains("recount model"), "{err}");
-    assert!(!lab.join("raw").exists(), "nothing was copied");
 }
 
-/// A world of one's own model: parcels by depot, with a business date read as-is and copies of
-/// one parcel that differ, so that the order of the copies decides the sums. Returns the world and
-/// its `recount.toml`.
-fn parcels(dir: &Path) -> (PathBuf, &'static str) {
+fn json(lab: &Path, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--format", "json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&ok(lab, &all)).unwrap()
+}
+
+fn fingerprint_of(lab: &Path) -> String {
+    ok(lab, &["fingerprint"]).trim().to_string()
+}
+
+const FIRST: &str = "2026-06-18";
+const LAST: &str = "2026-07-15";
+
+/// v2's gold of plant-a / line-1 / gearbox-a on 2026-06-29, as `check` shows it.
+fn scenario_in_lab(lab: &Path) -> Vec<i64> {
+    let check = json(lab, &["check", "2026-06-29"]);
+    let row = check["detail"]["v2"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["grain"] == serde_json::json!(["plant-a", "line-1", "gearbox-a"]))
+        .unwrap();
+    row["measures"].as_array().unwrap().iter().map(|m| m.as_i64().unwrap()).collect()
+}
+
+#[test]
+fn the_manufacturing_lab_gives_the_window_s_gold_forwards_backwards_and_day_by_day() {
+    let (_, w) = world();
+    let ws = w.to_str().unwrap();
+    let (want, _) = oracle_with(w, Some(2));
+    assert_ne!(want, oracle(w).0, "the world has rows past their window, so the window matters here");
+    let dir = tempdir();
+    let (fwd, back, daily) = (dir.path().join("fwd"), dir.path().join("back"), dir.path().join("daily"));
+    ok(&fwd, &["land", FIRST, LAST, "--world", ws]);
+    ok(&fwd, &["run", FIRST, LAST]);
+    assert_eq!(fingerprint_of(&fwd), want);
+    ok(&back, &["land", FIRST, LAST, "--world", ws]);
+    let uploads: Vec<NaiveDate> = NaiveDate::from_ymd_opt(2026, 6, 18).unwrap().iter_days().take(28).collect();
+    for d in uploads.iter().rev() {
+        ok(&back, &["run", &d.to_string()]);
+    }
+    assert_eq!(fingerprint_of(&back), want);
+    ok(&daily, &["daily", FIRST, LAST, "--world", ws]);
+    assert_eq!(fingerprint_of(&daily), want);
+    // The recount counts every row; v2 leaves out the offline line's rows past their window.
+    let check = json(&fwd, &["check", "2026-07-02"]);
+    assert!(check["detail"]["v2"] != check["detail"]["recompute"], "{check}");
+    // A model lab takes no other world: retail's sample lands in a lab of its own.
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let retail = recount(&fwd, &["land", "2026-10-19", "--world", sample.to_str().unwrap()]);
+    assert!(!retail.status.success(), "a retail world into a manufacturing lab");
+}
+
+#[test]
+fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identical_redelivery() {
+    let (_, w) = world();
+    let ws = w.to_str().unwrap();
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    ok(&lab, &["land", FIRST, LAST, "--world", ws]);
+    ok(&lab, &["run", FIRST, LAST]);
+    assert_eq!(scenario_in_lab(&lab), [16, 120, 3]);
+    let corrected = w.join("corrections/01-corrected-counts");
+    let landed = json(&lab, &["land", "2026-06-30", "--world", corrected.to_str().unwrap()]);
+    assert_eq!(landed["detail"]["files"][0]["status"], "corrected", "{landed}");
+    let run = json(&lab, &["run", "2026-06-30"]);
+    assert_eq!(run["detail"]["runs"][0]["rewritten"], serde_json::json!(["2026-06-29"]), "{run}");
+    assert_eq!(scenario_in_lab(&lab), [16, 135, 2]);
+    // Gold is gold built from scratch on the world with the corrected file in its place.
+    let copy = dir.path().join("w");
+    copy_dir(w, &copy);
+    let rel = "mes/records/upload_date=2026-06-30/plant-a.jsonl.gz";
+    std::fs::copy(corrected.join(rel), copy.join(rel)).unwrap();
+    assert_eq!(fingerprint_of(&lab), oracle_with(&copy, Some(2)).0);
+    // History names the records the correction changed, with the file and its version.
+    let history = json(&lab, &["history", "2026-06-29"]);
+    let changes = history["detail"]["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 2, "{changes:?}");
+    assert!(changes.iter().all(|c| c["file_after"].as_str().unwrap().ends_with("plant-a.jsonl.gz v2")), "{changes:?}");
+    let told: Vec<&str> = changes.iter().map(|c| c["change"].as_str().unwrap()).collect();
+    assert!(told.iter().any(|c| c.starts_with("units ")) && told.iter().any(|c| c.starts_with("defects ")), "{told:?}");
+    // The identical re-delivery lands as a version, and its run writes no snapshot.
+    let before = json(&lab, &["snapshots"])["detail"]["snapshots"].as_array().unwrap().len();
+    ok(&lab, &["land", "2026-06-30", "--world", w.join("corrections/02-recompressed").to_str().unwrap()]);
+    let run = json(&lab, &["run", "2026-06-30"]);
+    assert!(run["detail"]["runs"][0]["snapshot"].is_null() && run["detail"]["runs"][0]["rewritten"] == serde_json::json!([]), "{run}");
+    let snapshots = json(&lab, &["snapshots"]);
+    assert_eq!(snapshots["detail"]["snapshots"].as_array().unwrap().len(), before);
+    assert!(!snapshots["detail"]["skipped_runs"].as_array().unwrap().is_empty(), "{snapshots}");
+    // A rollback to before the correction gives 120 and 3 again, as a new snapshot.
+    let corrected_at = run["detail"]["runs"][0]["upload"].as_str().unwrap().to_string();
+    assert_eq!(corrected_at, "2026-06-30");
+    ok(&lab, &["rollback", &(before as i64 - 1).to_string(), "--yes"]);
+    assert_eq!(scenario_in_lab(&lab), [16, 120, 3]);
+    assert_eq!(json(&lab, &["snapshots"])["detail"]["snapshots"].as_array().unwrap().len(), before + 1);
+}
+
+/// A world of one's own model, `examples/parcels/` (the guide's worked example), copied: parcels
+/// by depot, with a business date read as-is and copies of one parcel that differ, so that the
+/// order of the copies decides the sums (p1 ties on arrival, so the smaller event id wins; p2's
+/// earlier arrival wins over its smaller event id). Returns the world and its `recount.toml`.
+fn parcels(dir: &Path) -> (PathBuf, String) {
     let w = dir.join("parcels");
-    let part = w.join("feed/upload_date=2026-03-02");
-    std::fs::create_dir_all(&part).unwrap();
-    let toml: &'static str = r#"
-[model]
-name = "parcels"
-gold = "daily_deliveries"
-entity = "parcel"
-key = "parcel_id"
-event_time = "delivered_at"
-arrival_time = "sent_at"
-events_root = "feed"
-business_date = "route_date"
-grain = ["depot"]
-measures = [{ name = "parcels", of = "count" }, { name = "weight_g", of = "items[].grams" }]
-"#;
-    std::fs::write(w.join("recount.toml"), toml).unwrap();
-    let line = |id: &str, ev: &str, sent: &str, depot: &str, grams: [i64; 2]| {
-        format!(
-            r#"{{"event_id":"{ev}","parcel_id":"{id}","depot":"{depot}","route_date":"2026-03-01","delivered_at":"2026-03-01T18:00:00Z","sent_at":"2026-03-02T{sent}Z","items":[{{"grams":{}}},{{"grams":{}}}]}}"#,
-            grams[0], grams[1]
-        )
-    };
-    // Copies that differ: p1 ties on arrival, so the smaller event id wins; p2's earlier arrival
-    // wins over its smaller event id.
-    let text = [
-        line("p1", "e2", "01:00:00", "north", [100, 999]),
-        line("p1", "e1", "01:00:00", "north", [100, 250]),
-        line("p2", "e3", "01:00:00", "south", [40, 2]),
-        line("p2", "e0", "02:00:00", "south", [40, 7000]),
-    ]
-    .join("\n");
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gz, text.as_bytes()).unwrap();
-    std::fs::write(part.join("a.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/parcels"), &w);
+    let toml = std::fs::read_to_string(w.join("recount.toml")).unwrap();
     (w, toml)
 }
 
@@ -218,6 +299,115 @@ fn a_model_of_one_s_own_is_a_table_in_recount_toml_and_a_broken_one_names_its_ke
     std::fs::write(w.join("recount.toml"), toml.replace(r#"of = "items[].grams""#, r#"of = "items.grams * 2""#)).unwrap();
     let err = recount::reports::model::model_report(&w, 0).unwrap_err();
     assert!(format!("{err:#}").contains("model.measures.weight_g"), "{err:#}");
+}
+
+#[test]
+fn a_corrected_plant_zone_re_reads_its_files_and_gold_is_gold_from_scratch() {
+    let (_, w) = world();
+    let dir = tempdir();
+    let copy = dir.path().join("w");
+    copy_dir(w, &copy);
+    let lab = dir.path().join("lab");
+    let ws = copy.to_str().unwrap();
+    ok(&lab, &["land", FIRST, LAST, "--world", ws]);
+    ok(&lab, &["run", FIRST, LAST]);
+    let plants = std::fs::read_to_string(copy.join("plants.csv")).unwrap();
+    std::fs::write(copy.join("plants.csv"), plants.replace("Asia/Kolkata", "Asia/Tokyo")).unwrap();
+    let landed = json(&lab, &["land", LAST, "--world", ws]);
+    assert_eq!(landed["detail"]["dimension_changed"], serde_json::json!(["plant-c"]), "{landed}");
+    let files = landed["detail"]["files"].as_array().unwrap();
+    assert!(files.iter().filter(|f| f["status"] == "re-read").all(|f| f["file"].as_str().unwrap().starts_with("plant-c")), "{landed}");
+    ok(&lab, &["run", FIRST, LAST]);
+    assert_eq!(fingerprint_of(&lab), oracle_with(&copy, Some(2)).0);
+}
+
+/// Gold as a foreign pipeline's CSV, in the model's columns.
+fn gold_csv(path: &Path, gold: &Gold) {
+    let mut text = "business_date,plant_id,line_id,product_id,records,units_produced,defect_count\n".to_string();
+    for ((d, p, l, pr), m) in gold {
+        text += &format!("{d},{p},{l},{pr},{},{},{}\n", m[0], m[1], m[2]);
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn an_audit_of_a_foreign_plant_gold_names_each_fault_and_flags_no_right_row() {
+    let (_, w) = world();
+    let ws = w.to_str().unwrap();
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    // Day by day, so that each date's earlier versions are gold as it stood after each upload.
+    ok(&lab, &["daily", FIRST, LAST, "--world", ws]);
+    let (_, right) = oracle_with(w, Some(2));
+    // Late arrivals missed: gold built from the uploads up to 2026-06-29 only.
+    let cut = dir.path().join("cut");
+    copy_dir(w, &cut);
+    for e in std::fs::read_dir(cut.join("mes/records")).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap().to_str().unwrap() > "upload_date=2026-06-29" {
+            std::fs::remove_dir_all(p).unwrap();
+        }
+    }
+    let (_, early) = oracle_with(&cut, Some(2));
+    let (late_key, late_row) = early.iter().find(|(k, v)| right.get(*k).is_some_and(|r| r != *v)).map(|(k, v)| (k.clone(), *v)).unwrap();
+    // Duplicates counted: every copy of a re-sent record.
+    let (_, copies) = oracle_opts(w, Some(2), false);
+    let (dup_key, dup_row) =
+        copies.iter().find(|(k, v)| k.0 != late_key.0 && right.get(*k).is_some_and(|r| r != *v)).map(|(k, v)| (k.clone(), *v)).unwrap();
+    let mut foreign = right.clone();
+    foreign.insert(late_key.clone(), late_row);
+    foreign.insert(dup_key.clone(), dup_row);
+    let keys: Vec<_> = right.keys().filter(|k| k.0 != late_key.0 && k.0 != dup_key.0).cloned().collect();
+    let (twice, missing, off) = (keys[0].clone(), keys[10].clone(), keys[20].clone());
+    foreign.insert(twice.clone(), right[&twice].map(|x| x * 2));
+    foreign.remove(&missing);
+    foreign.get_mut(&off).unwrap()[1] += 1;
+    let extra = (keys[30].0.clone(), "plant-z".to_string(), "line-9".to_string(), "widget".to_string());
+    foreign.insert(extra.clone(), [1, 5, 0]);
+    let csv = dir.path().join("their_gold.csv");
+    gold_csv(&csv, &foreign);
+    let out = recount(&lab, &["--format", "json", "audit", "--gold", csv.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut found: BTreeMap<(String, String, String, String), Vec<String>> = BTreeMap::new();
+    for r in report["detail"]["rows"].as_array().unwrap() {
+        let g: Vec<String> = r["grain"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect();
+        let causes = r["causes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
+        found.insert((r["business_date"].as_str().unwrap().to_string(), g[0].clone(), g[1].clone(), g[2].clone()), causes);
+    }
+    let has = |k: &(String, String, String, String), cause: &str| found[k].iter().any(|c| c == cause);
+    assert!(has(&late_key, "late_arrivals_missed"), "{late_key:?}: {:?}", found[&late_key]);
+    assert!(has(&dup_key, "duplicates_counted"), "{dup_key:?}: {:?}", found[&dup_key]);
+    assert_eq!(found[&twice], ["appended_twice"]);
+    assert_eq!(found[&missing], ["missing_row"]);
+    assert_eq!(found[&off], ["unexplained"]);
+    assert_eq!(found[&extra], ["extra_row"]);
+    let faulty = [&late_key, &dup_key, &twice, &missing, &off, &extra];
+    for (k, causes) in &found {
+        if !faulty.contains(&k) {
+            assert_eq!(causes, &["matches"], "{k:?} is right and must not be flagged");
+        }
+    }
+}
+
+#[test]
+fn a_model_of_one_s_own_lands_runs_and_reports_in_its_own_words() {
+    let dir = tempdir();
+    let (w, _) = parcels(dir.path());
+    let lab = dir.path().join("lab");
+    ok(&lab, &["land", "2026-03-02", "--world", w.to_str().unwrap()]);
+    let run = json(&lab, &["run", "2026-03-02"]);
+    assert_eq!(run["detail"]["runs"][0]["rewritten"], serde_json::json!(["2026-03-01"]), "{run}");
+    let recounted = recount::reports::model::model_report(&w, 0).unwrap().fingerprint;
+    assert_eq!(fingerprint_of(&lab), recounted);
+    let check = json(&lab, &["check", "2026-03-01"]);
+    assert_eq!(check["detail"]["v2"], check["detail"]["recompute"], "{check}");
+    let history = ok(&lab, &["history", "2026-03-01"]);
+    assert!(history.contains("gold.daily_deliveries") && history.contains("parcels that changed"), "{history}");
+    assert!(history.contains("weight_g before"), "{history}");
+    // What the lab cannot read for a model yet says so, naming the model.
+    let trend = recount(&lab, &["trend"]);
+    assert!(!trend.status.success() && String::from_utf8_lossy(&trend.stderr).contains("model parcels"));
 }
 
 /// The shared corpus (tests/corpus/models.jsonl): the lab's reader gives every verdict, as the

@@ -733,3 +733,38 @@ fn spark_reads_every_shape_through_its_description_to_the_labs_fingerprint() {
         }
     }
 }
+
+/// The manufacturing model on Spark (contract section 7), on a week of the bundled plant feed:
+/// the lab's fingerprint, then the correction scenario. The corrected file rewrites exactly
+/// 2026-06-29's partition with overwritePartitions(), the snapshot's properties name the date and
+/// the file's version, and the identical re-delivery commits nothing to gold.
+#[test]
+fn the_manufacturing_model_on_spark_gives_the_labs_gold_and_its_correction_scenario() {
+    let dir = tempdir();
+    let world = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data-manufacturing");
+    let (ws, lab) = (world.display().to_string(), dir.path().join("lab").display().to_string());
+    let (first, last) = ("2026-06-27", "2026-07-02");
+    recount(&["--lab", &lab, "land", first, last, "--world", &ws]);
+    recount(&["--lab", &lab, "run", first, last]);
+    let run = spark_run(dir.path(), &[first, last], &world, false);
+    let fingerprint = recount(&["--lab", &lab, "fingerprint"]).trim().to_string();
+    assert_eq!(run["fingerprint"], fingerprint.as_str(), "{run}");
+    assert!(fingerprint.starts_with("gold.daily_metrics: "), "{fingerprint}");
+    assert_eq!(recount(&["spark", "fingerprint", "--warehouse", &w(dir.path())]).trim(), fingerprint);
+    let corrected = world.join("corrections/01-corrected-counts");
+    recount(&["--lab", &lab, "land", "2026-06-30", "--world", &corrected.display().to_string()]);
+    recount(&["--lab", &lab, "run", "2026-06-30"]);
+    let run = spark_run(dir.path(), &["2026-06-30"], &corrected, false);
+    assert_eq!(run["runs"][0]["rewritten"], serde_json::json!(["2026-06-29"]), "{run}");
+    assert_eq!(run["fingerprint"], recount(&["--lab", &lab, "fingerprint"]).trim(), "{run}");
+    let gold = json(&["spark", "snapshots", "--warehouse", &w(dir.path())]);
+    assert_eq!(gold["table"], "recount.daily_metrics", "{gold}");
+    let newest = gold["snapshots"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(newest["properties"]["recount.dates"], "2026-06-29", "{newest}");
+    assert!(newest["properties"]["recount.files"].as_str().unwrap().contains("plant-a.jsonl.gz v2"), "{newest}");
+    assert_eq!(newest["operation"], "overwrite", "{newest}");
+    let run = spark_run(dir.path(), &["2026-06-30"], &world.join("corrections/02-recompressed"), false);
+    assert!(run["runs"][0]["snapshot"].is_null(), "{run}");
+    let after = json(&["spark", "snapshots", "--warehouse", &w(dir.path())]);
+    assert_eq!(after["snapshots"].as_array().unwrap().len(), gold["snapshots"].as_array().unwrap().len(), "no new snapshot");
+}

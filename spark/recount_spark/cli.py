@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import os
 import re
@@ -12,6 +13,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from recount_spark import model, model_warehouse
 from recount_spark.evidence import cmd_evidence
 from recount_spark.mirror import plan as mirror_plan
 from recount_spark.session import release
@@ -135,8 +137,49 @@ def cmd_naive(a: argparse.Namespace) -> None:
 
 
 def cmd_snapshots(a: argparse.Namespace) -> None:
+    held = model_warehouse.warehouse_model(a.warehouse)
+    if held is not None and a.table == "daily_store_sales":
+        a.table = held["gold"]
     table = static_table(a.warehouse, a.table)
     emit("result", table=f"recount.{a.table}", snapshots=snapshot_rows(table))
+
+
+def cmd_model_run(a: argparse.Namespace) -> None:
+    """A model's world landed and run into the warehouse (model_warehouse.py)."""
+    from recount_spark.session import session
+    from recount_spark.sql import Sql
+
+    uploads = [dt.date.fromisoformat(u) for u in a.uploads.split(",")]
+    # A correction's folder carries no recount.toml: it lands under the warehouse's model.
+    declared = os.path.exists(os.path.join(a.world, "recount.toml"))
+    held = model.model_of(a.world) if declared else model_warehouse.warehouse_model(a.warehouse)
+    if held is None:
+        raise ValueError(f"{a.world} declares no model (recount.toml), and {a.warehouse} holds none yet")
+    spark = session(a.warehouse, a.master, a.jar)
+    sql = Sql(spark, a.queries)
+    model_warehouse.ensure(spark, sql, held)
+    files: list[Any] = []
+    missing: list[str] = []
+    runs: list[Any] = []
+    batches = [[u] for u in uploads] if a.daily else [uploads]
+    for i, batch in enumerate(batches):
+        progress(f"landing {len(batch)} upload(s)", i, len(batches))
+        landed, absent = model_warehouse.land(spark, a.world, held, batch)
+        files += landed
+        missing += absent
+        for u in batch:
+            if str(u) not in absent:
+                runs.append(model_warehouse.run(spark, sql, a.warehouse, held, u, a.late_days))
+    landing = {"model": held["name"], "files": [dataclasses.asdict(f) for f in files], "dimension_changed": [], "missing": missing}
+    emit("result", landing=landing, runs=[dataclasses.asdict(r) for r in runs], fingerprint=model_warehouse.fingerprint(a.warehouse, held))
+    release(spark)
+
+
+def cmd_model_fingerprint(a: argparse.Namespace) -> None:
+    held = model_warehouse.warehouse_model(a.warehouse)
+    if held is None:
+        raise ValueError(f"{a.warehouse} holds no model's tables")
+    emit("result", model=held["name"], line=model_warehouse.fingerprint(a.warehouse, held, a.as_of))
 
 
 def cmd_gold(a: argparse.Namespace) -> None:
@@ -279,6 +322,13 @@ def parser() -> argparse.ArgumentParser:
     rb = sub.add_parser("rebuild")
     rb.add_argument("--dates", required=True, help="business dates, comma-separated")
     rb.add_argument("--late-days", type=int, default=2)
+    mr = sub.add_parser("model-run")
+    mr.add_argument("--world", required=True)
+    mr.add_argument("--uploads", required=True, help="upload dates, comma-separated, in run order")
+    mr.add_argument("--late-days", type=int, default=2)
+    mr.add_argument("--daily", action="store_true")
+    mf = sub.add_parser("model-fingerprint")
+    mf.add_argument("--as-of", type=int)
     nv = sub.add_parser("naive")
     nv.add_argument("--date", required=True)
     v = sub.add_parser("serve")
@@ -291,7 +341,7 @@ def parser() -> argparse.ArgumentParser:
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "run": cmd_run, "fingerprint": cmd_fingerprint, "snapshots": cmd_snapshots, "gold": cmd_gold,
     "evidence": cmd_evidence, "rollback": cmd_rollback, "reopen": cmd_reopen, "plan": cmd_plan,
-    "rebuild": cmd_rebuild, "naive": cmd_naive,
+    "rebuild": cmd_rebuild, "naive": cmd_naive, "model-run": cmd_model_run, "model-fingerprint": cmd_model_fingerprint,
     "serve": cmd_serve,
 }
 

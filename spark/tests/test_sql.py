@@ -45,7 +45,7 @@ def lambda_calls(text: str) -> list[str]:
 class Loader(unittest.TestCase):
     def test_the_real_files_load_with_every_define_put_in(self) -> None:
         q = load_queries(QUERIES)
-        self.assertEqual(sorted(q), ["fingerprint", "land", "schema", "v2"])
+        self.assertEqual(sorted(q), ["fingerprint", "land", "model", "schema", "v2"])
         for file, blocks in q.items():
             self.assertTrue(blocks, file)
             for name, text in blocks.items():

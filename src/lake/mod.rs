@@ -6,6 +6,7 @@ pub mod bootstrap;
 pub mod daily;
 pub mod fault;
 pub mod land;
+pub mod model;
 pub mod recovery;
 pub mod reopen;
 pub mod snapshot;

@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 /// One row of a model's dimension: its time zone and the attributes carried into gold.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DimensionRow {
     pub timezone: Tz,
     pub attributes: Vec<String>,
@@ -59,6 +59,8 @@ impl DimensionTable {
 pub struct Record {
     pub key: String,
     pub event_id: String,
+    /// When the event happened (an audit dates it in UTC to test that bug).
+    pub event_time: DateTime<Utc>,
     pub arrival: DateTime<Utc>,
     pub business_date: NaiveDate,
     /// The grain's values, then the attributes'.
@@ -165,7 +167,7 @@ pub fn read_line(model: &Model, dims: &DimensionTable, line: &str, upload_date: 
             arrival.format("%Y-%m-%dT%H:%M:%S%.3fZ")
         ));
     }
-    Ok(Record { key, event_id, arrival, business_date, grain, attributes, measures })
+    Ok(Record { key, event_id, event_time, arrival, business_date, grain, attributes, measures })
 }
 
 #[cfg(test)]

@@ -138,7 +138,18 @@ pub fn recount_in_passes(world: &Path, model: &Model, passes: Option<u64>) -> Re
     }
     let dims = dimension_of(world, model)?;
     let files = files_of(world, model)?;
-    let passes = passes.unwrap_or_else(|| passes_for(&files)).max(1);
+    recount_files(model, &dims, &files, passes)
+}
+
+/// The recount of `files` (upload date, name in the upload, where its bytes are; in raw-zone
+/// order) with `dims`: a lab recounts its current file versions this way.
+pub fn recount_files(
+    model: &Model,
+    dims: &DimensionTable,
+    files: &[(NaiveDate, String, std::path::PathBuf)],
+    passes: Option<u64>,
+) -> Result<ModelRecount> {
+    let passes = passes.unwrap_or_else(|| passes_for(files)).max(1);
     let (mut sums, mut refused, mut n, mut entities) = (Sums::new(), Vec::new(), 0u64, 0u64);
     for pass in 0..passes {
         let mut copies = Copies::default();
@@ -148,7 +159,7 @@ pub fn recount_in_passes(world: &Path, model: &Model, passes: Option<u64>) -> Re
                 if line.trim().is_empty() {
                     continue;
                 }
-                match read_line(model, &dims, line, *upload) {
+                match read_line(model, dims, line, *upload) {
                     Ok(r) if passes == 1 || xxhash_rust::xxh3::xxh3_64(r.key.as_bytes()) % passes == pass => {
                         copies.key.push(r.key.clone());
                         copies.arrival.push(r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX));

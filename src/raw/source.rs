@@ -324,8 +324,9 @@ impl Source {
             let model = choice.model()?;
             if model != crate::model::retail() {
                 bail!(
-                    "model {}: gold.{} is read and recounted from the world by `recount model WORLD`; \
-                     a lab lands the retail model only so far, so nothing was landed",
+                    "model {}: this command reads retail's worlds only, so it read nothing; `recount land` lands a model's \
+                     world into a lab of its own, `recount spark run` into a warehouse, and `recount model WORLD` recounts \
+                     gold.{} from its files",
                     model.name,
                     model.gold
                 );

@@ -72,9 +72,17 @@ impl GoldMap {
     }
 }
 
-/// Reads a foreign gold: a CSV file with a header, a Parquet file (`.parquet`), or a table of a
-/// DuckDB database (`duckdb:FILE#schema.table`), its columns mapped by `map`; `currency_of` gives a store's currency, for revenue in major units.
+/// Reads a foreign gold (`foreign_records`), its columns mapped by `map`; `currency_of` gives a
+/// store's currency, for revenue in major units.
 pub fn read_foreign(path: &Path, map: &GoldMap, currency_of: &dyn Fn(&str) -> Option<String>) -> Result<Vec<ForeignRow>> {
+    let needed: Vec<String> = COLUMNS.iter().map(|c| map.column(c).to_string()).collect();
+    let records = foreign_records(path, &needed)?;
+    records.iter().enumerate().map(|(i, r)| foreign_row(path, (i + 1, r), map, currency_of)).collect()
+}
+
+/// A foreign gold's rows as text by column: a CSV file with a header (which must hold `needed`),
+/// a Parquet file (`.parquet`), or a table of a DuckDB database (`duckdb:FILE#schema.table`).
+pub(crate) fn foreign_records(path: &Path, needed: &[String]) -> Result<Vec<BTreeMap<String, String>>> {
     let text = path.to_string_lossy();
     let json_rows = match text.strip_prefix("duckdb:").and_then(|rest| rest.rsplit_once('#')) {
         Some((file, table)) => Some(crate::store::parquet::duckdb_table_rows(Path::new(file), table)?),
@@ -82,29 +90,27 @@ pub fn read_foreign(path: &Path, map: &GoldMap, currency_of: &dyn Fn(&str) -> Op
         None if path.extension().is_some_and(|e| e == "parquet") => Some(crate::store::parquet::rows_as_json(path)?),
         None => None,
     };
-    let records: Vec<BTreeMap<String, String>> = if let Some(json_rows) = json_rows {
-        json_rows
+    if let Some(json_rows) = json_rows {
+        return json_rows
             .iter()
             .map(|json| {
                 let v: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json)?;
                 Ok(v.into_iter().map(|(k, v)| (k, v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))).collect())
             })
-            .collect::<Result<_>>()?
-    } else {
-        let text = crate::raw::read_small_file(path)?;
-        let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
-        let header: Vec<String> = reader.headers()?.iter().map(str::to_string).collect();
-        if let Some(missing) = COLUMNS.iter().map(|c| map.column(c)).find(|c| !header.iter().any(|h| h == c)) {
-            bail!("{}: no column {missing} (it has: {}); a foreign gold needs {}", path.display(), header.join(", "), needs(map));
-        }
-        let mut out = Vec::new();
-        for rec in reader.records() {
-            let rec = rec.wrap_err_with(|| format!("{}", path.display()))?;
-            out.push(header.iter().cloned().zip(rec.iter().map(str::to_string)).collect());
-        }
-        out
-    };
-    records.iter().enumerate().map(|(i, r)| foreign_row(path, (i + 1, r), map, currency_of)).collect()
+            .collect::<Result<_>>();
+    }
+    let text = crate::raw::read_small_file(path)?;
+    let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
+    let header: Vec<String> = reader.headers()?.iter().map(str::to_string).collect();
+    if let Some(missing) = needed.iter().find(|c| !header.iter().any(|h| h == *c)) {
+        bail!("{}: no column {missing} (it has: {}); a foreign gold needs {}", path.display(), header.join(", "), needed.join(", "));
+    }
+    let mut out = Vec::new();
+    for rec in reader.records() {
+        let rec = rec.wrap_err_with(|| format!("{}", path.display()))?;
+        out.push(header.iter().cloned().zip(rec.iter().map(str::to_string)).collect());
+    }
+    Ok(out)
 }
 
 /// The columns a foreign gold needs under `map`, for an error.

@@ -11,6 +11,8 @@ pub mod history;
 pub mod lateness;
 pub mod listings;
 pub mod model;
+pub mod model_audit;
+pub mod model_lab;
 pub mod overview;
 pub mod promises;
 pub mod source;

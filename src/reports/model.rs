@@ -71,14 +71,7 @@ impl ModelReport {
             let mut row = vec![Cell::Date(r.business_date)];
             row.extend(r.grain.iter().map(Cell::text));
             row.extend(r.attributes.iter().map(Cell::text));
-            for (m, v) in self.model.measures.iter().zip(&r.measures) {
-                let currency =
-                    m.currency.as_ref().and_then(|c| self.model.attributes.iter().position(|a| a == c)).and_then(|i| r.attributes.get(i));
-                row.push(match currency {
-                    Some(c) => Cell::Money { minor: *v, currency: c.clone() },
-                    None => Cell::Int(*v),
-                });
-            }
+            row.extend(measure_cells(&self.model, &r.attributes, &r.measures));
             t.push(row);
         }
         t
@@ -113,4 +106,21 @@ impl Report for ModelReport {
             ),
         }]
     }
+}
+
+/// A gold row's measures as cells: money by its currency's ISO-4217 digits (the currency is the
+/// attribute the measure names), counts and sums as integers.
+pub(crate) fn measure_cells(model: &Model, attributes: &[String], measures: &[i64]) -> Vec<Cell> {
+    model
+        .measures
+        .iter()
+        .zip(measures)
+        .map(|(m, v)| {
+            let currency = m.currency.as_ref().and_then(|c| model.attributes.iter().position(|a| a == c)).and_then(|i| attributes.get(i));
+            match currency {
+                Some(c) => Cell::Money { minor: *v, currency: c.clone() },
+                None => Cell::Int(*v),
+            }
+        })
+        .collect()
 }

@@ -12,6 +12,7 @@ mod fingerprint;
 mod history;
 mod land;
 pub(crate) mod mirror;
+pub(crate) mod model;
 pub(crate) mod parquet;
 mod recompute;
 mod reports;
@@ -812,6 +813,7 @@ mod tests {
             history::shapes(),
             land::shapes(),
             mirror::shapes(),
+            model::shapes(),
             recompute::shapes(),
             reports::shapes(),
             schema::shapes(),

@@ -131,6 +131,18 @@ fn stamp(t: DateTime<Utc>) -> String {
 
 /// Writes the world to `out`.
 pub fn generate(out: &Path, seed: u64) -> Result<ManufacturingSummary> {
+    generate_scaled(out, seed, 1)
+}
+
+/// The production lines of each plant at `factor`: line-1 and line-2, then line-3 up to
+/// line-(2 × factor). A factor of 1 is the bundled world to the byte.
+fn line_names(factor: usize) -> Vec<String> {
+    (1..=2 * factor.max(1)).map(|k| format!("line-{k}")).collect()
+}
+
+/// The world with `factor` times the production lines (a bench's larger plant feed).
+pub fn generate_scaled(out: &Path, seed: u64, factor: usize) -> Result<ManufacturingSummary> {
+    let names = line_names(factor);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6d61_6e75);
     let mut lines: Vec<Line> = Vec::new();
     let (mut seq, mut records, mut resent) = (0u64, 0usize, 0usize);
@@ -139,7 +151,7 @@ pub fn generate(out: &Path, seed: u64) -> Result<ManufacturingSummary> {
     let mut day = first;
     while day <= last {
         for plant in &PLANTS {
-            for line in ["line-1", "line-2"] {
+            for line in names.iter().map(String::as_str) {
                 for hour in 0..24 {
                     let local = day.and_hms_opt(hour, 50, 0).ok_or_else(|| eyre!("no hour {hour}"))?;
                     let (utc, text, _, _) = record(&mut rng, plant, line, local, &mut seq)?;

@@ -1,0 +1,212 @@
+-- model.sql: the lab of a model other than retail (docs/data-contract.md, "Models").
+-- Reads and writes the model schema only (schema.sql): the lab's model, the dimension's
+-- versions, files and their records, silver's and gold's versions, snapshots, v1's appends.
+-- The rules are retail's: the window (in_window), the copy order, the input hash that makes an
+-- unchanged date's rebuild a skip, gold summed from silver's winners.
+
+-- name: definition_get
+SELECT name, parts FROM model.definition;
+
+-- name: definition_set
+INSERT INTO model.definition VALUES ($name, $parts);
+
+-- name: dimension_newest
+SELECT version, md5, text FROM model.dimension_versions ORDER BY version DESC LIMIT 1;
+
+-- name: dimension_insert
+INSERT INTO model.dimension_versions VALUES ($version, $md5, $text, now()::TIMESTAMP);
+
+-- name: files_of_upload
+-- The current version of each file of upload $upload_date.
+SELECT file_id, file, upload_date, version, md5, records, quarantined FROM model.current_files
+WHERE upload_date = $upload_date::DATE ORDER BY file;
+
+-- name: files_with_key
+-- The current files that hold a record whose dimension key (grain column $column, 1-based) is
+-- one of $keys (a list): a corrected dimension row re-reads them.
+SELECT file_id, file, upload_date, version, md5, records, quarantined FROM model.current_files
+WHERE file_id IN (SELECT file_id FROM model.records
+                  WHERE list_extract([g1, g2, g3, g4], $column::INTEGER) IN (SELECT unnest(string_split($keys::VARCHAR, chr(31)))))
+ORDER BY upload_date, file;
+
+-- name: next_file_id
+SELECT (coalesce(max(file_id), 0) + 1)::BIGINT AS next FROM model.files;
+
+-- name: file_insert
+INSERT INTO model.files VALUES ($file_id, $file, $upload_date, $version, $md5, $records, $quarantined, now()::TIMESTAMP);
+
+-- name: landed_uploads
+SELECT DISTINCT upload_date FROM model.files ORDER BY 1;
+
+-- name: upload_dates
+-- What upload $upload_date holds per business date, in every version of its files (a date that
+-- a correction withdrew is affected too), and whether the version is current.
+SELECT r.business_date, f.file_id IN (SELECT file_id FROM model.current_files) AS current, count(*) AS rows
+FROM model.records r JOIN model.files f USING (file_id)
+WHERE f.upload_date = $upload_date::DATE
+GROUP BY ALL ORDER BY 1;
+
+-- define: model_visible
+-- The copies a v2 write sees: the current file versions' records, each inside its own date's
+-- window.
+(SELECT r.*, f.upload_date, f.file FROM model.records r JOIN model.current_files f USING (file_id)
+ WHERE in_window(f.upload_date, r.business_date, $late_days::INTEGER))
+
+-- name: input_hashes
+-- Each of the dates $dates (a list) as its input: the hash of every copy that feeds it, in
+-- raw-zone order. A rebuild whose hash is the version's own changes nothing and is skipped.
+SELECT business_date, count(*) AS rows,
+       md5(string_agg(concat_ws('|', upload_date, file, line, entity_key, event_id, arrival_ns,
+                                g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6),
+                      chr(10) ORDER BY upload_date, file, line)) AS input_hash
+FROM @model_visible v
+WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))
+GROUP BY 1 ORDER BY 1;
+
+-- name: current_versions
+-- The version gold holds now of each of $dates, with the input hash it was built from.
+SELECT sd.business_date, sd.snapshot_id, sd.input_hash, sd.gold_rows
+FROM model.snapshot_dates sd JOIN model.versions_as_of(NULL) v USING (business_date, snapshot_id)
+WHERE sd.business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR));
+
+-- name: next_snapshot
+SELECT (coalesce(max(snapshot_id), 0) + 1)::BIGINT AS next FROM model.snapshots;
+
+-- name: silver_insert
+-- THE winners of dates $dates, as snapshot $snapshot_id's silver: one row per business key among
+-- every copy the write sees, the first by the contract's order (the smallest arrival, then
+-- event id; an exact tie to the copy first in the raw zone: upload date, file name, line). A key
+-- counts on its winner's date.
+INSERT INTO model.silver_history
+WITH keyed AS (SELECT DISTINCT entity_key FROM @model_visible v
+               WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))),
+ranked AS (
+    SELECT v.business_date, v.file_id, v.line,
+           count(*) OVER (PARTITION BY v.entity_key) AS copies,
+           row_number() OVER (PARTITION BY v.entity_key ORDER BY v.arrival_ns, v.event_id, v.upload_date, v.file, v.line) AS n
+    FROM @model_visible v WHERE v.entity_key IN (SELECT entity_key FROM keyed))
+SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies FROM ranked
+WHERE n = 1 AND business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR));
+
+-- name: gold_insert
+-- Snapshot $snapshot_id's gold: its silver summed per date and grain. A sum past 64 bits is an
+-- error (the cast), never a wrapped number.
+INSERT INTO model.gold_history
+SELECT $snapshot_id::BIGINT, r.business_date, g1, g2, g3, g4, a1, a2, a3, a4,
+       sum(m1)::BIGINT, sum(m2)::BIGINT, sum(m3)::BIGINT, sum(m4)::BIGINT, sum(m5)::BIGINT, sum(m6)::BIGINT
+FROM model.silver_history s JOIN model.records r USING (file_id, line)
+WHERE s.snapshot_id = $snapshot_id::BIGINT
+GROUP BY r.business_date, g1, g2, g3, g4, a1, a2, a3, a4;
+
+-- name: date_insert
+INSERT INTO model.snapshot_dates
+SELECT $snapshot_id::BIGINT, $business_date::DATE, $input_hash::VARCHAR,
+       (SELECT count(*) FROM model.gold_history WHERE snapshot_id = $snapshot_id::BIGINT AND business_date = $business_date::DATE);
+
+-- name: snapshot_insert
+INSERT INTO model.snapshots VALUES ($snapshot_id, $operation, $upload, $late_days, $files, $dates_rewritten,
+                                    $beyond_window, $gold_rows, $gold_md5, now()::TIMESTAMP);
+
+-- name: skipped_insert
+INSERT INTO model.skipped_runs VALUES ($upload, $dates, now()::TIMESTAMP);
+
+-- name: gold_rows
+-- Gold as it stood at snapshot $snapshot_id (NULL: now).
+SELECT g.business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6
+FROM model.gold_history g JOIN model.versions_as_of($snapshot_id::BIGINT) v USING (business_date, snapshot_id)
+ORDER BY g.business_date, g1, g2, g3, g4;
+
+-- name: version_gold
+-- The gold rows version $snapshot_id wrote for $business_date.
+SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6
+FROM model.gold_history WHERE snapshot_id = $snapshot_id::BIGINT AND business_date = $business_date::DATE
+ORDER BY g1, g2, g3, g4;
+
+-- name: snapshots
+SELECT snapshot_id, operation, upload, late_days, files, dates_rewritten, beyond_window, gold_rows, gold_md5,
+       strftime(created_at, '%Y-%m-%d %H:%M:%S') AS created_at
+FROM model.snapshots ORDER BY snapshot_id;
+
+-- name: skipped_runs
+SELECT upload, dates FROM model.skipped_runs ORDER BY skipped_at;
+
+-- name: date_versions
+-- Every version of $business_date, oldest first, with the snapshot that wrote it.
+SELECT sd.snapshot_id, sd.input_hash, sd.gold_rows, s.operation, s.upload, s.files
+FROM model.snapshot_dates sd JOIN model.snapshots s USING (snapshot_id)
+WHERE sd.business_date = $business_date::DATE ORDER BY sd.snapshot_id;
+
+-- name: version_winners
+-- Silver's version $snapshot_id of $business_date: each winner's key, its file version and line,
+-- its copies and measures.
+SELECT r.entity_key, f.file, f.upload_date, f.version, s.line, s.copies, r.g1, r.g2, r.g3, r.g4,
+       r.m1, r.m2, r.m3, r.m4, r.m5, r.m6
+FROM model.silver_history s JOIN model.records r USING (file_id, line) JOIN model.files f USING (file_id)
+WHERE s.snapshot_id = $snapshot_id::BIGINT AND s.business_date = $business_date::DATE
+ORDER BY r.entity_key;
+
+-- name: versions_at
+-- Each date's version as of snapshot $snapshot_id (NULL: now).
+SELECT business_date, snapshot_id FROM model.versions_as_of($snapshot_id::BIGINT) ORDER BY 1;
+
+-- name: restore_gold
+-- Snapshot $snapshot_id takes version $version's gold and silver of $business_date.
+INSERT INTO model.gold_history
+SELECT $snapshot_id::BIGINT, business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6
+FROM model.gold_history WHERE snapshot_id = $version::BIGINT AND business_date = $business_date::DATE;
+
+-- name: restore_silver
+INSERT INTO model.silver_history
+SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies
+FROM model.silver_history WHERE snapshot_id = $version::BIGINT AND business_date = $business_date::DATE;
+
+-- name: restore_date
+INSERT INTO model.snapshot_dates
+SELECT $snapshot_id::BIGINT, $business_date::DATE,
+       coalesce((SELECT input_hash FROM model.snapshot_dates WHERE snapshot_id = $version::BIGINT AND business_date = $business_date::DATE), ''),
+       (SELECT count(*) FROM model.gold_history WHERE snapshot_id = $snapshot_id::BIGINT AND business_date = $business_date::DATE);
+
+-- name: naive_append
+-- v1 for run date $run_date: upload $run_date's records dated $run_date, every copy counted,
+-- APPENDED (a retry doubles the day, on purpose).
+INSERT INTO model.naive
+SELECT $run_date::DATE, r.business_date, g1, g2, g3, g4, a1, a2, a3, a4,
+       sum(m1)::BIGINT, sum(m2)::BIGINT, sum(m3)::BIGINT, sum(m4)::BIGINT, sum(m5)::BIGINT, sum(m6)::BIGINT
+FROM model.records r JOIN model.current_files f USING (file_id)
+WHERE f.upload_date = $run_date::DATE AND r.business_date = $run_date::DATE
+GROUP BY r.business_date, g1, g2, g3, g4, a1, a2, a3, a4;
+
+-- name: naive_rows
+-- v1's table as it stands, its appends summed per date and grain.
+SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4,
+       sum(m1)::BIGINT AS m1, sum(m2)::BIGINT AS m2, sum(m3)::BIGINT AS m3, sum(m4)::BIGINT AS m4,
+       sum(m5)::BIGINT AS m5, sum(m6)::BIGINT AS m6
+FROM model.naive GROUP BY ALL ORDER BY business_date, g1, g2, g3, g4;
+
+-- name: quarantine
+-- The lines current file versions refused, with where and why.
+SELECT f.upload_date, f.file, f.version, q.line, q.reason FROM model.quarantine q JOIN model.current_files f USING (file_id)
+ORDER BY f.upload_date, f.file, q.line;
+
+-- name: copies_counted
+-- $business_date as a pipeline without dedup counts it (an audit's duplicates_counted): every
+-- copy inside the window summed.
+SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4,
+       sum(m1)::BIGINT AS m1, sum(m2)::BIGINT AS m2, sum(m3)::BIGINT AS m3, sum(m4)::BIGINT AS m4,
+       sum(m5)::BIGINT AS m5, sum(m6)::BIGINT AS m6
+FROM @model_visible v WHERE business_date = $business_date::DATE
+GROUP BY ALL;
+
+-- name: utc_dated
+-- $business_date as a pipeline that dates events in UTC counts it (an audit's
+-- utc_business_date): each key's winner among its copies inside the window of their UTC date.
+WITH c AS (SELECT r.*, f.upload_date, f.file, make_timestamp(r.event_ns // 1000)::DATE AS utc_date
+           FROM model.records r JOIN model.current_files f USING (file_id)),
+v AS (SELECT * FROM c WHERE in_window(upload_date, utc_date, $late_days::INTEGER)),
+w AS (SELECT *, row_number() OVER (PARTITION BY entity_key ORDER BY arrival_ns, event_id, upload_date, file, line) AS n
+      FROM v WHERE entity_key IN (SELECT entity_key FROM v WHERE utc_date = $business_date::DATE))
+SELECT utc_date AS business_date, g1, g2, g3, g4, a1, a2, a3, a4,
+       sum(m1)::BIGINT AS m1, sum(m2)::BIGINT AS m2, sum(m3)::BIGINT AS m3, sum(m4)::BIGINT AS m4,
+       sum(m5)::BIGINT AS m5, sum(m6)::BIGINT AS m6
+FROM w WHERE n = 1 AND utc_date = $business_date::DATE
+GROUP BY ALL;

@@ -1,0 +1,71 @@
+-- model.sql (Spark): a model other than retail (docs/data-contract.md, "Models"), the same rules
+-- as queries/model.sql (DuckDB) over Iceberg tables. Bronze keeps a model's grain, attributes and
+-- measures in fixed columns (g1..g4, a1..a4, m1..m6); the gold table takes the model's own
+-- column names from the driver (model_warehouse.py), which renames the columns of `gold_rows`.
+
+-- name: schema_files
+CREATE TABLE IF NOT EXISTS lake.recount.model_files (
+    upload_date DATE, file_name STRING, version INT, md5 STRING, records BIGINT, quarantined BIGINT) USING iceberg
+
+-- name: schema_records
+CREATE TABLE IF NOT EXISTS lake.recount.model_records (
+    upload_date DATE, file_name STRING, version INT, line INT, entity_key STRING, event_id STRING, arrival_ns BIGINT,
+    business_date DATE, g1 STRING, g2 STRING, g3 STRING, g4 STRING, a1 STRING, a2 STRING, a3 STRING, a4 STRING,
+    m1 BIGINT, m2 BIGINT, m3 BIGINT, m4 BIGINT, m5 BIGINT, m6 BIGINT) USING iceberg PARTITIONED BY (upload_date)
+
+-- name: schema_dimension
+CREATE TABLE IF NOT EXISTS lake.recount.model_dimension (version INT, md5 STRING, text STRING) USING iceberg
+
+-- name: schema_definition
+CREATE TABLE IF NOT EXISTS lake.recount.model_definition (name STRING, parts STRING) USING iceberg
+
+-- name: schema_skipped
+CREATE TABLE IF NOT EXISTS lake.recount.model_skipped_runs (upload DATE, dates STRING, at TIMESTAMP) USING iceberg
+
+-- define: model_current
+-- The current version's records of every landed file.
+(SELECT r.* FROM lake.recount.model_records r
+ JOIN (SELECT upload_date, file_name, max(version) AS version FROM lake.recount.model_files GROUP BY upload_date, file_name) c
+   ON r.upload_date = c.upload_date AND r.file_name = c.file_name AND r.version = c.version)
+
+-- define: model_visible
+-- The copies a v2 write sees: current records, each inside its own date's window.
+(SELECT * FROM @model_current WHERE @in_window)
+
+-- name: upload_dates
+-- What upload :upload holds per business date, in every version of its files, and whether the
+-- version is current.
+SELECT r.business_date, r.version = c.version AS current, count(*) AS rows
+FROM lake.recount.model_records r
+JOIN (SELECT file_name, max(version) AS version FROM lake.recount.model_files WHERE upload_date = :upload GROUP BY file_name) c
+  ON r.file_name = c.file_name
+WHERE r.upload_date = :upload
+GROUP BY r.business_date, r.version = c.version
+
+-- name: input_hashes
+-- Each of :dates as its input: the hash of every copy that feeds it (its own order, as the
+-- lab's: a hash is compared only with the same engine's).
+SELECT business_date, count(*) AS rows,
+       md5(concat_ws(chr(10), array_sort(collect_list(concat_ws('|', CAST(upload_date AS STRING), file_name, CAST(line AS STRING),
+           entity_key, event_id, CAST(arrival_ns AS STRING), g1, g2, g3, g4, a1, a2, a3, a4, CAST(m1 AS STRING),
+           CAST(m2 AS STRING), CAST(m3 AS STRING), CAST(m4 AS STRING), CAST(m5 AS STRING), CAST(m6 AS STRING)))))) AS input_hash
+FROM @model_visible v
+WHERE array_contains(@changed_dates, business_date)
+GROUP BY business_date
+
+-- name: silver_rows
+-- THE winners of :dates: one row per business key among every copy the write sees, the first by
+-- the contract's order (arrival, event id, then raw-zone order); a key counts on its winner's date.
+WITH keyed AS (SELECT DISTINCT entity_key FROM @model_visible v WHERE array_contains(@changed_dates, business_date)),
+ranked AS (
+    SELECT v.*, count(*) OVER (PARTITION BY v.entity_key) AS copies,
+           row_number() OVER (PARTITION BY v.entity_key ORDER BY arrival_ns, event_id, upload_date, file_name, line) AS n
+    FROM @model_visible v LEFT SEMI JOIN keyed k ON v.entity_key = k.entity_key)
+SELECT * FROM ranked WHERE n = 1 AND array_contains(@changed_dates, business_date)
+
+-- name: gold_rows
+-- The silver view's winners summed per date and grain (ANSI mode: a sum past 64 bits is an error).
+SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4,
+       sum(m1) AS m1, sum(m2) AS m2, sum(m3) AS m3, sum(m4) AS m4, sum(m5) AS m5, sum(m6) AS m6
+FROM silver
+GROUP BY business_date, g1, g2, g3, g4, a1, a2, a3, a4

@@ -1,0 +1,249 @@
+"""A model other than retail on Spark + Iceberg (docs/data-contract.md, "Models"): the lab's
+src/lake/model.rs, on a warehouse. Landing reads each new or corrected file with the model
+(model.py, the reader the shared corpus holds to the lab's) into bronze, a file's next version
+when its bytes changed; v2 rebuilds an upload's affected dates whose input hash changed and
+replaces exactly those partitions of the model's gold table with overwritePartitions(), the run's
+evidence as the snapshot's properties. An unchanged input (an identical re-delivery) commits
+nothing to gold and is logged in model_skipped_runs. The SQL is queries/spark/model.sql.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import os
+from typing import Any
+
+from recount_spark import model as m
+from recount_spark.parse import gunzip, is_blank
+from recount_spark.state import has_table, lineage, static_table
+from recount_spark.tables import HASH, NS, PROP, hashes_in, summary_of
+
+FILES = f"{NS}.model_files"
+RECORDS = f"{NS}.model_records"
+DIMENSION = f"{NS}.model_dimension"
+SKIPPED = f"{NS}.model_skipped_runs"
+DEFINITION = f"{NS}.model_definition"
+COLUMNS = 4, 4, 6  # grain, attributes, measures: bronze's fixed columns
+
+
+@dataclasses.dataclass
+class FileLanded:
+    """One file a landing looked at, as the lab's LandedFile reads it."""
+
+    upload_date: str
+    file: str
+    version: int
+    status: str
+    records: int
+    quarantined: int
+
+
+@dataclasses.dataclass
+class RunDone:
+    """One v2 run, as the lab's ModelRun (src/lake/model.rs) reads it."""
+
+    upload: str
+    snapshot: int | None
+    rewritten: list[str]
+    skipped: list[str]
+    beyond_window: int
+    future_dated: int
+    fingerprint: str
+
+
+def gold_table(model: dict[str, Any]) -> str:
+    return f"{NS}.{model['gold']}"
+
+
+def gold_columns(model: dict[str, Any]) -> list[str]:
+    return ["business_date", *model["grain"], *model.get("attributes", []), *(x["name"] for x in model["measures"])]
+
+
+def ensure(spark: Any, sql: Any, model: dict[str, Any]) -> None:
+    """The model's tables, and the model itself recorded on first use: a warehouse holds one."""
+    import json
+
+    from pyspark.sql import Row
+
+    for name in ("schema_files", "schema_records", "schema_dimension", "schema_skipped", "schema_definition"):
+        sql("model", name)
+    kept = spark.table(DEFINITION).collect()
+    if not kept:
+        row = Row(name=model["name"], parts=json.dumps(model, sort_keys=True))
+        spark.createDataFrame([row], schema=spark.table(DEFINITION).schema).writeTo(DEFINITION).append()
+    elif json.loads(kept[0].parts) != model:
+        raise ValueError(f"this warehouse holds model {kept[0].name}, not {model['name']}: write it to a warehouse of its own")
+
+
+def warehouse_model(warehouse: str) -> dict[str, Any] | None:
+    """The model a warehouse holds (None: retail's), read with pyiceberg."""
+    import json
+
+    if not has_table(warehouse, "model_definition"):
+        return None
+    rows = static_table(warehouse, "model_definition").scan().to_arrow().to_pylist()
+    return json.loads(rows[0]["parts"]) if rows else None
+
+
+def _dimension(spark: Any, world: str, model: dict[str, Any]) -> dict[str, tuple[str, list[str]]]:
+    """The dimension: the world's file when it has one (a new version when it changed), else the
+    warehouse's newest."""
+    from pyspark.sql import Row
+
+    dim = model.get("dimension")
+    if not dim:
+        return {}
+    kept = sorted(spark.table(DIMENSION).collect(), key=lambda r: r.version)
+    path = os.path.join(world, dim["file"])
+    if not os.path.isfile(path):
+        if not kept:
+            raise ValueError(f"{world}: no {dim['file']} here, and the warehouse has none yet")
+        return m.dimension(model, kept[-1].text)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    md5 = hashlib.md5(text.encode()).hexdigest()
+    if not kept or kept[-1].md5 != md5:
+        row = Row(version=(kept[-1].version + 1) if kept else 1, md5=md5, text=text)
+        spark.createDataFrame([row], schema=spark.table(DIMENSION).schema).writeTo(DIMENSION).append()
+    return m.dimension(model, text)
+
+
+def _pad(xs: list[Any], n: int) -> list[Any]:
+    """`xs` in `n` of bronze's fixed columns, the unused ones NULL."""
+    return list(xs) + [None] * (n - len(xs))
+
+
+def _record_row(upload: dt.date, name: str, version: int, line: int, r: dict[str, Any]) -> tuple[Any, ...]:
+    g, a, ms = COLUMNS
+    pad = _pad
+    return (upload, name, version, line, r["key"], r["event_id"], r["arrival_ns"], dt.date.fromisoformat(r["business_date"]),
+            *pad(r["grain"], g), *pad(r["attributes"], a), *pad(r["measures"], ms))
+
+
+def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) -> tuple[list[FileLanded], list[str]]:
+    """Lands `uploads` of `world`: a file whose bytes are new lands as its path's next version.
+    Returns the files looked at, and the uploads the world does not have."""
+    from pyspark.sql import Row
+
+    dims = _dimension(spark, world, model)
+    landed: dict[tuple[dt.date, str], tuple[int, str]] = {}
+    for r in spark.table(FILES).collect():
+        key = (r.upload_date, r.file_name)
+        if key not in landed or r.version > landed[key][0]:
+            landed[key] = (r.version, r.md5)
+    out: list[FileLanded] = []
+    records: list[tuple[Any, ...]] = []
+    files: list[Any] = []
+    missing: list[str] = []
+    for u in uploads:
+        part = os.path.join(world, model["events_root"], f"upload_date={u}")
+        if not os.path.isdir(part):
+            missing.append(str(u))
+            continue
+        names = []
+        for here, _, found in os.walk(part):
+            names += [os.path.relpath(os.path.join(here, n), part) for n in found if n.endswith(".jsonl.gz")]
+        for name in sorted(names, key=lambda n: n.encode()):
+            with open(os.path.join(part, name), "rb") as f:
+                data = f.read()
+            md5 = hashlib.md5(data).hexdigest()
+            before = landed.get((u, name))
+            if before and before[1] == md5:
+                out.append(FileLanded(str(u), name, before[0], "unchanged", 0, 0))
+                continue
+            version = before[0] + 1 if before else 1
+            good = refused = 0
+            for i, line in enumerate(gunzip(data).decode("utf-8").split("\n"), 1):
+                if is_blank(line):
+                    continue
+                r = m.read_line(model, dims, line, u)
+                if isinstance(r, str):
+                    refused += 1
+                    continue
+                good += 1
+                records.append(_record_row(u, name, version, i, r))
+            files.append(Row(upload_date=u, file_name=name, version=version, md5=md5, records=good, quarantined=refused))
+            out.append(FileLanded(str(u), name, version, "new" if version == 1 else "corrected", good, refused))
+    if records:
+        spark.createDataFrame(records, schema=spark.table(RECORDS).schema).writeTo(RECORDS).append()
+    if files:
+        spark.createDataFrame(files, schema=spark.table(FILES).schema).writeTo(FILES).append()
+    return out, missing
+
+
+def gold_hashes(warehouse: str, model: dict[str, Any]) -> dict[str, str]:
+    """Each date's input hash as gold's lineage names it (the newest write of the date)."""
+    if not has_table(warehouse, model["gold"]):
+        return {}
+    hashes: dict[str, str] = {}
+    for snap in lineage(static_table(warehouse, model["gold"])):
+        for d, h in hashes_in(summary_of(snap)).items():
+            hashes.setdefault(d, h)
+    return hashes
+
+
+def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.date, late_days: int) -> RunDone:
+    """v2 for `upload`: its affected dates (any version's), those whose input changed rebuilt and
+    their gold partitions replaced in one commit; none changed, nothing is committed."""
+    newest = upload + dt.timedelta(days=1)
+    oldest = upload - dt.timedelta(days=late_days)
+    affected: set[dt.date] = set()
+    beyond = future = 0
+    for c in sql("model", "upload_dates", upload=upload).collect():
+        if c.business_date < oldest:
+            beyond += c.rows if c.current else 0
+        elif c.business_date > newest:
+            future += c.rows if c.current else 0
+        else:
+            affected.add(c.business_date)
+    dates = sorted(affected)
+    now = {r.business_date: r.input_hash for r in sql("model", "input_hashes", dates=dates, late_days=late_days).collect()}
+    kept = gold_hashes(warehouse, model)
+    changed = [d for d in dates if kept.get(str(d), "") != now.get(d, "") and (str(d) in kept or d in now)]
+    skipped = [str(d) for d in dates if d not in changed]
+    if not changed:
+        if dates:
+            from pyspark.sql import Row
+
+            row = Row(upload=upload, dates=",".join(map(str, dates)), at=dt.datetime.now(dt.UTC).replace(tzinfo=None))
+            spark.createDataFrame([row], schema=spark.table(SKIPPED).schema).writeTo(SKIPPED).append()
+        return RunDone(str(upload), None, [], skipped, beyond, future, fingerprint(warehouse, model))
+    sql("model", "silver_rows", dates=changed, late_days=late_days).createOrReplaceTempView("silver")
+    g, a, ms = len(model["grain"]), len(model.get("attributes", [])), len(model["measures"])
+    cols = ["business_date", *[f"g{i + 1}" for i in range(g)], *[f"a{i + 1}" for i in range(a)], *[f"m{i + 1}" for i in range(ms)]]
+    gold = sql("model", "gold_rows").select(*cols).toDF(*gold_columns(model))
+    table = gold_table(model)
+    from pyspark.sql import functions as F
+
+    files = [f"{r.file_name} v{r.version}" for r in spark.table(FILES).where(F.col("upload_date") == F.lit(upload)).collect()]
+    props = {PROP + "upload": str(upload), PROP + "late-days": str(late_days), PROP + "dates": ",".join(map(str, changed)),
+             PROP + "files": ", ".join(sorted(set(files))), PROP + "skipped-dates": ",".join(skipped),
+             PROP + "beyond-window-rows": str(beyond)}
+    for d in changed:
+        props[f"{HASH}{d}"] = now.get(d, "")
+    if not has_table(warehouse, model["gold"]):
+        gold.limit(0).writeTo(table).partitionedBy(F.col("business_date")).create()
+    writer = gold.writeTo(table)
+    for k, v in props.items():
+        writer = writer.option("snapshot-property." + k, v)
+    present = {r.business_date for r in gold.select("business_date").distinct().collect()}
+    if present == set(changed):
+        writer.overwritePartitions()
+    else:
+        writer.overwrite(F.col("business_date").isin(changed))
+    current = static_table(warehouse, model["gold"]).current_snapshot()
+    return RunDone(str(upload), current.snapshot_id if current else None, [str(d) for d in changed], skipped, beyond, future,
+                   fingerprint(warehouse, model))
+
+
+def fingerprint(warehouse: str, model: dict[str, Any], as_of: int | None = None) -> str:
+    """Gold's fingerprint in the model's columns, read with pyiceberg (no JVM)."""
+    if not has_table(warehouse, model["gold"]):
+        return m.fingerprint(model, [])
+    rows = static_table(warehouse, model["gold"]).scan(snapshot_id=as_of).to_arrow().to_pylist()
+    g, a = model["grain"], model.get("attributes", [])
+    out = [(str(r["business_date"]), [r[c] for c in g], [r[c] for c in a], [r[x["name"]] for x in model["measures"]]) for r in rows]
+    out.sort(key=lambda r: (r[0], [x.encode() for x in r[1]]))
+    return m.fingerprint(model, out)

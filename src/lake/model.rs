@@ -1,0 +1,504 @@
+//! The lab of a model other than retail (docs/data-contract.md, "Models"): the same layers and
+//! rules as retail's, in the model's words. Landing keeps every file version's bytes and reads
+//! its lines with the model into bronze; v2 rebuilds the affected dates of an upload in one
+//! transaction, skipping a date whose input hash is unchanged (an identical re-delivery writes no
+//! snapshot); v1 appends; a rollback restores an earlier snapshot's versions as a new one. The
+//! SQL is queries/model.sql.
+
+use super::Lab;
+use crate::model::Model;
+use crate::model::read::{DimensionTable, read_line};
+use crate::model::recount::ModelRow;
+use crate::store::model::{Cells, ModelFile, NewSnapshot, RecordRow};
+use crate::store::{Tx, model as cols};
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, WrapErr, bail, eyre};
+use std::path::{Path, PathBuf};
+
+/// Where a model lab keeps each file version's bytes: `raw/model/upload_date=D/NAME.vN`. A
+/// version's path is written once, before the landing commits, and never again.
+fn version_path(lab: &Lab, upload: NaiveDate, name: &str, version: i32) -> PathBuf {
+    lab.raw_root().join("model").join(format!("upload_date={upload}")).join(format!("{name}.v{version}"))
+}
+
+/// The lab's model: None for a retail lab (nothing recorded).
+pub fn lab_model(lab: &Lab) -> Result<Option<Model>> {
+    let Some(d) = lab.store().model_definition()? else { return Ok(None) };
+    let model: Model = serde_json::from_str(&d.parts).wrap_err_with(|| format!("the lab's model {} as recorded", d.name))?;
+    Ok(Some(model))
+}
+
+/// The model a landing uses: the lab's, the world's or `--model`'s, which must agree. A lab that
+/// holds retail's data takes no other model.
+pub fn model_for_landing(lab: &Lab, world: &Path, asked: Option<&Model>) -> Result<Option<Model>> {
+    let declared = if world.join(crate::raw::source::SOURCE_FILE).exists() { Some(crate::model::recount::model_of(world)?) } else { None };
+    let wanted = asked.cloned().or(declared).filter(|m| *m != crate::model::retail());
+    match (lab_model(lab)?, wanted) {
+        (Some(have), Some(want)) if have != want => {
+            bail!(
+                "this lab holds model {}; {} declares model {}: land it in a lab of its own (--lab)",
+                have.name,
+                world.display(),
+                want.name
+            )
+        }
+        (Some(have), _) => Ok(Some(have)),
+        (None, Some(want)) if !lab.is_empty()? => {
+            bail!("this lab holds retail's data; model {} lands in a lab of its own (--lab)", want.name)
+        }
+        (None, want) => Ok(want),
+    }
+    .and_then(|m| {
+        if let Some(m) = &m {
+            fits(m)?;
+        }
+        Ok(m)
+    })
+}
+
+/// A file a landing looked at, and what became of it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct LandedFile {
+    pub upload_date: NaiveDate,
+    pub file: String,
+    pub version: i32,
+    /// `new`, `corrected` (a later version of a landed path), `unchanged` (the same bytes) or
+    /// `re-read` (read again under a corrected dimension row).
+    pub status: String,
+    pub records: i64,
+    pub quarantined: i64,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ModelLanding {
+    pub model: String,
+    pub files: Vec<LandedFile>,
+    /// The dimension file's rows that changed (their keys), when a new version of it landed.
+    pub dimension_changed: Vec<String>,
+    /// Upload dates asked for that the world does not have.
+    pub missing: Vec<NaiveDate>,
+}
+
+/// A file version ready to write: its row in the catalogue, its lines read, its bytes.
+struct Staged {
+    file: ModelFile,
+    records: Vec<crate::model::read::Record>,
+    lines: Vec<i32>,
+    refused: Vec<(i32, String, String)>,
+    bytes: Vec<u8>,
+    status: &'static str,
+}
+
+/// Reads a file version's lines with the model.
+fn stage(model: &Model, dims: &DimensionTable, mut file: ModelFile, bytes: Vec<u8>, status: &'static str) -> Result<Staged> {
+    let text = crate::raw::decompress(&bytes).wrap_err_with(|| format!("reading upload_date={}/{}", file.upload_date, file.file))?;
+    let (mut records, mut lines, mut refused) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, line) in text.lines().enumerate() {
+        let n = i32::try_from(i + 1)?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match read_line(model, dims, line, file.upload_date) {
+            Ok(r) => {
+                records.push(r);
+                lines.push(n);
+            }
+            Err(reason) => refused.push((n, reason, crate::sanitize::for_terminal(line).chars().take(2000).collect())),
+        }
+    }
+    file.records = records.len() as i64;
+    file.quarantined = refused.len() as i64;
+    Ok(Staged { file, records, lines, refused, bytes, status })
+}
+
+/// A new version of the dimension file: its version, MD5 and text.
+type NewDimension = (i32, String, String);
+
+/// The dimension: the world's file if it has one (a new version when its bytes changed), else
+/// the lab's newest. Returns the table, the new version to keep, and the keys whose rows changed.
+fn dimension(lab: &Lab, world: &Path, model: &Model) -> Result<(DimensionTable, Option<NewDimension>, Vec<String>)> {
+    let Some(d) = &model.dimension else { return Ok((DimensionTable::default(), None, Vec::new())) };
+    let kept = lab.store().model_dimension()?;
+    let path = crate::raw::world_file(world, &d.file, "model.dimension.file")?;
+    if !path.is_file() {
+        return match kept {
+            Some(k) => Ok((DimensionTable::parse(model, &k.text)?, None, Vec::new())),
+            None => bail!("{}: no {} here, and the lab has none yet: the model dates its events by it", world.display(), d.file),
+        };
+    }
+    crate::raw::inside_world(world, &path)?;
+    let text = crate::raw::read_small_file(&path)?;
+    let table = DimensionTable::parse(model, &text).wrap_err_with(|| format!("{}", path.display()))?;
+    let md5 = crate::raw::md5_hex(text.as_bytes());
+    match kept {
+        Some(k) if k.md5 == md5 => Ok((table, None, Vec::new())),
+        Some(k) => {
+            let old = DimensionTable::parse(model, &k.text)?;
+            let mut changed: Vec<String> =
+                old.rows.iter().filter(|(key, row)| table.rows.get(*key) != Some(*row)).map(|(k, _)| k.clone()).collect();
+            changed.extend(table.rows.keys().filter(|k| !old.rows.contains_key(*k)).cloned());
+            changed.sort();
+            Ok((table, Some((k.version + 1, md5, text)), changed))
+        }
+        None => Ok((table, Some((1, md5, text)), Vec::new())),
+    }
+}
+
+/// The files of upload `d` in `world`, by name in the upload (None: no such partition).
+fn world_files(world: &Path, model: &Model, d: NaiveDate) -> Result<Option<Vec<(String, PathBuf)>>> {
+    let root = crate::raw::world_file(world, &model.events_root, "model.events_root")?;
+    let dir = crate::model::recount::partition(&root, d);
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    crate::raw::inside_world(world, &dir)?;
+    let mut out = Vec::new();
+    for path in crate::raw::files_below(&dir)? {
+        let name = path.strip_prefix(&dir).unwrap_or(&path).to_string_lossy().into_owned();
+        if name.ends_with(".jsonl.gz") {
+            crate::raw::inside_world(world, &path)?;
+            out.push((name, path));
+        }
+    }
+    out.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    Ok(Some(out))
+}
+
+/// Lands uploads `dates` of `world` into a model lab: new and corrected files as their next
+/// version, unchanged ones noted, a corrected dimension row's files read again. One transaction;
+/// every version's bytes are written under their own path before it commits.
+pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> Result<ModelLanding> {
+    lab.begin_writing()?;
+    let (dims, new_dimension, changed) = dimension(lab, world, model)?;
+    let mut next_id = lab.store().model_next_file_id()?;
+    let (mut staged, mut missing, mut unchanged) = (Vec::new(), Vec::new(), Vec::new());
+    for &d in dates {
+        let Some(files) = world_files(world, model, d)? else {
+            missing.push(d);
+            continue;
+        };
+        let landed = lab.store().model_files_of(d)?;
+        for (name, path) in files {
+            let bytes = std::fs::read(&path).wrap_err_with(|| format!("reading {}", path.display()))?;
+            let md5 = crate::raw::md5_hex(&bytes);
+            let before = landed.iter().find(|f| f.file == name);
+            if let Some(f) = before.filter(|f| f.md5 == md5) {
+                unchanged.push(LandedFile {
+                    upload_date: d,
+                    file: name,
+                    version: f.version,
+                    status: "unchanged".into(),
+                    records: f.records,
+                    quarantined: f.quarantined,
+                });
+                continue;
+            }
+            let version = before.map_or(1, |f| f.version + 1);
+            let row = ModelFile { file_id: next_id, file: name, upload_date: d, version, md5, records: 0, quarantined: 0 };
+            next_id += 1;
+            staged.push(stage(model, &dims, row, bytes, if version == 1 { "new" } else { "corrected" })?);
+        }
+    }
+    staged.extend(reread(lab, model, &dims, &changed, &staged, &mut next_id)?);
+    write_landing(lab, model, new_dimension, &staged)?;
+    let mut files: Vec<LandedFile> = staged
+        .iter()
+        .map(|s| LandedFile {
+            upload_date: s.file.upload_date,
+            file: s.file.file.clone(),
+            version: s.file.version,
+            status: s.status.to_string(),
+            records: s.file.records,
+            quarantined: s.file.quarantined,
+        })
+        .collect();
+    files.extend(unchanged);
+    files.sort_by(|a, b| (a.upload_date, &a.file).cmp(&(b.upload_date, &b.file)));
+    Ok(ModelLanding { model: model.name.clone(), files, dimension_changed: changed, missing })
+}
+
+/// The current files whose records name a dimension row that changed, read again from their
+/// kept bytes as their next version (the contract's dimension correction).
+fn reread(
+    lab: &Lab,
+    model: &Model,
+    dims: &DimensionTable,
+    changed: &[String],
+    staged: &[Staged],
+    next_id: &mut i32,
+) -> Result<Vec<Staged>> {
+    let Some(d) = model.dimension.as_ref().filter(|_| !changed.is_empty()) else { return Ok(Vec::new()) };
+    let column = model.grain.iter().position(|g| *g == d.key).ok_or_else(|| eyre!("model.grain lacks the dimension's key"))? + 1;
+    let mut out = Vec::new();
+    for f in lab.store().model_files_with_key(column, changed)? {
+        if staged.iter().any(|s| s.file.upload_date == f.upload_date && s.file.file == f.file) {
+            continue;
+        }
+        let bytes = std::fs::read(version_path(lab, f.upload_date, &f.file, f.version)).wrap_err("reading a landed file's kept bytes")?;
+        let row = ModelFile { file_id: *next_id, version: f.version + 1, records: 0, quarantined: 0, ..f };
+        *next_id += 1;
+        out.push(stage(model, dims, row, bytes, "re-read")?);
+    }
+    Ok(out)
+}
+
+fn write_landing(lab: &Lab, model: &Model, dimension: Option<NewDimension>, staged: &[Staged]) -> Result<()> {
+    // The folder marks a model lab for the commands (`model_commands`), before its first commit.
+    let kept = lab.raw_root().join("model");
+    std::fs::create_dir_all(&kept).wrap_err_with(|| format!("creating {}", kept.display()))?;
+    for s in staged {
+        let path = version_path(lab, s.file.upload_date, &s.file.file, s.file.version);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
+        }
+        let tmp = path.with_extension("landing");
+        std::fs::write(&tmp, &s.bytes)
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .wrap_err_with(|| format!("writing {}", path.display()))?;
+    }
+    let mut tx = Tx::begin(lab.store(), super::fail_after_from_env())?;
+    if lab.store().model_definition()?.is_none() {
+        tx.model_define(&model.name, &serde_json::to_string(model)?)?;
+    }
+    if let Some((version, md5, text)) = &dimension {
+        tx.model_dimension_insert(*version, md5, text)?;
+    }
+    for s in staged {
+        tx.model_file_insert(&s.file)?;
+        let rows: Vec<RecordRow<'_>> = s
+            .records
+            .iter()
+            .zip(&s.lines)
+            .map(|(r, line)| RecordRow {
+                line: *line,
+                key: &r.key,
+                event_id: &r.event_id,
+                arrival_ns: r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX),
+                event_ns: r.event_time.timestamp_nanos_opt().unwrap_or(i64::MAX),
+                business_date: r.business_date,
+                grain: &r.grain,
+                attributes: &r.attributes,
+                measures: &r.measures,
+            })
+            .collect();
+        tx.model_records(s.file.file_id, &rows, &s.refused)?;
+    }
+    tx.commit().wrap_err("landing: nothing was landed (the transaction rolled back)")?;
+    Ok(())
+}
+
+/// What one v2 run of an upload did.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ModelRun {
+    pub upload: NaiveDate,
+    /// The snapshot it wrote (None: nothing changed, so none).
+    pub snapshot: Option<i64>,
+    pub rewritten: Vec<NaiveDate>,
+    /// Affected dates whose input was unchanged.
+    pub skipped: Vec<NaiveDate>,
+    /// Current rows older than the window, and rows dated more than a day after their upload.
+    pub beyond_window: i64,
+    pub future_dated: i64,
+    pub fingerprint: String,
+}
+
+/// v2 for each of `uploads` in order (uploads the lab has not landed are passed over).
+pub fn run(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u32) -> Result<Vec<ModelRun>> {
+    let landed = lab.store().model_uploads()?;
+    let mut out = Vec::new();
+    for &u in uploads.iter().filter(|u| landed.contains(u)) {
+        out.push(
+            run_upload(lab, model, u, late_days)
+                .wrap_err_with(|| format!("v2 for upload {u}: nothing was written for it (its transaction rolled back)"))?,
+        );
+    }
+    Ok(out)
+}
+
+/// v2 for upload `u`: every date it holds inside the window (in any version of its files) is
+/// rebuilt from every landed upload in that date's window, in one transaction with its snapshot.
+pub fn run_upload(lab: &Lab, model: &Model, u: NaiveDate, late_days: u32) -> Result<ModelRun> {
+    let store = lab.store();
+    let oldest = u - chrono::Duration::days(i64::from(late_days));
+    let newest = u + chrono::Duration::days(1);
+    let (mut affected, mut beyond, mut future) = (Vec::new(), 0, 0);
+    for c in store.model_upload_dates(u)? {
+        match c.business_date {
+            d if d < oldest => beyond += if c.current { c.rows } else { 0 },
+            d if d > newest => future += if c.current { c.rows } else { 0 },
+            d => affected.push(d),
+        }
+    }
+    affected.dedup();
+    let hashes = store.model_input_hashes(&affected, late_days)?;
+    let versions = store.model_current_versions(&affected)?;
+    let (mut changed, mut skipped) = (Vec::new(), Vec::new());
+    for &d in &affected {
+        let now = hashes.iter().find(|h| h.business_date == d).map_or("", |h| h.input_hash.as_str());
+        match versions.iter().find(|v| v.business_date == d) {
+            Some(v) if v.input_hash == now => skipped.push(d),
+            None if now.is_empty() => skipped.push(d),
+            _ => changed.push((d, now.to_string())),
+        }
+    }
+    let mut tx = Tx::begin(store, super::fail_after_from_env())?;
+    if changed.is_empty() {
+        if !affected.is_empty() {
+            tx.model_skipped(u, &affected)?;
+        }
+        tx.commit()?;
+        let fingerprint = fingerprint(lab, model, None)?;
+        return Ok(ModelRun {
+            upload: u,
+            snapshot: None,
+            rewritten: Vec::new(),
+            skipped,
+            beyond_window: beyond,
+            future_dated: future,
+            fingerprint,
+        });
+    }
+    let id = store.model_next_snapshot()?;
+    let dates: Vec<NaiveDate> = changed.iter().map(|c| c.0).collect();
+    tx.model_write(id, &dates, late_days)?;
+    for (d, hash) in &changed {
+        tx.model_date(id, *d, hash)?;
+    }
+    let files: Vec<String> = store.model_files_of(u)?.iter().map(|f| format!("{} v{}", f.file, f.version)).collect();
+    let fingerprint = fingerprint(lab, model, None)?;
+    let (rows, md5) = split_fingerprint(&fingerprint);
+    let record = NewSnapshot {
+        snapshot_id: id,
+        operation: "v2",
+        upload: Some(u),
+        late_days,
+        files: &files.join(", "),
+        dates_rewritten: dates.len(),
+        beyond_window: beyond,
+        gold_rows: rows,
+        gold_md5: &md5,
+    };
+    tx.model_snapshot(&record)?;
+    tx.commit()?;
+    Ok(ModelRun { upload: u, snapshot: Some(id), rewritten: dates, skipped, beyond_window: beyond, future_dated: future, fingerprint })
+}
+
+/// The row count and MD5 of a fingerprint line (`gold.T: N rows, md5 X`).
+fn split_fingerprint(line: &str) -> (i64, String) {
+    let md5 = line.rsplit(' ').next().unwrap_or_default().to_string();
+    let rows =
+        line.split(": ").nth(1).and_then(|r| r.split(' ').next()).map(|n| n.replace(',', "")).and_then(|n| n.parse().ok()).unwrap_or(0);
+    (rows, md5)
+}
+
+/// The model's gold rows from the lab's columns.
+pub fn rows_of(model: &Model, cells: Vec<Cells>) -> Vec<ModelRow> {
+    cells
+        .into_iter()
+        .map(|c| {
+            let g = [c.g1, c.g2, c.g3, c.g4];
+            let a = [c.a1, c.a2, c.a3, c.a4];
+            let m = [c.m1, c.m2, c.m3, c.m4, c.m5, c.m6];
+            ModelRow {
+                business_date: c.business_date,
+                grain: g.into_iter().take(model.grain.len()).map(Option::unwrap_or_default).collect(),
+                attributes: a.into_iter().take(model.attributes.len()).map(Option::unwrap_or_default).collect(),
+                measures: m.into_iter().take(model.measures.len()).map(Option::unwrap_or_default).collect(),
+            }
+        })
+        .collect()
+}
+
+/// Gold's fingerprint as it stands (or at snapshot `as_of`), in the model's columns.
+pub fn fingerprint(lab: &Lab, model: &Model, as_of: Option<i64>) -> Result<String> {
+    Ok(crate::model::recount::fingerprint(model, &rows_of(model, lab.store().model_gold(as_of)?)))
+}
+
+/// v1 for each of `dates`: the upload's records of that date, every copy, appended.
+pub fn naive(lab: &Lab, dates: &[NaiveDate]) -> Result<usize> {
+    let mut tx = Tx::begin(lab.store(), super::fail_after_from_env())?;
+    let mut rows = 0;
+    for &d in dates {
+        rows += tx.model_naive(d)?;
+    }
+    tx.commit().wrap_err("v1: nothing was appended (the transaction rolled back)")?;
+    Ok(rows)
+}
+
+/// Rolls gold and silver back to snapshot `target`, as a new snapshot: every date whose version
+/// differs takes the target's (a date the target had not built is emptied).
+pub fn rollback(lab: &Lab, model: &Model, target: i64) -> Result<i64> {
+    let store = lab.store();
+    if !store.model_snapshots()?.iter().any(|s| s.snapshot_id == target) {
+        bail!("no snapshot {target} in this lab (`recount snapshots` lists them)");
+    }
+    let then = store.model_versions_at(Some(target))?;
+    let now = store.model_versions_at(None)?;
+    let version_then = |d: NaiveDate| then.iter().find(|v| v.business_date == d).map(|v| v.snapshot_id);
+    let mut dates: Vec<NaiveDate> =
+        now.iter().filter(|v| version_then(v.business_date) != Some(v.snapshot_id)).map(|v| v.business_date).collect();
+    dates.sort();
+    let id = store.model_next_snapshot()?;
+    let mut tx = Tx::begin(store, super::fail_after_from_env())?;
+    for &d in &dates {
+        tx.model_restore(id, version_then(d), d)?;
+    }
+    let fingerprint = fingerprint(lab, model, None)?;
+    let (rows, md5) = split_fingerprint(&fingerprint);
+    let files = format!("to snapshot {target}");
+    let record = NewSnapshot {
+        snapshot_id: id,
+        operation: "rollback",
+        upload: None,
+        late_days: 0,
+        files: &files,
+        dates_rewritten: dates.len(),
+        beyond_window: 0,
+        gold_rows: rows,
+        gold_md5: &md5,
+    };
+    tx.model_snapshot(&record)?;
+    tx.commit().wrap_err("rollback: nothing was written (the transaction rolled back)")?;
+    Ok(id)
+}
+
+/// The lab's current file versions as a recount reads them: upload, name, where the bytes are.
+pub fn current_files(lab: &Lab) -> Result<Vec<(NaiveDate, String, PathBuf)>> {
+    let mut out = Vec::new();
+    for u in lab.store().model_uploads()? {
+        for f in lab.store().model_files_of(u)? {
+            let path = version_path(lab, u, &f.file, f.version);
+            out.push((u, f.file, path));
+        }
+    }
+    out.sort_by(|a, b| (a.0, a.1.as_bytes()).cmp(&(b.0, b.1.as_bytes())));
+    Ok(out)
+}
+
+/// The lab's dimension table as it stands.
+pub fn dimension_table(lab: &Lab, model: &Model) -> Result<DimensionTable> {
+    match lab.store().model_dimension()? {
+        Some(d) => DimensionTable::parse(model, &d.text),
+        None => Ok(DimensionTable::default()),
+    }
+}
+
+/// The independent recount of the lab's current files (no window): the truth v2 is checked by.
+pub fn recompute(lab: &Lab, model: &Model) -> Result<crate::model::recount::ModelRecount> {
+    crate::model::recount::recount_files(model, &dimension_table(lab, model)?, &current_files(lab)?, None)
+}
+
+/// The columns a model needs, against the lab's: a model with more is refused before anything
+/// lands.
+pub fn fits(model: &Model) -> Result<()> {
+    for (what, n, max) in [
+        ("model.grain", model.grain.len(), cols::GRAIN_COLUMNS),
+        ("model.attributes", model.attributes.len(), cols::ATTRIBUTE_COLUMNS),
+        ("model.measures", model.measures.len(), cols::MEASURE_COLUMNS),
+    ] {
+        if n > max {
+            bail!("{what}: {n} given; the lab keeps at most {max}");
+        }
+    }
+    Ok(())
+}

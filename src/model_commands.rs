@@ -1,0 +1,206 @@
+//! The commands on a lab of a model other than retail (`lake::model`): `commands` hands a
+//! command here when the lab holds a model, or when `land` is given a model's world. Each asks
+//! `lake::model` or `reports::model_lab` for structs and prints them like every other report.
+//! A command that does not read a model lab yet says so, naming the model, rather than reading
+//! retail's empty tables.
+
+use crate::cli::{Command, Global, Range};
+use crate::commands::{confirmed, lab_dir, late_days, open, print, world_or_sample};
+use crate::lake::{Lab, model as lab_model};
+use crate::model::Model;
+use crate::reports::model_lab;
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, WrapErr, bail, eyre};
+use std::path::Path;
+
+/// Whether the lab at `root` may hold a model: its kept file versions' folder exists (checked
+/// before anything opens a retail lab, so retail pays nothing for it).
+fn may_hold_model(root: &Path) -> bool {
+    root.join("raw").join("model").is_dir()
+}
+
+/// Runs `command` if it is about a model lab (or lands a model's world); None: retail's.
+pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
+    if g.warehouse.is_some() {
+        return Ok(None);
+    }
+    if let Command::Land { range, world, model, .. } = command {
+        return land(g, range, world.clone(), model.as_deref());
+    }
+    // A first daily run of a model's world: the lab takes the world's model.
+    if let Command::Daily { world: Some(world), .. } = command
+        && !may_hold_model(&lab_dir(g))
+        && declares_model(world, None)?
+    {
+        let lab = open(g)?;
+        let model = lab_model::model_for_landing(&lab, world, None)?.ok_or_else(|| eyre!("{} declares no model", world.display()))?;
+        drop(lab);
+        return on_model_lab(g, command, &model).map(Some);
+    }
+    let root = lab_dir(g);
+    let reads_lab = matches!(
+        command,
+        Command::Tui { .. }
+            | Command::Summary
+            | Command::Naive { .. }
+            | Command::Run { .. }
+            | Command::Daily { .. }
+            | Command::Rebuild { .. }
+            | Command::Trend { .. }
+            | Command::Reopen { .. }
+            | Command::Check { .. }
+            | Command::Explain { .. }
+            | Command::Lateness { .. }
+            | Command::Fingerprint { .. }
+            | Command::Late { .. }
+            | Command::Quarantine { .. }
+            | Command::Promises { .. }
+            | Command::Audit { .. }
+            | Command::Baskets { .. }
+            | Command::Snapshots
+            | Command::History { .. }
+            | Command::Diff { .. }
+            | Command::Rollback { .. }
+            | Command::Evidence { .. }
+    );
+    if !reads_lab || !may_hold_model(&root) {
+        return Ok(None);
+    }
+    let lab = Lab::open_read(&root)?;
+    let Some(model) = lab_model::lab_model(&lab)? else { return Ok(None) };
+    drop(lab);
+    on_model_lab(g, command, &model).map(Some)
+}
+
+fn land(g: &Global, range: &Range, world: Option<std::path::PathBuf>, asked: Option<&str>) -> Result<Option<i32>> {
+    let world = world_or_sample(world);
+    let asked = asked.map(crate::model::built_in).transpose()?;
+    if !declares_model(&world, asked.as_ref())? && !may_hold_model(&lab_dir(g)) {
+        return Ok(None);
+    }
+    let mut lab = open(g)?;
+    let Some(model) = lab_model::model_for_landing(&lab, &world, asked.as_ref())? else { return Ok(None) };
+    let landing =
+        lab_model::land(&mut lab, &world, &model, &range.dates()).wrap_err_with(|| format!("landing from {}", world.display()))?;
+    let missing = !landing.missing.is_empty();
+    print(&model_lab::LandingReport { landing }, g.format);
+    Ok(Some(i32::from(missing)))
+}
+
+/// Whether `asked` or the world's recount.toml names a model other than retail.
+fn declares_model(world: &Path, asked: Option<&Model>) -> Result<bool> {
+    Ok(asked.is_some_and(|m| *m != crate::model::retail())
+        || world.join(crate::raw::source::SOURCE_FILE).exists() && crate::model::recount::model_of(world)? != crate::model::retail())
+}
+
+/// A lab's business dates as `Day` resolves them: every date gold holds, and the newest upload.
+fn resolve(lab: &Lab, day: crate::reports::day::Day) -> Result<NaiveDate> {
+    let dates: Vec<NaiveDate> = lab.store().model_versions_at(None)?.into_iter().map(|v| v.business_date).collect();
+    let newest = lab.store().model_uploads()?.last().copied();
+    day.resolve_in(&dates, newest).map_err(|e| eyre!(e))
+}
+
+fn reader(g: &Global) -> Result<Lab> {
+    Lab::open_read(&lab_dir(g))
+}
+
+fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
+    match command {
+        Command::Run { range, window, .. } | Command::Daily { range, window, world: None, .. } => {
+            let lab = open(g)?;
+            let runs = lab_model::run(&lab, model, &range.dates(), late_days(*window)?)?;
+            let fingerprint = lab_model::fingerprint(&lab, model, None)?;
+            print(&model_lab::RunsReport { model: model.name.clone(), landing: None, runs, fingerprint }, g.format);
+        }
+        Command::Daily { range, world: Some(world), window, .. } => return daily(g, model, range, world, *window),
+        Command::Naive { range } => {
+            let lab = open(g)?;
+            let rows = lab_model::naive(&lab, &range.dates())?;
+            println!("v1 (append): {rows} row(s) appended to model {}'s naive table", model.name);
+        }
+        Command::Fingerprint { as_of } => println!("{}", lab_model::fingerprint(&reader(g)?, model, *as_of)?),
+        Command::Snapshots => print(&model_lab::snapshots(&reader(g)?, model)?, g.format),
+        Command::History { date, .. } => {
+            let lab = reader(g)?;
+            print(&model_lab::history(&lab, model, resolve(&lab, *date)?, None, None)?, g.format);
+        }
+        Command::Diff { date, from, to, .. } => {
+            let lab = reader(g)?;
+            print(&model_lab::history(&lab, model, resolve(&lab, *date)?, *from, *to)?, g.format);
+        }
+        Command::Check { date, .. } => {
+            let lab = reader(g)?;
+            let report = model_lab::check(&lab, model, resolve(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?)?;
+            print(&report, g.format);
+        }
+        Command::Rollback { snapshot, yes } => {
+            if !confirmed(*yes, &format!("rollback puts model {}'s gold back to snapshot {snapshot}, as a new snapshot", model.name))? {
+                return Ok(crate::cli::USAGE);
+            }
+            let lab = open(g)?;
+            let id = lab_model::rollback(&lab, model, *snapshot)?;
+            println!("rolled back to snapshot {snapshot} as snapshot {id}: {}", lab_model::fingerprint(&lab, model, None)?);
+        }
+        Command::Audit { gold, all, map, window } => return audit(g, model, gold, (*all, map.is_some()), *window),
+        Command::Quarantine { .. } => {
+            for q in reader(g)?.store().model_quarantine()? {
+                println!(
+                    "upload_date={}/{} v{} line {}: {}",
+                    q.upload_date,
+                    q.file,
+                    q.version,
+                    q.line,
+                    crate::sanitize::for_terminal(&q.reason)
+                );
+            }
+        }
+        other => bail!(
+            "`recount {}` does not read a lab of model {} yet; land, run, daily, naive, fingerprint, snapshots, history, diff, check, rollback, audit and quarantine do",
+            command_name(other),
+            model.name
+        ),
+    }
+    Ok(0)
+}
+
+/// The subcommand's name, as typed.
+fn command_name(command: &Command) -> String {
+    let debug = format!("{command:?}");
+    debug.split(|c: char| !c.is_alphanumeric()).next().unwrap_or_default().to_lowercase()
+}
+
+/// `daily --world W` on a model lab: each upload landed, then run.
+fn daily(g: &Global, model: &Model, range: &Range, world: &Path, window: crate::cli::Window) -> Result<i32> {
+    let mut lab = open(g)?;
+    let late = late_days(window)?;
+    let (mut runs, mut landed) = (Vec::new(), None::<lab_model::ModelLanding>);
+    for d in range.dates() {
+        let landing = lab_model::land(&mut lab, world, model, &[d])?;
+        runs.extend(lab_model::run(&lab, model, &[d], late)?);
+        match &mut landed {
+            Some(all) => {
+                all.files.extend(landing.files);
+                all.missing.extend(landing.missing);
+                all.dimension_changed.extend(landing.dimension_changed);
+            }
+            None => landed = Some(landing),
+        }
+    }
+    let missing = landed.as_ref().is_some_and(|l| !l.missing.is_empty());
+    let fingerprint = lab_model::fingerprint(&lab, model, None)?;
+    print(&model_lab::RunsReport { model: model.name.clone(), landing: landed, runs, fingerprint }, g.format);
+    Ok(i32::from(missing))
+}
+
+/// `audit --gold SOURCE` on a model lab: exit FOUND_WRONG when any row is wrong.
+fn audit(g: &Global, model: &Model, gold: &Path, (all, mapped): (bool, bool), window: crate::cli::Window) -> Result<i32> {
+    if mapped {
+        bail!("--map names the columns of a retail gold; a model's foreign gold has the model's own column names");
+    }
+    let lab = reader(g)?;
+    let foreign = crate::reports::model_audit::read_foreign(gold, model)?;
+    let mut report = crate::reports::model_audit::audit(&lab, model, &gold.display().to_string(), &foreign, late_days(window)?)?;
+    report.all = all || g.format != crate::reports::Format::Table;
+    print(&report, g.format);
+    Ok(if report.wrong() > 0 { crate::cli::FOUND_WRONG } else { 0 })
+}

@@ -1,0 +1,269 @@
+//! `recount audit --gold SOURCE` on a model lab: a foreign gold in the model's columns (by name),
+//! compared row by row with the lab's gold on the model's grain, each wrong row given every
+//! cause that gives it exactly, tested against the landed files: copies counted
+//! (`duplicates_counted`), events dated in UTC (`utc_business_date`), rows past the window kept
+//! (`beyond_window_included`), a build before late uploads or a corrected file
+//! (`late_arrivals_missed`, `correction_not_applied`), a retried append (`appended_twice`), or a
+//! row on one side only. The causes are retail's (`audit::Cause`); the alternatives are the model
+//! lab's statements (queries/model.sql).
+
+use super::audit::{Cause, foreign_records};
+use super::{Cell, Note, Report, Status, Table};
+use crate::lake::Lab;
+use crate::lake::model::rows_of;
+use crate::model::Model;
+use crate::model::recount::ModelRow;
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, bail, eyre};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Measures by grain on one date.
+type ByGrain = BTreeMap<Vec<String>, Vec<i64>>;
+
+/// Reads a foreign gold of `model`: its columns by the model's names.
+pub fn read_foreign(path: &Path, model: &Model) -> Result<Vec<ModelRow>> {
+    let columns = model.gold_columns();
+    let records = foreign_records(path, &columns)?;
+    let mut out = Vec::new();
+    for (n, r) in records.iter().enumerate() {
+        let get = |c: &str| {
+            r.get(c).ok_or_else(|| eyre!("{} row {}: no column {c}; a foreign gold needs {}", path.display(), n + 1, columns.join(", ")))
+        };
+        let date = get("business_date")?;
+        let business_date: NaiveDate = date.trim().parse().map_err(|_| {
+            eyre!("{} row {}: business_date {:?} is not a date", path.display(), n + 1, crate::sanitize::for_terminal(date))
+        })?;
+        let grain = model.grain.iter().map(|g| get(g).cloned()).collect::<Result<Vec<_>>>()?;
+        let attributes = model.attributes.iter().map(|a| get(a).cloned()).collect::<Result<Vec<_>>>()?;
+        let mut measures = Vec::new();
+        for m in &model.measures {
+            let v = get(&m.name)?;
+            measures.push(v.trim().parse::<i64>().map_err(|_| {
+                eyre!("{} row {}: {} {:?} is not an integer", path.display(), n + 1, m.name, crate::sanitize::for_terminal(v))
+            })?);
+        }
+        out.push(ModelRow { business_date, grain, attributes, measures });
+    }
+    Ok(out)
+}
+
+/// One (date, grain) of the audit.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModelAuditRow {
+    pub business_date: NaiveDate,
+    pub grain: Vec<String>,
+    pub causes: Vec<Cause>,
+    pub detail: String,
+    pub foreign: Option<Vec<i64>>,
+    pub right: Option<Vec<i64>>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModelAuditReport {
+    pub source: String,
+    pub model: Model,
+    pub rows: Vec<ModelAuditRow>,
+    #[serde(skip)]
+    pub all: bool,
+}
+
+impl ModelAuditReport {
+    pub fn wrong(&self) -> usize {
+        self.rows.iter().filter(|r| r.causes != [Cause::Matches]).count()
+    }
+}
+
+/// What the lab gives for one date, by each cause's rule.
+struct Facts {
+    right: ByGrain,
+    copies: ByGrain,
+    utc: ByGrain,
+    recount: ByGrain,
+    /// Each earlier version's gold, with what replaced it: (snapshot, gold, by snapshot, upload, corrected).
+    earlier: Vec<(i64, ByGrain, i64, Option<NaiveDate>, bool)>,
+}
+
+fn by_grain(model: &Model, cells: Vec<crate::store::model::Cells>) -> ByGrain {
+    rows_of(model, cells).into_iter().map(|r| (r.grain, r.measures)).collect()
+}
+
+fn facts(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32, right: ByGrain, recount: &[ModelRow]) -> Result<Facts> {
+    let store = lab.store();
+    let versions = store.model_date_versions(d)?;
+    let mut earlier = Vec::new();
+    for pair in versions.windows(2) {
+        let (then, next) = (&pair[0], &pair[1]);
+        // A run whose files include a second version or later applied a correction.
+        let corrected = next.files.split(", ").any(|f| f.rsplit_once(" v").is_some_and(|(_, v)| v.parse::<i32>().is_ok_and(|v| v > 1)));
+        earlier.push((
+            then.snapshot_id,
+            by_grain(model, store.model_version_gold(then.snapshot_id, d)?),
+            next.snapshot_id,
+            next.upload,
+            corrected,
+        ));
+    }
+    Ok(Facts {
+        right,
+        copies: by_grain(model, store.model_copies_counted(d, late_days)?),
+        utc: by_grain(model, store.model_utc_dated(d, late_days)?),
+        recount: recount.iter().filter(|r| r.business_date == d).map(|r| (r.grain.clone(), r.measures.clone())).collect(),
+        earlier,
+    })
+}
+
+/// The causes that give `foreign` exactly, with what each names.
+fn causes_of(foreign: &[i64], grain: &[String], f: &Facts) -> Vec<(Cause, String)> {
+    let right = f.right.get(grain);
+    let gives = |m: &ByGrain| m.get(grain).is_some_and(|v| v == foreign) && right.is_none_or(|r| r != foreign);
+    let mut found = Vec::new();
+    if gives(&f.copies) {
+        found.push((Cause::DuplicatesCounted, "every copy of a re-sent entity counted".to_string()));
+    }
+    if gives(&f.utc) {
+        found.push((Cause::UtcBusinessDate, "events dated in UTC, not in the dimension's zone".to_string()));
+    }
+    if gives(&f.recount) {
+        found.push((Cause::BeyondWindowIncluded, "rows that arrived past the window kept".to_string()));
+    }
+    if let Some((then, _, next, upload, corrected)) = f.earlier.iter().rev().find(|e| gives(&e.1)) {
+        let upload = upload.map(|u| format!(" (upload {u})")).unwrap_or_default();
+        found.push(if *corrected {
+            (Cause::CorrectionNotApplied, format!("gold as of snapshot {then}, before snapshot {next}{upload} applied a corrected file"))
+        } else {
+            (Cause::LateArrivalsMissed, format!("gold as of snapshot {then}, before snapshot {next}{upload} added late rows"))
+        });
+    }
+    let mut bases: Vec<(&str, &Vec<i64>)> = right.map(|r| vec![("the right row", r)]).unwrap_or_default();
+    if let Some(c) = f.copies.get(grain) {
+        bases.push(("the duplicates_counted row", c));
+    }
+    for (name, base) in bases {
+        if let Some(k) = multiple(foreign, base) {
+            found.push((Cause::AppendedTwice, format!("{k} times {name}")));
+            break;
+        }
+    }
+    found
+}
+
+/// `k` when `foreign` is exactly `k` (2 or more) times `base`, measure by measure.
+fn multiple(foreign: &[i64], base: &[i64]) -> Option<i64> {
+    let (f, b) = foreign.iter().zip(base).find(|(_, b)| **b != 0)?;
+    let k = (f % b == 0).then(|| f / b).filter(|k| *k >= 2)?;
+    foreign.iter().zip(base).all(|(f, b)| b.checked_mul(k) == Some(*f)).then_some(k)
+}
+
+/// Audits `foreign` against a model lab's gold.
+pub fn audit(lab: &Lab, model: &Model, source: &str, foreign: &[ModelRow], late_days: u32) -> Result<ModelAuditReport> {
+    let mut theirs: BTreeMap<(NaiveDate, Vec<String>), Vec<i64>> = BTreeMap::new();
+    for r in foreign {
+        if theirs.insert((r.business_date, r.grain.clone()), r.measures.clone()).is_some() {
+            bail!(
+                "{source}: {} {} is given twice; a gold table has one row per business date and grain",
+                r.business_date,
+                r.grain.join("/")
+            );
+        }
+    }
+    let mut gold: BTreeMap<NaiveDate, ByGrain> = BTreeMap::new();
+    for r in rows_of(model, lab.store().model_gold(None)?) {
+        gold.entry(r.business_date).or_default().insert(r.grain, r.measures);
+    }
+    let dates: BTreeSet<NaiveDate> = gold.keys().copied().chain(foreign.iter().map(|r| r.business_date)).collect();
+    let mut recount: Option<Vec<ModelRow>> = None;
+    let mut rows = Vec::new();
+    for d in dates {
+        let right = gold.remove(&d).unwrap_or_default();
+        let grains: BTreeSet<Vec<String>> = right.keys().cloned().chain(theirs.keys().filter(|k| k.0 == d).map(|k| k.1.clone())).collect();
+        let all_match = grains.iter().all(|g| theirs.get(&(d, g.clone())) == right.get(g));
+        if all_match {
+            for g in grains {
+                let (foreign, mine) = (theirs.get(&(d, g.clone())).cloned(), right.get(&g).cloned());
+                rows.push(row(d, g, foreign, mine, None));
+            }
+            continue;
+        }
+        // The recount (every landed file) is read once, for the first date with a wrong row.
+        if recount.is_none() {
+            recount = Some(crate::lake::model::recompute(lab, model)?.rows);
+        }
+        let f = facts(lab, model, d, late_days, right, recount.as_deref().unwrap_or_default())?;
+        for g in grains {
+            let foreign = theirs.get(&(d, g.clone())).cloned();
+            rows.push(row(d, g.clone(), foreign, f.right.get(&g).cloned(), Some(&f)));
+        }
+    }
+    Ok(ModelAuditReport { source: source.to_string(), model: model.clone(), rows, all: false })
+}
+
+fn row(d: NaiveDate, grain: Vec<String>, foreign: Option<Vec<i64>>, right: Option<Vec<i64>>, f: Option<&Facts>) -> ModelAuditRow {
+    let (causes, detail) = match (&foreign, &right, f) {
+        (Some(a), Some(b), _) if a == b => (vec![Cause::Matches], String::new()),
+        (None, None, _) => (vec![Cause::Matches], String::new()),
+        (None, Some(_), _) => (vec![Cause::MissingRow], "the foreign gold has no row for this grain".to_string()),
+        (Some(a), r, Some(f)) => {
+            let found = causes_of(a, &grain, f);
+            if found.is_empty() {
+                let zero = vec![0; a.len()];
+                let base = r.as_ref().unwrap_or(&zero);
+                let residual: Vec<String> = a.iter().zip(base).map(|(x, y)| format!("{:+}", i128::from(*x) - i128::from(*y))).collect();
+                (vec![if r.is_none() { Cause::ExtraRow } else { Cause::Unexplained }], format!("residual {}", residual.join(", ")))
+            } else {
+                let mut causes: Vec<Cause> = found.iter().map(|c| c.0).collect();
+                if r.is_none() {
+                    causes.insert(0, Cause::ExtraRow);
+                }
+                (causes, found.iter().map(|c| c.1.as_str()).collect::<Vec<_>>().join("; "))
+            }
+        }
+        (Some(_), _, None) => (vec![Cause::Unexplained], String::new()),
+    };
+    ModelAuditRow { business_date: d, grain, causes, detail, foreign, right }
+}
+
+impl Report for ModelAuditReport {
+    fn kind(&self) -> &'static str {
+        "audit"
+    }
+    fn headline(&self) -> String {
+        let n = self.rows.len();
+        format!("audit of {} (model {}): {} of {n} rows match, {} wrong", self.source, self.model.name, n - self.wrong(), self.wrong())
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut cols: Vec<String> = vec!["business_date".into()];
+        cols.extend(self.model.grain.iter().cloned());
+        cols.extend(["cause".to_string(), "detail".to_string()]);
+        for m in &self.model.measures {
+            cols.push(format!("foreign_{}", m.name));
+            cols.push(format!("right_{}", m.name));
+        }
+        let refs: Vec<(&str, &str)> = cols.iter().map(|c| (c.as_str(), c.as_str())).collect();
+        let title = if self.all { "every row against the lab's gold" } else { "rows that differ from the lab's gold" };
+        let mut t = Table::new(title, &refs);
+        for r in self.rows.iter().filter(|r| self.all || r.causes != [Cause::Matches]) {
+            let mut cells = vec![Cell::Date(r.business_date)];
+            cells.extend(r.grain.iter().map(Cell::text));
+            cells.push(Cell::text(r.causes.iter().map(|c| c.word()).collect::<Vec<_>>().join(", ")));
+            cells.push(Cell::text(&r.detail));
+            for i in 0..self.model.measures.len() {
+                for side in [&r.foreign, &r.right] {
+                    cells.push(side.as_ref().and_then(|v| v.get(i)).map_or(Cell::Empty, |v| Cell::Int(*v)));
+                }
+            }
+            t.push(cells);
+        }
+        vec![t]
+    }
+    fn notes(&self) -> Vec<Note> {
+        let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
+        for r in &self.rows {
+            for c in &r.causes {
+                *counts.entry(*c).or_default() += 1;
+            }
+        }
+        let list: Vec<String> = counts.iter().map(|(c, n)| format!("{} {n}", c.word())).collect();
+        vec![Note { status: if self.wrong() == 0 { Status::Pass } else { Status::Fail }, text: list.join(", ") }]
+    }
+}

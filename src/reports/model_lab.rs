@@ -1,0 +1,450 @@
+//! The reports of a model lab (`lake::model`), in the model's words: what a landing and a v2 run
+//! did, the snapshots, a date's history with the entities a change touched, and the check of a
+//! date's gold against v1 and the independent recount.
+
+use super::model::measure_cells;
+use super::{Cell, Note, Report, Status, Table};
+use crate::lake::Lab;
+use crate::lake::model::{ModelLanding, ModelRun, rows_of};
+use crate::model::Model;
+use crate::model::recount::ModelRow;
+use crate::store::model::{DateVersion, Skipped, SnapshotRow, Winner};
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, bail};
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LandingReport {
+    #[serde(flatten)]
+    pub landing: ModelLanding,
+}
+
+impl Report for LandingReport {
+    fn kind(&self) -> &'static str {
+        "land"
+    }
+    fn headline(&self) -> String {
+        let count = |s: &str| self.landing.files.iter().filter(|f| f.status == s).count();
+        format!(
+            "model {}: {} file(s) landed new, {} corrected, {} re-read under a corrected dimension row, {} unchanged",
+            self.landing.model,
+            count("new"),
+            count("corrected"),
+            count("re-read"),
+            count("unchanged")
+        )
+    }
+    fn tables(&self) -> Vec<Table> {
+        let cols = [
+            ("upload", "upload_date"),
+            ("file", "file"),
+            ("version", "version"),
+            ("status", "status"),
+            ("records", "records"),
+            ("quarantined", "quarantined"),
+        ];
+        let mut t = Table::new("files", &cols);
+        for f in &self.landing.files {
+            t.push(vec![
+                Cell::Date(f.upload_date),
+                Cell::text(&f.file),
+                Cell::Int(i64::from(f.version)),
+                Cell::text(&f.status),
+                Cell::Int(f.records),
+                Cell::Int(f.quarantined),
+            ]);
+        }
+        vec![t]
+    }
+    fn notes(&self) -> Vec<Note> {
+        let mut notes = Vec::new();
+        if !self.landing.dimension_changed.is_empty() {
+            notes.push(Note {
+                status: Status::Warn,
+                text: format!(
+                    "the dimension file changed for {}: their files were read again as their next version; run v2 for their uploads",
+                    self.landing.dimension_changed.join(", ")
+                ),
+            });
+        }
+        let quarantined: i64 = self.landing.files.iter().filter(|f| f.status != "unchanged").map(|f| f.quarantined).sum();
+        if quarantined > 0 {
+            notes.push(Note { status: Status::Warn, text: format!("{quarantined} line(s) quarantined: `recount quarantine` lists them") });
+        }
+        for d in &self.landing.missing {
+            notes.push(Note { status: Status::Fail, text: format!("the world has no upload {d}") });
+        }
+        notes
+    }
+}
+
+/// What `run`, `daily` and `spark run` did on a model: the landing when there was one, each v2
+/// run, and gold's fingerprint after them.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunsReport {
+    pub model: String,
+    pub landing: Option<ModelLanding>,
+    pub runs: Vec<ModelRun>,
+    pub fingerprint: String,
+}
+
+fn dates(ds: &[NaiveDate]) -> String {
+    ds.iter().map(|d| d.format("%m-%d").to_string()).collect::<Vec<_>>().join(" ")
+}
+
+impl Report for RunsReport {
+    fn kind(&self) -> &'static str {
+        "run"
+    }
+    fn headline(&self) -> String {
+        self.fingerprint.clone()
+    }
+    fn tables(&self) -> Vec<Table> {
+        let cols = [
+            ("upload", "upload_date"),
+            ("snapshot", "snapshot"),
+            ("rewritten", "rewritten"),
+            ("unchanged (skipped)", "skipped"),
+            ("beyond window", "beyond_window"),
+            ("future-dated", "future_dated"),
+        ];
+        let mut t = Table::new(format!("v2 runs of model {}", self.model), &cols);
+        let mut tables: Vec<Table> = self.landing.iter().flat_map(|l| LandingReport { landing: l.clone() }.tables()).collect();
+        for r in &self.runs {
+            t.push(vec![
+                Cell::Date(r.upload),
+                r.snapshot.map_or_else(|| Cell::Absent("none: nothing changed".into()), Cell::Int),
+                Cell::text(dates(&r.rewritten)),
+                Cell::text(dates(&r.skipped)),
+                Cell::Int(r.beyond_window),
+                Cell::Int(r.future_dated),
+            ]);
+        }
+        tables.push(t);
+        tables
+    }
+    fn notes(&self) -> Vec<Note> {
+        let mut notes: Vec<Note> = self.landing.iter().flat_map(|l| LandingReport { landing: l.clone() }.notes()).collect();
+        for r in &self.runs {
+            if r.snapshot.is_none() && !r.skipped.is_empty() {
+                notes.push(Note {
+                    status: Status::Pass,
+                    text: format!(
+                        "upload {}: every affected date's input is unchanged, so the run was skipped and wrote no snapshot",
+                        r.upload
+                    ),
+                });
+            }
+            if r.beyond_window > 0 {
+                notes.push(Note {
+                    status: Status::Warn,
+                    text: format!("upload {}: {} row(s) arrived past their date's window: valid, but out of gold (`recount check DATE` shows gold beside the recompute, which counts them)", r.upload, r.beyond_window),
+                });
+            }
+            if r.future_dated > 0 {
+                notes.push(Note {
+                    status: Status::Warn,
+                    text: format!("upload {}: {} row(s) are dated more than a day after their upload", r.upload, r.future_dated),
+                });
+            }
+        }
+        notes
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SnapshotsReport {
+    pub model: String,
+    pub snapshots: Vec<SnapshotRow>,
+    pub skipped_runs: Vec<Skipped>,
+}
+
+pub fn snapshots(lab: &Lab, model: &Model) -> Result<SnapshotsReport> {
+    Ok(SnapshotsReport {
+        model: model.name.clone(),
+        snapshots: lab.store().model_snapshots()?,
+        skipped_runs: lab.store().model_skipped_runs()?,
+    })
+}
+
+impl Report for SnapshotsReport {
+    fn kind(&self) -> &'static str {
+        "snapshots"
+    }
+    fn headline(&self) -> String {
+        format!("model {}: {} snapshot(s), {} skipped run(s) that wrote none", self.model, self.snapshots.len(), self.skipped_runs.len())
+    }
+    fn tables(&self) -> Vec<Table> {
+        let cols = [
+            ("snapshot", "snapshot_id"),
+            ("operation", "operation"),
+            ("upload", "upload"),
+            ("files", "files"),
+            ("dates", "dates_rewritten"),
+            ("beyond window", "beyond_window"),
+            ("gold rows", "gold_rows"),
+            ("gold md5", "gold_md5"),
+            ("at", "created_at"),
+        ];
+        let mut t = Table::new("snapshots", &cols);
+        for s in &self.snapshots {
+            t.push(vec![
+                Cell::Int(s.snapshot_id),
+                Cell::text(&s.operation),
+                s.upload.map_or(Cell::Empty, Cell::Date),
+                Cell::text(&s.files),
+                Cell::Int(i64::from(s.dates_rewritten)),
+                Cell::Int(s.beyond_window),
+                Cell::Int(s.gold_rows),
+                Cell::text(&s.gold_md5),
+                Cell::text(&s.created_at),
+            ]);
+        }
+        let mut skipped = Table::new("runs skipped: identical input, no snapshot", &[("upload", "upload"), ("dates", "dates")]);
+        for s in &self.skipped_runs {
+            skipped.push(vec![Cell::Date(s.upload), Cell::text(&s.dates)]);
+        }
+        vec![t, skipped]
+    }
+}
+
+/// One entity whose winning copy changed between two versions of a date.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EntityChange {
+    pub key: String,
+    /// What changed, in the model's fields: `units 120 → 135, defects 3 → 2`; `added`; `withdrawn`.
+    pub change: String,
+    pub file_before: Option<String>,
+    pub file_after: Option<String>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HistoryReport {
+    pub model: Model,
+    pub business_date: NaiveDate,
+    pub versions: Vec<DateVersion>,
+    /// The two versions compared (None: the date did not exist yet).
+    pub from: Option<i64>,
+    pub to: Option<i64>,
+    pub gold_before: Vec<ModelRow>,
+    pub gold_after: Vec<ModelRow>,
+    pub changes: Vec<EntityChange>,
+}
+
+/// A date's versions, and what changed, entity by entity, between two of them: the snapshots'
+/// versions `from` and `to` (default: the newest version and the one before it).
+pub fn history(lab: &Lab, model: &Model, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Result<HistoryReport> {
+    let store = lab.store();
+    let versions = store.model_date_versions(d)?;
+    if versions.is_empty() {
+        bail!("business date {d} has no version in this lab: no v2 run has built it");
+    }
+    let version_at = |s: i64| versions.iter().rev().find(|v| v.snapshot_id <= s).map(|v| v.snapshot_id);
+    let (from, to) = match (from, to) {
+        (None, None) => (versions.iter().rev().nth(1).map(|v| v.snapshot_id), versions.last().map(|v| v.snapshot_id)),
+        (f, t) => (f.and_then(version_at), t.map_or(versions.last().map(|v| v.snapshot_id), version_at)),
+    };
+    let gold = |v: Option<i64>| -> Result<Vec<ModelRow>> {
+        Ok(v.map(|v| store.model_version_gold(v, d)).transpose()?.map(|c| rows_of(model, c)).unwrap_or_default())
+    };
+    let winners = |v: Option<i64>| -> Result<Vec<Winner>> { Ok(v.map(|v| store.model_winners(v, d)).transpose()?.unwrap_or_default()) };
+    let changes = entity_changes(model, &winners(from)?, &winners(to)?);
+    Ok(HistoryReport {
+        model: model.clone(),
+        business_date: d,
+        versions,
+        from,
+        to,
+        gold_before: gold(from)?,
+        gold_after: gold(to)?,
+        changes,
+    })
+}
+
+fn measures_of(w: &Winner) -> [Option<i64>; 6] {
+    [w.m1, w.m2, w.m3, w.m4, w.m5, w.m6]
+}
+
+fn file_of(w: &Winner) -> String {
+    format!("upload_date={}/{} v{}", w.upload_date, w.file, w.version)
+}
+
+/// The entities whose winner differs between two silver versions, described by the fields the
+/// model sums.
+fn entity_changes(model: &Model, before: &[Winner], after: &[Winner]) -> Vec<EntityChange> {
+    let mut out = Vec::new();
+    let find = |ws: &[Winner], k: &str| ws.binary_search_by(|w| w.entity_key.as_str().cmp(k)).ok();
+    for a in after {
+        match find(before, &a.entity_key).map(|i| &before[i]) {
+            None => out.push(EntityChange {
+                key: a.entity_key.clone(),
+                change: "added".into(),
+                file_before: None,
+                file_after: Some(file_of(a)),
+            }),
+            Some(b) if measures_of(b) != measures_of(a) || (&b.file, b.upload_date, b.line) != (&a.file, a.upload_date, a.line) => {
+                let mut parts = Vec::new();
+                for (m, (x, y)) in model.measures.iter().zip(measures_of(b).iter().zip(measures_of(a).iter())) {
+                    if x != y && !m.is_count() {
+                        parts.push(format!("{} {} → {}", m.of, x.unwrap_or(0), y.unwrap_or(0)));
+                    }
+                }
+                let change = if parts.is_empty() { "same values, another copy".to_string() } else { parts.join(", ") };
+                out.push(EntityChange { key: a.entity_key.clone(), change, file_before: Some(file_of(b)), file_after: Some(file_of(a)) });
+            }
+            Some(_) => {}
+        }
+    }
+    for b in before.iter().filter(|b| find(after, &b.entity_key).is_none()) {
+        out.push(EntityChange { key: b.entity_key.clone(), change: "withdrawn".into(), file_before: Some(file_of(b)), file_after: None });
+    }
+    out.sort_by(|x, y| x.key.cmp(&y.key));
+    out
+}
+
+impl HistoryReport {
+    fn gold_table(&self) -> Table {
+        let mut cols: Vec<String> = self.model.grain.clone();
+        cols.extend(self.model.attributes.iter().cloned());
+        for m in &self.model.measures {
+            cols.push(format!("{} before", m.name));
+            cols.push(format!("{} after", m.name));
+        }
+        let refs: Vec<(&str, &str)> = cols.iter().map(|c| (c.as_str(), c.as_str())).collect();
+        let mut t = Table::new(
+            format!("gold.{} on {}: version {} → {}", self.model.gold, self.business_date, label(self.from), label(self.to)),
+            &refs,
+        );
+        let mut keys: Vec<(&Vec<String>, &Vec<String>)> =
+            self.gold_before.iter().chain(&self.gold_after).map(|r| (&r.grain, &r.attributes)).collect();
+        keys.sort();
+        keys.dedup();
+        for (grain, attributes) in keys {
+            let find = |rows: &[ModelRow]| {
+                rows.iter().find(|r| &r.grain == grain).map(|r| r.measures.clone()).unwrap_or_else(|| vec![0; self.model.measures.len()])
+            };
+            let (b, a) = (find(&self.gold_before), find(&self.gold_after));
+            let mut row: Vec<Cell> = grain.iter().chain(attributes).map(Cell::text).collect();
+            let (bc, ac) = (measure_cells(&self.model, attributes, &b), measure_cells(&self.model, attributes, &a));
+            for (x, y) in bc.into_iter().zip(ac) {
+                row.push(x);
+                row.push(y);
+            }
+            t.push_flagged(row, (a != b).then_some(Status::Warn));
+        }
+        t
+    }
+}
+
+fn label(v: Option<i64>) -> String {
+    v.map_or_else(|| "none".to_string(), |v| format!("of snapshot {v}"))
+}
+
+impl Report for HistoryReport {
+    fn kind(&self) -> &'static str {
+        "history"
+    }
+    fn business_date(&self) -> Option<NaiveDate> {
+        Some(self.business_date)
+    }
+    fn headline(&self) -> String {
+        format!(
+            "{}: {} version(s) of gold.{}; {} {}(s) changed in the last change shown",
+            self.business_date,
+            self.versions.len(),
+            self.model.gold,
+            self.changes.len(),
+            self.model.entity
+        )
+    }
+    fn tables(&self) -> Vec<Table> {
+        let cols =
+            [("snapshot", "snapshot_id"), ("operation", "operation"), ("upload", "upload"), ("files", "files"), ("gold rows", "gold_rows")];
+        let mut versions = Table::new("versions of the date", &cols);
+        for v in &self.versions {
+            versions.push(vec![
+                Cell::Int(v.snapshot_id),
+                Cell::text(&v.operation),
+                v.upload.map_or(Cell::Empty, Cell::Date),
+                Cell::text(&v.files),
+                Cell::Int(v.gold_rows),
+            ]);
+        }
+        let cols =
+            [(self.model.entity.as_str(), "key"), ("change", "change"), ("file before", "file_before"), ("file after", "file_after")];
+        let mut changes = Table::new(format!("{}s that changed", self.model.entity), &cols);
+        for c in &self.changes {
+            changes.push(vec![
+                Cell::text(&c.key),
+                Cell::text(&c.change),
+                c.file_before.as_ref().map_or(Cell::Empty, Cell::text),
+                c.file_after.as_ref().map_or(Cell::Empty, Cell::text),
+            ]);
+        }
+        vec![versions, self.gold_table(), changes]
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CheckReport {
+    pub model: Model,
+    pub business_date: NaiveDate,
+    pub v1: Vec<ModelRow>,
+    pub v2: Vec<ModelRow>,
+    pub recompute: Vec<ModelRow>,
+}
+
+/// A date's gold beside v1's appends and the independent recount of the lab's current files.
+pub fn check(lab: &Lab, model: &Model, d: NaiveDate) -> Result<CheckReport> {
+    let on = |rows: Vec<ModelRow>| rows.into_iter().filter(|r| r.business_date == d).collect::<Vec<_>>();
+    let v2 = on(rows_of(model, lab.store().model_gold(None)?));
+    let v1 = on(rows_of(model, lab.store().model_naive()?));
+    let recompute = on(crate::lake::model::recompute(lab, model)?.rows);
+    Ok(CheckReport { model: model.clone(), business_date: d, v1, v2, recompute })
+}
+
+impl CheckReport {
+    /// Whether gold equals the recount on this date.
+    pub fn agrees(&self) -> bool {
+        self.v2 == self.recompute
+    }
+}
+
+impl Report for CheckReport {
+    fn kind(&self) -> &'static str {
+        "check"
+    }
+    fn business_date(&self) -> Option<NaiveDate> {
+        Some(self.business_date)
+    }
+    fn headline(&self) -> String {
+        let verdict = if self.agrees() { "v2 equals the recompute" } else { "v2 differs from the recompute" };
+        format!("{} gold.{}: {verdict}", self.business_date, self.model.gold)
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut cols: Vec<String> = self.model.grain.clone();
+        for m in &self.model.measures {
+            for side in ["v1", "v2", "recompute"] {
+                cols.push(format!("{} {side}", m.name));
+            }
+        }
+        cols.push("status".into());
+        let refs: Vec<(&str, &str)> = cols.iter().map(|c| (c.as_str(), c.as_str())).collect();
+        let mut t = Table::new(format!("gold.{} on {}", self.model.gold, self.business_date), &refs);
+        let mut grains: Vec<&Vec<String>> = self.v1.iter().chain(&self.v2).chain(&self.recompute).map(|r| &r.grain).collect();
+        grains.sort();
+        grains.dedup();
+        for g in grains {
+            let of = |rows: &[ModelRow]| rows.iter().find(|r| &r.grain == g).map(|r| r.measures.clone());
+            let (v1, v2, re) = (of(&self.v1), of(&self.v2), of(&self.recompute));
+            let mut row: Vec<Cell> = g.iter().map(Cell::text).collect();
+            for i in 0..self.model.measures.len() {
+                for side in [&v1, &v2, &re] {
+                    row.push(side.as_ref().map_or(Cell::Absent("none".into()), |m| Cell::Int(m[i])));
+                }
+            }
+            row.push(Cell::Status(if v2 == re { Status::Pass } else { Status::Fail }));
+            t.push(row);
+        }
+        vec![t]
+    }
+}

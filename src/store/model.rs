@@ -1,0 +1,294 @@
+//! model.sql: the lab of a model other than retail. A model's grain, attributes and measures sit
+//! in fixed columns (`Cells`), so one statement serves every model; `lake::model` maps them to
+//! and from the model's own names.
+
+use super::{Exec, Query, Store, Tx, row, statements};
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, WrapErr};
+use duckdb::named_params;
+
+/// How many grain fields, attributes and measures the lab's columns hold.
+pub const GRAIN_COLUMNS: usize = 4;
+pub const ATTRIBUTE_COLUMNS: usize = 4;
+pub const MEASURE_COLUMNS: usize = 6;
+
+row! { pub struct Definition { pub name: String, pub parts: String } }
+row! { pub struct DimensionVersion { pub version: i32, pub md5: String, pub text: String } }
+row! {
+    /// A landed file's version.
+    pub struct ModelFile {
+        pub file_id: i32, pub file: String, pub upload_date: NaiveDate, pub version: i32, pub md5: String,
+        pub records: i64, pub quarantined: i64,
+    }
+}
+row! { pub struct Next { pub next: i64 } }
+row! { pub struct Upload { pub upload_date: NaiveDate } }
+row! { pub struct UploadDate { pub business_date: NaiveDate, pub current: bool, pub rows: i64 } }
+row! { pub struct InputHash { pub business_date: NaiveDate, pub rows: i64, pub input_hash: String } }
+row! {
+    pub struct CurrentVersion { pub business_date: NaiveDate, pub snapshot_id: i64, pub input_hash: String, pub gold_rows: i64 }
+}
+row! {
+    /// A gold row in the lab's columns.
+    pub struct Cells {
+        pub business_date: NaiveDate,
+        pub g1: Option<String>, pub g2: Option<String>, pub g3: Option<String>, pub g4: Option<String>,
+        pub a1: Option<String>, pub a2: Option<String>, pub a3: Option<String>, pub a4: Option<String>,
+        pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
+    }
+}
+row! {
+    #[derive(serde::Serialize)]
+    pub struct SnapshotRow {
+        pub snapshot_id: i64, pub operation: String, pub upload: Option<NaiveDate>, pub late_days: i32, pub files: String,
+        pub dates_rewritten: i32, pub beyond_window: i64, pub gold_rows: i64, pub gold_md5: String, pub created_at: String,
+    }
+}
+row! { #[derive(serde::Serialize)] pub struct Skipped { pub upload: NaiveDate, pub dates: String } }
+row! {
+    #[derive(serde::Serialize)]
+    pub struct DateVersion {
+        pub snapshot_id: i64, pub input_hash: String, pub gold_rows: i64, pub operation: String, pub upload: Option<NaiveDate>,
+        pub files: String,
+    }
+}
+row! {
+    /// One winner of a silver version: its key, file version, line and measures.
+    pub struct Winner {
+        pub entity_key: String, pub file: String, pub upload_date: NaiveDate, pub version: i32, pub line: i32, pub copies: i64,
+        pub g1: Option<String>, pub g2: Option<String>, pub g3: Option<String>, pub g4: Option<String>,
+        pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
+    }
+}
+row! { pub struct VersionAt { pub business_date: NaiveDate, pub snapshot_id: i64 } }
+row! { pub struct QuarantineRow { pub upload_date: NaiveDate, pub file: String, pub version: i32, pub line: i32, pub reason: String } }
+
+statements! {
+    DEFINITION_GET: Query<Definition> = model::DEFINITION_GET;
+    DEFINITION_SET: Exec = model::DEFINITION_SET;
+    DIMENSION_NEWEST: Query<DimensionVersion> = model::DIMENSION_NEWEST;
+    DIMENSION_INSERT: Exec = model::DIMENSION_INSERT;
+    FILES_OF_UPLOAD: Query<ModelFile> = model::FILES_OF_UPLOAD;
+    FILES_WITH_KEY: Query<ModelFile> = model::FILES_WITH_KEY;
+    NEXT_FILE_ID: Query<Next> = model::NEXT_FILE_ID;
+    FILE_INSERT: Exec = model::FILE_INSERT;
+    LANDED_UPLOADS: Query<Upload> = model::LANDED_UPLOADS;
+    UPLOAD_DATES: Query<UploadDate> = model::UPLOAD_DATES;
+    INPUT_HASHES: Query<InputHash> = model::INPUT_HASHES;
+    CURRENT_VERSIONS: Query<CurrentVersion> = model::CURRENT_VERSIONS;
+    NEXT_SNAPSHOT: Query<Next> = model::NEXT_SNAPSHOT;
+    SILVER_INSERT: Exec = model::SILVER_INSERT;
+    GOLD_INSERT: Exec = model::GOLD_INSERT;
+    DATE_INSERT: Exec = model::DATE_INSERT;
+    SNAPSHOT_INSERT: Exec = model::SNAPSHOT_INSERT;
+    SKIPPED_INSERT: Exec = model::SKIPPED_INSERT;
+    GOLD_ROWS: Query<Cells> = model::GOLD_ROWS;
+    VERSION_GOLD: Query<Cells> = model::VERSION_GOLD;
+    SNAPSHOTS: Query<SnapshotRow> = model::SNAPSHOTS;
+    SKIPPED_RUNS: Query<Skipped> = model::SKIPPED_RUNS;
+    DATE_VERSIONS: Query<DateVersion> = model::DATE_VERSIONS;
+    VERSION_WINNERS: Query<Winner> = model::VERSION_WINNERS;
+    VERSIONS_AT: Query<VersionAt> = model::VERSIONS_AT;
+    RESTORE_GOLD: Exec = model::RESTORE_GOLD;
+    RESTORE_SILVER: Exec = model::RESTORE_SILVER;
+    RESTORE_DATE: Exec = model::RESTORE_DATE;
+    NAIVE_APPEND: Exec = model::NAIVE_APPEND;
+    NAIVE_ROWS: Query<Cells> = model::NAIVE_ROWS;
+    QUARANTINE: Query<QuarantineRow> = model::QUARANTINE;
+    COPIES_COUNTED: Query<Cells> = model::COPIES_COUNTED;
+    UTC_DATED: Query<Cells> = model::UTC_DATED;
+}
+
+/// One record as bronze keeps it.
+pub struct RecordRow<'a> {
+    pub line: i32,
+    pub key: &'a str,
+    pub event_id: &'a str,
+    pub arrival_ns: i64,
+    pub event_ns: i64,
+    pub business_date: NaiveDate,
+    pub grain: &'a [String],
+    pub attributes: &'a [String],
+    pub measures: &'a [i64],
+}
+
+/// A snapshot's record, as a v2 write or a rollback inserts it.
+pub struct NewSnapshot<'a> {
+    pub snapshot_id: i64,
+    pub operation: &'a str,
+    pub upload: Option<NaiveDate>,
+    pub late_days: u32,
+    pub files: &'a str,
+    pub dates_rewritten: usize,
+    pub beyond_window: i64,
+    pub gold_rows: i64,
+    pub gold_md5: &'a str,
+}
+
+impl Store {
+    /// The lab's model, as stored (None: a retail lab).
+    pub(crate) fn model_definition(&self) -> Result<Option<Definition>> {
+        DEFINITION_GET.optional(self, &[])
+    }
+    pub(crate) fn model_dimension(&self) -> Result<Option<DimensionVersion>> {
+        DIMENSION_NEWEST.optional(self, &[])
+    }
+    pub(crate) fn model_files_of(&self, upload: NaiveDate) -> Result<Vec<ModelFile>> {
+        FILES_OF_UPLOAD.all(self, named_params! { "upload_date": upload })
+    }
+    /// The current files holding a record whose grain column `column` (1-based) is one of `keys`.
+    pub(crate) fn model_files_with_key(&self, column: usize, keys: &[String]) -> Result<Vec<ModelFile>> {
+        let column = i32::try_from(column)?;
+        FILES_WITH_KEY.all(self, named_params! { "column": column, "keys": keys.join("\u{1f}") })
+    }
+    pub(crate) fn model_next_file_id(&self) -> Result<i32> {
+        Ok(i32::try_from(NEXT_FILE_ID.one(self, &[])?.next)?)
+    }
+    pub(crate) fn model_uploads(&self) -> Result<Vec<NaiveDate>> {
+        Ok(LANDED_UPLOADS.all(self, &[])?.into_iter().map(|u| u.upload_date).collect())
+    }
+    pub(crate) fn model_upload_dates(&self, upload: NaiveDate) -> Result<Vec<UploadDate>> {
+        UPLOAD_DATES.all(self, named_params! { "upload_date": upload })
+    }
+    pub(crate) fn model_input_hashes(&self, dates: &[NaiveDate], late_days: u32) -> Result<Vec<InputHash>> {
+        INPUT_HASHES.all(self, named_params! { "dates": super::date_list(dates), "late_days": late_days })
+    }
+    pub(crate) fn model_current_versions(&self, dates: &[NaiveDate]) -> Result<Vec<CurrentVersion>> {
+        CURRENT_VERSIONS.all(self, named_params! { "dates": super::date_list(dates) })
+    }
+    pub(crate) fn model_next_snapshot(&self) -> Result<i64> {
+        Ok(NEXT_SNAPSHOT.one(self, &[])?.next)
+    }
+    /// Gold as it stood at `as_of` (None: now).
+    pub(crate) fn model_gold(&self, as_of: Option<i64>) -> Result<Vec<Cells>> {
+        GOLD_ROWS.all(self, named_params! { "snapshot_id": as_of })
+    }
+    pub(crate) fn model_version_gold(&self, snapshot_id: i64, d: NaiveDate) -> Result<Vec<Cells>> {
+        VERSION_GOLD.all(self, named_params! { "snapshot_id": snapshot_id, "business_date": d })
+    }
+    pub(crate) fn model_snapshots(&self) -> Result<Vec<SnapshotRow>> {
+        SNAPSHOTS.all(self, &[])
+    }
+    pub(crate) fn model_skipped_runs(&self) -> Result<Vec<Skipped>> {
+        SKIPPED_RUNS.all(self, &[])
+    }
+    pub(crate) fn model_date_versions(&self, d: NaiveDate) -> Result<Vec<DateVersion>> {
+        DATE_VERSIONS.all(self, named_params! { "business_date": d })
+    }
+    pub(crate) fn model_winners(&self, snapshot_id: i64, d: NaiveDate) -> Result<Vec<Winner>> {
+        VERSION_WINNERS.all(self, named_params! { "snapshot_id": snapshot_id, "business_date": d })
+    }
+    pub(crate) fn model_versions_at(&self, as_of: Option<i64>) -> Result<Vec<VersionAt>> {
+        VERSIONS_AT.all(self, named_params! { "snapshot_id": as_of })
+    }
+    pub(crate) fn model_naive(&self) -> Result<Vec<Cells>> {
+        NAIVE_ROWS.all(self, &[])
+    }
+    pub(crate) fn model_quarantine(&self) -> Result<Vec<QuarantineRow>> {
+        QUARANTINE.all(self, &[])
+    }
+    /// `d` summed over every copy inside the window: no dedup (an audit's alternative).
+    pub(crate) fn model_copies_counted(&self, d: NaiveDate, late_days: u32) -> Result<Vec<Cells>> {
+        COPIES_COUNTED.all(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+    /// `d` with events dated in UTC (an audit's alternative).
+    pub(crate) fn model_utc_dated(&self, d: NaiveDate, late_days: u32) -> Result<Vec<Cells>> {
+        UTC_DATED.all(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+}
+
+impl Tx<'_> {
+    pub(crate) fn model_define(&mut self, name: &str, parts: &str) -> Result<()> {
+        self.exec("recording the lab's model", &DEFINITION_SET, named_params! { "name": name, "parts": parts }).map(|_| ())
+    }
+    pub(crate) fn model_dimension_insert(&mut self, version: i32, md5: &str, text: &str) -> Result<()> {
+        let p = named_params! { "version": version, "md5": md5, "text": text };
+        self.exec("keeping the dimension file's version", &DIMENSION_INSERT, p).map(|_| ())
+    }
+    pub(crate) fn model_file_insert(&mut self, f: &ModelFile) -> Result<()> {
+        let p = named_params! {
+            "file_id": f.file_id, "file": f.file, "upload_date": f.upload_date, "version": f.version, "md5": f.md5,
+            "records": f.records, "quarantined": f.quarantined,
+        };
+        self.exec("recording a landed file", &FILE_INSERT, p).map(|_| ())
+    }
+
+    /// A file version's records and refused lines, through one appender each.
+    pub(crate) fn model_records(&mut self, file_id: i32, records: &[RecordRow<'_>], refused: &[(i32, String, String)]) -> Result<()> {
+        let conn = &self.store.conn;
+        (|| -> duckdb::Result<()> {
+            let mut app = conn.appender_to_db("records", "model")?;
+            for r in records {
+                let g = |i: usize| r.grain.get(i).map(String::as_str);
+                let a = |i: usize| r.attributes.get(i).map(String::as_str);
+                let m = |i: usize| r.measures.get(i).copied();
+                app.append_row(duckdb::params![
+                    file_id,
+                    r.line,
+                    r.key,
+                    r.event_id,
+                    r.arrival_ns,
+                    r.event_ns,
+                    r.business_date,
+                    g(0),
+                    g(1),
+                    g(2),
+                    g(3),
+                    a(0),
+                    a(1),
+                    a(2),
+                    a(3),
+                    m(0),
+                    m(1),
+                    m(2),
+                    m(3),
+                    m(4),
+                    m(5)
+                ])?;
+            }
+            app.flush()?;
+            let mut app = conn.appender_to_db("quarantine", "model")?;
+            for (line, reason, raw) in refused {
+                app.append_row(duckdb::params![file_id, line, reason, raw])?;
+            }
+            app.flush()
+        })()
+        .map_err(|e| super::duckdb_error("adding a file's records", e))?;
+        self.step("adding a file's records")
+    }
+
+    /// Snapshot `snapshot_id`'s silver and gold of `dates` (a list), within `late_days`.
+    pub(crate) fn model_write(&mut self, snapshot_id: i64, dates: &[NaiveDate], late_days: u32) -> Result<()> {
+        let p = named_params! { "snapshot_id": snapshot_id, "dates": super::date_list(dates), "late_days": late_days };
+        self.exec("writing silver", &SILVER_INSERT, p)?;
+        self.exec("writing gold", &GOLD_INSERT, named_params! { "snapshot_id": snapshot_id })
+            .wrap_err("summing gold (a sum past 64 bits is refused, not wrapped)")?;
+        Ok(())
+    }
+    pub(crate) fn model_date(&mut self, snapshot_id: i64, d: NaiveDate, input_hash: &str) -> Result<()> {
+        let p = named_params! { "snapshot_id": snapshot_id, "business_date": d, "input_hash": input_hash };
+        self.exec("recording a date's version", &DATE_INSERT, p).map(|_| ())
+    }
+    /// Snapshot `snapshot_id` takes `version`'s silver and gold of `d` (None: an empty version).
+    pub(crate) fn model_restore(&mut self, snapshot_id: i64, version: Option<i64>, d: NaiveDate) -> Result<()> {
+        let p = named_params! { "snapshot_id": snapshot_id, "version": version, "business_date": d };
+        self.exec("restoring gold", &RESTORE_GOLD, p)?;
+        self.exec("restoring silver", &RESTORE_SILVER, p)?;
+        self.exec("recording a date's version", &RESTORE_DATE, p).map(|_| ())
+    }
+    pub(crate) fn model_snapshot(&mut self, s: &NewSnapshot<'_>) -> Result<()> {
+        let dates = i32::try_from(s.dates_rewritten)?;
+        let p = named_params! {
+            "snapshot_id": s.snapshot_id, "operation": s.operation, "upload": s.upload, "late_days": s.late_days, "files": s.files,
+            "dates_rewritten": dates, "beyond_window": s.beyond_window, "gold_rows": s.gold_rows, "gold_md5": s.gold_md5,
+        };
+        self.exec("recording the snapshot", &SNAPSHOT_INSERT, p).map(|_| ())
+    }
+    pub(crate) fn model_skipped(&mut self, upload: NaiveDate, dates: &[NaiveDate]) -> Result<()> {
+        let p = named_params! { "upload": upload, "dates": super::date_list(dates) };
+        self.exec("recording a skipped run", &SKIPPED_INSERT, p).map(|_| ())
+    }
+    pub(crate) fn model_naive(&mut self, run_date: NaiveDate) -> Result<usize> {
+        self.exec("appending v1", &NAIVE_APPEND, named_params! { "run_date": run_date })
+    }
+}
