@@ -176,9 +176,11 @@ SET threads = $threads;
 
 -- name: largest_date_rows
 -- The rows of the lab's largest business date, every landed copy and country: what DuckDB's
--- memory limits follow (store::Limits). bronze.cells holds a few rows a file.
-SELECT coalesce(max(rows), 0)::BIGINT AS rows
-FROM (SELECT business_date, sum(rows) AS rows FROM bronze.cells GROUP BY business_date);
+-- memory limits follow (store::Limits). bronze.cells holds a few rows a file; a model lab's
+-- records (the model schema) are counted by date.
+SELECT greatest(
+    (SELECT coalesce(max(rows), 0) FROM (SELECT business_date, sum(rows) AS rows FROM bronze.cells GROUP BY business_date)),
+    (SELECT coalesce(max(rows), 0) FROM (SELECT business_date, count(*) AS rows FROM model.records GROUP BY business_date)))::BIGINT AS rows;
 
 -- name: memory_limit_set
 -- DuckDB's memory limit on this connection: the reports' (fitted to the lab's dates), and the

@@ -35,6 +35,10 @@ SELECT (coalesce(max(file_id), 0) + 1)::BIGINT AS next FROM model.files;
 -- name: file_insert
 INSERT INTO model.files VALUES ($file_id, $file, $upload_date, $version, $md5, $records, $quarantined, now()::TIMESTAMP);
 
+-- name: records_from_rows
+-- A landing's records, made in Rust as bronze's columns (`recount_rows($job)`).
+INSERT INTO model.records SELECT * FROM recount_rows($job::BIGINT);
+
 -- name: landed_uploads
 SELECT DISTINCT upload_date FROM model.files ORDER BY 1;
 
@@ -53,12 +57,12 @@ GROUP BY ALL ORDER BY 1;
  WHERE in_window(f.upload_date, r.business_date, $late_days::INTEGER))
 
 -- name: input_hashes
--- Each of the dates $dates (a list) as its input: the hash of every copy that feeds it, in
--- raw-zone order. A rebuild whose hash is the version's own changes nothing and is skipped.
+-- Each of the dates $dates (a list) as its input: how many copies feed it and the exact sum of
+-- a 64-bit hash of each (where it is, and every field v2 reads), which no order of the rows
+-- changes. A rebuild whose hash is the version's own changes nothing and is skipped.
 SELECT business_date, count(*) AS rows,
-       md5(string_agg(concat_ws('|', upload_date, file, line, entity_key, event_id, arrival_ns,
-                                g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6),
-                      chr(10) ORDER BY upload_date, file, line)) AS input_hash
+       concat(count(*), ':', sum(hash(upload_date, file, line, entity_key, event_id, arrival_ns,
+                                     g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6)::HUGEINT)) AS input_hash
 FROM @model_visible v
 WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))
 GROUP BY 1 ORDER BY 1;
@@ -72,31 +76,38 @@ WHERE sd.business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR));
 -- name: next_snapshot
 SELECT (coalesce(max(snapshot_id), 0) + 1)::BIGINT AS next FROM model.snapshots;
 
--- name: silver_insert
--- THE winners of dates $dates, as snapshot $snapshot_id's silver: one row per business key among
--- every copy the write sees, the first by the contract's order (the smallest arrival, then
--- event id; an exact tie to the copy first in the raw zone: upload date, file name, line). A key
--- counts on its winner's date.
-INSERT INTO model.silver_history
+-- name: winners_stage
+-- THE winners of dates $dates, kept for one write's silver and gold: one row per business key
+-- among every copy the write sees, the first by the contract's order (the smallest arrival, then
+-- event id; an exact tie to the copy first in the raw zone: upload date, file name, line), with
+-- its copies. A key counts on its winner's date. (A window's rank is faster here than arg_min
+-- over the order as one row, whose comparisons of strings cost more than the sort.)
+CREATE OR REPLACE TEMP TABLE model_winners AS
 WITH keyed AS (SELECT DISTINCT entity_key FROM @model_visible v
                WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))),
 ranked AS (
-    SELECT v.business_date, v.file_id, v.line,
+    SELECT v.business_date, v.file_id, v.line, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6,
            count(*) OVER (PARTITION BY v.entity_key) AS copies,
            row_number() OVER (PARTITION BY v.entity_key ORDER BY v.arrival_ns, v.event_id, v.upload_date, v.file, v.line) AS n
     FROM @model_visible v WHERE v.entity_key IN (SELECT entity_key FROM keyed))
-SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies FROM ranked
+SELECT * EXCLUDE (n) FROM ranked
 WHERE n = 1 AND business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR));
 
+-- name: silver_insert
+-- Snapshot $snapshot_id's silver: each winner as a pointer to its bronze row.
+INSERT INTO model.silver_history SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies FROM model_winners;
+
 -- name: gold_insert
--- Snapshot $snapshot_id's gold: its silver summed per date and grain. A sum past 64 bits is an
+-- Snapshot $snapshot_id's gold: the winners summed per date and grain. A sum past 64 bits is an
 -- error (the cast), never a wrapped number.
 INSERT INTO model.gold_history
-SELECT $snapshot_id::BIGINT, r.business_date, g1, g2, g3, g4, a1, a2, a3, a4,
+SELECT $snapshot_id::BIGINT, business_date, g1, g2, g3, g4, a1, a2, a3, a4,
        sum(m1)::BIGINT, sum(m2)::BIGINT, sum(m3)::BIGINT, sum(m4)::BIGINT, sum(m5)::BIGINT, sum(m6)::BIGINT
-FROM model.silver_history s JOIN model.records r USING (file_id, line)
-WHERE s.snapshot_id = $snapshot_id::BIGINT
-GROUP BY r.business_date, g1, g2, g3, g4, a1, a2, a3, a4;
+FROM model_winners
+GROUP BY business_date, g1, g2, g3, g4, a1, a2, a3, a4;
+
+-- name: winners_drop
+DROP TABLE IF EXISTS model_winners;
 
 -- name: date_insert
 INSERT INTO model.snapshot_dates
@@ -108,7 +119,7 @@ INSERT INTO model.snapshots VALUES ($snapshot_id, $operation, $upload, $late_day
                                     $beyond_window, $gold_rows, $gold_md5, now()::TIMESTAMP);
 
 -- name: skipped_insert
-INSERT INTO model.skipped_runs VALUES ($upload, $dates, now()::TIMESTAMP);
+INSERT INTO model.skipped_runs VALUES ($uploads, $dates, now()::TIMESTAMP);
 
 -- name: gold_rows
 -- Gold as it stood at snapshot $snapshot_id (NULL: now).
@@ -128,7 +139,7 @@ SELECT snapshot_id, operation, upload, late_days, files, dates_rewritten, beyond
 FROM model.snapshots ORDER BY snapshot_id;
 
 -- name: skipped_runs
-SELECT upload, dates FROM model.skipped_runs ORDER BY skipped_at;
+SELECT uploads, dates FROM model.skipped_runs ORDER BY skipped_at;
 
 -- name: date_versions
 -- Every version of $business_date, oldest first, with the snapshot that wrote it.

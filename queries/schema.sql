@@ -191,7 +191,7 @@ CREATE TABLE IF NOT EXISTS model.silver_history (
     snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL,
     copies BIGINT NOT NULL);
 -- A run whose every date's input hash was unchanged: no snapshot, but a line here.
-CREATE TABLE IF NOT EXISTS model.skipped_runs (upload DATE NOT NULL, dates VARCHAR NOT NULL, skipped_at TIMESTAMP NOT NULL);
+CREATE TABLE IF NOT EXISTS model.skipped_runs (uploads VARCHAR NOT NULL, dates VARCHAR NOT NULL, skipped_at TIMESTAMP NOT NULL);
 -- v1, the naive append, on purpose.
 CREATE TABLE IF NOT EXISTS model.naive (
     run_date DATE NOT NULL, business_date DATE NOT NULL,

@@ -144,12 +144,14 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
 }
 
 fn run_command(g: Global, command: Command) -> Result<i32> {
+    // A model lab's commands first: its landing reads files on threads of its own, which one
+    // malloc arena would make wait on each other.
+    if let Some(code) = crate::model_commands::dispatch(&g, &command)? {
+        return Ok(code);
+    }
     // Bulk work keeps one malloc arena (`store::one_malloc_arena`), set before any thread starts.
     if matches!(command, Command::Land { .. } | Command::Run { .. } | Command::Daily { .. } | Command::BenchPhase { .. }) {
         crate::store::one_malloc_arena();
-    }
-    if let Some(code) = crate::model_commands::dispatch(&g, &command)? {
-        return Ok(code);
     }
     match command {
         Command::Tui { tui } => explorer(&g, tui),

@@ -270,8 +270,7 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     assert_eq!(snapshots["detail"]["snapshots"].as_array().unwrap().len(), before);
     assert!(!snapshots["detail"]["skipped_runs"].as_array().unwrap().is_empty(), "{snapshots}");
     // A rollback to before the correction gives 120 and 3 again, as a new snapshot.
-    let corrected_at = run["detail"]["runs"][0]["upload"].as_str().unwrap().to_string();
-    assert_eq!(corrected_at, "2026-06-30");
+    assert_eq!(run["detail"]["runs"][0]["uploads"], serde_json::json!(["2026-06-30"]), "{run}");
     ok(&lab, &["rollback", &(before as i64 - 1).to_string(), "--yes"]);
     assert_eq!(scenario_in_lab(&lab), [16, 120, 3]);
     assert_eq!(json(&lab, &["snapshots"])["detail"]["snapshots"].as_array().unwrap().len(), before + 1);

@@ -44,7 +44,7 @@ class FileLanded:
 class RunDone:
     """One v2 run, as the lab's ModelRun (src/lake/model.rs) reads it."""
 
-    upload: str
+    uploads: list[str]
     snapshot: int | None
     rewritten: list[str]
     skipped: list[str]
@@ -209,7 +209,7 @@ def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.
 
             row = Row(upload=upload, dates=",".join(map(str, dates)), at=dt.datetime.now(dt.UTC).replace(tzinfo=None))
             spark.createDataFrame([row], schema=spark.table(SKIPPED).schema).writeTo(SKIPPED).append()
-        return RunDone(str(upload), None, [], skipped, beyond, future, fingerprint(warehouse, model))
+        return RunDone([str(upload)], None, [], skipped, beyond, future, fingerprint(warehouse, model))
     sql("model", "silver_rows", dates=changed, late_days=late_days).createOrReplaceTempView("silver")
     g, a, ms = len(model["grain"]), len(model.get("attributes", [])), len(model["measures"])
     cols = ["business_date", *[f"g{i + 1}" for i in range(g)], *[f"a{i + 1}" for i in range(a)], *[f"m{i + 1}" for i in range(ms)]]
@@ -234,7 +234,7 @@ def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.
     else:
         writer.overwrite(F.col("business_date").isin(changed))
     current = static_table(warehouse, model["gold"]).current_snapshot()
-    return RunDone(str(upload), current.snapshot_id if current else None, [str(d) for d in changed], skipped, beyond, future,
+    return RunDone([str(upload)], current.snapshot_id if current else None, [str(d) for d in changed], skipped, beyond, future,
                    fingerprint(warehouse, model))
 
 

@@ -9,7 +9,7 @@ use super::Lab;
 use crate::model::Model;
 use crate::model::read::{DimensionTable, read_line};
 use crate::model::recount::ModelRow;
-use crate::store::model::{Cells, ModelFile, NewSnapshot, RecordRow};
+use crate::store::model::{Cells, ModelFile, NewSnapshot, RecordRow, RecordsBatch};
 use crate::store::{Tx, model as cols};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
@@ -79,12 +79,12 @@ pub struct ModelLanding {
     pub missing: Vec<NaiveDate>,
 }
 
-/// A file version ready to write: its row in the catalogue, its lines read, its bytes.
+/// A file version ready to write: its row in the catalogue, its records as bronze's columns, its
+/// refused lines (file id, line, reason, the line), its bytes.
 struct Staged {
     file: ModelFile,
-    records: Vec<crate::model::read::Record>,
-    lines: Vec<i32>,
-    refused: Vec<(i32, String, String)>,
+    records: RecordsBatch,
+    refused: Vec<(i32, i32, String, String)>,
     bytes: Vec<u8>,
     status: &'static str,
 }
@@ -103,12 +103,28 @@ fn stage(model: &Model, dims: &DimensionTable, mut file: ModelFile, bytes: Vec<u
                 records.push(r);
                 lines.push(n);
             }
-            Err(reason) => refused.push((n, reason, crate::sanitize::for_terminal(line).chars().take(2000).collect())),
+            Err(reason) => refused.push((file.file_id, n, reason, crate::sanitize::for_terminal(line).chars().take(2000).collect())),
         }
     }
+    let rows: Vec<RecordRow<'_>> = records
+        .iter()
+        .zip(&lines)
+        .map(|(r, line)| RecordRow {
+            line: *line,
+            key: &r.key,
+            event_id: &r.event_id,
+            arrival_ns: r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX),
+            event_ns: r.event_time.timestamp_nanos_opt().unwrap_or(i64::MAX),
+            business_date: r.business_date,
+            grain: &r.grain,
+            attributes: &r.attributes,
+            measures: &r.measures,
+        })
+        .collect();
+    let batch = RecordsBatch::of(file.file_id, &rows)?;
     file.records = records.len() as i64;
     file.quarantined = refused.len() as i64;
-    Ok(Staged { file, records, lines, refused, bytes, status })
+    Ok(Staged { file, records: batch, refused, bytes, status })
 }
 
 /// A new version of the dimension file: its version, MD5 and text.
@@ -169,9 +185,10 @@ fn world_files(world: &Path, model: &Model, d: NaiveDate) -> Result<Option<Vec<(
 /// every version's bytes are written under their own path before it commits.
 pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> Result<ModelLanding> {
     lab.begin_writing()?;
+    let started = std::time::Instant::now();
     let (dims, new_dimension, changed) = dimension(lab, world, model)?;
     let mut next_id = lab.store().model_next_file_id()?;
-    let (mut staged, mut missing, mut unchanged) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut staged, mut missing, mut unchanged, mut to_read) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for &d in dates {
         let Some(files) = world_files(world, model, d)? else {
             missing.push(d);
@@ -196,11 +213,14 @@ pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> 
             let version = before.map_or(1, |f| f.version + 1);
             let row = ModelFile { file_id: next_id, file: name, upload_date: d, version, md5, records: 0, quarantined: 0 };
             next_id += 1;
-            staged.push(stage(model, &dims, row, bytes, if version == 1 { "new" } else { "corrected" })?);
+            to_read.push((row, bytes, if version == 1 { "new" } else { "corrected" }));
         }
     }
+    // Each file's lines are read on a core of its own.
+    use rayon::prelude::*;
+    staged.extend(to_read.into_par_iter().map(|(row, bytes, status)| stage(model, &dims, row, bytes, status)).collect::<Result<Vec<_>>>()?);
     staged.extend(reread(lab, model, &dims, &changed, &staged, &mut next_id)?);
-    write_landing(lab, model, new_dimension, &staged)?;
+    let read = started.elapsed();
     let mut files: Vec<LandedFile> = staged
         .iter()
         .map(|s| LandedFile {
@@ -212,6 +232,11 @@ pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> 
             quarantined: s.file.quarantined,
         })
         .collect();
+    write_landing(lab, model, new_dimension, staged)?;
+    crate::progress::profile(&[
+        ("reading the files".to_string(), read.as_secs_f64() * 1e3),
+        ("writing bronze".to_string(), (started.elapsed() - read).as_secs_f64() * 1e3),
+    ]);
     files.extend(unchanged);
     files.sort_by(|a, b| (a.upload_date, &a.file).cmp(&(b.upload_date, &b.file)));
     Ok(ModelLanding { model: model.name.clone(), files, dimension_changed: changed, missing })
@@ -242,11 +267,11 @@ fn reread(
     Ok(out)
 }
 
-fn write_landing(lab: &Lab, model: &Model, dimension: Option<NewDimension>, staged: &[Staged]) -> Result<()> {
+fn write_landing(lab: &Lab, model: &Model, dimension: Option<NewDimension>, staged: Vec<Staged>) -> Result<()> {
     // The folder marks a model lab for the commands (`model_commands`), before its first commit.
     let kept = lab.raw_root().join("model");
     std::fs::create_dir_all(&kept).wrap_err_with(|| format!("creating {}", kept.display()))?;
-    for s in staged {
+    for s in &staged {
         let path = version_path(lab, s.file.upload_date, &s.file.file, s.file.version);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
@@ -263,26 +288,12 @@ fn write_landing(lab: &Lab, model: &Model, dimension: Option<NewDimension>, stag
     if let Some((version, md5, text)) = &dimension {
         tx.model_dimension_insert(*version, md5, text)?;
     }
-    for s in staged {
+    let mut refused = Vec::new();
+    for s in &staged {
         tx.model_file_insert(&s.file)?;
-        let rows: Vec<RecordRow<'_>> = s
-            .records
-            .iter()
-            .zip(&s.lines)
-            .map(|(r, line)| RecordRow {
-                line: *line,
-                key: &r.key,
-                event_id: &r.event_id,
-                arrival_ns: r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX),
-                event_ns: r.event_time.timestamp_nanos_opt().unwrap_or(i64::MAX),
-                business_date: r.business_date,
-                grain: &r.grain,
-                attributes: &r.attributes,
-                measures: &r.measures,
-            })
-            .collect();
-        tx.model_records(s.file.file_id, &rows, &s.refused)?;
+        refused.extend(s.refused.iter().cloned());
     }
+    tx.model_records(staged.into_iter().map(|s| s.records).collect(), &refused)?;
     tx.commit().wrap_err("landing: nothing was landed (the transaction rolled back)")?;
     Ok(())
 }
@@ -290,7 +301,8 @@ fn write_landing(lab: &Lab, model: &Model, dimension: Option<NewDimension>, stag
 /// What one v2 run of an upload did.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ModelRun {
-    pub upload: NaiveDate,
+    /// The uploads the run was for (one, or a backfill's range).
+    pub uploads: Vec<NaiveDate>,
     /// The snapshot it wrote (None: nothing changed, so none).
     pub snapshot: Option<i64>,
     pub rewritten: Vec<NaiveDate>,
@@ -302,34 +314,67 @@ pub struct ModelRun {
     pub fingerprint: String,
 }
 
-/// v2 for each of `uploads` in order (uploads the lab has not landed are passed over).
+/// v2 for `uploads` (those the lab has not landed are passed over): one write for all of them,
+/// as retail's backfill, since a date's build does not depend on the run that asks for it.
 pub fn run(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u32) -> Result<Vec<ModelRun>> {
     let landed = lab.store().model_uploads()?;
-    let mut out = Vec::new();
-    for &u in uploads.iter().filter(|u| landed.contains(u)) {
-        out.push(
-            run_upload(lab, model, u, late_days)
-                .wrap_err_with(|| format!("v2 for upload {u}: nothing was written for it (its transaction rolled back)"))?,
-        );
+    let mut ran: Vec<NaiveDate> = uploads.iter().filter(|u| landed.contains(u)).copied().collect();
+    ran.sort();
+    ran.dedup();
+    if ran.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(out)
+    let what = match ran.as_slice() {
+        [u] => format!("v2 for upload {u}"),
+        _ => format!("v2 for uploads {}", crate::lake::v2::name_runs(&ran)),
+    };
+    Ok(vec![
+        run_uploads(lab, model, &ran, late_days).wrap_err_with(|| format!("{what}: nothing was written (its transaction rolled back)"))?,
+    ])
 }
 
-/// v2 for upload `u`: every date it holds inside the window (in any version of its files) is
-/// rebuilt from every landed upload in that date's window, in one transaction with its snapshot.
-pub fn run_upload(lab: &Lab, model: &Model, u: NaiveDate, late_days: u32) -> Result<ModelRun> {
-    let store = lab.store();
-    let oldest = u - chrono::Duration::days(i64::from(late_days));
-    let newest = u + chrono::Duration::days(1);
-    let (mut affected, mut beyond, mut future) = (Vec::new(), 0, 0);
-    for c in store.model_upload_dates(u)? {
-        match c.business_date {
-            d if d < oldest => beyond += if c.current { c.rows } else { 0 },
-            d if d > newest => future += if c.current { c.rows } else { 0 },
-            d => affected.push(d),
+/// The dates runs of `uploads` rebuild (every date a version of their files holds, from
+/// `u - late_days` to `u + 1`), and their current rows older than that and dated later.
+fn affected(lab: &Lab, uploads: &[NaiveDate], late_days: u32) -> Result<(Vec<NaiveDate>, i64, i64)> {
+    let (mut affected, mut beyond, mut future) = (std::collections::BTreeSet::new(), 0, 0);
+    for &u in uploads {
+        let oldest = u - chrono::Duration::days(i64::from(late_days));
+        let newest = u + chrono::Duration::days(1);
+        for c in lab.store().model_upload_dates(u)? {
+            match c.business_date {
+                d if d < oldest => beyond += if c.current { c.rows } else { 0 },
+                d if d > newest => future += if c.current { c.rows } else { 0 },
+                d => {
+                    affected.insert(d);
+                }
+            }
         }
     }
-    affected.dedup();
+    Ok((affected.into_iter().collect(), beyond, future))
+}
+
+/// What a snapshot says it was built from: one upload's file versions, or a range of uploads and
+/// the corrected versions among them.
+fn files_of(lab: &Lab, uploads: &[NaiveDate]) -> Result<String> {
+    if let [u] = uploads {
+        return Ok(lab.store().model_files_of(*u)?.iter().map(|f| format!("{} v{}", f.file, f.version)).collect::<Vec<_>>().join(", "));
+    }
+    let mut parts = vec![format!("uploads {}", crate::lake::v2::name_runs(uploads))];
+    for &u in uploads {
+        for f in lab.store().model_files_of(u)?.into_iter().filter(|f| f.version > 1) {
+            parts.push(format!("corrected: upload_date={u}/{} v{}", f.file, f.version));
+        }
+    }
+    Ok(parts.join(", "))
+}
+
+/// v2 for `uploads`: every date they hold inside the window (in any version of their files) is
+/// rebuilt from every landed upload in that date's window, in one transaction with its snapshot;
+/// a date whose input hash is its version's own is skipped, and with none left no snapshot is
+/// written.
+pub fn run_uploads(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u32) -> Result<ModelRun> {
+    let store = lab.store();
+    let (affected, beyond, future) = affected(lab, uploads, late_days)?;
     let hashes = store.model_input_hashes(&affected, late_days)?;
     let versions = store.model_current_versions(&affected)?;
     let (mut changed, mut skipped) = (Vec::new(), Vec::new());
@@ -341,46 +386,58 @@ pub fn run_upload(lab: &Lab, model: &Model, u: NaiveDate, late_days: u32) -> Res
             _ => changed.push((d, now.to_string())),
         }
     }
-    let mut tx = Tx::begin(store, super::fail_after_from_env())?;
+    let run = |snapshot, rewritten, fingerprint| ModelRun {
+        uploads: uploads.to_vec(),
+        snapshot,
+        rewritten,
+        skipped: skipped.clone(),
+        beyond_window: beyond,
+        future_dated: future,
+        fingerprint,
+    };
     if changed.is_empty() {
+        let mut tx = Tx::begin(store, super::fail_after_from_env())?;
         if !affected.is_empty() {
-            tx.model_skipped(u, &affected)?;
+            tx.model_skipped(uploads, &affected)?;
         }
         tx.commit()?;
-        let fingerprint = fingerprint(lab, model, None)?;
-        return Ok(ModelRun {
-            upload: u,
-            snapshot: None,
-            rewritten: Vec::new(),
-            skipped,
-            beyond_window: beyond,
-            future_dated: future,
-            fingerprint,
-        });
+        return Ok(run(None, Vec::new(), fingerprint(lab, model, None)?));
     }
     let id = store.model_next_snapshot()?;
     let dates: Vec<NaiveDate> = changed.iter().map(|c| c.0).collect();
-    tx.model_write(id, &dates, late_days)?;
-    for (d, hash) in &changed {
-        tx.model_date(id, *d, hash)?;
-    }
-    let files: Vec<String> = store.model_files_of(u)?.iter().map(|f| format!("{} v{}", f.file, f.version)).collect();
-    let fingerprint = fingerprint(lab, model, None)?;
-    let (rows, md5) = split_fingerprint(&fingerprint);
-    let record = NewSnapshot {
-        snapshot_id: id,
-        operation: "v2",
-        upload: Some(u),
-        late_days,
-        files: &files.join(", "),
-        dates_rewritten: dates.len(),
-        beyond_window: beyond,
-        gold_rows: rows,
-        gold_md5: &md5,
+    let files = files_of(lab, uploads)?;
+    // A write that runs out of DuckDB's limit rolled back whole: it runs again with a larger
+    // limit, up to DuckDB's share of the memory budget; past that, its error says to raise it.
+    let fingerprint = loop {
+        let write = || -> Result<String> {
+            let mut tx = Tx::begin(store, super::fail_after_from_env())?;
+            tx.model_write(id, &dates, late_days)?;
+            for (d, hash) in &changed {
+                tx.model_date(id, *d, hash)?;
+            }
+            let fingerprint = fingerprint(lab, model, None)?;
+            let (rows, md5) = split_fingerprint(&fingerprint);
+            let record = NewSnapshot {
+                snapshot_id: id,
+                operation: "v2",
+                upload: uploads.last().copied().filter(|_| uploads.len() == 1),
+                late_days,
+                files: &files,
+                dates_rewritten: dates.len(),
+                beyond_window: beyond,
+                gold_rows: rows,
+                gold_md5: &md5,
+            };
+            tx.model_snapshot(&record)?;
+            tx.commit()?;
+            Ok(fingerprint)
+        };
+        match write() {
+            Err(e) if crate::store::is_out_of_memory(&e) && store.raise_limit(false)? => continue,
+            other => break other?,
+        }
     };
-    tx.model_snapshot(&record)?;
-    tx.commit()?;
-    Ok(ModelRun { upload: u, snapshot: Some(id), rewritten: dates, skipped, beyond_window: beyond, future_dated: future, fingerprint })
+    Ok(run(Some(id), dates, fingerprint))
 }
 
 /// The row count and MD5 of a fingerprint line (`gold.T: N rows, md5 X`).

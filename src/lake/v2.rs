@@ -150,7 +150,7 @@ pub fn run_range(lab: &Lab, uploads: &[NaiveDate], opts: V2Options) -> Result<(R
 }
 
 /// Dates as runs of consecutive days, oldest first: "2026-10-12..2026-10-20, 2026-10-22".
-fn name_runs(dates: &[NaiveDate]) -> String {
+pub(crate) fn name_runs(dates: &[NaiveDate]) -> String {
     let mut sorted = dates.to_vec();
     sorted.sort();
     sorted.dedup();

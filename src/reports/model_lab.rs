@@ -100,7 +100,7 @@ impl Report for RunsReport {
     }
     fn tables(&self) -> Vec<Table> {
         let cols = [
-            ("upload", "upload_date"),
+            ("uploads", "uploads"),
             ("snapshot", "snapshot"),
             ("rewritten", "rewritten"),
             ("unchanged (skipped)", "skipped"),
@@ -111,7 +111,7 @@ impl Report for RunsReport {
         let mut tables: Vec<Table> = self.landing.iter().flat_map(|l| LandingReport { landing: l.clone() }.tables()).collect();
         for r in &self.runs {
             t.push(vec![
-                Cell::Date(r.upload),
+                Cell::text(crate::lake::v2::name_runs(&r.uploads)),
                 r.snapshot.map_or_else(|| Cell::Absent("none: nothing changed".into()), Cell::Int),
                 Cell::text(dates(&r.rewritten)),
                 Cell::text(dates(&r.skipped)),
@@ -129,21 +129,25 @@ impl Report for RunsReport {
                 notes.push(Note {
                     status: Status::Pass,
                     text: format!(
-                        "upload {}: every affected date's input is unchanged, so the run was skipped and wrote no snapshot",
-                        r.upload
+                        "uploads {}: every affected date's input is unchanged, so the run was skipped and wrote no snapshot",
+                        crate::lake::v2::name_runs(&r.uploads)
                     ),
                 });
             }
             if r.beyond_window > 0 {
                 notes.push(Note {
                     status: Status::Warn,
-                    text: format!("upload {}: {} row(s) arrived past their date's window: valid, but out of gold (`recount check DATE` shows gold beside the recompute, which counts them)", r.upload, r.beyond_window),
+                    text: format!("uploads {}: {} row(s) arrived past their date's window: valid, but out of gold (`recount check DATE` shows gold beside the recompute, which counts them)", crate::lake::v2::name_runs(&r.uploads), r.beyond_window),
                 });
             }
             if r.future_dated > 0 {
                 notes.push(Note {
                     status: Status::Warn,
-                    text: format!("upload {}: {} row(s) are dated more than a day after their upload", r.upload, r.future_dated),
+                    text: format!(
+                        "uploads {}: {} row(s) are dated more than a day after their upload",
+                        crate::lake::v2::name_runs(&r.uploads),
+                        r.future_dated
+                    ),
                 });
             }
         }
@@ -199,9 +203,9 @@ impl Report for SnapshotsReport {
                 Cell::text(&s.created_at),
             ]);
         }
-        let mut skipped = Table::new("runs skipped: identical input, no snapshot", &[("upload", "upload"), ("dates", "dates")]);
+        let mut skipped = Table::new("runs skipped: identical input, no snapshot", &[("uploads", "uploads"), ("dates", "dates")]);
         for s in &self.skipped_runs {
-            skipped.push(vec![Cell::Date(s.upload), Cell::text(&s.dates)]);
+            skipped.push(vec![Cell::text(&s.uploads), Cell::text(&s.dates)]);
         }
         vec![t, skipped]
     }

@@ -44,7 +44,7 @@ row! {
         pub dates_rewritten: i32, pub beyond_window: i64, pub gold_rows: i64, pub gold_md5: String, pub created_at: String,
     }
 }
-row! { #[derive(serde::Serialize)] pub struct Skipped { pub upload: NaiveDate, pub dates: String } }
+row! { #[derive(serde::Serialize)] pub struct Skipped { pub uploads: String, pub dates: String } }
 row! {
     #[derive(serde::Serialize)]
     pub struct DateVersion {
@@ -72,13 +72,16 @@ statements! {
     FILES_WITH_KEY: Query<ModelFile> = model::FILES_WITH_KEY;
     NEXT_FILE_ID: Query<Next> = model::NEXT_FILE_ID;
     FILE_INSERT: Exec = model::FILE_INSERT;
+    RECORDS_FROM_ROWS: Exec = model::RECORDS_FROM_ROWS;
     LANDED_UPLOADS: Query<Upload> = model::LANDED_UPLOADS;
     UPLOAD_DATES: Query<UploadDate> = model::UPLOAD_DATES;
     INPUT_HASHES: Query<InputHash> = model::INPUT_HASHES;
     CURRENT_VERSIONS: Query<CurrentVersion> = model::CURRENT_VERSIONS;
     NEXT_SNAPSHOT: Query<Next> = model::NEXT_SNAPSHOT;
+    WINNERS_STAGE: Exec = model::WINNERS_STAGE;
     SILVER_INSERT: Exec = model::SILVER_INSERT;
     GOLD_INSERT: Exec = model::GOLD_INSERT;
+    WINNERS_DROP: Exec = model::WINNERS_DROP;
     DATE_INSERT: Exec = model::DATE_INSERT;
     SNAPSHOT_INSERT: Exec = model::SNAPSHOT_INSERT;
     SKIPPED_INSERT: Exec = model::SKIPPED_INSERT;
@@ -110,6 +113,60 @@ pub struct RecordRow<'a> {
     pub grain: &'a [String],
     pub attributes: &'a [String],
     pub measures: &'a [i64],
+}
+
+use super::scan::arrow::array::{ArrayRef, Date32Array, Int32Array, Int64Array, StringArray};
+use super::scan::arrow::datatypes::{DataType, Field, Schema};
+use super::scan::arrow::record_batch::RecordBatch;
+
+/// model.records' columns, in its order.
+fn record_fields() -> Vec<Field> {
+    let mut f = vec![
+        Field::new("file_id", DataType::Int32, false),
+        Field::new("line", DataType::Int32, false),
+        Field::new("entity_key", DataType::Utf8, false),
+        Field::new("event_id", DataType::Utf8, false),
+        Field::new("arrival_ns", DataType::Int64, false),
+        Field::new("event_ns", DataType::Int64, false),
+        Field::new("business_date", DataType::Date32, false),
+    ];
+    f.extend((1..=GRAIN_COLUMNS).map(|i| Field::new(format!("g{i}"), DataType::Utf8, true)));
+    f.extend((1..=ATTRIBUTE_COLUMNS).map(|i| Field::new(format!("a{i}"), DataType::Utf8, true)));
+    f.extend((1..=MEASURE_COLUMNS).map(|i| Field::new(format!("m{i}"), DataType::Int64, true)));
+    f
+}
+
+/// A text column of `rows`.
+fn text<'r, 'a: 'r>(rows: &'r [RecordRow<'a>], f: impl Fn(&'r RecordRow<'a>) -> Option<&'r str>) -> ArrayRef {
+    std::sync::Arc::new(rows.iter().map(f).collect::<StringArray>())
+}
+
+/// A file version's records as bronze's columns, made where they are read (any thread).
+pub struct RecordsBatch(RecordBatch);
+
+impl RecordsBatch {
+    pub fn of(file_id: i32, rows: &[RecordRow<'_>]) -> Result<RecordsBatch> {
+        use std::sync::Arc;
+        let mut columns: Vec<ArrayRef> = vec![
+            Arc::new(Int32Array::from_iter_values(rows.iter().map(|_| file_id))),
+            Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.line))),
+            text(rows, |r| Some(r.key)),
+            text(rows, |r| Some(r.event_id)),
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.arrival_ns))),
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.event_ns))),
+            Arc::new(Date32Array::from_iter_values(rows.iter().map(|r| super::scan::arrow_days(r.business_date)))),
+        ];
+        for i in 0..GRAIN_COLUMNS {
+            columns.push(text(rows, |r| r.grain.get(i).map(String::as_str)));
+        }
+        for i in 0..ATTRIBUTE_COLUMNS {
+            columns.push(text(rows, |r| r.attributes.get(i).map(String::as_str)));
+        }
+        for i in 0..MEASURE_COLUMNS {
+            columns.push(Arc::new(rows.iter().map(|r| r.measures.get(i).copied()).collect::<Int64Array>()));
+        }
+        Ok(RecordsBatch(RecordBatch::try_new(Arc::new(Schema::new(record_fields())), columns)?))
+    }
 }
 
 /// A snapshot's record, as a v2 write or a rollback inserts it.
@@ -213,57 +270,34 @@ impl Tx<'_> {
         self.exec("recording a landed file", &FILE_INSERT, p).map(|_| ())
     }
 
-    /// A file version's records and refused lines, through one appender each.
-    pub(crate) fn model_records(&mut self, file_id: i32, records: &[RecordRow<'_>], refused: &[(i32, String, String)]) -> Result<()> {
+    /// The records of a landing (batches made on any thread, `RecordsBatch::of`), through the
+    /// `recount_rows` scan, and a file version's refused lines through an appender.
+    pub(crate) fn model_records(&mut self, batches: Vec<RecordsBatch>, refused: &[(i32, i32, String, String)]) -> Result<()> {
+        let batches: Vec<RecordBatch> = batches.into_iter().map(|b| b.0).filter(|b| b.num_rows() > 0).collect();
+        if !batches.is_empty() {
+            let job = self.store.scans.register(std::sync::Arc::new(super::scan::Batches::new(record_fields(), batches)))?;
+            self.exec("adding the records", &RECORDS_FROM_ROWS, named_params! { "job": job.id })?;
+        }
         let conn = &self.store.conn;
         (|| -> duckdb::Result<()> {
-            let mut app = conn.appender_to_db("records", "model")?;
-            for r in records {
-                let g = |i: usize| r.grain.get(i).map(String::as_str);
-                let a = |i: usize| r.attributes.get(i).map(String::as_str);
-                let m = |i: usize| r.measures.get(i).copied();
-                app.append_row(duckdb::params![
-                    file_id,
-                    r.line,
-                    r.key,
-                    r.event_id,
-                    r.arrival_ns,
-                    r.event_ns,
-                    r.business_date,
-                    g(0),
-                    g(1),
-                    g(2),
-                    g(3),
-                    a(0),
-                    a(1),
-                    a(2),
-                    a(3),
-                    m(0),
-                    m(1),
-                    m(2),
-                    m(3),
-                    m(4),
-                    m(5)
-                ])?;
-            }
-            app.flush()?;
             let mut app = conn.appender_to_db("quarantine", "model")?;
-            for (line, reason, raw) in refused {
+            for (file_id, line, reason, raw) in refused {
                 app.append_row(duckdb::params![file_id, line, reason, raw])?;
             }
             app.flush()
         })()
-        .map_err(|e| super::duckdb_error("adding a file's records", e))?;
-        self.step("adding a file's records")
+        .map_err(|e| super::duckdb_error("adding the refused lines", e))?;
+        self.step("adding the refused lines")
     }
 
     /// Snapshot `snapshot_id`'s silver and gold of `dates` (a list), within `late_days`.
     pub(crate) fn model_write(&mut self, snapshot_id: i64, dates: &[NaiveDate], late_days: u32) -> Result<()> {
-        let p = named_params! { "snapshot_id": snapshot_id, "dates": super::date_list(dates), "late_days": late_days };
-        self.exec("writing silver", &SILVER_INSERT, p)?;
+        let p = named_params! { "dates": super::date_list(dates), "late_days": late_days };
+        self.exec("finding the winners", &WINNERS_STAGE, p)?;
+        self.exec("writing silver", &SILVER_INSERT, named_params! { "snapshot_id": snapshot_id })?;
         self.exec("writing gold", &GOLD_INSERT, named_params! { "snapshot_id": snapshot_id })
             .wrap_err("summing gold (a sum past 64 bits is refused, not wrapped)")?;
-        Ok(())
+        self.exec("dropping the winners", &WINNERS_DROP, &[]).map(|_| ())
     }
     pub(crate) fn model_date(&mut self, snapshot_id: i64, d: NaiveDate, input_hash: &str) -> Result<()> {
         let p = named_params! { "snapshot_id": snapshot_id, "business_date": d, "input_hash": input_hash };
@@ -284,8 +318,8 @@ impl Tx<'_> {
         };
         self.exec("recording the snapshot", &SNAPSHOT_INSERT, p).map(|_| ())
     }
-    pub(crate) fn model_skipped(&mut self, upload: NaiveDate, dates: &[NaiveDate]) -> Result<()> {
-        let p = named_params! { "upload": upload, "dates": super::date_list(dates) };
+    pub(crate) fn model_skipped(&mut self, uploads: &[NaiveDate], dates: &[NaiveDate]) -> Result<()> {
+        let p = named_params! { "uploads": super::date_list(uploads), "dates": super::date_list(dates) };
         self.exec("recording a skipped run", &SKIPPED_INSERT, p).map(|_| ())
     }
     pub(crate) fn model_naive(&mut self, run_date: NaiveDate) -> Result<usize> {
