@@ -233,16 +233,15 @@ ORDER BY store_id;
 
 -- name: utc_dated
 -- Date $business_date as a job that takes each event's date in UTC instead of its store's zone
--- builds it (`audit`'s utc_business_date): every current copy is dated by the UTC date of its
--- event_ts, kept when it arrived within window $late_days of that date, and each basket's
--- first copy in the contract's order wins.
-WITH dated AS (
+-- builds it (`audit`'s utc_business_date): the current copies whose event_ts has that UTC date,
+-- uploaded within window $late_days of it, each basket's first copy in the contract's order
+-- counted, as v2 builds a date from its own window.
+WITH winners AS (
     SELECT *, CAST(event_ts AS DATE) AS utc_date FROM bronze.current_events
-    WHERE in_window(upload_date, CAST(event_ts AS DATE), $late_days::INTEGER)),
-winners AS (
-    SELECT * FROM dated
+    WHERE upload_date BETWEEN $business_date::DATE - 1 AND $business_date::DATE + $late_days::INTEGER
+      AND CAST(event_ts AS DATE) = $business_date::DATE
     QUALIFY row_number() OVER (PARTITION BY basket_id ORDER BY uploaded_at, event_id, file_rank, line) = 1)
 SELECT store_id, country, currency, count(*)::BIGINT AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor
-FROM winners WHERE utc_date = $business_date::DATE
+FROM winners
 GROUP BY store_id, country, currency
 ORDER BY store_id;
