@@ -42,6 +42,12 @@ pub fn model_for_landing(lab: &Lab, world: &Path, asked: Option<&Model>) -> Resu
                 want.name
             )
         }
+        (Some(have), _) if !world.join(&have.events_root).is_dir() => bail!(
+            "this lab holds model {}; {} has no {} folder of its uploads: land another model's world in a lab of its own (--lab)",
+            have.name,
+            world.display(),
+            have.events_root
+        ),
         (Some(have), _) => Ok(Some(have)),
         (None, Some(want)) if !lab.is_empty()? => {
             bail!("this lab holds retail's data; model {} lands in a lab of its own (--lab)", want.name)
