@@ -72,6 +72,18 @@ impl LatenessWindow {
         upload.checked_sub_days(Days::new(self.late_days.into())).unwrap_or(NaiveDate::MIN)
     }
 
+    /// What a run of `upload` does with its rows dated `d` (tests/corpus/window.jsonl holds the
+    /// Spark driver's `fate` to the same verdicts).
+    pub fn fate(self, upload: NaiveDate, d: NaiveDate) -> Fate {
+        if future_dated(upload, d) {
+            Fate::FutureDated
+        } else if d < self.oldest_affected(upload) {
+            Fate::BeyondWindow
+        } else {
+            Fate::Affected
+        }
+    }
+
     /// Uploads of `d`'s window that have not landed. Days before the first landed upload are not
     /// awaited: the lab's history starts there.
     pub(crate) fn missing_uploads(self, landed: &[NaiveDate], d: NaiveDate) -> Vec<NaiveDate> {
@@ -82,6 +94,18 @@ impl LatenessWindow {
             Some(&first_landed) => window.filter(|u| *u >= first_landed && landed.binary_search(u).is_err()).collect(),
         }
     }
+}
+
+/// What a run of an upload does with its rows of one business date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fate {
+    /// The date is rebuilt from every upload in its window.
+    Affected,
+    /// Older than the run's window: never in silver or gold, reported.
+    BeyondWindow,
+    /// After the upload's next day (a clock error): never in silver or gold, reported.
+    FutureDated,
 }
 
 /// Is a business date final?

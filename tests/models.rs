@@ -508,3 +508,31 @@ fn the_model_recount_in_any_number_of_passes_is_the_recount_in_one() {
         assert_eq!((many.copies, many.entities, many.refused.len()), (one.copies, one.entities, one.refused.len()), "{passes} passes");
     }
 }
+
+/// The lateness window's shared corpus (tests/corpus/window.jsonl): the lab's rule in Rust
+/// (`rules::LatenessWindow`, whose `fate` the model lab's runs use) and in SQL (the `in_window`
+/// macro every DuckDB statement applies) give every verdict, as the Spark driver's `fate` does in
+/// spark/tests/test_window.py.
+#[test]
+fn the_window_rule_gives_the_shared_corpus_verdict_in_rust_and_in_sql() {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/window.jsonl")).unwrap();
+    let cases: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(cases.len() > 100);
+    let dir = tempdir();
+    let lab = recount::lake::Lab::open(dir.path()).unwrap();
+    let conn = lab.store().connection_for_tests();
+    for c in &cases {
+        let upload: NaiveDate = c["upload"].as_str().unwrap().parse().unwrap();
+        let d: NaiveDate = c["business_date"].as_str().unwrap().parse().unwrap();
+        let late = u32::try_from(c["late_days"].as_u64().unwrap()).unwrap();
+        let window = recount::rules::LatenessWindow::new(late);
+        assert_eq!(window.contains(upload, d), c["in_window"].as_bool().unwrap(), "{c}");
+        assert_eq!(serde_json::to_value(window.fate(upload, d)).unwrap(), c["fate"], "{c}");
+        let sql: bool = conn
+            .query_row("SELECT in_window(?::DATE, ?::DATE, ?::INTEGER)", duckdb::params![upload.to_string(), d.to_string(), late], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(sql, c["in_window"].as_bool().unwrap(), "SQL: {c}");
+    }
+}

@@ -173,6 +173,17 @@ def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) 
     return out, missing
 
 
+def fate(upload: dt.date, d: dt.date, late_days: int) -> str:
+    """What a run of `upload` does with its rows dated `d`: `affected` (rebuilt), `beyond_window`
+    or `future_dated` (reported, never in gold). src/rules.rs's `fate`; tests/corpus/window.jsonl
+    holds both to the same verdicts."""
+    if d > upload + dt.timedelta(days=1):
+        return "future_dated"
+    if d < upload - dt.timedelta(days=late_days):
+        return "beyond_window"
+    return "affected"
+
+
 def gold_hashes(warehouse: str, model: dict[str, Any]) -> dict[str, str]:
     """Each date's input hash as gold's lineage names it (the newest write of the date)."""
     if not has_table(warehouse, model["gold"]):
@@ -187,14 +198,13 @@ def gold_hashes(warehouse: str, model: dict[str, Any]) -> dict[str, str]:
 def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.date, late_days: int) -> RunDone:
     """v2 for `upload`: its affected dates (any version's), those whose input changed rebuilt and
     their gold partitions replaced in one commit; none changed, nothing is committed."""
-    newest = upload + dt.timedelta(days=1)
-    oldest = upload - dt.timedelta(days=late_days)
     affected: set[dt.date] = set()
     beyond = future = 0
     for c in sql("model", "upload_dates", upload=upload).collect():
-        if c.business_date < oldest:
+        verdict = fate(upload, c.business_date, late_days)
+        if verdict == "beyond_window":
             beyond += c.rows if c.current else 0
-        elif c.business_date > newest:
+        elif verdict == "future_dated":
             future += c.rows if c.current else 0
         else:
             affected.add(c.business_date)

@@ -343,15 +343,15 @@ pub fn run(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u32) -> R
 /// `u - late_days` to `u + 1`), and their current rows older than that and dated later.
 fn affected(lab: &Lab, uploads: &[NaiveDate], late_days: u32) -> Result<(Vec<NaiveDate>, i64, i64)> {
     let (mut affected, mut beyond, mut future) = (std::collections::BTreeSet::new(), 0, 0);
+    let window = crate::rules::LatenessWindow::new(late_days);
     for &u in uploads {
-        let oldest = u - chrono::Duration::days(i64::from(late_days));
-        let newest = u + chrono::Duration::days(1);
         for c in lab.store().model_upload_dates(u)? {
-            match c.business_date {
-                d if d < oldest => beyond += if c.current { c.rows } else { 0 },
-                d if d > newest => future += if c.current { c.rows } else { 0 },
-                d => {
-                    affected.insert(d);
+            let current = if c.current { c.rows } else { 0 };
+            match window.fate(u, c.business_date) {
+                crate::rules::Fate::BeyondWindow => beyond += current,
+                crate::rules::Fate::FutureDated => future += current,
+                crate::rules::Fate::Affected => {
+                    affected.insert(c.business_date);
                 }
             }
         }
