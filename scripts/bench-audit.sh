@@ -10,12 +10,8 @@ work=${BENCH_DIR:-/var/tmp/recount-bench-audit}
 mkdir -p "$work"
 world="$work/retail-full"
 [ -d "$world" ] || "$recount" generate --preset full --seed 20261025 --out "$world" >/dev/null
-# One DuckDB limit for the whole build: a landing that runs out of the first limit in a long
-# daily process does not recover yet (docs/performance.md, "What is still missing").
-export RECOUNT_MEMORY_LIMIT=2GB
 [ -f "$work/gold.csv" ] || "$recount" generate --foreign-gold --world "$world" --out "$work/gold.csv" 2>/dev/null
 [ -d "$work/lab" ] || "$recount" --lab "$work/lab" daily 2026-05-31 2026-10-05 --world "$world" >/dev/null
-unset RECOUNT_MEMORY_LIMIT
 python3 - "$work/gold.csv" "$work/wrong.csv" <<'PY'
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))

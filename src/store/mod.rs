@@ -152,7 +152,7 @@ impl<R: FromRow> Query<R> {
                 f(r)
             });
             match result {
-                Err(e) if !delivered && is_out_of_memory(&e) && store.conn.is_autocommit() && store.raise_limit(false)? => continue,
+                Err(e) if !delivered && is_out_of_memory(&e) && !store.in_transaction.get() && store.raise_limit(false)? => continue,
                 other => return other,
             }
         }
@@ -330,6 +330,9 @@ pub struct Store {
     raised: std::cell::Cell<Option<u64>>,
     /// Bulk work's limit as a write that ran out of memory raised it.
     bulk_raised: std::cell::Cell<Option<u64>>,
+    /// Whether a `Tx` is open on this connection. duckdb-rs's `is_autocommit` says true inside
+    /// one too, so a read that ran out of memory there was retried inside the failed transaction.
+    in_transaction: std::cell::Cell<bool>,
 }
 
 /// DuckDB's memory limit for a lab whose largest business date holds `ROWS_PER_STEP` rows or
@@ -444,6 +447,7 @@ impl Store {
             schema_written: false,
             raised: Default::default(),
             bulk_raised: Default::default(),
+            in_transaction: Default::default(),
         };
         store.schema_written = store.prepare(fresh)?;
         store.fit_to_work()?;
@@ -461,6 +465,7 @@ impl Store {
             schema_written: false,
             raised: Default::default(),
             bulk_raised: Default::default(),
+            in_transaction: Default::default(),
         };
         store.prepare_read()?;
         store.fit_to_work()?;
@@ -519,6 +524,7 @@ impl Store {
             schema_written: false,
             raised: Default::default(),
             bulk_raised: Default::default(),
+            in_transaction: Default::default(),
         })
     }
 
@@ -610,6 +616,7 @@ pub(crate) struct Tx<'s> {
 impl<'s> Tx<'s> {
     pub(crate) fn begin(store: &'s Store, fail_after: Option<usize>) -> Result<Tx<'s>> {
         store.conn.execute_batch("BEGIN TRANSACTION").wrap_err("beginning a transaction")?;
+        store.in_transaction.set(true);
         Ok(Tx { store, executed: 0, fail_after, open: true, phases: Vec::new(), mark: std::time::Instant::now(), on_commit: Vec::new() })
     }
 
@@ -645,7 +652,13 @@ impl<'s> Tx<'s> {
     pub fn commit(mut self) -> Result<Vec<(String, std::time::Duration)>> {
         self.open = false;
         let started = std::time::Instant::now();
-        self.store.conn.execute_batch("COMMIT").wrap_err("committing")?;
+        let committed = self.store.conn.execute_batch("COMMIT");
+        if committed.is_err() {
+            // A COMMIT DuckDB refused leaves the transaction to roll back.
+            let _ = self.store.conn.execute_batch("ROLLBACK");
+        }
+        self.store.in_transaction.set(false);
+        committed.wrap_err("committing")?;
         for f in std::mem::take(&mut self.on_commit) {
             f();
         }
@@ -659,6 +672,7 @@ impl Drop for Tx<'_> {
     fn drop(&mut self) {
         if self.open {
             let _ = self.store.conn.execute_batch("ROLLBACK");
+            self.store.in_transaction.set(false);
         }
     }
 }

@@ -35,6 +35,7 @@ fn scratch() -> Result<Store> {
         schema_written: false,
         raised: Default::default(),
         bulk_raised: Default::default(),
+        in_transaction: Default::default(),
     })
 }
 
@@ -109,6 +110,7 @@ pub(crate) fn duckdb_table_rows(file: &Path, table: &str) -> Result<Vec<String>>
         schema_written: false,
         raised: Default::default(),
         bulk_raised: Default::default(),
+        in_transaction: Default::default(),
     };
     Ok(TABLE_ROWS_AS_JSON
         .all(&s, &[("table", &table)])
