@@ -205,3 +205,25 @@ fn a_field_path_of_ten_thousand_names_quarantines_every_line_without_running_out
     assert_eq!(code, Some(0), "{err}");
     assert!(csv.lines().count() > 1000 && csv.contains("missing required field basket_id"), "{}", &csv[..csv.len().min(400)]);
 }
+
+/// A long `daily` process outgrows DuckDB's first limit in a landing, whose reads run inside its
+/// transaction: the landing is run again whole with a larger limit (a read there is not retried
+/// in the transaction it failed), and gold is gold built from scratch.
+#[test]
+fn a_long_daily_outgrows_the_first_limit_in_a_landing_and_finishes() {
+    let dir = tempdir();
+    let world = dir.path().join("world");
+    let w = world.to_str().unwrap();
+    let (code, _, err) = run(dir.path(), &["generate", "--preset", "full", "--days", "64", "--out", w], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let ups = uploads(&world);
+    let (first, last) = (ups[0].to_string(), ups[ups.len() - 1].to_string());
+    let lab = dir.path().join("lab");
+    let (code, _, err) = run(&lab, &["daily", &first, &last, "--world", w], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("running it again with"), "the first limit was outgrown: {err}");
+    let fresh = dir.path().join("fresh");
+    assert_eq!(run(&fresh, &["land", &first, &last, "--world", w], &[]).0, Some(0));
+    assert_eq!(run(&fresh, &["run", &first, &last], &[]).0, Some(0));
+    assert_eq!(run(&lab, &["fingerprint"], &[]).1, run(&fresh, &["fingerprint"], &[]).1);
+}
