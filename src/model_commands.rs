@@ -106,7 +106,8 @@ fn reader(g: &Global) -> Result<Lab> {
 
 fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
     match command {
-        Command::Run { range, window, .. } | Command::Daily { range, window, world: None, .. } => {
+        Command::Daily { world: None, .. } => bail!("daily on a lab of model {} lands from its world: give --world", model.name),
+        Command::Run { range, window, .. } => {
             let lab = open(g)?;
             let runs = lab_model::run(&lab, model, &range.dates(), late_days(*window)?)?;
             let fingerprint = lab_model::fingerprint(&lab, model, None)?;
