@@ -440,15 +440,8 @@ impl Store {
     pub fn open(path: &Path) -> Result<Store> {
         let (limit, limits) = opening_limit();
         let fresh = !path.exists();
-        let mut store = Store {
-            conn: open_connection(path, duckdb::AccessMode::ReadWrite, &limit).map_err(|e| open_failed(path, e))?,
-            scans: Default::default(),
-            limits,
-            schema_written: false,
-            raised: Default::default(),
-            bulk_raised: Default::default(),
-            in_transaction: Default::default(),
-        };
+        let mut store =
+            Store::with_connection(open_connection(path, duckdb::AccessMode::ReadWrite, &limit).map_err(|e| open_failed(path, e))?, limits);
         store.schema_written = store.prepare(fresh)?;
         store.fit_to_work()?;
         Ok(store)
@@ -458,15 +451,8 @@ impl Store {
     /// processes may read it at the same time (DuckDB shares a file between readers only).
     pub(crate) fn open_read(path: &Path) -> Result<Store> {
         let (limit, limits) = opening_limit();
-        let mut store = Store {
-            conn: open_connection(path, duckdb::AccessMode::ReadOnly, &limit).map_err(|e| open_failed(path, e))?,
-            scans: Default::default(),
-            limits,
-            schema_written: false,
-            raised: Default::default(),
-            bulk_raised: Default::default(),
-            in_transaction: Default::default(),
-        };
+        let mut store =
+            Store::with_connection(open_connection(path, duckdb::AccessMode::ReadOnly, &limit).map_err(|e| open_failed(path, e))?, limits);
         store.prepare_read()?;
         store.fit_to_work()?;
         Ok(store)
@@ -515,17 +501,23 @@ impl Store {
         Ok(())
     }
 
-    /// An empty database in memory: what a lab holds while its file is being replaced.
-    pub fn closed() -> Result<Store> {
-        Ok(Store {
-            conn: Connection::open_in_memory()?,
+    /// A store on `conn`, with DuckDB's `limits` (None: one limit set for everything) and nothing
+    /// raised, written or begun yet.
+    pub(super) fn with_connection(conn: Connection, limits: Option<Limits>) -> Store {
+        Store {
+            conn,
             scans: Default::default(),
-            limits: opening_limit().1,
+            limits,
             schema_written: false,
             raised: Default::default(),
             bulk_raised: Default::default(),
             in_transaction: Default::default(),
-        })
+        }
+    }
+
+    /// An empty database in memory: what a lab holds while its file is being replaced.
+    pub fn closed() -> Result<Store> {
+        Ok(Store::with_connection(Connection::open_in_memory()?, opening_limit().1))
     }
 
     /// Whether opening this connection created or updated the lab's schema.

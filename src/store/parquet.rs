@@ -28,15 +28,7 @@ statements! {
 
 fn scratch() -> Result<Store> {
     let config = duckdb::Config::default().enable_autoload_extension(false)?.threads(1)?;
-    Ok(Store {
-        conn: duckdb::Connection::open_in_memory_with_flags(config)?,
-        scans: Default::default(),
-        limits: super::opening_limit().1,
-        schema_written: false,
-        raised: Default::default(),
-        bulk_raised: Default::default(),
-        in_transaction: Default::default(),
-    })
+    Ok(Store::with_connection(duckdb::Connection::open_in_memory_with_flags(config)?, super::opening_limit().1))
 }
 
 thread_local! {
@@ -103,15 +95,7 @@ pub(crate) fn duckdb_table_rows(file: &Path, table: &str) -> Result<Vec<String>>
     let config = duckdb::Config::default().enable_autoload_extension(false)?.access_mode(duckdb::AccessMode::ReadOnly)?;
     let conn = duckdb::Connection::open_with_flags(file, config)
         .wrap_err_with(|| format!("{}: not a DuckDB database this build reads", file.display()))?;
-    let s = Store {
-        conn,
-        scans: Default::default(),
-        limits: super::opening_limit().1,
-        schema_written: false,
-        raised: Default::default(),
-        bulk_raised: Default::default(),
-        in_transaction: Default::default(),
-    };
+    let s = Store::with_connection(conn, super::opening_limit().1);
     Ok(TABLE_ROWS_AS_JSON
         .all(&s, &[("table", &table)])
         .wrap_err_with(|| format!("{}: no table {:?} to read", file.display(), crate::sanitize::for_terminal(table)))?
