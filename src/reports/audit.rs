@@ -214,8 +214,37 @@ pub struct AuditReport {
 
 impl AuditReport {
     pub fn wrong(&self) -> usize {
-        self.rows.iter().filter(|r| r.causes != [Cause::Matches]).count()
+        wrong(self.rows.iter().map(|r| r.causes.as_slice()))
     }
+}
+
+/// How many rows of an audit are wrong, by their causes (a right row's are `[matches]`): the
+/// retail audit's and a model's.
+pub(crate) fn wrong<'a>(rows: impl Iterator<Item = &'a [Cause]>) -> usize {
+    rows.filter(|c| *c != [Cause::Matches]).count()
+}
+
+/// An audit's summary: how many rows each cause names, failing when any row is wrong.
+pub(crate) fn causes_note<'a>(rows: impl Iterator<Item = &'a [Cause]> + Clone) -> Vec<Note> {
+    let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
+    for c in rows.clone().flatten() {
+        *counts.entry(*c).or_default() += 1;
+    }
+    let list: Vec<String> = counts.iter().map(|(c, n)| format!("{} {n}", c.word())).collect();
+    vec![Note { status: if wrong(rows) == 0 { Status::Pass } else { Status::Fail }, text: list.join(", ") }]
+}
+
+/// A wrong row's verdict from the causes that give it exactly: each named, after `extra_row`
+/// when the lab has no such row; none fits, `extra_row` or `unexplained` with `residual`.
+pub(crate) fn verdict(found: Vec<(Cause, String)>, right_missing: bool, residual: impl FnOnce() -> String) -> (Vec<Cause>, String) {
+    if found.is_empty() {
+        return (vec![if right_missing { Cause::ExtraRow } else { Cause::Unexplained }], residual());
+    }
+    let mut causes: Vec<Cause> = found.iter().map(|c| c.0).collect();
+    if right_missing {
+        causes.insert(0, Cause::ExtraRow);
+    }
+    (causes, found.iter().map(|c| c.1.as_str()).collect::<Vec<_>>().join("; "))
 }
 
 /// What the lab knows of one date: its gold now, and the alternatives each cause would give.
@@ -357,23 +386,10 @@ fn audit_row(d: NaiveDate, s: &str, foreign: Option<(i64, i64)>, f: &DateFacts) 
     let (causes, detail) = match (foreign, right) {
         (Some(a), Some(b)) if a == b => (vec![Cause::Matches], String::new()),
         (None, Some(_)) => (vec![Cause::MissingRow], "the foreign gold has no row for this store".to_string()),
-        (Some(a), r) => {
-            let found = causes_of(a, s, f);
-            if found.is_empty() {
-                let (rb, rr) = r.unwrap_or((0, 0));
-                let word = if r.is_none() { Cause::ExtraRow } else { Cause::Unexplained };
-                (
-                    vec![word],
-                    format!("residual {:+} baskets, {:+} minor units", i128::from(a.0) - i128::from(rb), i128::from(a.1) - i128::from(rr)),
-                )
-            } else {
-                let mut causes: Vec<Cause> = found.iter().map(|c| c.0).collect();
-                if r.is_none() {
-                    causes.insert(0, Cause::ExtraRow);
-                }
-                (causes, found.iter().map(|c| c.1.as_str()).collect::<Vec<_>>().join("; "))
-            }
-        }
+        (Some(a), r) => verdict(causes_of(a, s, f), r.is_none(), || {
+            let (rb, rr) = r.unwrap_or((0, 0));
+            format!("residual {:+} baskets, {:+} minor units", i128::from(a.0) - i128::from(rb), i128::from(a.1) - i128::from(rr))
+        }),
         (None, None) => (vec![Cause::Matches], String::new()),
     };
     AuditRow { business_date: d, store_id: s.to_string(), currency, causes, detail, foreign, right }
@@ -486,13 +502,6 @@ impl Report for AuditReport {
         vec![t]
     }
     fn notes(&self) -> Vec<Note> {
-        let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
-        for r in &self.rows {
-            for c in &r.causes {
-                *counts.entry(*c).or_default() += 1;
-            }
-        }
-        let list: Vec<String> = counts.iter().map(|(c, n)| format!("{} {n}", c.word())).collect();
-        vec![Note { status: if self.wrong() == 0 { Status::Pass } else { Status::Fail }, text: list.join(", ") }]
+        causes_note(self.rows.iter().map(|r| r.causes.as_slice()))
     }
 }

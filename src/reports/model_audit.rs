@@ -8,7 +8,7 @@
 //! lab's statements (queries/model.sql).
 
 use super::audit::{Cause, foreign_records};
-use super::{Cell, Note, Report, Status, Table};
+use super::{Cell, Note, Report, Table};
 use crate::lake::Lab;
 use crate::lake::model::rows_of;
 use crate::model::Model;
@@ -70,7 +70,7 @@ pub struct ModelAuditReport {
 
 impl ModelAuditReport {
     pub fn wrong(&self) -> usize {
-        self.rows.iter().filter(|r| r.causes != [Cause::Matches]).count()
+        super::audit::wrong(self.rows.iter().map(|r| r.causes.as_slice()))
     }
 }
 
@@ -203,21 +203,12 @@ fn row(d: NaiveDate, grain: Vec<String>, foreign: Option<Vec<i64>>, right: Optio
         (Some(a), Some(b), _) if a == b => (vec![Cause::Matches], String::new()),
         (None, None, _) => (vec![Cause::Matches], String::new()),
         (None, Some(_), _) => (vec![Cause::MissingRow], "the foreign gold has no row for this grain".to_string()),
-        (Some(a), r, Some(f)) => {
-            let found = causes_of(a, &grain, f);
-            if found.is_empty() {
-                let zero = vec![0; a.len()];
-                let base = r.as_ref().unwrap_or(&zero);
-                let residual: Vec<String> = a.iter().zip(base).map(|(x, y)| format!("{:+}", i128::from(*x) - i128::from(*y))).collect();
-                (vec![if r.is_none() { Cause::ExtraRow } else { Cause::Unexplained }], format!("residual {}", residual.join(", ")))
-            } else {
-                let mut causes: Vec<Cause> = found.iter().map(|c| c.0).collect();
-                if r.is_none() {
-                    causes.insert(0, Cause::ExtraRow);
-                }
-                (causes, found.iter().map(|c| c.1.as_str()).collect::<Vec<_>>().join("; "))
-            }
-        }
+        (Some(a), r, Some(f)) => super::audit::verdict(causes_of(a, &grain, f), r.is_none(), || {
+            let zero = vec![0; a.len()];
+            let base = r.as_ref().unwrap_or(&zero);
+            let residual: Vec<String> = a.iter().zip(base).map(|(x, y)| format!("{:+}", i128::from(*x) - i128::from(*y))).collect();
+            format!("residual {}", residual.join(", "))
+        }),
         (Some(_), _, None) => (vec![Cause::Unexplained], String::new()),
     };
     ModelAuditRow { business_date: d, grain, causes, detail, foreign, right }
@@ -257,13 +248,6 @@ impl Report for ModelAuditReport {
         vec![t]
     }
     fn notes(&self) -> Vec<Note> {
-        let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
-        for r in &self.rows {
-            for c in &r.causes {
-                *counts.entry(*c).or_default() += 1;
-            }
-        }
-        let list: Vec<String> = counts.iter().map(|(c, n)| format!("{} {n}", c.word())).collect();
-        vec![Note { status: if self.wrong() == 0 { Status::Pass } else { Status::Fail }, text: list.join(", ") }]
+        super::audit::causes_note(self.rows.iter().map(|r| r.causes.as_slice()))
     }
 }
