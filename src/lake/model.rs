@@ -421,8 +421,7 @@ pub fn run_uploads(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u
             for (d, hash) in &changed {
                 tx.model_date(id, *d, hash)?;
             }
-            let fingerprint = fingerprint(lab, model, None)?;
-            let (rows, md5) = split_fingerprint(&fingerprint);
+            let (rows, md5) = digest(lab, model)?;
             let record = NewSnapshot {
                 snapshot_id: id,
                 operation: "v2",
@@ -436,7 +435,7 @@ pub fn run_uploads(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u
             };
             tx.model_snapshot(&record)?;
             tx.commit()?;
-            Ok(fingerprint)
+            Ok(crate::model::recount::fingerprint_line(model, rows, &md5))
         };
         match write() {
             Err(e) if crate::store::is_out_of_memory(&e) && store.raise_limit(false)? => continue,
@@ -444,14 +443,6 @@ pub fn run_uploads(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u
         }
     };
     Ok(run(Some(id), dates, fingerprint))
-}
-
-/// The row count and MD5 of a fingerprint line (`gold.T: N rows, md5 X`).
-fn split_fingerprint(line: &str) -> (i64, String) {
-    let md5 = line.rsplit(' ').next().unwrap_or_default().to_string();
-    let rows =
-        line.split(": ").nth(1).and_then(|r| r.split(' ').next()).map(|n| n.replace(',', "")).and_then(|n| n.parse().ok()).unwrap_or(0);
-    (rows, md5)
 }
 
 /// The model's gold rows from the lab's columns.
@@ -470,6 +461,11 @@ pub fn rows_of(model: &Model, cells: Vec<Cells>) -> Vec<ModelRow> {
             }
         })
         .collect()
+}
+
+/// Gold's row count and MD5 as it stands, read inside a write's transaction for its record.
+fn digest(lab: &Lab, model: &Model) -> Result<(i64, String)> {
+    Ok(crate::model::recount::digest(&rows_of(model, lab.store().model_gold(None)?)))
 }
 
 /// Gold's fingerprint as it stands (or at snapshot `as_of`), in the model's columns.
@@ -506,8 +502,7 @@ pub fn rollback(lab: &Lab, model: &Model, target: i64) -> Result<i64> {
     for &d in &dates {
         tx.model_restore(id, version_then(d), d)?;
     }
-    let fingerprint = fingerprint(lab, model, None)?;
-    let (rows, md5) = split_fingerprint(&fingerprint);
+    let (rows, md5) = digest(lab, model)?;
     let files = format!("to snapshot {target}");
     let record = NewSnapshot {
         snapshot_id: id,

@@ -233,6 +233,12 @@ fn add<'a>(model: &Model, sums: &mut Sums, winners: impl Iterator<Item = &'a Rec
 /// The contract's fingerprint of a model's gold: rows in (date, grain) order, each written as its
 /// columns joined by `|`, joined by `\n`.
 pub fn fingerprint(model: &Model, rows: &[ModelRow]) -> String {
+    let (n, md5) = digest(rows);
+    fingerprint_line(model, n, &md5)
+}
+
+/// The fingerprint's two parts: gold's row count and the MD5 of its text.
+pub fn digest(rows: &[ModelRow]) -> (i64, String) {
     use md5::Digest;
     let mut sorted: Vec<&ModelRow> = rows.iter().collect();
     sorted.sort_by(|a, b| (a.business_date, &a.grain).cmp(&(b.business_date, &b.grain)));
@@ -247,8 +253,12 @@ pub fn fingerprint(model: &Model, rows: &[ModelRow]) -> String {
         parts.extend(r.measures.iter().map(i64::to_string));
         h.update(parts.join("|").as_bytes());
     }
-    let md5: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    format!("gold.{}: {} rows, md5 {md5}", model.gold, crate::money::format_count(rows.len() as i64))
+    (rows.len() as i64, h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The fingerprint as the contract prints it: `gold.T: N rows, md5 X`.
+pub fn fingerprint_line(model: &Model, rows: i64, md5: &str) -> String {
+    format!("gold.{}: {} rows, md5 {md5}", model.gold, crate::money::format_count(rows))
 }
 
 /// The model a world declares (`model` in its `recount.toml`), or retail without one.
