@@ -142,6 +142,25 @@ impl ColorChoice {
     }
 }
 
+/// A foreign gold to audit, and how its columns map onto gold's.
+#[derive(Args, Debug, Clone)]
+pub struct ForeignGold {
+    /// The foreign gold: a .csv file with a header, a .parquet file or a folder of them, a DuckDB
+    /// table (duckdb:FILE#schema.table), or an Iceberg table read by pyiceberg
+    /// (iceberg:WAREHOUSE#namespace.table, WAREHOUSE a directory or catalog:NAME); gold's columns
+    /// (retail: business_date, store_id, baskets, revenue_minor)
+    #[arg(long, value_name = "SOURCE")]
+    pub gold: PathBuf,
+    /// List every row, the matching ones too (always, with --format csv or json)
+    #[arg(long)]
+    pub all: bool,
+    /// A TOML file (a world's recount.toml will do) whose [gold] table names the foreign columns
+    /// (revenue_minor = "net_sales") and the unit of money (unit = "major": exact decimals in the
+    /// currency's digits)
+    #[arg(long, value_name = "FILE")]
+    pub map: Option<PathBuf>,
+}
+
 #[derive(Debug, Args, Clone, Copy)]
 pub struct Window {
     /// Lateness window: business date d is built from uploads d-1 .. d+N (0 to 366) [default: late_days in the config file, else 2]
@@ -410,20 +429,11 @@ pub enum Command {
         #[arg(value_parser = Day::parse)]
         date: Day,
     },
-    /// A gold table another pipeline wrote (CSV, Parquet or a DuckDB table), row by row against the lab's gold:
+    /// A gold table another pipeline wrote (CSV, Parquet, DuckDB or Iceberg), row by row against the lab's gold:
     /// each wrong row with the cause that explains it exactly (exit 4 when any row is wrong)
     Audit {
-        /// The foreign gold: a .csv file with a header, a .parquet file, or a DuckDB table
-        /// (duckdb:FILE#schema.table); columns business_date, store_id, baskets, revenue_minor
-        #[arg(long, value_name = "FILE")]
-        gold: PathBuf,
-        /// List every row, the matching ones too (always, with --format csv or json)
-        #[arg(long)]
-        all: bool,
-        /// A TOML file whose [gold] table names the foreign columns (revenue_minor = "net_sales")
-        /// and the revenue's unit (unit = "major": exact decimals in the currency's digits)
-        #[arg(long, value_name = "FILE")]
-        map: Option<PathBuf>,
+        #[command(flatten)]
+        foreign: ForeignGold,
         #[command(flatten)]
         window: Window,
     },
@@ -651,6 +661,14 @@ pub enum SparkCommand {
         by: Option<String>,
         #[command(flatten)]
         warehouse: SparkWarehouse,
+        #[command(flatten)]
+        window: Window,
+    },
+    /// A gold table another pipeline wrote beside the warehouse, audited row by row against the
+    /// warehouse's raw zone, as `recount audit` does against the lab's (exit 4 when any row is wrong)
+    Audit {
+        #[command(flatten)]
+        foreign: ForeignGold,
         #[command(flatten)]
         window: Window,
     },

@@ -188,7 +188,7 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
         Command::Quarantine { upload } => report(&g, |lab| reports::listings::quarantine(lab, upload)),
         Command::Summary => report(&g, reports::summary::summary),
         Command::Promises { date } => promises(&g, date),
-        Command::Audit { gold, all, map, window } => audit(&g, &gold, (all, map), window),
+        Command::Audit { foreign, window } => audit(&g, &foreign, window),
         Command::Baskets { date, window } => {
             let late_days = late_days(window)?;
             report(&g, |lab| reports::baskets::resent(lab, reports::resolve_day(lab, date)?, late_days))
@@ -260,16 +260,17 @@ fn v2_opts(g: &Global, window: Window, force: bool) -> Result<v2::V2Options> {
     Ok(v2::V2Options { late_days: late_days(window)?, force, fail_after: g.fail_after })
 }
 
-/// `audit --gold FILE`: exit FOUND_WRONG when any row is wrong.
-fn audit(g: &Global, gold: &Path, (all, map): (bool, Option<PathBuf>), window: Window) -> Result<i32> {
+/// `audit --gold SOURCE`, of the lab or (with --warehouse) of the warehouse's mirror: exit
+/// FOUND_WRONG when any row is wrong.
+fn audit(g: &Global, foreign: &crate::cli::ForeignGold, window: Window) -> Result<i32> {
     let late_days = late_days(window)?;
-    let map = map.as_deref().map(reports::audit::GoldMap::read).transpose()?.unwrap_or_default();
+    let map = foreign.map.as_deref().map(reports::audit::GoldMap::read).transpose()?.unwrap_or_default();
     let lab = open_fresh(g)?;
     let currencies: std::collections::HashMap<String, String> =
         lab.store().stores()?.into_iter().map(|s| (s.store_id, s.currency)).collect();
-    let foreign = reports::audit::read_foreign(gold, &map, &|s| currencies.get(s).cloned())?;
-    let mut report = reports::audit::audit(&lab, &gold.display().to_string(), &foreign, late_days)?;
-    report.all = all || g.format != Format::Table;
+    let rows = reports::audit::read_foreign(&foreign.gold, &map, &|s| currencies.get(s).cloned(), &crate::warehouse::foreign_table_files)?;
+    let mut report = reports::audit::audit(&lab, &foreign.gold.display().to_string(), &rows, late_days)?;
+    report.all = foreign.all || g.format != Format::Table;
     print(&report, g.format);
     Ok(if report.wrong() > 0 { FOUND_WRONG } else { 0 })
 }
@@ -919,6 +920,16 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
         }
         SparkCommand::Rollback { snapshot, warehouse } => spark_rollback(g, snapshot, &warehouse),
         SparkCommand::Reopen { date, reason, by, warehouse, window } => spark_reopen(g, date, (&reason, by), &warehouse, window),
+        SparkCommand::Audit { foreign, window } => {
+            let warehouse = spark_warehouse(g)?;
+            if spark::holds_model(&warehouse) {
+                color_eyre::eyre::bail!(
+                    "{}: the warehouse holds a model's gold, whose raw zone recount does not mirror; audit it in a lab (`recount land --world …`, then `recount audit`)",
+                    warehouse.display()
+                );
+            }
+            audit(&Global { warehouse: Some(warehouse), ..g.clone() }, &foreign, window)
+        }
         SparkCommand::Serve { socket, idle, master } => spark::Driver::new(PathBuf::new(), master)?.serve(&socket, idle),
     }
 }

@@ -142,7 +142,7 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             let id = lab_model::rollback(&lab, model, *snapshot)?;
             println!("rolled back to snapshot {snapshot} as snapshot {id}: {}", lab_model::fingerprint(&lab, model, None)?);
         }
-        Command::Audit { gold, all, map, window } => return audit(g, model, gold, (*all, map.is_some()), *window),
+        Command::Audit { foreign, window } => return audit(g, model, foreign, *window),
         Command::Quarantine { .. } => {
             for q in reader(g)?.store().model_quarantine()? {
                 println!(
@@ -194,14 +194,12 @@ fn daily(g: &Global, model: &Model, range: &Range, world: &Path, window: crate::
 }
 
 /// `audit --gold SOURCE` on a model lab: exit FOUND_WRONG when any row is wrong.
-fn audit(g: &Global, model: &Model, gold: &Path, (all, mapped): (bool, bool), window: crate::cli::Window) -> Result<i32> {
-    if mapped {
-        bail!("--map names the columns of a retail gold; a model's foreign gold has the model's own column names");
-    }
+fn audit(g: &Global, model: &Model, foreign: &crate::cli::ForeignGold, window: crate::cli::Window) -> Result<i32> {
+    let map = foreign.map.as_deref().map(crate::reports::audit::GoldMap::read).transpose()?.unwrap_or_default();
     let lab = reader(g)?;
-    let foreign = crate::reports::model_audit::read_foreign(gold, model)?;
-    let mut report = crate::reports::model_audit::audit(&lab, model, &gold.display().to_string(), &foreign, late_days(window)?)?;
-    report.all = all || g.format != crate::reports::Format::Table;
+    let rows = crate::reports::model_audit::read_foreign(&foreign.gold, model, &map, &crate::warehouse::foreign_table_files)?;
+    let mut report = crate::reports::model_audit::audit(&lab, model, &foreign.gold.display().to_string(), &rows, late_days(window)?)?;
+    report.all = foreign.all || g.format != crate::reports::Format::Table;
     print(&report, g.format);
     Ok(if report.wrong() > 0 { crate::cli::FOUND_WRONG } else { 0 })
 }

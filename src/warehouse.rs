@@ -197,6 +197,23 @@ fn go_on(stop: &dyn Fn() -> bool) -> Result<()> {
     }
 }
 
+/// The Parquet data files of another pipeline's Iceberg table `table` (namespace.table) in
+/// `warehouse` (a directory, or `catalog:NAME`) at its current snapshot, planned by pyiceberg with
+/// no JVM: a foreign gold for `audit --gold iceberg:…`, which DuckDB then reads.
+pub(crate) fn foreign_table_files(warehouse: &Path, table: &str) -> Result<Vec<PathBuf>> {
+    #[derive(serde::Deserialize)]
+    struct Files {
+        files: Vec<PathBuf>,
+    }
+    let abs = match catalog(warehouse) {
+        Some(_) => warehouse.to_path_buf(),
+        None if !warehouse.is_dir() => bail!("no Iceberg warehouse at {}", warehouse.display()),
+        None => std::fs::canonicalize(warehouse).wrap_err_with(|| format!("reading {}", warehouse.display()))?,
+    };
+    let got: Files = crate::spark::Driver::new(abs, "local[1]".into())?.call_local("table-files", &["--table".into(), table.into()])?;
+    Ok(got.files)
+}
+
 /// The mirror's directory under `mirrors`, up to date with the warehouse.
 fn mirror(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool) -> Result<PathBuf> {
     let abs = match catalog(warehouse) {

@@ -105,6 +105,8 @@ fn lab() -> &'static (tempfile::TempDir, PathBuf, PathBuf) {
 enum Source {
     Csv,
     Parquet,
+    /// A folder of Parquet files, the rows split between two.
+    ParquetFolder,
     DuckDb,
 }
 
@@ -121,6 +123,18 @@ fn audit(dir: &Path, gold_csv: &str, source: Source) -> (i32, BTreeMap<(String, 
             db.execute(&format!("COPY (SELECT * FROM read_csv(?)) TO '{}' (FORMAT parquet)", p.display()), [csv.to_str().unwrap()])
                 .unwrap();
             p.to_str().unwrap().to_string()
+        }
+        Source::ParquetFolder => {
+            let folder = dir.join("gold");
+            std::fs::create_dir(&folder).unwrap();
+            let db = duckdb::Connection::open_in_memory().unwrap();
+            db.execute("CREATE TABLE g AS SELECT * FROM read_csv(?)", [csv.to_str().unwrap()]).unwrap();
+            for (i, half) in ["rowid % 2 = 0", "rowid % 2 = 1"].iter().enumerate() {
+                let p = folder.join(format!("part-{i}.parquet"));
+                db.execute_batch(&format!("COPY (SELECT * FROM g WHERE {half}) TO '{}' (FORMAT parquet)", p.display())).unwrap();
+            }
+            std::fs::write(folder.join("_SUCCESS"), "").unwrap();
+            folder.to_str().unwrap().to_string()
         }
         Source::DuckDb => {
             let p = dir.join("theirs.duckdb");
@@ -152,7 +166,7 @@ fn wrong(rows: &BTreeMap<(String, String), String>) -> BTreeMap<(String, String)
 fn a_gold_built_by_the_contract_s_rules_matches_row_for_row_from_csv_parquet_and_duckdb() {
     let (_, _, world) = lab();
     let right = pipeline(world, Bugs::default());
-    for source in [Source::Csv, Source::Parquet, Source::DuckDb] {
+    for source in [Source::Csv, Source::Parquet, Source::ParquetFolder, Source::DuckDb] {
         let dir = tempdir();
         let (code, rows) = audit(dir.path(), &csv_of(&right), source);
         assert_eq!(wrong(&rows), BTreeMap::new(), "{source:?}");
@@ -200,7 +214,7 @@ fn each_injected_fault_is_named_for_exactly_its_rows() {
     let extra = (off.0.0, "ZZ999".to_string());
     foreign.insert(extra.clone(), (3, 3000));
     expect.insert(key(&extra), "extra_row");
-    for source in [Source::Csv, Source::Parquet, Source::DuckDb] {
+    for source in [Source::Csv, Source::Parquet, Source::ParquetFolder, Source::DuckDb] {
         let dir = tempdir();
         let (code, rows) = audit(dir.path(), &csv_of(&foreign), source);
         let got = wrong(&rows);
@@ -269,12 +283,11 @@ fn a_foreign_gold_s_own_column_names_and_major_units_are_mapped_by_a_gold_table(
     let (_, lab, world) = lab();
     let right = pipeline(world, Bugs::default());
     let dir = tempdir();
-    let map = dir.path().join("map.toml");
-    std::fs::write(
-        &map,
-        "[gold]\nbusiness_date = \"day\"\nstore_id = \"shop\"\nbaskets = \"n\"\nrevenue_minor = \"net_sales\"\nunit = \"major\"\n",
-    )
-    .unwrap();
+    // The [gold] table sits in a world's recount.toml, among the tables that describe its files.
+    let map = dir.path().join("recount.toml");
+    let gold_table =
+        "[gold]\nbusiness_date = \"day\"\nstore_id = \"shop\"\nbaskets = \"n\"\nrevenue_minor = \"net_sales\"\nunit = \"major\"\n";
+    std::fs::write(&map, format!("[partitions]\ndir = \"pos/events\"\n\n{gold_table}")).unwrap();
     // Every sample currency has two minor digits (GBP, INR, SGD).
     let mut text = String::from("day,shop,n,net_sales,region\n");
     for ((d, store), (b, r)) in &right {
@@ -287,6 +300,12 @@ fn a_foreign_gold_s_own_column_names_and_major_units_are_mapped_by_a_gold_table(
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains(&format!("{n} of {n} rows match", n = right.len())), "{stdout}");
+    // A key that is none of gold's columns is refused, by name, before anything is read.
+    let typo = dir.path().join("typo.toml");
+    std::fs::write(&typo, gold_table.replace("baskets =", "basket =")).unwrap();
+    let out = recount(lab, &["audit", "--gold", gold.to_str().unwrap(), "--map", typo.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("[gold] basket: gold has no such column"), "{err}");
     // Without the map, the columns are not there; with a third decimal place, the amount is refused.
     let out = recount(lab, &["audit", "--gold", gold.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no column business_date"));

@@ -388,6 +388,23 @@ fn an_audit_of_a_foreign_plant_gold_names_each_fault_and_flags_no_right_row() {
             assert_eq!(causes, &["matches"], "{k:?} is right and must not be flagged");
         }
     }
+    // The same gold in the other pipeline's own column names, mapped by a [gold] table: the same
+    // verdicts, row for row.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let (_, body) = text.split_once('\n').unwrap();
+    let theirs = dir.path().join("theirs.csv");
+    std::fs::write(&theirs, format!("day,plant,line,product,n,good_units,defects\n{body}")).unwrap();
+    let map = dir.path().join("map.toml");
+    let names = "business_date = \"day\"\nplant_id = \"plant\"\nline_id = \"line\"\nproduct_id = \"product\"\n";
+    std::fs::write(&map, format!("[gold]\n{names}records = \"n\"\nunits_produced = \"good_units\"\ndefect_count = \"defects\"\n")).unwrap();
+    let out = recount(&lab, &["--format", "json", "audit", "--gold", theirs.to_str().unwrap(), "--map", map.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    let mapped: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(mapped["detail"]["rows"], report["detail"]["rows"]);
+    // Unmapped, the pipeline's names are not gold's: an error naming the column, before anything runs.
+    let out = recount(&lab, &["audit", "--gold", theirs.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("no column business_date"), "{err}");
 }
 
 #[test]

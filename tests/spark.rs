@@ -286,6 +286,7 @@ fn forwards_spark_gives_the_labs_fingerprint_and_a_rerun_adds_no_snapshot_that_p
     let py = json(&["spark", "fingerprint", "--warehouse", &w(dir.path()), "--reader", "pyiceberg"]);
     assert_eq!(fingerprint_line(&py), lab);
     assert_eq!(py["reader"], "pyiceberg");
+    foreign_iceberg_gold_is_audited_on_the_warehouse_and_the_lab(dir.path());
 
     // The same uploads again: every file unchanged, every run skipped, no snapshot anywhere.
     let before: Vec<usize> =
@@ -344,6 +345,65 @@ fn forwards_spark_gives_the_labs_fingerprint_and_a_rerun_adds_no_snapshot_that_p
     // Every report reads the store correction on the warehouse as on the lab: its run, and the
     // baskets it moved out of one date and into another.
     same_reports(&dir.path().join("lab"), Path::new(&w(dir.path())), "after a one-pass backfill, a rerun and a store correction");
+}
+
+/// Another pipeline's gold as an Iceberg table beside the warehouse, written by pyiceberg's SQL
+/// catalog: Spark's gold with one row appended twice. `recount spark audit` finds that row on the
+/// warehouse's raw zone, through the catalog; `recount audit` finds it on the lab, through the
+/// table's directory. Every other row matches.
+fn foreign_iceberg_gold_is_audited_on_the_warehouse_and_the_lab(dir: &Path) {
+    let (wh, lab) = (w(dir), dir.join("lab").display().to_string());
+    let db = dir.join("finance.db");
+    let python = recount::spark::Setup::find(&recount::spark::default_home()).unwrap().python;
+    let write = r#"
+import os, sys
+import pyarrow as pa
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import StaticTable
+db, wh = sys.argv[1], sys.argv[2]
+meta = os.path.join(wh, 'recount', 'daily_store_sales', 'metadata')
+v = open(os.path.join(meta, 'version-hint.text')).read().strip()
+gold = StaticTable.from_metadata(os.path.join(meta, 'v' + v + '.metadata.json')).scan().to_arrow()
+rows = sorted(gold.to_pylist(), key=lambda r: (r['business_date'], r['store_id']))
+rows[5]['baskets'] *= 2
+rows[5]['revenue_minor'] *= 2
+cat = SqlCatalog('finance', uri='sqlite:///' + db, warehouse='file://' + wh)
+cat.create_namespace('finance')
+table = pa.Table.from_pylist(rows, schema=gold.schema)
+cat.create_table(('finance', 'daily_sales'), schema=table.schema).append(table)
+print(rows[5]['business_date'], rows[5]['store_id'])
+"#;
+    let out = Command::new(python).arg("-c").arg(write).arg(&db).arg(&wh).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let twice = String::from_utf8(out.stdout).unwrap().trim().replace(' ', ",");
+    let wrong = |stdout: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .skip(1)
+            .filter(|l| !l.contains(",matches,"))
+            .map(|l| l.split(",appended_twice,").next().unwrap().to_string())
+            .collect()
+    };
+    let audit = |c: &mut Command| {
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(4), "a wrong row exits 4: {}", String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert!(stdout.lines().count() > 100, "every row is listed: {stdout}");
+        stdout
+    };
+    let through_catalog = audit(
+        exe()
+            .env("PYICEBERG_CATALOG__FINANCE__TYPE", "sql")
+            .env("PYICEBERG_CATALOG__FINANCE__URI", format!("sqlite:///{}", db.display()))
+            .args(["spark", "audit", "--gold", "iceberg:catalog:finance#finance.daily_sales", "--warehouse", &wh, "--format", "csv"]),
+    );
+    assert_eq!(wrong(&through_catalog), [twice], "{through_catalog}");
+    let gold = format!("iceberg:{wh}#finance.daily_sales");
+    let on_the_lab = audit(exe().args(["--lab", &lab, "audit", "--gold", &gold, "--format", "csv"]));
+    assert_eq!(on_the_lab, through_catalog, "the warehouse's raw zone and the lab's give one audit");
+    let out = exe().args(["--lab", &lab, "audit", "--gold", &format!("iceberg:{wh}#finance.nothing")]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("holds no Iceberg table finance.nothing"), "{err}");
 }
 
 #[test]

@@ -15,6 +15,8 @@ from typing import Any
 
 from recount_spark import model, model_warehouse
 from recount_spark.evidence import cmd_evidence
+from recount_spark.mirror import data_files as mirror_data_files
+from recount_spark.mirror import foreign_table
 from recount_spark.mirror import plan as mirror_plan
 from recount_spark.session import release
 from recount_spark.source import load as load_source
@@ -196,6 +198,12 @@ def cmd_plan(a: argparse.Namespace) -> None:
     emit("result", **mirror_plan(a.warehouse))
 
 
+def cmd_table_files(a: argparse.Namespace) -> None:
+    """The Parquet data files of another pipeline's Iceberg table at its current snapshot, which
+    recount reads with DuckDB (`audit --gold iceberg:WH#namespace.table`): no JVM."""
+    emit("result", files=mirror_data_files(foreign_table(a.warehouse, a.table), None, None))
+
+
 def cmd_serve(a: argparse.Namespace) -> None:
     """One warm Spark session for many calls: each connection on the socket sends one call (its
     argv, as `main` takes it, in a JSON line) and reads that call's JSON lines back, as a driver
@@ -319,6 +327,8 @@ def parser() -> argparse.ArgumentParser:
     o.add_argument("--by", required=True)
     o.add_argument("--late-days", type=int, default=2)
     sub.add_parser("plan")
+    tf = sub.add_parser("table-files")
+    tf.add_argument("--table", required=True, help="namespace.table")
     rb = sub.add_parser("rebuild")
     rb.add_argument("--dates", required=True, help="business dates, comma-separated")
     rb.add_argument("--late-days", type=int, default=2)
@@ -342,7 +352,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "run": cmd_run, "fingerprint": cmd_fingerprint, "snapshots": cmd_snapshots, "gold": cmd_gold,
     "evidence": cmd_evidence, "rollback": cmd_rollback, "reopen": cmd_reopen, "plan": cmd_plan,
     "rebuild": cmd_rebuild, "naive": cmd_naive, "model-run": cmd_model_run, "model-fingerprint": cmd_model_fingerprint,
-    "serve": cmd_serve,
+    "table-files": cmd_table_files, "serve": cmd_serve,
 }
 
 

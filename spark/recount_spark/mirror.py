@@ -71,6 +71,44 @@ def tables_of(warehouse: str) -> dict[str, Any]:
     return {t: static_table(warehouse, t) for t in TABLES if has_table(warehouse, t)}
 
 
+def foreign_table(warehouse: str, name: str) -> Any:
+    """Another pipeline's Iceberg table, `namespace.table`: in a warehouse directory (Spark's Hadoop
+    catalog writes WAREHOUSE/namespace/table, pyiceberg's SQL catalog WAREHOUSE/namespace.db/table)
+    at its version hint or else its newest metadata file, or, for `catalog:NAME`, loaded from
+    that catalog."""
+    namespace, dot, table = name.rpartition(".")
+    if not dot or not namespace or not table:
+        raise ValueError(f"{name!r} is not namespace.table")
+    if warehouse.startswith(CATALOG):
+        from pyiceberg.catalog import load_catalog
+
+        catalog = load_catalog(warehouse[len(CATALOG):])
+        if not catalog.table_exists((namespace, table)):
+            raise ValueError(f"{warehouse} holds no Iceberg table {name}")
+        return catalog.load_table((namespace, table))
+    from pyiceberg.table import StaticTable
+
+    root = os.path.abspath(warehouse)
+    for meta in (os.path.join(root, *namespace.split("."), table, "metadata"), os.path.join(root, namespace + ".db", table, "metadata")):
+        metadata = metadata_file(meta)
+        if metadata is not None:
+            return StaticTable.from_metadata(metadata)
+    raise ValueError(f"{warehouse} holds no Iceberg table {name}")
+
+
+def metadata_file(meta: str) -> str | None:
+    """A table's current metadata file in its metadata directory: the one its version hint names,
+    or the newest by name (pyiceberg numbers them 00000-…, 00001-…). None: no table there."""
+    hint = os.path.join(meta, "version-hint.text")
+    if os.path.exists(hint):
+        with open(hint) as f:
+            return os.path.join(meta, f"v{f.read().strip()}.metadata.json")
+    if not os.path.isdir(meta):
+        return None
+    files = sorted(n for n in os.listdir(meta) if n.endswith(".metadata.json"))
+    return os.path.join(meta, files[-1]) if files else None
+
+
 def appends(table: Any) -> list[dict[str, Any]]:
     """Each snapshot of an append-only table (v1's), oldest first, with the data files it added."""
     out = []

@@ -11,7 +11,9 @@ from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from recount_spark.mirror import appends, data_files, local
+import tempfile
+
+from recount_spark.mirror import appends, data_files, local, metadata_file
 
 
 class Table:
@@ -55,6 +57,21 @@ class Mirror(unittest.TestCase):
     def test_an_empty_date_list_reads_nothing(self) -> None:
         t = Table({1: ["file:/a"]}, {1: None})
         self.assertEqual(data_files(t, 1, []), [])
+
+
+class MetadataFile(unittest.TestCase):
+    """Which metadata file a foreign table's directory is read at."""
+
+    def test_the_version_hint_then_the_newest_file_then_none(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            self.assertIsNone(metadata_file(os.path.join(d, "absent")))
+            self.assertIsNone(metadata_file(d))
+            for n in ("00000-a.metadata.json", "00002-c.metadata.json", "00001-b.metadata.json"):
+                open(os.path.join(d, n), "w").close()
+            self.assertEqual(metadata_file(d), os.path.join(d, "00002-c.metadata.json"))
+            with open(os.path.join(d, "version-hint.text"), "w") as f:
+                f.write("7\n")
+            self.assertEqual(metadata_file(d), os.path.join(d, "v7.metadata.json"))
 
 
 if __name__ == "__main__":

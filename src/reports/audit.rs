@@ -26,69 +26,117 @@ pub struct ForeignRow {
 /// The columns a foreign gold must have (others are ignored).
 const COLUMNS: [&str; 4] = ["business_date", "store_id", "baskets", "revenue_minor"];
 
-/// How a foreign gold's columns map onto the grain and the measures: a `[gold]` table, each of
-/// the four columns named by the foreign one that holds it (by default its own name), and the
-/// revenue's unit.
-#[derive(Debug, Clone, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+/// How a foreign gold's columns map onto the grain and the measures: a `[gold]` table (in the
+/// world's `recount.toml`, or a file of its own) naming, for any of gold's columns, the foreign
+/// column that holds it (by default its own name), and the unit of its money.
+#[derive(Debug, Clone, Default)]
 pub struct GoldMap {
-    #[serde(default)]
-    pub business_date: Option<String>,
-    #[serde(default)]
-    pub store_id: Option<String>,
-    #[serde(default)]
-    pub baskets: Option<String>,
-    #[serde(default)]
-    pub revenue_minor: Option<String>,
-    /// `minor` (the default), or `major`: an exact decimal turned into minor units by the store's
+    /// Gold's column, and the foreign column that holds it.
+    columns: BTreeMap<String, String>,
+    /// `minor` (the default), or `major`: an exact decimal turned into minor units by the
     /// currency's ISO-4217 digits.
-    #[serde(default)]
     pub unit: crate::raw::source::Unit,
 }
 
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MapFile {
-    gold: GoldMap,
-}
-
 impl GoldMap {
-    /// The `[gold]` table of a TOML file.
+    /// The `[gold]` table of a TOML file; other tables in it (a whole `recount.toml`) are left be.
     pub fn read(path: &Path) -> Result<GoldMap> {
         let text = crate::raw::read_small_file(path)?;
-        let file: MapFile = toml::from_str(&text).map_err(|e| eyre!("{}: {}", path.display(), e.message()))?;
-        Ok(file.gold)
+        let file: toml::Table = toml::from_str(&text).map_err(|e| eyre!("{}: {}", path.display(), e.message()))?;
+        let Some(gold) = file.get("gold") else {
+            bail!("{}: no [gold] table naming the foreign gold's columns", path.display());
+        };
+        let Some(gold) = gold.as_table() else {
+            bail!("{}: gold is a table, [gold]", path.display());
+        };
+        let mut map = GoldMap::default();
+        for (key, value) in gold {
+            let shown = crate::sanitize::for_terminal(key);
+            match (key.as_str(), value.as_str()) {
+                ("unit", Some("minor")) => map.unit = crate::raw::source::Unit::Minor,
+                ("unit", Some("major")) => map.unit = crate::raw::source::Unit::Major,
+                ("unit", _) => bail!("{}: [gold] unit is \"minor\" or \"major\"", path.display()),
+                (_, Some(theirs)) => {
+                    map.columns.insert(key.clone(), theirs.to_string());
+                }
+                (_, None) => bail!("{}: [gold] {shown} names a foreign column, as text", path.display()),
+            }
+        }
+        Ok(map)
+    }
+
+    /// Refuses a key that is none of gold's `columns`, naming it, before anything is read.
+    pub fn check(&self, columns: &[String]) -> Result<()> {
+        match self.columns.keys().find(|k| !columns.contains(k)) {
+            Some(k) => bail!(
+                "[gold] {}: gold has no such column (its columns: {}, and unit)",
+                crate::sanitize::for_terminal(k),
+                columns.join(", ")
+            ),
+            None => Ok(()),
+        }
     }
 
     /// The foreign column that holds `ours`.
-    fn column<'a>(&'a self, ours: &'a str) -> &'a str {
-        let given = match ours {
-            "business_date" => &self.business_date,
-            "store_id" => &self.store_id,
-            "baskets" => &self.baskets,
-            _ => &self.revenue_minor,
-        };
-        given.as_deref().unwrap_or(ours)
+    pub fn column<'a>(&'a self, ours: &'a str) -> &'a str {
+        self.columns.get(ours).map(String::as_str).unwrap_or(ours)
     }
 }
 
+/// Where an Iceberg table's data files are: `(warehouse or catalog:NAME, namespace.table)` to the
+/// Parquet files of its current snapshot. The caller gives it (pyiceberg, through the driver), so
+/// that reading a foreign gold needs nothing of Spark's here.
+pub type IcebergFiles<'a> = &'a dyn Fn(&Path, &str) -> Result<Vec<std::path::PathBuf>>;
+
 /// Reads a foreign gold (`foreign_records`), its columns mapped by `map`; `currency_of` gives a
 /// store's currency, for revenue in major units.
-pub fn read_foreign(path: &Path, map: &GoldMap, currency_of: &dyn Fn(&str) -> Option<String>) -> Result<Vec<ForeignRow>> {
+pub fn read_foreign(
+    path: &Path,
+    map: &GoldMap,
+    currency_of: &dyn Fn(&str) -> Option<String>,
+    iceberg: IcebergFiles<'_>,
+) -> Result<Vec<ForeignRow>> {
+    map.check(&COLUMNS.map(str::to_string))?;
     let needed: Vec<String> = COLUMNS.iter().map(|c| map.column(c).to_string()).collect();
-    let records = foreign_records(path, &needed)?;
+    let records = foreign_records(path, &needed, iceberg)?;
     records.iter().enumerate().map(|(i, r)| foreign_row(path, (i + 1, r), map, currency_of)).collect()
 }
 
 /// A foreign gold's rows as text by column: a CSV file with a header (which must hold `needed`),
-/// a Parquet file (`.parquet`), or a table of a DuckDB database (`duckdb:FILE#schema.table`).
-pub(crate) fn foreign_records(path: &Path, needed: &[String]) -> Result<Vec<BTreeMap<String, String>>> {
+/// a Parquet file (`.parquet`) or a folder of them, a table of a DuckDB database
+/// (`duckdb:FILE#schema.table`), or an Iceberg table (`iceberg:WAREHOUSE#namespace.table`, where
+/// WAREHOUSE is a directory or `catalog:NAME`).
+pub(crate) fn foreign_records(path: &Path, needed: &[String], iceberg: IcebergFiles<'_>) -> Result<Vec<BTreeMap<String, String>>> {
     let text = path.to_string_lossy();
-    let json_rows = match text.strip_prefix("duckdb:").and_then(|rest| rest.rsplit_once('#')) {
-        Some((file, table)) => Some(crate::store::parquet::duckdb_table_rows(Path::new(file), table)?),
-        None if text.starts_with("duckdb:") => bail!("{text}: a DuckDB source is duckdb:FILE#schema.table"),
-        None if path.extension().is_some_and(|e| e == "parquet") => Some(crate::store::parquet::rows_as_json(path)?),
-        None => None,
+    let source = |prefix: &str, what: &str| -> Result<Option<(String, String)>> {
+        match text.strip_prefix(prefix) {
+            None => Ok(None),
+            Some(rest) => match rest.rsplit_once('#') {
+                Some((file, table)) if !file.is_empty() && !table.is_empty() => Ok(Some((file.to_string(), table.to_string()))),
+                _ => bail!("{text}: {what}"),
+            },
+        }
+    };
+    let json_rows = if let Some((file, table)) = source("duckdb:", "a DuckDB source is duckdb:FILE#schema.table")? {
+        Some(crate::store::parquet::duckdb_table_rows(Path::new(&file), &table)?)
+    } else if let Some((warehouse, table)) = source("iceberg:", "an Iceberg source is iceberg:WAREHOUSE#namespace.table")? {
+        let files = iceberg(Path::new(&warehouse), &table).wrap_err_with(|| format!("reading {text}"))?;
+        Some(parquet_rows(&files)?)
+    } else if path.is_dir() {
+        let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(path)
+            .wrap_err_with(|| format!("reading {}", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            bail!("{}: a folder with no .parquet file in it", path.display());
+        }
+        Some(parquet_rows(&files)?)
+    } else if path.extension().is_some_and(|e| e == "parquet") {
+        Some(crate::store::parquet::rows_as_json(path)?)
+    } else {
+        None
     };
     if let Some(json_rows) = json_rows {
         return json_rows
@@ -109,6 +157,15 @@ pub(crate) fn foreign_records(path: &Path, needed: &[String]) -> Result<Vec<BTre
     for rec in reader.records() {
         let rec = rec.wrap_err_with(|| format!("{}", path.display()))?;
         out.push(header.iter().cloned().zip(rec.iter().map(str::to_string)).collect());
+    }
+    Ok(out)
+}
+
+/// The rows of Parquet files, one JSON object each, in file order.
+fn parquet_rows(files: &[std::path::PathBuf]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for f in files {
+        out.extend(crate::store::parquet::rows_as_json(f)?);
     }
     Ok(out)
 }

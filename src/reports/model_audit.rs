@@ -7,7 +7,7 @@
 //! row on one side only. The causes are retail's (`audit::Cause`); the alternatives are the model
 //! lab's statements (queries/model.sql).
 
-use super::audit::{Cause, foreign_records};
+use super::audit::{Cause, GoldMap, IcebergFiles, foreign_records};
 use super::{Cell, Note, Report, Table};
 use crate::lake::Lab;
 use crate::lake::model::rows_of;
@@ -21,27 +21,38 @@ use std::path::Path;
 /// Measures by grain on one date.
 type ByGrain = BTreeMap<Vec<String>, Vec<i64>>;
 
-/// Reads a foreign gold of `model`: its columns by the model's names.
-pub fn read_foreign(path: &Path, model: &Model) -> Result<Vec<ModelRow>> {
-    let columns = model.gold_columns();
-    let records = foreign_records(path, &columns)?;
+/// Reads a foreign gold of `model`: its columns by the model's names, or the foreign names `map`
+/// gives; a money measure in major units turned into minor ones by its row's currency.
+pub fn read_foreign(path: &Path, model: &Model, map: &GoldMap, iceberg: IcebergFiles<'_>) -> Result<Vec<ModelRow>> {
+    let ours = model.gold_columns();
+    map.check(&ours)?;
+    let columns: Vec<String> = ours.iter().map(|c| map.column(c).to_string()).collect();
+    let records = foreign_records(path, &columns, iceberg)?;
     let mut out = Vec::new();
     for (n, r) in records.iter().enumerate() {
         let get = |c: &str| {
-            r.get(c).ok_or_else(|| eyre!("{} row {}: no column {c}; a foreign gold needs {}", path.display(), n + 1, columns.join(", ")))
+            let theirs = map.column(c);
+            r.get(theirs)
+                .ok_or_else(|| eyre!("{} row {}: no column {theirs}; a foreign gold needs {}", path.display(), n + 1, columns.join(", ")))
+        };
+        let bad = |c: &str, v: &str, what: &str| {
+            eyre!("{} row {}: {} {:?} is not {what}", path.display(), n + 1, map.column(c), crate::sanitize::for_terminal(v))
         };
         let date = get("business_date")?;
-        let business_date: NaiveDate = date.trim().parse().map_err(|_| {
-            eyre!("{} row {}: business_date {:?} is not a date", path.display(), n + 1, crate::sanitize::for_terminal(date))
-        })?;
+        let business_date: NaiveDate = date.trim().parse().map_err(|_| bad("business_date", date, "a date"))?;
         let grain = model.grain.iter().map(|g| get(g).cloned()).collect::<Result<Vec<_>>>()?;
         let attributes = model.attributes.iter().map(|a| get(a).cloned()).collect::<Result<Vec<_>>>()?;
         let mut measures = Vec::new();
         for m in &model.measures {
             let v = get(&m.name)?;
-            measures.push(v.trim().parse::<i64>().map_err(|_| {
-                eyre!("{} row {}: {} {:?} is not an integer", path.display(), n + 1, m.name, crate::sanitize::for_terminal(v))
-            })?);
+            let currency = m.currency.as_ref().and_then(|c| model.attributes.iter().position(|a| a == c)).map(|i| attributes[i].as_str());
+            measures.push(match (map.unit, currency) {
+                (crate::raw::source::Unit::Major, Some(currency)) => {
+                    crate::raw::source::amount_minor(v.trim(), crate::raw::source::Unit::Major, currency)
+                        .map_err(|e| eyre!("{} row {}: {}: {e}", path.display(), n + 1, map.column(&m.name)))?
+                }
+                _ => v.trim().parse::<i64>().map_err(|_| bad(&m.name, v, "an integer"))?,
+            });
         }
         out.push(ModelRow { business_date, grain, attributes, measures });
     }
