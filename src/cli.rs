@@ -279,7 +279,7 @@ pub enum Command {
         /// world --world names (default: the bundled sample) with one row of each fault in it
         #[arg(long)]
         foreign_gold: bool,
-        /// The world --foreign-gold builds from
+        /// The world --foreign-gold builds from (retail's, or a model's: gold in its columns)
         #[arg(long, value_name = "DIR", requires = "foreign_gold")]
         world: Option<PathBuf>,
     },

@@ -425,6 +425,9 @@ fn generate_foreign_gold(out: &Path, world: Option<PathBuf>) -> Result<i32> {
         return Err(color_eyre::eyre::eyre!("{} exists: the foreign gold is written to a new file only", out.display()));
     }
     let world = world_or_sample(world);
+    if crate::model_commands::declares_model(&world, None)? {
+        return crate::model_commands::generate_foreign_gold(out, &world);
+    }
     let dir = tempfile::tempdir()?;
     let mut lab = Lab::open(dir.path())?;
     let step = lake::daily::Step { trigger: TriggerKind::Daily, v1_first: false, opts: v2::V2Options::default() };

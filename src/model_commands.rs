@@ -88,7 +88,7 @@ fn land(g: &Global, range: &Range, world: Option<std::path::PathBuf>, asked: Opt
 }
 
 /// Whether `asked` or the world's recount.toml names a model other than retail.
-fn declares_model(world: &Path, asked: Option<&Model>) -> Result<bool> {
+pub(crate) fn declares_model(world: &Path, asked: Option<&Model>) -> Result<bool> {
     Ok(asked.is_some_and(|m| *m != crate::model::retail())
         || world.join(crate::raw::source::SOURCE_FILE).exists() && crate::model::recount::model_of(world)? != crate::model::retail())
 }
@@ -202,4 +202,37 @@ fn audit(g: &Global, model: &Model, foreign: &crate::cli::ForeignGold, window: c
     report.all = foreign.all || g.format != crate::reports::Format::Table;
     print(&report, g.format);
     Ok(if report.wrong() > 0 { crate::cli::FOUND_WRONG } else { 0 })
+}
+
+/// `generate --foreign-gold --out FILE --world W` for a model's world: landed and run upload by
+/// upload in a lab of its own, then its gold, in gold's columns, with one row of each fault; the
+/// faulty rows and their causes go to stderr.
+pub(crate) fn generate_foreign_gold(out: &Path, world: &Path) -> Result<i32> {
+    let dir = tempfile::tempdir()?;
+    let mut lab = crate::lake::Lab::open(dir.path())?;
+    let Some(model) = lab_model::model_for_landing(&lab, world, None)? else {
+        bail!("{}: its recount.toml names no model", world.display());
+    };
+    let late = crate::rules::DEFAULT_LATE_DAYS;
+    let uploads: std::collections::BTreeSet<chrono::NaiveDate> =
+        crate::model::recount::files_of(world, &model)?.into_iter().map(|f| f.0).collect();
+    for d in uploads {
+        lab_model::land(&mut lab, world, &model, &[d]).wrap_err_with(|| format!("landing upload {d} from {}", world.display()))?;
+        lab_model::run(&lab, &model, &[d], late)?;
+    }
+    let (rows, faults) = crate::reports::model_audit::example(&lab, &model, late)?;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(model.gold_columns())?;
+    for r in &rows {
+        let mut cells = vec![r.business_date.to_string()];
+        cells.extend(r.grain.iter().chain(&r.attributes).map(|t| crate::sanitize::for_csv(t).into_owned()));
+        cells.extend(r.measures.iter().map(i64::to_string));
+        w.write_record(&cells)?;
+    }
+    std::fs::write(out, w.into_inner().map_err(|e| eyre!("{e}"))?).wrap_err_with(|| format!("writing {}", out.display()))?;
+    eprintln!("{}: {} rows, {} of them wrong on purpose:", out.display(), rows.len(), faults.len());
+    for (d, g, cause) in &faults {
+        eprintln!("  {d} {}: {}", crate::sanitize::for_terminal(&g.join("/")), cause.word());
+    }
+    Ok(0)
 }

@@ -405,6 +405,38 @@ fn an_audit_of_a_foreign_plant_gold_names_each_fault_and_flags_no_right_row() {
     let out = recount(&lab, &["audit", "--gold", theirs.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("no column business_date"), "{err}");
+
+    // The walkthrough's gold for this world: every fault it says it made is found with its cause,
+    // and no other row is flagged.
+    let made = dir.path().join("walkthrough.csv");
+    let out = recount(dir.path(), &["generate", "--foreign-gold", "--world", ws, "--out", made.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    let injected: BTreeMap<String, String> = said
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let (at, cause) = l.trim().rsplit_once(": ").unwrap();
+            (at.replace([' ', '/'], ","), cause.to_string())
+        })
+        .collect();
+    for cause in ["duplicates_counted", "late_arrivals_missed", "utc_business_date", "appended_twice", "missing_row", "unexplained"] {
+        assert!(injected.values().any(|c| c == cause), "{cause} is not in {said}");
+    }
+    let out = recount(&lab, &["--format", "csv", "audit", "--gold", made.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(4));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let flagged: BTreeMap<String, String> = reader
+        .records()
+        .map(|r| r.unwrap())
+        .filter(|r| &r[4] != "matches")
+        .map(|r| (format!("{},{},{},{}", &r[0], &r[1], &r[2], &r[3]), r[4].to_string()))
+        .collect();
+    assert_eq!(flagged.keys().collect::<Vec<_>>(), injected.keys().collect::<Vec<_>>(), "{text}");
+    for (k, cause) in &injected {
+        assert!(flagged[k].split(", ").any(|c| c == cause), "{k}: {} for {cause}", flagged[k]);
+    }
 }
 
 #[test]

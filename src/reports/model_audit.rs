@@ -225,6 +225,103 @@ fn row(d: NaiveDate, grain: Vec<String>, foreign: Option<Vec<i64>>, right: Optio
     ModelAuditRow { business_date: d, grain, causes, detail, foreign, right }
 }
 
+/// A row `example` made wrong on purpose: its date, grain and cause.
+pub type ModelFault = (NaiveDate, Vec<String>, Cause);
+
+/// A model lab's gold with one row of each fault the raw zone can show, for a walkthrough of the
+/// audit (`generate --foreign-gold` on a model's world): each fault's row is one that only its
+/// cause gives; then a retried append, a row left out, one off by one and a grain there is none of.
+pub fn example(lab: &Lab, model: &Model, late_days: u32) -> Result<(Vec<ModelRow>, Vec<ModelFault>)> {
+    let mut gold: BTreeMap<(NaiveDate, Vec<String>), ModelRow> =
+        rows_of(model, lab.store().model_gold(None)?).into_iter().map(|r| ((r.business_date, r.grain.clone()), r)).collect();
+    let recount = crate::lake::model::recompute(lab, model)?.rows;
+    let dates: BTreeSet<NaiveDate> = gold.keys().map(|k| k.0).collect();
+    let mut all = Vec::new();
+    for &d in &dates {
+        let right: ByGrain =
+            gold.range((d, Vec::new())..).take_while(|(k, _)| k.0 == d).map(|(k, r)| (k.1.clone(), r.measures.clone())).collect();
+        all.push((d, facts(lab, model, d, late_days, right, &recount)?));
+    }
+    let mut faults: Vec<ModelFault> = Vec::new();
+    let taken = |faults: &[ModelFault], d: NaiveDate, g: &[String]| faults.iter().any(|(fd, fg, _)| *fd == d && fg == g);
+    for cause in [Cause::DuplicatesCounted, Cause::UtcBusinessDate, Cause::BeyondWindowIncluded, Cause::LateArrivalsMissed] {
+        let found = all.iter().find_map(|(d, f)| {
+            // Rows past the window may make a grain gold has not: then the row is extra as well.
+            let extra = if cause == Cause::BeyondWindowIncluded {
+                f.recount.keys().filter(|g| !f.right.contains_key(*g)).collect()
+            } else {
+                Vec::new()
+            };
+            f.right.keys().chain(extra).find_map(|g| {
+                let alt = match cause {
+                    Cause::DuplicatesCounted => f.copies.get(g),
+                    Cause::UtcBusinessDate => f.utc.get(g),
+                    Cause::BeyondWindowIncluded => f.recount.get(g),
+                    _ => f.earlier.iter().rev().find_map(|e| e.1.get(g).filter(|_| !e.4)),
+                }?;
+                let only = causes_of(alt, g, f).iter().map(|c| c.0).collect::<Vec<_>>() == [cause];
+                (only && !taken(&faults, *d, g)).then(|| (*d, g.clone(), alt.clone()))
+            })
+        });
+        if let Some((d, g, alt)) = found {
+            let attributes =
+                recount.iter().find(|r| r.business_date == d && r.grain == g).map(|r| r.attributes.clone()).unwrap_or_default();
+            let row =
+                gold.entry((d, g.clone())).or_insert(ModelRow { business_date: d, grain: g.clone(), attributes, measures: Vec::new() });
+            row.measures = alt;
+            faults.push((d, g, cause));
+        }
+    }
+    let facts_of = |d: NaiveDate| all.iter().find(|(fd, _)| *fd == d).map(|(_, f)| f);
+    let rest: Vec<(NaiveDate, Vec<String>)> = gold.keys().filter(|(d, g)| !taken(&faults, *d, g)).cloned().collect();
+    for (at, cause) in
+        [(rest.len() / 5, Cause::AppendedTwice), (2 * rest.len() / 5, Cause::MissingRow), (3 * rest.len() / 5, Cause::Unexplained)]
+    {
+        // The first row from `at` on whose changed figures no other cause gives.
+        for key in rest.iter().skip(at) {
+            let Some(row) = gold.get(key) else { continue };
+            let changed: Vec<i64> = match cause {
+                Cause::AppendedTwice => {
+                    row.measures.iter().map(|m| m.checked_mul(2)).collect::<Option<_>>().ok_or_else(|| eyre!("a measure overflows"))?
+                }
+                Cause::Unexplained => {
+                    let mut m = row.measures.clone();
+                    let last = m.last_mut().ok_or_else(|| eyre!("model {} has no measure", model.name))?;
+                    *last = last.checked_add(1).ok_or_else(|| eyre!("a measure overflows"))?;
+                    m
+                }
+                _ => Vec::new(),
+            };
+            let fits = match (cause, facts_of(key.0)) {
+                (Cause::MissingRow, _) => true,
+                (_, Some(f)) => causes_of(&changed, &key.1, f).iter().map(|c| c.0).all(|c| c == cause),
+                (_, None) => false,
+            };
+            if !fits || taken(&faults, key.0, &key.1) {
+                continue;
+            }
+            if cause == Cause::MissingRow {
+                gold.remove(key);
+            } else if let Some(r) = gold.get_mut(key) {
+                r.measures = changed;
+            }
+            faults.push((key.0, key.1.clone(), cause));
+            break;
+        }
+    }
+    if let Some(&d) = dates.first() {
+        let grain: Vec<String> = model.grain.iter().enumerate().map(|(i, _)| format!("EXTRA-{}", i + 1)).collect();
+        let attributes = gold.values().next().map(|r| r.attributes.clone()).unwrap_or_else(|| vec![String::new(); model.attributes.len()]);
+        gold.insert(
+            (d, grain.clone()),
+            ModelRow { business_date: d, grain: grain.clone(), attributes, measures: vec![1; model.measures.len()] },
+        );
+        faults.push((d, grain, Cause::ExtraRow));
+    }
+    faults.sort();
+    Ok((gold.into_values().collect(), faults))
+}
+
 impl Report for ModelAuditReport {
     fn kind(&self) -> &'static str {
         "audit"
