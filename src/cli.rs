@@ -222,6 +222,13 @@ pub struct TuiArgs {
     /// The world that `n` (land the next upload) lands from [default: the bundled sample-data/]
     #[arg(long, value_name = "DIR")]
     pub world: Option<PathBuf>,
+    /// A foreign gold to audit, as `recount audit --gold` reads it: the Audit screen shows each
+    /// date's rows and their causes, and the dates are coloured by verdict
+    #[arg(long, value_name = "SOURCE")]
+    pub audit: Option<PathBuf>,
+    /// The [gold] table naming the foreign gold's columns, as `recount audit --map`
+    #[arg(long, value_name = "FILE", requires = "audit")]
+    pub map: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -132,7 +132,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     crate::store::set_memory_budget(memory(&g)?.value);
     let Some(command) = cli.command else {
         if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-            return explorer(&g, crate::cli::TuiArgs { theme: None, no_mouse: false, world: None });
+            return explorer(&g, crate::cli::TuiArgs { theme: None, no_mouse: false, world: None, audit: None, map: None });
         }
         return summary(&g);
     };
@@ -796,6 +796,9 @@ fn explorer(g: &Global, tui: crate::cli::TuiArgs) -> Result<i32> {
     }
     let config = config()?;
     crate::tui::keys::install(crate::tui::keys::KeyTable::with_overrides(&config.keys)?);
+    // The map is read before the terminal is taken, so that a broken one is a plain error.
+    let map = tui.map.as_deref().map(reports::audit::GoldMap::read).transpose()?.unwrap_or_default();
+    let audit = tui.audit.map(|gold| crate::tui::worker::AuditSource { gold, map });
     crate::tui::run(crate::tui::TuiOptions {
         // The default lab, wherever RECOUNT_LAB points, is built on first run; a lab named with
         // --lab is opened as it is.
@@ -806,6 +809,7 @@ fn explorer(g: &Global, tui: crate::cli::TuiArgs) -> Result<i32> {
         mouse: !tui.no_mouse && config.mouse.value,
         late_days: config.late_days.value,
         warehouse: g.warehouse.clone(),
+        audit,
     })?;
     Ok(0)
 }

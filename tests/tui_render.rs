@@ -61,6 +61,7 @@ fn server_on(lab: recount::lake::Lab, world: &std::path::Path) -> recount::tui::
         bootstrap: false,
         late_days: recount::rules::DEFAULT_LATE_DAYS,
         warehouse: None,
+        audit: None,
     };
     recount::tui::worker::Server::new(lab, setup)
 }

@@ -311,6 +311,7 @@ fn explorer_setup(world: &Path, lab_dir: &Path) -> crate::tui::worker::Setup {
         bootstrap: false,
         late_days: crate::rules::DEFAULT_LATE_DAYS,
         warehouse: None,
+        audit: None,
     }
 }
 

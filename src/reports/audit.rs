@@ -273,6 +273,14 @@ impl AuditReport {
     pub fn wrong(&self) -> usize {
         wrong(self.rows.iter().map(|r| r.causes.as_slice()))
     }
+
+    /// The audit of one business date: its rows, every one listed, the wrong ones first (the
+    /// explorer's Audit screen).
+    pub fn of_date(&self, d: NaiveDate) -> AuditReport {
+        let mut rows: Vec<AuditRow> = self.rows.iter().filter(|r| r.business_date == d).cloned().collect();
+        rows.sort_by_key(|r| r.causes == [Cause::Matches]);
+        AuditReport { source: self.source.clone(), rows, all: true }
+    }
 }
 
 /// How many rows of an audit are wrong, by their causes (a right row's are `[matches]`): the

@@ -272,43 +272,7 @@ pub fn example(lab: &Lab, model: &Model, late_days: u32) -> Result<(Vec<ModelRow
             faults.push((d, g, cause));
         }
     }
-    let facts_of = |d: NaiveDate| all.iter().find(|(fd, _)| *fd == d).map(|(_, f)| f);
-    let rest: Vec<(NaiveDate, Vec<String>)> = gold.keys().filter(|(d, g)| !taken(&faults, *d, g)).cloned().collect();
-    for (at, cause) in
-        [(rest.len() / 5, Cause::AppendedTwice), (2 * rest.len() / 5, Cause::MissingRow), (3 * rest.len() / 5, Cause::Unexplained)]
-    {
-        // The first row from `at` on whose changed figures no other cause gives.
-        for key in rest.iter().skip(at) {
-            let Some(row) = gold.get(key) else { continue };
-            let changed: Vec<i64> = match cause {
-                Cause::AppendedTwice => {
-                    row.measures.iter().map(|m| m.checked_mul(2)).collect::<Option<_>>().ok_or_else(|| eyre!("a measure overflows"))?
-                }
-                Cause::Unexplained => {
-                    let mut m = row.measures.clone();
-                    let last = m.last_mut().ok_or_else(|| eyre!("model {} has no measure", model.name))?;
-                    *last = last.checked_add(1).ok_or_else(|| eyre!("a measure overflows"))?;
-                    m
-                }
-                _ => Vec::new(),
-            };
-            let fits = match (cause, facts_of(key.0)) {
-                (Cause::MissingRow, _) => true,
-                (_, Some(f)) => causes_of(&changed, &key.1, f).iter().map(|c| c.0).all(|c| c == cause),
-                (_, None) => false,
-            };
-            if !fits || taken(&faults, key.0, &key.1) {
-                continue;
-            }
-            if cause == Cause::MissingRow {
-                gold.remove(key);
-            } else if let Some(r) = gold.get_mut(key) {
-                r.measures = changed;
-            }
-            faults.push((key.0, key.1.clone(), cause));
-            break;
-        }
-    }
+    plain_faults(model, &mut gold, &all, &mut faults)?;
     if let Some(&d) = dates.first() {
         let grain: Vec<String> = model.grain.iter().enumerate().map(|(i, _)| format!("EXTRA-{}", i + 1)).collect();
         let attributes = gold.values().next().map(|r| r.attributes.clone()).unwrap_or_else(|| vec![String::new(); model.attributes.len()]);
@@ -320,6 +284,59 @@ pub fn example(lab: &Lab, model: &Model, late_days: u32) -> Result<(Vec<ModelRow
     }
     faults.sort();
     Ok((gold.into_values().collect(), faults))
+}
+
+/// A retried append, a row left out and a row off by one, each on the first row from a fifth,
+/// two and three fifths of the way on whose changed figures no other cause gives.
+fn plain_faults(
+    model: &Model,
+    gold: &mut BTreeMap<(NaiveDate, Vec<String>), ModelRow>,
+    all: &[(NaiveDate, Facts)],
+    faults: &mut Vec<ModelFault>,
+) -> Result<()> {
+    let taken = |faults: &[ModelFault], d: NaiveDate, g: &[String]| faults.iter().any(|(fd, fg, _)| *fd == d && fg == g);
+    let rest: Vec<(NaiveDate, Vec<String>)> = gold.keys().filter(|(d, g)| !taken(faults, *d, g)).cloned().collect();
+    for (at, cause) in
+        [(rest.len() / 5, Cause::AppendedTwice), (2 * rest.len() / 5, Cause::MissingRow), (3 * rest.len() / 5, Cause::Unexplained)]
+    {
+        for key in rest.iter().skip(at) {
+            let Some(row) = gold.get(key) else { continue };
+            let changed = changed_by(model, cause, &row.measures)?;
+            let fits = match (cause, all.iter().find(|(d, _)| *d == key.0)) {
+                (Cause::MissingRow, _) => true,
+                (_, Some((_, f))) => causes_of(&changed, &key.1, f).iter().all(|c| c.0 == cause),
+                (_, None) => false,
+            };
+            if !fits || taken(faults, key.0, &key.1) {
+                continue;
+            }
+            if cause == Cause::MissingRow {
+                gold.remove(key);
+            } else if let Some(r) = gold.get_mut(key) {
+                r.measures = changed;
+            }
+            faults.push((key.0, key.1.clone(), cause));
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// A row's measures as `cause` leaves them: doubled (a retried append), or the last one plus one
+/// (unexplained); none for any other.
+fn changed_by(model: &Model, cause: Cause, measures: &[i64]) -> Result<Vec<i64>> {
+    Ok(match cause {
+        Cause::AppendedTwice => {
+            measures.iter().map(|m| m.checked_mul(2)).collect::<Option<_>>().ok_or_else(|| eyre!("a measure overflows"))?
+        }
+        Cause::Unexplained => {
+            let mut m = measures.to_vec();
+            let last = m.last_mut().ok_or_else(|| eyre!("model {} has no measure", model.name))?;
+            *last = last.checked_add(1).ok_or_else(|| eyre!("a measure overflows"))?;
+            m
+        }
+        _ => Vec::new(),
+    })
 }
 
 impl Report for ModelAuditReport {

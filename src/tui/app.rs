@@ -115,6 +115,18 @@ pub struct App {
     cursor: Cursor,
     /// Where `e` and `E` write (the working directory unless set).
     export_dir: Option<std::path::PathBuf>,
+    /// The foreign gold the Audit screen shows (`tui --audit`): None when none was given.
+    pub audit: Option<Audit>,
+}
+
+/// The Audit screen's foreign gold: waiting for its first audit, audited, or unreadable.
+#[derive(Debug, Clone)]
+pub enum Audit {
+    /// Asked for (its source), not audited yet.
+    Pending(String),
+    Done(Box<crate::reports::audit::AuditReport>),
+    /// Why it could not be audited (a missing column, an unreadable file).
+    Failed(String),
 }
 
 /// The table's and the popup's state: the cursor row (counting rows as shown), the sort, the
@@ -207,6 +219,7 @@ impl App {
             export_dir: None,
             store: String::new(),
             user: crate::lake::reopen::Decision::known_by(),
+            audit: None,
         }
     }
 
@@ -282,6 +295,13 @@ impl App {
             Reply::DateHead(check) => self.on_head(*check),
             Reply::DateLoaded(view) if self.rest_pending == Some(view.check.business_date) => self.on_rest(*view),
             Reply::Paused(text) => self.message = text,
+            Reply::Audited(audited) => {
+                self.audit = Some(match audited {
+                    Ok(report) => Audit::Done(report),
+                    Err(why) => Audit::Failed(why),
+                });
+                self.clamp_row();
+            }
             Reply::Changed(text) => {
                 self.message = text;
                 if self.running.is_none() {
@@ -355,7 +375,7 @@ impl App {
             }
             Reply::Failed(text) => self.on_failed(text, finished.is_some_and(|r| r.loads)),
             // Not answers: on_reply took them.
-            Reply::DateHead(_) | Reply::Paused(_) | Reply::Changed(_) => {}
+            Reply::DateHead(_) | Reply::Paused(_) | Reply::Changed(_) | Reply::Audited(_) => {}
         }
     }
 
@@ -376,6 +396,21 @@ impl App {
         self.popup = Some(Popup::Error(text));
         let d = self.selected_date();
         self.load(d);
+    }
+
+    /// The audit, once it has run.
+    pub(crate) fn audit_report(&self) -> Option<&crate::reports::audit::AuditReport> {
+        match &self.audit {
+            Some(Audit::Done(report)) => Some(report),
+            _ => None,
+        }
+    }
+
+    /// On the Audit screen, whether every foreign row of `d` matches (None: not audited, or
+    /// another screen).
+    pub(crate) fn audit_verdict(&self, d: NaiveDate) -> Option<bool> {
+        let report = self.audit_report().filter(|_| self.screen == Screen::Audit)?;
+        Some(report.rows.iter().filter(|r| r.business_date == d).all(|r| r.causes == [crate::reports::audit::Cause::Matches]))
     }
 
     /// The check the Overview shows: the view's, or the one sent ahead of it.

@@ -115,8 +115,20 @@ fn draw_navigator(f: &mut Frame, app: &App, area: Rect) {
             };
             let v2 = if d.v2_off { Span::styled("✗", t.status(Status::Fail)) } else { Span::raw(" ") };
             let fmt = if wide { "%m-%d %a" } else { "%m-%d" };
-            let date = Span::styled(format!("{} ", d.business_date.format(fmt)), if i == app.selected { t.selected() } else { t.text() });
-            Line::from(vec![date, badge, v1, v2])
+            // On the Audit screen the dates take the audit's verdict: the colour, and ≠ when wrong.
+            let audited = app.audit_verdict(d.business_date);
+            let style = match audited {
+                _ if i == app.selected => t.selected(),
+                Some(true) => t.status(Status::Pass),
+                Some(false) => t.status(Status::Fail),
+                None => t.text(),
+            };
+            let date = Span::styled(format!("{} ", d.business_date.format(fmt)), style);
+            let mut line = vec![date, badge, v1, v2];
+            if audited == Some(false) {
+                line.push(Span::styled("≠", t.status(Status::Fail)));
+            }
+            Line::from(line)
         })
         .collect();
     f.render_widget(Paragraph::new(lines), inner);
@@ -449,6 +461,7 @@ pub(crate) const MARKS: &[(&str, Status, &str)] = &[
     ("!", Status::Warn, "v1 differs from the recompute (dates); a warning (rows)"),
     ("·", Status::Info, "v1 never ran for the date"),
     ("✗", Status::Fail, "v2 gold differs from the recompute (dates); a failure (rows)"),
+    ("≠", Status::Fail, "on the Audit screen: the foreign gold has a wrong row on the date"),
     ("▲ ▼", Status::Info, "the column the table is sorted by, up or down"),
     ("‹ ›", Status::Info, "more columns to the left or right (< and > scroll)"),
 ];

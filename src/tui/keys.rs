@@ -207,6 +207,14 @@ pub(crate) const BINDINGS: &[Binding] = &[
         scope: Scope::Global,
     },
     Binding {
+        keys: &[Char('8')],
+        label: "8",
+        action: Action::Screen(Screen::Audit),
+        hint: "",
+        help: "Audit: a foreign gold's rows of the date, each with its cause (tui --audit SOURCE)",
+        scope: Scope::Global,
+    },
+    Binding {
         keys: &[Char('j'), Code(KeyCode::Down)],
         label: "j/↓",
         action: Action::RowDown,

@@ -29,6 +29,8 @@ pub struct TuiOptions {
     pub late_days: u32,
     /// An Iceberg warehouse to explore instead of the lab (`--warehouse`).
     pub warehouse: Option<PathBuf>,
+    /// A foreign gold the Audit screen audits (`--audit`).
+    pub audit: Option<worker::AuditSource>,
 }
 
 pub fn run(opts: TuiOptions) -> Result<()> {
@@ -43,9 +45,14 @@ pub fn run(opts: TuiOptions) -> Result<()> {
         bootstrap: opts.bootstrap,
         late_days: opts.late_days,
         warehouse,
+        audit: opts.audit.clone(),
     })?;
     let mut app = App::new(theme, opts.mouse);
     app.store = store;
+    if let Some(a) = &opts.audit {
+        app.audit = Some(app::Audit::Pending(a.gold.display().to_string()));
+        app.screen = screen::Screen::Audit;
+    }
     // ratatui::init restores the terminal on panic as well as here.
     let mut terminal = ratatui::init();
     let mut mouse_on = false;

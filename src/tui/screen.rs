@@ -10,12 +10,14 @@ pub enum Screen {
     History,
     Promises,
     Trend,
+    /// A foreign gold against the lab's (`tui --audit`).
+    Audit,
 }
 
 impl Screen {
     /// In tab order.
-    pub const ALL: [Screen; 7] =
-        [Screen::Overview, Screen::Explain, Screen::Baskets, Screen::Late, Screen::History, Screen::Promises, Screen::Trend];
+    pub const ALL: [Screen; 8] =
+        [Screen::Overview, Screen::Explain, Screen::Baskets, Screen::Late, Screen::History, Screen::Promises, Screen::Trend, Screen::Audit];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -26,6 +28,7 @@ impl Screen {
             Screen::History => "History",
             Screen::Promises => "Promises",
             Screen::Trend => "Trend",
+            Screen::Audit => "Audit",
         }
     }
 
@@ -47,6 +50,7 @@ impl Screen {
             Screen::History => "history",
             Screen::Promises => "promises",
             Screen::Trend => "trend",
+            Screen::Audit => "audit",
         }
     }
 
@@ -75,7 +79,7 @@ mod tests {
             s = s.next();
             assert_eq!(s, *want);
         }
-        assert_eq!(Screen::Overview.prev(), Screen::Trend);
+        assert_eq!(Screen::Overview.prev(), Screen::Audit);
         assert_eq!(Screen::Promises.index(), 5);
     }
 }

@@ -89,6 +89,9 @@ pub enum Reply {
     DateHead(Box<CheckReport>),
     /// Another process has taken the lab's write lock: the worker let go of the lab and waits.
     Paused(String),
+    /// The foreign gold audited against the lab as just loaded, or why it could not be: sent
+    /// after each full load (`tui --audit`), not an answer to the running job.
+    Audited(Result<Box<crate::reports::audit::AuditReport>, String>),
     /// That process has finished: the lab is read again, and the screens should reload.
     Changed(String),
 }
@@ -155,6 +158,15 @@ pub struct Setup {
     /// An Iceberg warehouse to explore instead of the lab: read through its mirror, written by
     /// the Spark job (src/warehouse.rs).
     pub warehouse: Option<crate::warehouse::Spark>,
+    /// A foreign gold to audit after every full load (`tui --audit`).
+    pub audit: Option<AuditSource>,
+}
+
+/// A foreign gold for the Audit screen, and the map of its columns.
+#[derive(Debug, Clone)]
+pub struct AuditSource {
+    pub gold: PathBuf,
+    pub map: crate::reports::audit::GoldMap,
 }
 
 /// How often an idle worker looks for another process's write lock.
@@ -253,7 +265,15 @@ fn serve_jobs(mut server: Server, job_rx: &std::sync::mpsc::Receiver<Job>, reply
             Err(e) if lab_error(&e) == Some(&LabError::Interrupted) => Reply::Failed(LabError::Interrupted.to_string()),
             Err(e) => Reply::Failed(format!("{e:#}")),
         };
+        let loaded = matches!(reply, Reply::Loaded(..));
         if reply_tx.send(reply).is_err() {
+            break;
+        }
+        // The audit follows each full load, so that it is of the lab the screens show.
+        if loaded
+            && let Some(audited) = server.audit()
+            && reply_tx.send(Reply::Audited(audited)).is_err()
+        {
             break;
         }
         // While the user reads, load the neighbouring dates so the next move draws at once.
@@ -499,6 +519,27 @@ impl Server {
             self.fresh = true;
         }
         Ok(())
+    }
+
+    /// The foreign gold audited against the lab, when the explorer audits one.
+    pub fn audit(&mut self) -> Option<Result<Box<crate::reports::audit::AuditReport>, String>> {
+        let source = self.setup.audit.clone()?;
+        let late_days = self.setup.late_days;
+        let lab = &self.lab;
+        let run = || -> Result<crate::reports::audit::AuditReport> {
+            let currencies: std::collections::HashMap<String, String> =
+                lab.store().stores()?.into_iter().map(|s| (s.store_id, s.currency)).collect();
+            let rows = crate::reports::audit::read_foreign(
+                &source.gold,
+                &source.map,
+                &|s| currencies.get(s).cloned(),
+                &crate::warehouse::foreign_table_files,
+            )?;
+            let mut report = crate::reports::audit::audit(lab, &source.gold.display().to_string(), &rows, late_days)?;
+            report.all = true;
+            Ok(report)
+        };
+        Some(run().map(Box::new).map_err(|e| format!("{e:#}")))
     }
 
     /// The check of `d` when its view is not loaded yet (None when it is): computed once, and

@@ -2,6 +2,7 @@
 //! behind one trait. The app asks the selected screen's home for its table, what Enter opens,
 //! the basket or snapshot on a row, and how it draws; nothing else matches on the screen.
 
+mod audit;
 mod baskets;
 mod explain;
 mod history;
@@ -57,6 +58,7 @@ impl Screen {
             Screen::History => &history::History,
             Screen::Promises => &promises::Promises,
             Screen::Trend => &trend::Trend,
+            Screen::Audit => &audit::Audit,
         }
     }
 }

@@ -1,0 +1,94 @@
+//! Audit: a foreign gold's rows of the date against the lab's (`tui --audit SOURCE`), each with
+//! the cause that explains it; Enter opens a row's cause and the entities behind it.
+
+use super::Home;
+use crate::reports::audit::{AuditRow, Cause};
+use crate::tui::app::{App, Audit as Audited, Popup};
+use crate::tui::draw::{self, Drawn};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::widgets::{Paragraph, Wrap};
+
+pub(super) struct Audit;
+
+/// Entities listed per kind in a row's drill-down, at most.
+const MAX_ENTITIES: usize = 12;
+
+impl Home for Audit {
+    fn table(&self, app: &App) -> Option<crate::reports::Table> {
+        let d = app.selected_date()?;
+        Some(crate::reports::Report::tables(&app.audit_report()?.of_date(d)).remove(0))
+    }
+
+    fn drill(&self, app: &App, row: usize) -> Option<Popup> {
+        let d = app.selected_date()?;
+        let report = app.audit_report()?.of_date(d);
+        let r = report.rows.get(row)?;
+        Some(Popup::Detail { title: format!("{} {}: {}", r.business_date, r.store_id, causes(r)), body: body(app, r) })
+    }
+
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
+        let t = &app.theme;
+        let hint = |text: String| Paragraph::new(text).style(t.muted()).wrap(Wrap { trim: true });
+        match &app.audit {
+            None => f.render_widget(hint("No foreign gold to audit: `recount tui --audit SOURCE` opens one here (a CSV or Parquet file, duckdb:FILE#schema.table or iceberg:WAREHOUSE#namespace.table), as `recount audit --gold` reads it.".into()), area),
+            Some(Audited::Pending(source)) => f.render_widget(hint(format!("auditing {source}…")), area),
+            Some(Audited::Failed(why)) => f.render_widget(Paragraph::new(format!("the foreign gold could not be audited: {why}")).style(t.status(crate::reports::Status::Fail)).wrap(Wrap { trim: true }), area),
+            Some(Audited::Done(report)) => {
+                let d = app.selected_date()?;
+                let day = report.of_date(d);
+                let title = format!(
+                    "audit of {} for {d}: {} of {} rows match ({} wrong on every date); Enter opens a row",
+                    report.source,
+                    day.rows.len() - day.wrong(),
+                    day.rows.len(),
+                    report.wrong()
+                );
+                draw::draw_main_table(f, app, &crate::reports::Report::tables(&day).remove(0), area, title, out);
+            }
+        }
+        Some(())
+    }
+}
+
+fn causes(r: &AuditRow) -> String {
+    r.causes.iter().map(|c| c.word()).collect::<Vec<_>>().join(", ")
+}
+
+/// A row's drill-down: both sides, the cause's detail, and the entities of the store on the date
+/// that the cause is about (its re-sent baskets, its rows past the window, the date's snapshots).
+fn body(app: &App, r: &AuditRow) -> String {
+    let money = |(b, m): (i64, i64)| format!("{} baskets, {}", crate::money::format_count(b), crate::money::format_major(m, &r.currency));
+    let side = |s: Option<(i64, i64)>| s.map(money).unwrap_or_else(|| "no row".into());
+    let mut out = format!("theirs: {}\nright:  {}\n", side(r.foreign), side(r.right));
+    if !r.detail.is_empty() {
+        out.push_str(&format!("\n{}\n", r.detail));
+    }
+    let Some(v) = app.view.as_ref().filter(|v| v.check.business_date == r.business_date) else {
+        return out + "\n(the date's baskets are still loading)";
+    };
+    let has = |c: Cause| r.causes.contains(&c);
+    if has(Cause::DuplicatesCounted) || has(Cause::AppendedTwice) || has(Cause::Unexplained) {
+        let resent: Vec<_> = v.baskets.baskets.iter().filter(|b| b.store_id == r.store_id).collect();
+        out.push_str(&format!("\nre-sent baskets of {} on the date: {}\n", r.store_id, resent.len()));
+        for b in resent.iter().take(MAX_ENTITIES) {
+            let won = b.copies.iter().find(|c| c.won).map(|c| format!("{} line {}", c.file, c.line)).unwrap_or_default();
+            out.push_str(&format!("  {}  {} copies, the winner {won}\n", b.basket_id, b.copies.len()));
+        }
+    }
+    if has(Cause::BeyondWindowIncluded) || has(Cause::Unexplained) {
+        let late: Vec<_> = v.late.rows.iter().filter(|l| l.store_id == r.store_id).collect();
+        out.push_str(&format!("\nrows of {} past the {}-day window: {}\n", r.store_id, v.late.late_days, late.len()));
+        for l in late.iter().take(MAX_ENTITIES) {
+            let amount = crate::money::format_major(l.revenue_minor, &l.currency);
+            out.push_str(&format!("  {}  {amount}, {} days late, {} line {}\n", l.basket_id, l.days_late, l.file, l.line));
+        }
+    }
+    if has(Cause::LateArrivalsMissed) || has(Cause::CorrectionNotApplied) {
+        out.push_str("\nthe date's snapshots:\n");
+        for e in &v.history.entries {
+            out.push_str(&format!("  {} ({}) {}\n", e.snapshot_id, e.operation.as_str(), e.trigger.detail));
+        }
+    }
+    out
+}
