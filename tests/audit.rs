@@ -192,6 +192,19 @@ fn each_injected_fault_is_named_for_exactly_its_rows() {
         no_window.iter().find(|(k, v)| right.get(*k) != Some(*v) && !expect.contains_key(&key(k)) && no_dedup.get(*k) != Some(*v)).unwrap();
     foreign.insert(beyond.0.clone(), *beyond.1);
     expect.insert(key(beyond.0), "beyond_window_included");
+    // A row whose events were dated in UTC, not in the store's zone.
+    let utc = pipeline(world, Bugs { utc: true, ..Bugs::default() });
+    let utc_row = utc
+        .iter()
+        .find(|(k, v)| {
+            right.get(*k).is_some_and(|r| r != *v)
+                && !expect.contains_key(&key(k))
+                && no_dedup.get(*k) != Some(*v)
+                && no_window.get(*k) != Some(*v)
+        })
+        .unwrap();
+    foreign.insert(utc_row.0.clone(), *utc_row.1);
+    expect.insert(key(utc_row.0), "utc_business_date");
     // A row built before its date's late uploads landed: the gold of an earlier upload.
     let late = uploads(world).iter().find_map(|&u| {
         let then = pipeline(world, Bugs { as_of: Some(u), ..Bugs::default() });
@@ -268,12 +281,17 @@ fn a_gold_built_from_a_superseded_file_version_is_a_correction_not_applied() {
     foreign.insert(k.clone(), v);
     let csv = dir.path().join("gold.csv");
     std::fs::write(&csv, csv_of(&foreign)).unwrap();
-    let out = recount(&lab, &["audit", "--gold", csv.to_str().unwrap(), "--format", "csv"]);
-    let text = String::from_utf8(out.stdout).unwrap();
-    let wrong: Vec<&str> = text.lines().skip(1).filter(|l| !l.contains(",matches,")).collect();
-    assert_eq!(wrong.len(), 1, "{wrong:?}");
-    assert!(wrong[0].starts_with(&format!("{},{},correction_not_applied,", k.0, k.1)), "{}", wrong[0]);
-    assert!(wrong[0].contains("(upload 2026-10-19) applied a corrected file"), "{}", wrong[0]);
+    let parquet = dir.path().join("gold.parquet");
+    let db = duckdb::Connection::open_in_memory().unwrap();
+    db.execute(&format!("COPY (SELECT * FROM read_csv(?)) TO '{}' (FORMAT parquet)", parquet.display()), [csv.to_str().unwrap()]).unwrap();
+    for source in [&csv, &parquet] {
+        let out = recount(&lab, &["audit", "--gold", source.to_str().unwrap(), "--format", "csv"]);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let wrong: Vec<&str> = text.lines().skip(1).filter(|l| !l.contains(",matches,")).collect();
+        assert_eq!(wrong.len(), 1, "{}: {wrong:?}", source.display());
+        assert!(wrong[0].starts_with(&format!("{},{},correction_not_applied,", k.0, k.1)), "{}", wrong[0]);
+        assert!(wrong[0].contains("(upload 2026-10-19) applied a corrected file"), "{}", wrong[0]);
+    }
 }
 
 /// A foreign gold with its own column names and its revenue in major units, mapped by a `[gold]`
