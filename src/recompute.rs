@@ -506,9 +506,11 @@ fn keep_or_leave(lab: &Lab, newest_file: i32, late_days: u32) -> Result<bool> {
 
 fn keep_duckdb_recount(lab: &Lab, newest_file: i32, late_days: u32) -> Result<()> {
     let key_collisions = lab.has_key_collisions()?;
-    let mut tx = Tx::begin(lab.store(), None)?;
-    tx.refill_duckdb_recount(newest_file, late_days, key_collisions)?;
-    tx.commit().map(drop)
+    lab.store().retrying_out_of_memory(false, || {
+        let mut tx = Tx::begin(lab.store(), None)?;
+        tx.refill_duckdb_recount(newest_file, late_days, key_collisions)?;
+        tx.commit().map(drop)
+    })
 }
 
 /// Forgets DuckDB's kept recounts, so the next check counts them again (the bench measures that).

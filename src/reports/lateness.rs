@@ -22,10 +22,12 @@ pub(crate) fn ensure_cached(lab: &Lab) -> Result<()> {
     }
     super::caches_writable(lab)?;
     let by_id = lab.has_key_collisions()?;
-    let mut tx = Tx::begin(lab.store(), None)?;
-    tx.refill_lateness(state.newest_file, by_id)?;
-    tx.commit()?;
-    Ok(())
+    // A full world's histogram can outgrow the reports' first limit: again, within the budget.
+    lab.store().retrying_out_of_memory(false, || {
+        let mut tx = Tx::begin(lab.store(), None)?;
+        tx.refill_lateness(state.newest_file, by_id)?;
+        tx.commit().map(drop)
+    })
 }
 
 /// Whether the kept histogram counts every landed file.

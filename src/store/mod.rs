@@ -458,6 +458,17 @@ impl Store {
         Ok(store)
     }
 
+    /// Runs `write` (a transaction of its own, rolled back when it fails), again with a raised
+    /// limit each time it runs out of memory while the budget holds more (`raise_limit`).
+    pub(crate) fn retrying_out_of_memory<T>(&self, bulk: bool, mut write: impl FnMut() -> Result<T>) -> Result<T> {
+        loop {
+            match write() {
+                Err(e) if is_out_of_memory(&e) && self.raise_limit(bulk)? => continue,
+                other => return other,
+            }
+        }
+    }
+
     /// Raises DuckDB's limit for the statements that follow (`bulk`: bulk work's, set as it
     /// starts; else the connection's, set now): four times what it is, up to DuckDB's share of
     /// the budget. False when it is there already (or `RECOUNT_MEMORY_LIMIT` set one limit for
@@ -810,6 +821,31 @@ mod tests {
         assert_ne!(digest_with(sql(), &changed), rules_digest());
         // Without its marks, the whole file counts.
         assert_eq!(rule_code("fn a() {}"), "fn a() {}");
+    }
+
+    /// A write that outgrows the first limit runs again with a raised one, until it fits: a
+    /// cache filled by a process whose lab grew since it opened (the limit is the empty lab's).
+    #[test]
+    fn a_write_that_runs_out_of_memory_runs_again_with_a_raised_limit_until_it_fits() {
+        let first = 8 << 20;
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(&format!("SET memory_limit = '{}'; SET temp_directory = ''", duckdb_size(first))).unwrap();
+        let store = Store::with_connection(conn, Some(Limits { reports: first, bulk: first }));
+        // About 60 MB of text in memory, with nowhere to spill: more than 8 MiB, less than the budget's share.
+        let fill = "CREATE OR REPLACE TEMP TABLE t AS SELECT s, count(*) AS n FROM (SELECT repeat('x', 300) || range AS s FROM range(200000)) GROUP BY s";
+        let alone = store.conn.execute_batch(fill).map_err(|e| duckdb_error("the fill", e));
+        assert!(alone.as_ref().is_err_and(is_out_of_memory), "the write outgrows the first limit: {alone:?}");
+        let mut attempts = 0;
+        store
+            .retrying_out_of_memory(false, || {
+                attempts += 1;
+                store.conn.execute_batch(fill).map_err(|e| duckdb_error("the fill", e))
+            })
+            .unwrap();
+        assert!(attempts >= 2, "it ran again: {attempts}");
+        assert!(store.raised.get().is_some_and(|r| r > first));
+        let n: i64 = store.conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 200_000);
     }
 
     fn shapes() -> Vec<Shape> {
