@@ -221,3 +221,28 @@ SELECT utc_date AS business_date, g1, g2, g3, g4, a1, a2, a3, a4,
        sum(m5)::BIGINT AS m5, sum(m6)::BIGINT AS m6
 FROM w WHERE n = 1 AND utc_date = $business_date::DATE
 GROUP BY ALL;
+
+-- name: late_rows
+-- The current files' records of $business_date that arrived past its window ($late_days), each
+-- with its key, upload, days after the date, file version and line, and whether its key has a
+-- copy inside a window all the same (then gold counts the key from that copy).
+SELECT r.entity_key, f.upload_date, datediff('day', r.business_date, f.upload_date)::BIGINT AS days_late,
+       f.file, f.version, r.line, r.g1, r.g2, r.g3, r.g4, r.a1, r.a2, r.a3, r.a4, r.m1, r.m2, r.m3, r.m4, r.m5, r.m6,
+       r.entity_key IN (SELECT entity_key FROM @model_visible v) AS counted
+FROM model.records r JOIN model.current_files f USING (file_id)
+WHERE r.business_date = $business_date::DATE AND NOT in_window(f.upload_date, r.business_date, $late_days::INTEGER)
+ORDER BY f.upload_date, f.file, r.line;
+
+-- name: resent
+-- The keys with a copy dated $business_date and more than one copy inside their windows: every
+-- copy, in the contract's order (the first wins), with where it is and when it arrived.
+WITH v AS (SELECT * FROM @model_visible v),
+keys AS (SELECT entity_key FROM v GROUP BY entity_key
+         HAVING count(*) > 1 AND bool_or(business_date = $business_date::DATE))
+SELECT v.entity_key, v.business_date, v.upload_date, f.file, f.version, v.line, v.event_id,
+       strftime(make_timestamp(v.arrival_ns // 1000), '%Y-%m-%dT%H:%M:%S.%fZ') AS arrived,
+       v.g1, v.g2, v.g3, v.g4, v.m1, v.m2, v.m3, v.m4, v.m5, v.m6,
+       row_number() OVER (PARTITION BY v.entity_key ORDER BY v.arrival_ns, v.event_id, v.upload_date, v.file, v.line) = 1 AS won
+FROM v JOIN model.files f USING (file_id)
+WHERE v.entity_key IN (SELECT entity_key FROM keys)
+ORDER BY v.entity_key, v.arrival_ns, v.event_id, v.upload_date, v.file, v.line;

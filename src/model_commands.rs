@@ -143,6 +143,21 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             println!("rolled back to snapshot {snapshot} as snapshot {id}: {}", lab_model::fingerprint(&lab, model, None)?);
         }
         Command::Audit { foreign, window } => return audit(g, model, foreign, *window),
+        Command::Summary | Command::Trend { country: None } => {
+            print(&crate::reports::model_day::dates(&reader(g)?, model, crate::rules::DEFAULT_LATE_DAYS)?, g.format);
+        }
+        Command::Trend { country: Some(_) } => {
+            bail!("a lab of model {} has no countries: `recount trend` shows every date of gold.{}", model.name, model.gold)
+        }
+        Command::Late { date, window } => {
+            let lab = reader(g)?;
+            let d = resolve(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?;
+            print(&crate::reports::model_day::late(&lab, model, d, late_days(*window)?)?, g.format);
+        }
+        Command::Baskets { date, window } => {
+            let lab = reader(g)?;
+            print(&crate::reports::model_day::resent(&lab, model, resolve(&lab, *date)?, late_days(*window)?)?, g.format);
+        }
         Command::Quarantine { .. } => {
             for q in reader(g)?.store().model_quarantine()? {
                 println!(
@@ -156,7 +171,7 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             }
         }
         other => bail!(
-            "`recount {}` does not read a lab of model {} yet; land, run, daily, naive, fingerprint, snapshots, history, diff, check, rollback, audit and quarantine do",
+            "`recount {}` does not read a lab of model {} yet; land, run, daily, naive, fingerprint, snapshots, history, diff, check, summary, trend, late, baskets, rollback, audit and quarantine do",
             command_name(other),
             model.name
         ),

@@ -585,3 +585,61 @@ fn the_window_rule_gives_the_shared_corpus_verdict_in_rust_and_in_sql() {
         assert_eq!(sql, c["in_window"].as_bool().unwrap(), "SQL: {c}");
     }
 }
+
+/// `summary`, `trend`, `late` and `baskets` on a model lab, in the model's words: every date
+/// final or not, v2 beside v1 and the recount; the recount's extra records are exactly the keys
+/// past the window that `late` lists (72 on the plant feed, by a reading from scratch); each
+/// re-sent key has one winner, its first arrival; v1 run twice on a day spikes.
+#[test]
+fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and_a_reading_from_scratch() {
+    let (_, w) = world();
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    ok(&lab, &["land", FIRST, LAST, "--world", w.to_str().unwrap()]);
+    ok(&lab, &["run", FIRST, LAST]);
+    for _ in 0..2 {
+        ok(&lab, &["naive", "2026-06-25", "2026-06-25"]);
+    }
+    let summary = json(&lab, &["summary"]);
+    assert_eq!(json(&lab, &["trend"])["rows"], summary["rows"], "trend and summary are one report");
+    let rows = summary["rows"].as_array().unwrap();
+    let (_, windowed) = oracle_with(w, Some(2));
+    let (_, every) = oracle(w);
+    let total = |g: &Gold| g.values().map(|m| m[0]).sum::<i64>();
+    let beyond = total(&every) - total(&windowed);
+    assert_eq!(beyond, 72, "the plant feed's late line");
+    let int = |r: &serde_json::Value, c: &str| r[c].as_i64().unwrap_or(0);
+    let v2: i64 = rows.iter().map(|r| int(r, "records_v2")).sum();
+    let re: i64 = rows.iter().map(|r| int(r, "records_recompute")).sum();
+    assert_eq!((v2, re), (total(&windowed), total(&every)));
+    let mut listed = 0;
+    for r in rows {
+        let d = r["business_date"].as_str().unwrap();
+        let status = r["status"].as_str().unwrap();
+        let late = json(&lab, &["late", d]);
+        let never = late["rows"].as_array().unwrap().iter().filter(|l| l["in_gold"] == "never").count() as i64;
+        listed += never;
+        match int(r, "records_recompute") - int(r, "records_v2") {
+            0 => assert!(status == "pass" || status == "v1_spike", "{d}: {status}"),
+            n => assert_eq!((status, n), ("beyond_window", never), "{d}: the recount's extra records are the date's late ones"),
+        }
+        assert_eq!(status == "v1_spike", d == "2026-06-25", "{d}: v1 ran twice on 2026-06-25 only");
+        assert!(r["finality"] == "closed" || d >= "2026-07-14", "{d}: {}", r["finality"]);
+    }
+    assert_eq!(listed, beyond);
+    // Re-sent keys: every copy, the winner first and alone.
+    let mut keys = 0;
+    for r in rows {
+        let copies = json(&lab, &["baskets", r["business_date"].as_str().unwrap()]);
+        let mut by_key: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for c in copies["rows"].as_array().unwrap() {
+            by_key.entry(c["entity_key"].as_str().unwrap().to_string()).or_default().push(c["verdict"].as_str().unwrap().to_string());
+        }
+        for (k, verdicts) in &by_key {
+            assert!(verdicts.len() >= 2 && verdicts[0] == "won" && verdicts[1..].iter().all(|v| v == "lost"), "{k}: {verdicts:?}");
+        }
+        keys += by_key.len();
+    }
+    let (_, copies_counted) = oracle_opts(w, Some(2), false);
+    assert!(keys > 0 && total(&copies_counted) > total(&windowed), "the plant feed re-sends records, and gold counts each once");
+}

@@ -12,6 +12,7 @@ pub mod lateness;
 pub mod listings;
 pub mod model;
 pub mod model_audit;
+pub mod model_day;
 pub mod model_lab;
 pub mod overview;
 pub mod promises;

@@ -61,9 +61,31 @@ row! {
     }
 }
 row! { pub struct VersionAt { pub business_date: NaiveDate, pub snapshot_id: i64 } }
+row! {
+    /// A record of a date that arrived past its window.
+    pub struct LateRecord {
+        pub entity_key: String, pub upload_date: NaiveDate, pub days_late: i64, pub file: String, pub version: i32, pub line: i32,
+        pub g1: Option<String>, pub g2: Option<String>, pub g3: Option<String>, pub g4: Option<String>,
+        pub a1: Option<String>, pub a2: Option<String>, pub a3: Option<String>, pub a4: Option<String>,
+        pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
+        pub counted: bool,
+    }
+}
+row! {
+    /// One copy of a re-sent key, in the contract's order.
+    pub struct ResentCopy {
+        pub entity_key: String, pub business_date: NaiveDate, pub upload_date: NaiveDate, pub file: String, pub version: i32,
+        pub line: i32, pub event_id: String, pub arrived: String,
+        pub g1: Option<String>, pub g2: Option<String>, pub g3: Option<String>, pub g4: Option<String>,
+        pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
+        pub won: bool,
+    }
+}
 row! { pub struct QuarantineRow { pub upload_date: NaiveDate, pub file: String, pub version: i32, pub line: i32, pub reason: String } }
 
 statements! {
+    LATE_ROWS: Query<LateRecord> = model::LATE_ROWS;
+    RESENT: Query<ResentCopy> = model::RESENT;
     DEFINITION_GET: Query<Definition> = model::DEFINITION_GET;
     DEFINITION_SET: Exec = model::DEFINITION_SET;
     DIMENSION_NEWEST: Query<DimensionVersion> = model::DIMENSION_NEWEST;
@@ -247,6 +269,14 @@ impl Store {
     /// `d` summed over every copy inside the window: no dedup (an audit's alternative).
     pub(crate) fn model_copies_counted(&self, d: NaiveDate, late_days: u32) -> Result<Vec<Cells>> {
         COPIES_COUNTED.all(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+    /// `d`'s records that arrived past its window.
+    pub(crate) fn model_late_rows(&self, d: NaiveDate, late_days: u32) -> Result<Vec<LateRecord>> {
+        LATE_ROWS.all(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+    /// Every copy of each key of `d` sent more than once, in the contract's order.
+    pub(crate) fn model_resent(&self, d: NaiveDate, late_days: u32) -> Result<Vec<ResentCopy>> {
+        RESENT.all(self, named_params! { "business_date": d, "late_days": late_days })
     }
     /// `d` with events dated in UTC (an audit's alternative).
     pub(crate) fn model_utc_dated(&self, d: NaiveDate, late_days: u32) -> Result<Vec<Cells>> {

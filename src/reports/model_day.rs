@@ -1,0 +1,431 @@
+//! A model lab's dates and a date's rows, in the model's words: every date with whether it is
+//! final and its measures by v1, v2 and the recount (`summary`, `trend`); a date's records past
+//! its window (`late`); and its keys sent more than once, every copy in the contract's order with
+//! the winner (`baskets`, whose entities are the model's).
+
+use super::model::measure_cells;
+use super::{Cell, Note, Report, Status, Table};
+use crate::lake::Lab;
+use crate::lake::model::rows_of;
+use crate::model::Model;
+use crate::model::recount::ModelRow;
+use crate::rules::{Finality, LatenessWindow};
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, eyre};
+use std::collections::BTreeMap;
+
+/// One date (and currency, for a money measure) of a model lab.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DateLine {
+    pub business_date: NaiveDate,
+    /// The values of the attributes that name a money measure's currency (none without money).
+    pub currencies: Vec<String>,
+    pub finality: Finality,
+    pub v1: Option<Vec<i64>>,
+    pub v2: Option<Vec<i64>>,
+    pub recompute: Option<Vec<i64>>,
+    /// Where v2 and the recount differ: the first copy of each key that only arrived past the
+    /// window, which the recount (no window) counts and gold never does.
+    pub beyond_window: Option<Vec<i64>>,
+}
+
+impl DateLine {
+    /// v2 equals the recount of the lab's current files.
+    pub fn agrees(&self) -> bool {
+        self.v2 == self.recompute
+    }
+    /// v2 and the recount differ by exactly the keys past the window: the rules' difference.
+    pub fn explained(&self) -> bool {
+        let Some(beyond) = &self.beyond_window else { return false };
+        let v2 = self.v2.clone().unwrap_or_else(|| vec![0; beyond.len()]);
+        let sum: Option<Vec<i64>> = v2.iter().zip(beyond).map(|(a, b)| a.checked_add(*b)).collect();
+        sum.as_ref() == self.recompute.as_ref()
+    }
+    /// v1 counts more than v2 in some measure: a retried or duplicated append.
+    pub fn v1_spikes(&self) -> bool {
+        matches!((&self.v1, &self.v2), (Some(a), Some(b)) if a.iter().zip(b).any(|(x, y)| x > y))
+    }
+}
+
+/// Every date of a model lab: the `summary` and `trend` of a model lab.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DatesReport {
+    pub model: Model,
+    pub late_days: u32,
+    pub newest_upload: Option<NaiveDate>,
+    pub dates: Vec<DateLine>,
+}
+
+/// The attribute positions that name a money measure's currency, each once.
+fn currency_positions(model: &Model) -> Vec<usize> {
+    let mut out: Vec<usize> =
+        model.measures.iter().filter_map(|m| m.currency.as_ref()).filter_map(|c| model.attributes.iter().position(|a| a == c)).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+type Totals = BTreeMap<(NaiveDate, Vec<String>), Vec<i64>>;
+
+/// Rows summed per date and currency; a sum past 64 bits is an error, never a wrapped number.
+fn totals(model: &Model, rows: &[ModelRow]) -> Result<Totals> {
+    let positions = currency_positions(model);
+    let mut out: Totals = BTreeMap::new();
+    for r in rows {
+        let key = (r.business_date, positions.iter().map(|&i| r.attributes.get(i).cloned().unwrap_or_default()).collect());
+        let sum = out.entry(key).or_insert_with(|| vec![0; model.measures.len()]);
+        for (s, m) in sum.iter_mut().zip(&r.measures) {
+            *s = s.checked_add(*m).ok_or_else(|| eyre!("a total of {} overflows 64 bits", r.business_date))?;
+        }
+    }
+    Ok(out)
+}
+
+pub fn dates(lab: &Lab, model: &Model, late_days: u32) -> Result<DatesReport> {
+    let store = lab.store();
+    let v2 = totals(model, &rows_of(model, store.model_gold(None)?))?;
+    let v1 = totals(model, &rows_of(model, store.model_naive()?))?;
+    let recompute = totals(model, &crate::lake::model::recompute(lab, model)?.rows)?;
+    let mut keys: Vec<&(NaiveDate, Vec<String>)> = v2.keys().chain(v1.keys()).chain(recompute.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let days: Vec<NaiveDate> = {
+        let mut d: Vec<NaiveDate> = keys.iter().map(|k| k.0).collect();
+        d.dedup();
+        d
+    };
+    let landed = store.model_uploads()?;
+    let built: BTreeMap<NaiveDate, String> =
+        store.model_current_versions(&days)?.into_iter().map(|v| (v.business_date, v.input_hash)).collect();
+    let now: BTreeMap<NaiveDate, String> =
+        store.model_input_hashes(&days, late_days)?.into_iter().map(|h| (h.business_date, h.input_hash)).collect();
+    let window = LatenessWindow::new(late_days);
+    let mut finality: BTreeMap<NaiveDate, Finality> = BTreeMap::new();
+    for &d in &days {
+        let f = Finality::of(window.missing_uploads(&landed, d), built.get(&d).map(String::as_str), || {
+            Ok::<_, std::convert::Infallible>(now.get(&d).cloned())
+        });
+        finality.insert(d, f.unwrap_or(Finality::Unbuilt));
+    }
+    let differ: std::collections::BTreeSet<NaiveDate> = keys.iter().filter(|k| v2.get(*k) != recompute.get(*k)).map(|k| k.0).collect();
+    let mut beyond: Totals = BTreeMap::new();
+    for d in differ {
+        beyond.extend(totals(model, &never_counted(lab, model, d, late_days)?)?);
+    }
+    let dates = keys
+        .into_iter()
+        .map(|k| DateLine {
+            business_date: k.0,
+            currencies: k.1.clone(),
+            finality: finality.get(&k.0).cloned().unwrap_or(Finality::Unbuilt),
+            v1: v1.get(k).cloned(),
+            v2: v2.get(k).cloned(),
+            recompute: recompute.get(k).cloned(),
+            beyond_window: (v2.get(k) != recompute.get(k)).then(|| beyond.get(k).cloned().unwrap_or_else(|| vec![0; model.measures.len()])),
+        })
+        .collect();
+    Ok(DatesReport { model: model.clone(), late_days, newest_upload: landed.last().copied(), dates })
+}
+
+/// The first copy (in the raw zone's order) of each key of `d` that only arrived past the window,
+/// as a gold row.
+fn never_counted(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<Vec<ModelRow>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for r in lab.store().model_late_rows(d, late_days)? {
+        if r.counted || !seen.insert(r.entity_key.clone()) {
+            continue;
+        }
+        let a = [r.a1, r.a2, r.a3, r.a4];
+        out.push(ModelRow {
+            business_date: d,
+            grain: grain_of(model, [r.g1, r.g2, r.g3, r.g4]),
+            attributes: a.into_iter().take(model.attributes.len()).map(Option::unwrap_or_default).collect(),
+            measures: measures_of(model, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
+        });
+    }
+    Ok(out)
+}
+
+impl DatesReport {
+    /// A line's measures as cells, money by its currency.
+    fn measure_cells(&self, line: &DateLine, measures: &[i64]) -> Vec<Cell> {
+        let mut attributes = vec![String::new(); self.model.attributes.len()];
+        for (i, c) in currency_positions(&self.model).into_iter().zip(&line.currencies) {
+            attributes[i] = c.clone();
+        }
+        measure_cells(&self.model, &attributes, measures)
+    }
+}
+
+impl Report for DatesReport {
+    fn kind(&self) -> &'static str {
+        "dates"
+    }
+    fn headline(&self) -> String {
+        let count = |w: &str| {
+            self.dates.iter().filter(|d| d.finality.word() == w).map(|d| d.business_date).collect::<std::collections::BTreeSet<_>>().len()
+        };
+        let upload = self.newest_upload.map(|u| format!(", newest upload {u}")).unwrap_or_default();
+        format!(
+            "model {}, gold.{}: {} closed, {} provisional, {} stale, {} unbuilt{upload} ({}-day window)",
+            self.model.name,
+            self.model.gold,
+            count("closed"),
+            count("provisional"),
+            count("stale"),
+            count("unbuilt"),
+            self.late_days
+        )
+    }
+    fn tables(&self) -> Vec<Table> {
+        let positions = currency_positions(&self.model);
+        // (key, label): a measure's sides are `units_v2` for machines, `units v2` for people.
+        let mut cols: Vec<(String, String)> = vec![("business_date".into(), "business_date".into())];
+        cols.extend(positions.iter().map(|&i| (self.model.attributes[i].clone(), self.model.attributes[i].clone())));
+        cols.push(("finality".into(), "finality".into()));
+        for m in &self.model.measures {
+            for side in ["v1", "v2", "recompute"] {
+                cols.push((format!("{}_{side}", m.name), format!("{} {side}", m.name)));
+            }
+        }
+        cols.push(("status".into(), "status".into()));
+        let refs: Vec<(&str, &str)> = cols.iter().map(|(k, l)| (k.as_str(), l.as_str())).collect();
+        let mut t = Table::new(format!("gold.{} by business date: v1, v2 and the recount", self.model.gold), &refs);
+        for line in &self.dates {
+            let mut row = vec![Cell::Date(line.business_date)];
+            row.extend(line.currencies.iter().map(Cell::text));
+            row.push(Cell::text(line.finality.word()));
+            let sides: Vec<Option<Vec<Cell>>> =
+                [&line.v1, &line.v2, &line.recompute].iter().map(|s| s.as_ref().map(|m| self.measure_cells(line, m))).collect();
+            for i in 0..self.model.measures.len() {
+                for side in &sides {
+                    row.push(side.as_ref().and_then(|c| c.get(i).cloned()).unwrap_or_else(|| Cell::Absent("none".into())));
+                }
+            }
+            let status = match (line.agrees(), line.explained(), line.v1_spikes()) {
+                (false, true, _) => Cell::Term { text: "beyond window".into(), key: "beyond_window".into() },
+                (false, false, _) => Cell::Status(Status::Fail),
+                (true, _, true) => Cell::Term { text: "v1 spike".into(), key: "v1_spike".into() },
+                (true, _, false) => Cell::Status(Status::Pass),
+            };
+            row.push(status);
+            t.push(row);
+        }
+        vec![t]
+    }
+    fn notes(&self) -> Vec<Note> {
+        let list = |keep: &dyn Fn(&DateLine) -> bool| -> Vec<String> {
+            let mut d: Vec<String> = self.dates.iter().filter(|d| keep(d)).map(|d| d.business_date.to_string()).collect();
+            d.dedup();
+            d
+        };
+        let differ = list(&|d| !d.agrees() && !d.explained());
+        let beyond = list(&|d| !d.agrees() && d.explained());
+        let spikes = list(&DateLine::v1_spikes);
+        let mut notes = vec![if differ.is_empty() {
+            Note {
+                status: Status::Pass,
+                text: "v2 equals the recount of the lab's current files on every date, but for the rows past the window".into(),
+            }
+        } else {
+            Note {
+                status: Status::Fail,
+                text: format!("v2 differs from the recount on {}, by more than the rows past the window", differ.join(", ")),
+            }
+        }];
+        if !beyond.is_empty() {
+            notes.push(Note {
+                status: Status::Info,
+                text: format!("{}: the recount also counts records that arrived past the window, which gold never does (`recount late DATE` lists them)", beyond.join(", ")),
+            });
+        }
+        if !spikes.is_empty() {
+            notes.push(Note {
+                status: Status::Warn,
+                text: format!(
+                    "v1 counts more than v2 on {}: its appends count re-sent copies, and a retry doubles the day",
+                    spikes.join(", ")
+                ),
+            });
+        }
+        notes
+    }
+}
+
+/// The model's names for the first of the fixed columns.
+fn grain_of(model: &Model, g: [Option<String>; 4]) -> Vec<String> {
+    g.into_iter().take(model.grain.len()).map(Option::unwrap_or_default).collect()
+}
+
+fn measures_of(model: &Model, m: [Option<i64>; 6]) -> Vec<i64> {
+    m.into_iter().take(model.measures.len()).map(Option::unwrap_or_default).collect()
+}
+
+/// A model's columns for a row's grain and measures, after `head`.
+fn columns(model: &Model, head: &[&str], tail: &[&str]) -> Vec<String> {
+    let mut cols: Vec<String> = head.iter().map(|c| c.to_string()).collect();
+    cols.extend(model.grain.iter().cloned());
+    cols.extend(model.measures.iter().map(|m| m.name.clone()));
+    cols.extend(tail.iter().map(|c| c.to_string()));
+    cols
+}
+
+/// A date's records that arrived past its window (`late DATE` on a model lab).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LateReport {
+    pub model: Model,
+    pub business_date: NaiveDate,
+    pub late_days: u32,
+    pub rows: Vec<LateLine>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LateLine {
+    pub entity_key: String,
+    pub upload_date: NaiveDate,
+    pub days_late: i64,
+    pub file: String,
+    pub line: i32,
+    pub grain: Vec<String>,
+    pub measures: Vec<i64>,
+    /// The key has a copy inside a window: gold counts it from that copy.
+    pub counted: bool,
+}
+
+pub fn late(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<LateReport> {
+    let rows = lab
+        .store()
+        .model_late_rows(d, late_days)?
+        .into_iter()
+        .map(|r| LateLine {
+            entity_key: r.entity_key,
+            upload_date: r.upload_date,
+            days_late: r.days_late,
+            file: format!("{} v{}", r.file, r.version),
+            line: r.line,
+            grain: grain_of(model, [r.g1, r.g2, r.g3, r.g4]),
+            measures: measures_of(model, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
+            counted: r.counted,
+        })
+        .collect();
+    Ok(LateReport { model: model.clone(), business_date: d, late_days, rows })
+}
+
+impl Report for LateReport {
+    fn kind(&self) -> &'static str {
+        "late"
+    }
+    fn business_date(&self) -> Option<NaiveDate> {
+        Some(self.business_date)
+    }
+    fn headline(&self) -> String {
+        format!("{}: {} record(s) past the {}-day window", self.business_date, self.rows.len(), self.late_days)
+    }
+    fn tables(&self) -> Vec<Table> {
+        let cols = columns(&self.model, &["entity_key", "upload_date", "days_late", "file", "line"], &["in_gold"]);
+        let refs: Vec<(&str, &str)> = cols.iter().map(|c| (c.as_str(), c.as_str())).collect();
+        let mut t = Table::new(format!("records of {} that arrived past the window", self.business_date), &refs);
+        for r in &self.rows {
+            let mut row = vec![
+                Cell::text(&r.entity_key),
+                Cell::Date(r.upload_date),
+                Cell::Int(r.days_late),
+                Cell::text(&r.file),
+                Cell::Int(r.line.into()),
+            ];
+            row.extend(r.grain.iter().map(Cell::text));
+            row.extend(r.measures.iter().map(|m| Cell::Int(*m)));
+            row.push(if r.counted {
+                Cell::Term { text: "from another copy".into(), key: "counted".into() }
+            } else {
+                Cell::Term { text: "never".into(), key: "never".into() }
+            });
+            t.push(row);
+        }
+        vec![t]
+    }
+}
+
+/// A date's keys sent more than once, every copy with the winner (`baskets DATE` on a model lab).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ResentReport {
+    pub model: Model,
+    pub business_date: NaiveDate,
+    pub late_days: u32,
+    pub copies: Vec<ResentLine>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ResentLine {
+    pub entity_key: String,
+    pub business_date: NaiveDate,
+    pub upload_date: NaiveDate,
+    pub file: String,
+    pub line: i32,
+    pub event_id: String,
+    pub arrived: String,
+    pub grain: Vec<String>,
+    pub measures: Vec<i64>,
+    pub won: bool,
+}
+
+pub fn resent(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<ResentReport> {
+    let copies = lab
+        .store()
+        .model_resent(d, late_days)?
+        .into_iter()
+        .map(|r| ResentLine {
+            entity_key: r.entity_key,
+            business_date: r.business_date,
+            upload_date: r.upload_date,
+            file: format!("{} v{}", r.file, r.version),
+            line: r.line,
+            event_id: r.event_id,
+            arrived: r.arrived,
+            grain: grain_of(model, [r.g1, r.g2, r.g3, r.g4]),
+            measures: measures_of(model, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
+            won: r.won,
+        })
+        .collect();
+    Ok(ResentReport { model: model.clone(), business_date: d, late_days, copies })
+}
+
+impl Report for ResentReport {
+    fn kind(&self) -> &'static str {
+        "baskets"
+    }
+    fn business_date(&self) -> Option<NaiveDate> {
+        Some(self.business_date)
+    }
+    fn headline(&self) -> String {
+        let keys = self.copies.iter().filter(|c| c.won).count();
+        format!("{}: {keys} {} key(s) sent more than once, {} copies", self.business_date, self.model.entity, self.copies.len())
+    }
+    fn tables(&self) -> Vec<Table> {
+        let cols =
+            columns(&self.model, &["entity_key", "business_date", "upload_date", "file", "line", "event_id", "arrived"], &["verdict"]);
+        let refs: Vec<(&str, &str)> = cols.iter().map(|c| (c.as_str(), c.as_str())).collect();
+        let mut t = Table::new(format!("copies of each key of {}, first arrival first", self.business_date), &refs);
+        for c in &self.copies {
+            let mut row = vec![
+                Cell::Repeat(c.entity_key.clone()),
+                Cell::Date(c.business_date),
+                Cell::Date(c.upload_date),
+                Cell::text(&c.file),
+                Cell::Int(c.line.into()),
+                Cell::text(&c.event_id),
+                Cell::text(&c.arrived),
+            ];
+            row.extend(c.grain.iter().map(Cell::text));
+            row.extend(c.measures.iter().map(|m| Cell::Int(*m)));
+            row.push(if c.won {
+                Cell::Term { text: "wins: the first arrival".into(), key: "won".into() }
+            } else {
+                Cell::Term { text: "a copy, not counted".into(), key: "lost".into() }
+            });
+            t.push(row);
+        }
+        vec![t]
+    }
+}
