@@ -208,6 +208,18 @@ SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4,
 FROM @model_visible v WHERE business_date = $business_date::DATE
 GROUP BY ALL;
 
+-- name: windowed
+-- $business_date as v2 builds it with window $late_days (an audit's late_arrivals_missed, for a
+-- job with a narrower window than the lab's): each key's first copy among those the window sees.
+WITH w AS (SELECT *, row_number() OVER (PARTITION BY entity_key ORDER BY arrival_ns, event_id, upload_date, file, line) AS n
+           FROM @model_visible v
+           WHERE entity_key IN (SELECT entity_key FROM @model_visible v WHERE business_date = $business_date::DATE))
+SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4,
+       sum(m1)::BIGINT AS m1, sum(m2)::BIGINT AS m2, sum(m3)::BIGINT AS m3, sum(m4)::BIGINT AS m4,
+       sum(m5)::BIGINT AS m5, sum(m6)::BIGINT AS m6
+FROM w WHERE n = 1 AND business_date = $business_date::DATE
+GROUP BY ALL;
+
 -- name: utc_dated
 -- $business_date as a pipeline that dates events in UTC counts it (an audit's
 -- utc_business_date): each key's winner among its copies inside the window of their UTC date.

@@ -231,6 +231,19 @@ WHERE business_date = $business_date::DATE AND in_window(upload_date, business_d
 GROUP BY store_id, country, currency
 ORDER BY store_id;
 
+-- name: windowed
+-- Date $business_date as v2 builds it with window $late_days: its current copies uploaded within
+-- that window, each basket's first copy in the contract's order counted (`audit`'s
+-- late_arrivals_missed, for a job with a narrower window than the lab's).
+WITH winners AS (
+    SELECT * FROM bronze.current_events
+    WHERE business_date = $business_date::DATE AND in_window(upload_date, business_date, $late_days::INTEGER)
+    QUALIFY row_number() OVER (PARTITION BY basket_id ORDER BY uploaded_at, event_id, file_rank, line) = 1)
+SELECT store_id, country, currency, count(*)::BIGINT AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor
+FROM winners
+GROUP BY store_id, country, currency
+ORDER BY store_id;
+
 -- name: utc_dated
 -- Date $business_date as a job that takes each event's date in UTC instead of its store's zone
 -- builds it (`audit`'s utc_business_date): the current copies whose event_ts has that UTC date,

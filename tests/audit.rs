@@ -22,6 +22,8 @@ struct Bugs {
     as_of: Option<NaiveDate>,
     /// Events dated in UTC, not in their store's zone.
     utc: bool,
+    /// A narrower window than the contract's two days.
+    late_days: Option<i64>,
 }
 
 type Gold = BTreeMap<(NaiveDate, String), (i64, i64)>;
@@ -53,7 +55,7 @@ fn pipeline(world: &Path, bugs: Bugs) -> Gold {
                 };
                 let revenue: i64 = v["tenders"].as_array().map(|t| t.iter().filter_map(|x| x["amount_minor"].as_i64()).sum()).unwrap_or(0);
                 let d = if bugs.utc { ts.to_utc().date_naive() } else { ts.with_timezone(zone).date_naive() };
-                let in_window = up >= d - chrono::Duration::days(1) && up <= d + chrono::Duration::days(2);
+                let in_window = up >= d - chrono::Duration::days(1) && up <= d + chrono::Duration::days(bugs.late_days.unwrap_or(2));
                 if !in_window && !bugs.no_window {
                     continue;
                 }
@@ -380,4 +382,45 @@ fn the_walkthrough_s_foreign_gold_is_audited_to_exactly_the_faults_it_was_made_w
     // Not over a file that is there.
     let again = recount(dir.path(), &["generate", "--foreign-gold", "--out", out.to_str().unwrap()]);
     assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists"));
+}
+
+/// A pipeline that waits one day for late uploads, not two, audited against a lab built in one
+/// backfill (no earlier version of any date to match): the rows it misses are
+/// `late_arrivals_missed` with the window named, from CSV and from Parquet.
+#[test]
+fn a_gold_built_with_a_narrower_window_is_late_arrivals_missed_naming_the_window() {
+    let dir = tempdir();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let lab = dir.path().join("lab");
+    let ups = uploads(&sample);
+    let (first, last) = (ups[0].to_string(), ups[ups.len() - 1].to_string());
+    ok(&lab, &["land", &first, &last, "--world", sample.to_str().unwrap()]);
+    ok(&lab, &["run", &last, &first]);
+    let right = pipeline(&sample, Bugs::default());
+    let narrow = pipeline(&sample, Bugs { late_days: Some(1), ..Bugs::default() });
+    let (k, v) = narrow.iter().find(|(k, v)| right.get(*k).is_some_and(|r| r != *v)).map(|(k, v)| (k.clone(), *v)).unwrap();
+    let mut foreign = right.clone();
+    foreign.insert(k.clone(), v);
+    for source in [Source::Csv, Source::Parquet] {
+        let sub = dir.path().join(format!("{source:?}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        let csv = sub.join("gold.csv");
+        std::fs::write(&csv, csv_of(&foreign)).unwrap();
+        let file = match source {
+            Source::Parquet => {
+                let p = sub.join("gold.parquet");
+                let db = duckdb::Connection::open_in_memory().unwrap();
+                db.execute(&format!("COPY (SELECT * FROM read_csv(?)) TO '{}' (FORMAT parquet)", p.display()), [csv.to_str().unwrap()])
+                    .unwrap();
+                p
+            }
+            _ => csv,
+        };
+        let out = recount(&lab, &["audit", "--gold", file.to_str().unwrap(), "--format", "csv"]);
+        assert_eq!(out.status.code(), Some(4));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let wrong: Vec<&str> = text.lines().skip(1).filter(|l| !l.contains(",matches,")).collect();
+        assert_eq!(wrong.len(), 1, "{source:?}: {wrong:?}");
+        assert!(wrong[0].starts_with(&format!("{},{},late_arrivals_missed,\"gold with a 1-day window, not 2", k.0, k.1)), "{}", wrong[0]);
+    }
 }

@@ -642,4 +642,19 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
     }
     let (_, copies_counted) = oracle_opts(w, Some(2), false);
     assert!(keys > 0 && total(&copies_counted) > total(&windowed), "the plant feed re-sends records, and gold counts each once");
+
+    // A job that waits for no late upload, not two days, against this lab of one backfill (no
+    // earlier version of a date to match): its row is late_arrivals_missed, the window named.
+    let (_, narrow) = oracle_with(w, Some(0));
+    let (k, v) = narrow.iter().find(|(k, v)| windowed.get(*k).is_some_and(|r| r != *v)).map(|(k, v)| (k.clone(), *v)).unwrap();
+    let mut foreign = windowed.clone();
+    foreign.insert(k.clone(), v);
+    let csv = dir.path().join("narrow.csv");
+    gold_csv(&csv, &foreign);
+    let out = recount(&lab, &["--format", "csv", "audit", "--gold", csv.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(4));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let wrong: Vec<&str> = text.lines().skip(1).filter(|l| !l.contains(",matches,")).collect();
+    let at = format!("{},{},{},{},late_arrivals_missed,\"gold with a 0-day window, not 2", k.0, k.1, k.2, k.3);
+    assert!(wrong.len() == 1 && wrong[0].starts_with(&at), "{wrong:?}");
 }

@@ -438,11 +438,32 @@ pub fn audit(lab: &Lab, source: &str, foreign: &[ForeignRow], late_days: u32) ->
         let all_match = stores.iter().all(|s| theirs.get(&(d, s.clone())).copied() == pair(right.get(s)));
         // The alternatives are asked of the raw zone only for a date with a wrong row.
         let f = if all_match { DateFacts::only(right) } else { facts(lab, d, late_days, right, &snapshots)? };
-        for s in stores {
-            rows.push(audit_row(d, &s, theirs.get(&(d, s.clone())).copied(), &f));
+        let mut day: Vec<AuditRow> = stores.iter().map(|s| audit_row(d, s, theirs.get(&(d, s.clone())).copied(), &f)).collect();
+        if day.iter().any(|r| r.causes == [Cause::Unexplained]) {
+            narrower_windows(lab, d, late_days, &mut day)?;
         }
+        rows.extend(day);
     }
     Ok(AuditReport { source: source.to_string(), rows, all: false })
+}
+
+/// A row nothing else explains, tested against gold built with each narrower window than the
+/// lab's (from `late_days - 1` down to 0): a pipeline that stops waiting for late uploads sooner
+/// misses them (`late_arrivals_missed`, naming the window). Asked only for such a row: each
+/// window is a recount of the date.
+fn narrower_windows(lab: &Lab, d: NaiveDate, late_days: u32, day: &mut [AuditRow]) -> Result<()> {
+    for w in (0..late_days).rev() {
+        let alt: BTreeMap<String, (i64, i64)> =
+            lab.store().windowed(d, w)?.into_iter().map(|r| (r.store_id, (r.baskets, r.revenue_minor))).collect();
+        for r in day.iter_mut().filter(|r| r.causes == [Cause::Unexplained]) {
+            if r.foreign.is_some() && alt.get(&r.store_id).copied() == r.foreign {
+                let last = d.checked_add_days(chrono::Days::new(w.into())).unwrap_or(d);
+                r.causes = vec![Cause::LateArrivalsMissed];
+                r.detail = format!("gold with a {w}-day window, not {late_days}: uploads after {last} not counted");
+            }
+        }
+    }
+    Ok(())
 }
 
 fn audit_row(d: NaiveDate, s: &str, foreign: Option<(i64, i64)>, f: &DateFacts) -> AuditRow {

@@ -201,12 +201,36 @@ pub fn audit(lab: &Lab, model: &Model, source: &str, foreign: &[ModelRow], late_
             recount = Some(crate::lake::model::recompute(lab, model)?.rows);
         }
         let f = facts(lab, model, d, late_days, right, recount.as_deref().unwrap_or_default())?;
-        for g in grains {
-            let foreign = theirs.get(&(d, g.clone())).cloned();
-            rows.push(row(d, g.clone(), foreign, f.right.get(&g).cloned(), Some(&f)));
+        let mut day: Vec<ModelAuditRow> = grains
+            .into_iter()
+            .map(|g| {
+                let foreign = theirs.get(&(d, g.clone())).cloned();
+                let right = f.right.get(&g).cloned();
+                row(d, g, foreign, right, Some(&f))
+            })
+            .collect();
+        if day.iter().any(|r| r.causes == [Cause::Unexplained]) {
+            narrower_windows(lab, model, d, late_days, &mut day)?;
         }
+        rows.extend(day);
     }
     Ok(ModelAuditReport { source: source.to_string(), model: model.clone(), rows, all: false })
+}
+
+/// A row nothing else explains, tested against gold built with each narrower window than the
+/// lab's: a job that stops waiting for late uploads sooner (`late_arrivals_missed`, naming it).
+fn narrower_windows(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32, day: &mut [ModelAuditRow]) -> Result<()> {
+    for w in (0..late_days).rev() {
+        let alt = by_grain(model, lab.store().model_windowed(d, w)?);
+        for r in day.iter_mut().filter(|r| r.causes == [Cause::Unexplained]) {
+            if r.foreign.is_some() && alt.get(&r.grain) == r.foreign.as_ref() {
+                let last = d.checked_add_days(chrono::Days::new(w.into())).unwrap_or(d);
+                r.causes = vec![Cause::LateArrivalsMissed];
+                r.detail = format!("gold with a {w}-day window, not {late_days}: uploads after {last} not counted");
+            }
+        }
+    }
+    Ok(())
 }
 
 fn row(d: NaiveDate, grain: Vec<String>, foreign: Option<Vec<i64>>, right: Option<Vec<i64>>, f: Option<&Facts>) -> ModelAuditRow {

@@ -85,6 +85,7 @@ row! { pub struct QuarantineRow { pub upload_date: NaiveDate, pub file: String, 
 
 statements! {
     LATE_ROWS: Query<LateRecord> = model::LATE_ROWS;
+    WINDOWED: Query<Cells> = model::WINDOWED;
     RESENT: Query<ResentCopy> = model::RESENT;
     DEFINITION_GET: Query<Definition> = model::DEFINITION_GET;
     DEFINITION_SET: Exec = model::DEFINITION_SET;
@@ -277,6 +278,10 @@ impl Store {
     /// Every copy of each key of `d` sent more than once, in the contract's order.
     pub(crate) fn model_resent(&self, d: NaiveDate, late_days: u32) -> Result<Vec<ResentCopy>> {
         RESENT.all(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+    /// `d` as v2 builds it with window `late_days` (an audit's alternative).
+    pub(crate) fn model_windowed(&self, d: NaiveDate, late_days: u32) -> Result<Vec<Cells>> {
+        WINDOWED.all(self, named_params! { "business_date": d, "late_days": late_days })
     }
     /// `d` with events dated in UTC (an audit's alternative).
     pub(crate) fn model_utc_dated(&self, d: NaiveDate, late_days: u32) -> Result<Vec<Cells>> {

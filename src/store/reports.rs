@@ -157,6 +157,7 @@ statements! {
     RECOMPUTE_BY_STORE: Query<StoreFigures> = reports::RECOMPUTE_BY_STORE;
     COPIES_COUNTED: Query<StoreFigures> = reports::COPIES_COUNTED;
     UTC_DATED: Query<StoreFigures> = reports::UTC_DATED;
+    WINDOWED: Query<StoreFigures> = reports::WINDOWED;
     EXPLAIN_BASKETS: Query<ExplainBasketRow> = reports::EXPLAIN_BASKETS;
     V1_ONCE_BY_COUNTRY: Query<CountryEvents> = reports::V1_ONCE_BY_COUNTRY;
     LATENESS_STATE: Query<LatenessState> = reports::LATENESS_STATE;
@@ -198,6 +199,11 @@ impl Store {
     /// Date `d` per store as a job without dedup sums it, within window `late_days`.
     pub(crate) fn copies_counted(&self, d: NaiveDate, late_days: u32) -> Result<Vec<StoreFigures>> {
         COPIES_COUNTED.all(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+
+    /// Date `d` per store as v2 builds it with window `late_days`.
+    pub(crate) fn windowed(&self, d: NaiveDate, late_days: u32) -> Result<Vec<StoreFigures>> {
+        WINDOWED.all(self, named_params! { "business_date": d, "late_days": late_days })
     }
 
     /// Date `d` per store as a job that dates events in UTC builds it, within window `late_days`.
