@@ -40,8 +40,7 @@ pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
     let root = lab_dir(g);
     let reads_lab = matches!(
         command,
-        Command::Tui { .. }
-            | Command::Summary
+        Command::Summary
             | Command::Naive { .. }
             | Command::Run { .. }
             | Command::Daily { .. }

@@ -237,3 +237,51 @@ fn the_audit_screen_marks_the_wrong_dates_names_each_cause_and_drills_to_the_bas
     wait_for(&session, "EXITED-0", 30);
     drop(guard);
 }
+
+/// The explorer on a lab of a model of one's own (examples/parcels): every screen opens in the
+/// model's words, and a key that writes says the command line does that on a model lab.
+#[test]
+fn every_screen_opens_on_a_lab_of_a_model_of_one_s_own() {
+    let home = tempfile::tempdir().unwrap();
+    let lab = home.path().join("lab");
+    let exe = env!("CARGO_BIN_EXE_recount");
+    let world = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/parcels");
+    let run = |args: &[&str]| {
+        let out = Command::new(exe).arg("--lab").arg(&lab).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    run(&["land", "2026-03-02", "--world", world.to_str().unwrap()]);
+    run(&["run", "2026-03-02"]);
+    run(&["naive", "2026-03-02", "2026-03-02"]);
+    let session = format!("recount-e2e-model-{}", std::process::id());
+    let cmd = format!(
+        "env XDG_DATA_HOME={} TERM=xterm-256color {exe} --lab {} tui; echo EXITED-$?; sleep 60",
+        home.path().join("xdg").display(),
+        lab.display()
+    );
+    tmux(&["new-session", "-d", "-s", &session, "-x", "160", "-y", "45", &cmd]);
+    let guard = scopeguard(&session);
+    let s = wait_for(&session, "gold.daily_deliveries, v1 and v2 beside the recount", 60);
+    assert!(s.contains("parcels v2") && s.contains("weight_g v2"), "the Overview names the model's measures:\n{s}");
+    for (key, title) in [
+        ("2", "where v1 (the naive append) differs from v2"),
+        ("3", "parcel key(s) sent more than once"),
+        ("4", "record(s) past the 2-day window"),
+        ("5", "history of 2026-03-"),
+        ("6", "promises for 2026-03-"),
+        ("7", "model parcels, gold.daily_deliveries: 0 closed, 1 provisional"),
+        ("8", "On a model lab, `recount audit --gold SOURCE`"),
+        ("1", "v1 and v2 beside the recount"),
+    ] {
+        keys(&session, &[key]);
+        let s = wait_for(&session, title, 30);
+        assert!(!s.contains("Error") && !s.contains("loading"), "{title}:\n{s}");
+    }
+    keys(&session, &["v"]);
+    wait_for(&session, "the explorer reads a lab of model parcels", 30);
+    keys(&session, &["Escape"]);
+    wait_until(&session, "the error closed", 30, |s| !s.contains("the explorer reads a lab"));
+    keys(&session, &["q"]);
+    wait_for(&session, "EXITED-0", 30);
+    drop(guard);
+}

@@ -454,9 +454,11 @@ fn a_model_of_one_s_own_lands_runs_and_reports_in_its_own_words() {
     let history = ok(&lab, &["history", "2026-03-01"]);
     assert!(history.contains("gold.daily_deliveries") && history.contains("parcels that changed"), "{history}");
     assert!(history.contains("weight_g before"), "{history}");
+    let trend = ok(&lab, &["trend"]);
+    assert!(trend.contains("gold.daily_deliveries by business date") && trend.contains("parcels v2"), "{trend}");
     // What the lab cannot read for a model yet says so, naming the model.
-    let trend = recount(&lab, &["trend"]);
-    assert!(!trend.status.success() && String::from_utf8_lossy(&trend.stderr).contains("model parcels"));
+    let explain = recount(&lab, &["explain", "2026-03-01"]);
+    assert!(!explain.status.success() && String::from_utf8_lossy(&explain.stderr).contains("model parcels"));
 }
 
 /// The shared corpus (tests/corpus/models.jsonl): the lab's reader gives every verdict, as the

@@ -429,3 +429,76 @@ impl Report for ResentReport {
         vec![t]
     }
 }
+
+impl DatesReport {
+    /// The explorer's navigator over a model lab: each date's finality and marks (v1 differs from
+    /// v2; v2 differs from the recount by more than the rows past the window). The retail parts
+    /// of the overview (lateness by basket, trend by country) stay empty: the model's screens
+    /// read this report instead.
+    pub fn navigator(&self) -> super::overview::LabOverview {
+        let mut dates: BTreeMap<NaiveDate, super::overview::DateSummary> = BTreeMap::new();
+        for line in &self.dates {
+            let d = dates.entry(line.business_date).or_insert(super::overview::DateSummary {
+                business_date: line.business_date,
+                provisional: matches!(line.finality, Finality::Provisional { .. }),
+                stale: matches!(line.finality, Finality::Stale | Finality::Unbuilt),
+                v1_off: false,
+                v2_off: false,
+                v1_ran: false,
+            });
+            d.v1_ran |= line.v1.is_some();
+            d.v1_off |= line.v1.is_some() && line.v1 != line.v2;
+            d.v2_off |= !line.agrees() && !line.explained();
+        }
+        let empty = |by_country| super::lateness::LatenessReport { by_country, buckets: Vec::new() };
+        super::overview::LabOverview {
+            dates: dates.into_values().collect(),
+            lateness: empty(false),
+            lateness_by_country: empty(true),
+            quarantine: super::listings::QuarantineReport { upload_date: None, rows: Vec::new() },
+            newest_upload: self.newest_upload,
+            next_upload: None,
+            head_snapshot: None,
+            banner: self.headline(),
+            trend: super::trend::TrendReport { series: Vec::new() },
+        }
+    }
+
+    /// What recount promises about date `d` of a model lab, from its lines: complete (its
+    /// window landed and v2 built it from what feeds it now), correct (v2 is the recount, but for
+    /// the rows past the window), and v1 beside v2.
+    pub fn promises(&self, d: NaiveDate) -> Table {
+        let mut t = Table::new(format!("promises for {d}"), &[("promise", "promise"), ("status", "status"), ("detail", "detail")]);
+        let lines: Vec<&DateLine> = self.dates.iter().filter(|l| l.business_date == d).collect();
+        let Some(first) = lines.first() else { return t };
+        let (status, detail) = match &first.finality {
+            Finality::Closed => (Status::Pass, "every upload of its window has landed, and v2 built it from what feeds it now".to_string()),
+            Finality::Provisional { missing_uploads } => {
+                let missing: Vec<String> = missing_uploads.iter().map(NaiveDate::to_string).collect();
+                (Status::Warn, format!("provisional: uploads {} of its window have not landed", missing.join(", ")))
+            }
+            Finality::Stale => (Status::Fail, "stale: what feeds it changed since v2 built it (run v2)".to_string()),
+            Finality::Unbuilt => (Status::Fail, "v2 has never built it".to_string()),
+        };
+        t.push(vec![Cell::text("complete"), Cell::Status(status), Cell::text(detail)]);
+        let (status, detail) = if lines.iter().all(|l| l.agrees()) {
+            (Status::Pass, "v2 equals the recount of the lab's current files".to_string())
+        } else if lines.iter().all(|l| l.agrees() || l.explained()) {
+            (Status::Info, "v2 equals the recount but for the records past the window, which gold never counts".to_string())
+        } else {
+            (Status::Fail, "v2 differs from the recount by more than the records past the window".to_string())
+        };
+        t.push(vec![Cell::text("correct"), Cell::Status(status), Cell::text(detail)]);
+        let (status, detail) = if lines.iter().all(|l| l.v1.is_none()) {
+            (Status::Info, "v1 never ran for the date".to_string())
+        } else if lines.iter().any(|l| l.v1_spikes()) {
+            (Status::Warn, "v1 counts more than v2: its appends count re-sent copies, and a retry doubles the day".to_string())
+        } else if lines.iter().all(|l| l.v1 == l.v2) {
+            (Status::Pass, "v1 equals v2".to_string())
+        } else {
+            (Status::Warn, "v1 counts less than v2: it never sees the uploads after the date's own".to_string())
+        };
+        t.push(vec![Cell::text("v1 beside v2"), Cell::Status(status), Cell::text(detail)]);
+        t
+    }
+}

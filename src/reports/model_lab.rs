@@ -411,6 +411,20 @@ impl CheckReport {
     pub fn agrees(&self) -> bool {
         self.v2 == self.recompute
     }
+
+    /// The same check, only the grains where v1 differs from v2: what the naive append got wrong.
+    pub fn where_v1_differs(&self) -> CheckReport {
+        let of = |rows: &[ModelRow], g: &[String]| rows.iter().find(|r| r.grain == g).map(|r| r.measures.clone());
+        let differs = |g: &[String]| of(&self.v1, g) != of(&self.v2, g);
+        let keep = |rows: &[ModelRow]| rows.iter().filter(|r| differs(&r.grain)).cloned().collect();
+        CheckReport {
+            model: self.model.clone(),
+            business_date: self.business_date,
+            v1: keep(&self.v1),
+            v2: keep(&self.v2),
+            recompute: keep(&self.recompute),
+        }
+    }
 }
 
 impl Report for CheckReport {

@@ -117,6 +117,16 @@ pub struct App {
     export_dir: Option<std::path::PathBuf>,
     /// The foreign gold the Audit screen shows (`tui --audit`): None when none was given.
     pub audit: Option<Audit>,
+    /// On a lab of a model other than retail: its dates and the selected date's reports, which
+    /// every screen reads instead of retail's (`screens::model_home`).
+    pub model: Option<ModelScreens>,
+}
+
+/// What the screens of a model lab read.
+#[derive(Debug, Clone)]
+pub struct ModelScreens {
+    pub dates: crate::reports::model_day::DatesReport,
+    pub day: Option<super::worker::ModelDay>,
 }
 
 /// The Audit screen's foreign gold: waiting for its first audit, audited, or unreadable.
@@ -220,6 +230,7 @@ impl App {
             store: String::new(),
             user: crate::lake::reopen::Decision::known_by(),
             audit: None,
+            model: None,
         }
     }
 
@@ -342,6 +353,26 @@ impl App {
             self.quit = true;
         }
         match reply {
+            Reply::ModelLoaded(load) => {
+                let super::worker::ModelLoad { overview, dates, day } = *load;
+                let want = day.as_ref().map(|d| d.check.business_date);
+                self.model = Some(ModelScreens { dates, day: day.map(|d| *d) });
+                self.on_answer(Reply::Loaded(Box::new(overview), None));
+                if let Some(i) = want.and_then(|w| self.snapshot.as_ref()?.dates.iter().position(|d| d.business_date == w)) {
+                    self.selected = i;
+                    self.clamp_row();
+                }
+            }
+            Reply::ModelDate(day) => {
+                if Some(day.check.business_date) == self.selected_date() {
+                    if let Some(m) = &mut self.model {
+                        m.day = Some(*day);
+                    }
+                    self.clamp_row();
+                } else if let Some(d) = self.selected_date() {
+                    self.load_date(d);
+                }
+            }
             Reply::Loaded(snap, view) => {
                 self.load_failures = 0;
                 let want = view.as_ref().map(|v| v.check.business_date).or_else(|| self.selected_date());
@@ -398,6 +429,19 @@ impl App {
         self.load(d);
     }
 
+    /// The screen's home: retail's, or on a model lab the model's.
+    pub(crate) fn home(&self) -> &'static dyn super::screens::Home {
+        match self.model {
+            Some(_) => super::screens::model_home(self.screen),
+            None => self.screen.home(),
+        }
+    }
+
+    /// On a model lab, the selected date's reports once they have loaded.
+    pub(crate) fn model_day(&self) -> Option<&super::worker::ModelDay> {
+        self.model.as_ref()?.day.as_ref().filter(|d| Some(d.check.business_date) == self.selected_date())
+    }
+
     /// The audit, once it has run.
     pub(crate) fn audit_report(&self) -> Option<&crate::reports::audit::AuditReport> {
         match &self.audit {
@@ -420,7 +464,7 @@ impl App {
 
     /// The table the current screen's rows move through.
     pub fn current_table(&self) -> Option<Table> {
-        self.screen.home().table(self)
+        self.home().table(self)
     }
 
     /// The row under the cursor as an index into the report's own rows (the table may be sorted).
@@ -494,7 +538,7 @@ impl App {
 
     /// The snapshot the selected row stands for (History's rows), from the report itself.
     fn selected_snapshot(&self) -> Option<i64> {
-        self.screen.home().snapshot_at(self, self.source_row())
+        self.home().snapshot_at(self, self.source_row())
     }
 
     /// A key in a text field: its editing actions come from the key table (`Scope::Field`);
@@ -842,7 +886,7 @@ impl App {
     }
 
     fn basket_id_at_row(&self) -> Option<String> {
-        self.screen.home().basket_at(self, self.source_row())
+        self.home().basket_at(self, self.source_row())
     }
 
     fn copy_basket_id(&mut self) {
@@ -855,7 +899,7 @@ impl App {
     }
 
     fn drill(&mut self) {
-        self.popup = self.screen.home().drill(self, self.source_row());
+        self.popup = self.home().drill(self, self.source_row());
     }
 
     /// Writes the table on screen as it is shown (the search filter and the sort included) to a

@@ -26,6 +26,32 @@ pub struct DateView {
     pub promises: PromisesReport,
 }
 
+/// A date of a lab of a model other than retail, as its screens show it.
+#[derive(Debug, Clone)]
+pub struct ModelDay {
+    pub check: crate::reports::model_lab::CheckReport,
+    pub late: crate::reports::model_day::LateReport,
+    pub resent: crate::reports::model_day::ResentReport,
+    pub history: crate::reports::model_lab::HistoryReport,
+}
+
+/// A full load of a model lab: the navigator, every date, and the date it opens on.
+#[derive(Debug)]
+pub struct ModelLoad {
+    pub overview: LabOverview,
+    pub dates: crate::reports::model_day::DatesReport,
+    pub day: Option<Box<ModelDay>>,
+}
+
+fn model_day(lab: &Lab, model: &crate::model::Model, d: NaiveDate, late_days: u32) -> Result<ModelDay> {
+    Ok(ModelDay {
+        check: crate::reports::model_lab::check(lab, model, d)?,
+        late: crate::reports::model_day::late(lab, model, d, late_days)?,
+        resent: crate::reports::model_day::resent(lab, model, d, late_days)?,
+        history: crate::reports::model_lab::history(lab, model, d, None, None)?,
+    })
+}
+
 #[derive(Debug)]
 pub enum Job {
     /// Refresh the navigator and the view of a date (or of the date the lab suggests).
@@ -89,6 +115,10 @@ pub enum Reply {
     DateHead(Box<CheckReport>),
     /// Another process has taken the lab's write lock: the worker let go of the lab and waits.
     Paused(String),
+    /// A model lab's navigator and dates (`Job::Load` on a lab of a model other than retail).
+    ModelLoaded(Box<ModelLoad>),
+    /// A model lab's date (`Job::LoadDate`).
+    ModelDate(Box<ModelDay>),
     /// The foreign gold audited against the lab as just loaded, or why it could not be: sent
     /// after each full load (`tui --audit`), not an answer to the running job.
     Audited(Result<Box<crate::reports::audit::AuditReport>, String>),
@@ -327,6 +357,8 @@ pub struct Server {
     /// On a warehouse: its tables' commits as the mirror read them (another process's commit
     /// changes them).
     commits: Vec<(String, Option<String>)>,
+    /// The lab's model when it is not retail's: every job is then the model's (`serve_model`).
+    model: Option<crate::model::Model>,
 }
 
 /// How far either side of the date on screen the worker loads ahead.
@@ -336,6 +368,7 @@ const MAX_VIEWS: usize = 32;
 
 impl Server {
     pub fn new(lab: Lab, setup: Setup) -> Server {
+        let model = crate::lake::model::lab_model(&lab).ok().flatten();
         Server {
             lab,
             handles: None,
@@ -346,6 +379,7 @@ impl Server {
             dates: Vec::new(),
             focus: None,
             commits: setup.warehouse.as_ref().map(|w| crate::warehouse::commits(&w.warehouse)).unwrap_or_default(),
+            model,
             setup,
         }
     }
@@ -493,7 +527,7 @@ impl Server {
     /// Loads one not-yet-loaded date near the one on screen. False when there is nothing left
     /// to load.
     pub fn prefetch(&mut self) -> Result<bool> {
-        let Some(focus) = self.focus else { return Ok(false) };
+        let Some(focus) = self.focus.filter(|_| self.model.is_none()) else { return Ok(false) };
         let Some(i) = self.dates.iter().position(|&d| d == focus) else { return Ok(false) };
         for step in 1..=PREFETCH_RADIUS {
             for j in [i.checked_add(step), i.checked_sub(step)].into_iter().flatten() {
@@ -512,13 +546,34 @@ impl Server {
     /// briefly under the lock when they are not).
     fn ready_to_read(&mut self) -> Result<()> {
         self.ensure_open()?;
-        if !self.fresh {
+        // A model lab keeps none of retail's caches.
+        if !self.fresh && self.model.is_none() {
             let fresh = reports::freshen(&mut self.lab);
             self.refresh_handles()?;
             fresh?;
             self.fresh = true;
         }
         Ok(())
+    }
+
+    /// A job on a model lab: the explorer reads it; its writes are the command line's.
+    fn serve_model(&mut self, model: &crate::model::Model, job: Job) -> Result<Reply> {
+        self.ensure_open()?;
+        let late = self.setup.late_days;
+        match job {
+            Job::Load(d) => {
+                let dates = crate::reports::model_day::dates(&self.lab, model, late)?;
+                let overview = dates.navigator();
+                let on = d.filter(|d| overview.dates.iter().any(|x| x.business_date == *d)).or_else(|| overview.default_date());
+                let day = on.map(|d| model_day(&self.lab, model, d, late).map(Box::new)).transpose()?;
+                Ok(Reply::ModelLoaded(Box::new(ModelLoad { overview, dates, day })))
+            }
+            Job::LoadDate(d) => Ok(Reply::ModelDate(Box::new(model_day(&self.lab, model, d, late)?))),
+            _ => color_eyre::eyre::bail!(
+                "the explorer reads a lab of model {}; land, run and roll it back with the command line (`recount land`, `recount run`, `recount rollback`)",
+                model.name
+            ),
+        }
     }
 
     /// The foreign gold audited against the lab, when the explorer audits one.
@@ -545,7 +600,7 @@ impl Server {
     /// The check of `d` when its view is not loaded yet (None when it is): computed once, and
     /// kept for the view that follows.
     pub fn head(&mut self, d: NaiveDate) -> Result<Option<CheckReport>> {
-        if self.views.contains_key(&d) {
+        if self.views.contains_key(&d) || self.model.is_some() {
             return Ok(None);
         }
         self.ready_to_read()?;
@@ -555,6 +610,9 @@ impl Server {
     }
 
     pub fn serve(&mut self, job: Job) -> Result<Reply> {
+        if let Some(model) = self.model.clone() {
+            return self.serve_model(&model, job);
+        }
         if job.writes() {
             self.ensure_open()?;
         } else {

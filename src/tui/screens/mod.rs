@@ -7,6 +7,7 @@ mod baskets;
 mod explain;
 mod history;
 mod late;
+mod model;
 mod overview;
 mod promises;
 pub(crate) mod trend;
@@ -45,6 +46,11 @@ pub(crate) trait Home {
     /// Draws the screen into `area`, and says what its main table measured into `out`. None:
     /// nothing of it has loaded yet (the caller says so).
     fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()>;
+}
+
+/// The screen's home on a lab of a model other than retail.
+pub(crate) fn model_home(s: Screen) -> &'static dyn Home {
+    &model::HOMES[s.index()]
 }
 
 impl Screen {

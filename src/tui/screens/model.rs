@@ -1,0 +1,83 @@
+//! Every screen on a lab of a model other than retail: the same tabs and keys, each reading the
+//! model's reports (`reports::model_lab`, `reports::model_day`) in the model's words. Overview is
+//! the date's check (v1, v2 and the recount by grain), Explain its grains where v1 differs from
+//! v2, Baskets its re-sent keys, Late its records past the window, History its versions and the
+//! entities a change touched, Promises what holds of the date, Trend every date.
+
+use super::Home;
+use crate::reports::Report;
+use crate::tui::app::App;
+use crate::tui::draw::{self, Drawn};
+use crate::tui::screen::Screen;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::widgets::{Paragraph, Wrap};
+
+pub(super) struct ModelHome(pub Screen);
+
+/// One per screen, in tab order (`Screen::index`).
+pub(super) static HOMES: [ModelHome; Screen::ALL.len()] = [
+    ModelHome(Screen::Overview),
+    ModelHome(Screen::Explain),
+    ModelHome(Screen::Baskets),
+    ModelHome(Screen::Late),
+    ModelHome(Screen::History),
+    ModelHome(Screen::Promises),
+    ModelHome(Screen::Trend),
+    ModelHome(Screen::Audit),
+];
+
+impl ModelHome {
+    /// The screen's table and its title.
+    fn shown(&self, app: &App) -> Option<(crate::reports::Table, String)> {
+        let m = app.model.as_ref()?;
+        if self.0 == Screen::Trend {
+            return Some((m.dates.tables().remove(0), m.dates.headline()));
+        }
+        let d = app.selected_date()?;
+        if self.0 == Screen::Promises {
+            return Some((m.dates.promises(d), format!("promises for {d}")));
+        }
+        let day = app.model_day()?;
+        let gold = &day.check.model.gold;
+        Some(match self.0 {
+            Screen::Overview => (day.check.tables().remove(0), format!("{d}: gold.{gold}, v1 and v2 beside the recount, by grain")),
+            Screen::Explain => {
+                (day.check.where_v1_differs().tables().remove(0), format!("{d}: where v1 (the naive append) differs from v2"))
+            }
+            Screen::Baskets => (day.resent.tables().remove(0), day.resent.headline()),
+            Screen::Late => (day.late.tables().remove(0), day.late.headline()),
+            Screen::History => (day.history.tables().remove(0), format!("history of {d}: every version of gold.{gold}")),
+            Screen::Promises | Screen::Trend | Screen::Audit => return None,
+        })
+    }
+}
+
+impl Home for ModelHome {
+    fn table(&self, app: &App) -> Option<crate::reports::Table> {
+        self.shown(app).map(|(t, _)| t)
+    }
+
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
+        let t = &app.theme;
+        if self.0 == Screen::Audit {
+            let text = "On a model lab, `recount audit --gold SOURCE` audits a foreign gold in the model's columns; the Audit screen reads retail's.";
+            f.render_widget(Paragraph::new(text).style(t.muted()).wrap(Wrap { trim: true }), area);
+            return Some(());
+        }
+        let (table, title) = self.shown(app)?;
+        if self.0 != Screen::History {
+            draw::draw_main_table(f, app, &table, area, title, out);
+            return Some(());
+        }
+        // History: the versions, then the entities the newest change touched.
+        let day = app.model_day()?;
+        let [versions, changes] = Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(area);
+        draw::draw_main_table(f, app, &table, versions, title, out);
+        if let Some(c) = day.history.tables().pop() {
+            let shown = format!("{} ({} entities)", c.title, c.rows.len());
+            draw::draw_table(f, t, &c, &draw::TableView::plain(&c), usize::MAX, changes, shown);
+        }
+        Some(())
+    }
+}
