@@ -245,6 +245,13 @@ FROM model.records r JOIN model.current_files f USING (file_id)
 WHERE r.business_date = $business_date::DATE AND NOT in_window(f.upload_date, r.business_date, $late_days::INTEGER)
 ORDER BY f.upload_date, f.file, r.line;
 
+-- name: lateness
+-- The current files' records by days from business date to upload, with how many keys.
+SELECT datediff('day', r.business_date, f.upload_date)::BIGINT AS days_late, count(*)::BIGINT AS records,
+       count(DISTINCT r.entity_key)::BIGINT AS keys
+FROM model.records r JOIN model.current_files f USING (file_id)
+GROUP BY 1 ORDER BY 1;
+
 -- name: resent
 -- The keys with a copy dated $business_date and more than one copy inside their windows: every
 -- copy, in the contract's order (the first wins), with where it is and when it arrived.

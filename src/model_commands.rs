@@ -142,6 +142,14 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             println!("rolled back to snapshot {snapshot} as snapshot {id}: {}", lab_model::fingerprint(&lab, model, None)?);
         }
         Command::Audit { foreign, window } => return audit(g, model, foreign, *window),
+        reading => return day_report(g, reading, model),
+    }
+    Ok(0)
+}
+
+/// The reports of a date, or of every date, on a model lab.
+fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
+    match command {
         Command::Summary | Command::Trend { country: None } => {
             print(&crate::reports::model_day::dates(&reader(g)?, model, crate::rules::DEFAULT_LATE_DAYS)?, g.format);
         }
@@ -152,6 +160,23 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             let lab = reader(g)?;
             let d = resolve(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?;
             print(&crate::reports::model_day::late(&lab, model, d, late_days(*window)?)?, g.format);
+        }
+        Command::Promises { date } => {
+            let lab = reader(g)?;
+            let d = resolve(&lab, *date)?;
+            let report = crate::reports::model_day::dates(&lab, model, crate::rules::DEFAULT_LATE_DAYS)?.promises(d);
+            print(&report, g.format);
+            return Ok(if report.failed() { crate::cli::FOUND_WRONG } else { 0 });
+        }
+        Command::Lateness { by_country: false } => {
+            print(&crate::reports::model_day::lateness(&reader(g)?, model, crate::rules::DEFAULT_LATE_DAYS)?, g.format);
+        }
+        Command::Lateness { by_country: true } => {
+            bail!("a lab of model {} has no countries: `recount lateness` counts every record", model.name)
+        }
+        Command::Explain { date, .. } => {
+            let lab = reader(g)?;
+            print(&model_lab::check(&lab, model, resolve(&lab, *date)?)?.where_v1_differs(), g.format);
         }
         Command::Baskets { date, window } => {
             let lab = reader(g)?;
@@ -170,7 +195,7 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             }
         }
         other => bail!(
-            "`recount {}` does not read a lab of model {} yet; land, run, daily, naive, fingerprint, snapshots, history, diff, check, summary, trend, late, baskets, rollback, audit and quarantine do",
+            "`recount {}` does not read a lab of model {} yet; land, run, daily, naive, fingerprint, snapshots, history, diff, check, explain, promises, lateness, summary, trend, late, baskets, rollback, audit and quarantine do",
             command_name(other),
             model.name
         ),

@@ -457,8 +457,8 @@ fn a_model_of_one_s_own_lands_runs_and_reports_in_its_own_words() {
     let trend = ok(&lab, &["trend"]);
     assert!(trend.contains("gold.daily_deliveries by business date") && trend.contains("parcels v2"), "{trend}");
     // What the lab cannot read for a model yet says so, naming the model.
-    let explain = recount(&lab, &["explain", "2026-03-01"]);
-    assert!(!explain.status.success() && String::from_utf8_lossy(&explain.stderr).contains("model parcels"));
+    let rebuild = recount(&lab, &["rebuild", "2026-03-01"]);
+    assert!(!rebuild.status.success() && String::from_utf8_lossy(&rebuild.stderr).contains("model parcels"));
 }
 
 /// The shared corpus (tests/corpus/models.jsonl): the lab's reader gives every verdict, as the
@@ -629,6 +629,37 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
         assert!(r["finality"] == "closed" || d >= "2026-07-14", "{d}: {}", r["finality"]);
     }
     assert_eq!(listed, beyond);
+    // lateness counts every record past a window, or dated after its upload's next day, as late
+    // lists them date by date.
+    let lateness = json(&lab, &["lateness"]);
+    let outside: i64 =
+        lateness["rows"].as_array().unwrap().iter().filter(|b| b["fate"] != "in the window").map(|b| b["records"].as_i64().unwrap()).sum();
+    let late_all: i64 =
+        rows.iter().map(|r| json(&lab, &["late", r["business_date"].as_str().unwrap()])["rows"].as_array().unwrap().len() as i64).sum();
+    assert_eq!(outside, late_all);
+    // Promises: a date whose only difference is past the window is correct but for it; v1 run
+    // twice on a day is a warning; explain lists the grains where v1 differs from v2.
+    let p = json(&lab, &["promises", "2026-07-01"]);
+    let status =
+        |p: &serde_json::Value, name: &str| p["rows"].as_array().unwrap().iter().find(|r| r["promise"] == name).unwrap()["status"].clone();
+    assert_eq!((status(&p, "complete"), status(&p, "correct")), (serde_json::json!("pass"), serde_json::json!("info")), "{p}");
+    assert_eq!(status(&json(&lab, &["promises", "2026-06-25"]), "v1 beside v2"), "warn");
+    let by_grain = |v: &serde_json::Value, side: &str| -> BTreeMap<String, serde_json::Value> {
+        v["detail"][side].as_array().unwrap().iter().map(|r| (r["grain"].to_string(), r["measures"].clone())).collect()
+    };
+    let check = json(&lab, &["check", "2026-06-25"]);
+    let (v1, v2) = (by_grain(&check, "v1"), by_grain(&check, "v2"));
+    let differ: Vec<&String> =
+        v1.keys().chain(v2.keys()).filter(|g| v1.get(*g) != v2.get(*g)).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let explain = json(&lab, &["explain", "2026-06-25"]);
+    let explained: Vec<String> = by_grain(&explain, "v1")
+        .into_keys()
+        .chain(by_grain(&explain, "v2").into_keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert!(!differ.is_empty());
+    assert_eq!(explained.iter().collect::<Vec<_>>(), differ, "explain lists exactly the grains where v1 differs from v2");
     // Re-sent keys: every copy, the winner first and alone.
     let mut keys = 0;
     for r in rows {

@@ -467,10 +467,12 @@ impl DatesReport {
     /// What recount promises about date `d` of a model lab, from its lines: complete (its
     /// window landed and v2 built it from what feeds it now), correct (v2 is the recount, but for
     /// the rows past the window), and v1 beside v2.
-    pub fn promises(&self, d: NaiveDate) -> Table {
-        let mut t = Table::new(format!("promises for {d}"), &[("promise", "promise"), ("status", "status"), ("detail", "detail")]);
+    pub fn promises(&self, d: NaiveDate) -> PromisesReport {
+        let mut promises = Vec::new();
         let lines: Vec<&DateLine> = self.dates.iter().filter(|l| l.business_date == d).collect();
-        let Some(first) = lines.first() else { return t };
+        let Some(first) = lines.first() else {
+            return PromisesReport { business_date: d, promises };
+        };
         let (status, detail) = match &first.finality {
             Finality::Closed => (Status::Pass, "every upload of its window has landed, and v2 built it from what feeds it now".to_string()),
             Finality::Provisional { missing_uploads } => {
@@ -480,7 +482,7 @@ impl DatesReport {
             Finality::Stale => (Status::Fail, "stale: what feeds it changed since v2 built it (run v2)".to_string()),
             Finality::Unbuilt => (Status::Fail, "v2 has never built it".to_string()),
         };
-        t.push(vec![Cell::text("complete"), Cell::Status(status), Cell::text(detail)]);
+        promises.push(Promise { name: "complete", status, detail });
         let (status, detail) = if lines.iter().all(|l| l.agrees()) {
             (Status::Pass, "v2 equals the recount of the lab's current files".to_string())
         } else if lines.iter().all(|l| l.agrees() || l.explained()) {
@@ -488,7 +490,7 @@ impl DatesReport {
         } else {
             (Status::Fail, "v2 differs from the recount by more than the records past the window".to_string())
         };
-        t.push(vec![Cell::text("correct"), Cell::Status(status), Cell::text(detail)]);
+        promises.push(Promise { name: "correct", status, detail });
         let (status, detail) = if lines.iter().all(|l| l.v1.is_none()) {
             (Status::Info, "v1 never ran for the date".to_string())
         } else if lines.iter().any(|l| l.v1_spikes()) {
@@ -498,7 +500,91 @@ impl DatesReport {
         } else {
             (Status::Warn, "v1 counts less than v2: it never sees the uploads after the date's own".to_string())
         };
-        t.push(vec![Cell::text("v1 beside v2"), Cell::Status(status), Cell::text(detail)]);
-        t
+        promises.push(Promise { name: "v1 beside v2", status, detail });
+        PromisesReport { business_date: d, promises }
+    }
+}
+
+/// One promise about a model lab's date.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Promise {
+    pub name: &'static str,
+    pub status: Status,
+    pub detail: String,
+}
+
+/// What recount promises about a model lab's date (`promises DATE`; exit 4 when one fails).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PromisesReport {
+    pub business_date: NaiveDate,
+    pub promises: Vec<Promise>,
+}
+
+impl PromisesReport {
+    pub fn failed(&self) -> bool {
+        self.promises.iter().any(|p| p.status == Status::Fail)
+    }
+}
+
+impl Report for PromisesReport {
+    fn kind(&self) -> &'static str {
+        "promises"
+    }
+    fn business_date(&self) -> Option<NaiveDate> {
+        Some(self.business_date)
+    }
+    fn headline(&self) -> String {
+        let kept = self.promises.iter().filter(|p| p.status != Status::Fail).count();
+        format!("promises for {}: {kept} of {} kept", self.business_date, self.promises.len())
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new(
+            format!("promises for {}", self.business_date),
+            &[("promise", "promise"), ("status", "status"), ("detail", "detail")],
+        );
+        for p in &self.promises {
+            t.push(vec![Cell::text(p.name), Cell::Status(p.status), Cell::text(&p.detail)]);
+        }
+        vec![t]
+    }
+}
+
+/// How late a model lab's records arrive: per days between business date and upload, the current
+/// records and keys (`lateness` on a model lab).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LatenessReport {
+    pub model: Model,
+    pub late_days: u32,
+    pub buckets: Vec<crate::store::model::LatenessBucket>,
+}
+
+pub fn lateness(lab: &Lab, model: &Model, late_days: u32) -> Result<LatenessReport> {
+    Ok(LatenessReport { model: model.clone(), late_days, buckets: lab.store().model_lateness()? })
+}
+
+impl Report for LatenessReport {
+    fn kind(&self) -> &'static str {
+        "lateness"
+    }
+    fn headline(&self) -> String {
+        let past: i64 = self.buckets.iter().filter(|b| b.days_late > i64::from(self.late_days)).map(|b| b.records).sum();
+        format!("days from business date to upload, gold.{}: {past} record(s) past the {}-day window", self.model.gold, self.late_days)
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new(
+            format!("{}s by days late", self.model.entity),
+            &[("days_late", "days late"), ("records", "records"), ("keys", "keys"), ("fate", "fate")],
+        );
+        for b in &self.buckets {
+            let fate = if b.days_late < -1 {
+                "future-dated"
+            } else if b.days_late > i64::from(self.late_days) {
+                "beyond the window"
+            } else {
+                "in the window"
+            };
+            t.push(vec![Cell::IntDelta(b.days_late), Cell::Int(b.records), Cell::Int(b.keys), Cell::text(fate)]);
+        }
+        vec![t]
     }
 }

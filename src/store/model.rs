@@ -81,10 +81,12 @@ row! {
         pub won: bool,
     }
 }
+row! { #[derive(serde::Serialize)] pub struct LatenessBucket { pub days_late: i64, pub records: i64, pub keys: i64 } }
 row! { pub struct QuarantineRow { pub upload_date: NaiveDate, pub file: String, pub version: i32, pub line: i32, pub reason: String } }
 
 statements! {
     LATE_ROWS: Query<LateRecord> = model::LATE_ROWS;
+    LATENESS: Query<LatenessBucket> = model::LATENESS;
     WINDOWED: Query<Cells> = model::WINDOWED;
     RESENT: Query<ResentCopy> = model::RESENT;
     DEFINITION_GET: Query<Definition> = model::DEFINITION_GET;
@@ -270,6 +272,10 @@ impl Store {
     /// `d` summed over every copy inside the window: no dedup (an audit's alternative).
     pub(crate) fn model_copies_counted(&self, d: NaiveDate, late_days: u32) -> Result<Vec<Cells>> {
         COPIES_COUNTED.all(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+    /// The current records by days from business date to upload.
+    pub(crate) fn model_lateness(&self) -> Result<Vec<LatenessBucket>> {
+        LATENESS.all(self, &[])
     }
     /// `d`'s records that arrived past its window.
     pub(crate) fn model_late_rows(&self, d: NaiveDate, late_days: u32) -> Result<Vec<LateRecord>> {

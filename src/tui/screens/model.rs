@@ -36,7 +36,7 @@ impl ModelHome {
         }
         let d = app.selected_date()?;
         if self.0 == Screen::Promises {
-            return Some((m.dates.promises(d), format!("promises for {d}")));
+            return Some((m.dates.promises(d).tables().remove(0), format!("promises for {d}")));
         }
         let day = app.model_day()?;
         let gold = &day.check.model.gold;
