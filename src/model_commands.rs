@@ -142,6 +142,12 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             println!("rolled back to snapshot {snapshot} as snapshot {id}: {}", lab_model::fingerprint(&lab, model, None)?);
         }
         Command::Audit { foreign, window } => return audit(g, model, foreign, *window),
+        Command::Rebuild { dates, force, window } => {
+            let lab = open(g)?;
+            let run = lab_model::rebuild(&lab, model, dates, late_days(*window)?, *force)?;
+            let fingerprint = run.fingerprint.clone();
+            print(&model_lab::RunsReport { model: model.name.clone(), landing: None, runs: vec![run], fingerprint }, g.format);
+        }
         reading => return day_report(g, reading, model),
     }
     Ok(0)
@@ -195,7 +201,7 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             }
         }
         other => bail!(
-            "`recount {}` does not read a lab of model {} yet; land, run, daily, naive, fingerprint, snapshots, history, diff, check, explain, promises, lateness, summary, trend, late, baskets, rollback, audit and quarantine do",
+            "`recount {}` does not read a lab of model {} yet; land, run, daily, naive, fingerprint, snapshots, history, diff, check, explain, promises, lateness, summary, trend, late, baskets, rebuild, rollback, audit and quarantine do",
             command_name(other),
             model.name
         ),

@@ -457,8 +457,8 @@ fn a_model_of_one_s_own_lands_runs_and_reports_in_its_own_words() {
     let trend = ok(&lab, &["trend"]);
     assert!(trend.contains("gold.daily_deliveries by business date") && trend.contains("parcels v2"), "{trend}");
     // What the lab cannot read for a model yet says so, naming the model.
-    let rebuild = recount(&lab, &["rebuild", "2026-03-01"]);
-    assert!(!rebuild.status.success() && String::from_utf8_lossy(&rebuild.stderr).contains("model parcels"));
+    let reopen = recount(&lab, &["reopen", "2026-03-01", "--reason", "late depot scans", "--by", "ops"]);
+    assert!(!reopen.status.success() && String::from_utf8_lossy(&reopen.stderr).contains("model parcels"));
 }
 
 /// The shared corpus (tests/corpus/models.jsonl): the lab's reader gives every verdict, as the
@@ -629,6 +629,17 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
         assert!(r["finality"] == "closed" || d >= "2026-07-14", "{d}: {}", r["finality"]);
     }
     assert_eq!(listed, beyond);
+    // rebuild: an unchanged date is skipped and writes no snapshot; forced, it is rewritten as a
+    // snapshot of its own, to the same gold.
+    let before = fingerprint_of(&lab);
+    let snapshots = |lab: &Path| json(lab, &["snapshots"])["detail"]["snapshots"].as_array().unwrap().len();
+    let n = snapshots(&lab);
+    let skipped = json(&lab, &["rebuild", "2026-06-25"]);
+    assert_eq!(skipped["detail"]["runs"][0]["skipped"], serde_json::json!(["2026-06-25"]), "{skipped}");
+    assert_eq!(snapshots(&lab), n);
+    let forced = json(&lab, &["rebuild", "2026-06-25", "--force"]);
+    assert_eq!(forced["detail"]["runs"][0]["rewritten"], serde_json::json!(["2026-06-25"]), "{forced}");
+    assert_eq!((snapshots(&lab), fingerprint_of(&lab)), (n + 1, before));
     // lateness counts every record past a window, or dated after its upload's next day, as late
     // lists them date by date.
     let lateness = json(&lab, &["lateness"]);

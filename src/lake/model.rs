@@ -379,69 +379,94 @@ fn files_of(lab: &Lab, uploads: &[NaiveDate]) -> Result<String> {
 /// a date whose input hash is its version's own is skipped, and with none left no snapshot is
 /// written.
 pub fn run_uploads(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u32) -> Result<ModelRun> {
-    let store = lab.store();
     let (affected, beyond, future) = affected(lab, uploads, late_days)?;
-    let hashes = store.model_input_hashes(&affected, late_days)?;
-    let versions = store.model_current_versions(&affected)?;
+    let files = files_of(lab, uploads)?;
+    write(lab, model, Write { uploads, affected, beyond, future, operation: "v2", files: &files, force: false }, late_days)
+}
+
+/// v2 for business dates `dates`, whatever uploads feed them (`recount rebuild`): each rebuilt
+/// from every landed upload in its window, skipped when its input is its version's own unless
+/// `force`.
+pub fn rebuild(lab: &Lab, model: &Model, dates: &[NaiveDate], late_days: u32, force: bool) -> Result<ModelRun> {
+    let mut affected = dates.to_vec();
+    affected.sort();
+    affected.dedup();
+    let files = format!("rebuild of {}", crate::lake::v2::name_runs(&affected));
+    let what = Write { uploads: &[], affected, beyond: 0, future: 0, operation: "rebuild", files: &files, force };
+    write(lab, model, what, late_days).wrap_err_with(|| format!("rebuilding {files}: nothing was written (its transaction rolled back)"))
+}
+
+/// A write of v2: the dates it rebuilds and what it says it was built from.
+struct Write<'a> {
+    uploads: &'a [NaiveDate],
+    affected: Vec<NaiveDate>,
+    beyond: i64,
+    future: i64,
+    operation: &'a str,
+    files: &'a str,
+    /// Rewrite even a date whose input is unchanged.
+    force: bool,
+}
+
+fn write(lab: &Lab, model: &Model, w: Write<'_>, late_days: u32) -> Result<ModelRun> {
+    let store = lab.store();
+    let hashes = store.model_input_hashes(&w.affected, late_days)?;
+    let versions = store.model_current_versions(&w.affected)?;
     let (mut changed, mut skipped) = (Vec::new(), Vec::new());
-    for &d in &affected {
+    for &d in &w.affected {
         let now = hashes.iter().find(|h| h.business_date == d).map_or("", |h| h.input_hash.as_str());
         match versions.iter().find(|v| v.business_date == d) {
-            Some(v) if v.input_hash == now => skipped.push(d),
+            Some(v) if v.input_hash == now && !w.force => skipped.push(d),
             None if now.is_empty() => skipped.push(d),
             _ => changed.push((d, now.to_string())),
         }
     }
     let run = |snapshot, rewritten, fingerprint| ModelRun {
-        uploads: uploads.to_vec(),
+        uploads: w.uploads.to_vec(),
         snapshot,
         rewritten,
         skipped: skipped.clone(),
-        beyond_window: beyond,
-        future_dated: future,
+        beyond_window: w.beyond,
+        future_dated: w.future,
         fingerprint,
     };
     if changed.is_empty() {
+        // Read before the skipped run's record commits: an error after it would not be true to
+        // say that nothing was written.
+        let now = fingerprint(lab, model, None)?;
         let mut tx = Tx::begin(store, super::fail_after_from_env())?;
-        if !affected.is_empty() {
-            tx.model_skipped(uploads, &affected)?;
+        if !w.affected.is_empty() {
+            tx.model_skipped(w.uploads, &w.affected)?;
         }
         tx.commit()?;
-        return Ok(run(None, Vec::new(), fingerprint(lab, model, None)?));
+        return Ok(run(None, Vec::new(), now));
     }
     let id = store.model_next_snapshot()?;
     let dates: Vec<NaiveDate> = changed.iter().map(|c| c.0).collect();
-    let files = files_of(lab, uploads)?;
     // A write that runs out of DuckDB's limit rolled back whole: it runs again with a larger
     // limit, up to DuckDB's share of the memory budget; past that, its error says to raise it.
-    let fingerprint = loop {
-        let write = || -> Result<String> {
-            let mut tx = Tx::begin(store, super::fail_after_from_env())?;
-            tx.model_write(id, &dates, late_days)?;
-            for (d, hash) in &changed {
-                tx.model_date(id, *d, hash)?;
-            }
-            let (rows, md5) = digest(lab, model)?;
-            let record = NewSnapshot {
-                snapshot_id: id,
-                operation: "v2",
-                upload: uploads.last().copied().filter(|_| uploads.len() == 1),
-                late_days,
-                files: &files,
-                dates_rewritten: dates.len(),
-                beyond_window: beyond,
-                gold_rows: rows,
-                gold_md5: &md5,
-            };
-            tx.model_snapshot(&record)?;
-            tx.commit()?;
-            Ok(crate::model::recount::fingerprint_line(model, rows, &md5))
-        };
-        match write() {
-            Err(e) if crate::store::is_out_of_memory(&e) && store.raise_limit(false)? => continue,
-            other => break other?,
+    let fingerprint = store.retrying_out_of_memory(false, || {
+        let mut tx = Tx::begin(store, super::fail_after_from_env())?;
+        tx.model_write(id, &dates, late_days)?;
+        for (d, hash) in &changed {
+            tx.model_date(id, *d, hash)?;
         }
-    };
+        let (rows, md5) = digest(lab, model)?;
+        let record = NewSnapshot {
+            snapshot_id: id,
+            operation: w.operation,
+            upload: w.uploads.last().copied().filter(|_| w.uploads.len() == 1),
+            late_days,
+            files: w.files,
+            dates_rewritten: dates.len(),
+            beyond_window: w.beyond,
+            gold_rows: rows,
+            gold_md5: &md5,
+        };
+        tx.model_snapshot(&record)?;
+        tx.commit()?;
+        Ok(crate::model::recount::fingerprint_line(model, rows, &md5))
+    })?;
     Ok(run(Some(id), dates, fingerprint))
 }
 
