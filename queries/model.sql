@@ -245,6 +245,11 @@ FROM model.records r JOIN model.current_files f USING (file_id)
 WHERE r.business_date = $business_date::DATE AND NOT in_window(f.upload_date, r.business_date, $late_days::INTEGER)
 ORDER BY f.upload_date, f.file, r.line;
 
+-- name: silver_rows
+-- The winners silver holds now for $business_date.
+SELECT count(*)::BIGINT AS next FROM model.silver_history s JOIN model.versions_as_of(NULL) v USING (business_date, snapshot_id)
+WHERE s.business_date = $business_date::DATE;
+
 -- name: lateness
 -- The current files' records by days from business date to upload, with how many keys.
 SELECT datediff('day', r.business_date, f.upload_date)::BIGINT AS days_late, count(*)::BIGINT AS records,

@@ -239,7 +239,8 @@ fn the_audit_screen_marks_the_wrong_dates_names_each_cause_and_drills_to_the_bas
 }
 
 /// The explorer on a lab of a model of one's own (examples/parcels): every screen opens in the
-/// model's words, and a key that writes says the command line does that on a model lab.
+/// model's words; v1 retried counts on the Overview, a rebuild of an unchanged date is skipped,
+/// and the next upload of a world whose every upload has landed says so.
 #[test]
 fn every_screen_opens_on_a_lab_of_a_model_of_one_s_own() {
     let home = tempfile::tempdir().unwrap();
@@ -255,9 +256,10 @@ fn every_screen_opens_on_a_lab_of_a_model_of_one_s_own() {
     run(&["naive", "2026-03-02", "2026-03-02"]);
     let session = format!("recount-e2e-model-{}", std::process::id());
     let cmd = format!(
-        "env XDG_DATA_HOME={} TERM=xterm-256color {exe} --lab {} tui; echo EXITED-$?; sleep 60",
+        "env XDG_DATA_HOME={} TERM=xterm-256color {exe} --lab {} tui --world {}; echo EXITED-$?; sleep 60",
         home.path().join("xdg").display(),
-        lab.display()
+        lab.display(),
+        world.display()
     );
     tmux(&["new-session", "-d", "-s", &session, "-x", "160", "-y", "45", &cmd]);
     let guard = scopeguard(&session);
@@ -278,9 +280,15 @@ fn every_screen_opens_on_a_lab_of_a_model_of_one_s_own() {
         assert!(!s.contains("Error") && !s.contains("loading"), "{title}:\n{s}");
     }
     keys(&session, &["v"]);
-    wait_for(&session, "the explorer reads a lab of model parcels", 30);
+    wait_for(&session, "v1 for 2026-03-01 appended", 30);
+    keys(&session, &["r"]);
+    wait_for(&session, "Rebuild 2026-03-01 with v2", 30);
+    keys(&session, &["y"]);
+    wait_for(&session, "v2 found the inputs of 2026-03-01 unchanged", 30);
+    keys(&session, &["U"]);
+    wait_for(&session, "every upload of the world has landed", 30);
     keys(&session, &["Escape"]);
-    wait_until(&session, "the error closed", 30, |s| !s.contains("the explorer reads a lab"));
+    wait_until(&session, "the popup closed", 30, |s| !s.contains("every upload of the world"));
     keys(&session, &["q"]);
     wait_for(&session, "EXITED-0", 30);
     drop(guard);

@@ -935,3 +935,50 @@ fn the_late_screen_reopens_a_date_after_a_reason_and_a_confirmation_that_shows_t
     let h = &app.view.as_ref().unwrap().history;
     assert!(h.entries.last().unwrap().trigger.detail.contains(": approved by finance"), "{:?}", h.entries.last());
 }
+
+/// On a model lab the worker serves the explorer's writes as the command line does them: U lands
+/// the world's next upload and runs v2, v retries v1, a rollback is a snapshot of its own; what
+/// a model lab does not do yet is an error that says so, and writes nothing.
+#[test]
+fn on_a_model_lab_the_worker_lands_the_next_upload_retries_v1_and_rolls_back() {
+    use recount::tui::worker::Job;
+    let dir = tempdir();
+    let world = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data-manufacturing");
+    let lab_dir = dir.path().join("lab");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_recount"))
+        .arg("--lab")
+        .arg(&lab_dir)
+        .args(["daily", "2026-06-18", "--world", world.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let d = |s: &str| s.parse::<chrono::NaiveDate>().unwrap();
+    let mut server = server_on(recount::lake::Lab::open(&lab_dir).unwrap(), &world);
+    let loaded = |server: &mut recount::tui::worker::Server| match server.serve(Job::Load(None)).unwrap() {
+        Reply::ModelLoaded(load) => load,
+        other => panic!("a model lab's load: {other:?}"),
+    };
+    let done = |r: Reply| match r {
+        Reply::Done(text) => text,
+        other => panic!("a write's answer: {other:?}"),
+    };
+    let first = loaded(&mut server);
+    assert_eq!(first.overview.next_upload, Some(d("2026-06-19")));
+    let landed = done(server.serve(Job::LandNext).unwrap());
+    assert!(landed.starts_with("upload 2026-06-19 landed"), "{landed}");
+    let then = loaded(&mut server);
+    assert_eq!(then.overview.next_upload, Some(d("2026-06-20")));
+    assert!(then.dates.dates.len() > first.dates.dates.len(), "the upload's dates joined the navigator");
+    let v1 = done(server.serve(Job::RetryV1(d("2026-06-19"))).unwrap());
+    assert!(v1.starts_with("v1 for 2026-06-19 appended") && !v1.contains(" 0 row"), "{v1}");
+    let day = match server.serve(Job::LoadDate(d("2026-06-19"))).unwrap() {
+        Reply::ModelDate(day) => day,
+        other => panic!("{other:?}"),
+    };
+    assert!(!day.check.v1.is_empty(), "the Overview counts v1 now");
+    let back = done(server.serve(Job::Rollback(1)).unwrap());
+    assert!(back.starts_with("rolled back to snapshot 1 as snapshot 3"), "{back}");
+    let refused = server.serve(Job::Reset).unwrap_err();
+    assert!(format!("{refused:#}").contains("the command line does the rest"), "{refused:#}");
+    assert_eq!(loaded(&mut server).overview.next_upload, Some(d("2026-06-20")), "the refused reset wrote nothing");
+}

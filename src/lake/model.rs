@@ -396,6 +396,21 @@ pub fn rebuild(lab: &Lab, model: &Model, dates: &[NaiveDate], late_days: u32, fo
     write(lab, model, what, late_days).wrap_err_with(|| format!("rebuilding {files}: nothing was written (its transaction rolled back)"))
 }
 
+/// What rebuilding date `d` with window `late_days` would do, as the explorer asks before it.
+pub fn preview_rebuild(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<crate::lake::v2::RebuildPreview> {
+    let store = lab.store();
+    let input = store.model_input_hashes(&[d], late_days)?.into_iter().next();
+    let current = store.model_current_versions(&[d])?.into_iter().next();
+    Ok(crate::lake::v2::RebuildPreview {
+        business_date: d,
+        window: crate::rules::LatenessWindow::new(late_days),
+        input_rows: input.as_ref().map_or(0, |i| i.rows),
+        silver_rows: store.model_silver_rows(d)?,
+        gold_rows: current.as_ref().map_or(0, |c| c.gold_rows),
+        unchanged: matches!((&input, &current), (Some(i), Some(c)) if i.input_hash == c.input_hash),
+    })
+}
+
 /// A write of v2: the dates it rebuilds and what it says it was built from.
 struct Write<'a> {
     uploads: &'a [NaiveDate],

@@ -87,6 +87,7 @@ row! { pub struct QuarantineRow { pub upload_date: NaiveDate, pub file: String, 
 statements! {
     LATE_ROWS: Query<LateRecord> = model::LATE_ROWS;
     LATENESS: Query<LatenessBucket> = model::LATENESS;
+    SILVER_ROWS: Query<Next> = model::SILVER_ROWS;
     WINDOWED: Query<Cells> = model::WINDOWED;
     RESENT: Query<ResentCopy> = model::RESENT;
     DEFINITION_GET: Query<Definition> = model::DEFINITION_GET;
@@ -272,6 +273,10 @@ impl Store {
     /// `d` summed over every copy inside the window: no dedup (an audit's alternative).
     pub(crate) fn model_copies_counted(&self, d: NaiveDate, late_days: u32) -> Result<Vec<Cells>> {
         COPIES_COUNTED.all(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+    /// The winners silver holds now for `d`.
+    pub(crate) fn model_silver_rows(&self, d: NaiveDate) -> Result<i64> {
+        Ok(SILVER_ROWS.one(self, named_params! { "business_date": d })?.next)
     }
     /// The current records by days from business date to upload.
     pub(crate) fn model_lateness(&self) -> Result<Vec<LatenessBucket>> {

@@ -8,7 +8,7 @@ use crate::reports::overview::LabOverview;
 use crate::reports::{self, baskets::BasketsReport, check::CheckReport, explain::ExplainReport, history::HistoryReport};
 use crate::reports::{listings::LateReport, promises::PromisesReport};
 use chrono::NaiveDate;
-use color_eyre::eyre::Result;
+use color_eyre::eyre::{Result, WrapErr};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
@@ -563,16 +563,23 @@ impl Server {
         match job {
             Job::Load(d) => {
                 let dates = crate::reports::model_day::dates(&self.lab, model, late)?;
-                let overview = dates.navigator();
+                let mut overview = dates.navigator();
+                // What U lands: the world's first upload not landed (none when the world is not
+                // the model's).
+                let landed = self.lab.store().model_uploads()?;
+                let world = crate::model::recount::files_of(&self.setup.world, model).unwrap_or_default();
+                overview.next_upload = world.iter().map(|f| f.0).find(|u| !landed.contains(u));
                 let on = d.filter(|d| overview.dates.iter().any(|x| x.business_date == *d)).or_else(|| overview.default_date());
                 let day = on.map(|d| model_day(&self.lab, model, d, late).map(Box::new)).transpose()?;
                 Ok(Reply::ModelLoaded(Box::new(ModelLoad { overview, dates, day })))
             }
             Job::LoadDate(d) => Ok(Reply::ModelDate(Box::new(model_day(&self.lab, model, d, late)?))),
-            _ => color_eyre::eyre::bail!(
-                "the explorer reads a lab of model {}; land, run and roll it back with the command line (`recount land`, `recount run`, `recount rollback`)",
+            Job::PreviewRebuild(d) => Ok(Reply::Preview(crate::lake::model::preview_rebuild(&self.lab, d, late)?)),
+            Job::PreviewReopen(..) | Job::Reopen(..) | Job::LandCorrection | Job::Reset => color_eyre::eyre::bail!(
+                "on a lab of model {}, the explorer retries v1, rebuilds, lands the next upload and rolls back; the command line does the rest",
                 model.name
             ),
+            job => self.writing(|lab, setup| model_write(lab, setup, model, job)),
         }
     }
 
@@ -644,26 +651,28 @@ impl Server {
                 let spark = self.setup.warehouse.clone().ok_or_else(|| color_eyre::eyre::eyre!("no warehouse"))?;
                 self.write_warehouse(spark, job)
             }
-            job => {
-                // Everything else writes (or may have written, if it failed halfway). The lab is
-                // written under its lock, then read again, so other processes may read it.
-                self.views.clear();
-                self.head = None;
-                self.fresh = false;
-                let began = self.lab.begin_writing();
-                // A lab that could not become the writer may not be readable as it was either:
-                // it is read again before the next job.
-                let began_ok = began.is_ok();
-                let handles = self.refresh_handles();
-                let written = began.and(handles).and_then(|()| write(&mut self.lab, &self.setup, job));
-                let ended = self.lab.end_writing();
-                self.closed = ended.is_err() || !began_ok;
-                let handles = if self.closed { Ok(()) } else { self.refresh_handles() };
-                let reply = written?;
-                ended.and(handles)?;
-                Ok(reply)
-            }
+            job => self.writing(|lab, setup| write(lab, setup, job)),
         }
+    }
+
+    /// Runs `write`: everything but reading writes (or may have written, if it failed halfway).
+    /// The lab is written under its lock, then read again, so other processes may read it.
+    fn writing(&mut self, write: impl FnOnce(&mut Lab, &Setup) -> Result<Reply>) -> Result<Reply> {
+        self.views.clear();
+        self.head = None;
+        self.fresh = false;
+        let began = self.lab.begin_writing();
+        // A lab that could not become the writer may not be readable as it was either: it is
+        // read again before the next job.
+        let began_ok = began.is_ok();
+        let handles = self.refresh_handles();
+        let written = began.and(handles).and_then(|()| write(&mut self.lab, &self.setup));
+        let ended = self.lab.end_writing();
+        self.closed = ended.is_err() || !began_ok;
+        let handles = if self.closed { Ok(()) } else { self.refresh_handles() };
+        let reply = written?;
+        ended.and(handles)?;
+        Ok(reply)
     }
 }
 
@@ -702,6 +711,44 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
             ))
         }
     })
+}
+
+/// A write on a model lab: v1 retried, a date rebuilt, the world's next upload landed and run,
+/// or a rollback.
+fn model_write(lab: &mut Lab, setup: &Setup, model: &crate::model::Model, job: Job) -> Result<Reply> {
+    use crate::lake::model as lab_model;
+    let done = |text: String| Ok(Reply::Done(text));
+    match job {
+        Job::RetryV1(d) => {
+            let rows = lab_model::naive(lab, &[d])?;
+            done(format!("v1 for {d} appended {rows} row(s): the v1 column now counts every run"))
+        }
+        Job::Rebuild { date, late_days, fail_after } => {
+            let run = lab_model::rebuild(lab, model, &[date], late_days, fail_after.is_some())?;
+            done(match run.snapshot {
+                Some(id) => format!("{date} rebuilt as snapshot {id}: {}", run.fingerprint),
+                None => format!("v2 found the inputs of {date} unchanged: nothing was rebuilt"),
+            })
+        }
+        Job::Rollback(s) => {
+            let id = lab_model::rollback(lab, model, s)?;
+            done(format!("rolled back to snapshot {s} as snapshot {id}: {}", lab_model::fingerprint(lab, model, None)?))
+        }
+        Job::LandNext => {
+            let landed = lab.store().model_uploads()?;
+            let files = crate::model::recount::files_of(&setup.world, model)?;
+            let Some(u) = files.iter().map(|f| f.0).find(|u| !landed.contains(u)) else {
+                return done(format!("every upload of {} has landed", setup.world.display()));
+            };
+            let landing = lab_model::land(lab, &setup.world, model, &[u])?;
+            let run = lab_model::run(lab, model, &[u], setup.late_days)
+                .wrap_err_with(|| format!("upload {u} landed and committed ({} file(s)); its v2 run then failed", landing.files.len()))?;
+            let rewritten: Vec<String> = run.iter().flat_map(|r| r.rewritten.iter().map(NaiveDate::to_string)).collect();
+            let what = if rewritten.is_empty() { "nothing, its inputs unchanged".to_string() } else { rewritten.join(", ") };
+            done(format!("upload {u} landed ({} file(s)) and v2 rewrote {what}", landing.files.len()))
+        }
+        _ => color_eyre::eyre::bail!("a reading job reached the writer"),
+    }
 }
 
 /// U: lands the world's next upload and runs v2 for it (a pending store correction first).
