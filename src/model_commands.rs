@@ -184,6 +184,12 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             let lab = reader(g)?;
             print(&model_lab::check(&lab, model, resolve(&lab, *date)?)?.where_v1_differs(), g.format);
         }
+        Command::Evidence { date, out } => {
+            let lab = reader(g)?;
+            for f in crate::reports::model_day::evidence(&lab, model, resolve(&lab, *date)?, out)? {
+                println!("{}  {}", f.md5, f.path.display());
+            }
+        }
         Command::Baskets { date, window } => {
             let lab = reader(g)?;
             print(&crate::reports::model_day::resent(&lab, model, resolve(&lab, *date)?, late_days(*window)?)?, g.format);
@@ -201,7 +207,7 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             }
         }
         other => bail!(
-            "`recount {}` does not read a lab of model {} yet; land, run, daily, naive, fingerprint, snapshots, history, diff, check, explain, promises, lateness, summary, trend, late, baskets, rebuild, rollback, audit and quarantine do",
+            "`recount {}` does not read a lab of model {} yet; land, run, daily, naive, fingerprint, snapshots, history, diff, check, explain, promises, lateness, summary, trend, late, baskets, evidence, rebuild, rollback, audit and quarantine do",
             command_name(other),
             model.name
         ),

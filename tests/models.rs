@@ -262,6 +262,24 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     assert!(changes.iter().all(|c| c["file_after"].as_str().unwrap().ends_with("plant-a.jsonl.gz v2")), "{changes:?}");
     let told: Vec<&str> = changes.iter().map(|c| c["change"].as_str().unwrap()).collect();
     assert!(told.iter().any(|c| c.starts_with("units ")) && told.iter().any(|c| c.starts_with("defects ")), "{told:?}");
+    // The evidence: the date's gold after (135 and 2), the change's records, and every other
+    // date untouched by the correction's snapshot.
+    let out = dir.path().join("evidence");
+    ok(&lab, &["evidence", "2026-06-29", "--out", out.to_str().unwrap()]);
+    let read = |name: &str| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(out.join(name)).unwrap()).unwrap() };
+    let gold = read("gold_2026-06-29.json");
+    let row = gold["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["plant_id"] == "plant-a" && r["line_id"] == "line-1" && r["product_id"] == "gearbox-a")
+        .unwrap();
+    assert_eq!((row["units_produced"].as_i64(), row["defect_count"].as_i64()), (Some(135), Some(2)), "{gold}");
+    let cmp = read("comparison_2026-06-29.json");
+    assert_eq!(cmp["history"]["changes"], history["detail"]["changes"]);
+    let others = cmp["other_dates"].as_array().unwrap();
+    assert!(others.len() > 20 && others.iter().all(|o| o["untouched"] == true), "{cmp}");
+    assert_eq!(read("run_snapshot_map.json")["snapshots"].as_array().unwrap().len(), 2);
     // The identical re-delivery lands as a version, and its run writes no snapshot.
     let before = json(&lab, &["snapshots"])["detail"]["snapshots"].as_array().unwrap().len();
     ok(&lab, &["land", "2026-06-30", "--world", w.join("corrections/02-recompressed").to_str().unwrap()]);

@@ -35,6 +35,15 @@ pub struct EvidenceFile {
     pub md5: String,
 }
 
+/// Writes `value` as pretty JSON to `out/name`, and lists the file with its MD5.
+pub(crate) fn put(out: &Path, name: &str, value: &serde_json::Value, files: &mut Vec<EvidenceFile>) -> Result<()> {
+    let path = out.join(name);
+    let text = crate::sanitize::json(serde_json::to_string_pretty(value)?) + "\n";
+    std::fs::write(&path, &text).wrap_err_with(|| format!("writing {}", path.display()))?;
+    files.push(EvidenceFile { md5: hex(&md5::Md5::digest(text.as_bytes())), path });
+    Ok(())
+}
+
 /// Each date's version and gold rows as of `snapshot`.
 fn dates_at(lab: &Lab, snapshot: i64) -> Result<std::collections::BTreeMap<NaiveDate, (i64, i64)>> {
     Ok(lab.store().dates_at(snapshot)?.into_iter().map(|r| (r.business_date, (r.version, r.gold_rows))).collect())
@@ -89,13 +98,7 @@ pub fn write(lab: &Lab, d: NaiveDate, out: &Path) -> Result<Vec<EvidenceFile>> {
         }
     };
     let mut files = Vec::new();
-    let mut put = |name: String, value: serde_json::Value| -> Result<()> {
-        let path = out.join(name);
-        let text = crate::sanitize::json(serde_json::to_string_pretty(&value)?) + "\n";
-        std::fs::write(&path, &text).wrap_err_with(|| format!("writing {}", path.display()))?;
-        files.push(EvidenceFile { md5: hex(&md5::Md5::digest(text.as_bytes())), path });
-        Ok(())
-    };
+    let mut put = |name: String, value: serde_json::Value| put(out, &name, &value, &mut files);
     let map: Vec<serde_json::Value> = records
         .iter()
         .map(|r| {

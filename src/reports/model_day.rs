@@ -588,3 +588,56 @@ impl Report for LatenessReport {
         vec![t]
     }
 }
+
+/// `evidence DATE --out DIR` on a model lab: every snapshot, the date's gold in the model's
+/// columns, and its newest change (the entities it touched, and every other date's version
+/// before and after it: the same version is untouched).
+pub fn evidence(lab: &Lab, model: &Model, d: NaiveDate, out: &std::path::Path) -> Result<Vec<super::evidence::EvidenceFile>> {
+    use color_eyre::eyre::WrapErr;
+    std::fs::create_dir_all(out).wrap_err_with(|| format!("creating {}", out.display()))?;
+    let store = lab.store();
+    let columns = model.gold_columns();
+    let gold: Vec<serde_json::Map<String, serde_json::Value>> = rows_of(model, store.model_gold(None)?)
+        .into_iter()
+        .filter(|r| r.business_date == d)
+        .map(|r| {
+            let mut values = vec![serde_json::json!(r.business_date)];
+            values.extend(r.grain.iter().chain(&r.attributes).map(|v| serde_json::json!(v)));
+            values.extend(r.measures.iter().map(|v| serde_json::json!(v)));
+            columns.iter().cloned().zip(values).collect()
+        })
+        .collect();
+    let versions = store.model_date_versions(d)?;
+    let comparison = match versions.as_slice() {
+        [] => serde_json::json!({ "business_date": d, "history": null, "other_dates": [] }),
+        [.., last] => {
+            let prev = versions.len().checked_sub(2).map(|i| versions[i].snapshot_id);
+            let history = super::model_lab::history(lab, model, d, prev, Some(last.snapshot_id))?;
+            let at = |id: Option<i64>| -> Result<BTreeMap<NaiveDate, i64>> {
+                Ok(match id {
+                    Some(id) => store.model_versions_at(Some(id))?.into_iter().map(|v| (v.business_date, v.snapshot_id)).collect(),
+                    None => BTreeMap::new(),
+                })
+            };
+            let (before, after) = (at(prev)?, at(Some(last.snapshot_id))?);
+            let mut others: Vec<NaiveDate> = before.keys().chain(after.keys()).copied().filter(|x| *x != d).collect();
+            others.sort();
+            others.dedup();
+            let other_dates: Vec<serde_json::Value> = others
+                .into_iter()
+                .map(|x| {
+                    let (b, a) = (before.get(&x), after.get(&x));
+                    serde_json::json!({ "business_date": x, "version_before": b, "version_after": a, "untouched": b == a })
+                })
+                .collect();
+            serde_json::json!({ "business_date": d, "history": history, "other_dates": other_dates })
+        }
+    };
+    let mut files = Vec::new();
+    let snapshots = serde_json::json!({ "model": model.name, "snapshots": store.model_snapshots()? });
+    super::evidence::put(out, "run_snapshot_map.json", &snapshots, &mut files)?;
+    let gold = serde_json::json!({ "business_date": d, "table": format!("gold.{}", model.gold), "rows": gold });
+    super::evidence::put(out, &format!("gold_{d}.json"), &gold, &mut files)?;
+    super::evidence::put(out, &format!("comparison_{d}.json"), &comparison, &mut files)?;
+    Ok(files)
+}
