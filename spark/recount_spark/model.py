@@ -228,7 +228,12 @@ def recount(world: str, model: dict[str, Any]) -> list[tuple[str, list[str], lis
 def fingerprint(model: dict[str, Any], rows: list[tuple[str, list[str], list[str], list[int]]]) -> str:
     """The contract's fingerprint in the model's columns."""
     text = "\n".join("|".join([d, *g, *a, *(str(x) for x in m)]) for d, g, a, m in rows)
-    return f"gold.{model['gold']}: {len(rows):,} rows, md5 {hashlib.md5(text.encode()).hexdigest()}"
+    return fingerprint_line(model["gold"], len(rows), hashlib.md5(text.encode()).hexdigest())
+
+
+def fingerprint_line(gold: str, rows: int, md5: str) -> str:
+    """The fingerprint as the contract prints it: "gold.TABLE: N rows, md5 HEX" (tests/corpus/words.jsonl)."""
+    return f"gold.{gold}: {rows:,} rows, md5 {md5}"
 
 
 def main(argv: list[str]) -> None:

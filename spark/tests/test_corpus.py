@@ -12,8 +12,11 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+from recount_spark.model import fingerprint_line
 from recount_spark.parse import parse_line
 from recount_spark.source import _Mapped
+from recount_spark.state import describe_change
+from recount_spark.v2 import name_runs
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "corpus", "lines.jsonl")
 STORES = {
@@ -79,6 +82,33 @@ class Corpus(unittest.TestCase):
             kinds = [next(iter(json.loads(line)["expect"])) for line in f]
         self.assertGreater(kinds.count("fields"), 30)
         self.assertGreater(kinds.count("reason"), 100)
+
+
+WORDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "corpus", "words.jsonl")
+
+
+class Words(unittest.TestCase):
+    """The words both engines write (tests/corpus/words.jsonl; the lab reads the same cases in
+    src/rules.rs): run names, a store's change, the fingerprint's line."""
+
+    def test_every_case_gets_the_corpus_answer(self) -> None:
+        with open(WORDS, encoding="utf-8") as f:
+            cases = [json.loads(line) for line in f]
+        rules = set()
+        for c in cases:
+            if c["rule"] == "name_runs":
+                got = name_runs([dt.date.fromisoformat(d) for d in c["dates"]])
+            elif c["rule"] == "describe_change":
+                got = describe_change(c["store_id"], tuple(c["old"]), tuple(c["new"]))
+            elif c["rule"] == "fingerprint_line":
+                got = fingerprint_line(c["gold"], c["rows"], c["md5"])
+            else:
+                self.fail(f"a rule the corpus does not know: {c['rule']}")
+            self.assertEqual(got, c["expect"], c)
+            rules.add(c["rule"])
+        self.assertEqual(rules, {"name_runs", "describe_change", "fingerprint_line"})
+        self.assertGreaterEqual(len(cases), 18)
+
 
 
 if __name__ == "__main__":
