@@ -52,9 +52,10 @@ GROUP BY ALL ORDER BY 1;
 
 -- define: model_visible
 -- The copies a v2 write sees: the current file versions' records, each inside its own date's
--- window.
+-- window: the run's ($late_days), or the wider one a reopening gave the date.
 (SELECT r.*, f.upload_date, f.file FROM model.records r JOIN model.current_files f USING (file_id)
- WHERE in_window(f.upload_date, r.business_date, $late_days::INTEGER))
+ LEFT JOIN (SELECT business_date, max(late_days) AS kept FROM model.date_windows GROUP BY ALL) k USING (business_date)
+ WHERE in_window(f.upload_date, r.business_date, greatest($late_days::INTEGER, coalesce(k.kept, 0))))
 
 -- name: input_hashes
 -- Each of the dates $dates (a list) as its input: how many copies feed it and the exact sum of
@@ -235,15 +236,26 @@ FROM w WHERE n = 1 AND utc_date = $business_date::DATE
 GROUP BY ALL;
 
 -- name: late_rows
--- The current files' records of $business_date that arrived past its window ($late_days), each
--- with its key, upload, days after the date, file version and line, and whether its key has a
--- copy inside a window all the same (then gold counts the key from that copy).
+-- The current files' records of $business_date that arrived past its window ($late_days, or a
+-- reopening's wider one), each with its key, upload, days after the date, file version and line,
+-- and whether its key has a copy inside a window all the same (then gold counts the key from it).
 SELECT r.entity_key, f.upload_date, datediff('day', r.business_date, f.upload_date)::BIGINT AS days_late,
        f.file, f.version, r.line, r.g1, r.g2, r.g3, r.g4, r.a1, r.a2, r.a3, r.a4, r.m1, r.m2, r.m3, r.m4, r.m5, r.m6,
        r.entity_key IN (SELECT entity_key FROM @model_visible v) AS counted
 FROM model.records r JOIN model.current_files f USING (file_id)
-WHERE r.business_date = $business_date::DATE AND NOT in_window(f.upload_date, r.business_date, $late_days::INTEGER)
+WHERE r.business_date = $business_date::DATE
+  AND NOT in_window(f.upload_date, r.business_date,
+                    greatest($late_days::INTEGER, coalesce((SELECT max(late_days) FROM model.date_windows w
+                                                             WHERE w.business_date = $business_date::DATE), 0)))
 ORDER BY f.upload_date, f.file, r.line;
+
+-- name: kept_windows
+-- Each reopened date's widest window.
+SELECT business_date, max(late_days)::INTEGER AS late_days FROM model.date_windows GROUP BY ALL ORDER BY 1;
+
+-- name: keep_window
+-- Snapshot $snapshot_id reopens $business_date with window $late_days, for $reason, decided by $by.
+INSERT INTO model.date_windows VALUES ($business_date, $late_days, $snapshot_id, $reason, $by, now()::TIMESTAMP);
 
 -- name: silver_rows
 -- The winners silver holds now for $business_date.

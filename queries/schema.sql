@@ -192,6 +192,10 @@ CREATE TABLE IF NOT EXISTS model.silver_history (
     copies BIGINT NOT NULL);
 -- A run whose every date's input hash was unchanged: no snapshot, but a line here.
 CREATE TABLE IF NOT EXISTS model.skipped_runs (uploads VARCHAR NOT NULL, dates VARCHAR NOT NULL, skipped_at TIMESTAMP NOT NULL);
+-- A reopened date's wider window, with the decision: every later build of the date keeps it.
+CREATE TABLE IF NOT EXISTS model.date_windows (
+    business_date DATE NOT NULL, late_days INTEGER NOT NULL, snapshot_id BIGINT NOT NULL,
+    reason VARCHAR NOT NULL, decided_by VARCHAR NOT NULL, decided_at TIMESTAMP NOT NULL);
 -- v1, the naive append, on purpose.
 CREATE TABLE IF NOT EXISTS model.naive (
     run_date DATE NOT NULL, business_date DATE NOT NULL,

@@ -142,6 +142,15 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             println!("rolled back to snapshot {snapshot} as snapshot {id}: {}", lab_model::fingerprint(&lab, model, None)?);
         }
         Command::Audit { foreign, window } => return audit(g, model, foreign, *window),
+        Command::Reopen { date, reason, by } => {
+            let by = crate::lake::reopen::Decision::by_or_user(by.clone())?;
+            let (reason, by) = crate::lake::reopen::Decision { reason, by: &by }.cleaned()?;
+            let lab = open(g)?;
+            let d = resolve(&lab, *date)?;
+            let run = lab_model::reopen(&lab, model, d, crate::rules::DEFAULT_LATE_DAYS, (&reason, &by))?;
+            let fingerprint = run.fingerprint.clone();
+            print(&model_lab::RunsReport { model: model.name.clone(), landing: None, runs: vec![run], fingerprint }, g.format);
+        }
         Command::Rebuild { dates, force, window } => {
             let lab = open(g)?;
             let run = lab_model::rebuild(&lab, model, dates, late_days(*window)?, *force)?;
@@ -207,7 +216,7 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             }
         }
         other => bail!(
-            "`recount {}` does not read a lab of model {} yet; land, run, daily, naive, fingerprint, snapshots, history, diff, check, explain, promises, lateness, summary, trend, late, baskets, evidence, rebuild, rollback, audit and quarantine do",
+            "`recount {}` does not read a lab of model {} yet; land, run, daily, naive, fingerprint, snapshots, history, diff, check, explain, promises, lateness, summary, trend, late, baskets, evidence, rebuild, reopen, rollback, audit and quarantine do",
             command_name(other),
             model.name
         ),

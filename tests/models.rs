@@ -475,8 +475,6 @@ fn a_model_of_one_s_own_lands_runs_and_reports_in_its_own_words() {
     let trend = ok(&lab, &["trend"]);
     assert!(trend.contains("gold.daily_deliveries by business date") && trend.contains("parcels v2"), "{trend}");
     // What the lab cannot read for a model yet says so, naming the model.
-    let reopen = recount(&lab, &["reopen", "2026-03-01", "--reason", "late depot scans", "--by", "ops"]);
-    assert!(!reopen.status.success() && String::from_utf8_lossy(&reopen.stderr).contains("model parcels"));
 }
 
 /// The shared corpus (tests/corpus/models.jsonl): the lab's reader gives every verdict, as the
@@ -719,4 +717,27 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
     let wrong: Vec<&str> = text.lines().skip(1).filter(|l| !l.contains(",matches,")).collect();
     let at = format!("{},{},{},{},late_arrivals_missed,\"gold with a 0-day window, not 2", k.0, k.1, k.2, k.3);
     assert!(wrong.len() == 1 && wrong[0].starts_with(&at), "{wrong:?}");
+
+    // Reopening 2026-07-01: its records past the window join gold under the window that holds
+    // them, which later runs keep; the date then equals the recount, and history names the
+    // decision.
+    let reopened = json(&lab, &["reopen", "2026-07-01", "--reason", "plant-c line 2 was offline", "--by", "ops"]);
+    assert_eq!(reopened["detail"]["runs"][0]["rewritten"], serde_json::json!(["2026-07-01"]), "{reopened}");
+    let day = |lab: &Path| -> serde_json::Value {
+        json(lab, &["summary"])["rows"].as_array().unwrap().iter().find(|r| r["business_date"] == "2026-07-01").unwrap().clone()
+    };
+    let line = day(&lab);
+    assert_eq!((&line["status"], &line["records_v2"]), (&serde_json::json!("pass"), &line["records_recompute"]), "{line}");
+    let late = json(&lab, &["late", "2026-07-01"]);
+    assert!(late["rows"].as_array().unwrap().iter().all(|r| r["in_gold"] != "never"), "{late}");
+    let history = ok(&lab, &["history", "2026-07-01"]);
+    assert!(history.contains("reopen") && history.contains("by ops: plant-c line 2 was offline"), "{history}");
+    // A later run of the upload that brought them, and a forced rebuild, keep the wider window.
+    let reopened_fp = fingerprint_of(&lab);
+    ok(&lab, &["run", "2026-07-06"]);
+    ok(&lab, &["rebuild", "2026-07-01", "--force"]);
+    assert_eq!((fingerprint_of(&lab), day(&lab)["status"].clone()), (reopened_fp, serde_json::json!("pass")));
+    // A date with nothing past its window has nothing to reopen.
+    let out = recount(&lab, &["reopen", "2026-06-25", "--reason", "x", "--by", "ops"]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("no record past its window"));
 }

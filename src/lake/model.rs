@@ -343,10 +343,12 @@ pub fn run(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u32) -> R
 /// `u - late_days` to `u + 1`), and their current rows older than that and dated later.
 fn affected(lab: &Lab, uploads: &[NaiveDate], late_days: u32) -> Result<(Vec<NaiveDate>, i64, i64)> {
     let (mut affected, mut beyond, mut future) = (std::collections::BTreeSet::new(), 0, 0);
-    let window = crate::rules::LatenessWindow::new(late_days);
+    let kept = lab.store().model_kept_windows()?;
     for &u in uploads {
         for c in lab.store().model_upload_dates(u)? {
             let current = if c.current { c.rows } else { 0 };
+            // A reopened date keeps its wider window for every later run.
+            let window = crate::rules::LatenessWindow::with_kept(late_days, kept.get(&c.business_date).copied());
             match window.fate(u, c.business_date) {
                 crate::rules::Fate::BeyondWindow => beyond += current,
                 crate::rules::Fate::FutureDated => future += current,
@@ -411,6 +413,22 @@ pub fn preview_rebuild(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<crate:
     })
 }
 
+/// Reopens closed date `d` (`recount reopen`): its records that arrived past the window are
+/// taken into silver and gold, under the widest window that holds them, which the date then keeps
+/// for every later run; the snapshot names the reason and who decided. One transaction.
+pub fn reopen(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32, (reason, by): (&str, &str)) -> Result<ModelRun> {
+    let late = lab.store().model_late_rows(d, late_days)?;
+    let Some(widest) = late.iter().map(|r| r.days_late).max() else {
+        bail!("{d} has no record past its window: there is nothing to reopen it for");
+    };
+    let window = u32::try_from(widest).map_err(|_| eyre!("{d}: its records past the window were dated after their upload"))?;
+    let files = format!("reopened {d} with a {window}-day window by {by}: {reason}");
+    let what = Write { uploads: &[], affected: vec![d], beyond: 0, future: 0, operation: "reopen", files: &files, force: true };
+    // Built with the wider window, so that the version's input hash is the one later runs see.
+    write_keeping(lab, model, what, window.max(late_days), Some((d, window, reason, by)))
+        .wrap_err_with(|| format!("reopening {d}: nothing was written (its transaction rolled back)"))
+}
+
 /// A write of v2: the dates it rebuilds and what it says it was built from.
 struct Write<'a> {
     uploads: &'a [NaiveDate],
@@ -424,6 +442,13 @@ struct Write<'a> {
 }
 
 fn write(lab: &Lab, model: &Model, w: Write<'_>, late_days: u32) -> Result<ModelRun> {
+    write_keeping(lab, model, w, late_days, None)
+}
+
+/// A reopening's window, kept in the write's own transaction: (date, window, reason, by).
+type Keep<'a> = Option<(NaiveDate, u32, &'a str, &'a str)>;
+
+fn write_keeping(lab: &Lab, model: &Model, w: Write<'_>, late_days: u32, keep: Keep<'_>) -> Result<ModelRun> {
     let store = lab.store();
     let hashes = store.model_input_hashes(&w.affected, late_days)?;
     let versions = store.model_current_versions(&w.affected)?;
@@ -462,6 +487,9 @@ fn write(lab: &Lab, model: &Model, w: Write<'_>, late_days: u32) -> Result<Model
     // limit, up to DuckDB's share of the memory budget; past that, its error says to raise it.
     let fingerprint = store.retrying_out_of_memory(false, || {
         let mut tx = Tx::begin(store, super::fail_after_from_env())?;
+        if let Some((d, window, reason, by)) = keep {
+            tx.model_keep_window(id, d, window, (reason, by))?;
+        }
         tx.model_write(id, &dates, late_days)?;
         for (d, hash) in &changed {
             tx.model_date(id, *d, hash)?;

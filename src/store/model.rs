@@ -82,10 +82,13 @@ row! {
     }
 }
 row! { #[derive(serde::Serialize)] pub struct LatenessBucket { pub days_late: i64, pub records: i64, pub keys: i64 } }
+row! { pub struct KeptWindow { pub business_date: NaiveDate, pub late_days: i32 } }
 row! { pub struct QuarantineRow { pub upload_date: NaiveDate, pub file: String, pub version: i32, pub line: i32, pub reason: String } }
 
 statements! {
     LATE_ROWS: Query<LateRecord> = model::LATE_ROWS;
+    KEPT_WINDOWS: Query<KeptWindow> = model::KEPT_WINDOWS;
+    KEEP_WINDOW: Exec = model::KEEP_WINDOW;
     LATENESS: Query<LatenessBucket> = model::LATENESS;
     SILVER_ROWS: Query<Next> = model::SILVER_ROWS;
     WINDOWED: Query<Cells> = model::WINDOWED;
@@ -274,6 +277,10 @@ impl Store {
     pub(crate) fn model_copies_counted(&self, d: NaiveDate, late_days: u32) -> Result<Vec<Cells>> {
         COPIES_COUNTED.all(self, named_params! { "business_date": d, "late_days": late_days })
     }
+    /// Each reopened date's widest window.
+    pub(crate) fn model_kept_windows(&self) -> Result<std::collections::BTreeMap<NaiveDate, u32>> {
+        Ok(KEPT_WINDOWS.all(self, &[])?.into_iter().map(|k| (k.business_date, u32::try_from(k.late_days).unwrap_or(0))).collect())
+    }
     /// The winners silver holds now for `d`.
     pub(crate) fn model_silver_rows(&self, d: NaiveDate) -> Result<i64> {
         Ok(SILVER_ROWS.one(self, named_params! { "business_date": d })?.next)
@@ -344,6 +351,11 @@ impl Tx<'_> {
         self.exec("writing gold", &GOLD_INSERT, named_params! { "snapshot_id": snapshot_id })
             .wrap_err("summing gold (a sum past 64 bits is refused, not wrapped)")?;
         self.exec("dropping the winners", &WINNERS_DROP, &[]).map(|_| ())
+    }
+    /// Snapshot `snapshot_id` reopens `d` with window `late_days`, for `reason`, decided by `by`.
+    pub(crate) fn model_keep_window(&mut self, snapshot_id: i64, d: NaiveDate, late_days: u32, (reason, by): (&str, &str)) -> Result<()> {
+        let p = named_params! { "business_date": d, "late_days": late_days, "snapshot_id": snapshot_id, "reason": reason, "by": by };
+        self.exec("keeping the reopened date's window", &KEEP_WINDOW, p).map(|_| ())
     }
     pub(crate) fn model_date(&mut self, snapshot_id: i64, d: NaiveDate, input_hash: &str) -> Result<()> {
         let p = named_params! { "snapshot_id": snapshot_id, "business_date": d, "input_hash": input_hash };
