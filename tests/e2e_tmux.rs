@@ -239,8 +239,8 @@ fn the_audit_screen_marks_the_wrong_dates_names_each_cause_and_drills_to_the_bas
 }
 
 /// The explorer on a lab of a model of one's own (examples/parcels): every screen opens in the
-/// model's words; v1 retried counts on the Overview, a rebuild of an unchanged date is skipped,
-/// and the next upload of a world whose every upload has landed says so.
+/// model's words; a retried v1 says what it appended, a rebuild of an unchanged date is skipped,
+/// a rollback asks first, and the next upload of a world whose every upload has landed says so.
 #[test]
 fn every_screen_opens_on_a_lab_of_a_model_of_one_s_own() {
     let home = tempfile::tempdir().unwrap();
@@ -285,6 +285,13 @@ fn every_screen_opens_on_a_lab_of_a_model_of_one_s_own() {
     wait_for(&session, "Rebuild 2026-03-01 with v2", 30);
     keys(&session, &["y"]);
     wait_for(&session, "v2 found the inputs of 2026-03-01 unchanged", 30);
+    // b on History asks before it rolls back to the row's snapshot; n changes nothing.
+    keys(&session, &["5"]);
+    wait_for(&session, "history of 2026-03-01", 30);
+    keys(&session, &["b"]);
+    wait_for(&session, "back to snapshot 1?", 30);
+    keys(&session, &["n"]);
+    wait_until(&session, "the question closed", 30, |s| !s.contains("back to snapshot 1?"));
     keys(&session, &["U"]);
     wait_for(&session, "every upload of the world has landed", 30);
     keys(&session, &["Escape"]);

@@ -58,6 +58,11 @@ impl Home for ModelHome {
         self.shown(app).map(|(t, _)| t)
     }
 
+    /// History's rows are the date's versions, oldest first: `b` rolls back to the row's.
+    fn snapshot_at(&self, app: &App, row: usize) -> Option<i64> {
+        (self.0 == Screen::History).then(|| app.model_day()?.history.versions.get(row).map(|v| v.snapshot_id)).flatten()
+    }
+
     fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
         let t = &app.theme;
         if self.0 == Screen::Audit {
