@@ -925,6 +925,20 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
             print(&report, g.format);
             Ok(if report.agree { 0 } else { ENGINES_DISAGREE })
         }
+        SparkCommand::Rollback { snapshot, warehouse } if spark::holds_model(&spark_warehouse(g)?) => {
+            let answer: spark::ModelRollbackAnswer =
+                spark_driver(g, &warehouse)?.call("model-rollback", &["--snapshot".into(), snapshot.to_string()], quiet)?;
+            println!("spark rollback: gold of model {} is at snapshot {} again\n{}", answer.model, answer.snapshot_id, answer.line);
+            if answer.line != answer.target {
+                color_eyre::eyre::bail!(
+                    "spark rollback: gold after the rollback ({}) is not gold as of snapshot {} ({})",
+                    answer.line,
+                    answer.snapshot_id,
+                    answer.target
+                );
+            }
+            Ok(0)
+        }
         SparkCommand::Rollback { snapshot, warehouse } => spark_rollback(g, snapshot, &warehouse),
         SparkCommand::Reopen { date, reason, by, warehouse, window } => spark_reopen(g, date, (&reason, by), &warehouse, window),
         SparkCommand::Audit { foreign, window } => {

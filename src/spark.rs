@@ -406,6 +406,17 @@ pub(crate) struct ModelRunAnswer {
     pub fingerprint: String,
 }
 
+/// What `model-rollback` answers: gold as of the snapshot, read before the rollback, and after it.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct ModelRollbackAnswer {
+    pub model: String,
+    pub snapshot_id: i64,
+    /// Gold as of the snapshot, read by time travel before the rollback.
+    pub target: String,
+    /// Gold after it.
+    pub line: String,
+}
+
 /// What `model-fingerprint` answers.
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct ModelFingerprintAnswer {

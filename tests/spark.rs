@@ -827,4 +827,15 @@ fn the_manufacturing_model_on_spark_gives_the_labs_gold_and_its_correction_scena
     assert!(run["runs"][0]["snapshot"].is_null(), "{run}");
     let after = json(&["spark", "snapshots", "--warehouse", &w(dir.path())]);
     assert_eq!(after["snapshots"].as_array().unwrap().len(), gold["snapshots"].as_array().unwrap().len(), "no new snapshot");
+    // A rollback to the snapshot before the correction gives the gold before it (120 and 3 on
+    // 2026-06-29), read by time travel first; the next run of the corrected upload sees the
+    // lineage's hashes and writes the correction again.
+    let snaps = after["snapshots"].as_array().unwrap();
+    let before = snaps[snaps.len() - 2]["snapshot_id"].as_i64().unwrap();
+    let said = recount(&["spark", "rollback", &before.to_string(), "--warehouse", &w(dir.path())]);
+    assert!(said.contains(&format!("gold of model manufacturing is at snapshot {before} again")) && said.contains(&fingerprint), "{said}");
+    assert_eq!(recount(&["spark", "fingerprint", "--warehouse", &w(dir.path())]).trim(), fingerprint);
+    let again = spark_run(dir.path(), &["2026-06-30"], &corrected, false);
+    assert_eq!(again["runs"][0]["rewritten"], serde_json::json!(["2026-06-29"]), "{again}");
+    assert_eq!(again["fingerprint"], recount(&["--lab", &lab, "fingerprint"]).trim(), "{again}");
 }

@@ -184,6 +184,18 @@ def cmd_model_fingerprint(a: argparse.Namespace) -> None:
     emit("result", model=held["name"], line=model_warehouse.fingerprint(a.warehouse, held, a.as_of))
 
 
+def cmd_model_rollback(a: argparse.Namespace) -> None:
+    """A model warehouse's gold back to a snapshot (model_warehouse.rollback)."""
+    from recount_spark.session import session
+
+    held = model_warehouse.warehouse_model(a.warehouse)
+    if held is None:
+        raise ValueError(f"{a.warehouse} holds no model's tables")
+    spark = session(a.warehouse, a.master, a.jar)
+    emit("result", **model_warehouse.rollback(spark, a.warehouse, held, a.snapshot))
+    release(spark)
+
+
 def cmd_gold(a: argparse.Namespace) -> None:
     table = static_table(a.warehouse, "daily_store_sales")
     date = dt.date.fromisoformat(a.date)
@@ -337,6 +349,8 @@ def parser() -> argparse.ArgumentParser:
     mr.add_argument("--uploads", required=True, help="upload dates, comma-separated, in run order")
     mr.add_argument("--late-days", type=int, default=2)
     mr.add_argument("--daily", action="store_true")
+    mb = sub.add_parser("model-rollback")
+    mb.add_argument("--snapshot", type=int, required=True)
     mf = sub.add_parser("model-fingerprint")
     mf.add_argument("--as-of", type=int)
     nv = sub.add_parser("naive")
@@ -352,7 +366,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "run": cmd_run, "fingerprint": cmd_fingerprint, "snapshots": cmd_snapshots, "gold": cmd_gold,
     "evidence": cmd_evidence, "rollback": cmd_rollback, "reopen": cmd_reopen, "plan": cmd_plan,
     "rebuild": cmd_rebuild, "naive": cmd_naive, "model-run": cmd_model_run, "model-fingerprint": cmd_model_fingerprint,
-    "table-files": cmd_table_files, "serve": cmd_serve,
+    "table-files": cmd_table_files, "model-rollback": cmd_model_rollback, "serve": cmd_serve,
 }
 
 

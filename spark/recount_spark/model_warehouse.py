@@ -248,6 +248,19 @@ def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.
                    fingerprint(warehouse, model))
 
 
+def rollback(spark: Any, warehouse: str, model: dict[str, Any], snapshot: int) -> dict[str, Any]:
+    """The model's gold back to `snapshot` with Iceberg's rollback_to_snapshot, through the table
+    API (nothing formatted into SQL text); gold as of the snapshot is read first, by time travel.
+    Each date's input hash is gold's lineage's, so the next run compares against the snapshot's."""
+    if not has_table(warehouse, model["gold"]) or static_table(warehouse, model["gold"]).snapshot_by_id(snapshot) is None:
+        raise ValueError(f"{gold_table(model)} has no snapshot {snapshot}; `recount spark snapshots` lists them")
+    target = fingerprint(warehouse, model, snapshot)
+    table = spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, gold_table(model))
+    table.refresh()
+    table.manageSnapshots().rollbackTo(int(snapshot)).commit()
+    return {"model": model["name"], "snapshot_id": snapshot, "target": target, "line": fingerprint(warehouse, model)}
+
+
 def fingerprint(warehouse: str, model: dict[str, Any], as_of: int | None = None) -> str:
     """Gold's fingerprint in the model's columns, read with pyiceberg (no JVM)."""
     if not has_table(warehouse, model["gold"]):
