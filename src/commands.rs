@@ -926,31 +926,11 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
             Ok(if report.agree { 0 } else { ENGINES_DISAGREE })
         }
         SparkCommand::Rollback { snapshot, warehouse } if spark::holds_model(&spark_warehouse(g)?) => {
-            let answer: spark::ModelRollbackAnswer =
-                spark_driver(g, &warehouse)?.call("model-rollback", &["--snapshot".into(), snapshot.to_string()], quiet)?;
-            println!("spark rollback: gold of model {} is at snapshot {} again\n{}", answer.model, answer.snapshot_id, answer.line);
-            if answer.line != answer.target {
-                color_eyre::eyre::bail!(
-                    "spark rollback: gold after the rollback ({}) is not gold as of snapshot {} ({})",
-                    answer.line,
-                    answer.snapshot_id,
-                    answer.target
-                );
-            }
-            Ok(0)
+            spark_model_rollback(g, snapshot, &warehouse)
         }
         SparkCommand::Rollback { snapshot, warehouse } => spark_rollback(g, snapshot, &warehouse),
         SparkCommand::Reopen { date, reason, by, warehouse, window } => spark_reopen(g, date, (&reason, by), &warehouse, window),
-        SparkCommand::Audit { foreign, window } => {
-            let warehouse = spark_warehouse(g)?;
-            if spark::holds_model(&warehouse) {
-                color_eyre::eyre::bail!(
-                    "{}: the warehouse holds a model's gold, whose raw zone recount does not mirror; audit it in a lab (`recount land --world …`, then `recount audit`)",
-                    warehouse.display()
-                );
-            }
-            audit(&Global { warehouse: Some(warehouse), ..g.clone() }, &foreign, window)
-        }
+        SparkCommand::Audit { foreign, window } => spark_audit(g, &foreign, window),
         SparkCommand::Serve { socket, idle, master } => spark::Driver::new(PathBuf::new(), master)?.serve(&socket, idle),
     }
 }
@@ -1024,6 +1004,35 @@ fn spark_model_run(
 
 /// `recount spark rollback`: gold (and the silver it names) back to a snapshot, checked against
 /// gold as of that snapshot.
+/// `spark audit`: the audit of the warehouse's raw zone, through its mirror.
+fn spark_audit(g: &Global, foreign: &crate::cli::ForeignGold, window: Window) -> Result<i32> {
+    let warehouse = spark_warehouse(g)?;
+    if crate::spark::holds_model(&warehouse) {
+        color_eyre::eyre::bail!(
+            "{}: the warehouse holds a model's gold, whose raw zone recount does not mirror; audit it in a lab (`recount land --world …`, then `recount audit`)",
+            warehouse.display()
+        );
+    }
+    audit(&Global { warehouse: Some(warehouse), ..g.clone() }, foreign, window)
+}
+
+/// `spark rollback` on a model's warehouse: its gold back to `snapshot`, checked against gold as
+/// of the snapshot read before it.
+fn spark_model_rollback(g: &Global, snapshot: i64, warehouse: &crate::cli::SparkWarehouse) -> Result<i32> {
+    let answer: crate::spark::ModelRollbackAnswer =
+        spark_driver(g, warehouse)?.call("model-rollback", &["--snapshot".into(), snapshot.to_string()], |_| {})?;
+    println!("spark rollback: gold of model {} is at snapshot {} again\n{}", answer.model, answer.snapshot_id, answer.line);
+    if answer.line != answer.target {
+        color_eyre::eyre::bail!(
+            "spark rollback: gold after the rollback ({}) is not gold as of snapshot {} ({})",
+            answer.line,
+            answer.snapshot_id,
+            answer.target
+        );
+    }
+    Ok(0)
+}
+
 fn spark_rollback(g: &Global, snapshot: i64, warehouse: &crate::cli::SparkWarehouse) -> Result<i32> {
     let line = crate::progress::Progress::start(format!("spark: rolling back to snapshot {snapshot}"));
     let report: crate::spark::RollbackReport =

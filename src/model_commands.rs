@@ -120,13 +120,23 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         }
         Command::Fingerprint { as_of } => println!("{}", lab_model::fingerprint(&reader(g)?, model, *as_of)?),
         Command::Snapshots => print(&model_lab::snapshots(&reader(g)?, model)?, g.format),
-        Command::History { date, .. } => {
-            let lab = reader(g)?;
-            print(&model_lab::history(&lab, model, resolve(&lab, *date)?, None, None)?, g.format);
+        Command::History { date, as_of } => history(g, model, *date, *as_of)?,
+        Command::Diff { baskets: true, .. } | Command::Explain { baskets: true, .. } => {
+            bail!(
+                "--baskets lists a retail lab's baskets; on a lab of model {}, history and diff list the {}s a change touched",
+                model.name,
+                model.entity
+            )
         }
         Command::Diff { date, from, to, .. } => {
             let lab = reader(g)?;
             print(&model_lab::history(&lab, model, resolve(&lab, *date)?, *from, *to)?, g.format);
+        }
+        Command::Check { as_of: Some(_), .. } => {
+            bail!(
+                "check --as-of reads a retail lab as it was; on a lab of model {}, `fingerprint --as-of` and `history DATE --as-of` read a snapshot",
+                model.name
+            )
         }
         Command::Check { date, .. } => {
             let lab = reader(g)?;
@@ -160,6 +170,23 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         reading => return day_report(g, reading, model),
     }
     Ok(0)
+}
+
+/// `history DATE [--as-of S]`: up to snapshot S, its newest version of the date against the one
+/// before.
+fn history(g: &Global, model: &Model, date: crate::reports::day::Day, as_of: Option<i64>) -> Result<()> {
+    let lab = reader(g)?;
+    let d = resolve(&lab, date)?;
+    let (from, to) = match as_of {
+        None => (None, None),
+        Some(s) => {
+            let ids: Vec<i64> = lab.store().model_date_versions(d)?.into_iter().map(|v| v.snapshot_id).filter(|id| *id <= s).collect();
+            let Some(&to) = ids.last() else { bail!("{d} has no version at or before snapshot {s}") };
+            (ids.len().checked_sub(2).map(|i| ids[i]), Some(to))
+        }
+    };
+    print(&model_lab::history(&lab, model, d, from, to)?, g.format);
+    Ok(())
 }
 
 /// The reports of a date, or of every date, on a model lab.
@@ -203,8 +230,8 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             let lab = reader(g)?;
             print(&crate::reports::model_day::resent(&lab, model, resolve(&lab, *date)?, late_days(*window)?)?, g.format);
         }
-        Command::Quarantine { .. } => {
-            for q in reader(g)?.store().model_quarantine()? {
+        Command::Quarantine { upload } => {
+            for q in reader(g)?.store().model_quarantine()?.into_iter().filter(|q| upload.is_none_or(|u| q.upload_date == u)) {
                 println!(
                     "upload_date={}/{} v{} line {}: {}",
                     q.upload_date,

@@ -262,6 +262,19 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     assert!(changes.iter().all(|c| c["file_after"].as_str().unwrap().ends_with("plant-a.jsonl.gz v2")), "{changes:?}");
     let told: Vec<&str> = changes.iter().map(|c| c["change"].as_str().unwrap()).collect();
     assert!(told.iter().any(|c| c.starts_with("units ")) && told.iter().any(|c| c.starts_with("defects ")), "{told:?}");
+    // History up to the snapshot before the correction shows 120 and 3 as gold then; check
+    // --as-of, which reads a retail lab as it was, says what reads a model lab's snapshot.
+    let then = json(&lab, &["history", "2026-06-29", "--as-of", "1"]);
+    assert_eq!(then["detail"]["to"], 1, "{then}");
+    let row = then["detail"]["gold_after"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["grain"] == serde_json::json!(["plant-a", "line-1", "gearbox-a"]))
+        .unwrap();
+    assert_eq!(row["measures"], serde_json::json!([16, 120, 3]), "{row}");
+    let out = recount(&lab, &["check", "2026-06-29", "--as-of", "1"]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("history DATE --as-of"));
     // The evidence: the date's gold after (135 and 2), the change's records, and every other
     // date untouched by the correction's snapshot.
     let out = dir.path().join("evidence");
