@@ -902,6 +902,14 @@ fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
             print(&report, g.format);
             Ok(0)
         }
+        SparkCommand::Evidence { .. } | SparkCommand::Check { .. } | SparkCommand::Reopen { .. }
+            if spark::holds_model(&spark_warehouse(g)?) =>
+        {
+            color_eyre::eyre::bail!(
+                "{}: the warehouse holds a model's gold; on it, spark run, fingerprint, snapshots and rollback answer, and a lab of the same world answers the rest",
+                spark_warehouse(g)?.display()
+            )
+        }
         SparkCommand::Evidence { date, warehouse, out } => {
             let args = vec!["--date".to_string(), date.to_string(), "--out".to_string(), out.display().to_string()];
             let report: spark::EvidenceReport = spark_driver(g, &warehouse)?.call("evidence", &args, quiet)?;

@@ -838,4 +838,9 @@ fn the_manufacturing_model_on_spark_gives_the_labs_gold_and_its_correction_scena
     let again = spark_run(dir.path(), &["2026-06-30"], &corrected, false);
     assert_eq!(again["runs"][0]["rewritten"], serde_json::json!(["2026-06-29"]), "{again}");
     assert_eq!(again["fingerprint"], recount(&["--lab", &lab, "fingerprint"]).trim(), "{again}");
+    // What a model's warehouse does not answer yet says so, and what does.
+    let out =
+        exe().args(["spark", "reopen", "2026-07-01", "--reason", "x", "--by", "ops", "--warehouse", &w(dir.path())]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("holds a model's gold") && err.contains("rollback answer"), "{err}");
 }
