@@ -216,6 +216,12 @@ pub(crate) fn foreign_table_files(warehouse: &Path, table: &str) -> Result<Vec<P
 
 /// The mirror's directory under `mirrors`, up to date with the warehouse.
 fn mirror(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool) -> Result<PathBuf> {
+    if crate::spark::holds_model(warehouse) {
+        bail!(
+            "{}: the warehouse holds a model's gold, which recount does not mirror yet; spark fingerprint, snapshots and rollback read it, and a lab of the same world answers every report",
+            warehouse.display()
+        );
+    }
     let abs = match catalog(warehouse) {
         Some(_) => warehouse.to_path_buf(),
         None if !warehouse.is_dir() => bail!("no warehouse at {}: `recount spark run` makes one", warehouse.display()),

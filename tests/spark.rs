@@ -843,4 +843,7 @@ fn the_manufacturing_model_on_spark_gives_the_labs_gold_and_its_correction_scena
         exe().args(["spark", "reopen", "2026-07-01", "--reason", "x", "--by", "ops", "--warehouse", &w(dir.path())]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("holds a model's gold") && err.contains("rollback answer"), "{err}");
+    let out = exe().args(["--warehouse", &w(dir.path()), "history", "2026-06-29"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("which recount does not mirror yet"), "{err}");
 }
