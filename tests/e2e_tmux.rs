@@ -217,7 +217,10 @@ fn the_audit_screen_marks_the_wrong_dates_names_each_cause_and_drills_to_the_bas
     keys(&session, &["3"]);
     wait_for(&session, &format!("{date}: "), 30);
     keys(&session, &["8"]);
-    let s = wait_for(&session, &format!("audit of {} for {date}", gold.display()), 30);
+    // The title can be drawn a frame before the rows under it: wait for the duplicate's row.
+    let title = format!("audit of {} for {date}", gold.display());
+    let has_row = |s: &str| s.lines().any(|l| l.contains(store) && l.contains("duplicates_counted"));
+    let s = wait_until(&session, &format!("{store}'s duplicates_counted row"), 30, |s| s.contains(&title) && has_row(s));
     let row = s.lines().position(|l| l.contains(store) && l.contains("duplicates_counted")).unwrap_or_else(|| panic!("{store}:\n{s}"));
     // Down to that row (the table's first row is under the cursor), then open it.
     let first = s.lines().position(|l| l.contains(&date[..4]) && (l.contains("matches") || l.contains('_'))).unwrap();
