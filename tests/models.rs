@@ -262,6 +262,12 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     assert!(changes.iter().all(|c| c["file_after"].as_str().unwrap().ends_with("plant-a.jsonl.gz v2")), "{changes:?}");
     let told: Vec<&str> = changes.iter().map(|c| c["change"].as_str().unwrap()).collect();
     assert!(told.iter().any(|c| c.starts_with("units ")) && told.iter().any(|c| c.starts_with("defects ")), "{told:?}");
+    // Machines read the reports' columns by their keys, people by their labels.
+    let first = &history["rows"][0];
+    assert!(first["snapshot_id"].is_i64() && first["gold_rows"].is_i64(), "{first}");
+    let check = json(&lab, &["check", "2026-06-29"]);
+    assert!(check["rows"][0]["units_produced_v2"].is_i64(), "{}", check["rows"][0]);
+    assert!(ok(&lab, &["check", "2026-06-29"]).contains("units_produced v2"));
     // History up to the snapshot before the correction shows 120 and 3 as gold then; check
     // --as-of, which reads a retail lab as it was, says what reads a model lab's snapshot.
     let then = json(&lab, &["history", "2026-06-29", "--as-of", "1"]);

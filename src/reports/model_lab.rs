@@ -35,7 +35,7 @@ impl Report for LandingReport {
     }
     fn tables(&self) -> Vec<Table> {
         let cols = [
-            ("upload", "upload_date"),
+            ("upload_date", "upload"),
             ("file", "file"),
             ("version", "version"),
             ("status", "status"),
@@ -103,9 +103,9 @@ impl Report for RunsReport {
             ("uploads", "uploads"),
             ("snapshot", "snapshot"),
             ("rewritten", "rewritten"),
-            ("unchanged (skipped)", "skipped"),
-            ("beyond window", "beyond_window"),
-            ("future-dated", "future_dated"),
+            ("skipped", "unchanged (skipped)"),
+            ("beyond_window", "beyond window"),
+            ("future_dated", "future-dated"),
         ];
         let mut t = Table::new(format!("v2 runs of model {}", self.model), &cols);
         let mut tables: Vec<Table> = self.landing.iter().flat_map(|l| LandingReport { landing: l.clone() }.tables()).collect();
@@ -179,15 +179,15 @@ impl Report for SnapshotsReport {
     }
     fn tables(&self) -> Vec<Table> {
         let cols = [
-            ("snapshot", "snapshot_id"),
+            ("snapshot_id", "snapshot"),
             ("operation", "operation"),
             ("upload", "upload"),
             ("files", "files"),
-            ("dates", "dates_rewritten"),
-            ("beyond window", "beyond_window"),
-            ("gold rows", "gold_rows"),
-            ("gold md5", "gold_md5"),
-            ("at", "created_at"),
+            ("dates_rewritten", "dates"),
+            ("beyond_window", "beyond window"),
+            ("gold_rows", "gold rows"),
+            ("gold_md5", "gold md5"),
+            ("created_at", "at"),
         ];
         let mut t = Table::new("snapshots", &cols);
         for s in &self.snapshots {
@@ -307,13 +307,15 @@ fn entity_changes(model: &Model, before: &[Winner], after: &[Winner]) -> Vec<Ent
 
 impl HistoryReport {
     fn gold_table(&self) -> Table {
-        let mut cols: Vec<String> = self.model.grain.clone();
-        cols.extend(self.model.attributes.iter().cloned());
+        // (key, label): `units_before` for machines, `units before` for people.
+        let mut cols: Vec<(String, String)> =
+            self.model.grain.iter().chain(&self.model.attributes).map(|c| (c.clone(), c.clone())).collect();
         for m in &self.model.measures {
-            cols.push(format!("{} before", m.name));
-            cols.push(format!("{} after", m.name));
+            for side in ["before", "after"] {
+                cols.push((format!("{}_{side}", m.name), format!("{} {side}", m.name)));
+            }
         }
-        let refs: Vec<(&str, &str)> = cols.iter().map(|c| (c.as_str(), c.as_str())).collect();
+        let refs: Vec<(&str, &str)> = cols.iter().map(|(k, l)| (k.as_str(), l.as_str())).collect();
         let mut t = Table::new(
             format!("gold.{} on {}: version {} → {}", self.model.gold, self.business_date, label(self.from), label(self.to)),
             &refs,
@@ -362,7 +364,7 @@ impl Report for HistoryReport {
     }
     fn tables(&self) -> Vec<Table> {
         let cols =
-            [("snapshot", "snapshot_id"), ("operation", "operation"), ("upload", "upload"), ("files", "files"), ("gold rows", "gold_rows")];
+            [("snapshot_id", "snapshot"), ("operation", "operation"), ("upload", "upload"), ("files", "files"), ("gold_rows", "gold rows")];
         let mut versions = Table::new("versions of the date", &cols);
         for v in &self.versions {
             versions.push(vec![
@@ -374,7 +376,7 @@ impl Report for HistoryReport {
             ]);
         }
         let cols =
-            [(self.model.entity.as_str(), "key"), ("change", "change"), ("file before", "file_before"), ("file after", "file_after")];
+            [("key", self.model.entity.as_str()), ("change", "change"), ("file_before", "file before"), ("file_after", "file after")];
         let mut changes = Table::new(format!("{}s that changed", self.model.entity), &cols);
         for c in &self.changes {
             changes.push(vec![
@@ -439,14 +441,14 @@ impl Report for CheckReport {
         format!("{} gold.{}: {verdict}", self.business_date, self.model.gold)
     }
     fn tables(&self) -> Vec<Table> {
-        let mut cols: Vec<String> = self.model.grain.clone();
+        let mut cols: Vec<(String, String)> = self.model.grain.iter().map(|c| (c.clone(), c.clone())).collect();
         for m in &self.model.measures {
             for side in ["v1", "v2", "recompute"] {
-                cols.push(format!("{} {side}", m.name));
+                cols.push((format!("{}_{side}", m.name), format!("{} {side}", m.name)));
             }
         }
-        cols.push("status".into());
-        let refs: Vec<(&str, &str)> = cols.iter().map(|c| (c.as_str(), c.as_str())).collect();
+        cols.push(("status".into(), "status".into()));
+        let refs: Vec<(&str, &str)> = cols.iter().map(|(k, l)| (k.as_str(), l.as_str())).collect();
         let mut t = Table::new(format!("gold.{} on {}", self.model.gold, self.business_date), &refs);
         let mut grains: Vec<&Vec<String>> = self.v1.iter().chain(&self.v2).chain(&self.recompute).map(|r| &r.grain).collect();
         grains.sort();
