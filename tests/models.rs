@@ -756,6 +756,11 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
     ok(&lab, &["run", "2026-07-06"]);
     ok(&lab, &["rebuild", "2026-07-01", "--force"]);
     assert_eq!((fingerprint_of(&lab), day(&lab)["status"].clone()), (reopened_fp, serde_json::json!("pass")));
+    // The explorer's rebuild asks with the window the date keeps.
+    let opened = recount::lake::Lab::open(&lab).unwrap();
+    let preview = recount::lake::model::preview_rebuild(&opened, "2026-07-01".parse().unwrap(), 2).unwrap();
+    assert_eq!((preview.window.late_days, preview.unchanged), (5, true), "{}", preview.text());
+    drop(opened);
     // A date with nothing past its window has nothing to reopen.
     let out = recount(&lab, &["reopen", "2026-06-25", "--reason", "x", "--by", "ops"]);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("no record past its window"));

@@ -405,7 +405,8 @@ pub fn preview_rebuild(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<crate:
     let current = store.model_current_versions(&[d])?.into_iter().next();
     Ok(crate::lake::v2::RebuildPreview {
         business_date: d,
-        window: crate::rules::LatenessWindow::new(late_days),
+        // A reopened date is rebuilt with the wider window it keeps.
+        window: crate::rules::LatenessWindow::with_kept(late_days, store.model_kept_windows()?.get(&d).copied()),
         input_rows: input.as_ref().map_or(0, |i| i.rows),
         silver_rows: store.model_silver_rows(d)?,
         gold_rows: current.as_ref().map_or(0, |c| c.gold_rows),
