@@ -518,18 +518,19 @@ fn write_keeping(lab: &Lab, model: &Model, w: Write<'_>, late_days: u32, keep: K
 pub fn rows_of(model: &Model, cells: Vec<Cells>) -> Vec<ModelRow> {
     cells
         .into_iter()
-        .map(|c| {
-            let g = [c.g1, c.g2, c.g3, c.g4];
-            let a = [c.a1, c.a2, c.a3, c.a4];
-            let m = [c.m1, c.m2, c.m3, c.m4, c.m5, c.m6];
-            ModelRow {
-                business_date: c.business_date,
-                grain: g.into_iter().take(model.grain.len()).map(Option::unwrap_or_default).collect(),
-                attributes: a.into_iter().take(model.attributes.len()).map(Option::unwrap_or_default).collect(),
-                measures: m.into_iter().take(model.measures.len()).map(Option::unwrap_or_default).collect(),
-            }
+        .map(|c| ModelRow {
+            business_date: c.business_date,
+            grain: named(&model.grain, [c.g1, c.g2, c.g3, c.g4]),
+            attributes: named(&model.attributes, [c.a1, c.a2, c.a3, c.a4]),
+            measures: named(&model.measures, [c.m1, c.m2, c.m3, c.m4, c.m5, c.m6]),
         })
         .collect()
+}
+
+/// The first of the lab's fixed columns, one per name of the model's (`model.grain`,
+/// `model.attributes` or `model.measures`): the rest are the lab's unused ones.
+pub fn named<N, T: Default, const C: usize>(names: &[N], columns: [Option<T>; C]) -> Vec<T> {
+    columns.into_iter().take(names.len()).map(Option::unwrap_or_default).collect()
 }
 
 /// Gold's row count and MD5 as it stands, read inside a write's transaction for its record.

@@ -6,7 +6,7 @@
 use super::model::measure_cells;
 use super::{Cell, Note, Report, Status, Table};
 use crate::lake::Lab;
-use crate::lake::model::rows_of;
+use crate::lake::model::{named, rows_of};
 use crate::model::Model;
 use crate::model::recount::ModelRow;
 use crate::rules::{Finality, LatenessWindow};
@@ -82,10 +82,15 @@ fn totals(model: &Model, rows: &[ModelRow]) -> Result<Totals> {
 }
 
 pub fn dates(lab: &Lab, model: &Model, late_days: u32) -> Result<DatesReport> {
+    dates_with(lab, model, late_days, &crate::lake::model::recompute(lab, model)?.rows)
+}
+
+/// The same, beside a recount of the lab's current files already made.
+pub fn dates_with(lab: &Lab, model: &Model, late_days: u32, recount: &[ModelRow]) -> Result<DatesReport> {
     let store = lab.store();
     let v2 = totals(model, &rows_of(model, store.model_gold(None)?))?;
     let v1 = totals(model, &rows_of(model, store.model_naive()?))?;
-    let recompute = totals(model, &crate::lake::model::recompute(lab, model)?.rows)?;
+    let recompute = totals(model, recount)?;
     let mut keys: Vec<&(NaiveDate, Vec<String>)> = v2.keys().chain(v1.keys()).chain(recompute.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -136,12 +141,11 @@ fn never_counted(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Resu
         if r.counted || !seen.insert(r.entity_key.clone()) {
             continue;
         }
-        let a = [r.a1, r.a2, r.a3, r.a4];
         out.push(ModelRow {
             business_date: d,
-            grain: grain_of(model, [r.g1, r.g2, r.g3, r.g4]),
-            attributes: a.into_iter().take(model.attributes.len()).map(Option::unwrap_or_default).collect(),
-            measures: measures_of(model, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
+            grain: named(&model.grain, [r.g1, r.g2, r.g3, r.g4]),
+            attributes: named(&model.attributes, [r.a1, r.a2, r.a3, r.a4]),
+            measures: named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
         });
     }
     Ok(out)
@@ -253,15 +257,6 @@ impl Report for DatesReport {
     }
 }
 
-/// The model's names for the first of the fixed columns.
-fn grain_of(model: &Model, g: [Option<String>; 4]) -> Vec<String> {
-    g.into_iter().take(model.grain.len()).map(Option::unwrap_or_default).collect()
-}
-
-fn measures_of(model: &Model, m: [Option<i64>; 6]) -> Vec<i64> {
-    m.into_iter().take(model.measures.len()).map(Option::unwrap_or_default).collect()
-}
-
 /// A model's columns for a row's grain and measures, after `head`.
 fn columns(model: &Model, head: &[&str], tail: &[&str]) -> Vec<String> {
     let mut cols: Vec<String> = head.iter().map(|c| c.to_string()).collect();
@@ -304,8 +299,8 @@ pub fn late(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<La
             days_late: r.days_late,
             file: format!("{} v{}", r.file, r.version),
             line: r.line,
-            grain: grain_of(model, [r.g1, r.g2, r.g3, r.g4]),
-            measures: measures_of(model, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
+            grain: named(&model.grain, [r.g1, r.g2, r.g3, r.g4]),
+            measures: named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
             counted: r.counted,
         })
         .collect();
@@ -383,8 +378,8 @@ pub fn resent(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<
             line: r.line,
             event_id: r.event_id,
             arrived: r.arrived,
-            grain: grain_of(model, [r.g1, r.g2, r.g3, r.g4]),
-            measures: measures_of(model, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
+            grain: named(&model.grain, [r.g1, r.g2, r.g3, r.g4]),
+            measures: named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
             won: r.won,
         })
         .collect();

@@ -4,6 +4,7 @@
 use crate::error::{LabError, lab_error};
 use crate::lake::snapshot::TriggerKind;
 use crate::lake::{Lab, bootstrap, daily, land, snapshot, v1, v2};
+use crate::model::recount::ModelRow;
 use crate::reports::overview::LabOverview;
 use crate::reports::{self, baskets::BasketsReport, check::CheckReport, explain::ExplainReport, history::HistoryReport};
 use crate::reports::{listings::LateReport, promises::PromisesReport};
@@ -43,9 +44,9 @@ pub struct ModelLoad {
     pub day: Option<Box<ModelDay>>,
 }
 
-fn model_day(lab: &Lab, model: &crate::model::Model, d: NaiveDate, late_days: u32) -> Result<ModelDay> {
+fn model_day(lab: &Lab, model: &crate::model::Model, d: NaiveDate, late_days: u32, recount: &[ModelRow]) -> Result<ModelDay> {
     Ok(ModelDay {
-        check: crate::reports::model_lab::check(lab, model, d)?,
+        check: crate::reports::model_lab::check_with(lab, model, d, recount)?,
         late: crate::reports::model_day::late(lab, model, d, late_days)?,
         resent: crate::reports::model_day::resent(lab, model, d, late_days)?,
         history: crate::reports::model_lab::history(lab, model, d, None, None)?,
@@ -359,6 +360,9 @@ pub struct Server {
     commits: Vec<(String, Option<String>)>,
     /// The lab's model when it is not retail's: every job is then the model's (`serve_model`).
     model: Option<crate::model::Model>,
+    /// A model lab's recount of its current files, made by the last full load and read by every
+    /// date's view until the next; a write forgets it (None: make it again).
+    model_recount: Option<Vec<ModelRow>>,
 }
 
 /// How far either side of the date on screen the worker loads ahead.
@@ -380,6 +384,7 @@ impl Server {
             focus: None,
             commits: setup.warehouse.as_ref().map(|w| crate::warehouse::commits(&w.warehouse)).unwrap_or_default(),
             model,
+            model_recount: None,
             setup,
         }
     }
@@ -562,7 +567,8 @@ impl Server {
         let late = self.setup.late_days;
         match job {
             Job::Load(d) => {
-                let dates = crate::reports::model_day::dates(&self.lab, model, late)?;
+                let recount = &*self.model_recount.insert(crate::lake::model::recompute(&self.lab, model)?.rows);
+                let dates = crate::reports::model_day::dates_with(&self.lab, model, late, recount)?;
                 let mut overview = dates.navigator();
                 // What U lands: the world's first upload not landed (none when the world is not
                 // the model's).
@@ -570,10 +576,16 @@ impl Server {
                 let world = crate::model::recount::files_of(&self.setup.world, model).unwrap_or_default();
                 overview.next_upload = world.iter().map(|f| f.0).find(|u| !landed.contains(u));
                 let on = d.filter(|d| overview.dates.iter().any(|x| x.business_date == *d)).or_else(|| overview.default_date());
-                let day = on.map(|d| model_day(&self.lab, model, d, late).map(Box::new)).transpose()?;
+                let day = on.map(|d| model_day(&self.lab, model, d, late, recount).map(Box::new)).transpose()?;
                 Ok(Reply::ModelLoaded(Box::new(ModelLoad { overview, dates, day })))
             }
-            Job::LoadDate(d) => Ok(Reply::ModelDate(Box::new(model_day(&self.lab, model, d, late)?))),
+            Job::LoadDate(d) => {
+                if self.model_recount.is_none() {
+                    self.model_recount = Some(crate::lake::model::recompute(&self.lab, model)?.rows);
+                }
+                let recount = self.model_recount.as_deref().unwrap_or_default();
+                Ok(Reply::ModelDate(Box::new(model_day(&self.lab, model, d, late, recount)?)))
+            }
             Job::PreviewRebuild(d) => Ok(Reply::Preview(crate::lake::model::preview_rebuild(&self.lab, d, late)?)),
             Job::PreviewReopen(..) | Job::Reopen(..) | Job::LandCorrection | Job::Reset => color_eyre::eyre::bail!(
                 "on a lab of model {}, the explorer retries v1, rebuilds, lands the next upload and rolls back; the command line does the rest",
@@ -659,6 +671,7 @@ impl Server {
     /// The lab is written under its lock, then read again, so other processes may read it.
     fn writing(&mut self, write: impl FnOnce(&mut Lab, &Setup) -> Result<Reply>) -> Result<Reply> {
         self.views.clear();
+        self.model_recount = None;
         self.head = None;
         self.fresh = false;
         let began = self.lab.begin_writing();
