@@ -112,12 +112,11 @@ enum Source {
     DuckDb,
 }
 
-/// `recount audit` of `gold` (CSV text) from `source`: exit code, and each row's causes by (date, store).
-fn audit(dir: &Path, gold_csv: &str, source: Source) -> (i32, BTreeMap<(String, String), String>) {
-    let (_, lab, _) = lab();
+/// `gold` (CSV text) written into `dir` as `source` holds it: the `--gold` argument that reads it.
+fn gold_source(dir: &Path, gold_csv: &str, source: Source) -> String {
     let csv = dir.join("gold.csv");
     std::fs::write(&csv, gold_csv).unwrap();
-    let file = match source {
+    match source {
         Source::Csv => csv.to_str().unwrap().to_string(),
         Source::Parquet => {
             let p = dir.join("gold.parquet");
@@ -146,7 +145,13 @@ fn audit(dir: &Path, gold_csv: &str, source: Source) -> (i32, BTreeMap<(String, 
             drop(db);
             format!("duckdb:{}#finance.daily_sales", p.display())
         }
-    };
+    }
+}
+
+/// `recount audit` of `gold` (CSV text) from `source`: exit code, and each row's causes by (date, store).
+fn audit(dir: &Path, gold_csv: &str, source: Source) -> (i32, BTreeMap<(String, String), String>) {
+    let (_, lab, _) = lab();
+    let file = gold_source(dir, gold_csv, source);
     let out = recount(lab, &["audit", "--gold", &file, "--format", "csv"]);
     let text = String::from_utf8(out.stdout).unwrap();
     let mut rows = BTreeMap::new();
@@ -281,16 +286,12 @@ fn a_gold_built_from_a_superseded_file_version_is_a_correction_not_applied() {
     assert!(!stale.is_empty(), "the correction changes some rows");
     let (k, v) = stale[0].clone();
     foreign.insert(k.clone(), v);
-    let csv = dir.path().join("gold.csv");
-    std::fs::write(&csv, csv_of(&foreign)).unwrap();
-    let parquet = dir.path().join("gold.parquet");
-    let db = duckdb::Connection::open_in_memory().unwrap();
-    db.execute(&format!("COPY (SELECT * FROM read_csv(?)) TO '{}' (FORMAT parquet)", parquet.display()), [csv.to_str().unwrap()]).unwrap();
-    for source in [&csv, &parquet] {
-        let out = recount(&lab, &["audit", "--gold", source.to_str().unwrap(), "--format", "csv"]);
+    for source in [Source::Csv, Source::Parquet] {
+        let file = gold_source(dir.path(), &csv_of(&foreign), source);
+        let out = recount(&lab, &["audit", "--gold", &file, "--format", "csv"]);
         let text = String::from_utf8(out.stdout).unwrap();
         let wrong: Vec<&str> = text.lines().skip(1).filter(|l| !l.contains(",matches,")).collect();
-        assert_eq!(wrong.len(), 1, "{}: {wrong:?}", source.display());
+        assert_eq!(wrong.len(), 1, "{source:?}: {wrong:?}");
         assert!(wrong[0].starts_with(&format!("{},{},correction_not_applied,", k.0, k.1)), "{}", wrong[0]);
         assert!(wrong[0].contains("(upload 2026-10-19) applied a corrected file"), "{}", wrong[0]);
     }
@@ -402,21 +403,8 @@ fn a_gold_built_with_a_narrower_window_is_late_arrivals_missed_naming_the_window
     let mut foreign = right.clone();
     foreign.insert(k.clone(), v);
     for source in [Source::Csv, Source::Parquet] {
-        let sub = dir.path().join(format!("{source:?}"));
-        std::fs::create_dir_all(&sub).unwrap();
-        let csv = sub.join("gold.csv");
-        std::fs::write(&csv, csv_of(&foreign)).unwrap();
-        let file = match source {
-            Source::Parquet => {
-                let p = sub.join("gold.parquet");
-                let db = duckdb::Connection::open_in_memory().unwrap();
-                db.execute(&format!("COPY (SELECT * FROM read_csv(?)) TO '{}' (FORMAT parquet)", p.display()), [csv.to_str().unwrap()])
-                    .unwrap();
-                p
-            }
-            _ => csv,
-        };
-        let out = recount(&lab, &["audit", "--gold", file.to_str().unwrap(), "--format", "csv"]);
+        let file = gold_source(dir.path(), &csv_of(&foreign), source);
+        let out = recount(&lab, &["audit", "--gold", &file, "--format", "csv"]);
         assert_eq!(out.status.code(), Some(4));
         let text = String::from_utf8(out.stdout).unwrap();
         let wrong: Vec<&str> = text.lines().skip(1).filter(|l| !l.contains(",matches,")).collect();

@@ -447,6 +447,13 @@ pub fn audit(lab: &Lab, source: &str, foreign: &[ForeignRow], late_days: u32) ->
     Ok(AuditReport { source: source.to_string(), rows, all: false })
 }
 
+/// The verdict on a row that date `d` built with window `w`, narrower than the lab's, gives: the
+/// retail audit's and a model's.
+pub(crate) fn narrower_window(d: NaiveDate, w: u32, late_days: u32) -> (Vec<Cause>, String) {
+    let last = d.checked_add_days(chrono::Days::new(w.into())).unwrap_or(d);
+    (vec![Cause::LateArrivalsMissed], format!("gold with a {w}-day window, not {late_days}: uploads after {last} not counted"))
+}
+
 /// A row nothing else explains, tested against gold built with each narrower window than the
 /// lab's (from `late_days - 1` down to 0): a pipeline that stops waiting for late uploads sooner
 /// misses them (`late_arrivals_missed`, naming the window). Asked only for such a row: each
@@ -457,9 +464,7 @@ fn narrower_windows(lab: &Lab, d: NaiveDate, late_days: u32, day: &mut [AuditRow
             lab.store().windowed(d, w)?.into_iter().map(|r| (r.store_id, (r.baskets, r.revenue_minor))).collect();
         for r in day.iter_mut().filter(|r| r.causes == [Cause::Unexplained]) {
             if r.foreign.is_some() && alt.get(&r.store_id).copied() == r.foreign {
-                let last = d.checked_add_days(chrono::Days::new(w.into())).unwrap_or(d);
-                r.causes = vec![Cause::LateArrivalsMissed];
-                r.detail = format!("gold with a {w}-day window, not {late_days}: uploads after {last} not counted");
+                (r.causes, r.detail) = narrower_window(d, w, late_days);
             }
         }
     }

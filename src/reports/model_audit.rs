@@ -224,9 +224,7 @@ fn narrower_windows(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32, day:
         let alt = by_grain(model, lab.store().model_windowed(d, w)?);
         for r in day.iter_mut().filter(|r| r.causes == [Cause::Unexplained]) {
             if r.foreign.is_some() && alt.get(&r.grain) == r.foreign.as_ref() {
-                let last = d.checked_add_days(chrono::Days::new(w.into())).unwrap_or(d);
-                r.causes = vec![Cause::LateArrivalsMissed];
-                r.detail = format!("gold with a {w}-day window, not {late_days}: uploads after {last} not counted");
+                (r.causes, r.detail) = super::audit::narrower_window(d, w, late_days);
             }
         }
     }
