@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from recount_spark.state import has_table, static_table
+from recount_spark.state import has_table, metadata_file, static_table
 from recount_spark.tables import OPTIONAL, PROP, TABLES, summary_of
 
 # The tables read whole at their current snapshot; silver and gold are read per gold snapshot.
@@ -94,19 +94,6 @@ def foreign_table(warehouse: str, name: str) -> Any:
         if metadata is not None:
             return StaticTable.from_metadata(metadata)
     raise ValueError(f"{warehouse} holds no Iceberg table {name}")
-
-
-def metadata_file(meta: str) -> str | None:
-    """A table's current metadata file in its metadata directory: the one its version hint names,
-    or the newest by name (pyiceberg numbers them 00000-…, 00001-…). None: no table there."""
-    hint = os.path.join(meta, "version-hint.text")
-    if os.path.exists(hint):
-        with open(hint) as f:
-            return os.path.join(meta, f"v{f.read().strip()}.metadata.json")
-    if not os.path.isdir(meta):
-        return None
-    files = sorted(n for n in os.listdir(meta) if n.endswith(".metadata.json"))
-    return os.path.join(meta, files[-1]) if files else None
 
 
 def appends(table: Any) -> list[dict[str, Any]]:

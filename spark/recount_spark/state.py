@@ -16,16 +16,26 @@ def has_table(warehouse: str, name: str) -> bool:
     return os.path.exists(os.path.join(os.path.abspath(warehouse), "recount", name, "metadata", "version-hint.text"))
 
 
+def metadata_file(meta: str) -> str | None:
+    """A table's current metadata file in its metadata directory: the one its version hint names,
+    or the newest by name (pyiceberg numbers them 00000-…, 00001-…). None: no table there."""
+    hint = os.path.join(meta, "version-hint.text")
+    if os.path.exists(hint):
+        with open(hint) as f:
+            return os.path.join(meta, f"v{f.read().strip()}.metadata.json")
+    if not os.path.isdir(meta):
+        return None
+    files = sorted(n for n in os.listdir(meta) if n.endswith(".metadata.json"))
+    return os.path.join(meta, files[-1]) if files else None
+
+
 def static_table(warehouse: str, name: str) -> Any:
     from pyiceberg.table import StaticTable
 
-    meta = os.path.join(os.path.abspath(warehouse), "recount", name, "metadata")
-    hint = os.path.join(meta, "version-hint.text")
-    if not os.path.exists(hint):
+    # recount's own tables are Spark's, which always write a version hint: none means no table.
+    if not has_table(warehouse, name):
         raise ValueError(f"{warehouse} holds no Iceberg table recount.{name}: run `recount spark run` first")
-    with open(hint) as f:
-        version = f.read().strip()
-    return StaticTable.from_metadata(os.path.join(meta, f"v{version}.metadata.json"))
+    return StaticTable.from_metadata(metadata_file(os.path.join(os.path.abspath(warehouse), "recount", name, "metadata")))
 
 
 def lineage(table: Any) -> list[Any]:

@@ -13,7 +13,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import tempfile
 
-from recount_spark.mirror import appends, data_files, local, metadata_file
+from recount_spark.mirror import appends, data_files, local
+from recount_spark.state import metadata_file
 
 
 class Table:
