@@ -7,7 +7,7 @@
 
 use super::Lab;
 use crate::model::Model;
-use crate::model::read::{DimensionTable, read_line};
+use crate::model::read::{DimensionTable, LineReader};
 use crate::model::recount::ModelRow;
 use crate::store::model::{Cells, ModelFile, NewSnapshot, RecordRow, RecordsBatch};
 use crate::store::{Tx, model as cols};
@@ -99,12 +99,13 @@ struct Staged {
 fn stage(model: &Model, dims: &DimensionTable, mut file: ModelFile, bytes: Vec<u8>, status: &'static str) -> Result<Staged> {
     let text = crate::raw::decompress(&bytes).wrap_err_with(|| format!("reading upload_date={}/{}", file.upload_date, file.file))?;
     let (mut records, mut lines, mut refused) = (Vec::new(), Vec::new(), Vec::new());
+    let reader = LineReader::new(model, dims)?;
     for (i, line) in text.lines().enumerate() {
         let n = i32::try_from(i + 1)?;
         if line.trim().is_empty() {
             continue;
         }
-        match read_line(model, dims, line, file.upload_date) {
+        match reader.read(line, file.upload_date) {
             Ok(r) => {
                 records.push(r);
                 lines.push(n);

@@ -6,7 +6,7 @@
 //! truth v1 and v2 are checked against. Its fingerprint is the contract's, in the model's columns.
 
 use super::Model;
-use super::read::{DimensionTable, Record, read_line};
+use super::read::{DimensionTable, LineReader, Record};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use polars::prelude::*;
@@ -151,6 +151,7 @@ pub fn recount_files(
 ) -> Result<ModelRecount> {
     let passes = passes.unwrap_or_else(|| passes_for(files)).max(1);
     let (mut sums, mut refused, mut n, mut entities) = (Sums::new(), Vec::new(), 0u64, 0u64);
+    let reader = LineReader::new(model, dims)?;
     for pass in 0..passes {
         let mut copies = Copies::default();
         for (rank, (upload, name, path)) in files.iter().enumerate() {
@@ -159,7 +160,7 @@ pub fn recount_files(
                 if line.trim().is_empty() {
                     continue;
                 }
-                match read_line(model, dims, line, *upload) {
+                match reader.read(line, *upload) {
                     Ok(r) if passes == 1 || xxhash_rust::xxh3::xxh3_64(r.key.as_bytes()) % passes == pass => {
                         copies.key.push(r.key.clone());
                         copies.arrival.push(r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX));

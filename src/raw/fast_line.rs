@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 /// The line's fields, or None when serde_json must decide.
 pub(super) fn parse(line: &str) -> Option<Line<'_>> {
-    let mut r = Reader { s: line.as_bytes(), text: line, i: 0 };
+    let mut r = JsonReader::new(line);
     let mut out = Line::default();
     // Fields met so far: serde rejects a duplicate, even of a null.
     let mut seen = 0u16;
@@ -61,7 +61,7 @@ pub(super) fn parse(line: &str) -> Option<Line<'_>> {
 /// Whether the line is one JSON value of the plain kind this reader checks (no escape, no long
 /// number, not deep): true means serde_json would read it; false means ask serde_json.
 pub(super) fn is_plain_json(line: &str) -> bool {
-    let mut r = Reader { s: line.as_bytes(), text: line, i: 0 };
+    let mut r = JsonReader::new(line);
     r.ws();
     if r.skip_value(0).is_none() {
         return false;
@@ -70,14 +70,25 @@ pub(super) fn is_plain_json(line: &str) -> bool {
     r.i == r.s.len()
 }
 
-struct Reader<'a> {
+/// A cursor over one line of JSON, for readers of the common shape (this one, and a model's in
+/// `model::read`): each step returns None when the careful reader must decide.
+pub(crate) struct JsonReader<'a> {
     s: &'a [u8],
     text: &'a str,
     i: usize,
 }
 
-impl<'a> Reader<'a> {
-    fn peek(&self) -> Option<u8> {
+impl<'a> JsonReader<'a> {
+    pub(crate) fn new(line: &'a str) -> JsonReader<'a> {
+        JsonReader { s: line.as_bytes(), text: line, i: 0 }
+    }
+
+    /// Whether the whole line has been read.
+    pub(crate) fn at_end(&self) -> bool {
+        self.i == self.s.len()
+    }
+
+    pub(crate) fn peek(&self) -> Option<u8> {
         self.s.get(self.i).copied()
     }
 
@@ -91,13 +102,13 @@ impl<'a> Reader<'a> {
         (self.next()? == c).then_some(())
     }
 
-    fn ws(&mut self) {
+    pub(crate) fn ws(&mut self) {
         while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             self.i += 1;
         }
     }
 
-    fn null(&mut self) -> bool {
+    pub(crate) fn null(&mut self) -> bool {
         if self.s[self.i..].starts_with(b"null") {
             self.i += 4;
             true
@@ -107,7 +118,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A string without escapes or control characters, borrowed from the line.
-    fn plain_string(&mut self) -> Option<&'a str> {
+    pub(crate) fn plain_string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.i;
         let end = start + special_byte(&self.s[start..])?;
@@ -154,7 +165,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `{"key": value, ..}`: `field` reads each value (the reader stands at it, after the colon).
-    fn object(&mut self, mut field: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+    pub(crate) fn object(&mut self, mut field: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
         self.eat(b'{')?;
         self.ws();
         if self.peek()? == b'}' {
@@ -177,7 +188,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `[value, ..]`: `item` reads each value (the reader stands at it).
-    fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+    pub(crate) fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         self.eat(b'[')?;
         self.ws();
         if self.peek()? == b']' {
@@ -198,7 +209,7 @@ impl<'a> Reader<'a> {
 
     /// A plain integer that fits in i64 (no fraction, exponent or leading zero), followed by a
     /// delimiter.
-    fn int(&mut self) -> Option<i64> {
+    pub(crate) fn int(&mut self) -> Option<i64> {
         let digits = self.i;
         while matches!(self.peek(), Some(b'0'..=b'9')) {
             self.i += 1;
@@ -215,7 +226,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Skips one JSON value, checking that it is valid; None when unsure.
-    fn skip_value(&mut self, depth: usize) -> Option<()> {
+    pub(crate) fn skip_value(&mut self, depth: usize) -> Option<()> {
         if depth > 64 {
             return None;
         }
@@ -294,7 +305,7 @@ fn special_byte(s: &[u8]) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
@@ -322,7 +333,7 @@ mod tests {
         lines
     }
 
-    const TOKENS: &[&str] = &[
+    pub(crate) const TOKENS: &[&str] = &[
         "\"",
         "\\",
         "\\u0041",
@@ -364,7 +375,8 @@ mod tests {
         "x",
     ];
 
-    fn mutate(line: &str, rng: &mut impl Rng) -> String {
+    /// `line` with one to three random cuts, inserted tokens or repeated stretches.
+    pub(crate) fn mutate(line: &str, rng: &mut impl Rng) -> String {
         let mut s = line.to_string();
         for _ in 0..rng.random_range(1..=3) {
             let cuts: Vec<usize> = (0..=s.len()).filter(|&i| s.is_char_boundary(i)).collect();

@@ -3,7 +3,7 @@
 
 pub mod corrections;
 pub mod event;
-mod fast_line;
+pub(crate) mod fast_line;
 pub(crate) mod mapped;
 mod slow_line;
 pub mod source;
