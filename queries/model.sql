@@ -77,26 +77,42 @@ WHERE sd.business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR));
 -- name: next_snapshot
 SELECT (coalesce(max(snapshot_id), 0) + 1)::BIGINT AS next FROM model.snapshots;
 
+-- name: shared_stage
+-- The hashes of the business keys that more than one copy the write sees shares.
+CREATE OR REPLACE TEMP TABLE model_shared AS
+SELECT hash(entity_key) AS h FROM @model_visible v GROUP BY 1 HAVING count(*) > 1;
+
 -- name: winners_stage
--- THE winners of dates $dates, kept for one write's silver and gold: one row per business key
--- among every copy the write sees, the first by the contract's order (the smallest arrival, then
--- event id; an exact tie to the copy first in the raw zone: upload date, file name, line), with
--- its copies. A key counts on its winner's date. (A window's rank is faster here than arg_min
--- over the order as one row, whose comparisons of strings cost more than the sort.)
-CREATE OR REPLACE TEMP TABLE model_winners AS
-WITH keyed AS (SELECT DISTINCT entity_key FROM @model_visible v
-               WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))),
+-- THE winners of dates $dates, for one write's silver and gold: one row per business key among
+-- every copy the write sees, the first by the contract's order (the smallest arrival, then event
+-- id; an exact tie to the copy first in the raw zone: upload date, file name, line), with its
+-- copies. A key counts on its winner's date. A key whose hash no other copy shares has one copy,
+-- its own winner (`@model_winners` streams those); only the copies of shared hashes are ranked
+-- here, by the key itself, so a collision of two keys' hashes costs a rank and changes no
+-- winner. What is kept is small: the shared hashes and their winners. (A window's rank is faster
+-- here than arg_min over the order as one row, whose comparisons of strings cost more.)
+CREATE OR REPLACE TEMP TABLE model_shared_winners AS
+WITH copies AS (SELECT v.* FROM @model_visible v SEMI JOIN model_shared s ON hash(v.entity_key) = s.h),
+keyed AS (SELECT DISTINCT entity_key FROM copies WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))),
 ranked AS (
-    SELECT v.business_date, v.file_id, v.line, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6,
-           count(*) OVER (PARTITION BY v.entity_key) AS copies,
-           row_number() OVER (PARTITION BY v.entity_key ORDER BY v.arrival_ns, v.event_id, v.upload_date, v.file, v.line) AS n
-    FROM @model_visible v WHERE v.entity_key IN (SELECT entity_key FROM keyed))
+    SELECT c.business_date, c.file_id, c.line, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6,
+           count(*) OVER (PARTITION BY c.entity_key) AS copies,
+           row_number() OVER (PARTITION BY c.entity_key ORDER BY c.arrival_ns, c.event_id, c.upload_date, c.file, c.line) AS n
+    FROM copies c WHERE c.entity_key IN (SELECT entity_key FROM keyed))
 SELECT * EXCLUDE (n) FROM ranked
 WHERE n = 1 AND business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR));
 
+-- define: model_winners
+-- Every winner of dates $dates (after `winners_stage`): the keys of one copy, streamed from
+-- bronze, and the ranked winners of the rest.
+(SELECT v.business_date, v.file_id, v.line, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6, 1::BIGINT AS copies
+ FROM @model_visible v ANTI JOIN model_shared s ON hash(v.entity_key) = s.h
+ WHERE v.business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))
+ UNION ALL SELECT * FROM model_shared_winners)
+
 -- name: silver_insert
 -- Snapshot $snapshot_id's silver: each winner as a pointer to its bronze row.
-INSERT INTO model.silver_history SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies FROM model_winners;
+INSERT INTO model.silver_history SELECT $snapshot_id::BIGINT, business_date, file_id, line, copies FROM @model_winners w;
 
 -- name: gold_insert
 -- Snapshot $snapshot_id's gold: the winners summed per date and grain. A sum past 64 bits is an
@@ -104,11 +120,14 @@ INSERT INTO model.silver_history SELECT $snapshot_id::BIGINT, business_date, fil
 INSERT INTO model.gold_history
 SELECT $snapshot_id::BIGINT, business_date, g1, g2, g3, g4, a1, a2, a3, a4,
        sum(m1)::BIGINT, sum(m2)::BIGINT, sum(m3)::BIGINT, sum(m4)::BIGINT, sum(m5)::BIGINT, sum(m6)::BIGINT
-FROM model_winners
+FROM @model_winners w
 GROUP BY business_date, g1, g2, g3, g4, a1, a2, a3, a4;
 
+-- name: shared_drop
+DROP TABLE IF EXISTS model_shared;
+
 -- name: winners_drop
-DROP TABLE IF EXISTS model_winners;
+DROP TABLE IF EXISTS model_shared_winners;
 
 -- name: date_insert
 INSERT INTO model.snapshot_dates

@@ -109,7 +109,11 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         Command::Run { range, window, .. } => {
             let lab = open(g)?;
             let runs = lab_model::run(&lab, model, &range.dates(), late_days(*window)?)?;
-            let fingerprint = lab_model::fingerprint(&lab, model, None)?;
+            // Each run carries gold's fingerprint after it; the last one's is gold's now.
+            let fingerprint = match runs.last() {
+                Some(r) => r.fingerprint.clone(),
+                None => lab_model::fingerprint(&lab, model, None)?,
+            };
             print(&model_lab::RunsReport { model: model.name.clone(), landing: None, runs, fingerprint }, g.format);
         }
         Command::Daily { range, world: Some(world), window, .. } => return daily(g, model, range, world, *window),

@@ -765,3 +765,27 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
     let out = recount(&lab, &["reopen", "2026-06-25", "--reason", "x", "--by", "ops"]);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("no record past its window"));
 }
+
+#[test]
+fn a_model_landing_cut_short_lands_nothing_says_so_and_the_next_landing_lands_it_all() {
+    let (_, w) = world();
+    let ws = w.to_str().unwrap();
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    // The landing's transaction fails after its first, second, third and fifth write: the model,
+    // the dimension, the records that DuckDB's threads read, a file's row.
+    for after in ["1", "2", "3", "5"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_recount"))
+            .env("RECOUNT_FAIL_AFTER", after)
+            .args(["--lab", lab.to_str().unwrap(), "land", FIRST, LAST, "--world", ws])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("nothing was landed"), "failing after {after} step(s): {err}");
+    }
+    let landed = json(&lab, &["land", FIRST, LAST, "--world", ws]);
+    let files = landed["detail"]["files"].as_array().unwrap();
+    assert!(!files.is_empty() && files.iter().all(|f| f["status"] == "new" && f["version"] == 1), "{landed}");
+    ok(&lab, &["run", FIRST, LAST]);
+    assert_eq!(fingerprint_of(&lab), oracle_with(w, Some(2)).0);
+}

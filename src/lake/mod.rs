@@ -7,6 +7,7 @@ pub mod daily;
 pub mod fault;
 pub mod land;
 pub mod model;
+mod model_land;
 pub mod recovery;
 pub mod reopen;
 pub mod snapshot;

@@ -107,10 +107,12 @@ statements! {
     INPUT_HASHES: Query<InputHash> = model::INPUT_HASHES;
     CURRENT_VERSIONS: Query<CurrentVersion> = model::CURRENT_VERSIONS;
     NEXT_SNAPSHOT: Query<Next> = model::NEXT_SNAPSHOT;
+    SHARED_STAGE: Exec = model::SHARED_STAGE;
     WINNERS_STAGE: Exec = model::WINNERS_STAGE;
     SILVER_INSERT: Exec = model::SILVER_INSERT;
     GOLD_INSERT: Exec = model::GOLD_INSERT;
     WINNERS_DROP: Exec = model::WINNERS_DROP;
+    SHARED_DROP: Exec = model::SHARED_DROP;
     DATE_INSERT: Exec = model::DATE_INSERT;
     SNAPSHOT_INSERT: Exec = model::SNAPSHOT_INSERT;
     SKIPPED_INSERT: Exec = model::SKIPPED_INSERT;
@@ -172,6 +174,57 @@ fn text<'r, 'a: 'r>(rows: &'r [RecordRow<'a>], f: impl Fn(&'r RecordRow<'a>) -> 
 
 /// A file version's records as bronze's columns, made where they are read (any thread).
 pub struct RecordsBatch(RecordBatch);
+
+/// What a model landing's scan reads (`Tx::model_records`), on DuckDB's threads.
+pub trait RecordsReader: Send + Sync + 'static {
+    /// The next file version's records; None when every version is read.
+    fn next_file(&self) -> Result<Option<RecordsBatch>>;
+    /// How many threads may read at once.
+    fn threads(&self) -> u64;
+    /// Keeps the first error a call returned, with its context.
+    fn failed(&self, e: color_eyre::Report);
+    /// The error kept, if any.
+    fn take_error(&self) -> Option<color_eyre::Report>;
+}
+
+/// A `RecordsReader` as the scan's row source: a file's rows beyond one of DuckDB's chunks wait
+/// for the next call of any thread (bronze's rows carry their file and line, so their order in
+/// the table means nothing).
+struct RecordsScan<R> {
+    reader: std::sync::Arc<R>,
+    rest: std::sync::Mutex<Vec<(RecordBatch, usize)>>,
+}
+
+impl<R: RecordsReader> super::scan::RowSource for RecordsScan<R> {
+    fn fields(&self) -> Vec<Field> {
+        record_fields()
+    }
+
+    fn max_threads(&self) -> u64 {
+        self.reader.threads()
+    }
+
+    fn next_rows(&self) -> Result<Option<(RecordBatch, usize)>> {
+        if let Some(rest) = self.rest.lock().map_err(|_| color_eyre::eyre::eyre!("a landing thread panicked"))?.pop() {
+            return Ok(Some(rest));
+        }
+        while let Some(b) = self.reader.next_file()? {
+            if b.0.num_rows() > 0 {
+                return Ok(Some((b.0, 0)));
+            }
+        }
+        Ok(None)
+    }
+
+    fn keep_rest(&self, batch: RecordBatch, offset: usize) -> Result<()> {
+        self.rest.lock().map_err(|_| color_eyre::eyre::eyre!("a landing thread panicked"))?.push((batch, offset));
+        Ok(())
+    }
+
+    fn failed(&self, e: color_eyre::Report) {
+        self.reader.failed(e);
+    }
+}
 
 impl RecordsBatch {
     pub fn of(file_id: i32, rows: &[RecordRow<'_>]) -> Result<RecordsBatch> {
@@ -323,14 +376,22 @@ impl Tx<'_> {
         self.exec("recording a landed file", &FILE_INSERT, p).map(|_| ())
     }
 
-    /// The records of a landing (batches made on any thread, `RecordsBatch::of`), through the
-    /// `recount_rows` scan, and a file version's refused lines through an appender.
-    pub(crate) fn model_records(&mut self, batches: Vec<RecordsBatch>, refused: &[(i32, i32, String, String)]) -> Result<()> {
-        let batches: Vec<RecordBatch> = batches.into_iter().map(|b| b.0).filter(|b| b.num_rows() > 0).collect();
-        if !batches.is_empty() {
-            let job = self.store.scans.register(std::sync::Arc::new(super::scan::Batches::new(record_fields(), batches)))?;
-            self.exec("adding the records", &RECORDS_FROM_ROWS, named_params! { "job": job.id })?;
+    /// A landing's records, read by DuckDB's threads from `reader` through the `recount_rows`
+    /// scan: a thread reads the next file version and inserts its rows, so reading and inserting
+    /// share the cores, and memory holds a file per thread rather than the landing.
+    pub(crate) fn model_records<R: RecordsReader>(&mut self, reader: std::sync::Arc<R>) -> Result<()> {
+        let scan = RecordsScan { reader: reader.clone(), rest: std::sync::Mutex::new(Vec::new()) };
+        let job = self.store.scans.register(std::sync::Arc::new(scan))?;
+        let added = self.exec("adding the records", &RECORDS_FROM_ROWS, named_params! { "job": job.id });
+        // The reader's own error has its context; DuckDB's keeps only its text.
+        match (added, reader.take_error()) {
+            (Err(_), Some(e)) => Err(e),
+            (added, _) => added.map(|_| ()),
         }
+    }
+
+    /// A landing's refused lines (file id, line, reason, the line), through an appender.
+    pub(crate) fn model_refused(&mut self, refused: &[(i32, i32, String, String)]) -> Result<()> {
         let conn = &self.store.conn;
         (|| -> duckdb::Result<()> {
             let mut app = conn.appender_to_db("quarantine", "model")?;
@@ -346,11 +407,13 @@ impl Tx<'_> {
     /// Snapshot `snapshot_id`'s silver and gold of `dates` (a list), within `late_days`.
     pub(crate) fn model_write(&mut self, snapshot_id: i64, dates: &[NaiveDate], late_days: u32) -> Result<()> {
         let p = named_params! { "dates": super::date_list(dates), "late_days": late_days };
+        self.exec("finding the keys of more than one copy", &SHARED_STAGE, named_params! { "late_days": late_days })?;
         self.exec("finding the winners", &WINNERS_STAGE, p)?;
-        self.exec("writing silver", &SILVER_INSERT, named_params! { "snapshot_id": snapshot_id })?;
-        self.exec("writing gold", &GOLD_INSERT, named_params! { "snapshot_id": snapshot_id })
-            .wrap_err("summing gold (a sum past 64 bits is refused, not wrapped)")?;
-        self.exec("dropping the winners", &WINNERS_DROP, &[]).map(|_| ())
+        let p = named_params! { "dates": super::date_list(dates), "late_days": late_days, "snapshot_id": snapshot_id };
+        self.exec("writing silver", &SILVER_INSERT, p)?;
+        self.exec("writing gold", &GOLD_INSERT, p).wrap_err("summing gold (a sum past 64 bits is refused, not wrapped)")?;
+        self.exec("dropping the winners", &WINNERS_DROP, &[])?;
+        self.exec("dropping the keys of more than one copy", &SHARED_DROP, &[]).map(|_| ())
     }
     /// Snapshot `snapshot_id` reopens `d` with window `late_days`, for `reason`, decided by `by`.
     pub(crate) fn model_keep_window(&mut self, snapshot_id: i64, d: NaiveDate, late_days: u32, (reason, by): (&str, &str)) -> Result<()> {

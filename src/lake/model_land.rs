@@ -1,0 +1,313 @@
+//! A model lab's landing: each upload's files compared with the versions the lab holds (the same
+//! bytes are noted, not landed again), new and corrected files landed as their next version, and
+//! the files a corrected dimension row re-dates read again from their kept bytes. DuckDB's threads
+//! read the file versions through the store's scan (`Reading`), each keeping a version's bytes
+//! under its own path and inserting its records, in one transaction.
+
+use super::Lab;
+use super::model::version_path;
+use crate::model::Model;
+use crate::model::read::{DimensionTable, LineReader};
+use crate::store::Tx;
+use crate::store::model::{ModelFile, RecordRow, RecordsBatch, RecordsReader};
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, WrapErr, bail, eyre};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// A file a landing looked at, and what became of it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct LandedFile {
+    pub upload_date: NaiveDate,
+    pub file: String,
+    pub version: i32,
+    /// `new`, `corrected` (a later version of a landed path), `unchanged` (the same bytes) or
+    /// `re-read` (read again under a corrected dimension row).
+    pub status: String,
+    pub records: i64,
+    pub quarantined: i64,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ModelLanding {
+    pub model: String,
+    pub files: Vec<LandedFile>,
+    /// The dimension file's rows that changed (their keys), when a new version of it landed.
+    pub dimension_changed: Vec<String>,
+    /// Upload dates asked for that the world does not have.
+    pub missing: Vec<NaiveDate>,
+}
+
+/// A refused line: file id, line, reason, the line as shown.
+type Refused = (i32, i32, String, String);
+
+/// A file version to land: its row in the catalogue (its md5 is what the bytes must hash to),
+/// where its bytes are read from, and where they are kept, unless that is where they are.
+struct ToRead {
+    file: ModelFile,
+    from: PathBuf,
+    keep_at: Option<PathBuf>,
+    status: &'static str,
+}
+
+/// A file version read: its row with its counts, its status, its refused lines.
+struct Read {
+    file: ModelFile,
+    status: &'static str,
+    refused: Vec<Refused>,
+}
+
+/// The landing's file versions, as the store's scan reads them on DuckDB's threads.
+struct Reading {
+    model: Model,
+    dims: DimensionTable,
+    /// Last first.
+    todo: Mutex<Vec<ToRead>>,
+    read: Mutex<Vec<Read>>,
+    error: Mutex<Option<color_eyre::Report>>,
+}
+
+fn poisoned<T>(_: T) -> color_eyre::Report {
+    eyre!("a landing thread panicked")
+}
+
+impl Reading {
+    /// Reads one version: its bytes, checked against the md5 it was planned with and kept under
+    /// the version's path, then its lines with the model.
+    fn read_one(&self, t: ToRead) -> Result<RecordsBatch> {
+        let bytes = std::fs::read(&t.from).wrap_err_with(|| format!("reading {}", t.from.display()))?;
+        if crate::raw::md5_hex(&bytes) != t.file.md5 {
+            bail!("{} changed while it was landing: land it again", t.from.display());
+        }
+        if let Some(path) = &t.keep_at {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
+            }
+            let tmp = path.with_extension("landing");
+            std::fs::write(&tmp, &bytes)
+                .and_then(|_| std::fs::rename(&tmp, path))
+                .wrap_err_with(|| format!("writing {}", path.display()))?;
+        }
+        let (batch, file, refused) = records_of(&self.model, &self.dims, t.file, &bytes)?;
+        self.read.lock().map_err(poisoned)?.push(Read { file, status: t.status, refused });
+        Ok(batch)
+    }
+}
+
+impl RecordsReader for Reading {
+    fn next_file(&self) -> Result<Option<RecordsBatch>> {
+        let next = self.todo.lock().map_err(poisoned)?.pop();
+        next.map(|t| self.read_one(t)).transpose()
+    }
+
+    fn threads(&self) -> u64 {
+        std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
+    }
+
+    fn failed(&self, e: color_eyre::Report) {
+        if let Ok(mut first) = self.error.lock() {
+            first.get_or_insert(e);
+        }
+    }
+
+    fn take_error(&self) -> Option<color_eyre::Report> {
+        self.error.lock().ok()?.take()
+    }
+}
+
+/// A file version's lines read with the model: its records as bronze's columns, its row with
+/// its counts, its refused lines.
+fn records_of(model: &Model, dims: &DimensionTable, mut file: ModelFile, bytes: &[u8]) -> Result<(RecordsBatch, ModelFile, Vec<Refused>)> {
+    let text = crate::raw::decompress(bytes).wrap_err_with(|| format!("reading upload_date={}/{}", file.upload_date, file.file))?;
+    let (mut records, mut lines, mut refused) = (Vec::new(), Vec::new(), Vec::new());
+    let reader = LineReader::new(model, dims)?;
+    for (i, line) in text.lines().enumerate() {
+        let n = i32::try_from(i + 1)?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match reader.read(line, file.upload_date) {
+            Ok(r) => {
+                records.push(r);
+                lines.push(n);
+            }
+            Err(reason) => refused.push((file.file_id, n, reason, crate::sanitize::for_terminal(line).chars().take(2000).collect())),
+        }
+    }
+    let rows: Vec<RecordRow<'_>> = records
+        .iter()
+        .zip(&lines)
+        .map(|(r, line)| RecordRow {
+            line: *line,
+            key: &r.key,
+            event_id: &r.event_id,
+            arrival_ns: r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX),
+            event_ns: r.event_time.timestamp_nanos_opt().unwrap_or(i64::MAX),
+            business_date: r.business_date,
+            grain: &r.grain,
+            attributes: &r.attributes,
+            measures: &r.measures,
+        })
+        .collect();
+    let batch = RecordsBatch::of(file.file_id, &rows)?;
+    file.records = records.len() as i64;
+    file.quarantined = refused.len() as i64;
+    Ok((batch, file, refused))
+}
+
+/// A new version of the dimension file: its version, MD5 and text.
+type NewDimension = (i32, String, String);
+
+/// The dimension: the world's file if it has one (a new version when its bytes changed), else
+/// the lab's newest. Returns the table, the new version to keep, and the keys whose rows changed.
+fn dimension(lab: &Lab, world: &Path, model: &Model) -> Result<(DimensionTable, Option<NewDimension>, Vec<String>)> {
+    let Some(d) = &model.dimension else { return Ok((DimensionTable::default(), None, Vec::new())) };
+    let kept = lab.store().model_dimension()?;
+    let path = crate::raw::world_file(world, &d.file, "model.dimension.file")?;
+    if !path.is_file() {
+        return match kept {
+            Some(k) => Ok((DimensionTable::parse(model, &k.text)?, None, Vec::new())),
+            None => bail!("{}: no {} here, and the lab has none yet: the model dates its events by it", world.display(), d.file),
+        };
+    }
+    crate::raw::inside_world(world, &path)?;
+    let text = crate::raw::read_small_file(&path)?;
+    let table = DimensionTable::parse(model, &text).wrap_err_with(|| format!("{}", path.display()))?;
+    let md5 = crate::raw::md5_hex(text.as_bytes());
+    match kept {
+        Some(k) if k.md5 == md5 => Ok((table, None, Vec::new())),
+        Some(k) => {
+            let old = DimensionTable::parse(model, &k.text)?;
+            let mut changed: Vec<String> =
+                old.rows.iter().filter(|(key, row)| table.rows.get(*key) != Some(*row)).map(|(k, _)| k.clone()).collect();
+            changed.extend(table.rows.keys().filter(|k| !old.rows.contains_key(*k)).cloned());
+            changed.sort();
+            Ok((table, Some((k.version + 1, md5, text)), changed))
+        }
+        None => Ok((table, Some((1, md5, text)), Vec::new())),
+    }
+}
+
+/// The files of upload `d` in `world`, by name in the upload (None: no such partition).
+fn world_files(world: &Path, model: &Model, d: NaiveDate) -> Result<Option<Vec<(String, PathBuf)>>> {
+    let root = crate::raw::world_file(world, &model.events_root, "model.events_root")?;
+    let dir = crate::model::recount::partition(&root, d);
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    crate::raw::inside_world(world, &dir)?;
+    let mut out = Vec::new();
+    for path in crate::raw::files_below(&dir)? {
+        let name = path.strip_prefix(&dir).unwrap_or(&path).to_string_lossy().into_owned();
+        if name.ends_with(".jsonl.gz") {
+            crate::raw::inside_world(world, &path)?;
+            out.push((name, path));
+        }
+    }
+    out.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    Ok(Some(out))
+}
+
+/// Lands uploads `dates` of `world` into a model lab: new and corrected files as their next
+/// version, unchanged ones noted, a corrected dimension row's files read again. One transaction;
+/// every version's bytes are written under their own path before it commits.
+pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> Result<ModelLanding> {
+    lab.begin_writing()?;
+    let started = std::time::Instant::now();
+    let (dims, new_dimension, changed) = dimension(lab, world, model)?;
+    let mut next_id = lab.store().model_next_file_id()?;
+    let (mut todo, mut missing, mut files) = (Vec::new(), Vec::new(), Vec::new());
+    for &d in dates {
+        let Some(found) = world_files(world, model, d)? else {
+            missing.push(d);
+            continue;
+        };
+        let landed = lab.store().model_files_of(d)?;
+        for (name, path) in found {
+            let md5 = crate::raw::md5_hex(&std::fs::read(&path).wrap_err_with(|| format!("reading {}", path.display()))?);
+            let before = landed.iter().find(|f| f.file == name);
+            if let Some(f) = before.filter(|f| f.md5 == md5) {
+                let (records, quarantined) = (f.records, f.quarantined);
+                files.push(LandedFile { upload_date: d, file: name, version: f.version, status: "unchanged".into(), records, quarantined });
+                continue;
+            }
+            let version = before.map_or(1, |f| f.version + 1);
+            let keep_at = Some(version_path(lab, d, &name, version));
+            let file = ModelFile { file_id: next_id, file: name, upload_date: d, version, md5, records: 0, quarantined: 0 };
+            next_id += 1;
+            todo.push(ToRead { file, from: path, keep_at, status: if version == 1 { "new" } else { "corrected" } });
+        }
+    }
+    todo.extend(reread(lab, model, &changed, &todo, &mut next_id)?);
+    let planned = started.elapsed();
+    todo.reverse();
+    let reading = Arc::new(Reading { model: model.clone(), dims, todo: Mutex::new(todo), read: Mutex::default(), error: Mutex::default() });
+    // Settings of the connection, not of the transaction: set before it, reset after it.
+    lab.store().unordered_inserts()?;
+    let written = write_landing(lab, model, new_dimension, reading.clone());
+    let reset = lab.store().ordered_inserts();
+    written.wrap_err("landing: nothing was landed (the transaction rolled back)")?;
+    reset.wrap_err("resetting the insertion order")?;
+    crate::progress::profile(&[
+        ("planning".to_string(), planned.as_secs_f64() * 1e3),
+        (
+            "reading the files and inserting their records, in DuckDB's threads".to_string(),
+            (started.elapsed() - planned).as_secs_f64() * 1e3,
+        ),
+    ]);
+    let read = std::mem::take(&mut *reading.read.lock().map_err(poisoned)?);
+    files.extend(read.into_iter().map(|r| LandedFile {
+        upload_date: r.file.upload_date,
+        file: r.file.file,
+        version: r.file.version,
+        status: r.status.to_string(),
+        records: r.file.records,
+        quarantined: r.file.quarantined,
+    }));
+    files.sort_by(|a, b| (a.upload_date, &a.file, a.version).cmp(&(b.upload_date, &b.file, b.version)));
+    Ok(ModelLanding { model: model.name.clone(), files, dimension_changed: changed, missing })
+}
+
+/// The current files whose records name a dimension row that changed, read again from their
+/// kept bytes as their next version (the contract's dimension correction).
+fn reread(lab: &Lab, model: &Model, changed: &[String], todo: &[ToRead], next_id: &mut i32) -> Result<Vec<ToRead>> {
+    let Some(d) = model.dimension.as_ref().filter(|_| !changed.is_empty()) else { return Ok(Vec::new()) };
+    let column = model.grain.iter().position(|g| *g == d.key).ok_or_else(|| eyre!("model.grain lacks the dimension's key"))? + 1;
+    let mut out = Vec::new();
+    for f in lab.store().model_files_with_key(column, changed)? {
+        if todo.iter().any(|t| t.file.upload_date == f.upload_date && t.file.file == f.file) {
+            continue;
+        }
+        let from = version_path(lab, f.upload_date, &f.file, f.version);
+        let keep_at = Some(version_path(lab, f.upload_date, &f.file, f.version + 1));
+        let file = ModelFile { file_id: *next_id, version: f.version + 1, records: 0, quarantined: 0, ..f };
+        *next_id += 1;
+        out.push(ToRead { file, from, keep_at, status: "re-read" });
+    }
+    Ok(out)
+}
+
+fn write_landing(lab: &Lab, model: &Model, dimension: Option<NewDimension>, reading: Arc<Reading>) -> Result<()> {
+    // The folder marks a model lab for the commands (`model_commands`), before its first commit.
+    let kept = lab.raw_root().join("model");
+    std::fs::create_dir_all(&kept).wrap_err_with(|| format!("creating {}", kept.display()))?;
+    let mut tx = Tx::begin(lab.store(), super::fail_after_from_env())?;
+    if lab.store().model_definition()?.is_none() {
+        tx.model_define(&model.name, &serde_json::to_string(model)?)?;
+    }
+    if let Some((version, md5, text)) = &dimension {
+        tx.model_dimension_insert(*version, md5, text)?;
+    }
+    tx.model_records(reading.clone())?;
+    let mut read = reading.read.lock().map_err(poisoned)?;
+    read.sort_by_key(|r| r.file.file_id);
+    let mut refused = Vec::new();
+    for r in read.iter() {
+        tx.model_file_insert(&r.file)?;
+        refused.extend(r.refused.iter().cloned());
+    }
+    drop(read);
+    tx.model_refused(&refused)?;
+    tx.commit()?;
+    Ok(())
+}
