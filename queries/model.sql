@@ -43,12 +43,12 @@ INSERT INTO model.records SELECT * FROM recount_rows($job::BIGINT);
 SELECT DISTINCT upload_date FROM model.files ORDER BY 1;
 
 -- name: upload_dates
--- What upload $upload_date holds per business date, in every version of its files (a date that
--- a correction withdrew is affected too), and whether the version is current.
-SELECT r.business_date, f.file_id IN (SELECT file_id FROM model.current_files) AS current, count(*) AS rows
+-- What each of uploads $uploads (a list) holds per business date, in every version of its files
+-- (a date that a correction withdrew is affected too), and whether the version is current.
+SELECT f.upload_date, r.business_date, f.file_id IN (SELECT file_id FROM model.current_files) AS current, count(*) AS rows
 FROM model.records r JOIN model.files f USING (file_id)
-WHERE f.upload_date = $upload_date::DATE
-GROUP BY ALL ORDER BY 1;
+WHERE f.upload_date IN (SELECT business_date FROM dates_of($uploads::VARCHAR))
+GROUP BY ALL ORDER BY 1, 2;
 
 -- define: model_visible
 -- The copies a v2 write sees: the current file versions' records, each inside its own date's

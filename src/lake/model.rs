@@ -103,17 +103,15 @@ pub fn run(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u32) -> R
 fn affected(lab: &Lab, uploads: &[NaiveDate], late_days: u32) -> Result<(Vec<NaiveDate>, i64, i64)> {
     let (mut affected, mut beyond, mut future) = (std::collections::BTreeSet::new(), 0, 0);
     let kept = lab.store().model_kept_windows()?;
-    for &u in uploads {
-        for c in lab.store().model_upload_dates(u)? {
-            let current = if c.current { c.rows } else { 0 };
-            // A reopened date keeps its wider window for every later run.
-            let window = crate::rules::LatenessWindow::with_kept(late_days, kept.get(&c.business_date).copied());
-            match window.fate(u, c.business_date) {
-                crate::rules::Fate::BeyondWindow => beyond += current,
-                crate::rules::Fate::FutureDated => future += current,
-                crate::rules::Fate::Affected => {
-                    affected.insert(c.business_date);
-                }
+    for c in lab.store().model_upload_dates(uploads)? {
+        let current = if c.current { c.rows } else { 0 };
+        // A reopened date keeps its wider window for every later run.
+        let window = crate::rules::LatenessWindow::with_kept(late_days, kept.get(&c.business_date).copied());
+        match window.fate(c.upload_date, c.business_date) {
+            crate::rules::Fate::BeyondWindow => beyond += current,
+            crate::rules::Fate::FutureDated => future += current,
+            crate::rules::Fate::Affected => {
+                affected.insert(c.business_date);
             }
         }
     }

@@ -9,7 +9,7 @@ use super::model::version_path;
 use crate::model::Model;
 use crate::model::read::{DimensionTable, LineReader};
 use crate::store::Tx;
-use crate::store::model::{ModelFile, RecordRow, RecordsBatch, RecordsReader};
+use crate::store::model::{ModelFile, RecordRow, RecordsBatch, RecordsBuilder, RecordsReader};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use std::path::{Path, PathBuf};
@@ -119,40 +119,33 @@ impl RecordsReader for Reading {
 /// its counts, its refused lines.
 fn records_of(model: &Model, dims: &DimensionTable, mut file: ModelFile, bytes: &[u8]) -> Result<(RecordsBatch, ModelFile, Vec<Refused>)> {
     let text = crate::raw::decompress(bytes).wrap_err_with(|| format!("reading upload_date={}/{}", file.upload_date, file.file))?;
-    let (mut records, mut lines, mut refused) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut records, mut refused) = (RecordsBuilder::new(file.file_id), Vec::new());
     let reader = LineReader::new(model, dims)?;
     for (i, line) in text.lines().enumerate() {
         let n = i32::try_from(i + 1)?;
         if line.trim().is_empty() {
             continue;
         }
-        match reader.read(line, file.upload_date) {
-            Ok(r) => {
-                records.push(r);
-                lines.push(n);
-            }
-            Err(reason) => refused.push((file.file_id, n, reason, crate::sanitize::for_terminal(line).chars().take(2000).collect())),
+        let read = reader.read_with(line, file.upload_date, |r| {
+            records.push(RecordRow {
+                line: n,
+                key: r.key,
+                event_id: r.event_id,
+                arrival_ns: r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX),
+                event_ns: r.event_time.timestamp_nanos_opt().unwrap_or(i64::MAX),
+                business_date: r.business_date,
+                grain: &r.grain,
+                attributes: r.attributes,
+                measures: &r.measures,
+            })
+        });
+        if let Err(reason) = read {
+            refused.push((file.file_id, n, reason, crate::sanitize::for_terminal(line).chars().take(2000).collect()));
         }
     }
-    let rows: Vec<RecordRow<'_>> = records
-        .iter()
-        .zip(&lines)
-        .map(|(r, line)| RecordRow {
-            line: *line,
-            key: &r.key,
-            event_id: &r.event_id,
-            arrival_ns: r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX),
-            event_ns: r.event_time.timestamp_nanos_opt().unwrap_or(i64::MAX),
-            business_date: r.business_date,
-            grain: &r.grain,
-            attributes: &r.attributes,
-            measures: &r.measures,
-        })
-        .collect();
-    let batch = RecordsBatch::of(file.file_id, &rows)?;
-    file.records = records.len() as i64;
+    file.records = records.rows() as i64;
     file.quarantined = refused.len() as i64;
-    Ok((batch, file, refused))
+    Ok((records.finish()?, file, refused))
 }
 
 /// A new version of the dimension file: its version, MD5 and text.

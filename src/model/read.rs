@@ -170,12 +170,18 @@ impl<'a> LineReader<'a> {
 
     /// Reads one line: a record, or the reason it is quarantined.
     pub fn read(&self, line: &str, upload_date: NaiveDate) -> Result<Record, String> {
+        self.read_with(line, upload_date, |v| Record::from(v))
+    }
+
+    /// Reads one line and hands its view to `f`: `f`'s answer, or the reason the line is
+    /// quarantined.
+    pub fn read_with<T>(&self, line: &str, upload_date: NaiveDate, f: impl FnOnce(RecordView<'_>) -> T) -> Result<T, String> {
         if line.len() > crate::raw::MAX_LINE_BYTES {
             return Err(format!("line of {} bytes, longer than the {} recount parses", line.len(), crate::raw::MAX_LINE_BYTES));
         }
         match self.top.as_deref().and_then(|top| fast_slots(line, top, &self.wants)) {
-            Some(slots) => self.record(&slots, upload_date),
-            None => self.record(&self.careful_slots(line)?, upload_date),
+            Some(slots) => self.view(&slots, upload_date).map(f),
+            None => self.view(&self.careful_slots(line)?, upload_date).map(f),
         }
     }
 
@@ -205,8 +211,9 @@ impl<'a> LineReader<'a> {
             .collect())
     }
 
-    /// The contract's rules on a line's slots, in the order a line's faults are named.
-    fn record(&self, s: &[Slot<'_>], upload_date: NaiveDate) -> Result<Record, String> {
+    /// The contract's rules on a line's slots, in the order a line's faults are named: the line
+    /// as a view of the slots' text.
+    fn view<'s>(&'s self, s: &'s [Slot<'_>], upload_date: NaiveDate) -> Result<RecordView<'s>, String> {
         let path = |i: usize| match &self.wants[i] {
             Want::Field(p) => p.as_str(),
             Want::Sum { list, .. } => list.as_str(),
@@ -214,11 +221,11 @@ impl<'a> LineReader<'a> {
         let text = |i: usize| text(&s[i], path(i));
         let integer = |i: usize| integer(&s[i], path(i));
         let m = self.model;
-        let event_id = text(self.event_id)?.to_string();
-        let key = text(self.key)?.to_string();
+        let event_id = text(self.event_id)?;
+        let key = text(self.key)?;
         let mut grain = Vec::with_capacity(self.grain.len());
         for &g in &self.grain {
-            grain.push(text(g)?.to_string());
+            grain.push(text(g)?);
         }
         let event_time = crate::raw::event::instant(text(self.event_time)?, &m.event_time)?;
         let arrival = crate::raw::event::instant(text(self.arrival)?, &m.arrival_time)?;
@@ -240,15 +247,15 @@ impl<'a> LineReader<'a> {
             }
         }
         let by = text(self.dated_by)?;
-        let (business_date, attributes) = match &m.dimension {
+        let (business_date, attributes): (NaiveDate, &[String]) = match &m.dimension {
             Some(d) => {
                 let row = self.dims.rows.get(by).ok_or_else(|| format!("unknown {} '{}'", d.key, for_terminal(by)))?;
-                (crate::tz::business_date(event_time, row.timezone), row.attributes.clone())
+                (crate::tz::business_date(event_time, row.timezone), &row.attributes)
             }
             None => (
                 NaiveDate::parse_from_str(by, "%Y-%m-%d")
                     .map_err(|_| format!("{} '{}' is not a date YYYY-MM-DD", path(self.dated_by), for_terminal(by)))?,
-                Vec::new(),
+                &[],
             ),
         };
         if arrival.date_naive() != upload_date {
@@ -258,7 +265,36 @@ impl<'a> LineReader<'a> {
                 arrival.format("%Y-%m-%dT%H:%M:%S%.3fZ")
             ));
         }
-        Ok(Record { key, event_id, event_time, arrival, business_date, grain, attributes, measures })
+        Ok(RecordView { key, event_id, event_time, arrival, business_date, grain, attributes, measures })
+    }
+}
+
+/// A line as a model reads it, borrowed from the line: what a landing copies into bronze's
+/// columns without a string of its own per field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordView<'s> {
+    pub key: &'s str,
+    pub event_id: &'s str,
+    pub event_time: DateTime<Utc>,
+    pub arrival: DateTime<Utc>,
+    pub business_date: NaiveDate,
+    pub grain: Vec<&'s str>,
+    pub attributes: &'s [String],
+    pub measures: Vec<i64>,
+}
+
+impl From<RecordView<'_>> for Record {
+    fn from(v: RecordView<'_>) -> Record {
+        Record {
+            key: v.key.to_string(),
+            event_id: v.event_id.to_string(),
+            event_time: v.event_time,
+            arrival: v.arrival,
+            business_date: v.business_date,
+            grain: v.grain.into_iter().map(str::to_string).collect(),
+            attributes: v.attributes.to_vec(),
+            measures: v.measures,
+        }
     }
 }
 

@@ -23,7 +23,7 @@ row! {
 }
 row! { pub struct Next { pub next: i64 } }
 row! { pub struct Upload { pub upload_date: NaiveDate } }
-row! { pub struct UploadDate { pub business_date: NaiveDate, pub current: bool, pub rows: i64 } }
+row! { pub struct UploadDate { pub upload_date: NaiveDate, pub business_date: NaiveDate, pub current: bool, pub rows: i64 } }
 row! { pub struct InputHash { pub business_date: NaiveDate, pub rows: i64, pub input_hash: String } }
 row! {
     pub struct CurrentVersion { pub business_date: NaiveDate, pub snapshot_id: i64, pub input_hash: String, pub gold_rows: i64 }
@@ -141,12 +141,12 @@ pub struct RecordRow<'a> {
     pub arrival_ns: i64,
     pub event_ns: i64,
     pub business_date: NaiveDate,
-    pub grain: &'a [String],
+    pub grain: &'a [&'a str],
     pub attributes: &'a [String],
     pub measures: &'a [i64],
 }
 
-use super::scan::arrow::array::{ArrayRef, Date32Array, Int32Array, Int64Array, StringArray};
+use super::scan::arrow::array::{ArrayBuilder, ArrayRef, Date32Builder, Int32Builder, Int64Builder, StringBuilder};
 use super::scan::arrow::datatypes::{DataType, Field, Schema};
 use super::scan::arrow::record_batch::RecordBatch;
 
@@ -165,11 +165,6 @@ fn record_fields() -> Vec<Field> {
     f.extend((1..=ATTRIBUTE_COLUMNS).map(|i| Field::new(format!("a{i}"), DataType::Utf8, true)));
     f.extend((1..=MEASURE_COLUMNS).map(|i| Field::new(format!("m{i}"), DataType::Int64, true)));
     f
-}
-
-/// A text column of `rows`.
-fn text<'r, 'a: 'r>(rows: &'r [RecordRow<'a>], f: impl Fn(&'r RecordRow<'a>) -> Option<&'r str>) -> ArrayRef {
-    std::sync::Arc::new(rows.iter().map(f).collect::<StringArray>())
 }
 
 /// A file version's records as bronze's columns, made where they are read (any thread).
@@ -226,27 +221,75 @@ impl<R: RecordsReader> super::scan::RowSource for RecordsScan<R> {
     }
 }
 
-impl RecordsBatch {
-    pub fn of(file_id: i32, rows: &[RecordRow<'_>]) -> Result<RecordsBatch> {
+/// A file version's records, column by column as they are read: `RecordsBatch`'s builder.
+pub struct RecordsBuilder {
+    file_id: i32,
+    line: Int32Builder,
+    key: StringBuilder,
+    event_id: StringBuilder,
+    arrival_ns: Int64Builder,
+    event_ns: Int64Builder,
+    business_date: Date32Builder,
+    grain: [StringBuilder; GRAIN_COLUMNS],
+    attributes: [StringBuilder; ATTRIBUTE_COLUMNS],
+    measures: [Int64Builder; MEASURE_COLUMNS],
+}
+
+impl RecordsBuilder {
+    pub fn new(file_id: i32) -> RecordsBuilder {
+        RecordsBuilder {
+            file_id,
+            line: Int32Builder::new(),
+            key: StringBuilder::new(),
+            event_id: StringBuilder::new(),
+            arrival_ns: Int64Builder::new(),
+            event_ns: Int64Builder::new(),
+            business_date: Date32Builder::new(),
+            grain: std::array::from_fn(|_| StringBuilder::new()),
+            attributes: std::array::from_fn(|_| StringBuilder::new()),
+            measures: std::array::from_fn(|_| Int64Builder::new()),
+        }
+    }
+
+    /// Adds a record; a model's unused columns are NULL.
+    pub fn push(&mut self, r: RecordRow<'_>) {
+        self.line.append_value(r.line);
+        self.key.append_value(r.key);
+        self.event_id.append_value(r.event_id);
+        self.arrival_ns.append_value(r.arrival_ns);
+        self.event_ns.append_value(r.event_ns);
+        self.business_date.append_value(super::scan::arrow_days(r.business_date));
+        for (i, b) in self.grain.iter_mut().enumerate() {
+            b.append_option(r.grain.get(i));
+        }
+        for (i, b) in self.attributes.iter_mut().enumerate() {
+            b.append_option(r.attributes.get(i));
+        }
+        for (i, b) in self.measures.iter_mut().enumerate() {
+            b.append_option(r.measures.get(i).copied());
+        }
+    }
+
+    /// How many records it holds.
+    pub fn rows(&self) -> usize {
+        self.line.len()
+    }
+
+    pub fn finish(mut self) -> Result<RecordsBatch> {
         use std::sync::Arc;
+        let n = self.rows();
         let mut columns: Vec<ArrayRef> = vec![
-            Arc::new(Int32Array::from_iter_values(rows.iter().map(|_| file_id))),
-            Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.line))),
-            text(rows, |r| Some(r.key)),
-            text(rows, |r| Some(r.event_id)),
-            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.arrival_ns))),
-            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.event_ns))),
-            Arc::new(Date32Array::from_iter_values(rows.iter().map(|r| super::scan::arrow_days(r.business_date)))),
+            Arc::new(super::scan::arrow::array::Int32Array::from_iter_values(std::iter::repeat_n(self.file_id, n))),
+            Arc::new(self.line.finish()),
+            Arc::new(self.key.finish()),
+            Arc::new(self.event_id.finish()),
+            Arc::new(self.arrival_ns.finish()),
+            Arc::new(self.event_ns.finish()),
+            Arc::new(self.business_date.finish()),
         ];
-        for i in 0..GRAIN_COLUMNS {
-            columns.push(text(rows, |r| r.grain.get(i).map(String::as_str)));
-        }
-        for i in 0..ATTRIBUTE_COLUMNS {
-            columns.push(text(rows, |r| r.attributes.get(i).map(String::as_str)));
-        }
-        for i in 0..MEASURE_COLUMNS {
-            columns.push(Arc::new(rows.iter().map(|r| r.measures.get(i).copied()).collect::<Int64Array>()));
-        }
+        columns.extend(self.grain.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
+        columns.extend(self.attributes.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
+        columns.extend(self.measures.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
         Ok(RecordsBatch(RecordBatch::try_new(Arc::new(Schema::new(record_fields())), columns)?))
     }
 }
@@ -286,8 +329,9 @@ impl Store {
     pub(crate) fn model_uploads(&self) -> Result<Vec<NaiveDate>> {
         Ok(LANDED_UPLOADS.all(self, &[])?.into_iter().map(|u| u.upload_date).collect())
     }
-    pub(crate) fn model_upload_dates(&self, upload: NaiveDate) -> Result<Vec<UploadDate>> {
-        UPLOAD_DATES.all(self, named_params! { "upload_date": upload })
+    /// What each of `uploads` holds per business date.
+    pub(crate) fn model_upload_dates(&self, uploads: &[NaiveDate]) -> Result<Vec<UploadDate>> {
+        UPLOAD_DATES.all(self, named_params! { "uploads": super::date_list(uploads) })
     }
     pub(crate) fn model_input_hashes(&self, dates: &[NaiveDate], late_days: u32) -> Result<Vec<InputHash>> {
         INPUT_HASHES.all(self, named_params! { "dates": super::date_list(dates), "late_days": late_days })
