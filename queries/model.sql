@@ -21,6 +21,11 @@ INSERT INTO model.dimension_versions VALUES ($version, $md5, $text, now()::TIMES
 SELECT file_id, file, upload_date, version, md5, records, quarantined FROM model.current_files
 WHERE upload_date = $upload_date::DATE ORDER BY file;
 
+-- name: file_versions
+-- Every landed version of file $file of upload $upload_date, oldest first.
+SELECT file_id, file, upload_date, version, md5, records, quarantined FROM model.files
+WHERE upload_date = $upload_date::DATE AND file = $file ORDER BY version;
+
 -- name: files_with_key
 -- The current files that hold a record whose dimension key (grain column $column, 1-based) is
 -- one of $keys (a list): a corrected dimension row re-reads them.

@@ -982,3 +982,42 @@ fn on_a_model_lab_the_worker_lands_the_next_upload_retries_v1_and_rolls_back() {
     assert!(format!("{refused:#}").contains("the command line does the rest"), "{refused:#}");
     assert_eq!(loaded(&mut server).overview.next_upload, Some(d("2026-06-20")), "the refused reset wrote nothing");
 }
+
+/// The explorer's writes on a manufacturing lab: C lands the world's corrections one by one (the
+/// corrected counts rewrite 2026-06-29, the recompressed copy changes nothing), and o reopens a
+/// date with records past its window after a preview in the model's words.
+#[test]
+fn the_explorer_lands_a_model_world_s_corrections_and_reopens_its_late_date() {
+    use recount::tui::worker::{Job, Reopening};
+    let dir = tempdir();
+    let world = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data-manufacturing");
+    let model = recount::model::built_in("manufacturing").unwrap();
+    let mut lab = open_lab(dir.path());
+    let uploads: Vec<chrono::NaiveDate> = day("2026-06-18").iter_days().take(28).collect();
+    recount::lake::model::land(&mut lab, &world, &model, &uploads).unwrap();
+    recount::lake::model::run(&lab, &model, &uploads, recount::rules::DEFAULT_LATE_DAYS).unwrap();
+    let mut server = server_on(lab, &world);
+    let done = |reply: Reply| match reply {
+        Reply::Done(text) => text,
+        other => panic!("expected Done, got {other:?}"),
+    };
+    let first = done(server.serve(Job::LandCorrection).unwrap());
+    assert!(
+        first.contains("upload 2026-06-30") && first.contains("plant-a.jsonl.gz v2") && first.contains("rewrote 2026-06-29"),
+        "{first}"
+    );
+    let second = done(server.serve(Job::LandCorrection).unwrap());
+    assert!(second.contains("plant-a.jsonl.gz v3") && second.contains("nothing, its inputs unchanged"), "{second}");
+    let none = done(server.serve(Job::LandCorrection).unwrap());
+    assert!(none.contains("no correction"), "{none}");
+
+    let decision = || Reopening { reason: "the line's records came in late".into(), by: "controller".into() };
+    let late = day("2026-07-02");
+    let Reply::ReopenPreview(d, question, _) = server.serve(Job::PreviewReopen(late, decision())).unwrap() else { panic!("a preview") };
+    assert!(d == late && question.contains("record(s)") && question.contains("The window widens from 2 to"), "{question}");
+    let reopened = done(server.serve(Job::Reopen(late, decision())).unwrap());
+    assert!(reopened.contains("2026-07-02 reopened by controller as snapshot"), "{reopened}");
+    // Reopened, the date holds nothing past its window: a second preview says so.
+    let again = server.serve(Job::PreviewReopen(late, decision()));
+    assert!(again.is_err_and(|e| format!("{e:#}").contains("nothing to reopen")), "a reopened date has nothing left past its window");
+}

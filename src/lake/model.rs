@@ -6,7 +6,7 @@
 //! SQL is queries/model.sql.
 
 use super::Lab;
-pub use super::model_land::{LandedFile, ModelLanding, land};
+pub use super::model_land::{LandedFile, ModelCorrection, ModelLanding, land, pending_corrections};
 use crate::model::Model;
 use crate::model::read::DimensionTable;
 use crate::model::recount::ModelRow;
@@ -185,6 +185,28 @@ pub fn reopen(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32, (reason, b
     // Built with the wider window, so that the version's input hash is the one later runs see.
     write_keeping(lab, model, what, window.max(late_days), Some((d, window, reason, by)))
         .wrap_err_with(|| format!("reopening {d}: nothing was written (its transaction rolled back)"))
+}
+
+/// The question the explorer asks before it reopens `d`: what arrived past its window and the
+/// window it would take; an error when nothing did.
+pub fn reopen_question(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<String> {
+    let late = lab.store().model_late_rows(d, late_days)?;
+    let Some(widest) = late.iter().map(|r| r.days_late).max() else {
+        bail!("{d} has no record past its window: there is nothing to reopen it for");
+    };
+    let mut missing: Vec<&str> = late.iter().filter(|r| !r.counted).map(|r| r.entity_key.as_str()).collect();
+    missing.sort_unstable();
+    missing.dedup();
+    let mut uploads: Vec<NaiveDate> = late.iter().map(|r| r.upload_date).collect();
+    uploads.dedup();
+    let now = crate::rules::LatenessWindow::with_kept(late_days, lab.store().model_kept_windows()?.get(&d).copied()).late_days;
+    Ok(format!(
+        "Reopen {d} and take in what arrived past its window?\n\n{} record(s), {} {}(s) gold does not count yet,\nfrom upload(s) {}.\nThe window widens from {now} to {widest} days, recorded as one snapshot with the reason.",
+        late.len(),
+        missing.len(),
+        model.entity,
+        uploads.iter().map(NaiveDate::to_string).collect::<Vec<_>>().join(", "),
+    ))
 }
 
 /// A write of v2: the dates it rebuilds and what it says it was built from.

@@ -304,3 +304,52 @@ fn write_landing(lab: &Lab, model: &Model, dimension: Option<NewDimension>, read
     tx.commit()?;
     Ok(())
 }
+
+/// A correction a model's world ships: a folder laid out as the world, holding one upload's
+/// corrected file, with `correction.json` saying which and what changed.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct ModelCorrection {
+    #[serde(skip)]
+    pub dir: PathBuf,
+    pub upload_date: NaiveDate,
+    pub file: String,
+    /// What the correction changes, in the world's words.
+    #[serde(default)]
+    pub what: String,
+}
+
+/// The corrections of `world` not landed yet, in delivery order: their upload has landed, and
+/// their file's bytes are no landed version's.
+pub fn pending_corrections(lab: &Lab, world: &Path, model: &Model) -> Result<Vec<ModelCorrection>> {
+    let root = world.join(crate::raw::corrections::CORRECTIONS_DIR);
+    if !root.is_dir() {
+        return Ok(Vec::new());
+    }
+    crate::raw::inside_world(world, &root)?;
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+    dirs.sort();
+    let landed = lab.store().model_uploads()?;
+    let mut out = Vec::new();
+    for dir in dirs {
+        let note = dir.join(crate::raw::corrections::NOTE_FILE);
+        if !note.is_file() {
+            continue;
+        }
+        crate::raw::inside_world(world, &note)?;
+        let text = crate::raw::read_small_file(&note)?;
+        let mut c: ModelCorrection = serde_json::from_str(&text).wrap_err_with(|| format!("reading {}", note.display()))?;
+        if !landed.contains(&c.upload_date) {
+            continue;
+        }
+        let Some(files) = world_files(&dir, model, c.upload_date)? else { continue };
+        let Some((_, path)) = files.iter().find(|(name, _)| *name == c.file) else {
+            bail!("{}: it names {}, which its upload_date={} does not hold", note.display(), c.file, c.upload_date);
+        };
+        let md5 = crate::raw::md5_hex(&std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?);
+        if lab.store().model_file_versions(c.upload_date, &c.file)?.iter().all(|v| v.md5 != md5) {
+            c.dir = dir;
+            out.push(c);
+        }
+    }
+    Ok(out)
+}

@@ -99,6 +99,7 @@ statements! {
     DIMENSION_INSERT: Exec = model::DIMENSION_INSERT;
     FILES_OF_UPLOAD: Query<ModelFile> = model::FILES_OF_UPLOAD;
     FILES_WITH_KEY: Query<ModelFile> = model::FILES_WITH_KEY;
+    FILE_VERSIONS: Query<ModelFile> = model::FILE_VERSIONS;
     NEXT_FILE_ID: Query<Next> = model::NEXT_FILE_ID;
     FILE_INSERT: Exec = model::FILE_INSERT;
     RECORDS_FROM_ROWS: Exec = model::RECORDS_FROM_ROWS;
@@ -328,6 +329,10 @@ impl Store {
     }
     pub(crate) fn model_uploads(&self) -> Result<Vec<NaiveDate>> {
         Ok(LANDED_UPLOADS.all(self, &[])?.into_iter().map(|u| u.upload_date).collect())
+    }
+    /// Every landed version of `file` of upload `upload`, oldest first.
+    pub(crate) fn model_file_versions(&self, upload: NaiveDate, file: &str) -> Result<Vec<ModelFile>> {
+        FILE_VERSIONS.all(self, named_params! { "upload_date": upload, "file": file })
     }
     /// What each of `uploads` holds per business date.
     pub(crate) fn model_upload_dates(&self, uploads: &[NaiveDate]) -> Result<Vec<UploadDate>> {

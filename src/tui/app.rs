@@ -182,7 +182,7 @@ fn confirm_rebuild(p: &RebuildPreview) -> Popup {
 }
 
 /// The confirmation a reopening asks for: what it takes in, the amount, and the reason.
-fn confirm_reopen(p: &crate::lake::reopen::ReopenPlan, decision: Reopening) -> Popup {
+fn confirm_reopen(date: NaiveDate, question: &str, decision: Reopening) -> Popup {
     let shown = crate::sanitize::for_terminal(&decision.reason).into_owned();
     let by = crate::sanitize::for_terminal(&decision.by).into_owned();
     let text = format!(
@@ -191,10 +191,10 @@ fn confirm_reopen(p: &crate::lake::reopen::ReopenPlan, decision: Reopening) -> P
 Reason: {shown} (decided by {by})
 
 {}",
-        p.text(),
+        question,
         super::keys::active().answers("reopen")
     );
-    Popup::Confirm { what: Confirmable::Reopen { date: p.business_date, decision }, text }
+    Popup::Confirm { what: Confirmable::Reopen { date, decision }, text }
 }
 
 /// A question's text with its answers from the key table.
@@ -398,7 +398,7 @@ impl App {
                 }
             }
             Reply::Preview(p) => self.popup = Some(confirm_rebuild(&p)),
-            Reply::ReopenPreview(p, decision) => self.popup = Some(confirm_reopen(&p, decision)),
+            Reply::ReopenPreview(d, text, decision) => self.popup = Some(confirm_reopen(d, &text, decision)),
             Reply::Done(text) => {
                 self.message = text;
                 let d = self.selected_date();

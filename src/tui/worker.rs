@@ -108,7 +108,8 @@ pub enum Reply {
     Loaded(Box<LabOverview>, Option<Box<DateView>>),
     DateLoaded(Box<DateView>),
     Preview(v2::RebuildPreview),
-    ReopenPreview(crate::lake::reopen::ReopenPlan, Reopening),
+    /// The date a reopening would widen, and the question to ask before it does.
+    ReopenPreview(NaiveDate, String, Reopening),
     Done(String),
     Failed(String),
     /// The check of a date not loaded yet, ahead of its other reports: the Overview draws it
@@ -561,7 +562,7 @@ impl Server {
         Ok(())
     }
 
-    /// A job on a model lab: the explorer reads it; its writes are the command line's.
+    /// A job on a model lab: its reads, and the writes the explorer offers there.
     fn serve_model(&mut self, model: &crate::model::Model, job: Job) -> Result<Reply> {
         self.ensure_open()?;
         let late = self.setup.late_days;
@@ -587,10 +588,10 @@ impl Server {
                 Ok(Reply::ModelDate(Box::new(model_day(&self.lab, model, d, late, recount)?)))
             }
             Job::PreviewRebuild(d) => Ok(Reply::Preview(crate::lake::model::preview_rebuild(&self.lab, d, late)?)),
-            Job::PreviewReopen(..) | Job::Reopen(..) | Job::LandCorrection | Job::Reset => color_eyre::eyre::bail!(
-                "on a lab of model {}, the explorer retries v1, rebuilds, lands the next upload and rolls back; the command line does the rest",
-                model.name
-            ),
+            Job::PreviewReopen(d, decision) => {
+                Ok(Reply::ReopenPreview(d, crate::lake::model::reopen_question(&self.lab, model, d, late)?, decision))
+            }
+            Job::Reset => color_eyre::eyre::bail!("on a lab of model {}, reset it from the command line (`recount reset`)", model.name),
             job => self.writing(|lab, setup| model_write(lab, setup, model, job)),
         }
     }
@@ -658,7 +659,7 @@ impl Server {
                 Ok(Reply::DateLoaded(Box::new(self.view(d)?)))
             }
             Job::PreviewRebuild(d) => Ok(Reply::Preview(v2::preview_rebuild(&self.lab, d)?)),
-            Job::PreviewReopen(d, decision) => Ok(Reply::ReopenPreview(crate::lake::reopen::plan(&self.lab, d)?, decision)),
+            Job::PreviewReopen(d, decision) => Ok(Reply::ReopenPreview(d, crate::lake::reopen::plan(&self.lab, d)?.text(), decision)),
             job if self.setup.warehouse.is_some() => {
                 let spark = self.setup.warehouse.clone().ok_or_else(|| color_eyre::eyre::eyre!("no warehouse"))?;
                 self.write_warehouse(spark, job)
@@ -726,8 +727,8 @@ fn write(lab: &mut Lab, setup: &Setup, job: Job) -> Result<Reply> {
     })
 }
 
-/// A write on a model lab: v1 retried, a date rebuilt, the world's next upload landed and run,
-/// or a rollback.
+/// A write on a model lab: v1 retried, a date rebuilt or reopened, the world's next upload or
+/// correction landed and run, or a rollback.
 fn model_write(lab: &mut Lab, setup: &Setup, model: &crate::model::Model, job: Job) -> Result<Reply> {
     use crate::lake::model as lab_model;
     let done = |text: String| Ok(Reply::Done(text));
@@ -746,6 +747,27 @@ fn model_write(lab: &mut Lab, setup: &Setup, model: &crate::model::Model, job: J
         Job::Rollback(s) => {
             let id = lab_model::rollback(lab, model, s)?;
             done(format!("rolled back to snapshot {s} as snapshot {id}: {}", lab_model::fingerprint(lab, model, None)?))
+        }
+        Job::Reopen(d, Reopening { reason, by }) => {
+            let run = lab_model::reopen(lab, model, d, setup.late_days, (&reason, &by))?;
+            done(match run.snapshot {
+                Some(id) => format!("{d} reopened by {by} as snapshot {id}: {}", run.fingerprint),
+                None => format!("{d} reopened by {by}: nothing changed"),
+            })
+        }
+        Job::LandCorrection => {
+            let Some(c) = lab_model::pending_corrections(lab, &setup.world, model)?.into_iter().next() else {
+                return done(format!("no correction of {} is waiting to land", setup.world.display()));
+            };
+            let u = c.upload_date;
+            let landing = lab_model::land(lab, &c.dir, model, &[u])?;
+            let landed: Vec<String> =
+                landing.files.iter().filter(|f| f.status != "unchanged").map(|f| format!("{} v{}", f.file, f.version)).collect();
+            let run = lab_model::run(lab, model, &[u], setup.late_days)
+                .wrap_err_with(|| format!("the correction of upload {u} landed and committed; its v2 run then failed"))?;
+            let rewritten: Vec<String> = run.iter().flat_map(|r| r.rewritten.iter().map(NaiveDate::to_string)).collect();
+            let what = if rewritten.is_empty() { "nothing, its inputs unchanged".to_string() } else { rewritten.join(", ") };
+            done(format!("correction of upload {u} landed ({}) and v2 rewrote {what}", landed.join(", ")))
         }
         Job::LandNext => {
             let landed = lab.store().model_uploads()?;
