@@ -6,7 +6,7 @@
 //! truth v1 and v2 are checked against. Its fingerprint is the contract's, in the model's columns.
 
 use super::Model;
-use super::read::{DimensionTable, LineReader, Record};
+use super::read::{DimensionTable, LineReader};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use polars::prelude::*;
@@ -100,7 +100,8 @@ fn partitions(root: &Path) -> Result<Vec<NaiveDate>> {
     Ok(dates)
 }
 
-/// The copies as columns, for polars' sort; the records beside them, by index.
+/// The copies of one pass as columns, for polars' sort; each copy's business date, group (its
+/// grain and attributes, numbered in `Groups`) and measures beside them, by index.
 #[derive(Default)]
 struct Copies {
     key: Vec<String>,
@@ -108,7 +109,48 @@ struct Copies {
     event_id: Vec<String>,
     file_rank: Vec<u32>,
     line: Vec<u32>,
-    records: Vec<Record>,
+    date: Vec<NaiveDate>,
+    group: Vec<u32>,
+    /// Every copy's measures, one after another.
+    measures: Vec<i64>,
+    /// What the copies hold in memory, about (`COPY_BYTES` each and their ids' text, twice: the
+    /// sort holds a copy of the columns).
+    bytes: u64,
+}
+
+/// What one copy holds in the recount's working set beside its ids' text: its columns, the
+/// strings' headers and allocations, and the sort's copy of them.
+const COPY_BYTES: u64 = 256;
+
+/// Each distinct (grain, attributes) a recount has met, numbered: a copy keeps its number.
+#[derive(Default)]
+struct Groups {
+    index: std::collections::HashMap<String, u32>,
+    values: Vec<(Vec<String>, Vec<String>)>,
+}
+
+impl Groups {
+    /// The number of the view's group (one text key, reused, so that a known group allocates
+    /// nothing).
+    fn number(&mut self, buf: &mut String, grain: &[&str], attributes: &[String]) -> Result<u32> {
+        buf.clear();
+        for g in grain {
+            buf.push_str(g);
+            buf.push('\u{1f}');
+        }
+        buf.push('\u{1e}');
+        for a in attributes {
+            buf.push_str(a);
+            buf.push('\u{1f}');
+        }
+        if let Some(&n) = self.index.get(buf.as_str()) {
+            return Ok(n);
+        }
+        let n = u32::try_from(self.values.len()).map_err(|_| eyre!("more than 2^32 groups of gold"))?;
+        self.values.push((grain.iter().map(|g| g.to_string()).collect(), attributes.to_vec()));
+        self.index.insert(buf.clone(), n);
+        Ok(n)
+    }
 }
 
 /// Recounts `world` with `model`, in as many passes as the recount's share of the memory budget
@@ -117,15 +159,9 @@ pub fn recount(world: &Path, model: &Model) -> Result<ModelRecount> {
     recount_in_passes(world, model, None)
 }
 
-/// How many bytes one copy takes in the recount's working set (its record and its sort columns).
-const BYTES_PER_COPY: u64 = 400;
-
-/// The number of passes for `files`: each holds the copies whose key hashes to it, so every copy
-/// of a key is ranked in the same pass and the passes' sums add up. About 40 gzipped bytes a line.
-fn passes_for(files: &[(NaiveDate, String, std::path::PathBuf)]) -> u64 {
-    let bytes: u64 = files.iter().map(|f| std::fs::metadata(&f.2).map(|m| m.len()).unwrap_or(0)).sum();
-    let share = (crate::store::memory_budget() / 4).max(1);
-    (bytes / 40 + 1).saturating_mul(BYTES_PER_COPY).div_ceil(share).max(1)
+/// The recount's share of the memory budget.
+fn share() -> u64 {
+    (crate::store::memory_budget() / 4).max(1)
 }
 
 /// `recount` in `passes` passes (None: as the budget needs).
@@ -142,66 +178,111 @@ pub fn recount_in_passes(world: &Path, model: &Model, passes: Option<u64>) -> Re
 }
 
 /// The recount of `files` (upload date, name in the upload, where its bytes are; in raw-zone
-/// order) with `dims`: a lab recounts its current file versions this way.
+/// order) with `dims`: a lab recounts its current file versions this way. With `passes` None it
+/// starts in one pass; a pass whose copies outgrow the recount's share of the budget stops, and
+/// the recount starts again in as many passes as the bytes read so far say the files need.
 pub fn recount_files(
     model: &Model,
     dims: &DimensionTable,
     files: &[(NaiveDate, String, std::path::PathBuf)],
     passes: Option<u64>,
 ) -> Result<ModelRecount> {
-    let passes = passes.unwrap_or_else(|| passes_for(files)).max(1);
+    let sizes: Vec<u64> = files.iter().map(|f| std::fs::metadata(&f.2).map(|m| m.len()).unwrap_or(0)).collect();
+    let mut todo = passes.unwrap_or(1).max(1);
+    loop {
+        match recount_with(model, dims, files, todo, passes.is_none().then(|| (share(), sizes.as_slice())))? {
+            Ok(done) => return Ok(done),
+            Err(more) => todo = more,
+        }
+    }
+}
+
+/// One recount in `passes` passes; with `limit` (the share, each file's size), Err(passes) when a
+/// pass outgrew the share: the passes the whole would need.
+fn recount_with(
+    model: &Model,
+    dims: &DimensionTable,
+    files: &[(NaiveDate, String, std::path::PathBuf)],
+    passes: u64,
+    limit: Option<(u64, &[u64])>,
+) -> Result<Result<ModelRecount, u64>> {
     let (mut sums, mut refused, mut n, mut entities) = (Sums::new(), Vec::new(), 0u64, 0u64);
+    let (mut groups, mut buf) = (Groups::default(), String::new());
     let reader = LineReader::new(model, dims)?;
+    let width = model.measures.len();
     for pass in 0..passes {
         let mut copies = Copies::default();
+        let mut read_bytes = 0u64;
         for (rank, (upload, name, path)) in files.iter().enumerate() {
             let text = crate::raw::read_gz_text(path)?;
             for (i, line) in text.lines().enumerate() {
                 if line.trim().is_empty() {
                     continue;
                 }
-                match reader.read(line, *upload) {
-                    Ok(r) if passes == 1 || xxhash_rust::xxh3::xxh3_64(r.key.as_bytes()) % passes == pass => {
-                        copies.key.push(r.key.clone());
-                        copies.arrival.push(r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX));
-                        copies.event_id.push(r.event_id.clone());
-                        copies.file_rank.push(u32::try_from(rank).unwrap_or(u32::MAX));
-                        copies.line.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
-                        copies.records.push(r);
+                let kept = reader.read_with(line, *upload, |r| -> Result<()> {
+                    if passes > 1 && xxhash_rust::xxh3::xxh3_64(r.key.as_bytes()) % passes != pass {
+                        return Ok(());
                     }
-                    Ok(_) => {}
+                    copies.bytes += COPY_BYTES + 2 * (r.key.len() + r.event_id.len()) as u64 + 16 * width as u64;
+                    copies.key.push(r.key.to_string());
+                    copies.arrival.push(r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX));
+                    copies.event_id.push(r.event_id.to_string());
+                    copies.file_rank.push(u32::try_from(rank).unwrap_or(u32::MAX));
+                    copies.line.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
+                    copies.date.push(r.business_date);
+                    copies.group.push(groups.number(&mut buf, &r.grain, r.attributes)?);
+                    copies.measures.extend_from_slice(&r.measures);
+                    Ok(())
+                });
+                match kept {
+                    Ok(done) => done?,
                     // A refused line is listed once, in the first pass.
                     Err(reason) if pass == 0 => refused.push(Refused { file: format!("upload_date={upload}/{name}"), line: i + 1, reason }),
                     Err(_) => {}
                 }
             }
+            if let Some((share, sizes)) = limit {
+                read_bytes += sizes[rank];
+                if copies.bytes > share {
+                    // This pass's copies so far, over the part of the files read: the whole's.
+                    let total: u64 = sizes.iter().sum();
+                    let whole = u128::from(copies.bytes) * u128::from(total.max(1)) / u128::from(read_bytes.max(1)) * u128::from(passes);
+                    let need = u64::try_from(whole.div_ceil(u128::from(share))).unwrap_or(u64::MAX);
+                    return Ok(Err(need.max(passes + 1)));
+                }
+            }
         }
-        n += copies.records.len() as u64;
-        let winners = winners(&copies)?;
+        n += copies.key.len() as u64;
+        let winners = winners(&mut copies)?;
         entities += winners.len() as u64;
-        add(model, &mut sums, winners.iter().map(|&i| &copies.records[i]))?;
+        add(model, &mut sums, &groups, &copies, &winners)?;
     }
-    let rows = sums
+    let mut rows: Vec<ModelRow> = sums
         .into_iter()
-        .map(|((business_date, grain, attributes), measures)| ModelRow { business_date, grain, attributes, measures })
+        .map(|((business_date, group), measures)| {
+            let (grain, attributes) = groups.values[group as usize].clone();
+            ModelRow { business_date, grain, attributes, measures }
+        })
         .collect();
-    Ok(ModelRecount { rows, copies: n, entities, refused, files: files.len() })
+    rows.sort_by(|a, b| (a.business_date, &a.grain, &a.attributes).cmp(&(b.business_date, &b.grain, &b.attributes)));
+    Ok(Ok(ModelRecount { rows, copies: n, entities, refused, files: files.len() }))
 }
 
-/// Each measure's sum per (date, grain, attributes).
-type Sums = BTreeMap<(NaiveDate, Vec<String>, Vec<String>), Vec<i64>>;
+/// Each measure's sum per (date, group).
+type Sums = BTreeMap<(NaiveDate, u32), Vec<i64>>;
 
 /// The index of each business key's winning copy: the first by (arrival, event id, file, line).
-fn winners(c: &Copies) -> Result<Vec<usize>> {
-    let idx: Vec<u32> = (0..c.records.len()).map(|i| u32::try_from(i).unwrap_or(u32::MAX)).collect();
+/// The ids' columns move into polars.
+fn winners(c: &mut Copies) -> Result<Vec<usize>> {
+    let idx: Vec<u32> = (0..c.key.len()).map(|i| u32::try_from(i).unwrap_or(u32::MAX)).collect();
     let df = DataFrame::new(
         idx.len(),
         vec![
-            Column::new("key".into(), c.key.clone()),
-            Column::new("arrival".into(), c.arrival.clone()),
-            Column::new("event_id".into(), c.event_id.clone()),
-            Column::new("file_rank".into(), c.file_rank.clone()),
-            Column::new("line".into(), c.line.clone()),
+            Column::new("key".into(), std::mem::take(&mut c.key)),
+            Column::new("arrival".into(), std::mem::take(&mut c.arrival)),
+            Column::new("event_id".into(), std::mem::take(&mut c.event_id)),
+            Column::new("file_rank".into(), std::mem::take(&mut c.file_rank)),
+            Column::new("line".into(), std::mem::take(&mut c.line)),
             Column::new("idx".into(), idx),
         ],
     )?;
@@ -213,16 +294,18 @@ fn winners(c: &Copies) -> Result<Vec<usize>> {
 }
 
 /// Adds the winners' measures into `sums`, with overflow an error.
-fn add<'a>(model: &Model, sums: &mut Sums, winners: impl Iterator<Item = &'a Record>) -> Result<()> {
-    for r in winners {
-        let acc = sums.entry((r.business_date, r.grain.clone(), r.attributes.clone())).or_insert_with(|| vec![0; r.measures.len()]);
-        for (i, (a, v)) in acc.iter_mut().zip(&r.measures).enumerate() {
+fn add(model: &Model, sums: &mut Sums, groups: &Groups, c: &Copies, winners: &[usize]) -> Result<()> {
+    let width = model.measures.len();
+    for &w in winners {
+        let (date, group) = (c.date[w], c.group[w]);
+        let acc = sums.entry((date, group)).or_insert_with(|| vec![0; width]);
+        for (i, (a, v)) in acc.iter_mut().zip(&c.measures[w * width..(w + 1) * width]).enumerate() {
             *a = a.checked_add(*v).ok_or_else(|| {
                 eyre!(
                     "{} on {} for {}: the sum of {} overflows 64 bits",
                     model.gold,
-                    r.business_date,
-                    r.grain.join("/"),
+                    date,
+                    groups.values[group as usize].0.join("/"),
                     model.measures[i].name
                 )
             })?;
@@ -274,5 +357,29 @@ pub fn model_of(world: &Path) -> Result<Model> {
     match desc.model {
         None => Ok(super::retail()),
         Some(choice) => choice.model().wrap_err_with(|| format!("{}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pass_that_outgrows_the_share_asks_for_the_passes_the_files_need_and_they_give_the_same_gold() {
+        let world = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-data-manufacturing");
+        let model = super::super::manufacturing();
+        let dims = dimension_of(&world, &model).unwrap();
+        let files = files_of(&world, &model).unwrap();
+        let sizes: Vec<u64> = files.iter().map(|f| std::fs::metadata(&f.2).unwrap().len()).collect();
+        let whole = recount_with(&model, &dims, &files, 1, None).unwrap().unwrap();
+        // A share of a tenth of what one pass held: the recount stops and asks for about ten.
+        let held = whole.copies * COPY_BYTES;
+        let Err(need) = recount_with(&model, &dims, &files, 1, Some((held / 10, &sizes))).unwrap() else {
+            panic!("one pass fits a tenth of its own size")
+        };
+        assert!((8..=40).contains(&need), "{need} passes");
+        // In that many passes each fits, and the gold is the one pass's.
+        let split = recount_with(&model, &dims, &files, need, Some((held / 10 * 2, &sizes))).unwrap().unwrap();
+        assert_eq!((split.rows, split.copies, split.entities), (whole.rows, whole.copies, whole.entities));
     }
 }
