@@ -997,6 +997,20 @@ fn the_explorer_lands_a_model_world_s_corrections_and_reopens_its_late_date() {
     recount::lake::model::land(&mut lab, &world, &model, &uploads).unwrap();
     recount::lake::model::run(&lab, &model, &uploads, recount::rules::DEFAULT_LATE_DAYS).unwrap();
     let mut server = server_on(lab, &world);
+    // c on the Overview sums the rows by the grain's first field, where retail splits by country.
+    let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
+    app.outbox.clear();
+    app.on_reply(server.serve(Job::Load(Some(day("2026-06-29")))).unwrap());
+    let by_grain = text(&render(&mut app, 160, 40));
+    assert!(by_grain.contains("by grain") && by_grain.contains("gearbox-a"), "{by_grain}");
+    app.update(Action::SplitByCountry);
+    let grouped = text(&render(&mut app, 160, 40));
+    assert!(grouped.contains("2026-06-29: gold.daily_metrics, v1 and v2 beside the recount, by plant_id"), "{grouped}");
+    assert!(grouped.contains("plant-a") && !grouped.contains("gearbox-a"), "one row a plant:\n{grouped}");
+    let check = recount::reports::model_lab::check(&server.lab, &model, day("2026-06-29")).unwrap();
+    let units_of_a: i64 = check.v2.iter().filter(|r| r.grain[0] == "plant-a").map(|r| r.measures[1]).sum();
+    let grouped_a = check.grouped().unwrap().v2.into_iter().find(|r| r.grain == ["plant-a"]).unwrap();
+    assert_eq!(grouped_a.measures[1], units_of_a, "the plant's units are its lines' and products' sum");
     let done = |reply: Reply| match reply {
         Reply::Done(text) => text,
         other => panic!("expected Done, got {other:?}"),

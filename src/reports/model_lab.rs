@@ -10,7 +10,7 @@ use crate::model::Model;
 use crate::model::recount::ModelRow;
 use crate::store::model::{DateVersion, Skipped, SnapshotRow, Winner};
 use chrono::NaiveDate;
-use color_eyre::eyre::{Result, bail};
+use color_eyre::eyre::{Result, bail, eyre};
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LandingReport {
@@ -418,6 +418,35 @@ impl CheckReport {
     /// Whether gold equals the recount on this date.
     pub fn agrees(&self) -> bool {
         self.v2 == self.recompute
+    }
+
+    /// The same check summed by the grain's first field (a plant, a depot): the explorer's group
+    /// by, where retail's splits by country. A sum past 64 bits is an error, never wrapped.
+    pub fn grouped(&self) -> Result<CheckReport> {
+        let mut model = self.model.clone();
+        model.grain.truncate(1);
+        let group = |rows: &[ModelRow]| -> Result<Vec<ModelRow>> {
+            let mut sums: std::collections::BTreeMap<Vec<String>, Vec<i64>> = std::collections::BTreeMap::new();
+            for r in rows {
+                let acc = sums.entry(r.grain.iter().take(1).cloned().collect()).or_insert_with(|| vec![0; r.measures.len()]);
+                for (a, v) in acc.iter_mut().zip(&r.measures) {
+                    *a = a
+                        .checked_add(*v)
+                        .ok_or_else(|| eyre!("{}: a sum by {} overflows 64 bits", self.business_date, model.grain.join("")))?;
+                }
+            }
+            Ok(sums
+                .into_iter()
+                .map(|(grain, measures)| ModelRow { business_date: self.business_date, grain, attributes: Vec::new(), measures })
+                .collect())
+        };
+        Ok(CheckReport {
+            business_date: self.business_date,
+            v1: group(&self.v1)?,
+            v2: group(&self.v2)?,
+            recompute: group(&self.recompute)?,
+            model,
+        })
     }
 
     /// The same check, only the grains where v1 differs from v2: what the naive append got wrong.

@@ -339,8 +339,8 @@ pub(crate) const BINDINGS: &[Binding] = &[
         keys: &[Char('c')],
         label: "c",
         action: Action::SplitByCountry,
-        hint: "by country",
-        help: "split the lateness histogram by country",
+        hint: "group by",
+        help: "group: the lateness histogram by country; a model lab's rows by their first grain field",
         scope: Scope::Screens(&[Screen::Overview]),
     },
     Binding {

@@ -1,6 +1,6 @@
 //! Every screen on a lab of a model other than retail: the same tabs and keys, each reading the
 //! model's reports (`reports::model_lab`, `reports::model_day`) in the model's words. Overview is
-//! the date's check (v1, v2 and the recount by grain), Explain its grains where v1 differs from
+//! the date's check (v1, v2 and the recount by grain, or with c by the grain's first field), Explain its grains where v1 differs from
 //! v2, Baskets its re-sent keys, Late its records past the window, History its versions and the
 //! entities a change touched, Promises what holds of the date, Trend every date.
 
@@ -41,6 +41,12 @@ impl ModelHome {
         let day = app.model_day()?;
         let gold = &day.check.model.gold;
         Some(match self.0 {
+            // c groups the rows by the grain's first field, where retail's splits by country.
+            Screen::Overview if app.by_country => match (day.check.grouped(), day.check.model.grain.first()) {
+                (Ok(g), Some(by)) => (g.tables().remove(0), format!("{d}: gold.{gold}, v1 and v2 beside the recount, by {by}")),
+                (Err(e), _) => (day.check.tables().remove(0), format!("{d}: {e:#}")),
+                (Ok(_), None) => (day.check.tables().remove(0), format!("{d}: gold.{gold}, v1 and v2 beside the recount, by grain")),
+            },
             Screen::Overview => (day.check.tables().remove(0), format!("{d}: gold.{gold}, v1 and v2 beside the recount, by grain")),
             Screen::Explain => {
                 (day.check.where_v1_differs().tables().remove(0), format!("{d}: where v1 (the naive append) differs from v2"))
