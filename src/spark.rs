@@ -766,11 +766,11 @@ impl Report for SnapshotsReport {
             ],
         );
         // These properties have columns of their own; the rest are listed in the last one.
-        const OWN: [&str; 4] = ["recount.run", "recount.upload", "recount.trigger", "recount.dates"];
+        use crate::warehouse::keys;
+        let own = [keys::RUN, keys::UPLOAD, keys::TRIGGER, keys::DATES].map(crate::warehouse::Key::full);
         for s in &self.snapshots {
             let p = |k: &str| s.properties.get(k).map(Cell::text).unwrap_or(Cell::Empty);
-            let rest: Vec<String> =
-                s.properties.iter().filter(|(k, _)| !OWN.contains(&k.as_str())).map(|(k, v)| format!("{k}={v}")).collect();
+            let rest: Vec<String> = s.properties.iter().filter(|(k, _)| !own.contains(k)).map(|(k, v)| format!("{k}={v}")).collect();
             t.push_flagged(
                 vec![
                     Cell::text(s.snapshot_id.to_string()),
@@ -784,10 +784,10 @@ impl Report for SnapshotsReport {
                     } else {
                         ""
                     }),
-                    p(OWN[0]),
-                    p(OWN[1]),
-                    p(OWN[2]),
-                    p(OWN[3]),
+                    p(&own[0]),
+                    p(&own[1]),
+                    p(&own[2]),
+                    p(&own[3]),
                     Cell::text(rest.join("; ")),
                 ],
                 s.current.then_some(Status::Pass),

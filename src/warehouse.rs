@@ -85,6 +85,36 @@ pub(crate) struct LogEntry {
     pub timestamp_ms: i64,
 }
 
+/// The name of a summary property the lab reads, after `recount.`: only the `keys` below exist,
+/// and tests/corpus/properties.jsonl, which the Spark driver's names are held to, lists each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Key(&'static str);
+
+impl Key {
+    /// The property's full name.
+    pub(crate) fn full(self) -> String {
+        format!("{PROP}{}", self.0)
+    }
+}
+
+pub(crate) mod keys {
+    use super::Key;
+    pub(crate) const RUN: Key = Key("run");
+    pub(crate) const UPLOAD: Key = Key("upload");
+    pub(crate) const TRIGGER: Key = Key("trigger");
+    pub(crate) const DETAIL: Key = Key("detail");
+    pub(crate) const CORRECTED: Key = Key("corrected");
+    pub(crate) const LATE_DAYS: Key = Key("late-days");
+    pub(crate) const DATES: Key = Key("dates");
+    pub(crate) const SKIPPED_DATES: Key = Key("skipped-dates");
+    pub(crate) const BEYOND_WINDOW_ROWS: Key = Key("beyond-window-rows");
+    /// A prefix: then a business date.
+    pub(crate) const WINDOW: Key = Key("window.");
+    #[cfg(test)]
+    pub(crate) const ALL: [Key; 10] =
+        [RUN, UPLOAD, TRIGGER, DETAIL, CORRECTED, LATE_DAYS, DATES, SKIPPED_DATES, BEYOND_WINDOW_ROWS, WINDOW];
+}
+
 /// A run's summary properties (`recount.*`), as a Spark run writes them on its gold snapshot (or
 /// in the skipped runs' log).
 #[derive(Debug, Default, Deserialize)]
@@ -92,51 +122,51 @@ pub(crate) struct LogEntry {
 pub(crate) struct Props(BTreeMap<String, String>);
 
 impl Props {
-    fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(&format!("{PROP}{key}")).map(String::as_str)
+    fn get(&self, key: Key) -> Option<&str> {
+        self.0.get(&key.full()).map(String::as_str)
     }
 
-    fn date(&self, key: &str) -> Result<Option<NaiveDate>> {
-        self.get(key).map(crate::reports::day::parse_date).transpose().map_err(|e| eyre!("recount.{key}: {e}"))
+    fn date(&self, key: Key) -> Result<Option<NaiveDate>> {
+        self.get(key).map(crate::reports::day::parse_date).transpose().map_err(|e| eyre!("{}: {e}", key.full()))
     }
 
     /// Dates joined by commas.
-    fn dates(&self, key: &str) -> Result<Vec<NaiveDate>> {
+    fn dates(&self, key: Key) -> Result<Vec<NaiveDate>> {
         let text = self.get(key).unwrap_or("");
-        let parse = |d: &str| crate::reports::day::parse_date(d).map_err(|e| eyre!("recount.{key}: {e}"));
+        let parse = |d: &str| crate::reports::day::parse_date(d).map_err(|e| eyre!("{}: {e}", key.full()));
         text.split(',').filter(|d| !d.is_empty()).map(parse).collect()
     }
 
     /// The run's trigger, as the lab words it: a run of an upload names the corrected file
     /// versions it took in.
     fn trigger(&self) -> Result<Trigger> {
-        let kind = TriggerKind::parse(self.get("trigger").unwrap_or("upload")).map_err(|e| eyre!("recount.trigger: {e}"))?;
-        let upload = self.date("upload")?;
-        let trigger = match (self.get("detail"), upload) {
+        let kind = TriggerKind::parse(self.get(keys::TRIGGER).unwrap_or("upload")).map_err(|e| eyre!("recount.trigger: {e}"))?;
+        let upload = self.date(keys::UPLOAD)?;
+        let trigger = match (self.get(keys::DETAIL), upload) {
             (Some(d), _) => Trigger { kind, upload, detail: d.to_string() },
             (None, Some(u)) => Trigger::upload(kind, u),
             (None, None) => Trigger { kind, upload, detail: String::new() },
         };
-        let corrected: Vec<&str> = self.get("corrected").unwrap_or("").split(',').filter(|c| !c.is_empty()).collect();
+        let corrected: Vec<&str> = self.get(keys::CORRECTED).unwrap_or("").split(',').filter(|c| !c.is_empty()).collect();
         Ok(trigger.with_corrected(&corrected))
     }
 
     /// A count the run recorded (`default` when a run written before it did not).
-    fn count(&self, key: &str, default: i64) -> Result<i64> {
+    fn count(&self, key: Key, default: i64) -> Result<i64> {
         match self.get(key) {
             None => Ok(default),
-            Some(text) => text.parse().map_err(|_| eyre!("recount.{key} is '{text}', not a count")),
+            Some(text) => text.parse().map_err(|_| eyre!("{} is '{text}', not a count", key.full())),
         }
     }
 
     fn late_days(&self) -> Result<u32> {
-        let days = self.count("late-days", i64::from(crate::rules::DEFAULT_LATE_DAYS))?;
+        let days = self.count(keys::LATE_DAYS, i64::from(crate::rules::DEFAULT_LATE_DAYS))?;
         u32::try_from(days).map_err(|_| eyre!("recount.late-days is {days}"))
     }
 
     /// Each date the run keeps a wider window for (a reopening's).
     fn kept_windows(&self) -> Result<BTreeMap<NaiveDate, u32>> {
-        let prefix = format!("{PROP}window.");
+        let prefix = keys::WINDOW.full();
         let mut out = BTreeMap::new();
         for (k, v) in &self.0 {
             if let Some(d) = k.strip_prefix(&prefix) {
@@ -437,11 +467,11 @@ fn skipped_from_log(lab: &Lab, log: &Append, when: NaiveDateTime) -> Result<i64>
 /// naming its trigger and the dates it compared.
 fn skipped_run(lab: &Lab, props: &Props, when: NaiveDateTime) -> Result<i64> {
     let late_days = props.late_days()?;
-    let dates = props.dates("skipped-dates")?;
+    let dates = props.dates(keys::SKIPPED_DATES)?;
     let mut record = snapshot::new_record(lab, Operation::Skipped, props.trigger()?, late_days)?;
     record.created_at = when;
     record.dates_skipped = dates.len() as i64;
-    record.beyond_window_rows = props.count("beyond-window-rows", 0)?;
+    record.beyond_window_rows = props.count(keys::BEYOND_WINDOW_ROWS, 0)?;
     let mut tx = Tx::begin(lab.store(), None)?;
     record.fingerprint = snapshot::fingerprint_after(lab, &mut tx, None)?;
     snapshot::insert_record(lab, &mut tx, &record)?;
@@ -453,7 +483,7 @@ fn skipped_run(lab: &Lab, props: &Props, when: NaiveDateTime) -> Result<i64> {
 
 /// One v1 run on Spark as the lab's v1 snapshot: the rows it appended, under the next id.
 fn append_naive(lab: &Lab, run: &Append, when: NaiveDateTime) -> Result<i64> {
-    let run_date = run.properties.date("upload")?.ok_or_else(|| eyre!("v1's snapshot {} names no run date", run.snapshot_id))?;
+    let run_date = run.properties.date(keys::UPLOAD)?.ok_or_else(|| eyre!("v1's snapshot {} names no run date", run.snapshot_id))?;
 
     let mut record = snapshot::new_record(lab, Operation::Append, Trigger::upload(TriggerKind::Naive, run_date), 0)?;
     record.created_at = when;
@@ -475,12 +505,12 @@ fn write(lab: &Lab, snap: &IcebergSnapshot, when: NaiveDateTime) -> Result<i64> 
     let props = &snap.properties;
     let late_days = props.late_days()?;
     let kept = props.kept_windows()?;
-    let skipped = props.dates("skipped-dates")?;
+    let skipped = props.dates(keys::SKIPPED_DATES)?;
     let mut record = snapshot::new_record(lab, Operation::Overwrite, props.trigger()?, late_days)?;
     record.created_at = when;
     record.dates_rewritten = snap.dates.len() as i64;
     record.dates_skipped = skipped.len() as i64;
-    record.beyond_window_rows = props.count("beyond-window-rows", 0)?;
+    record.beyond_window_rows = props.count(keys::BEYOND_WINDOW_ROWS, 0)?;
     let id = record.snapshot_id;
     let before = match record.parent_id {
         Some(head) => snapshot::versions_as_of(lab, head)?,
@@ -642,6 +672,17 @@ struct NaiveDone {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_properties_the_lab_reads_are_the_ones_the_shared_corpus_says_it_reads() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/properties.jsonl")).unwrap();
+        let cases: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let read: std::collections::BTreeSet<String> =
+            cases.iter().filter(|c| c["lab_reads"] == true).map(|c| c["key"].as_str().unwrap().to_string()).collect();
+        let ours: std::collections::BTreeSet<String> = super::keys::ALL.iter().map(|k| k.full()).collect();
+        assert_eq!(ours, read, "the lab's keys (warehouse::keys) and the corpus's lab_reads");
+        assert_eq!(super::keys::WINDOW.full(), "recount.window.");
+    }
+
     use super::*;
 
     #[test]

@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from recount_spark.state import files_by_partition, gold_rows, snapshot_rows, static_table
-from recount_spark.tables import PROP, hashes_in
+from recount_spark.tables import hashes_in, prop
 from recount_spark.wire import emit
 
 
@@ -20,18 +20,18 @@ def runs_of(snaps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each gold snapshot as the run that wrote it, from its summary properties."""
     return [
         {
-            "run": int(s["properties"].get(PROP + "run", 0)) or None,
+            "run": int(s["properties"].get(prop("run"), 0)) or None,
             "snapshot_id": s["snapshot_id"],
             "parent_id": s["parent_id"],
             "committed_at": s["committed_at"],
             "operation": s["operation"],
             "current_ancestor": s["current_ancestor"],
-            "upload": s["properties"].get(PROP + "upload"),
-            "trigger": s["properties"].get(PROP + "trigger"),
-            "late_days": s["properties"].get(PROP + "late-days"),
-            "dates": [d for d in s["properties"].get(PROP + "dates", "").split(",") if d],
-            "corrected": [c for c in s["properties"].get(PROP + "corrected", "").split(",") if c],
-            "silver_snapshot_id": s["properties"].get(PROP + "silver-snapshot"),
+            "upload": s["properties"].get(prop("upload")),
+            "trigger": s["properties"].get(prop("trigger")),
+            "late_days": s["properties"].get(prop("late-days")),
+            "dates": [d for d in s["properties"].get(prop("dates"), "").split(",") if d],
+            "corrected": [c for c in s["properties"].get(prop("corrected"), "").split(",") if c],
+            "silver_snapshot_id": s["properties"].get(prop("silver-snapshot")),
             "input_hashes": hashes_in(s["properties"]),
         }
         for s in snaps

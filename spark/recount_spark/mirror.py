@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from recount_spark.state import has_table, metadata_file, static_table
-from recount_spark.tables import OPTIONAL, PROP, TABLES, summary_of
+from recount_spark.tables import OPTIONAL, PROP, TABLES, prop, summary_of
 
 # The tables read whole at their current snapshot; silver and gold are read per gold snapshot.
 WHOLE = ["stores", "store_changes", "raw_files", "bronze_events"]
@@ -130,8 +130,8 @@ def plan(warehouse: str) -> dict[str, Any]:
     snapshots = []
     for s in sorted(gold.snapshots(), key=lambda s: (s.sequence_number or 0, s.timestamp_ms)):
         props = summary_of(s)
-        dates = sorted(d for d in props.get(PROP + "dates", "").split(",") if d)
-        silver_id = props.get(PROP + "silver-snapshot")
+        dates = sorted(d for d in props.get(prop("dates"), "").split(",") if d)
+        silver_id = props.get(prop("silver-snapshot"))
         snapshots.append({
             "snapshot_id": s.snapshot_id,
             "parent_id": s.parent_snapshot_id,

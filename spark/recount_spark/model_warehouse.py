@@ -18,7 +18,7 @@ from typing import Any
 from recount_spark import model as m
 from recount_spark.parse import gunzip, is_blank
 from recount_spark.state import has_table, lineage, static_table
-from recount_spark.tables import HASH, NS, PROP, hashes_in, summary_of
+from recount_spark.tables import HASH, NS, hashes_in, prop, summary_of
 
 FILES = f"{NS}.model_files"
 RECORDS = f"{NS}.model_records"
@@ -228,9 +228,9 @@ def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.
     from pyspark.sql import functions as F
 
     files = [f"{r.file_name} v{r.version}" for r in spark.table(FILES).where(F.col("upload_date") == F.lit(upload)).collect()]
-    props = {PROP + "upload": str(upload), PROP + "late-days": str(late_days), PROP + "dates": ",".join(map(str, changed)),
-             PROP + "files": ", ".join(sorted(set(files))), PROP + "skipped-dates": ",".join(skipped),
-             PROP + "beyond-window-rows": str(beyond)}
+    props = {prop("upload"): str(upload), prop("late-days"): str(late_days), prop("dates"): ",".join(map(str, changed)),
+             prop("files"): ", ".join(sorted(set(files))), prop("skipped-dates"): ",".join(skipped),
+             prop("beyond-window-rows"): str(beyond)}
     for d in changed:
         props[f"{HASH}{d}"] = now.get(d, "")
     if not has_table(warehouse, model["gold"]):

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from recount_spark.tables import PROP, hashes_in, summary_of, windows_in
+from recount_spark.tables import hashes_in, prop, summary_of, windows_in
 
 
 def has_table(warehouse: str, name: str) -> bool:
@@ -67,7 +67,7 @@ def gold_state(warehouse: str) -> tuple[dict[dt.date, str], dict[dt.date, int], 
                 if d in kept:
                     windows[day] = kept[d]
     # Run ids keep counting past a rollback: a run id names one run, ever.
-    last_run = max((int(summary_of(snap).get(PROP + "run", 0)) for snap in table.snapshots()), default=0)
+    last_run = max((int(summary_of(snap).get(prop("run"), 0)) for snap in table.snapshots()), default=0)
     return hashes, windows, last_run
 
 

@@ -20,8 +20,25 @@ TABLES = ["stores", "store_changes", "raw_files", "bronze_events", "silver_baske
 # A warehouse written before these tables were has none until its next write makes them.
 OPTIONAL = ["naive_daily_sales", "skipped_runs"]
 PROP = "recount."  # every summary property this job writes starts with it
-HASH = PROP + "input-hash."  # then a business date: that date's input hash
-WINDOW = PROP + "window."  # then a business date: the wider window a reopening gave it, kept
+# The properties' names after PROP, each written through `prop`; tests/corpus/properties.jsonl
+# lists them with what they mean, for the driver's tests and the lab's reader alike. A name
+# ending in "." is a prefix: a business date or a currency follows it.
+KEYS = frozenset({
+    "run", "upload", "uploads", "trigger", "detail", "corrected", "late-days", "dates", "skipped-dates",
+    "beyond-window-rows", "silver-snapshot", "store-changes", "files", "reason", "by", "reopened", "taken-baskets",
+    "taken-revenue.", "input-hash.", "window.",
+})
+
+
+def prop(name: str) -> str:
+    """The summary property `name` (one of KEYS), with its prefix."""
+    if name not in KEYS:
+        raise ValueError(f"{name!r} is not a property recount writes (tables.KEYS)")
+    return PROP + name
+
+
+HASH = prop("input-hash.")  # then a business date: that date's input hash
+WINDOW = prop("window.")  # then a business date: the wider window a reopening gave it, kept
 
 
 # Above this many partitions in one write, each task writes its rows a partition at a time

@@ -9,7 +9,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from recount_spark import state
-from recount_spark.tables import GOLD, HASH, NAIVE, PROP, SILVER, SKIPPED, STORE_CHANGES, WINDOW, writer
+from recount_spark.tables import GOLD, HASH, NAIVE, SILVER, SKIPPED, STORE_CHANGES, WINDOW, prop, writer
 from recount_spark.wire import timed
 
 if TYPE_CHECKING:
@@ -25,10 +25,10 @@ def v2_run(w: Warehouse, upload: dt.date, late_days: int, trigger: str) -> dict[
         "beyond_window": [{"business_date": str(d), "currency": cur, "rows": n, "revenue_minor": r}
                           for (_, d, cur), (n, r) in sorted(beyond.items())],
     }
-    props = {PROP + "upload": str(upload), PROP + "trigger": trigger}
+    props = {prop("upload"): str(upload), prop("trigger"): trigger}
     corrected = w.corrected(upload)
     if corrected:
-        props[PROP + "corrected"] = ",".join(corrected)
+        props[prop("corrected")] = ",".join(corrected)
     result["corrected"] = corrected
     return rewrite(w, sorted(affected), date_hashes, late_days, result, props, f"after-silver:{upload}")
 
@@ -47,7 +47,7 @@ def v2_range(w: Warehouse, uploads: list[dt.date], late_days: int) -> dict[str, 
         "beyond_window": [{"upload": str(u), "business_date": str(d), "currency": cur, "rows": n, "revenue_minor": r}
                           for (u, d, cur), (n, r) in sorted(beyond.items())],
     }
-    props = {PROP + "trigger": "backfill", PROP + "detail": detail, PROP + "uploads": ",".join(map(str, sorted(uploads)))}
+    props = {prop("trigger"): "backfill", prop("detail"): detail, prop("uploads"): ",".join(map(str, sorted(uploads)))}
     return rewrite(w, sorted(affected), date_hashes, late_days, result, props, "after-silver:range")
 
 
@@ -113,7 +113,7 @@ def v2_store_changes(w: Warehouse, late_days: int) -> dict[str, Any] | None:
     )
     result: dict[str, Any] = {"upload": None, "trigger": "store", "detail": detail, "late_days": late_days, "action": "skipped",
                               "dates": [], "beyond_window": []}
-    props = {PROP + "trigger": "store", PROP + "detail": detail, PROP + "store-changes": ",".join(str(c["change_id"]) for c in pending)}
+    props = {prop("trigger"): "store", prop("detail"): detail, prop("store-changes"): ",".join(str(c["change_id"]) for c in pending)}
     result = rewrite(w, sorted(dates), date_hashes, late_days, result, props, "after-silver:store")
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     rows = [Row(event="rebuilt", change_id=c["change_id"], store_id=c["store_id"], old_country=None, old_timezone=None,
@@ -166,14 +166,14 @@ def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple
                                 "input_rows": hashes[d][1], "input_hash": hashes[d][0]})
     # What the lab's snapshot record keeps too: the dates whose inputs were unchanged, and the
     # run's rows that arrived past their date's window.
-    props = {**props, PROP + "late-days": str(late_days),
-             PROP + "skipped-dates": ",".join(str(d) for d in dates if d not in changed),
-             PROP + "beyond-window-rows": str(sum(b["rows"] for b in result.get("beyond_window", [])))}
+    props = {**props, prop("late-days"): str(late_days),
+             prop("skipped-dates"): ",".join(str(d) for d in dates if d not in changed),
+             prop("beyond-window-rows"): str(sum(b["rows"] for b in result.get("beyond_window", [])))}
     if not changed:
         record_skip(w, props)
         return result
     run_id = w.last_run + 1
-    props = {**props, PROP + "run": str(run_id), PROP + "dates": ",".join(map(str, changed))}
+    props = {**props, prop("run"): str(run_id), prop("dates"): ",".join(map(str, changed))}
     for d in changed:
         props[f"{HASH}{d}"] = hashes[d][0]
         if d in kept:
@@ -208,7 +208,7 @@ def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple
         # Test hook: die as a kill would, between the two commits of a run.
         os._exit(137)
     with timed("gold write"):
-        gold_snapshot = write(gold, GOLD, set(counts), {PROP + "silver-snapshot": str(silver_snapshot)})
+        gold_snapshot = write(gold, GOLD, set(counts), {prop("silver-snapshot"): str(silver_snapshot)})
     silver.unpersist()
     gold.unpersist()
     w.last_run = run_id
@@ -256,11 +256,11 @@ def reopen(w: Warehouse, d: dt.date, reason: str, by: str, late_days: int) -> di
             "baskets": sum(r.baskets for r in plan), "revenue": {r.currency: r.revenue_minor for r in plan},
             "uploads": [str(u) for u in uploads]},
     }
-    props = {PROP + "trigger": "reopen", PROP + "detail": detail, PROP + "reason": reason, PROP + "by": by,
-             PROP + "reopened": str(d), PROP + "uploads": ",".join(map(str, uploads)),
-             PROP + "taken-baskets": str(result["reopened"]["baskets"])}
+    props = {prop("trigger"): "reopen", prop("detail"): detail, prop("reason"): reason, prop("by"): by,
+             prop("reopened"): str(d), prop("uploads"): ",".join(map(str, uploads)),
+             prop("taken-baskets"): str(result["reopened"]["baskets"])}
     for r in plan:
-        props[f"{PROP}taken-revenue.{r.currency}"] = str(r.revenue_minor)
+        props[prop("taken-revenue.") + r.currency] = str(r.revenue_minor)
     return rewrite(w, [d], {}, late_days, result, props, "after-silver:reopen", reopen=(d, wider))
 
 
@@ -273,7 +273,7 @@ def rebuild(w: Warehouse, dates: list[dt.date], late_days: int) -> dict[str, Any
     detail = "rebuild of " + ", ".join(map(str, sorted(dates)))
     result: dict[str, Any] = {"upload": None, "trigger": "manual", "detail": detail, "late_days": late_days,
                               "action": "skipped", "dates": [], "beyond_window": []}
-    props = {PROP + "trigger": "manual", PROP + "detail": detail}
+    props = {prop("trigger"): "manual", prop("detail"): detail}
     return rewrite(w, sorted(dates), w.window_hashes(sorted(dates), late_days), late_days, result, props, "after-silver:rebuild")
 
 
@@ -284,7 +284,7 @@ def naive(w: Warehouse, run_date: dt.date) -> dict[str, Any]:
     w.events()
     rows = w.sql("v2", "naive_rows", run_date=run_date).cache()
     added = rows.count()
-    rows.writeTo(NAIVE).option("snapshot-property." + PROP + "trigger", "naive") \
-        .option("snapshot-property." + PROP + "upload", str(run_date)).append()
+    rows.writeTo(NAIVE).option("snapshot-property." + prop("trigger"), "naive") \
+        .option("snapshot-property." + prop("upload"), str(run_date)).append()
     rows.unpersist()
     return {"run_date": str(run_date), "rows_added": added, "snapshot_id": w.current_snapshot(NAIVE)}

@@ -9,7 +9,7 @@ from typing import Any
 from recount_spark import land, state, v2
 from recount_spark.session import session
 from recount_spark.sql import Sql
-from recount_spark.tables import GOLD, PROP, SILVER, TABLES, summary_of
+from recount_spark.tables import GOLD, SILVER, TABLES, prop, summary_of
 from recount_spark.wire import progress, timed
 
 # Per upload its cells; per date its (input hash, rows).
@@ -82,7 +82,7 @@ class Warehouse:
                 self.spark.table(SILVER).limit(0).writeTo(SILVER).overwrite(F.lit(True))
                 progress("recovered: silver emptied, as no gold snapshot was committed")
             return
-        want = summary_of(gold).get(PROP + "silver-snapshot")
+        want = summary_of(gold).get(prop("silver-snapshot"))
         if want and silver is not None and int(want) != silver.snapshot_id:
             self.rollback_to(SILVER, int(want))
             progress(f"recovered: silver put back to snapshot {want}, the one gold's current snapshot names")
@@ -196,7 +196,7 @@ class Warehouse:
         snap = gold.snapshot_by_id(snapshot)
         if snap is None:
             raise ValueError(f"gold has no snapshot {snapshot}; `recount spark snapshots` lists them")
-        silver = summary_of(snap).get(PROP + "silver-snapshot")
+        silver = summary_of(snap).get(prop("silver-snapshot"))
         if silver:
             self.rollback_to(SILVER, int(silver))
         self.rollback_to(GOLD, snapshot)
