@@ -979,7 +979,7 @@ fn on_a_model_lab_the_worker_lands_the_next_upload_retries_v1_and_rolls_back() {
     let back = done(server.serve(Job::Rollback(1)).unwrap());
     assert!(back.starts_with("rolled back to snapshot 1 as snapshot 3"), "{back}");
     let refused = server.serve(Job::Reset).unwrap_err();
-    assert!(format!("{refused:#}").contains("the command line does the rest"), "{refused:#}");
+    assert!(format!("{refused:#}").contains("reset it from the command line"), "{refused:#}");
     assert_eq!(loaded(&mut server).overview.next_upload, Some(d("2026-06-20")), "the refused reset wrote nothing");
 }
 
