@@ -1,0 +1,256 @@
+//! `recount spark …`: the same runs and reports on Spark + Iceberg, through the driver.
+
+use super::*;
+
+/// The trigger a command's v2 runs record: day by day, a backfill of several uploads, or one.
+pub(super) fn trigger_of(daily: bool, uploads: usize) -> TriggerKind {
+    match (daily, uploads) {
+        (true, _) => TriggerKind::Daily,
+        (false, n) if n > 1 => TriggerKind::Backfill,
+        _ => TriggerKind::Upload,
+    }
+}
+
+/// The Spark driver's `--as-of SNAPSHOT`, when one is named.
+pub(super) fn as_of_args(as_of: Option<i64>) -> Vec<String> {
+    as_of.map(|s| vec!["--as-of".to_string(), s.to_string()]).unwrap_or_default()
+}
+
+/// The warehouse a `spark` command writes or reads: --warehouse, else $RECOUNT_WAREHOUSE.
+pub(super) fn spark_warehouse(g: &Global) -> Result<PathBuf> {
+    g.warehouse
+        .clone()
+        .or_else(|| std::env::var_os("RECOUNT_WAREHOUSE").filter(|w| !w.is_empty()).map(PathBuf::from))
+        .ok_or_else(|| color_eyre::eyre::eyre!("a spark command needs its Iceberg warehouse: --warehouse DIR (or $RECOUNT_WAREHOUSE)"))
+}
+
+pub(super) fn spark_driver(g: &Global, w: &crate::cli::SparkWarehouse) -> Result<crate::spark::Driver> {
+    crate::spark::Driver::new(spark_warehouse(g)?, w.master.clone())
+}
+
+/// `recount spark ...`: the v2 job on Spark and Iceberg, and what its tables say.
+pub(super) fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
+    use crate::cli::{SparkCommand, SparkReader};
+    use crate::spark;
+    let quiet = |_: &spark::Step| {};
+    match command {
+        SparkCommand::Setup => spark::setup(&spark::default_home()),
+        SparkCommand::Run { range, world, warehouse, window, daily, per_upload } => {
+            spark_run(g, &range, world, &warehouse, window, (daily, per_upload))
+        }
+        SparkCommand::Fingerprint { warehouse, as_of, .. } if spark::holds_model(&spark_warehouse(g)?) => {
+            let answer: spark::ModelFingerprintAnswer = spark_driver(g, &warehouse)?.call_local("model-fingerprint", &as_of_args(as_of))?;
+            println!("{}", answer.line);
+            Ok(0)
+        }
+        SparkCommand::Fingerprint { warehouse, as_of, reader } => {
+            let driver = spark_driver(g, &warehouse)?;
+            let mut args = vec!["--reader".to_string(), if reader == SparkReader::Spark { "spark" } else { "pyiceberg" }.to_string()];
+            args.extend(as_of_args(as_of));
+            let report: spark::SparkFingerprint = driver.call("fingerprint", &args, quiet)?;
+            match g.format {
+                Format::Table => println!("{}", report.line()),
+                f => print(&report, f),
+            }
+            Ok(0)
+        }
+        SparkCommand::Snapshots { warehouse, table } => {
+            let report: spark::SnapshotsReport = spark_driver(g, &warehouse)?.call("snapshots", &["--table".into(), table], quiet)?;
+            print(&report, g.format);
+            Ok(0)
+        }
+        SparkCommand::Evidence { .. } | SparkCommand::Check { .. } | SparkCommand::Reopen { .. }
+            if spark::holds_model(&spark_warehouse(g)?) =>
+        {
+            color_eyre::eyre::bail!(
+                "{}: the warehouse holds a model's gold; on it, spark run, fingerprint, snapshots and rollback answer, and a lab of the same world answers the rest",
+                spark_warehouse(g)?.display()
+            )
+        }
+        SparkCommand::Evidence { date, warehouse, out } => {
+            let args = vec!["--date".to_string(), date.to_string(), "--out".to_string(), out.display().to_string()];
+            let report: spark::EvidenceReport = spark_driver(g, &warehouse)?.call("evidence", &args, quiet)?;
+            match g.format {
+                Format::Json => print_json(&report)?,
+                _ => {
+                    for f in &report.files {
+                        println!("{}  {}", f.md5, crate::sanitize::for_terminal(&f.path.display().to_string()));
+                    }
+                }
+            }
+            Ok(0)
+        }
+        SparkCommand::Check { date, warehouse, as_of } => {
+            let mut args = vec!["--date".to_string(), date.to_string()];
+            args.extend(as_of_args(as_of));
+            let gold: spark::GoldOfDate = spark_driver(g, &warehouse)?.call("gold", &args, quiet)?;
+            let lab_dir = lab_dir(g);
+            let lab = open_lab_read(g)?;
+            let report = spark::SparkCheck::new(date, gold, &lab_dir, reports::lab_gold_by_store(&lab, date)?);
+            print(&report, g.format);
+            Ok(if report.agree { 0 } else { ENGINES_DISAGREE })
+        }
+        SparkCommand::Rollback { snapshot, warehouse } if spark::holds_model(&spark_warehouse(g)?) => {
+            spark_model_rollback(g, snapshot, &warehouse)
+        }
+        SparkCommand::Rollback { snapshot, warehouse } => spark_rollback(g, snapshot, &warehouse),
+        SparkCommand::Reopen { date, reason, by, warehouse, window } => spark_reopen(g, date, (&reason, by), &warehouse, window),
+        SparkCommand::Audit { foreign, window } => spark_audit(g, &foreign, window),
+        SparkCommand::Serve { socket, idle, master } => spark::Driver::new(PathBuf::new(), master)?.serve(&socket, idle),
+    }
+}
+
+/// `recount spark run`: the driver lands and runs the uploads into the warehouse.
+/// `modes`: (--daily, --per-upload).
+pub(super) fn spark_run(
+    g: &Global,
+    range: &Range,
+    world: Option<PathBuf>,
+    warehouse: &crate::cli::SparkWarehouse,
+    window: Window,
+    modes: (bool, bool),
+) -> Result<i32> {
+    let (daily, per_upload) = modes;
+    use crate::spark;
+    let world = world_or_sample(world);
+    let uploads = range.dates();
+    let declares =
+        world.join(crate::raw::source::SOURCE_FILE).exists() && crate::model::recount::model_of(&world)? != crate::model::retail();
+    if declares || spark::holds_model(&spark_warehouse(g)?) {
+        return spark_model_run(g, &world, &uploads, warehouse, (late_days(window)?, daily));
+    }
+    // stores.csv is checked by the lab's own rules before Spark lands anything, and each store
+    // currency's ISO-4217 digits (money::digits) are handed to the driver: one rule for both
+    // engines, written once.
+    let mut args = spark::world_run_args(&world, &uploads, late_days(window)?, daily, trigger_of(daily, uploads.len()).as_str())?;
+    let driver = spark_driver(g, warehouse)?;
+    if per_upload {
+        args.push("--per-upload".into());
+    }
+    let line = crate::progress::Progress::start("spark: starting");
+    let report: spark::SparkRunReport = driver.call("run", &args, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
+    drop(line);
+    print(&report, g.format);
+    // An upload held back: what could land did, and the exit code says not all of it.
+    Ok(if report.held().next().is_some() { 1 } else { 0 })
+}
+
+/// `recount spark run` of a model's world (`spark/recount_spark/model_warehouse.py`): printed
+/// with the lab's own reports of a landing and its runs.
+pub(super) fn spark_model_run(
+    g: &Global,
+    world: &Path,
+    uploads: &[NaiveDate],
+    warehouse: &crate::cli::SparkWarehouse,
+    (late_days, daily): (u32, bool),
+) -> Result<i32> {
+    let mut args = vec![
+        "--world".to_string(),
+        world.display().to_string(),
+        "--uploads".into(),
+        crate::store::date_list(uploads),
+        "--late-days".into(),
+        late_days.to_string(),
+    ];
+    if daily {
+        args.push("--daily".into());
+    }
+    let line = crate::progress::Progress::start("spark: starting");
+    let answer: crate::spark::ModelRunAnswer =
+        spark_driver(g, warehouse)?.call("model-run", &args, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
+    drop(line);
+    let missing = !answer.landing.missing.is_empty();
+    let model = answer.landing.model.clone();
+    let report =
+        reports::model_lab::RunsReport { model, landing: Some(answer.landing), runs: answer.runs, fingerprint: answer.fingerprint };
+    print(&report, g.format);
+    Ok(i32::from(missing))
+}
+
+/// `recount spark rollback`: gold (and the silver it names) back to a snapshot, checked against
+/// gold as of that snapshot.
+/// `spark audit`: the audit of the warehouse's raw zone, through its mirror.
+pub(super) fn spark_audit(g: &Global, foreign: &crate::cli::ForeignGold, window: Window) -> Result<i32> {
+    let warehouse = spark_warehouse(g)?;
+    if crate::spark::holds_model(&warehouse) {
+        color_eyre::eyre::bail!(
+            "{}: the warehouse holds a model's gold, whose raw zone recount does not mirror; audit it in a lab (`recount land --world …`, then `recount audit`)",
+            warehouse.display()
+        );
+    }
+    audit(&Global { warehouse: Some(warehouse), ..g.clone() }, foreign, window)
+}
+
+/// `spark rollback` on a model's warehouse: its gold back to `snapshot`, checked against gold as
+/// of the snapshot read before it.
+pub(super) fn spark_model_rollback(g: &Global, snapshot: i64, warehouse: &crate::cli::SparkWarehouse) -> Result<i32> {
+    let answer: crate::spark::ModelRollbackAnswer =
+        spark_driver(g, warehouse)?.call("model-rollback", &["--snapshot".into(), snapshot.to_string()], |_| {})?;
+    println!("spark rollback: gold of model {} is at snapshot {} again\n{}", answer.model, answer.snapshot_id, answer.line);
+    if answer.line != answer.target {
+        color_eyre::eyre::bail!(
+            "spark rollback: gold after the rollback ({}) is not gold as of snapshot {} ({})",
+            answer.line,
+            answer.snapshot_id,
+            answer.target
+        );
+    }
+    Ok(0)
+}
+
+pub(super) fn spark_rollback(g: &Global, snapshot: i64, warehouse: &crate::cli::SparkWarehouse) -> Result<i32> {
+    let line = crate::progress::Progress::start(format!("spark: rolling back to snapshot {snapshot}"));
+    let report: crate::spark::RollbackReport =
+        spark_driver(g, warehouse)?
+            .call("rollback", &["--snapshot".into(), snapshot.to_string()], |p| line.set(format!("spark: {}", p.message), None))?;
+    drop(line);
+    match g.format {
+        Format::Json => print_json(&report)?,
+        _ => println!(
+            "spark rollback: gold is at snapshot {} again (silver at {})\n{}",
+            report.snapshot_id,
+            report.silver_snapshot_id.map(|s| s.to_string()).unwrap_or_else(|| "its first".into()),
+            report.fingerprint.line()
+        ),
+    }
+    if report.fingerprint.line() != report.target_fingerprint.line() {
+        color_eyre::eyre::bail!(
+            "spark rollback: gold after the rollback ({}) is not gold as of snapshot {} ({})",
+            report.fingerprint.line(),
+            report.snapshot_id,
+            report.target_fingerprint.line()
+        );
+    }
+    Ok(0)
+}
+
+/// `recount spark reopen`: the driver reopens a date of the warehouse, as `recount reopen` does
+/// the lab's, with the decision's words cleaned as the lab cleans them.
+pub(super) fn spark_reopen(
+    g: &Global,
+    date: NaiveDate,
+    (reason, by): (&str, Option<String>),
+    warehouse: &crate::cli::SparkWarehouse,
+    window: Window,
+) -> Result<i32> {
+    let by = lake::reopen::Decision::by_or_user(by)?;
+    let (args, _) = crate::spark::reopen_args(date, reason, &by, late_days(window)?)?;
+    let line = crate::progress::Progress::start(format!("spark: reopening {date}"));
+    let report: crate::spark::ReopenReport =
+        spark_driver(g, warehouse)?.call("reopen", &args, |p| line.set(format!("spark: {}", p.message), None))?;
+    drop(line);
+    match g.format {
+        Format::Json => print_json(&report)?,
+        _ => {
+            for run in &report.runs {
+                println!(
+                    "spark {} -> gold snapshot {}",
+                    run.detail.as_deref().unwrap_or("reopen"),
+                    run.snapshot_id.map(|s| s.to_string()).unwrap_or_else(|| "none (inputs unchanged)".into())
+                );
+            }
+            println!("{}", report.fingerprint.line());
+        }
+    }
+    Ok(0)
+}
