@@ -1,0 +1,108 @@
+//! The worker on a lab of a model other than retail: a date's reports, the jobs it serves, and
+//! the writes the explorer offers there.
+
+use super::*;
+
+pub(super) fn model_day(lab: &Lab, model: &crate::model::Model, d: NaiveDate, late_days: u32, recount: &[ModelRow]) -> Result<ModelDay> {
+    Ok(ModelDay {
+        check: crate::reports::model_lab::check_with(lab, model, d, recount)?,
+        late: crate::reports::model_day::late(lab, model, d, late_days)?,
+        resent: crate::reports::model_day::resent(lab, model, d, late_days)?,
+        history: crate::reports::model_lab::history(lab, model, d, None, None)?,
+    })
+}
+
+impl Server {
+    /// A job on a model lab: its reads, and the writes the explorer offers there.
+    pub(super) fn serve_model(&mut self, model: &crate::model::Model, job: Job) -> Result<Reply> {
+        self.ensure_open()?;
+        let late = self.setup.late_days;
+        match job {
+            Job::Load(d) => {
+                let recount = &*self.model_recount.insert(crate::lake::model::recompute(&self.lab, model)?.rows);
+                let dates = crate::reports::model_day::dates_with(&self.lab, model, late, recount)?;
+                let mut overview = dates.navigator();
+                // What U lands: the world's first upload not landed (none when the world is not
+                // the model's).
+                let landed = self.lab.store().model_uploads()?;
+                let world = crate::model::recount::files_of(&self.setup.world, model).unwrap_or_default();
+                overview.next_upload = world.iter().map(|f| f.0).find(|u| !landed.contains(u));
+                let on = d.filter(|d| overview.dates.iter().any(|x| x.business_date == *d)).or_else(|| overview.default_date());
+                let day = on.map(|d| model_day(&self.lab, model, d, late, recount).map(Box::new)).transpose()?;
+                Ok(Reply::ModelLoaded(Box::new(ModelLoad { overview, dates, day })))
+            }
+            Job::LoadDate(d) => {
+                if self.model_recount.is_none() {
+                    self.model_recount = Some(crate::lake::model::recompute(&self.lab, model)?.rows);
+                }
+                let recount = self.model_recount.as_deref().unwrap_or_default();
+                Ok(Reply::ModelDate(Box::new(model_day(&self.lab, model, d, late, recount)?)))
+            }
+            Job::PreviewRebuild(d) => Ok(Reply::Preview(crate::lake::model::preview_rebuild(&self.lab, d, late)?)),
+            Job::PreviewReopen(d, decision) => {
+                Ok(Reply::ReopenPreview(d, crate::lake::model::reopen_question(&self.lab, model, d, late)?, decision))
+            }
+            Job::Reset => color_eyre::eyre::bail!("on a lab of model {}, reset it from the command line (`recount reset`)", model.name),
+            job => self.writing(|lab, setup| model_write(lab, setup, model, job)),
+        }
+    }
+}
+
+/// A write on a model lab: v1 retried, a date rebuilt or reopened, the world's next upload or
+/// correction landed and run, or a rollback.
+pub(super) fn model_write(lab: &mut Lab, setup: &Setup, model: &crate::model::Model, job: Job) -> Result<Reply> {
+    use crate::lake::model as lab_model;
+    let done = |text: String| Ok(Reply::Done(text));
+    match job {
+        Job::RetryV1(d) => {
+            let rows = lab_model::naive(lab, &[d])?;
+            done(format!("v1 for {d} appended {rows} row(s): the v1 column now counts every run"))
+        }
+        Job::Rebuild { date, late_days, fail_after } => {
+            let run = lab_model::rebuild(lab, model, &[date], late_days, fail_after.is_some())?;
+            done(match run.snapshot {
+                Some(id) => format!("{date} rebuilt as snapshot {id}: {}", run.fingerprint),
+                None => format!("v2 found the inputs of {date} unchanged: nothing was rebuilt"),
+            })
+        }
+        Job::Rollback(s) => {
+            let id = lab_model::rollback(lab, model, s)?;
+            done(format!("rolled back to snapshot {s} as snapshot {id}: {}", lab_model::fingerprint(lab, model, None)?))
+        }
+        Job::Reopen(d, Reopening { reason, by }) => {
+            let run = lab_model::reopen(lab, model, d, setup.late_days, (&reason, &by))?;
+            done(match run.snapshot {
+                Some(id) => format!("{d} reopened by {by} as snapshot {id}: {}", run.fingerprint),
+                None => format!("{d} reopened by {by}: nothing changed"),
+            })
+        }
+        Job::LandCorrection => {
+            let Some(c) = lab_model::pending_corrections(lab, &setup.world, model)?.into_iter().next() else {
+                return done(format!("no correction of {} is waiting to land", setup.world.display()));
+            };
+            let u = c.upload_date;
+            let landing = lab_model::land(lab, &c.dir, model, &[u])?;
+            let landed: Vec<String> =
+                landing.files.iter().filter(|f| f.status != "unchanged").map(|f| format!("{} v{}", f.file, f.version)).collect();
+            let run = lab_model::run(lab, model, &[u], setup.late_days)
+                .wrap_err_with(|| format!("the correction of upload {u} landed and committed; its v2 run then failed"))?;
+            let rewritten: Vec<String> = run.iter().flat_map(|r| r.rewritten.iter().map(NaiveDate::to_string)).collect();
+            let what = if rewritten.is_empty() { "nothing, its inputs unchanged".to_string() } else { rewritten.join(", ") };
+            done(format!("correction of upload {u} landed ({}) and v2 rewrote {what}", landed.join(", ")))
+        }
+        Job::LandNext => {
+            let landed = lab.store().model_uploads()?;
+            let files = crate::model::recount::files_of(&setup.world, model)?;
+            let Some(u) = files.iter().map(|f| f.0).find(|u| !landed.contains(u)) else {
+                return done(format!("every upload of {} has landed", setup.world.display()));
+            };
+            let landing = lab_model::land(lab, &setup.world, model, &[u])?;
+            let run = lab_model::run(lab, model, &[u], setup.late_days)
+                .wrap_err_with(|| format!("upload {u} landed and committed ({} file(s)); its v2 run then failed", landing.files.len()))?;
+            let rewritten: Vec<String> = run.iter().flat_map(|r| r.rewritten.iter().map(NaiveDate::to_string)).collect();
+            let what = if rewritten.is_empty() { "nothing, its inputs unchanged".to_string() } else { rewritten.join(", ") };
+            done(format!("upload {u} landed ({} file(s)) and v2 rewrote {what}", landing.files.len()))
+        }
+        _ => color_eyre::eyre::bail!("a reading job reached the writer"),
+    }
+}
