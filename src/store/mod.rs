@@ -8,9 +8,11 @@
 //! and every row struct's columns are exactly its statement's (run against a fresh lab).
 
 mod as_of;
+mod digest;
 mod fingerprint;
 mod history;
 mod land;
+mod memory;
 pub(crate) mod mirror;
 pub(crate) mod model;
 pub(crate) mod parquet;
@@ -19,9 +21,17 @@ mod reports;
 mod scan;
 mod schema;
 mod snapshot;
+mod statement;
 mod v1;
 mod v2;
 pub mod vocab;
+
+pub use digest::hex;
+pub(crate) use digest::*;
+use memory::*;
+pub use memory::{SPILL_DIR, default_memory_budget, memory_budget, one_malloc_arena, set_memory_budget};
+pub(crate) use statement::*;
+pub(crate) use statement::{row, statements};
 
 pub use as_of::FileAt;
 pub use fingerprint::{FingerprintRow, GoldChunk, GoldPrefix};
@@ -72,264 +82,6 @@ pub(crate) fn date_list(dates: &[chrono::NaiveDate]) -> String {
 /// Named parameters, bound by name: `$name` in the SQL.
 pub(crate) type Params<'a> = &'a [(&'a str, &'a dyn ToSql)];
 
-/// A row struct read by column name. `row!` writes the impl from the struct's fields.
-pub(crate) trait FromRow: Sized {
-    /// The columns, in the struct's order: found once per statement, and checked by the store's
-    /// tests of each statement's shape.
-    const COLUMNS: &'static [&'static str];
-    /// The row, whose columns `COLUMNS` are at `at` (a lookup by name per value was a large share
-    /// of reading many rows).
-    fn from_row_at(row: &duckdb::Row<'_>, at: &[usize]) -> duckdb::Result<Self>;
-}
-
-/// Declares a row struct whose fields are its statement's columns, read by name.
-macro_rules! row {
-    ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $field:ident : $ty:ty),* $(,)? }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, PartialEq, Eq)]
-        pub struct $name { $($(#[$fm])* pub $field: $ty),* }
-        impl $crate::store::FromRow for $name {
-            const COLUMNS: &'static [&'static str] = &[$(stringify!($field)),*];
-            fn from_row_at(row: &duckdb::Row<'_>, at: &[usize]) -> duckdb::Result<Self> {
-                // Past the end is usize::MAX, which DuckDB refuses as a column index.
-                let mut at = at.iter().copied();
-                Ok($name { $($field: row.get(at.next().unwrap_or(usize::MAX))?),* })
-            }
-        }
-        #[allow(dead_code)]
-        impl $name {
-            /// The fields as named parameters, for a statement that inserts the row.
-            pub(crate) fn params(&self) -> Vec<(&'static str, &dyn duckdb::ToSql)> {
-                vec![$((stringify!($field), &self.$field as &dyn duckdb::ToSql)),*]
-            }
-        }
-    };
-}
-pub(crate) use row;
-
-/// Declares a file's statements with their shapes, and lists them for the store's tests.
-macro_rules! statements {
-    ($($name:ident : $ty:ty = $file:ident :: $stmt:ident;)*) => {
-        $(const $name: $ty = <$ty>::new(&$crate::store::sql::$file::$stmt);)*
-        #[cfg(test)]
-        pub(super) fn shapes() -> Vec<$crate::store::Shape> {
-            vec![$($crate::store::Declared::shape(&$name)),*]
-        }
-    };
-}
-pub(crate) use statements;
-
-/// What a statement returns: rows with these columns, or nothing (a write or a batch).
-#[derive(Debug, Clone, Copy)]
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) struct Shape {
-    pub stmt: &'static Statement,
-    pub columns: Option<&'static [&'static str]>,
-    /// A batch runs whole (several statements); it is not prepared.
-    pub batch: bool,
-}
-
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) trait Declared {
-    fn shape(&self) -> Shape;
-}
-
-/// A statement that returns rows of `R`.
-pub(crate) struct Query<R> {
-    stmt: &'static Statement,
-    _row: PhantomData<fn() -> R>,
-}
-
-impl<R: FromRow> Query<R> {
-    pub const fn new(stmt: &'static Statement) -> Self {
-        Query { stmt, _row: PhantomData }
-    }
-
-    /// Calls `f` with each row, in order. A read outside a transaction that runs out of DuckDB's
-    /// limit before its first row is run again with a larger one, up to DuckDB's share of the
-    /// budget (`Store::raise_limit`): a report never fails for memory the budget still holds.
-    fn each(&self, store: &Store, params: Params, mut f: impl FnMut(R) -> Result<()>) -> Result<()> {
-        loop {
-            let mut delivered = false;
-            let result = self.each_once(store, params, |r| {
-                delivered = true;
-                f(r)
-            });
-            match result {
-                Err(e) if !delivered && is_out_of_memory(&e) && !store.in_transaction.get() && store.raise_limit(false)? => continue,
-                other => return other,
-            }
-        }
-    }
-
-    fn each_once(&self, store: &Store, params: Params, mut f: impl FnMut(R) -> Result<()>) -> Result<()> {
-        let started = std::time::Instant::now();
-        let mut stmt = store.conn.prepare_cached(self.stmt.sql).map_err(|e| failed(self.stmt, e))?;
-        let mut rows = stmt.query(params).map_err(|e| failed(self.stmt, e))?;
-        let mut at: Option<Vec<usize>> = None;
-        while let Some(row) = rows.next().map_err(|e| failed(self.stmt, e))? {
-            let at = match &at {
-                Some(at) => at,
-                None => at.insert(
-                    R::COLUMNS
-                        .iter()
-                        .map(|c| row.as_ref().column_index(c))
-                        .collect::<duckdb::Result<_>>()
-                        .map_err(|e| failed(self.stmt, e))?,
-                ),
-            };
-            f(R::from_row_at(row, at).map_err(|e| failed(self.stmt, e))?)?;
-        }
-        crate::progress::profile_statement(self.stmt.file, self.stmt.name, started);
-        Ok(())
-    }
-
-    /// The rows as Arrow batches, for a caller that works through many (a write's winners): no
-    /// row is read into a struct. `R` names the columns.
-    fn batches(&self, store: &Store, params: Params) -> Result<Vec<arrow::record_batch::RecordBatch>> {
-        let started = std::time::Instant::now();
-        let mut stmt = store.conn.prepare_cached(self.stmt.sql).map_err(|e| failed(self.stmt, e))?;
-        let batches = stmt.query_arrow(params).map_err(|e| failed(self.stmt, e))?.collect();
-        crate::progress::profile_statement(self.stmt.file, self.stmt.name, started);
-        Ok(batches)
-    }
-
-    /// The rows as a stream of Arrow batches, each handed to `f` as DuckDB makes it.
-    fn each_batch(&self, store: &Store, params: Params, mut f: impl FnMut(arrow::record_batch::RecordBatch) -> Result<()>) -> Result<()> {
-        let started = std::time::Instant::now();
-        let mut stmt = store.conn.prepare_cached(self.stmt.sql).map_err(|e| failed(self.stmt, e))?;
-        for batch in stmt.stream_arrow(params).map_err(|e| failed(self.stmt, e))? {
-            f(batch.map_err(|e| failed(self.stmt, e))?)?;
-        }
-        crate::progress::profile_statement(self.stmt.file, self.stmt.name, started);
-        Ok(())
-    }
-
-    fn all(&self, store: &Store, params: Params) -> Result<Vec<R>> {
-        let mut out = Vec::new();
-        self.each(store, params, |r| {
-            out.push(r);
-            Ok(())
-        })?;
-        Ok(out)
-    }
-
-    fn optional(&self, store: &Store, params: Params) -> Result<Option<R>> {
-        let mut first = None;
-        self.each(store, params, |r| {
-            first.get_or_insert(r);
-            Ok(())
-        })?;
-        Ok(first)
-    }
-
-    /// Exactly one row (an aggregate without GROUP BY).
-    fn one(&self, store: &Store, params: Params) -> Result<R> {
-        self.optional(store, params)?.ok_or_else(|| eyre!("queries/{}.sql {} returned no row", self.stmt.file, self.stmt.name))
-    }
-}
-
-impl<R: FromRow> Declared for Query<R> {
-    fn shape(&self) -> Shape {
-        Shape { stmt: self.stmt, columns: Some(R::COLUMNS), batch: false }
-    }
-}
-
-/// A statement that writes (or sets), returning the rows it changed.
-pub(crate) struct Exec {
-    stmt: &'static Statement,
-}
-
-impl Exec {
-    pub const fn new(stmt: &'static Statement) -> Self {
-        Exec { stmt }
-    }
-
-    fn run(&self, store: &Store, params: Params) -> Result<usize> {
-        let started = std::time::Instant::now();
-        let mut stmt = store.conn.prepare_cached(self.stmt.sql).map_err(|e| failed(self.stmt, e))?;
-        let changed = stmt.execute(params).map_err(|e| failed(self.stmt, e))?;
-        crate::progress::profile_statement(self.stmt.file, self.stmt.name, started);
-        Ok(changed)
-    }
-}
-
-impl Declared for Exec {
-    fn shape(&self) -> Shape {
-        Shape { stmt: self.stmt, columns: None, batch: false }
-    }
-}
-
-/// Several statements run as one batch, with no parameters (the schema, a migration).
-pub(crate) struct Batch {
-    stmt: &'static Statement,
-}
-
-impl Batch {
-    pub const fn new(stmt: &'static Statement) -> Self {
-        Batch { stmt }
-    }
-
-    fn run(&self, store: &Store) -> Result<()> {
-        store.conn.execute_batch(self.stmt.sql).map_err(|e| failed(self.stmt, e))
-    }
-}
-
-impl Declared for Batch {
-    fn shape(&self) -> Shape {
-        Shape { stmt: self.stmt, columns: None, batch: true }
-    }
-}
-
-/// A DuckDB error with the statement it came from. An interrupted statement becomes
-/// `LabError::Interrupted`, which callers branch on by type.
-fn failed(stmt: &Statement, e: duckdb::Error) -> color_eyre::Report {
-    if is_interrupt(&e) {
-        return eyre!(LabError::Interrupted);
-    }
-    duckdb_error(&format!("queries/{}.sql: {}", stmt.file, stmt.name), e)
-}
-
-/// A DuckDB error of `what` (a statement, an appender's table) in recount's words: out of its
-/// memory limit, `LabError::OutOfMemory`, which callers run again with more; else DuckDB's
-/// message in one line (`duckdb_words`).
-pub(crate) fn duckdb_error(what: &str, e: duckdb::Error) -> color_eyre::Report {
-    let text = e.to_string();
-    if text.contains("Out of Memory Error") || text.contains("failed to pin block") || text.contains("could not allocate block") {
-        return eyre!(LabError::OutOfMemory { statement: what.to_string(), budget: memory_budget() });
-    }
-    eyre!(duckdb_words(&e)).wrap_err(what.to_string())
-}
-
-/// DuckDB's message in one line of recount's words: its C API's "Error code 1: Unknown error
-/// code" carries nothing, and its advice (`SET threads`, `SET memory_limit`, "Possible
-/// solutions") names settings a user of recount does not hold. What is left keeps DuckDB's
-/// own reason, its lines joined.
-pub(crate) fn duckdb_words(e: &duckdb::Error) -> String {
-    let text = e.to_string();
-    let mut kept = Vec::new();
-    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let advice = ["Possible solution", "SET ", "PRAGMA ", "See also", "https://", "For more information"];
-        if advice.iter().any(|a| line.starts_with(a) || line.starts_with(&format!("* {a}"))) {
-            break;
-        }
-        kept.push(line.replace("Error code 1: Unknown error code", "").trim().trim_end_matches(':').to_string());
-    }
-    let one = kept.into_iter().filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
-    crate::sanitize::for_terminal(&one).into_owned()
-}
-
-/// Whether a statement ran out of DuckDB's memory limit (`LabError::OutOfMemory`).
-pub(crate) fn is_out_of_memory(e: &color_eyre::Report) -> bool {
-    matches!(crate::error::lab_error(e), Some(LabError::OutOfMemory { .. }))
-}
-
-/// DuckDB reports an interrupt as an error of its own type; its C API gives the type only in
-/// the message's prefix.
-fn is_interrupt(e: &duckdb::Error) -> bool {
-    e.to_string().starts_with("INTERRUPT Error")
-}
-
 /// The lab's DuckDB database.
 pub struct Store {
     conn: Connection,
@@ -349,102 +101,6 @@ pub struct Store {
     /// one too, so a read that ran out of memory there was retried inside the failed transaction.
     in_transaction: std::cell::Cell<bool>,
 }
-
-/// DuckDB's memory limit for a lab whose largest business date holds `ROWS_PER_STEP` rows or
-/// fewer: reports and the explorer get the first; a landing and a long backfill
-/// (`Store::bulk`), whose statements are cut to fit (slices of keys and of dates, one thread),
-/// the second, which keeps their peak RSS down. A lab with larger dates
-/// gets as many times each as its largest date holds steps of rows: the work of a statement
-/// grows with the date it works on. Never more than DuckDB's share of the memory budget
-/// (`duckdb_share`); past what is held, DuckDB spills to the lab's `recount.spill/`.
-const MEMORY_PER_STEP: (u64, u64) = (80_000_000, 32_000_000);
-
-/// The rows of one business date (every country) that one step of memory serves: about the
-/// full world's largest date.
-const ROWS_PER_STEP: u64 = 24_000;
-
-/// The process's memory budget in bytes, set once by the command line (`--memory`,
-/// `RECOUNT_MEMORY`, `memory` in the config file), else `default_memory_budget`.
-static BUDGET: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-
-/// Sets the process's memory budget: before any lab is opened (later calls are ignored).
-pub fn set_memory_budget(bytes: u64) {
-    let _ = BUDGET.set(bytes);
-}
-
-/// The memory budget the process works in.
-pub fn memory_budget() -> u64 {
-    *BUDGET.get_or_init(default_memory_budget)
-}
-
-/// A quarter of the machine's memory, and never less than `MIN_DEFAULT_BUDGET`.
-pub fn default_memory_budget() -> u64 {
-    // SAFETY: sysconf only reads the system's configuration.
-    let (pages, page) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
-    let physical = u64::try_from(pages).unwrap_or(0).saturating_mul(u64::try_from(page).unwrap_or(0));
-    (physical / 4).max(MIN_DEFAULT_BUDGET)
-}
-
-/// The default budget's floor: a small machine still lands the full world.
-const MIN_DEFAULT_BUDGET: u64 = 512 << 20;
-
-/// DuckDB's share of the budget: the rest is the recount's (polars) and the parser's.
-fn duckdb_share(budget: u64) -> u64 {
-    budget / 4 * 3
-}
-
-/// DuckDB's memory limits for a lab whose largest business date holds `rows`: (reports, bulk).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Limits {
-    pub reports: u64,
-    pub bulk: u64,
-}
-
-impl Limits {
-    pub(crate) fn for_rows(rows: u64, budget: u64) -> Limits {
-        let steps = rows.div_ceil(ROWS_PER_STEP).max(1);
-        let cap = duckdb_share(budget).max(1 << 20);
-        Limits { reports: MEMORY_PER_STEP.0.saturating_mul(steps).min(cap), bulk: MEMORY_PER_STEP.1.saturating_mul(steps).min(cap) }
-    }
-}
-
-/// A size in bytes as DuckDB's `memory_limit` reads it.
-pub(crate) fn duckdb_size(bytes: u64) -> String {
-    format!("{}KiB", bytes.div_ceil(1024))
-}
-
-/// Keeps the process's allocations in one glibc malloc arena, for the commands whose work is bulk
-/// (`land`, `run`, `daily` and the bench's land + backfill child). glibc gives each thread
-/// that allocates an arena of its own, and memory freed into one stays in the process: with
-/// DuckDB's and the parser's threads, bulk work held more heap at its peak in many arenas, at
-/// no gain in time. The explorer and the reports keep glibc's default: their short writes were
-/// a little slower in one arena. `MALLOC_ARENA_MAX`, when set, is left to decide.
-pub fn one_malloc_arena() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-        // SAFETY: mallopt only sets a tunable of glibc's allocator, which any thread may call.
-        unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, 1);
-        }
-    }
-}
-
-/// The memory limit a connection opens with: `RECOUNT_MEMORY_LIMIT` (a DuckDB size, for every
-/// statement), else the reports' limit of a lab of small dates (`Store::fit_to_work` raises it
-/// once it has read the lab's dates).
-fn opening_limit() -> (String, Option<Limits>) {
-    match std::env::var("RECOUNT_MEMORY_LIMIT") {
-        Ok(limit) => (limit, None),
-        Err(_) => {
-            let limits = Limits::for_rows(0, memory_budget());
-            (duckdb_size(limits.reports), Some(limits))
-        }
-    }
-}
-
-/// Where DuckDB spills what does not fit its limit: `recount.spill/` beside the lab's database,
-/// emptied by the next writer's open after a crash (`lake::Lab::open`).
-pub const SPILL_DIR: &str = "recount.spill";
 
 impl Store {
     /// Opens (creating if needed) the database at `path`: no extension is ever autoloaded (a
@@ -693,108 +349,6 @@ impl Drop for Tx<'_> {
             self.store.in_transaction.set(false);
         }
     }
-}
-
-/// A short digest of the SQL that decides silver and gold: part of every input hash, so a
-/// changed rule rebuilds instead of skipping. schema.sql holds the window rule (`in_window`).
-/// The files are read as `sql_for_digest` reads them: an edit to a comment, or to how a
-/// statement is laid out, leaves every date's hash as it was (it made every date of a lab
-/// built before look stale, and rebuilt them all); an edit to the SQL itself does not.
-/// Worked out once per process: a write's input hashes and its record both name it, and there
-/// is no reason to read and hash the SQL twice.
-pub(crate) fn rules_digest() -> String {
-    static DIGEST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    DIGEST.get_or_init(|| digest_of(rules_texts())).clone()
-}
-
-/// The texts of the SQL files the rules digest covers, in order.
-fn rules_texts() -> impl Iterator<Item = &'static str> {
-    sql::FILES.iter().filter(|(file, _)| matches!(*file, "v2" | "snapshot" | "schema")).map(|(_, text)| *text)
-}
-
-/// The Rust code of gold's sums (`v2::GoldSums`), between its marks in src/store/v2.rs.
-fn gold_rule_code() -> &'static str {
-    rule_code(include_str!("v2.rs"))
-}
-
-/// The code between the lines `// gold's rule: begin` and `// gold's rule: end` of `source`
-/// (all of it, should the marks be missing: a digest that changes too often is safe).
-fn rule_code(source: &str) -> &str {
-    let begin = source.find("// gold's rule: begin").unwrap_or(0);
-    let end = source[begin..].find("// gold's rule: end").map_or(source.len(), |e| begin + e);
-    &source[begin..end]
-}
-
-/// `rules_digest` of the SQL files' texts, in order, and of gold's Rust code.
-fn digest_of<'a>(texts: impl Iterator<Item = &'a str>) -> String {
-    digest_with(texts, gold_rule_code())
-}
-
-fn digest_with<'a>(texts: impl Iterator<Item = &'a str>, rust: &str) -> String {
-    use md5::Digest;
-    let mut h = md5::Md5::new();
-    for text in texts {
-        h.update(sql_for_digest(text).as_bytes());
-    }
-    h.update(rust_for_digest(rust).as_bytes());
-    hex(&h.finalize())[..8].to_string()
-}
-
-/// Rust code without its lines that are only a comment (`//`, `///`), each run of whitespace one
-/// space: an edit to a comment or to the layout leaves the digest as it was. A comment at the end
-/// of a line of code counts (more often than needed, which is safe).
-fn rust_for_digest(code: &str) -> String {
-    code.lines().filter(|l| !l.trim_start().starts_with("//")).flat_map(str::split_whitespace).collect::<Vec<_>>().join(" ")
-}
-
-/// SQL text without its `--` comments, each run of whitespace one space, outside quoted
-/// literals and identifiers ('…', "…"), which are kept as written (a doubled quote inside one
-/// is an escaped quote). Two texts that differ only in comments and layout read the same.
-pub(crate) fn sql_for_digest(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    // Whitespace or a comment since the last token: one space before the next.
-    let mut gap = false;
-    while let Some(c) = chars.next() {
-        if c.is_whitespace() {
-            gap = true;
-            continue;
-        }
-        if c == '-' && chars.peek() == Some(&'-') {
-            for d in chars.by_ref() {
-                if d == '\n' {
-                    break;
-                }
-            }
-            gap = true;
-            continue;
-        }
-        if gap && !out.is_empty() {
-            out.push(' ');
-        }
-        gap = false;
-        out.push(c);
-        if c == '\'' || c == '"' {
-            while let Some(d) = chars.next() {
-                out.push(d);
-                if d == c {
-                    match chars.next_if_eq(&c) {
-                        Some(escaped) => out.push(escaped),
-                        None => break,
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 #[cfg(test)]
