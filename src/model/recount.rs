@@ -192,10 +192,19 @@ pub fn recount_files(
     loop {
         match recount_with(model, dims, files, todo, passes.is_none().then(|| (share(), sizes.as_slice())))? {
             Ok(done) => return Ok(done),
+            // One key's copies past the share fit no number of passes: said, not tried forever.
+            Err(more) if more > MAX_PASSES => bail!(
+                "the recount of {} needs more than {MAX_PASSES} passes in its share of the memory budget ({} MiB): raise --memory",
+                model.gold,
+                share() >> 20
+            ),
             Err(more) => todo = more,
         }
     }
 }
+
+/// The most passes a recount starts again in before it says the budget is too small.
+const MAX_PASSES: u64 = 1024;
 
 /// One recount in `passes` passes; with `limit` (the share, each file's size), Err(passes) when a
 /// pass outgrew the share: the passes the whole would need.

@@ -342,6 +342,7 @@ impl App {
             self.head = None;
             self.view = Some(view);
             self.clamp_row();
+            self.refresh_drill();
         }
     }
 
@@ -393,6 +394,7 @@ impl App {
                     self.head = None;
                     self.view = Some(*view);
                     self.clamp_row();
+                    self.refresh_drill();
                 } else if let Some(d) = self.selected_date() {
                     self.load_date(d);
                 }
@@ -900,6 +902,18 @@ impl App {
 
     fn drill(&mut self) {
         self.popup = self.home().drill(self, self.source_row());
+    }
+
+    /// An audit row opened before its date's reports arrived is drawn again with them (its
+    /// entities come from the date's view). While a popup is open the cursor does not move, so
+    /// the row is the one opened.
+    fn refresh_drill(&mut self) {
+        if self.screen == Screen::Audit
+            && matches!(self.popup, Some(Popup::Detail { .. }))
+            && let Some(p) = self.home().drill(self, self.source_row())
+        {
+            self.popup = Some(p);
+        }
     }
 
     /// Writes the table on screen as it is shown (the search filter and the sort included) to a
