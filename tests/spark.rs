@@ -794,6 +794,23 @@ fn spark_reads_every_shape_through_its_description_to_the_labs_fingerprint() {
     }
 }
 
+/// The dedup order's shared corpus on Spark's SQL: the world written from
+/// tests/corpus/dedup.jsonl gives the lab's gold, whose winners tests/models.rs holds to the
+/// corpus (every key's gold is its winning copy's number).
+#[test]
+fn the_dedup_corpus_gives_the_lab_s_winners_on_spark() {
+    let dir = tempdir();
+    let (world, want, uploads) = dedup_world(dir.path());
+    let (first, last) = (uploads[0].as_str(), uploads[uploads.len() - 2].as_str());
+    let (ws, lab) = (world.display().to_string(), dir.path().join("lab").display().to_string());
+    recount(&["--lab", &lab, "land", first, last, "--world", &ws]);
+    recount(&["--lab", &lab, "run", first, last]);
+    let run = spark_run(dir.path(), &[first, last], &world, false);
+    let fingerprint = recount(&["--lab", &lab, "fingerprint"]).trim().to_string();
+    assert!(fingerprint.starts_with(&format!("gold.daily_winners: {} rows", want.len())), "{fingerprint}");
+    assert_eq!(run["fingerprint"], fingerprint.as_str(), "{run}");
+}
+
 /// The manufacturing model on Spark (contract section 7), on a week of the bundled plant feed:
 /// the lab's fingerprint, then the correction scenario. The corrected file rewrites exactly
 /// 2026-06-29's partition with overwritePartitions(), the snapshot's properties name the date and

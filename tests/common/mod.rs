@@ -221,3 +221,44 @@ pub fn first_day_with_late_baskets(world: &Path, from: NaiveDate) -> NaiveDate {
         .min()
         .expect("the world has a late basket")
 }
+
+#[allow(dead_code)] // used by the tests of models and of Spark
+/// The dedup corpus (tests/corpus/dedup.jsonl) as a world: each copy on its line of its file of
+/// its upload (blank lines before it), each key's winning copy's number, and the uploads in
+/// order followed by the day the cases are dated.
+pub fn dedup_world(dir: &Path) -> (PathBuf, std::collections::BTreeMap<String, i64>, Vec<String>) {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/dedup.jsonl")).unwrap();
+    let w = dir.join("dedup");
+    std::fs::create_dir_all(&w).unwrap();
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/dedup_model.toml"), w.join("recount.toml")).unwrap();
+    let mut files: std::collections::BTreeMap<(String, String), std::collections::BTreeMap<u64, String>> = Default::default();
+    let mut want = std::collections::BTreeMap::new();
+    let mut day = String::new();
+    for case in text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()) {
+        let key = case["key"].as_str().unwrap();
+        day = case["day"].as_str().unwrap().to_string();
+        for (i, c) in case["copies"].as_array().unwrap().iter().enumerate() {
+            let line =
+                serde_json::json!({"key": key, "event_id": c["event_id"], "arrival": c["arrival"], "day": case["day"], "copy": i + 1});
+            let place = (c["upload_date"].as_str().unwrap().to_string(), c["file"].as_str().unwrap().to_string());
+            files.entry(place).or_default().insert(c["line"].as_u64().unwrap(), line.to_string());
+        }
+        want.insert(key.to_string(), case["winner"].as_i64().unwrap() + 1);
+    }
+    let mut uploads: Vec<String> = Vec::new();
+    for ((upload, file), lines) in files {
+        let dir = w.join("events").join(format!("upload_date={upload}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let last = *lines.keys().max().unwrap();
+        let body: Vec<String> = (1..=last).map(|n| lines.get(&n).cloned().unwrap_or_default()).collect();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, (body.join("\n") + "\n").as_bytes()).unwrap();
+        std::fs::write(dir.join(file), gz.finish().unwrap()).unwrap();
+        if !uploads.contains(&upload) {
+            uploads.push(upload);
+        }
+    }
+    uploads.sort();
+    uploads.push(day);
+    (w, want, uploads)
+}
