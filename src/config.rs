@@ -41,7 +41,7 @@ impl KeyList {
 /// Where an effective value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "name")]
-pub enum Source {
+pub enum SettingSource {
     #[default]
     Default,
     File(PathBuf),
@@ -49,13 +49,13 @@ pub enum Source {
     Flag(String),
 }
 
-impl std::fmt::Display for Source {
+impl std::fmt::Display for SettingSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Source::Default => write!(f, "default"),
-            Source::File(p) => write!(f, "{}", p.display()),
-            Source::Env(v) => write!(f, "environment {v}"),
-            Source::Flag(flag) => write!(f, "flag {flag}"),
+            SettingSource::Default => write!(f, "default"),
+            SettingSource::File(p) => write!(f, "{}", p.display()),
+            SettingSource::Env(v) => write!(f, "environment {v}"),
+            SettingSource::Flag(flag) => write!(f, "flag {flag}"),
         }
     }
 }
@@ -63,7 +63,7 @@ impl std::fmt::Display for Source {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Setting<T> {
     pub value: T,
-    pub source: Source,
+    pub source: SettingSource,
 }
 
 #[cfg(test)]
@@ -71,7 +71,7 @@ impl<T> Setting<T> {
     /// The flag's value when one was given, else this.
     fn or_flag(self, flag: Option<T>, name: &str) -> Setting<T> {
         match flag {
-            Some(value) => Setting { value, source: Source::Flag(name.to_string()) },
+            Some(value) => Setting { value, source: SettingSource::Flag(name.to_string()) },
             None => self,
         }
     }
@@ -136,73 +136,37 @@ pub(crate) fn load_from(path: &Path) -> Result<Config> {
     } else {
         File::default()
     };
-    let from_file = |present: bool| if present { Source::File(path.to_path_buf()) } else { Source::Default };
+    let from_file = |present: bool| if present { SettingSource::File(path.to_path_buf()) } else { SettingSource::Default };
     let mut theme = Setting { value: "dark".to_string(), source: from_file(file.theme.is_some()) };
     if let Some(t) = &file.theme {
         theme.value = t.clone();
     }
     if let Some(t) = std::env::var("RECOUNT_THEME").ok().filter(|t| !t.is_empty()) {
-        theme = Setting { value: t, source: Source::Env("RECOUNT_THEME".into()) };
+        theme = Setting { value: t, source: SettingSource::Env("RECOUNT_THEME".into()) };
     }
     let late_days = match file.late_days {
         Some(n) if n > crate::rules::MAX_LATE_DAYS => {
             bail!("the config file {}: late_days = {n} is more than {}", path.display(), crate::rules::MAX_LATE_DAYS)
         }
         Some(n) => Setting { value: n, source: from_file(true) },
-        None => Setting { value: crate::rules::DEFAULT_LATE_DAYS, source: Source::Default },
+        None => Setting { value: crate::rules::DEFAULT_LATE_DAYS, source: SettingSource::Default },
     };
     let mouse = Setting { value: file.mouse.unwrap_or(true), source: from_file(file.mouse.is_some()) };
-    let mut memory = Setting { value: crate::store::default_memory_budget(), source: Source::Default };
+    let mut memory = Setting { value: crate::store::default_memory_budget(), source: SettingSource::Default };
     if let Some(m) = &file.memory {
-        let value = parse_size(m).map_err(|e| color_eyre::eyre::eyre!("the config file {}: memory = {m:?}: {e}", path.display()))?;
+        let value =
+            crate::store::parse_size(m).map_err(|e| color_eyre::eyre::eyre!("the config file {}: memory = {m:?}: {e}", path.display()))?;
         memory = Setting { value, source: from_file(true) };
     }
     if let Some(m) = std::env::var("RECOUNT_MEMORY").ok().filter(|m| !m.is_empty()) {
-        let value = parse_size(&m).map_err(|e| color_eyre::eyre::eyre!("RECOUNT_MEMORY={m:?}: {e}"))?;
-        memory = Setting { value, source: Source::Env("RECOUNT_MEMORY".into()) };
+        let value = crate::store::parse_size(&m).map_err(|e| color_eyre::eyre::eyre!("RECOUNT_MEMORY={m:?}: {e}"))?;
+        memory = Setting { value, source: SettingSource::Env("RECOUNT_MEMORY".into()) };
     }
     // The explorer's key table checks these (`tui::keys::KeyTable::with_overrides`); the command
     // line does so as it loads the file, so a bad override is an error before any command runs.
     let keys: Vec<(String, Vec<String>)> = file.keys.iter().map(|(k, v)| (k.clone(), v.keys())).collect();
     Ok(Config { path: path.to_path_buf(), found, theme, mouse, late_days, memory, keys })
 }
-
-/// A size as a person writes it: `2GB`, `1.5GiB`, `512MB`, `800MiB`, `64KB`, or a number of
-/// bytes. GB and GiB alike are powers of 1024, as DuckDB reads them. At least 16 MiB: less
-/// cannot hold a lab's smallest statement.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (number, unit) = (&t[..split], t[split..].trim().to_ascii_lowercase());
-    let scale: u64 = match unit.as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(format!("'{}' is not a size: write it as 2GB, 512MB or a number of bytes", crate::sanitize::for_terminal(t))),
-    };
-    // Whole and fractional parts in integers: 1.5GB is 1.5 × 2^30 exactly, never a float.
-    let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
-    let bad = || format!("'{}' is not a size: write it as 2GB, 512MB or a number of bytes", crate::sanitize::for_terminal(t));
-    if whole.is_empty() && frac.is_empty() || frac.len() > 6 {
-        return Err(bad());
-    }
-    let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| bad())? };
-    let frac_value: u64 = if frac.is_empty() { 0 } else { frac.parse().map_err(|_| bad())? };
-    let denominator = 10u64.pow(frac.len() as u32);
-    let bytes = whole
-        .checked_mul(scale)
-        .and_then(|w| w.checked_add(u64::try_from(u128::from(frac_value) * u128::from(scale) / u128::from(denominator)).ok()?))
-        .ok_or_else(bad)?;
-    if bytes < MIN_BUDGET {
-        return Err(format!("{} is less than the 16 MiB recount needs at the least", crate::sanitize::for_terminal(t)));
-    }
-    Ok(bytes)
-}
-
-/// The smallest memory budget taken.
-const MIN_BUDGET: u64 = 16 << 20;
 
 /// `recount config`: each effective value and where it came from, and the explorer's keys.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -217,14 +181,14 @@ pub(crate) struct ConfigReport {
 pub(crate) struct SettingRow {
     pub setting: String,
     pub value: String,
-    pub source: Source,
+    pub source: SettingSource,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub(crate) struct KeyRow {
     pub action: String,
     pub keys: String,
-    pub source: Source,
+    pub source: SettingSource,
 }
 
 impl ConfigReport {
@@ -237,7 +201,8 @@ impl ConfigReport {
         memory: Setting<u64>,
         keys: Vec<(String, String)>,
     ) -> ConfigReport {
-        let row = |setting: &str, value: String, source: &Source| SettingRow { setting: setting.into(), value, source: source.clone() };
+        let row =
+            |setting: &str, value: String, source: &SettingSource| SettingRow { setting: setting.into(), value, source: source.clone() };
         let settings = vec![
             row("lab", lab.value.display().to_string(), &lab.source),
             row("theme", config.theme.value.clone(), &config.theme.source),
@@ -249,8 +214,11 @@ impl ConfigReport {
         let keys = keys
             .into_iter()
             .map(|(action, keys)| {
-                let source =
-                    if config.keys.iter().any(|(k, _)| *k == action) { Source::File(config.path.clone()) } else { Source::Default };
+                let source = if config.keys.iter().any(|(k, _)| *k == action) {
+                    SettingSource::File(config.path.clone())
+                } else {
+                    SettingSource::Default
+                };
                 KeyRow { action, keys, source }
             })
             .collect();
@@ -269,7 +237,7 @@ impl ConfigReport {
                 bulk >> 20,
                 crate::money::format_count(i64::try_from(rows).unwrap_or(i64::MAX))
             ),
-            source: Source::Default,
+            source: SettingSource::Default,
         });
     }
 }
@@ -310,30 +278,33 @@ mod tests {
     fn the_file_sets_values_and_says_so_and_a_missing_file_is_all_defaults() {
         let (_d, p) = write("late_days = 5\nmouse = false\n[keys]\nland_next = \"L\"\n");
         let c = load_from(&p).unwrap();
-        assert_eq!(c.late_days, Setting { value: 5, source: Source::File(p.clone()) });
-        assert_eq!(c.mouse, Setting { value: false, source: Source::File(p.clone()) });
+        assert_eq!(c.late_days, Setting { value: 5, source: SettingSource::File(p.clone()) });
+        assert_eq!(c.mouse, Setting { value: false, source: SettingSource::File(p.clone()) });
         assert_eq!(c.keys, vec![("land_next".to_string(), vec!["L".to_string()])]);
         let none = load_from(&p.with_file_name("absent.toml")).unwrap();
         assert!(!none.found);
-        assert_eq!(none.late_days, Setting { value: crate::rules::DEFAULT_LATE_DAYS, source: Source::Default });
-        assert_eq!(none.mouse.source, Source::Default);
+        assert_eq!(none.late_days, Setting { value: crate::rules::DEFAULT_LATE_DAYS, source: SettingSource::Default });
+        assert_eq!(none.mouse.source, SettingSource::Default);
         // A flag beats the file.
-        assert_eq!(c.late_days.clone().or_flag(Some(1), "--late-days"), Setting { value: 1, source: Source::Flag("--late-days".into()) });
+        assert_eq!(
+            c.late_days.clone().or_flag(Some(1), "--late-days"),
+            Setting { value: 1, source: SettingSource::Flag("--late-days".into()) }
+        );
     }
 
     #[test]
     fn sizes_read_as_people_write_them_in_whole_bytes() {
-        assert_eq!(parse_size("2GB"), Ok(2 << 30));
-        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
-        assert_eq!(parse_size("512 MB"), Ok(512 << 20));
-        assert_eq!(parse_size("800mib"), Ok(800 << 20));
-        assert_eq!(parse_size("20000000"), Ok(20_000_000));
+        assert_eq!(crate::store::parse_size("2GB"), Ok(2 << 30));
+        assert_eq!(crate::store::parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(crate::store::parse_size("512 MB"), Ok(512 << 20));
+        assert_eq!(crate::store::parse_size("800mib"), Ok(800 << 20));
+        assert_eq!(crate::store::parse_size("20000000"), Ok(20_000_000));
         for bad in ["", "GB", "2 parsecs", "1..5GB", "-1GB", "1.1234567GB"] {
-            assert!(parse_size(bad).unwrap_err().contains("not a size"), "{bad}");
+            assert!(crate::store::parse_size(bad).unwrap_err().contains("not a size"), "{bad}");
         }
-        assert!(parse_size("1MB").unwrap_err().contains("16 MiB"));
+        assert!(crate::store::parse_size("1MB").unwrap_err().contains("16 MiB"));
         let (_d, p) = write("memory = \"3GB\"\n");
-        assert_eq!(load_from(&p).unwrap().memory, Setting { value: 3 << 30, source: Source::File(p.clone()) });
+        assert_eq!(load_from(&p).unwrap().memory, Setting { value: 3 << 30, source: SettingSource::File(p.clone()) });
         let (_d, p) = write("memory = \"lots\"\n");
         assert!(format!("{:#}", load_from(&p).unwrap_err()).contains("memory = \"lots\""));
     }

@@ -11,20 +11,16 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod demo;
-pub mod error;
 pub mod lake;
-pub mod model;
 pub mod model_commands;
-pub mod money;
-pub mod progress;
-pub mod raw;
 pub mod recompute;
 pub mod reports;
-pub mod rules;
-pub mod sanitize;
 pub mod spark;
-pub mod store;
 pub mod tui;
-pub mod tz;
 pub mod warehouse;
 pub mod world;
+
+// The lower crates, under the names the code has always used: `crate::store::Store`.
+pub use recount_core::{error, money, progress, rules, sanitize, tz};
+pub use recount_raw::{model, raw};
+pub use recount_store as store;

@@ -125,7 +125,8 @@ fn passes_for(files: &[RawFile], reader: &Reader) -> u64 {
     let mut copies = 0u64;
     for f in files {
         let bytes = std::fs::metadata(&f.path).map(|m| m.len()).unwrap_or(0);
-        let compressed = reader.compression_of(&f.name) != raw::source::Compression::None || reader.format == raw::source::Format::Parquet;
+        let compressed =
+            reader.compression_of(&f.name) != raw::source::Compression::None || reader.format == raw::source::FileFormat::Parquet;
         // About 40 compressed bytes a copy, or 300 as plain text (the landing's own guess).
         copies += bytes / if compressed { 40 } else { 300 } + 1;
     }
@@ -264,7 +265,7 @@ pub(crate) fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> R
         .collect())
 }
 
-/// The independent recount of a warehouse's mirror (src/warehouse.rs), which holds no raw files:
+/// The independent recount of a warehouse's mirror (src/warehouse/), which holds no raw files:
 /// every event of bronze's current file versions, deduplicated and grouped in polars as the
 /// raw zone's are, stored as the mirror's cached recount of its (empty) raw zone.
 pub(crate) fn recount_mirror(lab: &Lab) -> Result<()> {
@@ -455,7 +456,7 @@ pub fn duckdb_recount(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<Vec<Duc
         if !lab.may_write_caches() {
             return duckdb_recount_alone(lab, d, late_days);
         }
-        if !keep_or_leave(lab, state.newest_file, late_days)? {
+        if !try_keeping_recount(lab, state.newest_file, late_days)? {
             return duckdb_recount_alone(lab, d, late_days);
         }
     }
@@ -480,7 +481,7 @@ pub(crate) fn keep_duckdb_recounts(lab: &Lab) -> Result<()> {
     for w in lab.store().duckdb_recount_missing(crate::rules::DEFAULT_LATE_DAYS)? {
         crate::reports::caches_writable(lab)?;
         let late_days = u32::try_from(w.late_days).wrap_err("a negative window in the lab's writes")?;
-        keep_or_leave(lab, w.newest_file, late_days)?;
+        try_keeping_recount(lab, w.newest_file, late_days)?;
     }
     Ok(())
 }
@@ -490,7 +491,7 @@ pub(crate) fn keep_duckdb_recounts(lab: &Lab) -> Result<()> {
 /// world, a full disk). The process remembers the failure: the statement, a pass over all of
 /// bronze, is not tried again for the same newest file and window, and every check answers from
 /// its date's own recount meanwhile.
-fn keep_or_leave(lab: &Lab, newest_file: i32, late_days: u32) -> Result<bool> {
+fn try_keeping_recount(lab: &Lab, newest_file: i32, late_days: u32) -> Result<bool> {
     if lab.recounts_not_kept.borrow().contains(&(newest_file, late_days)) {
         return Ok(false);
     }

@@ -8,6 +8,7 @@ mod common;
 
 use chrono::{DateTime, NaiveDate};
 use common::*;
+use recount::store::for_tests::duckdb;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use recount::lake::land;
 use recount::reports::listings::quarantine;
+use recount::store::for_tests::duckdb;
 
 const GOOD_TS: &str = "2026-08-15T10:00:00.000Z";
 const GOOD_UP: &str = "2026-08-15T10:00:09.000Z";

@@ -454,7 +454,7 @@ fn late_gives_every_copy_its_baskets_flag_and_says_which_copy_counts_with_days_a
     }
 }
 
-/// Every Rust file under src/.
+/// Every Rust file under src/ and each crate's crates/NAME/src/.
 fn source_files() -> Vec<std::path::PathBuf> {
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         for e in std::fs::read_dir(dir).unwrap() {
@@ -466,9 +466,14 @@ fn source_files() -> Vec<std::path::PathBuf> {
             }
         }
     }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+    walk(&root.join("src"), &mut files);
+    for krate in std::fs::read_dir(root.join("crates")).unwrap() {
+        walk(&krate.unwrap().path().join("src"), &mut files);
+    }
     assert!(files.len() > 40, "the walk found the modules");
+    assert!(files.iter().any(|f| f.ends_with("crates/store/src/lib.rs")), "the walk found the crates");
     files
 }
 
@@ -687,4 +692,98 @@ fn alert_on_beyond_window_exits_5_on_the_samples_late_arrivals_and_0_without_it(
     assert_eq!(code, Some(5), "{err}");
     let (code, _, err) = recount_code(&watched, &["run", "2026-10-22", "--alert-on", "beyond-window"]);
     assert_eq!(code, Some(0), "upload 2026-10-22 brings nothing past a window: {err}");
+}
+
+/// docs/architecture.md's picture of the crates is `cargo metadata`'s graph: each workspace
+/// crate and the workspace crates it depends on, nothing more, nothing less.
+#[test]
+fn the_crates_picture_is_cargo_metadata_s_graph() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo).args(["metadata", "--format-version", "1", "--no-deps", "--offline"]).current_dir(root).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let packages = meta["packages"].as_array().unwrap();
+    let ours: std::collections::BTreeSet<&str> = packages.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    let mut graph = std::collections::BTreeMap::new();
+    for p in packages {
+        let uses: std::collections::BTreeSet<String> = p["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["kind"].is_null() && ours.contains(d["name"].as_str().unwrap()))
+            .map(|d| d["name"].as_str().unwrap().to_string())
+            .collect();
+        graph.insert(p["name"].as_str().unwrap().to_string(), uses);
+        // Only the store names DuckDB, in any kind of dependency.
+        let duck = p["dependencies"].as_array().unwrap().iter().any(|d| d["name"] == "duckdb");
+        assert_eq!(duck, p["name"] == "recount-store", "{} and duckdb", p["name"]);
+    }
+    assert!(graph.len() >= 3, "the workspace's crates: {graph:?}");
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let picture = doc.split("## The crates").nth(1).unwrap().split("```text\n").nth(1).unwrap().split("```").next().unwrap();
+    let mut drawn = std::collections::BTreeMap::new();
+    for line in picture.lines() {
+        let (name, uses) = line.split_once(" uses ").unwrap();
+        let uses = uses.trim();
+        let set: std::collections::BTreeSet<String> =
+            if uses == "nothing of recount's" { Default::default() } else { uses.split(", ").map(str::to_string).collect() };
+        drawn.insert(name.trim().to_string(), set);
+    }
+    assert_eq!(drawn, graph, "docs/architecture.md's crates against cargo metadata");
+}
+
+/// Nothing under src/ or a crate other than the store names DuckDB's crate: it asks the store.
+#[test]
+fn only_the_store_crate_names_duckdb() {
+    let named: Vec<String> = source_files()
+        .into_iter()
+        .filter(|f| !f.to_string_lossy().contains("crates/store/"))
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            text.contains("duckdb::") || text.contains("for_tests")
+        })
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(named.is_empty(), "DuckDB named outside the store: {named:?}");
+}
+
+/// A file that does one job fits in 600 lines: a longer one is split by its jobs.
+#[test]
+fn no_file_under_src_is_over_600_lines() {
+    let long: Vec<String> = source_files()
+        .into_iter()
+        .filter_map(|f| {
+            let n = std::fs::read_to_string(&f).unwrap().lines().count();
+            (n > 600).then(|| format!("{} ({n} lines)", f.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "files over 600 lines: {long:?}");
+}
+
+/// One meaning per type name: no struct, enum, trait or type alias under src/ or a crate shares
+/// its name with another, so a reader never wonders which `Store` or `Step` this is.
+#[test]
+fn no_type_name_is_defined_twice() {
+    let mut seen: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for f in source_files() {
+        for (n, line) in std::fs::read_to_string(&f).unwrap().lines().enumerate() {
+            let body = line.trim_start();
+            let body = ["pub(crate) ", "pub(super) ", "pub "].iter().find_map(|p| body.strip_prefix(p)).unwrap_or(body);
+            // An associated type (`type Value = …` inside an impl) is indented; an alias is not.
+            let kinds: &[&str] = if line.starts_with(char::is_whitespace) {
+                &["struct ", "enum ", "trait "]
+            } else {
+                &["struct ", "enum ", "trait ", "type "]
+            };
+            let Some(rest) = kinds.iter().find_map(|k| body.strip_prefix(k)) else { continue };
+            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if name.starts_with(|c: char| c.is_ascii_uppercase()) {
+                seen.entry(name).or_default().push(format!("{}:{}", f.display(), n + 1));
+            }
+        }
+    }
+    assert!(seen.len() > 100, "the scan found the types: {}", seen.len());
+    let twice: Vec<String> = seen.iter().filter(|(_, at)| at.len() > 1).map(|(name, at)| format!("{name}: {at:?}")).collect();
+    assert!(twice.is_empty(), "type names defined more than once:\n{}", twice.join("\n"));
 }

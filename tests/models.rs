@@ -7,6 +7,7 @@ mod common;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use common::*;
+use recount::store::for_tests::duckdb;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -3,6 +3,7 @@
 
 mod common;
 
+use recount::store::for_tests::duckdb;
 use recount::store::{DateAction, TriggerKind};
 
 use common::*;

@@ -3,6 +3,7 @@
 
 mod common;
 
+use recount::store::for_tests::duckdb;
 use recount::store::{ChangeKind, DateAction, TriggerKind};
 
 use common::*;

@@ -10,6 +10,7 @@ use common::*;
 use recount::lake::{Lab, land, v2};
 use recount::raw::corrections::Correction;
 use recount::store::TriggerKind;
+use recount::store::for_tests::duckdb;
 use recount::world::shape::{Shape, convert};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -33,7 +33,7 @@ fn exe() -> Command {
 /// one. It ends with this process. `None` until the setup exists (the setup's own call).
 fn server() -> Option<&'static Path> {
     static SOCKET: OnceLock<PathBuf> = OnceLock::new();
-    if recount::spark::Setup::find(&recount::spark::default_home()).is_err() {
+    if recount::spark::SparkSetup::find(&recount::spark::default_home()).is_err() {
         return None;
     }
     // The server outlives every case and is never waited for: it ends itself with this process.
@@ -100,7 +100,7 @@ fn test_mirrors() -> &'static Path {
 fn ensure_setup() {
     static READY: OnceLock<()> = OnceLock::new();
     READY.get_or_init(|| {
-        if recount::spark::Setup::find(&recount::spark::default_home()).is_err() {
+        if recount::spark::SparkSetup::find(&recount::spark::default_home()).is_err() {
             let status = exe().args(["spark", "setup"]).status().unwrap();
             assert!(status.success(), "recount spark setup failed");
         }
@@ -354,7 +354,7 @@ fn forwards_spark_gives_the_labs_fingerprint_and_a_rerun_adds_no_snapshot_that_p
 fn foreign_iceberg_gold_is_audited_on_the_warehouse_and_the_lab(dir: &Path) {
     let (wh, lab) = (w(dir), dir.join("lab").display().to_string());
     let db = dir.join("finance.db");
-    let python = recount::spark::Setup::find(&recount::spark::default_home()).unwrap().python;
+    let python = recount::spark::SparkSetup::find(&recount::spark::default_home()).unwrap().python;
     let write = r#"
 import os, sys
 import pyarrow as pa
@@ -621,7 +621,7 @@ fn daily_spark_gives_the_labs_fingerprint_and_a_correction_overwrites_exactly_it
     // each table registered at the metadata Spark wrote. `--warehouse catalog:NAME` reads it
     // through load_catalog, configured here by PYICEBERG_CATALOG__BOOKS__* variables.
     let db = dir.path().join("catalog.db");
-    let python = recount::spark::Setup::find(&recount::spark::default_home()).unwrap().python;
+    let python = recount::spark::SparkSetup::find(&recount::spark::default_home()).unwrap().python;
     let register = r#"
 import os, sys
 from pyiceberg.catalog.sql import SqlCatalog

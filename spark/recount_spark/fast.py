@@ -1,5 +1,5 @@
 """A file of the contract's JSON Lines as one Arrow batch, with the common line judged a column at
-a time: the Spark landing's fast path, as src/raw/fast_line.rs is the lab's.
+a time: the Spark landing's fast path, as crates/raw/src/raw/fast_line.rs is the lab's.
 
 One regular expression (Python's `re`, in C) accepts only lines of the generator's plain shape:
 the contract's fields in their usual order, strings without escapes, instants in UTC written

@@ -1,7 +1,7 @@
 r"""The contract's checks on a line of the contract's shape as Spark column expressions: the JVM
 reads the JSON (`from_json` with an explicit schema) and judges the line, and only a line it
 cannot accept goes to the Python parser (parse.parse_line) for its reason, word for word the
-lab's. This is the lab's own split (src/raw/fast_line.rs beside slow_line.rs): a fast reader
+lab's. This is the lab's own split (crates/raw/src/raw/fast_line.rs beside slow_line.rs): a fast reader
 that accepts only lines of a plain shape on which it and the careful reader cannot disagree, and
 gives every other line to the careful one.
 

@@ -1,6 +1,6 @@
 """Models (docs/data-contract.md, "Models"): the parts of a daily metric, one line read and checked
 with a model, and any model's recount of a world's raw files with its fingerprint. The lab's
-twin is src/model/ (read.rs, recount.rs); tests/corpus/models.jsonl holds both to the same
+twin is crates/raw/src/model/ (read.rs, recount.rs); tests/corpus/models.jsonl holds both to the same
 verdict on every case, and tests/models.rs holds both recounts to one fingerprint. No Spark.
 
     python -m recount_spark.model WORLD      # prints the model's gold fingerprint of WORLD

@@ -30,7 +30,7 @@ COLUMNS = 4, 4, 6  # grain, attributes, measures: bronze's fixed columns
 
 @dataclasses.dataclass
 class FileLanded:
-    """One file a landing looked at, as the lab's LandedFile reads it."""
+    """One file a landing looked at, as the lab's ModelLandedFile reads it."""
 
     upload_date: str
     file: str
@@ -175,7 +175,7 @@ def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) 
 
 def fate(upload: dt.date, d: dt.date, late_days: int) -> str:
     """What a run of `upload` does with its rows dated `d`: `affected` (rebuilt), `beyond_window`
-    or `future_dated` (reported, never in gold). src/rules.rs's `fate`; tests/corpus/window.jsonl
+    or `future_dated` (reported, never in gold). crates/core/src/rules.rs's `fate`; tests/corpus/window.jsonl
     holds both to the same verdicts."""
     if d > upload + dt.timedelta(days=1):
         return "future_dated"

@@ -1,5 +1,5 @@
 """The contract's validation of one raw line, and of a file's bytes: the same verdicts and
-reason texts as the lab's parser (src/raw/event.rs), held together by tests/corpus/lines.jsonl.
+reason texts as the lab's parser (crates/raw/src/raw/event.rs), held together by tests/corpus/lines.jsonl.
 No Spark here: the executors run it, and plain python3 tests it."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import unicodedata
 import zlib
 from typing import Any
 
-# The same limits as the Rust parser (src/raw/mod.rs): a file, a line, an id.
+# The same limits as the Rust parser (crates/raw/src/raw/mod.rs): a file, a line, an id.
 MAX_INFLATED_BYTES = 256 << 20
 MAX_LINE_BYTES = 64 << 10
 MAX_ID_BYTES = 256
@@ -212,7 +212,7 @@ def _structure(raw: Any) -> str | None:
 
 def parse_line(text: str, stores: Stores, upload_date: dt.date) -> Parsed:
     """One line against the contract: a dict of the row's fields, or a quarantine reason (str),
-    word for word the lab's (src/raw/event.rs)."""
+    word for word the lab's (crates/raw/src/raw/event.rs)."""
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_LINE_BYTES:
         return f"line of {size} bytes, longer than the {MAX_LINE_BYTES} recount parses"
@@ -255,7 +255,7 @@ class _Reason(Exception):
 def check(fields: dict[str, str | None], stamps: dict[str, tuple[str, str | None]], amount: tuple[Any, ...] | None,
           labels: dict[str, str | None], stores: Stores, upload_date: dt.date) -> Parsed:
     """The contract's checks on a line's fields, whatever its shape, in the lab's order
-    (src/raw/event.rs `check`): the same reasons word for word. `stamps`: each time stamp as
+    (crates/raw/src/raw/event.rs `check`): the same reasons word for word. `stamps`: each time stamp as
     (form, text), form "iso" or an epoch unit; `amount`: ("tenders", the contract's list) or
     ("totals", [decimal texts], unit)."""
     try:
@@ -330,7 +330,7 @@ def check(fields: dict[str, str | None], stamps: dict[str, tuple[str, str | None
 
 
 def totals_revenue(texts: list[str], unit: str, currency: str, digits: Any) -> int | str:
-    """A mapped amount's revenue: each exact decimal in minor units, summed (src/raw/event.rs)."""
+    """A mapped amount's revenue: each exact decimal in minor units, summed (crates/raw/src/raw/event.rs)."""
     if not texts:
         return "no tenders: a basket needs at least one payment"
     revenue = 0
@@ -349,7 +349,7 @@ DECIMAL = re.compile(r"(\d+)(?:\.(\d*))?", re.ASCII)
 
 def amount_minor(text: str, unit: str, currency: str, digits: int | None) -> int | str:
     """An exact decimal in minor units of `currency`, whose ISO-4217 `digits` the lab passes
-    with each store (src/raw/source.rs `amount_minor`)."""
+    with each store (crates/raw/src/raw/source.rs `amount_minor`)."""
     shown = printable(text)
     neg = text.startswith("-")
     body = text[1:] if neg else text
@@ -379,7 +379,7 @@ EPOCH_UNITS = {"epoch_s": "seconds", "epoch_ms": "milliseconds", "epoch_us": "mi
 
 def epoch_instant(text: str, form: str, name: str) -> tuple[dt.datetime, int] | str:
     """A count since 1970 as (aware datetime, nanoseconds since 1970), or the reason
-    (src/raw/source.rs `epoch_instant`, with the field's label in front)."""
+    (crates/raw/src/raw/source.rs `epoch_instant`, with the field's label in front)."""
     shown = printable(text)
     neg = text.startswith("-")
     body = text[1:] if neg else text

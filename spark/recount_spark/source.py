@@ -1,5 +1,5 @@
-"""A world's source description (`recount.toml`), read as the lab reads it (src/raw/source.rs,
-src/raw/mapped.rs): where the partitions are and how their names give the upload date, which
+"""A world's source description (`recount.toml`), read as the lab reads it (crates/raw/src/raw/source.rs,
+crates/raw/src/raw/mapped.rs): where the partitions are and how their names give the upload date, which
 files hold events in what format, which path gives each contract field, and the stores file.
 Each mapped line goes through the same checks as a contract line (parse.check), so both engines
 keep one set of rules; tests/sources.rs and tests/spark.rs hold the two to the same fingerprint.
@@ -57,7 +57,7 @@ class Source:
 
     def levels(self) -> tuple[list[str], list[str]]:
         """The template's levels that name the upload date, and those below the day (`hour={hh}`,
-        `*`), as the lab splits them (src/raw/source.rs)."""
+        `*`), as the lab splits them (crates/raw/src/raw/source.rs)."""
         segs = self.template.split("/")
         dated = next((i for i, seg in enumerate(segs) if seg == "*" or "{hh}" in seg), len(segs))
         return segs[:dated], segs[dated:]
@@ -169,7 +169,7 @@ def _json(text: str) -> Any:
 
 
 class _Mapped:
-    """A description's fields, split into paths once per file (src/raw/mapped.rs `Map`)."""
+    """A description's fields, split into paths once per file (crates/raw/src/raw/mapped.rs `Map`)."""
 
     def __init__(self, fields: dict[str, Any]) -> None:
         def stamp(v: Any) -> tuple[str, str]:

@@ -51,7 +51,7 @@ class Corpus(unittest.TestCase):
 
     def test_every_mapped_case_gets_its_verdict(self) -> None:
         """tests/corpus/mapped.jsonl, read through the Kafka Connect shape's description, as the
-        lab's src/raw/mapped.rs test reads it."""
+        lab's crates/raw/src/raw/mapped.rs test reads it."""
         root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
         with open(os.path.join(root, "src", "world", "shapes", "kafka-connect.toml"), "rb") as t:
             fields = tomllib.load(t)["files"]["fields"]
@@ -89,7 +89,7 @@ WORDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "te
 
 class Words(unittest.TestCase):
     """The words both engines write (tests/corpus/words.jsonl; the lab reads the same cases in
-    src/rules.rs): run names, a store's change, the fingerprint's line."""
+    src/lake/v2.rs): run names, a store's change, the fingerprint's line."""
 
     def test_every_case_gets_the_corpus_answer(self) -> None:
         with open(WORDS, encoding="utf-8") as f:

@@ -1,5 +1,5 @@
 """The driver's words for a store correction are the lab's (raw::stores::describe_change, tested
-with the same texts in src/raw/stores.rs), and so is its fingerprint's rule for joining gold's
+with the same texts in crates/raw/src/raw/stores.rs), and so is its fingerprint's rule for joining gold's
 text. Plain python3."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The lateness window's shared corpus (tests/corpus/window.jsonl): the driver's `fate` gives
-every verdict, as the lab's src/rules.rs does in tests/models.rs. Plain python3, no Spark."""
+every verdict, as the lab's crates/core/src/rules.rs does in tests/models.rs. Plain python3, no Spark."""
 
 from __future__ import annotations
 

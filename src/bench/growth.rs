@@ -39,7 +39,7 @@ pub struct Cost {
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Step {
+pub struct GrowthStep {
     pub name: String,
     /// One per size, in the order of `GrowthReport::sizes`.
     pub costs: Vec<Cost>,
@@ -58,7 +58,7 @@ pub struct GrowthReport {
     pub machine: String,
     pub budget: String,
     pub sizes: Vec<Size>,
-    pub steps: Vec<Step>,
+    pub steps: Vec<GrowthStep>,
 }
 
 /// The steps in the order the table shows them; each size fills its column.
@@ -84,7 +84,7 @@ pub fn run(opts: GrowthOptions) -> Result<GrowthReport> {
         bail!("--store-factor needs at least one size, e.g. 1,4,10");
     }
     std::fs::create_dir_all(&opts.work_dir)?;
-    let mut steps: Vec<Step> = STEPS.iter().map(|n| Step { name: n.to_string(), costs: Vec::new() }).collect();
+    let mut steps: Vec<GrowthStep> = STEPS.iter().map(|n| GrowthStep { name: n.to_string(), costs: Vec::new() }).collect();
     let mut sizes = Vec::new();
     for &factor in &opts.factors {
         let size = one_size(&opts, factor, &mut steps)?;
@@ -116,7 +116,7 @@ fn recount(opts: &GrowthOptions, args: &[&str], path: Option<&Path>) -> Result<C
 }
 
 /// Runs one step `runs` times and records its median time and highest peak.
-fn timed(step: &mut Step, runs: usize, mut each: impl FnMut() -> Result<ChildRun>) -> Result<ChildRun> {
+fn timed(step: &mut GrowthStep, runs: usize, mut each: impl FnMut() -> Result<ChildRun>) -> Result<ChildRun> {
     let (mut secs, mut rss, mut last) = (Vec::new(), 0f64, None);
     for _ in 0..runs.max(1) {
         let child = each()?;
@@ -128,7 +128,7 @@ fn timed(step: &mut Step, runs: usize, mut each: impl FnMut() -> Result<ChildRun
     last.ok_or_else(|| color_eyre::eyre::eyre!("no run"))
 }
 
-fn one_size(opts: &GrowthOptions, factor: f64, steps: &mut [Step]) -> Result<Size> {
+fn one_size(opts: &GrowthOptions, factor: f64, steps: &mut [GrowthStep]) -> Result<Size> {
     let world = world_of(opts, factor)?;
     let ups = crate::raw::list_partitions(&world)?;
     if ups.len() < 3 {
@@ -193,7 +193,7 @@ fn report_day(ups: &[NaiveDate]) -> NaiveDate {
 /// Moves every twentieth store to another time zone (New York, or London for a store already in
 /// New York), lands the last upload again (with the corrected store file) and runs v2 for it;
 /// the world's file is put back.
-fn store_correction(opts: &GrowthOptions, world: &Path, last: &str, lab: &str, step: &mut Step) -> Result<()> {
+fn store_correction(opts: &GrowthOptions, world: &Path, last: &str, lab: &str, step: &mut GrowthStep) -> Result<()> {
     let path = world.join("stores.csv");
     let original = std::fs::read_to_string(&path)?;
     let corrected: Vec<String> = original
@@ -221,7 +221,7 @@ fn store_correction(opts: &GrowthOptions, world: &Path, last: &str, lab: &str, s
 
 /// A second lab backfilled `--per-upload`, measured, and a third built with the wide budget:
 /// their fingerprints.
-fn second_labs(opts: &GrowthOptions, w: &str, (first, last): (&str, &str), step: &mut Step) -> Result<(String, String)> {
+fn second_labs(opts: &GrowthOptions, w: &str, (first, last): (&str, &str), step: &mut GrowthStep) -> Result<(String, String)> {
     let mut fingerprints = Vec::new();
     for (name, budget) in [("lab-per-upload", None), ("lab-wide-budget", Some(WIDE_BUDGET))] {
         let lab = opts.work_dir.join(name);
@@ -252,12 +252,12 @@ fn second_labs(opts: &GrowthOptions, w: &str, (first, last): (&str, &str), step:
 
 impl GrowthReport {
     /// A step's cost at the largest size over its cost at the smallest.
-    fn growth(&self, step: &Step, f: impl Fn(&Cost) -> f64) -> Option<f64> {
+    fn growth(&self, step: &GrowthStep, f: impl Fn(&Cost) -> f64) -> Option<f64> {
         let (a, b) = (step.costs.first()?, step.costs.last()?);
         (self.sizes.len() > 1 && f(a) > 0.0).then(|| f(b) / f(a))
     }
 
-    fn step(&self, name_starts: &str) -> Option<&Step> {
+    fn step(&self, name_starts: &str) -> Option<&GrowthStep> {
         self.steps.iter().find(|s| s.name.starts_with(name_starts))
     }
 

@@ -2,7 +2,11 @@
 //! measured in the same run on the same raw zone. Heavy phases run in a child process so their
 //! peak RSS is their own.
 
+mod explorer;
 pub mod growth;
+
+use explorer::bench_explorer;
+pub(crate) use explorer::far_jump;
 
 use crate::lake::snapshot::TriggerKind;
 use crate::lake::{Lab, land, v2};
@@ -19,7 +23,7 @@ const SPEEDUP_TARGET: f64 = 25.0;
 const RSS_TARGET: f64 = 1.0 / 3.0;
 
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Measure {
+pub struct BenchFigure {
     pub name: String,
     pub runs: usize,
     pub median_ms: f64,
@@ -37,7 +41,7 @@ pub struct BenchReport {
     pub world: PathBuf,
     pub seed: Option<u64>,
     pub machine: String,
-    pub measures: Vec<Measure>,
+    pub measures: Vec<BenchFigure>,
     pub v2_phases_ms: Vec<(String, f64)>,
     pub fingerprint: String,
     pub baseline: Option<Baseline>,
@@ -67,13 +71,19 @@ pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
 }
 
-impl Measure {
-    fn from_times(name: impl Into<String>, target: &str, times: &[f64], peak_rss_mib: Option<f64>) -> Measure {
-        Measure::with_memory(name, target, times, peak_rss_mib, None)
+impl BenchFigure {
+    fn from_times(name: impl Into<String>, target: &str, times: &[f64], peak_rss_mib: Option<f64>) -> BenchFigure {
+        BenchFigure::with_memory(name, target, times, peak_rss_mib, None)
     }
 
-    fn with_memory(name: impl Into<String>, target: &str, times: &[f64], peak_rss_mib: Option<f64>, peak_anon_mib: Option<f64>) -> Measure {
-        Measure {
+    fn with_memory(
+        name: impl Into<String>,
+        target: &str,
+        times: &[f64],
+        peak_rss_mib: Option<f64>,
+        peak_anon_mib: Option<f64>,
+    ) -> BenchFigure {
+        BenchFigure {
             name: name.into(),
             runs: times.len(),
             median_ms: median(times.to_vec()),
@@ -86,14 +96,14 @@ impl Measure {
     }
 }
 
-fn measure(name: &str, target: &str, runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<Measure> {
+fn measure(name: &str, target: &str, runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<BenchFigure> {
     let mut times = Vec::new();
     for _ in 0..runs {
         let t = Instant::now();
         f()?;
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    Ok(Measure::from_times(name, target, &times, None))
+    Ok(BenchFigure::from_times(name, target, &times, None))
 }
 
 /// One field of /proc/PID/status in KiB (`VmHWM:`, `RssAnon:`).
@@ -244,7 +254,7 @@ pub fn warehouse(opts: BenchOptions, warehouse: &Path) -> Result<BenchReport> {
 }
 
 /// The world to measure on: the one named, or one generated (and its generation measured).
-fn bench_world(opts: &BenchOptions, measures: &mut Vec<Measure>) -> Result<(PathBuf, Option<u64>)> {
+fn bench_world(opts: &BenchOptions, measures: &mut Vec<BenchFigure>) -> Result<(PathBuf, Option<u64>)> {
     if let Some(w) = &opts.world {
         return Ok((w.clone(), None));
     }
@@ -260,59 +270,13 @@ fn bench_world(opts: &BenchOptions, measures: &mut Vec<Measure>) -> Result<(Path
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let _ = std::fs::remove_dir_all(opts.work_dir.join("world-scratch"));
-    measures.push(Measure::from_times(
+    measures.push(BenchFigure::from_times(
         format!("generate the {} world (seed {})", opts.preset.name(), opts.seed),
         "≤ 30 s (full)",
         &times,
         None,
     ));
     Ok((w, Some(opts.seed)))
-}
-
-/// The hidden child phase of the growth table: the explorer opened on a built lab, its first
-/// load, then a jump to the date farthest from the one it opened on (not loaded ahead), as the
-/// worker answers it. Prints the jump's time to the Overview and to every screen, in ms.
-pub(crate) fn far_jump(world: &Path, lab_dir: &Path) -> Result<String> {
-    use crate::tui::worker::{Job, Reply, Server};
-    let mut server = Server::new(Lab::open(lab_dir)?, explorer_setup(world, lab_dir));
-    let mut app = crate::tui::app::App::new(crate::tui::theme::Theme::load("dark")?, false);
-    app.outbox.clear();
-    let loaded = server.serve(Job::Load(None))?;
-    let Reply::Loaded(snap, _) = &loaded else { bail!("the explorer's first load failed") };
-    let dates: Vec<NaiveDate> = snap.dates.iter().map(|d| d.business_date).collect();
-    app.on_reply(loaded);
-    frame(&mut app)?;
-    let ahead = server.loaded_dates();
-    let Some(&far) = dates.iter().find(|d| !ahead.contains(d)) else { bail!("every date was loaded ahead") };
-    let (first, whole) = jump(&mut app, &mut server, far)?;
-    Ok(format!("{far}: Overview drawn in {first:.1} ms, every screen in {whole:.1} ms"))
-}
-
-/// A jump to `d`, not loaded ahead, as the worker answers it: the date's check first, which the
-/// Overview draws, then the whole view. The ms to each.
-fn jump(app: &mut crate::tui::app::App, server: &mut crate::tui::worker::Server, d: NaiveDate) -> Result<(f64, f64)> {
-    use crate::tui::worker::{Job, Reply};
-    let t = Instant::now();
-    app.jump_to(&d.to_string());
-    app.outbox.clear();
-    let Some(check) = server.head(d)? else { bail!("{d} was loaded ahead") };
-    app.on_reply(Reply::DateHead(Box::new(check)));
-    frame(app)?;
-    let first = t.elapsed().as_secs_f64() * 1e3;
-    app.on_reply(server.serve(Job::LoadDate(d))?);
-    frame(app)?;
-    Ok((first, t.elapsed().as_secs_f64() * 1e3))
-}
-
-fn explorer_setup(world: &Path, lab_dir: &Path) -> crate::tui::worker::Setup {
-    crate::tui::worker::Setup {
-        lab_dir: lab_dir.to_path_buf(),
-        world: world.to_path_buf(),
-        bootstrap: false,
-        late_days: crate::rules::DEFAULT_LATE_DAYS,
-        warehouse: None,
-        audit: None,
-    }
 }
 
 /// Land everything and backfill backwards from an empty lab, in a child: wall time and RSS. The
@@ -322,7 +286,7 @@ fn bench_land_and_backfill(
     world: &Path,
     lab_dir: &Path,
     uploads: usize,
-    measures: &mut Vec<Measure>,
+    measures: &mut Vec<BenchFigure>,
 ) -> Result<String> {
     let (mut times, mut rss, mut anon, mut fingerprint) = (Vec::new(), Vec::new(), Vec::new(), String::new());
     for _ in 0..opts.runs.max(1) {
@@ -339,12 +303,12 @@ fn bench_land_and_backfill(
     }
     let name = format!("land {uploads} uploads + v2 backfill backwards, from an empty lab");
     let target = format!("≥ {SPEEDUP_TARGET}x the baseline, ≤ ⅓ its RSS");
-    measures.push(Measure::with_memory(name, &target, &times, Some(median(rss)), Some(median(anon))));
+    measures.push(BenchFigure::with_memory(name, &target, &times, Some(median(rss)), Some(median(anon))));
     Ok(fingerprint)
 }
 
 /// Landing alone, into a fresh lab each time.
-fn bench_landing(opts: &BenchOptions, world: &Path, ups: &[NaiveDate], measures: &mut Vec<Measure>) -> Result<()> {
+fn bench_landing(opts: &BenchOptions, world: &Path, ups: &[NaiveDate], measures: &mut Vec<BenchFigure>) -> Result<()> {
     let landed_only = opts.work_dir.join("lab-landed");
     let mut times = Vec::new();
     for _ in 0..opts.runs.max(1) {
@@ -356,7 +320,7 @@ fn bench_landing(opts: &BenchOptions, world: &Path, ups: &[NaiveDate], measures:
         land::land(&mut l, world, ups)?;
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    measures.push(Measure::from_times(format!("land {} uploads (parse once into bronze)", ups.len()), "", &times, None));
+    measures.push(BenchFigure::from_times(format!("land {} uploads (parse once into bronze)", ups.len()), "", &times, None));
     let _ = std::fs::remove_dir_all(&landed_only);
     Ok(())
 }
@@ -367,7 +331,7 @@ fn bench_runs_and_reports(
     opts: &BenchOptions,
     lab_dir: &Path,
     ups: &[NaiveDate],
-    measures: &mut Vec<Measure>,
+    measures: &mut Vec<BenchFigure>,
 ) -> Result<Vec<(String, f64)>> {
     let lab = Lab::open(lab_dir)?;
     let mid = opts.date.unwrap_or_else(|| {
@@ -439,74 +403,8 @@ fn mean_phases(runs: &[Vec<(String, f64)>]) -> Vec<(String, f64)> {
     mean
 }
 
-/// The explorer, headless, through the worker's own Server: cold start to a complete first
-/// frame, a move to a neighbouring date the worker has loaded ahead, and a jump to a date it has
-/// not.
-fn bench_explorer(opts: &BenchOptions, world: &Path, lab_dir: &Path, measures: &mut Vec<Measure>) -> Result<()> {
-    use crate::tui::worker::{Job, Reply, Server};
-    let setup = || explorer_setup(world, lab_dir);
-    let new_app = || -> Result<crate::tui::app::App> {
-        let mut app = crate::tui::app::App::new(crate::tui::theme::Theme::load("dark")?, false);
-        app.outbox.clear();
-        Ok(app)
-    };
-    measures.push(measure("explorer cold start to first complete frame (headless)", "≤ 1 s", opts.runs.max(3), || {
-        let mut server = Server::new(Lab::open(lab_dir)?, setup());
-        let mut app = new_app()?;
-        app.on_reply(server.serve(Job::Load(None))?);
-        frame(&mut app)?;
-        Ok(())
-    })?);
-    let mut server = Server::new(Lab::open(lab_dir)?, setup());
-    let mut app = new_app()?;
-    let loaded = server.serve(Job::Load(None))?;
-    let dates: Vec<NaiveDate> = match &loaded {
-        Reply::Loaded(snap, _) => snap.dates.iter().map(|d| d.business_date).collect(),
-        _ => bail!("the explorer's first load failed"),
-    };
-    if dates.is_empty() {
-        bail!("the explorer's lab has no business dates");
-    }
-    app.on_reply(loaded);
-    let switch = |i: usize, app: &mut crate::tui::app::App, server: &mut Server| -> Result<()> {
-        app.on_reply(server.serve(Job::LoadDate(dates[i]))?);
-        frame(app)
-    };
-    let mut i = dates.len() / 2;
-    let mut near = Vec::new();
-    for _ in 0..opts.runs.max(9) {
-        switch(i, &mut app, &mut server)?;
-        while server.prefetch()? {} // the worker's idle time, between two key presses
-        i = (i + 1) % dates.len();
-        let t = Instant::now();
-        switch(i, &mut app, &mut server)?;
-        near.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    measures.push(Measure::from_times("explorer date switch to the next date, loaded ahead while idle (headless)", "≤ 30 ms", &near, None));
-    // Each jump goes to a date the worker has not loaded (no prefetch runs between them), as the
-    // worker answers it: the date's check first, which the Overview draws, then the whole view.
-    let loaded = server.loaded_dates();
-    let targets: Vec<usize> = (0..dates.len()).filter(|&j| !loaded.contains(&dates[j])).take(opts.runs.max(9)).collect();
-    if !targets.is_empty() {
-        let (mut first, mut whole) = (Vec::new(), Vec::new());
-        for j in targets {
-            let (to_overview, to_all) = jump(&mut app, &mut server, dates[j])?;
-            first.push(to_overview);
-            whole.push(to_all);
-        }
-        measures.push(Measure::from_times(
-            "explorer jump to a date not loaded ahead: the Overview drawn (headless)",
-            "≤ 50 ms",
-            &first,
-            None,
-        ));
-        measures.push(Measure::from_times("explorer jump to a date not loaded ahead: every screen loaded (headless)", "", &whole, None));
-    }
-    Ok(())
-}
-
 /// The classic pipeline on the same world, in a child: its wall time, RSS and fingerprint.
-fn bench_baseline(opts: &BenchOptions, script: &Path, world: &Path, fingerprint: &str, measures: &[Measure]) -> Result<Baseline> {
+fn bench_baseline(opts: &BenchOptions, script: &Path, world: &Path, fingerprint: &str, measures: &[BenchFigure]) -> Result<Baseline> {
     let db = opts.work_dir.join("baseline.duckdb");
     let _ = std::fs::remove_file(&db);
     let child = run_child(std::process::Command::new("bash").arg(script).arg("runs").arg(world).arg("--backward").arg("--db").arg(&db))
@@ -527,12 +425,6 @@ fn bench_baseline(opts: &BenchOptions, script: &Path, world: &Path, fingerprint:
         same_fingerprint: fp == fingerprint,
         fingerprint: fp,
     })
-}
-
-fn frame(app: &mut crate::tui::app::App) -> Result<()> {
-    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40))?;
-    crate::tui::frame(&mut terminal, app)?;
-    Ok(())
 }
 
 impl Report for BenchReport {

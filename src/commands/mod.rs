@@ -72,7 +72,7 @@ pub(crate) fn late_days(window: Window) -> Result<u32> {
 /// the config file's `memory`, else a quarter of the machine's memory.
 fn memory(global: &Global) -> Result<crate::config::Setting<u64>> {
     Ok(match global.memory {
-        Some(value) => crate::config::Setting { value, source: crate::config::Source::Flag("--memory".into()) },
+        Some(value) => crate::config::Setting { value, source: crate::config::SettingSource::Flag("--memory".into()) },
         None => config()?.memory.clone(),
     })
 }
@@ -93,7 +93,7 @@ pub(crate) fn open(global: &Global) -> Result<Lab> {
     Lab::open(&lab_dir(global))
 }
 
-/// What a report reads, read-only: the warehouse's mirror with --warehouse (src/warehouse.rs),
+/// What a report reads, read-only: the warehouse's mirror with --warehouse (src/warehouse/),
 /// else the lab.
 fn open_read(global: &Global) -> Result<Lab> {
     match &global.warehouse {
@@ -375,7 +375,7 @@ fn explorer(g: &Global, tui: crate::cli::TuiArgs) -> Result<i32> {
     crate::tui::run(crate::tui::TuiOptions {
         // The default lab, wherever RECOUNT_LAB points, is built on first run; a lab named with
         // --lab is opened as it is.
-        bootstrap: !matches!(g.sources.lab, crate::config::Source::Flag(_)) && g.warehouse.is_none(),
+        bootstrap: !matches!(g.sources.lab, crate::config::SettingSource::Flag(_)) && g.warehouse.is_none(),
         lab_dir: lab_dir(g),
         world: world_or_sample(tui.world),
         theme: tui.theme.unwrap_or_else(|| config.theme.value.clone()),

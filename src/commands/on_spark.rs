@@ -32,7 +32,7 @@ pub(super) fn spark_driver(g: &Global, w: &crate::cli::SparkWarehouse) -> Result
 pub(super) fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
     use crate::cli::{SparkCommand, SparkReader};
     use crate::spark;
-    let quiet = |_: &spark::Step| {};
+    let quiet = |_: &spark::SparkProgress| {};
     match command {
         SparkCommand::Setup => spark::setup(&spark::default_home()),
         SparkCommand::Run { range, world, warehouse, window, daily, per_upload } => {
@@ -55,7 +55,8 @@ pub(super) fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32
             Ok(0)
         }
         SparkCommand::Snapshots { warehouse, table } => {
-            let report: spark::SnapshotsReport = spark_driver(g, &warehouse)?.call("snapshots", &["--table".into(), table], quiet)?;
+            let report: spark::IcebergSnapshotsReport =
+                spark_driver(g, &warehouse)?.call("snapshots", &["--table".into(), table], quiet)?;
             print(&report, g.format);
             Ok(0)
         }

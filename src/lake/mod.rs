@@ -10,6 +10,7 @@ pub mod model;
 mod model_land;
 pub mod recovery;
 pub mod reopen;
+mod sample;
 pub mod snapshot;
 pub mod v1;
 pub mod v2;
@@ -22,6 +23,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use crate::store::LAB_FORMAT;
+pub(crate) use sample::sample_world_dir;
 pub(crate) const DB_FILE: &str = "recount.duckdb";
 const LOCK_FILE: &str = "recount.lock";
 /// How long opening a lab waits for another process's lock before it says who holds it.
@@ -50,46 +52,6 @@ fn data_home() -> PathBuf {
 /// Whether a lab exists at `root`: its database, or a reset of it in progress.
 pub fn exists(root: &Path) -> bool {
     root.join(DB_FILE).exists() || root.join(RESETTING).exists()
-}
-
-mod sample {
-    include!(concat!(env!("OUT_DIR"), "/sample_world.rs"));
-}
-
-/// The world the first run and the explorer build from: `$RECOUNT_WORLD`, else the bundled
-/// sample world. That one is compiled into the binary and written out once per sample (its
-/// digest names the folder) beside the default lab, else in the temporary directory: the binary
-/// never reads the checkout it was built from, which an installed copy may not have.
-pub(crate) fn sample_world_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("RECOUNT_WORLD") {
-        return PathBuf::from(dir);
-    }
-    let name = format!("sample-world-{}", sample::SAMPLE_WORLD_DIGEST);
-    let homes = [data_home().join("recount"), std::env::temp_dir()];
-    homes.iter().map(|h| h.join(&name)).find(|dir| write_sample_world(dir).is_ok()).unwrap_or_else(|| homes[0].join(&name))
-}
-
-/// Writes the bundled sample world to `dest` unless it is there: into a new folder beside it,
-/// renamed into place whole, so a reader never sees half of it.
-fn write_sample_world(dest: &Path) -> std::io::Result<()> {
-    if dest.is_dir() {
-        return Ok(());
-    }
-    let parent = dest.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent)?;
-    let fresh = tempfile::Builder::new().prefix(".sample-world-").tempdir_in(parent)?;
-    for (rel, bytes) in sample::SAMPLE_WORLD {
-        let path = fresh.path().join(rel);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        std::fs::write(path, bytes)?;
-    }
-    match std::fs::rename(fresh.path(), dest) {
-        // Another process wrote it first: its copy is the same bytes.
-        Err(_) if dest.is_dir() => Ok(()),
-        other => other,
-    }
 }
 
 pub(crate) fn code_version() -> String {
@@ -393,7 +355,7 @@ fn store_table(rows: Vec<crate::store::StoreRow>) -> Result<crate::raw::StoreTab
     let mut stores = Vec::new();
     for s in rows {
         let timezone = crate::tz::parse_zone(&s.timezone).map_err(|e| eyre!(e))?;
-        stores.push(crate::raw::Store { store_id: s.store_id, country: s.country, timezone, currency: s.currency });
+        stores.push(crate::raw::Shop { store_id: s.store_id, country: s.country, timezone, currency: s.currency });
     }
     Ok(crate::raw::StoreTable::new(stores))
 }
@@ -407,7 +369,7 @@ const RESETTING: &str = "recount.resetting";
 
 /// What recount may find in a folder that is not a lab yet and still make one there: its own
 /// lock, left by a command that stopped before it wrote the database, and a warehouse mirror's
-/// state (`warehouse.rs` writes it into the mirror's new folder first).
+/// state (`warehouse::mirror` writes it into the mirror's new folder first).
 const MAY_PRECEDE_A_LAB: [&str; 3] = [LOCK_FILE, "warehouse-state", "warehouse-commits"];
 
 /// A lab is made only in a new or empty folder, or opened where one already is: a `--lab` that

@@ -6,11 +6,11 @@
 //! SQL is queries/model.sql.
 
 use super::Lab;
-pub use super::model_land::{LandedFile, ModelCorrection, ModelLanding, land, pending_corrections};
+pub use super::model_land::{ModelCorrection, ModelLandedFile, ModelLanding, land, pending_corrections};
 use crate::model::Model;
 use crate::model::read::DimensionTable;
 use crate::model::recount::ModelRow;
-use crate::store::model::{Cells, NewSnapshot};
+use crate::store::model::{ModelCells, NewSnapshot};
 use crate::store::{Tx, model as cols};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
@@ -140,7 +140,7 @@ fn files_of(lab: &Lab, uploads: &[NaiveDate]) -> Result<String> {
 pub fn run_uploads(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u32) -> Result<ModelRun> {
     let (affected, beyond, future) = affected(lab, uploads, late_days)?;
     let files = files_of(lab, uploads)?;
-    write(lab, model, Write { uploads, affected, beyond, future, operation: "v2", files: &files, force: false }, late_days)
+    write(lab, model, ModelWrite { uploads, affected, beyond, future, operation: "v2", files: &files, force: false }, late_days)
 }
 
 /// v2 for business dates `dates`, whatever uploads feed them (`recount rebuild`): each rebuilt
@@ -151,7 +151,7 @@ pub fn rebuild(lab: &Lab, model: &Model, dates: &[NaiveDate], late_days: u32, fo
     affected.sort();
     affected.dedup();
     let files = format!("rebuild of {}", crate::lake::v2::name_runs(&affected));
-    let what = Write { uploads: &[], affected, beyond: 0, future: 0, operation: "rebuild", files: &files, force };
+    let what = ModelWrite { uploads: &[], affected, beyond: 0, future: 0, operation: "rebuild", files: &files, force };
     write(lab, model, what, late_days).wrap_err_with(|| format!("rebuilding {files}: nothing was written (its transaction rolled back)"))
 }
 
@@ -181,7 +181,7 @@ pub fn reopen(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32, (reason, b
     };
     let window = u32::try_from(widest).map_err(|_| eyre!("{d}: its records past the window were dated after their upload"))?;
     let files = format!("reopened {d} with a {window}-day window by {by}: {reason}");
-    let what = Write { uploads: &[], affected: vec![d], beyond: 0, future: 0, operation: "reopen", files: &files, force: true };
+    let what = ModelWrite { uploads: &[], affected: vec![d], beyond: 0, future: 0, operation: "reopen", files: &files, force: true };
     // Built with the wider window, so that the version's input hash is the one later runs see.
     write_keeping(lab, model, what, window.max(late_days), Some((d, window, reason, by)))
         .wrap_err_with(|| format!("reopening {d}: nothing was written (its transaction rolled back)"))
@@ -210,7 +210,7 @@ pub fn reopen_question(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -
 }
 
 /// A write of v2: the dates it rebuilds and what it says it was built from.
-struct Write<'a> {
+struct ModelWrite<'a> {
     uploads: &'a [NaiveDate],
     affected: Vec<NaiveDate>,
     beyond: i64,
@@ -221,14 +221,14 @@ struct Write<'a> {
     force: bool,
 }
 
-fn write(lab: &Lab, model: &Model, w: Write<'_>, late_days: u32) -> Result<ModelRun> {
+fn write(lab: &Lab, model: &Model, w: ModelWrite<'_>, late_days: u32) -> Result<ModelRun> {
     write_keeping(lab, model, w, late_days, None)
 }
 
 /// A reopening's window, kept in the write's own transaction: (date, window, reason, by).
 type Keep<'a> = Option<(NaiveDate, u32, &'a str, &'a str)>;
 
-fn write_keeping(lab: &Lab, model: &Model, w: Write<'_>, late_days: u32, keep: Keep<'_>) -> Result<ModelRun> {
+fn write_keeping(lab: &Lab, model: &Model, w: ModelWrite<'_>, late_days: u32, keep: Keep<'_>) -> Result<ModelRun> {
     let store = lab.store();
     let hashes = store.model_input_hashes(&w.affected, late_days)?;
     let versions = store.model_current_versions(&w.affected)?;
@@ -294,7 +294,7 @@ fn write_keeping(lab: &Lab, model: &Model, w: Write<'_>, late_days: u32, keep: K
 }
 
 /// The model's gold rows from the lab's columns.
-pub fn rows_of(model: &Model, cells: Vec<Cells>) -> Vec<ModelRow> {
+pub fn rows_of(model: &Model, cells: Vec<ModelCells>) -> Vec<ModelRow> {
     cells
         .into_iter()
         .map(|c| ModelRow {

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 /// A file a landing looked at, and what became of it.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct LandedFile {
+pub struct ModelLandedFile {
     pub upload_date: NaiveDate,
     pub file: String,
     pub version: i32,
@@ -31,7 +31,7 @@ pub struct LandedFile {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ModelLanding {
     pub model: String,
-    pub files: Vec<LandedFile>,
+    pub files: Vec<ModelLandedFile>,
     /// The dimension file's rows that changed (their keys), when a new version of it landed.
     pub dimension_changed: Vec<String>,
     /// Upload dates asked for that the world does not have.
@@ -39,7 +39,7 @@ pub struct ModelLanding {
 }
 
 /// A refused line: file id, line, reason, the line as shown.
-type Refused = (i32, i32, String, String);
+type RefusedLine = (i32, i32, String, String);
 
 /// A file version to land: its row in the catalogue (its md5 is what the bytes must hash to),
 /// where its bytes are read from, and where they are kept, unless that is where they are.
@@ -54,7 +54,7 @@ struct ToRead {
 struct Read {
     file: ModelFile,
     status: &'static str,
-    refused: Vec<Refused>,
+    refused: Vec<RefusedLine>,
 }
 
 /// The landing's file versions, as the store's scan reads them on DuckDB's threads.
@@ -117,7 +117,12 @@ impl RecordsReader for Reading {
 
 /// A file version's lines read with the model: its records as bronze's columns, its row with
 /// its counts, its refused lines.
-fn records_of(model: &Model, dims: &DimensionTable, mut file: ModelFile, bytes: &[u8]) -> Result<(RecordsBatch, ModelFile, Vec<Refused>)> {
+fn records_of(
+    model: &Model,
+    dims: &DimensionTable,
+    mut file: ModelFile,
+    bytes: &[u8],
+) -> Result<(RecordsBatch, ModelFile, Vec<RefusedLine>)> {
     let text = crate::raw::decompress(bytes).wrap_err_with(|| format!("reading upload_date={}/{}", file.upload_date, file.file))?;
     let (mut records, mut refused) = (RecordsBuilder::new(file.file_id), Vec::new());
     let reader = LineReader::new(model, dims)?;
@@ -221,7 +226,14 @@ pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> 
             let before = landed.iter().find(|f| f.file == name);
             if let Some(f) = before.filter(|f| f.md5 == md5) {
                 let (records, quarantined) = (f.records, f.quarantined);
-                files.push(LandedFile { upload_date: d, file: name, version: f.version, status: "unchanged".into(), records, quarantined });
+                files.push(ModelLandedFile {
+                    upload_date: d,
+                    file: name,
+                    version: f.version,
+                    status: "unchanged".into(),
+                    records,
+                    quarantined,
+                });
                 continue;
             }
             let version = before.map_or(1, |f| f.version + 1);
@@ -249,7 +261,7 @@ pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> 
         ),
     ]);
     let read = std::mem::take(&mut *reading.read.lock().map_err(poisoned)?);
-    files.extend(read.into_iter().map(|r| LandedFile {
+    files.extend(read.into_iter().map(|r| ModelLandedFile {
         upload_date: r.file.upload_date,
         file: r.file.file,
         version: r.file.version,

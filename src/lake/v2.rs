@@ -523,3 +523,51 @@ fn write_versions(tx: &mut Tx, w: &Rewrite, slice: &[NaiveDate], outcomes: &mut 
     }
     Ok(text)
 }
+
+#[cfg(test)]
+mod tests {
+    /// The words both engines write (tests/corpus/words.jsonl; the Spark driver reads the same
+    /// cases in spark/tests/test_corpus.py): run names, a store's change, the fingerprint's line.
+    #[test]
+    fn the_shared_words_corpus_gets_every_answer() {
+        let text = include_str!("../../tests/corpus/words.jsonl");
+        let (mut rules, mut cases) = (std::collections::BTreeSet::new(), 0);
+        for line in text.lines() {
+            let c: serde_json::Value = serde_json::from_str(line).unwrap();
+            let expect = c["expect"].as_str().unwrap();
+            let strs = |k: &str| -> Vec<String> { c[k].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect() };
+            let got = match c["rule"].as_str().unwrap() {
+                "name_runs" => {
+                    let dates: Vec<chrono::NaiveDate> = strs("dates").iter().map(|d| d.parse().unwrap()).collect();
+                    crate::lake::v2::name_runs(&dates)
+                }
+                "describe_change" => {
+                    let (old, new) = (strs("old"), strs("new"));
+                    let three = |v: &[String]| [v[0].as_str(), v[1].as_str(), v[2].as_str()].map(str::to_string);
+                    let (o, n) = (three(&old), three(&new));
+                    crate::raw::stores::describe_change(
+                        c["store_id"].as_str().unwrap(),
+                        o.each_ref().map(String::as_str),
+                        n.each_ref().map(String::as_str),
+                    )
+                }
+                "fingerprint_line" => {
+                    let model = crate::model::Model { gold: c["gold"].as_str().unwrap().into(), ..crate::model::manufacturing() };
+                    let (rows, md5) = (c["rows"].as_i64().unwrap(), c["md5"].as_str().unwrap());
+                    let line = crate::model::recount::fingerprint_line(&model, rows, md5);
+                    if model.gold == "daily_store_sales" {
+                        // Retail's own fingerprint prints the same line.
+                        assert_eq!(crate::lake::snapshot::Fingerprint { rows, md5: md5.into() }.to_string(), line);
+                    }
+                    line
+                }
+                other => panic!("a rule the corpus does not know: {other}"),
+            };
+            assert_eq!(got, expect, "{line}");
+            rules.insert(c["rule"].as_str().unwrap().to_string());
+            cases += 1;
+        }
+        assert_eq!(rules.len(), 3);
+        assert!(cases >= 18, "{cases} cases");
+    }
+}

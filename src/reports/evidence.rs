@@ -29,7 +29,8 @@ pub(crate) struct Comparison {
     pub other_dates: Vec<OtherDate>,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+/// A file of evidence and its MD5: the lab's, and the Spark job's as its answer names them.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct EvidenceFile {
     pub path: PathBuf,
     pub md5: String,

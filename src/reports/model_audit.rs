@@ -95,7 +95,7 @@ struct Facts {
     earlier: Vec<(i64, ByGrain, i64, Option<NaiveDate>, bool)>,
 }
 
-fn by_grain(model: &Model, cells: Vec<crate::store::model::Cells>) -> ByGrain {
+fn by_grain(model: &Model, cells: Vec<crate::store::model::ModelCells>) -> ByGrain {
     rows_of(model, cells).into_iter().map(|r| (r.grain, r.measures)).collect()
 }
 

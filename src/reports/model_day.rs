@@ -1,7 +1,6 @@
-//! A model lab's dates and a date's rows, in the model's words: every date with whether it is
-//! final and its measures by v1, v2 and the recount (`summary`, `trend`); a date's records past
-//! its window (`late`); and its keys sent more than once, every copy in the contract's order with
-//! the winner (`baskets`, whose entities are the model's).
+//! A model lab's dates in the model's words: every date with whether it is final and its
+//! measures by v1, v2 and the recount (`summary`, `trend`), its promises and lateness. A date's
+//! own records are `super::model_records`.
 
 use super::model::measure_cells;
 use super::{Cell, Note, Report, Status, Table};
@@ -13,6 +12,8 @@ use crate::rules::{Finality, LatenessWindow};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, eyre};
 use std::collections::BTreeMap;
+
+pub use super::model_records::{LateLine, ModelLateReport, ResentLine, ResentReport, late, resent};
 
 /// One date (and currency, for a money measure) of a model lab.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -258,171 +259,12 @@ impl Report for DatesReport {
 }
 
 /// A model's columns for a row's grain and measures, after `head`.
-fn columns(model: &Model, head: &[&str], tail: &[&str]) -> Vec<String> {
+pub(super) fn columns(model: &Model, head: &[&str], tail: &[&str]) -> Vec<String> {
     let mut cols: Vec<String> = head.iter().map(|c| c.to_string()).collect();
     cols.extend(model.grain.iter().cloned());
     cols.extend(model.measures.iter().map(|m| m.name.clone()));
     cols.extend(tail.iter().map(|c| c.to_string()));
     cols
-}
-
-/// A date's records that arrived past its window (`late DATE` on a model lab).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct LateReport {
-    pub model: Model,
-    pub business_date: NaiveDate,
-    pub late_days: u32,
-    pub rows: Vec<LateLine>,
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct LateLine {
-    pub entity_key: String,
-    pub upload_date: NaiveDate,
-    pub days_late: i64,
-    pub file: String,
-    pub line: i32,
-    pub grain: Vec<String>,
-    pub measures: Vec<i64>,
-    /// The key has a copy inside a window: gold counts it from that copy.
-    pub counted: bool,
-}
-
-pub fn late(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<LateReport> {
-    let rows = lab
-        .store()
-        .model_late_rows(d, late_days)?
-        .into_iter()
-        .map(|r| LateLine {
-            entity_key: r.entity_key,
-            upload_date: r.upload_date,
-            days_late: r.days_late,
-            file: format!("{} v{}", r.file, r.version),
-            line: r.line,
-            grain: named(&model.grain, [r.g1, r.g2, r.g3, r.g4]),
-            measures: named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
-            counted: r.counted,
-        })
-        .collect();
-    Ok(LateReport { model: model.clone(), business_date: d, late_days, rows })
-}
-
-impl Report for LateReport {
-    fn kind(&self) -> &'static str {
-        "late"
-    }
-    fn business_date(&self) -> Option<NaiveDate> {
-        Some(self.business_date)
-    }
-    fn headline(&self) -> String {
-        format!("{}: {} record(s) past the {}-day window", self.business_date, self.rows.len(), self.late_days)
-    }
-    fn tables(&self) -> Vec<Table> {
-        let cols = columns(&self.model, &["entity_key", "upload_date", "days_late", "file", "line"], &["in_gold"]);
-        let refs: Vec<(&str, &str)> = cols.iter().map(|c| (c.as_str(), c.as_str())).collect();
-        let mut t = Table::new(format!("records of {} that arrived past the window", self.business_date), &refs);
-        for r in &self.rows {
-            let mut row = vec![
-                Cell::text(&r.entity_key),
-                Cell::Date(r.upload_date),
-                Cell::Int(r.days_late),
-                Cell::text(&r.file),
-                Cell::Int(r.line.into()),
-            ];
-            row.extend(r.grain.iter().map(Cell::text));
-            row.extend(r.measures.iter().map(|m| Cell::Int(*m)));
-            row.push(if r.counted {
-                Cell::Term { text: "from another copy".into(), key: "counted".into() }
-            } else {
-                Cell::Term { text: "never".into(), key: "never".into() }
-            });
-            t.push(row);
-        }
-        vec![t]
-    }
-}
-
-/// A date's keys sent more than once, every copy with the winner (`baskets DATE` on a model lab).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ResentReport {
-    pub model: Model,
-    pub business_date: NaiveDate,
-    pub late_days: u32,
-    pub copies: Vec<ResentLine>,
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ResentLine {
-    pub entity_key: String,
-    pub business_date: NaiveDate,
-    pub upload_date: NaiveDate,
-    pub file: String,
-    pub line: i32,
-    pub event_id: String,
-    pub arrived: String,
-    pub grain: Vec<String>,
-    pub measures: Vec<i64>,
-    pub won: bool,
-}
-
-pub fn resent(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<ResentReport> {
-    let copies = lab
-        .store()
-        .model_resent(d, late_days)?
-        .into_iter()
-        .map(|r| ResentLine {
-            entity_key: r.entity_key,
-            business_date: r.business_date,
-            upload_date: r.upload_date,
-            file: format!("{} v{}", r.file, r.version),
-            line: r.line,
-            event_id: r.event_id,
-            arrived: r.arrived,
-            grain: named(&model.grain, [r.g1, r.g2, r.g3, r.g4]),
-            measures: named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
-            won: r.won,
-        })
-        .collect();
-    Ok(ResentReport { model: model.clone(), business_date: d, late_days, copies })
-}
-
-impl Report for ResentReport {
-    fn kind(&self) -> &'static str {
-        "baskets"
-    }
-    fn business_date(&self) -> Option<NaiveDate> {
-        Some(self.business_date)
-    }
-    fn headline(&self) -> String {
-        let keys = self.copies.iter().filter(|c| c.won).count();
-        format!("{}: {keys} {} key(s) sent more than once, {} copies", self.business_date, self.model.entity, self.copies.len())
-    }
-    fn tables(&self) -> Vec<Table> {
-        let cols =
-            columns(&self.model, &["entity_key", "business_date", "upload_date", "file", "line", "event_id", "arrived"], &["verdict"]);
-        let refs: Vec<(&str, &str)> = cols.iter().map(|c| (c.as_str(), c.as_str())).collect();
-        let mut t = Table::new(format!("copies of each key of {}, first arrival first", self.business_date), &refs);
-        for c in &self.copies {
-            let mut row = vec![
-                Cell::Repeat(c.entity_key.clone()),
-                Cell::Date(c.business_date),
-                Cell::Date(c.upload_date),
-                Cell::text(&c.file),
-                Cell::Int(c.line.into()),
-                Cell::text(&c.event_id),
-                Cell::text(&c.arrived),
-            ];
-            row.extend(c.grain.iter().map(Cell::text));
-            row.extend(c.measures.iter().map(|m| Cell::Int(*m)));
-            row.push(if c.won {
-                Cell::Term { text: "wins: the first arrival".into(), key: "won".into() }
-            } else {
-                Cell::Term { text: "a copy, not counted".into(), key: "lost".into() }
-            });
-            t.push(row);
-        }
-        vec![t]
-    }
 }
 
 impl DatesReport {
@@ -462,11 +304,11 @@ impl DatesReport {
     /// What recount promises about date `d` of a model lab, from its lines: complete (its
     /// window landed and v2 built it from what feeds it now), correct (v2 is the recount, but for
     /// the rows past the window), and v1 beside v2.
-    pub fn promises(&self, d: NaiveDate) -> PromisesReport {
+    pub fn promises(&self, d: NaiveDate) -> ModelPromisesReport {
         let mut promises = Vec::new();
         let lines: Vec<&DateLine> = self.dates.iter().filter(|l| l.business_date == d).collect();
         let Some(first) = lines.first() else {
-            return PromisesReport { business_date: d, promises };
+            return ModelPromisesReport { business_date: d, promises };
         };
         let (status, detail) = match &first.finality {
             Finality::Closed => (Status::Pass, "every upload of its window has landed, and v2 built it from what feeds it now".to_string()),
@@ -477,7 +319,7 @@ impl DatesReport {
             Finality::Stale => (Status::Fail, "stale: what feeds it changed since v2 built it (run v2)".to_string()),
             Finality::Unbuilt => (Status::Fail, "v2 has never built it".to_string()),
         };
-        promises.push(Promise { name: "complete", status, detail });
+        promises.push(ModelPromise { name: "complete", status, detail });
         let (status, detail) = if lines.iter().all(|l| l.agrees()) {
             (Status::Pass, "v2 equals the recount of the lab's current files".to_string())
         } else if lines.iter().all(|l| l.agrees() || l.explained()) {
@@ -485,7 +327,7 @@ impl DatesReport {
         } else {
             (Status::Fail, "v2 differs from the recount by more than the records past the window".to_string())
         };
-        promises.push(Promise { name: "correct", status, detail });
+        promises.push(ModelPromise { name: "correct", status, detail });
         let (status, detail) = if lines.iter().all(|l| l.v1.is_none()) {
             (Status::Info, "v1 never ran for the date".to_string())
         } else if lines.iter().any(|l| l.v1_spikes()) {
@@ -495,14 +337,14 @@ impl DatesReport {
         } else {
             (Status::Warn, "v1 counts less than v2: it never sees the uploads after the date's own".to_string())
         };
-        promises.push(Promise { name: "v1 beside v2", status, detail });
-        PromisesReport { business_date: d, promises }
+        promises.push(ModelPromise { name: "v1 beside v2", status, detail });
+        ModelPromisesReport { business_date: d, promises }
     }
 }
 
 /// One promise about a model lab's date.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Promise {
+pub struct ModelPromise {
     pub name: &'static str,
     pub status: Status,
     pub detail: String,
@@ -510,18 +352,18 @@ pub struct Promise {
 
 /// What recount promises about a model lab's date (`promises DATE`; exit 4 when one fails).
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct PromisesReport {
+pub struct ModelPromisesReport {
     pub business_date: NaiveDate,
-    pub promises: Vec<Promise>,
+    pub promises: Vec<ModelPromise>,
 }
 
-impl PromisesReport {
+impl ModelPromisesReport {
     pub fn failed(&self) -> bool {
         self.promises.iter().any(|p| p.status == Status::Fail)
     }
 }
 
-impl Report for PromisesReport {
+impl Report for ModelPromisesReport {
     fn kind(&self) -> &'static str {
         "promises"
     }
@@ -547,17 +389,17 @@ impl Report for PromisesReport {
 /// How late a model lab's records arrive: per days between business date and upload, the current
 /// records and keys (`lateness` on a model lab).
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct LatenessReport {
+pub struct ModelLatenessReport {
     pub model: Model,
     pub late_days: u32,
     pub buckets: Vec<crate::store::model::LatenessBucket>,
 }
 
-pub fn lateness(lab: &Lab, model: &Model, late_days: u32) -> Result<LatenessReport> {
-    Ok(LatenessReport { model: model.clone(), late_days, buckets: lab.store().model_lateness()? })
+pub fn lateness(lab: &Lab, model: &Model, late_days: u32) -> Result<ModelLatenessReport> {
+    Ok(ModelLatenessReport { model: model.clone(), late_days, buckets: lab.store().model_lateness()? })
 }
 
-impl Report for LatenessReport {
+impl Report for ModelLatenessReport {
     fn kind(&self) -> &'static str {
         "lateness"
     }

@@ -8,7 +8,7 @@ use crate::lake::Lab;
 use crate::lake::model::{ModelLanding, ModelRun, rows_of};
 use crate::model::Model;
 use crate::model::recount::ModelRow;
-use crate::store::model::{DateVersion, Skipped, SnapshotRow, Winner};
+use crate::store::model::{DateVersion, ModelSnapshotRow, Skipped, Winner};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, bail, eyre};
 
@@ -156,21 +156,21 @@ impl Report for RunsReport {
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct SnapshotsReport {
+pub struct ModelSnapshotsReport {
     pub model: String,
-    pub snapshots: Vec<SnapshotRow>,
+    pub snapshots: Vec<ModelSnapshotRow>,
     pub skipped_runs: Vec<Skipped>,
 }
 
-pub fn snapshots(lab: &Lab, model: &Model) -> Result<SnapshotsReport> {
-    Ok(SnapshotsReport {
+pub fn snapshots(lab: &Lab, model: &Model) -> Result<ModelSnapshotsReport> {
+    Ok(ModelSnapshotsReport {
         model: model.name.clone(),
         snapshots: lab.store().model_snapshots()?,
         skipped_runs: lab.store().model_skipped_runs()?,
     })
 }
 
-impl Report for SnapshotsReport {
+impl Report for ModelSnapshotsReport {
     fn kind(&self) -> &'static str {
         "snapshots"
     }
@@ -222,7 +222,7 @@ pub struct EntityChange {
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct HistoryReport {
+pub struct ModelHistoryReport {
     pub model: Model,
     pub business_date: NaiveDate,
     pub versions: Vec<DateVersion>,
@@ -236,7 +236,7 @@ pub struct HistoryReport {
 
 /// A date's versions, and what changed, entity by entity, between two of them: the snapshots'
 /// versions `from` and `to` (default: the newest version and the one before it).
-pub fn history(lab: &Lab, model: &Model, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Result<HistoryReport> {
+pub fn history(lab: &Lab, model: &Model, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Result<ModelHistoryReport> {
     let store = lab.store();
     let versions = store.model_date_versions(d)?;
     if versions.is_empty() {
@@ -252,7 +252,7 @@ pub fn history(lab: &Lab, model: &Model, d: NaiveDate, from: Option<i64>, to: Op
     };
     let winners = |v: Option<i64>| -> Result<Vec<Winner>> { Ok(v.map(|v| store.model_winners(v, d)).transpose()?.unwrap_or_default()) };
     let changes = entity_changes(model, &winners(from)?, &winners(to)?);
-    Ok(HistoryReport {
+    Ok(ModelHistoryReport {
         model: model.clone(),
         business_date: d,
         versions,
@@ -305,7 +305,7 @@ fn entity_changes(model: &Model, before: &[Winner], after: &[Winner]) -> Vec<Ent
     out
 }
 
-impl HistoryReport {
+impl ModelHistoryReport {
     fn gold_table(&self) -> Table {
         // (key, label): `units_before` for machines, `units before` for people.
         let mut cols: Vec<(String, String)> =
@@ -345,7 +345,7 @@ fn label(v: Option<i64>) -> String {
     v.map_or_else(|| "none".to_string(), |v| format!("of snapshot {v}"))
 }
 
-impl Report for HistoryReport {
+impl Report for ModelHistoryReport {
     fn kind(&self) -> &'static str {
         "history"
     }
@@ -391,7 +391,7 @@ impl Report for HistoryReport {
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct CheckReport {
+pub struct ModelCheckReport {
     pub model: Model,
     pub business_date: NaiveDate,
     pub v1: Vec<ModelRow>,
@@ -400,21 +400,21 @@ pub struct CheckReport {
 }
 
 /// A date's gold beside v1's appends and the independent recount of the lab's current files.
-pub fn check(lab: &Lab, model: &Model, d: NaiveDate) -> Result<CheckReport> {
+pub fn check(lab: &Lab, model: &Model, d: NaiveDate) -> Result<ModelCheckReport> {
     check_with(lab, model, d, &crate::lake::model::recompute(lab, model)?.rows)
 }
 
 /// The same, beside a recount of the lab's current files already made (the explorer makes one
 /// per load, for every date it shows).
-pub fn check_with(lab: &Lab, model: &Model, d: NaiveDate, recount: &[ModelRow]) -> Result<CheckReport> {
+pub fn check_with(lab: &Lab, model: &Model, d: NaiveDate, recount: &[ModelRow]) -> Result<ModelCheckReport> {
     let on = |rows: Vec<ModelRow>| rows.into_iter().filter(|r| r.business_date == d).collect::<Vec<_>>();
     let v2 = on(rows_of(model, lab.store().model_gold(None)?));
     let v1 = on(rows_of(model, lab.store().model_naive()?));
     let recompute = recount.iter().filter(|r| r.business_date == d).cloned().collect();
-    Ok(CheckReport { model: model.clone(), business_date: d, v1, v2, recompute })
+    Ok(ModelCheckReport { model: model.clone(), business_date: d, v1, v2, recompute })
 }
 
-impl CheckReport {
+impl ModelCheckReport {
     /// Whether gold equals the recount on this date.
     pub fn agrees(&self) -> bool {
         self.v2 == self.recompute
@@ -422,7 +422,7 @@ impl CheckReport {
 
     /// The same check summed by the grain's first field (a plant, a depot): the explorer's group
     /// by, where retail's splits by country. A sum past 64 bits is an error, never wrapped.
-    pub fn grouped(&self) -> Result<CheckReport> {
+    pub fn grouped(&self) -> Result<ModelCheckReport> {
         let mut model = self.model.clone();
         model.grain.truncate(1);
         let group = |rows: &[ModelRow]| -> Result<Vec<ModelRow>> {
@@ -440,7 +440,7 @@ impl CheckReport {
                 .map(|(grain, measures)| ModelRow { business_date: self.business_date, grain, attributes: Vec::new(), measures })
                 .collect())
         };
-        Ok(CheckReport {
+        Ok(ModelCheckReport {
             business_date: self.business_date,
             v1: group(&self.v1)?,
             v2: group(&self.v2)?,
@@ -450,11 +450,11 @@ impl CheckReport {
     }
 
     /// The same check, only the grains where v1 differs from v2: what the naive append got wrong.
-    pub fn where_v1_differs(&self) -> CheckReport {
+    pub fn where_v1_differs(&self) -> ModelCheckReport {
         let of = |rows: &[ModelRow], g: &[String]| rows.iter().find(|r| r.grain == g).map(|r| r.measures.clone());
         let differs = |g: &[String]| of(&self.v1, g) != of(&self.v2, g);
         let keep = |rows: &[ModelRow]| rows.iter().filter(|r| differs(&r.grain)).cloned().collect();
-        CheckReport {
+        ModelCheckReport {
             model: self.model.clone(),
             business_date: self.business_date,
             v1: keep(&self.v1),
@@ -464,7 +464,7 @@ impl CheckReport {
     }
 }
 
-impl Report for CheckReport {
+impl Report for ModelCheckReport {
     fn kind(&self) -> &'static str {
         "check"
     }

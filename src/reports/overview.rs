@@ -95,11 +95,17 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
     })
 }
 
-impl crate::store::DateSummaryRow {
+/// The rules' verdicts on a date's summary row (the store's row struct knows no rules).
+pub(crate) trait SummaryVerdicts {
+    fn v2_explained(&self) -> bool;
+    fn provisional(&self, landed: &[NaiveDate]) -> bool;
+}
+
+impl SummaryVerdicts for crate::store::DateSummaryRow {
     /// v2 equals the recompute once the baskets the rules keep out (beyond the window) are added
     /// back: the rule `check::CountryCheck::v2_explained` applies, so a difference the rules
     /// explain is never a ✗ on any screen.
-    pub(crate) fn v2_explained(&self) -> bool {
+    fn v2_explained(&self) -> bool {
         super::check::v2_explained(
             (self.v2_baskets, self.v2_revenue_minor),
             (self.beyond_baskets, self.beyond_revenue_minor),
@@ -109,7 +115,7 @@ impl crate::store::DateSummaryRow {
 
     /// Uploads of the date's window (the window it was built with) have not all landed: the
     /// navigator's `p` and the trend's provisional mark.
-    pub(crate) fn provisional(&self, landed: &[NaiveDate]) -> bool {
+    fn provisional(&self, landed: &[NaiveDate]) -> bool {
         !LatenessWindow::as_built(self.late_days).missing_uploads(landed, self.business_date).is_empty()
     }
 }

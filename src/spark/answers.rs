@@ -2,6 +2,7 @@
 //! evidence, a reopening and a rollback.
 
 use super::*;
+use crate::reports::evidence::EvidenceFile;
 
 /// What `model-run` answers: a model's world landed and run into the warehouse, in the lab's
 /// own structs (`lake::model`).
@@ -343,12 +344,12 @@ pub struct IcebergSnapshot {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SnapshotsReport {
+pub struct IcebergSnapshotsReport {
     pub table: String,
     pub snapshots: Vec<IcebergSnapshot>,
 }
 
-impl Report for SnapshotsReport {
+impl Report for IcebergSnapshotsReport {
     fn kind(&self) -> &'static str {
         "spark-snapshots"
     }
@@ -373,7 +374,7 @@ impl Report for SnapshotsReport {
         );
         // These properties have columns of their own; the rest are listed in the last one.
         use crate::warehouse::keys;
-        let own = [keys::RUN, keys::UPLOAD, keys::TRIGGER, keys::DATES].map(crate::warehouse::Key::full);
+        let own = [keys::RUN, keys::UPLOAD, keys::TRIGGER, keys::DATES].map(crate::warehouse::PropKey::full);
         for s in &self.snapshots {
             let p = |k: &str| s.properties.get(k).map(Cell::text).unwrap_or(Cell::Empty);
             let rest: Vec<String> = s.properties.iter().filter(|(k, _)| !own.contains(k)).map(|(k, v)| format!("{k}={v}")).collect();
@@ -404,7 +405,7 @@ impl Report for SnapshotsReport {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct GoldRow {
+pub struct StoreGold {
     pub store_id: String,
     pub country: String,
     pub currency: String,
@@ -416,7 +417,7 @@ pub struct GoldRow {
 pub(crate) struct GoldOfDate {
     pub business_date: NaiveDate,
     pub snapshot_id: Option<i64>,
-    pub rows: Vec<GoldRow>,
+    pub rows: Vec<StoreGold>,
 }
 
 /// Spark's gold of a date beside the lab's, store by store.
@@ -443,9 +444,9 @@ pub(crate) struct StoreComparison {
 
 impl SparkCheck {
     pub fn new(business_date: NaiveDate, spark: GoldOfDate, lab_dir: &Path, lab: Vec<crate::store::StoreFigures>) -> SparkCheck {
-        let lab: Vec<GoldRow> = lab
+        let lab: Vec<StoreGold> = lab
             .into_iter()
-            .map(|r| GoldRow {
+            .map(|r| StoreGold {
                 store_id: r.store_id,
                 country: r.country,
                 currency: r.currency,
@@ -454,7 +455,7 @@ impl SparkCheck {
             })
             .collect();
         // Each store's row on either side; a store agrees when both rows are the same row.
-        let mut pairs: std::collections::BTreeMap<&str, (Option<&GoldRow>, Option<&GoldRow>)> = Default::default();
+        let mut pairs: std::collections::BTreeMap<&str, (Option<&StoreGold>, Option<&StoreGold>)> = Default::default();
         for r in &spark.rows {
             pairs.entry(&r.store_id).or_default().0 = Some(r);
         }
@@ -534,12 +535,6 @@ impl Report for SparkCheck {
             Note { status: Status::Fail, text: format!("{differ} of {} store(s) differ between Spark and the lab", self.stores.len()) }
         }]
     }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct EvidenceFile {
-    pub path: PathBuf,
-    pub md5: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

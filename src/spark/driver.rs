@@ -6,14 +6,14 @@ use super::*;
 /// Where one driver call runs, and on what.
 #[derive(Debug, Clone)]
 pub(crate) struct Driver {
-    pub setup: Setup,
+    pub setup: SparkSetup,
     pub warehouse: PathBuf,
     pub master: String,
 }
 
 /// One step of long work, as the driver reports it (shown by `crate::progress::Progress`).
 #[derive(Debug, Clone, Deserialize)]
-pub struct Step {
+pub struct SparkProgress {
     pub message: String,
     pub done: Option<u64>,
     pub total: Option<u64>,
@@ -21,8 +21,8 @@ pub struct Step {
 
 #[derive(Deserialize)]
 #[serde(tag = "event", rename_all = "lowercase")]
-pub(super) enum Line {
-    Progress(Step),
+pub(super) enum DriverLine {
+    Progress(SparkProgress),
     Result(serde_json::Value),
     Error { message: String },
     Log { text: String },
@@ -35,7 +35,7 @@ pub(crate) const SERVER_VAR: &str = "RECOUNT_SPARK_SERVER";
 pub(super) const CRASH_VAR: &str = "RECOUNT_SPARK_CRASH";
 
 /// What a driver said: its result, or its one error line.
-pub(super) struct Said {
+pub(super) struct DriverAnswer {
     pub(super) result: Option<serde_json::Value>,
     pub(super) error: Option<String>,
 }
@@ -43,7 +43,7 @@ pub(super) struct Said {
 impl Driver {
     /// A driver on `warehouse` with the setup in its usual place (an error says how to make one).
     pub(crate) fn new(warehouse: PathBuf, master: String) -> Result<Driver> {
-        Ok(Driver { setup: Setup::find(&default_home())?, warehouse, master })
+        Ok(Driver { setup: SparkSetup::find(&default_home())?, warehouse, master })
     }
 
     /// The driver's arguments after `python -m recount_spark`.
@@ -93,7 +93,12 @@ impl Driver {
 
     /// Runs `python -m recount_spark COMMAND ARGS`, calling `on_progress` per step, and returns
     /// its result. With `RECOUNT_SPARK_SERVER` naming a served socket, the call goes there.
-    pub(crate) fn call<T: for<'de> Deserialize<'de>>(&self, command: &str, args: &[String], on_progress: impl FnMut(&Step)) -> Result<T> {
+    pub(crate) fn call<T: for<'de> Deserialize<'de>>(
+        &self,
+        command: &str,
+        args: &[String],
+        on_progress: impl FnMut(&SparkProgress),
+    ) -> Result<T> {
         self.call_on(command, args, on_progress, true)
     }
 
@@ -107,7 +112,7 @@ impl Driver {
         &self,
         command: &str,
         args: &[String],
-        mut on_progress: impl FnMut(&Step),
+        mut on_progress: impl FnMut(&SparkProgress),
         may_serve: bool,
     ) -> Result<T> {
         let job = self.setup.job()?;
@@ -126,7 +131,7 @@ impl Driver {
                     .spawn()
                     .wrap_err_with(|| format!("starting {}", self.setup.python.display()))?;
                 let stdout = child.stdout.take().ok_or_else(|| eyre!("the Spark driver's stdout was not piped"))?;
-                let said = read_said(std::io::BufReader::new(stdout), &mut log, &mut on_progress)?;
+                let said = read_answer(std::io::BufReader::new(stdout), &mut log, &mut on_progress)?;
                 let status = child.wait()?;
                 if said.error.is_none() && !status.success() {
                     let text = std::fs::read_to_string(&log_path).unwrap_or_default();
@@ -152,8 +157,8 @@ impl Driver {
         job: &Path,
         argv: &[String],
         log: &mut std::fs::File,
-        on_progress: &mut impl FnMut(&Step),
-    ) -> Result<Option<Said>> {
+        on_progress: &mut impl FnMut(&SparkProgress),
+    ) -> Result<Option<DriverAnswer>> {
         let Some(socket) = std::env::var_os(SERVER_VAR).filter(|s| !s.is_empty()) else { return Ok(None) };
         if std::env::var_os(CRASH_VAR).is_some() {
             return Ok(None);
@@ -173,7 +178,7 @@ impl Driver {
         });
         writeln!(stream, "{request}").wrap_err("sending the call to the Spark server")?;
         writeln!(log, "served by {}", Path::new(&socket).display())?;
-        read_said(std::io::BufReader::new(stream), log, on_progress).map(Some)
+        read_answer(std::io::BufReader::new(stream), log, on_progress).map(Some)
     }
 
     /// `recount spark serve`: one warm session on `socket` until its caller's shell (or this
@@ -195,7 +200,7 @@ impl Driver {
             .wrap_err_with(|| format!("starting {}", self.setup.python.display()))?;
         let stdout = child.stdout.take().ok_or_else(|| eyre!("the Spark driver's stdout was not piped"))?;
         // Its one progress line says the socket is bound; anything else goes to the log.
-        let said = read_said(std::io::BufReader::new(stdout), &mut log, &mut |_| {
+        let said = read_answer(std::io::BufReader::new(stdout), &mut log, &mut |_| {
             println!(
                 "spark: serving on {} (log {}); calls with {SERVER_VAR}={} use it",
                 socket.display(),
@@ -213,15 +218,19 @@ impl Driver {
 
 /// Reads a driver's JSON lines: progress to `on_progress`, a served call's traceback and any
 /// other line a library printed to the log, the result and the error kept.
-pub(super) fn read_said(reader: impl BufRead, log: &mut std::fs::File, on_progress: &mut impl FnMut(&Step)) -> Result<Said> {
-    let mut said = Said { result: None, error: None };
+pub(super) fn read_answer(
+    reader: impl BufRead,
+    log: &mut std::fs::File,
+    on_progress: &mut impl FnMut(&SparkProgress),
+) -> Result<DriverAnswer> {
+    let mut said = DriverAnswer { result: None, error: None };
     for line in reader.lines() {
         let line = line.wrap_err("reading the Spark driver's output")?;
-        match serde_json::from_str::<Line>(&line) {
-            Ok(Line::Progress(p)) => on_progress(&p),
-            Ok(Line::Result(v)) => said.result = Some(v),
-            Ok(Line::Error { message }) => said.error = Some(message),
-            Ok(Line::Log { text }) => write!(log, "{text}")?,
+        match serde_json::from_str::<DriverLine>(&line) {
+            Ok(DriverLine::Progress(p)) => on_progress(&p),
+            Ok(DriverLine::Result(v)) => said.result = Some(v),
+            Ok(DriverLine::Error { message }) => said.error = Some(message),
+            Ok(DriverLine::Log { text }) => write!(log, "{text}")?,
             Err(_) => writeln!(log, "{line}")?,
         }
     }

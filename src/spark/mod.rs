@@ -93,16 +93,16 @@ pub fn default_home() -> PathBuf {
 
 /// A finished setup: its Python and the Iceberg jar.
 #[derive(Debug, Clone)]
-pub struct Setup {
+pub struct SparkSetup {
     pub home: PathBuf,
     pub python: PathBuf,
     pub jar: PathBuf,
 }
 
-impl Setup {
+impl SparkSetup {
     /// The setup at `home`, or an error that says how to make one.
-    pub fn find(home: &Path) -> Result<Setup> {
-        let setup = Setup { home: home.to_path_buf(), python: home.join("venv/bin/python"), jar: home.join("jars").join(ICEBERG_JAR) };
+    pub fn find(home: &Path) -> Result<SparkSetup> {
+        let setup = SparkSetup { home: home.to_path_buf(), python: home.join("venv/bin/python"), jar: home.join("jars").join(ICEBERG_JAR) };
         if !home.join("ready").is_file() || !setup.python.is_file() || !setup.jar.is_file() {
             bail!(
                 "no Spark setup in {}: make one with `recount spark setup` (or scripts/spark-setup.sh; \
@@ -228,7 +228,7 @@ mod tests {
     #[test]
     fn a_missing_setup_says_how_to_make_one() {
         let dir = tempfile::tempdir().unwrap();
-        let err = Setup::find(dir.path()).unwrap_err().to_string();
+        let err = SparkSetup::find(dir.path()).unwrap_err().to_string();
         assert!(err.contains("recount spark setup"), "{err}");
         assert!(err.contains(HOME_VAR), "{err}");
     }
@@ -236,7 +236,7 @@ mod tests {
     #[test]
     fn the_job_is_written_once_with_every_query_file() {
         let dir = tempfile::tempdir().unwrap();
-        let setup = Setup { home: dir.path().to_path_buf(), python: "python3".into(), jar: "x.jar".into() };
+        let setup = SparkSetup { home: dir.path().to_path_buf(), python: "python3".into(), jar: "x.jar".into() };
         let job = setup.job().unwrap();
         for (name, text) in DRIVER {
             assert_eq!(std::fs::read_to_string(job.join(PACKAGE).join(name)).unwrap(), *text);

@@ -195,7 +195,7 @@ fn title_block<'a>(t: &Theme, title: String) -> Block<'a> {
 
 /// The selected screen, drawn by its home (`screens`); until it has loaded, a line saying so.
 fn draw_screen(f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) {
-    if app.home().draw(f, app, area, out).is_some() {
+    if app.behaviour().draw(f, app, area, out).is_some() {
         return;
     }
     let t = &app.theme;

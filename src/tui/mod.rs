@@ -50,7 +50,7 @@ pub fn run(opts: TuiOptions) -> Result<()> {
     let mut app = App::new(theme, opts.mouse);
     app.store = store;
     if let Some(a) = &opts.audit {
-        app.audit = Some(app::Audit::Pending(a.gold.display().to_string()));
+        app.audit = Some(app::AuditState::Pending(a.gold.display().to_string()));
         app.screen = screen::Screen::Audit;
     }
     // ratatui::init restores the terminal on panic as well as here.

@@ -64,7 +64,7 @@ fn offline() -> (NaiveDate, NaiveDate, DateTime<Utc>) {
 }
 
 #[derive(Clone)]
-struct Line {
+struct RecordLine {
     uploaded_at: DateTime<Utc>,
     event_id: String,
     file: String,
@@ -144,7 +144,7 @@ fn line_names(factor: usize) -> Vec<String> {
 pub fn generate_scaled(out: &Path, seed: u64, factor: usize) -> Result<ManufacturingSummary> {
     let names = line_names(factor);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6d61_6e75);
-    let mut lines: Vec<Line> = Vec::new();
+    let mut lines: Vec<RecordLine> = Vec::new();
     let (mut seq, mut records, mut resent) = (0u64, 0usize, 0usize);
     let (first, last) = days();
     let (off_from, off_to, off_batch) = offline();
@@ -177,10 +177,10 @@ pub fn generate_scaled(out: &Path, seed: u64, factor: usize) -> Result<Manufactu
                         let copy = text
                             .replace(&format!("\"event_id\":\"{event_id}\""), &format!("\"event_id\":\"ev-{seq:07}\""))
                             .replace(&stamp(uploaded_at), &stamp(again));
-                        lines.push(Line { uploaded_at: again, event_id: format!("ev-{seq:07}"), file: file.clone(), text: copy });
+                        lines.push(RecordLine { uploaded_at: again, event_id: format!("ev-{seq:07}"), file: file.clone(), text: copy });
                         resent += 1;
                     }
-                    lines.push(Line { uploaded_at, event_id, file, text });
+                    lines.push(RecordLine { uploaded_at, event_id, file, text });
                 }
             }
         }
@@ -193,7 +193,7 @@ pub fn generate_scaled(out: &Path, seed: u64, factor: usize) -> Result<Manufactu
 
 /// Sets the scenario's group to 120 units and 3 defects: sixteen counts of 7 or 8, three with
 /// one defect.
-fn scenario(lines: &mut [Line]) -> Result<()> {
+fn scenario(lines: &mut [RecordLine]) -> Result<()> {
     let (date, plant, line, prod) = SCENARIO;
     let day = date.replace('-', "");
     let code = format!("\"record_id\":\"PA-L1-{day}");
@@ -225,7 +225,7 @@ fn set_int(text: &str, field: &str, v: i64) -> String {
 
 /// Three lines that break a rule, in plant-b's stream of 2026-07-02: defects over units, a
 /// negative count, an unknown plant.
-fn refused_lines(lines: &mut Vec<Line>, seq: &mut u64) -> usize {
+fn refused_lines(lines: &mut Vec<RecordLine>, seq: &mut u64) -> usize {
     let at = Utc.with_ymd_and_hms(2026, 7, 2, 15, 0, 0).single().unwrap_or_default();
     let bad = [("PB-L1-BAD1", "plant-b", 5, 9), ("PB-L1-BAD2", "plant-b", -4, 0), ("PZ-L1-BAD3", "plant-z", 10, 1)];
     for (record_id, plant, units, defects) in bad {
@@ -234,7 +234,7 @@ fn refused_lines(lines: &mut Vec<Line>, seq: &mut u64) -> usize {
             r#"{{"event_id":"ev-{seq:07}","record_id":"{record_id}","plant_id":"{plant}","line_id":"line-1","product_id":"gearbox-a","produced_at":"2026-07-02T14:50:00.000Z","uploaded_at":"{}","units":{units},"defects":{defects}}}"#,
             stamp(at)
         );
-        lines.push(Line { uploaded_at: at, event_id: format!("ev-{seq:07}"), file: "plant-b.jsonl.gz".into(), text });
+        lines.push(RecordLine { uploaded_at: at, event_id: format!("ev-{seq:07}"), file: "plant-b.jsonl.gz".into(), text });
     }
     bad.len()
 }
@@ -245,8 +245,8 @@ fn gzip(text: &str, level: u32) -> Result<Vec<u8>> {
     Ok(gz.finish()?)
 }
 
-fn write(out: &Path, lines: &[Line], records: usize, resent: usize, refused: usize) -> Result<ManufacturingSummary> {
-    let mut files: BTreeMap<(NaiveDate, String), Vec<&Line>> = BTreeMap::new();
+fn write(out: &Path, lines: &[RecordLine], records: usize, resent: usize, refused: usize) -> Result<ManufacturingSummary> {
+    let mut files: BTreeMap<(NaiveDate, String), Vec<&RecordLine>> = BTreeMap::new();
     for l in lines {
         files.entry((l.uploaded_at.date_naive(), l.file.clone())).or_default().push(l);
     }

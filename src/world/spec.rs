@@ -1,6 +1,6 @@
 //! The two presets, as numbers in one place.
 
-use crate::raw::{Store, StoreTable};
+use crate::raw::{Shop, StoreTable};
 use chrono::NaiveDate;
 use rand::Rng;
 
@@ -138,7 +138,7 @@ impl WorldSpec {
         let mut stores = Vec::new();
         for ((country, zone, currency), n) in countries.iter().zip(self.stores_per_country) {
             for i in 1..=n {
-                stores.push(Store {
+                stores.push(Shop {
                     store_id: format!("{country}{i:03}"),
                     country: country.to_string(),
                     timezone: zone.parse().expect("preset zones are valid"),

@@ -1,6 +1,6 @@
 """Writes tests/corpus/lines.jsonl: the contract's verdict on each line, decided here from the
 contract (docs/data-contract.md, "Reading a line"), not by running either engine. The lab's parser
-(src/raw/event.rs, tested in its unit tests) and the Spark driver's (spark/recount_spark/parse.py,
+(crates/raw/src/raw/event.rs, tested in its unit tests) and the Spark driver's (spark/recount_spark/parse.py,
 tested by spark/tests/test_corpus.py) must each give every verdict exactly.
 
     python3 tests/corpus/cases.py      # rewrites lines.jsonl

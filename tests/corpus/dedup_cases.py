@@ -9,7 +9,7 @@ winner. An arrival is in its copy's upload (its date is the upload date), and ev
 case is uploaded on the case's day or the two days after it, so that all of them are in the
 window of the day the case's rows are dated.
 
-The lab (the model SQL in queries/model.sql and the polars recount in src/model/recount.rs, in
+The lab (the model SQL in queries/model.sql and the polars recount in crates/raw/src/model/recount.rs, in
 tests/models.rs) and the Spark driver's recount (spark/recount_spark/model.py, in
 spark/tests/test_dedup.py) each land a world written from these cases and give every winner.
 

@@ -1,6 +1,6 @@
 """Writes tests/corpus/models.jsonl: the manufacturing model's verdict on each line, decided here
 from the contract (docs/data-contract.md, "Models"), not by running either engine. The lab's
-reader (src/model/read.rs, in tests/models.rs) and the Spark driver's
+reader (crates/raw/src/model/read.rs, in tests/models.rs) and the Spark driver's
 (spark/recount_spark/model.py, in spark/tests/test_models.py) must each give every verdict.
 
     python3 tests/corpus/model_cases.py      # rewrites models.jsonl

@@ -5,7 +5,7 @@ contract's words (docs/data-contract.md, "Rules"), not by running either engine.
 - A run of upload u rebuilds every date d of its rows with d >= u - LATE_DAYS: `affected`.
   Older rows are `beyond_window`; rows dated after u + 1 are `future_dated`.
 
-The lab (src/rules.rs, and the SQL macro `in_window` in queries/schema.sql, in
+The lab (crates/core/src/rules.rs, and the SQL macro `in_window` in queries/schema.sql, in
 tests/models.rs) and the Spark driver (spark/recount_spark/model_warehouse.py, in
 spark/tests/test_window.py) each give every verdict.
 

@@ -17,7 +17,7 @@ pub(super) struct ParsedFile {
     /// The quarantine rows kept (see `Quarantine`), and how many lines were quarantined in all.
     pub(super) quarantine: Vec<Quarantined>,
     pub(super) quarantined_lines: u64,
-    pub(super) cells: Vec<Cell>,
+    pub(super) cells: Vec<CellSum>,
     /// The sum of its events' revenue as absolute values: a bound on any store's or country's
     /// total that its rows add to a date.
     pub(super) abs_revenue: u128,
@@ -109,7 +109,7 @@ impl Quarantined {
 
 /// What one file holds for one (business date, currency): see `bronze.cells`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Cell {
+pub(super) struct CellSum {
     pub(super) business_date: NaiveDate,
     pub(super) currency: String,
     pub(super) rows: i64,
@@ -117,7 +117,7 @@ pub(super) struct Cell {
     pub(super) digest: u64,
 }
 
-impl Cell {
+impl CellSum {
     pub(super) fn record<'a>(&'a self, file: &ParsedFile) -> CellRecord<'a> {
         CellRecord {
             file_id: file.file_id,
@@ -152,17 +152,17 @@ pub(super) fn row_digest(e: &PosEvent, buf: &mut Vec<u8>) -> u64 {
 /// The cells of one file, summed as its rows are parsed: a file holds a few (date, currency)
 /// cells, so a short list searched from its newest cell does.
 #[derive(Default)]
-pub(super) struct Cells {
-    pub(super) cells: Vec<Cell>,
+pub(super) struct CellSums {
+    pub(super) cells: Vec<CellSum>,
     pub(super) buf: Vec<u8>,
 }
 
-impl Cells {
+impl CellSums {
     pub(super) fn add(&mut self, e: &PosEvent<'_>, path: &Path) -> Result<()> {
         let at = match self.cells.iter().rposition(|c| c.business_date == e.business_date && c.currency == e.currency) {
             Some(i) => i,
             None => {
-                self.cells.push(Cell {
+                self.cells.push(CellSum {
                     business_date: e.business_date,
                     currency: e.currency.to_string(),
                     rows: 0,
@@ -182,7 +182,7 @@ impl Cells {
     }
 
     /// The cells by date and currency.
-    pub(super) fn finish(mut self) -> Vec<Cell> {
+    pub(super) fn finish(mut self) -> Vec<CellSum> {
         self.cells.sort_by(|a, b| (a.business_date, &a.currency).cmp(&(b.business_date, &b.currency)));
         self.cells
     }

@@ -150,10 +150,10 @@ struct Plan {
     dates: Vec<NaiveDate>,
     /// Every store, landed before or now.
     stores: StoreTable,
-    new_stores: Vec<raw::Store>,
+    new_stores: Vec<raw::Shop>,
     changed_stores: Vec<raw::StoreChange>,
     /// New stores whose lines were quarantined as an unknown store: they count now.
-    readmitted_stores: Vec<raw::Store>,
+    readmitted_stores: Vec<raw::Shop>,
     removed_stores: Vec<String>,
     /// Each file to land, new or a correction, or re-derived for a store correction.
     todo: Vec<ToLand>,
@@ -320,16 +320,16 @@ fn rederive(
     lab: &Lab,
     landed: &HashMap<String, Vec<crate::store::LandedFile>>,
     changed: &[raw::StoreChange],
-    new: &[raw::Store],
+    new: &[raw::Shop],
     todo: &mut Vec<ToLand>,
-) -> Result<Vec<raw::Store>> {
+) -> Result<Vec<raw::Shop>> {
     if landed.is_empty() || (changed.is_empty() && new.is_empty()) {
         return Ok(Vec::new());
     }
     let raw_root = lab.raw_root();
     // A new store has no events yet: only lines quarantined as its unknown store depend on it.
     let unknown = if new.is_empty() { Default::default() } else { lab.store().unknown_stores()? };
-    let readmitted: Vec<raw::Store> = new.iter().filter(|s| unknown.contains(&s.store_id)).cloned().collect();
+    let readmitted: Vec<raw::Shop> = new.iter().filter(|s| unknown.contains(&s.store_id)).cloned().collect();
     let stores = changed.iter().map(|c| &c.new).chain(&readmitted);
     for store in stores {
         for f in lab.store().files_of_store(&store.store_id)? {
@@ -506,7 +506,7 @@ fn refuse_revenue_past_limit(tx: &mut Tx, first_file_id: i32) -> Result<()> {
     )
 }
 
-fn store_row(s: &raw::Store) -> StoreRow {
+fn store_row(s: &raw::Shop) -> StoreRow {
     StoreRow {
         store_id: s.store_id.clone(),
         country: s.country.clone(),

@@ -9,13 +9,13 @@ pub(super) fn parse_file(job: &ParseJob, path: &Path, rel: &str, upload_date: Na
     let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
     // About 300 bytes a line, or 40 compressed: enough room for most files without a regrow.
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let per_line = if reader.format == raw::source::Format::Parquet || reader.compression_of(&name) != raw::source::Compression::None {
+    let per_line = if reader.format == raw::source::FileFormat::Parquet || reader.compression_of(&name) != raw::source::Compression::None {
         40
     } else {
         300
     };
     let mut columns = EventColumns::with_capacity(bytes.len() / per_line + 16, job.key_mask, &job.store_rows);
-    let mut cells = Cells::default();
+    let mut cells = CellSums::default();
     let mut quarantine = Quarantine::default();
     let mut abs_revenue = 0u128;
     let lines = raw::mapped::read_events(path, &bytes, reader, stores, upload_date, |line, verdict, text| {

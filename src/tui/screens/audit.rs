@@ -1,9 +1,9 @@
 //! Audit: a foreign gold's rows of the date against the lab's (`tui --audit SOURCE`), each with
 //! the cause that explains it; Enter opens a row's cause and the entities behind it.
 
-use super::Home;
+use super::ScreenBehaviour;
 use crate::reports::audit::{AuditRow, Cause};
-use crate::tui::app::{App, Audit as Audited, Popup};
+use crate::tui::app::{App, AuditState as Audited, Popup};
 use crate::tui::draw::{self, Drawn};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -14,7 +14,7 @@ pub(super) struct Audit;
 /// Entities listed per kind in a row's drill-down, at most.
 const MAX_ENTITIES: usize = 12;
 
-impl Home for Audit {
+impl ScreenBehaviour for Audit {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
         let d = app.selected_date()?;
         Some(crate::reports::Report::tables(&app.audit_report()?.of_date(d)).remove(0))

@@ -1,6 +1,6 @@
 //! Baskets: the date's re-sent baskets, copy by copy, filtered by country (`f`) and search (`/`).
 
-use super::Home;
+use super::ScreenBehaviour;
 use crate::tui::app::App;
 use crate::tui::draw::{self, Drawn};
 use ratatui::Frame;
@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 
 pub(super) struct Baskets;
 
-impl Home for Baskets {
+impl ScreenBehaviour for Baskets {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
         app.view.as_ref().map(|v| v.baskets.table(|b| app.basket_visible(b)))
     }

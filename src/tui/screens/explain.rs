@@ -1,7 +1,7 @@
 //! Explain: why v1 differs from the recompute, per country (missed baskets, double-counted
 //! copies); Enter lists the baskets behind a country's numbers.
 
-use super::Home;
+use super::ScreenBehaviour;
 use crate::tui::app::{App, Popup};
 use crate::tui::charts;
 use crate::tui::draw::{self, Drawn};
@@ -10,7 +10,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 
 pub(super) struct Explain;
 
-impl Home for Explain {
+impl ScreenBehaviour for Explain {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
         app.view.as_ref().map(|v| v.explain.table())
     }

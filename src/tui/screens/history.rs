@@ -1,7 +1,7 @@
 //! History: every version of the date, snapshot by snapshot, with why it changed; Enter explains
 //! a change, `b` rolls every date back to the row's snapshot.
 
-use super::Home;
+use super::ScreenBehaviour;
 use crate::tui::app::{App, Popup};
 use crate::tui::charts;
 use crate::tui::draw::{self, Drawn};
@@ -11,7 +11,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 pub(super) struct History;
 
-impl Home for History {
+impl ScreenBehaviour for History {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
         app.view.as_ref().map(|v| v.history.table())
     }

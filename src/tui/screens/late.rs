@@ -1,6 +1,6 @@
 //! Late & quarantine: the date's rows beyond its window, over every line rejected at landing.
 
-use super::Home;
+use super::ScreenBehaviour;
 use crate::tui::app::App;
 use crate::tui::draw::{self, Drawn};
 use ratatui::Frame;
@@ -8,7 +8,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 
 pub(super) struct Late;
 
-impl Home for Late {
+impl ScreenBehaviour for Late {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
         app.view.as_ref().map(|v| crate::reports::Report::tables(&v.late).remove(0))
     }

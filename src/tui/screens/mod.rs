@@ -21,7 +21,7 @@ use ratatui::layout::Rect;
 
 /// One screen's behaviour. `row` is always an index into the screen's table as the report
 /// gives it (the app maps the cursor through the sort first).
-pub(crate) trait Home {
+pub(crate) trait ScreenBehaviour {
     /// The table the screen's rows move through; None until what it shows has loaded.
     fn table(&self, app: &App) -> Option<Table>;
 
@@ -49,13 +49,13 @@ pub(crate) trait Home {
 }
 
 /// The screen's home on a lab of a model other than retail.
-pub(crate) fn model_home(s: Screen) -> &'static dyn Home {
-    &model::HOMES[s.index()]
+pub(crate) fn model_home(s: Screen) -> &'static dyn ScreenBehaviour {
+    &model::MODEL_SCREENS[s.index()]
 }
 
 impl Screen {
     /// The screen's home.
-    pub(crate) fn home(self) -> &'static dyn Home {
+    pub(crate) fn behaviour(self) -> &'static dyn ScreenBehaviour {
         match self {
             Screen::Overview => &overview::Overview,
             Screen::Explain => &explain::Explain,

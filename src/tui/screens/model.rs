@@ -4,7 +4,7 @@
 //! v2, Baskets its re-sent keys, Late its records past the window, History its versions and the
 //! entities a change touched, Promises what holds of the date, Trend every date.
 
-use super::Home;
+use super::ScreenBehaviour;
 use crate::reports::Report;
 use crate::tui::app::App;
 use crate::tui::draw::{self, Drawn};
@@ -13,21 +13,21 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::{Paragraph, Wrap};
 
-pub(super) struct ModelHome(pub Screen);
+pub(super) struct ModelScreenBehaviour(pub Screen);
 
 /// One per screen, in tab order (`Screen::index`).
-pub(super) static HOMES: [ModelHome; Screen::ALL.len()] = [
-    ModelHome(Screen::Overview),
-    ModelHome(Screen::Explain),
-    ModelHome(Screen::Baskets),
-    ModelHome(Screen::Late),
-    ModelHome(Screen::History),
-    ModelHome(Screen::Promises),
-    ModelHome(Screen::Trend),
-    ModelHome(Screen::Audit),
+pub(super) static MODEL_SCREENS: [ModelScreenBehaviour; Screen::ALL.len()] = [
+    ModelScreenBehaviour(Screen::Overview),
+    ModelScreenBehaviour(Screen::Explain),
+    ModelScreenBehaviour(Screen::Baskets),
+    ModelScreenBehaviour(Screen::Late),
+    ModelScreenBehaviour(Screen::History),
+    ModelScreenBehaviour(Screen::Promises),
+    ModelScreenBehaviour(Screen::Trend),
+    ModelScreenBehaviour(Screen::Audit),
 ];
 
-impl ModelHome {
+impl ModelScreenBehaviour {
     /// The screen's table and its title.
     fn shown(&self, app: &App) -> Option<(crate::reports::Table, String)> {
         let m = app.model.as_ref()?;
@@ -59,7 +59,7 @@ impl ModelHome {
     }
 }
 
-impl Home for ModelHome {
+impl ScreenBehaviour for ModelScreenBehaviour {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
         self.shown(app).map(|(t, _)| t)
     }

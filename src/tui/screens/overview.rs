@@ -1,7 +1,7 @@
 //! Overview: the selected date per country (v1, v2 gold, recompute), drawn from the date's check
 //! alone (a jump sends it ahead of the rest of the view), over the lateness histogram.
 
-use super::Home;
+use super::ScreenBehaviour;
 use crate::tui::app::App;
 use crate::tui::draw::{self, Drawn};
 use ratatui::Frame;
@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 pub(super) struct Overview;
 
-impl Home for Overview {
+impl ScreenBehaviour for Overview {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
         app.check_shown().map(|c| c.table())
     }

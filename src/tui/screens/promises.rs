@@ -1,7 +1,7 @@
 //! Promises: what recount promises about the date (completeness, timeliness, consistency), each
 //! kept or not.
 
-use super::Home;
+use super::ScreenBehaviour;
 use crate::tui::app::App;
 use crate::tui::draw::{self, Drawn};
 use ratatui::Frame;
@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 
 pub(super) struct Promises;
 
-impl Home for Promises {
+impl ScreenBehaviour for Promises {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
         app.view.as_ref().map(|v| v.promises.table())
     }

@@ -2,7 +2,7 @@
 //! its table (the chart's text, and all there is when the terminal is too small). `f` picks the
 //! country; the navigator's date is the chart's rule.
 
-use super::Home;
+use super::ScreenBehaviour;
 use crate::reports::trend::TrendSeries;
 use crate::tui::app::App;
 use crate::tui::charts;
@@ -19,7 +19,7 @@ pub(crate) fn series(app: &App) -> Option<&TrendSeries> {
     picked.or(trend.series.first())
 }
 
-impl Home for Trend {
+impl ScreenBehaviour for Trend {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
         series(app).map(TrendSeries::table)
     }

@@ -39,10 +39,10 @@ pub struct DateView {
 /// A date of a lab of a model other than retail, as its screens show it.
 #[derive(Debug, Clone)]
 pub struct ModelDay {
-    pub check: crate::reports::model_lab::CheckReport,
-    pub late: crate::reports::model_day::LateReport,
+    pub check: crate::reports::model_lab::ModelCheckReport,
+    pub late: crate::reports::model_day::ModelLateReport,
     pub resent: crate::reports::model_day::ResentReport,
-    pub history: crate::reports::model_lab::HistoryReport,
+    pub history: crate::reports::model_lab::ModelHistoryReport,
 }
 
 /// A full load of a model lab: the navigator, every date, and the date it opens on.
@@ -188,7 +188,7 @@ pub struct Setup {
     /// The window of the explorer's own v2 runs (landing the next upload or a correction).
     pub late_days: u32,
     /// An Iceberg warehouse to explore instead of the lab: read through its mirror, written by
-    /// the Spark job (src/warehouse.rs).
+    /// the Spark job (src/warehouse/).
     pub warehouse: Option<crate::warehouse::Spark>,
     /// A foreign gold to audit after every full load (`tui --audit`).
     pub audit: Option<AuditSource>,

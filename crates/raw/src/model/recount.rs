@@ -1,0 +1,394 @@
+//! The independent recount of any model, from a world's raw files: every current line read with
+//! the model, the copies of each business key ordered by the contract's rule (arrival, event id,
+//! then raw-zone order: upload date, file name, line) and the first kept, in polars; then grouped
+//! by business date and grain, every sum checked for overflow. It runs in passes by a hash of the
+//! key when the world outgrows its share of the memory budget. No lateness window: it is the
+//! truth v1 and v2 are checked against. Its fingerprint is the contract's, in the model's columns.
+
+use super::Model;
+use super::read::{DimensionTable, LineReader};
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, WrapErr, bail, eyre};
+use polars::prelude::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One gold row of a model: the date, the grain's and attributes' values, each measure.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ModelRow {
+    pub business_date: NaiveDate,
+    pub grain: Vec<String>,
+    pub attributes: Vec<String>,
+    pub measures: Vec<i64>,
+}
+
+/// A line the model refused: where, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Refused {
+    pub file: String,
+    pub line: usize,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModelRecount {
+    pub rows: Vec<ModelRow>,
+    /// Lines read as records (every copy).
+    pub copies: u64,
+    /// Distinct business keys: the entities counted.
+    pub entities: u64,
+    pub refused: Vec<Refused>,
+    pub files: usize,
+}
+
+/// The dimension table of a world, read inside the world.
+pub fn dimension_of(world: &Path, model: &Model) -> Result<DimensionTable> {
+    match &model.dimension {
+        None => Ok(DimensionTable::default()),
+        Some(d) => {
+            let path = crate::raw::world_file(world, &d.file, "model.dimension.file")?;
+            crate::raw::inside_world(world, &path)?;
+            DimensionTable::parse(model, &crate::raw::read_small_file(&path)?)
+        }
+    }
+}
+
+/// The files of every upload partition under the model's events root, in raw-zone order, each
+/// with its upload date and its name in the upload.
+pub fn files_of(world: &Path, model: &Model) -> Result<Vec<(NaiveDate, String, std::path::PathBuf)>> {
+    let root = crate::raw::world_file(world, &model.events_root, "model.events_root")?;
+    if !root.is_dir() {
+        bail!("{}: no folder {} holds this model's uploads", world.display(), model.events_root);
+    }
+    crate::raw::inside_world(world, &root)?;
+    let mut files = Vec::new();
+    for d in partitions(&root)? {
+        let dir = partition(&root, d);
+        crate::raw::inside_world(world, &dir)?;
+        for path in crate::raw::files_below(&dir)? {
+            let name = path.strip_prefix(&dir).unwrap_or(&path).to_string_lossy().into_owned();
+            if name.ends_with(".jsonl.gz") {
+                crate::raw::inside_world(world, &path)?;
+                files.push((d, name, path));
+            }
+        }
+    }
+    if files.is_empty() {
+        bail!("{}: no upload partition holds a .jsonl.gz file", root.display());
+    }
+    files.sort_by(|a, b| (a.0, a.1.as_bytes()).cmp(&(b.0, b.1.as_bytes())));
+    Ok(files)
+}
+
+/// A model's partition folder: `ROOT/upload_date=YYYY-MM-DD`.
+pub fn partition(root: &Path, d: NaiveDate) -> std::path::PathBuf {
+    root.join(format!("upload_date={d}"))
+}
+
+/// The upload dates under `root`, oldest first; a folder with another name is an error, as in the
+/// contract's layout (a typo would hide a day).
+fn partitions(root: &Path) -> Result<Vec<NaiveDate>> {
+    let mut dates = Vec::new();
+    for entry in std::fs::read_dir(root).wrap_err_with(|| format!("reading {}", root.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.file_type()?.is_dir() && !name.starts_with('.') && !name.starts_with('_') {
+            dates.push(crate::raw::parse_partition_name(&name).map_err(|e| eyre!("{e} (in {})", root.display()))?);
+        }
+    }
+    dates.sort();
+    Ok(dates)
+}
+
+/// The copies of one pass as columns, for polars' sort; each copy's business date, group (its
+/// grain and attributes, numbered in `Groups`) and measures beside them, by index.
+#[derive(Default)]
+struct Copies {
+    key: Vec<String>,
+    arrival: Vec<i64>,
+    event_id: Vec<String>,
+    file_rank: Vec<u32>,
+    line: Vec<u32>,
+    date: Vec<NaiveDate>,
+    group: Vec<u32>,
+    /// Every copy's measures, one after another.
+    measures: Vec<i64>,
+    /// What the copies hold in memory, about (`COPY_BYTES` each and their ids' text, twice: the
+    /// sort holds a copy of the columns).
+    bytes: u64,
+}
+
+/// What one copy holds in the recount's working set beside its ids' text: its columns, the
+/// strings' headers and allocations, and the sort's copy of them.
+const COPY_BYTES: u64 = 256;
+
+/// Each distinct (grain, attributes) a recount has met, numbered: a copy keeps its number.
+#[derive(Default)]
+struct Groups {
+    index: std::collections::HashMap<String, u32>,
+    values: Vec<(Vec<String>, Vec<String>)>,
+}
+
+impl Groups {
+    /// The number of the view's group (one text key, reused, so that a known group allocates
+    /// nothing).
+    fn number(&mut self, buf: &mut String, grain: &[&str], attributes: &[String]) -> Result<u32> {
+        buf.clear();
+        for g in grain {
+            buf.push_str(g);
+            buf.push('\u{1f}');
+        }
+        buf.push('\u{1e}');
+        for a in attributes {
+            buf.push_str(a);
+            buf.push('\u{1f}');
+        }
+        if let Some(&n) = self.index.get(buf.as_str()) {
+            return Ok(n);
+        }
+        let n = u32::try_from(self.values.len()).map_err(|_| eyre!("more than 2^32 groups of gold"))?;
+        self.values.push((grain.iter().map(|g| g.to_string()).collect(), attributes.to_vec()));
+        self.index.insert(buf.clone(), n);
+        Ok(n)
+    }
+}
+
+/// Recounts `world` with `model`, in as many passes as the recount's share of the memory budget
+/// needs.
+pub fn recount(world: &Path, model: &Model) -> Result<ModelRecount> {
+    recount_in_passes(world, model, None)
+}
+
+/// The recount's share of the memory budget.
+fn share() -> u64 {
+    (crate::store::memory_budget() / 4).max(1)
+}
+
+/// `recount` in `passes` passes (None: as the budget needs).
+pub fn recount_in_passes(world: &Path, model: &Model, passes: Option<u64>) -> Result<ModelRecount> {
+    model.validate()?;
+    if *model == super::retail() {
+        // Retail's lines have rules of their own (a till, the currency against the store's, the
+        // contract's shapes): its recount is the lab's (`recompute`), never this reader's.
+        bail!("the retail model is recounted in the lab (`recount check`), through the contract's own reader");
+    }
+    let dims = dimension_of(world, model)?;
+    let files = files_of(world, model)?;
+    recount_files(model, &dims, &files, passes)
+}
+
+/// The recount of `files` (upload date, name in the upload, where its bytes are; in raw-zone
+/// order) with `dims`: a lab recounts its current file versions this way. With `passes` None it
+/// starts in one pass; a pass whose copies outgrow the recount's share of the budget stops, and
+/// the recount starts again in as many passes as the bytes read so far say the files need.
+pub fn recount_files(
+    model: &Model,
+    dims: &DimensionTable,
+    files: &[(NaiveDate, String, std::path::PathBuf)],
+    passes: Option<u64>,
+) -> Result<ModelRecount> {
+    let sizes: Vec<u64> = files.iter().map(|f| std::fs::metadata(&f.2).map(|m| m.len()).unwrap_or(0)).collect();
+    let mut todo = passes.unwrap_or(1).max(1);
+    loop {
+        match recount_with(model, dims, files, todo, passes.is_none().then(|| (share(), sizes.as_slice())))? {
+            Ok(done) => return Ok(done),
+            // One key's copies past the share fit no number of passes: said, not tried forever.
+            Err(more) if more > MAX_PASSES => bail!(
+                "the recount of {} needs more than {MAX_PASSES} passes in its share of the memory budget ({} MiB): raise --memory",
+                model.gold,
+                share() >> 20
+            ),
+            Err(more) => todo = more,
+        }
+    }
+}
+
+/// The most passes a recount starts again in before it says the budget is too small.
+const MAX_PASSES: u64 = 1024;
+
+/// One recount in `passes` passes; with `limit` (the share, each file's size), Err(passes) when a
+/// pass outgrew the share: the passes the whole would need.
+fn recount_with(
+    model: &Model,
+    dims: &DimensionTable,
+    files: &[(NaiveDate, String, std::path::PathBuf)],
+    passes: u64,
+    limit: Option<(u64, &[u64])>,
+) -> Result<Result<ModelRecount, u64>> {
+    let (mut sums, mut refused, mut n, mut entities) = (Sums::new(), Vec::new(), 0u64, 0u64);
+    let (mut groups, mut buf) = (Groups::default(), String::new());
+    let reader = LineReader::new(model, dims)?;
+    let width = model.measures.len();
+    for pass in 0..passes {
+        let mut copies = Copies::default();
+        let mut read_bytes = 0u64;
+        for (rank, (upload, name, path)) in files.iter().enumerate() {
+            let text = crate::raw::read_gz_text(path)?;
+            for (i, line) in text.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let kept = reader.read_with(line, *upload, |r| -> Result<()> {
+                    if passes > 1 && xxhash_rust::xxh3::xxh3_64(r.key.as_bytes()) % passes != pass {
+                        return Ok(());
+                    }
+                    copies.bytes += COPY_BYTES + 2 * (r.key.len() + r.event_id.len()) as u64 + 16 * width as u64;
+                    copies.key.push(r.key.to_string());
+                    copies.arrival.push(r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX));
+                    copies.event_id.push(r.event_id.to_string());
+                    copies.file_rank.push(u32::try_from(rank).unwrap_or(u32::MAX));
+                    copies.line.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
+                    copies.date.push(r.business_date);
+                    copies.group.push(groups.number(&mut buf, &r.grain, r.attributes)?);
+                    copies.measures.extend_from_slice(&r.measures);
+                    Ok(())
+                });
+                match kept {
+                    Ok(done) => done?,
+                    // A refused line is listed once, in the first pass.
+                    Err(reason) if pass == 0 => refused.push(Refused { file: format!("upload_date={upload}/{name}"), line: i + 1, reason }),
+                    Err(_) => {}
+                }
+            }
+            if let Some((share, sizes)) = limit {
+                read_bytes += sizes[rank];
+                if copies.bytes > share {
+                    // This pass's copies so far, over the part of the files read: the whole's.
+                    let total: u64 = sizes.iter().sum();
+                    let whole = u128::from(copies.bytes) * u128::from(total.max(1)) / u128::from(read_bytes.max(1)) * u128::from(passes);
+                    let need = u64::try_from(whole.div_ceil(u128::from(share))).unwrap_or(u64::MAX);
+                    return Ok(Err(need.max(passes + 1)));
+                }
+            }
+        }
+        n += copies.key.len() as u64;
+        let winners = winners(&mut copies)?;
+        entities += winners.len() as u64;
+        add(model, &mut sums, &groups, &copies, &winners)?;
+    }
+    let mut rows: Vec<ModelRow> = sums
+        .into_iter()
+        .map(|((business_date, group), measures)| {
+            let (grain, attributes) = groups.values[group as usize].clone();
+            ModelRow { business_date, grain, attributes, measures }
+        })
+        .collect();
+    rows.sort_by(|a, b| (a.business_date, &a.grain, &a.attributes).cmp(&(b.business_date, &b.grain, &b.attributes)));
+    Ok(Ok(ModelRecount { rows, copies: n, entities, refused, files: files.len() }))
+}
+
+/// Each measure's sum per (date, group).
+type Sums = BTreeMap<(NaiveDate, u32), Vec<i64>>;
+
+/// The index of each business key's winning copy: the first by (arrival, event id, file, line).
+/// The ids' columns move into polars.
+fn winners(c: &mut Copies) -> Result<Vec<usize>> {
+    let idx: Vec<u32> = (0..c.key.len()).map(|i| u32::try_from(i).unwrap_or(u32::MAX)).collect();
+    let df = DataFrame::new(
+        idx.len(),
+        vec![
+            Column::new("key".into(), std::mem::take(&mut c.key)),
+            Column::new("arrival".into(), std::mem::take(&mut c.arrival)),
+            Column::new("event_id".into(), std::mem::take(&mut c.event_id)),
+            Column::new("file_rank".into(), std::mem::take(&mut c.file_rank)),
+            Column::new("line".into(), std::mem::take(&mut c.line)),
+            Column::new("idx".into(), idx),
+        ],
+    )?;
+    let order = ["key", "arrival", "event_id", "file_rank", "line"];
+    let sorted = df.sort(order, SortMultipleOptions::default().with_maintain_order(true))?;
+    let first = sorted.unique_stable(Some(&["key".to_string()]), UniqueKeepStrategy::First, None)?;
+    let col = first.column("idx")?.u32()?;
+    (0..col.len()).map(|i| col.get(i).map(|v| v as usize).ok_or_else(|| eyre!("a copy without its index"))).collect()
+}
+
+/// Adds the winners' measures into `sums`, with overflow an error.
+fn add(model: &Model, sums: &mut Sums, groups: &Groups, c: &Copies, winners: &[usize]) -> Result<()> {
+    let width = model.measures.len();
+    for &w in winners {
+        let (date, group) = (c.date[w], c.group[w]);
+        let acc = sums.entry((date, group)).or_insert_with(|| vec![0; width]);
+        for (i, (a, v)) in acc.iter_mut().zip(&c.measures[w * width..(w + 1) * width]).enumerate() {
+            *a = a.checked_add(*v).ok_or_else(|| {
+                eyre!(
+                    "{} on {} for {}: the sum of {} overflows 64 bits",
+                    model.gold,
+                    date,
+                    groups.values[group as usize].0.join("/"),
+                    model.measures[i].name
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// The contract's fingerprint of a model's gold: rows in (date, grain) order, each written as its
+/// columns joined by `|`, joined by `\n`.
+pub fn fingerprint(model: &Model, rows: &[ModelRow]) -> String {
+    let (n, md5) = digest(rows);
+    fingerprint_line(model, n, &md5)
+}
+
+/// The fingerprint's two parts: gold's row count and the MD5 of its text.
+pub fn digest(rows: &[ModelRow]) -> (i64, String) {
+    use md5::Digest;
+    let mut sorted: Vec<&ModelRow> = rows.iter().collect();
+    sorted.sort_by(|a, b| (a.business_date, &a.grain).cmp(&(b.business_date, &b.grain)));
+    let mut h = md5::Md5::new();
+    for (i, r) in sorted.iter().enumerate() {
+        if i > 0 {
+            h.update(b"\n");
+        }
+        let mut parts = vec![r.business_date.format("%Y-%m-%d").to_string()];
+        parts.extend(r.grain.iter().cloned());
+        parts.extend(r.attributes.iter().cloned());
+        parts.extend(r.measures.iter().map(i64::to_string));
+        h.update(parts.join("|").as_bytes());
+    }
+    (rows.len() as i64, h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The fingerprint as the contract prints it: `gold.T: N rows, md5 X`.
+pub fn fingerprint_line(model: &Model, rows: i64, md5: &str) -> String {
+    format!("gold.{}: {} rows, md5 {md5}", model.gold, crate::money::format_count(rows))
+}
+
+/// The model a world declares (`model` in its `recount.toml`), or retail without one.
+pub fn model_of(world: &Path) -> Result<Model> {
+    let path = world.join(crate::raw::source::SOURCE_FILE);
+    if !path.exists() {
+        return Ok(super::retail());
+    }
+    crate::raw::inside_world(world, &path)?;
+    let text = crate::raw::read_small_file(&path)?;
+    let desc: crate::raw::source::Description = toml::from_str(&text).wrap_err_with(|| format!("{}", path.display()))?;
+    match desc.model {
+        None => Ok(super::retail()),
+        Some(choice) => choice.model().wrap_err_with(|| format!("{}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pass_that_outgrows_the_share_asks_for_the_passes_the_files_need_and_they_give_the_same_gold() {
+        let world = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-data-manufacturing");
+        let model = super::super::manufacturing();
+        let dims = dimension_of(&world, &model).unwrap();
+        let files = files_of(&world, &model).unwrap();
+        let sizes: Vec<u64> = files.iter().map(|f| std::fs::metadata(&f.2).unwrap().len()).collect();
+        let whole = recount_with(&model, &dims, &files, 1, None).unwrap().unwrap();
+        // A share of a tenth of what one pass held: the recount stops and asks for about ten.
+        let held = whole.copies * COPY_BYTES;
+        let Err(need) = recount_with(&model, &dims, &files, 1, Some((held / 10, &sizes))).unwrap() else {
+            panic!("one pass fits a tenth of its own size")
+        };
+        assert!((8..=40).contains(&need), "{need} passes");
+        // In that many passes each fits, and the gold is the one pass's.
+        let split = recount_with(&model, &dims, &files, need, Some((held / 10 * 2, &sizes))).unwrap().unwrap();
+        assert_eq!((split.rows, split.copies, split.entities), (whole.rows, whole.copies, whole.entities));
+    }
+}

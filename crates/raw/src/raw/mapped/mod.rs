@@ -1,0 +1,556 @@
+//! Reading a raw file through a source description: each line (JSON Lines), row (CSV) or record
+//! (Parquet) is mapped onto the contract's fields, which then go through the contract's own
+//! checks (`event::check`), so every shape keeps the same rules, limits and reasons. A value
+//! that does not map is quarantined with a reason naming the field and the path it came from.
+//!
+//! The contract's shape never comes here: it stays on the fast reader (`event::parse_line`).
+
+use super::event::{Amount, Fields as Mapped, Labels, PosEvent, Stamp};
+use super::source::{FileFormat, Reader, Unit};
+use super::{MAX_LINE_BYTES, StoreTable};
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, bail, eyre};
+use std::borrow::Cow;
+use std::path::Path;
+
+mod samples;
+mod values;
+pub use samples::FieldCheck;
+pub use samples::FieldSamples;
+use values::*;
+
+/// What `each` is told of a line: its number, its verdict, and its text as it was.
+pub type Verdict<'a> = Result<PosEvent<'a>, String>;
+
+/// Every line of one raw file, in order, as its verdict: `each(line, verdict, text)`. The file's
+/// bytes are `bytes` (read once by the caller, which also copies and digests them); a Parquet
+/// file is read from `path`. An error is about the whole file (not readable as its format), and
+/// holds its upload back. Returns the number of lines.
+pub fn read_events(
+    path: &Path,
+    bytes: &[u8],
+    reader: &Reader,
+    stores: &StoreTable,
+    upload_date: NaiveDate,
+    mut each: impl FnMut(u32, Verdict<'_>, &str) -> Result<()>,
+) -> Result<u64> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    if reader.format == FileFormat::Parquet {
+        let map = Map::new(reader)?;
+        if map.paths.iter().any(|p| p.len() > 1) {
+            // A path into a struct column: each record as JSON, walked as a JSON line is.
+            let rows = crate::store::parquet::rows_as_json(path)?;
+            for (i, row) in rows.iter().enumerate() {
+                each(line_number(i)?, map.json(row, stores, upload_date), row)?;
+            }
+            return Ok(rows.len() as u64);
+        }
+        return map.parquet(path, stores, upload_date, &mut each);
+    }
+    let text = inflate(bytes, reader.compression_of(&name))?;
+    match (reader.format, &reader.fields) {
+        (FileFormat::Jsonl, None) => lines(&text, |line| super::parse_line(line, stores, upload_date), &mut each),
+        (FileFormat::Jsonl, Some(_)) => {
+            let map = Map::new(reader)?;
+            lines(&text, |line| map.json(line, stores, upload_date), &mut each)
+        }
+        (FileFormat::Csv, _) => Map::new(reader)?.csv(&text, stores, upload_date, &mut each),
+        (FileFormat::Parquet, _) => unreachable!("read above"),
+    }
+}
+
+fn line_number(i: usize) -> Result<u32> {
+    u32::try_from(i + 1).map_err(|_| eyre!("more than 2^32 lines"))
+}
+
+fn lines<'t>(
+    text: &'t str,
+    parse: impl Fn(&'t str) -> Verdict<'t>,
+    each: &mut impl FnMut(u32, Verdict<'_>, &str) -> Result<()>,
+) -> Result<u64> {
+    let mut n = 0u64;
+    for (i, line) in text.lines().enumerate() {
+        n += 1;
+        let no = line_number(i)?;
+        if line.trim().is_empty() {
+            each(no, Err("blank line".to_string()), "")?;
+            continue;
+        }
+        each(no, parse(line), line)?;
+    }
+    Ok(n)
+}
+
+/// A file's bytes as text: inflated by its compression, at most `MAX_INFLATED_BYTES`, UTF-8.
+pub fn inflate(bytes: &[u8], compression: super::source::Compression) -> Result<String> {
+    use super::source::Compression;
+    let out = match compression {
+        Compression::Gzip => return super::decompress(bytes).map_err(|e| super::unreadable(".gz", &e)),
+        Compression::Zstd => super::unzstd(bytes, super::MAX_INFLATED_BYTES).map_err(|e| super::unreadable(".zst", &e))?,
+        Compression::None => {
+            if bytes.len() > super::MAX_INFLATED_BYTES {
+                bail!("larger than {} MiB, the most one raw file may hold", super::MAX_INFLATED_BYTES >> 20);
+            }
+            bytes.to_vec()
+        }
+    };
+    String::from_utf8(out).map_err(|e| eyre!("not UTF-8 at byte {}", e.utf8_error().valid_up_to()))
+}
+
+/// The named columns (paths) of a Parquet file, row by row, as text: a store list. A row that
+/// lacks one, or gives it as anything but text, is an error naming the row.
+pub fn parquet_columns(path: &Path, names: [&str; 4]) -> Result<Vec<[String; 4]>> {
+    let mut out = Vec::new();
+    for (i, row) in crate::store::parquet::rows_as_json(path)?.iter().enumerate() {
+        let mut got: [String; 4] = Default::default();
+        for (k, name) in names.iter().enumerate() {
+            let keys: Vec<String> = name.split('.').map(str::to_string).collect();
+            let v = lookup(row, ws(row.as_bytes(), 0), &keys, name)
+                .and_then(|span| span.map(|sp| scalar(row, sp, name)).transpose())
+                .map_err(|e| eyre!("{}: row {}: {e}", path.display(), i + 1))?
+                .flatten();
+            match v {
+                Some(Scalar::Str(s)) => got[k] = s.into_owned(),
+                _ => bail!("{}: row {}: no text in column '{name}'", path.display(), i + 1),
+            }
+        }
+        out.push(got);
+    }
+    Ok(out)
+}
+
+/// A description's fields, split into paths once per file.
+struct Map {
+    paths: [Vec<String>; 8],
+    labels: Labels,
+    formats: [Option<super::source::EpochUnit>; 2],
+    unit: Unit,
+    /// The list of tenders, when the amount is summed over one.
+    tenders: Option<Vec<String>>,
+    /// The slots by the object that holds them (their path but the last key), so a line's
+    /// objects are each walked once.
+    groups: Vec<(Vec<String>, Vec<usize>)>,
+}
+
+/// The slots of `Map::paths`, in the contract's order.
+const EVENT_ID: usize = 0;
+const BASKET_ID: usize = 1;
+const STORE_ID: usize = 2;
+const TILL_ID: usize = 3;
+const EVENT_TS: usize = 4;
+const UPLOADED_AT: usize = 5;
+const CURRENCY: usize = 6;
+const AMOUNT: usize = 7;
+
+impl Map {
+    fn new(reader: &Reader) -> Result<Map> {
+        let Some(f) = &reader.fields else { bail!("this reader has no field mapping") };
+        let split = |p: &str| p.split('.').map(str::to_string).collect::<Vec<_>>();
+        let label = |name: &str, path: &str| Cow::Owned(format!("{name} ({path})"));
+        let till = f.till_id.clone().unwrap_or_default();
+        let mut map = Map {
+            paths: [
+                split(&f.event_id),
+                split(&f.basket_id),
+                split(&f.store_id),
+                if f.till_id.is_some() { split(&till) } else { Vec::new() },
+                split(f.event_ts.path()),
+                split(f.uploaded_at.path()),
+                split(&f.currency),
+                split(&f.amount.path),
+            ],
+            labels: Labels {
+                event_id: label("event_id", &f.event_id),
+                basket_id: label("basket_id", &f.basket_id),
+                store_id: label("store_id", &f.store_id),
+                till_id: f.till_id.as_ref().map(|t| label("till_id", t)),
+                event_ts: label("event_ts", f.event_ts.path()),
+                uploaded_at: label("uploaded_at", f.uploaded_at.path()),
+                currency: label("currency", &f.currency),
+                amount: label("amount", &f.amount.display_path()),
+            },
+            formats: [f.event_ts.format().epoch(), f.uploaded_at.format().epoch()],
+            unit: f.amount.unit,
+            tenders: f.amount.tenders.as_deref().map(split),
+            groups: Vec::new(),
+        };
+        for slot in 0..8 {
+            let Some((_, parent)) = map.paths[slot].split_last() else { continue };
+            if slot == AMOUNT && map.tenders.is_some() {
+                continue;
+            }
+            match map.groups.iter_mut().find(|(p, _)| p == parent) {
+                Some((_, slots)) => slots.push(slot),
+                None => map.groups.push((parent.to_vec(), vec![slot])),
+            }
+        }
+        Ok(map)
+    }
+
+    /// Each slot's value span in one line (`start`: its top object), every object on the way
+    /// walked once. A slot's error is the one its own lookup would give.
+    fn spans(&self, line: &str, start: usize) -> [Result<Option<(usize, usize)>, String>; 8] {
+        let mut out: [Result<Option<(usize, usize)>, String>; 8] = std::array::from_fn(|_| Ok(None));
+        let s = line.as_bytes();
+        for (parent, slots) in &self.groups {
+            let at = if parent.is_empty() {
+                Some(start)
+            } else {
+                match lookup(line, start, parent, "") {
+                    Ok(at) => at.map(|(a, _)| a),
+                    Err(_) => {
+                        for &slot in slots {
+                            out[slot] = lookup(line, start, &self.paths[slot], self.label(slot));
+                        }
+                        continue;
+                    }
+                }
+            };
+            let Some(at) = at.filter(|&a| s[a] != b'n') else { continue };
+            if s[at] != b'{' {
+                for &slot in slots {
+                    out[slot] = Err(format!("{}: {} is not an object", self.label(slot), parent.join(".")));
+                }
+                continue;
+            }
+            for (raw_key, span) in entries(line, at) {
+                for &slot in slots {
+                    let Some(key) = self.paths[slot].last() else { continue };
+                    if key_is(raw_key, key) {
+                        out[slot] = match out[slot] {
+                            Ok(None) => Ok(Some(span)),
+                            _ => Err(format!("malformed JSON: duplicate field `{}`", crate::sanitize::for_terminal(key))),
+                        };
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn label(&self, slot: usize) -> &str {
+        let l = &self.labels;
+        match slot {
+            EVENT_ID => &l.event_id,
+            BASKET_ID => &l.basket_id,
+            STORE_ID => &l.store_id,
+            TILL_ID => l.till_id.as_deref().unwrap_or("till_id"),
+            EVENT_TS => &l.event_ts,
+            UPLOADED_AT => &l.uploaded_at,
+            CURRENCY => &l.currency,
+            _ => &l.amount,
+        }
+    }
+
+    fn stamp<'a>(&self, slot: usize, v: Option<Scalar<'a>>) -> Result<Option<Stamp<'a>>, String> {
+        let format = self.formats[slot - EVENT_TS];
+        Ok(match (v, format) {
+            (None, _) => None,
+            (Some(Scalar::Str(s)), None) => Some(Stamp::Iso(s)),
+            (Some(Scalar::Num(_)), None) => return Err(format!("{} is a number, not an ISO-8601 text", self.label(slot))),
+            (Some(Scalar::Str(s) | Scalar::Num(s)), Some(unit)) => Some(Stamp::Epoch(s, unit)),
+        })
+    }
+
+    /// One JSON line (or a Parquet record rendered as JSON) mapped and checked.
+    fn json<'a>(&self, line: &'a str, stores: &'a StoreTable, upload_date: NaiveDate) -> Verdict<'a> {
+        if line.len() > MAX_LINE_BYTES {
+            return Err(format!("line of {} bytes, longer than the {MAX_LINE_BYTES} recount parses", line.len()));
+        }
+        let start = object_start(line)?;
+        let spans = self.spans(line, start);
+        let get = |slot: usize| -> Result<Option<Scalar<'a>>, String> {
+            match &spans[slot] {
+                Err(e) => Err(e.clone()),
+                Ok(None) => Ok(None),
+                Ok(Some(span)) => scalar(line, *span, self.label(slot)),
+            }
+        };
+        let id = |v: Option<Scalar<'a>>| v.map(Scalar::text);
+        let mut fields = Mapped {
+            event_id: id(get(EVENT_ID)?),
+            basket_id: id(get(BASKET_ID)?),
+            store_id: id(get(STORE_ID)?),
+            till_id: id(get(TILL_ID)?),
+            event_ts: None,
+            uploaded_at: None,
+            currency: id(get(CURRENCY)?),
+            amount: None,
+        };
+        fields.event_ts = self.stamp(EVENT_TS, get(EVENT_TS)?)?;
+        fields.uploaded_at = self.stamp(UPLOADED_AT, get(UPLOADED_AT)?)?;
+        fields.amount = match &self.tenders {
+            None => get(AMOUNT)?.map(|v| Amount::Totals(vec![v.text()], self.unit)),
+            Some(list) => self.tender_amounts(line, start, list)?,
+        };
+        super::event::check(fields, &self.labels, stores, upload_date)
+    }
+
+    /// The amount at `paths[AMOUNT]` of each element of the list at `list`.
+    fn tender_amounts<'a>(&self, line: &'a str, start: usize, list: &[String]) -> Result<Option<Amount<'a>>, String> {
+        let label = self.label(AMOUNT);
+        let Some((a, b)) = lookup(line, start, list, label)? else { return Ok(None) };
+        let s = line.as_bytes();
+        if s[a] == b'n' {
+            return Ok(None);
+        }
+        if s[a] != b'[' {
+            return Err(format!("{label}: {} is not a list", list.join(".")));
+        }
+        let mut out = Vec::new();
+        let mut i = ws(s, a + 1);
+        while i < b && s[i] != b']' {
+            let end = value_end(s, i);
+            let n = out.len() + 1;
+            if s[i] != b'{' {
+                return Err(format!("{label}: tender {n} is not an object"));
+            }
+            let v = lookup(line, i, &self.paths[AMOUNT], label)?
+                .map(|span| scalar(line, span, label))
+                .transpose()?
+                .flatten()
+                .ok_or_else(|| format!("{label}: tender {n} has no amount"))?;
+            out.push(v.text());
+            i = ws(s, end);
+            if s.get(i) == Some(&b',') {
+                i = ws(s, i + 1);
+            }
+        }
+        Ok(Some(Amount::Totals(out, self.unit)))
+    }
+
+    /// A CSV file with a header row: each mapped path is a column name.
+    fn csv(
+        &self,
+        text: &str,
+        stores: &StoreTable,
+        upload_date: NaiveDate,
+        each: &mut impl FnMut(u32, Verdict<'_>, &str) -> Result<()>,
+    ) -> Result<u64> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(text.as_bytes());
+        let headers = rdr.headers().map_err(|e| eyre!("the CSV header cannot be read ({e})"))?.clone();
+        let column = |path: &[String]| (!path.is_empty()).then(|| headers.iter().position(|h| h.trim() == path.join("."))).flatten();
+        let cols: Vec<Option<usize>> = self.paths.iter().map(|p| column(p)).collect();
+        let mut record = csv::StringRecord::new();
+        let mut n = 0u64;
+        loop {
+            match rdr.read_record(&mut record) {
+                Ok(false) => break,
+                Ok(true) => {}
+                Err(e) => bail!("line {}: not readable as CSV ({e})", rdr.position().line()),
+            }
+            // Where the record starts: its line, and its text for the quarantine.
+            let (line, at) = record.position().map_or((0, 0), |p| (p.line(), p.byte() as usize));
+            n += 1;
+            let raw = text.get(at..).and_then(|r| r.lines().next()).unwrap_or_default();
+            let no = u32::try_from(line).map_err(|_| eyre!("more than 2^32 lines"))?;
+            let verdict = if record.len() != headers.len() {
+                Err(format!("CSV row has {} fields, the header has {}", record.len(), headers.len()))
+            } else if raw.len() > MAX_LINE_BYTES {
+                Err(format!("line of {} bytes, longer than the {MAX_LINE_BYTES} recount parses", raw.len()))
+            } else {
+                self.csv_row(&record, &cols, stores, upload_date)
+            };
+            each(no, verdict, raw)?;
+        }
+        Ok(n)
+    }
+
+    /// A Parquet file whose mapped fields are its own columns, read column by column from
+    /// DuckDB's Arrow batches: no JSON in between.
+    fn parquet(
+        &self,
+        path: &Path,
+        stores: &StoreTable,
+        upload_date: NaiveDate,
+        each: &mut impl FnMut(u32, Verdict<'_>, &str) -> Result<()>,
+    ) -> Result<u64> {
+        use crate::store::arrow::datatypes::DataType;
+        let batches = crate::store::parquet::batches(path)?;
+        let mut n = 0u64;
+        for batch in &batches {
+            let schema = batch.schema();
+            if let Some(f) =
+                schema.fields().iter().find(|f| matches!(f.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64))
+            {
+                bail!("{}", crate::store::parquet::floats_refused(f.name()));
+            }
+            let cols: Vec<Option<&dyn crate::store::arrow::array::Array>> = self
+                .paths
+                .iter()
+                .map(|p| p.first().and_then(|name| schema.index_of(name).ok()).map(|i| batch.column(i).as_ref()))
+                .collect();
+            for row in 0..batch.num_rows() {
+                let no = line_number(n as usize)?;
+                n += 1;
+                let verdict = self.parquet_row(&cols, row, stores, upload_date);
+                let shown = if verdict.is_err() { self.parquet_text(&cols, row) } else { String::new() };
+                each(no, verdict, &shown)?;
+            }
+        }
+        Ok(n)
+    }
+
+    fn parquet_row<'a>(
+        &self,
+        cols: &[Option<&'a dyn crate::store::arrow::array::Array>],
+        row: usize,
+        stores: &'a StoreTable,
+        d: NaiveDate,
+    ) -> Verdict<'a> {
+        let get = |slot: usize| cols[slot].map_or(Ok(None), |c| arrow_cell(c, row, self.label(slot)));
+        let id = |slot: usize| get(slot).map(|v| v.map(Scalar::text));
+        let fields = Mapped {
+            event_id: id(EVENT_ID)?,
+            basket_id: id(BASKET_ID)?,
+            store_id: id(STORE_ID)?,
+            till_id: id(TILL_ID)?,
+            event_ts: self.stamp(EVENT_TS, get(EVENT_TS)?)?,
+            uploaded_at: self.stamp(UPLOADED_AT, get(UPLOADED_AT)?)?,
+            currency: id(CURRENCY)?,
+            amount: get(AMOUNT)?.map(|v| Amount::Totals(vec![v.text()], self.unit)),
+        };
+        super::event::check(fields, &self.labels, stores, d)
+    }
+
+    /// A quarantined record's mapped columns, as the quarantine shows it.
+    fn parquet_text(&self, cols: &[Option<&dyn crate::store::arrow::array::Array>], row: usize) -> String {
+        let mut out = serde_json::Map::new();
+        for (slot, path) in self.paths.iter().enumerate() {
+            if let (Some(c), Some(name)) = (cols[slot], path.first()) {
+                let v = match arrow_cell(c, row, name) {
+                    Ok(Some(s)) => serde_json::Value::String(s.text().into_owned()),
+                    Ok(None) => serde_json::Value::Null,
+                    Err(e) => serde_json::Value::String(e),
+                };
+                out.insert(name.clone(), v);
+            }
+        }
+        serde_json::Value::Object(out).to_string()
+    }
+
+    fn csv_row<'a>(&self, rec: &'a csv::StringRecord, cols: &[Option<usize>], stores: &'a StoreTable, d: NaiveDate) -> Verdict<'a> {
+        let get = |slot: usize| cols[slot].and_then(|c| rec.get(c)).map(|v| Scalar::Str(Cow::Borrowed(v)));
+        let id = |slot: usize| get(slot).map(Scalar::text);
+        let fields = Mapped {
+            event_id: id(EVENT_ID),
+            basket_id: id(BASKET_ID),
+            store_id: id(STORE_ID),
+            till_id: id(TILL_ID),
+            event_ts: self.stamp(EVENT_TS, get(EVENT_TS))?,
+            uploaded_at: self.stamp(UPLOADED_AT, get(UPLOADED_AT))?,
+            currency: id(CURRENCY),
+            amount: get(AMOUNT).filter(|v| !v.text_ref().is_empty()).map(|v| Amount::Totals(vec![v.text()], self.unit)),
+        };
+        super::event::check(fields, &self.labels, stores, d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raw::source::{AmountField, FieldPaths, StampField, StampFormat};
+
+    fn stores() -> StoreTable {
+        StoreTable::parse("store_id,country,timezone,currency\nLON1,GB,Europe/London,GBP\nTYO1,JP,Asia/Tokyo,JPY\n").unwrap()
+    }
+
+    fn reader(unit: Unit, tenders: Option<&str>) -> Reader {
+        Reader {
+            glob: "*.json".into(),
+            format: FileFormat::Jsonl,
+            compression: None,
+            fields: Some(FieldPaths {
+                event_id: "message_id".into(),
+                basket_id: "transaction.id".into(),
+                store_id: "store.code".into(),
+                till_id: None,
+                event_ts: StampField::Iso("transaction.completed_at".into()),
+                uploaded_at: StampField::With { path: "received_at".into(), format: StampFormat::EpochMs },
+                currency: "transaction.currency".into(),
+                amount: AmountField {
+                    path: if tenders.is_some() { "value".into() } else { "transaction.total".into() },
+                    tenders: tenders.map(str::to_string),
+                    unit,
+                },
+            }),
+        }
+    }
+
+    const LINE: &str = r#"{"message_id":"m1","transaction":{"id":"B1","completed_at":"2026-10-24T23:30:00.5+01:00","currency":"GBP","total":"12.50"},"store":{"code":"LON1","n":[1,{"a":"}"}]},"received_at":1792884660000,"payments":[{"value":1200},{"value":50}]}"#;
+
+    fn verdict(r: &Reader, line: &str) -> Result<(i64, String, String), String> {
+        let stores = stores();
+        let m = Map::new(r).unwrap();
+        m.json(line, &stores, "2026-10-24".parse().unwrap())
+            .map(|e| (e.revenue_minor, e.basket_id.into_owned(), e.event_ts.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()))
+    }
+
+    #[test]
+    fn a_vendor_line_maps_onto_the_contract() {
+        let (rev, basket, ts) = verdict(&reader(Unit::Major, None), LINE).unwrap();
+        assert_eq!((rev, basket.as_str(), ts.as_str()), (1250, "B1", "2026-10-24T22:30:00.500Z"));
+        let (rev, ..) = verdict(&reader(Unit::Minor, Some("payments")), LINE).unwrap();
+        assert_eq!(rev, 1250, "the sum over a list of tenders");
+        let numeric = LINE.replace(r#""total":"12.50""#, r#""total":12.50"#);
+        assert_eq!(verdict(&reader(Unit::Major, None), &numeric).unwrap().0, 1250, "a JSON number's own text");
+    }
+
+    /// The lab gives every verdict of the mapped corpus (`tests/corpus/mapped.jsonl`, written by
+    /// `tests/corpus/mapped_cases.py` from the contract), as the Spark driver does in
+    /// `spark/tests/test_corpus.py`.
+    #[test]
+    fn every_mapped_line_of_the_corpus_gets_its_verdict() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let d: crate::raw::source::Description =
+            toml::from_str(&std::fs::read_to_string(format!("{root}/../../src/world/shapes/kafka-connect.toml")).unwrap()).unwrap();
+        let map = Map::new(&d.files).unwrap();
+        let stores = StoreTable::parse(
+            "store_id,country,timezone,currency\nLON1,GB,Europe/London,GBP\nTYO1,JP,Asia/Tokyo,JPY\nKWI1,KW,Asia/Kuwait,KWD\n",
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(format!("{root}/../../tests/corpus/mapped.jsonl")).unwrap();
+        let (mut n, mut wrong) = (0, Vec::new());
+        for case in text.lines() {
+            let c: serde_json::Value = serde_json::from_str(case).unwrap();
+            let got = match map.json(c["line"].as_str().unwrap(), &stores, c["upload_date"].as_str().unwrap().parse().unwrap()) {
+                Err(reason) => serde_json::json!({ "reason": reason }),
+                Ok(e) => serde_json::json!({ "fields": {
+                    "basket_id": e.basket_id, "event_ts": e.event_ts.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
+                    "uploaded_at_ns": e.uploaded_at.timestamp_nanos_opt(), "revenue_minor": e.revenue_minor, "tenders": e.tenders,
+                }}),
+            };
+            if got != c["expect"] {
+                wrong.push(format!("{}: expected {}, got {got}", c["case"], c["expect"]));
+            }
+            n += 1;
+        }
+        assert!(n >= 35, "the corpus has {n} cases");
+        assert!(wrong.is_empty(), "{} of {n} cases differ:\n{}", wrong.len(), wrong.join("\n"));
+    }
+
+    #[test]
+    fn a_line_that_does_not_map_names_the_field_and_its_path() {
+        let r = reader(Unit::Major, None);
+        let reason = |l: String| verdict(&r, &l).unwrap_err();
+        assert_eq!(reason(LINE.replace(r#""id":"B1","#, "")), "missing required field basket_id (transaction.id)");
+        assert!(
+            reason(LINE.replace("12.50", "12.505")).contains("amount (transaction.total): '12.505' has more decimal places than GBP's 2")
+        );
+        assert!(reason(LINE.replace("12.50", "12,50")).contains("amount (transaction.total): '12,50' is not a plain decimal"));
+        assert!(reason(LINE.replace("1792884660000", "\"soon\"")).contains("uploaded_at (received_at) 'soon' is not a time since 1970"));
+        assert!(
+            reason(LINE.replace("2026-10-24T23:30:00.5+01:00", "24/10/2026")).contains("event_ts (transaction.completed_at) '24/10/2026'")
+        );
+        assert_eq!(reason(LINE.replace("LON1", "ZZZ9")), "unknown store_id 'ZZZ9'");
+        assert!(reason(LINE.replace(r#""store":{"#, r#""store":7,"x":{"#)).contains("store_id (store.code): store is not an object"));
+        assert!(
+            reason(LINE.replace(r#""message_id":"m1","#, r#""message_id":"m1","message_id":"m2","#))
+                .contains("duplicate field `message_id`")
+        );
+        assert_eq!(reason(LINE.replace("}", "")), "malformed JSON: not one valid JSON value");
+        assert_eq!(reason("[1]".into()), "malformed JSON: not an object");
+        assert!(reason(LINE.replace("1792884660000", "1792971060000")).contains("not in partition upload_date=2026-10-24"));
+    }
+}

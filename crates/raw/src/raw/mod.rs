@@ -1,0 +1,392 @@
+//! The raw zone as the contract lays it out: `stores.csv` and
+//! `pos/events/upload_date=YYYY-MM-DD/*.jsonl.gz`. Nothing here writes.
+
+pub mod corrections;
+pub mod event;
+pub mod fast_line;
+pub mod mapped;
+mod slow_line;
+pub mod source;
+pub mod stores;
+
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, WrapErr, bail};
+use std::path::{Path, PathBuf};
+
+pub use event::{PosEvent, parse_line};
+pub use stores::{Shop, StoreChange, StoreTable};
+
+pub const EVENTS_DIR: &str = "pos/events";
+pub const STORES_FILE: &str = "stores.csv";
+
+/// The most a world's small files (its store list, its source description) and recount's config
+/// may hold: a list of ten thousand stores is under a megabyte. A larger one (a sparse file, a
+/// link to a device) is refused before it is read, never grown into memory.
+pub const MAX_SMALL_FILE_BYTES: u64 = 64 << 20;
+
+/// A world's own file, `rel` under `world` (`what` names it in errors: `stores.file`), checked
+/// before a byte of it is read: a relative path with no `..`, inside the world once every link
+/// is followed (a link that leaves it is refused, with where it leads), and a regular file (a
+/// FIFO would block, a device never end). Returns the path to read with `read_small_file`.
+pub fn world_file(world: &Path, rel: &str, what: &str) -> Result<PathBuf> {
+    let lexical = Path::new(rel);
+    if lexical.is_absolute() || lexical.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+        bail!("{what} = '{}' must be a path inside the world {}", crate::sanitize::for_terminal(rel), world.display());
+    }
+    let path = world.join(lexical);
+    inside_world(world, &path)?;
+    Ok(path)
+}
+
+/// Whether `path` (which names something under `world`) stays inside the world once its links
+/// are followed: an error naming where it leads when it does not. A path that does not exist
+/// stays where it is.
+pub fn inside_world(world: &Path, path: &Path) -> Result<()> {
+    let Ok(resolved) = path.canonicalize() else { return Ok(()) };
+    let home = world.canonicalize().wrap_err_with(|| format!("reading the world {}", world.display()))?;
+    if !resolved.starts_with(&home) {
+        bail!(
+            "{} leads outside the world {} (to {}): recount reads only what is inside a world",
+            path.display(),
+            world.display(),
+            resolved.display()
+        );
+    }
+    Ok(())
+}
+
+/// A regular file (links followed) of at most `MAX_SMALL_FILE_BYTES`, by its metadata: what a
+/// reader that opens the file itself (DuckDB's Parquet) is given.
+pub fn check_small_file(path: &Path) -> Result<()> {
+    let meta = std::fs::metadata(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    if !meta.is_file() {
+        bail!("{} is not a regular file (a folder, a FIFO or a device): recount reads only regular files", path.display());
+    }
+    if meta.len() > MAX_SMALL_FILE_BYTES {
+        bail!("{} holds {} bytes, more than the {} MiB such a file may hold", path.display(), meta.len(), MAX_SMALL_FILE_BYTES >> 20);
+    }
+    Ok(())
+}
+
+/// The whole text of a small file: a regular file (links followed) of at most
+/// `MAX_SMALL_FILE_BYTES`, read through a bound as well, since a file's length may not say what
+/// reading it gives (`/proc`). Its content never reaches the error.
+pub fn read_small_file(path: &Path) -> Result<String> {
+    use std::io::Read;
+    check_small_file(path)?;
+    let file = std::fs::File::open(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SMALL_FILE_BYTES + 1).read_to_end(&mut bytes).wrap_err_with(|| format!("reading {}", path.display()))?;
+    if bytes.len() as u64 > MAX_SMALL_FILE_BYTES {
+        bail!("{} reads as more than the {} MiB such a file may hold", path.display(), MAX_SMALL_FILE_BYTES >> 20);
+    }
+    String::from_utf8(bytes)
+        .map_err(|e| color_eyre::eyre::eyre!("{}: not UTF-8 text (at byte {})", path.display(), e.utf8_error().valid_up_to()))
+}
+
+/// A file's path in a raw zone, relative to its root: `pos/events/upload_date=D/NAME`. The lab
+/// records landed files by it.
+pub fn rel_path(upload_date: NaiveDate, name: &str) -> String {
+    format!("{EVENTS_DIR}/upload_date={upload_date}/{name}")
+}
+
+/// A landed file's name in its upload, from its path in the raw zone: what follows its
+/// partition (`tills-gb.jsonl.gz`, or `hour=07/pos+0+1.json.gz` from an hourly folder).
+pub fn name_in_upload(rel: &str) -> &str {
+    rel.strip_prefix(EVENTS_DIR).and_then(|r| r.strip_prefix('/')).and_then(|r| r.split_once('/')).map_or(rel, |(_, name)| name)
+}
+
+pub fn partition_dir(root: &Path, upload_date: NaiveDate) -> PathBuf {
+    root.join(EVENTS_DIR).join(format!("upload_date={upload_date}"))
+}
+
+/// Parses a partition directory name; anything that is not `upload_date=<valid date>` is an error.
+pub fn parse_partition_name(name: &str) -> Result<NaiveDate, String> {
+    let Some(value) = name.strip_prefix("upload_date=") else {
+        return Err(format!("partition directory '{name}' is not named upload_date=YYYY-MM-DD"));
+    };
+    if value.len() != 10 {
+        return Err(format!("partition directory '{name}': '{value}' is not a valid date (YYYY-MM-DD)"));
+    }
+    NaiveDate::parse_from_str(value, "%Y-%m-%d")
+        .map_err(|_| format!("partition directory '{name}': '{value}' is not a valid date (YYYY-MM-DD)"))
+}
+
+/// Every upload partition under a raw zone, oldest first. A directory with a bad name is an error,
+/// never skipped: a typo in a partition name would otherwise hide a day of sales.
+pub fn list_partitions(root: &Path) -> Result<Vec<NaiveDate>> {
+    let dir = root.join(EVENTS_DIR);
+    if !dir.exists() {
+        return Ok(Vec::new());
+    }
+    let mut dates = Vec::new();
+    for entry in std::fs::read_dir(&dir).wrap_err_with(|| format!("reading {}", dir.display()))? {
+        let entry = entry?;
+        if !entry.file_type()?.is_dir() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        match parse_partition_name(&name) {
+            Ok(d) => dates.push(d),
+            Err(e) => bail!("{e} (in {})", dir.display()),
+        }
+    }
+    dates.sort();
+    Ok(dates)
+}
+
+/// The `.jsonl.gz` files of one partition of a world in the contract's layout, by name (as
+/// `source::list_dir` lists them: a name recount cannot keep exactly is refused). A missing
+/// partition holds no files.
+pub fn list_files(root: &Path, upload_date: NaiveDate) -> Result<Vec<PathBuf>> {
+    Ok(source::list_dir(&partition_dir(root, upload_date), "*.jsonl.gz")?.0)
+}
+
+/// Every file below `dir` in the lab's raw zone, at any depth (a described source's files may
+/// sit in folders below their partition: `hour=07/…`), by path; writer markers and a landing's
+/// staged copies (`*.landing`) left out. Nothing when `dir` is not there.
+pub fn files_below(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let entries = match std::fs::read_dir(&d) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            other => other.wrap_err_with(|| format!("reading {}", d.display()))?,
+        };
+        for entry in entries {
+            let entry = entry?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if source::is_writer_marker(&name) || name.ends_with(".landing") {
+                continue;
+            }
+            if entry.file_type()?.is_dir() { todo.push(entry.path()) } else { out.push(entry.path()) }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The whole decompressed text of one upload file. A truncated or corrupt gzip is an error for
+/// the whole file: its lines cannot be trusted one by one.
+pub fn read_gz_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    decompress(&bytes).map_err(|e| unreadable(".gz", &e).wrap_err(path.display().to_string()))
+}
+
+/// Why a compressed file cannot be read whole, in one phrase: one that inflates past the limit
+/// says so (a gzip bomb is no corrupt file); anything else is truncated or corrupt.
+pub fn unreadable(kind: &str, e: &color_eyre::Report) -> color_eyre::Report {
+    let text = e.to_string();
+    if text.starts_with(INFLATES_PAST) {
+        color_eyre::eyre::eyre!("the {kind} file {text}")
+    } else {
+        color_eyre::eyre::eyre!("truncated or corrupt {kind} file ({text})")
+    }
+}
+
+/// How the inflate limit's error begins (`gunzip`, `unzstd`).
+const INFLATES_PAST: &str = "inflates to more than";
+
+/// The most one raw file may inflate to. A day's file of one store group is a few megabytes; a
+/// file past this is refused (its upload is held back), so a gzip bomb cannot exhaust memory.
+pub const MAX_INFLATED_BYTES: usize = 256 << 20;
+
+/// The longest line recount parses; a longer one is quarantined with its file and line. A sale
+/// is a few hundred bytes.
+pub const MAX_LINE_BYTES: usize = 64 << 10;
+
+/// The longest id (event_id, basket_id, store_id, till_id) and currency recount keeps.
+pub const MAX_ID_BYTES: usize = 256;
+
+pub fn decompress(bytes: &[u8]) -> Result<String> {
+    let out = gunzip(bytes, MAX_INFLATED_BYTES)?;
+    match String::from_utf8(out) {
+        Ok(s) => Ok(s),
+        Err(e) => bail!("not UTF-8 at byte {}", e.utf8_error().valid_up_to()),
+    }
+}
+
+/// Every gzip member of `bytes`, one after another (a file may be several members end to end).
+/// libdeflate inflates a whole member at once, about twice as fast as a streaming decoder: each
+/// member gets a buffer of the size its trailer gives, and a bigger one if that was short.
+#[allow(non_upper_case_globals)] // libdeflate's result codes, as bindgen names them
+fn gunzip(bytes: &[u8], limit: usize) -> Result<Vec<u8>> {
+    use libdeflate_sys::*;
+    struct Decompressor(*mut libdeflate_decompressor);
+    impl Drop for Decompressor {
+        fn drop(&mut self) {
+            // SAFETY: allocated by libdeflate_alloc_decompressor below, freed once.
+            unsafe { libdeflate_free_decompressor(self.0) }
+        }
+    }
+    // SAFETY: plain allocation; NULL is checked.
+    let d = Decompressor(unsafe { libdeflate_alloc_decompressor() });
+    if d.0.is_null() {
+        bail!("out of memory for a gzip decoder");
+    }
+    if bytes.is_empty() {
+        bail!("empty file: not a gzip stream");
+    }
+    // ISIZE, the last member's size mod 2^32: exact for a file of one member under 4 GiB. No
+    // member can inflate to more than 1,032 times its size (DEFLATE's limit), so a corrupt
+    // trailer cannot ask for more than that, and a buffer that big that is still short is an error.
+    let most = |compressed: usize| compressed.saturating_mul(1032).saturating_add(1024);
+    // Never more than the limit in all (one byte over it tells a file that is too big).
+    let room = |made: usize, want: usize| want.min(limit.saturating_add(1).saturating_sub(made));
+    let trailer =
+        bytes.len().checked_sub(4).and_then(|i| <[u8; 4]>::try_from(&bytes[i..]).ok()).map(|b| u32::from_le_bytes(b) as usize).unwrap_or(0);
+    let mut out: Vec<u8> = Vec::new();
+    let mut rest = bytes;
+    let mut guess = room(0, trailer.max(1024).min(most(rest.len())));
+    while !rest.is_empty() {
+        let start = out.len();
+        if start > limit || guess == 0 {
+            bail!("{INFLATES_PAST} {} MiB, the most one raw file may hold", limit >> 20);
+        }
+        out.reserve(guess);
+        let (mut used, mut made) = (0usize, 0usize);
+        // SAFETY: the pointers and lengths describe `rest` and `guess` bytes of spare capacity
+        // of `out`; libdeflate writes `made` bytes there on success, and nothing is read before.
+        let r = unsafe {
+            libdeflate_gzip_decompress_ex(
+                d.0,
+                rest.as_ptr().cast(),
+                rest.len(),
+                out.as_mut_ptr().add(start).cast(),
+                guess,
+                &mut used,
+                &mut made,
+            )
+        };
+        match r {
+            libdeflate_result_LIBDEFLATE_SUCCESS => {
+                // SAFETY: libdeflate initialised these `made` bytes.
+                unsafe { out.set_len(start + made) };
+                rest = &rest[used..];
+                guess = room(out.len(), trailer.max(1024).min(most(rest.len())));
+            }
+            libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE if guess < room(start, most(rest.len())) => {
+                guess = room(start, guess.saturating_mul(2).min(most(rest.len())));
+            }
+            libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE if start + guess > limit => {
+                bail!("{INFLATES_PAST} {} MiB, the most one raw file may hold", limit >> 20);
+            }
+            _ => bail!("not a complete gzip stream (bad header, data or checksum, or cut short)"),
+        }
+    }
+    Ok(out)
+}
+
+/// A Zstandard file's bytes inflated, at most `limit` of them (one more tells a file too big).
+pub fn unzstd(bytes: &[u8], limit: usize) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut src = bytes;
+    let decoder = ruzstd::decoding::StreamingDecoder::new(&mut src).map_err(|e| color_eyre::eyre::eyre!("{e}"))?;
+    let mut out = Vec::new();
+    decoder.take(limit as u64 + 1).read_to_end(&mut out)?;
+    if out.len() > limit {
+        bail!("{INFLATES_PAST} {} MiB, the most one raw file may hold", limit >> 20);
+    }
+    Ok(out)
+}
+
+/// Where a superseded version of a raw-zone file is kept: `raw/versions/upload_date=D/vN/NAME`.
+/// The raw zone's own layout then always holds exactly the current versions.
+pub fn superseded_path(raw_root: &Path, rel: &str, version: i32) -> PathBuf {
+    // `pos/events/upload_date=D/NAME`, where NAME may run through folders (`hour=07/f.json.gz`).
+    let below_events = Path::new(rel).strip_prefix(EVENTS_DIR).unwrap_or(Path::new(rel));
+    let mut parts = below_events.components();
+    let partition = parts.next().map(|c| c.as_os_str().to_os_string()).unwrap_or_default();
+    raw_root.join(VERSIONS_DIR).join(partition).join(format!("v{version}")).join(parts.as_path())
+}
+
+/// The directory of superseded versions, beside `pos/`.
+pub const VERSIONS_DIR: &str = "versions";
+
+/// The MD5 of a file's bytes, as the lab records landed files by it.
+pub fn md5_of_file(path: &Path) -> Result<String> {
+    Ok(md5_hex(&std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?))
+}
+
+/// The lowercase hex MD5 of bytes, as the lab records landed files by it.
+pub fn md5_hex(bytes: &[u8]) -> String {
+    use md5::Digest;
+    md5::Md5::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_named_in_its_upload_by_its_path_below_the_partition() {
+        assert_eq!(name_in_upload("pos/events/upload_date=2026-10-15/tills-gb.jsonl.gz"), "tills-gb.jsonl.gz");
+        assert_eq!(name_in_upload("pos/events/upload_date=2026-10-15/hour=07/p+0.json.gz"), "hour=07/p+0.json.gz");
+    }
+
+    #[test]
+    fn a_superseded_version_is_kept_under_its_partition_and_version_with_its_folders() {
+        let root = Path::new("/lab/raw");
+        assert_eq!(
+            superseded_path(root, "pos/events/upload_date=2026-10-15/tills-gb.jsonl.gz", 2),
+            Path::new("/lab/raw/versions/upload_date=2026-10-15/v2/tills-gb.jsonl.gz")
+        );
+        assert_eq!(
+            superseded_path(root, "pos/events/upload_date=2026-10-15/hour=07/pos+0+1.json.gz", 3),
+            Path::new("/lab/raw/versions/upload_date=2026-10-15/v3/hour=07/pos+0+1.json.gz")
+        );
+    }
+
+    #[test]
+    fn partition_names_must_be_real_dates() {
+        assert_eq!(parse_partition_name("upload_date=2026-08-15").unwrap(), "2026-08-15".parse::<NaiveDate>().unwrap());
+        assert!(parse_partition_name("upload_date=2026-02-30").unwrap_err().contains("not a valid date"));
+        assert!(parse_partition_name("upload_date=2026-8-1").is_err());
+        assert!(parse_partition_name("date=2026-08-15").unwrap_err().contains("upload_date=YYYY-MM-DD"));
+    }
+
+    #[test]
+    fn a_file_that_inflates_past_the_limit_is_refused_without_inflating_it_all() {
+        let zeros = vec![b'\n'; 5 << 20];
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut enc, &zeros).unwrap();
+        let bomb = enc.finish().unwrap();
+        assert!(bomb.len() < 64 << 10, "a small file: {}", bomb.len());
+        let err = gunzip(&bomb, 1 << 20).unwrap_err().to_string();
+        assert!(err.contains("more than 1 MiB"), "{err}");
+        assert_eq!(gunzip(&bomb, 5 << 20).unwrap().len(), 5 << 20, "a file at the limit inflates");
+    }
+
+    #[test]
+    fn corrupt_gzip_is_an_error() {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut enc, b"{\"a\":1}\n{\"b\":2}\n").unwrap();
+        let full = enc.finish().unwrap();
+        assert!(decompress(&full).is_ok());
+        assert!(decompress(&full[..full.len() - 6]).is_err(), "a truncated gzip must not decode");
+        assert!(decompress(b"").is_err(), "an empty file is no gzip stream");
+    }
+
+    #[test]
+    fn every_member_of_a_multi_member_gzip_is_read() {
+        let member = |text: &[u8], level| {
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), level);
+            std::io::Write::write_all(&mut enc, text).unwrap();
+            enc.finish().unwrap()
+        };
+        // The second member is far bigger than the first, whose buffer comes from the last
+        // member's trailer: both the too-big and the too-small first guess are taken.
+        let big: Vec<u8> = (0..100_000u32).flat_map(|i| format!("{{\"n\":{i}}}\n").into_bytes()).collect();
+        let mut file = member(b"{\"first\":1}\n", flate2::Compression::fast());
+        file.extend(member(&big, flate2::Compression::default()));
+        file.extend(member(b"{\"last\":3}\n", flate2::Compression::fast()));
+        let text = decompress(&file).unwrap();
+        assert!(text.starts_with("{\"first\":1}\n{\"n\":0}\n"));
+        assert!(text.ends_with("{\"n\":99999}\n{\"last\":3}\n"));
+        assert_eq!(text.len(), 12 + big.len() + 11);
+        let mut garbage = file.clone();
+        garbage.extend_from_slice(b"trailing bytes");
+        assert!(decompress(&garbage).is_err(), "bytes after the last member are not gzip");
+    }
+}

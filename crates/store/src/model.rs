@@ -1,0 +1,498 @@
+//! model.sql: the lab of a model other than retail. A model's grain, attributes and measures sit
+//! in fixed columns (`ModelCells`), so one statement serves every model; `lake::model` maps them to
+//! and from the model's own names.
+
+use super::{Exec, Query, Store, Tx, row, statements};
+use chrono::NaiveDate;
+use color_eyre::eyre::{Result, WrapErr};
+use duckdb::named_params;
+
+/// How many grain fields, attributes and measures the lab's columns hold.
+pub const GRAIN_COLUMNS: usize = 4;
+pub const ATTRIBUTE_COLUMNS: usize = 4;
+pub const MEASURE_COLUMNS: usize = 6;
+
+row! { pub struct Definition { pub name: String, pub parts: String } }
+row! { pub struct DimensionVersion { pub version: i32, pub md5: String, pub text: String } }
+row! {
+    /// A landed file's version.
+    pub struct ModelFile {
+        pub file_id: i32, pub file: String, pub upload_date: NaiveDate, pub version: i32, pub md5: String,
+        pub records: i64, pub quarantined: i64,
+    }
+}
+row! { pub struct Next { pub next: i64 } }
+row! { pub struct Upload { pub upload_date: NaiveDate } }
+row! { pub struct UploadDate { pub upload_date: NaiveDate, pub business_date: NaiveDate, pub current: bool, pub rows: i64 } }
+row! { pub struct InputHash { pub business_date: NaiveDate, pub rows: i64, pub input_hash: String } }
+row! {
+    pub struct ModelCurrentVersion { pub business_date: NaiveDate, pub snapshot_id: i64, pub input_hash: String, pub gold_rows: i64 }
+}
+row! {
+    /// A gold row in the lab's columns.
+    pub struct ModelCells {
+        pub business_date: NaiveDate,
+        pub g1: Option<String>, pub g2: Option<String>, pub g3: Option<String>, pub g4: Option<String>,
+        pub a1: Option<String>, pub a2: Option<String>, pub a3: Option<String>, pub a4: Option<String>,
+        pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
+    }
+}
+row! {
+    #[derive(serde::Serialize)]
+    pub struct ModelSnapshotRow {
+        pub snapshot_id: i64, pub operation: String, pub upload: Option<NaiveDate>, pub late_days: i32, pub files: String,
+        pub dates_rewritten: i32, pub beyond_window: i64, pub gold_rows: i64, pub gold_md5: String, pub created_at: String,
+    }
+}
+row! { #[derive(serde::Serialize)] pub struct Skipped { pub uploads: String, pub dates: String } }
+row! {
+    #[derive(serde::Serialize)]
+    pub struct DateVersion {
+        pub snapshot_id: i64, pub input_hash: String, pub gold_rows: i64, pub operation: String, pub upload: Option<NaiveDate>,
+        pub files: String,
+    }
+}
+row! {
+    /// One winner of a silver version: its key, file version, line and measures.
+    pub struct Winner {
+        pub entity_key: String, pub file: String, pub upload_date: NaiveDate, pub version: i32, pub line: i32, pub copies: i64,
+        pub g1: Option<String>, pub g2: Option<String>, pub g3: Option<String>, pub g4: Option<String>,
+        pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
+    }
+}
+row! { pub struct VersionAt { pub business_date: NaiveDate, pub snapshot_id: i64 } }
+row! {
+    /// A record of a date that arrived past its window.
+    pub struct LateRecord {
+        pub entity_key: String, pub upload_date: NaiveDate, pub days_late: i64, pub file: String, pub version: i32, pub line: i32,
+        pub g1: Option<String>, pub g2: Option<String>, pub g3: Option<String>, pub g4: Option<String>,
+        pub a1: Option<String>, pub a2: Option<String>, pub a3: Option<String>, pub a4: Option<String>,
+        pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
+        pub counted: bool,
+    }
+}
+row! {
+    /// One copy of a re-sent key, in the contract's order.
+    pub struct ResentCopy {
+        pub entity_key: String, pub business_date: NaiveDate, pub upload_date: NaiveDate, pub file: String, pub version: i32,
+        pub line: i32, pub event_id: String, pub arrived: String,
+        pub g1: Option<String>, pub g2: Option<String>, pub g3: Option<String>, pub g4: Option<String>,
+        pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
+        pub won: bool,
+    }
+}
+row! { #[derive(serde::Serialize)] pub struct LatenessBucket { pub days_late: i64, pub records: i64, pub keys: i64 } }
+row! { pub struct KeptWindow { pub business_date: NaiveDate, pub late_days: i32 } }
+row! { pub struct QuarantineRow { pub upload_date: NaiveDate, pub file: String, pub version: i32, pub line: i32, pub reason: String } }
+
+statements! {
+    LATE_ROWS: Query<LateRecord> = model::LATE_ROWS;
+    KEPT_WINDOWS: Query<KeptWindow> = model::KEPT_WINDOWS;
+    KEEP_WINDOW: Exec = model::KEEP_WINDOW;
+    LATENESS: Query<LatenessBucket> = model::LATENESS;
+    SILVER_ROWS: Query<Next> = model::SILVER_ROWS;
+    WINDOWED: Query<ModelCells> = model::WINDOWED;
+    RESENT: Query<ResentCopy> = model::RESENT;
+    DEFINITION_GET: Query<Definition> = model::DEFINITION_GET;
+    DEFINITION_SET: Exec = model::DEFINITION_SET;
+    DIMENSION_NEWEST: Query<DimensionVersion> = model::DIMENSION_NEWEST;
+    DIMENSION_INSERT: Exec = model::DIMENSION_INSERT;
+    FILES_OF_UPLOAD: Query<ModelFile> = model::FILES_OF_UPLOAD;
+    FILES_WITH_KEY: Query<ModelFile> = model::FILES_WITH_KEY;
+    FILE_VERSIONS: Query<ModelFile> = model::FILE_VERSIONS;
+    NEXT_FILE_ID: Query<Next> = model::NEXT_FILE_ID;
+    FILE_INSERT: Exec = model::FILE_INSERT;
+    RECORDS_FROM_ROWS: Exec = model::RECORDS_FROM_ROWS;
+    LANDED_UPLOADS: Query<Upload> = model::LANDED_UPLOADS;
+    UPLOAD_DATES: Query<UploadDate> = model::UPLOAD_DATES;
+    INPUT_HASHES: Query<InputHash> = model::INPUT_HASHES;
+    CURRENT_VERSIONS: Query<ModelCurrentVersion> = model::CURRENT_VERSIONS;
+    NEXT_SNAPSHOT: Query<Next> = model::NEXT_SNAPSHOT;
+    SHARED_STAGE: Exec = model::SHARED_STAGE;
+    WINNERS_STAGE: Exec = model::WINNERS_STAGE;
+    SILVER_INSERT: Exec = model::SILVER_INSERT;
+    GOLD_INSERT: Exec = model::GOLD_INSERT;
+    WINNERS_DROP: Exec = model::WINNERS_DROP;
+    SHARED_DROP: Exec = model::SHARED_DROP;
+    DATE_INSERT: Exec = model::DATE_INSERT;
+    SNAPSHOT_INSERT: Exec = model::SNAPSHOT_INSERT;
+    SKIPPED_INSERT: Exec = model::SKIPPED_INSERT;
+    GOLD_ROWS: Query<ModelCells> = model::GOLD_ROWS;
+    VERSION_GOLD: Query<ModelCells> = model::VERSION_GOLD;
+    SNAPSHOTS: Query<ModelSnapshotRow> = model::SNAPSHOTS;
+    SKIPPED_RUNS: Query<Skipped> = model::SKIPPED_RUNS;
+    DATE_VERSIONS: Query<DateVersion> = model::DATE_VERSIONS;
+    VERSION_WINNERS: Query<Winner> = model::VERSION_WINNERS;
+    VERSIONS_AT: Query<VersionAt> = model::VERSIONS_AT;
+    RESTORE_GOLD: Exec = model::RESTORE_GOLD;
+    RESTORE_SILVER: Exec = model::RESTORE_SILVER;
+    RESTORE_DATE: Exec = model::RESTORE_DATE;
+    NAIVE_APPEND: Exec = model::NAIVE_APPEND;
+    NAIVE_ROWS: Query<ModelCells> = model::NAIVE_ROWS;
+    QUARANTINE: Query<QuarantineRow> = model::QUARANTINE;
+    COPIES_COUNTED: Query<ModelCells> = model::COPIES_COUNTED;
+    UTC_DATED: Query<ModelCells> = model::UTC_DATED;
+}
+
+/// One record as bronze keeps it.
+pub struct RecordRow<'a> {
+    pub line: i32,
+    pub key: &'a str,
+    pub event_id: &'a str,
+    pub arrival_ns: i64,
+    pub event_ns: i64,
+    pub business_date: NaiveDate,
+    pub grain: &'a [&'a str],
+    pub attributes: &'a [String],
+    pub measures: &'a [i64],
+}
+
+use super::scan::arrow::array::{ArrayBuilder, ArrayRef, Date32Builder, Int32Builder, Int64Builder, StringBuilder};
+use super::scan::arrow::datatypes::{DataType, Field, Schema};
+use super::scan::arrow::record_batch::RecordBatch;
+
+/// model.records' columns, in its order.
+fn record_fields() -> Vec<Field> {
+    let mut f = vec![
+        Field::new("file_id", DataType::Int32, false),
+        Field::new("line", DataType::Int32, false),
+        Field::new("entity_key", DataType::Utf8, false),
+        Field::new("event_id", DataType::Utf8, false),
+        Field::new("arrival_ns", DataType::Int64, false),
+        Field::new("event_ns", DataType::Int64, false),
+        Field::new("business_date", DataType::Date32, false),
+    ];
+    f.extend((1..=GRAIN_COLUMNS).map(|i| Field::new(format!("g{i}"), DataType::Utf8, true)));
+    f.extend((1..=ATTRIBUTE_COLUMNS).map(|i| Field::new(format!("a{i}"), DataType::Utf8, true)));
+    f.extend((1..=MEASURE_COLUMNS).map(|i| Field::new(format!("m{i}"), DataType::Int64, true)));
+    f
+}
+
+/// A file version's records as bronze's columns, made where they are read (any thread).
+pub struct RecordsBatch(RecordBatch);
+
+/// What a model landing's scan reads (`Tx::model_records`), on DuckDB's threads.
+pub trait RecordsReader: Send + Sync + 'static {
+    /// The next file version's records; None when every version is read.
+    fn next_file(&self) -> Result<Option<RecordsBatch>>;
+    /// How many threads may read at once.
+    fn threads(&self) -> u64;
+    /// Keeps the first error a call returned, with its context.
+    fn failed(&self, e: color_eyre::Report);
+    /// The error kept, if any.
+    fn take_error(&self) -> Option<color_eyre::Report>;
+}
+
+/// A `RecordsReader` as the scan's row source: a file's rows beyond one of DuckDB's chunks wait
+/// for the next call of any thread (bronze's rows carry their file and line, so their order in
+/// the table means nothing).
+struct RecordsScan<R> {
+    reader: std::sync::Arc<R>,
+    rest: std::sync::Mutex<Vec<(RecordBatch, usize)>>,
+}
+
+impl<R: RecordsReader> super::scan::RowSource for RecordsScan<R> {
+    fn fields(&self) -> Vec<Field> {
+        record_fields()
+    }
+
+    fn max_threads(&self) -> u64 {
+        self.reader.threads()
+    }
+
+    fn next_rows(&self) -> Result<Option<(RecordBatch, usize)>> {
+        if let Some(rest) = self.rest.lock().map_err(|_| color_eyre::eyre::eyre!("a landing thread panicked"))?.pop() {
+            return Ok(Some(rest));
+        }
+        while let Some(b) = self.reader.next_file()? {
+            if b.0.num_rows() > 0 {
+                return Ok(Some((b.0, 0)));
+            }
+        }
+        Ok(None)
+    }
+
+    fn keep_rest(&self, batch: RecordBatch, offset: usize) -> Result<()> {
+        self.rest.lock().map_err(|_| color_eyre::eyre::eyre!("a landing thread panicked"))?.push((batch, offset));
+        Ok(())
+    }
+
+    fn failed(&self, e: color_eyre::Report) {
+        self.reader.failed(e);
+    }
+}
+
+/// A file version's records, column by column as they are read: `RecordsBatch`'s builder.
+pub struct RecordsBuilder {
+    file_id: i32,
+    line: Int32Builder,
+    key: StringBuilder,
+    event_id: StringBuilder,
+    arrival_ns: Int64Builder,
+    event_ns: Int64Builder,
+    business_date: Date32Builder,
+    grain: [StringBuilder; GRAIN_COLUMNS],
+    attributes: [StringBuilder; ATTRIBUTE_COLUMNS],
+    measures: [Int64Builder; MEASURE_COLUMNS],
+}
+
+impl RecordsBuilder {
+    pub fn new(file_id: i32) -> RecordsBuilder {
+        RecordsBuilder {
+            file_id,
+            line: Int32Builder::new(),
+            key: StringBuilder::new(),
+            event_id: StringBuilder::new(),
+            arrival_ns: Int64Builder::new(),
+            event_ns: Int64Builder::new(),
+            business_date: Date32Builder::new(),
+            grain: std::array::from_fn(|_| StringBuilder::new()),
+            attributes: std::array::from_fn(|_| StringBuilder::new()),
+            measures: std::array::from_fn(|_| Int64Builder::new()),
+        }
+    }
+
+    /// Adds a record; a model's unused columns are NULL.
+    pub fn push(&mut self, r: RecordRow<'_>) {
+        self.line.append_value(r.line);
+        self.key.append_value(r.key);
+        self.event_id.append_value(r.event_id);
+        self.arrival_ns.append_value(r.arrival_ns);
+        self.event_ns.append_value(r.event_ns);
+        self.business_date.append_value(super::scan::arrow_days(r.business_date));
+        for (i, b) in self.grain.iter_mut().enumerate() {
+            b.append_option(r.grain.get(i));
+        }
+        for (i, b) in self.attributes.iter_mut().enumerate() {
+            b.append_option(r.attributes.get(i));
+        }
+        for (i, b) in self.measures.iter_mut().enumerate() {
+            b.append_option(r.measures.get(i).copied());
+        }
+    }
+
+    /// How many records it holds.
+    pub fn rows(&self) -> usize {
+        self.line.len()
+    }
+
+    pub fn finish(mut self) -> Result<RecordsBatch> {
+        use std::sync::Arc;
+        let n = self.rows();
+        let mut columns: Vec<ArrayRef> = vec![
+            Arc::new(super::scan::arrow::array::Int32Array::from_iter_values(std::iter::repeat_n(self.file_id, n))),
+            Arc::new(self.line.finish()),
+            Arc::new(self.key.finish()),
+            Arc::new(self.event_id.finish()),
+            Arc::new(self.arrival_ns.finish()),
+            Arc::new(self.event_ns.finish()),
+            Arc::new(self.business_date.finish()),
+        ];
+        columns.extend(self.grain.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
+        columns.extend(self.attributes.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
+        columns.extend(self.measures.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
+        Ok(RecordsBatch(RecordBatch::try_new(Arc::new(Schema::new(record_fields())), columns)?))
+    }
+}
+
+/// A snapshot's record, as a v2 write or a rollback inserts it.
+pub struct NewSnapshot<'a> {
+    pub snapshot_id: i64,
+    pub operation: &'a str,
+    pub upload: Option<NaiveDate>,
+    pub late_days: u32,
+    pub files: &'a str,
+    pub dates_rewritten: usize,
+    pub beyond_window: i64,
+    pub gold_rows: i64,
+    pub gold_md5: &'a str,
+}
+
+impl Store {
+    /// The lab's model, as stored (None: a retail lab).
+    pub fn model_definition(&self) -> Result<Option<Definition>> {
+        DEFINITION_GET.optional(self, &[])
+    }
+    pub fn model_dimension(&self) -> Result<Option<DimensionVersion>> {
+        DIMENSION_NEWEST.optional(self, &[])
+    }
+    pub fn model_files_of(&self, upload: NaiveDate) -> Result<Vec<ModelFile>> {
+        FILES_OF_UPLOAD.all(self, named_params! { "upload_date": upload })
+    }
+    /// The current files holding a record whose grain column `column` (1-based) is one of `keys`.
+    pub fn model_files_with_key(&self, column: usize, keys: &[String]) -> Result<Vec<ModelFile>> {
+        let column = i32::try_from(column)?;
+        FILES_WITH_KEY.all(self, named_params! { "column": column, "keys": keys.join("\u{1f}") })
+    }
+    pub fn model_next_file_id(&self) -> Result<i32> {
+        Ok(i32::try_from(NEXT_FILE_ID.one(self, &[])?.next)?)
+    }
+    pub fn model_uploads(&self) -> Result<Vec<NaiveDate>> {
+        Ok(LANDED_UPLOADS.all(self, &[])?.into_iter().map(|u| u.upload_date).collect())
+    }
+    /// Every landed version of `file` of upload `upload`, oldest first.
+    pub fn model_file_versions(&self, upload: NaiveDate, file: &str) -> Result<Vec<ModelFile>> {
+        FILE_VERSIONS.all(self, named_params! { "upload_date": upload, "file": file })
+    }
+    /// What each of `uploads` holds per business date.
+    pub fn model_upload_dates(&self, uploads: &[NaiveDate]) -> Result<Vec<UploadDate>> {
+        UPLOAD_DATES.all(self, named_params! { "uploads": super::date_list(uploads) })
+    }
+    pub fn model_input_hashes(&self, dates: &[NaiveDate], late_days: u32) -> Result<Vec<InputHash>> {
+        INPUT_HASHES.all(self, named_params! { "dates": super::date_list(dates), "late_days": late_days })
+    }
+    pub fn model_current_versions(&self, dates: &[NaiveDate]) -> Result<Vec<ModelCurrentVersion>> {
+        CURRENT_VERSIONS.all(self, named_params! { "dates": super::date_list(dates) })
+    }
+    pub fn model_next_snapshot(&self) -> Result<i64> {
+        Ok(NEXT_SNAPSHOT.one(self, &[])?.next)
+    }
+    /// Gold as it stood at `as_of` (None: now).
+    pub fn model_gold(&self, as_of: Option<i64>) -> Result<Vec<ModelCells>> {
+        GOLD_ROWS.all(self, named_params! { "snapshot_id": as_of })
+    }
+    pub fn model_version_gold(&self, snapshot_id: i64, d: NaiveDate) -> Result<Vec<ModelCells>> {
+        VERSION_GOLD.all(self, named_params! { "snapshot_id": snapshot_id, "business_date": d })
+    }
+    pub fn model_snapshots(&self) -> Result<Vec<ModelSnapshotRow>> {
+        SNAPSHOTS.all(self, &[])
+    }
+    pub fn model_skipped_runs(&self) -> Result<Vec<Skipped>> {
+        SKIPPED_RUNS.all(self, &[])
+    }
+    pub fn model_date_versions(&self, d: NaiveDate) -> Result<Vec<DateVersion>> {
+        DATE_VERSIONS.all(self, named_params! { "business_date": d })
+    }
+    pub fn model_winners(&self, snapshot_id: i64, d: NaiveDate) -> Result<Vec<Winner>> {
+        VERSION_WINNERS.all(self, named_params! { "snapshot_id": snapshot_id, "business_date": d })
+    }
+    pub fn model_versions_at(&self, as_of: Option<i64>) -> Result<Vec<VersionAt>> {
+        VERSIONS_AT.all(self, named_params! { "snapshot_id": as_of })
+    }
+    pub fn model_naive(&self) -> Result<Vec<ModelCells>> {
+        NAIVE_ROWS.all(self, &[])
+    }
+    pub fn model_quarantine(&self) -> Result<Vec<QuarantineRow>> {
+        QUARANTINE.all(self, &[])
+    }
+    /// `d` summed over every copy inside the window: no dedup (an audit's alternative).
+    pub fn model_copies_counted(&self, d: NaiveDate, late_days: u32) -> Result<Vec<ModelCells>> {
+        COPIES_COUNTED.all(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+    /// Each reopened date's widest window.
+    pub fn model_kept_windows(&self) -> Result<std::collections::BTreeMap<NaiveDate, u32>> {
+        Ok(KEPT_WINDOWS.all(self, &[])?.into_iter().map(|k| (k.business_date, u32::try_from(k.late_days).unwrap_or(0))).collect())
+    }
+    /// The winners silver holds now for `d`.
+    pub fn model_silver_rows(&self, d: NaiveDate) -> Result<i64> {
+        Ok(SILVER_ROWS.one(self, named_params! { "business_date": d })?.next)
+    }
+    /// The current records by days from business date to upload.
+    pub fn model_lateness(&self) -> Result<Vec<LatenessBucket>> {
+        LATENESS.all(self, &[])
+    }
+    /// `d`'s records that arrived past its window.
+    pub fn model_late_rows(&self, d: NaiveDate, late_days: u32) -> Result<Vec<LateRecord>> {
+        LATE_ROWS.all(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+    /// Every copy of each key of `d` sent more than once, in the contract's order.
+    pub fn model_resent(&self, d: NaiveDate, late_days: u32) -> Result<Vec<ResentCopy>> {
+        RESENT.all(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+    /// `d` as v2 builds it with window `late_days` (an audit's alternative).
+    pub fn model_windowed(&self, d: NaiveDate, late_days: u32) -> Result<Vec<ModelCells>> {
+        WINDOWED.all(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+    /// `d` with events dated in UTC (an audit's alternative).
+    pub fn model_utc_dated(&self, d: NaiveDate, late_days: u32) -> Result<Vec<ModelCells>> {
+        UTC_DATED.all(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+}
+
+impl Tx<'_> {
+    pub fn model_define(&mut self, name: &str, parts: &str) -> Result<()> {
+        self.exec("recording the lab's model", &DEFINITION_SET, named_params! { "name": name, "parts": parts }).map(|_| ())
+    }
+    pub fn model_dimension_insert(&mut self, version: i32, md5: &str, text: &str) -> Result<()> {
+        let p = named_params! { "version": version, "md5": md5, "text": text };
+        self.exec("keeping the dimension file's version", &DIMENSION_INSERT, p).map(|_| ())
+    }
+    pub fn model_file_insert(&mut self, f: &ModelFile) -> Result<()> {
+        let p = named_params! {
+            "file_id": f.file_id, "file": f.file, "upload_date": f.upload_date, "version": f.version, "md5": f.md5,
+            "records": f.records, "quarantined": f.quarantined,
+        };
+        self.exec("recording a landed file", &FILE_INSERT, p).map(|_| ())
+    }
+
+    /// A landing's records, read by DuckDB's threads from `reader` through the `recount_rows`
+    /// scan: a thread reads the next file version and inserts its rows, so reading and inserting
+    /// share the cores, and memory holds a file per thread rather than the landing.
+    pub fn model_records<R: RecordsReader>(&mut self, reader: std::sync::Arc<R>) -> Result<()> {
+        let scan = RecordsScan { reader: reader.clone(), rest: std::sync::Mutex::new(Vec::new()) };
+        let job = self.store.scans.register(std::sync::Arc::new(scan))?;
+        let added = self.exec("adding the records", &RECORDS_FROM_ROWS, named_params! { "job": job.id });
+        // The reader's own error has its context; DuckDB's keeps only its text.
+        match (added, reader.take_error()) {
+            (Err(_), Some(e)) => Err(e),
+            (added, _) => added.map(|_| ()),
+        }
+    }
+
+    /// A landing's refused lines (file id, line, reason, the line), through an appender.
+    pub fn model_refused(&mut self, refused: &[(i32, i32, String, String)]) -> Result<()> {
+        let conn = &self.store.conn;
+        (|| -> duckdb::Result<()> {
+            let mut app = conn.appender_to_db("quarantine", "model")?;
+            for (file_id, line, reason, raw) in refused {
+                app.append_row(duckdb::params![file_id, line, reason, raw])?;
+            }
+            app.flush()
+        })()
+        .map_err(|e| super::duckdb_error("adding the refused lines", e))?;
+        self.step("adding the refused lines")
+    }
+
+    /// Snapshot `snapshot_id`'s silver and gold of `dates` (a list), within `late_days`.
+    pub fn model_write(&mut self, snapshot_id: i64, dates: &[NaiveDate], late_days: u32) -> Result<()> {
+        let p = named_params! { "dates": super::date_list(dates), "late_days": late_days };
+        self.exec("finding the keys of more than one copy", &SHARED_STAGE, named_params! { "late_days": late_days })?;
+        self.exec("finding the winners", &WINNERS_STAGE, p)?;
+        let p = named_params! { "dates": super::date_list(dates), "late_days": late_days, "snapshot_id": snapshot_id };
+        self.exec("writing silver", &SILVER_INSERT, p)?;
+        self.exec("writing gold", &GOLD_INSERT, p).wrap_err("summing gold (a sum past 64 bits is refused, not wrapped)")?;
+        self.exec("dropping the winners", &WINNERS_DROP, &[])?;
+        self.exec("dropping the keys of more than one copy", &SHARED_DROP, &[]).map(|_| ())
+    }
+    /// Snapshot `snapshot_id` reopens `d` with window `late_days`, for `reason`, decided by `by`.
+    pub fn model_keep_window(&mut self, snapshot_id: i64, d: NaiveDate, late_days: u32, (reason, by): (&str, &str)) -> Result<()> {
+        let p = named_params! { "business_date": d, "late_days": late_days, "snapshot_id": snapshot_id, "reason": reason, "by": by };
+        self.exec("keeping the reopened date's window", &KEEP_WINDOW, p).map(|_| ())
+    }
+    pub fn model_date(&mut self, snapshot_id: i64, d: NaiveDate, input_hash: &str) -> Result<()> {
+        let p = named_params! { "snapshot_id": snapshot_id, "business_date": d, "input_hash": input_hash };
+        self.exec("recording a date's version", &DATE_INSERT, p).map(|_| ())
+    }
+    /// Snapshot `snapshot_id` takes `version`'s silver and gold of `d` (None: an empty version).
+    pub fn model_restore(&mut self, snapshot_id: i64, version: Option<i64>, d: NaiveDate) -> Result<()> {
+        let p = named_params! { "snapshot_id": snapshot_id, "version": version, "business_date": d };
+        self.exec("restoring gold", &RESTORE_GOLD, p)?;
+        self.exec("restoring silver", &RESTORE_SILVER, p)?;
+        self.exec("recording a date's version", &RESTORE_DATE, p).map(|_| ())
+    }
+    pub fn model_snapshot(&mut self, s: &NewSnapshot<'_>) -> Result<()> {
+        let dates = i32::try_from(s.dates_rewritten)?;
+        let p = named_params! {
+            "snapshot_id": s.snapshot_id, "operation": s.operation, "upload": s.upload, "late_days": s.late_days, "files": s.files,
+            "dates_rewritten": dates, "beyond_window": s.beyond_window, "gold_rows": s.gold_rows, "gold_md5": s.gold_md5,
+        };
+        self.exec("recording the snapshot", &SNAPSHOT_INSERT, p).map(|_| ())
+    }
+    pub fn model_skipped(&mut self, uploads: &[NaiveDate], dates: &[NaiveDate]) -> Result<()> {
+        let p = named_params! { "uploads": super::date_list(uploads), "dates": super::date_list(dates) };
+        self.exec("recording a skipped run", &SKIPPED_INSERT, p).map(|_| ())
+    }
+    pub fn model_naive(&mut self, run_date: NaiveDate) -> Result<usize> {
+        self.exec("appending v1", &NAIVE_APPEND, named_params! { "run_date": run_date })
+    }
+}

@@ -1,0 +1,131 @@
+//! A report as machines read it: JSON's one envelope and CSV, money in integer minor units.
+
+use super::*;
+
+/// JSON: one envelope for every report. `kind` names the report, `business_date` the date it is
+/// about (null when it is about none), `rows` holds its tables' rows as machines read them (the
+/// CSV's columns, typed: money in integer minor units beside its currency, digits and a major-unit
+/// decimal; a row of a report with several tables names its `table`), `currency_digits` each
+/// currency's ISO-4217 minor digits, and `detail` the report's own fields.
+pub(super) fn json_envelope<R: Report>(report: &R) -> String {
+    let detail = match serde_json::to_value(report) {
+        Ok(v) => v,
+        Err(e) => serde_json::json!({ "error": format!("the report could not be serialised: {e}") }),
+    };
+    let tables = report.tables();
+    let several = tables.len() > 1;
+    let mut rows = Vec::new();
+    for t in &tables {
+        let keys = machine_columns(t);
+        for r in t.rows.iter().filter(|r| !r.summary) {
+            let mut row = serde_json::Map::new();
+            if several {
+                row.insert("table".into(), serde_json::json!(t.title));
+            }
+            for (k, v) in keys.iter().zip(machine_values(t, r)) {
+                row.insert(k.clone(), v.json());
+            }
+            rows.push(serde_json::Value::Object(row));
+        }
+    }
+    let envelope = serde_json::json!({
+        "kind": report.kind(),
+        "business_date": report.business_date(),
+        "rows": rows,
+        "currency_digits": currency_digits(&tables),
+        "detail": detail,
+    });
+    serde_json::to_string_pretty(&envelope).unwrap_or_default()
+}
+
+/// A table's columns as machines read them: each column's key, and beside every money column
+/// (named `…_minor`) its currency, that currency's ISO-4217 minor digits and the amount in major
+/// units as a plain decimal (`v2_revenue_minor` is followed by `v2_revenue_currency`,
+/// `v2_revenue_digits` and `v2_revenue_major`). The same whatever the rows, an empty table's
+/// included, so appended files line up.
+pub(super) fn machine_columns(t: &Table) -> Vec<String> {
+    let mut header = Vec::new();
+    for col in &t.columns {
+        header.push(col.key.clone());
+        if let Some(base) = col.key.strip_suffix("_minor") {
+            header.extend([format!("{base}_currency"), format!("{base}_digits"), format!("{base}_major")]);
+        }
+    }
+    header
+}
+
+/// One value of a machine column.
+pub(super) enum Machine {
+    Int(i64),
+    /// A decimal recount wrote itself (a major-unit amount): exact text, never a formula.
+    Decimal(String),
+    /// Text from the data or the report's words, a date, a status.
+    Text(String),
+    None,
+}
+
+impl Machine {
+    /// JSON: integers as numbers; a decimal as its exact text (a JSON number would pass through
+    /// a float in most readers); no value as null.
+    fn json(self) -> serde_json::Value {
+        match self {
+            Machine::Int(n) => n.into(),
+            Machine::Decimal(s) | Machine::Text(s) => s.into(),
+            Machine::None => serde_json::Value::Null,
+        }
+    }
+
+    /// CSV: text as a spreadsheet shows it safely (`sanitize::for_csv`), numbers as they are.
+    fn csv(self) -> String {
+        match self {
+            Machine::Int(n) => n.to_string(),
+            Machine::Decimal(s) => s,
+            Machine::Text(s) => crate::sanitize::for_csv(&s).into_owned(),
+            Machine::None => String::new(),
+        }
+    }
+}
+
+/// A row's values under `machine_columns`.
+pub(super) fn machine_values(t: &Table, r: &Row) -> Vec<Machine> {
+    let mut out = Vec::new();
+    for (col, cell) in t.columns.iter().zip(&r.cells) {
+        out.push(match cell {
+            Cell::Int(n) | Cell::IntDelta(n) | Cell::Money { minor: n, .. } | Cell::Delta { minor: n, .. } => Machine::Int(*n),
+            Cell::Empty | Cell::Absent(_) => Machine::None,
+            other => Machine::Text(other.raw()),
+        });
+        if col.key.ends_with("_minor") {
+            match cell {
+                Cell::Money { minor, currency } | Cell::Delta { minor, currency } => out.extend([
+                    Machine::Text(currency.clone()),
+                    money::digits(currency).map_or(Machine::None, |d| Machine::Int(i64::from(d))),
+                    money::decimal_major(*minor, currency).map_or(Machine::None, Machine::Decimal),
+                ]),
+                _ => out.extend([Machine::None, Machine::None, Machine::None]),
+            }
+        }
+    }
+    out
+}
+
+/// CSV: the machine columns (`machine_columns`) under one header per table, data rows only; text
+/// as a spreadsheet shows it safely (`sanitize::for_csv`), so a sum never mixes pence with paise
+/// and a spreadsheet user reads pounds without a formula.
+pub(crate) fn csv_of(tables: &[Table]) -> String {
+    let mut out = Vec::new();
+    for (i, t) in tables.iter().enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+        }
+        let mut w = csv::Writer::from_writer(&mut out);
+        let _ = w.write_record(machine_columns(t));
+        for r in t.rows.iter().filter(|r| !r.summary) {
+            let record: Vec<String> = machine_values(t, r).into_iter().map(Machine::csv).collect();
+            let _ = w.write_record(&record);
+        }
+        let _ = w.flush();
+    }
+    // CSV of UTF-8 text is UTF-8; were it not, the bytes are kept, not lost.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}

@@ -1,0 +1,262 @@
+//! A report as people read it: tables fitted to the terminal's width, wrapped text, colour.
+
+use super::*;
+
+pub(super) fn paint(text: &str, status: Option<Status>, color: bool) -> String {
+    match (color, status) {
+        (true, Some(Status::Fail)) => format!("\x1b[1;31m{text}\x1b[0m"),
+        (true, Some(Status::Warn)) => format!("\x1b[33m{text}\x1b[0m"),
+        (true, Some(Status::Pass)) => format!("\x1b[32m{text}\x1b[0m"),
+        _ => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+pub(super) fn render_table_text(t: &Table, color: bool) -> String {
+    render_table_fitted(t, color, None)
+}
+
+/// Narrows text columns, widest first and never below their label or 8, until the row fits in
+/// `width`. Numeric columns keep their width: a number is never cut.
+pub(super) fn fit(widths: &mut [usize], floors: &[usize], numeric: &[bool], width: usize) {
+    let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
+    while total(widths) > width {
+        let widest = (0..widths.len()).filter(|&i| !numeric[i] && widths[i] > floors[i]).max_by_key(|&i| widths[i]);
+        match widest {
+            Some(i) => widths[i] -= 1,
+            None => break,
+        }
+    }
+}
+
+/// `s` in at most `w` terminal columns: cut with `…` when longer.
+pub(crate) fn clip(s: &str, w: usize) -> std::borrow::Cow<'_, str> {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if s.width() <= w {
+        return s.into();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if used + cw + 1 > w {
+            break;
+        }
+        out.push(c);
+        used += cw;
+    }
+    out.push('…');
+    out.into()
+}
+
+/// The table without the columns that repeat another's answer, and a note naming them, when the
+/// whole table is wider than `width`: they go before any text column is cut.
+pub(super) fn without_repeats(t: &Table, width: Option<usize>) -> Option<(Table, String)> {
+    use unicode_width::UnicodeWidthStr;
+    let repeated: Vec<usize> = t.columns.iter().enumerate().filter(|(_, c)| c.repeats).map(|(i, _)| i).collect();
+    if repeated.is_empty() {
+        return None;
+    }
+    let shown = t.shown(&(0..t.rows.len()).collect::<Vec<_>>());
+    let col =
+        |i: usize, label: &str| shown.iter().map(|r| r.get(i).map(|c| c.width()).unwrap_or(0)).chain([label.width()]).max().unwrap_or(0);
+    let natural = t.columns.iter().enumerate().map(|(i, c)| col(i, &c.label) + 2).sum::<usize>() + 2;
+    if width.is_none_or(|w| natural <= w) {
+        return None;
+    }
+    let labels: Vec<String> = repeated.iter().map(|&i| t.columns[i].label.clone()).collect();
+    let note = format!("({} left out to fit the terminal, said in the other columns: {})", labels.len(), labels.join(", "));
+    Some((t.without(&repeated), wrap_words(&note, width.unwrap_or(usize::MAX))))
+}
+
+/// The table without its spare columns, from the right, until it fits `width` (None: it fits, or
+/// has none), and the line that names them.
+pub(super) fn without_spares(t: &Table, width: Option<usize>) -> Option<(Table, String)> {
+    use unicode_width::UnicodeWidthStr;
+    let width = width?;
+    let shown = t.shown(&(0..t.rows.len()).collect::<Vec<_>>());
+    let col = |i: usize| {
+        shown.iter().map(|r| r.get(i).map(|c| c.width()).unwrap_or(0)).chain([t.columns[i].label.width()]).max().unwrap_or(0) + 2
+    };
+    let mut natural = (0..t.columns.len()).map(col).sum::<usize>() + 2;
+    let mut dropped = Vec::new();
+    for i in (0..t.columns.len()).rev().filter(|&i| t.columns[i].spare) {
+        if natural <= width {
+            break;
+        }
+        natural -= col(i);
+        dropped.push(i);
+    }
+    if dropped.is_empty() {
+        return None;
+    }
+    dropped.reverse();
+    let labels: Vec<&str> = dropped.iter().map(|&i| t.columns[i].label.as_str()).collect();
+    let note =
+        format!("(+{} column(s) left out to fit the terminal: {}; --format csv or json has them all)", labels.len(), labels.join(", "));
+    Some((t.without(&dropped), wrap_words(&note, width)))
+}
+
+pub(crate) fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> String {
+    use unicode_width::UnicodeWidthStr;
+    if let Some((narrower, note)) = without_repeats(t, width) {
+        return render_table_fitted(&narrower, color, width) + &note;
+    }
+    if let Some((narrower, note)) = without_spares(t, width) {
+        return render_table_fitted(&narrower, color, width) + &note;
+    }
+    let mut out = String::new();
+    if !t.title.is_empty() {
+        out.push_str(&format!("{}\n", t.title));
+    }
+    let shown = t.shown(&(0..t.rows.len()).collect::<Vec<_>>());
+    let mut widths = column_widths(t, &shown);
+    let numeric: Vec<bool> = (0..t.columns.len()).map(|i| t.rows.iter().any(|r| r.cells.get(i).is_some_and(Cell::is_numeric))).collect();
+    // A table with flagged rows gives each row a mark column first (two columns wide).
+    let marks = t.rows.iter().any(|r| matches!(r.flag, Some(f) if f != Status::Info));
+    let lead = if marks { "  " } else { "" };
+    let width = width.map(|w| w.saturating_sub(lead.len()));
+    // The columns shown: every one, unless the numbers alone are wider than the terminal; then
+    // the columns from the right that do not fit are left out, and a line under the table says
+    // which (a number is never cut, and a line never wraps).
+    let mut cols = t.columns.len();
+    if let Some(width) = width {
+        let floors: Vec<usize> = t.columns.iter().zip(&widths).map(|(c, w)| (*w).min(c.label.width().max(8))).collect();
+        fit(&mut widths, &floors, &numeric, width);
+        let mut used = 0;
+        for (i, w) in widths.iter().enumerate() {
+            used += w + if i > 0 { 2 } else { 0 };
+            if used > width && i > 0 {
+                cols = i;
+                break;
+            }
+        }
+    }
+    let left_out: Vec<&str> = t.columns[cols..].iter().map(|c| c.label.as_str()).collect();
+    widths.truncate(cols);
+    let pad = |s: &str, w: usize, right: bool| {
+        let s = &*clip(s, w);
+        let fill = " ".repeat(w.saturating_sub(s.width()));
+        if right { format!("{fill}{s}") } else { format!("{s}{fill}") }
+    };
+    let header: Vec<String> = t.columns.iter().take(cols).enumerate().map(|(i, c)| pad(&c.label, widths[i], numeric[i])).collect();
+    out.push_str(lead);
+    out.push_str(header.join("  ").trim_end());
+    out.push('\n');
+    out.push_str(lead);
+    out.push_str(&widths.iter().map(|w| "─".repeat(*w)).collect::<Vec<_>>().join("  "));
+    out.push('\n');
+    for (r, row) in t.rows.iter().zip(&shown) {
+        let line: Vec<String> = row
+            .iter()
+            .take(cols)
+            .enumerate()
+            .map(|(i, c)| pad(c, widths.get(i).copied().unwrap_or(0), numeric.get(i).copied().unwrap_or(false)))
+            .collect();
+        // A flagged row carries its mark as well as its colour, so it reads without colour too.
+        let line = match (marks, r.flag) {
+            (false, _) => line.join("  "),
+            (true, Some(f)) => format!("{} {}", f.mark(), line.join("  ")),
+            (true, None) => format!("  {}", line.join("  ")),
+        };
+        out.push_str(&paint(line.trim_end(), r.flag, color));
+        out.push('\n');
+    }
+    if t.rows.is_empty() {
+        out.push_str("(no rows)\n");
+    }
+    if !left_out.is_empty() {
+        let note = format!(
+            "(+{} column(s) left out to fit the terminal: {}; --format csv or json has them all)",
+            left_out.len(),
+            left_out.join(", ")
+        );
+        out.push_str(&wrap_words(&note, width.unwrap_or(usize::MAX).saturating_add(lead.len())));
+    }
+    out
+}
+
+/// `text` wrapped at spaces into lines of at most `width` columns (a word longer than that has a
+/// line of its own), each ending in a newline: a note under a table that the terminal need not wrap.
+pub(crate) fn wrap_words(text: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    let (mut out, mut line) = (String::new(), String::new());
+    for word in text.split(' ') {
+        if !line.is_empty() && line.width() + 1 + word.width() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// Every line of `text` within `width` columns, broken between words: a line's continuation is
+/// indented two more than the line, so a block of lines keeps its shape on a narrow screen.
+pub(crate) fn wrap_lines(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let body = line.trim_start_matches(' ');
+        let indent = line.len() - body.len();
+        let wrapped = wrap_words(body, width.saturating_sub(indent + 2).max(20));
+        for (i, part) in wrapped.lines().enumerate() {
+            let pad = if i == 0 { indent } else { indent + 2 };
+            out.push_str(&" ".repeat(pad));
+            out.push_str(part);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Each column's width in terminal cells: its label's, or its widest shown cell's.
+pub(super) fn column_widths(t: &Table, shown: &[Vec<String>]) -> Vec<usize> {
+    use unicode_width::UnicodeWidthStr;
+    let mut widths: Vec<usize> = t.columns.iter().map(|c| c.label.width()).collect();
+    for row in shown {
+        for (i, c) in row.iter().enumerate() {
+            if i < widths.len() {
+                widths[i] = widths[i].max(c.width());
+            }
+        }
+    }
+    widths
+}
+
+pub(super) fn render_text<R: Report>(report: &R, color: bool, width: Option<usize>) -> String {
+    let mut out = String::new();
+    let headline = report.headline();
+    if !headline.is_empty() {
+        let lines: Vec<String> = headline.lines().map(|l| crate::sanitize::for_terminal(l).into_owned()).collect();
+        match width {
+            // On a screen of known width the headline breaks between words, never inside one.
+            Some(w) => out.push_str(&wrap_lines(&lines.join("\n"), w)),
+            None => {
+                out.push_str(&lines.join("\n"));
+                out.push('\n');
+            }
+        }
+        out.push('\n');
+    }
+    for t in report.tables() {
+        out.push_str(&render_table_fitted(&t, color, width));
+        out.push('\n');
+    }
+    for n in report.notes() {
+        let mark = match n.status {
+            Status::Pass => "✓",
+            Status::Warn => "!",
+            Status::Fail => "✗",
+            Status::Info => "·",
+        };
+        out.push_str(&paint(&format!("{mark} {}", crate::sanitize::for_terminal(&n.text)), Some(n.status), color));
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,499 @@
+//! The explorer's state and what each action does to it. Drawing reads this state and nothing
+//! else; work that touches the lab goes to the worker as a `Job`.
+
+use super::keys::Action;
+use super::screen::Screen;
+use super::worker::{DateView, Job, Reopening, Reply};
+use crate::lake::v2::RebuildPreview;
+use crate::reports::overview::LabOverview;
+use crate::reports::table::{Format, Table};
+use chrono::NaiveDate;
+use std::time::Instant;
+
+mod actions;
+mod replies;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirmable {
+    /// A rebuild of a date under the window its preview showed.
+    Rebuild {
+        date: NaiveDate,
+        late_days: u32,
+    },
+    Rollback(i64),
+    Reset,
+    /// Landing the world's next upload and running v2 for it.
+    LandNext,
+    /// Landing the next correction shipped with the world and running v2 for its upload.
+    LandCorrection,
+    /// Reopening a closed date with the decision typed for it.
+    Reopen {
+        date: NaiveDate,
+        decision: Reopening,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputKind {
+    JumpToDate,
+    SearchBaskets,
+    /// Who decides to reopen the date, asked first when `$USER` does not say.
+    ReopenBy(NaiveDate),
+    /// Why finance reopens the date, and who decided.
+    ReopenReason(NaiveDate, String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Popup {
+    Help,
+    Error(String),
+    /// A full cell, or the baskets behind a number.
+    Detail {
+        title: String,
+        body: String,
+    },
+    Confirm {
+        what: Confirmable,
+        text: String,
+    },
+    Input {
+        kind: InputKind,
+        text: String,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct RunningJob {
+    pub label: String,
+    pub started: Instant,
+    /// The running job writes to the lab.
+    pub writes: bool,
+    /// The running job is a (re)load of the navigator.
+    pub loads: bool,
+    /// DuckDB's estimate for the running statement, 0-100, when it has one.
+    pub percent: Option<f64>,
+}
+
+impl RunningJob {
+    fn new(label: impl Into<String>) -> RunningJob {
+        RunningJob { label: label.into(), started: Instant::now(), percent: None, writes: false, loads: false }
+    }
+}
+
+pub struct App {
+    /// Who is at the explorer, as `$USER` says (None: a reopening asks for the name).
+    pub user: Option<String>,
+    /// What the explorer reads when it is not the lab (`warehouse DIR`), shown beside the tabs.
+    pub store: String,
+    pub screen: Screen,
+    pub snapshot: Option<LabOverview>,
+    pub view: Option<DateView>,
+    /// Index into the navigator's dates.
+    pub selected: usize,
+    pub popup: Option<Popup>,
+    pub running: Option<RunningJob>,
+    pub message: String,
+    pub by_country: bool,
+    pub country_filter: Option<String>,
+    pub search: String,
+    pub mouse: bool,
+    pub quit: bool,
+    pub theme: super::theme::Theme,
+    /// Jobs the app wants sent; the loop drains them (tests read them).
+    pub outbox: Vec<Job>,
+    /// Text the loop must write to the terminal raw (OSC 52).
+    pub terminal_writes: Vec<String>,
+    /// Esc during work: the loop interrupts DuckDB's running statement.
+    pub cancel: bool,
+    /// Quit was pressed during a write: quit when it ends.
+    pub quit_after_write: bool,
+    /// Loads that failed in a row: after `MAX_LOAD_FAILURES` the explorer stops reloading.
+    pub load_failures: u32,
+    /// The check of the selected date while the rest of its view loads (the Overview draws it).
+    pub head: Option<crate::reports::check::CheckReport>,
+    /// The date whose view follows its head: its load is no longer the running job (the user may
+    /// act on the Overview meanwhile), so its view is taken in quietly when it comes.
+    rest_pending: Option<NaiveDate>,
+    /// The widgets' own state: the app's alone, read through its methods.
+    cursor: Cursor,
+    /// Where `e` and `E` write (the working directory unless set).
+    export_dir: Option<std::path::PathBuf>,
+    /// The foreign gold the Audit screen shows (`tui --audit`): None when none was given.
+    pub audit: Option<AuditState>,
+    /// On a lab of a model other than retail: its dates and the selected date's reports, which
+    /// every screen reads instead of retail's (`screens::model_home`).
+    pub model: Option<ModelScreens>,
+}
+
+/// What the screens of a model lab read.
+#[derive(Debug, Clone)]
+pub struct ModelScreens {
+    pub dates: crate::reports::model_day::DatesReport,
+    pub day: Option<super::worker::ModelDay>,
+}
+
+/// The Audit screen's foreign gold: waiting for its first audit, audited, or unreadable.
+#[derive(Debug, Clone)]
+pub enum AuditState {
+    /// Asked for (its source), not audited yet.
+    Pending(String),
+    Done(Box<crate::reports::audit::AuditReport>),
+    /// Why it could not be audited (a missing column, an unreadable file).
+    Failed(String),
+}
+
+/// The table's and the popup's state: the cursor row (counting rows as shown), the sort, the
+/// first scrolled column, the popup's first line, and what the last frame measured.
+#[derive(Debug, Clone, Default)]
+struct Cursor {
+    row: usize,
+    /// None: the report's own order.
+    sort: Option<Sort>,
+    /// The first scrolled column shown after the pinned first one.
+    first_col: usize,
+    popup_scroll: u16,
+    drawn: super::draw::Drawn,
+}
+
+/// A table's sort: by a column, up or down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sort {
+    pub column: usize,
+    pub descending: bool,
+}
+
+/// The order the table's rows show in: indices into `table.rows`, sorted stably by `sort`.
+pub(crate) fn row_order(table: &Table, sort: Option<Sort>) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..table.rows.len()).collect();
+    if let Some(s) = sort {
+        let empty = crate::reports::Cell::Empty;
+        order.sort_by(|&a, &b| {
+            let (x, y) = (table.rows[a].cells.get(s.column).unwrap_or(&empty), table.rows[b].cells.get(s.column).unwrap_or(&empty));
+            if s.descending { y.sort_cmp(x) } else { x.sort_cmp(y) }
+        });
+    }
+    order
+}
+
+/// Loads that may fail in a row before the explorer stops reloading by itself.
+const MAX_LOAD_FAILURES: u32 = 2;
+
+/// The confirmation a rebuild's preview asks for; the rebuild runs under the window it shows.
+fn confirm_rebuild(p: &RebuildPreview) -> Popup {
+    let text = format!("{}\n\n{}", p.text(), super::keys::active().answers("rebuild"));
+    Popup::Confirm { what: Confirmable::Rebuild { date: p.business_date, late_days: p.window.late_days }, text }
+}
+
+/// The confirmation a reopening asks for: what it takes in, the amount, and the reason.
+fn confirm_reopen(date: NaiveDate, question: &str, decision: Reopening) -> Popup {
+    let shown = crate::sanitize::for_terminal(&decision.reason).into_owned();
+    let by = crate::sanitize::for_terminal(&decision.by).into_owned();
+    let text = format!(
+        "{}
+
+Reason: {shown} (decided by {by})
+
+{}",
+        question,
+        super::keys::active().answers("reopen")
+    );
+    Popup::Confirm { what: Confirmable::Reopen { date, decision }, text }
+}
+
+/// A question's text with its answers from the key table.
+fn question(body: &str, verb: &str) -> String {
+    format!("{body}\n\n{}", super::keys::active().answers(verb))
+}
+
+impl App {
+    pub fn new(theme: super::theme::Theme, mouse: bool) -> App {
+        App {
+            screen: Screen::Overview,
+            snapshot: None,
+            view: None,
+            selected: 0,
+            popup: None,
+            running: Some(RunningJob { loads: true, ..RunningJob::new("opening the lab") }),
+            message: String::new(),
+            by_country: false,
+            country_filter: None,
+            search: String::new(),
+            mouse,
+            quit: false,
+            theme,
+            outbox: vec![Job::Load(None)],
+            terminal_writes: Vec::new(),
+            cancel: false,
+            quit_after_write: false,
+            load_failures: 0,
+            head: None,
+            rest_pending: None,
+            cursor: Cursor::default(),
+            export_dir: None,
+            store: String::new(),
+            user: crate::lake::reopen::Decision::known_by(),
+            audit: None,
+            model: None,
+        }
+    }
+
+    /// The cursor's row, counting rows as the table shows them.
+    pub fn row(&self) -> usize {
+        self.cursor.row
+    }
+
+    /// Puts the cursor on row `row` as shown (the last row, past the end).
+    pub fn select_row(&mut self, row: usize) {
+        self.cursor.row = row;
+        self.clamp_row();
+    }
+
+    pub fn sort(&self) -> Option<Sort> {
+        self.cursor.sort
+    }
+
+    pub(crate) fn first_col(&self) -> usize {
+        self.cursor.first_col
+    }
+
+    pub(crate) fn popup_scroll(&self) -> u16 {
+        self.cursor.popup_scroll
+    }
+
+    /// What the last frame measured (a page's rows, the columns' room, the popup's lines).
+    pub fn last_drawn(&self) -> super::draw::Drawn {
+        self.cursor.drawn
+    }
+
+    /// Takes in what a frame measured: the loop calls it after each draw.
+    pub fn measured(&mut self, drawn: super::draw::Drawn) {
+        self.cursor.drawn = drawn;
+    }
+
+    /// Exports go to `dir` instead of the working directory.
+    pub fn export_to(&mut self, dir: std::path::PathBuf) {
+        self.export_dir = Some(dir);
+    }
+
+    pub(crate) fn selected_date(&self) -> Option<NaiveDate> {
+        self.snapshot.as_ref()?.dates.get(self.selected).map(|d| d.business_date)
+    }
+
+    fn start(&mut self, label: impl Into<String>, job: Job) {
+        if self.running.is_some() {
+            self.message = "busy: wait for the running work, or Esc to cancel it".into();
+            return;
+        }
+        self.running = Some(RunningJob { writes: job.writes(), ..RunningJob::new(label) });
+        self.outbox.push(job);
+    }
+
+    /// Another date's view: the navigator stays as it is.
+    fn load_date(&mut self, d: NaiveDate) {
+        self.view = None;
+        self.head = None;
+        self.running = Some(RunningJob::new(format!("loading {d}")));
+        self.outbox.push(Job::LoadDate(d));
+    }
+
+    fn load(&mut self, d: Option<NaiveDate>) {
+        self.running = Some(RunningJob { loads: true, ..RunningJob::new("loading") });
+        self.outbox.push(Job::Load(d));
+    }
+
+    /// The screen's home: retail's, or on a model lab the model's.
+    pub(crate) fn behaviour(&self) -> &'static dyn super::screens::ScreenBehaviour {
+        match self.model {
+            Some(_) => super::screens::model_home(self.screen),
+            None => self.screen.behaviour(),
+        }
+    }
+
+    /// On a model lab, the selected date's reports once they have loaded.
+    pub(crate) fn model_day(&self) -> Option<&super::worker::ModelDay> {
+        self.model.as_ref()?.day.as_ref().filter(|d| Some(d.check.business_date) == self.selected_date())
+    }
+
+    /// The audit, once it has run.
+    pub(crate) fn audit_report(&self) -> Option<&crate::reports::audit::AuditReport> {
+        match &self.audit {
+            Some(AuditState::Done(report)) => Some(report),
+            _ => None,
+        }
+    }
+
+    /// On the Audit screen, whether every foreign row of `d` matches (None: not audited, or
+    /// another screen).
+    pub(crate) fn audit_verdict(&self, d: NaiveDate) -> Option<bool> {
+        let report = self.audit_report().filter(|_| self.screen == Screen::Audit)?;
+        Some(report.rows.iter().filter(|r| r.business_date == d).all(|r| r.causes == [crate::reports::audit::Cause::Matches]))
+    }
+
+    /// The check the Overview shows: the view's, or the one sent ahead of it.
+    pub(crate) fn check_shown(&self) -> Option<&crate::reports::check::CheckReport> {
+        self.view.as_ref().map(|v| &v.check).or(self.head.as_ref()).filter(|c| Some(c.business_date) == self.selected_date())
+    }
+
+    /// The table the current screen's rows move through.
+    pub fn current_table(&self) -> Option<Table> {
+        self.behaviour().table(self)
+    }
+
+    /// The row under the cursor as an index into the report's own rows (the table may be sorted).
+    pub(crate) fn source_row(&self) -> usize {
+        match (self.cursor.sort, self.current_table()) {
+            (Some(s), Some(t)) => row_order(&t, Some(s)).get(self.cursor.row).copied().unwrap_or(self.cursor.row),
+            _ => self.cursor.row,
+        }
+    }
+
+    /// Sorts the table as `sort` says, keeping the cursor on the same row.
+    fn set_sort(&mut self, sort: Option<Sort>) {
+        let Some(t) = self.current_table() else { return };
+        let at = self.source_row();
+        self.cursor.sort = sort;
+        self.cursor.row = row_order(&t, sort).iter().position(|&i| i == at).unwrap_or(0);
+        self.message = match sort {
+            Some(s) => format!(
+                "sorted by {} {}",
+                t.columns.get(s.column).map(|c| c.label.as_str()).unwrap_or("?"),
+                if s.descending { "▼ (S reverses)" } else { "▲ (S reverses, s the next column)" }
+            ),
+            None => "unsorted: the report's own order".into(),
+        };
+    }
+
+    pub(crate) fn basket_visible(&self, b: &crate::reports::baskets::ResentBasket) -> bool {
+        let country_ok = self.country_filter.as_ref().is_none_or(|c| &b.country == c);
+        let q = self.search.to_lowercase();
+        country_ok && (q.is_empty() || b.basket_id.to_lowercase().contains(&q) || b.store_id.to_lowercase().contains(&q))
+    }
+
+    fn clamp_row(&mut self) {
+        let n = self.current_table().map(|t| t.rows.len()).unwrap_or(0);
+        self.cursor.row = self.cursor.row.min(n.saturating_sub(1));
+    }
+
+    fn move_date(&mut self, delta: i64) {
+        let Some(snap) = &self.snapshot else { return };
+        if snap.dates.is_empty() {
+            return;
+        }
+        let next = (self.selected as i64 + delta).clamp(0, snap.dates.len() as i64 - 1) as usize;
+        if next != self.selected {
+            self.selected = next;
+            self.cursor.row = 0;
+            if let Some(d) = self.selected_date() {
+                self.load_date(d);
+            }
+        }
+    }
+
+    pub fn jump_to(&mut self, text: &str) {
+        let Some(snap) = &self.snapshot else { return };
+        // The command line's forms and words (`reports::day`): YYYY-MM-DD, MM-DD or yesterday.
+        let dates: Vec<NaiveDate> = snap.dates.iter().map(|d| d.business_date).collect();
+        let found = crate::reports::day::Day::parse(text).and_then(|day| day.resolve_in(&dates, snap.newest_upload)).and_then(|d| {
+            dates.iter().position(|x| *x == d).ok_or_else(|| format!("{d} holds no landed row; the navigator lists the dates that do"))
+        });
+        match found {
+            Ok(i) => {
+                self.selected = i;
+                self.cursor.row = 0;
+                if let Some(d) = self.selected_date() {
+                    self.load_date(d);
+                }
+            }
+            Err(why) => self.message = why,
+        }
+    }
+
+    /// The snapshot the selected row stands for (History's rows), from the report itself.
+    fn selected_snapshot(&self) -> Option<i64> {
+        self.behaviour().snapshot_at(self, self.source_row())
+    }
+
+    /// A key in a text field: its editing actions come from the key table (`Scope::Field`);
+    /// any other printable key without Ctrl or Alt is text. Every key is taken while it is open.
+    pub fn on_input_key(&mut self, ev: &ratatui::crossterm::event::KeyEvent) -> bool {
+        use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+        let Some(Popup::Input { kind, text }) = &mut self.popup else { return false };
+        match super::keys::active().edit_for(ev) {
+            Some(Action::CloseField) => self.popup = None,
+            Some(Action::Submit) => {
+                let (kind, text) = (kind.clone(), text.clone());
+                self.popup = None;
+                self.take_input(kind, text);
+            }
+            Some(Action::DeleteChar) => {
+                text.pop();
+            }
+            Some(Action::ClearLine) => text.clear(),
+            Some(Action::DeleteWord) => {
+                let kept = text.trim_end().rfind(' ').map(|i| i + 1).unwrap_or(0);
+                text.truncate(kept);
+            }
+            _ => match ev.code {
+                KeyCode::Char(_) if ev.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {}
+                KeyCode::Char(c) if !c.is_control() && text.len() < 64 => text.push(c),
+                _ => {}
+            },
+        }
+        true
+    }
+
+    /// What a text field's Enter does with its text: go to the date, or search.
+    fn take_input(&mut self, kind: InputKind, text: String) {
+        match kind {
+            InputKind::JumpToDate => self.jump_to(&text),
+            InputKind::ReopenBy(d) if text.trim().is_empty() => {
+                self.message = format!("{d} was not reopened: a reopening needs the name of who decides it");
+            }
+            InputKind::ReopenBy(d) => self.popup = Some(Popup::Input { kind: InputKind::ReopenReason(d, text), text: String::new() }),
+            InputKind::ReopenReason(d, _) if text.trim().is_empty() => {
+                self.message = format!("{d} was not reopened: a reopening needs a reason");
+            }
+            InputKind::ReopenReason(d, by) => {
+                self.start(format!("previewing a reopening of {d}"), Job::PreviewReopen(d, Reopening { reason: text, by }))
+            }
+            InputKind::SearchBaskets => {
+                self.search = text;
+                // Baskets filters by it; every screen then goes to the first row holding it.
+                self.cursor.row = self.current_table().map(|t| t.rows.len()).unwrap_or(0).saturating_sub(1);
+                if !self.search.is_empty() {
+                    self.next_match(1);
+                } else {
+                    self.cursor.row = 0;
+                }
+            }
+        }
+    }
+
+    /// A key in a question: the key table's answer (Confirm or Cancel); any other key is taken
+    /// and ignored while the question is open.
+    pub fn on_confirm_key(&mut self, ev: &ratatui::crossterm::event::KeyEvent) -> bool {
+        let Some(Popup::Confirm { what, .. }) = &self.popup else { return false };
+        let what = what.clone();
+        match super::keys::active().answer_for(ev) {
+            Some(Action::Confirm) => {
+                self.popup = None;
+                match what {
+                    Confirmable::Rebuild { date, late_days } => {
+                        self.start(format!("rebuilding {date}"), Job::Rebuild { date, late_days, fail_after: None })
+                    }
+                    Confirmable::Rollback(s) => self.start(format!("rolling back to snapshot {s}"), Job::Rollback(s)),
+                    Confirmable::Reset => self.start("resetting the lab", Job::Reset),
+                    Confirmable::LandNext => self.start("landing the next upload and running v2", Job::LandNext),
+                    Confirmable::LandCorrection => self.start("landing the next correction and running v2", Job::LandCorrection),
+                    Confirmable::Reopen { date, decision } => self.start(format!("reopening {date}"), Job::Reopen(date, decision)),
+                }
+            }
+            Some(Action::Cancel) => {
+                self.popup = None;
+                self.message = "cancelled; nothing changed".into();
+            }
+            _ => {}
+        }
+        true
+    }
+}
