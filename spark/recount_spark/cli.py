@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from recount_spark import model, model_warehouse
+from recount_spark.answers import Landing, NaiveAnswer, RebuildAnswer, ReopenAnswer, RollbackAnswer, Run, RunAnswer, StoresLanded
 from recount_spark.evidence import cmd_evidence
 from recount_spark.mirror import data_files as mirror_data_files
 from recount_spark.mirror import foreign_table
@@ -45,8 +46,8 @@ def cmd_run(a: argparse.Namespace) -> None:
     w.digits = {c: int(n) for c, n in (p.split("=") for p in a.digits.split(",") if p)}
     if len(uploads) <= 3:
         w.only(uploads, a.late_days)
-    runs: list[dict[str, Any]] = []
-    landings: list[dict[str, Any]] = []
+    runs: list[Run] = []
+    landings: list[Landing] = []
     total = len(uploads) + (len(uploads) if a.daily else 1)
     step = 0
 
@@ -59,7 +60,7 @@ def cmd_run(a: argparse.Namespace) -> None:
         """Landing held this upload back (a file it could not read whole): it gets no run."""
         return any(r["upload"] == str(u) and r.get("held") for r in landings)
 
-    stores: dict[str, Any] = {"changed": [], "readmitted": [], "removed": [], "rederived_files": 0}
+    stores: StoresLanded = {"changed": [], "readmitted": [], "removed": [], "rederived_files": 0}
 
     def land(batch: list[dt.date]) -> None:
         """Lands `batch`, then rebuilds for any store correction pending (its own run, first)."""
@@ -94,7 +95,8 @@ def cmd_run(a: argparse.Namespace) -> None:
                 tick(f"v2 run of upload {u}")
                 runs.append(w.v2_run(u, a.late_days, a.trigger))
     progress("fingerprint", step, total)
-    emit("result", landings=landings, stores=stores, runs=runs, fingerprint=w.fingerprint())
+    answer: RunAnswer = {"landings": landings, "stores": stores, "runs": runs, "fingerprint": w.fingerprint()}
+    emit("result", **answer)
     release(w.spark)
 
 
@@ -112,7 +114,8 @@ def cmd_rollback(a: argparse.Namespace) -> None:
     # What the rollback goes back to, read by time travel (VERSION AS OF) before it moves.
     target = w.fingerprint(a.snapshot)
     done = w.rollback(a.snapshot)
-    emit("result", **done, target_fingerprint=target, fingerprint=w.fingerprint())
+    answer: RollbackAnswer = {**done, "target_fingerprint": target, "fingerprint": w.fingerprint()}
+    emit("result", **answer)
     release(w.spark)
 
 
@@ -120,21 +123,24 @@ def cmd_reopen(a: argparse.Namespace) -> None:
     w = Warehouse(a)
     before = w.fingerprint()
     run = w.reopen(dt.date.fromisoformat(a.date), a.reason, a.by, a.late_days)
-    emit("result", runs=[run], before=before, fingerprint=w.fingerprint())
+    answer: ReopenAnswer = {"runs": [run], "before": before, "fingerprint": w.fingerprint()}
+    emit("result", **answer)
     release(w.spark)
 
 
 def cmd_rebuild(a: argparse.Namespace) -> None:
     w = Warehouse(a)
     run = w.rebuild([dt.date.fromisoformat(d) for d in a.dates.split(",")], a.late_days)
-    emit("result", runs=[run], fingerprint=w.fingerprint())
+    answer: RebuildAnswer = {"runs": [run], "fingerprint": w.fingerprint()}
+    emit("result", **answer)
     release(w.spark)
 
 
 def cmd_naive(a: argparse.Namespace) -> None:
     w = Warehouse(a)
     done = w.naive(dt.date.fromisoformat(a.date))
-    emit("result", **done, fingerprint=w.fingerprint())
+    answer: NaiveAnswer = {**done, "fingerprint": w.fingerprint()}
+    emit("result", **answer)
     release(w.spark)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from recount_spark.answers import Landing, StoresLanded
 from recount_spark.lines import judged
 from recount_spark.parse import FILE_NAME, PARSED_DDL, PARSED_FIELDS, arrow_schema, printable
 from recount_spark.source import Source, _row, contract_line, file_batch, file_lines, load, read_stores
@@ -54,7 +55,7 @@ class StorePlan:
     # How the world's files read (its recount.toml, or the contract's layout).
     source: Source = field(default_factory=Source)
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> StoresLanded:
         return {
             "changed": [describe_change(n["store_id"], tuple(o[f] for f in FIELDS), tuple(n[f] for f in FIELDS))  # type: ignore[arg-type]
                         for o, n in self.changes],
@@ -64,7 +65,7 @@ class StorePlan:
         }
 
 
-def land(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[dict[str, Any]], StorePlan]:
+def land(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[Landing], StorePlan]:
     with timed("land: stores and plan"):
         todo, reports, stores = plan(w, world, uploads)
     if todo:
@@ -74,7 +75,7 @@ def land(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[dict[st
     return reports, stores
 
 
-def plan(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[ToLand], list[dict[str, Any]], StorePlan]:
+def plan(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[ToLand], list[Landing], StorePlan]:
     src = load(world)
     landed = {s["store_id"]: s for s in stores_now(w.path)}
     offered = {s["store_id"]: s for s in read_stores(src, world)}
@@ -82,12 +83,12 @@ def plan(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[ToLand]
     removed = sorted(i for i in landed if i not in offered)
     merged = sorted([*offered.values(), *(landed[i] for i in removed)], key=lambda s: s["store_id"])
     stores = StorePlan(merged, changes, removed, landed_now=landed)
-    reports: list[dict[str, Any]] = []
+    reports: list[Landing] = []
     todo: list[ToLand] = []
     for u in uploads:
         part = src.partition_dir(world, u)
         names = src.files(world, u)
-        report: dict[str, Any] = {
+        report: Landing = {
             "upload": str(u), "new": [], "corrected": [], "unchanged": [], "missing": [], "events": 0, "quarantined": 0, "held": None,
         }
         for n in names:
@@ -167,7 +168,7 @@ def record_stores(w: Warehouse, stores: StorePlan) -> None:
         w.spark.createDataFrame(stores.stores, schema=w.spark.table(STORES).schema).writeTo(STORES).overwrite(F.lit(True))
 
 
-def write(w: Warehouse, todo: list[ToLand], reports: list[dict[str, Any]], stores: StorePlan) -> list[dict[str, Any]]:
+def write(w: Warehouse, todo: list[ToLand], reports: list[Landing], stores: StorePlan) -> list[Landing]:
     from pyspark.sql import Row
     from pyspark.sql import functions as F
 

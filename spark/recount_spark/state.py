@@ -9,6 +9,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from recount_spark.answers import Fingerprint
 from recount_spark.tables import hashes_in, prop, summary_of, windows_in
 
 
@@ -173,7 +174,7 @@ def gold_chunks(table: Any, snapshot_id: int | None = None) -> Iterator[tuple[in
         yield len(rows), "\n".join(line(r) for r in rows)
 
 
-def pyiceberg_fingerprint(warehouse: str, as_of: int | None = None) -> dict[str, Any]:
+def pyiceberg_fingerprint(warehouse: str, as_of: int | None = None) -> Fingerprint:
     n, md5 = text_md5(gold_chunks(static_table(warehouse, "daily_store_sales"), as_of))
     return {"rows": n, "md5": md5, "as_of": as_of, "reader": "pyiceberg"}
 

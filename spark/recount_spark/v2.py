@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from recount_spark import state
+from recount_spark.answers import BeyondWindow, Run, RunDate
 from recount_spark.tables import GOLD, HASH, NAIVE, SILVER, SKIPPED, STORE_CHANGES, WINDOW, prop, writer
 from recount_spark.wire import timed
 
@@ -16,14 +17,15 @@ if TYPE_CHECKING:
     from recount_spark.warehouse import Warehouse
 
 
-def v2_run(w: Warehouse, upload: dt.date, late_days: int, trigger: str) -> dict[str, Any]:
+def v2_run(w: Warehouse, upload: dt.date, late_days: int, trigger: str) -> Run:
     with timed("state"):
         cells, date_hashes = w.state(late_days)
     affected, beyond = affected_and_beyond(cells, [upload], w.windows)
-    result: dict[str, Any] = {
+    beyond_rows: list[BeyondWindow] = [{"business_date": str(d), "currency": cur, "rows": n, "revenue_minor": r}
+                                       for (_, d, cur), (n, r) in sorted(beyond.items())]
+    result: Run = {
         "upload": str(upload), "trigger": trigger, "late_days": late_days, "action": "skipped", "dates": [],
-        "beyond_window": [{"business_date": str(d), "currency": cur, "rows": n, "revenue_minor": r}
-                          for (_, d, cur), (n, r) in sorted(beyond.items())],
+        "beyond_window": beyond_rows,
     }
     props = {prop("upload"): str(upload), prop("trigger"): trigger}
     corrected = w.corrected(upload)
@@ -33,7 +35,7 @@ def v2_run(w: Warehouse, upload: dt.date, late_days: int, trigger: str) -> dict[
     return rewrite(w, sorted(affected), date_hashes, late_days, result, props, f"after-silver:{upload}")
 
 
-def v2_range(w: Warehouse, uploads: list[dt.date], late_days: int) -> dict[str, Any]:
+def v2_range(w: Warehouse, uploads: list[dt.date], late_days: int) -> Run:
     """A range of uploads in one pass, as the lab's run_range: the union of the dates their
     per-upload runs would rebuild, under one overwritePartitions() per table, one gold snapshot
     naming every upload. A date's input hash does not depend on the run, so each is the one the
@@ -42,10 +44,11 @@ def v2_range(w: Warehouse, uploads: list[dt.date], late_days: int) -> dict[str, 
         cells, date_hashes = w.state(late_days)
     affected, beyond = affected_and_beyond(cells, uploads, w.windows)
     detail = f"backfill of uploads {name_runs(uploads)}"
-    result: dict[str, Any] = {
+    beyond_rows: list[BeyondWindow] = [{"upload": str(u), "business_date": str(d), "currency": cur, "rows": n, "revenue_minor": r}
+                                       for (u, d, cur), (n, r) in sorted(beyond.items())]
+    result: Run = {
         "upload": None, "trigger": "backfill", "detail": detail, "late_days": late_days, "action": "skipped", "dates": [],
-        "beyond_window": [{"upload": str(u), "business_date": str(d), "currency": cur, "rows": n, "revenue_minor": r}
-                          for (u, d, cur), (n, r) in sorted(beyond.items())],
+        "beyond_window": beyond_rows,
     }
     props = {prop("trigger"): "backfill", prop("detail"): detail, prop("uploads"): ",".join(map(str, sorted(uploads)))}
     return rewrite(w, sorted(affected), date_hashes, late_days, result, props, "after-silver:range")
@@ -88,7 +91,7 @@ def name_runs(dates: list[dt.date]) -> str:
     return ", ".join(str(a) if a == b else f"{a}..{b}" for a, b in runs)
 
 
-def v2_store_changes(w: Warehouse, late_days: int) -> dict[str, Any] | None:
+def v2_store_changes(w: Warehouse, late_days: int) -> Run | None:
     """The v2 run the landed store corrections need (None when none is pending), as the lab's
     run_store_changes: every date holding a corrected store's events in the file versions
     re-derived for it, or the versions they replaced, rebuilt under the window rule and
@@ -111,8 +114,8 @@ def v2_store_changes(w: Warehouse, late_days: int) -> dict[str, Any] | None:
                               (c["new_country"], c["new_timezone"], c["new_currency"]))
         for c in pending
     )
-    result: dict[str, Any] = {"upload": None, "trigger": "store", "detail": detail, "late_days": late_days, "action": "skipped",
-                              "dates": [], "beyond_window": []}
+    result: Run = {"upload": None, "trigger": "store", "detail": detail, "late_days": late_days, "action": "skipped",
+                   "dates": [], "beyond_window": []}
     props = {prop("trigger"): "store", prop("detail"): detail, prop("store-changes"): ",".join(str(c["change_id"]) for c in pending)}
     result = rewrite(w, sorted(dates), date_hashes, late_days, result, props, "after-silver:store")
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
@@ -142,8 +145,8 @@ def by_window(dates: list[dt.date], kept: dict[dt.date, int], late_days: int) ->
 
 
 def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple[str, int]], late_days: int,
-            result: dict[str, Any], props: dict[str, str], crash_point: str,
-            reopen: tuple[dt.date, int] | None = None) -> dict[str, Any]:
+            result: Run, props: dict[str, str], crash_point: str,
+            reopen: tuple[dt.date, int] | None = None) -> Run:
     """The dates whose input hash changed get a new silver and gold, each written by one
     overwritePartitions() of exactly those dates, silver first; gold's commit, with the run's
     evidence as snapshot properties, is the run's commit point. A date with a kept window is
@@ -162,13 +165,14 @@ def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple
     hashes = {d: date_hashes[d] for d in dates}
     changed = [d for d in dates if w.hashes.get(d) != hashes[d][0]]
     for d in dates:
-        result["dates"].append({"business_date": str(d), "action": "overwrite" if d in changed else "skip",
-                                "input_rows": hashes[d][1], "input_hash": hashes[d][0]})
+        entry: RunDate = {"business_date": str(d), "action": "overwrite" if d in changed else "skip",
+                          "input_rows": hashes[d][1], "input_hash": hashes[d][0]}
+        result["dates"].append(entry)
     # What the lab's snapshot record keeps too: the dates whose inputs were unchanged, and the
     # run's rows that arrived past their date's window.
     props = {**props, prop("late-days"): str(late_days),
              prop("skipped-dates"): ",".join(str(d) for d in dates if d not in changed),
-             prop("beyond-window-rows"): str(sum(b["rows"] for b in result.get("beyond_window", [])))}
+             prop("beyond-window-rows"): str(sum(b["rows"] for b in result["beyond_window"]))}
     if not changed:
         record_skip(w, props)
         return result
@@ -222,7 +226,10 @@ def rewrite(w: Warehouse, dates: list[dt.date], date_hashes: dict[dt.date, tuple
         d = dt.date.fromisoformat(entry["business_date"])
         if d in changed:
             entry["silver_rows"], entry["gold_rows"] = counts.get(d, (0, 0))
-    result.update(action="overwrite", run=run_id, snapshot_id=gold_snapshot, silver_snapshot_id=silver_snapshot)
+    result["action"] = "overwrite"
+    result["run"] = run_id
+    result["snapshot_id"] = gold_snapshot
+    result["silver_snapshot_id"] = silver_snapshot
     return result
 
 
@@ -235,7 +242,7 @@ def record_skip(w: Warehouse, props: dict[str, str]) -> None:
     w.spark.createDataFrame(row, "properties STRING, at TIMESTAMP").writeTo(SKIPPED).append()
 
 
-def reopen(w: Warehouse, d: dt.date, reason: str, by: str, late_days: int) -> dict[str, Any]:
+def reopen(w: Warehouse, d: dt.date, reason: str, by: str, late_days: int) -> Run:
     """Finance reopens closed date `d`, as the lab's lake::reopen: its current rows past its
     window's far end go into silver and gold under a window widened to the newest upload that
     holds them, in one run whose gold snapshot names who decided, why, and what it took in.
@@ -249,35 +256,42 @@ def reopen(w: Warehouse, d: dt.date, reason: str, by: str, late_days: int) -> di
     wider = (max(r.newest for r in plan) - d).days
     uploads = sorted({u for r in plan for u in r.uploads})
     detail = f"reopened by {by}: {reason}"
-    result: dict[str, Any] = {
+    result: Run = {
         "upload": None, "trigger": "reopen", "detail": detail, "late_days": late_days, "action": "skipped", "dates": [],
-        "beyond_window": [], "reopened": {
-            "business_date": str(d), "late_days": window, "wider_late_days": wider, "rows": sum(r.rows for r in plan),
-            "baskets": sum(r.baskets for r in plan), "revenue": {r.currency: r.revenue_minor for r in plan},
-            "uploads": [str(u) for u in uploads]},
+        "beyond_window": [],
     }
+    # What the date takes in is the gold snapshot's evidence (its properties), as the lab's
+    # snapshot record keeps it.
     props = {prop("trigger"): "reopen", prop("detail"): detail, prop("reason"): reason, prop("by"): by,
              prop("reopened"): str(d), prop("uploads"): ",".join(map(str, uploads)),
-             prop("taken-baskets"): str(result["reopened"]["baskets"])}
+             prop("taken-baskets"): str(sum(r.baskets for r in plan))}
     for r in plan:
         props[prop("taken-revenue.") + r.currency] = str(r.revenue_minor)
     return rewrite(w, [d], {}, late_days, result, props, "after-silver:reopen", reopen=(d, wider))
 
 
-def rebuild(w: Warehouse, dates: list[dt.date], late_days: int) -> dict[str, Any]:
+def rebuild(w: Warehouse, dates: list[dt.date], late_days: int) -> Run:
     """A rebuild of named dates under window `late_days`, as the lab's rebuild_dates: each date
     whose inputs changed since its version was built gets a new silver and gold; unchanged ones
     are skipped, and a rebuild of nothing but those writes no snapshot."""
     w.few = True  # a few dates: events read straight from Iceberg, not cached whole
     w.events()
     detail = "rebuild of " + ", ".join(map(str, sorted(dates)))
-    result: dict[str, Any] = {"upload": None, "trigger": "manual", "detail": detail, "late_days": late_days,
-                              "action": "skipped", "dates": [], "beyond_window": []}
+    result: Run = {"upload": None, "trigger": "manual", "detail": detail, "late_days": late_days,
+                   "action": "skipped", "dates": [], "beyond_window": []}
     props = {prop("trigger"): "manual", prop("detail"): detail}
     return rewrite(w, sorted(dates), w.window_hashes(sorted(dates), late_days), late_days, result, props, "after-silver:rebuild")
 
 
-def naive(w: Warehouse, run_date: dt.date) -> dict[str, Any]:
+class NaiveDone(TypedDict):
+    """What one v1 run appended."""
+
+    run_date: str
+    rows_added: int
+    snapshot_id: int | None
+
+
+def naive(w: Warehouse, run_date: dt.date) -> NaiveDone:
     """v1 for `run_date`, as the lab's: the upload's current events of that business date, per
     store, appended to naive_daily_sales (one snapshot, its run date and trigger as properties)."""
     w.few = True

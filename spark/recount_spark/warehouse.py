@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-from typing import Any
+from typing import Any, TypedDict
 
 from recount_spark import land, state, v2
+from recount_spark.answers import Fingerprint, Landing, Run
 from recount_spark.session import session
 from recount_spark.sql import Sql
 from recount_spark.tables import GOLD, SILVER, TABLES, prop, summary_of
@@ -15,6 +16,13 @@ from recount_spark.wire import progress, timed
 # Per upload its cells; per date its (input hash, rows).
 Cells = dict[dt.date, list[Any]]
 Hashes = dict[dt.date, tuple[str, int]]
+
+
+class RolledBack(TypedDict):
+    """What a rollback moved gold and silver back to."""
+
+    snapshot_id: int
+    silver_snapshot_id: int | None
 
 
 class Warehouse:
@@ -142,25 +150,25 @@ class Warehouse:
         """A landing wrote these uploads: their cells and the dates they carry are read again."""
         self._dirty |= uploads
 
-    def land(self, world: str, uploads: list[dt.date]) -> tuple[list[dict[str, Any]], land.StorePlan]:
+    def land(self, world: str, uploads: list[dt.date]) -> tuple[list[Landing], land.StorePlan]:
         return land.land(self, world, uploads)
 
-    def v2_run(self, upload: dt.date, late_days: int, trigger: str) -> dict[str, Any]:
+    def v2_run(self, upload: dt.date, late_days: int, trigger: str) -> Run:
         return v2.v2_run(self, upload, late_days, trigger)
 
-    def v2_range(self, uploads: list[dt.date], late_days: int) -> dict[str, Any]:
+    def v2_range(self, uploads: list[dt.date], late_days: int) -> Run:
         return v2.v2_range(self, uploads, late_days)
 
-    def v2_store_changes(self, late_days: int) -> dict[str, Any] | None:
+    def v2_store_changes(self, late_days: int) -> Run | None:
         return v2.v2_store_changes(self, late_days)
 
-    def reopen(self, d: dt.date, reason: str, by: str, late_days: int) -> dict[str, Any]:
+    def reopen(self, d: dt.date, reason: str, by: str, late_days: int) -> Run:
         return v2.reopen(self, d, reason, by, late_days)
 
-    def rebuild(self, dates: list[dt.date], late_days: int) -> dict[str, Any]:
+    def rebuild(self, dates: list[dt.date], late_days: int) -> Run:
         return v2.rebuild(self, dates, late_days)
 
-    def naive(self, run_date: dt.date) -> dict[str, Any]:
+    def naive(self, run_date: dt.date) -> v2.NaiveDone:
         return v2.naive(self, run_date)
 
     def window_hashes(self, dates: list[dt.date], late_days: int) -> Hashes:
@@ -179,7 +187,7 @@ class Warehouse:
             f"{n} v{v}" for (u, n), (v, md5) in self.files.items() if u == upload and v > 1 and self.md5s.get((u, n, v - 1)) != md5
         )
 
-    def fingerprint(self, as_of: int | None = None) -> dict[str, Any]:
+    def fingerprint(self, as_of: int | None = None) -> Fingerprint:
         if as_of is None:
             self.spark.table(GOLD).createOrReplaceTempView("gold")
         else:
@@ -189,7 +197,7 @@ class Warehouse:
             rows, md5 = state.text_md5((r.rows, r.text) for r in self.sql("fingerprint", "chunks").toLocalIterator())
         return {"rows": rows, "md5": md5, "as_of": as_of, "reader": "spark"}
 
-    def rollback(self, snapshot: int) -> dict[str, Any]:
+    def rollback(self, snapshot: int) -> RolledBack:
         """Gold back to `snapshot` with Iceberg's rollback_to_snapshot, and silver to the snapshot
         that run wrote (silver first: gold's current snapshot is what runs read hashes from)."""
         gold = state.static_table(self.path, "daily_store_sales")

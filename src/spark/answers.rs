@@ -36,6 +36,7 @@ pub(crate) fn holds_model(warehouse: &Path) -> bool {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub(crate) struct SparkFingerprint {
     pub rows: i64,
     pub md5: String,
@@ -69,6 +70,7 @@ impl Report for SparkFingerprint {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub struct Landing {
     pub upload: NaiveDate,
     pub new: Vec<String>,
@@ -86,6 +88,7 @@ pub struct Landing {
 /// What the landings did to the stores: the corrections (in words, as history names them), the
 /// stores stores.csv no longer lists (kept), and the file versions re-derived for the corrections.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub struct StoresLanded {
     pub changed: Vec<String>,
     /// Stores stores.csv adds whose lines had been quarantined as an unknown store.
@@ -108,6 +111,7 @@ impl SparkRun {
 
 /// The file that held an upload back, and why.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub struct HeldFile {
     pub file: String,
     pub reason: String,
@@ -121,6 +125,7 @@ impl SparkRunReport {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub(crate) struct RunDate {
     pub business_date: NaiveDate,
     pub action: String,
@@ -133,6 +138,7 @@ pub(crate) struct RunDate {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub struct Beyond {
     /// The upload that brought the rows, in a run over a range (else the run's own).
     #[serde(default)]
@@ -144,6 +150,7 @@ pub struct Beyond {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub(crate) struct SparkRun {
     /// The upload the run is for; None for a store correction's run.
     pub upload: Option<NaiveDate>,
@@ -166,6 +173,7 @@ pub(crate) struct SparkRun {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub(crate) struct SparkRunReport {
     pub landings: Vec<Landing>,
     #[serde(default)]
@@ -333,218 +341,33 @@ impl Report for SparkRunReport {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct IcebergSnapshot {
-    pub snapshot_id: i64,
-    pub parent_id: Option<i64>,
-    pub committed_at: String,
-    pub operation: Option<String>,
-    pub current: bool,
-    pub current_ancestor: bool,
-    pub properties: std::collections::BTreeMap<String, String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct IcebergSnapshotsReport {
-    pub table: String,
-    pub snapshots: Vec<IcebergSnapshot>,
-}
-
-impl Report for IcebergSnapshotsReport {
-    fn kind(&self) -> &'static str {
-        "spark-snapshots"
-    }
-    fn headline(&self) -> String {
-        format!("{}: {} Iceberg snapshot(s), oldest first", self.table, self.snapshots.len())
-    }
-    fn tables(&self) -> Vec<Table> {
-        let mut t = Table::new(
-            "",
-            &[
-                ("snapshot_id", "snapshot id"),
-                ("parent_id", "parent"),
-                ("committed_at", "committed at"),
-                ("operation", "operation"),
-                ("current", "current"),
-                ("run", "run"),
-                ("upload", "upload"),
-                ("trigger", "trigger"),
-                ("dates", "dates"),
-                ("properties", "properties"),
-            ],
-        );
-        // These properties have columns of their own; the rest are listed in the last one.
-        use crate::warehouse::keys;
-        let own = [keys::RUN, keys::UPLOAD, keys::TRIGGER, keys::DATES].map(crate::warehouse::PropKey::full);
-        for s in &self.snapshots {
-            let p = |k: &str| s.properties.get(k).map(Cell::text).unwrap_or(Cell::Empty);
-            let rest: Vec<String> = s.properties.iter().filter(|(k, _)| !own.contains(k)).map(|(k, v)| format!("{k}={v}")).collect();
-            t.push_flagged(
-                vec![
-                    Cell::text(s.snapshot_id.to_string()),
-                    s.parent_id.map(|p| Cell::text(p.to_string())).unwrap_or(Cell::Empty),
-                    Cell::text(&s.committed_at),
-                    s.operation.as_deref().map(Cell::text).unwrap_or(Cell::Empty),
-                    Cell::text(if s.current {
-                        "current"
-                    } else if s.current_ancestor {
-                        "ancestor"
-                    } else {
-                        ""
-                    }),
-                    p(&own[0]),
-                    p(&own[1]),
-                    p(&own[2]),
-                    p(&own[3]),
-                    Cell::text(rest.join("; ")),
-                ],
-                s.current.then_some(Status::Pass),
-            );
-        }
-        vec![t]
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct StoreGold {
-    pub store_id: String,
-    pub country: String,
-    pub currency: String,
-    pub baskets: i64,
-    pub revenue_minor: i64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct GoldOfDate {
-    pub business_date: NaiveDate,
-    pub snapshot_id: Option<i64>,
-    pub rows: Vec<StoreGold>,
-}
-
-/// Spark's gold of a date beside the lab's, store by store.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct SparkCheck {
-    pub business_date: NaiveDate,
-    pub spark_snapshot_id: Option<i64>,
-    pub lab: PathBuf,
-    pub stores: Vec<StoreComparison>,
-    pub agree: bool,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct StoreComparison {
-    pub store_id: String,
-    pub country: String,
-    pub currency: String,
-    pub spark_baskets: i64,
-    pub lab_baskets: i64,
-    pub spark_revenue_minor: i64,
-    pub lab_revenue_minor: i64,
-    pub agree: bool,
-}
-
-impl SparkCheck {
-    pub fn new(business_date: NaiveDate, spark: GoldOfDate, lab_dir: &Path, lab: Vec<crate::store::StoreFigures>) -> SparkCheck {
-        let lab: Vec<StoreGold> = lab
-            .into_iter()
-            .map(|r| StoreGold {
-                store_id: r.store_id,
-                country: r.country,
-                currency: r.currency,
-                baskets: r.baskets,
-                revenue_minor: r.revenue_minor,
-            })
-            .collect();
-        // Each store's row on either side; a store agrees when both rows are the same row.
-        let mut pairs: std::collections::BTreeMap<&str, (Option<&StoreGold>, Option<&StoreGold>)> = Default::default();
-        for r in &spark.rows {
-            pairs.entry(&r.store_id).or_default().0 = Some(r);
-        }
-        for r in &lab {
-            pairs.entry(&r.store_id).or_default().1 = Some(r);
-        }
-        let stores: Vec<StoreComparison> = pairs
-            .into_iter()
-            .filter_map(|(store_id, (s, l))| {
-                let shown = s.or(l)?;
-                Some(StoreComparison {
-                    store_id: store_id.to_string(),
-                    country: shown.country.clone(),
-                    currency: shown.currency.clone(),
-                    spark_baskets: s.map_or(0, |r| r.baskets),
-                    lab_baskets: l.map_or(0, |r| r.baskets),
-                    spark_revenue_minor: s.map_or(0, |r| r.revenue_minor),
-                    lab_revenue_minor: l.map_or(0, |r| r.revenue_minor),
-                    agree: s == l,
-                })
-            })
-            .collect();
-        let agree = stores.iter().all(|s| s.agree);
-        SparkCheck { business_date, spark_snapshot_id: spark.snapshot_id, lab: lab_dir.to_path_buf(), stores, agree }
-    }
-}
-
-impl Report for SparkCheck {
-    fn kind(&self) -> &'static str {
-        "spark-check"
-    }
-    fn business_date(&self) -> Option<chrono::NaiveDate> {
-        Some(self.business_date)
-    }
-    fn headline(&self) -> String {
-        format!(
-            "spark check {}: Iceberg gold (snapshot {}) beside the lab at {}",
-            self.business_date,
-            self.spark_snapshot_id.map(|s| s.to_string()).unwrap_or_else(|| "none".into()),
-            self.lab.display()
-        )
-    }
-    fn tables(&self) -> Vec<Table> {
-        let mut t = Table::new(
-            "",
-            &[
-                ("store_id", "store"),
-                ("country", "country"),
-                ("spark_baskets", "spark baskets"),
-                ("lab_baskets", "lab baskets"),
-                ("spark_revenue_minor", "spark revenue"),
-                ("lab_revenue_minor", "lab revenue"),
-                ("status", "status"),
-            ],
-        );
-        for s in &self.stores {
-            t.push_flagged(
-                vec![
-                    Cell::text(&s.store_id),
-                    Cell::text(&s.country),
-                    Cell::Int(s.spark_baskets),
-                    Cell::Int(s.lab_baskets),
-                    Cell::money(s.spark_revenue_minor, &s.currency),
-                    Cell::money(s.lab_revenue_minor, &s.currency),
-                    Cell::Status(if s.agree { Status::Pass } else { Status::Fail }),
-                ],
-                (!s.agree).then_some(Status::Fail),
-            );
-        }
-        vec![t]
-    }
-    fn notes(&self) -> Vec<Note> {
-        let differ = self.stores.iter().filter(|s| !s.agree).count();
-        vec![if self.agree {
-            Note { status: Status::Pass, text: format!("Spark and the lab agree on all {} store(s), to the minor unit", self.stores.len()) }
-        } else {
-            Note { status: Status::Fail, text: format!("{differ} of {} store(s) differ between Spark and the lab", self.stores.len()) }
-        }]
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct EvidenceReport {
     pub files: Vec<EvidenceFile>,
     pub comparison: serde_json::Value,
 }
 
+/// What `rebuild` did: its run, and gold after it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
+pub(crate) struct RebuildReport {
+    pub runs: Vec<SparkRun>,
+    pub fingerprint: SparkFingerprint,
+}
+
+/// What `naive` did: the rows v1 appended for a run date, its snapshot of v1's table, and gold's
+/// fingerprint, which v1 never moves.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
+pub(crate) struct NaiveAnswer {
+    pub run_date: NaiveDate,
+    pub rows_added: i64,
+    pub snapshot_id: Option<i64>,
+    pub fingerprint: SparkFingerprint,
+}
+
 /// What `recount spark reopen` did: its run, and gold before and after.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub(crate) struct ReopenReport {
     pub runs: Vec<SparkRun>,
     pub before: SparkFingerprint,
@@ -552,6 +375,7 @@ pub(crate) struct ReopenReport {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub(crate) struct RollbackReport {
     pub snapshot_id: i64,
     pub silver_snapshot_id: Option<i64>,
@@ -559,4 +383,103 @@ pub(crate) struct RollbackReport {
     pub target_fingerprint: SparkFingerprint,
     /// Gold after it: the same, or the rollback did not take.
     pub fingerprint: SparkFingerprint,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::de::DeserializeOwned;
+    use serde_json::{Value, json};
+    use std::collections::BTreeMap;
+
+    /// tests/corpus/answers.jsonl: each answer's fields and their types, as the driver's
+    /// TypedDicts (spark/recount_spark/answers.py) are held to them too.
+    fn schema() -> BTreeMap<String, Vec<(String, String)>> {
+        let text = include_str!("../../tests/corpus/answers.jsonl");
+        text.lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                let fields = v["fields"].as_object().unwrap().iter().map(|(k, t)| (k.clone(), t.as_str().unwrap().to_string())).collect();
+                (v["answer"].as_str().unwrap().to_string(), fields)
+            })
+            .collect()
+    }
+
+    /// A value of schema type `t`, with every field of an answer present.
+    fn sample(schema: &BTreeMap<String, Vec<(String, String)>>, t: &str) -> Value {
+        if let Some(inner) = t.strip_suffix('?') {
+            return sample(schema, inner);
+        }
+        if let Some(inner) = t.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+            return json!([sample(schema, inner)]);
+        }
+        match t {
+            "int" => json!(7),
+            "str" => json!("text"),
+            "bool" => json!(true),
+            "date" => json!("2026-06-29"),
+            answer => {
+                let fields = schema.get(answer).unwrap_or_else(|| panic!("the schema names no answer {answer}"));
+                Value::Object(fields.iter().map(|(k, t)| (k.trim_end_matches('?').to_string(), sample(schema, t))).collect())
+            }
+        }
+    }
+
+    /// The fields of `T` as it reads `v` and writes it again. In tests the answers deny a field
+    /// they do not have, so a field only the schema names fails here.
+    fn round_trip<T: DeserializeOwned + Serialize>(v: Value) -> Result<Vec<String>, String> {
+        let t: T = serde_json::from_value(v).map_err(|e| e.to_string())?;
+        Ok(serde_json::to_value(&t).unwrap().as_object().unwrap().keys().cloned().collect())
+    }
+
+    #[test]
+    fn every_answer_struct_has_exactly_the_schema_s_fields() {
+        let schema = schema();
+        assert!(schema.len() >= 12, "{}", schema.len());
+        for (answer, fields) in &schema {
+            let v = sample(&schema, answer);
+            let got = match answer.as_str() {
+                "Fingerprint" => round_trip::<SparkFingerprint>(v),
+                "HeldFile" => round_trip::<HeldFile>(v),
+                "Landing" => round_trip::<Landing>(v),
+                "StoresLanded" => round_trip::<StoresLanded>(v),
+                "RunDate" => round_trip::<RunDate>(v),
+                "BeyondWindow" => round_trip::<Beyond>(v),
+                "Run" => round_trip::<SparkRun>(v),
+                "RunAnswer" => round_trip::<SparkRunReport>(v),
+                "RollbackAnswer" => round_trip::<RollbackReport>(v),
+                "ReopenAnswer" => round_trip::<ReopenReport>(v),
+                "RebuildAnswer" => round_trip::<RebuildReport>(v),
+                "NaiveAnswer" => round_trip::<NaiveAnswer>(v),
+                other => panic!("no Rust struct reads the driver's {other}"),
+            };
+            let mut got = got.unwrap_or_else(|e| panic!("{answer}: {e}"));
+            let mut want: Vec<String> = fields.iter().map(|(k, _)| k.trim_end_matches('?').to_string()).collect();
+            got.sort();
+            want.sort();
+            assert_eq!(got, want, "{answer}: the Rust struct's fields against the schema's");
+        }
+    }
+
+    /// A key the schema marks as one the driver may leave out is one Rust reads when absent.
+    #[test]
+    fn an_answer_reads_without_the_keys_the_driver_may_leave_out() {
+        let schema = schema();
+        let mut cases = 0;
+        for (answer, fields) in schema.iter().filter(|(_, f)| f.iter().any(|(k, _)| k.ends_with('?'))) {
+            let mut v = sample(&schema, answer);
+            for (k, _) in fields.iter().filter(|(k, _)| k.ends_with('?')) {
+                v.as_object_mut().unwrap().remove(k.trim_end_matches('?'));
+            }
+            let read = match answer.as_str() {
+                "RunDate" => round_trip::<RunDate>(v),
+                "BeyondWindow" => round_trip::<Beyond>(v),
+                "Run" => round_trip::<SparkRun>(v),
+                other => panic!("{other} has keys the driver may leave out: add it here"),
+            };
+            assert!(read.is_ok(), "{answer}: {read:?}");
+            cases += 1;
+        }
+        assert_eq!(cases, 3);
+    }
 }

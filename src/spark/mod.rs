@@ -18,9 +18,11 @@ use std::process::{Command, Stdio};
 
 mod answers;
 mod driver;
+mod reads;
 
 pub(crate) use answers::*;
 pub(crate) use driver::*;
+pub(crate) use reads::*;
 
 /// The Iceberg runtime the setup installs (Spark 3.5, Scala 2.12).
 pub(crate) const ICEBERG_JAR: &str = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar";
@@ -31,6 +33,7 @@ pub(crate) const HOME_VAR: &str = "RECOUNT_SPARK_HOME";
 const DRIVER: &[(&str, &str)] = &[
     ("__init__.py", include_str!("../../spark/recount_spark/__init__.py")),
     ("__main__.py", include_str!("../../spark/recount_spark/__main__.py")),
+    ("answers.py", include_str!("../../spark/recount_spark/answers.py")),
     ("cli.py", include_str!("../../spark/recount_spark/cli.py")),
     ("evidence.py", include_str!("../../spark/recount_spark/evidence.py")),
     ("fast.py", include_str!("../../spark/recount_spark/fast.py")),

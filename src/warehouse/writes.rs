@@ -5,7 +5,6 @@ use crate::lake::Lab;
 use crate::lake::snapshot::TriggerKind;
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, bail};
-use serde::Deserialize;
 use std::path::PathBuf;
 
 /// A write asked of a warehouse, from the explorer or the command line. Spark does it
@@ -64,16 +63,18 @@ impl Spark {
                 Ok(format!("spark rolled gold back to snapshot {n} (Iceberg {ice}): {}", r.fingerprint.line()))
             }
             Write::RetryV1(date) => {
-                let r: NaiveDone = driver.call("naive", &["--date".into(), date.to_string()], &mut on_progress)?;
+                let r: crate::spark::NaiveAnswer = driver.call("naive", &["--date".into(), date.to_string()], &mut on_progress)?;
                 Ok(format!(
-                    "spark ran v1 for {date}: appended {} row(s) (Iceberg snapshot {}); the v1 column now counts every run",
+                    "spark ran v1 for {}: appended {} row(s) (Iceberg snapshot {}); the v1 column now counts every run; gold is untouched: {}",
+                    r.run_date,
                     r.rows_added,
-                    r.snapshot_id.map(|s| s.to_string()).unwrap_or_else(|| "none".into())
+                    r.snapshot_id.map(|s| s.to_string()).unwrap_or_else(|| "none".into()),
+                    r.fingerprint.line()
                 ))
             }
             Write::Rebuild { date, late_days } => {
                 let args = vec!["--dates".to_string(), date.to_string(), "--late-days".into(), late_days.to_string()];
-                let r: crate::spark::ReopenReport = driver.call("rebuild", &args, &mut on_progress)?;
+                let r: crate::spark::RebuildReport = driver.call("rebuild", &args, &mut on_progress)?;
                 Ok(match r.runs.iter().find_map(|r| r.snapshot_id) {
                     Some(s) => format!("spark rebuilt {date}: gold snapshot {s}; {}", r.fingerprint.line()),
                     None => format!("spark found the inputs of {date} unchanged: nothing was rebuilt"),
@@ -86,11 +87,4 @@ impl Spark {
             }
         }
     }
-}
-
-/// What the driver's `naive` command answers.
-#[derive(Debug, Deserialize)]
-struct NaiveDone {
-    rows_added: i64,
-    snapshot_id: Option<i64>,
 }

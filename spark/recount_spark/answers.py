@@ -1,0 +1,132 @@
+"""What the driver answers, as types: each command's result and the parts it is made of.
+
+Rust reads these answers into its own structs (`src/spark/answers.rs`). One schema holds both
+sides together: `tests/corpus/answers.jsonl` names every field of every answer and its type,
+spark/tests/test_answers.py holds these TypedDicts to it, and a test beside the Rust structs
+holds those to it, so a field added, dropped or retyped on one side fails a test.
+
+A key that a TypedDict marks `NotRequired` is one the driver may leave out (the schema writes it
+with a trailing `?`); a type `X | None` is one it may send as null (the schema's `X?`). Dates
+travel as ISO text.
+"""
+
+# No `from __future__ import annotations` here: TypedDict reads `NotRequired` only from
+# annotations that are evaluated (Python 3.11).
+from typing import NotRequired, TypedDict
+
+
+class Fingerprint(TypedDict):
+    """Gold's fingerprint: its rows and the MD5 of its text, as of a snapshot (None: now)."""
+
+    rows: int
+    md5: str
+    as_of: int | None
+    reader: str
+
+
+class HeldFile(TypedDict):
+    """The file that held an upload back, and why."""
+
+    file: str
+    reason: str
+
+
+class Landing(TypedDict):
+    """What landing one upload did to its files."""
+
+    upload: str
+    new: list[str]
+    corrected: list[str]
+    unchanged: list[str]
+    missing: list[str]
+    events: int
+    quarantined: int
+    held: HeldFile | None
+
+
+class StoresLanded(TypedDict):
+    """What the landings did to the stores."""
+
+    changed: list[str]
+    readmitted: list[str]
+    removed: list[str]
+    rederived_files: int
+
+
+class RunDate(TypedDict):
+    """One date a v2 run looked at: rewritten or skipped, and its input hash."""
+
+    business_date: str
+    action: str
+    input_rows: int
+    input_hash: str
+    silver_rows: NotRequired[int]
+    gold_rows: NotRequired[int]
+
+
+class BeyondWindow(TypedDict):
+    """A run's rows that arrived past their date's window, per date and currency."""
+
+    upload: NotRequired[str]
+    business_date: str
+    currency: str
+    rows: int
+    revenue_minor: int
+
+
+class Run(TypedDict):
+    """One v2 run: what it was for, each date's fate, and the snapshots it wrote."""
+
+    upload: str | None
+    trigger: str
+    detail: NotRequired[str]
+    late_days: int
+    action: str
+    dates: list[RunDate]
+    beyond_window: list[BeyondWindow]
+    run: NotRequired[int]
+    snapshot_id: NotRequired[int | None]
+    silver_snapshot_id: NotRequired[int | None]
+    corrected: NotRequired[list[str]]
+
+
+class RunAnswer(TypedDict):
+    """`run`: the landings, the stores, the runs and gold's fingerprint after them."""
+
+    landings: list[Landing]
+    stores: StoresLanded
+    runs: list[Run]
+    fingerprint: Fingerprint
+
+
+class RollbackAnswer(TypedDict):
+    """`rollback`: the snapshots, gold as of the target read before, and gold after."""
+
+    snapshot_id: int
+    silver_snapshot_id: int | None
+    target_fingerprint: Fingerprint
+    fingerprint: Fingerprint
+
+
+class ReopenAnswer(TypedDict):
+    """`reopen`: its run, and gold before and after."""
+
+    runs: list[Run]
+    before: Fingerprint
+    fingerprint: Fingerprint
+
+
+class RebuildAnswer(TypedDict):
+    """`rebuild`: its run, and gold after."""
+
+    runs: list[Run]
+    fingerprint: Fingerprint
+
+
+class NaiveAnswer(TypedDict):
+    """`naive`: what v1 appended, and gold's fingerprint (v1 never touches gold)."""
+
+    run_date: str
+    rows_added: int
+    snapshot_id: int | None
+    fingerprint: Fingerprint
