@@ -937,8 +937,8 @@ fn the_late_screen_reopens_a_date_after_a_reason_and_a_confirmation_that_shows_t
 }
 
 /// On a model lab the worker serves the explorer's writes as the command line does them: U lands
-/// the world's next upload and runs v2, v retries v1, a rollback is a snapshot of its own; what
-/// a model lab does not do yet is an error that says so, and writes nothing.
+/// the world's next upload and runs v2, v retries v1, a rollback is a snapshot of its own and
+/// lands nothing.
 #[test]
 fn on_a_model_lab_the_worker_lands_the_next_upload_retries_v1_and_rolls_back() {
     use recount::tui::worker::Job;
@@ -978,9 +978,7 @@ fn on_a_model_lab_the_worker_lands_the_next_upload_retries_v1_and_rolls_back() {
     assert!(!day.check.v1.is_empty(), "the Overview counts v1 now");
     let back = done(server.serve(Job::Rollback(1)).unwrap());
     assert!(back.starts_with("rolled back to snapshot 1 as snapshot 3"), "{back}");
-    let refused = server.serve(Job::Reset).unwrap_err();
-    assert!(format!("{refused:#}").contains("reset it from the command line"), "{refused:#}");
-    assert_eq!(loaded(&mut server).overview.next_upload, Some(d("2026-06-20")), "the refused reset wrote nothing");
+    assert_eq!(loaded(&mut server).overview.next_upload, Some(d("2026-06-20")), "a rollback lands nothing");
 }
 
 /// The explorer's writes on a manufacturing lab: C lands the world's corrections one by one (the
@@ -1034,4 +1032,16 @@ fn the_explorer_lands_a_model_world_s_corrections_and_reopens_its_late_date() {
     // Reopened, the date holds nothing past its window: a second preview says so.
     let again = server.serve(Job::PreviewReopen(late, decision()));
     assert!(again.is_err_and(|e| format!("{e:#}").contains("nothing to reopen")), "a reopened date has nothing left past its window");
+
+    // A reset empties the lab; U then lands the model world's first upload again, and the
+    // explorer loads it as the model's.
+    let reset = done(server.serve(Job::Reset).unwrap());
+    assert!(reset.contains("is empty") && reset.contains("model manufacturing"), "{reset}");
+    assert!(server.lab.is_empty().unwrap(), "nothing is left in the lab");
+    let Reply::ModelLoaded(empty) = server.serve(Job::Load(None)).unwrap() else { panic!("the empty model lab's load") };
+    assert!(empty.dates.dates.is_empty() && empty.overview.next_upload == Some(day("2026-06-18")), "{:?}", empty.overview.next_upload);
+    let first = done(server.serve(Job::LandNext).unwrap());
+    assert!(first.contains("upload 2026-06-18 landed"), "{first}");
+    let Reply::ModelLoaded(load) = server.serve(Job::Load(None)).unwrap() else { panic!("the model's load") };
+    assert_eq!(load.overview.newest_upload, Some(day("2026-06-18")), "one upload landed since the reset");
 }

@@ -334,14 +334,26 @@ impl Store {
     pub fn model_file_versions(&self, upload: NaiveDate, file: &str) -> Result<Vec<ModelFile>> {
         FILE_VERSIONS.all(self, named_params! { "upload_date": upload, "file": file })
     }
+    // The reads of a list of dates answer none for no dates: `dates_of('')` would read one empty
+    // date, which does not cast, and an empty lab (a reset one) has no dates to ask about.
+
     /// What each of `uploads` holds per business date.
     pub fn model_upload_dates(&self, uploads: &[NaiveDate]) -> Result<Vec<UploadDate>> {
+        if uploads.is_empty() {
+            return Ok(Vec::new());
+        }
         UPLOAD_DATES.all(self, named_params! { "uploads": super::date_list(uploads) })
     }
     pub fn model_input_hashes(&self, dates: &[NaiveDate], late_days: u32) -> Result<Vec<InputHash>> {
+        if dates.is_empty() {
+            return Ok(Vec::new());
+        }
         INPUT_HASHES.all(self, named_params! { "dates": super::date_list(dates), "late_days": late_days })
     }
     pub fn model_current_versions(&self, dates: &[NaiveDate]) -> Result<Vec<ModelCurrentVersion>> {
+        if dates.is_empty() {
+            return Ok(Vec::new());
+        }
         CURRENT_VERSIONS.all(self, named_params! { "dates": super::date_list(dates) })
     }
     pub fn model_next_snapshot(&self) -> Result<i64> {

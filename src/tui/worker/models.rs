@@ -42,14 +42,21 @@ impl Server {
             Job::PreviewReopen(d, decision) => {
                 Ok(Reply::ReopenPreview(d, crate::lake::model::reopen_question(&self.lab, model, d, late)?, decision))
             }
-            Job::Reset => color_eyre::eyre::bail!("on a lab of model {}, reset it from the command line (`recount reset`)", model.name),
-            job => self.writing(|lab, setup| model_write(lab, setup, model, job)),
+            job => {
+                let reset = matches!(job, Job::Reset);
+                let reply = self.writing(|lab, setup| model_write(lab, setup, model, job));
+                if reset {
+                    // The recount of the files that were there is gone with them.
+                    self.model_recount = None;
+                }
+                reply
+            }
         }
     }
 }
 
 /// A write on a model lab: v1 retried, a date rebuilt or reopened, the world's next upload or
-/// correction landed and run, or a rollback.
+/// correction landed and run, a rollback, or the lab emptied.
 pub(super) fn model_write(lab: &mut Lab, setup: &Setup, model: &crate::model::Model, job: Job) -> Result<Reply> {
     use crate::lake::model as lab_model;
     let done = |text: String| Ok(Reply::Done(text));
@@ -102,6 +109,17 @@ pub(super) fn model_write(lab: &mut Lab, setup: &Setup, model: &crate::model::Mo
             let rewritten: Vec<String> = run.iter().flat_map(|r| r.rewritten.iter().map(NaiveDate::to_string)).collect();
             let what = if rewritten.is_empty() { "nothing, its inputs unchanged".to_string() } else { rewritten.join(", ") };
             done(format!("upload {u} landed ({} file(s)) and v2 rewrote {what}", landing.files.len()))
+        }
+        Job::Reset => {
+            // The lab stays the model's: its next landing (U) makes the model's tables again.
+            lab.reset()?;
+            done(format!(
+                "lab {} is empty; press {} to land the first upload of {} (model {})",
+                lab.root.display(),
+                crate::tui::keys::active().label_of(crate::tui::keys::Action::LandNext),
+                setup.world.display(),
+                model.name
+            ))
         }
         _ => color_eyre::eyre::bail!("a reading job reached the writer"),
     }
