@@ -130,3 +130,59 @@ class NaiveAnswer(TypedDict):
     rows_added: int
     snapshot_id: int | None
     fingerprint: Fingerprint
+
+
+class ModelLandedFile(TypedDict):
+    """One file a model's landing looked at, and what became of it."""
+
+    upload_date: str
+    file: str
+    version: int
+    status: str
+    records: int
+    quarantined: int
+
+
+class ModelLanding(TypedDict):
+    """What a model's landing did: its files, the dimension rows that changed, the uploads the
+    world lacks."""
+
+    model: str
+    files: list[ModelLandedFile]
+    dimension_changed: list[str]
+    missing: list[str]
+
+
+class ModelRun(TypedDict):
+    """One v2 run of a model: the dates it rewrote and skipped, and gold's fingerprint after it."""
+
+    uploads: list[str]
+    snapshot: int | None
+    rewritten: list[str]
+    skipped: list[str]
+    beyond_window: int
+    future_dated: int
+    fingerprint: str
+
+
+class ModelRunAnswer(TypedDict):
+    """`model-run`: the landing, the runs and gold's fingerprint after them."""
+
+    landing: ModelLanding
+    runs: list[ModelRun]
+    fingerprint: str
+
+
+class ModelRollbackAnswer(TypedDict):
+    """`model-rollback`: gold as of the snapshot, read before the rollback, and after it."""
+
+    model: str
+    snapshot_id: int
+    target: str
+    line: str
+
+
+class ModelFingerprintAnswer(TypedDict):
+    """`model-fingerprint`: gold's fingerprint line, in the model's table."""
+
+    line: str

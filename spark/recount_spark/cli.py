@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
 import os
 import re
@@ -14,7 +13,21 @@ from collections.abc import Callable
 from typing import Any
 
 from recount_spark import model, model_warehouse
-from recount_spark.answers import Landing, NaiveAnswer, RebuildAnswer, ReopenAnswer, RollbackAnswer, Run, RunAnswer, StoresLanded
+from recount_spark.answers import (
+    Landing,
+    ModelFingerprintAnswer,
+    ModelLandedFile,
+    ModelLanding,
+    ModelRun,
+    ModelRunAnswer,
+    NaiveAnswer,
+    RebuildAnswer,
+    ReopenAnswer,
+    RollbackAnswer,
+    Run,
+    RunAnswer,
+    StoresLanded,
+)
 from recount_spark.evidence import cmd_evidence
 from recount_spark.mirror import data_files as mirror_data_files
 from recount_spark.mirror import foreign_table
@@ -166,9 +179,9 @@ def cmd_model_run(a: argparse.Namespace) -> None:
     spark = session(a.warehouse, a.master, a.jar)
     sql = Sql(spark, a.queries)
     model_warehouse.ensure(spark, sql, held)
-    files: list[Any] = []
+    files: list[ModelLandedFile] = []
     missing: list[str] = []
-    runs: list[Any] = []
+    runs: list[ModelRun] = []
     batches = [[u] for u in uploads] if a.daily else [uploads]
     for i, batch in enumerate(batches):
         progress(f"landing {len(batch)} upload(s)", i, len(batches))
@@ -178,8 +191,9 @@ def cmd_model_run(a: argparse.Namespace) -> None:
         for u in batch:
             if str(u) not in absent:
                 runs.append(model_warehouse.run(spark, sql, a.warehouse, held, u, a.late_days))
-    landing = {"model": held["name"], "files": [dataclasses.asdict(f) for f in files], "dimension_changed": [], "missing": missing}
-    emit("result", landing=landing, runs=[dataclasses.asdict(r) for r in runs], fingerprint=model_warehouse.fingerprint(a.warehouse, held))
+    landing: ModelLanding = {"model": held["name"], "files": files, "dimension_changed": [], "missing": missing}
+    answer: ModelRunAnswer = {"landing": landing, "runs": runs, "fingerprint": model_warehouse.fingerprint(a.warehouse, held)}
+    emit("result", **answer)
     release(spark)
 
 
@@ -187,7 +201,8 @@ def cmd_model_fingerprint(a: argparse.Namespace) -> None:
     held = model_warehouse.warehouse_model(a.warehouse)
     if held is None:
         raise ValueError(f"{a.warehouse} holds no model's tables")
-    emit("result", model=held["name"], line=model_warehouse.fingerprint(a.warehouse, held, a.as_of))
+    answer: ModelFingerprintAnswer = {"line": model_warehouse.fingerprint(a.warehouse, held, a.as_of)}
+    emit("result", **answer)
 
 
 def cmd_model_rollback(a: argparse.Namespace) -> None:

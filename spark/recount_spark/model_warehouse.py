@@ -9,13 +9,13 @@ nothing to gold and is logged in model_skipped_runs. The SQL is queries/spark/mo
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import hashlib
 import os
 from typing import Any
 
 from recount_spark import model as m
+from recount_spark.answers import ModelLandedFile, ModelRollbackAnswer, ModelRun
 from recount_spark.parse import gunzip, is_blank
 from recount_spark.state import has_table, lineage, static_table
 from recount_spark.tables import HASH, NS, hashes_in, prop, summary_of
@@ -26,31 +26,6 @@ DIMENSION = f"{NS}.model_dimension"
 SKIPPED = f"{NS}.model_skipped_runs"
 DEFINITION = f"{NS}.model_definition"
 COLUMNS = 4, 4, 6  # grain, attributes, measures: bronze's fixed columns
-
-
-@dataclasses.dataclass
-class FileLanded:
-    """One file a landing looked at, as the lab's ModelLandedFile reads it."""
-
-    upload_date: str
-    file: str
-    version: int
-    status: str
-    records: int
-    quarantined: int
-
-
-@dataclasses.dataclass
-class RunDone:
-    """One v2 run, as the lab's ModelRun (src/lake/model.rs) reads it."""
-
-    uploads: list[str]
-    snapshot: int | None
-    rewritten: list[str]
-    skipped: list[str]
-    beyond_window: int
-    future_dated: int
-    fingerprint: str
 
 
 def gold_table(model: dict[str, Any]) -> str:
@@ -122,7 +97,7 @@ def _record_row(upload: dt.date, name: str, version: int, line: int, r: dict[str
             *pad(r["grain"], g), *pad(r["attributes"], a), *pad(r["measures"], ms))
 
 
-def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) -> tuple[list[FileLanded], list[str]]:
+def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) -> tuple[list[ModelLandedFile], list[str]]:
     """Lands `uploads` of `world`: a file whose bytes are new lands as its path's next version.
     Returns the files looked at, and the uploads the world does not have."""
     from pyspark.sql import Row
@@ -133,7 +108,7 @@ def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) 
         key = (r.upload_date, r.file_name)
         if key not in landed or r.version > landed[key][0]:
             landed[key] = (r.version, r.md5)
-    out: list[FileLanded] = []
+    out: list[ModelLandedFile] = []
     records: list[tuple[Any, ...]] = []
     files: list[Any] = []
     missing: list[str] = []
@@ -151,7 +126,8 @@ def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) 
             md5 = hashlib.md5(data).hexdigest()
             before = landed.get((u, name))
             if before and before[1] == md5:
-                out.append(FileLanded(str(u), name, before[0], "unchanged", 0, 0))
+                out.append({"upload_date": str(u), "file": name, "version": before[0], "status": "unchanged",
+                            "records": 0, "quarantined": 0})
                 continue
             version = before[0] + 1 if before else 1
             good = refused = 0
@@ -165,7 +141,8 @@ def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) 
                 good += 1
                 records.append(_record_row(u, name, version, i, r))
             files.append(Row(upload_date=u, file_name=name, version=version, md5=md5, records=good, quarantined=refused))
-            out.append(FileLanded(str(u), name, version, "new" if version == 1 else "corrected", good, refused))
+            out.append({"upload_date": str(u), "file": name, "version": version, "status": "new" if version == 1 else "corrected",
+                        "records": good, "quarantined": refused})
     if records:
         spark.createDataFrame(records, schema=spark.table(RECORDS).schema).writeTo(RECORDS).append()
     if files:
@@ -195,7 +172,7 @@ def gold_hashes(warehouse: str, model: dict[str, Any]) -> dict[str, str]:
     return hashes
 
 
-def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.date, late_days: int) -> RunDone:
+def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.date, late_days: int) -> ModelRun:
     """v2 for `upload`: its affected dates (any version's), those whose input changed rebuilt and
     their gold partitions replaced in one commit; none changed, nothing is committed."""
     affected: set[dt.date] = set()
@@ -219,7 +196,8 @@ def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.
 
             row = Row(upload=upload, dates=",".join(map(str, dates)), at=dt.datetime.now(dt.UTC).replace(tzinfo=None))
             spark.createDataFrame([row], schema=spark.table(SKIPPED).schema).writeTo(SKIPPED).append()
-        return RunDone([str(upload)], None, [], skipped, beyond, future, fingerprint(warehouse, model))
+        return {"uploads": [str(upload)], "snapshot": None, "rewritten": [], "skipped": skipped, "beyond_window": beyond,
+                "future_dated": future, "fingerprint": fingerprint(warehouse, model)}
     sql("model", "silver_rows", dates=changed, late_days=late_days).createOrReplaceTempView("silver")
     g, a, ms = len(model["grain"]), len(model.get("attributes", [])), len(model["measures"])
     cols = ["business_date", *[f"g{i + 1}" for i in range(g)], *[f"a{i + 1}" for i in range(a)], *[f"m{i + 1}" for i in range(ms)]]
@@ -244,11 +222,11 @@ def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.
     else:
         writer.overwrite(F.col("business_date").isin(changed))
     current = static_table(warehouse, model["gold"]).current_snapshot()
-    return RunDone([str(upload)], current.snapshot_id if current else None, [str(d) for d in changed], skipped, beyond, future,
-                   fingerprint(warehouse, model))
+    return {"uploads": [str(upload)], "snapshot": current.snapshot_id if current else None, "rewritten": [str(d) for d in changed],
+            "skipped": skipped, "beyond_window": beyond, "future_dated": future, "fingerprint": fingerprint(warehouse, model)}
 
 
-def rollback(spark: Any, warehouse: str, model: dict[str, Any], snapshot: int) -> dict[str, Any]:
+def rollback(spark: Any, warehouse: str, model: dict[str, Any], snapshot: int) -> ModelRollbackAnswer:
     """The model's gold back to `snapshot` with Iceberg's rollback_to_snapshot, through the table
     API (nothing formatted into SQL text); gold as of the snapshot is read first, by time travel.
     Each date's input hash is gold's lineage's, so the next run compares against the snapshot's."""

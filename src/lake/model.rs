@@ -65,6 +65,7 @@ pub fn model_for_landing(lab: &Lab, world: &Path, asked: Option<&Model>) -> Resu
 
 /// What one v2 run of an upload did.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub struct ModelRun {
     /// The uploads the run was for (one, or a backfill's range).
     pub uploads: Vec<NaiveDate>,

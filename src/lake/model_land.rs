@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 
 /// A file a landing looked at, and what became of it.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub struct ModelLandedFile {
     pub upload_date: NaiveDate,
     pub file: String,
@@ -29,6 +30,7 @@ pub struct ModelLandedFile {
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub struct ModelLanding {
     pub model: String,
     pub files: Vec<ModelLandedFile>,
