@@ -18,9 +18,9 @@ pub mod reports;
 pub mod spark;
 pub mod tui;
 pub mod warehouse;
-pub mod world;
 
 // The lower crates, under the names the code has always used: `crate::store::Store`.
 pub use recount_core::{error, money, progress, rules, sanitize, tz};
 pub use recount_raw::{model, raw};
 pub use recount_store as store;
+pub use recount_world::world;

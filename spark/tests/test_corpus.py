@@ -53,7 +53,7 @@ class Corpus(unittest.TestCase):
         """tests/corpus/mapped.jsonl, read through the Kafka Connect shape's description, as the
         lab's crates/raw/src/raw/mapped.rs test reads it."""
         root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-        with open(os.path.join(root, "src", "world", "shapes", "kafka-connect.toml"), "rb") as t:
+        with open(os.path.join(root, "crates", "world", "src", "world", "shapes", "kafka-connect.toml"), "rb") as t:
             fields = tomllib.load(t)["files"]["fields"]
         stores = {
             "LON1": {"store_id": "LON1", "country": "GB", "timezone": "Europe/London", "currency": "GBP", "digits": 2},

@@ -26,7 +26,7 @@ STORES = {"LON1": {"store_id": "LON1", "country": "GB", "timezone": "Europe/Lond
 
 def shape(name: str) -> Source:
     with tempfile.TemporaryDirectory() as d:
-        with open(os.path.join(ROOT, "src", "world", "shapes", f"{name}.toml"), "rb") as f:
+        with open(os.path.join(ROOT, "crates", "world", "src", "world", "shapes", f"{name}.toml"), "rb") as f:
             text = f.read()
         with open(os.path.join(d, "recount.toml"), "wb") as f:
             f.write(text)

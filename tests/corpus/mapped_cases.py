@@ -1,6 +1,6 @@
 """Writes tests/corpus/mapped.jsonl: the verdict on each line of a mapped source, decided here
 from docs/data-contract.md section 6 (not by running either engine). Every line is read through
-src/world/shapes/kafka-connect.toml, the Kafka Connect shape's description. The lab (crates/raw/src/raw/mapped.rs,
+crates/world/src/world/shapes/kafka-connect.toml, the Kafka Connect shape's description. The lab (crates/raw/src/raw/mapped/,
 `every_mapped_line_of_the_corpus_gets_its_verdict`) and the Spark driver
 (spark/tests/test_corpus.py) must each give every verdict exactly.
 

@@ -504,7 +504,7 @@ mod tests {
     fn every_mapped_line_of_the_corpus_gets_its_verdict() {
         let root = env!("CARGO_MANIFEST_DIR");
         let d: crate::raw::source::Description =
-            toml::from_str(&std::fs::read_to_string(format!("{root}/../../src/world/shapes/kafka-connect.toml")).unwrap()).unwrap();
+            toml::from_str(&std::fs::read_to_string(format!("{root}/../world/src/world/shapes/kafka-connect.toml")).unwrap()).unwrap();
         let map = Map::new(&d.files).unwrap();
         let stores = StoreTable::parse(
             "store_id,country,timezone,currency\nLON1,GB,Europe/London,GBP\nTYO1,JP,Asia/Tokyo,JPY\nKWI1,KW,Asia/Kuwait,KWD\n",

@@ -160,7 +160,7 @@ fn write_stores(stores: &StoreTable, out: &Path, shape: Shape, source: &Source) 
 
 /// A contract file's name in the shape, by its stem: `tills-gb` is `tills-gb.json.gz` in Kafka
 /// Connect's.
-pub(crate) fn shaped_name(shape: Shape, stem: &str) -> String {
+pub fn shaped_name(shape: Shape, stem: &str) -> String {
     match shape {
         Shape::Contract => format!("{stem}.jsonl.gz"),
         Shape::KafkaConnect | Shape::KafkaConnectHourly => format!("{stem}.json.gz"),

@@ -99,13 +99,13 @@ pub fn generate(out: &Path, preset: Preset, seed: u64) -> Result<GenerateSummary
 }
 
 /// The preset with `store_factor` times its stores in each country (for scaling measurements).
-pub(crate) fn generate_scaled(out: &Path, preset: Preset, seed: u64, store_factor: f64) -> Result<GenerateSummary> {
+pub fn generate_scaled(out: &Path, preset: Preset, seed: u64, store_factor: f64) -> Result<GenerateSummary> {
     generate_with(out, preset, seed, store_factor, None)
 }
 
 /// As `generate_scaled`, over `days` upload days ending at the preset's last upload when given
 /// (for measuring how a day's run grows with the lab's history).
-pub(crate) fn generate_with(out: &Path, preset: Preset, seed: u64, store_factor: f64, days: Option<u32>) -> Result<GenerateSummary> {
+pub fn generate_with(out: &Path, preset: Preset, seed: u64, store_factor: f64, days: Option<u32>) -> Result<GenerateSummary> {
     let mut spec = preset.spec();
     if let Some(n) = days {
         if n == 0 {

@@ -23,7 +23,7 @@ impl Preset {
 
     // The presets' dates are literals the unit tests parse: an invariant, not input.
     #[allow(clippy::expect_used)]
-    pub(crate) fn spec(self) -> WorldSpec {
+    pub fn spec(self) -> WorldSpec {
         let d = |s: &str| s.parse::<NaiveDate>().expect("preset dates are valid");
         match self {
             Preset::Small => WorldSpec {
@@ -73,7 +73,7 @@ pub struct CountryProfile {
 }
 
 impl CountryProfile {
-    pub(crate) fn sale_minute(&self, rng: &mut impl Rng) -> i64 {
+    pub fn sale_minute(&self, rng: &mut impl Rng) -> i64 {
         let total: u32 = self.bands.iter().map(|b| b.2).sum();
         let mut pick = rng.random_range(0..total);
         for &(start, end, w) in self.bands {
