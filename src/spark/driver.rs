@@ -123,14 +123,7 @@ impl Driver {
         let said = match served {
             Some(said) => said,
             None => {
-                let mut child = self
-                    .command(&job, &argv)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::from(log.try_clone()?))
-                    .spawn()
-                    .wrap_err_with(|| format!("starting {}", self.setup.python.display()))?;
-                let stdout = child.stdout.take().ok_or_else(|| eyre!("the Spark driver's stdout was not piped"))?;
+                let (mut child, stdout) = self.spawn(&job, &argv, &log)?;
                 let said = read_answer(std::io::BufReader::new(stdout), &mut log, &mut on_progress)?;
                 let status = child.wait()?;
                 if said.error.is_none() && !status.success() {
@@ -148,6 +141,19 @@ impl Driver {
         }
         let value = said.result.ok_or_else(|| eyre!("spark {command}: the driver gave no result ({log_note})"))?;
         serde_json::from_value(value).wrap_err_with(|| format!("spark {command}: reading its result ({log_note})"))
+    }
+
+    /// A driver process for `argv`: its answers on a pipe, Spark's own output into `log`.
+    fn spawn(&self, job: &Path, argv: &[String], log: &std::fs::File) -> Result<(std::process::Child, std::process::ChildStdout)> {
+        let mut child = self
+            .command(job, argv)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log.try_clone()?))
+            .spawn()
+            .wrap_err_with(|| format!("starting {}", self.setup.python.display()))?;
+        let stdout = child.stdout.take().ok_or_else(|| eyre!("the Spark driver's stdout was not piped"))?;
+        Ok((child, stdout))
     }
 
     /// The call on a served session, when `RECOUNT_SPARK_SERVER` names one and the crash hook is
@@ -191,14 +197,7 @@ impl Driver {
             args.extend(["--watch".to_string(), pid.to_string()]);
         }
         let argv = self.argv(&job, "serve", &args);
-        let mut child = self
-            .command(&job, &argv)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(log.try_clone()?))
-            .spawn()
-            .wrap_err_with(|| format!("starting {}", self.setup.python.display()))?;
-        let stdout = child.stdout.take().ok_or_else(|| eyre!("the Spark driver's stdout was not piped"))?;
+        let (mut child, stdout) = self.spawn(&job, &argv, &log)?;
         // Its one progress line says the socket is bound; anything else goes to the log.
         let said = read_answer(std::io::BufReader::new(stdout), &mut log, &mut |_| {
             println!(

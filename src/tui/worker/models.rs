@@ -93,8 +93,7 @@ pub(super) fn model_write(lab: &mut Lab, setup: &Setup, model: &crate::model::Mo
                 landing.files.iter().filter(|f| f.status != "unchanged").map(|f| format!("{} v{}", f.file, f.version)).collect();
             let run = lab_model::run(lab, model, &[u], setup.late_days)
                 .wrap_err_with(|| format!("the correction of upload {u} landed and committed; its v2 run then failed"))?;
-            let rewritten: Vec<String> = run.iter().flat_map(|r| r.rewritten.iter().map(NaiveDate::to_string)).collect();
-            let what = if rewritten.is_empty() { "nothing, its inputs unchanged".to_string() } else { rewritten.join(", ") };
+            let what = rewritten(&run);
             done(format!("correction of upload {u} landed ({}) and v2 rewrote {what}", landed.join(", ")))
         }
         Job::LandNext => {
@@ -106,8 +105,7 @@ pub(super) fn model_write(lab: &mut Lab, setup: &Setup, model: &crate::model::Mo
             let landing = lab_model::land(lab, &setup.world, model, &[u])?;
             let run = lab_model::run(lab, model, &[u], setup.late_days)
                 .wrap_err_with(|| format!("upload {u} landed and committed ({} file(s)); its v2 run then failed", landing.files.len()))?;
-            let rewritten: Vec<String> = run.iter().flat_map(|r| r.rewritten.iter().map(NaiveDate::to_string)).collect();
-            let what = if rewritten.is_empty() { "nothing, its inputs unchanged".to_string() } else { rewritten.join(", ") };
+            let what = rewritten(&run);
             done(format!("upload {u} landed ({} file(s)) and v2 rewrote {what}", landing.files.len()))
         }
         Job::Reset => {
@@ -123,4 +121,10 @@ pub(super) fn model_write(lab: &mut Lab, setup: &Setup, model: &crate::model::Mo
         }
         _ => color_eyre::eyre::bail!("a reading job reached the writer"),
     }
+}
+
+/// The dates a model lab's runs rewrote, as the explorer's line names them.
+fn rewritten(runs: &[crate::lake::model::ModelRun]) -> String {
+    let dates: Vec<String> = runs.iter().flat_map(|r| r.rewritten.iter().map(NaiveDate::to_string)).collect();
+    if dates.is_empty() { "nothing, its inputs unchanged".to_string() } else { dates.join(", ") }
 }
