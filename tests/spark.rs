@@ -855,6 +855,21 @@ fn the_manufacturing_model_on_spark_gives_the_labs_gold_and_its_correction_scena
     let again = spark_run(dir.path(), &["2026-06-30"], &corrected, false);
     assert_eq!(again["runs"][0]["rewritten"], serde_json::json!(["2026-06-29"]), "{again}");
     assert_eq!(again["fingerprint"], recount(&["--lab", &lab, "fingerprint"]).trim(), "{again}");
+    // A dimension correction (plant-c moves to Tokyo's zone): both engines read plant-c's files
+    // again as their next version and rebuild the dates they move; gold is the lab's.
+    let moved = dir.path().join("moved");
+    copy_dir(&world, &moved);
+    let plants = std::fs::read_to_string(moved.join("plants.csv")).unwrap();
+    std::fs::write(moved.join("plants.csv"), plants.replace("Asia/Kolkata", "Asia/Tokyo")).unwrap();
+    recount(&["--lab", &lab, "land", last, "--world", &moved.display().to_string()]);
+    recount(&["--lab", &lab, "run", first, last]);
+    let run = spark_run(dir.path(), &[last], &moved, false);
+    assert_eq!(run["landing"]["dimension_changed"], serde_json::json!(["plant-c"]), "{run}");
+    let reread: Vec<&Value> = run["landing"]["files"].as_array().unwrap().iter().filter(|f| f["status"] == "re-read").collect();
+    assert!(!reread.is_empty() && reread.iter().all(|f| f["file"] == "plant-c.jsonl.gz" && f["version"] == 2), "{run}");
+    assert!(run["runs"].as_array().unwrap().len() > 1, "the re-read files' uploads run too: {run}");
+    assert_eq!(run["fingerprint"], recount(&["--lab", &lab, "fingerprint"]).trim(), "{run}");
+    assert_ne!(run["fingerprint"], again["fingerprint"], "the zone moved some records' dates: {run}");
     // What a model's warehouse does not answer yet says so, and what does.
     let out =
         exe().args(["spark", "reopen", "2026-07-01", "--reason", "x", "--by", "ops", "--warehouse", &w(dir.path())]).output().unwrap();

@@ -16,7 +16,6 @@ from recount_spark import model, model_warehouse
 from recount_spark.answers import (
     Landing,
     ModelFingerprintAnswer,
-    ModelLandedFile,
     ModelLanding,
     ModelRun,
     ModelRunAnswer,
@@ -179,19 +178,18 @@ def cmd_model_run(a: argparse.Namespace) -> None:
     spark = session(a.warehouse, a.master, a.jar)
     sql = Sql(spark, a.queries)
     model_warehouse.ensure(spark, sql, held)
-    files: list[ModelLandedFile] = []
-    missing: list[str] = []
+    landing: ModelLanding = {"model": held["name"], "files": [], "dimension_changed": [], "missing": []}
     runs: list[ModelRun] = []
     batches = [[u] for u in uploads] if a.daily else [uploads]
     for i, batch in enumerate(batches):
         progress(f"landing {len(batch)} upload(s)", i, len(batches))
-        landed, absent = model_warehouse.land(spark, a.world, held, batch)
-        files += landed
-        missing += absent
-        for u in batch:
-            if str(u) not in absent:
-                runs.append(model_warehouse.run(spark, sql, a.warehouse, held, u, a.late_days))
-    landing: ModelLanding = {"model": held["name"], "files": files, "dimension_changed": [], "missing": missing}
+        landed, again = model_warehouse.land(spark, a.world, held, batch)
+        landing["files"] += landed["files"]
+        landing["missing"] += landed["missing"]
+        landing["dimension_changed"] = sorted(set(landing["dimension_changed"]) | set(landed["dimension_changed"]))
+        # The uploads whose files a corrected dimension row re-read run too: their dates move.
+        for u in sorted({u for u in batch if str(u) not in landed["missing"]} | set(again)):
+            runs.append(model_warehouse.run(spark, sql, a.warehouse, held, u, a.late_days))
     answer: ModelRunAnswer = {"landing": landing, "runs": runs, "fingerprint": model_warehouse.fingerprint(a.warehouse, held)}
     emit("result", **answer)
     release(spark)

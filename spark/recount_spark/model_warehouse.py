@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from recount_spark import model as m
-from recount_spark.answers import ModelLandedFile, ModelRollbackAnswer, ModelRun
+from recount_spark.answers import ModelLandedFile, ModelLanding, ModelRollbackAnswer, ModelRun
 from recount_spark.parse import gunzip, is_blank
 from recount_spark.state import has_table, lineage, static_table
 from recount_spark.tables import HASH, NS, hashes_in, prop, summary_of
@@ -62,27 +62,67 @@ def warehouse_model(warehouse: str) -> dict[str, Any] | None:
     return json.loads(rows[0]["parts"]) if rows else None
 
 
-def _dimension(spark: Any, world: str, model: dict[str, Any]) -> dict[str, tuple[str, list[str]]]:
+def _dimension(spark: Any, world: str, model: dict[str, Any]) -> tuple[dict[str, tuple[str, list[str]]], list[str]]:
     """The dimension: the world's file when it has one (a new version when it changed), else the
-    warehouse's newest."""
+    warehouse's newest. Returns it and the keys whose rows changed (a row that differs or is
+    gone, and a new key), in byte order, as the lab's landing names them."""
     from pyspark.sql import Row
 
     dim = model.get("dimension")
     if not dim:
-        return {}
+        return {}, []
     kept = sorted(spark.table(DIMENSION).collect(), key=lambda r: r.version)
     path = os.path.join(world, dim["file"])
     if not os.path.isfile(path):
         if not kept:
             raise ValueError(f"{world}: no {dim['file']} here, and the warehouse has none yet")
-        return m.dimension(model, kept[-1].text)
+        return m.dimension(model, kept[-1].text), []
     with open(path, encoding="utf-8") as f:
         text = f.read()
     md5 = hashlib.md5(text.encode()).hexdigest()
+    now = m.dimension(model, text)
+    changed: list[str] = []
+    if kept and kept[-1].md5 != md5:
+        old = m.dimension(model, kept[-1].text)
+        changed = sorted({k for k, row in old.items() if now.get(k) != row} | (now.keys() - old.keys()))
     if not kept or kept[-1].md5 != md5:
         row = Row(version=(kept[-1].version + 1) if kept else 1, md5=md5, text=text)
         spark.createDataFrame([row], schema=spark.table(DIMENSION).schema).writeTo(DIMENSION).append()
-    return m.dimension(model, text)
+    return now, changed
+
+
+def _reread(spark: Any, world: str, model: dict[str, Any], changed: list[str],
+            landed: dict[tuple[dt.date, str], tuple[int, str]], todo: set[tuple[dt.date, str]]) -> list[tuple[dt.date, str, int, str]]:
+    """The current files whose records name a dimension row that changed, to be read again as
+    their next version (the contract's dimension correction), as the lab's landing does. The
+    warehouse keeps no raw bytes: they are read from the world, which must still hold the current
+    version's bytes. Returns (upload, file, next version, path)."""
+    from pyspark.sql import functions as F
+
+    dim = model.get("dimension")
+    if not dim or not changed:
+        return []
+    column = f"g{model['grain'].index(dim['key']) + 1}"
+    named = (spark.table(RECORDS).where(F.col(column).isin(changed))
+             .select("upload_date", "file_name", "version").distinct().collect())
+    out = []
+    for r in sorted(named, key=lambda r: (r.upload_date, r.file_name.encode())):
+        key = (r.upload_date, r.file_name)
+        current = landed.get(key)
+        if current is None or current[0] != r.version or key in todo:
+            continue
+        path = os.path.join(world, model["events_root"], f"upload_date={r.upload_date}", r.file_name)
+        if not os.path.isfile(path) or _md5(path) != current[1]:
+            raise ValueError(f"{dim['key']} {', '.join(changed)} changed, so upload {r.upload_date}'s {r.file_name} v{current[0]} "
+                             "must be read again, and the world no longer holds those bytes (land that upload first)")
+        out.append((r.upload_date, r.file_name, current[0] + 1, path))
+        todo.add(key)
+    return out
+
+
+def _md5(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.md5(f.read()).hexdigest()
 
 
 def _pad(xs: list[Any], n: int) -> list[Any]:
@@ -97,20 +137,20 @@ def _record_row(upload: dt.date, name: str, version: int, line: int, r: dict[str
             *pad(r["grain"], g), *pad(r["attributes"], a), *pad(r["measures"], ms))
 
 
-def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) -> tuple[list[ModelLandedFile], list[str]]:
-    """Lands `uploads` of `world`: a file whose bytes are new lands as its path's next version.
-    Returns the files looked at, and the uploads the world does not have."""
+def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) -> tuple[ModelLanding, list[dt.date]]:
+    """Lands `uploads` of `world`: a file whose bytes are new lands as its path's next version,
+    and a corrected dimension row's files are read again. Returns what landed, and the uploads
+    whose files were read again (their runs rebuild the dates the correction moves)."""
     from pyspark.sql import Row
 
-    dims = _dimension(spark, world, model)
+    dims, changed = _dimension(spark, world, model)
     landed: dict[tuple[dt.date, str], tuple[int, str]] = {}
     for r in spark.table(FILES).collect():
         key = (r.upload_date, r.file_name)
         if key not in landed or r.version > landed[key][0]:
             landed[key] = (r.version, r.md5)
     out: list[ModelLandedFile] = []
-    records: list[tuple[Any, ...]] = []
-    files: list[Any] = []
+    todo: list[tuple[dt.date, str, int, str, str]] = []  # upload, file, version, path, status
     missing: list[str] = []
     for u in uploads:
         part = os.path.join(world, model["events_root"], f"upload_date={u}")
@@ -121,33 +161,41 @@ def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) 
         for here, _, found in os.walk(part):
             names += [os.path.relpath(os.path.join(here, n), part) for n in found if n.endswith(".jsonl.gz")]
         for name in sorted(names, key=lambda n: n.encode()):
-            with open(os.path.join(part, name), "rb") as f:
-                data = f.read()
-            md5 = hashlib.md5(data).hexdigest()
+            path = os.path.join(part, name)
             before = landed.get((u, name))
-            if before and before[1] == md5:
+            if before and before[1] == _md5(path):
                 out.append({"upload_date": str(u), "file": name, "version": before[0], "status": "unchanged",
                             "records": 0, "quarantined": 0})
                 continue
             version = before[0] + 1 if before else 1
-            good = refused = 0
-            for i, line in enumerate(gunzip(data).decode("utf-8").split("\n"), 1):
-                if is_blank(line):
-                    continue
-                r = m.read_line(model, dims, line, u)
-                if isinstance(r, str):
-                    refused += 1
-                    continue
-                good += 1
-                records.append(_record_row(u, name, version, i, r))
-            files.append(Row(upload_date=u, file_name=name, version=version, md5=md5, records=good, quarantined=refused))
-            out.append({"upload_date": str(u), "file": name, "version": version, "status": "new" if version == 1 else "corrected",
-                        "records": good, "quarantined": refused})
+            todo.append((u, name, version, path, "new" if version == 1 else "corrected"))
+    again = _reread(spark, world, model, changed, landed, {(u, n) for u, n, *_ in todo})
+    todo += [(u, n, v, p, "re-read") for u, n, v, p in again]
+    records: list[tuple[Any, ...]] = []
+    files: list[Any] = []
+    for u, name, version, path, status in todo:
+        with open(path, "rb") as f:
+            data = f.read()
+        good = refused = 0
+        for i, line in enumerate(gunzip(data).decode("utf-8").split("\n"), 1):
+            if is_blank(line):
+                continue
+            r = m.read_line(model, dims, line, u)
+            if isinstance(r, str):
+                refused += 1
+                continue
+            good += 1
+            records.append(_record_row(u, name, version, i, r))
+        md5 = hashlib.md5(data).hexdigest()
+        files.append(Row(upload_date=u, file_name=name, version=version, md5=md5, records=good, quarantined=refused))
+        out.append({"upload_date": str(u), "file": name, "version": version, "status": status, "records": good, "quarantined": refused})
     if records:
         spark.createDataFrame(records, schema=spark.table(RECORDS).schema).writeTo(RECORDS).append()
     if files:
         spark.createDataFrame(files, schema=spark.table(FILES).schema).writeTo(FILES).append()
-    return out, missing
+    out.sort(key=lambda f: (f["upload_date"], f["file"].encode(), f["version"]))
+    landing: ModelLanding = {"model": model["name"], "files": out, "dimension_changed": changed, "missing": missing}
+    return landing, sorted({u for u, *_ in again})
 
 
 def fate(upload: dt.date, d: dt.date, late_days: int) -> str:
