@@ -518,6 +518,7 @@ fn the_lab_s_model_reader_gives_the_shared_corpus_verdict_on_every_line() {
                 let got = serde_json::json!({
                     "key": r.key, "event_id": r.event_id, "business_date": r.business_date.to_string(), "grain": r.grain,
                     "attributes": r.attributes, "measures": r.measures, "arrival_ns": r.arrival.timestamp_nanos_opt().unwrap(),
+                    "event_ns": r.event_time.timestamp_nanos_opt().unwrap(),
                 });
                 assert_eq!(&got, w, "{name}");
             }

@@ -11,7 +11,12 @@ CREATE TABLE IF NOT EXISTS lake.recount.model_files (
 CREATE TABLE IF NOT EXISTS lake.recount.model_records (
     upload_date DATE, file_name STRING, version INT, line INT, entity_key STRING, event_id STRING, arrival_ns BIGINT,
     business_date DATE, g1 STRING, g2 STRING, g3 STRING, g4 STRING, a1 STRING, a2 STRING, a3 STRING, a4 STRING,
-    m1 BIGINT, m2 BIGINT, m3 BIGINT, m4 BIGINT, m5 BIGINT, m6 BIGINT) USING iceberg PARTITIONED BY (upload_date)
+    m1 BIGINT, m2 BIGINT, m3 BIGINT, m4 BIGINT, m5 BIGINT, m6 BIGINT, event_ns BIGINT) USING iceberg PARTITIONED BY (upload_date)
+
+-- name: records_event_time
+-- A warehouse whose bronze was made before it kept each record's event time gains the column
+-- (its older rows NULL, which a mirror refuses: run those uploads into a new warehouse).
+ALTER TABLE lake.recount.model_records ADD COLUMNS (event_ns BIGINT)
 
 -- name: schema_dimension
 CREATE TABLE IF NOT EXISTS lake.recount.model_dimension (version INT, md5 STRING, text STRING) USING iceberg

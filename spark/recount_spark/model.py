@@ -136,7 +136,7 @@ def _read(model: dict[str, Any], dims: dict[str, tuple[str, list[str]]], line: s
         raise Refused("not one JSON object")
     event_id, key = _text(v, model["event_id"]), _text(v, model["key"])
     grain = [_text(v, g) for g in model["grain"]]
-    event_time, _ = _instant(_text(v, model["event_time"]), model["event_time"])
+    event_time, event_ns = _instant(_text(v, model["event_time"]), model["event_time"])
     arrival, arrival_ns = _instant(_text(v, model["arrival_time"]), model["arrival_time"])
     measures = [_measure(v, m["of"]) for m in model["measures"]]
     for c in model.get("checks", []):
@@ -164,7 +164,7 @@ def _read(model: dict[str, Any], dims: dict[str, tuple[str, list[str]]], line: s
     if arrival.date() != upload:
         stamp = arrival.strftime("%Y-%m-%dT%H:%M:%S.") + f"{arrival.microsecond // 1000:03d}Z"
         raise Refused(f"{model['arrival_time']} {stamp} is not in partition upload_date={upload}")
-    return {"key": key, "event_id": event_id, "arrival_ns": arrival_ns, "business_date": business_date.isoformat(),
+    return {"key": key, "event_id": event_id, "arrival_ns": arrival_ns, "event_ns": event_ns, "business_date": business_date.isoformat(),
             "grain": grain, "attributes": attributes, "measures": measures}
 
 

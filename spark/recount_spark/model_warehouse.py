@@ -44,6 +44,8 @@ def ensure(spark: Any, sql: Any, model: dict[str, Any]) -> None:
 
     for name in ("schema_files", "schema_records", "schema_dimension", "schema_skipped", "schema_definition"):
         sql("model", name)
+    if "event_ns" not in spark.table(RECORDS).columns:
+        sql("model", "records_event_time")
     kept = spark.table(DEFINITION).collect()
     if not kept:
         row = Row(name=model["name"], parts=json.dumps(model, sort_keys=True))
@@ -134,7 +136,7 @@ def _record_row(upload: dt.date, name: str, version: int, line: int, r: dict[str
     g, a, ms = COLUMNS
     pad = _pad
     return (upload, name, version, line, r["key"], r["event_id"], r["arrival_ns"], dt.date.fromisoformat(r["business_date"]),
-            *pad(r["grain"], g), *pad(r["attributes"], a), *pad(r["measures"], ms))
+            *pad(r["grain"], g), *pad(r["attributes"], a), *pad(r["measures"], ms), r["event_ns"])
 
 
 def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) -> tuple[ModelLanding, list[dt.date]]:

@@ -7,7 +7,7 @@ reader (crates/raw/src/model/read.rs, in tests/models.rs) and the Spark driver's
 
 Each case: {"case", "upload_date", "line", "expect": {"reason": TEXT} | {"reason_starts": TEXT} |
 {"record": {...}}}. A record: key, event_id, business_date, grain, measures (records, units,
-defects), arrival_ns. Plants: plant-a (Europe/Berlin), plant-b (America/Chicago), plant-c
+defects), arrival_ns, event_ns. Plants: plant-a (Europe/Berlin), plant-b (America/Chicago), plant-c
 (Asia/Kolkata)."""
 
 import datetime as dt
@@ -35,10 +35,15 @@ def line(**over):
     return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
 
 
-def record(business_date, measures=(1, 12, 1), **over):
+def ns(instant):
+    """An ISO-8601 instant as nanoseconds since the epoch (whole seconds and an offset, as here)."""
+    return int(dt.datetime.fromisoformat(instant.replace("Z", "+00:00")).timestamp()) * 10**9
+
+
+def record(business_date, measures=(1, 12, 1), produced=BASE["produced_at"], **over):
     r = {"key": BASE["record_id"], "event_id": BASE["event_id"], "business_date": business_date,
          "grain": [BASE["plant_id"], BASE["line_id"], BASE["product_id"]], "attributes": [], "measures": list(measures),
-         "arrival_ns": UP_NS}
+         "arrival_ns": UP_NS, "event_ns": ns(produced)}
     r.update(over)
     return {"record": r}
 
@@ -50,11 +55,11 @@ def case(name, text, expect, upload=UPLOAD):
 # Business dates in each plant's zone.
 case("chicago_evening_is_the_day_before", line(), record("2026-06-29"))
 case("kolkata_half_hour_after_midnight", line(plant_id="plant-c", produced_at="2026-06-29T18:45:00Z"),
-     record("2026-06-30", grain=["plant-c", "line-1", "gearbox-b"]))
+     record("2026-06-30", produced="2026-06-29T18:45:00Z", grain=["plant-c", "line-1", "gearbox-b"]))
 case("kolkata_half_hour_before_midnight", line(plant_id="plant-c", produced_at="2026-06-29T18:15:00Z"),
-     record("2026-06-29", grain=["plant-c", "line-1", "gearbox-b"]))
+     record("2026-06-29", produced="2026-06-29T18:15:00Z", grain=["plant-c", "line-1", "gearbox-b"]))
 case("berlin_offset_form", line(plant_id="plant-a", produced_at="2026-06-30T00:30:00+02:00"),
-     record("2026-06-30", grain=["plant-a", "line-1", "gearbox-b"]))
+     record("2026-06-30", produced="2026-06-30T00:30:00+02:00", grain=["plant-a", "line-1", "gearbox-b"]))
 case("zero_units_and_defects", line(units=0, defects=0), record("2026-06-29", (1, 0, 0)))
 case("unknown_fields_ignored", line(shift="night", operator={"id": 7}), record("2026-06-29"))
 case("arrival_with_fraction", line(uploaded_at="2026-06-30T01:00:00.123456789Z"),
