@@ -151,7 +151,7 @@ CREATE TABLE IF NOT EXISTS recompute.duckdb_recount (
     store_id VARCHAR NOT NULL, country VARCHAR NOT NULL, currency VARCHAR NOT NULL, baskets BIGINT NOT NULL,
     revenue_minor BIGINT NOT NULL, beyond_baskets BIGINT NOT NULL, beyond_revenue_minor BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS recompute.duckdb_recounted (through_file_id INTEGER NOT NULL, late_days INTEGER NOT NULL);
--- A lab of another model than retail (docs/data-contract.md, "Models"; src/lake/model.rs) keeps
+-- A lab of another model than retail (docs/data-contract.md, "Models"; crates/lab/src/lake/model.rs) keeps
 -- its layers here, beside retail's empty ones. A model's grain, attributes and measures are held
 -- in fixed columns (g1..g4, a1..a4, m1..m6, unused ones NULL), so that every statement is one
 -- text for every model; a count is a measure of 1 per record.

@@ -11,7 +11,6 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod demo;
-pub mod lake;
 pub mod model_commands;
 pub mod recompute;
 pub mod reports;
@@ -21,6 +20,7 @@ pub mod warehouse;
 
 // The lower crates, under the names the code has always used: `crate::store::Store`.
 pub use recount_core::{error, money, progress, rules, sanitize, tz};
+pub use recount_lab::lake;
 pub use recount_raw::{model, raw};
 pub use recount_store as store;
 pub use recount_world::world;

@@ -1,5 +1,5 @@
 """A model other than retail on Spark + Iceberg (docs/data-contract.md, "Models"): the lab's
-src/lake/model.rs, on a warehouse. Landing reads each new or corrected file with the model
+crates/lab/src/lake/model.rs, on a warehouse. Landing reads each new or corrected file with the model
 (model.py, the reader the shared corpus holds to the lab's) into bronze, a file's next version
 when its bytes changed; v2 rebuilds an upload's affected dates whose input hash changed and
 replaces exactly those partitions of the model's gold table with overwritePartitions(), the run's

@@ -142,7 +142,7 @@ def gold_rows(table: Any, snapshot_id: int | None = None, date: dt.date | None =
 def text_md5(chunks: Iterable[tuple[int, str]]) -> tuple[int, str]:
     """The contract's fingerprint of gold's text given one chunk (rows, text) per business date in
     date order: the chunks joined by newlines, hashed as they come, and the rows summed. A date
-    without rows adds nothing. The lab's rule is the same (TextHash in src/lake/snapshot.rs)."""
+    without rows adds nothing. The lab's rule is the same (TextHash in crates/lab/src/lake/snapshot.rs)."""
     h, rows, started = hashlib.md5(), 0, False
     for n, text in chunks:
         if n == 0:

@@ -89,7 +89,7 @@ WORDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "te
 
 class Words(unittest.TestCase):
     """The words both engines write (tests/corpus/words.jsonl; the lab reads the same cases in
-    src/lake/v2.rs): run names, a store's change, the fingerprint's line."""
+    crates/lab/src/lake/v2.rs): run names, a store's change, the fingerprint's line."""
 
     def test_every_case_gets_the_corpus_answer(self) -> None:
         with open(WORDS, encoding="utf-8") as f:

@@ -7,7 +7,7 @@ the contract's and the lab's own wording, not by running either engine.
   country, time zone, currency; from no row, "added (country, zone, currency)".
 - `fingerprint_line`: "gold.TABLE: N rows, md5 HEX", N with a comma between thousands.
 
-The lab (src/lake/v2.rs's test) and the Spark driver (spark/tests/test_corpus.py) give every
+The lab (crates/lab/src/lake/v2.rs's test) and the Spark driver (spark/tests/test_corpus.py) give every
 answer.
 
     python3 tests/corpus/words_cases.py > tests/corpus/words.jsonl

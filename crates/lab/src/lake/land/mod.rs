@@ -79,7 +79,7 @@ pub struct HeldUpload {
 
 /// A raw file that cannot be landed at all (its upload is held back, not the others).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct BadFile {
+pub struct BadFile {
     pub upload_date: NaiveDate,
     pub file: String,
     pub reason: String,
@@ -552,7 +552,7 @@ fn parse_and_insert(lab: &Lab, tx: &mut Tx, plan: &Plan, staged: &Staged, first_
 }
 
 /// The corrections shipped with `world` (`world/corrections/`) that the lab has not landed.
-pub(crate) fn pending_corrections(lab: &Lab, world: &Path) -> Result<Vec<raw::corrections::Correction>> {
+pub fn pending_corrections(lab: &Lab, world: &Path) -> Result<Vec<raw::corrections::Correction>> {
     let landed = lab.store().landed_files()?;
     let uploads = lab.store().landed_uploads()?;
     raw::corrections::pending(world, &uploads, |rel, md5| landed.get(rel).is_some_and(|vs| vs.iter().any(|v| v.md5 == md5)))

@@ -11,7 +11,7 @@ mod embedded {
 /// sample world. That one is compiled into the binary and written out once per sample (its
 /// digest names the folder) beside the default lab, else in the temporary directory: the binary
 /// never reads the checkout it was built from, which an installed copy may not have.
-pub(crate) fn sample_world_dir() -> PathBuf {
+pub fn sample_world_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("RECOUNT_WORLD") {
         return PathBuf::from(dir);
     }

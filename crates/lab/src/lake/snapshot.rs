@@ -21,12 +21,12 @@ impl Trigger {
     pub fn upload(kind: TriggerKind, upload: NaiveDate) -> Self {
         Trigger { kind, upload: Some(upload), detail: format!("upload {upload}") }
     }
-    pub(crate) fn manual(dates: &[NaiveDate]) -> Self {
+    pub fn manual(dates: &[NaiveDate]) -> Self {
         let list: Vec<String> = dates.iter().map(|d| d.to_string()).collect();
         Trigger { kind: TriggerKind::Manual, upload: None, detail: format!("rebuild of {}", list.join(", ")) }
     }
     /// The trigger of a run that took in corrected file versions (`NAME vN`), named after it.
-    pub(crate) fn with_corrected(mut self, corrected: &[impl AsRef<str>]) -> Self {
+    pub fn with_corrected(mut self, corrected: &[impl AsRef<str>]) -> Self {
         if !corrected.is_empty() {
             let names: Vec<&str> = corrected.iter().map(AsRef::as_ref).collect();
             self.detail = format!("{} (corrected: {})", self.detail, names.join(", "));
@@ -131,7 +131,7 @@ pub fn fingerprint(lab: &Lab) -> Result<Fingerprint> {
 /// Gold's fingerprint now, and as the newest snapshot recorded it (None: no snapshot yet): the
 /// consistency promise compares them. Both read all of gold, and neither depends on a date, so a
 /// reader, whose lab does not change under it, keeps the pair for every date it shows.
-pub(crate) fn gold_and_recorded(lab: &Lab) -> Result<(Fingerprint, Option<Fingerprint>)> {
+pub fn gold_and_recorded(lab: &Lab) -> Result<(Fingerprint, Option<Fingerprint>)> {
     if !lab.is_writer()
         && let Some(pair) = lab.gold_pair.borrow().clone()
     {
@@ -146,7 +146,7 @@ pub(crate) fn gold_and_recorded(lab: &Lab) -> Result<(Fingerprint, Option<Finger
 }
 
 /// Gold's fingerprint as it stood at `snapshot_id`, read the same way.
-pub(crate) fn fingerprint_as_of(lab: &Lab, snapshot_id: i64) -> Result<Fingerprint> {
+pub fn fingerprint_as_of(lab: &Lab, snapshot_id: i64) -> Result<Fingerprint> {
     hash_chunks(|f| lab.store().gold_chunks(Some(snapshot_id), f))
 }
 
@@ -192,7 +192,7 @@ impl TextHash {
 }
 
 /// What a write put into gold: the version of `dates` (sorted) that snapshot `snapshot_id` wrote.
-pub(crate) struct Written<'a> {
+pub struct Written<'a> {
     pub snapshot_id: i64,
     pub dates: &'a [NaiveDate],
     /// The new text of `dates` (a chunk per date with rows), when the write has it from its gold
@@ -206,7 +206,7 @@ pub(crate) struct Written<'a> {
 /// it hashes. It is taken out of the lab for a write and put back only by that write's COMMIT: a
 /// failed write leaves no cache behind.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct GoldText {
+pub struct GoldText {
     from: Option<NaiveDate>,
     chunks: BTreeMap<NaiveDate, (i64, String)>,
     /// The fingerprint of all of gold's text, once hashed.
@@ -249,7 +249,7 @@ impl GoldText {
 /// had (a retry's re-sent baskets, a forced rebuild) it hashes nothing: the fingerprint is the one
 /// it hashed last, and the states that held still hold. Without a state to resume from, gold is
 /// hashed from its first date.
-pub(crate) fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Option<Written>) -> Result<Fingerprint> {
+pub fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Option<Written>) -> Result<Fingerprint> {
     let Some(written) = changed.filter(|w| !w.dates.is_empty()) else {
         if let Some(fp) = lab.gold_text.borrow().as_ref().and_then(|t| t.fingerprint.clone()) {
             return Ok(fp);
@@ -356,7 +356,7 @@ pub fn head(lab: &Lab) -> Result<Option<i64>> {
 }
 
 /// A fresh record for the next write; the caller fills in its counts.
-pub(crate) fn new_record(lab: &Lab, operation: Operation, trigger: Trigger, late_days: u32) -> Result<SnapshotRecord> {
+pub fn new_record(lab: &Lab, operation: Operation, trigger: Trigger, late_days: u32) -> Result<SnapshotRecord> {
     let (snapshot_id, parent_id) = ids(lab)?;
     Ok(SnapshotRecord {
         snapshot_id,
@@ -376,7 +376,7 @@ pub(crate) fn new_record(lab: &Lab, operation: Operation, trigger: Trigger, late
 }
 
 /// Writes the record; once the write commits, the lab knows the next id and head without asking.
-pub(crate) fn insert_record<'c>(lab: &'c Lab, tx: &mut Tx<'c>, r: &SnapshotRecord) -> Result<()> {
+pub fn insert_record<'c>(lab: &'c Lab, tx: &mut Tx<'c>, r: &SnapshotRecord) -> Result<()> {
     tx.insert_snapshot(&r.to_row())?;
     // Skipped runs change nothing, so they are never a parent: the head stays.
     let next = (r.snapshot_id + 1, if r.operation == Operation::Skipped { r.parent_id } else { Some(r.snapshot_id) });
@@ -386,17 +386,17 @@ pub(crate) fn insert_record<'c>(lab: &'c Lab, tx: &mut Tx<'c>, r: &SnapshotRecor
 }
 
 /// For each business date, the snapshot whose rows it held as of `snapshot_id`.
-pub(crate) fn versions_as_of(lab: &Lab, snapshot_id: i64) -> Result<BTreeMap<NaiveDate, i64>> {
+pub fn versions_as_of(lab: &Lab, snapshot_id: i64) -> Result<BTreeMap<NaiveDate, i64>> {
     Ok(lab.store().versions_as_of(Some(snapshot_id))?.into_iter().map(|v| (v.business_date, v.version)).collect())
 }
 
 /// The version of date `d` as of `snapshot_id`: the newest snapshot up to it that rewrote `d`.
-pub(crate) fn version_at(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> Result<Option<i64>> {
+pub fn version_at(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> Result<Option<i64>> {
     Ok(lab.store().version_at(d, Some(snapshot_id))?.map(|v| v.version))
 }
 
 /// Fails with the way out when `snapshot_id` names no snapshot.
-pub(crate) fn require(lab: &Lab, snapshot_id: i64) -> Result<()> {
+pub fn require(lab: &Lab, snapshot_id: i64) -> Result<()> {
     if !lab.store().snapshot_exists(snapshot_id)? {
         bail!("snapshot {snapshot_id} does not exist; `recount snapshots` lists them");
     }

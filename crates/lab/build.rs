@@ -12,8 +12,8 @@ fn main() {
 /// checkout it was built from. With a digest of its paths and bytes (FNV-1a), which names the
 /// copy, so a new sample is a new folder.
 fn embed_sample_world() {
-    let root = Path::new("sample-data");
-    println!("cargo:rerun-if-changed=sample-data");
+    let root = Path::new("../../sample-data");
+    println!("cargo:rerun-if-changed=../../sample-data");
     let mut files = Vec::new();
     walk(root, root, &mut files);
     files.sort();

@@ -150,7 +150,7 @@ pub fn run_range(lab: &Lab, uploads: &[NaiveDate], opts: V2Options) -> Result<(R
 }
 
 /// Dates as runs of consecutive days, oldest first: "2026-10-12..2026-10-20, 2026-10-22".
-pub(crate) fn name_runs(dates: &[NaiveDate]) -> String {
+pub fn name_runs(dates: &[NaiveDate]) -> String {
     let mut sorted = dates.to_vec();
     sorted.sort();
     sorted.dedup();
@@ -248,24 +248,19 @@ pub fn rebuild_dates(lab: &Lab, dates: &[NaiveDate], opts: V2Options) -> Result<
 
 /// A reopening's write (`lake::reopen`): `d` rebuilt under the wider window `late_days`, which
 /// the date keeps for every later write.
-pub(crate) fn reopen_date(lab: &Lab, d: NaiveDate, late_days: u32, trigger: Trigger, opts: V2Options) -> Result<RunReport> {
+pub fn reopen_date(lab: &Lab, d: NaiveDate, late_days: u32, trigger: Trigger, opts: V2Options) -> Result<RunReport> {
     rewrite_with(lab, &[d], trigger, Vec::new(), opts, Some((d, late_days)))
 }
 
 /// The input hash of each of `dates`: the exact rows that feed it under the window rule (their
 /// count and the wrapping sum of their row digests, kept per file in `bronze.cells`), the window
 /// itself and the code version.
-pub(crate) fn input_hashes(store: &Store, late_days: u32, dates: &[NaiveDate]) -> Result<Vec<(NaiveDate, i64, String)>> {
+pub fn input_hashes(store: &Store, late_days: u32, dates: &[NaiveDate]) -> Result<Vec<(NaiveDate, i64, String)>> {
     input_hashes_at(store, late_days, dates, None)
 }
 
 /// `input_hashes` over the raw zone as it was when snapshot `as_of` was recorded (None: now).
-pub(crate) fn input_hashes_at(
-    store: &Store,
-    late_days: u32,
-    dates: &[NaiveDate],
-    as_of: Option<i64>,
-) -> Result<Vec<(NaiveDate, i64, String)>> {
+pub fn input_hashes_at(store: &Store, late_days: u32, dates: &[NaiveDate], as_of: Option<i64>) -> Result<Vec<(NaiveDate, i64, String)>> {
     let (Some(&first), Some(&last)) = (dates.iter().min(), dates.iter().max()) else {
         return Ok(Vec::new());
     };
@@ -304,7 +299,7 @@ pub struct RebuildPreview {
     pub unchanged: bool,
 }
 
-pub(crate) fn preview_rebuild(lab: &Lab, d: NaiveDate) -> Result<RebuildPreview> {
+pub fn preview_rebuild(lab: &Lab, d: NaiveDate) -> Result<RebuildPreview> {
     let current = lab.store().version_at(d, None)?;
     let window = LatenessWindow::as_built(current.as_ref().and_then(|c| c.late_days));
     let (_, input_rows, hash) = input_hashes(lab.store(), window.late_days, &[d])?.into_iter().next().unwrap_or((d, 0, String::new()));
@@ -530,7 +525,7 @@ mod tests {
     /// cases in spark/tests/test_corpus.py): run names, a store's change, the fingerprint's line.
     #[test]
     fn the_shared_words_corpus_gets_every_answer() {
-        let text = include_str!("../../tests/corpus/words.jsonl");
+        let text = include_str!("../../../../tests/corpus/words.jsonl");
         let (mut rules, mut cases) = (std::collections::BTreeSet::new(), 0);
         for line in text.lines() {
             let c: serde_json::Value = serde_json::from_str(line).unwrap();

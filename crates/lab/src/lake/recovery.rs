@@ -21,13 +21,13 @@ const STAGED: &str = ".landing";
 pub const STAGING: &str = "recount.staging";
 
 /// Marks the lab before a landing stages anything (see the module's comment).
-pub(crate) fn mark(root: &Path) -> Result<()> {
+pub fn mark(root: &Path) -> Result<()> {
     let path = root.join(STAGING);
     std::fs::write(&path, b"").wrap_err_with(|| format!("writing {}", path.display()))
 }
 
 /// Clears the mark once every staged copy is in place or gone.
-pub(crate) fn unmark(root: &Path) -> Result<()> {
+pub fn unmark(root: &Path) -> Result<()> {
     let path = root.join(STAGING);
     match std::fs::remove_file(&path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).wrap_err_with(|| format!("removing {}", path.display())),
@@ -43,7 +43,7 @@ fn must_look(lab: &Lab) -> bool {
 
 /// What recovery did, for the record.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Recovered {
+pub struct Recovered {
     /// Staged copies of a committed landing, moved into place.
     pub finished: usize,
     /// Staged copies of a landing that never committed, removed.
@@ -87,7 +87,7 @@ fn staged_copies(events: &Path) -> Result<Vec<(std::path::PathBuf, std::path::Pa
     Ok(out)
 }
 
-pub(crate) fn recover(lab: &Lab) -> Result<Recovered> {
+pub fn recover(lab: &Lab) -> Result<Recovered> {
     if !must_look(lab) {
         return Ok(Recovered::default());
     }

@@ -54,7 +54,7 @@ impl LandAndRun {
 
     /// One line for a person: "upload U held back: FILE: REASON; nothing of it landed and v2 did
     /// not run".
-    pub(crate) fn held_line(h: &HeldUpload) -> String {
+    pub fn held_line(h: &HeldUpload) -> String {
         format!(
             "upload {} held back: {}: {}; nothing of it landed and v2 did not run (fix the file and land it again)",
             h.upload_date, h.file, h.reason

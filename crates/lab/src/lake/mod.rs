@@ -23,8 +23,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use crate::store::LAB_FORMAT;
-pub(crate) use sample::sample_world_dir;
-pub(crate) const DB_FILE: &str = "recount.duckdb";
+pub use sample::sample_world_dir;
+pub const DB_FILE: &str = "recount.duckdb";
 const LOCK_FILE: &str = "recount.lock";
 /// How long opening a lab waits for another process's lock before it says who holds it.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
@@ -54,7 +54,7 @@ pub fn exists(root: &Path) -> bool {
     root.join(DB_FILE).exists() || root.join(RESETTING).exists()
 }
 
-pub(crate) fn code_version() -> String {
+pub fn code_version() -> String {
     format!("{}+sql.{}", env!("CARGO_PKG_VERSION"), crate::store::rules_digest())
 }
 
@@ -66,20 +66,20 @@ pub struct Lab {
     pub root: PathBuf,
     store: Store,
     /// Gold's fingerprint text between the writes of one command (see `snapshot::GoldText`).
-    pub(crate) gold_text: std::cell::RefCell<Option<snapshot::GoldText>>,
+    pub gold_text: std::cell::RefCell<Option<snapshot::GoldText>>,
     /// The next snapshot id and the head, as the last write of this lab committed them (None:
     /// not read yet). One process writes a lab (its lock), so they change only through it.
-    pub(crate) snapshot_ids: std::cell::Cell<Option<(i64, Option<i64>)>>,
+    pub snapshot_ids: std::cell::Cell<Option<(i64, Option<i64>)>>,
     /// Whether bronze lists any basket key that two basket_ids share (None: not read since the
     /// last landing).
-    pub(crate) key_collisions: std::cell::Cell<Option<bool>>,
+    pub key_collisions: std::cell::Cell<Option<bool>>,
     /// A reader's gold fingerprint, now and as its newest snapshot recorded it (see
     /// `snapshot::gold_and_recorded`).
-    pub(crate) gold_pair: std::cell::RefCell<Option<(snapshot::Fingerprint, Option<snapshot::Fingerprint>)>>,
+    pub gold_pair: std::cell::RefCell<Option<(snapshot::Fingerprint, Option<snapshot::Fingerprint>)>>,
     /// The (newest file, window) pairs whose recount of every date this process could not keep
     /// (`recompute::duckdb_recount`): it is not tried again for them, each check recounting its
     /// date alone, until a file lands or the lab is opened again.
-    pub(crate) recounts_not_kept: std::cell::RefCell<std::collections::BTreeSet<(i32, u32)>>,
+    pub recounts_not_kept: std::cell::RefCell<std::collections::BTreeSet<(i32, u32)>>,
     /// How many bits of each basket's 64-bit key landing keeps: 64, except in the tests that
     /// make keys collide on purpose.
     pub basket_key_bits: u32,
@@ -123,7 +123,7 @@ impl Lab {
     /// a moment for a writer at work to finish. A lab this build has not written yet (another
     /// build's views, an older layout) is brought up to date by a writer's open first, when the
     /// lab can be written.
-    pub(crate) fn open_read(root: &Path) -> Result<Lab> {
+    pub fn open_read(root: &Path) -> Result<Lab> {
         match Lab::open_read_as_is(root) {
             Err(e) if matches!(lab_error(&e), Some(LabError::NeedsWriter(_))) => {
                 drop(Lab::open(root).wrap_err_with(|| format!("{e}; updating it needs a writer"))?);
@@ -173,14 +173,14 @@ impl Lab {
     }
 
     /// Whether this lab was opened for writing (or has begun writing since).
-    pub(crate) fn is_writer(&self) -> bool {
+    pub fn is_writer(&self) -> bool {
         self.lock.is_some()
     }
 
     /// A reader becomes the writer: it takes the lock (failing at once, with who holds it, if
     /// another process writes), reopens the database for writing (waiting for other readers
     /// quietly) and recovers what a killed command left. `end_writing` turns it back.
-    pub(crate) fn begin_writing(&mut self) -> Result<()> {
+    pub fn begin_writing(&mut self) -> Result<()> {
         if self.is_writer() {
             return Ok(());
         }
@@ -210,7 +210,7 @@ impl Lab {
     }
 
     /// Whether this lab may write its derived caches: as the writer, or on a private copy.
-    pub(crate) fn may_write_caches(&self) -> bool {
+    pub fn may_write_caches(&self) -> bool {
         self.is_writer() || self.copy.is_some()
     }
 
@@ -218,7 +218,7 @@ impl Lab {
     /// reads a private copy of its database from now on, on which the caches the reports need
     /// are computed: nothing of the lab changes. The copy is taken while this reader's own
     /// connection keeps writers out, so it is whole.
-    pub(crate) fn read_private_copy(&mut self) -> Result<()> {
+    pub fn read_private_copy(&mut self) -> Result<()> {
         if self.may_write_caches() {
             return Ok(());
         }
@@ -242,7 +242,7 @@ impl Lab {
 
     /// A writer becomes a reader again: the database is closed (checkpointed), reopened for
     /// reading, and the lock let go, so other processes may read and write.
-    pub(crate) fn end_writing(&mut self) -> Result<()> {
+    pub fn end_writing(&mut self) -> Result<()> {
         if !self.is_writer() {
             return Ok(());
         }
@@ -255,7 +255,7 @@ impl Lab {
 
     /// The pid in the write lock when another process holds it now (`Some(None)`: held, pid
     /// unknown); None when no one writes. A reader asks, to let go before a writer waits long.
-    pub(crate) fn writer_elsewhere(&self) -> Option<Option<u32>> {
+    pub fn writer_elsewhere(&self) -> Option<Option<u32>> {
         if self.is_writer() {
             return None;
         }
@@ -264,7 +264,7 @@ impl Lab {
 
     /// A reader lets go of the database (while another process writes it); `reopen` reads
     /// again. Until then every statement fails.
-    pub(crate) fn let_go(&mut self) -> Result<()> {
+    pub fn let_go(&mut self) -> Result<()> {
         self.forget();
         self.store = Store::closed()?;
         self.copy = None;
@@ -272,7 +272,7 @@ impl Lab {
     }
 
     /// Reads the lab again after `let_go`, as it is now.
-    pub(crate) fn reopen(&mut self) -> Result<()> {
+    pub fn reopen(&mut self) -> Result<()> {
         self.forget();
         self.store = Store::closed()?;
         self.copy = None;
@@ -315,7 +315,7 @@ impl Lab {
 
     /// Whether two basket_ids share a basket key anywhere in bronze (normally not): read once
     /// after each landing. Statements that tell baskets apart by key then use basket_id too.
-    pub(crate) fn has_key_collisions(&self) -> Result<bool> {
+    pub fn has_key_collisions(&self) -> Result<bool> {
         if let Some(c) = self.key_collisions.get() {
             return Ok(c);
         }
@@ -345,7 +345,7 @@ impl Lab {
     }
 
     /// The stores as they were when snapshot `snapshot_id` was recorded (before later corrections).
-    pub(crate) fn stores_as_of(&self, snapshot_id: i64) -> Result<crate::raw::StoreTable> {
+    pub fn stores_as_of(&self, snapshot_id: i64) -> Result<crate::raw::StoreTable> {
         store_table(self.store.stores_as_of(snapshot_id)?)
     }
 }
@@ -553,7 +553,7 @@ fn take_lock(root: &Path) -> Result<File> {
 
 /// `RECOUNT_CRASH_AT=NAME` ends the process at once (as a kill would) when it reaches the crash
 /// point NAME: the hook behind the tests that kill a landing between its COMMIT and its moves.
-pub(crate) fn crash_point(name: &str) {
+pub fn crash_point(name: &str) {
     if std::env::var_os("RECOUNT_CRASH_AT").is_some_and(|v| v == name) {
         std::process::abort();
     }
@@ -561,6 +561,6 @@ pub(crate) fn crash_point(name: &str) {
 
 /// `RECOUNT_FAIL_AFTER=N` (or the hidden `--fail-after N`) makes the next write fail after its
 /// N-th statement: the hook behind the "nothing changed" tests and the explorer's crash demo.
-pub(crate) fn fail_after_from_env() -> Option<usize> {
+pub fn fail_after_from_env() -> Option<usize> {
     std::env::var("RECOUNT_FAIL_AFTER").ok().and_then(|v| v.parse().ok())
 }
