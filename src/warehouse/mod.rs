@@ -31,7 +31,7 @@ pub(crate) use props::{PropKey, Props, keys};
 pub use writes::{Spark, Write};
 
 /// The file in a mirror that names the warehouse state it was built from.
-const STATE_FILE: &str = "warehouse-state";
+const STATE_FILE: &str = lake::MIRROR_STATE_FILE;
 /// The file in a mirror that names the commits (version hints) of a warehouse directory it is
 /// current with.
 const COMMITS_FILE: &str = "warehouse-commits";
@@ -228,16 +228,11 @@ const LAYOUT: [&str; 7] = [
     include_str!("mod.rs"),
     include_str!("props.rs"),
     include_str!("writes.rs"),
-    include_str!("../recompute.rs"),
+    include_str!("../../crates/reports/src/recompute.rs"),
 ];
 
 fn layout_of(texts: &[&str]) -> String {
     crate::raw::md5_hex(texts.concat().as_bytes())
-}
-
-/// Whether `lab` is a warehouse's mirror (it holds no raw files: the recount reads its bronze).
-pub(crate) fn is_mirror(lab: &Lab) -> bool {
-    lab.root.join(STATE_FILE).is_file()
 }
 
 fn at(ms: i64) -> Result<NaiveDateTime> {

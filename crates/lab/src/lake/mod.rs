@@ -49,6 +49,10 @@ fn data_home() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// The file in a warehouse's mirror that names the warehouse state it was built from: its
+/// presence marks a lab as a mirror (src/warehouse/ writes it).
+pub const MIRROR_STATE_FILE: &str = "warehouse-state";
+
 /// Whether a lab exists at `root`: its database, or a reset of it in progress.
 pub fn exists(root: &Path) -> bool {
     root.join(DB_FILE).exists() || root.join(RESETTING).exists()
@@ -94,6 +98,12 @@ pub struct Lab {
 }
 
 impl Lab {
+    /// Whether this lab is a warehouse's mirror (it holds no raw files: a recount reads its
+    /// bronze).
+    pub fn is_mirror(&self) -> bool {
+        self.root.join(MIRROR_STATE_FILE).is_file()
+    }
+
     /// Opens (creating if needed) the lab at `root` for writing, taking its lock, and finishes
     /// whatever a killed command left half done.
     pub fn open(root: &Path) -> Result<Lab> {

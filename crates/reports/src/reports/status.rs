@@ -43,7 +43,7 @@ impl DateStatus {
 
 /// The status of `d` as it was when snapshot `as_of` was recorded (None: now): the uploads that
 /// had landed then, the version the date held then, and the inputs then.
-pub(crate) fn date_status_at(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<DateStatus> {
+pub fn date_status_at(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<DateStatus> {
     let mut one = statuses_at(lab, &[d], as_of)?;
     one.pop().ok_or_else(|| color_eyre::eyre::eyre!("no status of {d}"))
 }
@@ -51,7 +51,7 @@ pub(crate) fn date_status_at(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Res
 /// `date_status_at` of several dates: the landed uploads and the dates' versions are read once,
 /// and the inputs now of every date whose window has landed and that v2 has built in one read per
 /// window (the morning summary after a backfill asks for every date it wrote).
-pub(crate) fn statuses_at(lab: &Lab, dates: &[NaiveDate], as_of: Option<i64>) -> Result<Vec<DateStatus>> {
+pub fn statuses_at(lab: &Lab, dates: &[NaiveDate], as_of: Option<i64>) -> Result<Vec<DateStatus>> {
     let landed = match as_of {
         None => lab.store().landed_uploads()?,
         Some(s) => lab.store().landed_uploads_as_of(s)?,

@@ -132,7 +132,7 @@ pub fn diff(lab: &Lab, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Resu
 /// Two versions of a date compared: the snapshots named, and the versions they held (the
 /// snapshot that last rewrote the date by then; None: not built yet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Compared {
+pub struct Compared {
     pub from_snapshot: Option<i64>,
     pub to_snapshot: i64,
     pub from_version: Option<i64>,
@@ -146,7 +146,7 @@ impl Compared {
     }
 }
 
-pub(crate) fn diff_versions(lab: &Lab, d: NaiveDate, c: Compared) -> Result<DiffReport> {
+pub fn diff_versions(lab: &Lab, d: NaiveDate, c: Compared) -> Result<DiffReport> {
     let mut report = diff_summary(lab, d, c)?;
     report.baskets = lab
         .store()
@@ -172,7 +172,7 @@ pub(crate) fn diff_versions(lab: &Lab, d: NaiveDate, c: Compared) -> Result<Diff
 
 /// The diff without its basket list: the parts per country (summed by DuckDB from the same rows
 /// `diff_versions` lists) against the change in gold. What `history` shows for each version.
-pub(crate) fn diff_summary(lab: &Lab, d: NaiveDate, c: Compared) -> Result<DiffReport> {
+pub fn diff_summary(lab: &Lab, d: NaiveDate, c: Compared) -> Result<DiffReport> {
     let mut reports = diff_summaries(lab, d, &[c])?;
     reports.pop().ok_or_else(|| eyre!("no diff of {d}"))
 }
@@ -180,7 +180,7 @@ pub(crate) fn diff_summary(lab: &Lab, d: NaiveDate, c: Compared) -> Result<DiffR
 /// Several diffs of one date in two queries (the parts of every pair, and gold of every version):
 /// a date's whole history costs about what one diff does. The pairs' `to_version`s must differ,
 /// since the parts name their pair by it.
-pub(crate) fn diff_summaries(lab: &Lab, d: NaiveDate, cs: &[Compared]) -> Result<Vec<DiffReport>> {
+pub fn diff_summaries(lab: &Lab, d: NaiveDate, cs: &[Compared]) -> Result<Vec<DiffReport>> {
     let key = |v: Option<i64>| v.unwrap_or(crate::store::NO_VERSION);
     let to_versions: BTreeSet<i64> = cs.iter().map(|c| key(c.to_version)).collect();
     if to_versions.len() != cs.len() {
@@ -250,7 +250,7 @@ fn countries(before: &ByCountry, after: &ByCountry, parts: &BTreeMap<&String, &[
 /// Each date's change by country between two of its versions, (date, from, to), from gold alone:
 /// a diff's countries without the baskets' attribution (the morning summary's figures, which need
 /// no basket). Gold of every date is read in one query.
-pub(crate) fn gold_changes(lab: &Lab, changes: &[(NaiveDate, Option<i64>, Option<i64>)]) -> Result<Vec<Vec<CountryDiff>>> {
+pub fn gold_changes(lab: &Lab, changes: &[(NaiveDate, Option<i64>, Option<i64>)]) -> Result<Vec<Vec<CountryDiff>>> {
     let versions = changes.iter().flat_map(|&(d, from, to)| [from, to].into_iter().flatten().map(move |v| (d, v))).collect();
     let gold = GoldByVersion::read(lab, versions)?;
     Ok(changes.iter().map(|&(d, from, to)| countries(gold.of(d, from), gold.of(d, to), &BTreeMap::new())).collect())
@@ -292,7 +292,7 @@ fn change_words(kind: ChangeKind, correction: Option<&FileVersion>) -> String {
 }
 
 impl DiffReport {
-    pub(crate) fn parts_table(&self) -> Table {
+    pub fn parts_table(&self) -> Table {
         let mut t = Table::new(
             "",
             &[
@@ -337,7 +337,7 @@ impl DiffReport {
 }
 
 impl DiffReport {
-    pub(crate) fn baskets_table(&self) -> Table {
+    pub fn baskets_table(&self) -> Table {
         let mut t = Table::new(
             "baskets behind the parts",
             &[

@@ -5,7 +5,7 @@
 use chrono::{Datelike, NaiveDate};
 
 /// The forms, for every message that refuses a date.
-pub(crate) const FORMS: &str = "YYYY-MM-DD (2026-10-28), MM-DD (10-28) for a business date of the lab, or yesterday";
+pub const FORMS: &str = "YYYY-MM-DD (2026-10-28), MM-DD (10-28) for a business date of the lab, or yesterday";
 
 /// A business date as typed: whole, or a month and day whose year the lab's dates decide.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub enum Day {
 }
 
 /// Exactly `YYYY-MM-DD`: four-digit year, two-digit month and day, a real date.
-pub(crate) fn parse_date(s: &str) -> Result<NaiveDate, String> {
+pub fn parse_date(s: &str) -> Result<NaiveDate, String> {
     let t = s.trim();
     let b = t.as_bytes();
     let shaped = b.len() == 10 && b[4] == b'-' && b[7] == b'-' && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
@@ -52,7 +52,7 @@ impl Day {
 
     /// The business date among the lab's `dates` (sorted): a whole date inside their range, or
     /// the one date of that month and day. A date outside the lab says so, with the lab's range.
-    pub(crate) fn resolve_in(self, dates: &[NaiveDate], newest_upload: Option<NaiveDate>) -> Result<NaiveDate, String> {
+    pub fn resolve_in(self, dates: &[NaiveDate], newest_upload: Option<NaiveDate>) -> Result<NaiveDate, String> {
         let (Some(first), Some(last)) = (dates.first(), dates.last()) else {
             return Err("the lab holds no business dates yet: land an upload first (`recount land`)".into());
         };

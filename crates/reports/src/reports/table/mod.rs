@@ -7,10 +7,10 @@ use serde::Serialize;
 
 mod machine;
 mod text;
-pub(crate) use machine::csv_of;
+pub use machine::csv_of;
 use machine::*;
 use text::*;
-pub(crate) use text::{clip, render_table_fitted, wrap_lines};
+pub use text::{clip, render_table_fitted, wrap_lines};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -114,7 +114,7 @@ impl Cell {
 
     /// The order a sort by this column puts cells in: numbers by value (money by minor units),
     /// text without regard to case, dates in time, statuses by severity; empty cells last.
-    pub(crate) fn sort_cmp(&self, other: &Cell) -> std::cmp::Ordering {
+    pub fn sort_cmp(&self, other: &Cell) -> std::cmp::Ordering {
         fn key(c: &Cell) -> (u8, i64, String) {
             match c {
                 Cell::Int(n) | Cell::IntDelta(n) | Cell::Money { minor: n, .. } | Cell::Delta { minor: n, .. } => (0, *n, String::new()),
@@ -131,7 +131,7 @@ impl Cell {
         key(self).cmp(&key(other))
     }
 
-    pub(crate) fn is_numeric(&self) -> bool {
+    pub fn is_numeric(&self) -> bool {
         matches!(self, Cell::Int(_) | Cell::IntDelta(_) | Cell::Money { .. } | Cell::Delta { .. })
     }
 }
@@ -193,12 +193,12 @@ impl Table {
     pub fn push(&mut self, cells: Vec<Cell>) {
         self.rows.push(Row { cells, flag: None, drill: None, summary: false });
     }
-    pub(crate) fn push_flagged(&mut self, cells: Vec<Cell>, flag: Option<Status>) {
+    pub fn push_flagged(&mut self, cells: Vec<Cell>, flag: Option<Status>) {
         self.rows.push(Row { cells, flag, drill: None, summary: false });
     }
     /// The table with the business date `d` as its first column, unless it has one: an export
     /// of a date's screen says its date in every row, not only in the file's name.
-    pub(crate) fn dated(mut self, d: NaiveDate) -> Table {
+    pub fn dated(mut self, d: NaiveDate) -> Table {
         if self.columns.iter().any(|c| c.key == "business_date") {
             return self;
         }
@@ -210,7 +210,7 @@ impl Table {
     }
 
     /// Marks the columns (by key) that are detail beside the answer (`Column::spare`).
-    pub(crate) fn spare(mut self, keys: &[&str]) -> Table {
+    pub fn spare(mut self, keys: &[&str]) -> Table {
         for c in self.columns.iter_mut().filter(|c| keys.contains(&c.key.as_str())) {
             c.spare = true;
         }
@@ -218,7 +218,7 @@ impl Table {
     }
 
     /// Marks the columns (by key) that repeat another's answer: left out first when space is short.
-    pub(crate) fn repeating(mut self, keys: &[&str]) -> Table {
+    pub fn repeating(mut self, keys: &[&str]) -> Table {
         for c in self.columns.iter_mut().filter(|c| keys.contains(&c.key.as_str())) {
             c.repeats = true;
         }
@@ -240,7 +240,7 @@ impl Table {
     }
 
     /// A total row for people: CSV leaves it out.
-    pub(crate) fn push_summary(&mut self, cells: Vec<Cell>, flag: Option<Status>) {
+    pub fn push_summary(&mut self, cells: Vec<Cell>, flag: Option<Status>) {
         self.rows.push(Row { cells, flag, drill: None, summary: true });
     }
 
@@ -297,7 +297,7 @@ pub fn render<R: Report>(report: &R, format: Format, color: bool) -> String {
 
 /// As `render`, with tables narrowed to `width` columns when given (a terminal's width): the
 /// widest text columns are cut with `…`, never a number.
-pub(crate) fn render_fitted<R: Report>(report: &R, format: Format, color: bool, width: Option<usize>) -> String {
+pub fn render_fitted<R: Report>(report: &R, format: Format, color: bool, width: Option<usize>) -> String {
     match format {
         Format::Json => crate::sanitize::json(json_envelope(report)) + "\n",
         Format::Csv => csv_of(&report.tables()),

@@ -148,7 +148,7 @@ impl ExplainReport {
         t
     }
 
-    pub(crate) fn baskets_table(&self) -> Table {
+    pub fn baskets_table(&self) -> Table {
         let mut t = Table::new(
             "baskets behind the numbers",
             &[

@@ -59,7 +59,7 @@ pub fn freshen(lab: &mut Lab) -> Result<()> {
 }
 
 /// A cache found out of date by a reader that may not write it: `freshen` was not called first.
-pub(crate) fn caches_writable(lab: &Lab) -> Result<()> {
+pub fn caches_writable(lab: &Lab) -> Result<()> {
     if lab.may_write_caches() {
         return Ok(());
     }
@@ -73,7 +73,7 @@ fn fill_caches(lab: &Lab) -> Result<()> {
 }
 
 /// The snapshot a report reads as of: the newest when none is named.
-pub(crate) fn resolve_as_of(lab: &Lab, as_of: Option<i64>) -> Result<i64> {
+pub fn resolve_as_of(lab: &Lab, as_of: Option<i64>) -> Result<i64> {
     match as_of {
         Some(s) => {
             snapshot::require(lab, s)?;
@@ -86,7 +86,7 @@ pub(crate) fn resolve_as_of(lab: &Lab, as_of: Option<i64>) -> Result<i64> {
 /// The business date a person named (`YYYY-MM-DD`, `MM-DD` within the lab's years, or
 /// `yesterday`), among
 /// the lab's dates: a date outside them is an error that says so.
-pub(crate) fn resolve_day(lab: &Lab, day: day::Day) -> Result<NaiveDate> {
+pub fn resolve_day(lab: &Lab, day: day::Day) -> Result<NaiveDate> {
     let newest = if day == day::Day::Yesterday { lab.store().landed_uploads()?.last().copied() } else { None };
     day.resolve_in(&business_dates(lab)?, newest).map_err(|e| color_eyre::eyre::eyre!(e))
 }
@@ -131,6 +131,6 @@ impl Report for FingerprintReport {
 
 /// The lab's gold of business date `d` now, store by store (what `recount spark check` sets
 /// beside the Iceberg table's).
-pub(crate) fn lab_gold_by_store(lab: &Lab, d: NaiveDate) -> Result<Vec<crate::store::StoreFigures>> {
+pub fn lab_gold_by_store(lab: &Lab, d: NaiveDate) -> Result<Vec<crate::store::StoreFigures>> {
     lab.store().gold_by_store(d, None)
 }

@@ -112,7 +112,7 @@ pub(super) fn machine_values(t: &Table, r: &Row) -> Vec<Machine> {
 /// CSV: the machine columns (`machine_columns`) under one header per table, data rows only; text
 /// as a spreadsheet shows it safely (`sanitize::for_csv`), so a sum never mixes pence with paise
 /// and a spreadsheet user reads pounds without a formula.
-pub(crate) fn csv_of(tables: &[Table]) -> String {
+pub fn csv_of(tables: &[Table]) -> String {
     let mut out = Vec::new();
     for (i, t) in tables.iter().enumerate() {
         if i > 0 {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 // A date's diff has a file of its own (`super::diff`); its names stay reachable here, beside the
 // history that shows the same changes.
 pub use super::diff::{ChangeKind, CountryDiff, DiffBasket, DiffPart, DiffReport, FileVersion, diff};
-pub(crate) use super::diff::{Compared, diff_summaries, diff_versions, gold_changes};
+pub use super::diff::{Compared, diff_summaries, diff_versions, gold_changes};
 // ---------------------------------------------------------------- snapshots
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -145,11 +145,11 @@ pub fn history(lab: &Lab, d: NaiveDate, as_of: Option<i64>) -> Result<HistoryRep
 impl HistoryReport {
     /// The snapshot behind row `row` of `table()` (one row per country of each entry).
     /// The country a row of `table` is about.
-    pub(crate) fn country_at_row(&self, row: usize) -> Option<&str> {
+    pub fn country_at_row(&self, row: usize) -> Option<&str> {
         self.entries.iter().flat_map(|e| e.countries.iter().map(|c| c.country.as_str())).nth(row)
     }
 
-    pub(crate) fn snapshot_at_row(&self, row: usize) -> Option<i64> {
+    pub fn snapshot_at_row(&self, row: usize) -> Option<i64> {
         self.entries.iter().flat_map(|e| e.countries.iter().map(move |_| e.snapshot_id)).nth(row)
     }
 

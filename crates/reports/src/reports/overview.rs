@@ -96,7 +96,7 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
 }
 
 /// The rules' verdicts on a date's summary row (the store's row struct knows no rules).
-pub(crate) trait SummaryVerdicts {
+pub trait SummaryVerdicts {
     fn v2_explained(&self) -> bool;
     fn provisional(&self, landed: &[NaiveDate]) -> bool;
 }
@@ -124,7 +124,7 @@ impl LabOverview {
     /// The date to show first: yesterday, as a controller reads the morning's lab: the business
     /// date of the newest landed upload (the day whose sales it carries). Else the newest date
     /// that is closed, else the newest.
-    pub(crate) fn default_date(&self) -> Option<NaiveDate> {
+    pub fn default_date(&self) -> Option<NaiveDate> {
         let yesterday = self.newest_upload.filter(|u| self.dates.iter().any(|d| d.business_date == *u));
         yesterday.or_else(|| self.dates.iter().rev().find(|d| !d.provisional && !d.stale).or(self.dates.last()).map(|d| d.business_date))
     }

@@ -143,7 +143,7 @@ pub struct TrendReport {
 impl TrendReport {
     /// Built from the navigator's rows: per (date, country, currency) the three answers, and
     /// whether the date is provisional by the uploads `landed`.
-    pub(crate) fn from_rows(rows: &[crate::store::DateSummaryRow], landed: &[NaiveDate]) -> TrendReport {
+    pub fn from_rows(rows: &[crate::store::DateSummaryRow], landed: &[NaiveDate]) -> TrendReport {
         let mut by: std::collections::BTreeMap<(String, String), Vec<TrendPoint>> = Default::default();
         for r in rows {
             by.entry((r.country.clone(), r.currency.clone())).or_default().push(TrendPoint {

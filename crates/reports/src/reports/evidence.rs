@@ -11,7 +11,7 @@ use md5::Digest;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, serde::Serialize)]
-pub(crate) struct OtherDate {
+pub struct OtherDate {
     pub business_date: NaiveDate,
     pub version_before: Option<i64>,
     pub gold_rows_before: i64,
@@ -21,7 +21,7 @@ pub(crate) struct OtherDate {
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
-pub(crate) struct Comparison {
+pub struct Comparison {
     pub business_date: NaiveDate,
     /// The two most recent snapshots that rewrote the date.
     pub diff: Option<DiffReport>,
@@ -37,7 +37,7 @@ pub struct EvidenceFile {
 }
 
 /// Writes `value` as pretty JSON to `out/name`, and lists the file with its MD5.
-pub(crate) fn put(out: &Path, name: &str, value: &serde_json::Value, files: &mut Vec<EvidenceFile>) -> Result<()> {
+pub fn put(out: &Path, name: &str, value: &serde_json::Value, files: &mut Vec<EvidenceFile>) -> Result<()> {
     let path = out.join(name);
     let text = crate::sanitize::json(serde_json::to_string_pretty(value)?) + "\n";
     std::fs::write(&path, &text).wrap_err_with(|| format!("writing {}", path.display()))?;

@@ -110,7 +110,7 @@ impl Report for ModelReport {
 
 /// A gold row's measures as cells: money by its currency's ISO-4217 digits (the currency is the
 /// attribute the measure names), counts and sums as integers.
-pub(crate) fn measure_cells(model: &Model, attributes: &[String], measures: &[i64]) -> Vec<Cell> {
+pub fn measure_cells(model: &Model, attributes: &[String], measures: &[i64]) -> Vec<Cell> {
     model
         .measures
         .iter()

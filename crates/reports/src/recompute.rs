@@ -34,7 +34,7 @@ pub struct Recount {
 
 /// Names and sizes of the raw zone's files, and the superseded versions kept beside them: every
 /// version is immutable and a correction always adds one, so this identifies the content.
-pub(crate) fn manifest(raw_root: &Path) -> Result<String> {
+pub fn manifest(raw_root: &Path) -> Result<String> {
     let mut parts = Vec::new();
     let stores = raw_root.join(raw::STORES_FILE);
     if stores.exists() {
@@ -227,12 +227,12 @@ pub fn recount_in_passes(raw_root: &Path, passes: Option<u64>) -> Result<Recount
 /// The recount of business date `d` over the raw zone as it was when snapshot `snapshot_id` was
 /// recorded: the file versions current then, read from the lab's raw zone (a version replaced
 /// since is read from where it is kept). Per store, as the cache gives it for now.
-pub(crate) fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> Result<Vec<crate::store::StoreFigures>> {
+pub fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> Result<Vec<crate::store::StoreFigures>> {
     let raw_root = lab.raw_root();
     if !raw_root.join(raw::STORES_FILE).exists() {
         return Ok(Vec::new());
     }
-    let rows = if crate::warehouse::is_mirror(lab) {
+    let rows = if lab.is_mirror() {
         // A warehouse keeps no raw files: its bronze as it was then, recounted the same way.
         let (all, stores) = bronze_columns(lab, Some(snapshot_id))?;
         group(all, &stores).map_err(|e| eyre!("polars recount of the warehouse's bronze: {e}"))?
@@ -268,7 +268,7 @@ pub(crate) fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> R
 /// The independent recount of a warehouse's mirror (src/warehouse/), which holds no raw files:
 /// every event of bronze's current file versions, deduplicated and grouped in polars as the
 /// raw zone's are, stored as the mirror's cached recount of its (empty) raw zone.
-pub(crate) fn recount_mirror(lab: &Lab) -> Result<()> {
+pub fn recount_mirror(lab: &Lab) -> Result<()> {
     let (all, stores) = bronze_columns(lab, None)?;
     let events = all.basket_id.len() as i64;
     let rows = group(all, &stores).map_err(|e| eyre!("polars recount of the warehouse's bronze: {e}"))?;
@@ -422,13 +422,13 @@ fn group(c: Columns, stores: &Stores) -> PolarsResult<Vec<GoldRow>> {
 }
 
 /// Whether the lab's cached recount counted the raw zone as it is.
-pub(crate) fn is_cached(lab: &Lab) -> Result<bool> {
+pub fn is_cached(lab: &Lab) -> Result<bool> {
     Ok(lab.store().recount_manifest()?.as_deref() == Some(manifest(&lab.raw_root())?.as_str()))
 }
 
 /// Makes sure the lab's cached recount matches its raw zone; recounts when it does not.
 /// Returns true when it had to recount.
-pub(crate) fn ensure_cached(lab: &Lab) -> Result<bool> {
+pub fn ensure_cached(lab: &Lab) -> Result<bool> {
     let raw_root = lab.raw_root();
     let now = manifest(&raw_root)?;
     if lab.store().recount_manifest()?.as_deref() == Some(now.as_str()) {
@@ -470,14 +470,14 @@ pub fn duckdb_recount_alone(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<V
 }
 
 /// Whether DuckDB's recount is kept through the newest file for the default window.
-pub(crate) fn duckdb_recount_kept(lab: &Lab) -> Result<bool> {
+pub fn duckdb_recount_kept(lab: &Lab) -> Result<bool> {
     Ok(lab.store().duckdb_recount_state(crate::rules::DEFAULT_LATE_DAYS)?.kept)
 }
 
 /// Keeps DuckDB's recount for every window the lab's writes used, and the default (a reader's
 /// `reports::freshen`, so that its checks read it). A window whose recount cannot be kept is
 /// left to the checks, which recount their date alone (`duckdb_recount`).
-pub(crate) fn keep_duckdb_recounts(lab: &Lab) -> Result<()> {
+pub fn keep_duckdb_recounts(lab: &Lab) -> Result<()> {
     for w in lab.store().duckdb_recount_missing(crate::rules::DEFAULT_LATE_DAYS)? {
         crate::reports::caches_writable(lab)?;
         let late_days = u32::try_from(w.late_days).wrap_err("a negative window in the lab's writes")?;
@@ -515,6 +515,6 @@ fn keep_duckdb_recount(lab: &Lab, newest_file: i32, late_days: u32) -> Result<()
 }
 
 /// Forgets DuckDB's kept recounts, so the next check counts them again (the bench measures that).
-pub(crate) fn forget_duckdb_recounts(lab: &Lab) -> Result<()> {
+pub fn forget_duckdb_recounts(lab: &Lab) -> Result<()> {
     lab.store().forget_duckdb_recount()
 }

@@ -49,7 +49,7 @@ pub fn summary(lab: &Lab) -> Result<MorningSummary> {
 }
 
 /// The one line the explorer opens with: only the newest dates are compared.
-pub(crate) fn banner(lab: &Lab) -> Result<String> {
+pub fn banner(lab: &Lab) -> Result<String> {
     Ok(summary_of(lab, SHOWN)?.line())
 }
 

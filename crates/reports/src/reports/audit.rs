@@ -106,7 +106,7 @@ pub fn read_foreign(
 /// a Parquet file (`.parquet`) or a folder of them, a table of a DuckDB database
 /// (`duckdb:FILE#schema.table`), or an Iceberg table (`iceberg:WAREHOUSE#namespace.table`, where
 /// WAREHOUSE is a directory or `catalog:NAME`).
-pub(crate) fn foreign_records(path: &Path, needed: &[String], iceberg: IcebergFiles<'_>) -> Result<Vec<BTreeMap<String, String>>> {
+pub fn foreign_records(path: &Path, needed: &[String], iceberg: IcebergFiles<'_>) -> Result<Vec<BTreeMap<String, String>>> {
     let text = path.to_string_lossy();
     let source = |prefix: &str, what: &str| -> Result<Option<(String, String)>> {
         match text.strip_prefix(prefix) {
@@ -285,12 +285,12 @@ impl AuditReport {
 
 /// How many rows of an audit are wrong, by their causes (a right row's are `[matches]`): the
 /// retail audit's and a model's.
-pub(crate) fn wrong<'a>(rows: impl Iterator<Item = &'a [Cause]>) -> usize {
+pub fn wrong<'a>(rows: impl Iterator<Item = &'a [Cause]>) -> usize {
     rows.filter(|c| *c != [Cause::Matches]).count()
 }
 
 /// An audit's summary: how many rows each cause names, failing when any row is wrong.
-pub(crate) fn causes_note<'a>(rows: impl Iterator<Item = &'a [Cause]> + Clone) -> Vec<Note> {
+pub fn causes_note<'a>(rows: impl Iterator<Item = &'a [Cause]> + Clone) -> Vec<Note> {
     let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
     for c in rows.clone().flatten() {
         *counts.entry(*c).or_default() += 1;
@@ -301,7 +301,7 @@ pub(crate) fn causes_note<'a>(rows: impl Iterator<Item = &'a [Cause]> + Clone) -
 
 /// A wrong row's verdict from the causes that give it exactly: each named, after `extra_row`
 /// when the lab has no such row; none fits, `extra_row` or `unexplained` with `residual`.
-pub(crate) fn verdict(found: Vec<(Cause, String)>, right_missing: bool, residual: impl FnOnce() -> String) -> (Vec<Cause>, String) {
+pub fn verdict(found: Vec<(Cause, String)>, right_missing: bool, residual: impl FnOnce() -> String) -> (Vec<Cause>, String) {
     if found.is_empty() {
         return (vec![if right_missing { Cause::ExtraRow } else { Cause::Unexplained }], residual());
     }
@@ -449,7 +449,7 @@ pub fn audit(lab: &Lab, source: &str, foreign: &[ForeignRow], late_days: u32) ->
 
 /// The verdict on a row that date `d` built with window `w`, narrower than the lab's, gives: the
 /// retail audit's and a model's.
-pub(crate) fn narrower_window(d: NaiveDate, w: u32, late_days: u32) -> (Vec<Cause>, String) {
+pub fn narrower_window(d: NaiveDate, w: u32, late_days: u32) -> (Vec<Cause>, String) {
     let last = d.checked_add_days(chrono::Days::new(w.into())).unwrap_or(d);
     (vec![Cause::LateArrivalsMissed], format!("gold with a {w}-day window, not {late_days}: uploads after {last} not counted"))
 }

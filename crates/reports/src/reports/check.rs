@@ -27,7 +27,7 @@ pub struct CountryCheck {
 
 /// THE rule of every v2 mark: v2's (baskets, revenue) plus those beyond the window equal the
 /// recompute's. Sums in i128, so no figure near i64's edge wraps into a false match.
-pub(crate) fn v2_explained(v2: (i64, i64), beyond: (i64, i64), recompute: (i64, i64)) -> bool {
+pub fn v2_explained(v2: (i64, i64), beyond: (i64, i64), recompute: (i64, i64)) -> bool {
     let add = |a: i64, b: i64| i128::from(a) + i128::from(b);
     add(v2.0, beyond.0) == i128::from(recompute.0) && add(v2.1, beyond.1) == i128::from(recompute.1)
 }
@@ -41,7 +41,7 @@ impl CountryCheck {
             (self.recompute_baskets, self.recompute_revenue_minor),
         )
     }
-    pub(crate) fn v2_exact(&self) -> bool {
+    pub fn v2_exact(&self) -> bool {
         self.v2_revenue_minor == self.recompute_revenue_minor && self.v2_baskets == self.recompute_baskets
     }
 }
@@ -156,7 +156,7 @@ impl CheckReport {
 
 impl CheckReport {
     /// One line for the explorer's header.
-    pub(crate) fn headline_short(&self) -> String {
+    pub fn headline_short(&self) -> String {
         let engines = if self.engines_agree { "polars and DuckDB recounts agree" } else { "ENGINE DISAGREEMENT: polars and DuckDB differ" };
         format!("{} — {}; {engines}", self.business_date, self.status.describe())
     }

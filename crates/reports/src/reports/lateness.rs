@@ -15,7 +15,7 @@ pub struct LatenessReport {
 
 /// The histogram needs every bronze row's basket, counted distinct: a full scan. It is kept in
 /// the lab and recounted only after a file lands.
-pub(crate) fn ensure_cached(lab: &Lab) -> Result<()> {
+pub fn ensure_cached(lab: &Lab) -> Result<()> {
     let state = lab.store().lateness_state()?;
     if state.newest_file == state.counted_file {
         return Ok(());
@@ -31,13 +31,13 @@ pub(crate) fn ensure_cached(lab: &Lab) -> Result<()> {
 }
 
 /// Whether the kept histogram counts every landed file.
-pub(crate) fn is_cached(lab: &Lab) -> Result<bool> {
+pub fn is_cached(lab: &Lab) -> Result<bool> {
     let state = lab.store().lateness_state()?;
     Ok(state.newest_file == state.counted_file)
 }
 
 /// Forgets the kept histogram, so the next report counts it again (the bench measures that).
-pub(crate) fn forget(lab: &Lab) -> Result<()> {
+pub fn forget(lab: &Lab) -> Result<()> {
     lab.store().forget_lateness()
 }
 

@@ -30,7 +30,7 @@ pub(super) fn fit(widths: &mut [usize], floors: &[usize], numeric: &[bool], widt
 }
 
 /// `s` in at most `w` terminal columns: cut with `…` when longer.
-pub(crate) fn clip(s: &str, w: usize) -> std::borrow::Cow<'_, str> {
+pub fn clip(s: &str, w: usize) -> std::borrow::Cow<'_, str> {
     use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
     if s.width() <= w {
         return s.into();
@@ -97,7 +97,7 @@ pub(super) fn without_spares(t: &Table, width: Option<usize>) -> Option<(Table, 
     Some((t.without(&dropped), wrap_words(&note, width)))
 }
 
-pub(crate) fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> String {
+pub fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> String {
     use unicode_width::UnicodeWidthStr;
     if let Some((narrower, note)) = without_repeats(t, width) {
         return render_table_fitted(&narrower, color, width) + &note;
@@ -178,7 +178,7 @@ pub(crate) fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) 
 
 /// `text` wrapped at spaces into lines of at most `width` columns (a word longer than that has a
 /// line of its own), each ending in a newline: a note under a table that the terminal need not wrap.
-pub(crate) fn wrap_words(text: &str, width: usize) -> String {
+pub fn wrap_words(text: &str, width: usize) -> String {
     use unicode_width::UnicodeWidthStr;
     let (mut out, mut line) = (String::new(), String::new());
     for word in text.split(' ') {
@@ -199,7 +199,7 @@ pub(crate) fn wrap_words(text: &str, width: usize) -> String {
 
 /// Every line of `text` within `width` columns, broken between words: a line's continuation is
 /// indented two more than the line, so a block of lines keeps its shape on a narrow screen.
-pub(crate) fn wrap_lines(text: &str, width: usize) -> String {
+pub fn wrap_lines(text: &str, width: usize) -> String {
     let mut out = String::new();
     for line in text.lines() {
         let body = line.trim_start_matches(' ');
