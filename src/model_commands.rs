@@ -1,5 +1,6 @@
 //! The commands on a lab of a model other than retail (`lake::model`): `commands` hands a
-//! command here when the lab holds a model, or when `land` is given a model's world. Each asks
+//! command here when the lab holds a model, when `land` is given a model's world, or when
+//! `--warehouse` names a model's warehouse (read through its mirror, a model lab). Each asks
 //! `lake::model` or `reports::model_lab` for structs and prints them like every other report.
 //! A command that does not read a model lab yet says so, naming the model, rather than reading
 //! retail's empty tables.
@@ -21,8 +22,30 @@ fn may_hold_model(root: &Path) -> bool {
 
 /// Runs `command` if it is about a model lab (or lands a model's world); None: retail's.
 pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
-    if g.warehouse.is_some() {
-        return Ok(None);
+    if let Some(w) = &g.warehouse {
+        // A model's warehouse is read through its mirror, a model lab (src/warehouse/); a write
+        // is refused here, since Spark writes the warehouse and no write may change a mirror.
+        if !reads_lab(command) || !crate::spark::holds_model(w) {
+            return Ok(None);
+        }
+        if matches!(
+            command,
+            Command::Run { .. }
+                | Command::Daily { .. }
+                | Command::Naive { .. }
+                | Command::Rebuild { .. }
+                | Command::Reopen { .. }
+                | Command::Rollback { .. }
+        ) {
+            bail!(
+                "the warehouse {} holds a model's gold, which Spark writes: `recount spark run` lands and runs v2, and `recount spark rollback SNAPSHOT` rolls back to an Iceberg snapshot (`recount spark snapshots` lists them); naive, rebuild and reopen of a model run in a lab",
+                w.display()
+            );
+        }
+        let mirror = crate::warehouse::open(w)?;
+        let model = lab_model::lab_model(&mirror)?.ok_or_else(|| eyre!("{}: its mirror holds no model", w.display()))?;
+        drop(mirror);
+        return on_model_lab(g, command, &model).map(Some);
     }
     if let Command::Land { range, world, model, .. } = command {
         return land(g, range, world.clone(), model.as_deref());
@@ -38,7 +61,19 @@ pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
         return on_model_lab(g, command, &model).map(Some);
     }
     let root = lab_dir(g);
-    let reads_lab = matches!(
+    if !reads_lab(command) || !may_hold_model(&root) {
+        return Ok(None);
+    }
+    let lab = Lab::open_read(&root)?;
+    let Some(model) = lab_model::lab_model(&lab)? else { return Ok(None) };
+    drop(lab);
+    on_model_lab(g, command, &model).map(Some)
+}
+
+/// Whether `command` reads or writes a lab (not `land`, which is handled first, nor a command
+/// about worlds, settings or Spark).
+fn reads_lab(command: &Command) -> bool {
+    matches!(
         command,
         Command::Summary
             | Command::Naive { .. }
@@ -61,14 +96,7 @@ pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
             | Command::Diff { .. }
             | Command::Rollback { .. }
             | Command::Evidence { .. }
-    );
-    if !reads_lab || !may_hold_model(&root) {
-        return Ok(None);
-    }
-    let lab = Lab::open_read(&root)?;
-    let Some(model) = lab_model::lab_model(&lab)? else { return Ok(None) };
-    drop(lab);
-    on_model_lab(g, command, &model).map(Some)
+    )
 }
 
 fn land(g: &Global, range: &Range, world: Option<std::path::PathBuf>, asked: Option<&str>) -> Result<Option<i32>> {
@@ -99,8 +127,12 @@ fn resolve(lab: &Lab, day: crate::reports::day::Day) -> Result<NaiveDate> {
     day.resolve_in(&dates, newest).map_err(|e| eyre!(e))
 }
 
+/// What a report reads: the lab, or with --warehouse the warehouse's mirror.
 fn reader(g: &Global) -> Result<Lab> {
-    Lab::open_read(&lab_dir(g))
+    match &g.warehouse {
+        Some(w) => crate::warehouse::open(w),
+        None => Lab::open_read(&lab_dir(g)),
+    }
 }
 
 fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
@@ -233,6 +265,17 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         Command::Baskets { date, window } => {
             let lab = reader(g)?;
             print(&crate::reports::model_day::resent(&lab, model, resolve(&lab, *date)?, late_days(*window)?)?, g.format);
+        }
+        Command::Quarantine { upload } if g.warehouse.is_some() => {
+            // The warehouse keeps each file's count of refused lines, not the lines.
+            let lab = reader(g)?;
+            let mut n = 0;
+            for u in lab.store().model_uploads()?.into_iter().filter(|u| upload.is_none_or(|want| *u == want)) {
+                n += lab.store().model_files_of(u)?.iter().map(|f| f.quarantined).sum::<i64>();
+            }
+            println!(
+                "{n} line(s) quarantined in the warehouse's current files; it keeps their count, not the lines: `recount quarantine` in a lab of the same world lists them"
+            );
         }
         Command::Quarantine { upload } => {
             for q in reader(g)?.store().model_quarantine()?.into_iter().filter(|q| upload.is_none_or(|u| q.upload_date == u)) {

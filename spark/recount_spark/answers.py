@@ -186,3 +186,75 @@ class ModelFingerprintAnswer(TypedDict):
     """`model-fingerprint`: gold's fingerprint line, in the model's table."""
 
     line: str
+
+
+class TableState(TypedDict):
+    """One table of a warehouse and the metadata file it is at: a plan of the same states
+    describes the same warehouse."""
+
+    table: str
+    metadata: str
+
+
+class MirrorFile(TypedDict):
+    """One file version a model's warehouse recorded, with the time its landing committed."""
+
+    upload_date: str
+    file: str
+    version: int
+    md5: str
+    records: int
+    quarantined: int
+    at_ms: int
+
+
+class MirrorDimension(TypedDict):
+    """One version of a model's dimension file, with the time it was kept."""
+
+    version: int
+    md5: str
+    text: str
+    at_ms: int
+
+
+class MirrorSkipped(TypedDict):
+    """A model's run that found every date unchanged and committed nothing to gold."""
+
+    upload: str
+    dates: list[str]
+    at_ms: int
+
+
+class MirrorGoldSnapshot(TypedDict):
+    """One snapshot of a model's gold: the run that wrote it (upload None: the table's creation,
+    which wrote nothing), and gold's fingerprint as of it."""
+
+    snapshot_id: int
+    upload: str | None
+    late_days: int
+    files: str
+    dates: list[str]
+    beyond_window: int
+    fingerprint: str
+
+
+class MirrorLogEntry(TypedDict):
+    """A move of gold's current snapshot, in the order the warehouse made them."""
+
+    snapshot_id: int
+    timestamp_ms: int
+
+
+class ModelMirrorPlan(TypedDict):
+    """`model-plan`: what a reader needs to mirror a model's warehouse (model_mirror.py)."""
+
+    warehouse: str
+    state: list[TableState]
+    name: str
+    parts: str
+    dimensions: list[MirrorDimension]
+    files: list[MirrorFile]
+    records: list[str]
+    gold: list[MirrorGoldSnapshot]
+    log: list[MirrorLogEntry]
+    skipped: list[MirrorSkipped]

@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from recount_spark import model, model_warehouse
+from recount_spark import model, model_mirror, model_warehouse
 from recount_spark.answers import (
     Landing,
     ModelFingerprintAnswer,
@@ -229,6 +229,11 @@ def cmd_plan(a: argparse.Namespace) -> None:
     emit("result", **mirror_plan(a.warehouse))
 
 
+def cmd_model_plan(a: argparse.Namespace) -> None:
+    """What a reader mirrors of a model's warehouse (model_mirror.py), planned by pyiceberg: no JVM."""
+    emit("result", **model_mirror.plan(a.warehouse))
+
+
 def cmd_table_files(a: argparse.Namespace) -> None:
     """The Parquet data files of another pipeline's Iceberg table at its current snapshot, which
     recount reads with DuckDB (`audit --gold iceberg:WH#namespace.table`): no JVM."""
@@ -358,6 +363,7 @@ def parser() -> argparse.ArgumentParser:
     o.add_argument("--by", required=True)
     o.add_argument("--late-days", type=int, default=2)
     sub.add_parser("plan")
+    sub.add_parser("model-plan")
     tf = sub.add_parser("table-files")
     tf.add_argument("--table", required=True, help="namespace.table")
     rb = sub.add_parser("rebuild")
@@ -385,7 +391,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "run": cmd_run, "fingerprint": cmd_fingerprint, "snapshots": cmd_snapshots, "gold": cmd_gold,
     "evidence": cmd_evidence, "rollback": cmd_rollback, "reopen": cmd_reopen, "plan": cmd_plan,
     "rebuild": cmd_rebuild, "naive": cmd_naive, "model-run": cmd_model_run, "model-fingerprint": cmd_model_fingerprint,
-    "table-files": cmd_table_files, "model-rollback": cmd_model_rollback, "serve": cmd_serve,
+    "table-files": cmd_table_files, "model-plan": cmd_model_plan, "model-rollback": cmd_model_rollback, "serve": cmd_serve,
 }
 
 

@@ -255,9 +255,13 @@ def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.
     table = gold_table(model)
     from pyspark.sql import functions as F
 
-    files = [f"{r.file_name} v{r.version}" for r in spark.table(FILES).where(F.col("upload_date") == F.lit(upload)).collect()]
+    # What the run was built from: the upload's current file versions, as the lab names them.
+    versions: dict[str, int] = {}
+    for r in spark.table(FILES).where(F.col("upload_date") == F.lit(upload)).collect():
+        versions[r.file_name] = max(versions.get(r.file_name, 0), r.version)
+    files = ", ".join(f"{n} v{versions[n]}" for n in sorted(versions, key=lambda n: n.encode()))
     props = {prop("upload"): str(upload), prop("late-days"): str(late_days), prop("dates"): ",".join(map(str, changed)),
-             prop("files"): ", ".join(sorted(set(files))), prop("skipped-dates"): ",".join(skipped),
+             prop("files"): files, prop("skipped-dates"): ",".join(skipped),
              prop("beyond-window-rows"): str(beyond)}
     for d in changed:
         props[f"{HASH}{d}"] = now.get(d, "")

@@ -60,11 +60,15 @@ pub(super) fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32
             print(&report, g.format);
             Ok(0)
         }
-        SparkCommand::Evidence { .. } | SparkCommand::Check { .. } | SparkCommand::Reopen { .. }
-            if spark::holds_model(&spark_warehouse(g)?) =>
-        {
+        // A model's warehouse: its evidence is its mirror's, as `--warehouse` reads it.
+        SparkCommand::Evidence { date, out, .. } if spark::holds_model(&spark_warehouse(g)?) => {
+            let on_warehouse = Global { warehouse: Some(spark_warehouse(g)?), ..g.clone() };
+            let command = Command::Evidence { date: crate::reports::day::Day::Date(date), out };
+            crate::model_commands::dispatch(&on_warehouse, &command)?.ok_or_else(|| color_eyre::eyre::eyre!("no model's mirror answered"))
+        }
+        SparkCommand::Check { .. } | SparkCommand::Reopen { .. } if spark::holds_model(&spark_warehouse(g)?) => {
             color_eyre::eyre::bail!(
-                "{}: the warehouse holds a model's gold; on it, spark run, fingerprint, snapshots and rollback answer, and a lab of the same world answers the rest",
+                "{}: the warehouse holds a model's gold; on it, spark run, fingerprint, snapshots, rollback, evidence and audit answer, every report with --warehouse (`recount --warehouse W check DATE` sets its gold beside the recount of its bronze), and reopening is a lab's",
                 spark_warehouse(g)?.display()
             )
         }
@@ -173,13 +177,13 @@ pub(super) fn spark_model_run(
 /// `spark audit`: the audit of the warehouse's raw zone, through its mirror.
 pub(super) fn spark_audit(g: &Global, foreign: &crate::cli::ForeignGold, window: Window) -> Result<i32> {
     let warehouse = spark_warehouse(g)?;
-    if crate::spark::holds_model(&warehouse) {
-        color_eyre::eyre::bail!(
-            "{}: the warehouse holds a model's gold, whose raw zone recount does not mirror; audit it in a lab (`recount land --world …`, then `recount audit`)",
-            warehouse.display()
-        );
+    let on_warehouse = Global { warehouse: Some(warehouse), ..g.clone() };
+    // A model's warehouse is audited through its mirror, a model lab.
+    let command = Command::Audit { foreign: foreign.clone(), window };
+    if let Some(code) = crate::model_commands::dispatch(&on_warehouse, &command)? {
+        return Ok(code);
     }
-    audit(&Global { warehouse: Some(warehouse), ..g.clone() }, foreign, window)
+    audit(&on_warehouse, foreign, window)
 }
 
 /// `spark rollback` on a model's warehouse: its gold back to `snapshot`, checked against gold as

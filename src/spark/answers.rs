@@ -437,6 +437,7 @@ mod tests {
 
     #[test]
     fn every_answer_struct_has_exactly_the_schema_s_fields() {
+        use crate::warehouse::model_mirror as mirror;
         let schema = schema();
         assert!(schema.len() >= 18, "{}", schema.len());
         for (answer, fields) in &schema {
@@ -460,6 +461,13 @@ mod tests {
                 "ModelRunAnswer" => round_trip::<ModelRunAnswer>(v),
                 "ModelRollbackAnswer" => round_trip::<ModelRollbackAnswer>(v),
                 "ModelFingerprintAnswer" => round_trip::<ModelFingerprintAnswer>(v),
+                "TableState" => round_trip::<mirror::TableState>(v),
+                "MirrorFile" => round_trip::<mirror::MirrorFile>(v),
+                "MirrorDimension" => round_trip::<mirror::MirrorDimension>(v),
+                "MirrorSkipped" => round_trip::<mirror::MirrorSkipped>(v),
+                "MirrorGoldSnapshot" => round_trip::<mirror::MirrorGoldSnapshot>(v),
+                "MirrorLogEntry" => round_trip::<mirror::MirrorLogEntry>(v),
+                "ModelMirrorPlan" => round_trip::<mirror::ModelMirrorPlan>(v),
                 other => panic!("no Rust struct reads the driver's {other}"),
             };
             let mut got = got.unwrap_or_else(|e| panic!("{answer}: {e}"));

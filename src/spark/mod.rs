@@ -41,6 +41,7 @@ const DRIVER: &[(&str, &str)] = &[
     ("lines.py", include_str!("../../spark/recount_spark/lines.py")),
     ("mirror.py", include_str!("../../spark/recount_spark/mirror.py")),
     ("model.py", include_str!("../../spark/recount_spark/model.py")),
+    ("model_mirror.py", include_str!("../../spark/recount_spark/model_mirror.py")),
     ("model_warehouse.py", include_str!("../../spark/recount_spark/model_warehouse.py")),
     ("parse.py", include_str!("../../spark/recount_spark/parse.py")),
     ("session.py", include_str!("../../spark/recount_spark/session.py")),

@@ -25,6 +25,7 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+pub(crate) mod model_mirror;
 mod props;
 mod writes;
 pub(crate) use props::{PropKey, Props, keys};
@@ -130,7 +131,7 @@ pub fn open_until(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool) -> 
 }
 
 /// An error once `stop` says so.
-fn stop_if_asked(stop: &dyn Fn() -> bool) -> Result<()> {
+pub(super) fn stop_if_asked(stop: &dyn Fn() -> bool) -> Result<()> {
     match stop() {
         true => Err(eyre!(crate::error::LabError::Interrupted)),
         false => Ok(()),
@@ -154,14 +155,32 @@ pub(crate) fn foreign_table_files(warehouse: &Path, table: &str) -> Result<Vec<P
     Ok(got.files)
 }
 
+/// What pyiceberg planned of a warehouse: retail's tables, or a model's.
+enum WarehousePlan {
+    Retail(MirrorPlan),
+    Model(model_mirror::ModelMirrorPlan),
+}
+
+impl WarehousePlan {
+    /// The tables' metadata files: the same state, the same warehouse.
+    fn state(&self) -> Result<String> {
+        Ok(match self {
+            WarehousePlan::Retail(p) => serde_json::to_string(&p.state)?,
+            WarehousePlan::Model(p) => serde_json::to_string(&p.state)?,
+        })
+    }
+
+    /// The warehouse as the driver named it.
+    fn warehouse(&self) -> &str {
+        match self {
+            WarehousePlan::Retail(p) => &p.warehouse,
+            WarehousePlan::Model(p) => &p.warehouse,
+        }
+    }
+}
+
 /// The mirror's directory under `mirrors`, up to date with the warehouse.
 fn mirror(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool) -> Result<PathBuf> {
-    if crate::spark::holds_model(warehouse) {
-        bail!(
-            "{}: the warehouse holds a model's gold, which recount does not mirror yet; spark fingerprint, snapshots and rollback read it, and a lab of the same world answers every report",
-            warehouse.display()
-        );
-    }
     let abs = match catalog(warehouse) {
         Some(_) => warehouse.to_path_buf(),
         None if !warehouse.is_dir() => bail!("no warehouse at {}: `recount spark run` makes one", warehouse.display()),
@@ -180,9 +199,13 @@ fn mirror(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool) -> Result<P
         return Ok(dir);
     }
     stop_if_asked(stop)?;
-    let plan: MirrorPlan = crate::spark::Driver::new(abs.clone(), "local[1]".into())?.call_local("plan", &[])?;
+    let driver = crate::spark::Driver::new(abs.clone(), "local[1]".into())?;
+    let plan = match crate::spark::holds_model(&abs) {
+        true => WarehousePlan::Model(driver.call_local("model-plan", &[])?),
+        false => WarehousePlan::Retail(driver.call_local("plan", &[])?),
+    };
     stop_if_asked(stop)?;
-    let state = format!("{}\n{}\n{}", lake::code_version(), layout(), serde_json::to_string(&plan.state)?);
+    let state = format!("{}\n{}\n{}", lake::code_version(), layout(), plan.state()?);
     if lake::exists(&dir) && std::fs::read_to_string(dir.join(STATE_FILE)).is_ok_and(|s| s == state) {
         if let Some(seen) = &seen {
             std::fs::write(dir.join(COMMITS_FILE), seen)?;
@@ -198,7 +221,11 @@ fn mirror(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool) -> Result<P
     }
     {
         let lab = Lab::open(fresh.path())?;
-        build(&lab, &plan, stop).wrap_err_with(|| format!("mirroring the warehouse {}", plan.warehouse))?;
+        match &plan {
+            WarehousePlan::Retail(p) => build(&lab, p, stop),
+            WarehousePlan::Model(p) => model_mirror::build(&lab, p, stop),
+        }
+        .wrap_err_with(|| format!("mirroring the warehouse {}", plan.warehouse()))?;
     }
     let fresh = fresh.keep();
     // The old mirror goes aside whole, then the new one takes its name: a reader never sees half.
@@ -221,8 +248,10 @@ fn layout() -> String {
     layout_of(&LAYOUT)
 }
 
-const LAYOUT: [&str; 7] = [
+const LAYOUT: [&str; 9] = [
     include_str!("../../queries/mirror.sql"),
+    include_str!("../../queries/model_mirror.sql"),
+    include_str!("model_mirror.rs"),
     include_str!("../../queries/schema.sql"),
     include_str!("../../queries/as_of.sql"),
     include_str!("mod.rs"),
@@ -235,7 +264,7 @@ fn layout_of(texts: &[&str]) -> String {
     crate::raw::md5_hex(texts.concat().as_bytes())
 }
 
-fn at(ms: i64) -> Result<NaiveDateTime> {
+pub(super) fn at(ms: i64) -> Result<NaiveDateTime> {
     chrono::DateTime::from_timestamp_millis(ms).map(|t| t.naive_utc()).ok_or_else(|| eyre!("a snapshot time out of range: {ms} ms"))
 }
 

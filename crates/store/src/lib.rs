@@ -15,6 +15,7 @@ mod land;
 mod memory;
 pub mod mirror;
 pub mod model;
+pub mod model_mirror;
 pub mod parquet;
 mod recompute;
 mod reports;
@@ -433,6 +434,7 @@ mod tests {
             land::shapes(),
             mirror::shapes(),
             model::shapes(),
+            model_mirror::shapes(),
             recompute::shapes(),
             reports::shapes(),
             schema::shapes(),

@@ -42,6 +42,12 @@ impl Server {
             Job::PreviewReopen(d, decision) => {
                 Ok(Reply::ReopenPreview(d, crate::lake::model::reopen_question(&self.lab, model, d, late)?, decision))
             }
+            // A model's warehouse is read through its mirror, which no write may change: Spark
+            // writes the warehouse.
+            _ if self.setup.warehouse.is_some() => color_eyre::eyre::bail!(
+                "the warehouse holds model {}'s gold, which Spark writes: `recount spark run` lands and runs v2, `recount spark rollback` rolls back",
+                model.name
+            ),
             job => {
                 let reset = matches!(job, Job::Reset);
                 let reply = self.writing(|lab, setup| model_write(lab, setup, model, job));

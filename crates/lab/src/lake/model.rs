@@ -392,7 +392,11 @@ pub fn dimension_table(lab: &Lab, model: &Model) -> Result<DimensionTable> {
 }
 
 /// The independent recount of the lab's current files (no window): the truth v2 is checked by.
+/// A warehouse's mirror keeps no raw bytes: its recount reads bronze's current records instead.
 pub fn recompute(lab: &Lab, model: &Model) -> Result<crate::model::recount::ModelRecount> {
+    if lab.is_mirror() {
+        return recount_bronze(lab, model);
+    }
     crate::model::recount::recount_files(model, &dimension_table(lab, model)?, &current_files(lab)?, None)
 }
 
@@ -409,4 +413,44 @@ pub fn fits(model: &Model) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The recount of a mirror's bronze: its current records under the same dedup and sums, in
+/// passes by key as the budget needs (about 256 bytes a copy beside its ids and measures).
+fn recount_bronze(lab: &Lab, model: &Model) -> Result<crate::model::recount::ModelRecount> {
+    use crate::model::recount::BronzeCopy;
+    let size = lab.store().model_records_size()?;
+    let per_copy = 256 + 16 * model.measures.len() as u64;
+    let bytes = u64::try_from(size.records)? * per_copy + 2 * u64::try_from(size.id_bytes)?;
+    let files = current_files(lab)?.len();
+    crate::model::recount::recount_bronze(model, bytes, files, &mut |passes, pass, push| {
+        lab.store().model_bronze_records(passes, pass, |r| {
+            push(BronzeCopy {
+                key: r.entity_key,
+                event_id: r.event_id,
+                arrival_ns: r.arrival_ns,
+                file_rank: u32::try_from(r.file_rank)?,
+                line: u32::try_from(r.line)?,
+                business_date: r.business_date,
+                grain: named(&model.grain, [r.g1, r.g2, r.g3, r.g4]),
+                attributes: named(&model.attributes, [r.a1, r.a2, r.a3, r.a4]),
+                measures: named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
+            })
+        })
+    })
+}
+
+/// A v2 write a model's warehouse made, replayed in its mirror (src/warehouse/model_mirror.rs):
+/// `dates` rebuilt under `late_days` as upload `upload`'s run, each whatever its input hash (the
+/// warehouse wrote it), with the files the warehouse names. Returns the new snapshot's id.
+pub fn mirror_write(
+    lab: &Lab,
+    model: &Model,
+    upload: NaiveDate,
+    dates: Vec<NaiveDate>,
+    late_days: u32,
+    (files, beyond): (&str, i64),
+) -> Result<i64> {
+    let what = ModelWrite { uploads: &[upload], affected: dates, beyond, future: 0, operation: "v2", files, force: true };
+    write(lab, model, what, late_days)?.snapshot.ok_or_else(|| eyre!("the warehouse's run of upload {upload} rebuilt no date"))
 }

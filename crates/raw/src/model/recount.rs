@@ -266,6 +266,11 @@ fn recount_with(
         entities += winners.len() as u64;
         add(model, &mut sums, &groups, &copies, &winners)?;
     }
+    Ok(Ok(ModelRecount { rows: gold_rows(sums, &groups), copies: n, entities, refused, files: files.len() }))
+}
+
+/// The sums as gold's rows, in (date, grain) order.
+fn gold_rows(sums: Sums, groups: &Groups) -> Vec<ModelRow> {
     let mut rows: Vec<ModelRow> = sums
         .into_iter()
         .map(|((business_date, group), measures)| {
@@ -274,7 +279,61 @@ fn recount_with(
         })
         .collect();
     rows.sort_by(|a, b| (a.business_date, &a.grain, &a.attributes).cmp(&(b.business_date, &b.grain, &b.attributes)));
-    Ok(Ok(ModelRecount { rows, copies: n, entities, refused, files: files.len() }))
+    rows
+}
+
+/// One copy of an entity as bronze keeps it: a warehouse's mirror keeps no raw bytes, so its
+/// recount reads the records its landing read, under the same dedup and sums.
+pub struct BronzeCopy {
+    pub key: String,
+    pub event_id: String,
+    pub arrival_ns: i64,
+    /// Its file's place in raw-zone order (upload date, then name), and its line there.
+    pub file_rank: u32,
+    pub line: u32,
+    pub business_date: NaiveDate,
+    pub grain: Vec<String>,
+    pub attributes: Vec<String>,
+    pub measures: Vec<i64>,
+}
+
+/// A reader of bronze's copies for one pass: `(passes, pass, push)` gives `push` every copy
+/// whose key falls in pass `pass` of `passes`.
+pub type BronzeReader<'a> = dyn FnMut(u64, u64, &mut dyn FnMut(BronzeCopy) -> Result<()>) -> Result<()> + 'a;
+
+/// The recount of bronze's current copies (`files` file versions, about `bytes` of ids), in as
+/// many passes by key as the recount's share of the memory budget needs.
+pub fn recount_bronze(model: &Model, bytes: u64, files: usize, read: &mut BronzeReader<'_>) -> Result<ModelRecount> {
+    let passes = bytes.div_ceil(share()).max(1);
+    if passes > MAX_PASSES {
+        bail!(
+            "the recount of {} needs more than {MAX_PASSES} passes in its share of the memory budget ({} MiB): raise --memory",
+            model.gold,
+            share() >> 20
+        );
+    }
+    let (mut sums, mut n, mut entities) = (Sums::new(), 0u64, 0u64);
+    let (mut groups, mut buf) = (Groups::default(), String::new());
+    for pass in 0..passes {
+        let mut copies = Copies::default();
+        read(passes, pass, &mut |c: BronzeCopy| {
+            let grain: Vec<&str> = c.grain.iter().map(String::as_str).collect();
+            copies.group.push(groups.number(&mut buf, &grain, &c.attributes)?);
+            copies.key.push(c.key);
+            copies.arrival.push(c.arrival_ns);
+            copies.event_id.push(c.event_id);
+            copies.file_rank.push(c.file_rank);
+            copies.line.push(c.line);
+            copies.date.push(c.business_date);
+            copies.measures.extend_from_slice(&c.measures);
+            Ok(())
+        })?;
+        n += copies.key.len() as u64;
+        let winners = winners(&mut copies)?;
+        entities += winners.len() as u64;
+        add(model, &mut sums, &groups, &copies, &winners)?;
+    }
+    Ok(ModelRecount { rows: gold_rows(sums, &groups), copies: n, entities, refused: Vec::new(), files })
 }
 
 /// Each measure's sum per (date, group).
