@@ -882,16 +882,62 @@ fn the_manufacturing_model_on_spark_gives_the_labs_gold_and_its_correction_scena
     assert_eq!(run["fingerprint"], recount(&["--lab", &lab, "fingerprint"]).trim(), "{run}");
     assert_ne!(run["fingerprint"], again["fingerprint"], "the zone moved some records' dates: {run}");
     assert_eq!(recount(&["--warehouse", &w(dir.path()), "fingerprint"]).trim(), run["fingerprint"], "the mirror after the zone moved");
-    // Spark writes a model's warehouse: a lab's write with --warehouse says so, as does what
-    // Spark does not do for a model yet.
+    // Spark writes a model's warehouse: a lab's write with --warehouse says so.
     let out = exe().args(["--warehouse", &w(dir.path()), "rebuild", "2026-06-29"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("which Spark writes"), "{err}");
-    let out =
-        exe().args(["spark", "reopen", "2026-07-01", "--reason", "x", "--by", "ops", "--warehouse", &w(dir.path())]).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("holds a model's gold") && err.contains("reopening is a lab's"), "{err}");
+    reopen_on_both(&lab, dir.path(), &moved);
     explore_the_model_warehouse(&w(dir.path()), dir.path());
+}
+
+/// The uploads that bring 2026-07-01..03's late records (a line offline for days), then finance
+/// reopens 2026-07-01 on both engines: the same window kept, the same gold, and the mirror
+/// replays the reopening as the lab's own; the next day's run keeps the wider window on both.
+fn reopen_on_both(lab: &str, dir: &Path, world: &Path) {
+    let ws = world.display().to_string();
+    recount(&["--lab", lab, "daily", "2026-07-03", "2026-07-06", "--world", &ws]);
+    spark_run(dir, &["2026-07-03", "2026-07-06"], world, true);
+    assert_eq!(recount(&["--lab", lab, "fingerprint"]), recount(&["spark", "fingerprint", "--warehouse", &w(dir)]));
+    let decision = ["--reason", "line 3 was offline", "--by", "ops"];
+    let on_lab = json(&[&["--lab", lab, "reopen", "2026-07-01"][..], &decision].concat());
+    let on_spark = json(&[&["spark", "reopen", "2026-07-01", "--warehouse", &w(dir)][..], &decision].concat());
+    assert_eq!(on_lab["runs"][0]["rewritten"], serde_json::json!(["2026-07-01"]), "{on_lab}");
+    let runs = |v: &Value| {
+        let mut runs = v["runs"].clone();
+        runs.as_array_mut().unwrap().iter_mut().for_each(|r| drop(r.as_object_mut().unwrap().remove("snapshot")));
+        runs
+    };
+    assert_eq!(runs(&on_spark), runs(&on_lab), "the same run, but for its snapshot's id");
+    let newest = snapshots(dir, "daily_metrics").last().unwrap().clone();
+    assert_eq!(newest["properties"]["recount.window.2026-07-01"], "5", "{newest}");
+    assert_eq!(newest["properties"]["recount.by"], "ops", "{newest}");
+    let check = |at: &[&str]| json(&[at, &["check", "2026-07-01"][..]].concat());
+    assert_eq!(check(&["--lab", lab]), check(&["--warehouse", &w(dir)]), "the reopened date, in the lab and the mirror");
+    // A late record of the reopened date corrected afterwards (its file sent again, 6 units
+    // now 60): the date keeps its wider window, so both engines rebuild it from the new version.
+    let reopened = recount(&["--lab", lab, "fingerprint"]);
+    let name = "mes/records/upload_date=2026-07-06/plant-c-backfill.jsonl.gz";
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(std::fs::File::open(world.join(name)).unwrap()), &mut text)
+        .unwrap();
+    let fixed: String = text
+        .lines()
+        .map(|l| if l.contains(r#""record_id":"PC-L2-2026070105""#) { l.replace(r#""units":6,"#, r#""units":60,"#) } else { l.to_string() } + "\n")
+        .collect();
+    assert_ne!(fixed, text, "the late record's line is there to correct");
+    let fix = dir.join("late-fix");
+    std::fs::create_dir_all(fix.join(name).parent().unwrap()).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, fixed.as_bytes()).unwrap();
+    std::fs::write(fix.join(name), gz.finish().unwrap()).unwrap();
+    recount(&["--lab", lab, "land", "2026-07-06", "--world", &fix.display().to_string()]);
+    recount(&["--lab", lab, "run", "2026-07-06"]);
+    let run = spark_run(dir, &["2026-07-06"], &fix, false);
+    assert!(run["runs"][0]["rewritten"].as_array().unwrap().contains(&serde_json::json!("2026-07-01")), "{run}");
+    let fingerprint = recount(&["--lab", lab, "fingerprint"]);
+    assert_ne!(fingerprint, reopened, "the correction moved gold");
+    assert_eq!(recount(&["spark", "fingerprint", "--warehouse", &w(dir)]), fingerprint, "the reopened date keeps its window");
+    assert_eq!(recount(&["--warehouse", &w(dir), "fingerprint"]), fingerprint, "the mirror after the reopening");
 }
 
 /// A model's reports from the lab and from the warehouse's mirror (`--warehouse`), as JSON with

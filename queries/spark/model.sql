@@ -34,8 +34,19 @@ CREATE TABLE IF NOT EXISTS lake.recount.model_skipped_runs (upload DATE, dates S
    ON r.upload_date = c.upload_date AND r.file_name = c.file_name AND r.version = c.version)
 
 -- define: model_visible
--- The copies a v2 write sees: current records, each inside its own date's window.
-(SELECT * FROM @model_current WHERE @in_window)
+-- The copies a v2 write sees: current records, each inside its own date's window: the run's
+-- (:late_days), or the wider one a reopening gave the date (the view model_kept, which the
+-- driver makes from gold's lineage before every statement that reads this).
+(SELECT c.* FROM @model_current c LEFT JOIN model_kept k ON c.business_date = k.kept_date
+ WHERE coalesce(@window_days <= greatest(:late_days, coalesce(k.kept_days, 0)), false))
+
+-- name: late_rows
+-- The current records of :d past its window (:late_days, a reopening's already in it): how many,
+-- and the most days after the date one arrived (a record uploaded before the date's eve is -2 or
+-- less, which no window takes in).
+SELECT count(*) AS rows, max(datediff(upload_date, business_date)) AS widest
+FROM @model_current c
+WHERE business_date = CAST(:d AS DATE) AND NOT coalesce(@window_days <= :late_days, false)
 
 -- name: upload_dates
 -- What upload :upload holds per business date, in every version of its files, and whether the

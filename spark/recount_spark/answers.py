@@ -226,11 +226,16 @@ class MirrorSkipped(TypedDict):
 
 
 class MirrorGoldSnapshot(TypedDict):
-    """One snapshot of a model's gold: the run that wrote it (upload None: the table's creation,
-    which wrote nothing), and gold's fingerprint as of it."""
+    """One snapshot of a model's gold: the run that wrote it (an upload's, or a reopening of one
+    date with the window it keeps and who decided why; neither: the table's creation, which wrote
+    nothing), and gold's fingerprint as of it."""
 
     snapshot_id: int
     upload: str | None
+    reopened: str | None
+    window: int | None
+    reason: str
+    by: str
     late_days: int
     files: str
     dates: list[str]

@@ -215,6 +215,22 @@ def cmd_model_rollback(a: argparse.Namespace) -> None:
     release(spark)
 
 
+def cmd_model_reopen(a: argparse.Namespace) -> None:
+    """A model warehouse's date reopened under the window its late records need
+    (model_warehouse.reopen)."""
+    from recount_spark.session import session
+    from recount_spark.sql import Sql
+
+    held = model_warehouse.warehouse_model(a.warehouse)
+    if held is None:
+        raise ValueError(f"{a.warehouse} holds no model's tables")
+    spark = session(a.warehouse, a.master, a.jar)
+    run = model_warehouse.reopen(spark, Sql(spark, a.queries), a.warehouse, held, dt.date.fromisoformat(a.date), a.late_days,
+                                 (a.reason, a.by))
+    emit("result", **run)
+    release(spark)
+
+
 def cmd_gold(a: argparse.Namespace) -> None:
     table = static_table(a.warehouse, "daily_store_sales")
     date = dt.date.fromisoformat(a.date)
@@ -376,6 +392,11 @@ def parser() -> argparse.ArgumentParser:
     mr.add_argument("--daily", action="store_true")
     mb = sub.add_parser("model-rollback")
     mb.add_argument("--snapshot", type=int, required=True)
+    mo = sub.add_parser("model-reopen")
+    mo.add_argument("--date", required=True)
+    mo.add_argument("--reason", required=True)
+    mo.add_argument("--by", required=True)
+    mo.add_argument("--late-days", type=int, default=2)
     mf = sub.add_parser("model-fingerprint")
     mf.add_argument("--as-of", type=int)
     nv = sub.add_parser("naive")
@@ -391,7 +412,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "run": cmd_run, "fingerprint": cmd_fingerprint, "snapshots": cmd_snapshots, "gold": cmd_gold,
     "evidence": cmd_evidence, "rollback": cmd_rollback, "reopen": cmd_reopen, "plan": cmd_plan,
     "rebuild": cmd_rebuild, "naive": cmd_naive, "model-run": cmd_model_run, "model-fingerprint": cmd_model_fingerprint,
-    "table-files": cmd_table_files, "model-plan": cmd_model_plan, "model-rollback": cmd_model_rollback, "serve": cmd_serve,
+    "table-files": cmd_table_files, "model-plan": cmd_model_plan, "model-rollback": cmd_model_rollback,
+    "model-reopen": cmd_model_reopen, "serve": cmd_serve,
 }
 
 

@@ -23,7 +23,7 @@ from recount_spark.answers import (
 )
 from recount_spark.mirror import appends, data_files
 from recount_spark.state import has_table, static_table
-from recount_spark.tables import prop, summary_of
+from recount_spark.tables import prop, summary_of, windows_in
 
 TABLES = ["model_definition", "model_dimension", "model_files", "model_records", "model_skipped_runs"]
 
@@ -68,9 +68,14 @@ def plan(warehouse: str) -> ModelMirrorPlan:
         for s in sorted(table.snapshots(), key=lambda s: (s.sequence_number or 0, s.timestamp_ms)):
             props = summary_of(s)
             dates = sorted(d for d in props.get(prop("dates"), "").split(",") if d)
+            reopened = props.get(prop("reopened"))
             gold.append({
                 "snapshot_id": s.snapshot_id,
                 "upload": props.get(prop("upload")) if dates else None,
+                "reopened": reopened,
+                "window": windows_in(props).get(reopened) if reopened else None,
+                "reason": props.get(prop("reason"), ""),
+                "by": props.get(prop("by"), ""),
                 "late_days": int(props.get(prop("late-days"), "0")),
                 "files": props.get(prop("files"), ""),
                 "dates": dates,

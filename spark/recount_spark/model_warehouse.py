@@ -18,7 +18,7 @@ from recount_spark import model as m
 from recount_spark.answers import ModelLandedFile, ModelLanding, ModelRollbackAnswer, ModelRun
 from recount_spark.parse import gunzip, is_blank
 from recount_spark.state import has_table, lineage, static_table
-from recount_spark.tables import HASH, NS, hashes_in, prop, summary_of
+from recount_spark.tables import HASH, NS, WINDOW, hashes_in, prop, summary_of, windows_in
 
 FILES = f"{NS}.model_files"
 RECORDS = f"{NS}.model_records"
@@ -222,13 +222,33 @@ def gold_hashes(warehouse: str, model: dict[str, Any]) -> dict[str, str]:
     return hashes
 
 
+def kept_windows(warehouse: str, model: dict[str, Any]) -> dict[dt.date, int]:
+    """Each reopened date's wider window, as gold's lineage names it (the newest write of the
+    date that kept one): every later build of the date keeps it, as the lab's date_windows."""
+    if not has_table(warehouse, model["gold"]):
+        return {}
+    kept: dict[dt.date, int] = {}
+    for snap in lineage(static_table(warehouse, model["gold"])):
+        for d, w in windows_in(summary_of(snap)).items():
+            kept.setdefault(dt.date.fromisoformat(d), w)
+    return kept
+
+
+def _kept_view(spark: Any, kept: dict[dt.date, int]) -> None:
+    """The view model_kept that model.sql's model_visible reads each date's kept window from."""
+    spark.createDataFrame(sorted(kept.items()), schema="kept_date DATE, kept_days INT").createOrReplaceTempView("model_kept")
+
+
 def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.date, late_days: int) -> ModelRun:
     """v2 for `upload`: its affected dates (any version's), those whose input changed rebuilt and
-    their gold partitions replaced in one commit; none changed, nothing is committed."""
+    their gold partitions replaced in one commit; none changed, nothing is committed. A reopened
+    date is judged and built under the wider window it keeps."""
+    kept = kept_windows(warehouse, model)
+    _kept_view(spark, kept)
     affected: set[dt.date] = set()
     beyond = future = 0
     for c in sql("model", "upload_dates", upload=upload).collect():
-        verdict = fate(upload, c.business_date, late_days)
+        verdict = fate(upload, c.business_date, max(late_days, kept.get(c.business_date, 0)))
         if verdict == "beyond_window":
             beyond += c.rows if c.current else 0
         elif verdict == "future_dated":
@@ -237,8 +257,8 @@ def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.
             affected.add(c.business_date)
     dates = sorted(affected)
     now = {r.business_date: r.input_hash for r in sql("model", "input_hashes", dates=dates, late_days=late_days).collect()}
-    kept = gold_hashes(warehouse, model)
-    changed = [d for d in dates if kept.get(str(d), "") != now.get(d, "") and (str(d) in kept or d in now)]
+    hashes = gold_hashes(warehouse, model)
+    changed = [d for d in dates if hashes.get(str(d), "") != now.get(d, "") and (str(d) in hashes or d in now)]
     skipped = [str(d) for d in dates if d not in changed]
     if not changed:
         if dates:
@@ -248,11 +268,6 @@ def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.
             spark.createDataFrame([row], schema=spark.table(SKIPPED).schema).writeTo(SKIPPED).append()
         return {"uploads": [str(upload)], "snapshot": None, "rewritten": [], "skipped": skipped, "beyond_window": beyond,
                 "future_dated": future, "fingerprint": fingerprint(warehouse, model)}
-    sql("model", "silver_rows", dates=changed, late_days=late_days).createOrReplaceTempView("silver")
-    g, a, ms = len(model["grain"]), len(model.get("attributes", [])), len(model["measures"])
-    cols = ["business_date", *[f"g{i + 1}" for i in range(g)], *[f"a{i + 1}" for i in range(a)], *[f"m{i + 1}" for i in range(ms)]]
-    gold = sql("model", "gold_rows").select(*cols).toDF(*gold_columns(model))
-    table = gold_table(model)
     from pyspark.sql import functions as F
 
     # What the run was built from: the upload's current file versions, as the lab names them.
@@ -260,24 +275,68 @@ def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.
     for r in spark.table(FILES).where(F.col("upload_date") == F.lit(upload)).collect():
         versions[r.file_name] = max(versions.get(r.file_name, 0), r.version)
     files = ", ".join(f"{n} v{versions[n]}" for n in sorted(versions, key=lambda n: n.encode()))
-    props = {prop("upload"): str(upload), prop("late-days"): str(late_days), prop("dates"): ",".join(map(str, changed)),
-             prop("files"): files, prop("skipped-dates"): ",".join(skipped),
-             prop("beyond-window-rows"): str(beyond)}
-    for d in changed:
-        props[f"{HASH}{d}"] = now.get(d, "")
+    props = {prop("upload"): str(upload), prop("late-days"): str(late_days), prop("files"): files,
+             prop("skipped-dates"): ",".join(skipped), prop("beyond-window-rows"): str(beyond)}
+    snapshot = _write(spark, sql, warehouse, model, (changed, now, kept), late_days, props)
+    return {"uploads": [str(upload)], "snapshot": snapshot, "rewritten": [str(d) for d in changed],
+            "skipped": skipped, "beyond_window": beyond, "future_dated": future, "fingerprint": fingerprint(warehouse, model)}
+
+
+def _write(spark: Any, sql: Any, warehouse: str, model: dict[str, Any],
+           built: tuple[list[dt.date], dict[dt.date, str], dict[dt.date, int]], late_days: int, props: dict[str, str]) -> int | None:
+    """Silver's winners of `dates` summed into gold, whose partitions of exactly those dates are
+    replaced in one commit that carries `props`, each date's input hash and the window a
+    reopened date keeps. Returns gold's new snapshot."""
+    from pyspark.sql import functions as F
+
+    dates, hashes, kept = built
+    sql("model", "silver_rows", dates=dates, late_days=late_days).createOrReplaceTempView("silver")
+    g, a, ms = len(model["grain"]), len(model.get("attributes", [])), len(model["measures"])
+    cols = ["business_date", *[f"g{i + 1}" for i in range(g)], *[f"a{i + 1}" for i in range(a)], *[f"m{i + 1}" for i in range(ms)]]
+    gold = sql("model", "gold_rows").select(*cols).toDF(*gold_columns(model))
+    table = gold_table(model)
+    props = {**props, prop("dates"): ",".join(map(str, dates))}
+    for d in dates:
+        props[f"{HASH}{d}"] = hashes.get(d, "")
+        if d in kept:
+            props[f"{WINDOW}{d}"] = str(kept[d])
     if not has_table(warehouse, model["gold"]):
         gold.limit(0).writeTo(table).partitionedBy(F.col("business_date")).create()
     writer = gold.writeTo(table)
     for k, v in props.items():
         writer = writer.option("snapshot-property." + k, v)
     present = {r.business_date for r in gold.select("business_date").distinct().collect()}
-    if present == set(changed):
+    if present == set(dates):
         writer.overwritePartitions()
     else:
-        writer.overwrite(F.col("business_date").isin(changed))
+        writer.overwrite(F.col("business_date").isin(dates))
     current = static_table(warehouse, model["gold"]).current_snapshot()
-    return {"uploads": [str(upload)], "snapshot": current.snapshot_id if current else None, "rewritten": [str(d) for d in changed],
-            "skipped": skipped, "beyond_window": beyond, "future_dated": future, "fingerprint": fingerprint(warehouse, model)}
+    return current.snapshot_id if current else None
+
+
+def reopen(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], d: dt.date, late_days: int, decision: tuple[str, str]) -> ModelRun:
+    """Finance reopens date `d`, as the lab's lake::model::reopen: its current records past its
+    window go into silver and gold under the widest window that holds them, which the date keeps
+    for every later run (gold's property recount.window.DATE); the snapshot names who decided
+    and why."""
+    reason, by = decision
+    kept = kept_windows(warehouse, model)
+    _kept_view(spark, kept)
+    late = sql("model", "late_rows", d=str(d), late_days=max(late_days, kept.get(d, 0))).collect()[0]
+    if not late.rows:
+        raise ValueError(f"{d} has no record past its window: there is nothing to reopen it for")
+    if late.widest is None or late.widest < 0:
+        raise ValueError(f"{d}: its records past the window were dated after their upload")
+    window = int(late.widest)
+    kept[d] = window
+    _kept_view(spark, kept)
+    built = max(window, late_days)
+    hashes = {r.business_date: r.input_hash for r in sql("model", "input_hashes", dates=[d], late_days=built).collect()}
+    props = {prop("trigger"): "reopen", prop("reason"): reason, prop("by"): by, prop("reopened"): str(d),
+             prop("late-days"): str(built), prop("files"): f"reopened {d} with a {window}-day window by {by}: {reason}"}
+    snapshot = _write(spark, sql, warehouse, model, ([d], hashes, kept), built, props)
+    return {"uploads": [], "snapshot": snapshot, "rewritten": [str(d)], "skipped": [], "beyond_window": 0, "future_dated": 0,
+            "fingerprint": fingerprint(warehouse, model)}
 
 
 def rollback(spark: Any, warehouse: str, model: dict[str, Any], snapshot: int) -> ModelRollbackAnswer:

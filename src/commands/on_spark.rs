@@ -66,11 +66,14 @@ pub(super) fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32
             let command = Command::Evidence { date: crate::reports::day::Day::Date(date), out };
             crate::model_commands::dispatch(&on_warehouse, &command)?.ok_or_else(|| color_eyre::eyre::eyre!("no model's mirror answered"))
         }
-        SparkCommand::Check { .. } | SparkCommand::Reopen { .. } if spark::holds_model(&spark_warehouse(g)?) => {
+        SparkCommand::Check { .. } if spark::holds_model(&spark_warehouse(g)?) => {
             color_eyre::eyre::bail!(
-                "{}: the warehouse holds a model's gold; on it, spark run, fingerprint, snapshots, rollback, evidence and audit answer, every report with --warehouse (`recount --warehouse W check DATE` sets its gold beside the recount of its bronze), and reopening is a lab's",
+                "{}: the warehouse holds a model's gold; `recount --warehouse W check DATE` sets its gold beside v1 and the recount of its bronze, and `recount spark fingerprint` beside a lab's `recount fingerprint` compares the engines",
                 spark_warehouse(g)?.display()
             )
+        }
+        SparkCommand::Reopen { date, reason, by, warehouse, window } if spark::holds_model(&spark_warehouse(g)?) => {
+            spark_model_reopen(g, date, (&reason, by), &warehouse, window)
         }
         SparkCommand::Evidence { date, warehouse, out } => {
             let args = vec!["--date".to_string(), date.to_string(), "--out".to_string(), out.display().to_string()];
@@ -184,6 +187,27 @@ pub(super) fn spark_audit(g: &Global, foreign: &crate::cli::ForeignGold, window:
         return Ok(code);
     }
     audit(&on_warehouse, foreign, window)
+}
+
+/// `spark reopen` on a model's warehouse (`model_warehouse.reopen`): printed with the lab's own
+/// report of a run.
+fn spark_model_reopen(
+    g: &Global,
+    date: NaiveDate,
+    (reason, by): (&str, Option<String>),
+    warehouse: &crate::cli::SparkWarehouse,
+    window: Window,
+) -> Result<i32> {
+    let by = lake::reopen::Decision::by_or_user(by)?;
+    let (args, _) = crate::spark::reopen_args(date, reason, &by, late_days(window)?)?;
+    let line = crate::progress::Progress::start(format!("spark: reopening {date}"));
+    let run: crate::lake::model::ModelRun = spark_driver(g, warehouse)?.call("model-reopen", &args, |_| {})?;
+    drop(line);
+    let model = crate::lake::model::lab_model(&crate::warehouse::open(&spark_warehouse(g)?)?)?
+        .ok_or_else(|| color_eyre::eyre::eyre!("the warehouse's mirror holds no model"))?;
+    let fingerprint = run.fingerprint.clone();
+    print(&reports::model_lab::RunsReport { model: model.name, landing: None, runs: vec![run], fingerprint }, g.format);
+    Ok(0)
 }
 
 /// `spark rollback` on a model's warehouse: its gold back to `snapshot`, checked against gold as

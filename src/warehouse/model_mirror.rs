@@ -59,12 +59,18 @@ pub(crate) struct MirrorSkipped {
     pub at_ms: i64,
 }
 
-/// A snapshot of the model's gold: the run that wrote it (None: the table's creation).
+/// A snapshot of the model's gold: the run that wrote it, an upload's or a reopening's (neither:
+/// the table's creation).
 #[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
 pub(crate) struct MirrorGoldSnapshot {
     pub snapshot_id: i64,
     pub upload: Option<NaiveDate>,
+    /// The date a reopening rebuilt, the window it keeps from then on, and who decided why.
+    pub reopened: Option<NaiveDate>,
+    pub window: Option<u32>,
+    pub reason: String,
+    pub by: String,
     pub late_days: u32,
     pub files: String,
     pub dates: Vec<NaiveDate>,
@@ -178,14 +184,19 @@ pub(super) fn build(lab: &Lab, plan: &ModelMirrorPlan, stop: &dyn Fn() -> bool) 
 /// it held before, the lab's rollback; checked against gold's fingerprint as of `snap`. Returns
 /// the lab's snapshot (None: the table's creation, which wrote nothing).
 fn gold_moved(lab: &Lab, model: &Model, snap: &MirrorGoldSnapshot, mirror_of: &HashMap<i64, i64>) -> Result<Option<i64>> {
-    let id = match (mirror_of.get(&snap.snapshot_id), snap.upload) {
-        (Some(&target), _) => lab_model::rollback(lab, model, target)?,
-        (None, None) if mirror_of.is_empty() => return Ok(None),
-        (None, None) => bail!("gold went back to snapshot {}, the table's creation, which a mirror does not hold", snap.snapshot_id),
-        (None, Some(upload)) => {
+    let id = match (mirror_of.get(&snap.snapshot_id), snap.upload, snap.reopened) {
+        (Some(&target), ..) => lab_model::rollback(lab, model, target)?,
+        (None, Some(upload), _) => {
             let what = (snap.files.as_str(), snap.beyond_window);
             lab_model::mirror_write(lab, model, upload, snap.dates.clone(), snap.late_days, what)?
         }
+        (None, None, Some(d)) => {
+            let window = snap.window.ok_or_else(|| eyre!("gold's snapshot {} reopens {d} and names no window", snap.snapshot_id))?;
+            let decision = (snap.reason.as_str(), snap.by.as_str());
+            lab_model::mirror_reopen(lab, model, (d, window), snap.late_days, decision, &snap.files)?
+        }
+        (None, None, None) if snap.dates.is_empty() && mirror_of.is_empty() => return Ok(None),
+        (None, None, None) => bail!("gold's snapshot {} is no run recount knows (no upload, no reopening)", snap.snapshot_id),
     };
     let here = lab_model::fingerprint(lab, model, None)?;
     if here != snap.fingerprint {

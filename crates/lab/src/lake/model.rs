@@ -454,3 +454,20 @@ pub fn mirror_write(
     let what = ModelWrite { uploads: &[upload], affected: dates, beyond, future: 0, operation: "v2", files, force: true };
     write(lab, model, what, late_days)?.snapshot.ok_or_else(|| eyre!("the warehouse's run of upload {upload} rebuilt no date"))
 }
+
+/// A reopening a model's warehouse made, replayed in its mirror: date `d` rebuilt under
+/// `late_days` (the wider of its new window and the run's), keeping `window` for every later
+/// build, with who decided why and the warehouse's own words for it. Returns the snapshot's id.
+pub fn mirror_reopen(
+    lab: &Lab,
+    model: &Model,
+    (d, window): (NaiveDate, u32),
+    late_days: u32,
+    (reason, by): (&str, &str),
+    files: &str,
+) -> Result<i64> {
+    let what = ModelWrite { uploads: &[], affected: vec![d], beyond: 0, future: 0, operation: "reopen", files, force: true };
+    write_keeping(lab, model, what, late_days, Some((d, window, reason, by)))?
+        .snapshot
+        .ok_or_else(|| eyre!("the reopening of {d} rebuilt nothing"))
+}
