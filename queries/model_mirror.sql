@@ -48,3 +48,8 @@ SELECT r.entity_key, r.event_id, r.arrival_ns, k.file_rank::BIGINT AS file_rank,
        r.g1, r.g2, r.g3, r.g4, r.a1, r.a2, r.a3, r.a4, r.m1, r.m2, r.m3, r.m4, r.m5, r.m6
 FROM model.records r JOIN ranked k USING (file_id)
 WHERE hash(r.entity_key) % $passes::UBIGINT = $pass::UBIGINT;
+
+-- name: naive_load
+-- One data file of model_naive, v1's rows as Spark appended them.
+INSERT INTO model.naive
+SELECT run_date, business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6 FROM read_parquet($path);

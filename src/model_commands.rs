@@ -28,17 +28,14 @@ pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
         if !reads_lab(command) || !crate::spark::holds_model(w) {
             return Ok(None);
         }
-        if matches!(
-            command,
-            Command::Run { .. }
-                | Command::Daily { .. }
-                | Command::Naive { .. }
-                | Command::Rebuild { .. }
-                | Command::Reopen { .. }
-                | Command::Rollback { .. }
-        ) {
+        match command {
+            Command::Naive { range } => return naive_on_spark(w, &range.dates()).map(Some),
+            Command::Rebuild { dates, force, window } => return rebuild_on_spark(g, w, dates, *force, *window).map(Some),
+            _ => {}
+        }
+        if matches!(command, Command::Run { .. } | Command::Daily { .. } | Command::Reopen { .. } | Command::Rollback { .. }) {
             bail!(
-                "the warehouse {} holds a model's gold, which Spark writes: `recount spark run` lands and runs v2, and `recount spark rollback SNAPSHOT` rolls back to an Iceberg snapshot (`recount spark snapshots` lists them); naive, rebuild and reopen of a model run in a lab",
+                "the warehouse {} holds a model's gold, which Spark writes: `recount spark run` lands and runs v2, `recount naive` and `recount rebuild` with --warehouse run v1 and rebuild dates, `recount spark reopen DATE` reopens a date and `recount spark rollback SNAPSHOT` rolls back to an Iceberg snapshot (`recount spark snapshots` lists them)",
                 w.display()
             );
         }
@@ -68,6 +65,36 @@ pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
     let Some(model) = lab_model::lab_model(&lab)? else { return Ok(None) };
     drop(lab);
     on_model_lab(g, command, &model).map(Some)
+}
+
+/// v1 on a model's warehouse, run date by run date, through the Spark job
+/// (`model_warehouse.naive`): each appends, so a retry doubles the date, on purpose.
+fn naive_on_spark(warehouse: &Path, dates: &[NaiveDate]) -> Result<i32> {
+    let driver = crate::spark::Driver::new(warehouse.to_path_buf(), "local[2]".into())?;
+    let model = lab_model::lab_model(&crate::warehouse::open(warehouse)?)?.ok_or_else(|| eyre!("the warehouse's mirror holds no model"))?;
+    let mut rows = 0;
+    for d in dates {
+        let answer: crate::spark::ModelNaiveAnswer = driver.call("model-naive", &["--date".into(), d.to_string()], |_| {})?;
+        rows += answer.rows_added;
+    }
+    println!("v1 (append) on Spark: {rows} row(s) appended to model {}'s naive table", model.name);
+    Ok(0)
+}
+
+/// `rebuild DATES --warehouse` on a model's warehouse, through the Spark job
+/// (`model_warehouse.rebuild`): each date skipped when its input is its version's own, unless
+/// `force`.
+fn rebuild_on_spark(g: &Global, warehouse: &Path, dates: &[NaiveDate], force: bool, window: crate::cli::Window) -> Result<i32> {
+    let driver = crate::spark::Driver::new(warehouse.to_path_buf(), "local[2]".into())?;
+    let mut args = vec!["--dates".to_string(), crate::store::date_list(dates), "--late-days".into(), late_days(window)?.to_string()];
+    if force {
+        args.push("--force".into());
+    }
+    let run: crate::lake::model::ModelRun = driver.call("model-rebuild", &args, |_| {})?;
+    let model = lab_model::lab_model(&crate::warehouse::open(warehouse)?)?.ok_or_else(|| eyre!("the warehouse's mirror holds no model"))?;
+    let fingerprint = run.fingerprint.clone();
+    print(&model_lab::RunsReport { model: model.name, landing: None, runs: vec![run], fingerprint }, g.format);
+    Ok(0)
 }
 
 /// Whether `command` reads or writes a lab (not `land`, which is handled first, nor a command

@@ -830,6 +830,21 @@ fn the_manufacturing_model_on_spark_gives_the_labs_gold_and_its_correction_scena
     assert_eq!(recount(&["spark", "fingerprint", "--warehouse", &w(dir.path())]).trim(), fingerprint);
     // The warehouse read through its mirror, a model lab: every report is the lab's.
     same_model_reports(&lab, &w(dir.path()), "after the daily runs");
+    // v1, the naive append, on both engines: a retry doubles the day on each, alike.
+    for _ in 0..2 {
+        recount(&["--lab", &lab, "naive", "2026-06-29"]);
+        let said = recount(&["--warehouse", &w(dir.path()), "naive", "2026-06-29"]);
+        assert!(said.contains("appended to model manufacturing's naive table"), "{said}");
+    }
+    let v1 = json(&["--warehouse", &w(dir.path()), "check", "2026-06-29"]);
+    assert!(!v1["v1"].as_array().unwrap().is_empty(), "{v1}");
+    // A rebuild of a date on both: skipped while its input is its version's own, done with --force.
+    for extra in [&[][..], &["--force"][..]] {
+        let on_lab = json(&[&["--lab", &lab, "rebuild", "2026-06-29"][..], extra].concat());
+        let on_spark = json(&[&["--warehouse", &w(dir.path()), "rebuild", "2026-06-29"][..], extra].concat());
+        assert_eq!(on_lab["runs"][0]["rewritten"], on_spark["runs"][0]["rewritten"], "{on_lab}\n{on_spark}");
+        assert_eq!(on_spark["runs"][0]["snapshot"].is_null(), extra.is_empty(), "{on_spark}");
+    }
     let corrected = world.join("corrections/01-corrected-counts");
     recount(&["--lab", &lab, "land", "2026-06-30", "--world", &corrected.display().to_string()]);
     recount(&["--lab", &lab, "run", "2026-06-30"]);
@@ -853,7 +868,9 @@ fn the_manufacturing_model_on_spark_gives_the_labs_gold_and_its_correction_scena
     let after = json(&["spark", "snapshots", "--warehouse", &w(dir.path())]);
     assert_eq!(after["snapshots"].as_array().unwrap().len(), gold["snapshots"].as_array().unwrap().len(), "no new snapshot");
     let mirrored = json(&["--warehouse", &w(dir.path()), "snapshots"]);
-    assert_eq!(mirrored["skipped_runs"].as_array().unwrap().len(), 1, "the re-delivery is a skipped run: {mirrored}");
+    let skipped = mirrored["skipped_runs"].as_array().unwrap();
+    assert_eq!(skipped.len(), 2, "the unforced rebuild and the re-delivery are skipped runs: {mirrored}");
+    assert_eq!(skipped[1]["uploads"], "2026-06-30", "{mirrored}");
     // A rollback to the snapshot before the correction gives the gold before it (120 and 3 on
     // 2026-06-29), read by time travel first; the mirror replays it as the lab's rollback. The
     // next run of the corrected upload sees the lineage's hashes and writes the correction again.
@@ -863,9 +880,16 @@ fn the_manufacturing_model_on_spark_gives_the_labs_gold_and_its_correction_scena
     assert!(said.contains(&format!("gold of model manufacturing is at snapshot {before} again")) && said.contains(&fingerprint), "{said}");
     assert_eq!(recount(&["spark", "fingerprint", "--warehouse", &w(dir.path())]).trim(), fingerprint);
     assert_eq!(recount(&["--warehouse", &w(dir.path()), "fingerprint"]).trim(), fingerprint, "the mirror after the rollback");
+    // The engines compared date by date: rolled back, the warehouse's 2026-06-29 is the one
+    // before the correction and the lab's the corrected one (exit 3: the engines disagree).
+    let check = ["--lab", &lab, "spark", "check", "2026-06-29", "--warehouse", &w(dir.path())];
+    let differ = recount_code(&check, recount::cli::ENGINES_DISAGREE);
+    assert!(differ.contains("1 of 9 row(s) of the date differ"), "{differ}");
     let again = spark_run(dir.path(), &["2026-06-30"], &corrected, false);
     assert_eq!(again["runs"][0]["rewritten"], serde_json::json!(["2026-06-29"]), "{again}");
     assert_eq!(again["fingerprint"], recount(&["--lab", &lab, "fingerprint"]).trim(), "{again}");
+    let agree = recount(&check);
+    assert!(agree.contains("Spark and the lab agree on all 9 row(s) of the date"), "{agree}");
     // A dimension correction (plant-c moves to Tokyo's zone): both engines read plant-c's files
     // again as their next version and rebuild the dates they move; gold is the lab's.
     let moved = dir.path().join("moved");
@@ -883,7 +907,7 @@ fn the_manufacturing_model_on_spark_gives_the_labs_gold_and_its_correction_scena
     assert_ne!(run["fingerprint"], again["fingerprint"], "the zone moved some records' dates: {run}");
     assert_eq!(recount(&["--warehouse", &w(dir.path()), "fingerprint"]).trim(), run["fingerprint"], "the mirror after the zone moved");
     // Spark writes a model's warehouse: a lab's write with --warehouse says so.
-    let out = exe().args(["--warehouse", &w(dir.path()), "rebuild", "2026-06-29"]).output().unwrap();
+    let out = exe().args(["--warehouse", &w(dir.path()), "run", "2026-06-29"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("which Spark writes"), "{err}");
     reopen_on_both(&lab, dir.path(), &moved);

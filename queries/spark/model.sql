@@ -27,6 +27,11 @@ CREATE TABLE IF NOT EXISTS lake.recount.model_definition (name STRING, parts STR
 -- name: schema_skipped
 CREATE TABLE IF NOT EXISTS lake.recount.model_skipped_runs (upload DATE, dates STRING, at TIMESTAMP) USING iceberg
 
+-- name: schema_naive
+CREATE TABLE IF NOT EXISTS lake.recount.model_naive (
+    run_date DATE, business_date DATE, g1 STRING, g2 STRING, g3 STRING, g4 STRING, a1 STRING, a2 STRING, a3 STRING,
+    a4 STRING, m1 BIGINT, m2 BIGINT, m3 BIGINT, m4 BIGINT, m5 BIGINT, m6 BIGINT) USING iceberg
+
 -- define: model_current
 -- The current version's records of every landed file.
 (SELECT r.* FROM lake.recount.model_records r
@@ -84,4 +89,13 @@ SELECT * FROM ranked WHERE n = 1 AND array_contains(@changed_dates, business_dat
 SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4,
        sum(m1) AS m1, sum(m2) AS m2, sum(m3) AS m3, sum(m4) AS m4, sum(m5) AS m5, sum(m6) AS m6
 FROM silver
+GROUP BY business_date, g1, g2, g3, g4, a1, a2, a3, a4
+
+-- name: naive_rows
+-- v1 for run date :run_date: upload :run_date's current records dated :run_date, every copy
+-- counted, to be APPENDED (a retry doubles the day, on purpose), as the lab's naive_append.
+SELECT CAST(:run_date AS DATE) AS run_date, business_date, g1, g2, g3, g4, a1, a2, a3, a4,
+       sum(m1) AS m1, sum(m2) AS m2, sum(m3) AS m3, sum(m4) AS m4, sum(m5) AS m5, sum(m6) AS m6
+FROM @model_current c
+WHERE upload_date = CAST(:run_date AS DATE) AND business_date = CAST(:run_date AS DATE)
 GROUP BY business_date, g1, g2, g3, g4, a1, a2, a3, a4

@@ -218,20 +218,22 @@ class MirrorDimension(TypedDict):
 
 
 class MirrorSkipped(TypedDict):
-    """A model's run that found every date unchanged and committed nothing to gold."""
+    """A model's run that found every date unchanged and committed nothing to gold (upload None:
+    a rebuild of named dates)."""
 
-    upload: str
+    upload: str | None
     dates: list[str]
     at_ms: int
 
 
 class MirrorGoldSnapshot(TypedDict):
-    """One snapshot of a model's gold: the run that wrote it (an upload's, or a reopening of one
-    date with the window it keeps and who decided why; neither: the table's creation, which wrote
-    nothing), and gold's fingerprint as of it."""
+    """One snapshot of a model's gold: the run that wrote it (an upload's; a rebuild of named
+    dates, trigger `manual`; or a reopening of one date with the window it keeps and who decided
+    why; none: the table's creation, which wrote nothing), and gold's fingerprint as of it."""
 
     snapshot_id: int
     upload: str | None
+    trigger: str
     reopened: str | None
     window: int | None
     reason: str
@@ -250,6 +252,14 @@ class MirrorLogEntry(TypedDict):
     timestamp_ms: int
 
 
+class MirrorNaive(TypedDict):
+    """One v1 append to a model's warehouse, with its commit time and the files it added."""
+
+    snapshot_id: int
+    at_ms: int
+    files: list[str]
+
+
 class ModelMirrorPlan(TypedDict):
     """`model-plan`: what a reader needs to mirror a model's warehouse (model_mirror.py)."""
 
@@ -263,3 +273,11 @@ class ModelMirrorPlan(TypedDict):
     gold: list[MirrorGoldSnapshot]
     log: list[MirrorLogEntry]
     skipped: list[MirrorSkipped]
+    naive: list[MirrorNaive]
+
+
+class ModelNaiveAnswer(TypedDict):
+    """`model-naive`: v1 of a model for one run date, appended."""
+
+    run_date: str
+    rows_added: int

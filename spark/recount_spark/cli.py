@@ -17,6 +17,7 @@ from recount_spark.answers import (
     Landing,
     ModelFingerprintAnswer,
     ModelLanding,
+    ModelNaiveAnswer,
     ModelRun,
     ModelRunAnswer,
     NaiveAnswer,
@@ -231,6 +232,35 @@ def cmd_model_reopen(a: argparse.Namespace) -> None:
     release(spark)
 
 
+def cmd_model_naive(a: argparse.Namespace) -> None:
+    """v1 of a model warehouse's run date, appended (model_warehouse.naive)."""
+    from recount_spark.session import session
+    from recount_spark.sql import Sql
+
+    held = model_warehouse.warehouse_model(a.warehouse)
+    if held is None:
+        raise ValueError(f"{a.warehouse} holds no model's tables")
+    spark = session(a.warehouse, a.master, a.jar)
+    answer: ModelNaiveAnswer = {"run_date": a.date, "rows_added": model_warehouse.naive(spark, Sql(spark, a.queries), held,
+                                                                                        dt.date.fromisoformat(a.date))}
+    emit("result", **answer)
+    release(spark)
+
+
+def cmd_model_rebuild(a: argparse.Namespace) -> None:
+    """A model warehouse's named dates rebuilt (model_warehouse.rebuild)."""
+    from recount_spark.session import session
+    from recount_spark.sql import Sql
+
+    held = model_warehouse.warehouse_model(a.warehouse)
+    if held is None:
+        raise ValueError(f"{a.warehouse} holds no model's tables")
+    spark = session(a.warehouse, a.master, a.jar)
+    dates = [dt.date.fromisoformat(d) for d in a.dates.split(",")]
+    emit("result", **model_warehouse.rebuild(spark, Sql(spark, a.queries), a.warehouse, held, dates, a.late_days, a.force))
+    release(spark)
+
+
 def cmd_gold(a: argparse.Namespace) -> None:
     table = static_table(a.warehouse, "daily_store_sales")
     date = dt.date.fromisoformat(a.date)
@@ -397,6 +427,12 @@ def parser() -> argparse.ArgumentParser:
     mo.add_argument("--reason", required=True)
     mo.add_argument("--by", required=True)
     mo.add_argument("--late-days", type=int, default=2)
+    mr2 = sub.add_parser("model-rebuild")
+    mr2.add_argument("--dates", required=True, help="business dates, comma-separated")
+    mr2.add_argument("--late-days", type=int, default=2)
+    mr2.add_argument("--force", action="store_true")
+    mn = sub.add_parser("model-naive")
+    mn.add_argument("--date", required=True)
     mf = sub.add_parser("model-fingerprint")
     mf.add_argument("--as-of", type=int)
     nv = sub.add_parser("naive")
@@ -413,7 +449,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "evidence": cmd_evidence, "rollback": cmd_rollback, "reopen": cmd_reopen, "plan": cmd_plan,
     "rebuild": cmd_rebuild, "naive": cmd_naive, "model-run": cmd_model_run, "model-fingerprint": cmd_model_fingerprint,
     "table-files": cmd_table_files, "model-plan": cmd_model_plan, "model-rollback": cmd_model_rollback,
-    "model-reopen": cmd_model_reopen, "serve": cmd_serve,
+    "model-reopen": cmd_model_reopen, "model-naive": cmd_model_naive,
+    "model-rebuild": cmd_model_rebuild, "serve": cmd_serve,
 }
 
 

@@ -25,7 +25,7 @@ from recount_spark.mirror import appends, data_files
 from recount_spark.state import has_table, static_table
 from recount_spark.tables import prop, summary_of, windows_in
 
-TABLES = ["model_definition", "model_dimension", "model_files", "model_records", "model_skipped_runs"]
+TABLES = ["model_definition", "model_dimension", "model_files", "model_records", "model_skipped_runs", "model_naive"]
 
 
 def _appended_rows(table: Any) -> list[tuple[int, dict[str, Any]]]:
@@ -59,7 +59,7 @@ def plan(warehouse: str) -> ModelMirrorPlan:
          "records": r["records"], "quarantined": r["quarantined"], "at_ms": at}
         for at, r in _appended_rows(found["model_files"])] if "model_files" in found else []
     skipped: list[MirrorSkipped] = [
-        {"upload": str(r["upload"]), "dates": [d for d in r["dates"].split(",") if d], "at_ms": _ms(r["at"])}
+        {"upload": str(r["upload"]) if r["upload"] else None, "dates": [d for d in r["dates"].split(",") if d], "at_ms": _ms(r["at"])}
         for r in found["model_skipped_runs"].scan().to_arrow().to_pylist()] if "model_skipped_runs" in found else []
     gold: list[MirrorGoldSnapshot] = []
     log: list[MirrorLogEntry] = []
@@ -72,6 +72,7 @@ def plan(warehouse: str) -> ModelMirrorPlan:
             gold.append({
                 "snapshot_id": s.snapshot_id,
                 "upload": props.get(prop("upload")) if dates else None,
+                "trigger": props.get(prop("trigger"), ""),
                 "reopened": reopened,
                 "window": windows_in(props).get(reopened) if reopened else None,
                 "reason": props.get(prop("reason"), ""),
@@ -94,4 +95,6 @@ def plan(warehouse: str) -> ModelMirrorPlan:
         "gold": gold,
         "log": log,
         "skipped": skipped,
+        "naive": [{"snapshot_id": a["snapshot_id"], "at_ms": a["timestamp_ms"], "files": a["files"]}
+                  for a in appends(found["model_naive"])] if "model_naive" in found else [],
     }

@@ -25,6 +25,7 @@ RECORDS = f"{NS}.model_records"
 DIMENSION = f"{NS}.model_dimension"
 SKIPPED = f"{NS}.model_skipped_runs"
 DEFINITION = f"{NS}.model_definition"
+NAIVE = f"{NS}.model_naive"
 COLUMNS = 4, 4, 6  # grain, attributes, measures: bronze's fixed columns
 
 
@@ -42,7 +43,7 @@ def ensure(spark: Any, sql: Any, model: dict[str, Any]) -> None:
 
     from pyspark.sql import Row
 
-    for name in ("schema_files", "schema_records", "schema_dimension", "schema_skipped", "schema_definition"):
+    for name in ("schema_files", "schema_records", "schema_dimension", "schema_skipped", "schema_definition", "schema_naive"):
         sql("model", name)
     if "event_ns" not in spark.table(RECORDS).columns:
         sql("model", "records_event_time")
@@ -314,6 +315,34 @@ def _write(spark: Any, sql: Any, warehouse: str, model: dict[str, Any],
     return current.snapshot_id if current else None
 
 
+def rebuild(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], dates: list[dt.date], late_days: int,
+            force: bool) -> ModelRun:
+    """v2 for business dates `dates`, whatever uploads feed them, as the lab's lake::model::rebuild:
+    each rebuilt from every landed upload in its window, skipped when its input is its version's
+    own unless `force`; with none left, a skipped run and no snapshot."""
+    from recount_spark.v2 import name_runs
+
+    kept = kept_windows(warehouse, model)
+    _kept_view(spark, kept)
+    dates = sorted(set(dates))
+    now = {r.business_date: r.input_hash for r in sql("model", "input_hashes", dates=dates, late_days=late_days).collect()}
+    hashes = gold_hashes(warehouse, model)
+    changed = [d for d in dates if (str(d) in hashes or d in now) and (force or hashes.get(str(d), "") != now.get(d, ""))]
+    skipped = [str(d) for d in dates if d not in changed]
+    if not changed:
+        from pyspark.sql import Row
+
+        row = Row(upload=None, dates=",".join(map(str, dates)), at=dt.datetime.now(dt.UTC).replace(tzinfo=None))
+        spark.createDataFrame([row], schema=spark.table(SKIPPED).schema).writeTo(SKIPPED).append()
+        return {"uploads": [], "snapshot": None, "rewritten": [], "skipped": skipped, "beyond_window": 0, "future_dated": 0,
+                "fingerprint": fingerprint(warehouse, model)}
+    props = {prop("trigger"): "manual", prop("late-days"): str(late_days), prop("files"): f"rebuild of {name_runs(dates)}",
+             prop("skipped-dates"): ",".join(skipped)}
+    snapshot = _write(spark, sql, warehouse, model, (changed, now, kept), late_days, props)
+    return {"uploads": [], "snapshot": snapshot, "rewritten": [str(d) for d in changed], "skipped": skipped, "beyond_window": 0,
+            "future_dated": 0, "fingerprint": fingerprint(warehouse, model)}
+
+
 def reopen(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], d: dt.date, late_days: int, decision: tuple[str, str]) -> ModelRun:
     """Finance reopens date `d`, as the lab's lake::model::reopen: its current records past its
     window go into silver and gold under the widest window that holds them, which the date keeps
@@ -337,6 +366,17 @@ def reopen(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], d: dt.da
     snapshot = _write(spark, sql, warehouse, model, ([d], hashes, kept), built, props)
     return {"uploads": [], "snapshot": snapshot, "rewritten": [str(d)], "skipped": [], "beyond_window": 0, "future_dated": 0,
             "fingerprint": fingerprint(warehouse, model)}
+
+
+def naive(spark: Any, sql: Any, model: dict[str, Any], run_date: dt.date) -> int:
+    """v1 for `run_date`, the naive append, on purpose: the upload's current records of that date,
+    every copy counted, appended to model_naive. Returns the rows appended."""
+    sql("model", "schema_naive")
+    rows = sql("model", "naive_rows", run_date=str(run_date))
+    n = int(rows.count())
+    if n:
+        rows.writeTo(NAIVE).append()
+    return n
 
 
 def rollback(spark: Any, warehouse: str, model: dict[str, Any], snapshot: int) -> ModelRollbackAnswer:

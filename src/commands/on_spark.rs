@@ -66,12 +66,7 @@ pub(super) fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32
             let command = Command::Evidence { date: crate::reports::day::Day::Date(date), out };
             crate::model_commands::dispatch(&on_warehouse, &command)?.ok_or_else(|| color_eyre::eyre::eyre!("no model's mirror answered"))
         }
-        SparkCommand::Check { .. } if spark::holds_model(&spark_warehouse(g)?) => {
-            color_eyre::eyre::bail!(
-                "{}: the warehouse holds a model's gold; `recount --warehouse W check DATE` sets its gold beside v1 and the recount of its bronze, and `recount spark fingerprint` beside a lab's `recount fingerprint` compares the engines",
-                spark_warehouse(g)?.display()
-            )
-        }
+        SparkCommand::Check { date, as_of, .. } if spark::holds_model(&spark_warehouse(g)?) => spark_model_check(g, date, as_of),
         SparkCommand::Reopen { date, reason, by, warehouse, window } if spark::holds_model(&spark_warehouse(g)?) => {
             spark_model_reopen(g, date, (&reason, by), &warehouse, window)
         }
@@ -187,6 +182,33 @@ pub(super) fn spark_audit(g: &Global, foreign: &crate::cli::ForeignGold, window:
         return Ok(code);
     }
     audit(&on_warehouse, foreign, window)
+}
+
+/// `spark check DATE` on a model's warehouse: its gold of the date, read through its mirror,
+/// beside the lab's (--lab), which must hold the same model.
+fn spark_model_check(g: &Global, date: NaiveDate, as_of: Option<i64>) -> Result<i32> {
+    if as_of.is_some() {
+        color_eyre::eyre::bail!(
+            "check --as-of reads a retail warehouse as it was; on a model's, `recount spark fingerprint --as-of SNAPSHOT` reads its gold as of an Iceberg snapshot"
+        );
+    }
+    let mirror = crate::warehouse::open(&spark_warehouse(g)?)?;
+    let model = lake::model::lab_model(&mirror)?.ok_or_else(|| color_eyre::eyre::eyre!("the warehouse's mirror holds no model"))?;
+    let lab = open_lab_read(g)?;
+    if lake::model::lab_model(&lab)?.as_ref() != Some(&model) {
+        color_eyre::eyre::bail!(
+            "the lab at {} does not hold model {}: give the lab of the same world (--lab)",
+            lab_dir(g).display(),
+            model.name
+        );
+    }
+    let of = |l: &Lab| -> Result<Vec<crate::model::recount::ModelRow>> {
+        Ok(lake::model::rows_of(&model, l.store().model_gold(None)?).into_iter().filter(|r| r.business_date == date).collect())
+    };
+    let rows = (of(&mirror)?, of(&lab)?);
+    let report = crate::spark::SparkModelCheck::new(model.clone(), date, &lab_dir(g), rows);
+    print(&report, g.format);
+    Ok(if report.agree { 0 } else { ENGINES_DISAGREE })
 }
 
 /// `spark reopen` on a model's warehouse (`model_warehouse.reopen`): printed with the lab's own

@@ -388,6 +388,14 @@ pub(crate) struct RollbackReport {
     pub fingerprint: SparkFingerprint,
 }
 
+/// `model-naive`: v1 of a model for one run date, appended to the warehouse's model_naive.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
+pub(crate) struct ModelNaiveAnswer {
+    pub run_date: NaiveDate,
+    pub rows_added: i64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,6 +476,8 @@ mod tests {
                 "MirrorGoldSnapshot" => round_trip::<mirror::MirrorGoldSnapshot>(v),
                 "MirrorLogEntry" => round_trip::<mirror::MirrorLogEntry>(v),
                 "ModelMirrorPlan" => round_trip::<mirror::ModelMirrorPlan>(v),
+                "MirrorNaive" => round_trip::<mirror::MirrorNaive>(v),
+                "ModelNaiveAnswer" => round_trip::<ModelNaiveAnswer>(v),
                 other => panic!("no Rust struct reads the driver's {other}"),
             };
             let mut got = got.unwrap_or_else(|e| panic!("{answer}: {e}"));

@@ -207,3 +207,87 @@ impl Report for SparkCheck {
         }]
     }
 }
+
+/// `spark check DATE` on a model's warehouse: the warehouse's gold of the date (read through its
+/// mirror) beside the lab's (--lab), row by row of the model's grain.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct SparkModelCheck {
+    pub model: crate::model::Model,
+    pub business_date: NaiveDate,
+    pub lab: PathBuf,
+    pub spark: Vec<crate::model::recount::ModelRow>,
+    pub lab_rows: Vec<crate::model::recount::ModelRow>,
+    pub agree: bool,
+}
+
+impl SparkModelCheck {
+    pub fn new(
+        model: crate::model::Model,
+        business_date: NaiveDate,
+        lab: &Path,
+        (spark, lab_rows): (Vec<crate::model::recount::ModelRow>, Vec<crate::model::recount::ModelRow>),
+    ) -> SparkModelCheck {
+        let agree = spark == lab_rows;
+        SparkModelCheck { model, business_date, lab: lab.to_path_buf(), spark, lab_rows, agree }
+    }
+
+    /// Each grain's measures on either side (None: no row there), in grain order.
+    fn pairs(&self) -> Vec<GrainPair<'_>> {
+        let mut grains: Vec<&Vec<String>> = self.spark.iter().chain(&self.lab_rows).map(|r| &r.grain).collect();
+        grains.sort();
+        grains.dedup();
+        grains.into_iter().map(|g| (g, measures_of(&self.spark, g), measures_of(&self.lab_rows, g))).collect()
+    }
+}
+
+/// A grain's values, and its measures in Spark's gold and in the lab's (None: no row there).
+type GrainPair<'r> = (&'r Vec<String>, Option<&'r Vec<i64>>, Option<&'r Vec<i64>>);
+
+/// The measures of `rows`' row of grain `g` (None: no such row).
+fn measures_of<'r>(rows: &'r [crate::model::recount::ModelRow], g: &[String]) -> Option<&'r Vec<i64>> {
+    rows.iter().find(|r| r.grain == g).map(|r| &r.measures)
+}
+
+impl Report for SparkModelCheck {
+    fn kind(&self) -> &'static str {
+        "spark-check"
+    }
+    fn business_date(&self) -> Option<chrono::NaiveDate> {
+        Some(self.business_date)
+    }
+    fn headline(&self) -> String {
+        format!("spark check {}: Iceberg gold.{} beside the lab at {}", self.business_date, self.model.gold, self.lab.display())
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut cols: Vec<(String, String)> = self.model.grain.iter().map(|c| (c.clone(), c.clone())).collect();
+        for m in &self.model.measures {
+            for side in ["spark", "lab"] {
+                cols.push((format!("{side}_{}", m.name), format!("{side} {}", m.name)));
+            }
+        }
+        cols.push(("status".into(), "status".into()));
+        let refs: Vec<(&str, &str)> = cols.iter().map(|(k, l)| (k.as_str(), l.as_str())).collect();
+        let mut t = Table::new("", &refs);
+        for (g, spark, lab) in self.pairs() {
+            let mut row: Vec<Cell> = g.iter().map(Cell::text).collect();
+            for i in 0..self.model.measures.len() {
+                for side in [spark, lab] {
+                    row.push(side.map_or(Cell::Absent("none".into()), |m| Cell::Int(m[i])));
+                }
+            }
+            let agree = spark == lab;
+            row.push(Cell::Status(if agree { Status::Pass } else { Status::Fail }));
+            t.push_flagged(row, (!agree).then_some(Status::Fail));
+        }
+        vec![t]
+    }
+    fn notes(&self) -> Vec<Note> {
+        let rows = self.pairs();
+        let differ = rows.iter().filter(|(_, s, l)| s != l).count();
+        vec![if self.agree {
+            Note { status: Status::Pass, text: format!("Spark and the lab agree on all {} row(s) of the date", rows.len()) }
+        } else {
+            Note { status: Status::Fail, text: format!("{differ} of {} row(s) of the date differ between Spark and the lab", rows.len()) }
+        }]
+    }
+}

@@ -54,7 +54,8 @@ pub(crate) struct MirrorDimension {
 #[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
 pub(crate) struct MirrorSkipped {
-    pub upload: NaiveDate,
+    /// None: a rebuild of named dates.
+    pub upload: Option<NaiveDate>,
     pub dates: Vec<NaiveDate>,
     pub at_ms: i64,
 }
@@ -66,6 +67,8 @@ pub(crate) struct MirrorSkipped {
 pub(crate) struct MirrorGoldSnapshot {
     pub snapshot_id: i64,
     pub upload: Option<NaiveDate>,
+    /// `manual`: a rebuild of named dates.
+    pub trigger: String,
     /// The date a reopening rebuilt, the window it keeps from then on, and who decided why.
     pub reopened: Option<NaiveDate>,
     pub window: Option<u32>,
@@ -86,6 +89,15 @@ pub(crate) struct MirrorLogEntry {
     pub timestamp_ms: i64,
 }
 
+/// One v1 append to the warehouse, with its commit time and the files it added.
+#[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
+pub(crate) struct MirrorNaive {
+    pub snapshot_id: i64,
+    pub at_ms: i64,
+    pub files: Vec<String>,
+}
+
 /// What pyiceberg planned (`python -m recount_spark model-plan`).
 #[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
@@ -101,6 +113,7 @@ pub(crate) struct ModelMirrorPlan {
     pub gold: Vec<MirrorGoldSnapshot>,
     pub log: Vec<MirrorLogEntry>,
     pub skipped: Vec<MirrorSkipped>,
+    pub naive: Vec<MirrorNaive>,
 }
 
 /// What moved the warehouse, in the order it happened; at one instant a dimension's version
@@ -110,6 +123,7 @@ enum ModelMoved<'p> {
     File(&'p ModelFile),
     Gold(&'p MirrorLogEntry),
     Skipped(&'p MirrorSkipped),
+    Naive(&'p MirrorNaive),
 }
 
 /// Lays the plan out in the new lab: the model, bronze, then the warehouse's history replayed.
@@ -150,6 +164,7 @@ pub(super) fn build(lab: &Lab, plan: &ModelMirrorPlan, stop: &dyn Fn() -> bool) 
     moves.extend(files.iter().map(|f| (landed_at[&f.file_id], 1, ModelMoved::File(f))));
     moves.extend(plan.log.iter().map(|e| (e.timestamp_ms, 2, ModelMoved::Gold(e))));
     moves.extend(plan.skipped.iter().map(|s| (s.at_ms, 3, ModelMoved::Skipped(s))));
+    moves.extend(plan.naive.iter().map(|n| (n.at_ms, 4, ModelMoved::Naive(n))));
     moves.sort_by_key(|(ms, rank, _)| (*ms, *rank));
     let by_id: HashMap<i64, &MirrorGoldSnapshot> = plan.gold.iter().map(|s| (s.snapshot_id, s)).collect();
     let mut mirror_of: HashMap<i64, i64> = HashMap::new();
@@ -160,7 +175,12 @@ pub(super) fn build(lab: &Lab, plan: &ModelMirrorPlan, stop: &dyn Fn() -> bool) 
         match moved {
             ModelMoved::Dimension(d) => tx.model_mirror_dimension(d.version, &d.md5, &d.text, when)?,
             ModelMoved::File(f) => tx.model_mirror_file(f, when)?,
-            ModelMoved::Skipped(s) => tx.model_mirror_skipped(&[s.upload], &s.dates, when)?,
+            ModelMoved::Skipped(s) => tx.model_mirror_skipped(s.upload.as_slice(), &s.dates, when)?,
+            ModelMoved::Naive(n) => {
+                for path in &n.files {
+                    tx.model_mirror_naive(path)?;
+                }
+            }
             ModelMoved::Gold(entry) => {
                 drop(tx);
                 let snap = by_id
@@ -194,6 +214,9 @@ fn gold_moved(lab: &Lab, model: &Model, snap: &MirrorGoldSnapshot, mirror_of: &H
             let window = snap.window.ok_or_else(|| eyre!("gold's snapshot {} reopens {d} and names no window", snap.snapshot_id))?;
             let decision = (snap.reason.as_str(), snap.by.as_str());
             lab_model::mirror_reopen(lab, model, (d, window), snap.late_days, decision, &snap.files)?
+        }
+        (None, None, None) if snap.trigger == "manual" && !snap.dates.is_empty() => {
+            lab_model::mirror_rebuild(lab, model, snap.dates.clone(), snap.late_days, &snap.files)?
         }
         (None, None, None) if snap.dates.is_empty() && mirror_of.is_empty() => return Ok(None),
         (None, None, None) => bail!("gold's snapshot {} is no run recount knows (no upload, no reopening)", snap.snapshot_id),

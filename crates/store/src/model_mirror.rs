@@ -29,6 +29,7 @@ statements! {
     SNAPSHOT_TIME: Exec = model_mirror::SNAPSHOT_TIME;
     RECORDS_SIZE: Query<RecordsSize> = model_mirror::RECORDS_SIZE;
     RECOUNT_RECORDS: Query<BronzeRecord> = model_mirror::RECOUNT_RECORDS;
+    NAIVE_LOAD: Exec = model_mirror::NAIVE_LOAD;
 }
 
 impl Store {
@@ -71,6 +72,10 @@ impl Tx<'_> {
     pub fn model_mirror_skipped(&mut self, uploads: &[NaiveDate], dates: &[NaiveDate], at: NaiveDateTime) -> Result<()> {
         let p = named_params! { "uploads": super::date_list(uploads), "dates": super::date_list(dates), "skipped_at": at };
         self.exec("recording a skipped run", &SKIPPED_INSERT, p).map(|_| ())
+    }
+    /// One data file of v1's appends, as Spark wrote them.
+    pub fn model_mirror_naive(&mut self, path: &str) -> Result<usize> {
+        self.exec(&format!("reading {path}"), &NAIVE_LOAD, named_params! { "path": path })
     }
     /// A replayed snapshot's time: the warehouse's commit's.
     pub fn model_mirror_time(&mut self, snapshot_id: i64, at: NaiveDateTime) -> Result<()> {

@@ -471,3 +471,10 @@ pub fn mirror_reopen(
         .snapshot
         .ok_or_else(|| eyre!("the reopening of {d} rebuilt nothing"))
 }
+
+/// A rebuild of named dates a model's warehouse made, replayed in its mirror: exactly the dates
+/// it rewrote, under `late_days`, with the warehouse's words for it. Returns the snapshot's id.
+pub fn mirror_rebuild(lab: &Lab, model: &Model, dates: Vec<NaiveDate>, late_days: u32, files: &str) -> Result<i64> {
+    let what = ModelWrite { uploads: &[], affected: dates, beyond: 0, future: 0, operation: "rebuild", files, force: true };
+    write(lab, model, what, late_days)?.snapshot.ok_or_else(|| eyre!("the warehouse's rebuild rewrote no date"))
+}
