@@ -911,7 +911,7 @@ fn the_manufacturing_model_on_spark_gives_the_labs_gold_and_its_correction_scena
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("which Spark writes"), "{err}");
     reopen_on_both(&lab, dir.path(), &moved);
-    explore_the_model_warehouse(&w(dir.path()), dir.path());
+    explore_the_model_warehouse(&w(dir.path()), dir.path(), &moved);
 }
 
 /// The uploads that bring 2026-07-01..03's late records (a line offline for days), then finance
@@ -1001,15 +1001,17 @@ fn same_model_reports(lab: &str, wh: &str, when: &str) {
     assert_eq!(recount(&["--lab", lab, "fingerprint"]), recount(&["--warehouse", wh, "fingerprint"]), "{when}");
 }
 
-/// The explorer on a model's warehouse, in tmux: every screen reads its mirror, and a write
-/// says that Spark writes the warehouse.
-fn explore_the_model_warehouse(wh: &str, dir: &Path) {
+/// The explorer on a model's warehouse, in tmux: every screen reads its mirror, and its writes
+/// (v1 again, the next upload) go to the Spark job.
+fn explore_the_model_warehouse(wh: &str, dir: &Path, world: &Path) {
     let session = format!("recount-spark-model-tui-{}", std::process::id());
+    let socket = server().map(|s| format!("RECOUNT_SPARK_SERVER={}", s.display())).unwrap_or_default();
     let cmd = format!(
-        "env RECOUNT_MIRRORS={} XDG_CONFIG_HOME={} TERM=xterm-256color {} tui --warehouse {wh}; echo EXITED-$?; sleep 60",
+        "env {socket} RECOUNT_MIRRORS={} XDG_CONFIG_HOME={} TERM=xterm-256color {} tui --warehouse {wh} --world {}; echo EXITED-$?; sleep 60",
         test_mirrors().display(),
         dir.join("config").display(),
-        env!("CARGO_BIN_EXE_recount")
+        env!("CARGO_BIN_EXE_recount"),
+        world.display()
     );
     tmux(&["new-session", "-d", "-s", &session, "-x", "150", "-y", "45", &cmd]);
     let _guard = KillSession(session.clone());
@@ -1028,9 +1030,14 @@ fn explore_the_model_warehouse(wh: &str, dir: &Path) {
         let s = wait_for(&session, title, 30);
         assert!(!s.contains("error (Esc closes)"), "{title} on a model's warehouse:\n{s}");
     }
+    // The explorer's writes go to the Spark job, and the warehouse is read again after each.
+    // U lands the world's first upload the warehouse lacks (the world starts on 2026-06-18).
+    tmux(&["send-keys", "-t", &session, "U"]);
+    wait_for(&session, "Land upload 2026-06-18", 30);
+    tmux(&["send-keys", "-t", &session, "y"]);
+    wait_for(&session, "spark landed upload 2026-06-18 and ran v2: gold snapshot", 180);
     tmux(&["send-keys", "-t", &session, "v"]);
-    wait_for(&session, "which Spark writes", 30);
-    tmux(&["send-keys", "-t", &session, "Escape"]);
+    wait_for(&session, "spark ran v1 for", 120);
     tmux(&["send-keys", "-t", &session, "q"]);
     wait_for(&session, "EXITED-0", 60);
 }

@@ -168,6 +168,9 @@ pub(super) fn build(lab: &Lab, plan: &ModelMirrorPlan, stop: &dyn Fn() -> bool) 
     moves.sort_by_key(|(ms, rank, _)| (*ms, *rank));
     let by_id: HashMap<i64, &MirrorGoldSnapshot> = plan.gold.iter().map(|s| (s.snapshot_id, s)).collect();
     let mut mirror_of: HashMap<i64, i64> = HashMap::new();
+    // Each of the mirror's snapshots with the Iceberg snapshot it stands for: a rollback from the
+    // explorer names the mirror's, Spark's rollback the warehouse's.
+    let mut iceberg: Vec<(i64, i64)> = Vec::new();
     for (ms, _, moved) in moves {
         stop_if_asked(stop)?;
         let when = at(ms)?;
@@ -189,6 +192,7 @@ pub(super) fn build(lab: &Lab, plan: &ModelMirrorPlan, stop: &dyn Fn() -> bool) 
                 let id = gold_moved(lab, &model, snap, &mirror_of)?;
                 let Some(id) = id else { continue };
                 mirror_of.entry(snap.snapshot_id).or_insert(id);
+                iceberg.push((id, snap.snapshot_id));
                 let mut tx = Tx::begin(lab.store(), None)?;
                 tx.model_mirror_time(id, when)?;
                 tx.commit()?;
@@ -197,7 +201,20 @@ pub(super) fn build(lab: &Lab, plan: &ModelMirrorPlan, stop: &dyn Fn() -> bool) 
         }
         tx.commit()?;
     }
+    std::fs::write(lab.root.join(ICEBERG_IDS), serde_json::to_string(&iceberg)?)?;
     Ok(())
+}
+
+/// The file in a model's mirror that pairs each of its snapshots with the Iceberg snapshot it
+/// stands for.
+const ICEBERG_IDS: &str = "iceberg-snapshots.json";
+
+/// The Iceberg snapshot the mirror's snapshot `id` stands for (None: no gold snapshot of it).
+pub(super) fn iceberg_of(mirror: &Lab, id: i64) -> Result<Option<i64>> {
+    let path = mirror.root.join(ICEBERG_IDS);
+    let text = std::fs::read_to_string(&path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    let pairs: Vec<(i64, i64)> = serde_json::from_str(&text)?;
+    Ok(pairs.into_iter().find(|(m, _)| *m == id).map(|(_, ice)| ice))
 }
 
 /// Gold's current snapshot moved to `snap`: the lab's v2 write of its dates, or, to a snapshot

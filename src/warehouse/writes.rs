@@ -87,4 +87,62 @@ impl Spark {
             }
         }
     }
+
+    /// Does `write` on a model's warehouse with Spark (`model_warehouse.py`); `mirror` names the
+    /// Iceberg snapshot a rollback goes to. Returns what was done, in one line.
+    pub fn write_model(&self, mirror: &Lab, write: Write) -> Result<String> {
+        use crate::lake::model::ModelRun;
+        let driver = crate::spark::Driver::new(self.warehouse.clone(), self.master.clone())?;
+        let wrote = |r: &ModelRun| match r.snapshot {
+            Some(s) => format!("gold snapshot {s} rewrote {}", crate::store::date_list(&r.rewritten)),
+            None => "no gold snapshot (inputs unchanged)".to_string(),
+        };
+        let late = self.late_days.to_string();
+        match write {
+            Write::Daily { world, upload } => {
+                let args = vec![
+                    "--world".to_string(),
+                    world.display().to_string(),
+                    "--uploads".into(),
+                    upload.to_string(),
+                    "--late-days".into(),
+                    late,
+                    "--daily".into(),
+                ];
+                let r: crate::spark::ModelRunAnswer = driver.call("model-run", &args, |_| {})?;
+                let runs: Vec<String> = r.runs.iter().map(wrote).collect();
+                Ok(format!("spark landed upload {upload} and ran v2: {}; {}", runs.join("; "), r.fingerprint))
+            }
+            Write::Rollback(n) => {
+                let Some(ice) = super::model_mirror::iceberg_of(mirror, n)? else {
+                    bail!(
+                        "snapshot {n} is none that a gold snapshot of the warehouse left; `recount snapshots --warehouse DIR` lists them"
+                    );
+                };
+                let r: crate::spark::ModelRollbackAnswer =
+                    driver.call("model-rollback", &["--snapshot".into(), ice.to_string()], |_| {})?;
+                if r.line != r.target {
+                    bail!("spark rollback: gold after it ({}) is not gold as of Iceberg snapshot {ice} ({})", r.line, r.target);
+                }
+                Ok(format!("spark rolled gold back to snapshot {n} (Iceberg {ice}): {}", r.line))
+            }
+            Write::RetryV1(date) => {
+                let r: crate::spark::ModelNaiveAnswer = driver.call("model-naive", &["--date".into(), date.to_string()], |_| {})?;
+                Ok(format!(
+                    "spark ran v1 for {}: appended {} row(s); the v1 column now counts every run; gold is untouched",
+                    r.run_date, r.rows_added
+                ))
+            }
+            Write::Rebuild { date, late_days } => {
+                let args = vec!["--dates".to_string(), date.to_string(), "--late-days".into(), late_days.to_string()];
+                let r: ModelRun = driver.call("model-rebuild", &args, |_| {})?;
+                Ok(format!("spark rebuilt {date}: {}; {}", wrote(&r), r.fingerprint))
+            }
+            Write::Reopen { date, reason, by } => {
+                let (args, by) = crate::spark::reopen_args(date, &reason, &by, self.late_days)?;
+                let r: ModelRun = driver.call("model-reopen", &args, |_| {})?;
+                Ok(format!("spark: {date} reopened by {by}: {}; {}", wrote(&r), r.fingerprint))
+            }
+        }
+    }
 }

@@ -43,11 +43,8 @@ impl Server {
                 Ok(Reply::ReopenPreview(d, crate::lake::model::reopen_question(&self.lab, model, d, late)?, decision))
             }
             // A model's warehouse is read through its mirror, which no write may change: Spark
-            // writes the warehouse.
-            _ if self.setup.warehouse.is_some() => color_eyre::eyre::bail!(
-                "the warehouse holds model {}'s gold, which Spark writes: `recount spark run` lands and runs v2, `recount spark rollback` rolls back",
-                model.name
-            ),
+            // writes the warehouse, which is then read again.
+            job if self.setup.warehouse.is_some() => self.write_model_warehouse(model, job),
             job => {
                 let reset = matches!(job, Job::Reset);
                 let reply = self.writing(|lab, setup| model_write(lab, setup, model, job));
@@ -133,4 +130,47 @@ pub(super) fn model_write(lab: &mut Lab, setup: &Setup, model: &crate::model::Mo
 fn rewritten(runs: &[crate::lake::model::ModelRun]) -> String {
     let dates: Vec<String> = runs.iter().flat_map(|r| r.rewritten.iter().map(NaiveDate::to_string)).collect();
     if dates.is_empty() { "nothing, its inputs unchanged".to_string() } else { dates.join(", ") }
+}
+
+impl Server {
+    /// A write on a model's warehouse: Spark does it (`warehouse::Spark::write_model`), then the
+    /// warehouse is read again.
+    fn write_model_warehouse(&mut self, model: &crate::model::Model, job: Job) -> Result<Reply> {
+        use crate::warehouse::Write;
+        let Some(spark) = self.setup.warehouse.clone() else { color_eyre::eyre::bail!("no warehouse to write") };
+        let world = self.setup.world.clone();
+        let write = match job {
+            Job::LandNext => {
+                let landed = self.lab.store().model_uploads()?;
+                let files = crate::model::recount::files_of(&world, model)?;
+                match files.iter().map(|f| f.0).find(|u| !landed.contains(u)) {
+                    Some(upload) => Write::Daily { world, upload },
+                    None => return Ok(Reply::Done(format!("every upload of {} has landed", world.display()))),
+                }
+            }
+            Job::LandCorrection => match crate::lake::model::pending_corrections(&self.lab, &world, model)?.into_iter().next() {
+                Some(c) => Write::Daily { world: c.dir, upload: c.upload_date },
+                None => return Ok(Reply::Done(format!("no correction of {} is waiting to land", world.display()))),
+            },
+            Job::Rollback(s) => Write::Rollback(s),
+            Job::Reopen(date, Reopening { reason, by }) => Write::Reopen { date, reason, by },
+            Job::RetryV1(d) => Write::RetryV1(d),
+            Job::Rebuild { date, late_days, fail_after: None } => Write::Rebuild { date, late_days },
+            Job::Rebuild { fail_after: Some(_), .. } | Job::Reset => {
+                return Ok(Reply::Failed(
+                    "on a warehouse the crash demo and a reset are the lab's (recount --lab): the warehouse is written by Spark".into(),
+                ));
+            }
+            Job::Load(_) | Job::LoadDate(_) | Job::PreviewRebuild(_) | Job::PreviewReopen(..) => {
+                color_eyre::eyre::bail!("a reading job reached the writer")
+            }
+        };
+        let done = spark.write_model(&self.lab, write);
+        self.model_recount = None;
+        // Whatever Spark committed, the warehouse is read again.
+        let read = self.read_warehouse();
+        let done = done?;
+        read?;
+        Ok(Reply::Done(done))
+    }
 }
