@@ -204,14 +204,19 @@ def cmd_model_fingerprint(a: argparse.Namespace) -> None:
     emit("result", **answer)
 
 
-def cmd_model_rollback(a: argparse.Namespace) -> None:
-    """A model warehouse's gold back to a snapshot (model_warehouse.rollback)."""
+def _on_model_warehouse(a: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """A Spark session on the model's warehouse `a` names, and the model it holds."""
     from recount_spark.session import session
 
     held = model_warehouse.warehouse_model(a.warehouse)
     if held is None:
         raise ValueError(f"{a.warehouse} holds no model's tables")
-    spark = session(a.warehouse, a.master, a.jar)
+    return session(a.warehouse, a.master, a.jar), held
+
+
+def cmd_model_rollback(a: argparse.Namespace) -> None:
+    """A model warehouse's gold back to a snapshot (model_warehouse.rollback)."""
+    spark, held = _on_model_warehouse(a)
     emit("result", **model_warehouse.rollback(spark, a.warehouse, held, a.snapshot))
     release(spark)
 
@@ -219,13 +224,9 @@ def cmd_model_rollback(a: argparse.Namespace) -> None:
 def cmd_model_reopen(a: argparse.Namespace) -> None:
     """A model warehouse's date reopened under the window its late records need
     (model_warehouse.reopen)."""
-    from recount_spark.session import session
     from recount_spark.sql import Sql
 
-    held = model_warehouse.warehouse_model(a.warehouse)
-    if held is None:
-        raise ValueError(f"{a.warehouse} holds no model's tables")
-    spark = session(a.warehouse, a.master, a.jar)
+    spark, held = _on_model_warehouse(a)
     run = model_warehouse.reopen(spark, Sql(spark, a.queries), a.warehouse, held, dt.date.fromisoformat(a.date), a.late_days,
                                  (a.reason, a.by))
     emit("result", **run)
@@ -234,13 +235,9 @@ def cmd_model_reopen(a: argparse.Namespace) -> None:
 
 def cmd_model_naive(a: argparse.Namespace) -> None:
     """v1 of a model warehouse's run date, appended (model_warehouse.naive)."""
-    from recount_spark.session import session
     from recount_spark.sql import Sql
 
-    held = model_warehouse.warehouse_model(a.warehouse)
-    if held is None:
-        raise ValueError(f"{a.warehouse} holds no model's tables")
-    spark = session(a.warehouse, a.master, a.jar)
+    spark, held = _on_model_warehouse(a)
     answer: ModelNaiveAnswer = {"run_date": a.date, "rows_added": model_warehouse.naive(spark, Sql(spark, a.queries), held,
                                                                                         dt.date.fromisoformat(a.date))}
     emit("result", **answer)
@@ -249,13 +246,9 @@ def cmd_model_naive(a: argparse.Namespace) -> None:
 
 def cmd_model_rebuild(a: argparse.Namespace) -> None:
     """A model warehouse's named dates rebuilt (model_warehouse.rebuild)."""
-    from recount_spark.session import session
     from recount_spark.sql import Sql
 
-    held = model_warehouse.warehouse_model(a.warehouse)
-    if held is None:
-        raise ValueError(f"{a.warehouse} holds no model's tables")
-    spark = session(a.warehouse, a.master, a.jar)
+    spark, held = _on_model_warehouse(a)
     dates = [dt.date.fromisoformat(d) for d in a.dates.split(",")]
     emit("result", **model_warehouse.rebuild(spark, Sql(spark, a.queries), a.warehouse, held, dates, a.late_days, a.force))
     release(spark)

@@ -136,34 +136,19 @@ impl Server {
     /// A write on a model's warehouse: Spark does it (`warehouse::Spark::write_model`), then the
     /// warehouse is read again.
     fn write_model_warehouse(&mut self, model: &crate::model::Model, job: Job) -> Result<Reply> {
-        use crate::warehouse::Write;
         let Some(spark) = self.setup.warehouse.clone() else { color_eyre::eyre::bail!("no warehouse to write") };
         let world = self.setup.world.clone();
-        let write = match job {
-            Job::LandNext => {
-                let landed = self.lab.store().model_uploads()?;
-                let files = crate::model::recount::files_of(&world, model)?;
-                match files.iter().map(|f| f.0).find(|u| !landed.contains(u)) {
-                    Some(upload) => Write::Daily { world, upload },
-                    None => return Ok(Reply::Done(format!("every upload of {} has landed", world.display()))),
-                }
-            }
-            Job::LandCorrection => match crate::lake::model::pending_corrections(&self.lab, &world, model)?.into_iter().next() {
-                Some(c) => Write::Daily { world: c.dir, upload: c.upload_date },
-                None => return Ok(Reply::Done(format!("no correction of {} is waiting to land", world.display()))),
-            },
-            Job::Rollback(s) => Write::Rollback(s),
-            Job::Reopen(date, Reopening { reason, by }) => Write::Reopen { date, reason, by },
-            Job::RetryV1(d) => Write::RetryV1(d),
-            Job::Rebuild { date, late_days, fail_after: None } => Write::Rebuild { date, late_days },
-            Job::Rebuild { fail_after: Some(_), .. } | Job::Reset => {
-                return Ok(Reply::Failed(
-                    "on a warehouse the crash demo and a reset are the lab's (recount --lab): the warehouse is written by Spark".into(),
-                ));
-            }
-            Job::Load(_) | Job::LoadDate(_) | Job::PreviewRebuild(_) | Job::PreviewReopen(..) => {
-                color_eyre::eyre::bail!("a reading job reached the writer")
-            }
+        let next = || {
+            let landed = self.lab.store().model_uploads()?;
+            Ok(crate::model::recount::files_of(&world, model)?.iter().map(|f| f.0).find(|u| !landed.contains(u)))
+        };
+        let correction = || {
+            let pending = crate::lake::model::pending_corrections(&self.lab, &world, model)?;
+            Ok(pending.into_iter().next().map(|c| (c.dir, c.upload_date)))
+        };
+        let write = match super::warehouse::warehouse_write(job, &world, next, correction)? {
+            Ok(write) => write,
+            Err(reply) => return Ok(reply),
         };
         let done = spark.write_model(&self.lab, write);
         self.model_recount = None;

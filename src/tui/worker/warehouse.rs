@@ -34,28 +34,12 @@ impl Server {
 
     /// A write on a warehouse: Spark does it, then the warehouse is read again.
     pub(super) fn write_warehouse(&mut self, spark: crate::warehouse::Spark, job: Job) -> Result<Reply> {
-        use crate::warehouse::Write;
-        let write = match job {
-            Job::LandNext => match reports::overview::overview(&self.lab, &self.setup.world)?.next_upload {
-                Some(upload) => Write::Daily { world: self.setup.world.clone(), upload },
-                None => return Ok(Reply::Done(format!("every upload of {} has landed", self.setup.world.display()))),
-            },
-            Job::LandCorrection => match land::pending_corrections(&self.lab, &self.setup.world)?.into_iter().next() {
-                Some(c) => Write::Daily { world: c.dir, upload: c.upload_date },
-                None => return Ok(Reply::Done(format!("no correction of {} is waiting to land", self.setup.world.display()))),
-            },
-            Job::Rollback(s) => Write::Rollback(s),
-            Job::Reopen(date, Reopening { reason, by }) => Write::Reopen { date, reason, by },
-            Job::RetryV1(d) => Write::RetryV1(d),
-            Job::Rebuild { date, late_days, fail_after: None } => Write::Rebuild { date, late_days },
-            Job::Rebuild { fail_after: Some(_), .. } | Job::Reset => {
-                return Ok(Reply::Failed(
-                    "on a warehouse the crash demo and a reset are the lab's (recount --lab): the warehouse is written by Spark".into(),
-                ));
-            }
-            Job::Load(_) | Job::LoadDate(_) | Job::PreviewRebuild(_) | Job::PreviewReopen(..) => {
-                color_eyre::eyre::bail!("a reading job reached the writer")
-            }
+        let world = self.setup.world.clone();
+        let next = || Ok(reports::overview::overview(&self.lab, &world)?.next_upload);
+        let correction = || Ok(land::pending_corrections(&self.lab, &world)?.into_iter().next().map(|c| (c.dir, c.upload_date)));
+        let write = match warehouse_write(job, &world, next, correction)? {
+            Ok(write) => write,
+            Err(reply) => return Ok(reply),
         };
         let done = spark.write(&self.lab, write, |_| {});
         // Whatever Spark committed, the warehouse is read again.
@@ -64,4 +48,38 @@ impl Server {
         read?;
         Ok(Reply::Done(done))
     }
+}
+
+/// What `job` asks of a warehouse, which Spark does; U's upload and C's correction are found by
+/// `next` and `correction` (retail's and a model's find them apart). Err: the reply to a job a
+/// warehouse does not take, or that finds nothing to land.
+pub(super) fn warehouse_write(
+    job: Job,
+    world: &std::path::Path,
+    next: impl FnOnce() -> Result<Option<NaiveDate>>,
+    correction: impl FnOnce() -> Result<Option<(std::path::PathBuf, NaiveDate)>>,
+) -> Result<std::result::Result<crate::warehouse::Write, Reply>> {
+    use crate::warehouse::Write;
+    Ok(Ok(match job {
+        Job::LandNext => match next()? {
+            Some(upload) => Write::Daily { world: world.to_path_buf(), upload },
+            None => return Ok(Err(Reply::Done(format!("every upload of {} has landed", world.display())))),
+        },
+        Job::LandCorrection => match correction()? {
+            Some((dir, upload)) => Write::Daily { world: dir, upload },
+            None => return Ok(Err(Reply::Done(format!("no correction of {} is waiting to land", world.display())))),
+        },
+        Job::Rollback(s) => Write::Rollback(s),
+        Job::Reopen(date, Reopening { reason, by }) => Write::Reopen { date, reason, by },
+        Job::RetryV1(d) => Write::RetryV1(d),
+        Job::Rebuild { date, late_days, fail_after: None } => Write::Rebuild { date, late_days },
+        Job::Rebuild { fail_after: Some(_), .. } | Job::Reset => {
+            return Ok(Err(Reply::Failed(
+                "on a warehouse the crash demo and a reset are the lab's (recount --lab): the warehouse is written by Spark".into(),
+            )));
+        }
+        Job::Load(_) | Job::LoadDate(_) | Job::PreviewRebuild(_) | Job::PreviewReopen(..) => {
+            color_eyre::eyre::bail!("a reading job reached the writer")
+        }
+    }))
 }
