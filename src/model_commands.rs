@@ -39,10 +39,7 @@ pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
                 w.display()
             );
         }
-        let mirror = crate::warehouse::open(w)?;
-        let model = lab_model::lab_model(&mirror)?.ok_or_else(|| eyre!("{}: its mirror holds no model", w.display()))?;
-        drop(mirror);
-        return on_model_lab(g, command, &model).map(Some);
+        return on_model_lab(g, command, &warehouse_model(w)?).map(Some);
     }
     if let Command::Land { range, world, model, .. } = command {
         return land(g, range, world.clone(), model.as_deref());
@@ -67,11 +64,17 @@ pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
     on_model_lab(g, command, &model).map(Some)
 }
 
+/// The model a warehouse holds, from its mirror: read before a write, while the mirror is most
+/// likely current (after one, the warehouse's new commit makes it build again).
+pub(crate) fn warehouse_model(warehouse: &Path) -> Result<Model> {
+    lab_model::lab_model(&crate::warehouse::open(warehouse)?)?.ok_or_else(|| eyre!("{}: its mirror holds no model", warehouse.display()))
+}
+
 /// v1 on a model's warehouse, run date by run date, through the Spark job
 /// (`model_warehouse.naive`): each appends, so a retry doubles the date, on purpose.
 fn naive_on_spark(warehouse: &Path, dates: &[NaiveDate]) -> Result<i32> {
+    let model = warehouse_model(warehouse)?;
     let driver = crate::spark::Driver::new(warehouse.to_path_buf(), "local[2]".into())?;
-    let model = lab_model::lab_model(&crate::warehouse::open(warehouse)?)?.ok_or_else(|| eyre!("the warehouse's mirror holds no model"))?;
     let mut rows = 0;
     for d in dates {
         let answer: crate::spark::ModelNaiveAnswer = driver.call("model-naive", &["--date".into(), d.to_string()], |_| {})?;
@@ -85,13 +88,13 @@ fn naive_on_spark(warehouse: &Path, dates: &[NaiveDate]) -> Result<i32> {
 /// (`model_warehouse.rebuild`): each date skipped when its input is its version's own, unless
 /// `force`.
 fn rebuild_on_spark(g: &Global, warehouse: &Path, dates: &[NaiveDate], force: bool, window: crate::cli::Window) -> Result<i32> {
+    let model = warehouse_model(warehouse)?;
     let driver = crate::spark::Driver::new(warehouse.to_path_buf(), "local[2]".into())?;
     let mut args = vec!["--dates".to_string(), crate::store::date_list(dates), "--late-days".into(), late_days(window)?.to_string()];
     if force {
         args.push("--force".into());
     }
     let run: crate::lake::model::ModelRun = driver.call("model-rebuild", &args, |_| {})?;
-    let model = lab_model::lab_model(&crate::warehouse::open(warehouse)?)?.ok_or_else(|| eyre!("the warehouse's mirror holds no model"))?;
     let fingerprint = run.fingerprint.clone();
     print(&model_lab::RunsReport { model: model.name, landing: None, runs: vec![run], fingerprint }, g.format);
     Ok(0)

@@ -67,9 +67,6 @@ pub(super) fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32
             crate::model_commands::dispatch(&on_warehouse, &command)?.ok_or_else(|| color_eyre::eyre::eyre!("no model's mirror answered"))
         }
         SparkCommand::Check { date, as_of, .. } if spark::holds_model(&spark_warehouse(g)?) => spark_model_check(g, date, as_of),
-        SparkCommand::Reopen { date, reason, by, warehouse, window } if spark::holds_model(&spark_warehouse(g)?) => {
-            spark_model_reopen(g, date, (&reason, by), &warehouse, window)
-        }
         SparkCommand::Evidence { date, warehouse, out } => {
             let args = vec!["--date".to_string(), date.to_string(), "--out".to_string(), out.display().to_string()];
             let report: spark::EvidenceReport = spark_driver(g, &warehouse)?.call("evidence", &args, quiet)?;
@@ -211,27 +208,6 @@ fn spark_model_check(g: &Global, date: NaiveDate, as_of: Option<i64>) -> Result<
     Ok(if report.agree { 0 } else { ENGINES_DISAGREE })
 }
 
-/// `spark reopen` on a model's warehouse (`model_warehouse.reopen`): printed with the lab's own
-/// report of a run.
-fn spark_model_reopen(
-    g: &Global,
-    date: NaiveDate,
-    (reason, by): (&str, Option<String>),
-    warehouse: &crate::cli::SparkWarehouse,
-    window: Window,
-) -> Result<i32> {
-    let by = lake::reopen::Decision::by_or_user(by)?;
-    let (args, _) = crate::spark::reopen_args(date, reason, &by, late_days(window)?)?;
-    let line = crate::progress::Progress::start(format!("spark: reopening {date}"));
-    let run: crate::lake::model::ModelRun = spark_driver(g, warehouse)?.call("model-reopen", &args, |_| {})?;
-    drop(line);
-    let model = crate::lake::model::lab_model(&crate::warehouse::open(&spark_warehouse(g)?)?)?
-        .ok_or_else(|| color_eyre::eyre::eyre!("the warehouse's mirror holds no model"))?;
-    let fingerprint = run.fingerprint.clone();
-    print(&reports::model_lab::RunsReport { model: model.name, landing: None, runs: vec![run], fingerprint }, g.format);
-    Ok(0)
-}
-
 /// `spark rollback` on a model's warehouse: its gold back to `snapshot`, checked against gold as
 /// of the snapshot read before it.
 pub(super) fn spark_model_rollback(g: &Global, snapshot: i64, warehouse: &crate::cli::SparkWarehouse) -> Result<i32> {
@@ -286,7 +262,19 @@ pub(super) fn spark_reopen(
 ) -> Result<i32> {
     let by = lake::reopen::Decision::by_or_user(by)?;
     let (args, _) = crate::spark::reopen_args(date, reason, &by, late_days(window)?)?;
+    // A model's warehouse (`model_warehouse.reopen`): printed with the lab's own report of a run.
+    let model = match crate::spark::holds_model(&spark_warehouse(g)?) {
+        true => Some(crate::model_commands::warehouse_model(&spark_warehouse(g)?)?),
+        false => None,
+    };
     let line = crate::progress::Progress::start(format!("spark: reopening {date}"));
+    if let Some(model) = model {
+        let run: crate::lake::model::ModelRun = spark_driver(g, warehouse)?.call("model-reopen", &args, |_| {})?;
+        drop(line);
+        let fingerprint = run.fingerprint.clone();
+        print(&reports::model_lab::RunsReport { model: model.name, landing: None, runs: vec![run], fingerprint }, g.format);
+        return Ok(0);
+    }
     let report: crate::spark::ReopenReport =
         spark_driver(g, warehouse)?.call("reopen", &args, |p| line.set(format!("spark: {}", p.message), None))?;
     drop(line);
