@@ -24,20 +24,28 @@ fn embed_sample_world() {
             hash = hash.wrapping_mul(0x0100_0000_01b3);
         }
     };
+    // Each file is copied into OUT_DIR and included from there, never from the checkout's own
+    // path: a target directory shared by two checkouts (CI's clone and a working copy) would
+    // otherwise keep a generated file that names the other checkout's paths, which cargo does not
+    // see as stale when that checkout is gone.
+    let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let copies = out_dir.join("sample");
+    std::fs::create_dir_all(&copies).expect("making OUT_DIR/sample");
     let mut entries = Vec::new();
-    for rel in &files {
-        let path = root.join(rel).canonicalize().expect("a sample file");
+    for (i, rel) in files.iter().enumerate() {
+        let bytes = std::fs::read(root.join(rel)).expect("reading a sample file");
         fnv(rel.as_bytes());
         fnv(&[0]);
-        fnv(&std::fs::read(&path).expect("reading a sample file"));
-        entries.push(format!("({rel:?}, include_bytes!({:?}))", path.display().to_string()));
+        fnv(&bytes);
+        std::fs::write(copies.join(format!("{i}.bin")), &bytes).expect("copying a sample file");
+        entries.push(format!("({rel:?}, include_bytes!(concat!(env!(\"OUT_DIR\"), \"/sample/{i}.bin\")))"));
     }
     let out = format!(
         "/// The sample world's digest: its paths and bytes.\npub(crate) const SAMPLE_WORLD_DIGEST: &str = \"{hash:016x}\";\n\
          /// Every file of the sample world, by its path under the world.\npub(crate) static SAMPLE_WORLD: &[(&str, &[u8])] = &[{}];\n",
         entries.join(", ")
     );
-    let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("sample_world.rs");
+    let dest = out_dir.join("sample_world.rs");
     std::fs::write(dest, out).expect("writing sample_world.rs");
 }
 
