@@ -12,14 +12,13 @@ pub mod commands;
 pub mod config;
 pub mod demo;
 pub mod model_commands;
-pub mod spark;
 pub mod tui;
-pub mod warehouse;
 
 // The lower crates, under the names the code has always used: `crate::store::Store`.
 pub use recount_core::{error, money, progress, rules, sanitize, tz};
 pub use recount_lab::lake;
 pub use recount_raw::{model, raw};
 pub use recount_reports::{recompute, reports};
+pub use recount_spark::{spark, warehouse};
 pub use recount_store as store;
 pub use recount_world::world;

@@ -23,7 +23,7 @@ fn may_hold_model(root: &Path) -> bool {
 /// Runs `command` if it is about a model lab (or lands a model's world); None: retail's.
 pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
     if let Some(w) = &g.warehouse {
-        // A model's warehouse is read through its mirror, a model lab (src/warehouse/); a write
+        // A model's warehouse is read through its mirror, a model lab (crates/spark/src/warehouse/); a write
         // is refused here, since Spark writes the warehouse and no write may change a mirror.
         if !reads_lab(command) || !crate::spark::holds_model(w) {
             return Ok(None);
@@ -77,7 +77,7 @@ fn naive_on_spark(warehouse: &Path, dates: &[NaiveDate]) -> Result<i32> {
     let driver = crate::spark::Driver::new(warehouse.to_path_buf(), "local[2]".into())?;
     let mut rows = 0;
     for d in dates {
-        let answer: crate::spark::ModelNaiveAnswer = driver.call("model-naive", &["--date".into(), d.to_string()], |_| {})?;
+        let answer = driver.model_naive(*d)?;
         rows += answer.rows_added;
     }
     println!("v1 (append) on Spark: {rows} row(s) appended to model {}'s naive table", model.name);
@@ -90,11 +90,7 @@ fn naive_on_spark(warehouse: &Path, dates: &[NaiveDate]) -> Result<i32> {
 fn rebuild_on_spark(g: &Global, warehouse: &Path, dates: &[NaiveDate], force: bool, window: crate::cli::Window) -> Result<i32> {
     let model = warehouse_model(warehouse)?;
     let driver = crate::spark::Driver::new(warehouse.to_path_buf(), "local[2]".into())?;
-    let mut args = vec!["--dates".to_string(), crate::store::date_list(dates), "--late-days".into(), late_days(window)?.to_string()];
-    if force {
-        args.push("--force".into());
-    }
-    let run: crate::lake::model::ModelRun = driver.call("model-rebuild", &args, |_| {})?;
+    let run = driver.model_rebuild(dates, late_days(window)?, force)?;
     let fingerprint = run.fingerprint.clone();
     print(&model_lab::RunsReport { model: model.name, landing: None, runs: vec![run], fingerprint }, g.format);
     Ok(0)

@@ -1,6 +1,6 @@
 """What the driver answers, as types: each command's result and the parts it is made of.
 
-Rust reads these answers into its own structs (`src/spark/answers.rs`). One schema holds both
+Rust reads these answers into its own structs (`crates/spark/src/spark/answers.rs`). One schema holds both
 sides together: `tests/corpus/answers.jsonl` names every field of every answer and its type,
 spark/tests/test_answers.py holds these TypedDicts to it, and a test beside the Rust structs
 holds those to it, so a field added, dropped or retyped on one side fails a test.

@@ -2,7 +2,7 @@
 no JVM: the Parquet data files of each table's current snapshot, and for every gold snapshot its
 properties, the dates it wrote and the data files of those dates in it and in the silver snapshot
 it names. The order in which gold's current snapshot moved (Iceberg's snapshot log) tells a write
-from a rollback. recount reads the files with DuckDB (src/warehouse/)."""
+from a rollback. recount reads the files with DuckDB (crates/spark/src/warehouse/)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 with no JVM (`model-plan`): the model, the dimension's versions and the file versions with the
 time each landing committed, bronze's record files, every gold snapshot with the run that wrote
 it and gold's fingerprint as of it, gold's snapshot log and the runs that wrote nothing. recount
-replays them into a model lab with the lab's own writes (src/warehouse/model_mirror.rs)."""
+replays them into a model lab with the lab's own writes (crates/spark/src/warehouse/model_mirror.rs)."""
 
 from __future__ import annotations
 

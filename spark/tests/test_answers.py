@@ -1,7 +1,7 @@
 """The answers' shared schema (tests/corpus/answers.jsonl): every TypedDict of
 `recount_spark.answers` has exactly the fields the schema lists, each of its type, and which the
 driver may leave out; the Rust structs that read them are held to the same file
-(src/spark/answers.rs). Plain python3, no Spark."""
+(crates/spark/src/spark/answers.rs). Plain python3, no Spark."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The snapshot properties' shared corpus (tests/corpus/properties.jsonl): the driver writes
-exactly the names it lists, each through `tables.prop`, as the lab's reader (src/warehouse/props.rs)
+exactly the names it lists, each through `tables.prop`, as the lab's reader (crates/spark/src/warehouse/props.rs)
 reads those it marks `lab_reads`. Plain python3, no Spark."""
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ pub(crate) fn open(global: &Global) -> Result<Lab> {
     Lab::open(&lab_dir(global))
 }
 
-/// What a report reads, read-only: the warehouse's mirror with --warehouse (src/warehouse/),
+/// What a report reads, read-only: the warehouse's mirror with --warehouse (crates/spark/src/warehouse/),
 /// else the lab.
 fn open_read(global: &Global) -> Result<Lab> {
     match &global.warehouse {

@@ -11,11 +11,6 @@ pub(super) fn trigger_of(daily: bool, uploads: usize) -> TriggerKind {
     }
 }
 
-/// The Spark driver's `--as-of SNAPSHOT`, when one is named.
-pub(super) fn as_of_args(as_of: Option<i64>) -> Vec<String> {
-    as_of.map(|s| vec!["--as-of".to_string(), s.to_string()]).unwrap_or_default()
-}
-
 /// The warehouse a `spark` command writes or reads: --warehouse, else $RECOUNT_WAREHOUSE.
 pub(super) fn spark_warehouse(g: &Global) -> Result<PathBuf> {
     g.warehouse
@@ -32,22 +27,19 @@ pub(super) fn spark_driver(g: &Global, w: &crate::cli::SparkWarehouse) -> Result
 pub(super) fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32> {
     use crate::cli::{SparkCommand, SparkReader};
     use crate::spark;
-    let quiet = |_: &spark::SparkProgress| {};
     match command {
         SparkCommand::Setup => spark::setup(&spark::default_home()),
         SparkCommand::Run { range, world, warehouse, window, daily, per_upload } => {
             spark_run(g, &range, world, &warehouse, window, (daily, per_upload))
         }
         SparkCommand::Fingerprint { warehouse, as_of, .. } if spark::holds_model(&spark_warehouse(g)?) => {
-            let answer: spark::ModelFingerprintAnswer = spark_driver(g, &warehouse)?.call_local("model-fingerprint", &as_of_args(as_of))?;
+            let answer = spark_driver(g, &warehouse)?.model_fingerprint(as_of)?;
             println!("{}", answer.line);
             Ok(0)
         }
         SparkCommand::Fingerprint { warehouse, as_of, reader } => {
-            let driver = spark_driver(g, &warehouse)?;
-            let mut args = vec!["--reader".to_string(), if reader == SparkReader::Spark { "spark" } else { "pyiceberg" }.to_string()];
-            args.extend(as_of_args(as_of));
-            let report: spark::SparkFingerprint = driver.call("fingerprint", &args, quiet)?;
+            let reader = if reader == SparkReader::Spark { spark::GoldReader::Spark } else { spark::GoldReader::Pyiceberg };
+            let report = spark_driver(g, &warehouse)?.fingerprint(reader, as_of)?;
             match g.format {
                 Format::Table => println!("{}", report.line()),
                 f => print(&report, f),
@@ -55,8 +47,7 @@ pub(super) fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32
             Ok(0)
         }
         SparkCommand::Snapshots { warehouse, table } => {
-            let report: spark::IcebergSnapshotsReport =
-                spark_driver(g, &warehouse)?.call("snapshots", &["--table".into(), table], quiet)?;
+            let report = spark_driver(g, &warehouse)?.snapshots(&table)?;
             print(&report, g.format);
             Ok(0)
         }
@@ -68,8 +59,7 @@ pub(super) fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32
         }
         SparkCommand::Check { date, as_of, .. } if spark::holds_model(&spark_warehouse(g)?) => spark_model_check(g, date, as_of),
         SparkCommand::Evidence { date, warehouse, out } => {
-            let args = vec!["--date".to_string(), date.to_string(), "--out".to_string(), out.display().to_string()];
-            let report: spark::EvidenceReport = spark_driver(g, &warehouse)?.call("evidence", &args, quiet)?;
+            let report = spark_driver(g, &warehouse)?.evidence(date, &out)?;
             match g.format {
                 Format::Json => print_json(&report)?,
                 _ => {
@@ -81,9 +71,7 @@ pub(super) fn spark(g: &Global, command: crate::cli::SparkCommand) -> Result<i32
             Ok(0)
         }
         SparkCommand::Check { date, warehouse, as_of } => {
-            let mut args = vec!["--date".to_string(), date.to_string()];
-            args.extend(as_of_args(as_of));
-            let gold: spark::GoldOfDate = spark_driver(g, &warehouse)?.call("gold", &args, quiet)?;
+            let gold = spark_driver(g, &warehouse)?.gold(date, as_of)?;
             let lab_dir = lab_dir(g);
             let lab = open_lab_read(g)?;
             let report = spark::SparkCheck::new(date, gold, &lab_dir, reports::lab_gold_by_store(&lab, date)?);
@@ -122,13 +110,11 @@ pub(super) fn spark_run(
     // stores.csv is checked by the lab's own rules before Spark lands anything, and each store
     // currency's ISO-4217 digits (money::digits) are handed to the driver: one rule for both
     // engines, written once.
-    let mut args = spark::world_run_args(&world, &uploads, late_days(window)?, daily, trigger_of(daily, uploads.len()).as_str())?;
+    let run = spark::RunOf { world: &world, uploads: &uploads, late_days: late_days(window)?, daily };
     let driver = spark_driver(g, warehouse)?;
-    if per_upload {
-        args.push("--per-upload".into());
-    }
     let line = crate::progress::Progress::start("spark: starting");
-    let report: spark::SparkRunReport = driver.call("run", &args, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
+    let report = driver
+        .run(&run, trigger_of(daily, uploads.len()), per_upload, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
     drop(line);
     print(&report, g.format);
     // An upload held back: what could land did, and the exit code says not all of it.
@@ -144,20 +130,9 @@ pub(super) fn spark_model_run(
     warehouse: &crate::cli::SparkWarehouse,
     (late_days, daily): (u32, bool),
 ) -> Result<i32> {
-    let mut args = vec![
-        "--world".to_string(),
-        world.display().to_string(),
-        "--uploads".into(),
-        crate::store::date_list(uploads),
-        "--late-days".into(),
-        late_days.to_string(),
-    ];
-    if daily {
-        args.push("--daily".into());
-    }
+    let run = crate::spark::RunOf { world, uploads, late_days, daily };
     let line = crate::progress::Progress::start("spark: starting");
-    let answer: crate::spark::ModelRunAnswer =
-        spark_driver(g, warehouse)?.call("model-run", &args, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
+    let answer = spark_driver(g, warehouse)?.model_run(&run, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
     drop(line);
     let missing = !answer.landing.missing.is_empty();
     let model = answer.landing.model.clone();
@@ -211,8 +186,7 @@ fn spark_model_check(g: &Global, date: NaiveDate, as_of: Option<i64>) -> Result<
 /// `spark rollback` on a model's warehouse: its gold back to `snapshot`, checked against gold as
 /// of the snapshot read before it.
 pub(super) fn spark_model_rollback(g: &Global, snapshot: i64, warehouse: &crate::cli::SparkWarehouse) -> Result<i32> {
-    let answer: crate::spark::ModelRollbackAnswer =
-        spark_driver(g, warehouse)?.call("model-rollback", &["--snapshot".into(), snapshot.to_string()], |_| {})?;
+    let answer = spark_driver(g, warehouse)?.model_rollback(snapshot)?;
     println!("spark rollback: gold of model {} is at snapshot {} again\n{}", answer.model, answer.snapshot_id, answer.line);
     if answer.line != answer.target {
         color_eyre::eyre::bail!(
@@ -227,9 +201,7 @@ pub(super) fn spark_model_rollback(g: &Global, snapshot: i64, warehouse: &crate:
 
 pub(super) fn spark_rollback(g: &Global, snapshot: i64, warehouse: &crate::cli::SparkWarehouse) -> Result<i32> {
     let line = crate::progress::Progress::start(format!("spark: rolling back to snapshot {snapshot}"));
-    let report: crate::spark::RollbackReport =
-        spark_driver(g, warehouse)?
-            .call("rollback", &["--snapshot".into(), snapshot.to_string()], |p| line.set(format!("spark: {}", p.message), None))?;
+    let report = spark_driver(g, warehouse)?.rollback(snapshot, |p| line.set(format!("spark: {}", p.message), None))?;
     drop(line);
     match g.format {
         Format::Json => print_json(&report)?,
@@ -261,7 +233,7 @@ pub(super) fn spark_reopen(
     window: Window,
 ) -> Result<i32> {
     let by = lake::reopen::Decision::by_or_user(by)?;
-    let (args, _) = crate::spark::reopen_args(date, reason, &by, late_days(window)?)?;
+    let late_days = late_days(window)?;
     // A model's warehouse (`model_warehouse.reopen`): printed with the lab's own report of a run.
     let model = match crate::spark::holds_model(&spark_warehouse(g)?) {
         true => Some(crate::model_commands::warehouse_model(&spark_warehouse(g)?)?),
@@ -269,14 +241,14 @@ pub(super) fn spark_reopen(
     };
     let line = crate::progress::Progress::start(format!("spark: reopening {date}"));
     if let Some(model) = model {
-        let run: crate::lake::model::ModelRun = spark_driver(g, warehouse)?.call("model-reopen", &args, |_| {})?;
+        let (run, _) = spark_driver(g, warehouse)?.model_reopen(date, (reason, &by), late_days)?;
         drop(line);
         let fingerprint = run.fingerprint.clone();
         print(&reports::model_lab::RunsReport { model: model.name, landing: None, runs: vec![run], fingerprint }, g.format);
         return Ok(0);
     }
-    let report: crate::spark::ReopenReport =
-        spark_driver(g, warehouse)?.call("reopen", &args, |p| line.set(format!("spark: {}", p.message), None))?;
+    let (report, _) =
+        spark_driver(g, warehouse)?.reopen(date, (reason, &by), late_days, |p| line.set(format!("spark: {}", p.message), None))?;
     drop(line);
     match g.format {
         Format::Json => print_json(&report)?,

@@ -265,7 +265,7 @@ pub fn recount_date_as_of(lab: &Lab, d: NaiveDate, snapshot_id: i64) -> Result<V
         .collect())
 }
 
-/// The independent recount of a warehouse's mirror (src/warehouse/), which holds no raw files:
+/// The independent recount of a warehouse's mirror (crates/spark/src/warehouse/), which holds no raw files:
 /// every event of bronze's current file versions, deduplicated and grouped in polars as the
 /// raw zone's are, stored as the mirror's cached recount of its (empty) raw zone.
 pub fn recount_mirror(lab: &Lab) -> Result<()> {

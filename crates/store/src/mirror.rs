@@ -1,4 +1,4 @@
-//! mirror.sql: a warehouse's Parquet files read into a new lab-shaped database (src/warehouse.rs).
+//! mirror.sql: a warehouse's Parquet files read into a new lab-shaped database (crates/spark/crates/spark/src/warehouse/).
 
 use super::{Exec, KEY_ROWS_PER_SLICE, Query, Store, Tx, row, statements};
 use chrono::{NaiveDate, NaiveDateTime};

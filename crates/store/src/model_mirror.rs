@@ -1,4 +1,4 @@
-//! model_mirror.sql: a model's warehouse read into a model lab (src/warehouse/model_mirror.rs),
+//! model_mirror.sql: a model's warehouse read into a model lab (crates/spark/src/warehouse/model_mirror.rs),
 //! and the recount of its bronze, since a mirror keeps no raw bytes.
 
 use super::model::ModelFile;

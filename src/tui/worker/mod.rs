@@ -188,7 +188,7 @@ pub struct Setup {
     /// The window of the explorer's own v2 runs (landing the next upload or a correction).
     pub late_days: u32,
     /// An Iceberg warehouse to explore instead of the lab: read through its mirror, written by
-    /// the Spark job (src/warehouse/).
+    /// the Spark job (crates/spark/src/warehouse/).
     pub warehouse: Option<crate::warehouse::Spark>,
     /// A foreign gold to audit after every full load (`tui --audit`).
     pub audit: Option<AuditSource>,

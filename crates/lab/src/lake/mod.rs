@@ -50,7 +50,7 @@ fn data_home() -> PathBuf {
 }
 
 /// The file in a warehouse's mirror that names the warehouse state it was built from: its
-/// presence marks a lab as a mirror (src/warehouse/ writes it).
+/// presence marks a lab as a mirror (crates/spark/src/warehouse/ writes it).
 pub const MIRROR_STATE_FILE: &str = "warehouse-state";
 
 /// Whether a lab exists at `root`: its database, or a reset of it in progress.

@@ -440,7 +440,7 @@ fn recount_bronze(lab: &Lab, model: &Model) -> Result<crate::model::recount::Mod
     })
 }
 
-/// A v2 write a model's warehouse made, replayed in its mirror (src/warehouse/model_mirror.rs):
+/// A v2 write a model's warehouse made, replayed in its mirror (crates/spark/src/warehouse/model_mirror.rs):
 /// `dates` rebuilt under `late_days` as upload `upload`'s run, each whatever its input hash (the
 /// warehouse wrote it), with the files the warehouse names. Returns the new snapshot's id.
 pub fn mirror_write(

@@ -3,6 +3,7 @@
 use super::catalog;
 use crate::lake::Lab;
 use crate::lake::snapshot::TriggerKind;
+use crate::spark::RunOf;
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, bail};
 use std::path::PathBuf;
@@ -42,8 +43,8 @@ impl Spark {
         let driver = crate::spark::Driver::new(self.warehouse.clone(), self.master.clone())?;
         match write {
             Write::Daily { world, upload } => {
-                let args = crate::spark::world_run_args(&world, &[upload], self.late_days, true, TriggerKind::Daily.as_str())?;
-                let r: crate::spark::SparkRunReport = driver.call("run", &args, &mut on_progress)?;
+                let run = RunOf { world: &world, uploads: &[upload], late_days: self.late_days, daily: true };
+                let r = driver.run(&run, TriggerKind::Daily, false, &mut on_progress)?;
                 let written: Vec<String> = r.runs.iter().filter_map(|r| r.snapshot_id).map(|s| s.to_string()).collect();
                 let snapshots = if written.is_empty() {
                     "no gold snapshot (inputs unchanged)".to_string()
@@ -56,14 +57,14 @@ impl Spark {
                 let Some(ice) = mirror.store().iceberg_of(n)? else {
                     bail!("snapshot {n} does not exist; `recount snapshots --warehouse DIR` lists them");
                 };
-                let r: crate::spark::RollbackReport = driver.call("rollback", &["--snapshot".into(), ice.to_string()], &mut on_progress)?;
+                let r = driver.rollback(ice, &mut on_progress)?;
                 if r.fingerprint.line() != r.target_fingerprint.line() {
                     bail!("spark rollback: gold after it ({}) is not gold as of Iceberg snapshot {ice}", r.fingerprint.line());
                 }
                 Ok(format!("spark rolled gold back to snapshot {n} (Iceberg {ice}): {}", r.fingerprint.line()))
             }
             Write::RetryV1(date) => {
-                let r: crate::spark::NaiveAnswer = driver.call("naive", &["--date".into(), date.to_string()], &mut on_progress)?;
+                let r = driver.naive(date, &mut on_progress)?;
                 Ok(format!(
                     "spark ran v1 for {}: appended {} row(s) (Iceberg snapshot {}); the v1 column now counts every run; gold is untouched: {}",
                     r.run_date,
@@ -73,16 +74,14 @@ impl Spark {
                 ))
             }
             Write::Rebuild { date, late_days } => {
-                let args = vec!["--dates".to_string(), date.to_string(), "--late-days".into(), late_days.to_string()];
-                let r: crate::spark::RebuildReport = driver.call("rebuild", &args, &mut on_progress)?;
+                let r = driver.rebuild(&[date], late_days, &mut on_progress)?;
                 Ok(match r.runs.iter().find_map(|r| r.snapshot_id) {
                     Some(s) => format!("spark rebuilt {date}: gold snapshot {s}; {}", r.fingerprint.line()),
                     None => format!("spark found the inputs of {date} unchanged: nothing was rebuilt"),
                 })
             }
             Write::Reopen { date, reason, by } => {
-                let (args, by) = crate::spark::reopen_args(date, &reason, &by, self.late_days)?;
-                let r: crate::spark::ReopenReport = driver.call("reopen", &args, &mut on_progress)?;
+                let (r, by) = driver.reopen(date, (&reason, &by), self.late_days, &mut on_progress)?;
                 Ok(format!("spark: {date} reopened by {by}: {}", r.fingerprint.line()))
             }
         }
@@ -97,19 +96,9 @@ impl Spark {
             Some(s) => format!("gold snapshot {s} rewrote {}", crate::store::date_list(&r.rewritten)),
             None => "no gold snapshot (inputs unchanged)".to_string(),
         };
-        let late = self.late_days.to_string();
         match write {
             Write::Daily { world, upload } => {
-                let args = vec![
-                    "--world".to_string(),
-                    world.display().to_string(),
-                    "--uploads".into(),
-                    upload.to_string(),
-                    "--late-days".into(),
-                    late,
-                    "--daily".into(),
-                ];
-                let r: crate::spark::ModelRunAnswer = driver.call("model-run", &args, |_| {})?;
+                let r = driver.model_run(&RunOf { world: &world, uploads: &[upload], late_days: self.late_days, daily: true }, |_| {})?;
                 let runs: Vec<String> = r.runs.iter().map(wrote).collect();
                 Ok(format!("spark landed upload {upload} and ran v2: {}; {}", runs.join("; "), r.fingerprint))
             }
@@ -119,28 +108,25 @@ impl Spark {
                         "snapshot {n} is none that a gold snapshot of the warehouse left; `recount snapshots --warehouse DIR` lists them"
                     );
                 };
-                let r: crate::spark::ModelRollbackAnswer =
-                    driver.call("model-rollback", &["--snapshot".into(), ice.to_string()], |_| {})?;
+                let r = driver.model_rollback(ice)?;
                 if r.line != r.target {
                     bail!("spark rollback: gold after it ({}) is not gold as of Iceberg snapshot {ice} ({})", r.line, r.target);
                 }
                 Ok(format!("spark rolled gold back to snapshot {n} (Iceberg {ice}): {}", r.line))
             }
             Write::RetryV1(date) => {
-                let r: crate::spark::ModelNaiveAnswer = driver.call("model-naive", &["--date".into(), date.to_string()], |_| {})?;
+                let r = driver.model_naive(date)?;
                 Ok(format!(
                     "spark ran v1 for {}: appended {} row(s); the v1 column now counts every run; gold is untouched",
                     r.run_date, r.rows_added
                 ))
             }
             Write::Rebuild { date, late_days } => {
-                let args = vec!["--dates".to_string(), date.to_string(), "--late-days".into(), late_days.to_string()];
-                let r: ModelRun = driver.call("model-rebuild", &args, |_| {})?;
+                let r = driver.model_rebuild(&[date], late_days, false)?;
                 Ok(format!("spark rebuilt {date}: {}; {}", wrote(&r), r.fingerprint))
             }
             Write::Reopen { date, reason, by } => {
-                let (args, by) = crate::spark::reopen_args(date, &reason, &by, self.late_days)?;
-                let r: ModelRun = driver.call("model-reopen", &args, |_| {})?;
+                let (r, by) = driver.model_reopen(date, (&reason, &by), self.late_days)?;
                 Ok(format!("spark: {date} reopened by {by}: {}; {}", wrote(&r), r.fingerprint))
             }
         }

@@ -85,7 +85,7 @@ pub struct StoreGold {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct GoldOfDate {
+pub struct GoldOfDate {
     pub business_date: NaiveDate,
     pub snapshot_id: Option<i64>,
     pub rows: Vec<StoreGold>,
@@ -93,7 +93,7 @@ pub(crate) struct GoldOfDate {
 
 /// Spark's gold of a date beside the lab's, store by store.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct SparkCheck {
+pub struct SparkCheck {
     pub business_date: NaiveDate,
     pub spark_snapshot_id: Option<i64>,
     pub lab: PathBuf,
@@ -102,7 +102,7 @@ pub(crate) struct SparkCheck {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct StoreComparison {
+pub struct StoreComparison {
     pub store_id: String,
     pub country: String,
     pub currency: String,
@@ -211,7 +211,7 @@ impl Report for SparkCheck {
 /// `spark check DATE` on a model's warehouse: the warehouse's gold of the date (read through its
 /// mirror) beside the lab's (--lab), row by row of the model's grain.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct SparkModelCheck {
+pub struct SparkModelCheck {
     pub model: crate::model::Model,
     pub business_date: NaiveDate,
     pub lab: PathBuf,

@@ -8,7 +8,7 @@ use crate::reports::evidence::EvidenceFile;
 /// own structs (`lake::model`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
-pub(crate) struct ModelRunAnswer {
+pub struct ModelRunAnswer {
     pub landing: crate::lake::model::ModelLanding,
     pub runs: Vec<crate::lake::model::ModelRun>,
     pub fingerprint: String,
@@ -17,7 +17,7 @@ pub(crate) struct ModelRunAnswer {
 /// What `model-rollback` answers: gold as of the snapshot, read before the rollback, and after it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
-pub(crate) struct ModelRollbackAnswer {
+pub struct ModelRollbackAnswer {
     pub model: String,
     pub snapshot_id: i64,
     /// Gold as of the snapshot, read by time travel before the rollback.
@@ -29,18 +29,18 @@ pub(crate) struct ModelRollbackAnswer {
 /// What `model-fingerprint` answers.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
-pub(crate) struct ModelFingerprintAnswer {
+pub struct ModelFingerprintAnswer {
     pub line: String,
 }
 
 /// Whether the warehouse holds a model other than retail (its model's table exists).
-pub(crate) fn holds_model(warehouse: &Path) -> bool {
+pub fn holds_model(warehouse: &Path) -> bool {
     warehouse.join("recount").join("model_definition").join("metadata").is_dir()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
-pub(crate) struct SparkFingerprint {
+pub struct SparkFingerprint {
     pub rows: i64,
     pub md5: String,
     pub as_of: Option<i64>,
@@ -129,7 +129,7 @@ impl SparkRunReport {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
-pub(crate) struct RunDate {
+pub struct RunDate {
     pub business_date: NaiveDate,
     pub action: String,
     pub input_rows: i64,
@@ -154,7 +154,7 @@ pub struct Beyond {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
-pub(crate) struct SparkRun {
+pub struct SparkRun {
     /// The upload the run is for; None for a store correction's run.
     pub upload: Option<NaiveDate>,
     pub trigger: String,
@@ -177,7 +177,7 @@ pub(crate) struct SparkRun {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
-pub(crate) struct SparkRunReport {
+pub struct SparkRunReport {
     pub landings: Vec<Landing>,
     #[serde(default)]
     pub stores: StoresLanded,
@@ -344,7 +344,7 @@ impl Report for SparkRunReport {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct EvidenceReport {
+pub struct EvidenceReport {
     pub files: Vec<EvidenceFile>,
     pub comparison: serde_json::Value,
 }
@@ -352,7 +352,7 @@ pub(crate) struct EvidenceReport {
 /// What `rebuild` did: its run, and gold after it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
-pub(crate) struct RebuildReport {
+pub struct RebuildReport {
     pub runs: Vec<SparkRun>,
     pub fingerprint: SparkFingerprint,
 }
@@ -361,7 +361,7 @@ pub(crate) struct RebuildReport {
 /// fingerprint, which v1 never moves.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
-pub(crate) struct NaiveAnswer {
+pub struct NaiveAnswer {
     pub run_date: NaiveDate,
     pub rows_added: i64,
     pub snapshot_id: Option<i64>,
@@ -371,7 +371,7 @@ pub(crate) struct NaiveAnswer {
 /// What `recount spark reopen` did: its run, and gold before and after.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
-pub(crate) struct ReopenReport {
+pub struct ReopenReport {
     pub runs: Vec<SparkRun>,
     pub before: SparkFingerprint,
     pub fingerprint: SparkFingerprint,
@@ -379,7 +379,7 @@ pub(crate) struct ReopenReport {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
-pub(crate) struct RollbackReport {
+pub struct RollbackReport {
     pub snapshot_id: i64,
     pub silver_snapshot_id: Option<i64>,
     /// Gold as of the snapshot, read by time travel (VERSION AS OF) before the rollback.
@@ -391,7 +391,7 @@ pub(crate) struct RollbackReport {
 /// `model-naive`: v1 of a model for one run date, appended to the warehouse's model_naive.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(test, serde(deny_unknown_fields))]
-pub(crate) struct ModelNaiveAnswer {
+pub struct ModelNaiveAnswer {
     pub run_date: NaiveDate,
     pub rows_added: i64,
 }
@@ -406,7 +406,7 @@ mod tests {
     /// tests/corpus/answers.jsonl: each answer's fields and their types, as the driver's
     /// TypedDicts (spark/recount_spark/answers.py) are held to them too.
     fn schema() -> BTreeMap<String, Vec<(String, String)>> {
-        let text = include_str!("../../tests/corpus/answers.jsonl");
+        let text = include_str!("../../../../tests/corpus/answers.jsonl");
         text.lines()
             .map(|l| {
                 let v: Value = serde_json::from_str(l).unwrap();

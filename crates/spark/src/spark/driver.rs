@@ -5,7 +5,7 @@ use super::*;
 
 /// Where one driver call runs, and on what.
 #[derive(Debug, Clone)]
-pub(crate) struct Driver {
+pub struct Driver {
     pub setup: SparkSetup,
     pub warehouse: PathBuf,
     pub master: String,
@@ -42,7 +42,7 @@ pub(super) struct DriverAnswer {
 
 impl Driver {
     /// A driver on `warehouse` with the setup in its usual place (an error says how to make one).
-    pub(crate) fn new(warehouse: PathBuf, master: String) -> Result<Driver> {
+    pub fn new(warehouse: PathBuf, master: String) -> Result<Driver> {
         Ok(Driver { setup: SparkSetup::find(&default_home())?, warehouse, master })
     }
 
@@ -189,7 +189,7 @@ impl Driver {
 
     /// `recount spark serve`: one warm session on `socket` until its caller's shell (or this
     /// process) has gone, or `idle` seconds pass without a call. Its log is the setup's.
-    pub(crate) fn serve(&self, socket: &Path, idle: u64) -> Result<i32> {
+    pub fn serve(&self, socket: &Path, idle: u64) -> Result<i32> {
         let job = self.setup.job()?;
         let (log_path, mut log) = self.log("serve")?;
         let mut args = vec!["--socket".to_string(), socket.display().to_string(), "--idle".into(), idle.to_string()];

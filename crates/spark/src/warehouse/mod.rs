@@ -91,7 +91,7 @@ pub(crate) struct LogEntry {
 
 /// Where mirrors live: `$RECOUNT_MIRRORS`, else `$XDG_CACHE_HOME/recount/warehouses`, else
 /// `~/.cache/recount/warehouses`.
-pub(crate) fn mirrors_dir() -> PathBuf {
+pub fn mirrors_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("RECOUNT_MIRRORS").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
@@ -141,7 +141,7 @@ pub(super) fn stop_if_asked(stop: &dyn Fn() -> bool) -> Result<()> {
 /// The Parquet data files of another pipeline's Iceberg table `table` (namespace.table) in
 /// `warehouse` (a directory, or `catalog:NAME`) at its current snapshot, planned by pyiceberg with
 /// no JVM: a foreign gold for `audit --gold iceberg:…`, which DuckDB then reads.
-pub(crate) fn foreign_table_files(warehouse: &Path, table: &str) -> Result<Vec<PathBuf>> {
+pub fn foreign_table_files(warehouse: &Path, table: &str) -> Result<Vec<PathBuf>> {
     #[derive(serde::Deserialize)]
     struct Files {
         files: Vec<PathBuf>,
@@ -249,15 +249,15 @@ fn layout() -> String {
 }
 
 const LAYOUT: [&str; 9] = [
-    include_str!("../../queries/mirror.sql"),
-    include_str!("../../queries/model_mirror.sql"),
+    include_str!("../../../../queries/mirror.sql"),
+    include_str!("../../../../queries/model_mirror.sql"),
     include_str!("model_mirror.rs"),
-    include_str!("../../queries/schema.sql"),
-    include_str!("../../queries/as_of.sql"),
+    include_str!("../../../../queries/schema.sql"),
+    include_str!("../../../../queries/as_of.sql"),
     include_str!("mod.rs"),
     include_str!("props.rs"),
     include_str!("writes.rs"),
-    include_str!("../../crates/reports/src/recompute.rs"),
+    include_str!("../../../reports/src/recompute.rs"),
 ];
 
 fn layout_of(texts: &[&str]) -> String {
@@ -504,7 +504,7 @@ fn write(lab: &Lab, snap: &SnapshotPlan, when: NaiveDateTime) -> Result<i64> {
 /// its version hint (a Hadoop catalog writes it anew with every commit, and a new table adds
 /// one). Cheap to read (no JVM, no pyiceberg), so the explorer asks it while idle and reloads when
 /// it changes, and a current mirror is found without planning.
-pub(crate) fn commits(warehouse: &Path) -> Vec<(String, Option<String>)> {
+pub fn commits(warehouse: &Path) -> Vec<(String, Option<String>)> {
     let namespace = warehouse.join("recount");
     let mut tables: Vec<String> = std::fs::read_dir(&namespace)
         .map(|dir| dir.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
@@ -523,7 +523,10 @@ pub(crate) fn commits(warehouse: &Path) -> Vec<(String, Option<String>)> {
 mod tests {
     #[test]
     fn the_properties_the_lab_reads_are_the_ones_the_shared_corpus_says_it_reads() {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/properties.jsonl")).unwrap();
+        let text = std::fs::read_to_string(
+            std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../tests/corpus/properties.jsonl"),
+        )
+        .unwrap();
         let cases: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         let read: std::collections::BTreeSet<String> =
             cases.iter().filter(|c| c["lab_reads"] == true).map(|c| c["key"].as_str().unwrap().to_string()).collect();
@@ -536,7 +539,7 @@ mod tests {
 
     #[test]
     fn a_comment_in_the_labs_schema_lays_a_mirror_out_anew() {
-        let schema = include_str!("../../queries/schema.sql");
+        let schema = include_str!("../../../../queries/schema.sql");
         let edited = format!("-- a note\n{schema}");
         // The rules digest, which every input hash covers, reads past the comment...
         assert_eq!(crate::store::sql_for_digest(&edited), crate::store::sql_for_digest(schema));

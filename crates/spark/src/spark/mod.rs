@@ -17,12 +17,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 mod answers;
+mod calls;
 mod driver;
 mod reads;
 
-pub(crate) use answers::*;
-pub(crate) use driver::*;
-pub(crate) use reads::*;
+pub use answers::*;
+pub use calls::*;
+pub use driver::*;
+pub use reads::*;
 
 /// The Iceberg runtime the setup installs (Spark 3.5, Scala 2.12).
 pub(crate) const ICEBERG_JAR: &str = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar";
@@ -31,27 +33,27 @@ pub(crate) const HOME_VAR: &str = "RECOUNT_SPARK_HOME";
 
 /// The driver, a Python package (`python -m recount_spark`): each module's file name and text.
 const DRIVER: &[(&str, &str)] = &[
-    ("__init__.py", include_str!("../../spark/recount_spark/__init__.py")),
-    ("__main__.py", include_str!("../../spark/recount_spark/__main__.py")),
-    ("answers.py", include_str!("../../spark/recount_spark/answers.py")),
-    ("cli.py", include_str!("../../spark/recount_spark/cli.py")),
-    ("evidence.py", include_str!("../../spark/recount_spark/evidence.py")),
-    ("fast.py", include_str!("../../spark/recount_spark/fast.py")),
-    ("land.py", include_str!("../../spark/recount_spark/land.py")),
-    ("lines.py", include_str!("../../spark/recount_spark/lines.py")),
-    ("mirror.py", include_str!("../../spark/recount_spark/mirror.py")),
-    ("model.py", include_str!("../../spark/recount_spark/model.py")),
-    ("model_mirror.py", include_str!("../../spark/recount_spark/model_mirror.py")),
-    ("model_warehouse.py", include_str!("../../spark/recount_spark/model_warehouse.py")),
-    ("parse.py", include_str!("../../spark/recount_spark/parse.py")),
-    ("session.py", include_str!("../../spark/recount_spark/session.py")),
-    ("source.py", include_str!("../../spark/recount_spark/source.py")),
-    ("sql.py", include_str!("../../spark/recount_spark/sql.py")),
-    ("state.py", include_str!("../../spark/recount_spark/state.py")),
-    ("tables.py", include_str!("../../spark/recount_spark/tables.py")),
-    ("v2.py", include_str!("../../spark/recount_spark/v2.py")),
-    ("warehouse.py", include_str!("../../spark/recount_spark/warehouse.py")),
-    ("wire.py", include_str!("../../spark/recount_spark/wire.py")),
+    ("__init__.py", include_str!("../../../../spark/recount_spark/__init__.py")),
+    ("__main__.py", include_str!("../../../../spark/recount_spark/__main__.py")),
+    ("answers.py", include_str!("../../../../spark/recount_spark/answers.py")),
+    ("cli.py", include_str!("../../../../spark/recount_spark/cli.py")),
+    ("evidence.py", include_str!("../../../../spark/recount_spark/evidence.py")),
+    ("fast.py", include_str!("../../../../spark/recount_spark/fast.py")),
+    ("land.py", include_str!("../../../../spark/recount_spark/land.py")),
+    ("lines.py", include_str!("../../../../spark/recount_spark/lines.py")),
+    ("mirror.py", include_str!("../../../../spark/recount_spark/mirror.py")),
+    ("model.py", include_str!("../../../../spark/recount_spark/model.py")),
+    ("model_mirror.py", include_str!("../../../../spark/recount_spark/model_mirror.py")),
+    ("model_warehouse.py", include_str!("../../../../spark/recount_spark/model_warehouse.py")),
+    ("parse.py", include_str!("../../../../spark/recount_spark/parse.py")),
+    ("session.py", include_str!("../../../../spark/recount_spark/session.py")),
+    ("source.py", include_str!("../../../../spark/recount_spark/source.py")),
+    ("sql.py", include_str!("../../../../spark/recount_spark/sql.py")),
+    ("state.py", include_str!("../../../../spark/recount_spark/state.py")),
+    ("tables.py", include_str!("../../../../spark/recount_spark/tables.py")),
+    ("v2.py", include_str!("../../../../spark/recount_spark/v2.py")),
+    ("warehouse.py", include_str!("../../../../spark/recount_spark/warehouse.py")),
+    ("wire.py", include_str!("../../../../spark/recount_spark/wire.py")),
 ];
 /// The package's directory in a job.
 const PACKAGE: &str = "recount_spark";
@@ -73,13 +75,13 @@ pub(crate) fn rules_version() -> String {
     }
     format!("{}+spark.{}", env!("CARGO_PKG_VERSION"), &crate::store::hex(&h.finalize())[..12])
 }
-const SETUP_SCRIPT: &str = include_str!("../../scripts/spark-setup.sh");
+const SETUP_SCRIPT: &str = include_str!("../../../../scripts/spark-setup.sh");
 const QUERIES: &[(&str, &str)] = &[
-    ("schema.sql", include_str!("../../queries/spark/schema.sql")),
-    ("land.sql", include_str!("../../queries/spark/land.sql")),
-    ("v2.sql", include_str!("../../queries/spark/v2.sql")),
-    ("fingerprint.sql", include_str!("../../queries/spark/fingerprint.sql")),
-    ("model.sql", include_str!("../../queries/spark/model.sql")),
+    ("schema.sql", include_str!("../../../../queries/spark/schema.sql")),
+    ("land.sql", include_str!("../../../../queries/spark/land.sql")),
+    ("v2.sql", include_str!("../../../../queries/spark/v2.sql")),
+    ("fingerprint.sql", include_str!("../../../../queries/spark/fingerprint.sql")),
+    ("model.sql", include_str!("../../../../queries/spark/model.sql")),
 ];
 
 /// Where the setup lives: $RECOUNT_SPARK_HOME, else $XDG_DATA_HOME/recount/spark, else
@@ -257,7 +259,7 @@ mod tests {
     fn the_driver_packages_own_tests_pass_under_plain_python() {
         let out = Command::new("python3")
             .args(["-m", "unittest", "discover", "-s", "tests"])
-            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/spark"))
+            .current_dir(std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../spark"))
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .output()
             .expect("python3 runs");
@@ -267,13 +269,14 @@ mod tests {
         assert!(ran >= 9, "{err}");
     }
 
-    /// The names of the files in `dir` (under the manifest's directory) ending in `ext`, sorted.
+    /// The names of the files in `dir` (under the workspace's root) ending in `ext`, sorted.
     fn files_ending(dir: &str, ext: &str) -> Vec<String> {
-        let mut on_disk: Vec<String> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(ext))
-            .collect();
+        let mut on_disk: Vec<String> =
+            std::fs::read_dir(std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../..").join(dir))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(ext))
+                .collect();
         on_disk.sort();
         on_disk
     }
