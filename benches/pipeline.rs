@@ -4,7 +4,7 @@
 
 fn main() -> color_eyre::Result<()> {
     let work = std::env::temp_dir().join("recount-cargo-bench");
-    let baseline = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/classic/run.sh");
+    let baseline = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("bench/classic/run.sh");
     let preset = match std::env::var("RECOUNT_BENCH_PRESET").as_deref() {
         Ok("full") => recount::world::Preset::Full,
         _ => recount::world::Preset::Small,

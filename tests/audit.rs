@@ -93,7 +93,7 @@ fn lab() -> &'static (tempfile::TempDir, PathBuf, PathBuf) {
     static L: OnceLock<(tempfile::TempDir, PathBuf, PathBuf)> = OnceLock::new();
     L.get_or_init(|| {
         let dir = tempdir();
-        let world = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+        let world = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
         let lab = dir.path().join("lab");
         let ups = uploads(&world);
         for u in &ups {
@@ -268,7 +268,7 @@ fn a_foreign_gold_without_a_column_or_with_a_wrong_type_is_an_error_before_anyth
 #[test]
 fn a_gold_built_from_a_superseded_file_version_is_a_correction_not_applied() {
     let dir = tempdir();
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let sample = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
     let fix = sample.join("corrections/01-changed-amounts");
     let lab = dir.path().join("lab");
     for u in uploads(&sample) {
@@ -392,7 +392,7 @@ fn the_walkthrough_s_foreign_gold_is_audited_to_exactly_the_faults_it_was_made_w
 #[test]
 fn a_gold_built_with_a_narrower_window_is_late_arrivals_missed_naming_the_window() {
     let dir = tempdir();
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let sample = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
     let lab = dir.path().join("lab");
     let ups = uploads(&sample);
     let (first, last) = (ups[0].to_string(), ups[ups.len() - 1].to_string());

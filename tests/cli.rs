@@ -106,7 +106,7 @@ fn the_demo_narrates_the_doubling_and_the_skipped_retry() {
 fn the_demo_on_the_sample_lands_a_correction_that_changes_exactly_its_date_and_skips_an_identical_one() {
     let dir = tempdir();
     let lab = dir.path().join("demo-lab");
-    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let sample = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
     let out = binary(&lab, &["demo", "--no-pause", "--world", sample.to_str().unwrap()]).env("COLUMNS", "120").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let out = String::from_utf8(out.stdout).unwrap();
@@ -276,7 +276,7 @@ fn the_first_run_builds_the_sample_lab_day_by_day_and_holds_back_the_newest_two_
     let from = format!(" from {}", home.path().join("recount/sample-world-").display());
     assert!(String::from_utf8_lossy(&out.stdout).contains(&from), "{}", String::from_utf8_lossy(&out.stdout));
     let lab = home.path().join("recount/lab");
-    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let sample = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
     let ups = uploads(&sample);
     let newest = ups[ups.len() - 1 - recount::lake::bootstrap::HELD_BACK];
     let yesterday = newest.pred_opt().unwrap();
@@ -427,7 +427,7 @@ fn a_report_on_a_lab_that_does_not_exist_is_an_error_naming_the_path() {
 fn late_gives_every_copy_its_baskets_flag_and_says_which_copy_counts_with_days_as_numbers() {
     let dir = tempdir();
     let lab = dir.path().join("lab");
-    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let sample = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
     let world = sample.to_str().unwrap();
     assert!(recount(&lab, &["daily", "2026-10-19", "2026-10-23", "--world", world]).0);
     // Both copies of this basket arrived in upload 10-23, beyond 10-20's window: the basket is
@@ -466,7 +466,7 @@ fn source_files() -> Vec<std::path::PathBuf> {
             }
         }
     }
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let mut files = Vec::new();
     walk(&root.join("src"), &mut files);
     for krate in std::fs::read_dir(root.join("crates")).unwrap() {
@@ -506,7 +506,7 @@ fn no_function_under_src_is_80_lines_or_longer() {
 
 #[test]
 fn every_module_under_src_is_on_the_architecture_map() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
     let map = doc.split("## The map: who owns what").nth(1).unwrap().split("\n## ").next().unwrap();
     let files = source_files();
@@ -675,7 +675,7 @@ fn every_reports_csv_parses_with_one_header_and_each_column_holds_its_type() {
 #[test]
 fn alert_on_beyond_window_exits_5_on_the_samples_late_arrivals_and_0_without_it() {
     let dir = tempdir();
-    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let sample = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
     let world = sample.to_str().unwrap();
     // The sample's upload 2026-10-23 brings rows of 10-20, past its window (late lists them).
     let quiet = dir.path().join("quiet");
@@ -698,7 +698,7 @@ fn alert_on_beyond_window_exits_5_on_the_samples_late_arrivals_and_0_without_it(
 /// crate and the workspace crates it depends on, nothing more, nothing less.
 #[test]
 fn the_crates_picture_is_cargo_metadata_s_graph() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo).args(["metadata", "--format-version", "1", "--no-deps", "--offline"]).current_dir(root).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -746,6 +746,25 @@ fn only_the_store_crate_names_duckdb() {
         .map(|f| f.display().to_string())
         .collect();
     assert!(named.is_empty(), "DuckDB named outside the store: {named:?}");
+}
+
+/// Code reads the checkout's files through the manifest directory cargo gives it when it runs,
+/// never one compiled in: a target directory shared by two checkouts (CI's clone and a working
+/// copy) keeps a compiled-in path of whichever built it first, and the test would read that one.
+#[test]
+fn no_code_reads_the_checkout_through_a_compiled_in_path() {
+    let root = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let mut files = source_files();
+    for dir in ["tests", "benches"] {
+        files.extend(
+            std::fs::read_dir(root.join(dir)).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "rs")),
+        );
+    }
+    files.push(root.join("tests/common/mod.rs"));
+    let compiled_in = ["env!(", "\"CARGO_MANIFEST_DIR\")"].concat();
+    let named: Vec<String> =
+        files.iter().filter(|f| std::fs::read_to_string(f).unwrap().contains(&compiled_in)).map(|f| f.display().to_string()).collect();
+    assert!(files.len() > 60 && named.is_empty(), "{compiled_in} in: {named:?}");
 }
 
 /// A file that does one job fits in 600 lines: a longer one is split by its jobs.

@@ -183,7 +183,7 @@ fn the_audit_screen_marks_the_wrong_dates_names_each_cause_and_drills_to_the_bas
     let home = tempfile::tempdir().unwrap();
     let (lab, gold) = (home.path().join("lab"), home.path().join("theirs.csv"));
     let exe = env!("CARGO_BIN_EXE_recount");
-    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let sample = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
     let run = |args: &[&str]| {
         let out = Command::new(exe).arg("--lab").arg(&lab).args(args).output().unwrap();
         assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -250,7 +250,7 @@ fn every_screen_opens_on_a_lab_of_a_model_of_one_s_own() {
     let home = tempfile::tempdir().unwrap();
     let lab = home.path().join("lab");
     let exe = env!("CARGO_BIN_EXE_recount");
-    let world = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/parcels");
+    let world = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("examples/parcels");
     let run = |args: &[&str]| {
         let out = Command::new(exe).arg("--lab").arg(&lab).args(args).output().unwrap();
         assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));

@@ -3,10 +3,12 @@
 //! builds), and the captures show the key table as the code has it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that unwraps fails, as it should
 
-use std::path::Path;
+use std::path::PathBuf;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+/// The checkout's root, read when the test runs: `env!` would keep the path of whichever
+/// checkout first built this test into a shared target directory.
+fn root() -> PathBuf {
+    std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap())
 }
 
 fn lines(text: &str) -> Vec<String> {

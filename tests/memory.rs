@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn sample() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data").to_str().unwrap().to_string()
+    std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data").to_str().unwrap().to_string()
 }
 
 fn run(lab: &Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
@@ -190,7 +190,7 @@ fn a_store_correction_on_a_world_of_480_stores_outgrows_the_first_limit_and_fini
 fn a_field_path_of_ten_thousand_names_quarantines_every_line_without_running_out() {
     let dir = tempdir();
     let world = dir.path().join("world");
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data-kafka"), &world);
+    copy_dir(&std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data-kafka"), &world);
     // Every quarantine reason names the field's path: 20 KB on each of thousands of lines.
     let path = vec!["n"; 10_000].join(".");
     let description = std::fs::read_to_string(world.join("recount.toml")).unwrap();

@@ -229,7 +229,7 @@ fn the_manufacturing_lab_gives_the_window_s_gold_forwards_backwards_and_day_by_d
     let check = json(&fwd, &["check", "2026-07-02"]);
     assert!(check["detail"]["v2"] != check["detail"]["recompute"], "{check}");
     // A model lab takes no other world: retail's sample lands in a lab of its own.
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let sample = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
     let retail = recount(&fwd, &["land", "2026-10-19", "--world", sample.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&retail.stderr);
     assert!(!retail.status.success() && err.contains("holds model manufacturing"), "a retail world into a manufacturing lab: {err}");
@@ -321,7 +321,7 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
 /// earlier arrival wins over its smaller event id). Returns the world and its `recount.toml`.
 fn parcels(dir: &Path) -> (PathBuf, String) {
     let w = dir.join("parcels");
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/parcels"), &w);
+    copy_dir(&std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("examples/parcels"), &w);
     let toml = std::fs::read_to_string(w.join("recount.toml")).unwrap();
     (w, toml)
 }
@@ -504,7 +504,9 @@ fn the_lab_s_model_reader_gives_the_shared_corpus_verdict_on_every_line() {
     let model = recount::model::manufacturing();
     let plants = "plant_id,country,timezone\nplant-a,DE,Europe/Berlin\nplant-b,US,America/Chicago\nplant-c,IN,Asia/Kolkata\n";
     let dims = recount::model::read::DimensionTable::parse(&model, plants).unwrap();
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/models.jsonl")).unwrap();
+    let text =
+        std::fs::read_to_string(std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/corpus/models.jsonl"))
+            .unwrap();
     let mut n = 0;
     for line in text.lines() {
         let c: serde_json::Value = serde_json::from_str(line).unwrap();
@@ -546,7 +548,7 @@ fn the_spark_driver_s_model_recount_prints_the_lab_s_fingerprint() {
         let out = std::process::Command::new("python3")
             .args(["-m", "recount_spark.model"])
             .arg(&world)
-            .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("spark"))
+            .current_dir(std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("spark"))
             .output()
             .expect("python3 runs");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -561,7 +563,7 @@ fn the_bundled_plant_feed_is_what_the_generator_writes() {
     let dir = tempdir();
     let fresh = dir.path().join("w");
     recount::world::manufacturing::generate(&fresh, recount::world::DEFAULT_SEED).unwrap();
-    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data-manufacturing");
+    let bundled = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data-manufacturing");
     fn files(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
@@ -603,7 +605,9 @@ fn the_model_recount_in_any_number_of_passes_is_the_recount_in_one() {
 /// spark/tests/test_window.py.
 #[test]
 fn the_window_rule_gives_the_shared_corpus_verdict_in_rust_and_in_sql() {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/window.jsonl")).unwrap();
+    let text =
+        std::fs::read_to_string(std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/corpus/window.jsonl"))
+            .unwrap();
     let cases: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert!(cases.len() > 100);
     let dir = tempdir();

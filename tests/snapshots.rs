@@ -374,7 +374,7 @@ fn evidence_files_hold_the_snapshot_map_the_gold_rows_and_proof_other_dates_were
 
 #[test]
 fn check_as_of_a_snapshot_gives_the_status_the_recounts_and_the_verdicts_of_then() {
-    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let sample = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
     let dir = tempdir();
     let mut lab = open_lab(dir.path());
     assert!(recount::lake::bootstrap::fill_if_empty(&mut lab, &sample).unwrap().is_some());

@@ -267,7 +267,7 @@ fn source_check_shows_each_fields_path_and_samples_and_exits_1_when_one_maps_not
 
 #[test]
 fn the_shipped_kafka_example_is_the_sample_world_in_that_shape_and_lands_to_its_fingerprint() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let (sample, shipped) = (root.join("sample-data"), root.join("sample-data-kafka"));
     let dir = tempdir();
     let fresh = dir.path().join("fresh");

@@ -16,7 +16,7 @@ const FIRST: &str = "2026-10-12";
 const LAST: &str = "2026-11-01";
 
 fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data")
+    std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data")
 }
 
 fn exe() -> Command {
@@ -818,7 +818,7 @@ fn the_dedup_corpus_gives_the_lab_s_winners_on_spark() {
 #[test]
 fn the_manufacturing_model_on_spark_gives_the_labs_gold_and_its_correction_scenario() {
     let dir = tempdir();
-    let world = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data-manufacturing");
+    let world = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data-manufacturing");
     let (ws, lab) = (world.display().to_string(), dir.path().join("lab").display().to_string());
     let (first, last) = ("2026-06-27", "2026-07-02");
     // Day by day on both engines: the same runs, so the same snapshots.

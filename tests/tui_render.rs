@@ -68,7 +68,7 @@ fn server_on(lab: recount::lake::Lab, world: &std::path::Path) -> recount::tui::
 
 /// The server on the lab a first run builds from the bundled sample world.
 fn sample_server(dir: &std::path::Path) -> recount::tui::worker::Server {
-    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let sample = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
     let mut lab = open_lab(dir);
     assert!(recount::lake::bootstrap::fill_if_empty(&mut lab, &sample).unwrap().is_some_and(|f| f.held.is_empty()));
     server_on(lab, &sample)
@@ -525,7 +525,7 @@ fn a_jump_draws_the_overview_from_the_check_sent_ahead_and_the_view_follows() {
 /// A copy of the bundled sample world whose `upload`'s first file is cut in half: landing holds
 /// that upload back.
 fn sample_with_a_cut_file(dir: &std::path::Path, upload: &str) -> std::path::PathBuf {
-    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    let sample = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
     let world = dir.join("cut-world");
     copy_dir(&sample, &world);
     let part = world.join(format!("pos/events/upload_date={upload}"));
@@ -943,7 +943,7 @@ fn the_late_screen_reopens_a_date_after_a_reason_and_a_confirmation_that_shows_t
 fn on_a_model_lab_the_worker_lands_the_next_upload_retries_v1_and_rolls_back() {
     use recount::tui::worker::Job;
     let dir = tempdir();
-    let world = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data-manufacturing");
+    let world = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data-manufacturing");
     let lab_dir = dir.path().join("lab");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_recount"))
         .arg("--lab")
@@ -988,7 +988,7 @@ fn on_a_model_lab_the_worker_lands_the_next_upload_retries_v1_and_rolls_back() {
 fn the_explorer_lands_a_model_world_s_corrections_and_reopens_its_late_date() {
     use recount::tui::worker::{Job, Reopening};
     let dir = tempdir();
-    let world = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data-manufacturing");
+    let world = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data-manufacturing");
     let model = recount::model::built_in("manufacturing").unwrap();
     let mut lab = open_lab(dir.path());
     let uploads: Vec<chrono::NaiveDate> = day("2026-06-18").iter_days().take(28).collect();

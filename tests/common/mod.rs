@@ -227,10 +227,16 @@ pub fn first_day_with_late_baskets(world: &Path, from: NaiveDate) -> NaiveDate {
 /// its upload (blank lines before it), each key's winning copy's number, and the uploads in
 /// order followed by the day the cases are dated.
 pub fn dedup_world(dir: &Path) -> (PathBuf, std::collections::BTreeMap<String, i64>, Vec<String>) {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/dedup.jsonl")).unwrap();
+    let text =
+        std::fs::read_to_string(std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/corpus/dedup.jsonl"))
+            .unwrap();
     let w = dir.join("dedup");
     std::fs::create_dir_all(&w).unwrap();
-    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/dedup_model.toml"), w.join("recount.toml")).unwrap();
+    std::fs::copy(
+        std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/corpus/dedup_model.toml"),
+        w.join("recount.toml"),
+    )
+    .unwrap();
     let mut files: std::collections::BTreeMap<(String, String), std::collections::BTreeMap<u64, String>> = Default::default();
     let mut want = std::collections::BTreeMap::new();
     let mut day = String::new();

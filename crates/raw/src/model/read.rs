@@ -524,9 +524,12 @@ mod tests {
     #[test]
     fn the_fast_reader_gives_the_careful_reader_s_answer_or_leaves_the_line_to_it() {
         use rand::SeedableRng;
-        let manufacturing =
-            (super::super::manufacturing(), std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-data-manufacturing"));
-        let retail = (super::super::retail(), std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-data"));
+        let manufacturing = (
+            super::super::manufacturing(),
+            std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../sample-data-manufacturing"),
+        );
+        let retail =
+            (super::super::retail(), std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../sample-data"));
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(20261205);
         for (model, root) in [manufacturing, retail] {
             let dim = model.dimension.as_ref().unwrap();

@@ -434,7 +434,7 @@ mod tests {
 
     #[test]
     fn a_pass_that_outgrows_the_share_asks_for_the_passes_the_files_need_and_they_give_the_same_gold() {
-        let world = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-data-manufacturing");
+        let world = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../sample-data-manufacturing");
         let model = super::super::manufacturing();
         let dims = dimension_of(&world, &model).unwrap();
         let files = files_of(&world, &model).unwrap();

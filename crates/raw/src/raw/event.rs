@@ -353,7 +353,10 @@ mod tests {
             "store_id,country,timezone,currency\nLON1,GB,Europe/London,GBP\nBLR1,IN,Asia/Kolkata,INR\nTYO1,JP,Asia/Tokyo,JPY\n",
         )
         .unwrap();
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/corpus/lines.jsonl")).unwrap();
+        let text = std::fs::read_to_string(
+            std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../tests/corpus/lines.jsonl"),
+        )
+        .unwrap();
         let mut wrong = Vec::new();
         let mut n = 0;
         for case in text.lines() {

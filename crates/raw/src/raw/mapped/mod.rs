@@ -502,7 +502,7 @@ mod tests {
     /// `spark/tests/test_corpus.py`.
     #[test]
     fn every_mapped_line_of_the_corpus_gets_its_verdict() {
-        let root = env!("CARGO_MANIFEST_DIR");
+        let root = &std::env::var("CARGO_MANIFEST_DIR").unwrap();
         let d: crate::raw::source::Description =
             toml::from_str(&std::fs::read_to_string(format!("{root}/../world/src/world/shapes/kafka-connect.toml")).unwrap()).unwrap();
         let map = Map::new(&d.files).unwrap();
