@@ -281,3 +281,137 @@ class ModelNaiveAnswer(TypedDict):
 
     run_date: str
     rows_added: int
+
+
+class IcebergSnapshot(TypedDict):
+    """One Iceberg snapshot of a table, with every summary property."""
+
+    snapshot_id: int
+    parent_id: int | None
+    committed_at: str
+    operation: str | None
+    current: bool
+    current_ancestor: bool
+    properties: dict[str, str]
+
+
+class SnapshotsAnswer(TypedDict):
+    """`snapshots`: a table's Iceberg snapshots, oldest first."""
+
+    table: str
+    snapshots: list[IcebergSnapshot]
+
+
+class StoreGold(TypedDict):
+    """One store's gold of a date."""
+
+    store_id: str
+    country: str
+    currency: str
+    baskets: int
+    revenue_minor: int
+
+
+class GoldAnswer(TypedDict):
+    """`gold`: gold of one date, store by store, as of a snapshot."""
+
+    business_date: str
+    snapshot_id: int | None
+    rows: list[StoreGold]
+
+
+class EvidenceFile(TypedDict):
+    """One evidence file written, and the MD5 of its bytes."""
+
+    path: str
+    md5: str
+
+
+class EvidenceStore(TypedDict):
+    """One store's gold of the date before and after the commit that last rewrote it."""
+
+    store_id: str
+    currency: str
+    baskets_before: int
+    baskets_after: int
+    revenue_before_minor: int
+    revenue_after_minor: int
+    revenue_delta_minor: int
+
+
+class EvidencePartition(TypedDict):
+    """A partition the commit did not rewrite: its data files before and after."""
+
+    business_date: str
+    files_before: int
+    files_after: int
+    same_files: bool
+
+
+class EvidencePartitions(TypedDict):
+    """Which partitions a commit rewrote, and that it left every other one's files as they were."""
+
+    rewritten: list[str]
+    rewritten_files_changed: bool
+    other_partitions: list[EvidencePartition]
+    other_partitions_untouched: bool
+
+
+class EvidenceComparison(TypedDict):
+    """The commit that last rewrote the date, against its parent."""
+
+    business_date: str
+    snapshot_before: int | None
+    snapshot_after: int | None
+    run: int | None
+    upload: str | None
+    corrected: list[str]
+    stores: list[EvidenceStore]
+    gold: EvidencePartitions | None
+    silver: NotRequired[EvidencePartitions]
+
+
+class EvidenceAnswer(TypedDict):
+    """`evidence`: the files written, and the comparison one of them holds."""
+
+    files: list[EvidenceFile]
+    comparison: EvidenceComparison
+
+
+class TableFilesAnswer(TypedDict):
+    """`table-files`: the Parquet data files of another pipeline's table at its current snapshot."""
+
+    files: list[str]
+
+
+class MirrorSnapshot(TypedDict):
+    """One gold snapshot of retail's warehouse: its run's properties, the dates it wrote, and
+    those dates' data files in it and in the silver snapshot it names."""
+
+    snapshot_id: int
+    properties: dict[str, str]
+    dates: list[str]
+    gold_files: list[str]
+    silver_files: list[str]
+
+
+class MirrorAppend(TypedDict):
+    """One snapshot of an append-only table of retail's warehouse (v1's rows, the skipped runs'
+    log) and the data files it added."""
+
+    snapshot_id: int
+    timestamp_ms: int
+    properties: dict[str, str]
+    files: list[str]
+
+
+class MirrorPlan(TypedDict):
+    """`plan`: what a reader needs to mirror retail's warehouse (mirror.py)."""
+
+    warehouse: str
+    state: dict[str, str]
+    tables: dict[str, list[str]]
+    snapshots: list[MirrorSnapshot]
+    log: list[MirrorLogEntry]
+    naive: list[MirrorAppend]
+    skipped: list[MirrorAppend]

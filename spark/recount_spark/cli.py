@@ -12,8 +12,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from recount_spark import model, model_mirror, model_warehouse
+from recount_spark import model, model_mirror, model_warehouse, v2
 from recount_spark.answers import (
+    GoldAnswer,
     Landing,
     ModelFingerprintAnswer,
     ModelLanding,
@@ -26,9 +27,13 @@ from recount_spark.answers import (
     RollbackAnswer,
     Run,
     RunAnswer,
+    SnapshotsAnswer,
+    StoreGold,
     StoresLanded,
+    TableFilesAnswer,
 )
 from recount_spark.evidence import cmd_evidence
+from recount_spark.land import land as land_uploads
 from recount_spark.mirror import data_files as mirror_data_files
 from recount_spark.mirror import foreign_table
 from recount_spark.mirror import plan as mirror_plan
@@ -78,14 +83,14 @@ def cmd_run(a: argparse.Namespace) -> None:
     def land(batch: list[dt.date]) -> None:
         """Lands `batch`, then rebuilds for any store correction pending (its own run, first)."""
         nonlocal landings
-        reports, plan = w.land(a.world, batch)
+        reports, plan = land_uploads(w, a.world, batch)
         landings += reports
         got = plan.report()
         stores["changed"] += got["changed"]
         stores["readmitted"] += got["readmitted"]
         stores["removed"] = got["removed"]
         stores["rederived_files"] += got["rederived_files"]
-        rebuilt = w.v2_store_changes(a.late_days)
+        rebuilt = v2.v2_store_changes(w, a.late_days)
         if rebuilt is not None:
             runs.append(rebuilt)
 
@@ -95,18 +100,18 @@ def cmd_run(a: argparse.Namespace) -> None:
             land([u])
             tick(f"v2 run of upload {u}")
             if not held(u):
-                runs.append(w.v2_run(u, a.late_days, a.trigger))
+                runs.append(v2.v2_run(w, u, a.late_days, a.trigger))
     else:
         tick(f"landing {len(uploads)} upload(s)")
         land(sorted(uploads))
         ran = [u for u in uploads if not held(u)]
         if len(ran) > 1 and not a.per_upload:
             tick(f"v2 over {len(ran)} uploads in one pass")
-            runs.append(w.v2_range(ran, a.late_days))
+            runs.append(v2.v2_range(w, ran, a.late_days))
         else:
             for u in ran:
                 tick(f"v2 run of upload {u}")
-                runs.append(w.v2_run(u, a.late_days, a.trigger))
+                runs.append(v2.v2_run(w, u, a.late_days, a.trigger))
     progress("fingerprint", step, total)
     answer: RunAnswer = {"landings": landings, "stores": stores, "runs": runs, "fingerprint": w.fingerprint()}
     emit("result", **answer)
@@ -135,7 +140,7 @@ def cmd_rollback(a: argparse.Namespace) -> None:
 def cmd_reopen(a: argparse.Namespace) -> None:
     w = Warehouse(a)
     before = w.fingerprint()
-    run = w.reopen(dt.date.fromisoformat(a.date), a.reason, a.by, a.late_days)
+    run = v2.reopen(w, dt.date.fromisoformat(a.date), a.reason, a.by, a.late_days)
     answer: ReopenAnswer = {"runs": [run], "before": before, "fingerprint": w.fingerprint()}
     emit("result", **answer)
     release(w.spark)
@@ -143,7 +148,7 @@ def cmd_reopen(a: argparse.Namespace) -> None:
 
 def cmd_rebuild(a: argparse.Namespace) -> None:
     w = Warehouse(a)
-    run = w.rebuild([dt.date.fromisoformat(d) for d in a.dates.split(",")], a.late_days)
+    run = v2.rebuild(w, [dt.date.fromisoformat(d) for d in a.dates.split(",")], a.late_days)
     answer: RebuildAnswer = {"runs": [run], "fingerprint": w.fingerprint()}
     emit("result", **answer)
     release(w.spark)
@@ -151,7 +156,7 @@ def cmd_rebuild(a: argparse.Namespace) -> None:
 
 def cmd_naive(a: argparse.Namespace) -> None:
     w = Warehouse(a)
-    done = w.naive(dt.date.fromisoformat(a.date))
+    done = v2.naive(w, dt.date.fromisoformat(a.date))
     answer: NaiveAnswer = {**done, "fingerprint": w.fingerprint()}
     emit("result", **answer)
     release(w.spark)
@@ -162,7 +167,8 @@ def cmd_snapshots(a: argparse.Namespace) -> None:
     if held is not None and a.table == "daily_store_sales":
         a.table = held["gold"]
     table = static_table(a.warehouse, a.table)
-    emit("result", table=f"recount.{a.table}", snapshots=snapshot_rows(table))
+    answer: SnapshotsAnswer = {"table": f"recount.{a.table}", "snapshots": snapshot_rows(table)}
+    emit("result", **answer)
 
 
 def cmd_model_run(a: argparse.Namespace) -> None:
@@ -259,8 +265,11 @@ def cmd_gold(a: argparse.Namespace) -> None:
     date = dt.date.fromisoformat(a.date)
     rows = gold_rows(table, snapshot_id=a.as_of, date=date)
     current = table.current_snapshot()
-    emit("result", business_date=a.date, snapshot_id=a.as_of or (current.snapshot_id if current else None),
-         rows=[{k: (str(v) if k == "business_date" else v) for k, v in r.items()} for r in rows])
+    stores: list[StoreGold] = [{"store_id": r["store_id"], "country": r["country"], "currency": r["currency"],
+                                "baskets": r["baskets"], "revenue_minor": r["revenue_minor"]} for r in rows]
+    answer: GoldAnswer = {"business_date": a.date, "snapshot_id": a.as_of or (current.snapshot_id if current else None),
+                          "rows": stores}
+    emit("result", **answer)
 
 
 def cmd_plan(a: argparse.Namespace) -> None:
@@ -276,7 +285,8 @@ def cmd_model_plan(a: argparse.Namespace) -> None:
 def cmd_table_files(a: argparse.Namespace) -> None:
     """The Parquet data files of another pipeline's Iceberg table at its current snapshot, which
     recount reads with DuckDB (`audit --gold iceberg:WH#namespace.table`): no JVM."""
-    emit("result", files=mirror_data_files(foreign_table(a.warehouse, a.table), None, None))
+    answer: TableFilesAnswer = {"files": mirror_data_files(foreign_table(a.warehouse, a.table), None, None)}
+    emit("result", **answer)
 
 
 def cmd_serve(a: argparse.Namespace) -> None:

@@ -9,14 +9,42 @@ import datetime as dt
 import hashlib
 import json
 import os
-from typing import Any
+from typing import Any, TypedDict
 
+from recount_spark.answers import (
+    EvidenceAnswer,
+    EvidenceComparison,
+    EvidenceFile,
+    EvidencePartition,
+    EvidencePartitions,
+    EvidenceStore,
+    IcebergSnapshot,
+)
 from recount_spark.state import files_by_partition, gold_rows, snapshot_rows, static_table
 from recount_spark.tables import hashes_in, prop
 from recount_spark.wire import emit
 
 
-def runs_of(snaps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+class SnapshotRun(TypedDict):
+    """A gold snapshot as the run that wrote it: a line of the run-to-snapshot map, an evidence
+    file for people (Rust reads only its path and MD5)."""
+
+    run: int | None
+    snapshot_id: int
+    parent_id: int | None
+    committed_at: str
+    operation: str | None
+    current_ancestor: bool
+    upload: str | None
+    trigger: str | None
+    late_days: str | None
+    dates: list[str]
+    corrected: list[str]
+    silver_snapshot_id: str | None
+    input_hashes: dict[str, str]
+
+
+def runs_of(snaps: list[IcebergSnapshot]) -> list[SnapshotRun]:
     """Each gold snapshot as the run that wrote it, from its summary properties."""
     return [
         {
@@ -38,11 +66,11 @@ def runs_of(snaps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def store_changes(table: Any, date: dt.date, before: int | None, after: int | None) -> list[dict[str, Any]]:
+def store_changes(table: Any, date: dt.date, before: int | None, after: int | None) -> list[EvidenceStore]:
     """Each store's gold of `date` at two snapshots, and the change."""
     rows_before = {r["store_id"]: r for r in gold_rows(table, snapshot_id=before, date=date)} if before else {}
     rows_after = {r["store_id"]: r for r in gold_rows(table, snapshot_id=after, date=date)} if after else {}
-    stores = []
+    stores: list[EvidenceStore] = []
     for sid in sorted(set(rows_before) | set(rows_after), key=lambda s: s.encode("utf-8")):
         b, n = rows_before.get(sid), rows_after.get(sid)
         stores.append({
@@ -57,10 +85,10 @@ def store_changes(table: Any, date: dt.date, before: int | None, after: int | No
     return stores
 
 
-def partitions(t: Any, snap_before: int | None, snap_after: int | None, rewritten: list[str]) -> dict[str, Any]:
+def partitions(t: Any, snap_before: int | None, snap_after: int | None, rewritten: list[str]) -> EvidencePartitions:
     """Which partitions a commit rewrote, and that it left every other one's files as they were."""
     fb, fa = files_by_partition(t, snap_before), files_by_partition(t, snap_after)
-    others = [
+    others: list[EvidencePartition] = [
         {"business_date": d, "files_before": len(fb.get(d, [])), "files_after": len(fa.get(d, [])),
          "same_files": fb.get(d) == fa.get(d)}
         for d in sorted(set(fb) | set(fa)) if d not in rewritten
@@ -73,7 +101,7 @@ def partitions(t: Any, snap_before: int | None, snap_after: int | None, rewritte
     }
 
 
-def write_json(path: str, body: Any) -> dict[str, str]:
+def write_json(path: str, body: Any) -> EvidenceFile:
     """Writes one evidence file whole (a rename after the write) and returns its path and MD5."""
     text = json.dumps(body, indent=2, sort_keys=False, default=str) + "\n"
     with open(path + ".part", "w", encoding="utf-8") as f:
@@ -94,7 +122,7 @@ def cmd_evidence(a: argparse.Namespace) -> None:
     last = writers[-1] if writers else None
     after = last["snapshot_id"] if last else None
     before = last["parent_id"] if last else None
-    comparison: dict[str, Any] = {
+    comparison: EvidenceComparison = {
         "business_date": a.date,
         "snapshot_before": before,
         "snapshot_after": after,
@@ -117,4 +145,5 @@ def cmd_evidence(a: argparse.Namespace) -> None:
         write_json(os.path.join(a.out, f"gold_{a.date}.json"), gold_file),
         write_json(os.path.join(a.out, f"snapshot_comparison_{a.date}.json"), comparison),
     ]
-    emit("result", files=files, comparison=comparison)
+    answer: EvidenceAnswer = {"files": files, "comparison": comparison}
+    emit("result", **answer)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from recount_spark.answers import MirrorAppend, MirrorLogEntry, MirrorPlan, MirrorSnapshot
 from recount_spark.state import has_table, metadata_file, static_table
 from recount_spark.tables import OPTIONAL, PROP, TABLES, prop, summary_of
 
@@ -96,9 +97,9 @@ def foreign_table(warehouse: str, name: str) -> Any:
     raise ValueError(f"{warehouse} holds no Iceberg table {name}")
 
 
-def appends(table: Any) -> list[dict[str, Any]]:
+def appends(table: Any) -> list[MirrorAppend]:
     """Each snapshot of an append-only table (v1's), oldest first, with the data files it added."""
-    out = []
+    out: list[MirrorAppend] = []
     planned: dict[int, set[str]] = {}  # each snapshot's files, planned once (a parent is the last one)
 
     def files(snapshot_id: int | None) -> set[str]:
@@ -119,7 +120,7 @@ def appends(table: Any) -> list[dict[str, Any]]:
     return out
 
 
-def plan(warehouse: str) -> dict[str, Any]:
+def plan(warehouse: str) -> MirrorPlan:
     """The mirror's plan. `state` names each table's metadata file: a plan with the same state
     describes the same warehouse, so a mirror built from it is still true."""
     found = tables_of(warehouse)
@@ -127,23 +128,19 @@ def plan(warehouse: str) -> dict[str, Any]:
     tables = {t: data_files(found[t], None, None) for t in WHOLE}
     gold = found["daily_store_sales"]
     silver = found["silver_baskets"]
-    snapshots = []
+    snapshots: list[MirrorSnapshot] = []
     for s in sorted(gold.snapshots(), key=lambda s: (s.sequence_number or 0, s.timestamp_ms)):
         props = summary_of(s)
         dates = sorted(d for d in props.get(prop("dates"), "").split(",") if d)
         silver_id = props.get(prop("silver-snapshot"))
         snapshots.append({
             "snapshot_id": s.snapshot_id,
-            "parent_id": s.parent_snapshot_id,
-            "timestamp_ms": s.timestamp_ms,
-            "operation": s.summary.operation.value if s.summary else "",
             "properties": {k: v for k, v in sorted(props.items()) if k.startswith(PROP)},
             "dates": dates,
             "gold_files": data_files(gold, s.snapshot_id, dates),
             "silver_files": data_files(silver, int(silver_id), dates) if silver_id else [],
         })
-    log = [{"snapshot_id": e.snapshot_id, "timestamp_ms": e.timestamp_ms} for e in gold.metadata.snapshot_log]
-    current = gold.current_snapshot()
+    log: list[MirrorLogEntry] = [{"snapshot_id": e.snapshot_id, "timestamp_ms": e.timestamp_ms} for e in gold.metadata.snapshot_log]
     return {
         "warehouse": warehouse if warehouse.startswith(CATALOG) else os.path.abspath(warehouse),
         "state": state,
@@ -152,5 +149,4 @@ def plan(warehouse: str) -> dict[str, Any]:
         "log": log,
         "naive": appends(found["naive_daily_sales"]) if "naive_daily_sales" in found else [],
         "skipped": appends(found["skipped_runs"]) if "skipped_runs" in found else [],
-        "current": current.snapshot_id if current is not None else None,
     }

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from recount_spark.answers import Fingerprint
+from recount_spark.answers import Fingerprint, IcebergSnapshot
 from recount_spark.tables import hashes_in, prop, summary_of, windows_in
 
 
@@ -112,10 +112,11 @@ def describe_change(store_id: str, old: tuple[str | None, str | None, str | None
     return f"store {store_id}: {', '.join(parts)}"
 
 
-def snapshot_rows(table: Any) -> list[dict[str, Any]]:
+def snapshot_rows(table: Any) -> list[IcebergSnapshot]:
+    """Every snapshot of `table`, oldest first, with every summary property."""
     current = table.current_snapshot()
     ancestors = {s.snapshot_id for s in lineage(table)}
-    rows = []
+    rows: list[IcebergSnapshot] = []
     for s in sorted(table.snapshots(), key=lambda s: (s.timestamp_ms, s.sequence_number or 0)):
         summary = summary_of(s)
         rows.append({

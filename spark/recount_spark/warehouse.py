@@ -1,4 +1,7 @@
-"""One Spark session on one warehouse, and what a session's runs share."""
+"""One Spark session on one warehouse, and what a session's runs share.
+
+The Warehouse knows nothing of the jobs that use it: `land` and `v2` take it and read its state
+(its cells, input hashes, landed versions), and it calls neither back."""
 
 from __future__ import annotations
 
@@ -6,8 +9,8 @@ import argparse
 import datetime as dt
 from typing import Any, TypedDict
 
-from recount_spark import land, state, v2
-from recount_spark.answers import Fingerprint, Landing, Run
+from recount_spark import state
+from recount_spark.answers import Fingerprint
 from recount_spark.session import session
 from recount_spark.sql import Sql
 from recount_spark.tables import GOLD, SILVER, TABLES, prop, summary_of
@@ -149,27 +152,6 @@ class Warehouse:
     def landed(self, uploads: set[dt.date]) -> None:
         """A landing wrote these uploads: their cells and the dates they carry are read again."""
         self._dirty |= uploads
-
-    def land(self, world: str, uploads: list[dt.date]) -> tuple[list[Landing], land.StorePlan]:
-        return land.land(self, world, uploads)
-
-    def v2_run(self, upload: dt.date, late_days: int, trigger: str) -> Run:
-        return v2.v2_run(self, upload, late_days, trigger)
-
-    def v2_range(self, uploads: list[dt.date], late_days: int) -> Run:
-        return v2.v2_range(self, uploads, late_days)
-
-    def v2_store_changes(self, late_days: int) -> Run | None:
-        return v2.v2_store_changes(self, late_days)
-
-    def reopen(self, d: dt.date, reason: str, by: str, late_days: int) -> Run:
-        return v2.reopen(self, d, reason, by, late_days)
-
-    def rebuild(self, dates: list[dt.date], late_days: int) -> Run:
-        return v2.rebuild(self, dates, late_days)
-
-    def naive(self, run_date: dt.date) -> v2.NaiveDone:
-        return v2.naive(self, run_date)
 
     def window_hashes(self, dates: list[dt.date], late_days: int) -> Hashes:
         """The input hashes of `dates` under window `late_days` (a reopened date's own), as

@@ -22,12 +22,14 @@ BASE: dict[str, object] = {"int": int, "str": str, "bool": bool, "date": str}
 
 
 def schema_type(text: str) -> object:
-    """The Python type a schema type names: `X?` may be null, `[X]` is a list, a capitalised
-    name is another answer."""
+    """The Python type a schema type names: `X?` may be null, `[X]` is a list, `{X}` a map from
+    text to X, a capitalised name is another answer."""
     if text.endswith("?"):
         return schema_type(text[:-1]) | None  # type: ignore[operator]
     if text.startswith("["):
         return list[schema_type(text[1:-1])]  # type: ignore[misc]
+    if text.startswith("{"):
+        return dict[str, schema_type(text[1:-1])]  # type: ignore[misc]
     return BASE.get(text) or getattr(answers, text)
 
 

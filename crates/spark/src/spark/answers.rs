@@ -343,10 +343,69 @@ impl Report for SparkRunReport {
     }
 }
 
+/// What `evidence` answers: the files it wrote, and the comparison one of them holds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub struct EvidenceReport {
     pub files: Vec<EvidenceFile>,
-    pub comparison: serde_json::Value,
+    pub comparison: EvidenceComparison,
+}
+
+/// The commit that last rewrote a date of gold, against its parent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
+pub struct EvidenceComparison {
+    pub business_date: NaiveDate,
+    pub snapshot_before: Option<i64>,
+    pub snapshot_after: Option<i64>,
+    pub run: Option<i64>,
+    pub upload: Option<NaiveDate>,
+    pub corrected: Vec<String>,
+    pub stores: Vec<EvidenceStore>,
+    pub gold: Option<EvidencePartitions>,
+    /// Silver's, when the commit names a silver snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silver: Option<EvidencePartitions>,
+}
+
+/// One store's gold of the date before and after that commit.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
+pub struct EvidenceStore {
+    pub store_id: String,
+    pub currency: String,
+    pub baskets_before: i64,
+    pub baskets_after: i64,
+    pub revenue_before_minor: i64,
+    pub revenue_after_minor: i64,
+    pub revenue_delta_minor: i64,
+}
+
+/// Which partitions a commit rewrote, and that it left every other one's files as they were.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
+pub struct EvidencePartitions {
+    pub rewritten: Vec<NaiveDate>,
+    pub rewritten_files_changed: bool,
+    pub other_partitions: Vec<EvidencePartition>,
+    pub other_partitions_untouched: bool,
+}
+
+/// A partition the commit did not rewrite: its data files before and after.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
+pub struct EvidencePartition {
+    pub business_date: NaiveDate,
+    pub files_before: i64,
+    pub files_after: i64,
+    pub same_files: bool,
+}
+
+/// What `table-files` answers: another pipeline's table's data files at its current snapshot.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
+pub struct TableFilesAnswer {
+    pub files: Vec<PathBuf>,
 }
 
 /// What `rebuild` did: its run, and gold after it.
@@ -429,6 +488,7 @@ mod tests {
             "str" => json!("text"),
             "bool" => json!(true),
             "date" => json!("2026-06-29"),
+            map if map.starts_with('{') => json!({ "key": sample(schema, &map[1..map.len() - 1]) }),
             answer => {
                 let fields = schema.get(answer).unwrap_or_else(|| panic!("the schema names no answer {answer}"));
                 Value::Object(fields.iter().map(|(k, t)| (k.trim_end_matches('?').to_string(), sample(schema, t))).collect())
@@ -447,7 +507,7 @@ mod tests {
     fn every_answer_struct_has_exactly_the_schema_s_fields() {
         use crate::warehouse::model_mirror as mirror;
         let schema = schema();
-        assert!(schema.len() >= 18, "{}", schema.len());
+        assert!(schema.len() >= 41, "{}", schema.len());
         for (answer, fields) in &schema {
             let v = sample(&schema, answer);
             let got = match answer.as_str() {
@@ -478,6 +538,20 @@ mod tests {
                 "ModelMirrorPlan" => round_trip::<mirror::ModelMirrorPlan>(v),
                 "MirrorNaive" => round_trip::<mirror::MirrorNaive>(v),
                 "ModelNaiveAnswer" => round_trip::<ModelNaiveAnswer>(v),
+                "IcebergSnapshot" => round_trip::<IcebergSnapshot>(v),
+                "SnapshotsAnswer" => round_trip::<IcebergSnapshotsReport>(v),
+                "StoreGold" => round_trip::<StoreGold>(v),
+                "GoldAnswer" => round_trip::<GoldOfDate>(v),
+                "EvidenceFile" => round_trip::<EvidenceFile>(v),
+                "EvidenceStore" => round_trip::<EvidenceStore>(v),
+                "EvidencePartition" => round_trip::<EvidencePartition>(v),
+                "EvidencePartitions" => round_trip::<EvidencePartitions>(v),
+                "EvidenceComparison" => round_trip::<EvidenceComparison>(v),
+                "EvidenceAnswer" => round_trip::<EvidenceReport>(v),
+                "TableFilesAnswer" => round_trip::<TableFilesAnswer>(v),
+                "MirrorSnapshot" => round_trip::<crate::warehouse::SnapshotPlan>(v),
+                "MirrorAppend" => round_trip::<crate::warehouse::Append>(v),
+                "MirrorPlan" => round_trip::<crate::warehouse::MirrorPlan>(v),
                 other => panic!("no Rust struct reads the driver's {other}"),
             };
             let mut got = got.unwrap_or_else(|e| panic!("{answer}: {e}"));
@@ -502,11 +576,12 @@ mod tests {
                 "RunDate" => round_trip::<RunDate>(v),
                 "BeyondWindow" => round_trip::<Beyond>(v),
                 "Run" => round_trip::<SparkRun>(v),
+                "EvidenceComparison" => round_trip::<EvidenceComparison>(v),
                 other => panic!("{other} has keys the driver may leave out: add it here"),
             };
             assert!(read.is_ok(), "{answer}: {read:?}");
             cases += 1;
         }
-        assert_eq!(cases, 3);
+        assert_eq!(cases, 4);
     }
 }

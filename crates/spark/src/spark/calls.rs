@@ -162,4 +162,19 @@ impl Driver {
     pub fn model_fingerprint(&self, as_of: Option<i64>) -> Result<ModelFingerprintAnswer> {
         self.call_local("model-fingerprint", &as_of_args(as_of))
     }
+
+    /// Another pipeline's table's data files at its current snapshot, through pyiceberg.
+    pub fn table_files(&self, table: &str) -> Result<TableFilesAnswer> {
+        self.call_local("table-files", &["--table".into(), table.into()])
+    }
+
+    /// What a mirror of retail's warehouse reads, planned by pyiceberg.
+    pub(crate) fn plan(&self) -> Result<crate::warehouse::MirrorPlan> {
+        self.call_local("plan", &[])
+    }
+
+    /// What a mirror of a model's warehouse reads, planned by pyiceberg.
+    pub(crate) fn model_plan(&self) -> Result<crate::warehouse::model_mirror::ModelMirrorPlan> {
+        self.call_local("model-plan", &[])
+    }
 }

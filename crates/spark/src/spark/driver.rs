@@ -93,7 +93,7 @@ impl Driver {
 
     /// Runs `python -m recount_spark COMMAND ARGS`, calling `on_progress` per step, and returns
     /// its result. With `RECOUNT_SPARK_SERVER` naming a served socket, the call goes there.
-    pub(crate) fn call<T: for<'de> Deserialize<'de>>(
+    pub(super) fn call<T: for<'de> Deserialize<'de>>(
         &self,
         command: &str,
         args: &[String],
@@ -104,7 +104,7 @@ impl Driver {
 
     /// A call that needs no Spark session (pyiceberg alone): always a driver process of its own,
     /// so it reads this process's environment (a catalog's PYICEBERG_* settings), not a server's.
-    pub(crate) fn call_local<T: for<'de> Deserialize<'de>>(&self, command: &str, args: &[String]) -> Result<T> {
+    pub(super) fn call_local<T: for<'de> Deserialize<'de>>(&self, command: &str, args: &[String]) -> Result<T> {
         self.call_on(command, args, |_| {}, false)
     }
 

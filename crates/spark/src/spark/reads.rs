@@ -3,7 +3,9 @@
 
 use super::*;
 
+/// One Iceberg snapshot of a table, with every summary property.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub struct IcebergSnapshot {
     pub snapshot_id: i64,
     pub parent_id: Option<i64>,
@@ -14,7 +16,9 @@ pub struct IcebergSnapshot {
     pub properties: std::collections::BTreeMap<String, String>,
 }
 
+/// What `snapshots` answers: a table's Iceberg snapshots, oldest first.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub struct IcebergSnapshotsReport {
     pub table: String,
     pub snapshots: Vec<IcebergSnapshot>,
@@ -75,7 +79,9 @@ impl Report for IcebergSnapshotsReport {
     }
 }
 
+/// One store's gold of a date.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub struct StoreGold {
     pub store_id: String,
     pub country: String,
@@ -84,7 +90,9 @@ pub struct StoreGold {
     pub revenue_minor: i64,
 }
 
+/// What `gold` answers: gold of one date, store by store, as of a snapshot.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub struct GoldOfDate {
     pub business_date: NaiveDate,
     pub snapshot_id: Option<i64>,

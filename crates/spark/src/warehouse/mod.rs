@@ -21,7 +21,8 @@ use crate::store::mirror::{RecordTotals, Whole};
 use crate::store::{DateAction, DateOutcome, Tx};
 use chrono::{NaiveDate, NaiveDateTime};
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
-use serde::Deserialize;
+use model_mirror::MirrorLogEntry;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -38,7 +39,8 @@ const STATE_FILE: &str = lake::MIRROR_STATE_FILE;
 const COMMITS_FILE: &str = "warehouse-commits";
 
 /// What pyiceberg planned (`python -m recount_spark plan`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub(crate) struct MirrorPlan {
     pub warehouse: String,
     /// Each table's metadata file: the same files, the same warehouse.
@@ -48,17 +50,16 @@ pub(crate) struct MirrorPlan {
     /// Every gold snapshot, oldest first.
     pub snapshots: Vec<SnapshotPlan>,
     /// Gold's snapshot log: each time its current snapshot moved, oldest first.
-    pub log: Vec<LogEntry>,
+    pub log: Vec<MirrorLogEntry>,
     /// v1's runs: each append to naive_daily_sales, oldest first (none before v1 ran on Spark).
-    #[serde(default)]
     pub naive: Vec<Append>,
     /// The v2 runs that wrote nothing: each append to skipped_runs, oldest first.
-    #[serde(default)]
     pub skipped: Vec<Append>,
 }
 
 /// One snapshot of an append-only table (v1's rows, the skipped runs' log) and the files it added.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub(crate) struct Append {
     pub snapshot_id: i64,
     pub timestamp_ms: i64,
@@ -69,24 +70,19 @@ pub(crate) struct Append {
 /// What moved the warehouse, in the order it happened: gold's current snapshot, a v1 run, or a
 /// v2 run that found nothing to write.
 enum Moved<'p> {
-    Gold(&'p LogEntry),
+    Gold(&'p MirrorLogEntry),
     Naive(&'p Append),
     Skipped(&'p Append),
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub(crate) struct SnapshotPlan {
     pub snapshot_id: i64,
     pub properties: Props,
     pub dates: Vec<NaiveDate>,
     pub gold_files: Vec<String>,
     pub silver_files: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-pub(crate) struct LogEntry {
-    pub snapshot_id: i64,
-    pub timestamp_ms: i64,
 }
 
 /// Where mirrors live: `$RECOUNT_MIRRORS`, else `$XDG_CACHE_HOME/recount/warehouses`, else
@@ -142,17 +138,12 @@ pub(super) fn stop_if_asked(stop: &dyn Fn() -> bool) -> Result<()> {
 /// `warehouse` (a directory, or `catalog:NAME`) at its current snapshot, planned by pyiceberg with
 /// no JVM: a foreign gold for `audit --gold iceberg:…`, which DuckDB then reads.
 pub fn foreign_table_files(warehouse: &Path, table: &str) -> Result<Vec<PathBuf>> {
-    #[derive(serde::Deserialize)]
-    struct Files {
-        files: Vec<PathBuf>,
-    }
     let abs = match catalog(warehouse) {
         Some(_) => warehouse.to_path_buf(),
         None if !warehouse.is_dir() => bail!("no Iceberg warehouse at {}", warehouse.display()),
         None => std::fs::canonicalize(warehouse).wrap_err_with(|| format!("reading {}", warehouse.display()))?,
     };
-    let got: Files = crate::spark::Driver::new(abs, "local[1]".into())?.call_local("table-files", &["--table".into(), table.into()])?;
-    Ok(got.files)
+    Ok(crate::spark::Driver::new(abs, "local[1]".into())?.table_files(table)?.files)
 }
 
 /// What pyiceberg planned of a warehouse: retail's tables, or a model's.
@@ -201,8 +192,8 @@ fn mirror(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool) -> Result<P
     stop_if_asked(stop)?;
     let driver = crate::spark::Driver::new(abs.clone(), "local[1]".into())?;
     let plan = match crate::spark::holds_model(&abs) {
-        true => WarehousePlan::Model(driver.call_local("model-plan", &[])?),
-        false => WarehousePlan::Retail(driver.call_local("plan", &[])?),
+        true => WarehousePlan::Model(driver.model_plan()?),
+        false => WarehousePlan::Retail(driver.plan()?),
     };
     stop_if_asked(stop)?;
     let state = format!("{}\n{}\n{}", lake::code_version(), layout(), plan.state()?);

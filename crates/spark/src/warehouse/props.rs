@@ -4,7 +4,7 @@
 use crate::lake::snapshot::{Trigger, TriggerKind};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, eyre};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The summary properties a Spark run writes start with this.
@@ -42,7 +42,7 @@ pub(crate) mod keys {
 
 /// A run's summary properties (`recount.*`), as a Spark run writes them on its gold snapshot (or
 /// in the skipped runs' log).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub(crate) struct Props(BTreeMap<String, String>);
 
