@@ -3,10 +3,9 @@
 //!
 //! The map: `store` is the only code that talks to DuckDB; `lake` runs the lab's operations
 //! (land, v1, v2, rollback) through it; `rules` holds the window and finality rules; `reports`
-//! reads plain structs out of the lab; `cli`/`commands`, `tui`, `demo` and `bench` are front ends
-//! that call only `lake` and `reports`.
+//! reads plain structs out of the lab; `cli`/`commands`, `tui` and `demo` are front ends that
+//! call only `lake` and `reports`. The bench is a binary of its own (`src/bin/recount-bench/`).
 
-pub mod bench;
 pub mod cli;
 pub mod commands;
 pub mod config;

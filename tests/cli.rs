@@ -806,3 +806,28 @@ fn no_type_name_is_defined_twice() {
     let twice: Vec<String> = seen.iter().filter(|(_, at)| at.len() > 1).map(|(name, at)| format!("{name}: {at:?}")).collect();
     assert!(twice.is_empty(), "type names defined more than once:\n{}", twice.join("\n"));
 }
+
+/// `recount-bench` is a binary of its own, using the library as any user does: its measured
+/// phase lands and backfills a world into a lab with the same gold as `recount land` and `run`
+/// build, and its far jump opens the explorer headless on that lab.
+#[test]
+fn the_bench_binary_s_phases_build_the_gold_recount_builds() {
+    let dir = tempdir();
+    let world = small_world();
+    let bench = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_recount-bench")).args(args).env("NO_COLOR", "1").output().unwrap();
+        assert!(out.status.success(), "recount-bench {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let (w, bench_lab) = (world.to_str().unwrap(), dir.path().join("bench-lab"));
+    let line = bench(&["phase", "--world", w, "--lab", bench_lab.to_str().unwrap()]);
+    let ups = uploads(world);
+    let (first, last) = (ups[0].to_string(), ups[ups.len() - 1].to_string());
+    let lab = dir.path().join("lab");
+    assert!(recount(&lab, &["land", &first, &last, "--world", w]).0);
+    assert!(recount(&lab, &["run", &last, &first]).0);
+    let (ok, fingerprint, err) = recount(&lab, &["fingerprint"]);
+    assert!(ok && line.starts_with("gold.daily_store_sales: ") && line == fingerprint.trim(), "{line} against {fingerprint}: {err}");
+    let jump = bench(&["phase", "--jump", "--world", w, "--lab", bench_lab.to_str().unwrap()]);
+    assert!(jump.contains("Overview drawn in") && jump.contains("every screen in"), "{jump}");
+}

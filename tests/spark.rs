@@ -671,30 +671,43 @@ impl Drop for KillSession {
     }
 }
 
+/// The explorer on warehouse `wh` in a tmux session named after `name` (killed when the guard
+/// drops), its mirrors under `mirrors`, its config under `dir`, with `more` arguments; it warms
+/// through the shared Spark server when there is one.
+fn explorer_in_tmux(name: &str, wh: &str, (dir, mirrors): (&Path, &Path), more: &str) -> (String, KillSession) {
+    let session = format!("{name}-{}", std::process::id());
+    let socket = server().map(|s| format!("RECOUNT_SPARK_SERVER={}", s.display())).unwrap_or_default();
+    let cmd = format!(
+        "env {socket} RECOUNT_MIRRORS={} XDG_CONFIG_HOME={} TERM=xterm-256color {} tui --warehouse {wh}{more}; echo EXITED-$?; sleep 60",
+        mirrors.display(),
+        dir.join("config").display(),
+        env!("CARGO_BIN_EXE_recount")
+    );
+    tmux(&["new-session", "-d", "-s", &session, "-x", "150", "-y", "45", &cmd]);
+    let guard = KillSession(session.clone());
+    (session, guard)
+}
+
+/// Each screen by its key, each waited for by its title, none showing `error`.
+fn visit_screens(session: &str, screens: &[(&str, &str)], error: &str) {
+    for (key, title) in screens {
+        tmux(&["send-keys", "-t", session, key]);
+        let s = wait_for(session, title, 30);
+        assert!(!s.contains(error), "{title} on a warehouse:\n{s}");
+    }
+}
+
 /// The explorer on a warehouse (the daily test's, 2026-10-12..2026-10-20 with a correction
 /// rolled back), in tmux: its screens read the warehouse, a write goes through the Spark job
 /// (U lands the next upload), v1 (the lab's alone) says so, and another process's commit
 /// reloads it.
 fn explore_the_warehouse(wh: &str, dir: &Path) {
-    let session = format!("recount-spark-tui-{}", std::process::id());
-    let socket = server().map(|s| format!("RECOUNT_SPARK_SERVER={}", s.display())).unwrap_or_default();
-    let cmd = format!(
-        "env {socket} RECOUNT_MIRRORS={} XDG_CONFIG_HOME={} TERM=xterm-256color {} tui --warehouse {wh}; echo EXITED-$?; sleep 60",
-        mirrors(Path::new(wh)).display(),
-        dir.join("config").display(),
-        env!("CARGO_BIN_EXE_recount")
-    );
-    tmux(&["new-session", "-d", "-s", &session, "-x", "140", "-y", "45", &cmd]);
-    let _guard = KillSession(session.clone());
+    let (session, _guard) = explorer_in_tmux("recount-spark-tui", wh, (dir, &mirrors(Path::new(wh))), "");
     let s = wait_for(&session, "per country", 120);
     assert!(s.contains("2026-10-20 per country"), "it opens on the newest landed upload's date:\n{s}");
-    for (key, title) in
-        [("2", "Explain"), ("3", "Baskets"), ("4", "Late & quarantine"), ("5", "History"), ("6", "Promises"), ("1", "per country")]
-    {
-        tmux(&["send-keys", "-t", &session, key]);
-        let s = wait_for(&session, title, 30);
-        assert!(!s.contains("Error:"), "{title} on a warehouse:\n{s}");
-    }
+    let screens =
+        [("2", "Explain"), ("3", "Baskets"), ("4", "Late & quarantine"), ("5", "History"), ("6", "Promises"), ("1", "per country")];
+    visit_screens(&session, &screens, "Error:");
     // v retries v1 for the date, through the Spark job: the warehouse's first v1 run of it.
     tmux(&["send-keys", "-t", &session, "v"]);
     wait_for(&session, "spark ran v1 for 2026-10-20: appended", 120);
@@ -1004,19 +1017,10 @@ fn same_model_reports(lab: &str, wh: &str, when: &str) {
 /// The explorer on a model's warehouse, in tmux: every screen reads its mirror, and its writes
 /// (v1 again, the next upload) go to the Spark job.
 fn explore_the_model_warehouse(wh: &str, dir: &Path, world: &Path) {
-    let session = format!("recount-spark-model-tui-{}", std::process::id());
-    let socket = server().map(|s| format!("RECOUNT_SPARK_SERVER={}", s.display())).unwrap_or_default();
-    let cmd = format!(
-        "env {socket} RECOUNT_MIRRORS={} XDG_CONFIG_HOME={} TERM=xterm-256color {} tui --warehouse {wh} --world {}; echo EXITED-$?; sleep 60",
-        test_mirrors().display(),
-        dir.join("config").display(),
-        env!("CARGO_BIN_EXE_recount"),
-        world.display()
-    );
-    tmux(&["new-session", "-d", "-s", &session, "-x", "150", "-y", "45", &cmd]);
-    let _guard = KillSession(session.clone());
+    let more = format!(" --world {}", world.display());
+    let (session, _guard) = explorer_in_tmux("recount-spark-model-tui", wh, (dir, test_mirrors()), &more);
     wait_for(&session, "gold.daily_metrics, v1 and v2 beside the recount", 120);
-    for (key, title) in [
+    let screens = [
         ("2", "where v1 (the naive append) differs"),
         ("3", "sent more than once"),
         ("4", "past the 2-day window"),
@@ -1025,11 +1029,8 @@ fn explore_the_model_warehouse(wh: &str, dir: &Path, world: &Path) {
         ("7", "model manufacturing, gold.daily_metrics"),
         ("8", "audits a foreign gold in the model's columns"),
         ("1", "v1 and v2 beside the recount"),
-    ] {
-        tmux(&["send-keys", "-t", &session, key]);
-        let s = wait_for(&session, title, 30);
-        assert!(!s.contains("error (Esc closes)"), "{title} on a model's warehouse:\n{s}");
-    }
+    ];
+    visit_screens(&session, &screens, "error (Esc closes)");
     // The explorer's writes go to the Spark job, and the warehouse is read again after each.
     // U lands the world's first upload the warehouse lacks (the world starts on 2026-06-18).
     tmux(&["send-keys", "-t", &session, "U"]);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The classic shape of the v2 job, as a team would first write it: the yardstick for recount's
-benchmark (`recount bench --baseline bench/classic/run.sh`) and a second opinion on fingerprints.
+benchmark (`recount-bench --baseline bench/classic/run.sh`) and a second opinion on fingerprints.
 
 What makes it classic: no bronze. Every run reads the gzipped JSON of the uploads it needs with
 DuckDB's read_json, then DELETEs and re-INSERTs silver and gold of the affected dates, one

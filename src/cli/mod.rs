@@ -117,7 +117,7 @@ impl ArgSources {
 }
 
 /// `--format`'s words, mapped onto the reports' own `Format` (which knows nothing of clap).
-fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+pub fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(["table", "json", "csv"]).map(|word| match word.as_str() {
         "json" => Format::Json,
@@ -454,43 +454,6 @@ pub enum Command {
         date: Day,
         #[command(flatten)]
         window: Window,
-    },
-    /// Measure generation, landing, backfill, one run, reports and the explorer (median of runs)
-    Bench {
-        /// A world to measure on [default: generate one with --preset and --seed]
-        #[arg(long, value_name = "DIR")]
-        world: Option<PathBuf>,
-        #[arg(long, value_enum, default_value_t = Preset::Full)]
-        preset: Preset,
-        #[arg(long, default_value_t = crate::world::DEFAULT_SEED)]
-        seed: u64,
-        #[arg(long, default_value_t = 3)]
-        runs: usize,
-        /// Where the bench keeps its world and labs
-        #[arg(long, value_name = "DIR", default_value = "/var/tmp/recount-bench")]
-        work_dir: PathBuf,
-        /// The classic pipeline to measure in the same run, e.g. bench/classic/run.sh
-        #[arg(long, value_name = "SCRIPT")]
-        baseline: Option<PathBuf>,
-        /// The upload for the one-run figures [default: 2026-08-15 when present]
-        #[arg(long)]
-        #[arg(value_parser = parse_date)]
-        date: Option<NaiveDate>,
-        /// The growth table instead: every step in a process of its own, on the preset with
-        /// these multiples of its stores (e.g. 1,4,10), with each step's time and peak RSS
-        #[arg(long, value_name = "N,…", value_delimiter = ',', num_args = 1..)]
-        store_factor: Vec<f64>,
-    },
-    /// (internal) one measured bench phase in its own process
-    #[command(hide = true)]
-    BenchPhase {
-        #[arg(long)]
-        world: PathBuf,
-        #[arg(long)]
-        lab: PathBuf,
-        /// The explorer's far jump on a built lab instead of land + backfill
-        #[arg(long)]
-        jump: bool,
     },
     /// Every snapshot record, oldest first (skipped runs included)
     Snapshots,

@@ -38,7 +38,8 @@ fn terminal_width() -> Option<usize> {
     crossterm::terminal::size().ok().map(|(w, _)| usize::from(w)).filter(|w| *w >= 20)
 }
 
-pub(crate) fn print<R: Report>(report: &R, format: Format) {
+/// Prints `report` in `format`, fitted to the terminal (the bench prints its reports so too).
+pub fn print<R: Report>(report: &R, format: Format) {
     let bom = if format == Format::Csv && BOM.get().copied().unwrap_or(false) { "\u{feff}" } else { "" };
     print!("{bom}{}", reports::table::render_fitted(report, format, color(), terminal_width()));
 }
@@ -158,7 +159,7 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
         return Ok(code);
     }
     // Bulk work keeps one malloc arena (`store::one_malloc_arena`), set before any thread starts.
-    if matches!(command, Command::Land { .. } | Command::Run { .. } | Command::Daily { .. } | Command::BenchPhase { .. }) {
+    if matches!(command, Command::Land { .. } | Command::Run { .. } | Command::Daily { .. }) {
         crate::store::one_malloc_arena();
     }
     match command {
@@ -201,7 +202,6 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
             let late_days = late_days(window)?;
             report(&g, |lab| reports::baskets::resent(lab, reports::resolve_day(lab, date)?, late_days))
         }
-        command @ (Command::Bench { .. } | Command::BenchPhase { .. }) => bench(&g, command),
         Command::Snapshots => report(&g, reports::history::snapshots),
         Command::History { date, as_of } => report(&g, |lab| reports::history::history(lab, reports::resolve_day(lab, date)?, as_of)),
         Command::Diff { date, from, to, baskets } => diff(&g, date, from, to, baskets),

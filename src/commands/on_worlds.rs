@@ -1,4 +1,4 @@
-//! The commands that make or read a world rather than a lab: `demo`, `generate`, `land`, `bench`,
+//! The commands that make or read a world rather than a lab: `demo`, `generate`, `land`,
 //! `source check`, `reset`, `man`.
 
 use super::*;
@@ -84,34 +84,6 @@ pub(super) fn land_range(g: &Global, range: &Range, world: Option<PathBuf>, sour
 }
 
 /// `recount source check`: a few files read through the description, before anything lands.
-/// `bench` (the figures, or with --store-factor the growth table) and its hidden child phases.
-pub(super) fn bench(g: &Global, command: Command) -> Result<i32> {
-    match command {
-        Command::Bench { store_factor, preset, seed, runs, work_dir, .. } if !store_factor.is_empty() => {
-            let exe = std::env::current_exe()?;
-            let opts = crate::bench::growth::GrowthOptions { preset, seed, factors: store_factor, runs, work_dir, exe };
-            let line = crate::progress::Progress::start("measuring growth (every step in its own process, at each size)".to_string());
-            let report = crate::bench::growth::run(opts);
-            drop(line);
-            print(&report?, g.format);
-        }
-        Command::Bench { world, preset, seed, runs, work_dir, baseline, date, .. } => {
-            let opts = crate::bench::BenchOptions { world, preset, seed, runs, work_dir, baseline, date, exe: std::env::current_exe()? };
-            let line = crate::progress::Progress::start(format!("benchmarking ({runs} run(s) of each measure)"));
-            let report = match &g.warehouse {
-                Some(w) => crate::bench::warehouse(opts, w),
-                None => crate::bench::run(opts),
-            };
-            drop(line);
-            print(&report?, g.format);
-        }
-        Command::BenchPhase { world, lab, jump: true } => println!("{}", crate::bench::far_jump(&world, &lab)?),
-        Command::BenchPhase { world, lab, jump: false } => println!("{}", crate::bench::land_and_backfill(&world, &lab)?),
-        _ => {}
-    }
-    Ok(0)
-}
-
 /// `generate --foreign-gold --out FILE`: the world landed and run day by day in a lab of its own
 /// (a temporary directory), then its gold written with one row of each fault; the faulty rows
 /// and their causes go to stderr, so a walkthrough can show what `audit` will find.

@@ -1,4 +1,4 @@
-//! `recount bench --store-factor 1,4,10`: the growth table. Every step a user takes, each in a
+//! `recount-bench --store-factor 1,4,10`: the growth table. Every step a user takes, each in a
 //! process of its own at each size, so its time and peak RSS are its own: land, the backwards
 //! backfill (one pass and `--per-upload`), a daily run of one more upload, the first check (its
 //! recount included) and the reports after it, the explorer's far jump, and a store correction.
@@ -28,7 +28,7 @@ pub struct GrowthOptions {
     pub factors: Vec<f64>,
     pub runs: usize,
     pub work_dir: PathBuf,
-    pub exe: PathBuf,
+    pub exes: super::Exes,
 }
 
 /// One step at one size: the median wall time of its runs and the highest peak RSS.
@@ -107,7 +107,7 @@ fn world_of(opts: &GrowthOptions, factor: f64) -> Result<PathBuf> {
 
 /// Runs `recount ARGS [PATH]` in a child, with colour off.
 fn recount(opts: &GrowthOptions, args: &[&str], path: Option<&Path>) -> Result<ChildRun> {
-    let mut cmd = std::process::Command::new(&opts.exe);
+    let mut cmd = std::process::Command::new(&opts.exes.recount);
     cmd.args(args).env("NO_COLOR", "1");
     if let Some(p) = path {
         cmd.arg(p);
@@ -175,7 +175,9 @@ fn one_size(opts: &GrowthOptions, factor: f64, steps: &mut [GrowthStep]) -> Resu
         timed(&mut steps[i], runs, || go(l(&[cmd])))?;
     }
     timed(&mut steps[11], runs, || {
-        go(vec!["bench-phase".into(), "--jump".into(), "--world".into(), w.clone(), "--lab".into(), lab_s.clone()])
+        let mut cmd = std::process::Command::new(&opts.exes.bench);
+        cmd.args(["phase", "--jump", "--world", &w, "--lab", &lab_s]).env("NO_COLOR", "1");
+        run_child(&mut cmd)
     })?;
     store_correction(opts, &world, &last, &lab_s, &mut steps[12])?;
     let (per_upload_fingerprint, wide_budget_fingerprint) = second_labs(opts, &w, (&first, &last), &mut steps[13])?;
@@ -275,7 +277,7 @@ impl Report for GrowthReport {
     }
     fn headline(&self) -> String {
         let sizes: Vec<String> = self.sizes.iter().map(|s| format!("{}x", s.factor)).collect();
-        format!("recount bench growth on {} (budget {}), sizes {}", self.machine, self.budget, sizes.join(", "))
+        format!("recount-bench growth on {} (budget {}), sizes {}", self.machine, self.budget, sizes.join(", "))
     }
     fn tables(&self) -> Vec<Table> {
         let mut cols: Vec<(String, String)> = vec![("step".into(), "step".into())];

@@ -1,4 +1,4 @@
-//! `recount bench`: the performance figures, median of several runs, with the classic baseline
+//! The bench's figures: the performance figures, median of several runs, with the classic baseline
 //! measured in the same run on the same raw zone. Heavy phases run in a child process so their
 //! peak RSS is their own.
 
@@ -188,6 +188,14 @@ pub(crate) fn land_and_backfill(world: &Path, lab_dir: &Path) -> Result<String> 
     Ok(reports::fingerprint(&lab, None)?.line)
 }
 
+/// The binaries a bench's children run: `recount`, for the steps a user runs, and this bench,
+/// for its own measured phases (`recount-bench phase`).
+#[derive(Debug, Clone)]
+pub struct Exes {
+    pub recount: PathBuf,
+    pub bench: PathBuf,
+}
+
 pub struct BenchOptions {
     pub world: Option<PathBuf>,
     pub preset: Preset,
@@ -196,8 +204,8 @@ pub struct BenchOptions {
     pub work_dir: PathBuf,
     pub baseline: Option<PathBuf>,
     pub date: Option<NaiveDate>,
-    /// The recount binary, for the child phases.
-    pub exe: PathBuf,
+    /// The binaries the children run.
+    pub exes: Exes,
 }
 
 pub fn run(opts: BenchOptions) -> Result<BenchReport> {
@@ -220,7 +228,7 @@ pub fn run(opts: BenchOptions) -> Result<BenchReport> {
     Ok(BenchReport { world, seed, machine: machine(), measures, v2_phases_ms: v2_phases, fingerprint, baseline })
 }
 
-/// `recount bench --warehouse WH`: reading a warehouse. Its mirror built from nothing (pyiceberg's
+/// `recount-bench --warehouse WH`: reading a warehouse. Its mirror built from nothing (pyiceberg's
 /// plan, DuckDB reading the Parquet files, gold's log laid out as snapshots), opening it when it is
 /// current (the plan alone), and the explorer on it: a cold start, a move to a date loaded ahead
 /// and a far jump (the Overview of a date not loaded yet).
@@ -295,7 +303,8 @@ fn bench_land_and_backfill(
         if lab_dir.exists() {
             std::fs::remove_dir_all(lab_dir)?;
         }
-        let child = run_child(std::process::Command::new(&opts.exe).args(["bench-phase", "--world"]).arg(world).arg("--lab").arg(lab_dir))?;
+        let child =
+            run_child(std::process::Command::new(&opts.exes.bench).args(["phase", "--world"]).arg(world).arg("--lab").arg(lab_dir))?;
         times.push(child.wall.as_secs_f64() * 1e3);
         rss.push(child.peak_rss_mib);
         anon.push(child.peak_anon_mib);
@@ -433,7 +442,7 @@ impl Report for BenchReport {
     }
     fn headline(&self) -> String {
         let seed = self.seed.map(|s| format!(", seed {s}")).unwrap_or_default();
-        format!("recount bench on {} ({}{seed})\n{}", self.machine, self.world.display(), self.fingerprint)
+        format!("recount-bench on {} ({}{seed})\n{}", self.machine, self.world.display(), self.fingerprint)
     }
     fn tables(&self) -> Vec<Table> {
         let mut t = Table::new(
