@@ -298,8 +298,8 @@ fn bench_land_and_backfill(
 ) -> Result<String> {
     let (mut times, mut rss, mut anon, mut fingerprint) = (Vec::new(), Vec::new(), Vec::new(), String::new());
     for _ in 0..opts.runs.max(1) {
-        // The last run's lab goes before the clock starts (deleting the full world's took 0.15
-        // s): the child's clock covers landing into an empty directory and the backfill.
+        // The last run's lab goes before the clock starts, since deleting it is no step a user
+        // times: the child's clock covers landing into an empty directory and the backfill.
         if lab_dir.exists() {
             std::fs::remove_dir_all(lab_dir)?;
         }
