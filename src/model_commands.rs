@@ -202,7 +202,7 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         }
         Command::Check { date, .. } => {
             let lab = reader(g)?;
-            let report = model_lab::check(&lab, model, resolve(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?)?;
+            let report = model_lab::model_check(&lab, model, resolve(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?)?;
             print(&report, g.format);
         }
         Command::Rollback { snapshot, yes } => {
@@ -280,7 +280,7 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         }
         Command::Explain { date, .. } => {
             let lab = reader(g)?;
-            print(&model_lab::check(&lab, model, resolve(&lab, *date)?)?.where_v1_differs(), g.format);
+            print(&model_lab::model_check(&lab, model, resolve(&lab, *date)?)?.where_v1_differs(), g.format);
         }
         Command::Evidence { date, out } => {
             let lab = reader(g)?;

@@ -148,7 +148,7 @@ pub(super) fn source_check(g: &Global, world: Option<PathBuf>, source: Option<Pa
         return Ok(0);
     }
     let source = crate::raw::source::Source::of_world(&world, source.as_deref())?;
-    let report = reports::source::check(&world, &source, files)?;
+    let report = reports::source::try_description(&world, &source, files)?;
     print(&report, g.format);
     if report.files.is_empty() {
         // Every field "found 0, missing 0" is no verdict: a description that reads nothing fails.

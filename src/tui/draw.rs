@@ -1,5 +1,5 @@
 //! Drawing: a function of the app's state, which it reads and never writes (what a frame
-//! measures comes back as `Drawn`). Every table on screen is a report `Table`, the
+//! measures comes back as `FrameMeasures`). Every table on screen is a report `Table`, the
 //! same struct the CLI prints.
 
 use super::app::{App, Popup};
@@ -18,20 +18,20 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row, Table as TableWidg
 /// step), how far its columns may scroll right (`>`), and the popup's shown lines and largest
 /// first line. Drawing changes nothing: the loop gives this back to the app (`App::measured`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Drawn {
+pub struct FrameMeasures {
     pub page_rows: usize,
     pub col_room: usize,
     pub popup_view: (u16, u16),
 }
 
-impl Default for Drawn {
+impl Default for FrameMeasures {
     fn default() -> Self {
-        Drawn { page_rows: 10, col_room: 0, popup_view: (10, 0) }
+        FrameMeasures { page_rows: 10, col_room: 0, popup_view: (10, 0) }
     }
 }
 
 /// Draws the whole explorer from the app's state, which it only reads.
-pub fn draw(f: &mut Frame, app: &App) -> Drawn {
+pub fn draw(f: &mut Frame, app: &App) -> FrameMeasures {
     let t = &app.theme;
     let mut out = app.last_drawn();
     let [top, body, status, hints] =
@@ -194,7 +194,7 @@ fn title_block<'a>(t: &Theme, title: String) -> Block<'a> {
 }
 
 /// The selected screen, drawn by its home (`screens`); until it has loaded, a line saying so.
-fn draw_screen(f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) {
+fn draw_screen(f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) {
     if app.behaviour().draw(f, app, area, out).is_some() {
         return;
     }
@@ -270,7 +270,7 @@ pub(crate) struct TableFit {
 
 /// The selectable table of the screen, as the app sorts and scrolls it; what it measured goes
 /// into `out`.
-pub(crate) fn draw_main_table(f: &mut Frame, app: &App, table: &Table, area: Rect, title: String, out: &mut Drawn) {
+pub(crate) fn draw_main_table(f: &mut Frame, app: &App, table: &Table, area: Rect, title: String, out: &mut FrameMeasures) {
     let view = TableView { order: super::app::row_order(table, app.sort()), sort: app.sort(), first_col: app.first_col() };
     let fit = draw_table(f, &app.theme, table, &view, app.row(), area, title);
     (out.page_rows, out.col_room) = (fit.page_rows, fit.col_room);

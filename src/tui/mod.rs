@@ -116,7 +116,7 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App, worker: &w
     }
 }
 
-/// Draws one frame of the app, then gives the app what the frame measured (`draw::Drawn`).
+/// Draws one frame of the app, then gives the app what the frame measured (`draw::FrameMeasures`).
 pub fn frame<B: ratatui::backend::Backend>(terminal: &mut ratatui::Terminal<B>, app: &mut App) -> Result<(), B::Error> {
     let mut drawn = app.last_drawn();
     terminal.draw(|f| drawn = draw::draw(f, app))?;

@@ -152,7 +152,7 @@ struct Cursor {
     /// The first scrolled column shown after the pinned first one.
     first_col: usize,
     popup_scroll: u16,
-    drawn: super::draw::Drawn,
+    drawn: super::draw::FrameMeasures,
 }
 
 /// A table's sort: by a column, up or down.
@@ -261,12 +261,12 @@ impl App {
     }
 
     /// What the last frame measured (a page's rows, the columns' room, the popup's lines).
-    pub fn last_drawn(&self) -> super::draw::Drawn {
+    pub fn last_drawn(&self) -> super::draw::FrameMeasures {
         self.cursor.drawn
     }
 
     /// Takes in what a frame measured: the loop calls it after each draw.
-    pub fn measured(&mut self, drawn: super::draw::Drawn) {
+    pub fn measured(&mut self, drawn: super::draw::FrameMeasures) {
         self.cursor.drawn = drawn;
     }
 

@@ -4,7 +4,7 @@
 use super::ScreenBehaviour;
 use crate::reports::audit::{AuditRow, Cause};
 use crate::tui::app::{App, AuditState as Audited, Popup};
-use crate::tui::draw::{self, Drawn};
+use crate::tui::draw::{self, FrameMeasures};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::widgets::{Paragraph, Wrap};
@@ -27,7 +27,7 @@ impl ScreenBehaviour for Audit {
         Some(Popup::Detail { title: format!("{} {}: {}", r.business_date, r.store_id, causes(r)), body: body(app, r) })
     }
 
-    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
         let t = &app.theme;
         let hint = |text: String| Paragraph::new(text).style(t.muted()).wrap(Wrap { trim: true });
         match &app.audit {

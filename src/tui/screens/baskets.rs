@@ -2,7 +2,7 @@
 
 use super::ScreenBehaviour;
 use crate::tui::app::App;
-use crate::tui::draw::{self, Drawn};
+use crate::tui::draw::{self, FrameMeasures};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
@@ -25,7 +25,7 @@ impl ScreenBehaviour for Baskets {
         None
     }
 
-    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
         let v = app.view.as_ref()?;
         let filter = app.country_filter.clone().unwrap_or_else(|| "all".into());
         let search =

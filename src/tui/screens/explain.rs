@@ -4,7 +4,7 @@
 use super::ScreenBehaviour;
 use crate::tui::app::{App, Popup};
 use crate::tui::charts;
-use crate::tui::draw::{self, Drawn};
+use crate::tui::draw::{self, FrameMeasures};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
@@ -44,7 +44,7 @@ impl ScreenBehaviour for Explain {
         Some(Popup::Detail { title: format!("baskets behind {} {}", c.country, e.business_date), body })
     }
 
-    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
         let v = app.view.as_ref()?;
         let d = v.check.business_date;
         // The bridge of the cursor row's country, to scale, when there is room: the table is its text.

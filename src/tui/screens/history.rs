@@ -4,7 +4,7 @@
 use super::ScreenBehaviour;
 use crate::tui::app::{App, Popup};
 use crate::tui::charts;
-use crate::tui::draw::{self, Drawn};
+use crate::tui::draw::{self, FrameMeasures};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::{Paragraph, Wrap};
@@ -39,7 +39,7 @@ impl ScreenBehaviour for History {
         Some(Popup::Detail { title: format!("why {} changed", h.business_date), body })
     }
 
-    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
         let t = &app.theme;
         let v = app.view.as_ref()?;
         // The steps of the cursor row's country, when there is room; the table is their text.

@@ -2,7 +2,7 @@
 
 use super::ScreenBehaviour;
 use crate::tui::app::App;
-use crate::tui::draw::{self, Drawn};
+use crate::tui::draw::{self, FrameMeasures};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
@@ -17,7 +17,7 @@ impl ScreenBehaviour for Late {
         app.view.as_ref()?.late.rows.get(row).map(|r| r.basket_id.clone())
     }
 
-    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
         let v = app.view.as_ref()?;
         let [late, quarantine] = Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(area);
         let title = format!("{}: {} row(s) beyond the {}-day window", v.check.business_date, v.late.rows.len(), v.late.late_days);

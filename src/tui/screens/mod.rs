@@ -13,7 +13,7 @@ mod promises;
 pub(crate) mod trend;
 
 use super::app::{App, Popup};
-use super::draw::Drawn;
+use super::draw::FrameMeasures;
 use super::screen::Screen;
 use crate::reports::Table;
 use ratatui::Frame;
@@ -45,7 +45,7 @@ pub(crate) trait ScreenBehaviour {
 
     /// Draws the screen into `area`, and says what its main table measured into `out`. None:
     /// nothing of it has loaded yet (the caller says so).
-    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()>;
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()>;
 }
 
 /// The screen's home on a lab of a model other than retail.

@@ -7,7 +7,7 @@
 use super::ScreenBehaviour;
 use crate::reports::Report;
 use crate::tui::app::App;
-use crate::tui::draw::{self, Drawn};
+use crate::tui::draw::{self, FrameMeasures};
 use crate::tui::screen::Screen;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -69,7 +69,7 @@ impl ScreenBehaviour for ModelScreenBehaviour {
         (self.0 == Screen::History).then(|| app.model_day()?.history.versions.get(row).map(|v| v.snapshot_id)).flatten()
     }
 
-    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
         let t = &app.theme;
         if self.0 == Screen::Audit {
             let text = "On a model lab, `recount audit --gold SOURCE` audits a foreign gold in the model's columns; the Audit screen reads retail's.";

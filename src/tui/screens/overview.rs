@@ -3,7 +3,7 @@
 
 use super::ScreenBehaviour;
 use crate::tui::app::App;
-use crate::tui::draw::{self, Drawn};
+use crate::tui::draw::{self, FrameMeasures};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::{Paragraph, Wrap};
@@ -15,7 +15,7 @@ impl ScreenBehaviour for Overview {
         app.check_shown().map(|c| c.table())
     }
 
-    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
         let t = &app.theme;
         let check = app.check_shown()?;
         let d = check.business_date;

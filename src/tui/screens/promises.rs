@@ -3,7 +3,7 @@
 
 use super::ScreenBehaviour;
 use crate::tui::app::App;
-use crate::tui::draw::{self, Drawn};
+use crate::tui::draw::{self, FrameMeasures};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
@@ -14,7 +14,7 @@ impl ScreenBehaviour for Promises {
         app.view.as_ref().map(|v| v.promises.table())
     }
 
-    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
         let v = app.view.as_ref()?;
         draw::draw_main_table(f, app, &v.promises.table(), area, format!("promises for {}", v.check.business_date), out);
         Some(())

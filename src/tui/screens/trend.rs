@@ -6,7 +6,7 @@ use super::ScreenBehaviour;
 use crate::reports::trend::TrendSeries;
 use crate::tui::app::App;
 use crate::tui::charts;
-use crate::tui::draw::{self, Drawn};
+use crate::tui::draw::{self, FrameMeasures};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
@@ -24,7 +24,7 @@ impl ScreenBehaviour for Trend {
         series(app).map(TrendSeries::table)
     }
 
-    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut Drawn) -> Option<()> {
+    fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
         let s = series(app)?;
         let title = format!("{} ({}) per date: v1, v2 gold, recompute; f country", s.country, s.currency);
         // The chart needs room for its axes and a readable height; below that the table is it.

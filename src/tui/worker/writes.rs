@@ -65,7 +65,7 @@ pub(super) fn land_next(lab: &mut Lab, setup: &Setup, opts: v2::V2Options) -> Re
         landed.events,
         r.snapshot.snapshot_id,
         dates.join(", "),
-        moves(lab, &r)?
+        date_moves(lab, &r)?
     )))
 }
 
@@ -103,7 +103,7 @@ pub(super) fn land_correction(lab: &mut Lab, setup: &Setup, opts: v2::V2Options)
 }
 
 /// How much each date a run rewrote moved, per currency: "; moved 2026-10-30 +£1,827.90".
-pub(super) fn moves(lab: &Lab, r: &v2::RunReport) -> Result<String> {
+pub(super) fn date_moves(lab: &Lab, r: &v2::RunReport) -> Result<String> {
     let mut out = Vec::new();
     for d in r.dates.iter().filter(|d| d.action.writes()) {
         let diff = reports::history::diff(lab, d.business_date, None, None)?;

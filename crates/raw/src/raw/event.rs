@@ -135,7 +135,7 @@ pub fn parse_line<'a>(line: &'a str, stores: &'a StoreTable, upload_date: NaiveD
         currency: raw.currency,
         amount: raw.tenders.map(Amount::Tenders),
     };
-    check(fields, &Labels::CONTRACT, stores, upload_date)
+    validate(fields, &Labels::CONTRACT, stores, upload_date)
 }
 
 /// A time stamp as a line gives it: ISO-8601 text, or a count since 1970 in a unit a source
@@ -194,7 +194,7 @@ impl Labels {
 
 /// The contract's checks on a line's fields, in the contract's order (docs/data-contract.md):
 /// every shape goes through them, so every shape keeps the same rules and the same reasons.
-pub(super) fn check<'a>(f: Fields<'a>, l: &Labels, stores: &'a StoreTable, upload_date: NaiveDate) -> Result<PosEvent<'a>, String> {
+pub(super) fn validate<'a>(f: Fields<'a>, l: &Labels, stores: &'a StoreTable, upload_date: NaiveDate) -> Result<PosEvent<'a>, String> {
     let event_id = required(f.event_id, &l.event_id)?;
     let basket_id = required(f.basket_id, &l.basket_id)?;
     let store_id = required(f.store_id, &l.store_id)?;

@@ -66,7 +66,7 @@ impl GoldMap {
     }
 
     /// Refuses a key that is none of gold's `columns`, naming it, before anything is read.
-    pub fn check(&self, columns: &[String]) -> Result<()> {
+    pub fn check_columns(&self, columns: &[String]) -> Result<()> {
         match self.columns.keys().find(|k| !columns.contains(k)) {
             Some(k) => bail!(
                 "[gold] {}: gold has no such column (its columns: {}, and unit)",
@@ -96,7 +96,7 @@ pub fn read_foreign(
     currency_of: &dyn Fn(&str) -> Option<String>,
     iceberg: IcebergFiles<'_>,
 ) -> Result<Vec<ForeignRow>> {
-    map.check(&COLUMNS.map(str::to_string))?;
+    map.check_columns(&COLUMNS.map(str::to_string))?;
     let needed: Vec<String> = COLUMNS.iter().map(|c| map.column(c).to_string()).collect();
     let records = foreign_records(path, &needed, iceberg)?;
     records.iter().enumerate().map(|(i, r)| foreign_row(path, (i + 1, r), map, currency_of)).collect()

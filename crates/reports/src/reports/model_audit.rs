@@ -25,7 +25,7 @@ type ByGrain = BTreeMap<Vec<String>, Vec<i64>>;
 /// gives; a money measure in major units turned into minor ones by its row's currency.
 pub fn read_foreign(path: &Path, model: &Model, map: &GoldMap, iceberg: IcebergFiles<'_>) -> Result<Vec<ModelRow>> {
     let ours = model.gold_columns();
-    map.check(&ours)?;
+    map.check_columns(&ours)?;
     let columns: Vec<String> = ours.iter().map(|c| map.column(c).to_string()).collect();
     let records = foreign_records(path, &columns, iceberg)?;
     let mut out = Vec::new();

@@ -400,13 +400,13 @@ pub struct ModelCheckReport {
 }
 
 /// A date's gold beside v1's appends and the independent recount of the lab's current files.
-pub fn check(lab: &Lab, model: &Model, d: NaiveDate) -> Result<ModelCheckReport> {
-    check_with(lab, model, d, &crate::lake::model::recompute(lab, model)?.rows)
+pub fn model_check(lab: &Lab, model: &Model, d: NaiveDate) -> Result<ModelCheckReport> {
+    model_check_with(lab, model, d, &crate::lake::model::recompute(lab, model)?.rows)
 }
 
 /// The same, beside a recount of the lab's current files already made (the explorer makes one
 /// per load, for every date it shows).
-pub fn check_with(lab: &Lab, model: &Model, d: NaiveDate, recount: &[ModelRow]) -> Result<ModelCheckReport> {
+pub fn model_check_with(lab: &Lab, model: &Model, d: NaiveDate, recount: &[ModelRow]) -> Result<ModelCheckReport> {
     let on = |rows: Vec<ModelRow>| rows.into_iter().filter(|r| r.business_date == d).collect::<Vec<_>>();
     let v2 = on(rows_of(model, lab.store().model_gold(None)?));
     let v1 = on(rows_of(model, lab.store().model_naive()?));

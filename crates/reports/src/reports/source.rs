@@ -45,7 +45,7 @@ impl SourceCheck {
 }
 
 /// Reads the first `files` files of the world's first uploads through `source`.
-pub fn check(world: &Path, source: &Source, files: usize) -> Result<SourceCheck> {
+pub fn try_description(world: &Path, source: &Source, files: usize) -> Result<SourceCheck> {
     let partitions = source.partitions(world)?;
     if partitions.is_empty() {
         bail!(

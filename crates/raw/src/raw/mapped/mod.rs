@@ -1,6 +1,6 @@
 //! Reading a raw file through a source description: each line (JSON Lines), row (CSV) or record
 //! (Parquet) is mapped onto the contract's fields, which then go through the contract's own
-//! checks (`event::check`), so every shape keeps the same rules, limits and reasons. A value
+//! checks (`event::validate`), so every shape keeps the same rules, limits and reasons. A value
 //! that does not map is quarantined with a reason naming the field and the path it came from.
 //!
 //! The contract's shape never comes here: it stays on the fast reader (`event::parse_line`).
@@ -283,7 +283,7 @@ impl Map {
             None => get(AMOUNT)?.map(|v| Amount::Totals(vec![v.text()], self.unit)),
             Some(list) => self.tender_amounts(line, start, list)?,
         };
-        super::event::check(fields, &self.labels, stores, upload_date)
+        super::event::validate(fields, &self.labels, stores, upload_date)
     }
 
     /// The amount at `paths[AMOUNT]` of each element of the list at `list`.
@@ -411,7 +411,7 @@ impl Map {
             currency: id(CURRENCY)?,
             amount: get(AMOUNT)?.map(|v| Amount::Totals(vec![v.text()], self.unit)),
         };
-        super::event::check(fields, &self.labels, stores, d)
+        super::event::validate(fields, &self.labels, stores, d)
     }
 
     /// A quarantined record's mapped columns, as the quarantine shows it.
@@ -443,7 +443,7 @@ impl Map {
             currency: id(CURRENCY),
             amount: get(AMOUNT).filter(|v| !v.text_ref().is_empty()).map(|v| Amount::Totals(vec![v.text()], self.unit)),
         };
-        super::event::check(fields, &self.labels, stores, d)
+        super::event::validate(fields, &self.labels, stores, d)
     }
 }
 

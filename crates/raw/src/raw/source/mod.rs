@@ -5,7 +5,7 @@
 //! contract lays it out, on the fast reader.
 //!
 //! The description is data (serde from TOML), checked once into a `Source`; reading it is the
-//! same validation, quarantine and limits as the contract's (`event::check`). What the lab keeps
+//! same validation, quarantine and limits as the contract's (`event::validate`). What the lab keeps
 //! of it is the reading part (`Reader`, the format and the fields): the lab's own raw zone is
 //! laid out as the contract's, with each file's bytes as they arrived.
 
