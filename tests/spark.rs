@@ -644,6 +644,26 @@ for t in sorted(os.listdir(os.path.join(wh, 'recount'))):
     assert_eq!(via_catalog, lab_history, "the catalog's tables are the warehouse's");
 
     explore_the_warehouse(&wh, dir.path());
+    bench_the_warehouse(&wh, dir.path());
+}
+
+/// `recount-bench --warehouse`: the bench reads a warehouse as the reports do (a mirror of its
+/// own, built from nothing, with the warehouse's fingerprint) and measures the explorer on it.
+fn bench_the_warehouse(wh: &str, dir: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_recount-bench"))
+        .args(["--warehouse", wh, "--runs", "1", "--format", "json", "--work-dir"])
+        .arg(dir.join("bench"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = detail(&String::from_utf8_lossy(&out.stdout));
+    let fingerprint = recount(&["--warehouse", wh, "fingerprint"]);
+    assert_eq!(report["fingerprint"].as_str().map(str::trim), Some(fingerprint.trim()), "{report}");
+    let measured: Vec<&str> = report["measures"].as_array().unwrap().iter().filter_map(|m| m["name"].as_str()).collect();
+    for name in ["mirror the warehouse from nothing", "explorer cold start"] {
+        assert!(measured.iter().any(|m| m.starts_with(name)), "{name}: {measured:?}");
+    }
 }
 
 fn tmux(args: &[&str]) -> String {
