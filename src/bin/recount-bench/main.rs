@@ -75,9 +75,16 @@ fn recount_exe() -> Result<PathBuf> {
     Ok(exe)
 }
 
-fn main() -> Result<()> {
-    color_eyre::install()?;
-    let cli = BenchCli::parse();
+fn main() {
+    // One line per cause, as recount's own errors: nothing from a path or a world reaches the
+    // terminal raw.
+    if let Err(e) = run(BenchCli::parse()) {
+        eprintln!("error: {}", recount::sanitize::for_terminal(&format!("{e:#}")));
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: BenchCli) -> Result<()> {
     if let Some(Phase::Phase { world, lab, jump }) = &cli.phase {
         // Bulk work keeps one malloc arena, as `recount land` and `run` do.
         store::one_malloc_arena();
