@@ -127,7 +127,7 @@ fn corrections(lab: &mut Lab, world: &Path, opts: v2::V2Options, pause: bool, co
     say(&fix.landed.render());
     let run = ran(fix)?;
     say(&run.render());
-    if let Some(d) = run.dates.iter().find(|d| d.action == crate::store::DateAction::Overwrite) {
+    if let Some(d) = run.dates.iter().find(|d| d.action == crate::lake::snapshot::DateAction::Overwrite) {
         let diff = reports::history::diff(lab, d.business_date, None, None)?;
         show(&diff, color);
     }

@@ -748,6 +748,49 @@ fn only_the_store_crate_names_duckdb() {
     assert!(named.is_empty(), "DuckDB named outside the store: {named:?}");
 }
 
+/// Within the top crate the compiler cannot refuse an arrow, so this does: each module of it on
+/// docs/architecture.md's map (src/…) names, as `crate::NAME` (or, for the bench, `recount::`),
+/// only the modules its "may use" column lists and the core's words, which everything may use.
+#[test]
+fn each_top_crate_module_uses_only_what_the_map_lets_it() {
+    let root = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let map = doc.split("## The map: who owns what").nth(1).unwrap().split("\n## ").next().unwrap();
+    let core = ["error", "money", "progress", "rules", "sanitize", "tz"];
+    let word =
+        |text: &str| -> Vec<String> { text.split('`').skip(1).step_by(2).map(|w| w.split("::").next().unwrap().to_string()).collect() };
+    let mut checked = 0;
+    for row in map.lines().filter(|l| l.starts_with("| `src/") && !l.contains("`src/main.rs`")) {
+        let cells: Vec<&str> = row.trim_matches('|').split(" | ").collect();
+        let path = word(cells[0]).into_iter().next().unwrap();
+        let own = path.trim_end_matches('/').trim_end_matches(".rs").rsplit('/').next().unwrap().to_string();
+        let allowed: std::collections::BTreeSet<String> = word(cells[cells.len() - 1]).into_iter().chain(core.map(String::from)).collect();
+        let files: Vec<std::path::PathBuf> = if path.ends_with('/') {
+            source_files().into_iter().filter(|f| f.starts_with(root.join(&path))).collect()
+        } else {
+            vec![root.join(&path)]
+        };
+        assert!(!files.is_empty(), "{path}: no files");
+        let mut used = std::collections::BTreeSet::new();
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            for (i, _) in text.match_indices("crate::") {
+                let name: String = text[i + 7..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
+                used.insert(name);
+            }
+            for line in text.lines().filter_map(|l| l.strip_prefix("use recount::{")) {
+                used.extend(line.trim_end_matches("};").split(", ").map(str::to_string));
+            }
+        }
+        used.remove(&own);
+        used.remove("");
+        let outside: Vec<&String> = used.iter().filter(|u| !allowed.contains(*u)).collect();
+        assert!(outside.is_empty(), "{path} names {outside:?}, which its row of the map does not let it (may use: {allowed:?})");
+        checked += 1;
+    }
+    assert!(checked >= 7, "the map's rows of the top crate: {checked}");
+}
+
 /// Code reads the checkout's files through the manifest directory cargo gives it when it runs,
 /// never one compiled in: a target directory shared by two checkouts (CI's clone and a working
 /// copy) keeps a compiled-in path of whichever built it first, and the test would read that one.

@@ -87,7 +87,7 @@ pub(crate) fn draw_trend(f: &mut Frame, t: &Theme, s: &TrendSeries, selected: Op
 
 /// A cause in a few letters, for a bar's label.
 fn cause(e: &HistoryEntry) -> String {
-    use crate::store::TriggerKind as K;
+    use crate::lake::snapshot::TriggerKind as K;
     let word = match e.trigger.kind {
         K::Upload | K::Daily => e.trigger.upload.map(|u| format!("up {}", u.format("%m-%d"))).unwrap_or_else(|| "upload".into()),
         K::Backfill => "backfill".into(),

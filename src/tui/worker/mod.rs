@@ -131,7 +131,7 @@ pub enum Reply {
 /// The running statement's interrupt and progress, for the UI thread. The worker reopens the lab
 /// (to write, after another process wrote), so the handles are swapped each time it does.
 pub struct Handles {
-    inner: std::sync::Mutex<crate::store::Running>,
+    inner: std::sync::Mutex<crate::lake::Running>,
     /// Set when the UI quits: a warehouse's mirror being built gives up between its steps, which
     /// DuckDB's interrupt does not reach (the mirror is its own database).
     quitting: std::sync::atomic::AtomicBool,

@@ -23,6 +23,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use crate::store::LAB_FORMAT;
+// The handle that interrupts the lab's statement in flight (Esc in the explorer).
+pub use crate::store::Running;
 pub use sample::sample_world_dir;
 pub const DB_FILE: &str = "recount.duckdb";
 const LOCK_FILE: &str = "recount.lock";

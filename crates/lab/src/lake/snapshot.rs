@@ -2,12 +2,12 @@
 //! a new snapshot; history is never rewritten.
 
 use super::Lab;
-use crate::store::{DateAction, DateOutcome, GoldChunk, GoldPrefix, SnapshotRow, Store, Tx};
+use crate::store::{DateOutcome, GoldChunk, GoldPrefix, SnapshotRow, Store, Tx};
 use chrono::{NaiveDate, NaiveDateTime, Utc};
 use color_eyre::eyre::{Result, bail};
 use std::collections::BTreeMap;
 
-pub use crate::store::{Operation, TriggerKind};
+pub use crate::store::{DateAction, Operation, TriggerKind};
 
 /// What started a write.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
