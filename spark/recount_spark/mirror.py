@@ -11,7 +11,7 @@ from typing import Any
 
 from recount_spark.answers import MirrorAppend, MirrorLogEntry, MirrorPlan, MirrorSnapshot
 from recount_spark.state import has_table, metadata_file, static_table
-from recount_spark.tables import OPTIONAL, PROP, TABLES, prop, summary_of
+from recount_spark.tables import OPTIONAL, PROP, TABLES, dates_in, in_commit_order, prop, summary_of
 
 # The tables read whole at their current snapshot; silver and gold are read per gold snapshot.
 WHOLE = ["stores", "store_changes", "raw_files", "bronze_events"]
@@ -109,7 +109,7 @@ def appends(table: Any) -> list[MirrorAppend]:
             planned[snapshot_id] = set(data_files(table, snapshot_id, None))
         return planned[snapshot_id]
 
-    for s in sorted(table.snapshots(), key=lambda s: (s.sequence_number or 0, s.timestamp_ms)):
+    for s in in_commit_order(table):
         now, before = files(s.snapshot_id), files(s.parent_snapshot_id)
         out.append({
             "snapshot_id": s.snapshot_id,
@@ -129,9 +129,9 @@ def plan(warehouse: str) -> MirrorPlan:
     gold = found["daily_store_sales"]
     silver = found["silver_baskets"]
     snapshots: list[MirrorSnapshot] = []
-    for s in sorted(gold.snapshots(), key=lambda s: (s.sequence_number or 0, s.timestamp_ms)):
+    for s in in_commit_order(gold):
         props = summary_of(s)
-        dates = sorted(d for d in props.get(prop("dates"), "").split(",") if d)
+        dates = dates_in(props)
         silver_id = props.get(prop("silver-snapshot"))
         snapshots.append({
             "snapshot_id": s.snapshot_id,

@@ -23,7 +23,7 @@ from recount_spark.answers import (
 )
 from recount_spark.mirror import appends, data_files
 from recount_spark.state import has_table, static_table
-from recount_spark.tables import prop, summary_of, windows_in
+from recount_spark.tables import dates_in, in_commit_order, prop, summary_of, windows_in
 
 TABLES = ["model_definition", "model_dimension", "model_files", "model_records", "model_skipped_runs", "model_naive"]
 
@@ -65,9 +65,9 @@ def plan(warehouse: str) -> ModelMirrorPlan:
     log: list[MirrorLogEntry] = []
     if model["gold"] in found:
         table = found[model["gold"]]
-        for s in sorted(table.snapshots(), key=lambda s: (s.sequence_number or 0, s.timestamp_ms)):
+        for s in in_commit_order(table):
             props = summary_of(s)
-            dates = sorted(d for d in props.get(prop("dates"), "").split(",") if d)
+            dates = dates_in(props)
             reopened = props.get(prop("reopened"))
             gold.append({
                 "snapshot_id": s.snapshot_id,

@@ -65,6 +65,16 @@ def hashes_in(props: dict[str, str]) -> dict[str, str]:
     return {k[len(HASH):]: v for k, v in props.items() if k.startswith(HASH)}
 
 
+def dates_in(props: dict[str, str]) -> list[str]:
+    """The business dates (text, sorted) that a gold snapshot's properties name as written."""
+    return sorted(d for d in props.get(prop("dates"), "").split(",") if d)
+
+
+def in_commit_order(table: Any) -> list[Any]:
+    """A table's snapshots in the order they were committed: sequence number, then time."""
+    return sorted(table.snapshots(), key=lambda s: (s.sequence_number or 0, s.timestamp_ms))
+
+
 def windows_in(props: dict[str, str]) -> dict[str, int]:
     """{business date (text): kept window} that a gold snapshot's properties name."""
     return {k[len(WINDOW):]: int(v) for k, v in props.items() if k.startswith(WINDOW)}
