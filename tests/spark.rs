@@ -708,11 +708,17 @@ fn explorer_in_tmux(name: &str, wh: &str, (dir, mirrors): (&Path, &Path), more: 
     (session, guard)
 }
 
+/// Presses `key` in the explorer in tmux `session` and waits until its screen shows `what`;
+/// returns the screen.
+fn press(session: &str, key: &str, what: &str, secs: u64) -> String {
+    tmux(&["send-keys", "-t", session, key]);
+    wait_for(session, what, secs)
+}
+
 /// Each screen by its key, each waited for by its title, none showing `error`.
 fn visit_screens(session: &str, screens: &[(&str, &str)], error: &str) {
     for (key, title) in screens {
-        tmux(&["send-keys", "-t", session, key]);
-        let s = wait_for(session, title, 30);
+        let s = press(session, key, title, 30);
         assert!(!s.contains(error), "{title} on a warehouse:\n{s}");
     }
 }
@@ -729,21 +735,17 @@ fn explore_the_warehouse(wh: &str, dir: &Path) {
         [("2", "Explain"), ("3", "Baskets"), ("4", "Late & quarantine"), ("5", "History"), ("6", "Promises"), ("1", "per country")];
     visit_screens(&session, &screens, "Error:");
     // v retries v1 for the date, through the Spark job: the warehouse's first v1 run of it.
-    tmux(&["send-keys", "-t", &session, "v"]);
-    wait_for(&session, "spark ran v1 for 2026-10-20: appended", 120);
+    press(&session, "v", "spark ran v1 for 2026-10-20: appended", 120);
     // U lands 2026-10-21 with Spark and reads the warehouse again.
-    tmux(&["send-keys", "-t", &session, "U"]);
-    wait_for(&session, "Land upload 2026-10-21", 30);
-    tmux(&["send-keys", "-t", &session, "y"]);
-    wait_for(&session, "spark landed upload 2026-10-21 and ran v2: gold snapshot", 300);
+    press(&session, "U", "Land upload 2026-10-21", 30);
+    press(&session, "y", "spark landed upload 2026-10-21 and ran v2: gold snapshot", 300);
     // Another process commits (the next day, from the command line): the explorer reloads.
     let world = sample().display().to_string();
     recount(&["spark", "run", "2026-10-22", "--world", &world, "--warehouse", wh, "--daily"]);
     wait_for(&session, "the warehouse has a new commit; reloaded", 120);
     // Quitting waits for the worker's current job; right after a reload that may be the mirror's
     // rebuild (Python and polars, which an interrupt does not stop), slow on a loaded machine.
-    tmux(&["send-keys", "-t", &session, "q"]);
-    wait_for(&session, "EXITED-0", 120);
+    press(&session, "q", "EXITED-0", 120);
 }
 
 #[test]
@@ -1053,12 +1055,8 @@ fn explore_the_model_warehouse(wh: &str, dir: &Path, world: &Path) {
     visit_screens(&session, &screens, "error (Esc closes)");
     // The explorer's writes go to the Spark job, and the warehouse is read again after each.
     // U lands the world's first upload the warehouse lacks (the world starts on 2026-06-18).
-    tmux(&["send-keys", "-t", &session, "U"]);
-    wait_for(&session, "Land upload 2026-06-18", 30);
-    tmux(&["send-keys", "-t", &session, "y"]);
-    wait_for(&session, "spark landed upload 2026-06-18 and ran v2: gold snapshot", 180);
-    tmux(&["send-keys", "-t", &session, "v"]);
-    wait_for(&session, "spark ran v1 for", 120);
-    tmux(&["send-keys", "-t", &session, "q"]);
-    wait_for(&session, "EXITED-0", 60);
+    press(&session, "U", "Land upload 2026-06-18", 30);
+    press(&session, "y", "spark landed upload 2026-06-18 and ran v2: gold snapshot", 180);
+    press(&session, "v", "spark ran v1 for", 120);
+    press(&session, "q", "EXITED-0", 60);
 }
