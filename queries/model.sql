@@ -221,7 +221,7 @@ FROM model.naive GROUP BY ALL ORDER BY business_date, g1, g2, g3, g4;
 
 -- name: quarantine
 -- The lines current file versions refused, with where and why.
-SELECT f.upload_date, f.file, f.version, q.line, q.reason FROM model.quarantine q JOIN model.current_files f USING (file_id)
+SELECT f.upload_date, f.file, f.version, q.line, q.reason, q.raw_line FROM model.quarantine q JOIN model.current_files f USING (file_id)
 ORDER BY f.upload_date, f.file, q.line;
 
 -- name: copies_counted

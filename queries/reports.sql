@@ -238,7 +238,7 @@ ORDER BY store_id;
 WITH winners AS (
     SELECT * FROM bronze.current_events
     WHERE business_date = $business_date::DATE AND in_window(upload_date, business_date, $late_days::INTEGER)
-    QUALIFY row_number() OVER (PARTITION BY basket_id ORDER BY uploaded_at, event_id, file_rank, line) = 1)
+    QUALIFY row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) = 1)
 SELECT store_id, country, currency, count(*)::BIGINT AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor
 FROM winners
 GROUP BY store_id, country, currency
@@ -251,9 +251,9 @@ ORDER BY store_id;
 -- counted, as v2 builds a date from its own window.
 WITH winners AS (
     SELECT *, CAST(event_ts AS DATE) AS utc_date FROM bronze.current_events
-    WHERE upload_date BETWEEN $business_date::DATE - 1 AND $business_date::DATE + $late_days::INTEGER
+    WHERE in_window(upload_date, $business_date::DATE, $late_days::INTEGER)
       AND CAST(event_ts AS DATE) = $business_date::DATE
-    QUALIFY row_number() OVER (PARTITION BY basket_id ORDER BY uploaded_at, event_id, file_rank, line) = 1)
+    QUALIFY row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) = 1)
 SELECT store_id, country, currency, count(*)::BIGINT AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor
 FROM winners
 GROUP BY store_id, country, currency

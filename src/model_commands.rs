@@ -135,9 +135,9 @@ fn land(g: &Global, range: &Range, world: Option<std::path::PathBuf>, asked: Opt
     let Some(model) = lab_model::model_for_landing(&lab, &world, asked.as_ref())? else { return Ok(None) };
     let landing =
         lab_model::land(&mut lab, &world, &model, &range.dates()).wrap_err_with(|| format!("landing from {}", world.display()))?;
-    let missing = !landing.missing.is_empty();
+    let failed = !landing.missing.is_empty() || !landing.held.is_empty();
     print(&model_lab::LandingReport { landing }, g.format);
-    Ok(Some(i32::from(missing)))
+    Ok(Some(i32::from(failed)))
 }
 
 /// Whether `asked` or the world's recount.toml names a model other than retail.
@@ -164,7 +164,7 @@ fn reader(g: &Global) -> Result<Lab> {
 fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
     match command {
         Command::Daily { world: None, .. } => bail!("daily on a lab of model {} lands from its world: give --world", model.name),
-        Command::Run { range, window, .. } => {
+        Command::Run { range, window, alert, .. } => {
             let lab = open(g)?;
             let runs = lab_model::run(&lab, model, &range.dates(), late_days(*window)?)?;
             // Each run carries gold's fingerprint after it; the last one's is gold's now.
@@ -172,9 +172,11 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
                 Some(r) => r.fingerprint.clone(),
                 None => lab_model::fingerprint(&lab, model, None)?,
             };
+            let code = alerted(*alert, model, &runs);
             print(&model_lab::RunsReport { model: model.name.clone(), landing: None, runs, fingerprint }, g.format);
+            return Ok(code.unwrap_or(0));
         }
-        Command::Daily { range, world: Some(world), window, .. } => return daily(g, model, range, world, *window),
+        Command::Daily { range, world: Some(world), window, alert } => return daily(g, model, range, world, *window, *alert),
         Command::Naive { range } => {
             let lab = open(g)?;
             let rows = lab_model::naive(&lab, &range.dates())?;
@@ -202,7 +204,8 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         }
         Command::Check { date, .. } => {
             let lab = reader(g)?;
-            let report = model_lab::model_check(&lab, model, resolve(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?)?;
+            let d = resolve(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?;
+            let report = model_lab::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?)?;
             print(&report, g.format);
         }
         Command::Rollback { snapshot, yes } => {
@@ -255,7 +258,7 @@ fn history(g: &Global, model: &Model, date: crate::reports::day::Day, as_of: Opt
 fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
     match command {
         Command::Summary | Command::Trend { country: None } => {
-            print(&crate::reports::model_day::dates(&reader(g)?, model, crate::rules::DEFAULT_LATE_DAYS)?, g.format);
+            print(&crate::reports::model_day::dates(&reader(g)?, model, late_days(crate::cli::Window { late_days: None })?)?, g.format);
         }
         Command::Trend { country: Some(_) } => {
             bail!("a lab of model {} has no countries: `recount trend` shows every date of gold.{}", model.name, model.gold)
@@ -280,7 +283,11 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         }
         Command::Explain { date, .. } => {
             let lab = reader(g)?;
-            print(&model_lab::model_check(&lab, model, resolve(&lab, *date)?)?.where_v1_differs(), g.format);
+            let d = resolve(&lab, *date)?;
+            print(
+                &model_lab::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?)?.where_v1_differs(),
+                g.format,
+            );
         }
         Command::Evidence { date, out } => {
             let lab = reader(g)?;
@@ -303,18 +310,7 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
                 "{n} line(s) quarantined in the warehouse's current files; it keeps their count, not the lines: `recount quarantine` in a lab of the same world lists them"
             );
         }
-        Command::Quarantine { upload } => {
-            for q in reader(g)?.store().model_quarantine()?.into_iter().filter(|q| upload.is_none_or(|u| q.upload_date == u)) {
-                println!(
-                    "upload_date={}/{} v{} line {}: {}",
-                    q.upload_date,
-                    q.file,
-                    q.version,
-                    q.line,
-                    crate::sanitize::for_terminal(&q.reason)
-                );
-            }
-        }
+        Command::Quarantine { upload } => print(&crate::reports::listings::quarantine(&reader(g)?, *upload)?, g.format),
         other => bail!(
             "`recount {}` does not read a lab of model {} yet; land, run, daily, naive, fingerprint, snapshots, history, diff, check, explain, promises, lateness, summary, trend, late, baskets, evidence, rebuild, reopen, rollback, audit and quarantine do",
             command_name(other),
@@ -330,27 +326,53 @@ fn command_name(command: &Command) -> String {
     debug.split(|c: char| !c.is_alphanumeric()).next().unwrap_or_default().to_lowercase()
 }
 
+/// With `--alert-on beyond-window`, as on a retail lab: when the runs met rows that arrived for a
+/// date already past its window, says which uploads brought how many on stderr, and gives exit
+/// code 5.
+fn alerted(alert: crate::cli::Alert, model: &Model, runs: &[lab_model::ModelRun]) -> Option<i32> {
+    alert.alert_on?;
+    let met: Vec<&lab_model::ModelRun> = runs.iter().filter(|r| r.beyond_window > 0).collect();
+    if met.is_empty() {
+        return None;
+    }
+    for r in met {
+        eprintln!(
+            "ALERT beyond-window: upload {} brought {} {} row(s) past their date's window (`recount summary` marks the dates beyond window; \
+             `recount late DATE` lists them; finance decides whether to reopen)",
+            crate::lake::v2::name_runs(&r.uploads),
+            r.beyond_window,
+            model.entity
+        );
+    }
+    Some(crate::cli::ALERTED)
+}
+
 /// `daily --world W` on a model lab: each upload landed, then run.
-fn daily(g: &Global, model: &Model, range: &Range, world: &Path, window: crate::cli::Window) -> Result<i32> {
+fn daily(g: &Global, model: &Model, range: &Range, world: &Path, window: crate::cli::Window, alert: crate::cli::Alert) -> Result<i32> {
     let mut lab = open(g)?;
     let late = late_days(window)?;
     let (mut runs, mut landed) = (Vec::new(), None::<lab_model::ModelLanding>);
     for d in range.dates() {
         let landing = lab_model::land(&mut lab, world, model, &[d])?;
-        runs.extend(lab_model::run(&lab, model, &[d], late)?);
+        // A held upload landed nothing, so it gets no run.
+        if landing.held.is_empty() {
+            runs.extend(lab_model::run(&lab, model, &[d], late)?);
+        }
         match &mut landed {
             Some(all) => {
                 all.files.extend(landing.files);
                 all.missing.extend(landing.missing);
                 all.dimension_changed.extend(landing.dimension_changed);
+                all.held.extend(landing.held);
             }
             None => landed = Some(landing),
         }
     }
-    let missing = landed.as_ref().is_some_and(|l| !l.missing.is_empty());
+    let missing = landed.as_ref().is_some_and(|l| !l.missing.is_empty() || !l.held.is_empty());
     let fingerprint = lab_model::fingerprint(&lab, model, None)?;
+    let code = alerted(alert, model, &runs);
     print(&model_lab::RunsReport { model: model.name.clone(), landing: landed, runs, fingerprint }, g.format);
-    Ok(i32::from(missing))
+    Ok(code.unwrap_or(i32::from(missing)))
 }
 
 /// `audit --gold SOURCE` on a model lab: exit FOUND_WRONG when any row is wrong.

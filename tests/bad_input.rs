@@ -64,6 +64,35 @@ fn bad_lines_become_quarantine_rows_with_file_line_and_reason() {
     assert_eq!(lines, vec![1, 8]);
 }
 
+/// The contract's section 2: a file is split at the newline byte before it is decoded, so a line
+/// that is not UTF-8 is quarantined alone, and the other lines of its file land, in the landing,
+/// in the independent recount, and through the command line (exit 0: nothing is held back).
+#[test]
+fn a_line_that_is_not_utf8_is_quarantined_alone_and_the_rest_of_its_file_lands() {
+    let dir = tempdir();
+    let (w, mut lab) = seeded(dir.path());
+    let bad_line = good("g2").replace("\"card\"", "\"caf\u{e9}\"");
+    let at = bad_line.find("caf").unwrap() + 3;
+    let mut bad = bad_line.into_bytes();
+    bad.splice(at..at + 2, [0xe9]); // Latin-1's é where UTF-8 has two bytes
+    w.file_of_bytes("2026-08-15", "latin.jsonl.gz", &[good("g1").as_bytes(), &bad, good("g3").as_bytes()]);
+    let report = land::land(&mut lab, &w.root, &[day("2026-08-15")]).unwrap();
+    assert!(report.held.is_empty(), "{:?}", report.held);
+    assert_eq!((report.events, report.quarantined), (2, 1), "the file's other lines land");
+    let q = quarantine(&lab, Some(day("2026-08-15"))).unwrap();
+    assert_eq!(q.rows.len(), 1);
+    assert_eq!((q.rows[0].line, q.rows[0].reason.as_str()), (2, format!("not UTF-8 at byte {at}").as_str()));
+    // The independent recount reads the same lines: v2 and the recompute agree on the date.
+    drop(lab);
+    let lab_dir = dir.path().join("lab");
+    let check = recount(&lab_dir, &["run", "2026-08-14", "2026-08-15"]);
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    let v: serde_json::Value = serde_json::from_str(&ok(&lab_dir, &["--format", "json", "check", "2026-08-15"])).unwrap();
+    let gb = &v["detail"]["countries"][0];
+    assert_eq!((gb["v2_baskets"].as_i64(), gb["recompute_baskets"].as_i64()), (Some(2), Some(2)), "{v}");
+    assert_eq!(gb["v2_revenue_minor"], gb["recompute_revenue_minor"], "{v}");
+}
+
 fn assert_fails_and_lab_unchanged(lab: &mut recount::lake::Lab, world: &std::path::Path, upload: &str, expect: &str) {
     let before = lab_digest(lab);
     let err = land::land(lab, world, &[day(upload)]).unwrap_err();

@@ -223,11 +223,20 @@ fn the_manufacturing_lab_gives_the_window_s_gold_forwards_backwards_and_day_by_d
         ok(&back, &["run", &d.to_string()]);
     }
     assert_eq!(fingerprint_of(&back), want);
-    ok(&daily, &["daily", FIRST, LAST, "--world", ws]);
+    // The offline line's rows arrive past their window: `--alert-on` exits 5 and says so, as on
+    // a retail lab.
+    let alerted = recount(&daily, &["daily", FIRST, LAST, "--world", ws, "--alert-on", "beyond-window"]);
+    let err = String::from_utf8_lossy(&alerted.stderr);
+    assert_eq!(alerted.status.code(), Some(5), "{err}");
+    assert!(err.contains("ALERT beyond-window: upload ") && err.contains("record row(s) past their date's window"), "{err}");
     assert_eq!(fingerprint_of(&daily), want);
-    // The recount counts every row; v2 leaves out the offline line's rows past their window.
+    // The recount counts every row; v2 leaves out the offline line's rows past their window,
+    // which `check` calls beyond window, as on a retail lab: no failure.
     let check = json(&fwd, &["check", "2026-07-02"]);
     assert!(check["detail"]["v2"] != check["detail"]["recompute"], "{check}");
+    assert!(!check["detail"]["beyond_window"].as_array().unwrap().is_empty(), "{check}");
+    let text = ok(&fwd, &["check", "2026-07-02"]);
+    assert!(text.contains("beyond window: v2 differs from the recompute only by records that arrived past the window"), "{text}");
     // A model lab takes no other world: retail's sample lands in a lab of its own.
     let sample = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
     let retail = recount(&fwd, &["land", "2026-10-19", "--world", sample.to_str().unwrap()]);
@@ -503,7 +512,6 @@ fn a_model_of_one_s_own_lands_runs_and_reports_in_its_own_words() {
 fn the_lab_s_model_reader_gives_the_shared_corpus_verdict_on_every_line() {
     let model = recount::model::manufacturing();
     let plants = "plant_id,country,timezone\nplant-a,DE,Europe/Berlin\nplant-b,US,America/Chicago\nplant-c,IN,Asia/Kolkata\n";
-    let dims = recount::model::read::DimensionTable::parse(&model, plants).unwrap();
     let text =
         std::fs::read_to_string(std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/corpus/models.jsonl"))
             .unwrap();
@@ -511,7 +519,14 @@ fn the_lab_s_model_reader_gives_the_shared_corpus_verdict_on_every_line() {
     for line in text.lines() {
         let c: serde_json::Value = serde_json::from_str(line).unwrap();
         let upload: NaiveDate = c["upload_date"].as_str().unwrap().parse().unwrap();
-        let got = recount::model::read::read_line(&model, &dims, c["line"].as_str().unwrap(), upload);
+        // A case that names a model of its own reads with it (the plants are the same).
+        let own: Option<recount::model::Model> = c.get("model").map(|m| serde_json::from_value(m.clone()).unwrap());
+        if let Some(m) = &own {
+            m.validate().unwrap();
+        }
+        let model = own.as_ref().unwrap_or(&model);
+        let dims = recount::model::read::DimensionTable::parse(model, plants).unwrap();
+        let got = recount::model::read::read_line(model, &dims, c["line"].as_str().unwrap(), upload);
         let (name, want) = (c["case"].as_str().unwrap(), &c["expect"]);
         match (got, want.get("reason"), want.get("reason_starts"), want.get("record")) {
             (Err(r), Some(w), _, _) => assert_eq!(r, w.as_str().unwrap(), "{name}"),
@@ -528,7 +543,98 @@ fn the_lab_s_model_reader_gives_the_shared_corpus_verdict_on_every_line() {
         }
         n += 1;
     }
-    assert!(n > 25, "{n} cases");
+    assert!(n > 35, "{n} cases");
+}
+
+/// A copy of the manufacturing world in `dir` whose file `LATIN1_FILE` has a byte that is not
+/// UTF-8 on its third line, in its line_id; returns the world and that line's reason.
+fn with_a_latin1_line(dir: &Path) -> (PathBuf, String) {
+    let copy = dir.join("latin1");
+    copy_dir(&world().1, &copy);
+    let text = gunzip(&copy.join(LATIN1_FILE));
+    let mut bytes = Vec::new();
+    let mut reason = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let mut b = line.as_bytes().to_vec();
+        if i == 2 {
+            let at = line.find("line-").unwrap();
+            b[at] = 0xe9;
+            reason = format!("not UTF-8 at byte {at}");
+        }
+        bytes.extend(b);
+        bytes.push(b'\n');
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &bytes).unwrap();
+    std::fs::write(copy.join(LATIN1_FILE), gz.finish().unwrap()).unwrap();
+    (copy, reason)
+}
+
+const LATIN1_FILE: &str = "mes/records/upload_date=2026-06-30/plant-a.jsonl.gz";
+
+/// The contract's section 2, for a model: a line that is not UTF-8 is refused alone, with its
+/// reason, and the rest of its file lands and is recounted.
+#[test]
+fn a_model_line_that_is_not_utf8_is_refused_alone_and_the_rest_of_its_file_lands() {
+    let dir = tempdir();
+    let (latin1, reason) = with_a_latin1_line(dir.path());
+    let upload = ["land", "2026-06-30", "--world"];
+    let file_of = |landed: &serde_json::Value| {
+        landed["detail"]["files"].as_array().unwrap().iter().find(|f| f["file"] == "plant-a.jsonl.gz").unwrap().clone()
+    };
+    let clean = file_of(&json(&dir.path().join("clean"), &[&upload[..], &[world().1.to_str().unwrap()]].concat()));
+    let bad = file_of(&json(&dir.path().join("bad"), &[&upload[..], &[latin1.to_str().unwrap()]].concat()));
+    assert_eq!(bad["records"].as_i64().unwrap(), clean["records"].as_i64().unwrap() - 1, "{bad} against {clean}");
+    assert_eq!(bad["quarantined"].as_i64().unwrap(), clean["quarantined"].as_i64().unwrap() + 1);
+    // `quarantine` lists it as on a retail lab, in every format.
+    let listed = json(&dir.path().join("bad"), &["quarantine", "2026-06-30"]);
+    let rows: Vec<_> = listed["detail"]["rows"].as_array().unwrap().iter().filter(|r| r["reason"] == reason.as_str()).collect();
+    assert_eq!(rows.len(), 1, "{listed}");
+    assert_eq!((rows[0]["file"].as_str().unwrap(), rows[0]["line"].as_i64().unwrap()), (LATIN1_FILE, 3));
+    let csv = ok(&dir.path().join("bad"), &["--format", "csv", "quarantine", "2026-06-30"]);
+    assert!(csv.starts_with("upload_date,file,line,reason") && csv.contains(&reason), "{csv}");
+    let report = recount::reports::model::model_report(&latin1, 0).unwrap();
+    let refused: Vec<_> = report.recount.refused.iter().filter(|r| r.reason.starts_with("not UTF-8")).collect();
+    assert_eq!(refused.len(), 1, "{:?}", report.recount.refused);
+    assert_eq!(
+        (refused[0].file.as_str(), refused[0].line, refused[0].reason.as_str()),
+        ("upload_date=2026-06-30/plant-a.jsonl.gz", 3, reason.as_str())
+    );
+}
+
+/// The contract's section 2, for a model: a file that cannot be read whole (a cut gzip) holds
+/// back its own upload only; the others land and run, and it lands once whole.
+#[test]
+fn a_cut_model_file_holds_back_its_own_upload_and_the_others_land() {
+    let dir = tempdir();
+    let copy = dir.path().join("cut");
+    copy_dir(&world().1, &copy);
+    let whole = std::fs::read(copy.join(LATIN1_FILE)).unwrap();
+    std::fs::write(copy.join(LATIN1_FILE), &whole[..whole.len() / 2]).unwrap();
+    let (lab, ws) = (dir.path().join("lab"), copy.to_str().unwrap().to_string());
+    let out = recount(&lab, &["--format", "json", "daily", "2026-06-29", "2026-07-01", "--world", &ws]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let held = v["detail"]["landing"]["held"].as_array().unwrap();
+    assert_eq!(held.len(), 1, "{v}");
+    assert_eq!((held[0]["upload_date"].as_str(), held[0]["file"].as_str()), (Some("2026-06-30"), Some("plant-a.jsonl.gz")));
+    assert!(held[0]["reason"].as_str().unwrap().starts_with("truncated or corrupt .gz file"), "{v}");
+    let ran: Vec<&str> = v["detail"]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["uploads"].as_array().unwrap())
+        .map(|u| u.as_str().unwrap())
+        .collect();
+    assert_eq!(ran, ["2026-06-29", "2026-07-01"], "the held upload gets no run");
+    let files = v["detail"]["landing"]["files"].as_array().unwrap();
+    assert!(files.iter().all(|f| f["upload_date"] != "2026-06-30"), "nothing of the held upload landed: {v}");
+    // Whole again, it lands, with every file of its upload.
+    std::fs::write(copy.join(LATIN1_FILE), &whole).unwrap();
+    let again = json(&lab, &["land", "2026-06-30", "--world", &ws]);
+    assert!(again["detail"]["held"].as_array().unwrap().is_empty(), "{again}");
+    let parts = std::fs::read_dir(copy.join("mes/records/upload_date=2026-06-30")).unwrap().count();
+    assert_eq!(again["detail"]["files"].as_array().unwrap().len(), parts, "{again}");
 }
 
 /// Both engines' recounts of the manufacturing world, with its correction applied, print one
@@ -541,9 +647,11 @@ fn the_spark_driver_s_model_recount_prints_the_lab_s_fingerprint() {
     copy_dir(w, &copy);
     let rel = "mes/records/upload_date=2026-06-30/plant-a.jsonl.gz";
     std::fs::copy(copy.join("corrections/01-corrected-counts").join(rel), copy.join(rel)).unwrap();
-    // And a model of one's own whose copies differ: the order of the copies decides its sums.
+    // And a model of one's own whose copies differ: the order of the copies decides its sums;
+    // and a line that is not UTF-8, which both refuse alone.
     let (parcels, _) = parcels(dir.path());
-    for world in [copy, parcels] {
+    let (latin1, _) = with_a_latin1_line(dir.path());
+    for world in [copy, parcels, latin1] {
         let lab = recount::reports::model::model_report(&world, 0).unwrap().fingerprint;
         let out = std::process::Command::new("python3")
             .args(["-m", "recount_spark.model"])

@@ -774,6 +774,24 @@ fn a_corrupt_file_on_spark_holds_back_its_own_upload_as_in_the_lab() {
     files.sort();
     let bytes = std::fs::read(&files[0]).unwrap();
     std::fs::write(&files[0], &bytes[..bytes.len() / 2]).unwrap();
+    // And in another upload, a line that is not UTF-8: quarantined alone on both engines, the
+    // rest of its file landed (the contract's section 2).
+    let mut latin: Vec<_> =
+        std::fs::read_dir(world.join("pos/events/upload_date=2026-10-12")).unwrap().map(|e| e.unwrap().path()).collect();
+    latin.sort();
+    let mut lines = Vec::new();
+    for (i, line) in recount::raw::read_gz_text(&latin[0]).unwrap().lines().enumerate() {
+        let mut b = line.as_bytes().to_vec();
+        if i == 1 {
+            b[1] = 0xff;
+        }
+        lines.extend(b);
+        lines.push(b'\n');
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &lines).unwrap();
+    std::fs::write(&latin[0], gz.finish().unwrap()).unwrap();
+    let latin_name = format!("pos/events/upload_date=2026-10-12/{}", latin[0].file_name().unwrap().to_str().unwrap());
     let world_s = world.display().to_string();
     // Spark: the other two uploads land and run; the cut one is held back, and the exit code says so.
     let wh = w(dir.path());
@@ -792,6 +810,14 @@ fn a_corrupt_file_on_spark_holds_back_its_own_upload_as_in_the_lab() {
     let lab = dir.path().join("lab").display().to_string();
     recount_code(&["--lab", &lab, "daily", "2026-10-12", "2026-10-14", "--world", &world_s], 1);
     assert_eq!(fingerprint_line(&v["fingerprint"]), recount(&["--lab", &lab, "fingerprint"]).trim());
+    let lab = recount::lake::Lab::open(&dir.path().join("lab")).unwrap();
+    let mirror = recount::warehouse::open_with(Path::new(&wh), &mirrors(Path::new(&wh))).unwrap();
+    for (engine, store) in [("lab", &lab), ("warehouse", &mirror)] {
+        let q = recount::reports::listings::quarantine(store, Some("2026-10-12".parse().unwrap())).unwrap();
+        let not_utf8: Vec<_> =
+            q.rows.iter().filter(|r| r.reason.starts_with("not UTF-8")).map(|r| (r.file.as_str(), r.line, r.reason.as_str())).collect();
+        assert_eq!(not_utf8, [(latin_name.as_str(), 2, "not UTF-8 at byte 1")], "{engine}");
+    }
 }
 
 /// One world in three foreign shapes, each read through its recount.toml by the Spark job: the
@@ -946,7 +972,58 @@ fn the_manufacturing_model_on_spark_gives_the_labs_gold_and_its_correction_scena
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("which Spark writes"), "{err}");
     reopen_on_both(&lab, dir.path(), &moved);
+    bad_bytes_on_both(&lab, dir.path(), &moved);
     explore_the_model_warehouse(&w(dir.path()), dir.path(), &moved);
+}
+
+/// The contract's section 2 on a model, on both engines: a line that is not UTF-8 (upload
+/// 2026-07-07) is quarantined alone and the rest of its file lands; a cut file (upload
+/// 2026-07-08) holds back its own upload only, which gets no run. The same gold on both.
+fn bad_bytes_on_both(lab: &str, dir: &Path, world: &Path) {
+    let bad = dir.join("bad-bytes");
+    copy_dir(world, &bad);
+    let first = |upload: &str| {
+        let mut files: Vec<_> =
+            std::fs::read_dir(bad.join(format!("mes/records/upload_date={upload}"))).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        files.remove(0)
+    };
+    let latin = first("2026-07-07");
+    let mut bytes = Vec::new();
+    for (i, line) in recount::raw::read_gz_text(&latin).unwrap().lines().enumerate() {
+        let mut b = line.as_bytes().to_vec();
+        if i == 0 {
+            b[1] = 0xff;
+        }
+        bytes.extend(b);
+        bytes.push(b'\n');
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &bytes).unwrap();
+    std::fs::write(&latin, gz.finish().unwrap()).unwrap();
+    let cut = first("2026-07-08");
+    let whole = std::fs::read(&cut).unwrap();
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    let bs = bad.display().to_string();
+    let on_lab = detail(&recount_code(&["--lab", lab, "daily", "2026-07-07", "2026-07-08", "--world", &bs, "--format", "json"], 1));
+    let on_spark = detail(&recount_code(
+        &["spark", "run", "2026-07-07", "2026-07-08", "--world", &bs, "--warehouse", &w(dir), "--daily", "--format", "json"],
+        1,
+    ));
+    let name = latin.file_name().unwrap().to_str().unwrap();
+    for (engine, v) in [("lab", &on_lab), ("spark", &on_spark)] {
+        let held = v["landing"]["held"].as_array().unwrap();
+        assert_eq!(held.len(), 1, "{engine}: {v}");
+        assert_eq!(held[0]["upload_date"], "2026-07-08", "{engine}: {v}");
+        let ran: Vec<&Value> = v["runs"].as_array().unwrap().iter().flat_map(|r| r["uploads"].as_array().unwrap()).collect();
+        assert_eq!(ran, [&Value::from("2026-07-07")], "{engine}: the held upload gets no run: {v}");
+        let file =
+            v["landing"]["files"].as_array().unwrap().iter().find(|f| f["file"] == name && f["upload_date"] == "2026-07-07").unwrap();
+        assert!(file["records"].as_i64().unwrap() > 0 && file["quarantined"].as_i64().unwrap() >= 1, "{engine}: {file}");
+    }
+    let file_of = |v: &Value| v["landing"]["files"].as_array().unwrap().iter().find(|f| f["file"] == name).unwrap().clone();
+    assert_eq!(file_of(&on_lab), file_of(&on_spark), "the same records and quarantined lines");
+    assert_eq!(on_spark["fingerprint"], recount(&["--lab", lab, "fingerprint"]).trim());
 }
 
 /// The uploads that bring 2026-07-01..03's late records (a line offline for days), then finance

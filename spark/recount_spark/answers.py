@@ -143,14 +143,23 @@ class ModelLandedFile(TypedDict):
     quarantined: int
 
 
+class ModelHeld(TypedDict):
+    """An upload a model's landing held back, by its first file that cannot be read whole."""
+
+    upload_date: str
+    file: str
+    reason: str
+
+
 class ModelLanding(TypedDict):
     """What a model's landing did: its files, the dimension rows that changed, the uploads the
-    world lacks."""
+    world lacks, the uploads held back."""
 
     model: str
     files: list[ModelLandedFile]
     dimension_changed: list[str]
     missing: list[str]
+    held: list[ModelHeld]
 
 
 class ModelRun(TypedDict):

@@ -185,7 +185,7 @@ def cmd_model_run(a: argparse.Namespace) -> None:
     spark = session(a.warehouse, a.master, a.jar)
     sql = Sql(spark, a.queries)
     model_warehouse.ensure(spark, sql, held)
-    landing: ModelLanding = {"model": held["name"], "files": [], "dimension_changed": [], "missing": []}
+    landing: ModelLanding = {"model": held["name"], "files": [], "dimension_changed": [], "missing": [], "held": []}
     runs: list[ModelRun] = []
     batches = [[u] for u in uploads] if a.daily else [uploads]
     for i, batch in enumerate(batches):
@@ -193,9 +193,12 @@ def cmd_model_run(a: argparse.Namespace) -> None:
         landed, again = model_warehouse.land(spark, a.world, held, batch)
         landing["files"] += landed["files"]
         landing["missing"] += landed["missing"]
+        landing["held"] += landed["held"]
         landing["dimension_changed"] = sorted(set(landing["dimension_changed"]) | set(landed["dimension_changed"]))
-        # The uploads whose files a corrected dimension row re-read run too: their dates move.
-        for u in sorted({u for u in batch if str(u) not in landed["missing"]} | set(again)):
+        # The uploads whose files a corrected dimension row re-read run too: their dates move. A
+        # held upload landed nothing, so it gets no run.
+        skipped = set(landed["missing"]) | {h["upload_date"] for h in landed["held"]}
+        for u in sorted({u for u in batch if str(u) not in skipped} | set(again)):
             runs.append(model_warehouse.run(spark, sql, a.warehouse, held, u, a.late_days))
     answer: ModelRunAnswer = {"landing": landing, "runs": runs, "fingerprint": model_warehouse.fingerprint(a.warehouse, held)}
     emit("result", **answer)

@@ -293,15 +293,21 @@ def contract_rows(w: Warehouse, files: Any, by_path: dict[str, tuple[dt.date, st
         for path, data in contents(batches):
             u, name, version = file_of(by_path, path)
             lines: list[str | None]
+            reasons: list[str | None]
             try:
-                lines, reason = list(file_lines(src, u, name, data)), None
+                found = file_lines(src, u, name, data)
             except ValueError as e:
-                lines, reason = [None], f"{HELD}{e}"
+                lines, reasons, numbers = [None], [f"{HELD}{e}"], [0]
+            else:
+                # A line that is not UTF-8 comes with its reason, and no text to judge.
+                lines, reasons = list(found.text), [None] * len(found.text)
+                for i, why in found.not_utf8.items():
+                    lines[i], reasons[i] = None, why
+                numbers = list(range(1, len(lines) + 1))
             n = len(lines)
             yield pa.RecordBatch.from_arrays([
                 pa.array([u] * n, pa.date32()), pa.array([name] * n, pa.string()), pa.array([version] * n, pa.int32()),
-                pa.array(range(1, n + 1) if reason is None else [0], pa.int32()), pa.array(lines, pa.string()),
-                pa.array([reason] * n, pa.string()),
+                pa.array(numbers, pa.int32()), pa.array(lines, pa.string()), pa.array(reasons, pa.string()),
             ], schema=schema)
 
     def settle(batches: Iterator[Any]) -> Iterator[Any]:

@@ -14,12 +14,13 @@ import hashlib
 import io
 import json
 import os
+import re
 import sys
 import tomllib
 import zoneinfo
 from typing import Any
 
-from .parse import I64_MAX, I64_MIN, MAX_LINE_BYTES, gunzip, instant, is_blank, printable
+from .parse import I64_MAX, I64_MIN, MAX_LINE_BYTES, gunzip, instant, is_blank, printable, split_lines
 
 MAX_ID_BYTES = 256
 
@@ -35,6 +36,10 @@ MANUFACTURING: dict[str, Any] = {
                {"name": "defects_non_negative", "rule": "defects >= 0"},
                {"name": "defects_within_units", "rule": "defects <= units"}],
 }
+
+
+# A date as the contract writes it (crates/raw/src/raw/mod.rs, strict_date).
+_DATE = re.compile("[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 class Refused(Exception):
@@ -88,8 +93,8 @@ def _measure(v: Any, of: str) -> int:
         raise Refused(f"missing required field {lst}")
     if not isinstance(items, list):
         raise Refused(f"{lst} is not a list")
-    if not items:
-        raise Refused(f"{lst} is empty")
+    # A sum over an empty list is 0, as a SQL sum over no rows; a model that must refuse an empty
+    # list declares the check `LIST[] not empty`.
     total = 0
     for i, item in enumerate(items, 1):
         try:
@@ -106,7 +111,18 @@ def _rule(rule: str) -> tuple[str, str, str]:
     words = rule.split()
     if len(words) == 3 and words[1] in (">=", "<=") and (words[1] == "<=" or words[2] == "0"):
         return words[0], words[1], words[2]
-    raise ValueError(f"a rule is `FIELD >= 0` or `FIELD <= FIELD`, not {rule!r}")
+    if len(words) == 3 and words[0].endswith("[]") and words[1:] == ["not", "empty"]:
+        return words[0][:-2], "not empty", ""
+    raise ValueError(f"a rule is `FIELD >= 0`, `FIELD <= FIELD` or `LIST[] not empty`, not {rule!r}")
+
+
+def _empty(v: Any, lst: str) -> bool:
+    items = _at(v, lst)
+    if items is None:
+        raise Refused(f"missing required field {lst}")
+    if not isinstance(items, list):
+        raise Refused(f"{lst} is not a list")
+    return not items
 
 
 def _instant(text: str, name: str) -> tuple[dt.datetime, int]:
@@ -141,7 +157,10 @@ def _read(model: dict[str, Any], dims: dict[str, tuple[str, list[str]]], line: s
     measures = [_measure(v, m["of"]) for m in model["measures"]]
     for c in model.get("checks", []):
         a, op, b = _rule(c["rule"])
-        broken = _integer(v, a) < 0 if op == ">=" else _integer(v, a) > _integer(v, b)
+        if op == "not empty":
+            broken = _empty(v, a)
+        else:
+            broken = _integer(v, a) < 0 if op == ">=" else _integer(v, a) > _integer(v, b)
         if broken:
             raise Refused(f"breaks check {c['name']} ({c['rule']})")
     dim = model.get("dimension")
@@ -155,7 +174,8 @@ def _read(model: dict[str, Any], dims: dict[str, tuple[str, list[str]]], line: s
         field = model["business_date"]
         s = _text(v, field)
         try:
-            if len(s) != 10:
+            # Exactly YYYY-MM-DD in ASCII digits (fromisoformat alone also takes 2026-W26-1).
+            if not _DATE.fullmatch(s):
                 raise ValueError(s)
             business_date = dt.date.fromisoformat(s)
         except ValueError:
@@ -204,9 +224,9 @@ def recount(world: str, model: dict[str, Any]) -> list[tuple[str, list[str], lis
             files += [os.path.relpath(os.path.join(here, n), os.path.join(root, part)) for n in names if n.endswith(".jsonl.gz")]
         for name in sorted(files, key=lambda n: n.encode()):
             with open(os.path.join(root, part, name), "rb") as f:
-                text = gunzip(f.read()).decode("utf-8")
-            for i, line in enumerate(text.split("\n"), 1):
-                if is_blank(line):
+                lines = split_lines(gunzip(f.read()))
+            for i, line in enumerate(lines.text, 1):
+                if i - 1 in lines.not_utf8 or is_blank(line):
                     continue
                 r = read_line(model, dims, line, upload)
                 if isinstance(r, str):

@@ -12,11 +12,12 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+import zlib
 from typing import Any
 
 from recount_spark import model as m
-from recount_spark.answers import ModelLandedFile, ModelLanding, ModelRollbackAnswer, ModelRun
-from recount_spark.parse import gunzip, is_blank
+from recount_spark.answers import ModelHeld, ModelLandedFile, ModelLanding, ModelRollbackAnswer, ModelRun
+from recount_spark.parse import gunzip, is_blank, split_lines, unreadable
 from recount_spark.state import has_table, lineage, static_table
 from recount_spark.tables import HASH, NS, WINDOW, hashes_in, prop, summary_of, windows_in
 
@@ -155,6 +156,7 @@ def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) 
     out: list[ModelLandedFile] = []
     todo: list[tuple[dt.date, str, int, str, str]] = []  # upload, file, version, path, status
     missing: list[str] = []
+    held: list[ModelHeld] = []
     for u in uploads:
         part = os.path.join(world, model["events_root"], f"upload_date={u}")
         if not os.path.isdir(part):
@@ -163,6 +165,7 @@ def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) 
         names = []
         for here, _, found in os.walk(part):
             names += [os.path.relpath(os.path.join(here, n), part) for n in found if n.endswith(".jsonl.gz")]
+        upload: list[tuple[dt.date, str, int, str, str]] = []
         for name in sorted(names, key=lambda n: n.encode()):
             path = os.path.join(part, name)
             before = landed.get((u, name))
@@ -170,8 +173,18 @@ def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) 
                 out.append({"upload_date": str(u), "file": name, "version": before[0], "status": "unchanged",
                             "records": 0, "quarantined": 0})
                 continue
+            # A file that cannot be read whole holds back its upload, and only that upload
+            # (crates/lab/src/lake/model_land.rs).
+            try:
+                with open(path, "rb") as f:
+                    gunzip(f.read())
+            except (ValueError, zlib.error) as e:
+                held.append({"upload_date": str(u), "file": name, "reason": unreadable(".gz", e)})
+                upload = []
+                break
             version = before[0] + 1 if before else 1
-            todo.append((u, name, version, path, "new" if version == 1 else "corrected"))
+            upload.append((u, name, version, path, "new" if version == 1 else "corrected"))
+        todo += upload
     again = _reread(spark, world, model, changed, landed, {(u, n) for u, n, *_ in todo})
     todo += [(u, n, v, p, "re-read") for u, n, v, p in again]
     records: list[tuple[Any, ...]] = []
@@ -180,7 +193,11 @@ def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) 
         with open(path, "rb") as f:
             data = f.read()
         good = refused = 0
-        for i, line in enumerate(gunzip(data).decode("utf-8").split("\n"), 1):
+        lines = split_lines(gunzip(data))
+        for i, line in enumerate(lines.text, 1):
+            if i - 1 in lines.not_utf8:
+                refused += 1
+                continue
             if is_blank(line):
                 continue
             r = m.read_line(model, dims, line, u)
@@ -197,7 +214,7 @@ def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) 
     if files:
         spark.createDataFrame(files, schema=spark.table(FILES).schema).writeTo(FILES).append()
     out.sort(key=lambda f: (f["upload_date"], f["file"].encode(), f["version"]))
-    landing: ModelLanding = {"model": model["name"], "files": out, "dimension_changed": changed, "missing": missing}
+    landing: ModelLanding = {"model": model["name"], "files": out, "dimension_changed": changed, "missing": missing, "held": held}
     return landing, sorted({u for u, *_ in again})
 
 

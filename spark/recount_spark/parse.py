@@ -10,7 +10,7 @@ import math
 import re
 import unicodedata
 import zlib
-from typing import Any
+from typing import Any, NamedTuple
 
 # The same limits as the Rust parser (crates/raw/src/raw/mod.rs): a file, a line, an id.
 MAX_INFLATED_BYTES = 256 << 20
@@ -427,6 +427,13 @@ def gunzip(data: bytes, limit: int = MAX_INFLATED_BYTES) -> bytes:
     return b"".join(out)
 
 
+def unreadable(kind: str, e: Exception) -> str:
+    """Why a compressed file cannot be read whole, in one phrase (crates/raw/src/raw/mod.rs,
+    unreadable): one that inflates past the limit says so; anything else is truncated or corrupt."""
+    text = str(e)
+    return f"the {kind} file {text}" if text.startswith("inflates to more than") else f"truncated or corrupt {kind} file ({text})"
+
+
 PARSED_FIELDS = [
     ("upload_date", "date"), ("file_name", "string"), ("file_version", "int"), ("line", "int"),
     ("event_id", "string"), ("basket_id", "string"), ("store_id", "string"), ("till_id", "string"),
@@ -443,3 +450,50 @@ def arrow_schema() -> Any:
     types = {"date": pa.date32(), "string": pa.string(), "int": pa.int32(), "bigint": pa.int64(),
              "timestamp": pa.timestamp("us", tz="UTC")}
     return pa.schema([(c, types[t]) for c, t in PARSED_FIELDS])
+
+
+class Lines(NamedTuple):
+    """A file's lines: each one's text ("" for a line that is not UTF-8), and the reason of each
+    line that is not, by its index."""
+
+    text: list[str]
+    not_utf8: dict[int, str]
+
+
+def split_lines(data: bytes) -> Lines:
+    """A file's lines as the lab splits them (crates/raw/src/raw/mod.rs, split_lines): at the
+    newline byte before anything is decoded, one carriage return before each newline dropped, no
+    line after a final newline. Each line is decoded on its own: one that is not UTF-8 is
+    quarantined alone, `not UTF-8 at byte N` from the line's first byte (0), and the rest of its
+    file lands. tests/corpus/files.jsonl holds both readers to the same lines."""
+    try:
+        whole = data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        # The usual file, decoded at once: a newline byte is never inside a UTF-8 character, so
+        # these are the same lines as the bytes' below.
+        lines = whole.split("\n")
+        done = lines[-1] == ""
+        if done:
+            lines.pop()
+        if "\r" in whole:
+            end = len(lines) - (0 if done else 1)
+            lines = [line[:-1] if i < end and line.endswith("\r") else line for i, line in enumerate(lines)]
+        return Lines(lines, {})
+    parts = data.split(b"\n")
+    ended = parts[-1] == b""
+    if ended:
+        parts.pop()
+    # Only a line that a newline ended loses its carriage return, as Rust's str::lines.
+    last = len(parts) - (0 if ended else 1)
+    raw = [p[:-1] if i < last and p.endswith(b"\r") else p for i, p in enumerate(parts)]
+    text: list[str] = []
+    bad: dict[int, str] = {}
+    for i, line in enumerate(raw):
+        try:
+            text.append(line.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            text.append("")
+            bad[i] = f"not UTF-8 at byte {e.start}"
+    return Lines(text, bad)

@@ -24,6 +24,7 @@ from typing import Any
 from recount_spark.parse import (
     MAX_INFLATED_BYTES,
     MAX_LINE_BYTES,
+    Lines,
     Parsed,
     Stores,
     _Invalid,
@@ -36,6 +37,7 @@ from recount_spark.parse import (
     is_blank,
     parse_line,
     printable,
+    split_lines,
 )
 
 SOURCE_FILE = "recount.toml"
@@ -270,28 +272,28 @@ class _Why(Exception):
     pass
 
 
-def _inflate(data: bytes, compression: str) -> str:
+def _inflate(data: bytes, compression: str) -> bytes:
+    """A file's bytes inflated by its compression, not decoded: its lines are decoded one by one
+    (split_lines). ValueError when the file cannot be read whole."""
     if compression == "gzip":
         try:
-            out = gunzip(data)
-            return out.decode("utf-8")
-        except (ValueError, zlib.error, UnicodeDecodeError) as e:
+            return gunzip(data)
+        except (ValueError, zlib.error) as e:
             raise ValueError(f"truncated or corrupt .gz file ({e})") from None
     elif compression == "zstd":
         import pyarrow as pa
 
         try:
             with pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream:
-                out = stream.read(MAX_INFLATED_BYTES + 1)
+                out: bytes = stream.read(MAX_INFLATED_BYTES + 1)
         except (OSError, pa.ArrowException) as e:
             raise ValueError(f"truncated or corrupt .zst file ({e})") from None
         if len(out) > MAX_INFLATED_BYTES:
             raise ValueError(f"inflates to more than {MAX_INFLATED_BYTES >> 20} MiB, the most one raw file may hold")
-    else:
-        if len(data) > MAX_INFLATED_BYTES:
-            raise ValueError(f"larger than {MAX_INFLATED_BYTES >> 20} MiB, the most one raw file may hold")
-        out = data
-    return out.decode("utf-8")
+        return out
+    if len(data) > MAX_INFLATED_BYTES:
+        raise ValueError(f"larger than {MAX_INFLATED_BYTES >> 20} MiB, the most one raw file may hold")
+    return data
 
 
 def _parquet_rows(data: bytes) -> list[dict[str, Any]]:
@@ -336,15 +338,18 @@ def parse_file(src: Source, upload_date: dt.date, file_name: str, version: int, 
             for i, row in enumerate(_parquet_rows(data), 1):
                 yield _row(base, i, m.parse_object(row, stores, upload_date))
             return
-        text = _inflate(data, src.compression_of(file_name))
-    except (ValueError, OSError, UnicodeDecodeError, zlib.error) as e:
+        data = _inflate(data, src.compression_of(file_name))
+    except (ValueError, OSError, zlib.error) as e:
         raise ValueError(f"{upload_date}/{file_name}: {e}") from None
     if src.format == "csv":
         assert m is not None
-        yield from _csv(m, text, base, stores, upload_date)
+        yield from _csv(m, data, base, stores, upload_date)
         return
-    for i, line in enumerate(split_lines(text), 1):
-        if m is None:
+    lines = split_lines(data)
+    for i, line in enumerate(lines.text, 1):
+        if i - 1 in lines.not_utf8:
+            parsed: Parsed = lines.not_utf8[i - 1]
+        elif m is None:
             parsed = contract_line(line, stores, upload_date)
         else:
             parsed = "blank line" if is_blank(line) else m.parse_json(line, stores, upload_date)
@@ -363,33 +368,37 @@ def file_batch(src: Source, upload_date: dt.date, file_name: str, version: int, 
     if src.is_contract:
         base = {"upload_date": upload_date, "file_name": file_name, "file_version": version}
         lines = file_lines(src, upload_date, file_name, data)
-        return contract_batch(lines, base, stores, upload_date, lambda i, line: _row(base, i + 1, contract_line(line, stores, upload_date)))
+
+        def careful(i: int, line: str) -> dict[str, Any]:
+            return _row(base, i + 1, lines.not_utf8.get(i) or contract_line(line, stores, upload_date))
+
+        return contract_batch(lines.text, base, stores, upload_date, careful)
     return pa.RecordBatch.from_pylist(list(parse_file(src, upload_date, file_name, version, data, stores)), schema=arrow_schema())
 
 
-def split_lines(text: str) -> list[str]:
-    """A file's lines as the lab splits them: at each newline, one carriage return before it
-    dropped, no line after a final newline."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if "\r" in text:
-        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-    return lines
-
-
-def file_lines(src: Source, upload_date: dt.date, file_name: str, data: bytes) -> list[str]:
+def file_lines(src: Source, upload_date: dt.date, file_name: str, data: bytes) -> Lines:
     """The lines of a file of JSON Lines, or ValueError when it cannot be read whole."""
     try:
-        text = _inflate(data, src.compression_of(file_name))
-    except (ValueError, OSError, UnicodeDecodeError, zlib.error) as e:
+        inflated = _inflate(data, src.compression_of(file_name))
+    except (ValueError, OSError, zlib.error) as e:
         raise ValueError(f"{upload_date}/{file_name}: {e}") from None
-    return split_lines(text)
+    return split_lines(inflated)
 
 
 def contract_line(line: str, stores: Stores, upload_date: dt.date) -> Parsed:
     """One line of the contract's shape: its fields, or its reason."""
     return "blank line" if is_blank(line) else parse_line(line, stores, upload_date)
+
+
+# A byte that was not UTF-8, as surrogateescape decodes it: one surrogate of this range each.
+_ESCAPED = re.compile("[\udc80-\udcff]")
+
+
+def _not_utf8(text: str) -> int | None:
+    """Where the first byte that was not UTF-8 stands in text decoded with surrogateescape, in
+    bytes from its start; None when every byte was."""
+    found = _ESCAPED.search(text)
+    return None if found is None else len(text[:found.start()].encode("utf-8", "surrogateescape"))
 
 
 def _row(base: dict[str, Any], line: int, parsed: Parsed) -> dict[str, Any]:
@@ -398,9 +407,14 @@ def _row(base: dict[str, Any], line: int, parsed: Parsed) -> dict[str, Any]:
     return {**base, "line": line, **parsed, "reason": None}
 
 
-def _csv(m: _Mapped, text: str, base: dict[str, Any], stores: Stores, upload_date: dt.date) -> Iterator[dict[str, Any]]:
-    text = text.removeprefix("\ufeff")
-    r = csv.reader(io.StringIO(text, newline=""))
+def _csv(m: _Mapped, data: bytes, base: dict[str, Any], stores: Stores, upload_date: dt.date) -> Iterator[dict[str, Any]]:
+    """A CSV file's rows. The header must be UTF-8; a row that is not is quarantined alone, with
+    its first such byte counted from the row's first byte (crates/raw/src/raw/mapped/mod.rs)."""
+    text = data.removeprefix("\ufeff".encode()).decode("utf-8", "surrogateescape")
+    physical = io.StringIO(text, newline="").readlines()
+    if physical and _not_utf8(physical[0]) is not None:
+        raise ValueError(f"{upload_date}/{base['file_name']}: the CSV header cannot be read (not UTF-8)")
+    r = csv.reader(iter(physical))
     header = [h.strip() for h in next(r, [])]
     cols = {n: (header.index(".".join(p)) if ".".join(p) in header else None) for n, p in m.paths.items()}
     # Each mapped column by its whole name, as one key: a CSV column is never nested.
@@ -411,6 +425,10 @@ def _csv(m: _Mapped, text: str, base: dict[str, Any], stores: Stores, upload_dat
     for rec in r:
         start, line = line, r.line_num + 1
         if not rec:
+            continue
+        at = _not_utf8("".join(physical[start - 1:line - 1]))
+        if at is not None:
+            yield _row(base, start, f"not UTF-8 at byte {at}")
             continue
         if len(rec) != len(header):
             yield _row(base, start, f"CSV row has {len(rec)} fields, the header has {len(header)}")

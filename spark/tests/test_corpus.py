@@ -13,7 +13,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from recount_spark.model import fingerprint_line
-from recount_spark.parse import parse_line
+from recount_spark.parse import parse_line, split_lines
 from recount_spark.source import _Mapped
 from recount_spark.state import describe_change
 from recount_spark.v2 import name_runs
@@ -109,6 +109,22 @@ class Words(unittest.TestCase):
         self.assertEqual(rules, {"name_runs", "describe_change", "fingerprint_line"})
         self.assertGreaterEqual(len(cases), 18)
 
+
+SPLIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "corpus", "split.jsonl")
+
+
+class Split(unittest.TestCase):
+    """A raw file's bytes as lines (tests/corpus/split.jsonl; the lab reads the same cases in
+    crates/raw/src/raw/mod.rs): split at the newline byte, each line decoded on its own."""
+
+    def test_every_case_gets_the_corpus_lines(self) -> None:
+        with open(SPLIT, encoding="utf-8") as f:
+            cases = [json.loads(line) for line in f]
+        for c in cases:
+            got = split_lines(bytes.fromhex(c["hex"]))
+            lines = [{"reason": got.not_utf8[i]} if i in got.not_utf8 else {"text": t} for i, t in enumerate(got.text)]
+            self.assertEqual(lines, c["lines"], c["case"])
+        self.assertGreaterEqual(sum(1 for c in cases for x in c["lines"] if "reason" in x), 10)
 
 
 if __name__ == "__main__":

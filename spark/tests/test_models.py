@@ -25,9 +25,10 @@ class ModelCorpus(unittest.TestCase):
         with open(CORPUS, encoding="utf-8") as f:
             cases = [json.loads(line) for line in f]
         self.assertGreater(len(cases), 25)
+        self.assertGreaterEqual(sum(1 for c in cases if "model" in c), 10)
         for c in cases:
             with self.subTest(case=c["case"]):
-                got = read_line(MANUFACTURING, PLANTS, c["line"], dt.date.fromisoformat(c["upload_date"]))
+                got = read_line(c.get("model", MANUFACTURING), PLANTS, c["line"], dt.date.fromisoformat(c["upload_date"]))
                 want = c["expect"]
                 if "reason" in want:
                     self.assertEqual(got, want["reason"])

@@ -72,6 +72,19 @@ class Sources(unittest.TestCase):
         self.assertEqual(rows[2]["reason"], "empty required field basket_id (basket)")
         self.assertEqual(rows[3]["reason"], "CSV row has 3 fields, the header has 8")
 
+    def test_a_csv_row_or_json_line_that_is_not_utf8_is_quarantined_alone(self) -> None:
+        # As crates/raw/src/raw/mapped/mod.rs's test: the first bad byte from the row's start (m2,B2,LON1,"T is 13 bytes).
+        data = (b"txn_id,basket,store,till,sold_at,received_at,currency,amount\n"
+                b"m1,B1,LON1,T1,2026-10-24T11:00:00+01:00,1792836000,GBP,1\n")
+        data += b'm2,B2,LON1,"T\xe9",2026-10-24T11:00:00+01:00,1792836000,GBP,1\n'
+        data += b"m3,B3,LON1,T1,2026-10-24T11:00:00+01:00,1792836000,GBP,1\n"
+        rows = list(parse_file(shape("csv"), DAY, "x.csv", 1, data, STORES))
+        self.assertEqual([(r["line"], r["reason"]) for r in rows], [(2, None), (3, "not UTF-8 at byte 13"), (4, None)])
+        lines = b'{"a":1}\n{"b":"\xff"}\r\n{"c":3}\n'
+        rows = list(parse_file(Source(), DAY, "a.jsonl", 1, lines, STORES))
+        self.assertEqual([(r["line"], r["reason"]) for r in rows][1], (2, "not UTF-8 at byte 6"))
+        self.assertTrue(all("UTF-8" not in (r["reason"] or "") for i, r in enumerate(rows) if i != 1), rows)
+
     @unittest.skipUnless(HAS_PYARROW, "pyarrow reads Parquet")
     def test_parquet_records_map_and_a_float_column_holds_the_file_back(self) -> None:
         import pyarrow as pa

@@ -134,7 +134,7 @@ pub(super) fn spark_model_run(
     let line = crate::progress::Progress::start("spark: starting");
     let answer = spark_driver(g, warehouse)?.model_run(&run, |p| line.set(format!("spark: {}", p.message), p.done.zip(p.total)))?;
     drop(line);
-    let missing = !answer.landing.missing.is_empty();
+    let missing = !answer.landing.missing.is_empty() || !answer.landing.held.is_empty();
     let model = answer.landing.model.clone();
     let report =
         reports::model_lab::RunsReport { model, landing: Some(answer.landing), runs: answer.runs, fingerprint: answer.fingerprint };

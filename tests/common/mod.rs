@@ -117,11 +117,17 @@ impl HandWorld {
     }
 
     pub fn file(&self, upload: &str, name: &str, lines: &[String]) -> PathBuf {
+        let lines: Vec<&[u8]> = lines.iter().map(|l| l.as_bytes()).collect();
+        self.file_of_bytes(upload, name, &lines)
+    }
+
+    /// A file of lines given as bytes (a line need not be UTF-8), each ended by a newline.
+    pub fn file_of_bytes(&self, upload: &str, name: &str, lines: &[&[u8]]) -> PathBuf {
         let dir = self.root.join(format!("pos/events/upload_date={upload}"));
         std::fs::create_dir_all(&dir).unwrap();
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         for l in lines {
-            gz.write_all(l.as_bytes()).unwrap();
+            gz.write_all(l).unwrap();
             gz.write_all(b"\n").unwrap();
         }
         let path = dir.join(name);

@@ -99,6 +99,61 @@ case("checks_before_plant", line(units=1, defects=2, plant_id="plant-z"),
 case("plant_before_partition", line(plant_id="plant-z", uploaded_at="2026-07-01T00:00:01Z"),
      {"reason": "unknown plant_id 'plant-z'"})
 
+# A model of one's own whose measure sums a list (the contract's section 7): a sum over an empty
+# list is 0 and the entity counts, unless the model declares the check `LIST[] not empty`. These
+# cases name their model; the others are manufacturing's.
+ENERGY = {
+    "name": "energy", "gold": "daily_energy", "entity": "record", "key": "record_id", "event_id": "event_id",
+    "event_time": "produced_at", "arrival_time": "uploaded_at", "events_root": "mes/records",
+    "dimension": {"file": "plants.csv", "key": "plant_id", "timezone": "timezone"}, "business_date": None,
+    "grain": ["plant_id"], "attributes": [],
+    "measures": [{"name": "records", "of": "count"}, {"name": "wh", "of": "intervals[].wh"}], "checks": [],
+}
+CHECKED = {**ENERGY, "checks": [{"name": "has_intervals", "rule": "intervals[] not empty"}]}
+
+
+def energy(name, model, text, expect):
+    cases.append({"case": name, "model": model, "upload_date": UPLOAD, "line": text, "expect": expect})
+
+
+def metered(measures):
+    return record("2026-06-29", measures, grain=[BASE["plant_id"]])
+
+
+energy("list_summed", ENERGY, line(intervals=[{"wh": 5}, {"wh": 7, "at": "x"}]), metered((1, 12)))
+energy("empty_list_sums_to_zero_and_counts", ENERGY, line(intervals=[]), metered((1, 0)))
+energy("list_missing", ENERGY, line(), {"reason": "missing required field intervals"})
+energy("list_null", ENERGY, line(intervals=None), {"reason": "missing required field intervals"})
+energy("list_not_a_list", ENERGY, line(intervals=5), {"reason": "intervals is not a list"})
+energy("list_item_not_an_integer", ENERGY, line(intervals=[{"wh": 1}, {"wh": "2"}]), {"reason": "intervals 2: wh is not an integer"})
+energy("list_item_without_the_field", ENERGY, line(intervals=[{"kwh": 1}]), {"reason": "intervals 1: missing required field wh"})
+energy("checked_empty_list_is_refused", CHECKED, line(intervals=[]), {"reason": "breaks check has_intervals (intervals[] not empty)"})
+energy("checked_list_with_one_item", CHECKED, line(intervals=[{"wh": 3}]), metered((1, 3)))
+energy("checked_missing_list_names_the_field", CHECKED, line(), {"reason": "missing required field intervals"})
+
+# A model whose business date is a field read as-is: exactly YYYY-MM-DD, a real day in years 0001
+# to 9999, or the line is refused.
+DATED = {**ENERGY, "name": "shifts", "gold": "daily_shifts", "dimension": None, "business_date": "shift_date",
+         "measures": [{"name": "records", "of": "count"}, {"name": "units", "of": "units"}]}
+
+
+def shift(name, date, expect):
+    energy(name, DATED, line(shift_date=date), expect)
+
+
+def not_a_date(text):
+    return {"reason": f"shift_date '{text}' is not a date YYYY-MM-DD"}
+
+
+shift("shift_date_read_as_is", "2026-06-27", record("2026-06-27", (1, 12), grain=[BASE["plant_id"]]))
+shift("shift_date_without_leading_zeros", "2026-6-27", not_a_date("2026-6-27"))
+shift("shift_date_as_an_iso_week", "2026-W26-6", not_a_date("2026-W26-6"))
+shift("shift_date_in_year_zero", "0000-01-01", not_a_date("0000-01-01"))
+shift("shift_date_past_year_9999", "+10000-01-01", not_a_date("+10000-01-01"))
+shift("shift_date_not_in_the_calendar", "2026-02-30", not_a_date("2026-02-30"))
+shift("shift_date_in_other_digits", "２０２６-06-27", not_a_date("２０２６-06-27"))
+shift("shift_date_with_a_time", "2026-06-27T00:00", not_a_date("2026-06-27T00:00"))
+
 if __name__ == "__main__":
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models.jsonl")
     with open(out, "w", encoding="utf-8") as f:

@@ -83,7 +83,7 @@ row! {
 }
 row! { #[derive(serde::Serialize)] pub struct LatenessBucket { pub days_late: i64, pub records: i64, pub keys: i64 } }
 row! { pub struct KeptWindow { pub business_date: NaiveDate, pub late_days: i32 } }
-row! { pub struct QuarantineRow { pub upload_date: NaiveDate, pub file: String, pub version: i32, pub line: i32, pub reason: String } }
+row! { pub struct QuarantineRow { pub upload_date: NaiveDate, pub file: String, pub version: i32, pub line: i32, pub reason: String, pub raw_line: String } }
 
 statements! {
     LATE_ROWS: Query<LateRecord> = model::LATE_ROWS;

@@ -6,12 +6,12 @@
 //! SQL is queries/model.sql.
 
 use super::Lab;
-pub use super::model_land::{ModelCorrection, ModelLandedFile, ModelLanding, land, pending_corrections};
+pub use super::model_land::{ModelCorrection, ModelHeld, ModelLandedFile, ModelLanding, land, pending_corrections};
 use crate::model::Model;
 use crate::model::read::DimensionTable;
 use crate::model::recount::ModelRow;
+use crate::store::Tx;
 use crate::store::model::{ModelCells, NewSnapshot};
-use crate::store::{Tx, model as cols};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use std::path::{Path, PathBuf};
@@ -37,10 +37,11 @@ pub fn model_for_landing(lab: &Lab, world: &Path, asked: Option<&Model>) -> Resu
     match (lab_model(lab)?, wanted) {
         (Some(have), Some(want)) if have != want => {
             bail!(
-                "this lab holds model {}; {} declares model {}: land it in a lab of its own (--lab)",
+                "this lab holds model {}; {} declares model {} with other {}: land it in a lab of its own (--lab)",
                 have.name,
                 world.display(),
-                want.name
+                want.name,
+                have.differences(&want).join(", ")
             )
         }
         (Some(have), _) if !world.join(&have.events_root).is_dir() => bail!(
@@ -57,7 +58,7 @@ pub fn model_for_landing(lab: &Lab, world: &Path, asked: Option<&Model>) -> Resu
     }
     .and_then(|m| {
         if let Some(m) = &m {
-            fits(m)?;
+            m.validate()?;
         }
         Ok(m)
     })
@@ -398,21 +399,6 @@ pub fn recompute(lab: &Lab, model: &Model) -> Result<crate::model::recount::Mode
         return recount_bronze(lab, model);
     }
     crate::model::recount::recount_files(model, &dimension_table(lab, model)?, &current_files(lab)?, None)
-}
-
-/// The columns a model needs, against the lab's: a model with more is refused before anything
-/// lands.
-pub fn fits(model: &Model) -> Result<()> {
-    for (what, n, max) in [
-        ("model.grain", model.grain.len(), cols::GRAIN_COLUMNS),
-        ("model.attributes", model.attributes.len(), cols::ATTRIBUTE_COLUMNS),
-        ("model.measures", model.measures.len(), cols::MEASURE_COLUMNS),
-    ] {
-        if n > max {
-            bail!("{what}: {n} given; the lab keeps at most {max}");
-        }
-    }
-    Ok(())
 }
 
 /// The recount of a mirror's bronze: its current records under the same dedup and sums, in

@@ -38,6 +38,18 @@ pub struct ModelLanding {
     pub dimension_changed: Vec<String>,
     /// Upload dates asked for that the world does not have.
     pub missing: Vec<NaiveDate>,
+    /// Uploads held back whole: a file of theirs cannot be read whole (a cut or corrupt gzip,
+    /// one that inflates past the limit), so nothing of them landed; the other uploads did.
+    pub held: Vec<ModelHeld>,
+}
+
+/// An upload a landing held back, by its first file (in name order) that cannot be read whole.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
+pub struct ModelHeld {
+    pub upload_date: NaiveDate,
+    pub file: String,
+    pub reason: String,
 }
 
 /// A refused line: file id, line, reason, the line as shown.
@@ -125,11 +137,23 @@ fn records_of(
     mut file: ModelFile,
     bytes: &[u8],
 ) -> Result<(RecordsBatch, ModelFile, Vec<RefusedLine>)> {
-    let text = crate::raw::decompress(bytes).wrap_err_with(|| format!("reading upload_date={}/{}", file.upload_date, file.file))?;
+    let bytes = crate::raw::decompress(bytes).wrap_err_with(|| format!("reading upload_date={}/{}", file.upload_date, file.file))?;
     let (mut records, mut refused) = (RecordsBuilder::new(file.file_id), Vec::new());
     let reader = LineReader::new(model, dims)?;
-    for (i, line) in text.lines().enumerate() {
+    for (i, raw) in crate::raw::split_lines(&bytes).enumerate() {
         let n = i32::try_from(i + 1)?;
+        let line = match crate::raw::line_text(raw) {
+            Ok(line) => line,
+            Err(reason) => {
+                refused.push((
+                    file.file_id,
+                    n,
+                    reason,
+                    crate::sanitize::for_terminal(&String::from_utf8_lossy(raw)).chars().take(2000).collect(),
+                ));
+                continue;
+            }
+        };
         if line.trim().is_empty() {
             continue;
         }
@@ -164,7 +188,9 @@ fn dimension(lab: &Lab, world: &Path, model: &Model) -> Result<(DimensionTable, 
     let Some(d) = &model.dimension else { return Ok((DimensionTable::default(), None, Vec::new())) };
     let kept = lab.store().model_dimension()?;
     let path = crate::raw::world_file(world, &d.file, "model.dimension.file")?;
-    if !path.is_file() {
+    // Only a file that is not there falls back on the lab's; a folder or a FIFO in its place is
+    // refused by the read below, naming it.
+    if !path.exists() {
         return match kept {
             Some(k) => Ok((DimensionTable::parse(model, &k.text)?, None, Vec::new())),
             None => bail!("{}: no {} here, and the lab has none yet: the model dates its events by it", world.display(), d.file),
@@ -216,15 +242,17 @@ pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> 
     let started = std::time::Instant::now();
     let (dims, new_dimension, changed) = dimension(lab, world, model)?;
     let mut next_id = lab.store().model_next_file_id()?;
-    let (mut todo, mut missing, mut files) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut todo, mut missing, mut files, mut held) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for &d in dates {
         let Some(found) = world_files(world, model, d)? else {
             missing.push(d);
             continue;
         };
         let landed = lab.store().model_files_of(d)?;
+        let (mut upload, first_id) = (Vec::new(), next_id);
         for (name, path) in found {
-            let md5 = crate::raw::md5_hex(&std::fs::read(&path).wrap_err_with(|| format!("reading {}", path.display()))?);
+            let bytes = std::fs::read(&path).wrap_err_with(|| format!("reading {}", path.display()))?;
+            let md5 = crate::raw::md5_hex(&bytes);
             let before = landed.iter().find(|f| f.file == name);
             if let Some(f) = before.filter(|f| f.md5 == md5) {
                 let (records, quarantined) = (f.records, f.quarantined);
@@ -238,12 +266,21 @@ pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> 
                 });
                 continue;
             }
+            // The contract's section 2: a file that cannot be read whole holds back its upload,
+            // and only that upload (its lines are then read again on DuckDB's threads).
+            if let Err(e) = crate::raw::decompress(&bytes) {
+                held.push(ModelHeld { upload_date: d, file: name, reason: crate::raw::unreadable(".gz", &e).to_string() });
+                upload.clear();
+                next_id = first_id;
+                break;
+            }
             let version = before.map_or(1, |f| f.version + 1);
             let keep_at = Some(version_path(lab, d, &name, version));
             let file = ModelFile { file_id: next_id, file: name, upload_date: d, version, md5, records: 0, quarantined: 0 };
             next_id += 1;
-            todo.push(ToRead { file, from: path, keep_at, status: if version == 1 { "new" } else { "corrected" } });
+            upload.push(ToRead { file, from: path, keep_at, status: if version == 1 { "new" } else { "corrected" } });
         }
+        todo.extend(upload);
     }
     todo.extend(reread(lab, model, &changed, &todo, &mut next_id)?);
     let planned = started.elapsed();
@@ -272,7 +309,7 @@ pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> 
         quarantined: r.file.quarantined,
     }));
     files.sort_by(|a, b| (a.upload_date, &a.file, a.version).cmp(&(b.upload_date, &b.file, b.version)));
-    Ok(ModelLanding { model: model.name.clone(), files, dimension_changed: changed, missing })
+    Ok(ModelLanding { model: model.name.clone(), files, dimension_changed: changed, missing, held })
 }
 
 /// The current files whose records name a dimension row that changed, read again from their

@@ -38,7 +38,8 @@ impl Measure {
 #[serde(deny_unknown_fields)]
 pub struct Check {
     pub name: String,
-    /// `FIELD >= 0`, or `FIELD <= FIELD`: integer fields of the line.
+    /// `FIELD >= 0`, or `FIELD <= FIELD`: integer fields of the line; or `LIST[] not empty`: a
+    /// list that must hold an element (a sum over an empty list is 0 unless a check refuses it).
     pub rule: String,
 }
 
@@ -96,11 +97,32 @@ fn default_event_id() -> String {
 pub const BUILT_IN: [&str; 2] = ["retail", "manufacturing"];
 
 /// A model in `recount.toml`: a built-in's name, or a table of its own.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum ModelChoice {
     Named(String),
     Own(Box<Model>),
+}
+
+/// Read by what the value is (a name, or a table), so that a table's error is the table's own
+/// (`unknown field `grian``), never "did not match any variant" of a type of ours.
+impl<'de> Deserialize<'de> for ModelChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Choice;
+        impl<'de> serde::de::Visitor<'de> for Choice {
+            type Value = ModelChoice;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a built-in model's name (model = \"manufacturing\") or a [model] table")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<ModelChoice, E> {
+                Ok(ModelChoice::Named(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<ModelChoice, A::Error> {
+                Model::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(|m| ModelChoice::Own(Box::new(m)))
+            }
+        }
+        d.deserialize_any(Choice)
+    }
 }
 
 impl ModelChoice {
@@ -148,7 +170,9 @@ pub fn retail() -> Model {
         grain: vec!["store_id".into()],
         attributes: vec!["country".into(), "currency".into()],
         measures: vec![measure("baskets", "count", None), measure("revenue_minor", "tenders[].amount_minor", Some("currency"))],
-        checks: Vec::new(),
+        // The contract's section 7: an empty list sums to 0, so retail refuses a basket with no
+        // payment by a check of its own (its reader words it as it always has).
+        checks: vec![Check { name: "a_basket_has_a_tender".into(), rule: "tenders[] not empty".into() }],
     }
 }
 
@@ -185,6 +209,8 @@ pub fn manufacturing() -> Model {
 pub enum Rule {
     NonNegative(String),
     AtMost(String, String),
+    /// The list at this path holds at least one element.
+    NotEmpty(String),
 }
 
 impl Check {
@@ -193,8 +219,9 @@ impl Check {
         match words.as_slice() {
             [f, ">=", "0"] if is_path(f) => Ok(Rule::NonNegative(f.to_string())),
             [a, "<=", b] if is_path(a) && is_path(b) => Ok(Rule::AtMost(a.to_string(), b.to_string())),
+            [l, "not", "empty"] if l.strip_suffix("[]").is_some_and(is_path) => Ok(Rule::NotEmpty(l.trim_end_matches("[]").to_string())),
             _ => bail!(
-                "model.checks: check {:?} has rule {:?}; a rule is `FIELD >= 0` or `FIELD <= FIELD`",
+                "model.checks: check {:?} has rule {:?}; a rule is `FIELD >= 0`, `FIELD <= FIELD` or `LIST[] not empty`",
                 crate::sanitize::for_terminal(&self.name),
                 crate::sanitize::for_terminal(&self.rule)
             ),
@@ -215,10 +242,23 @@ fn is_sum_path(s: &str) -> bool {
 
 impl Model {
     /// Every key a model needs, checked; an error names the key.
+    /// Every key a model needs, checked; an error names the key. The one check of a model, for
+    /// `model`, `source check`, `land` and Spark alike: what it passes, a lab can land.
     pub fn validate(&self) -> Result<()> {
-        let name_ok = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let name_ok = name_ok_column;
+        if !name_ok(&self.name) {
+            bail!("model.name: {:?} is not a name (letters, digits and _)", crate::sanitize::for_terminal(&self.name));
+        }
         if !name_ok(&self.gold) {
             bail!("model.gold: {:?} is not a table name (letters, digits and _)", crate::sanitize::for_terminal(&self.gold));
+        }
+        // The word reports use for one entity ("basket", "production record").
+        if self.entity.is_empty() || self.entity.len() > 40 || !self.entity.chars().all(|c| c.is_ascii_alphanumeric() || " _-".contains(c))
+        {
+            bail!(
+                "model.entity: {:?} is not a word for one entity (letters, digits, spaces, _ and -, at most 40)",
+                crate::sanitize::for_terminal(&self.entity)
+            );
         }
         for (key, v) in [
             ("model.key", &self.key),
@@ -252,11 +292,50 @@ impl Model {
         if let Some(g) = self.grain.iter().find(|g| !is_path(g)) {
             bail!("model.grain: {:?} is not a field path", crate::sanitize::for_terminal(g));
         }
+        if let Some(a) = self.attributes.iter().find(|a| !name_ok(a)) {
+            bail!("model.attributes: {:?} is not a column name (letters, digits and _)", crate::sanitize::for_terminal(a));
+        }
         self.validate_measures()?;
         for c in &self.checks {
+            if !name_ok(&c.name) {
+                bail!("model.checks: {:?} is not a check's name (letters, digits and _)", crate::sanitize::for_terminal(&c.name));
+            }
             c.parse()?;
         }
+        let mut seen = std::collections::HashSet::new();
+        if let Some(twice) = self.gold_columns().into_iter().find(|c| !seen.insert(c.clone())) {
+            bail!(
+                "model: gold would have two columns named {:?}; business_date, the grain, the attributes and the measures each name one column",
+                crate::sanitize::for_terminal(&twice)
+            );
+        }
+        // The lab keeps a model's parts in fixed columns: a model with more is refused here, by
+        // `model` and `source check` as by `land`.
+        use crate::store::model::{ATTRIBUTE_COLUMNS, GRAIN_COLUMNS, MEASURE_COLUMNS};
+        for (what, n, max) in [
+            ("model.grain", self.grain.len(), GRAIN_COLUMNS),
+            ("model.attributes", self.attributes.len(), ATTRIBUTE_COLUMNS),
+            ("model.measures", self.measures.len(), MEASURE_COLUMNS),
+        ] {
+            if n > max {
+                bail!("{what}: {n} given; a lab keeps at most {max}");
+            }
+        }
         Ok(())
+    }
+
+    /// The keys whose values differ between two models, as `recount.toml` names them: what a
+    /// lab that holds one says of a world that declares the other.
+    pub fn differences(&self, other: &Model) -> Vec<String> {
+        let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) =
+            (serde_json::to_value(self), serde_json::to_value(other))
+        else {
+            return Vec::new();
+        };
+        let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        keys.into_iter().filter(|k| a.get(*k) != b.get(*k)).map(|k| format!("model.{k}")).collect()
     }
 
     fn validate_measures(&self) -> Result<()> {
@@ -339,5 +418,27 @@ mod tests {
         assert!(bad(&|m| m.measures[0].currency = Some("currency".into())).contains("not one of model.attributes"));
         assert!(bad(&|m| m.checks[2].rule = "defects < units".into()).starts_with("model.checks"));
         assert!(bad(&|m| m.business_date = Some("shift_date".into())).contains("not both"));
+        assert!(bad(&|m| m.name = "m\u{1b}]2;PWN\u{7}".into()).starts_with("model.name"));
+        assert!(bad(&|m| m.entity = "record\u{1b}[31m".into()).starts_with("model.entity"));
+        assert!(bad(&|m| m.measures[1].name = "line_id".into()).contains("two columns named \"line_id\""));
+        assert!(bad(&|m| m.measures[1].name = "business_date".into()).contains("two columns named \"business_date\""));
+        assert!(bad(&|m| m.checks[0].name = "a b".into()).starts_with("model.checks"));
+        assert!(bad(&|m| m.grain.extend(["a", "b"].map(String::from))).contains("model.grain: 5 given; a lab keeps at most 4"));
+        assert!(
+            bad(&|m| m.measures.extend((0..4).map(|i| measure(&format!("m{i}"), "count", None)))).starts_with("model.measures: 7 given")
+        );
+        let mut r = retail();
+        r.attributes.push("co\u{1b}untry".into());
+        assert!(r.validate().unwrap_err().to_string().starts_with("model.attributes"));
+        let choice = |text: &str| toml::from_str::<std::collections::BTreeMap<String, ModelChoice>>(text).map_err(|e| e.to_string());
+        let own = include_str!("../../../../examples/parcels/recount.toml");
+        assert!(choice(own).is_ok());
+        let err = choice(&own.replace("grain =", "grian =")).unwrap_err();
+        assert!(err.contains("unknown field `grian`") && !err.contains("variant"), "{err}");
+        assert!(choice("model = 7").unwrap_err().contains("a built-in model's name"));
+        let mut changed = manufacturing();
+        changed.grain.pop();
+        changed.entity = "unit".into();
+        assert_eq!(manufacturing().differences(&changed), ["model.entity", "model.grain"]);
     }
 }

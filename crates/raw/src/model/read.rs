@@ -98,6 +98,7 @@ enum Want {
 enum SlotRule {
     NonNegative(usize),
     AtMost(usize, usize),
+    NotEmpty(usize),
 }
 
 /// How a measure's value is had: 1 for a count, else its slot.
@@ -129,39 +130,34 @@ pub struct LineReader<'a> {
 impl<'a> LineReader<'a> {
     pub fn new(model: &'a Model, dims: &'a DimensionTable) -> Result<LineReader<'a>> {
         let mut wants = Vec::new();
-        let mut slot = |w: Want| match wants.iter().position(|x| *x == w) {
-            Some(i) => i,
-            None => {
-                wants.push(w);
-                wants.len() - 1
-            }
-        };
         let field = |p: &str| Want::Field(p.to_string());
-        let event_id = slot(field(&model.event_id));
-        let key = slot(field(&model.key));
-        let grain = model.grain.iter().map(|g| slot(field(g))).collect();
-        let event_time = slot(field(&model.event_time));
-        let arrival = slot(field(&model.arrival_time));
+        let event_id = slot(&mut wants, field(&model.event_id));
+        let key = slot(&mut wants, field(&model.key));
+        let grain = model.grain.iter().map(|g| slot(&mut wants, field(g))).collect();
+        let event_time = slot(&mut wants, field(&model.event_time));
+        let arrival = slot(&mut wants, field(&model.arrival_time));
         let measures = model
             .measures
             .iter()
             .map(|m| match m.of.split_once("[].") {
                 _ if m.is_count() => MeasureSlot::Count,
-                Some((list, f)) => MeasureSlot::Sum(slot(Want::Sum { list: list.into(), field: f.into() })),
-                None => MeasureSlot::Field(slot(field(&m.of))),
+                Some((list, f)) => MeasureSlot::Sum(slot(&mut wants, Want::Sum { list: list.into(), field: f.into() })),
+                None => MeasureSlot::Field(slot(&mut wants, field(&m.of))),
             })
             .collect();
         let mut rules = Vec::new();
         for c in &model.checks {
             let r = match c.parse()? {
-                Rule::NonNegative(f) => SlotRule::NonNegative(slot(field(&f))),
-                Rule::AtMost(a, b) => SlotRule::AtMost(slot(field(&a)), slot(field(&b))),
+                Rule::NonNegative(f) => SlotRule::NonNegative(slot(&mut wants, field(&f))),
+                Rule::AtMost(a, b) => SlotRule::AtMost(slot(&mut wants, field(&a)), slot(&mut wants, field(&b))),
+                // The list's slot: a sum's over it when a measure has one, else its own.
+                Rule::NotEmpty(list) => SlotRule::NotEmpty(list_slot(&mut wants, &list)),
             };
             rules.push((r, c));
         }
         let dated_by = match (&model.dimension, &model.business_date) {
-            (Some(d), _) => slot(field(&d.key)),
-            (None, Some(f)) => slot(field(f)),
+            (Some(d), _) => slot(&mut wants, field(&d.key)),
+            (None, Some(f)) => slot(&mut wants, field(f)),
             (None, None) => bail!("the model gives no business date"),
         };
         let top = top_level(&wants);
@@ -241,6 +237,11 @@ impl<'a> LineReader<'a> {
             let broken = match *rule {
                 SlotRule::NonNegative(f) => integer(f)? < 0,
                 SlotRule::AtMost(a, b) => integer(a)? > integer(b)?,
+                SlotRule::NotEmpty(i) => match &s[i] {
+                    Slot::Items(a) => a.is_empty(),
+                    Slot::Missing => return Err(format!("missing required field {}", path(i))),
+                    _ => return Err(format!("{} is not a list", path(i))),
+                },
             };
             if broken {
                 return Err(format!("breaks check {} ({})", c.name, c.rule));
@@ -253,8 +254,8 @@ impl<'a> LineReader<'a> {
                 (crate::tz::business_date(event_time, row.timezone), &row.attributes)
             }
             None => (
-                NaiveDate::parse_from_str(by, "%Y-%m-%d")
-                    .map_err(|_| format!("{} '{}' is not a date YYYY-MM-DD", path(self.dated_by), for_terminal(by)))?,
+                crate::raw::strict_date(by)
+                    .ok_or_else(|| format!("{} '{}' is not a date YYYY-MM-DD", path(self.dated_by), for_terminal(by)))?,
                 &[],
             ),
         };
@@ -266,6 +267,26 @@ impl<'a> LineReader<'a> {
             ));
         }
         Ok(RecordView { key, event_id, event_time, arrival, business_date, grain, attributes, measures })
+    }
+}
+
+/// The slot of what a reader wants, shared with an equal want before it.
+fn slot(wants: &mut Vec<Want>, w: Want) -> usize {
+    match wants.iter().position(|x| *x == w) {
+        Some(i) => i,
+        None => {
+            wants.push(w);
+            wants.len() - 1
+        }
+    }
+}
+
+/// The slot that holds a list: a sum's over it when a measure has one (so the fast reader still
+/// finds each key once), else one of its own.
+fn list_slot(wants: &mut Vec<Want>, list: &str) -> usize {
+    match wants.iter().position(|w| matches!(w, Want::Sum { list: l, .. } if l == list)) {
+        Some(i) => i,
+        None => slot(wants, Want::Sum { list: list.to_string(), field: String::new() }),
     }
 }
 
@@ -403,9 +424,10 @@ fn integer(v: &Slot<'_>, path: &str) -> Result<i64, String> {
 /// The sum of a field over a list's elements, checked for overflow.
 fn sum(v: &Slot<'_>, want: &Want) -> Result<i64, String> {
     let Want::Sum { list, field } = want else { return Err("not a sum".into()) };
+    // A sum over an empty list is 0, as a SQL sum over no rows (the contract's section 7); a
+    // model that must refuse an empty list declares the check `LIST[] not empty`.
     let items = match v {
-        Slot::Items(a) if !a.is_empty() => a,
-        Slot::Items(_) => return Err(format!("{list} is empty")),
+        Slot::Items(a) => a,
         Slot::Missing => return Err(format!("missing required field {list}")),
         _ => return Err(format!("{list} is not a list")),
     };

@@ -223,11 +223,18 @@ fn recount_with(
         let mut copies = Copies::default();
         let mut read_bytes = 0u64;
         for (rank, (upload, name, path)) in files.iter().enumerate() {
-            let text = crate::raw::read_gz_text(path)?;
-            for (i, line) in text.lines().enumerate() {
-                if line.trim().is_empty() {
-                    continue;
-                }
+            let bytes = crate::raw::read_gz_bytes(path)?;
+            for (i, raw) in crate::raw::split_lines(&bytes).enumerate() {
+                let line = match crate::raw::line_text(raw) {
+                    Ok(line) if !line.trim().is_empty() => line,
+                    Ok(_) => continue,
+                    Err(reason) => {
+                        if pass == 0 {
+                            refused.push(Refused { file: format!("upload_date={upload}/{name}"), line: i + 1, reason });
+                        }
+                        continue;
+                    }
+                };
                 let kept = reader.read_with(line, *upload, |r| -> Result<()> {
                     if passes > 1 && xxhash_rust::xxh3::xxh3_64(r.key.as_bytes()) % passes != pass {
                         return Ok(());

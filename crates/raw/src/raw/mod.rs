@@ -10,7 +10,7 @@ pub mod source;
 pub mod stores;
 
 use chrono::NaiveDate;
-use color_eyre::eyre::{Result, WrapErr, bail};
+use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use std::path::{Path, PathBuf};
 
 pub use event::{PosEvent, parse_line};
@@ -100,16 +100,23 @@ pub fn partition_dir(root: &Path, upload_date: NaiveDate) -> PathBuf {
     root.join(EVENTS_DIR).join(format!("upload_date={upload_date}"))
 }
 
+/// A date written exactly `YYYY-MM-DD`: ASCII digits, a real day of the calendar, years 0001 to
+/// 9999 (what every reader, Python's and Spark's among them, reads alike). None for anything else
+/// (`2026-3-1`, `+10000-01-01`, `2026-W26-1`).
+pub fn strict_date(s: &str) -> Option<NaiveDate> {
+    use chrono::Datelike;
+    let b = s.as_bytes();
+    let shaped = b.len() == 10 && b.iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
+    let d = NaiveDate::parse_from_str(s, "%Y-%m-%d").ok().filter(|_| shaped)?;
+    (d.year() >= 1).then_some(d)
+}
+
 /// Parses a partition directory name; anything that is not `upload_date=<valid date>` is an error.
 pub fn parse_partition_name(name: &str) -> Result<NaiveDate, String> {
     let Some(value) = name.strip_prefix("upload_date=") else {
         return Err(format!("partition directory '{name}' is not named upload_date=YYYY-MM-DD"));
     };
-    if value.len() != 10 {
-        return Err(format!("partition directory '{name}': '{value}' is not a valid date (YYYY-MM-DD)"));
-    }
-    NaiveDate::parse_from_str(value, "%Y-%m-%d")
-        .map_err(|_| format!("partition directory '{name}': '{value}' is not a valid date (YYYY-MM-DD)"))
+    strict_date(value).ok_or_else(|| format!("partition directory '{name}': '{value}' is not a valid date (YYYY-MM-DD)"))
 }
 
 /// Every upload partition under a raw zone, oldest first. A directory with a bad name is an error,
@@ -167,11 +174,50 @@ pub fn files_below(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// The whole decompressed text of one upload file. A truncated or corrupt gzip is an error for
-/// the whole file: its lines cannot be trusted one by one.
+/// The whole decompressed text of a gzip file recount wrote itself (a generated world, a test's
+/// fixture), which is UTF-8 throughout. A raw file from a world is read by bytes instead
+/// (`decompress` and `split_lines`), so that one bad line cannot hold back the others.
 pub fn read_gz_text(path: &Path) -> Result<String> {
+    let bytes = read_gz_bytes(path)?;
+    String::from_utf8(bytes).map_err(|e| eyre!("{}: not UTF-8 at byte {}", path.display(), e.utf8_error().valid_up_to()))
+}
+
+/// The decompressed bytes of one upload file. A truncated or corrupt gzip is an error for the
+/// whole file: its lines cannot be trusted one by one.
+pub fn read_gz_bytes(path: &Path) -> Result<Vec<u8>> {
     let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
     decompress(&bytes).map_err(|e| unreadable(".gz", &e).wrap_err(path.display().to_string()))
+}
+
+/// A raw file's lines, as the contract's section 2 splits them: at the newline byte, before
+/// anything is decoded, one carriage return before each newline dropped, and no line after a
+/// final newline (as `str::lines`). Each line is decoded on its own (`line_text`), so a line that
+/// is not UTF-8 is quarantined alone and the rest of its file lands.
+pub fn split_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0;
+    let mut ends = memchr::memchr_iter(b'\n', bytes);
+    std::iter::from_fn(move || {
+        let line = match ends.next() {
+            Some(end) => {
+                let line = &bytes[start..end];
+                start = end + 1;
+                line.strip_suffix(b"\r").unwrap_or(line)
+            }
+            None if start < bytes.len() => {
+                let line = &bytes[start..];
+                start = bytes.len();
+                line
+            }
+            None => return None,
+        };
+        Some(line)
+    })
+}
+
+/// One line's text, or its quarantine reason: `not UTF-8 at byte N`, N counted from the line's
+/// first byte (0), where its first byte that is not part of valid UTF-8 stands.
+pub fn line_text(line: &[u8]) -> std::result::Result<&str, String> {
+    std::str::from_utf8(line).map_err(|e| format!("not UTF-8 at byte {}", e.valid_up_to()))
 }
 
 /// Why a compressed file cannot be read whole, in one phrase: one that inflates past the limit
@@ -199,12 +245,10 @@ pub const MAX_LINE_BYTES: usize = 64 << 10;
 /// The longest id (event_id, basket_id, store_id, till_id) and currency recount keeps.
 pub const MAX_ID_BYTES: usize = 256;
 
-pub fn decompress(bytes: &[u8]) -> Result<String> {
-    let out = gunzip(bytes, MAX_INFLATED_BYTES)?;
-    match String::from_utf8(out) {
-        Ok(s) => Ok(s),
-        Err(e) => bail!("not UTF-8 at byte {}", e.utf8_error().valid_up_to()),
-    }
+/// A gzip file's bytes inflated, at most `MAX_INFLATED_BYTES` of them. Not decoded: a raw file's
+/// lines are decoded one by one (`split_lines`).
+pub fn decompress(bytes: &[u8]) -> Result<Vec<u8>> {
+    gunzip(bytes, MAX_INFLATED_BYTES)
 }
 
 /// Every gzip member of `bytes`, one after another (a file may be several members end to end).
@@ -358,6 +402,29 @@ mod tests {
         assert_eq!(gunzip(&bomb, 5 << 20).unwrap().len(), 5 << 20, "a file at the limit inflates");
     }
 
+    /// A raw file's bytes as lines (tests/corpus/split.jsonl; the Spark driver reads the same
+    /// cases in spark/tests/test_corpus.py): split at the newline byte, each decoded on its own.
+    #[test]
+    fn the_shared_split_corpus_gets_every_line() {
+        let text = include_str!("../../../../tests/corpus/split.jsonl");
+        let (mut cases, mut bad) = (0, 0);
+        for case in text.lines() {
+            let c: serde_json::Value = serde_json::from_str(case).unwrap();
+            let hex = c["hex"].as_str().unwrap();
+            let bytes: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+            let got: Vec<serde_json::Value> = split_lines(&bytes)
+                .map(|l| match line_text(l) {
+                    Ok(t) => serde_json::json!({ "text": t }),
+                    Err(r) => serde_json::json!({ "reason": r }),
+                })
+                .collect();
+            assert_eq!(got, c["lines"].as_array().unwrap().clone(), "{}", c["case"]);
+            bad += got.iter().filter(|l| l.get("reason").is_some()).count();
+            cases += 1;
+        }
+        assert!(cases >= 20 && bad >= 10, "{cases} cases, {bad} bad lines");
+    }
+
     #[test]
     fn corrupt_gzip_is_an_error() {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -381,7 +448,7 @@ mod tests {
         let mut file = member(b"{\"first\":1}\n", flate2::Compression::fast());
         file.extend(member(&big, flate2::Compression::default()));
         file.extend(member(b"{\"last\":3}\n", flate2::Compression::fast()));
-        let text = decompress(&file).unwrap();
+        let text = String::from_utf8(decompress(&file).unwrap()).unwrap();
         assert!(text.starts_with("{\"first\":1}\n{\"n\":0}\n"));
         assert!(text.ends_with("{\"n\":99999}\n{\"last\":3}\n"));
         assert_eq!(text.len(), 12 + big.len() + 11);

@@ -109,8 +109,25 @@ pub struct QuarantineReport {
     pub rows: Vec<QuarantineRow>,
 }
 
+/// The lines landings refused, of every model: a file is named by its path in the raw zone.
 pub fn quarantine(lab: &Lab, upload: Option<NaiveDate>) -> Result<QuarantineReport> {
-    Ok(QuarantineReport { upload_date: upload, rows: lab.store().quarantine_rows(upload)? })
+    let Some(model) = crate::lake::model::lab_model(lab)? else {
+        return Ok(QuarantineReport { upload_date: upload, rows: lab.store().quarantine_rows(upload)? });
+    };
+    let rows = lab
+        .store()
+        .model_quarantine()?
+        .into_iter()
+        .filter(|q| upload.is_none_or(|u| q.upload_date == u))
+        .map(|q| QuarantineRow {
+            file: format!("{}/upload_date={}/{}", model.events_root, q.upload_date, q.file),
+            upload_date: q.upload_date,
+            line: q.line.into(),
+            reason: q.reason,
+            raw_line: q.raw_line,
+        })
+        .collect();
+    Ok(QuarantineReport { upload_date: upload, rows })
 }
 
 impl Report for QuarantineReport {

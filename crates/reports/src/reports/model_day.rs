@@ -135,7 +135,7 @@ pub fn dates_with(lab: &Lab, model: &Model, late_days: u32, recount: &[ModelRow]
 
 /// The first copy (in the raw zone's order) of each key of `d` that only arrived past the window,
 /// as a gold row.
-fn never_counted(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<Vec<ModelRow>> {
+pub(crate) fn never_counted(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<Vec<ModelRow>> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for r in lab.store().model_late_rows(d, late_days)? {

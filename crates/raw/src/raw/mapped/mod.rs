@@ -59,42 +59,54 @@ pub fn read_events(
     }
 }
 
+/// Why a CSV row that is not UTF-8 is quarantined: the first such byte, counted from the row's
+/// first byte (`rest` starts there). Only the row's own bytes are searched: the most a row of
+/// these fields can take, each quoted with its quotes doubled, so a file of such rows costs time
+/// in proportion to its size.
+fn not_utf8_in_row(rest: &[u8], record: &csv::ByteRecord) -> String {
+    let most = 2 * record.as_slice().len() + 3 * record.len() + 2;
+    let at = std::str::from_utf8(&rest[..most.min(rest.len())]).err().map_or(0, |e| e.valid_up_to());
+    format!("not UTF-8 at byte {at}")
+}
+
 fn line_number(i: usize) -> Result<u32> {
     u32::try_from(i + 1).map_err(|_| eyre!("more than 2^32 lines"))
 }
 
+/// Each line of a file of JSON Lines, split at the newline byte and decoded on its own: a line
+/// that is not UTF-8 is quarantined alone (`raw::line_text`), and so is a blank one.
 fn lines<'t>(
-    text: &'t str,
+    bytes: &'t [u8],
     parse: impl Fn(&'t str) -> Verdict<'t>,
     each: &mut impl FnMut(u32, Verdict<'_>, &str) -> Result<()>,
 ) -> Result<u64> {
     let mut n = 0u64;
-    for (i, line) in text.lines().enumerate() {
+    for (i, raw) in super::split_lines(bytes).enumerate() {
         n += 1;
         let no = line_number(i)?;
-        if line.trim().is_empty() {
-            each(no, Err("blank line".to_string()), "")?;
-            continue;
+        match super::line_text(raw) {
+            Err(reason) => each(no, Err(reason), &String::from_utf8_lossy(raw))?,
+            Ok(line) if line.trim().is_empty() => each(no, Err("blank line".to_string()), "")?,
+            Ok(line) => each(no, parse(line), line)?,
         }
-        each(no, parse(line), line)?;
     }
     Ok(n)
 }
 
-/// A file's bytes as text: inflated by its compression, at most `MAX_INFLATED_BYTES`, UTF-8.
-pub fn inflate(bytes: &[u8], compression: super::source::Compression) -> Result<String> {
+/// A file's bytes inflated by its compression, at most `MAX_INFLATED_BYTES`; not decoded (its
+/// lines are, one by one).
+pub fn inflate(bytes: &[u8], compression: super::source::Compression) -> Result<Cow<'_, [u8]>> {
     use super::source::Compression;
-    let out = match compression {
-        Compression::Gzip => return super::decompress(bytes).map_err(|e| super::unreadable(".gz", &e)),
-        Compression::Zstd => super::unzstd(bytes, super::MAX_INFLATED_BYTES).map_err(|e| super::unreadable(".zst", &e))?,
+    Ok(match compression {
+        Compression::Gzip => Cow::Owned(super::decompress(bytes).map_err(|e| super::unreadable(".gz", &e))?),
+        Compression::Zstd => Cow::Owned(super::unzstd(bytes, super::MAX_INFLATED_BYTES).map_err(|e| super::unreadable(".zst", &e))?),
         Compression::None => {
             if bytes.len() > super::MAX_INFLATED_BYTES {
                 bail!("larger than {} MiB, the most one raw file may hold", super::MAX_INFLATED_BYTES >> 20);
             }
-            bytes.to_vec()
+            Cow::Borrowed(bytes)
         }
-    };
-    String::from_utf8(out).map_err(|e| eyre!("not UTF-8 at byte {}", e.utf8_error().valid_up_to()))
+    })
 }
 
 /// The named columns (paths) of a Parquet file, row by row, as text: a store list. A row that
@@ -320,22 +332,24 @@ impl Map {
     }
 
     /// A CSV file with a header row: each mapped path is a column name.
+    /// A CSV file's rows. The header must be UTF-8 (without it no column can be found, so the
+    /// file is unreadable); a row that is not is quarantined alone, as a JSON line is.
     fn csv(
         &self,
-        text: &str,
+        bytes: &[u8],
         stores: &StoreTable,
         upload_date: NaiveDate,
         each: &mut impl FnMut(u32, Verdict<'_>, &str) -> Result<()>,
     ) -> Result<u64> {
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(text.as_bytes());
+        let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+        let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(bytes);
         let headers = rdr.headers().map_err(|e| eyre!("the CSV header cannot be read ({e})"))?.clone();
         let column = |path: &[String]| (!path.is_empty()).then(|| headers.iter().position(|h| h.trim() == path.join("."))).flatten();
         let cols: Vec<Option<usize>> = self.paths.iter().map(|p| column(p)).collect();
-        let mut record = csv::StringRecord::new();
+        let mut record = csv::ByteRecord::new();
         let mut n = 0u64;
         loop {
-            match rdr.read_record(&mut record) {
+            match rdr.read_byte_record(&mut record) {
                 Ok(false) => break,
                 Ok(true) => {}
                 Err(e) => bail!("line {}: not readable as CSV ({e})", rdr.position().line()),
@@ -343,16 +357,30 @@ impl Map {
             // Where the record starts: its line, and its text for the quarantine.
             let (line, at) = record.position().map_or((0, 0), |p| (p.line(), p.byte() as usize));
             n += 1;
-            let raw = text.get(at..).and_then(|r| r.lines().next()).unwrap_or_default();
+            let raw = bytes.get(at..).and_then(|r| super::split_lines(r).next()).unwrap_or_default();
             let no = u32::try_from(line).map_err(|_| eyre!("more than 2^32 lines"))?;
-            let verdict = if record.len() != headers.len() {
-                Err(format!("CSV row has {} fields, the header has {}", record.len(), headers.len()))
+            let text = match super::line_text(raw) {
+                Ok(t) => Cow::Borrowed(t),
+                Err(_) => String::from_utf8_lossy(raw),
+            };
+            // The record's buffer goes into the row and back, so no row allocates.
+            let row = match csv::StringRecord::from_byte_record(std::mem::take(&mut record)) {
+                Ok(row) => row,
+                Err(e) => {
+                    record = e.into_byte_record();
+                    each(no, Err(not_utf8_in_row(&bytes[at.min(bytes.len())..], &record)), &text)?;
+                    continue;
+                }
+            };
+            let verdict = if row.len() != headers.len() {
+                Err(format!("CSV row has {} fields, the header has {}", row.len(), headers.len()))
             } else if raw.len() > MAX_LINE_BYTES {
                 Err(format!("line of {} bytes, longer than the {MAX_LINE_BYTES} recount parses", raw.len()))
             } else {
-                self.csv_row(&record, &cols, stores, upload_date)
+                self.csv_row(&row, &cols, stores, upload_date)
             };
-            each(no, verdict, raw)?;
+            each(no, verdict, &text)?;
+            record = row.into_byte_record();
         }
         Ok(n)
     }
@@ -495,6 +523,61 @@ mod tests {
         assert_eq!(rev, 1250, "the sum over a list of tenders");
         let numeric = LINE.replace(r#""total":"12.50""#, r#""total":12.50"#);
         assert_eq!(verdict(&reader(Unit::Major, None), &numeric).unwrap().0, 1250, "a JSON number's own text");
+    }
+
+    /// Each line (CSV row) is decoded on its own: one that is not UTF-8 is quarantined alone,
+    /// naming its first bad byte from the line's (row's) start, and its neighbours are read.
+    #[test]
+    fn a_line_or_csv_row_that_is_not_utf8_is_quarantined_alone() {
+        let up: NaiveDate = "2026-10-24".parse().unwrap();
+        let stores = stores();
+        let run = |r: &Reader, name: &str, bytes: &[u8]| {
+            let mut got = Vec::new();
+            read_events(Path::new(name), bytes, r, &stores, up, |no, v, text| {
+                got.push((no, v.map(|e| e.basket_id.into_owned()), text.to_string()));
+                Ok(())
+            })
+            .unwrap();
+            got
+        };
+        let good = r#"{"event_id":"e1","basket_id":"B1","store_id":"LON1","till_id":"t1","event_ts":"2026-10-24T10:00:00Z","uploaded_at":"2026-10-24T10:00:09Z","currency":"GBP","tenders":[{"method":"card","amount_minor":5}]}"#;
+        let at = good.find(r#""t1""#).unwrap() + 2;
+        let mut bad = good.replace("B1", "B2").into_bytes();
+        bad[at] = 0xff;
+        let file = [good.as_bytes(), b"\n", &bad, b"\r\n", good.replace("B1", "B3").as_bytes(), b"\n"].concat();
+        let got = run(&Reader::default(), "a.jsonl", &file);
+        assert_eq!(got.len(), 3);
+        assert_eq!((got[0].0, got[0].1.clone()), (1, Ok("B1".to_string())));
+        assert_eq!((got[1].0, got[1].1.clone()), (2, Err(format!("not UTF-8 at byte {at}"))));
+        assert!(got[1].2.contains("t\u{fffd}"), "the line is shown with its bad byte replaced: {}", got[1].2);
+        assert_eq!((got[2].0, got[2].1.clone()), (3, Ok("B3".to_string())));
+        // A CSV row: its first bad byte counted from the row's start; the rows around it read.
+        let csv_reader = Reader {
+            glob: "*.csv".into(),
+            format: FileFormat::Csv,
+            compression: None,
+            fields: Some(FieldPaths {
+                event_id: "id".into(),
+                basket_id: "basket".into(),
+                store_id: "store".into(),
+                till_id: Some("till".into()),
+                event_ts: StampField::Iso("ts".into()),
+                uploaded_at: StampField::Iso("up".into()),
+                currency: "cur".into(),
+                amount: AmountField { path: "minor".into(), tenders: None, unit: Unit::Minor },
+            }),
+        };
+        let row = |basket: &str, till: &[u8]| {
+            [format!("e-{basket},{basket},LON1,").as_bytes(), till, b",2026-10-24T10:00:00Z,2026-10-24T10:00:09Z,GBP,5\n"].concat()
+        };
+        let csv = [&b"id,basket,store,till,ts,up,cur,minor\n"[..], &row("C1", b"t1"), &row("C2", b"\"t\xe9\""), &row("C3", b"t3")].concat();
+        let got = run(&csv_reader, "a.csv", &csv);
+        let verdicts: Vec<_> = got.iter().map(|(no, v, _)| (*no, v.clone())).collect();
+        assert_eq!(
+            verdicts,
+            [(2, Ok("C1".to_string())), (3, Err("not UTF-8 at byte 15".to_string())), (4, Ok("C3".to_string()))],
+            "e-C2,C2,LON1,\"t is 15 bytes"
+        );
     }
 
     /// The lab gives every verdict of the mapped corpus (`tests/corpus/mapped.jsonl`, written by

@@ -113,23 +113,24 @@ impl FieldSamples {
         }
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         let reader = Reader { compression: self.compression, ..Reader::default() };
-        let text = inflate(bytes, reader.compression_of(&name))?;
+        let bytes = inflate(bytes, reader.compression_of(&name))?;
         if self.format == FileFormat::Jsonl {
-            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            // A line that is not UTF-8 is quarantined at landing; a sample of field values skips it.
+            for line in crate::raw::split_lines(&bytes).filter_map(|l| crate::raw::line_text(l).ok()).filter(|l| !l.trim().is_empty()) {
                 self.json_line(line);
             }
             return Ok(());
         }
-        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(text.as_bytes());
+        let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
+        let mut rdr = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(bytes);
         let headers = rdr.headers()?.clone();
         let cols: Vec<(usize, Option<usize>)> = self
             .names
             .iter()
             .map(|(slot, _, _)| (*slot, headers.iter().position(|h| h.trim() == self.map.paths[*slot].join("."))))
             .collect();
-        for rec in rdr.records() {
-            let rec = rec?;
+        for rec in rdr.byte_records() {
+            let Ok(rec) = csv::StringRecord::from_byte_record(rec?) else { continue };
             for (slot, col) in &cols {
                 self.note(*slot, col.and_then(|c| rec.get(c)).map(str::to_string));
             }

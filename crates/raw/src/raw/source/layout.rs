@@ -223,7 +223,7 @@ pub(super) fn match_segment(seg: &Segment, name: &str, parts: &mut [Option<u32>;
     }
     let bad = || format!("partition directory '{shown}': '{value}' is not a valid date ({pattern})");
     match seg.part {
-        Part::Date => NaiveDate::parse_from_str(value, "%Y-%m-%d").map(Some).map_err(|_| bad()),
+        Part::Date => crate::raw::strict_date(value).map(Some).ok_or_else(bad),
         Part::None | Part::Any => Ok(None),
         Part::Hour if value.parse::<u32>().is_ok_and(|h| h < 24) => Ok(None),
         Part::Hour => Err(format!("partition directory '{shown}': '{value}' is not an hour (00 to 23, {pattern})")),
