@@ -13,6 +13,32 @@ INSERT INTO model.definition VALUES ($name, $parts);
 -- name: dimension_newest
 SELECT version, md5, text FROM model.dimension_versions ORDER BY version DESC LIMIT 1;
 
+-- name: dimension_versions
+-- Every version of the dimension file, oldest first: a key gone from a later version keeps the
+-- row it last had (lake::model::dimension_table).
+SELECT version, md5, text FROM model.dimension_versions ORDER BY version;
+
+-- name: measure_past_limit
+-- The first (business date, grain) the landing's new files (file id $first_file_id on) touch
+-- where a measure, summed as absolute values over every copy in the current files, passes
+-- $limit: exact in HUGEINT. Below it no sum of that grain (v2, the recount, a v1 run) can leave
+-- 64 bits. Each measure's total, and one of the new files that brought the grain's records.
+WITH touched AS (SELECT DISTINCT business_date FROM model.records WHERE file_id >= $first_file_id::INTEGER),
+sums AS (
+    SELECT r.business_date, r.g1, r.g2, r.g3, r.g4,
+           sum(abs(r.m1::HUGEINT)) AS t1, sum(abs(r.m2::HUGEINT)) AS t2, sum(abs(r.m3::HUGEINT)) AS t3,
+           sum(abs(r.m4::HUGEINT)) AS t4, sum(abs(r.m5::HUGEINT)) AS t5, sum(abs(r.m6::HUGEINT)) AS t6,
+           min(CASE WHEN r.file_id >= $first_file_id::INTEGER THEN 'upload_date=' || f.upload_date || '/' || f.file END) AS file
+    FROM model.records r JOIN model.current_files f USING (file_id)
+    WHERE r.business_date IN (SELECT business_date FROM touched)
+    GROUP BY r.business_date, r.g1, r.g2, r.g3, r.g4)
+SELECT business_date, g1, g2, g3, g4, t1::VARCHAR AS t1, t2::VARCHAR AS t2, t3::VARCHAR AS t3, t4::VARCHAR AS t4,
+       t5::VARCHAR AS t5, t6::VARCHAR AS t6, file
+FROM sums
+WHERE greatest(coalesce(t1, 0), coalesce(t2, 0), coalesce(t3, 0), coalesce(t4, 0), coalesce(t5, 0), coalesce(t6, 0)) > $limit::HUGEINT
+ORDER BY business_date, g1, g2, g3, g4
+LIMIT 1;
+
 -- name: dimension_insert
 INSERT INTO model.dimension_versions VALUES ($version, $md5, $text, now()::TIMESTAMP);
 

@@ -363,6 +363,7 @@ fn daily(g: &Global, model: &Model, range: &Range, world: &Path, window: crate::
                 all.files.extend(landing.files);
                 all.missing.extend(landing.missing);
                 all.dimension_changed.extend(landing.dimension_changed);
+                all.dimension_removed = landing.dimension_removed;
                 all.held.extend(landing.held);
             }
             None => landed = Some(landing),

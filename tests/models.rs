@@ -637,6 +637,84 @@ fn a_cut_model_file_holds_back_its_own_upload_and_the_others_land() {
     assert_eq!(again["detail"]["files"].as_array().unwrap().len(), parts, "{again}");
 }
 
+/// A measure whose sum over a date and grain would leave 64 bits is refused at landing, naming
+/// the date, the grain, the measure and the file, and the lab is as it was; before, it landed and
+/// every later v2 run failed on DuckDB's conversion, naming nothing.
+#[test]
+fn a_measure_sum_past_64_bits_is_refused_at_landing_naming_the_date_grain_and_file() {
+    let dir = tempdir();
+    let (w, _) = parcels(dir.path());
+    let (lab, ws) = (dir.path().join("lab"), w.to_str().unwrap().to_string());
+    let first: Vec<String> = std::fs::read_dir(w.join("feed")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let upload = first.iter().min().unwrap().trim_start_matches("upload_date=").to_string();
+    ok(&lab, &["land", &upload, "--world", &ws]);
+    ok(&lab, &["run", &upload]);
+    let before = ok(&lab, &["fingerprint"]);
+    assert!(!before.contains(": 0 rows"), "{before}");
+    // A new upload whose two parcels weigh 5e18 g each on one depot and route date.
+    let heavy = |id: &str| {
+        format!(
+            r#"{{"event_id":"h{id}","parcel_id":"heavy-{id}","depot":"north","route_date":"2026-03-09","delivered_at":"2026-03-09T18:00:00Z","sent_at":"2026-03-10T01:00:00Z","items":[{{"grams":5000000000000000000}}]}}"#
+        )
+    };
+    let part = w.join("feed/upload_date=2026-03-10");
+    std::fs::create_dir_all(&part).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, format!("{}\n{}\n", heavy("1"), heavy("2")).as_bytes()).unwrap();
+    std::fs::write(part.join("heavy.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    let out = recount(&lab, &["land", "2026-03-10", "--world", &ws]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("business date 2026-03-09, depot north: weight_g over every landed copy would total 10000000000000000000")
+            && err.contains("upload_date=2026-03-10/heavy.jsonl.gz")
+            && err.contains("nothing was landed"),
+        "{err}"
+    );
+    assert_eq!(ok(&lab, &["fingerprint"]), before, "the lab is as it was");
+    // No trace of it: no kept copy of its file.
+    let mut todo = vec![lab.clone()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().map(Result::unwrap) {
+            assert!(!e.file_name().to_string_lossy().contains("heavy"), "left behind: {}", e.path().display());
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            }
+        }
+    }
+}
+
+/// A key gone from the dimension file keeps the row it last had, for every model as retail keeps
+/// a store gone from stores.csv: its records stay in gold, nothing is read again, and the landing
+/// says so. Before, its files were re-read and every record quarantined as an unknown plant.
+#[test]
+fn a_key_removed_from_the_dimension_keeps_its_rows_in_gold() {
+    let dir = tempdir();
+    let copy = dir.path().join("w");
+    copy_dir(&world().1, &copy);
+    let (lab, ws) = (dir.path().join("lab"), copy.to_str().unwrap().to_string());
+    ok(&lab, &["daily", FIRST, "2026-07-01", "--world", &ws]);
+    let before = fingerprint_of(&lab);
+    let plants = std::fs::read_to_string(copy.join("plants.csv")).unwrap();
+    let kept: Vec<&str> = plants.lines().filter(|l| !l.starts_with("plant-c,")).collect();
+    assert_eq!(kept.len() + 1, plants.lines().count(), "plant-c was listed");
+    std::fs::write(copy.join("plants.csv"), kept.join("\n") + "\n").unwrap();
+    let landed = json(&lab, &["land", "2026-07-02", "--world", &ws]);
+    assert_eq!(landed["detail"]["dimension_removed"], serde_json::json!(["plant-c"]), "{landed}");
+    assert_eq!(landed["detail"]["dimension_changed"], serde_json::json!([]), "{landed}");
+    let files = landed["detail"]["files"].as_array().unwrap();
+    assert!(files.iter().all(|f| f["status"] == "new" && f["upload_date"] == "2026-07-02"), "nothing re-read: {landed}");
+    let plant_c = files.iter().find(|f| f["file"] == "plant-c.jsonl.gz").unwrap();
+    assert!(plant_c["records"].as_i64().unwrap() > 0, "plant-c's new lines are read by its last row: {plant_c}");
+    let text = ok(&lab, &["land", "2026-07-02", "--world", &ws]);
+    assert!(text.contains("no longer names plant-c"), "{text}");
+    assert_eq!(fingerprint_of(&lab), before, "gold keeps every plant-c row");
+    ok(&lab, &["run", "2026-07-02"]);
+    let gold = json(&lab, &["check", "2026-06-29"]);
+    assert!(gold["detail"]["v2"].as_array().unwrap().iter().any(|r| r["grain"][0] == "plant-c"), "{gold}");
+    assert_eq!(gold["detail"]["v2"], gold["detail"]["recompute"], "the recount reads the lab's kept rows too: {gold}");
+}
+
 /// Both engines' recounts of the manufacturing world, with its correction applied, print one
 /// fingerprint: the lab's (polars) and the Spark driver's Python (spark/recount_spark/model.py).
 #[test]

@@ -1004,6 +1004,11 @@ fn bad_bytes_on_both(lab: &str, dir: &Path, world: &Path) {
     let cut = first("2026-07-08");
     let whole = std::fs::read(&cut).unwrap();
     std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    // And plant-b gone from plants.csv: it keeps its last row on both, and its records stay in gold.
+    let plants = std::fs::read_to_string(bad.join("plants.csv")).unwrap();
+    let kept: Vec<&str> = plants.lines().filter(|l| !l.starts_with("plant-b,")).collect();
+    assert_eq!(kept.len() + 1, plants.lines().count());
+    std::fs::write(bad.join("plants.csv"), kept.join("\n") + "\n").unwrap();
     let bs = bad.display().to_string();
     let on_lab = detail(&recount_code(&["--lab", lab, "daily", "2026-07-07", "2026-07-08", "--world", &bs, "--format", "json"], 1));
     let on_spark = detail(&recount_code(
@@ -1014,6 +1019,8 @@ fn bad_bytes_on_both(lab: &str, dir: &Path, world: &Path) {
     for (engine, v) in [("lab", &on_lab), ("spark", &on_spark)] {
         let held = v["landing"]["held"].as_array().unwrap();
         assert_eq!(held.len(), 1, "{engine}: {v}");
+        assert_eq!(v["landing"]["dimension_removed"], serde_json::json!(["plant-b"]), "{engine}: {v}");
+        assert!(v["landing"]["files"].as_array().unwrap().iter().all(|f| f["status"] != "re-read"), "{engine}: nothing is re-read: {v}");
         assert_eq!(held[0]["upload_date"], "2026-07-08", "{engine}: {v}");
         let ran: Vec<&Value> = v["runs"].as_array().unwrap().iter().flat_map(|r| r["uploads"].as_array().unwrap()).collect();
         assert_eq!(ran, [&Value::from("2026-07-07")], "{engine}: the held upload gets no run: {v}");

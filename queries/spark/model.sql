@@ -45,6 +45,18 @@ CREATE TABLE IF NOT EXISTS lake.recount.model_naive (
 (SELECT c.* FROM @model_current c LEFT JOIN model_kept k ON c.business_date = k.kept_date
  WHERE coalesce(@window_days <= greatest(:late_days, coalesce(k.kept_days, 0)), false))
 
+-- name: measure_totals
+-- The current copies of :dates, each measure summed as absolute values (exact as DECIMAL(38,0),
+-- past 64 bits) per date, grain and file: the driver adds a landing's new copies and refuses a
+-- total that would leave 64 bits (model_warehouse.past_limit), as the lab's landing does.
+SELECT business_date, g1, g2, g3, g4, upload_date, file_name,
+       sum(abs(CAST(m1 AS DECIMAL(38,0)))) AS t1, sum(abs(CAST(m2 AS DECIMAL(38,0)))) AS t2,
+       sum(abs(CAST(m3 AS DECIMAL(38,0)))) AS t3, sum(abs(CAST(m4 AS DECIMAL(38,0)))) AS t4,
+       sum(abs(CAST(m5 AS DECIMAL(38,0)))) AS t5, sum(abs(CAST(m6 AS DECIMAL(38,0)))) AS t6
+FROM @model_current c
+WHERE array_contains(@changed_dates, business_date)
+GROUP BY business_date, g1, g2, g3, g4, upload_date, file_name
+
 -- name: late_rows
 -- The current records of :d past its window (:late_days, a reopening's already in it): how many,
 -- and the most days after the date one arrived (a record uploaded before the date's eve is -2 or

@@ -158,6 +158,7 @@ class ModelLanding(TypedDict):
     model: str
     files: list[ModelLandedFile]
     dimension_changed: list[str]
+    dimension_removed: list[str]
     missing: list[str]
     held: list[ModelHeld]
 

@@ -185,16 +185,18 @@ def cmd_model_run(a: argparse.Namespace) -> None:
     spark = session(a.warehouse, a.master, a.jar)
     sql = Sql(spark, a.queries)
     model_warehouse.ensure(spark, sql, held)
-    landing: ModelLanding = {"model": held["name"], "files": [], "dimension_changed": [], "missing": [], "held": []}
+    landing: ModelLanding = {"model": held["name"], "files": [], "dimension_changed": [], "dimension_removed": [], "missing": [],
+                             "held": []}
     runs: list[ModelRun] = []
     batches = [[u] for u in uploads] if a.daily else [uploads]
     for i, batch in enumerate(batches):
         progress(f"landing {len(batch)} upload(s)", i, len(batches))
-        landed, again = model_warehouse.land(spark, a.world, held, batch)
+        landed, again = model_warehouse.land(spark, sql, a.world, held, batch)
         landing["files"] += landed["files"]
         landing["missing"] += landed["missing"]
         landing["held"] += landed["held"]
         landing["dimension_changed"] = sorted(set(landing["dimension_changed"]) | set(landed["dimension_changed"]))
+        landing["dimension_removed"] = landed["dimension_removed"]
         # The uploads whose files a corrected dimension row re-read run too: their dates move. A
         # held upload landed nothing, so it gets no run.
         skipped = set(landed["missing"]) | {h["upload_date"] for h in landed["held"]}

@@ -17,7 +17,7 @@ from typing import Any
 
 from recount_spark import model as m
 from recount_spark.answers import ModelHeld, ModelLandedFile, ModelLanding, ModelRollbackAnswer, ModelRun
-from recount_spark.parse import gunzip, is_blank, split_lines, unreadable
+from recount_spark.parse import I64_MAX, gunzip, is_blank, printable, split_lines, unreadable
 from recount_spark.state import has_table, lineage, static_table
 from recount_spark.tables import HASH, NS, WINDOW, hashes_in, prop, summary_of, windows_in
 
@@ -66,33 +66,38 @@ def warehouse_model(warehouse: str) -> dict[str, Any] | None:
     return json.loads(rows[0]["parts"]) if rows else None
 
 
-def _dimension(spark: Any, world: str, model: dict[str, Any]) -> tuple[dict[str, tuple[str, list[str]]], list[str]]:
-    """The dimension: the world's file when it has one (a new version when it changed), else the
-    warehouse's newest. Returns it and the keys whose rows changed (a row that differs or is
-    gone, and a new key), in byte order, as the lab's landing names them."""
+def _dimension(spark: Any, world: str, model: dict[str, Any]) -> tuple[dict[str, tuple[str, list[str]]], list[str], list[str]]:
+    """The dimension, as the lab's landing has it (crates/lab/src/lake/model_land.rs): the world's
+    file when it has one (a new version when it changed), over every row the warehouse's versions
+    named, so a key gone from the file keeps its last row and its records stay in gold. Returns
+    it, the keys whose rows changed or are new, and the keys the file no longer names, each in
+    byte order."""
     from pyspark.sql import Row
 
     dim = model.get("dimension")
     if not dim:
-        return {}, []
+        return {}, [], []
     kept = sorted(spark.table(DIMENSION).collect(), key=lambda r: r.version)
+    table: dict[str, tuple[str, list[str]]] = {}
+    for v in kept:
+        table.update(m.dimension(model, v.text))
     path = os.path.join(world, dim["file"])
     if not os.path.isfile(path):
         if not kept:
             raise ValueError(f"{world}: no {dim['file']} here, and the warehouse has none yet")
-        return m.dimension(model, kept[-1].text), []
+        return table, [], []
     with open(path, encoding="utf-8") as f:
         text = f.read()
     md5 = hashlib.md5(text.encode()).hexdigest()
     now = m.dimension(model, text)
-    changed: list[str] = []
-    if kept and kept[-1].md5 != md5:
-        old = m.dimension(model, kept[-1].text)
-        changed = sorted({k for k, row in old.items() if now.get(k) != row} | (now.keys() - old.keys()))
-    if not kept or kept[-1].md5 != md5:
-        row = Row(version=(kept[-1].version + 1) if kept else 1, md5=md5, text=text)
-        spark.createDataFrame([row], schema=spark.table(DIMENSION).schema).writeTo(DIMENSION).append()
-    return now, changed
+    removed = sorted(table.keys() - now.keys())
+    if kept and kept[-1].md5 == md5:
+        return table, [], removed
+    changed = sorted(k for k, row in now.items() if table.get(k) != row) if kept else []
+    row = Row(version=(kept[-1].version + 1) if kept else 1, md5=md5, text=text)
+    spark.createDataFrame([row], schema=spark.table(DIMENSION).schema).writeTo(DIMENSION).append()
+    table.update(now)
+    return table, changed, removed
 
 
 def _reread(spark: Any, world: str, model: dict[str, Any], changed: list[str],
@@ -141,13 +146,43 @@ def _record_row(upload: dt.date, name: str, version: int, line: int, r: dict[str
             *pad(r["grain"], g), *pad(r["attributes"], a), *pad(r["measures"], ms), r["event_ns"])
 
 
-def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) -> tuple[ModelLanding, list[dt.date]]:
+def past_limit(model: dict[str, Any], new: list[tuple[Any, ...]], existing: list[Any], replaced: set[tuple[dt.date, str]]) -> str | None:
+    """Why a landing is refused when a measure, summed as absolute values over every copy of a
+    (business date, grain) its new records touch, would leave 64 bits, as the lab's landing says
+    it (crates/lab/src/lake/model_land.rs, refuse_measures_past_limit); None when none would.
+    `new`: the landing's records (_record_row); `existing`: the warehouse's current copies summed
+    by date, grain and file (`measure_totals`), less the files the landing replaces."""
+    width = COLUMNS[2]
+    totals: dict[tuple[Any, ...], list[int]] = {}
+    files: dict[tuple[Any, ...], str] = {}
+    for r in new:
+        k = (r[7], *r[8:12])
+        acc = totals.setdefault(k, [0] * width)
+        for i, value in enumerate(r[16:16 + width]):
+            acc[i] += abs(value or 0)
+        f = f"upload_date={r[0]}/{r[1]}"
+        files[k] = min(files.get(k, f), f)
+    for row in existing:
+        k = (row["business_date"], row["g1"], row["g2"], row["g3"], row["g4"])
+        if k in totals and (row["upload_date"], row["file_name"]) not in replaced:
+            for i in range(width):
+                totals[k][i] += int(row[f"t{i + 1}"] or 0)
+    for k in sorted(totals, key=lambda k: (k[0], *((g or "").encode() for g in k[1:]))):
+        for measure, total in zip(model["measures"], totals[k], strict=False):
+            if total > I64_MAX:
+                grain = ", ".join(f"{name} {printable(v or '')}" for name, v in zip(model["grain"], k[1:], strict=False))
+                return (f"business date {k[0]}, {grain}: {measure['name']} over every landed copy would total {total}, "
+                        f"past what 64 bits hold (file {printable(files[k])}); nothing was landed")
+    return None
+
+
+def land(spark: Any, sql: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) -> tuple[ModelLanding, list[dt.date]]:
     """Lands `uploads` of `world`: a file whose bytes are new lands as its path's next version,
     and a corrected dimension row's files are read again. Returns what landed, and the uploads
     whose files were read again (their runs rebuild the dates the correction moves)."""
     from pyspark.sql import Row
 
-    dims, changed = _dimension(spark, world, model)
+    dims, changed, removed = _dimension(spark, world, model)
     landed: dict[tuple[dt.date, str], tuple[int, str]] = {}
     for r in spark.table(FILES).collect():
         key = (r.upload_date, r.file_name)
@@ -210,11 +245,17 @@ def land(spark: Any, world: str, model: dict[str, Any], uploads: list[dt.date]) 
         files.append(Row(upload_date=u, file_name=name, version=version, md5=md5, records=good, quarantined=refused))
         out.append({"upload_date": str(u), "file": name, "version": version, "status": status, "records": good, "quarantined": refused})
     if records:
+        dates = sorted({r[7] for r in records})
+        existing = [r.asDict() for r in sql("model", "measure_totals", dates=dates).collect()]
+        why = past_limit(model, records, existing, {(u, n) for u, n, *_ in todo})
+        if why is not None:
+            raise ValueError(why)
         spark.createDataFrame(records, schema=spark.table(RECORDS).schema).writeTo(RECORDS).append()
     if files:
         spark.createDataFrame(files, schema=spark.table(FILES).schema).writeTo(FILES).append()
     out.sort(key=lambda f: (f["upload_date"], f["file"].encode(), f["version"]))
-    landing: ModelLanding = {"model": model["name"], "files": out, "dimension_changed": changed, "missing": missing, "held": held}
+    landing: ModelLanding = {"model": model["name"], "files": out, "dimension_changed": changed, "dimension_removed": removed,
+                            "missing": missing, "held": held}
     return landing, sorted({u for u, *_ in again})
 
 

@@ -40,5 +40,31 @@ class ModelCorpus(unittest.TestCase):
                     self.assertEqual(got, want["record"])
 
 
+class MeasuresPastLimit(unittest.TestCase):
+    """A landing is refused when a measure's total over every copy of a date and grain would leave
+    64 bits, with the lab's words (crates/lab/src/lake/model_land.rs; tests/models.rs holds the
+    lab's)."""
+
+    def test_a_total_past_64_bits_is_refused_naming_the_date_grain_measure_and_file(self) -> None:
+        from recount_spark.model_warehouse import past_limit
+
+        model = {"grain": ["depot"], "measures": [{"name": "parcels", "of": "count"}, {"name": "weight_g", "of": "items[].grams"}]}
+        day = dt.date(2026, 3, 9)
+
+        def rec(file: str, grams: int) -> tuple[object, ...]:
+            return (dt.date(2026, 3, 10), file, 1, 1, "k", "e", 0, day, "north", None, None, None,
+                    None, None, None, None, 1, grams, None, None, None, None, 0)
+
+        self.assertIsNone(past_limit(model, [rec("a.jsonl.gz", 5 * 10**18)], [], set()))
+        why = past_limit(model, [rec("b.jsonl.gz", 5 * 10**18), rec("a.jsonl.gz", 5 * 10**18)], [], set())
+        self.assertEqual(why, "business date 2026-03-09, depot north: weight_g over every landed copy would total 10000000000000000000, "
+                              "past what 64 bits hold (file upload_date=2026-03-10/a.jsonl.gz); nothing was landed")
+        # The warehouse's own copies count, but not those of a file the landing replaces.
+        old = {"business_date": day, "g1": "north", "g2": None, "g3": None, "g4": None, "upload_date": dt.date(2026, 3, 9),
+               "file_name": "old.jsonl.gz", "t1": 1, "t2": 5 * 10**18, "t3": None, "t4": None, "t5": None, "t6": None}
+        self.assertIsNotNone(past_limit(model, [rec("a.jsonl.gz", 5 * 10**18)], [old], set()))
+        self.assertIsNone(past_limit(model, [rec("a.jsonl.gz", 5 * 10**18)], [old], {(dt.date(2026, 3, 9), "old.jsonl.gz")}))
+
+
 if __name__ == "__main__":
     unittest.main()

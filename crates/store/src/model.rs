@@ -22,6 +22,15 @@ row! {
     }
 }
 row! { pub struct Next { pub next: i64 } }
+row! {
+    /// A date and grain whose measure would leave 64 bits (`measure_past_limit`): each measure's
+    /// total over every copy, as text (they may pass 64 bits), and a new file of the grain.
+    pub struct MeasurePastLimit {
+        pub business_date: NaiveDate, pub g1: Option<String>, pub g2: Option<String>, pub g3: Option<String>, pub g4: Option<String>,
+        pub t1: Option<String>, pub t2: Option<String>, pub t3: Option<String>, pub t4: Option<String>, pub t5: Option<String>,
+        pub t6: Option<String>, pub file: Option<String>,
+    }
+}
 row! { pub struct Upload { pub upload_date: NaiveDate } }
 row! { pub struct UploadDate { pub upload_date: NaiveDate, pub business_date: NaiveDate, pub current: bool, pub rows: i64 } }
 row! { pub struct InputHash { pub business_date: NaiveDate, pub rows: i64, pub input_hash: String } }
@@ -96,6 +105,8 @@ statements! {
     DEFINITION_GET: Query<Definition> = model::DEFINITION_GET;
     DEFINITION_SET: Exec = model::DEFINITION_SET;
     DIMENSION_NEWEST: Query<DimensionVersion> = model::DIMENSION_NEWEST;
+    DIMENSION_VERSIONS: Query<DimensionVersion> = model::DIMENSION_VERSIONS;
+    MEASURE_PAST_LIMIT: Query<MeasurePastLimit> = model::MEASURE_PAST_LIMIT;
     DIMENSION_INSERT: Exec = model::DIMENSION_INSERT;
     FILES_OF_UPLOAD: Query<ModelFile> = model::FILES_OF_UPLOAD;
     FILES_WITH_KEY: Query<ModelFile> = model::FILES_WITH_KEY;
@@ -316,6 +327,10 @@ impl Store {
     pub fn model_dimension(&self) -> Result<Option<DimensionVersion>> {
         DIMENSION_NEWEST.optional(self, &[])
     }
+    /// Every version of the dimension file, oldest first.
+    pub fn model_dimension_versions(&self) -> Result<Vec<DimensionVersion>> {
+        DIMENSION_VERSIONS.all(self, &[])
+    }
     pub fn model_files_of(&self, upload: NaiveDate) -> Result<Vec<ModelFile>> {
         FILES_OF_UPLOAD.all(self, named_params! { "upload_date": upload })
     }
@@ -428,6 +443,13 @@ impl Tx<'_> {
     pub fn model_dimension_insert(&mut self, version: i32, md5: &str, text: &str) -> Result<()> {
         let p = named_params! { "version": version, "md5": md5, "text": text };
         self.exec("keeping the dimension file's version", &DIMENSION_INSERT, p).map(|_| ())
+    }
+    /// The first date and grain the files from `first_file_id` touch where a measure's total over
+    /// every copy passes `limit`.
+    pub fn model_measure_past_limit(&mut self, first_file_id: i32, limit: i64) -> Result<Option<MeasurePastLimit>> {
+        let found = MEASURE_PAST_LIMIT.optional(self.store, named_params! { "first_file_id": first_file_id, "limit": limit })?;
+        self.step("checking the measures' totals")?;
+        Ok(found)
     }
     pub fn model_file_insert(&mut self, f: &ModelFile) -> Result<()> {
         let p = named_params! {

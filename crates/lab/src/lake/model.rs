@@ -386,10 +386,18 @@ pub fn current_files(lab: &Lab) -> Result<Vec<(NaiveDate, String, PathBuf)>> {
 
 /// The lab's dimension table as it stands.
 pub fn dimension_table(lab: &Lab, model: &Model) -> Result<DimensionTable> {
-    match lab.store().model_dimension()? {
-        Some(d) => DimensionTable::parse(model, &d.text),
-        None => Ok(DimensionTable::default()),
+    kept_dimension(lab, model)
+}
+
+/// Every key the lab's dimension versions have named, each with the row of the newest version
+/// that names it: a key gone from the file keeps its last row, so its records keep their dates
+/// and stay in gold (as a store gone from stores.csv keeps its sales).
+pub(super) fn kept_dimension(lab: &Lab, model: &Model) -> Result<DimensionTable> {
+    let mut table = DimensionTable::default();
+    for v in lab.store().model_dimension_versions()? {
+        table.rows.extend(DimensionTable::parse(model, &v.text)?.rows);
     }
+    Ok(table)
 }
 
 /// The independent recount of the lab's current files (no window): the truth v2 is checked by.

@@ -34,8 +34,12 @@ pub struct ModelLandedFile {
 pub struct ModelLanding {
     pub model: String,
     pub files: Vec<ModelLandedFile>,
-    /// The dimension file's rows that changed (their keys), when a new version of it landed.
+    /// The dimension file's rows that changed or are new (their keys), when a new version of it
+    /// landed.
     pub dimension_changed: Vec<String>,
+    /// Keys the world's dimension file no longer names: each keeps the row it last had, and its
+    /// records stay in gold.
+    pub dimension_removed: Vec<String>,
     /// Upload dates asked for that the world does not have.
     pub missing: Vec<NaiveDate>,
     /// Uploads held back whole: a file of theirs cannot be read whole (a cut or corrupt gzip,
@@ -182,36 +186,51 @@ fn records_of(
 /// A new version of the dimension file: its version, MD5 and text.
 type NewDimension = (i32, String, String);
 
-/// The dimension: the world's file if it has one (a new version when its bytes changed), else
-/// the lab's newest. Returns the table, the new version to keep, and the keys whose rows changed.
-fn dimension(lab: &Lab, world: &Path, model: &Model) -> Result<(DimensionTable, Option<NewDimension>, Vec<String>)> {
-    let Some(d) = &model.dimension else { return Ok((DimensionTable::default(), None, Vec::new())) };
+/// The dimension: the world's file if it has one (a new version when its bytes changed), over
+/// every row the lab's versions named (a key gone from the file keeps its last row, and its
+/// records stay in gold, as retail keeps a store gone from stores.csv). Returns the table, the new
+/// version to keep, the keys whose rows changed or are new, and the keys the file no longer names.
+fn dimension(lab: &Lab, world: &Path, model: &Model) -> Result<LandingDimension> {
+    let Some(d) = &model.dimension else { return Ok(LandingDimension::default()) };
     let kept = lab.store().model_dimension()?;
+    let mut table = super::model::kept_dimension(lab, model)?;
     let path = crate::raw::world_file(world, &d.file, "model.dimension.file")?;
     // Only a file that is not there falls back on the lab's; a folder or a FIFO in its place is
     // refused by the read below, naming it.
     if !path.exists() {
         return match kept {
-            Some(k) => Ok((DimensionTable::parse(model, &k.text)?, None, Vec::new())),
+            Some(_) => Ok(LandingDimension { table, ..LandingDimension::default() }),
             None => bail!("{}: no {} here, and the lab has none yet: the model dates its events by it", world.display(), d.file),
         };
     }
     crate::raw::inside_world(world, &path)?;
     let text = crate::raw::read_small_file(&path)?;
-    let table = DimensionTable::parse(model, &text).wrap_err_with(|| format!("{}", path.display()))?;
+    let now = DimensionTable::parse(model, &text).wrap_err_with(|| format!("{}", path.display()))?;
     let md5 = crate::raw::md5_hex(text.as_bytes());
-    match kept {
-        Some(k) if k.md5 == md5 => Ok((table, None, Vec::new())),
-        Some(k) => {
-            let old = DimensionTable::parse(model, &k.text)?;
-            let mut changed: Vec<String> =
-                old.rows.iter().filter(|(key, row)| table.rows.get(*key) != Some(*row)).map(|(k, _)| k.clone()).collect();
-            changed.extend(table.rows.keys().filter(|k| !old.rows.contains_key(*k)).cloned());
-            changed.sort();
-            Ok((table, Some((k.version + 1, md5, text)), changed))
-        }
-        None => Ok((table, Some((1, md5, text)), Vec::new())),
-    }
+    let mut removed: Vec<String> = table.rows.keys().filter(|k| !now.rows.contains_key(*k)).cloned().collect();
+    removed.sort();
+    let new = match &kept {
+        Some(k) if k.md5 == md5 => return Ok(LandingDimension { table, removed, ..LandingDimension::default() }),
+        Some(k) => Some((k.version + 1, md5, text)),
+        None => Some((1, md5, text)),
+    };
+    let mut changed: Vec<String> = match kept {
+        Some(_) => now.rows.iter().filter(|(key, row)| table.rows.get(*key) != Some(*row)).map(|(k, _)| k.clone()).collect(),
+        None => Vec::new(),
+    };
+    changed.sort();
+    table.rows.extend(now.rows);
+    Ok(LandingDimension { table, new, changed, removed })
+}
+
+/// What a landing reads its lines by: the dimension table, the new version of its file to keep,
+/// the keys whose rows changed or are new, and the keys the file no longer names.
+#[derive(Default)]
+struct LandingDimension {
+    table: DimensionTable,
+    new: Option<NewDimension>,
+    changed: Vec<String>,
+    removed: Vec<String>,
 }
 
 /// The files of upload `d` in `world`, by name in the upload (None: no such partition).
@@ -234,14 +253,19 @@ fn world_files(world: &Path, model: &Model, d: NaiveDate) -> Result<Option<Vec<(
     Ok(Some(out))
 }
 
-/// Lands uploads `dates` of `world` into a model lab: new and corrected files as their next
-/// version, unchanged ones noted, a corrected dimension row's files read again. One transaction;
-/// every version's bytes are written under their own path before it commits.
-pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> Result<ModelLanding> {
-    lab.begin_writing()?;
-    let started = std::time::Instant::now();
-    let (dims, new_dimension, changed) = dimension(lab, world, model)?;
-    let mut next_id = lab.store().model_next_file_id()?;
+/// What a landing found in the world: the file versions to read, the uploads the world lacks,
+/// the files it already holds (the same bytes), and the uploads held back whole.
+struct Planned {
+    todo: Vec<ToRead>,
+    missing: Vec<NaiveDate>,
+    files: Vec<ModelLandedFile>,
+    held: Vec<ModelHeld>,
+}
+
+/// Each upload's files against the versions the lab holds: the same bytes are noted, other bytes
+/// are read as the path's next version (ids from `next_id` on), and an upload with a file that
+/// cannot be read whole is held back.
+fn plan(lab: &Lab, world: &Path, model: &Model, dates: &[NaiveDate], next_id: &mut i32) -> Result<Planned> {
     let (mut todo, mut missing, mut files, mut held) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for &d in dates {
         let Some(found) = world_files(world, model, d)? else {
@@ -249,7 +273,7 @@ pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> 
             continue;
         };
         let landed = lab.store().model_files_of(d)?;
-        let (mut upload, first_id) = (Vec::new(), next_id);
+        let (mut upload, first_id) = (Vec::new(), *next_id);
         for (name, path) in found {
             let bytes = std::fs::read(&path).wrap_err_with(|| format!("reading {}", path.display()))?;
             let md5 = crate::raw::md5_hex(&bytes);
@@ -271,26 +295,43 @@ pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> 
             if let Err(e) = crate::raw::decompress(&bytes) {
                 held.push(ModelHeld { upload_date: d, file: name, reason: crate::raw::unreadable(".gz", &e).to_string() });
                 upload.clear();
-                next_id = first_id;
+                *next_id = first_id;
                 break;
             }
             let version = before.map_or(1, |f| f.version + 1);
             let keep_at = Some(version_path(lab, d, &name, version));
-            let file = ModelFile { file_id: next_id, file: name, upload_date: d, version, md5, records: 0, quarantined: 0 };
-            next_id += 1;
+            let file = ModelFile { file_id: *next_id, file: name, upload_date: d, version, md5, records: 0, quarantined: 0 };
+            *next_id += 1;
             upload.push(ToRead { file, from: path, keep_at, status: if version == 1 { "new" } else { "corrected" } });
         }
         todo.extend(upload);
     }
+    Ok(Planned { todo, missing, files, held })
+}
+
+/// Lands uploads `dates` of `world` into a model lab: new and corrected files as their next
+/// version, unchanged ones noted, a corrected dimension row's files read again. One transaction;
+/// every version's bytes are written under their own path before it commits.
+pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> Result<ModelLanding> {
+    lab.begin_writing()?;
+    let started = std::time::Instant::now();
+    let LandingDimension { table: dims, new: new_dimension, changed, removed } = dimension(lab, world, model)?;
+    let mut next_id = lab.store().model_next_file_id()?;
+    let first_file_id = next_id;
+    let Planned { mut todo, missing, mut files, held } = plan(lab, world, model, dates, &mut next_id)?;
     todo.extend(reread(lab, model, &changed, &todo, &mut next_id)?);
     let planned = started.elapsed();
     todo.reverse();
+    // Where this landing keeps new versions' bytes: removed again if it does not commit.
+    let kept: Vec<PathBuf> = todo.iter().filter_map(|t| t.keep_at.clone()).collect();
     let reading = Arc::new(Reading { model: model.clone(), dims, todo: Mutex::new(todo), read: Mutex::default(), error: Mutex::default() });
     // Settings of the connection, not of the transaction: set before it, reset after it.
     lab.store().unordered_inserts()?;
-    let written = write_landing(lab, model, new_dimension, reading.clone());
+    let written = write_landing(lab, model, new_dimension, reading.clone(), first_file_id);
     let reset = lab.store().ordered_inserts();
-    written.wrap_err("landing: nothing was landed (the transaction rolled back)")?;
+    if let Err(e) = written {
+        return Err(forget_kept(&kept, e));
+    }
     reset.wrap_err("resetting the insertion order")?;
     crate::progress::profile(&[
         ("planning".to_string(), planned.as_secs_f64() * 1e3),
@@ -309,7 +350,23 @@ pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> 
         quarantined: r.file.quarantined,
     }));
     files.sort_by(|a, b| (a.upload_date, &a.file, a.version).cmp(&(b.upload_date, &b.file, b.version)));
-    Ok(ModelLanding { model: model.name.clone(), files, dimension_changed: changed, missing, held })
+    Ok(ModelLanding { model: model.name.clone(), files, dimension_changed: changed, dimension_removed: removed, missing, held })
+}
+
+/// A landing that did not commit: the bytes it kept for its versions are no version's, so they go
+/// too (a kill leaves them, and the next landing writes the same paths again). The error says
+/// nothing landed, and names a file it could not remove.
+fn forget_kept(kept: &[PathBuf], e: color_eyre::Report) -> color_eyre::Report {
+    for path in kept {
+        for p in [path.clone(), path.with_extension("landing")] {
+            if let Err(err) = std::fs::remove_file(&p)
+                && err.kind() != std::io::ErrorKind::NotFound
+            {
+                return e.wrap_err(format!("landing: nothing was landed (the transaction rolled back), but {} is left", p.display()));
+            }
+        }
+    }
+    e.wrap_err("landing: nothing was landed (the transaction rolled back)")
 }
 
 /// The current files whose records name a dimension row that changed, read again from their
@@ -331,7 +388,7 @@ fn reread(lab: &Lab, model: &Model, changed: &[String], todo: &[ToRead], next_id
     Ok(out)
 }
 
-fn write_landing(lab: &Lab, model: &Model, dimension: Option<NewDimension>, reading: Arc<Reading>) -> Result<()> {
+fn write_landing(lab: &Lab, model: &Model, dimension: Option<NewDimension>, reading: Arc<Reading>, first_file_id: i32) -> Result<()> {
     // The folder marks a model lab for the commands (`model_commands`), before its first commit.
     let kept = lab.raw_root().join("model");
     std::fs::create_dir_all(&kept).wrap_err_with(|| format!("creating {}", kept.display()))?;
@@ -352,8 +409,35 @@ fn write_landing(lab: &Lab, model: &Model, dimension: Option<NewDimension>, read
     }
     drop(read);
     tx.model_refused(&refused)?;
+    refuse_measures_past_limit(&mut tx, model, first_file_id)?;
     tx.commit()?;
     Ok(())
+}
+
+/// A date and grain the new files touch where a measure, summed over every landed copy, would
+/// leave 64 bits: the landing is refused, naming them, the measure and a file, as retail refuses
+/// a date's revenue past its limit. Every later sum of the grain then stays inside 64 bits.
+fn refuse_measures_past_limit(tx: &mut Tx, model: &Model, first_file_id: i32) -> Result<()> {
+    let Some(past) = tx.model_measure_past_limit(first_file_id, i64::MAX)? else { return Ok(()) };
+    let totals = [&past.t1, &past.t2, &past.t3, &past.t4, &past.t5, &past.t6];
+    let over = |t: &Option<String>| t.as_deref().and_then(|t| t.parse::<i128>().ok()).is_some_and(|t| t > i128::from(i64::MAX));
+    let (measure, total) = model
+        .measures
+        .iter()
+        .zip(totals)
+        .find(|(_, t)| over(t))
+        .map_or(("a measure", ""), |(m, t)| (m.name.as_str(), t.as_deref().unwrap_or_default()));
+    let grain: Vec<String> = [&past.g1, &past.g2, &past.g3, &past.g4]
+        .iter()
+        .zip(&model.grain)
+        .map(|(v, name)| format!("{name} {}", crate::sanitize::for_terminal(v.as_deref().unwrap_or_default())))
+        .collect();
+    bail!(
+        "business date {}, {}: {measure} over every landed copy would total {total}, past what 64 bits hold (file {}); nothing was landed",
+        past.business_date,
+        grain.join(", "),
+        crate::sanitize::for_terminal(past.file.as_deref().unwrap_or("?"))
+    )
 }
 
 /// A correction a model's world ships: a folder laid out as the world, holding one upload's

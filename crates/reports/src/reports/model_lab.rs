@@ -66,6 +66,20 @@ impl Report for LandingReport {
                 ),
             });
         }
+        if !self.landing.dimension_removed.is_empty() {
+            notes.push(Note {
+                status: Status::Warn,
+                text: format!(
+                    "the dimension file no longer names {}: each keeps the row it last had, and its records stay in gold",
+                    self.landing
+                        .dimension_removed
+                        .iter()
+                        .map(|k| crate::sanitize::for_terminal(k).into_owned())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
         let quarantined: i64 = self.landing.files.iter().filter(|f| f.status != "unchanged").map(|f| f.quarantined).sum();
         if quarantined > 0 {
             notes.push(Note { status: Status::Warn, text: format!("{quarantined} line(s) quarantined: `recount quarantine` lists them") });
