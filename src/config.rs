@@ -94,13 +94,13 @@ pub struct Config {
 
 /// The config file's path: `$RECOUNT_CONFIG`, else under `$XDG_CONFIG_HOME` or `~/.config`.
 pub fn path() -> PathBuf {
-    if let Some(p) = std::env::var_os("RECOUNT_CONFIG") {
+    if let Some(p) = crate::env::var("RECOUNT_CONFIG") {
         return PathBuf::from(p);
     }
-    let base = std::env::var_os("XDG_CONFIG_HOME")
+    let base = crate::env::var("XDG_CONFIG_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .or_else(|| crate::env::var("HOME").map(|h| PathBuf::from(h).join(".config")))
         .unwrap_or_else(|| PathBuf::from("."));
     base.join("recount").join("config.toml")
 }

@@ -14,7 +14,7 @@ pub mod model_commands;
 pub mod tui;
 
 // The lower crates, under the names the code has always used: `crate::store::Store`.
-pub use recount_core::{error, money, progress, rules, sanitize, tz};
+pub use recount_core::{env, error, money, progress, rules, sanitize, tz};
 pub use recount_lab::lake;
 pub use recount_raw::{model, raw};
 pub use recount_reports::{recompute, reports};

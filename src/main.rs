@@ -3,7 +3,8 @@ use clap::{CommandFactory, FromArgMatches};
 fn main() {
     // The help names the default lab as it resolves on this machine.
     let default_lab = format!("{}\nDefault lab here: {}", recount::cli::after_help(), recount::lake::default_lab_dir().display());
-    let matches = match recount::cli::Cli::command().after_long_help(default_lab.clone()).after_help(default_lab).try_get_matches() {
+    let command = recount::cli::without_empty_env(recount::cli::Cli::command());
+    let matches = match command.after_long_help(default_lab.clone()).after_help(default_lab).try_get_matches() {
         Ok(m) => m,
         Err(e) if !e.use_stderr() => e.exit(), // --help and --version
         Err(e) => {

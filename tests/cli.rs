@@ -167,6 +167,25 @@ fn an_unknown_snapshot_or_a_bad_date_is_a_clear_error() {
     assert!(!ok && err.contains("2026-02-30"), "{err}");
 }
 
+/// A variable set to nothing is not set: `RECOUNT_LAB= recount …` names no lab (the default one
+/// under XDG_DATA_HOME is used), and `RECOUNT_COLOR=` picks no colour, where clap refused the
+/// empty value as if `--lab` had been typed without one.
+#[test]
+fn an_empty_environment_variable_is_treated_as_unset() {
+    let dir = tempdir();
+    let out = Command::new(env!("CARGO_BIN_EXE_recount"))
+        .args(["land", "2026-10-12"])
+        .env("RECOUNT_LAB", "")
+        .env("RECOUNT_COLOR", "")
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !err.contains("a value is required"), "{err}");
+    assert!(dir.path().join("data/recount/lab/recount.duckdb").exists(), "the default lab, not one at \"\"");
+}
+
 /// The binary on `lab` as the tests run it: no colour, no stdin.
 fn binary(lab: &std::path::Path, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_recount"));

@@ -44,6 +44,21 @@ pub const ENVIRONMENT: [(&str, &str); 10] = [
     ("RECOUNT_WAREHOUSE", "the Iceberg warehouse of the recount spark commands, where --warehouse is not given"),
 ];
 
+/// clap reads `--lab` from RECOUNT_LAB (and the like). A variable set to nothing is not set
+/// (`RECOUNT_LAB= recount demo` names no lab, as `crate::env::var` reads it): such an argument
+/// forgets its variable, where clap would refuse the empty value as if it had been typed.
+pub fn without_empty_env(mut cmd: clap::Command) -> clap::Command {
+    let empty: Vec<clap::Id> = cmd
+        .get_arguments()
+        .filter(|a| a.get_env().is_some_and(|v| std::env::var_os(v).is_some_and(|x| x.is_empty())))
+        .map(|a| a.get_id().clone())
+        .collect();
+    for id in empty {
+        cmd = cmd.mut_arg(id, |a| a.env(None));
+    }
+    cmd
+}
+
 /// What `--help` says after the commands: the lab, and the exit codes.
 pub fn after_help() -> String {
     let codes: Vec<String> = EXIT_CODES.iter().map(|(c, m)| format!("{c} {m}")).collect();

@@ -5,6 +5,7 @@
 //! checked sum) are `#[inline]`: the release profile has no link-time optimisation, so a
 //! non-generic function is not inlined across a crate boundary without it.
 
+pub mod env;
 pub mod error;
 pub mod money;
 pub mod progress;

@@ -7,6 +7,6 @@
 pub mod lake;
 
 // The lower crates, under the names the lab's code uses: `crate::store::Store`.
-pub use recount_core::{error, money, progress, rules, sanitize, tz};
+pub use recount_core::{env, error, money, progress, rules, sanitize, tz};
 pub use recount_raw::{model, raw};
 pub use recount_store as store;

@@ -37,7 +37,7 @@ const READERS_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// The default lab: `$RECOUNT_LAB`, else `$XDG_DATA_HOME/recount/lab`, else
 /// `~/.local/share/recount/lab`.
 pub fn default_lab_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("RECOUNT_LAB") {
+    if let Some(dir) = crate::env::var("RECOUNT_LAB") {
         return PathBuf::from(dir);
     }
     data_home().join("recount").join("lab")
@@ -45,9 +45,9 @@ pub fn default_lab_dir() -> PathBuf {
 
 /// `$XDG_DATA_HOME`, else `~/.local/share`.
 fn data_home() -> PathBuf {
-    std::env::var_os("XDG_DATA_HOME")
+    crate::env::var("XDG_DATA_HOME")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .or_else(|| crate::env::var("HOME").map(|h| PathBuf::from(h).join(".local/share")))
         .unwrap_or_else(|| PathBuf::from("."))
 }
 

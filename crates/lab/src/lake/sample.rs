@@ -12,7 +12,7 @@ mod embedded {
 /// digest names the folder) beside the default lab, else in the temporary directory: the binary
 /// never reads the checkout it was built from, which an installed copy may not have.
 pub fn sample_world_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("RECOUNT_WORLD") {
+    if let Some(dir) = crate::env::var("RECOUNT_WORLD") {
         return PathBuf::from(dir);
     }
     let name = format!("sample-world-{}", embedded::SAMPLE_WORLD_DIGEST);
