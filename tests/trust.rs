@@ -433,3 +433,19 @@ fn the_json_of_every_report_is_one_envelope_and_csv_carries_major_units_without_
     let (_, bom, _) = run(&lab, &["history", "2026-10-15", "--format", "csv", "--bom"]);
     assert_eq!(bom.strip_prefix('\u{feff}'), Some(csv.as_str()), "--bom adds the mark and nothing else");
 }
+
+/// A closed date names only uploads that landed: the sample's first upload is 2026-10-12, so the
+/// window of 2026-10-12 (uploads 2026-10-11 to 2026-10-14) is awaited from 2026-10-12 on, and no
+/// sentence names an upload 2026-10-11 that never was.
+#[test]
+fn a_closed_date_names_only_uploads_that_landed() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    ok(&lab, &["daily", "2026-10-12", "2026-10-14"]);
+    let text = ok(&lab, &["check", "2026-10-12"]);
+    assert!(text.contains("closed: uploads 2026-10-12 to 2026-10-14 have all landed"), "{text}");
+    assert!(!text.contains("2026-10-11"), "{text}");
+    let v: serde_json::Value = serde_json::from_str(&ok(&lab, &["--format", "json", "check", "2026-10-12"])).unwrap();
+    assert_eq!(v["detail"]["status"]["window_first_upload"], "2026-10-11", "the rule's window is unchanged: {v}");
+    assert_eq!(v["detail"]["status"]["window_awaited_from"], "2026-10-12", "{v}");
+}

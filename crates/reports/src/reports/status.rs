@@ -16,6 +16,9 @@ pub struct DateStatus {
     pub late_days: u32,
     pub window_first_upload: NaiveDate,
     pub window_last_upload: NaiveDate,
+    /// The window's first upload the lab awaits: its first, or the lab's first landed upload when
+    /// that is later (the lab's history starts there, so no earlier upload can come).
+    pub window_awaited_from: NaiveDate,
     pub newest_upload: Option<NaiveDate>,
     /// v2 has written a version of this date.
     pub built: bool,
@@ -26,9 +29,13 @@ impl DateStatus {
     pub fn describe(&self) -> String {
         let newest = self.newest_upload.map(|d| d.to_string()).unwrap_or_else(|| "none".into());
         match &self.finality {
+            // Only uploads that landed are named: a day before the lab's first upload is none.
+            Finality::Closed if self.window_awaited_from >= self.window_last_upload => {
+                format!("closed: upload {} has landed and v2 has built it (newest upload {newest})", self.window_last_upload)
+            }
             Finality::Closed => format!(
                 "closed: uploads {} to {} have all landed and v2 has built them (newest upload {newest})",
-                self.window_first_upload, self.window_last_upload
+                self.window_awaited_from, self.window_last_upload
             ),
             Finality::Provisional { missing_uploads } => {
                 let m: Vec<String> = missing_uploads.iter().map(|d| d.to_string()).collect();
@@ -84,6 +91,7 @@ pub fn statuses_at(lab: &Lab, dates: &[NaiveDate], as_of: Option<i64>) -> Result
                 late_days: window.late_days,
                 window_first_upload: window.first_upload(d),
                 window_last_upload: window.last_upload(d),
+                window_awaited_from: landed.first().map_or(window.first_upload(d), |&f| f.max(window.first_upload(d))),
                 newest_upload: landed.last().copied(),
                 built: current.is_some(),
                 finality,
