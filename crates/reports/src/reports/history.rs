@@ -50,8 +50,8 @@ impl Report for SnapshotsReport {
         for r in &self.records {
             t.push_flagged(
                 vec![
-                    Cell::Int(r.snapshot_id),
-                    r.parent_id.map(Cell::Int).unwrap_or(Cell::Empty),
+                    Cell::Id(r.snapshot_id),
+                    r.parent_id.map(Cell::Id).unwrap_or(Cell::Empty),
                     Cell::text(r.operation.as_str()),
                     Cell::text(format!("{}: {}", r.trigger.kind, r.trigger.detail)),
                     Cell::Int(r.dates_rewritten),
@@ -172,7 +172,7 @@ impl HistoryReport {
         for e in &self.entries {
             for c in &e.countries {
                 t.push(vec![
-                    Cell::Int(e.snapshot_id),
+                    Cell::Id(e.snapshot_id),
                     Cell::text(&c.country),
                     Cell::Int(c.baskets),
                     Cell::money(c.revenue_minor, &c.currency),

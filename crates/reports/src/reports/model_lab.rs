@@ -137,7 +137,7 @@ impl Report for RunsReport {
         for r in &self.runs {
             t.push(vec![
                 Cell::text(crate::lake::v2::name_runs(&r.uploads)),
-                r.snapshot.map_or_else(|| Cell::Absent("none: nothing changed".into()), Cell::Int),
+                r.snapshot.map_or_else(|| Cell::Absent("none: nothing changed".into()), Cell::Id),
                 Cell::text(dates(&r.rewritten)),
                 Cell::text(dates(&r.skipped)),
                 Cell::Int(r.beyond_window),
@@ -217,7 +217,7 @@ impl Report for ModelSnapshotsReport {
         let mut t = Table::new("snapshots", &cols);
         for s in &self.snapshots {
             t.push(vec![
-                Cell::Int(s.snapshot_id),
+                Cell::Id(s.snapshot_id),
                 Cell::text(&s.operation),
                 s.upload.map_or(Cell::Empty, Cell::Date),
                 Cell::text(&s.files),
@@ -393,7 +393,7 @@ impl Report for ModelHistoryReport {
         let mut versions = Table::new("versions of the date", &cols);
         for v in &self.versions {
             versions.push(vec![
-                Cell::Int(v.snapshot_id),
+                Cell::Id(v.snapshot_id),
                 Cell::text(&v.operation),
                 v.upload.map_or(Cell::Empty, Cell::Date),
                 Cell::text(&v.files),

@@ -91,7 +91,9 @@ pub(super) fn machine_values(t: &Table, r: &Row) -> Vec<Machine> {
     let mut out = Vec::new();
     for (col, cell) in t.columns.iter().zip(&r.cells) {
         out.push(match cell {
-            Cell::Int(n) | Cell::IntDelta(n) | Cell::Money { minor: n, .. } | Cell::Delta { minor: n, .. } => Machine::Int(*n),
+            Cell::Int(n) | Cell::IntDelta(n) | Cell::Id(n) | Cell::Money { minor: n, .. } | Cell::Delta { minor: n, .. } => {
+                Machine::Int(*n)
+            }
             Cell::Empty | Cell::Absent(_) => Machine::None,
             other => Machine::Text(other.raw()),
         });

@@ -50,6 +50,9 @@ pub enum Cell {
     /// shows the same value, written in full on every row for machines.
     Repeat(String),
     Int(i64),
+    /// An identifier that is a number (a snapshot id, an Iceberg snapshot's): not a quantity, so
+    /// never grouped by thousands; an integer for machines.
+    Id(i64),
     /// A signed count: `+3`, `-13`, `+0` for people, a plain integer for machines.
     IntDelta(i64),
     /// A word of the audit trail's vocabulary: `text` for people, `key` (the JSON's word) for
@@ -90,6 +93,7 @@ impl Cell {
         match self {
             Cell::Text(s) | Cell::Repeat(s) | Cell::Term { text: s, .. } => crate::sanitize::for_terminal(s).into_owned(),
             Cell::Int(n) => money::format_count(*n),
+            Cell::Id(n) => n.to_string(),
             Cell::IntDelta(n) => money::format_count_delta(*n),
             Cell::Money { minor, currency } => money::format_major(*minor, currency),
             Cell::Delta { minor, currency } => money::format_delta(*minor, currency),
@@ -104,7 +108,7 @@ impl Cell {
     pub fn raw(&self) -> String {
         match self {
             Cell::Text(s) | Cell::Repeat(s) | Cell::Term { key: s, .. } => s.clone(),
-            Cell::Int(n) | Cell::IntDelta(n) => n.to_string(),
+            Cell::Int(n) | Cell::IntDelta(n) | Cell::Id(n) => n.to_string(),
             Cell::Money { minor, .. } | Cell::Delta { minor, .. } => minor.to_string(),
             Cell::Date(d) => d.to_string(),
             Cell::Status(s) => s.word().to_lowercase(),
@@ -117,7 +121,9 @@ impl Cell {
     pub fn sort_cmp(&self, other: &Cell) -> std::cmp::Ordering {
         fn key(c: &Cell) -> (u8, i64, String) {
             match c {
-                Cell::Int(n) | Cell::IntDelta(n) | Cell::Money { minor: n, .. } | Cell::Delta { minor: n, .. } => (0, *n, String::new()),
+                Cell::Int(n) | Cell::IntDelta(n) | Cell::Id(n) | Cell::Money { minor: n, .. } | Cell::Delta { minor: n, .. } => {
+                    (0, *n, String::new())
+                }
                 Cell::Date(d) => (1, i64::from(d.num_days_from_ce()), String::new()),
                 Cell::Status(s) => (
                     2,
@@ -132,7 +138,7 @@ impl Cell {
     }
 
     pub fn is_numeric(&self) -> bool {
-        matches!(self, Cell::Int(_) | Cell::IntDelta(_) | Cell::Money { .. } | Cell::Delta { .. })
+        matches!(self, Cell::Int(_) | Cell::IntDelta(_) | Cell::Id(_) | Cell::Money { .. } | Cell::Delta { .. })
     }
 }
 
@@ -340,6 +346,17 @@ mod tests {
         let mut t = Table::new("", &[("country", "country"), ("revenue_minor", "revenue")]);
         t.push(vec![Cell::text("GB\u{1b}[31m"), Cell::money(34_756_580, "GBP")]);
         Tiny { t }
+    }
+
+    /// An id is not a quantity: an Iceberg snapshot's is shown whole, never grouped by thousands,
+    /// where a count is; machines get both as integers.
+    #[test]
+    fn an_id_is_never_grouped_by_thousands() {
+        let id = 6_674_879_460_880_860_209;
+        assert_eq!(Cell::Id(id).display(), "6674879460880860209");
+        assert_eq!(Cell::Int(id).display(), "6,674,879,460,880,860,209");
+        assert_eq!(Cell::Id(id).raw(), Cell::Int(id).raw());
+        assert!(Cell::Id(id).is_numeric(), "right-aligned as a number");
     }
 
     #[test]
