@@ -50,10 +50,27 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+class _Object(dict[str, Any]):
+    """A JSON object as json.loads builds it (the last of a key given twice), with the keys that
+    were given twice: a field read through one is refused, as the lab's reader refuses it."""
+
+    twice: frozenset[str] = frozenset()
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Object:
+    obj = _Object(pairs)
+    if len(obj) < len(pairs):
+        keys = [k for k, _ in pairs]
+        obj.twice = frozenset(k for k in obj if keys.count(k) > 1)
+    return obj
+
+
 def _at(v: Any, path: str) -> Any:
     for k in path.split("."):
         if not isinstance(v, dict) or k not in v:
             return None
+        if k in getattr(v, "twice", ()):
+            raise Refused(f"{path} is given twice")
         v = v[k]
     return v
 
@@ -145,7 +162,7 @@ def _read(model: dict[str, Any], dims: dict[str, tuple[str, list[str]]], line: s
     if len(line.encode()) > MAX_LINE_BYTES:
         raise Refused(f"line of {len(line.encode())} bytes, longer than the {MAX_LINE_BYTES} recount parses")
     try:
-        v = json.loads(line, parse_constant=_no_constant)
+        v = json.loads(line, parse_constant=_no_constant, object_pairs_hook=_object)
     except (ValueError, RecursionError) as e:
         raise Refused(f"not one JSON object: {e}") from None
     if not isinstance(v, dict):

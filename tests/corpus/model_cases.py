@@ -154,6 +154,18 @@ shift("shift_date_not_in_the_calendar", "2026-02-30", not_a_date("2026-02-30"))
 shift("shift_date_in_other_digits", "２０２６-06-27", not_a_date("２０２６-06-27"))
 shift("shift_date_with_a_time", "2026-06-27T00:00", not_a_date("2026-06-27T00:00"))
 
+# A field the model reads, given twice in one object, is refused when it is read (which copy was
+# meant is unknown), as retail refuses a tender's amount given twice; a key it does not read may
+# repeat. The line's other faults keep their order.
+case("units_given_twice", line().replace('"units":12', '"units":12,"units":13'), {"reason": "units is given twice"})
+case("a_key_not_read_may_repeat", line(shift="a").replace('"shift":"a"', '"shift":"a","shift":"b"'), record("2026-06-29"))
+case("missing_key_before_a_field_given_twice", line(record_id=DROP).replace('"units":12', '"units":12,"units":12'),
+     {"reason": "missing required field record_id"})
+energy("list_item_field_given_twice", ENERGY, line(intervals=[{"wh": 1}, {"wh": 2}]).replace('{"wh":2}', '{"wh":2,"wh":3}'),
+       {"reason": "intervals 2: wh is given twice"})
+energy("list_given_twice", ENERGY, line(intervals=[{"wh": 1}]).replace('"intervals":', '"intervals":[],"intervals":'),
+       {"reason": "intervals is given twice"})
+
 if __name__ == "__main__":
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models.jsonl")
     with open(out, "w", encoding="utf-8") as f:

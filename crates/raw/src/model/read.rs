@@ -3,13 +3,13 @@
 //! key known, integers exact and sums checked for overflow, then the model's own checks. A line
 //! that breaks a rule gets a reason, which names the rule.
 
+use super::json::{Json, Lookup, at};
 use super::{Model, Rule};
 use crate::raw::fast_line::JsonReader;
 use crate::sanitize::for_terminal;
 use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
-use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -85,6 +85,9 @@ enum Slot<'l> {
     Items(Vec<Slot<'l>>),
     /// Any other kind of value (a bool, an object, a list where a scalar was wanted).
     Other,
+    /// A key on the field's path given twice in one object: which copy was meant is unknown, so
+    /// the line is refused when the field is read (retail refuses a tender's amount given twice).
+    Twice,
 }
 
 /// What the model reads from a line: a field, or the sum of a field over a list's elements.
@@ -182,16 +185,18 @@ impl<'a> LineReader<'a> {
     }
 
     /// The slots as serde_json reads the line: the reader of every line the fast one leaves.
+    /// Objects keep their keys as written, so a key given twice on a field's path is seen.
     fn careful_slots(&self, line: &str) -> Result<Vec<Slot<'static>>, String> {
-        let v: Value = serde_json::from_str(line).map_err(|e| format!("not one JSON object: {e}"))?;
-        if !v.is_object() {
+        let v: Json = serde_json::from_str(line).map_err(|e| format!("not one JSON object: {e}"))?;
+        if !matches!(v, Json::Object(_)) {
             return Err("not one JSON object".into());
         }
-        let scalar = |v: Option<&Value>| match v {
-            None | Some(Value::Null) => Slot::Missing,
-            Some(Value::String(s)) => Slot::Str(Cow::Owned(s.clone())),
-            Some(Value::Number(n)) => n.as_i64().map_or_else(|| Slot::Number(n.to_string()), Slot::Int),
-            Some(_) => Slot::Other,
+        let scalar = |v: Lookup<'_>| match v {
+            Lookup::Twice => Slot::Twice,
+            Lookup::No | Lookup::One(Json::Null) => Slot::Missing,
+            Lookup::One(Json::String(s)) => Slot::Str(Cow::Owned(s.clone())),
+            Lookup::One(Json::Number(n)) => n.as_i64().map_or_else(|| Slot::Number(n.to_string()), Slot::Int),
+            Lookup::One(_) => Slot::Other,
         };
         Ok(self
             .wants
@@ -199,9 +204,10 @@ impl<'a> LineReader<'a> {
             .map(|w| match w {
                 Want::Field(p) => scalar(at(&v, p)),
                 Want::Sum { list, field } => match at(&v, list) {
-                    None | Some(Value::Null) => Slot::Missing,
-                    Some(Value::Array(a)) => Slot::Items(a.iter().map(|item| scalar(at(item, field))).collect()),
-                    Some(_) => Slot::Other,
+                    Lookup::Twice => Slot::Twice,
+                    Lookup::No | Lookup::One(Json::Null) => Slot::Missing,
+                    Lookup::One(Json::Array(a)) => Slot::Items(a.iter().map(|item| scalar(at(item, field))).collect()),
+                    Lookup::One(_) => Slot::Other,
                 },
             })
             .collect())
@@ -239,6 +245,7 @@ impl<'a> LineReader<'a> {
                 SlotRule::AtMost(a, b) => integer(a)? > integer(b)?,
                 SlotRule::NotEmpty(i) => match &s[i] {
                     Slot::Items(a) => a.is_empty(),
+                    Slot::Twice => return Err(format!("{} is given twice", path(i))),
                     Slot::Missing => return Err(format!("missing required field {}", path(i))),
                     _ => return Err(format!("{} is not a list", path(i))),
                 },
@@ -395,12 +402,9 @@ fn fast_scalar<'l>(r: &mut JsonReader<'l>) -> Option<Slot<'l>> {
     }
 }
 
-fn at<'v>(v: &'v Value, path: &str) -> Option<&'v Value> {
-    path.split('.').try_fold(v, |v, k| v.get(k))
-}
-
 fn text<'s>(v: &'s Slot<'_>, path: &str) -> Result<&'s str, String> {
     match v {
+        Slot::Twice => Err(format!("{path} is given twice")),
         Slot::Missing => Err(format!("missing required field {path}")),
         Slot::Str(s) if s.is_empty() => Err(format!("empty required field {path}")),
         Slot::Str(s) if s.len() > crate::raw::MAX_ID_BYTES => {
@@ -414,6 +418,7 @@ fn text<'s>(v: &'s Slot<'_>, path: &str) -> Result<&'s str, String> {
 /// An integer field: JSON integers only (no fraction, no exponent), within 64 bits.
 fn integer(v: &Slot<'_>, path: &str) -> Result<i64, String> {
     match v {
+        Slot::Twice => Err(format!("{path} is given twice")),
         Slot::Missing => Err(format!("missing required field {path}")),
         Slot::Int(n) => Ok(*n),
         Slot::Number(n) => Err(format!("{path} {n} is not an integer within 64 bits")),
@@ -428,6 +433,7 @@ fn sum(v: &Slot<'_>, want: &Want) -> Result<i64, String> {
     // model that must refuse an empty list declares the check `LIST[] not empty`.
     let items = match v {
         Slot::Items(a) => a,
+        Slot::Twice => return Err(format!("{list} is given twice")),
         Slot::Missing => return Err(format!("missing required field {list}")),
         _ => return Err(format!("{list} is not a list")),
     };
@@ -447,6 +453,7 @@ pub fn read_line(model: &Model, dims: &DimensionTable, line: &str, upload_date: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn plants() -> DimensionTable {
         DimensionTable::parse(
