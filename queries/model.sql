@@ -39,6 +39,11 @@ WHERE greatest(coalesce(t1, 0), coalesce(t2, 0), coalesce(t3, 0), coalesce(t4, 0
 ORDER BY business_date, g1, g2, g3, g4
 LIMIT 1;
 
+-- name: record_dates
+-- Every business date the current files' records hold, in gold or not (a date whose records all
+-- arrived past its window is in none of gold's versions, and `late` lists it).
+SELECT DISTINCT r.business_date FROM model.records r JOIN model.current_files f USING (file_id) ORDER BY 1;
+
 -- name: dimension_insert
 INSERT INTO model.dimension_versions VALUES ($version, $md5, $text, now()::TIMESTAMP);
 

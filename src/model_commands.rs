@@ -153,6 +153,17 @@ fn resolve(lab: &Lab, day: crate::reports::day::Day) -> Result<NaiveDate> {
     day.resolve_in(&dates, newest).map_err(|e| eyre!(e))
 }
 
+/// The same over every date the landed records hold, gold's or not: what `late` lists (a date
+/// whose records all arrived past its window is in no version of gold, and a run points at it).
+fn resolve_landed(lab: &Lab, day: crate::reports::day::Day) -> Result<NaiveDate> {
+    let mut dates: Vec<NaiveDate> = lab.store().model_versions_at(None)?.into_iter().map(|v| v.business_date).collect();
+    dates.extend(lab.store().model_record_dates()?);
+    dates.sort();
+    dates.dedup();
+    let newest = lab.store().model_uploads()?.last().copied();
+    day.resolve_in(&dates, newest).map_err(|e| eyre!(e))
+}
+
 /// What a report reads: the lab, or with --warehouse the warehouse's mirror.
 fn reader(g: &Global) -> Result<Lab> {
     match &g.warehouse {
@@ -265,13 +276,13 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         }
         Command::Late { date, window } => {
             let lab = reader(g)?;
-            let d = resolve(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?;
+            let d = resolve_landed(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?;
             print(&crate::reports::model_day::late(&lab, model, d, late_days(*window)?)?, g.format);
         }
         Command::Promises { date } => {
             let lab = reader(g)?;
             let d = resolve(&lab, *date)?;
-            let report = crate::reports::model_day::dates(&lab, model, crate::rules::DEFAULT_LATE_DAYS)?.promises(d);
+            let report = crate::reports::model_day::dates(&lab, model, late_days(crate::cli::Window { late_days: None })?)?.promises(d);
             print(&report, g.format);
             return Ok(if report.failed() { crate::cli::FOUND_WRONG } else { 0 });
         }

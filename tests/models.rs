@@ -684,6 +684,31 @@ fn a_measure_sum_past_64_bits_is_refused_at_landing_naming_the_date_grain_and_fi
     }
 }
 
+/// `late DATE` answers for a date whose every record arrived past its window, though no version
+/// of gold holds it (before, it said the date was outside the lab), as the run pointed at it.
+#[test]
+fn late_lists_a_date_whose_every_record_arrived_past_its_window() {
+    let dir = tempdir();
+    let copy = dir.path().join("w");
+    copy_dir(&world().1, &copy);
+    let record = serde_json::json!({
+        "event_id": "ev-stray", "record_id": "STRAY-1", "plant_id": "plant-a", "line_id": "line-1", "product_id": "gearbox-a",
+        "produced_at": "2026-06-01T10:00:00Z", "uploaded_at": "2026-07-01T09:00:00Z", "units": 5, "defects": 0,
+    });
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, format!("{record}\n").as_bytes()).unwrap();
+    std::fs::write(copy.join("mes/records/upload_date=2026-07-01/zz-stray.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    let (lab, ws) = (dir.path().join("lab"), copy.to_str().unwrap().to_string());
+    ok(&lab, &["daily", FIRST, "2026-07-01", "--world", &ws]);
+    let summary = json(&lab, &["summary"]);
+    let stray = summary["detail"]["dates"].as_array().unwrap().iter().find(|d| d["business_date"] == "2026-06-01").unwrap();
+    assert!(stray["v2"].is_null() && stray["beyond_window"] == serde_json::json!([1, 5, 0]), "in no version of gold: {stray}");
+    let late = json(&lab, &["late", "2026-06-01"]);
+    let rows = late["detail"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{late}");
+    assert_eq!((rows[0]["entity_key"].as_str(), rows[0]["days_late"].as_i64()), (Some("STRAY-1"), Some(30)), "{late}");
+}
+
 /// A key gone from the dimension file keeps the row it last had, for every model as retail keeps
 /// a store gone from stores.csv: its records stay in gold, nothing is read again, and the landing
 /// says so. Before, its files were re-read and every record quarantined as an unknown plant.

@@ -32,6 +32,7 @@ row! {
     }
 }
 row! { pub struct Upload { pub upload_date: NaiveDate } }
+row! { pub struct RecordDate { pub business_date: NaiveDate } }
 row! { pub struct UploadDate { pub upload_date: NaiveDate, pub business_date: NaiveDate, pub current: bool, pub rows: i64 } }
 row! { pub struct InputHash { pub business_date: NaiveDate, pub rows: i64, pub input_hash: String } }
 row! {
@@ -107,6 +108,7 @@ statements! {
     DIMENSION_NEWEST: Query<DimensionVersion> = model::DIMENSION_NEWEST;
     DIMENSION_VERSIONS: Query<DimensionVersion> = model::DIMENSION_VERSIONS;
     MEASURE_PAST_LIMIT: Query<MeasurePastLimit> = model::MEASURE_PAST_LIMIT;
+    RECORD_DATES: Query<RecordDate> = model::RECORD_DATES;
     DIMENSION_INSERT: Exec = model::DIMENSION_INSERT;
     FILES_OF_UPLOAD: Query<ModelFile> = model::FILES_OF_UPLOAD;
     FILES_WITH_KEY: Query<ModelFile> = model::FILES_WITH_KEY;
@@ -392,6 +394,10 @@ impl Store {
     }
     pub fn model_winners(&self, snapshot_id: i64, d: NaiveDate) -> Result<Vec<Winner>> {
         VERSION_WINNERS.all(self, named_params! { "snapshot_id": snapshot_id, "business_date": d })
+    }
+    /// Every business date the current files' records hold, oldest first.
+    pub fn model_record_dates(&self) -> Result<Vec<NaiveDate>> {
+        Ok(RECORD_DATES.all(self, &[])?.into_iter().map(|d| d.business_date).collect())
     }
     pub fn model_versions_at(&self, as_of: Option<i64>) -> Result<Vec<VersionAt>> {
         VERSIONS_AT.all(self, named_params! { "snapshot_id": as_of })
