@@ -449,3 +449,23 @@ fn a_closed_date_names_only_uploads_that_landed() {
     assert_eq!(v["detail"]["status"]["window_first_upload"], "2026-10-11", "the rule's window is unchanged: {v}");
     assert_eq!(v["detail"]["status"]["window_awaited_from"], "2026-10-12", "{v}");
 }
+
+/// `diff` names the snapshot at which the date changed, and the later one it was read at, from
+/// the lab's own history; no "version" it never explains. After `daily` to 2026-10-19 on the
+/// sample, 2026-10-12 last changed well before the newest snapshot.
+#[test]
+fn diff_names_the_snapshot_at_which_the_date_changed() {
+    let dir = tempdir();
+    let lab = dir.path().join("lab");
+    ok(&lab, &["daily", "2026-10-12", "2026-10-19"]);
+    let h: serde_json::Value = serde_json::from_str(&ok(&lab, &["--format", "json", "history", "2026-10-12"])).unwrap();
+    let ids: Vec<i64> = h["detail"]["entries"].as_array().unwrap().iter().map(|e| e["snapshot_id"].as_i64().unwrap()).collect();
+    let (before, changed, newest) = (ids[ids.len() - 2], ids[ids.len() - 1], h["detail"]["as_of_snapshot"].as_i64().unwrap());
+    assert!(changed < newest, "the date changed before the newest snapshot: {ids:?}, {newest}");
+    let text = ok(&lab, &["diff", "2026-10-12"]);
+    assert_eq!(
+        text.lines().next().unwrap(),
+        format!("diff 2026-10-12: the date as snapshot {before} wrote it → as snapshot {changed} wrote it (still so at snapshot {newest})")
+    );
+    assert!(!text.contains("version"), "{text}");
+}

@@ -374,17 +374,27 @@ impl Report for DiffReport {
     fn business_date(&self) -> Option<chrono::NaiveDate> {
         Some(self.business_date)
     }
+    /// Each side names the snapshot that wrote the date as compared, and the snapshot it was read
+    /// at when that is a later one that left the date alone: "the date as snapshot 3 wrote it
+    /// (still so at snapshot 15)", never a "version" the reader was not told of.
     fn headline(&self) -> String {
-        let from = match (self.from_snapshot, self.from_version) {
-            (Some(s), Some(v)) => format!("snapshot {s} (version {v})"),
-            (Some(s), None) => format!("snapshot {s} (date not built yet)"),
-            (None, _) => "nothing (first build)".into(),
+        let side = |at: i64, wrote: i64| {
+            if at == wrote {
+                format!("as snapshot {wrote} wrote it")
+            } else {
+                format!("as snapshot {wrote} wrote it (still so at snapshot {at})")
+            }
         };
-        let to = self
-            .to_version
-            .map(|v| format!("snapshot {} (version {v})", self.to_snapshot))
-            .unwrap_or_else(|| format!("snapshot {}", self.to_snapshot));
-        format!("diff {}: {from} → {to}", self.business_date)
+        let from = match (self.from_snapshot, self.from_version) {
+            (Some(s), Some(v)) => side(s, v),
+            (Some(s), None) => format!("not built at snapshot {s}"),
+            (None, _) => "nothing (its first build)".into(),
+        };
+        let to = match self.to_version {
+            Some(v) => side(self.to_snapshot, v),
+            None => format!("not built at snapshot {}", self.to_snapshot),
+        };
+        format!("diff {}: the date {from} → {to}", self.business_date)
     }
     fn tables(&self) -> Vec<Table> {
         vec![self.parts_table()]
