@@ -551,23 +551,9 @@ fn the_lab_s_model_reader_gives_the_shared_corpus_verdict_on_every_line() {
 fn with_a_latin1_line(dir: &Path) -> (PathBuf, String) {
     let copy = dir.join("latin1");
     copy_dir(&world().1, &copy);
-    let text = gunzip(&copy.join(LATIN1_FILE));
-    let mut bytes = Vec::new();
-    let mut reason = String::new();
-    for (i, line) in text.lines().enumerate() {
-        let mut b = line.as_bytes().to_vec();
-        if i == 2 {
-            let at = line.find("line-").unwrap();
-            b[at] = 0xe9;
-            reason = format!("not UTF-8 at byte {at}");
-        }
-        bytes.extend(b);
-        bytes.push(b'\n');
-    }
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gz, &bytes).unwrap();
-    std::fs::write(copy.join(LATIN1_FILE), gz.finish().unwrap()).unwrap();
-    (copy, reason)
+    let at = gunzip(&copy.join(LATIN1_FILE)).lines().nth(2).unwrap().find("line-").unwrap();
+    set_byte(&copy.join(LATIN1_FILE), 2, at, 0xe9);
+    (copy, format!("not UTF-8 at byte {at}"))
 }
 
 const LATIN1_FILE: &str = "mes/records/upload_date=2026-06-30/plant-a.jsonl.gz";

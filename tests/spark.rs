@@ -779,18 +779,7 @@ fn a_corrupt_file_on_spark_holds_back_its_own_upload_as_in_the_lab() {
     let mut latin: Vec<_> =
         std::fs::read_dir(world.join("pos/events/upload_date=2026-10-12")).unwrap().map(|e| e.unwrap().path()).collect();
     latin.sort();
-    let mut lines = Vec::new();
-    for (i, line) in recount::raw::read_gz_text(&latin[0]).unwrap().lines().enumerate() {
-        let mut b = line.as_bytes().to_vec();
-        if i == 1 {
-            b[1] = 0xff;
-        }
-        lines.extend(b);
-        lines.push(b'\n');
-    }
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gz, &lines).unwrap();
-    std::fs::write(&latin[0], gz.finish().unwrap()).unwrap();
+    set_byte(&latin[0], 1, 1, 0xff);
     let latin_name = format!("pos/events/upload_date=2026-10-12/{}", latin[0].file_name().unwrap().to_str().unwrap());
     let world_s = world.display().to_string();
     // Spark: the other two uploads land and run; the cut one is held back, and the exit code says so.
@@ -989,18 +978,7 @@ fn bad_bytes_on_both(lab: &str, dir: &Path, world: &Path) {
         files.remove(0)
     };
     let latin = first("2026-07-07");
-    let mut bytes = Vec::new();
-    for (i, line) in recount::raw::read_gz_text(&latin).unwrap().lines().enumerate() {
-        let mut b = line.as_bytes().to_vec();
-        if i == 0 {
-            b[1] = 0xff;
-        }
-        bytes.extend(b);
-        bytes.push(b'\n');
-    }
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gz, &bytes).unwrap();
-    std::fs::write(&latin, gz.finish().unwrap()).unwrap();
+    set_byte(&latin, 0, 1, 0xff);
     let cut = first("2026-07-08");
     let whole = std::fs::read(&cut).unwrap();
     std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();

@@ -105,11 +105,7 @@ def _measure(v: Any, of: str) -> int:
     if "[]." not in of:
         return _integer(v, of)
     lst, field = of.split("[].", 1)
-    items = _at(v, lst)
-    if items is None:
-        raise Refused(f"missing required field {lst}")
-    if not isinstance(items, list):
-        raise Refused(f"{lst} is not a list")
+    items = _list(v, lst)
     # A sum over an empty list is 0, as a SQL sum over no rows; a model that must refuse an empty
     # list declares the check `LIST[] not empty`.
     total = 0
@@ -133,13 +129,14 @@ def _rule(rule: str) -> tuple[str, str, str]:
     raise ValueError(f"a rule is `FIELD >= 0`, `FIELD <= FIELD` or `LIST[] not empty`, not {rule!r}")
 
 
-def _empty(v: Any, lst: str) -> bool:
+def _list(v: Any, lst: str) -> list[Any]:
+    """The list at `lst`, or the reason the line is refused."""
     items = _at(v, lst)
     if items is None:
         raise Refused(f"missing required field {lst}")
     if not isinstance(items, list):
         raise Refused(f"{lst} is not a list")
-    return not items
+    return items
 
 
 def _instant(text: str, name: str) -> tuple[dt.datetime, int]:
@@ -175,7 +172,7 @@ def _read(model: dict[str, Any], dims: dict[str, tuple[str, list[str]]], line: s
     for c in model.get("checks", []):
         a, op, b = _rule(c["rule"])
         if op == "not empty":
-            broken = _empty(v, a)
+            broken = not _list(v, a)
         else:
             broken = _integer(v, a) < 0 if op == ">=" else _integer(v, a) > _integer(v, b)
         if broken:

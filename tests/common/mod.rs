@@ -136,6 +136,27 @@ impl HandWorld {
     }
 }
 
+/// Rewrites gzip file `path` with byte `at` of its line `line` (from 0) set to `byte`: a line
+/// that is not UTF-8 when `byte` is 0x80 or more. Returns the line's new text, shown lossily.
+pub fn set_byte(path: &Path, line: usize, at: usize, byte: u8) -> String {
+    let text = recount::raw::read_gz_text(path).unwrap();
+    let mut bytes = Vec::new();
+    let mut shown = String::new();
+    for (i, l) in text.lines().enumerate() {
+        let mut b = l.as_bytes().to_vec();
+        if i == line {
+            b[at] = byte;
+            shown = String::from_utf8_lossy(&b).into_owned();
+        }
+        bytes.extend(b);
+        bytes.push(b'\n');
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&bytes).unwrap();
+    std::fs::write(path, gz.finish().unwrap()).unwrap();
+    shown
+}
+
 /// A raw event line. Amount is split over the given tenders.
 pub fn event(event_id: &str, basket_id: &str, store: &str, event_ts: &str, uploaded_at: &str, currency: &str, tenders: &[i64]) -> String {
     let t: Vec<String> = tenders.iter().map(|a| format!(r#"{{"method":"card","amount_minor":{a}}}"#)).collect();
