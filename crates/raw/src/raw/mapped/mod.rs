@@ -331,9 +331,9 @@ impl Map {
         Ok(Some(Amount::Totals(out, self.unit)))
     }
 
-    /// A CSV file with a header row: each mapped path is a column name.
-    /// A CSV file's rows. The header must be UTF-8 (without it no column can be found, so the
-    /// file is unreadable); a row that is not is quarantined alone, as a JSON line is.
+    /// A CSV file with a header row: each mapped path is a column name. The header must be UTF-8
+    /// (without it no column can be found, so the file is unreadable); a row that is not is
+    /// quarantined alone, as a JSON line is.
     fn csv(
         &self,
         bytes: &[u8],
