@@ -148,18 +148,26 @@ pub(crate) fn declares_model(world: &Path, asked: Option<&Model>) -> Result<bool
 
 /// A lab's business dates as `Day` resolves them: every date gold holds, and the newest upload.
 fn resolve(lab: &Lab, day: crate::reports::day::Day) -> Result<NaiveDate> {
-    let dates: Vec<NaiveDate> = lab.store().model_versions_at(None)?.into_iter().map(|v| v.business_date).collect();
-    let newest = lab.store().model_uploads()?.last().copied();
-    day.resolve_in(&dates, newest).map_err(|e| eyre!(e))
+    resolve_among(lab, day, gold_dates(lab)?)
 }
 
 /// The same over every date the landed records hold, gold's or not: what `late` lists (a date
 /// whose records all arrived past its window is in no version of gold, and a run points at it).
 fn resolve_landed(lab: &Lab, day: crate::reports::day::Day) -> Result<NaiveDate> {
-    let mut dates: Vec<NaiveDate> = lab.store().model_versions_at(None)?.into_iter().map(|v| v.business_date).collect();
+    let mut dates = gold_dates(lab)?;
     dates.extend(lab.store().model_record_dates()?);
     dates.sort();
     dates.dedup();
+    resolve_among(lab, day, dates)
+}
+
+/// The dates some version of gold holds.
+fn gold_dates(lab: &Lab) -> Result<Vec<NaiveDate>> {
+    Ok(lab.store().model_versions_at(None)?.into_iter().map(|v| v.business_date).collect())
+}
+
+/// `day` among `dates` (oldest first), `yesterday` by the newest upload.
+fn resolve_among(lab: &Lab, day: crate::reports::day::Day, dates: Vec<NaiveDate>) -> Result<NaiveDate> {
     let newest = lab.store().model_uploads()?.last().copied();
     day.resolve_in(&dates, newest).map_err(|e| eyre!(e))
 }
