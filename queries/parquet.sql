@@ -29,8 +29,3 @@ COPY shaped TO $out (FORMAT parquet);
 
 -- name: write_shaped_zstd
 COPY shaped TO $out (FORMAT parquet, COMPRESSION zstd);
-
--- name: table_rows_as_json
--- Every row of table $table (a name, `schema.table` or `table`, looked up by DuckDB, never
--- written into the SQL) of another database, as one JSON object: a foreign gold for `audit`.
-SELECT to_json(t)::VARCHAR AS row FROM query_table($table) t;

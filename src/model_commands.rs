@@ -397,7 +397,7 @@ fn daily(g: &Global, model: &Model, range: &Range, world: &Path, window: crate::
 
 /// `audit --gold SOURCE` on a model lab: exit FOUND_WRONG when any row is wrong.
 fn audit(g: &Global, model: &Model, foreign: &crate::cli::ForeignGold, window: crate::cli::Window) -> Result<i32> {
-    let map = foreign.map.as_deref().map(crate::reports::audit::GoldMap::read).transpose()?.unwrap_or_default();
+    let map = foreign.map.as_deref().map(crate::reports::foreign::GoldMap::read).transpose()?.unwrap_or_default();
     let lab = reader(g)?;
     let rows = crate::reports::model_audit::read_foreign(&foreign.gold, model, &map, &crate::warehouse::foreign_table_files)?;
     let mut report = crate::reports::model_audit::audit(&lab, model, &foreign.gold.display().to_string(), &rows, late_days(window)?)?;

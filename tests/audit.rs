@@ -413,3 +413,63 @@ fn a_gold_built_with_a_narrower_window_is_late_arrivals_missed_naming_the_window
         assert!(wrong[0].starts_with(&format!("{},{},late_arrivals_missed,\"gold with a 1-day window, not 2", k.0, k.1)), "{}", wrong[0]);
     }
 }
+
+/// A foreign gold is data, never code: a DuckDB view (whose query could read any file) is refused
+/// by name, and nothing of the file it reads reaches the error; a FIFO is refused at once; a
+/// column given twice, a nested value, an id past the contract's bound and a float that is not an
+/// exact integer are errors naming the row; an integer is read exactly, never through a float.
+#[test]
+fn a_foreign_source_is_read_as_data_exactly_and_never_runs_code() {
+    let (_, lab, world) = lab();
+    let right = pipeline(world, Bugs::default());
+    let ((d, store), (b, r)) = right.iter().next().map(|(k, v)| (k.clone(), *v)).unwrap();
+    let dir = tempdir();
+    let secret = dir.path().join("secret.csv");
+    std::fs::write(&secret, "business_date,store_id,baskets,revenue_minor\n2026-10-12,TOP-SECRET-LINE,1,1\n").unwrap();
+    let db = dir.path().join("theirs.duckdb");
+    let conn = duckdb::Connection::open(&db).unwrap();
+    conn.execute(&format!("CREATE VIEW leak AS SELECT * FROM read_csv('{}')", secret.display()), []).unwrap();
+    let row = |revenue: &str, store_sql: &str| {
+        format!("SELECT DATE '{d}' AS business_date, {store_sql} AS store_id, {b} AS baskets, {revenue} AS revenue_minor")
+    };
+    let tables = [
+        ("exact", row("9007199254740993::BIGINT", &format!("'{store}'"))),
+        ("whole_float", row(&format!("{r}.0::DOUBLE"), &format!("'{store}'"))),
+        ("half_float", row(&format!("{r}.5::DOUBLE"), &format!("'{store}'"))),
+        ("nested", row(&r.to_string(), &format!("{{'id': '{store}'}}"))),
+        ("long_id", row(&r.to_string(), "repeat('x', 300)")),
+    ];
+    for (name, select) in &tables {
+        conn.execute_batch(&format!("CREATE TABLE {name} AS {select}")).unwrap();
+    }
+    drop(conn);
+    let audit = |table: &str| recount(lab, &["audit", "--gold", &format!("duckdb:{}#{table}", db.display()), "--format", "csv"]);
+    let out = audit("leak");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("leak is a view") && !err.contains("TOP-SECRET"), "{err}");
+    // Exact past 2^53, from a BIGINT.
+    let out = audit("exact");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("{d},{store},")) && text.contains(",9007199254740993,"), "{text}");
+    // A float that is an exact integer holds money; one with a fraction does not.
+    let out = audit("whole_float");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("{d},{store},matches")), "{}", String::from_utf8_lossy(&out.stderr));
+    for (table, says) in [
+        ("half_float", "row 1: revenue_minor holds the float"),
+        ("nested", "row 1: store_id holds a STRUCT, not a single value"),
+        ("long_id", "row 1: store_id is 300 bytes long"),
+    ] {
+        let out = audit(table);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{table}: {err}");
+    }
+    // A column given twice, and a FIFO, refused before a row is read.
+    let twice = dir.path().join("twice.csv");
+    std::fs::write(&twice, format!("business_date,store_id,baskets,revenue_minor,baskets\n{d},{store},{b},{r},{b}\n")).unwrap();
+    let out = recount(lab, &["audit", "--gold", twice.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("column baskets is given twice"), "{}", String::from_utf8_lossy(&out.stderr));
+    let fifo = dir.path().join("fifo.csv");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let out = recount(lab, &["audit", "--gold", fifo.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a regular file"), "{}", String::from_utf8_lossy(&out.stderr));
+}

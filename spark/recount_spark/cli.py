@@ -34,8 +34,7 @@ from recount_spark.answers import (
 )
 from recount_spark.evidence import cmd_evidence
 from recount_spark.land import land as land_uploads
-from recount_spark.mirror import data_files as mirror_data_files
-from recount_spark.mirror import foreign_table
+from recount_spark.mirror import foreign_files, foreign_table
 from recount_spark.mirror import plan as mirror_plan
 from recount_spark.session import release
 from recount_spark.source import load as load_source
@@ -290,7 +289,7 @@ def cmd_model_plan(a: argparse.Namespace) -> None:
 def cmd_table_files(a: argparse.Namespace) -> None:
     """The Parquet data files of another pipeline's Iceberg table at its current snapshot, which
     recount reads with DuckDB (`audit --gold iceberg:WH#namespace.table`): no JVM."""
-    answer: TableFilesAnswer = {"files": mirror_data_files(foreign_table(a.warehouse, a.table), None, None)}
+    answer: TableFilesAnswer = {"files": foreign_files(foreign_table(a.warehouse, a.table), a.warehouse)}
     emit("result", **answer)
 
 

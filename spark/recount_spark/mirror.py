@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from recount_spark.answers import MirrorAppend, MirrorLogEntry, MirrorPlan, MirrorSnapshot
-from recount_spark.state import has_table, metadata_file, static_table
+from recount_spark.state import MAX_METADATA_BYTES, Refused, has_table, metadata_file, regular_file, static_table
 from recount_spark.tables import OPTIONAL, PROP, TABLES, dates_in, in_commit_order, prop, summary_of
 
 # The tables read whole at their current snapshot; silver and gold are read per gold snapshot.
@@ -93,8 +93,44 @@ def foreign_table(warehouse: str, name: str) -> Any:
     for meta in (os.path.join(root, *namespace.split("."), table, "metadata"), os.path.join(root, namespace + ".db", table, "metadata")):
         metadata = metadata_file(meta)
         if metadata is not None:
-            return StaticTable.from_metadata(metadata)
+            try:
+                return StaticTable.from_metadata(regular_file(metadata))
+            except Refused:
+                raise
+            # Whatever pyiceberg raises on a hostile file (its validation errors quote the file's
+            # content): only the file's name and the error's kind reach the user.
+            except Exception as e:  # noqa: BLE001
+                raise ValueError(f"{metadata}: not an Iceberg table's metadata ({type(e).__name__})") from None
     raise ValueError(f"{warehouse} holds no Iceberg table {name}")
+
+
+def foreign_files(table: Any, warehouse: str) -> list[str]:
+    """The data files of another pipeline's table at its current snapshot, each metadata file on
+    the way (the manifest list, every manifest) checked to be a regular file within its bound
+    before pyiceberg opens it. In a warehouse directory, every file must be inside it."""
+    root = None if warehouse.startswith(CATALOG) else os.path.realpath(warehouse)
+
+    def checked(path: str, bound: int | None) -> str:
+        p = local(path)
+        if root is not None and not os.path.realpath(p).startswith(root + os.sep):
+            raise Refused(f"{p} is outside the warehouse {root}: recount reads only what is inside it")
+        if bound is not None and "://" not in p:
+            regular_file(p, bound)
+        return p
+
+    snapshot = table.current_snapshot()
+    try:
+        if snapshot is not None:
+            checked(snapshot.manifest_list, MAX_METADATA_BYTES)
+            for m in snapshot.manifests(table.io):
+                checked(m.manifest_path, MAX_METADATA_BYTES)
+        files = data_files(table, None, None)
+    except Refused:
+        raise
+    except Exception as e:  # noqa: BLE001 (as in foreign_table: a manifest's error may quote it)
+        raise ValueError(f"{table.metadata_location}: not a readable Iceberg table ({type(e).__name__})") from None
+    # Data files are checked as regular files by the reader (DuckDB's, in Rust) before it opens them.
+    return [checked(f, None) for f in files]
 
 
 def appends(table: Any) -> list[MirrorAppend]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -17,12 +18,32 @@ def has_table(warehouse: str, name: str) -> bool:
     return os.path.exists(os.path.join(os.path.abspath(warehouse), "recount", name, "metadata", "version-hint.text"))
 
 
+# The largest Iceberg metadata file (table metadata, a version hint, a manifest list, a manifest)
+# recount opens: past it, the file is refused before it is read.
+MAX_METADATA_BYTES = 64 << 20
+
+
+class Refused(ValueError):
+    """A file refused before it was read, with a reason of recount's own (no content of it)."""
+
+
+def regular_file(path: str, bound: int = MAX_METADATA_BYTES) -> str:
+    """`path`, once it is known to be a regular file (links followed) of at most `bound` bytes: a
+    FIFO or a device is refused at once, never opened and waited on."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise Refused(f"{path} is not a regular file (a folder, a FIFO or a device): recount reads only regular files")
+    if st.st_size > bound:
+        raise Refused(f"{path} holds {st.st_size} bytes, more than the {bound >> 20} MiB such a file may hold")
+    return path
+
+
 def metadata_file(meta: str) -> str | None:
     """A table's current metadata file in its metadata directory: the one its version hint names,
     or the newest by name (pyiceberg numbers them 00000-…, 00001-…). None: no table there."""
     hint = os.path.join(meta, "version-hint.text")
     if os.path.exists(hint):
-        with open(hint) as f:
+        with open(regular_file(hint)) as f:
             return os.path.join(meta, f"v{f.read().strip()}.metadata.json")
     if not os.path.isdir(meta):
         return None

@@ -13,8 +13,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import tempfile
 
-from recount_spark.mirror import appends, data_files, local
-from recount_spark.state import metadata_file
+from recount_spark.mirror import appends, data_files, foreign_table, local
+from recount_spark.state import Refused, metadata_file
 
 
 class Table:
@@ -73,6 +73,31 @@ class MetadataFile(unittest.TestCase):
             with open(os.path.join(d, "version-hint.text"), "w") as f:
                 f.write("7\n")
             self.assertEqual(metadata_file(d), os.path.join(d, "v7.metadata.json"))
+
+
+class ForeignTable(unittest.TestCase):
+    """Another pipeline's table is read as data: a FIFO is refused at once, never waited on, and a
+    file that is not Iceberg metadata is named, never quoted."""
+
+    def test_a_fifo_version_hint_is_refused_before_it_is_opened(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            meta = os.path.join(d, "ns", "t", "metadata")
+            os.makedirs(meta)
+            os.mkfifo(os.path.join(meta, "version-hint.text"))
+            with self.assertRaisesRegex(Refused, "is not a regular file"):
+                foreign_table(d, "ns.t")
+
+    def test_metadata_that_is_not_iceberg_s_is_named_and_not_quoted(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            meta = os.path.join(d, "ns", "t", "metadata")
+            os.makedirs(meta)
+            with open(os.path.join(meta, "00000-a.metadata.json"), "w") as f:
+                f.write('{"format-version": 2, "secret": "root:x:0:0:TOP-SECRET"}')
+            with self.assertRaises(ValueError) as caught:
+                foreign_table(d, "ns.t")
+            said = str(caught.exception)
+            self.assertIn("not an Iceberg table's metadata", said)
+            self.assertNotIn("TOP-SECRET", said)
 
 
 if __name__ == "__main__":

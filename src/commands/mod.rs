@@ -272,7 +272,7 @@ fn v2_opts(g: &Global, window: Window, force: bool) -> Result<v2::V2Options> {
 /// FOUND_WRONG when any row is wrong.
 fn audit(g: &Global, foreign: &crate::cli::ForeignGold, window: Window) -> Result<i32> {
     let late_days = late_days(window)?;
-    let map = foreign.map.as_deref().map(reports::audit::GoldMap::read).transpose()?.unwrap_or_default();
+    let map = foreign.map.as_deref().map(reports::foreign::GoldMap::read).transpose()?.unwrap_or_default();
     let lab = open_fresh(g)?;
     let currencies: std::collections::HashMap<String, String> =
         lab.store().stores()?.into_iter().map(|s| (s.store_id, s.currency)).collect();
@@ -370,7 +370,7 @@ fn explorer(g: &Global, tui: crate::cli::TuiArgs) -> Result<i32> {
     let config = config()?;
     crate::tui::keys::install(crate::tui::keys::KeyTable::with_overrides(&config.keys)?);
     // The map is read before the terminal is taken, so that a broken one is a plain error.
-    let map = tui.map.as_deref().map(reports::audit::GoldMap::read).transpose()?.unwrap_or_default();
+    let map = tui.map.as_deref().map(reports::foreign::GoldMap::read).transpose()?.unwrap_or_default();
     let audit = tui.audit.map(|gold| crate::tui::worker::AuditSource { gold, map });
     crate::tui::run(crate::tui::TuiOptions {
         // The default lab, wherever RECOUNT_LAB points, is built on first run; a lab named with

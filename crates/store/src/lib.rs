@@ -10,6 +10,7 @@
 mod as_of;
 mod digest;
 mod fingerprint;
+pub mod foreign;
 mod history;
 mod land;
 mod memory;
@@ -442,6 +443,7 @@ mod tests {
             v1::shapes(),
             v2::shapes(),
             parquet::shapes(),
+            foreign::shapes(),
         ]
         .concat()
     }

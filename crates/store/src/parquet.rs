@@ -18,7 +18,6 @@ statements! {
     // Read as Arrow batches (`batches`), not as typed rows.
     ROWS: Exec = parquet::ROWS;
     ROWS_AS_JSON: Query<JsonRow> = parquet::ROWS_AS_JSON;
-    TABLE_ROWS_AS_JSON: Query<JsonRow> = parquet::TABLE_ROWS_AS_JSON;
     FLOAT_COLUMNS: Query<NameRow> = parquet::FLOAT_COLUMNS;
     EVENTS_FROM_JSON: Exec = parquet::EVENTS_FROM_JSON;
     STORES_FROM_JSON: Exec = parquet::STORES_FROM_JSON;
@@ -59,6 +58,12 @@ pub fn batches(path: &Path) -> Result<Vec<super::arrow::record_batch::RecordBatc
     })
 }
 
+/// The statement that reads every row of a Parquet file (`$path`), for a reader that takes
+/// them a row at a time (`foreign`).
+pub(crate) fn rows_sql() -> &'static str {
+    ROWS.stmt.sql
+}
+
 fn text(path: &Path) -> Result<&str> {
     match path.to_str() {
         Some(p) => Ok(p),
@@ -81,24 +86,6 @@ fn rows_as_json_on(s: &Store, path: &Path) -> Result<Vec<String>> {
     Ok(ROWS_AS_JSON
         .all(s, &[("path", &p)])
         .wrap_err_with(|| format!("{}: not a readable Parquet file", path.display()))?
-        .into_iter()
-        .map(|r| r.row)
-        .collect())
-}
-
-/// Every row of table `table` of the DuckDB database `file`, opened read-only, as one JSON object
-/// each (a foreign gold for `audit`).
-pub fn duckdb_table_rows(file: &Path, table: &str) -> Result<Vec<String>> {
-    if !file.is_file() {
-        bail!("{}: no such DuckDB database", file.display());
-    }
-    let config = duckdb::Config::default().enable_autoload_extension(false)?.access_mode(duckdb::AccessMode::ReadOnly)?;
-    let conn = duckdb::Connection::open_with_flags(file, config)
-        .wrap_err_with(|| format!("{}: not a DuckDB database this build reads", file.display()))?;
-    let s = Store::with_connection(conn, super::opening_limit().1);
-    Ok(TABLE_ROWS_AS_JSON
-        .all(&s, &[("table", &table)])
-        .wrap_err_with(|| format!("{}: no table {:?} to read", file.display(), crate::sanitize::for_terminal(table)))?
         .into_iter()
         .map(|r| r.row)
         .collect())

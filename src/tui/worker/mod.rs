@@ -198,7 +198,7 @@ pub struct Setup {
 #[derive(Debug, Clone)]
 pub struct AuditSource {
     pub gold: PathBuf,
-    pub map: crate::reports::audit::GoldMap,
+    pub map: crate::reports::foreign::GoldMap,
 }
 
 /// The worker's state: the lab, and the views of the dates loaded so far. Every job that writes

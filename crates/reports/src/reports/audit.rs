@@ -6,11 +6,12 @@
 //! (`correction_not_applied`), a retried append (`appended_twice`), or a row on one side only.
 //! Where none fits, the row is `unexplained`, with its residual.
 
+use super::foreign::{self, GoldMap, IcebergFiles};
 use super::{Cell, Note, Report, Status, Table};
 use crate::lake::Lab;
 use crate::store::StoreFigures;
 use chrono::NaiveDate;
-use color_eyre::eyre::{Result, WrapErr, bail, eyre};
+use color_eyre::eyre::{Result, bail, eyre};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -26,70 +27,8 @@ pub struct ForeignRow {
 /// The columns a foreign gold must have (others are ignored).
 const COLUMNS: [&str; 4] = ["business_date", "store_id", "baskets", "revenue_minor"];
 
-/// How a foreign gold's columns map onto the grain and the measures: a `[gold]` table (in the
-/// world's `recount.toml`, or a file of its own) naming, for any of gold's columns, the foreign
-/// column that holds it (by default its own name), and the unit of its money.
-#[derive(Debug, Clone, Default)]
-pub struct GoldMap {
-    /// Gold's column, and the foreign column that holds it.
-    columns: BTreeMap<String, String>,
-    /// `minor` (the default), or `major`: an exact decimal turned into minor units by the
-    /// currency's ISO-4217 digits.
-    pub unit: crate::raw::source::Unit,
-}
-
-impl GoldMap {
-    /// The `[gold]` table of a TOML file; other tables in it (a whole `recount.toml`) are left be.
-    pub fn read(path: &Path) -> Result<GoldMap> {
-        let text = crate::raw::read_small_file(path)?;
-        let file: toml::Table = toml::from_str(&text).map_err(|e| eyre!("{}: {}", path.display(), e.message()))?;
-        let Some(gold) = file.get("gold") else {
-            bail!("{}: no [gold] table naming the foreign gold's columns", path.display());
-        };
-        let Some(gold) = gold.as_table() else {
-            bail!("{}: gold is a table, [gold]", path.display());
-        };
-        let mut map = GoldMap::default();
-        for (key, value) in gold {
-            let shown = crate::sanitize::for_terminal(key);
-            match (key.as_str(), value.as_str()) {
-                ("unit", Some("minor")) => map.unit = crate::raw::source::Unit::Minor,
-                ("unit", Some("major")) => map.unit = crate::raw::source::Unit::Major,
-                ("unit", _) => bail!("{}: [gold] unit is \"minor\" or \"major\"", path.display()),
-                (_, Some(theirs)) => {
-                    map.columns.insert(key.clone(), theirs.to_string());
-                }
-                (_, None) => bail!("{}: [gold] {shown} names a foreign column, as text", path.display()),
-            }
-        }
-        Ok(map)
-    }
-
-    /// Refuses a key that is none of gold's `columns`, naming it, before anything is read.
-    pub fn check_columns(&self, columns: &[String]) -> Result<()> {
-        match self.columns.keys().find(|k| !columns.contains(k)) {
-            Some(k) => bail!(
-                "[gold] {}: gold has no such column (its columns: {}, and unit)",
-                crate::sanitize::for_terminal(k),
-                columns.join(", ")
-            ),
-            None => Ok(()),
-        }
-    }
-
-    /// The foreign column that holds `ours`.
-    pub fn column<'a>(&'a self, ours: &'a str) -> &'a str {
-        self.columns.get(ours).map(String::as_str).unwrap_or(ours)
-    }
-}
-
-/// Where an Iceberg table's data files are: `(warehouse or catalog:NAME, namespace.table)` to the
-/// Parquet files of its current snapshot. The caller gives it (pyiceberg, through the driver), so
-/// that reading a foreign gold needs nothing of Spark's here.
-pub type IcebergFiles<'a> = &'a dyn Fn(&Path, &str) -> Result<Vec<std::path::PathBuf>>;
-
-/// Reads a foreign gold (`foreign_records`), its columns mapped by `map`; `currency_of` gives a
-/// store's currency, for revenue in major units.
+/// Reads a foreign gold (`foreign::each_record`), its columns mapped by `map`; `currency_of` gives
+/// a store's currency, for revenue in major units.
 pub fn read_foreign(
     path: &Path,
     map: &GoldMap,
@@ -98,120 +37,41 @@ pub fn read_foreign(
 ) -> Result<Vec<ForeignRow>> {
     map.check_columns(&COLUMNS.map(str::to_string))?;
     let needed: Vec<String> = COLUMNS.iter().map(|c| map.column(c).to_string()).collect();
-    let records = foreign_records(path, &needed, iceberg)?;
-    records.iter().enumerate().map(|(i, r)| foreign_row(path, (i + 1, r), map, currency_of)).collect()
-}
-
-/// A foreign gold's rows as text by column: a CSV file with a header (which must hold `needed`),
-/// a Parquet file (`.parquet`) or a folder of them, a table of a DuckDB database
-/// (`duckdb:FILE#schema.table`), or an Iceberg table (`iceberg:WAREHOUSE#namespace.table`, where
-/// WAREHOUSE is a directory or `catalog:NAME`).
-pub fn foreign_records(path: &Path, needed: &[String], iceberg: IcebergFiles<'_>) -> Result<Vec<BTreeMap<String, String>>> {
-    let text = path.to_string_lossy();
-    let source = |prefix: &str, what: &str| -> Result<Option<(String, String)>> {
-        match text.strip_prefix(prefix) {
-            None => Ok(None),
-            Some(rest) => match rest.rsplit_once('#') {
-                Some((file, table)) if !file.is_empty() && !table.is_empty() => Ok(Some((file.to_string(), table.to_string()))),
-                _ => bail!("{text}: {what}"),
-            },
-        }
-    };
-    let json_rows = if let Some((file, table)) = source("duckdb:", "a DuckDB source is duckdb:FILE#schema.table")? {
-        Some(crate::store::parquet::duckdb_table_rows(Path::new(&file), &table)?)
-    } else if let Some((warehouse, table)) = source("iceberg:", "an Iceberg source is iceberg:WAREHOUSE#namespace.table")? {
-        let files = iceberg(Path::new(&warehouse), &table).wrap_err_with(|| format!("reading {text}"))?;
-        Some(parquet_rows(&files)?)
-    } else if path.is_dir() {
-        let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(path)
-            .wrap_err_with(|| format!("reading {}", path.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
-            .collect();
-        files.sort();
-        if files.is_empty() {
-            bail!("{}: a folder with no .parquet file in it", path.display());
-        }
-        Some(parquet_rows(&files)?)
-    } else if path.extension().is_some_and(|e| e == "parquet") {
-        Some(crate::store::parquet::rows_as_json(path)?)
-    } else {
-        None
-    };
-    if let Some(json_rows) = json_rows {
-        return json_rows
-            .iter()
-            .map(|json| {
-                let v: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json)?;
-                Ok(v.into_iter().map(|(k, v)| (k, v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))).collect())
-            })
-            .collect::<Result<_>>();
-    }
-    let text = crate::raw::read_small_file(path)?;
-    let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
-    let header: Vec<String> = reader.headers()?.iter().map(str::to_string).collect();
-    if let Some(missing) = needed.iter().find(|c| !header.iter().any(|h| h == *c)) {
-        bail!("{}: no column {missing} (it has: {}); a foreign gold needs {}", path.display(), header.join(", "), needed.join(", "));
-    }
     let mut out = Vec::new();
-    for rec in reader.records() {
-        let rec = rec.wrap_err_with(|| format!("{}", path.display()))?;
-        out.push(header.iter().cloned().zip(rec.iter().map(str::to_string)).collect());
-    }
+    let mut budget = foreign::RowBudget::default();
+    foreign::each_record(path, &needed, iceberg, &mut |n, values| {
+        let row = foreign_row(path, n, &values, map, currency_of)?;
+        budget.charge(std::mem::size_of::<ForeignRow>() + row.store_id.len())?;
+        out.push(row);
+        Ok(())
+    })?;
     Ok(out)
 }
 
-/// The rows of Parquet files, one JSON object each, in file order.
-fn parquet_rows(files: &[std::path::PathBuf]) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    for f in files {
-        out.extend(crate::store::parquet::rows_as_json(f)?);
-    }
-    Ok(out)
-}
-
-/// The columns a foreign gold needs under `map`, for an error.
-fn needs(map: &GoldMap) -> String {
-    COLUMNS.iter().map(|c| map.column(c)).collect::<Vec<_>>().join(", ")
-}
-
+/// One row of a foreign gold, from its values in `COLUMNS`' order.
 fn foreign_row(
     path: &Path,
-    (n, r): (usize, &BTreeMap<String, String>),
+    n: usize,
+    values: &[crate::store::foreign::ForeignValue],
     map: &GoldMap,
     currency_of: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ForeignRow> {
-    let get = |c: &str| {
-        let col = map.column(c);
-        r.get(col).ok_or_else(|| eyre!("{}: no column {col}; a foreign gold needs {}", path.display(), needs(map)))
+    let bad = |i: usize, why: String| eyre!("{} row {n}: {} {why}", path.display(), map.column(COLUMNS[i]));
+    let business_date = foreign::date(&values[0]).map_err(|e| bad(0, e))?;
+    let store_id = foreign::id(&values[1]).map_err(|e| bad(1, e))?;
+    let baskets = values[2].integer().map_err(|e| bad(2, e))?;
+    let currency = match map.unit {
+        crate::raw::source::Unit::Minor => None,
+        crate::raw::source::Unit::Major => Some(currency_of(&store_id).ok_or_else(|| {
+            eyre!(
+                "{} row {n}: store {:?} is not in the lab, so its currency's digits are unknown",
+                path.display(),
+                crate::sanitize::for_terminal(&store_id)
+            )
+        })?),
     };
-    let bad = |c: &str, v: &str, what: &str| {
-        eyre!("{} row {n}: {} {:?} is not {what}", path.display(), map.column(c), crate::sanitize::for_terminal(v))
-    };
-    let date = get("business_date")?;
-    let store_id = get("store_id")?.clone();
-    let baskets = get("baskets")?;
-    let revenue = get("revenue_minor")?;
-    let revenue_minor = match map.unit {
-        crate::raw::source::Unit::Minor => revenue.trim().parse().map_err(|_| bad("revenue_minor", revenue, "an integer"))?,
-        crate::raw::source::Unit::Major => {
-            let currency = currency_of(&store_id).ok_or_else(|| {
-                eyre!(
-                    "{} row {n}: store {:?} is not in the lab, so its currency's digits are unknown",
-                    path.display(),
-                    crate::sanitize::for_terminal(&store_id)
-                )
-            })?;
-            crate::raw::source::amount_minor(revenue.trim(), crate::raw::source::Unit::Major, &currency)
-                .map_err(|e| eyre!("{} row {n}: {}: {e}", path.display(), map.column("revenue_minor")))?
-        }
-    };
-    Ok(ForeignRow {
-        business_date: date.parse().map_err(|_| bad("business_date", date, "a date"))?,
-        store_id,
-        baskets: baskets.trim().parse().map_err(|_| bad("baskets", baskets, "an integer"))?,
-        revenue_minor,
-    })
+    let revenue_minor = foreign::money(&values[3], map.unit, currency.as_deref()).map_err(|e| bad(3, e))?;
+    Ok(ForeignRow { business_date, store_id, baskets, revenue_minor })
 }
 
 /// A row's verdict.

@@ -8,6 +8,7 @@ pub mod day;
 pub mod diff;
 pub mod evidence;
 pub mod explain;
+pub mod foreign;
 pub mod history;
 pub mod lateness;
 pub mod listings;

@@ -7,7 +7,8 @@
 //! row on one side only. The causes are retail's (`audit::Cause`); the alternatives are the model
 //! lab's statements (queries/model.sql).
 
-use super::audit::{Cause, GoldMap, IcebergFiles, foreign_records};
+use super::audit::Cause;
+use super::foreign::{self, GoldMap, IcebergFiles};
 use super::{Cell, Note, Report, Table};
 use crate::lake::Lab;
 use crate::lake::model::rows_of;
@@ -27,35 +28,28 @@ pub fn read_foreign(path: &Path, model: &Model, map: &GoldMap, iceberg: IcebergF
     let ours = model.gold_columns();
     map.check_columns(&ours)?;
     let columns: Vec<String> = ours.iter().map(|c| map.column(c).to_string()).collect();
-    let records = foreign_records(path, &columns, iceberg)?;
+    let (g, a) = (model.grain.len(), model.attributes.len());
     let mut out = Vec::new();
-    for (n, r) in records.iter().enumerate() {
-        let get = |c: &str| {
-            let theirs = map.column(c);
-            r.get(theirs)
-                .ok_or_else(|| eyre!("{} row {}: no column {theirs}; a foreign gold needs {}", path.display(), n + 1, columns.join(", ")))
-        };
-        let bad = |c: &str, v: &str, what: &str| {
-            eyre!("{} row {}: {} {:?} is not {what}", path.display(), n + 1, map.column(c), crate::sanitize::for_terminal(v))
-        };
-        let date = get("business_date")?;
-        let business_date: NaiveDate = date.trim().parse().map_err(|_| bad("business_date", date, "a date"))?;
-        let grain = model.grain.iter().map(|g| get(g).cloned()).collect::<Result<Vec<_>>>()?;
-        let attributes = model.attributes.iter().map(|a| get(a).cloned()).collect::<Result<Vec<_>>>()?;
+    let mut budget = foreign::RowBudget::default();
+    foreign::each_record(path, &columns, iceberg, &mut |n, values| {
+        // The values come in gold's column order: the date, the grain, attributes, measures.
+        let bad = |i: usize, why: String| eyre!("{} row {n}: {} {why}", path.display(), columns[i]);
+        let business_date = foreign::date(&values[0]).map_err(|e| bad(0, e))?;
+        let ids =
+            |from: usize, k: usize| (from..from + k).map(|i| foreign::id(&values[i]).map_err(|e| bad(i, e))).collect::<Result<Vec<_>>>();
+        let grain = ids(1, g)?;
+        let attributes = ids(1 + g, a)?;
         let mut measures = Vec::new();
-        for m in &model.measures {
-            let v = get(&m.name)?;
-            let currency = m.currency.as_ref().and_then(|c| model.attributes.iter().position(|a| a == c)).map(|i| attributes[i].as_str());
-            measures.push(match (map.unit, currency) {
-                (crate::raw::source::Unit::Major, Some(currency)) => {
-                    crate::raw::source::amount_minor(v.trim(), crate::raw::source::Unit::Major, currency)
-                        .map_err(|e| eyre!("{} row {}: {}: {e}", path.display(), n + 1, map.column(&m.name)))?
-                }
-                _ => v.trim().parse::<i64>().map_err(|_| bad(&m.name, v, "an integer"))?,
-            });
+        for (k, m) in model.measures.iter().enumerate() {
+            let currency = m.currency.as_ref().and_then(|c| model.attributes.iter().position(|x| x == c)).map(|i| attributes[i].as_str());
+            let i = 1 + g + a + k;
+            measures.push(foreign::money(&values[i], map.unit, currency).map_err(|e| bad(i, e))?);
         }
+        let bytes = grain.iter().chain(&attributes).map(String::len).sum::<usize>() + 8 * measures.len();
+        budget.charge(std::mem::size_of::<ModelRow>() + bytes)?;
         out.push(ModelRow { business_date, grain, attributes, measures });
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
