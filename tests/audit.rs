@@ -257,7 +257,7 @@ fn a_foreign_gold_without_a_column_or_with_a_wrong_type_is_an_error_before_anyth
     std::fs::write(&f, "business_date,store_id,baskets,revenue_minor\n2026-10-12,GB001,1.5,100\n").unwrap();
     let out = recount(lab, &["audit", "--gold", f.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("row 1: baskets \"1.5\" is not an integer"), "{err}");
+    assert!(!out.status.success() && err.contains("line 2: baskets \"1.5\" is not an integer"), "{err}");
     let out = recount(lab, &["audit", "--gold", &format!("duckdb:{}", f.display())]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("a DuckDB source is duckdb:FILE#schema.table"), "{err}");
@@ -321,7 +321,9 @@ fn a_foreign_gold_s_own_column_names_and_major_units_are_mapped_by_a_gold_table(
     let out = recount(lab, &["audit", "--gold", gold.to_str().unwrap(), "--map", map.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains(&format!("{n} of {n} rows match", n = right.len())), "{stdout}");
+    let n = right.len().to_string();
+    let grouped = if n.len() > 3 { format!("{},{}", &n[..n.len() - 3], &n[n.len() - 3..]) } else { n };
+    assert!(stdout.contains(&format!("{grouped} of its {grouped} rows match, 0 wrong")), "{stdout}");
     // A key that is none of gold's columns is refused, by name, before anything is read.
     let typo = dir.path().join("typo.toml");
     std::fs::write(&typo, gold_table.replace("baskets =", "basket =")).unwrap();
@@ -336,7 +338,7 @@ fn a_foreign_gold_s_own_column_names_and_major_units_are_mapped_by_a_gold_table(
     std::fs::write(&gold, bad).unwrap();
     let out = recount(lab, &["audit", "--gold", gold.to_str().unwrap(), "--map", map.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("row 1: net_sales") && err.contains("decimal places"), "{err}");
+    assert!(!out.status.success() && err.contains("line 2: net_sales") && err.contains("decimal places"), "{err}");
 }
 
 /// `generate --foreign-gold` writes the sample's gold with one row of each fault, and says which:
@@ -444,6 +446,19 @@ fn a_foreign_source_is_read_as_data_exactly_and_never_runs_code() {
     }
     drop(conn);
     let audit = |table: &str| recount(lab, &["audit", "--gold", &format!("duckdb:{}#{table}", db.display()), "--format", "csv"]);
+    // The headline counts the file's own rows, and the lab's rows it lacks apart from them.
+    let one = dir.path().join("one.csv");
+    std::fs::write(&one, format!("business_date,store_id,baskets,revenue_minor\n{d},{store},{b},{r}\n")).unwrap();
+    let out = recount(lab, &["audit", "--gold", one.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lacked = right.len() - 1;
+    assert!(
+        text.contains(&format!(
+            "1 of its 1 rows match, 0 wrong; it lacks {} row(s)",
+            if lacked > 999 { format!("{},{:03}", lacked / 1000, lacked % 1000) } else { lacked.to_string() }
+        )),
+        "{text}"
+    );
     let out = audit("leak");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("leak is a view") && !err.contains("TOP-SECRET"), "{err}");
@@ -468,6 +483,16 @@ fn a_foreign_source_is_read_as_data_exactly_and_never_runs_code() {
     std::fs::write(&twice, format!("business_date,store_id,baskets,revenue_minor,baskets\n{d},{store},{b},{r},{b}\n")).unwrap();
     let out = recount(lab, &["audit", "--gold", twice.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("column baskets is given twice"), "{}", String::from_utf8_lossy(&out.stderr));
+    // The rows kept for the comparison are charged against the budget: past half of it, an error
+    // that says how to give it more, before the process outgrows it.
+    let many = dir.path().join("many.csv");
+    let mut text = String::from("business_date,store_id,baskets,revenue_minor\n");
+    for i in 0..200_000 {
+        text.push_str(&format!("{d},S{i},1,1\n"));
+    }
+    std::fs::write(&many, text).unwrap();
+    let out = recount(lab, &["audit", "--gold", many.to_str().unwrap(), "--memory", "16MB"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give --memory more"), "{}", String::from_utf8_lossy(&out.stderr));
     let fifo = dir.path().join("fifo.csv");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     let out = recount(lab, &["audit", "--gold", fifo.to_str().unwrap()]);

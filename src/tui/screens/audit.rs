@@ -38,10 +38,8 @@ impl ScreenBehaviour for Audit {
                 let d = app.selected_date()?;
                 let day = report.of_date(d);
                 let title = format!(
-                    "audit of {} for {d}: {} of {} rows match ({} wrong on every date); Enter opens a row",
-                    report.source,
-                    day.rows.len() - day.wrong(),
-                    day.rows.len(),
+                    "{} on {d} ({} wrong on all dates); Enter opens a row",
+                    crate::reports::Report::headline(&day),
                     report.wrong()
                 );
                 draw::draw_main_table(f, app, &crate::reports::Report::tables(&day).remove(0), area, title, out);

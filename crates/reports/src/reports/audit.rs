@@ -51,12 +51,12 @@ pub fn read_foreign(
 /// One row of a foreign gold, from its values in `COLUMNS`' order.
 fn foreign_row(
     path: &Path,
-    n: usize,
+    n: foreign::Place,
     values: &[crate::store::foreign::ForeignValue],
     map: &GoldMap,
     currency_of: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ForeignRow> {
-    let bad = |i: usize, why: String| eyre!("{} row {n}: {} {why}", path.display(), map.column(COLUMNS[i]));
+    let bad = |i: usize, why: String| eyre!("{} {n}: {} {why}", path.display(), map.column(COLUMNS[i]));
     let business_date = foreign::date(&values[0]).map_err(|e| bad(0, e))?;
     let store_id = foreign::id(&values[1]).map_err(|e| bad(1, e))?;
     let baskets = values[2].integer().map_err(|e| bad(2, e))?;
@@ -64,7 +64,7 @@ fn foreign_row(
         crate::raw::source::Unit::Minor => None,
         crate::raw::source::Unit::Major => Some(currency_of(&store_id).ok_or_else(|| {
             eyre!(
-                "{} row {n}: store {:?} is not in the lab, so its currency's digits are unknown",
+                "{} {n}: store {:?} is not in the lab, so its currency's digits are unknown",
                 path.display(),
                 crate::sanitize::for_terminal(&store_id)
             )
@@ -147,6 +147,24 @@ impl AuditReport {
 /// retail audit's and a model's.
 pub fn wrong<'a>(rows: impl Iterator<Item = &'a [Cause]>) -> usize {
     rows.filter(|c| *c != [Cause::Matches]).count()
+}
+
+/// An audit's headline, the retail audit's and a model's: how many rows the foreign gold has,
+/// how many of them match and how many are wrong, then the lab's rows it lacks. Each row comes as
+/// its causes and whether the foreign gold has it.
+pub fn counts_line<'a>(source: &str, rows: impl Iterator<Item = (&'a [Cause], bool)>) -> String {
+    let (mut read, mut matched, mut lacked) = (0usize, 0usize, 0usize);
+    for (causes, theirs) in rows {
+        read += usize::from(theirs);
+        lacked += usize::from(!theirs);
+        matched += usize::from(causes == [Cause::Matches]);
+    }
+    let n = |k: usize| crate::money::format_count(i64::try_from(k).unwrap_or(i64::MAX));
+    let mut line = format!("audit of {source}: {} of its {} rows match, {} wrong", n(matched), n(read), n(read - matched));
+    if lacked > 0 {
+        line.push_str(&format!("; it lacks {} row(s) of the lab's gold", n(lacked)));
+    }
+    line
 }
 
 /// An audit's summary: how many rows each cause names, failing when any row is wrong.
@@ -417,8 +435,7 @@ impl Report for AuditReport {
         "audit"
     }
     fn headline(&self) -> String {
-        let n = self.rows.len();
-        format!("audit of {}: {} of {n} rows match, {} wrong", self.source, n - self.wrong(), self.wrong())
+        counts_line(&self.source, self.rows.iter().map(|r| (r.causes.as_slice(), r.foreign.is_some())))
     }
     fn tables(&self) -> Vec<Table> {
         let mut t = Table::new(

@@ -71,8 +71,25 @@ impl GoldMap {
 /// that reading a foreign gold needs nothing of Spark's here.
 pub type IcebergFiles<'a> = &'a dyn Fn(&Path, &str) -> Result<Vec<PathBuf>>;
 
-/// A row's values of the columns asked for, in their order, with the row's number (from 1).
-pub type OnRow<'a> = &'a mut dyn FnMut(usize, Vec<ForeignValue>) -> Result<()>;
+/// A row's values of the columns asked for, in their order, with where the row is.
+pub type OnRow<'a> = &'a mut dyn FnMut(Place, Vec<ForeignValue>) -> Result<()>;
+
+/// Where a foreign row is, as its reader would look for it: a CSV file's line (its header is
+/// line 1), or a table's row (from 1).
+#[derive(Debug, Clone, Copy)]
+pub enum Place {
+    Line(u64),
+    Row(usize),
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Line(n) => write!(f, "line {n}"),
+            Place::Row(n) => write!(f, "row {n}"),
+        }
+    }
+}
 
 /// Calls `f` with each row of the foreign gold `path`: a CSV file with a header, a Parquet file
 /// (`.parquet`) or a folder of them, a base table of a DuckDB database (`duckdb:FILE#schema.table`),
@@ -90,7 +107,7 @@ pub fn each_record(path: &Path, needed: &[String], iceberg: IcebergFiles<'_>, f:
         }
     };
     if let Some((file, table)) = source("duckdb:", "a DuckDB source is duckdb:FILE#schema.table")? {
-        return each_table_row(Path::new(&file), &table, needed, f);
+        return each_table_row(Path::new(&file), &table, needed, &mut |n, values| f(Place::Row(n), values));
     }
     let files = if let Some((warehouse, table)) = source("iceberg:", "an Iceberg source is iceberg:WAREHOUSE#namespace.table")? {
         iceberg(Path::new(&warehouse), &table).wrap_err_with(|| format!("reading {text}"))?
@@ -116,7 +133,7 @@ pub fn each_record(path: &Path, needed: &[String], iceberg: IcebergFiles<'_>, f:
         let mut last = 0;
         each_parquet_row(file, needed, &mut |n, values| {
             last = n;
-            f(seen + n, values)
+            f(Place::Row(seen + n), values)
         })?;
         seen += last;
     }
@@ -132,10 +149,9 @@ fn each_csv_record(path: &Path, needed: &[String], f: OnRow<'_>) -> Result<()> {
         reader.headers().wrap_err_with(|| format!("{}: no header", path.display()))?.iter().map(str::to_string).collect();
     let at = columns_at(&path.display().to_string(), &header, needed)?;
     let mut record = csv::StringRecord::new();
-    let mut n = 0;
     while reader.read_record(&mut record).wrap_err_with(|| format!("{}", path.display()))? {
-        n += 1;
-        f(n, at.iter().map(|&i| ForeignValue::Exact(record.get(i).unwrap_or_default().to_string())).collect())?;
+        let line = record.position().map_or(0, csv::Position::line);
+        f(Place::Line(line), at.iter().map(|&i| ForeignValue::Exact(record.get(i).unwrap_or_default().to_string())).collect())?;
     }
     Ok(())
 }

@@ -33,7 +33,7 @@ pub fn read_foreign(path: &Path, model: &Model, map: &GoldMap, iceberg: IcebergF
     let mut budget = foreign::RowBudget::default();
     foreign::each_record(path, &columns, iceberg, &mut |n, values| {
         // The values come in gold's column order: the date, the grain, attributes, measures.
-        let bad = |i: usize, why: String| eyre!("{} row {n}: {} {why}", path.display(), columns[i]);
+        let bad = |i: usize, why: String| eyre!("{} {n}: {} {why}", path.display(), columns[i]);
         let business_date = foreign::date(&values[0]).map_err(|e| bad(0, e))?;
         let ids =
             |from: usize, k: usize| (from..from + k).map(|i| foreign::id(&values[i]).map_err(|e| bad(i, e))).collect::<Result<Vec<_>>>();
@@ -360,8 +360,8 @@ impl Report for ModelAuditReport {
         "audit"
     }
     fn headline(&self) -> String {
-        let n = self.rows.len();
-        format!("audit of {} (model {}): {} of {n} rows match, {} wrong", self.source, self.model.name, n - self.wrong(), self.wrong())
+        let source = format!("{} (model {})", self.source, self.model.name);
+        super::audit::counts_line(&source, self.rows.iter().map(|r| (r.causes.as_slice(), r.foreign.is_some())))
     }
     fn tables(&self) -> Vec<Table> {
         let mut cols: Vec<String> = vec!["business_date".into()];
