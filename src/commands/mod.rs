@@ -41,7 +41,15 @@ fn terminal_width() -> Option<usize> {
 /// Prints `report` in `format`, fitted to the terminal (the bench prints its reports so too).
 pub fn print<R: Report>(report: &R, format: Format) {
     let bom = if format == Format::Csv && BOM.get().copied().unwrap_or(false) { "\u{feff}" } else { "" };
-    print!("{bom}{}", reports::table::render_fitted(report, format, color(), terminal_width()));
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let written = std::io::Write::write_all(&mut out, bom.as_bytes())
+        .and_then(|()| reports::table::write_fitted(report, format, color(), terminal_width(), &mut out))
+        .and_then(|()| std::io::Write::flush(&mut out));
+    // A closed pipe (`| head`) ends the output, as it ends any command's; a full disk is an error.
+    if let Err(e) = written.or_else(|e| if e.kind() == std::io::ErrorKind::BrokenPipe { Ok(()) } else { Err(e) }) {
+        eprintln!("error: writing the report: {e}");
+        std::process::exit(1);
+    }
 }
 
 /// `--bom`: CSV begins with a UTF-8 byte-order mark, by which a spreadsheet on Windows reads £

@@ -112,12 +112,19 @@ impl Cause {
 pub struct AuditRow {
     pub business_date: NaiveDate,
     pub store_id: String,
+    /// The store's currency; empty for a store the lab does not know (null in JSON, as a
+    /// missing amount's currency is).
+    #[serde(serialize_with = "empty_as_null")]
     pub currency: String,
     /// Every cause that explains the difference exactly (one, `matches`, for a right row).
     pub causes: Vec<Cause>,
     pub detail: String,
     pub foreign: Option<(i64, i64)>,
     pub right: Option<(i64, i64)>,
+}
+
+fn empty_as_null<S: serde::Serializer>(s: &str, to: S) -> Result<S::Ok, S::Error> {
+    if s.is_empty() { to.serialize_none() } else { to.serialize_str(s) }
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -451,8 +458,12 @@ impl Report for AuditReport {
                 ("right_revenue_minor", "right revenue"),
             ],
         );
-        let money =
-            |v: Option<(i64, i64)>, cur: &str| v.map(|(_, r)| Cell::Money { minor: r, currency: cur.to_string() }).unwrap_or(Cell::Empty);
+        // A store the lab does not know has no currency: its amount is minor units of none.
+        let money = |v: Option<(i64, i64)>, cur: &str| match v {
+            Some((_, r)) if cur.is_empty() => Cell::Int(r),
+            Some((_, r)) => Cell::Money { minor: r, currency: cur.to_string() },
+            None => Cell::Empty,
+        };
         let count = |v: Option<(i64, i64)>| v.map(|(b, _)| Cell::Int(b)).unwrap_or(Cell::Empty);
         for r in self.rows.iter().filter(|r| self.all || r.causes != [Cause::Matches]) {
             let causes: Vec<&str> = r.causes.iter().map(|c| c.word()).collect();

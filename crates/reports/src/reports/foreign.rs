@@ -156,8 +156,15 @@ fn each_csv_record(path: &Path, needed: &[String], f: OnRow<'_>) -> Result<()> {
     Ok(())
 }
 
-/// The rows a reader keeps, charged against half the memory budget: past it, the audit stops
-/// with an error that says how to give it more, before the process outgrows the budget.
+/// What an audit builds of each foreign row besides the row itself: its verdict and the
+/// report's cells for it (the verdict's words, its detail, the money columns). A million rows
+/// of a CSV gold take about 1 GB of RSS through to the report's last line: this is that, less the
+/// row, per row.
+pub const REPORTED_ROW_BYTES: usize = 768;
+
+/// The rows a reader keeps, charged against half the memory budget with what the audit builds
+/// of each (`REPORTED_ROW_BYTES`): past it, the audit stops with an error that says how to give
+/// it more, before the process outgrows the budget.
 pub struct RowBudget {
     used: u64,
     limit: u64,
@@ -172,10 +179,11 @@ impl Default for RowBudget {
 impl RowBudget {
     /// Charges a row of `bytes`: an error once the rows together pass the limit.
     pub fn charge(&mut self, bytes: usize) -> Result<()> {
-        self.used = self.used.saturating_add(bytes as u64);
+        self.used = self.used.saturating_add((bytes + REPORTED_ROW_BYTES) as u64);
         if self.used > self.limit {
             bail!(
-                "the foreign gold's rows need more than half the memory budget ({} MiB) to compare: give --memory more",
+                "the foreign gold's rows and their verdicts need more than half the memory budget ({} MiB): give --memory more \
+                 (a million rows take about 2GB)",
                 (self.limit * 2) >> 20
             );
         }

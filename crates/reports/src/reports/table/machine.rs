@@ -1,20 +1,28 @@
 //! A report as machines read it: JSON's one envelope and CSV, money in integer minor units.
 
 use super::*;
+use std::io::Write;
 
 /// JSON: one envelope for every report. `kind` names the report, `business_date` the date it is
 /// about (null when it is about none), `rows` holds its tables' rows as machines read them (the
 /// CSV's columns, typed: money in integer minor units beside its currency, digits and a major-unit
-/// decimal; a row of a report with several tables names its `table`), `currency_digits` each
-/// currency's ISO-4217 minor digits, and `detail` the report's own fields.
-pub(super) fn json_envelope<R: Report>(report: &R) -> String {
-    let detail = match serde_json::to_value(report) {
-        Ok(v) => v,
-        Err(e) => serde_json::json!({ "error": format!("the report could not be serialised: {e}") }),
-    };
+/// decimal; a row of a report with several tables names its `table`), one row to a line,
+/// `currency_digits` each currency's ISO-4217 minor digits, and `detail` the report's own fields.
+/// Written a row at a time, and `detail` straight from the report, so a large report is never
+/// held again as JSON text or as a tree of values; every character a terminal could act on is
+/// escaped on the way (`sanitize::json`).
+pub(super) fn write_json<R: Report>(report: &R, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let mut out = Escaping { out, pending: Vec::new() };
     let tables = report.tables();
     let several = tables.len() > 1;
-    let mut rows = Vec::new();
+    write!(out, "{{\n  \"kind\": ")?;
+    serde_json::to_writer(&mut out, report.kind())?;
+    write!(out, ",\n  \"business_date\": ")?;
+    serde_json::to_writer(&mut out, &report.business_date())?;
+    write!(out, ",\n  \"currency_digits\": ")?;
+    serde_json::to_writer(&mut out, &currency_digits(&tables))?;
+    write!(out, ",\n  \"rows\": [")?;
+    let mut first = true;
     for t in &tables {
         let keys = machine_columns(t);
         for r in t.rows.iter().filter(|r| !r.summary) {
@@ -25,17 +33,50 @@ pub(super) fn json_envelope<R: Report>(report: &R) -> String {
             for (k, v) in keys.iter().zip(machine_values(t, r)) {
                 row.insert(k.clone(), v.json());
             }
-            rows.push(serde_json::Value::Object(row));
+            write!(out, "{}\n    ", if first { "" } else { "," })?;
+            first = false;
+            serde_json::to_writer(&mut out, &row)?;
         }
     }
-    let envelope = serde_json::json!({
-        "kind": report.kind(),
-        "business_date": report.business_date(),
-        "rows": rows,
-        "currency_digits": currency_digits(&tables),
-        "detail": detail,
-    });
-    serde_json::to_string_pretty(&envelope).unwrap_or_default()
+    write!(out, "{}],\n  \"detail\": ", if first { "" } else { "\n  " })?;
+    if let Err(e) = serde_json::to_writer(&mut out, report) {
+        serde_json::to_writer(&mut out, &serde_json::json!({ "error": format!("the report could not be serialised: {e}") }))?;
+    }
+    writeln!(out, "\n}}")?;
+    out.finish()
+}
+
+/// A writer that passes JSON text on with every character a terminal could act on escaped
+/// (`sanitize::json`), whole characters at a time however the text is cut into writes.
+struct Escaping<'a> {
+    out: &'a mut dyn std::io::Write,
+    /// The start of a character cut by the last write.
+    pending: Vec<u8>,
+}
+
+impl Escaping<'_> {
+    fn finish(mut self) -> std::io::Result<()> {
+        let rest = std::mem::take(&mut self.pending);
+        self.out.write_all(&rest)
+    }
+}
+
+impl std::io::Write for Escaping<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        let whole = match std::str::from_utf8(&self.pending) {
+            Ok(s) => s.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        let text = String::from_utf8_lossy(&self.pending[..whole]).into_owned();
+        self.out.write_all(crate::sanitize::json(text).as_bytes())?;
+        self.pending.drain(..whole);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// A table's columns as machines read them: each column's key, and beside every money column
@@ -116,18 +157,42 @@ pub(super) fn machine_values(t: &Table, r: &Row) -> Vec<Machine> {
 /// and a spreadsheet user reads pounds without a formula.
 pub fn csv_of(tables: &[Table]) -> String {
     let mut out = Vec::new();
-    for (i, t) in tables.iter().enumerate() {
-        if i > 0 {
-            out.push(b'\n');
-        }
-        let mut w = csv::Writer::from_writer(&mut out);
-        let _ = w.write_record(machine_columns(t));
-        for r in t.rows.iter().filter(|r| !r.summary) {
-            let record: Vec<String> = machine_values(t, r).into_iter().map(Machine::csv).collect();
-            let _ = w.write_record(&record);
-        }
-        let _ = w.flush();
-    }
+    let _ = write_csv(tables, &mut out);
     // CSV of UTF-8 text is UTF-8; were it not, the bytes are kept, not lost.
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// `csv_of`, written a row at a time to `out`.
+pub fn write_csv(tables: &[Table], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    for (i, t) in tables.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b"\n")?;
+        }
+        let mut w = csv::Writer::from_writer(&mut *out);
+        w.write_record(machine_columns(t))?;
+        for r in t.rows.iter().filter(|r| !r.summary) {
+            w.write_record(machine_values(t, r).into_iter().map(Machine::csv))?;
+        }
+        w.flush()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Escaping;
+    use std::io::Write;
+
+    /// A bidi control cut between two writes is still escaped whole, and every other character
+    /// passes as it came.
+    #[test]
+    fn a_character_cut_between_writes_is_escaped_whole() {
+        let mut out = Vec::new();
+        let mut w = Escaping { out: &mut out, pending: Vec::new() };
+        for b in "\"£\u{202e}x\"".as_bytes() {
+            w.write_all(std::slice::from_ref(b)).unwrap();
+        }
+        w.finish().unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "\"£\\u202ex\"");
+    }
 }

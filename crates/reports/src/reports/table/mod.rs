@@ -7,8 +7,7 @@ use serde::Serialize;
 
 mod machine;
 mod text;
-pub use machine::csv_of;
-use machine::*;
+pub use machine::{csv_of, write_csv};
 use text::*;
 pub use text::{clip, render_table_fitted, wrap_lines};
 
@@ -304,10 +303,25 @@ pub fn render<R: Report>(report: &R, format: Format, color: bool) -> String {
 /// As `render`, with tables narrowed to `width` columns when given (a terminal's width): the
 /// widest text columns are cut with `…`, never a number.
 pub fn render_fitted<R: Report>(report: &R, format: Format, color: bool, width: Option<usize>) -> String {
+    let mut out = Vec::new();
+    // Writing into memory fails only where the report cannot be serialised, which the JSON says.
+    let _ = write_fitted(report, format, color, width, &mut out);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// As `render_fitted`, written to `out`: JSON and CSV a row at a time, so a large report (an
+/// audit of a million rows) is never held a second time as text.
+pub fn write_fitted<R: Report>(
+    report: &R,
+    format: Format,
+    color: bool,
+    width: Option<usize>,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     match format {
-        Format::Json => crate::sanitize::json(json_envelope(report)) + "\n",
-        Format::Csv => csv_of(&report.tables()),
-        Format::Table => render_text(report, color, width),
+        Format::Json => machine::write_json(report, out),
+        Format::Csv => write_csv(&report.tables(), out),
+        Format::Table => out.write_all(render_text(report, color, width).as_bytes()),
     }
 }
 
@@ -469,7 +483,7 @@ mod tests {
         assert!(csv.starts_with("country,revenue_minor,revenue_currency,revenue_digits,revenue_major\n"), "{csv}");
         assert!(csv.contains(",34756580,GBP,2,347565.80\n"), "the currency, its digits and the major units beside the minor units: {csv}");
         let json = render(&tiny(), Format::Json, false);
-        assert!(json.contains("\"minor\": 34756580"), "{json}");
+        assert!(json.contains("\"minor\":34756580"), "{json}");
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(v["currency_digits"]["GBP"], 2, "{json}");
     }
