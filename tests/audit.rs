@@ -383,6 +383,23 @@ fn the_walkthrough_s_foreign_gold_is_audited_to_exactly_the_faults_it_was_made_w
         .map(|r| ((r[0].to_string(), r[1].to_string()), r[2].to_string()))
         .collect();
     assert_eq!(wrong, injected);
+    // Where they fall: each country's wrong rows, counted from the faults (a store's first two
+    // letters are its country here; EXTRA-1 is no store of the lab), and each week's.
+    let table = recount(lab, &["audit", "--gold", out.to_str().unwrap()]);
+    let shown = String::from_utf8_lossy(&table.stdout);
+    let mut by_country: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, store) in injected.keys() {
+        let country = if store.starts_with("EXTRA") { "(a store not in the lab)".to_string() } else { store[..2].to_string() };
+        *by_country.entry(country).or_default() += 1;
+    }
+    for (country, n) in &by_country {
+        let line = shown
+            .lines()
+            .find(|l| l.starts_with("country") && l.contains(country.as_str()))
+            .unwrap_or_else(|| panic!("{country}:\n{shown}"));
+        assert_eq!(line.split_whitespace().rev().nth(4), Some(n.to_string().as_str()), "{country}: {line}");
+    }
+    assert!(shown.contains("where the wrong rows fall") && shown.contains(&format!("of {} wrong rows are in", injected.len())), "{shown}");
     // Not over a file that is there.
     let again = recount(dir.path(), &["generate", "--foreign-gold", "--out", out.to_str().unwrap()]);
     assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists"));

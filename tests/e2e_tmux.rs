@@ -205,7 +205,9 @@ fn the_audit_screen_marks_the_wrong_dates_names_each_cause_and_drills_to_the_bas
     );
     tmux(&["new-session", "-d", "-s", &session, "-x", "160", "-y", "50", &cmd]);
     let guard = scopeguard(&session);
-    let s = wait_for(&session, "audit of ", 120);
+    // It opens on the first date with a wrong row.
+    let first_wrong = wrong_dates.iter().next().unwrap();
+    let s = wait_for(&session, &format!("audit of {} for {first_wrong}", gold.display()), 120);
     let marked = s.lines().filter(|l| l.contains('≠')).count();
     assert_eq!(marked, wrong_dates.len(), "the navigator marks each date with a wrong row: {wrong_dates:?}\n{s}");
     keys(&session, &[":"]);

@@ -435,6 +435,12 @@ fn an_audit_of_a_foreign_plant_gold_names_each_fault_and_flags_no_right_row() {
             assert_eq!(causes, &["matches"], "{k:?} is right and must not be flagged");
         }
     }
+    // Where they fall, by the grain's fields: plant-z holds exactly the extra row.
+    let table = recount(&lab, &["audit", "--gold", csv.to_str().unwrap()]);
+    let shown = String::from_utf8_lossy(&table.stdout);
+    let z = shown.lines().find(|l| l.starts_with("plant_id") && l.contains("plant-z")).unwrap_or_else(|| panic!("{shown}"));
+    assert_eq!(z.split_whitespace().take(4).collect::<Vec<_>>(), ["plant_id", "plant-z", "1", "1"], "{shown}");
+    assert!(shown.contains("where the wrong rows fall"), "{shown}");
     // The same gold in the other pipeline's own column names, mapped by a [gold] table: the same
     // verdicts, row for row.
     let text = std::fs::read_to_string(&csv).unwrap();

@@ -397,14 +397,29 @@ impl App {
             dates.iter().position(|x| *x == d).ok_or_else(|| format!("{d} holds no landed row; the navigator lists the dates that do"))
         });
         match found {
-            Ok(i) => {
-                self.selected = i;
-                self.cursor.row = 0;
-                if let Some(d) = self.selected_date() {
-                    self.load_date(d);
-                }
-            }
+            Ok(i) => self.select_index(i),
             Err(why) => self.message = why,
+        }
+    }
+
+    /// The first date with a wrong row of the audit, once it is done.
+    pub(crate) fn first_wrong_date(&self) -> Option<NaiveDate> {
+        let report = self.audit_report()?;
+        report.rows.iter().filter(|r| r.causes != [crate::reports::audit::Cause::Matches]).map(|r| r.business_date).min()
+    }
+
+    /// Selects date `d` in the navigator, when it lists it, and loads its view.
+    pub(crate) fn select_date(&mut self, d: NaiveDate) {
+        if let Some(i) = self.snapshot.as_ref().and_then(|s| s.dates.iter().position(|x| x.business_date == d)) {
+            self.select_index(i);
+        }
+    }
+
+    fn select_index(&mut self, i: usize) {
+        self.selected = i;
+        self.cursor.row = 0;
+        if let Some(d) = self.selected_date() {
+            self.load_date(d);
         }
     }
 

@@ -16,6 +16,10 @@ impl App {
                     Ok(report) => AuditState::Done(report),
                     Err(why) => AuditState::Failed(why),
                 });
+                // The audit opens on the first date with a wrong row: where the reader starts.
+                if let Some(d) = self.first_wrong_date() {
+                    self.select_date(d);
+                }
                 self.clamp_row();
             }
             Reply::Changed(text) => {
@@ -81,7 +85,9 @@ impl App {
             }
             Reply::Loaded(snap, view) => {
                 self.load_failures = 0;
-                let want = view.as_ref().map(|v| v.check.business_date).or_else(|| self.selected_date());
+                // The first load opens on the audit's first wrong date when the audit came first.
+                let first = if self.snapshot.is_none() { self.first_wrong_date() } else { None };
+                let want = first.or_else(|| view.as_ref().map(|v| v.check.business_date)).or_else(|| self.selected_date());
                 self.selected =
                     want.and_then(|w| snap.dates.iter().position(|d| d.business_date == w)).unwrap_or(snap.dates.len().saturating_sub(1));
                 // The morning's line, until something else is said.

@@ -37,11 +37,11 @@ impl ScreenBehaviour for Audit {
             Some(Audited::Done(report)) => {
                 let d = app.selected_date()?;
                 let day = report.of_date(d);
-                let title = format!(
-                    "{} on {d} ({} wrong on all dates); Enter opens a row",
-                    crate::reports::Report::headline(&day),
-                    report.wrong()
+                let counts = crate::reports::audit::counts_line(
+                    &format!("{} for {d}", report.source),
+                    day.rows.iter().map(|r| (r.causes.as_slice(), r.foreign.is_some())),
                 );
+                let title = format!("{counts} ({} wrong on all dates); Enter opens a row", report.wrong());
                 draw::draw_main_table(f, app, &crate::reports::Report::tables(&day).remove(0), area, title, out);
             }
         }

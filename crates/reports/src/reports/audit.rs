@@ -116,6 +116,9 @@ pub struct AuditRow {
     /// missing amount's currency is).
     #[serde(serialize_with = "empty_as_null")]
     pub currency: String,
+    /// The store's country; empty for a store the lab does not know.
+    #[serde(serialize_with = "empty_as_null")]
+    pub country: String,
     /// Every cause that explains the difference exactly (one, `matches`, for a right row).
     pub causes: Vec<Cause>,
     pub detail: String,
@@ -358,17 +361,28 @@ fn narrower_windows(lab: &Lab, d: NaiveDate, late_days: u32, day: &mut [AuditRow
 
 fn audit_row(d: NaiveDate, s: &str, foreign: Option<(i64, i64)>, f: &DateFacts) -> AuditRow {
     let right = pair(f.right.get(s));
-    let currency = [&f.right, &f.recount, &f.copies, &f.utc].iter().find_map(|m| m.get(s)).map(|r| r.currency.clone()).unwrap_or_default();
+    let known = [&f.right, &f.recount, &f.copies, &f.utc].iter().find_map(|m| m.get(s));
+    let (currency, country) = known.map(|r| (r.currency.clone(), r.country.clone())).unwrap_or_default();
     let (causes, detail) = match (foreign, right) {
         (Some(a), Some(b)) if a == b => (vec![Cause::Matches], String::new()),
         (None, Some(_)) => (vec![Cause::MissingRow], "the foreign gold has no row for this store".to_string()),
         (Some(a), r) => verdict(causes_of(a, s, f), r.is_none(), || {
             let (rb, rr) = r.unwrap_or((0, 0));
-            format!("residual {:+} baskets, {:+} minor units", i128::from(a.0) - i128::from(rb), i128::from(a.1) - i128::from(rr))
+            let baskets = i128::from(a.0) - i128::from(rb);
+            let revenue = i128::from(a.1) - i128::from(rr);
+            // In the store's currency where the lab knows it: `+₹0.01`, not `+1 minor units`.
+            let money = match i64::try_from(revenue) {
+                Ok(m) if !currency.is_empty() => crate::money::format_delta(m, &currency),
+                _ => format!("{revenue:+} minor units"),
+            };
+            match r {
+                Some(_) => format!("{baskets:+} baskets, {money} against the lab's row"),
+                None => "a row the lab's gold does not have".to_string(),
+            }
         }),
         (None, None) => (vec![Cause::Matches], String::new()),
     };
-    AuditRow { business_date: d, store_id: s.to_string(), currency, causes, detail, foreign, right }
+    AuditRow { business_date: d, store_id: s.to_string(), currency, country, causes, detail, foreign, right }
 }
 
 /// A row put wrong on purpose: its date, its store and its cause.
@@ -480,7 +494,28 @@ impl Report for AuditReport {
         }
         vec![t]
     }
+    fn summary_tables(&self) -> Vec<Table> {
+        self.where_wrong().table().into_iter().collect()
+    }
     fn notes(&self) -> Vec<Note> {
-        causes_note(self.rows.iter().map(|r| r.causes.as_slice()))
+        let mut notes = causes_note(self.rows.iter().map(|r| r.causes.as_slice()));
+        notes.extend(self.where_wrong().note());
+        notes
+    }
+}
+
+impl AuditReport {
+    /// Where the wrong rows fall: by store, by the store's country, by week.
+    fn where_wrong(&self) -> super::audit_where::WhereWrong {
+        super::audit_where::WhereWrong::of(self.rows.iter().map(|r| {
+            (
+                r.business_date,
+                vec![
+                    ("store_id", r.store_id.as_str()),
+                    ("country", if r.country.is_empty() { "(a store not in the lab)" } else { r.country.as_str() }),
+                ],
+                r.causes.as_slice(),
+            )
+        }))
     }
 }

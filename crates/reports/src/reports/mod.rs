@@ -2,6 +2,7 @@
 //! the same structs.
 
 pub mod audit;
+pub mod audit_where;
 pub mod baskets;
 pub mod check;
 pub mod day;

@@ -388,7 +388,22 @@ impl Report for ModelAuditReport {
         }
         vec![t]
     }
+    fn summary_tables(&self) -> Vec<Table> {
+        self.where_wrong().table().into_iter().collect()
+    }
     fn notes(&self) -> Vec<Note> {
-        super::audit::causes_note(self.rows.iter().map(|r| r.causes.as_slice()))
+        let mut notes = super::audit::causes_note(self.rows.iter().map(|r| r.causes.as_slice()));
+        notes.extend(self.where_wrong().note());
+        notes
+    }
+}
+
+impl ModelAuditReport {
+    /// Where the wrong rows fall: by each field of the grain, by week.
+    fn where_wrong(&self) -> super::audit_where::WhereWrong {
+        let fields = &self.model.grain;
+        super::audit_where::WhereWrong::of(self.rows.iter().map(|r| {
+            (r.business_date, fields.iter().map(String::as_str).zip(r.grain.iter().map(String::as_str)).collect(), r.causes.as_slice())
+        }))
     }
 }

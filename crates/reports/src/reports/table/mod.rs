@@ -283,6 +283,11 @@ pub trait Report: Serialize {
     }
     fn headline(&self) -> String;
     fn tables(&self) -> Vec<Table>;
+    /// Tables for a person reading the report, after `tables` in the text format: a summary
+    /// of its rows (where an audit's wrong rows fall). CSV and JSON hold `tables`' rows alone.
+    fn summary_tables(&self) -> Vec<Table> {
+        Vec::new()
+    }
     fn notes(&self) -> Vec<Note> {
         Vec::new()
     }

@@ -244,7 +244,7 @@ pub(super) fn render_text<R: Report>(report: &R, color: bool, width: Option<usiz
         }
         out.push('\n');
     }
-    for t in report.tables() {
+    for t in report.tables().into_iter().chain(report.summary_tables()) {
         out.push_str(&render_table_fitted(&t, color, width));
         out.push('\n');
     }

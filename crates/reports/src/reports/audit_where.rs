@@ -1,0 +1,156 @@
+//! Where an audit's wrong rows fall, the first question after "how many": by each field of the
+//! grain and each dimension attribute (a store, its country; a plant, its line), and by week.
+//! Each value with a wrong row is listed with its share of the wrong rows against its share of
+//! all rows ("41 of 53 wrong rows are in AU, 3.1x its share"), the most wrong rows first. The
+//! retail audit and a model's give their rows to the same function.
+
+use super::audit::Cause;
+use super::{Cell, Note, Status, Table};
+use chrono::{Datelike, NaiveDate};
+use std::collections::BTreeMap;
+
+/// The values listed per field, the most wrong rows first.
+const PER_FIELD: usize = 5;
+
+/// Counts of one value of one field: wrong rows, and rows.
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    wrong: usize,
+    rows: usize,
+}
+
+/// What the wrong rows of an audit concentrate on. `rows` gives each row's date, its fields by
+/// name (the grain's and the dimension's) and its causes.
+pub struct WhereWrong {
+    /// (field, value) → tally; fields in the order they were first given, then `week`.
+    tallies: Vec<(String, BTreeMap<String, Tally>)>,
+    wrong: usize,
+    rows: usize,
+}
+
+impl WhereWrong {
+    pub fn of<'a>(rows: impl Iterator<Item = (NaiveDate, Vec<(&'a str, &'a str)>, &'a [Cause])>) -> WhereWrong {
+        let mut out = WhereWrong { tallies: Vec::new(), wrong: 0, rows: 0 };
+        for (d, fields, causes) in rows {
+            let wrong = causes != [Cause::Matches];
+            out.rows += 1;
+            out.wrong += usize::from(wrong);
+            let monday = d - chrono::Duration::days(i64::from(d.weekday().num_days_from_monday()));
+            let week = format!("week of {monday}");
+            for (field, value) in fields.into_iter().chain([("week", week.as_str())]) {
+                let i = match out.tallies.iter().position(|(f, _)| f == field) {
+                    Some(i) => i,
+                    None => {
+                        out.tallies.push((field.to_string(), BTreeMap::new()));
+                        out.tallies.len() - 1
+                    }
+                };
+                let t = out.tallies[i].1.entry(value.to_string()).or_default();
+                t.rows += 1;
+                t.wrong += usize::from(wrong);
+            }
+        }
+        out
+    }
+
+    /// Each field's values with a wrong row, the most first: (field, value, tally), ties by value.
+    fn listed(&self) -> Vec<(&str, &str, Tally)> {
+        let mut out = Vec::new();
+        for (field, values) in &self.tallies {
+            let mut v: Vec<(&str, Tally)> = values.iter().filter(|(_, t)| t.wrong > 0).map(|(k, t)| (k.as_str(), *t)).collect();
+            v.sort_by(|a, b| b.1.wrong.cmp(&a.1.wrong).then(a.0.cmp(b.0)));
+            out.extend(v.into_iter().take(PER_FIELD).map(|(k, t)| (field.as_str(), k, t)));
+        }
+        out
+    }
+
+    /// How many times its share of all rows a value's share of the wrong rows is, in tenths,
+    /// by integer arithmetic.
+    fn times_share(&self, t: Tally) -> u128 {
+        let (w, r) = (self.wrong as u128, t.rows as u128);
+        if w == 0 || r == 0 { 0 } else { (t.wrong as u128 * self.rows as u128 * 10 + w * r / 2) / (w * r) }
+    }
+
+    fn share_text(&self, t: Tally) -> String {
+        let x = self.times_share(t);
+        format!("{}.{}x its share", x / 10, x % 10)
+    }
+
+    /// The table: a value per line with its wrong rows, its rows and how concentrated it is;
+    /// None when no row is wrong.
+    pub fn table(&self) -> Option<Table> {
+        if self.wrong == 0 {
+            return None;
+        }
+        let mut t = Table::new(
+            "where the wrong rows fall",
+            &[("field", "by"), ("value", "value"), ("wrong_rows", "wrong rows"), ("rows", "rows"), ("concentration", "against its share")],
+        );
+        for (field, value, tally) in self.listed() {
+            let rows = i64::try_from(tally.rows).unwrap_or(i64::MAX);
+            let wrong = i64::try_from(tally.wrong).unwrap_or(i64::MAX);
+            t.push(vec![Cell::text(field), Cell::text(value), Cell::Int(wrong), Cell::Int(rows), Cell::text(self.share_text(tally))]);
+        }
+        Some(t)
+    }
+
+    /// The sentence that says where most wrong rows are: the value of a field other than the
+    /// finest (the first) that holds the most of them, when it holds more than its share.
+    pub fn note(&self) -> Option<Note> {
+        let finest = self.tallies.first().map(|(f, _)| f.as_str());
+        let mut best: Option<(&str, &str, Tally)> = None;
+        // The most wrong rows, then the most concentrated; on a tie the field given first (a
+        // dimension before the week).
+        for (f, v, t) in self.listed().into_iter().filter(|(f, _, t)| Some(*f) != finest && self.times_share(*t) > 10) {
+            let key = (t.wrong, self.times_share(t));
+            if best.is_none_or(|(_, _, b)| key > (b.wrong, self.times_share(b))) {
+                best = Some((f, v, t));
+            }
+        }
+        let (field, value, t) = best?;
+        let field = if field == "week" { String::new() } else { format!("{field} ") };
+        Some(Note {
+            status: Status::Warn,
+            text: format!("{} of {} wrong rows are in {field}{value} ({})", t.wrong, self.wrong, self.share_text(t)),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wrong_rows_are_placed_by_field_and_week_with_their_concentration() {
+        let d = |s: &str| s.parse::<NaiveDate>().unwrap();
+        let (ok, bad) = (vec![Cause::Matches], vec![Cause::AppendedTwice]);
+        // Ten rows, four in AU, of which three are wrong; one wrong row in GB.
+        let rows: Vec<(NaiveDate, &str, &str, &Vec<Cause>)> = vec![
+            (d("2026-10-05"), "AU1", "AU", &bad),
+            (d("2026-10-06"), "AU1", "AU", &bad),
+            (d("2026-10-06"), "AU2", "AU", &bad),
+            (d("2026-10-07"), "AU2", "AU", &ok),
+            (d("2026-10-12"), "GB1", "GB", &bad),
+            (d("2026-10-12"), "GB2", "GB", &ok),
+            (d("2026-10-13"), "GB3", "GB", &ok),
+            (d("2026-10-13"), "GB4", "GB", &ok),
+            (d("2026-10-14"), "GB5", "GB", &ok),
+            (d("2026-10-14"), "GB6", "GB", &ok),
+        ];
+        let w = WhereWrong::of(rows.iter().map(|(d, s, c, causes)| (*d, vec![("store_id", *s), ("country", *c)], causes.as_slice())));
+        let t = w.table().unwrap();
+        let lines: Vec<Vec<String>> = t.rows.iter().map(|r| r.cells.iter().map(Cell::raw).collect()).collect();
+        // AU: 3 of 4 wrong rows from 4 of 10 rows is (3/4)/(4/10) = 1.875, shown 1.9x.
+        assert!(lines.contains(&vec!["country".into(), "AU".into(), "3".into(), "4".into(), "1.9x its share".into()]), "{lines:?}");
+        assert!(
+            lines.contains(&vec!["week".into(), "week of 2026-10-05".into(), "3".into(), "4".into(), "1.9x its share".into()]),
+            "{lines:?}"
+        );
+        assert_eq!(lines.iter().filter(|l| l[0] == "store_id").count(), 3, "only the stores with a wrong row: {lines:?}");
+        let note = w.note().unwrap().text;
+        assert_eq!(note, "3 of 4 wrong rows are in country AU (1.9x its share)");
+        // No wrong row: no table, no note.
+        let right = WhereWrong::of(rows.iter().map(|(d, s, _, _)| (*d, vec![("store_id", *s)], ok.as_slice())));
+        assert!(right.table().is_none() && right.note().is_none());
+    }
+}
