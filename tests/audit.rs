@@ -246,7 +246,7 @@ fn each_injected_fault_is_named_for_exactly_its_rows() {
 }
 
 #[test]
-fn a_foreign_gold_without_a_column_or_with_a_wrong_type_is_an_error_before_anything_runs() {
+fn a_foreign_gold_without_a_column_is_an_error_and_an_inexact_figure_a_wrong_row_of_its_own() {
     let (_, lab, _) = lab();
     let dir = tempdir();
     let f = dir.path().join("g.csv");
@@ -254,10 +254,13 @@ fn a_foreign_gold_without_a_column_or_with_a_wrong_type_is_an_error_before_anyth
     let out = recount(lab, &["audit", "--gold", f.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("no column store_id"), "{err}");
+    // A figure that is not an integer: that row is wrong, with its reason, and the rest is read.
     std::fs::write(&f, "business_date,store_id,baskets,revenue_minor\n2026-10-12,GB001,1.5,100\n").unwrap();
-    let out = recount(lab, &["audit", "--gold", f.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("line 2: baskets \"1.5\" is not an integer"), "{err}");
+    let out = recount(lab, &["audit", "--gold", f.to_str().unwrap(), "--format", "csv"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text.lines().find(|l| l.starts_with("2026-10-12,GB001,")).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(out.status.code(), Some(4), "{text}");
+    assert!(row.contains(",unreadable_value,") && row.contains("line 2: baskets \"\"1.5\"\" is not an integer"), "{row}");
     let out = recount(lab, &["audit", "--gold", &format!("duckdb:{}", f.display())]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("a DuckDB source is duckdb:FILE#schema.table"), "{err}");
@@ -337,8 +340,16 @@ fn a_foreign_gold_s_own_column_names_and_major_units_are_mapped_by_a_gold_table(
     let bad = text.replacen(&first, &first.replace(",EU", "").rsplit_once(',').map(|(a, b)| format!("{a},{b}5,EU")).unwrap(), 1);
     std::fs::write(&gold, bad).unwrap();
     let out = recount(lab, &["audit", "--gold", gold.to_str().unwrap(), "--map", map.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("line 2: net_sales") && err.contains("decimal places"), "{err}");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{shown}");
+    assert!(shown.contains("unreadable_value") && shown.contains("line 2: net_sales") && shown.contains("decimal places"), "{shown}");
+    // A store the lab does not know is an extra row, though its money has no currency to be read in.
+    std::fs::write(&gold, format!("{text}2026-10-12,EXTRA-1,3,12.34,EU\n")).unwrap();
+    let out = recount(lab, &["audit", "--gold", gold.to_str().unwrap(), "--map", map.to_str().unwrap(), "--format", "csv"]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{shown}");
+    let extra = shown.lines().find(|l| l.contains(",EXTRA-1,")).unwrap_or_else(|| panic!("{shown}"));
+    assert!(extra.contains(",extra_row,") && extra.contains("not in the lab"), "{extra}");
 }
 
 /// `generate --foreign-gold` writes the sample's gold with one row of each fault, and says which:
@@ -486,11 +497,12 @@ fn a_foreign_source_is_read_as_data_exactly_and_never_runs_code() {
     // A float that is an exact integer holds money; one with a fraction does not.
     let out = audit("whole_float");
     assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("{d},{store},matches")), "{}", String::from_utf8_lossy(&out.stderr));
-    for (table, says) in [
-        ("half_float", "row 1: revenue_minor holds the float"),
-        ("nested", "row 1: store_id holds a STRUCT, not a single value"),
-        ("long_id", "row 1: store_id is 300 bytes long"),
-    ] {
+    let out = audit("half_float");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(",unreadable_value,\"row 1: revenue_minor holds the float"), "{text}");
+    for (table, says) in
+        [("nested", "row 1: store_id holds a STRUCT, not a single value"), ("long_id", "row 1: store_id is 300 bytes long")]
+    {
         let out = audit(table);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && err.contains(says), "{table}: {err}");

@@ -441,6 +441,16 @@ fn an_audit_of_a_foreign_plant_gold_names_each_fault_and_flags_no_right_row() {
     let z = shown.lines().find(|l| l.starts_with("plant_id") && l.contains("plant-z")).unwrap_or_else(|| panic!("{shown}"));
     assert_eq!(z.split_whitespace().take(4).collect::<Vec<_>>(), ["plant_id", "plant-z", "1", "1"], "{shown}");
     assert!(shown.contains("where the wrong rows fall"), "{shown}");
+    // A measure that is not an exact integer: that row is wrong on its own, and the rest is read.
+    let inexact = dir.path().join("inexact.csv");
+    let mut lines: Vec<String> = std::fs::read_to_string(&csv).unwrap().lines().map(str::to_string).collect();
+    let (head, last) = lines[1].rsplit_once(',').map(|(h, l)| (h.to_string(), l.to_string())).unwrap();
+    lines[1] = format!("{head},{last}.5");
+    std::fs::write(&inexact, lines.join("\n") + "\n").unwrap();
+    let out = recount(&lab, &["--format", "csv", "audit", "--gold", inexact.to_str().unwrap()]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{shown}");
+    assert_eq!(shown.lines().filter(|l| l.contains(",unreadable_value,") && l.contains("line 2: ")).count(), 1, "{shown}");
     // The same gold in the other pipeline's own column names, mapped by a [gold] table: the same
     // verdicts, row for row.
     let text = std::fs::read_to_string(&csv).unwrap();

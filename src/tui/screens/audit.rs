@@ -39,7 +39,7 @@ impl ScreenBehaviour for Audit {
                 let day = report.of_date(d);
                 let counts = crate::reports::audit::counts_line(
                     &format!("{} for {d}", report.source),
-                    day.rows.iter().map(|r| (r.causes.as_slice(), r.foreign.is_some())),
+                    day.rows.iter().map(|r| (r.causes.as_slice(), r.in_foreign)),
                 );
                 let title = format!("{counts} ({} wrong on all dates); Enter opens a row", report.wrong());
                 draw::draw_main_table(f, app, &crate::reports::Report::tables(&day).remove(0), area, title, out);

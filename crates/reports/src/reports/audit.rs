@@ -22,6 +22,11 @@ pub struct ForeignRow {
     pub store_id: String,
     pub baskets: i64,
     pub revenue_minor: i64,
+    /// Why the row's figures cannot be read exactly (a float with a fraction, money of a store
+    /// whose currency the lab does not know): then it is a wrong row of its own, with this
+    /// reason, and `baskets` and `revenue_minor` are not read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unread: Option<String>,
 }
 
 /// The columns a foreign gold must have (others are ignored).
@@ -59,19 +64,24 @@ fn foreign_row(
     let bad = |i: usize, why: String| eyre!("{} {n}: {} {why}", path.display(), map.column(COLUMNS[i]));
     let business_date = foreign::date(&values[0]).map_err(|e| bad(0, e))?;
     let store_id = foreign::id(&values[1]).map_err(|e| bad(1, e))?;
-    let baskets = values[2].integer().map_err(|e| bad(2, e))?;
-    let currency = match map.unit {
-        crate::raw::source::Unit::Minor => None,
-        crate::raw::source::Unit::Major => Some(currency_of(&store_id).ok_or_else(|| {
-            eyre!(
-                "{} {n}: store {:?} is not in the lab, so its currency's digits are unknown",
-                path.display(),
-                crate::sanitize::for_terminal(&store_id)
-            )
-        })?),
+    // A figure that cannot be read exactly makes a wrong row of its own, not an error: the
+    // audit reads the table that exists.
+    let figures = || -> Result<(i64, i64), String> {
+        let baskets = values[2].integer().map_err(|e| format!("{} {e}", map.column(COLUMNS[2])))?;
+        let currency = match map.unit {
+            crate::raw::source::Unit::Minor => None,
+            crate::raw::source::Unit::Major => Some(currency_of(&store_id).ok_or_else(|| {
+                "the store is not in the lab, so the digits of its currency, and its revenue in minor units, are unknown".to_string()
+            })?),
+        };
+        let revenue = foreign::money(&values[3], map.unit, currency.as_deref()).map_err(|e| format!("{} {e}", map.column(COLUMNS[3])))?;
+        Ok((baskets, revenue))
     };
-    let revenue_minor = foreign::money(&values[3], map.unit, currency.as_deref()).map_err(|e| bad(3, e))?;
-    Ok(ForeignRow { business_date, store_id, baskets, revenue_minor })
+    let (baskets, revenue_minor, unread) = match figures() {
+        Ok((b, r)) => (b, r, None),
+        Err(why) => (0, 0, Some(format!("{n}: {why}"))),
+    };
+    Ok(ForeignRow { business_date, store_id, baskets, revenue_minor, unread })
 }
 
 /// A row's verdict.
@@ -87,6 +97,8 @@ pub enum Cause {
     AppendedTwice,
     MissingRow,
     ExtraRow,
+    /// A row whose figures cannot be read exactly (a float with a fraction): wrong on its own.
+    UnreadableValue,
     Unexplained,
 }
 
@@ -102,6 +114,7 @@ impl Cause {
             Cause::AppendedTwice => "appended_twice",
             Cause::MissingRow => "missing_row",
             Cause::ExtraRow => "extra_row",
+            Cause::UnreadableValue => "unreadable_value",
             Cause::Unexplained => "unexplained",
         }
     }
@@ -119,6 +132,8 @@ pub struct AuditRow {
     /// The store's country; empty for a store the lab does not know.
     #[serde(serialize_with = "empty_as_null")]
     pub country: String,
+    /// Whether the foreign gold has the row (`foreign` is None for one it has but cannot read).
+    pub in_foreign: bool,
     /// Every cause that explains the difference exactly (one, `matches`, for a right row).
     pub causes: Vec<Cause>,
     pub detail: String,
@@ -310,9 +325,16 @@ fn causes_of(foreign: (i64, i64), store_id: &str, f: &DateFacts) -> Vec<(Cause, 
 /// Audits `foreign` against the lab's gold, window `late_days` for the causes that need one.
 pub fn audit(lab: &Lab, source: &str, foreign: &[ForeignRow], late_days: u32) -> Result<AuditReport> {
     let mut theirs: BTreeMap<(NaiveDate, String), (i64, i64)> = BTreeMap::new();
+    let mut unread: BTreeMap<(NaiveDate, String), String> = BTreeMap::new();
     for r in foreign {
-        if theirs.insert((r.business_date, r.store_id.clone()), (r.baskets, r.revenue_minor)).is_some() {
+        let key = (r.business_date, r.store_id.clone());
+        if theirs.contains_key(&key) || unread.contains_key(&key) {
             bail!("{source}: {} {} is given twice; a gold table has one row per business date and store", r.business_date, r.store_id);
+        }
+        if let Some(why) = &r.unread {
+            unread.insert(key, why.clone());
+        } else {
+            theirs.insert(key, (r.baskets, r.revenue_minor));
         }
     }
     let snapshots = snapshots(lab)?;
@@ -322,11 +344,22 @@ pub fn audit(lab: &Lab, source: &str, foreign: &[ForeignRow], late_days: u32) ->
     for d in dates {
         let right = by_store(lab.store().gold_by_store(d, None)?);
         let theirs_on = |d: NaiveDate| theirs.range((d, String::new())..).take_while(move |(k, _)| k.0 == d);
-        let stores: BTreeSet<String> = right.keys().cloned().chain(theirs_on(d).map(|(k, _)| k.1.clone())).collect();
+        let unread_on = unread.range((d, String::new())..).take_while(|(k, _)| k.0 == d).map(|(k, _)| k.1.clone());
+        let stores: BTreeSet<String> = right.keys().cloned().chain(theirs_on(d).map(|(k, _)| k.1.clone())).chain(unread_on).collect();
         let all_match = stores.iter().all(|s| theirs.get(&(d, s.clone())).copied() == pair(right.get(s)));
         // The alternatives are asked of the raw zone only for a date with a wrong row.
         let f = if all_match { DateFacts::only(right) } else { facts(lab, d, late_days, right, &snapshots)? };
-        let mut day: Vec<AuditRow> = stores.iter().map(|s| audit_row(d, s, theirs.get(&(d, s.clone())).copied(), &f)).collect();
+        let mut day: Vec<AuditRow> = stores
+            .iter()
+            .map(|s| {
+                let mut row = audit_row(d, s, theirs.get(&(d, s.clone())).copied(), &f);
+                if let Some(why) = unread.get(&(d, s.clone())) {
+                    let causes = if row.right.is_some() { Cause::UnreadableValue } else { Cause::ExtraRow };
+                    (row.causes, row.detail, row.in_foreign) = (vec![causes], why.clone(), true);
+                }
+                row
+            })
+            .collect();
         if day.iter().any(|r| r.causes == [Cause::Unexplained]) {
             narrower_windows(lab, d, late_days, &mut day)?;
         }
@@ -382,7 +415,7 @@ fn audit_row(d: NaiveDate, s: &str, foreign: Option<(i64, i64)>, f: &DateFacts) 
         }),
         (None, None) => (vec![Cause::Matches], String::new()),
     };
-    AuditRow { business_date: d, store_id: s.to_string(), currency, country, causes, detail, foreign, right }
+    AuditRow { business_date: d, store_id: s.to_string(), currency, country, in_foreign: foreign.is_some(), causes, detail, foreign, right }
 }
 
 /// A row put wrong on purpose: its date, its store and its cause.
@@ -447,6 +480,7 @@ pub fn example(lab: &Lab, late_days: u32) -> Result<(Vec<ForeignRow>, Vec<Fault>
         store_id,
         baskets,
         revenue_minor,
+        unread: None,
     });
     Ok((rows.collect(), faults))
 }
@@ -456,7 +490,7 @@ impl Report for AuditReport {
         "audit"
     }
     fn headline(&self) -> String {
-        counts_line(&self.source, self.rows.iter().map(|r| (r.causes.as_slice(), r.foreign.is_some())))
+        counts_line(&self.source, self.rows.iter().map(|r| (r.causes.as_slice(), r.in_foreign)))
     }
     fn tables(&self) -> Vec<Table> {
         let mut t = Table::new(

@@ -22,14 +22,22 @@ use std::path::Path;
 /// Measures by grain on one date.
 type ByGrain = BTreeMap<Vec<String>, Vec<i64>>;
 
+/// A foreign gold of a model: the rows read, and the rows whose measures cannot be read exactly,
+/// each with why (a wrong row of its own, `unreadable_value`).
+#[derive(Debug, Default)]
+pub struct ModelForeign {
+    pub rows: Vec<ModelRow>,
+    pub unread: BTreeMap<(NaiveDate, Vec<String>), String>,
+}
+
 /// Reads a foreign gold of `model`: its columns by the model's names, or the foreign names `map`
 /// gives; a money measure in major units turned into minor ones by its row's currency.
-pub fn read_foreign(path: &Path, model: &Model, map: &GoldMap, iceberg: IcebergFiles<'_>) -> Result<Vec<ModelRow>> {
+pub fn read_foreign(path: &Path, model: &Model, map: &GoldMap, iceberg: IcebergFiles<'_>) -> Result<ModelForeign> {
     let ours = model.gold_columns();
     map.check_columns(&ours)?;
     let columns: Vec<String> = ours.iter().map(|c| map.column(c).to_string()).collect();
     let (g, a) = (model.grain.len(), model.attributes.len());
-    let mut out = Vec::new();
+    let mut out = ModelForeign::default();
     let mut budget = foreign::RowBudget::default();
     foreign::each_record(path, &columns, iceberg, &mut |n, values| {
         // The values come in gold's column order: the date, the grain, attributes, measures.
@@ -39,15 +47,28 @@ pub fn read_foreign(path: &Path, model: &Model, map: &GoldMap, iceberg: IcebergF
             |from: usize, k: usize| (from..from + k).map(|i| foreign::id(&values[i]).map_err(|e| bad(i, e))).collect::<Result<Vec<_>>>();
         let grain = ids(1, g)?;
         let attributes = ids(1 + g, a)?;
-        let mut measures = Vec::new();
-        for (k, m) in model.measures.iter().enumerate() {
-            let currency = m.currency.as_ref().and_then(|c| model.attributes.iter().position(|x| x == c)).map(|i| attributes[i].as_str());
-            let i = 1 + g + a + k;
-            measures.push(foreign::money(&values[i], map.unit, currency).map_err(|e| bad(i, e))?);
-        }
-        let bytes = grain.iter().chain(&attributes).map(String::len).sum::<usize>() + 8 * measures.len();
+        // A measure that cannot be read exactly makes a wrong row of its own, not an error.
+        let measures = model
+            .measures
+            .iter()
+            .enumerate()
+            .map(|(k, m)| {
+                let currency =
+                    m.currency.as_ref().and_then(|c| model.attributes.iter().position(|x| x == c)).map(|i| attributes[i].as_str());
+                let i = 1 + g + a + k;
+                foreign::money(&values[i], map.unit, currency).map_err(|e| format!("{n}: {} {e}", columns[i]))
+            })
+            .collect::<Result<Vec<i64>, String>>();
+        let bytes = grain.iter().chain(&attributes).map(String::len).sum::<usize>() + 8 * model.measures.len();
         budget.charge(std::mem::size_of::<ModelRow>() + bytes)?;
-        out.push(ModelRow { business_date, grain, attributes, measures });
+        match measures {
+            Ok(measures) => out.rows.push(ModelRow { business_date, grain, attributes, measures }),
+            Err(why) => {
+                if out.unread.insert((business_date, grain.clone()), why).is_some() {
+                    bail!("{}: {business_date} {} is given twice", path.display(), grain.join("/"));
+                }
+            }
+        }
         Ok(())
     })?;
     Ok(out)
@@ -60,6 +81,8 @@ pub struct ModelAuditRow {
     pub grain: Vec<String>,
     pub causes: Vec<Cause>,
     pub detail: String,
+    /// Whether the foreign gold has the row (`foreign` is None for one it has but cannot read).
+    pub in_foreign: bool,
     pub foreign: Option<Vec<i64>>,
     pub right: Option<Vec<i64>>,
 }
@@ -161,10 +184,12 @@ fn multiple(foreign: &[i64], base: &[i64]) -> Option<i64> {
 }
 
 /// Audits `foreign` against a model lab's gold.
-pub fn audit(lab: &Lab, model: &Model, source: &str, foreign: &[ModelRow], late_days: u32) -> Result<ModelAuditReport> {
+pub fn audit(lab: &Lab, model: &Model, source: &str, foreign: &ModelForeign, late_days: u32) -> Result<ModelAuditReport> {
+    let unread = &foreign.unread;
     let mut theirs: BTreeMap<(NaiveDate, Vec<String>), Vec<i64>> = BTreeMap::new();
-    for r in foreign {
-        if theirs.insert((r.business_date, r.grain.clone()), r.measures.clone()).is_some() {
+    for r in &foreign.rows {
+        let key = (r.business_date, r.grain.clone());
+        if unread.contains_key(&key) || theirs.insert(key, r.measures.clone()).is_some() {
             bail!(
                 "{source}: {} {} is given twice; a gold table has one row per business date and grain",
                 r.business_date,
@@ -176,17 +201,18 @@ pub fn audit(lab: &Lab, model: &Model, source: &str, foreign: &[ModelRow], late_
     for r in rows_of(model, lab.store().model_gold(None)?) {
         gold.entry(r.business_date).or_default().insert(r.grain, r.measures);
     }
-    let dates: BTreeSet<NaiveDate> = gold.keys().copied().chain(foreign.iter().map(|r| r.business_date)).collect();
+    let dates: BTreeSet<NaiveDate> = gold.keys().copied().chain(theirs.keys().chain(unread.keys()).map(|k| k.0)).collect();
     let mut recount: Option<Vec<ModelRow>> = None;
     let mut rows = Vec::new();
     for d in dates {
         let right = gold.remove(&d).unwrap_or_default();
-        let grains: BTreeSet<Vec<String>> = right.keys().cloned().chain(theirs.keys().filter(|k| k.0 == d).map(|k| k.1.clone())).collect();
+        let grains: BTreeSet<Vec<String>> =
+            right.keys().cloned().chain(theirs.keys().chain(unread.keys()).filter(|k| k.0 == d).map(|k| k.1.clone())).collect();
         let all_match = grains.iter().all(|g| theirs.get(&(d, g.clone())) == right.get(g));
         if all_match {
             for g in grains {
                 let (foreign, mine) = (theirs.get(&(d, g.clone())).cloned(), right.get(&g).cloned());
-                rows.push(row(d, g, foreign, mine, None));
+                rows.push(unreadable(row(d, g, foreign, mine, None), unread));
             }
             continue;
         }
@@ -200,7 +226,7 @@ pub fn audit(lab: &Lab, model: &Model, source: &str, foreign: &[ModelRow], late_
             .map(|g| {
                 let foreign = theirs.get(&(d, g.clone())).cloned();
                 let right = f.right.get(&g).cloned();
-                row(d, g, foreign, right, Some(&f))
+                unreadable(row(d, g, foreign, right, Some(&f)), unread)
             })
             .collect();
         if day.iter().any(|r| r.causes == [Cause::Unexplained]) {
@@ -238,7 +264,17 @@ fn row(d: NaiveDate, grain: Vec<String>, foreign: Option<Vec<i64>>, right: Optio
         }),
         (Some(_), _, None) => (vec![Cause::Unexplained], String::new()),
     };
-    ModelAuditRow { business_date: d, grain, causes, detail, foreign, right }
+    ModelAuditRow { business_date: d, grain, causes, detail, in_foreign: foreign.is_some(), foreign, right }
+}
+
+/// `row` for a grain whose foreign measures cannot be read: wrong on its own, with why (an
+/// extra row where the lab has no such grain).
+fn unreadable(mut row: ModelAuditRow, unread: &BTreeMap<(NaiveDate, Vec<String>), String>) -> ModelAuditRow {
+    if let Some(why) = unread.get(&(row.business_date, row.grain.clone())) {
+        let cause = if row.right.is_some() { Cause::UnreadableValue } else { Cause::ExtraRow };
+        (row.causes, row.detail, row.in_foreign) = (vec![cause], why.clone(), true);
+    }
+    row
 }
 
 /// A row `example` made wrong on purpose: its date, grain and cause.
@@ -361,7 +397,7 @@ impl Report for ModelAuditReport {
     }
     fn headline(&self) -> String {
         let source = format!("{} (model {})", self.source, self.model.name);
-        super::audit::counts_line(&source, self.rows.iter().map(|r| (r.causes.as_slice(), r.foreign.is_some())))
+        super::audit::counts_line(&source, self.rows.iter().map(|r| (r.causes.as_slice(), r.in_foreign)))
     }
     fn tables(&self) -> Vec<Table> {
         let mut cols: Vec<String> = vec!["business_date".into()];
