@@ -711,6 +711,15 @@ fn alert_on_beyond_window_exits_5_on_the_samples_late_arrivals_and_0_without_it(
     assert_eq!(code, Some(5), "{err}");
     let (code, _, err) = recount_code(&watched, &["run", "2026-10-22", "--alert-on", "beyond-window"]);
     assert_eq!(code, Some(0), "upload 2026-10-22 brings nothing past a window: {err}");
+    // The alert counts what the reopening takes in: the same baskets, the same amount.
+    let counted = alert.split(": ").nth(2).and_then(|s| s.split(" (recount late").next()).unwrap_or_else(|| panic!("{alert}"));
+    let (baskets, amount) = counted.split_once(" basket(s) v2 has no copy of, ").unwrap_or_else(|| panic!("{alert}"));
+    let (code, out, err) = recount_code(&watched, &["reopen", "2026-10-20", "--reason", "late tills", "--by", "finance"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        out.contains(&format!("({baskets} basket(s), {amount} from upload(s) 2026-10-23")),
+        "the alert said {counted}; the reopening: {out}"
+    );
 }
 
 /// docs/architecture.md's picture of the crates is `cargo metadata`'s graph: each workspace

@@ -44,8 +44,9 @@ pub(super) fn run(g: &Global, range: &Range, window: Window, alert: crate::cli::
         let (report, beyond) = v2::run_range(&lab, &landed, opts).wrap_err("v2 for the range of uploads")?;
         emit_run(&report, g.format)?;
         met.extend(beyond.into_iter().filter(|(_, b)| !b.future_dated));
+        let code = alerted(alert, &lab, &met)?.unwrap_or(0);
         close(lab);
-        return Ok(alerted(alert, &met).unwrap_or(0));
+        return Ok(code);
     }
     let kind = trigger_of(false, landed.len());
     for d in landed {
@@ -53,28 +54,31 @@ pub(super) fn run(g: &Global, range: &Range, window: Window, alert: crate::cli::
         emit_run(&report, g.format)?;
         met.extend(report.beyond_window.iter().filter(|b| !b.future_dated).map(|b| (d, b.clone())));
     }
+    let code = alerted(alert, &lab, &met)?.unwrap_or(0);
     close(lab);
-    Ok(alerted(alert, &met).unwrap_or(0))
+    Ok(code)
 }
 
 /// With `--alert-on beyond-window`: when the runs met rows that arrived for a date already past
-/// its window, says which (upload, date, rows, revenue) on stderr and gives exit code 5.
-pub(super) fn alerted(alert: crate::cli::Alert, met: &[(NaiveDate, v2::BeyondWindow)]) -> Option<i32> {
-    alert.alert_on?;
-    if met.is_empty() {
-        return None;
+/// its window, says which on stderr, counted as a reopening counts them (baskets v2 lacks, and
+/// their revenue), with the copies seen, and gives exit code 5.
+pub(super) fn alerted(alert: crate::cli::Alert, lab: &Lab, met: &[(NaiveDate, v2::BeyondWindow)]) -> Result<Option<i32>> {
+    if alert.alert_on.is_none() || met.is_empty() {
+        return Ok(None);
     }
-    for (u, b) in met {
+    // One line per upload and date (the runs report a date once per currency).
+    let pairs: std::collections::BTreeSet<(NaiveDate, NaiveDate)> = met.iter().map(|(u, b)| (*u, b.business_date)).collect();
+    for (u, d) in pairs {
+        let b = lake::reopen::brought(lab, d, u)?;
+        let amounts: Vec<String> = b.revenue.iter().map(|(c, v)| crate::money::format_major(*v, c)).collect();
+        let amounts = if amounts.is_empty() { String::new() } else { format!(", {}", amounts.join(", ")) };
         eprintln!(
-            "ALERT beyond-window: upload {u} brought {} event row(s) of business date {}, {} (each copy of a re-sent basket counted; \
-             a reopening counts baskets), past its window (recount late {}; finance decides whether to reopen it)",
-            b.rows,
-            b.business_date,
-            crate::money::format_major(b.revenue_minor, &b.currency),
-            b.business_date
+            "ALERT beyond-window: upload {u} brought {} row(s) of business date {d} past its window: {} basket(s) v2 has no copy of{amounts} \
+             (recount late {d}; a reopening takes them in, if finance decides so)",
+            b.copies, b.baskets
         );
     }
-    Some(ALERTED)
+    Ok(Some(ALERTED))
 }
 
 pub(super) fn daily(g: &Global, range: &Range, world: Option<PathBuf>, window: Window, alert: crate::cli::Alert) -> Result<i32> {
@@ -104,7 +108,7 @@ pub(super) fn daily(g: &Global, range: &Range, world: Option<PathBuf>, window: W
         }
     }
     // A held-back upload (exit 1) is said before an alert.
-    Ok(if code != 0 { code } else { alerted(alert, &met).unwrap_or(0) })
+    Ok(if code != 0 { code } else { alerted(alert, &lab, &met)?.unwrap_or(0) })
 }
 
 pub(super) fn rebuild(g: &Global, dates: &[NaiveDate], force: bool, window: Window) -> Result<i32> {

@@ -102,6 +102,31 @@ pub fn plan(lab: &Lab, d: NaiveDate) -> Result<ReopenPlan> {
     })
 }
 
+/// What one upload brought of date `d` past its window, counted as a reopening counts it: its
+/// copies (rows), and among them the baskets v2 has no copy of, with their revenue per currency
+/// (each basket's the copy the recompute counts). The `--alert-on beyond-window` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Brought {
+    pub copies: i64,
+    pub baskets: i64,
+    pub revenue: BTreeMap<String, i64>,
+}
+
+pub fn brought(lab: &Lab, d: NaiveDate, upload: NaiveDate) -> Result<Brought> {
+    let window = window_now(lab, d)?;
+    let late = lab.store().late_rows(window.late_days, d)?;
+    let mine: std::collections::BTreeSet<&str> =
+        late.iter().filter(|r| r.upload_date == upload && r.missing_from_v2).map(|r| r.basket_id.as_str()).collect();
+    let mut revenue: BTreeMap<String, i64> = BTreeMap::new();
+    let mut baskets = 0;
+    for r in late.iter().filter(|r| r.recompute_copy && mine.contains(r.basket_id.as_str())) {
+        baskets += 1;
+        let sum = revenue.entry(r.currency.clone()).or_insert(0);
+        *sum = sum.checked_add(r.revenue_minor).ok_or_else(|| eyre!("{d}: the late revenue in {} overflows 64 bits", r.currency))?;
+    }
+    Ok(Brought { copies: late.iter().filter(|r| r.upload_date == upload).count() as i64, baskets, revenue })
+}
+
 /// Who decided, and why: the words a snapshot keeps, with no control characters.
 pub struct Decision<'a> {
     pub reason: &'a str,
