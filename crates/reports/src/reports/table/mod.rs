@@ -306,7 +306,7 @@ pub fn render<R: Report>(report: &R, format: Format, color: bool) -> String {
 }
 
 /// As `render`, with tables narrowed to `width` columns when given (a terminal's width): the
-/// widest text columns are cut with `…`, never a number.
+/// widest text columns wrap onto more lines, and a number is never narrowed.
 pub fn render_fitted<R: Report>(report: &R, format: Format, color: bool, width: Option<usize>) -> String {
     let mut out = Vec::new();
     // Writing into memory fails only where the report cannot be serialised, which the JSON says.
@@ -379,7 +379,7 @@ mod tests {
     }
 
     #[test]
-    fn a_table_narrowed_to_a_terminal_cuts_text_never_numbers() {
+    fn a_table_narrowed_to_a_terminal_wraps_text_and_never_cuts_a_number() {
         let mut t = Table::new("", &[("note", "note"), ("revenue_minor", "revenue")]);
         t.push(vec![Cell::text("a long attribution that will not fit in a narrow terminal"), Cell::money(123_456_789, "GBP")]);
         let wide = render_table_fitted(&t, false, None);
@@ -387,7 +387,20 @@ mod tests {
         let narrow = render_table_fitted(&t, false, Some(40));
         use unicode_width::UnicodeWidthStr;
         assert!(narrow.lines().all(|l| l.width() <= 40), "every line fits:\n{narrow}");
-        assert!(narrow.contains('…') && narrow.contains("£1,234,567.89"), "text is cut, the number whole:\n{narrow}");
+        assert!(!narrow.contains('…') && narrow.contains("£1,234,567.89"), "text wraps, the number whole:\n{narrow}");
+        let words: String = narrow.lines().skip(2).map(|l| l.split("  ").next().unwrap_or("").trim()).collect::<Vec<_>>().join(" ");
+        assert_eq!(words, "a long attribution that will not fit in a narrow terminal", "every word, in order:\n{narrow}");
+        // A figure inside a sentence is never broken, and a date column never cut.
+        let mut h = Table::new("", &[("day", "day"), ("why", "why"), ("revenue_minor", "revenue")]);
+        let d = NaiveDate::from_ymd_opt(2026, 10, 13).unwrap();
+        h.push(vec![
+            Cell::Date(d),
+            Cell::text("+465 baskets, +₹3,57,97,313.76 added from upload 2026-10-13"),
+            Cell::money(3_579_731_376, "INR"),
+        ]);
+        let fitted = render_table_fitted(&h, false, Some(50));
+        assert!(fitted.lines().all(|l| l.width() <= 50), "{fitted}");
+        assert!(fitted.contains("2026-10-13  ") && fitted.matches("+₹3,57,97,313.76").count() == 1 && !fitted.contains('…'), "{fitted}");
         let tiny = render_table_fitted(&t, false, Some(10));
         assert!(!tiny.contains("£1,234") && tiny.contains("revenue"), "a number that cannot fit is left out whole, and named:\n{tiny}");
     }

@@ -16,15 +16,21 @@ pub(super) fn render_table_text(t: &Table, color: bool) -> String {
     render_table_fitted(t, color, None)
 }
 
-/// Narrows text columns, widest first and never below their label or 8, until the row fits in
-/// `width`. Numeric columns keep their width: a number is never cut.
-pub(super) fn fit(widths: &mut [usize], floors: &[usize], numeric: &[bool], width: usize) {
+/// Narrows text columns, widest first and never below their floors, until the row fits in
+/// `width`: first the columns of sentences (`wraps`), which wrap onto more lines and lose
+/// nothing, then the others, whose single words are cut. Fixed columns (numbers, dates) keep
+/// their width: a number is never cut.
+pub(super) fn fit(widths: &mut [usize], floors: &[usize], fixed: &[bool], wraps: &[bool], width: usize) {
     let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
-    while total(widths) > width {
-        let widest = (0..widths.len()).filter(|&i| !numeric[i] && widths[i] > floors[i]).max_by_key(|&i| widths[i]);
-        match widest {
-            Some(i) => widths[i] -= 1,
-            None => break,
+    for sentences_only in [true, false] {
+        while total(widths) > width {
+            let widest = (0..widths.len())
+                .filter(|&i| !fixed[i] && (wraps[i] || !sentences_only) && widths[i] > floors[i])
+                .max_by_key(|&i| widths[i]);
+            match widest {
+                Some(i) => widths[i] -= 1,
+                None => break,
+            }
         }
     }
 }
@@ -110,57 +116,42 @@ pub fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> Stri
         out.push_str(&format!("{}\n", t.title));
     }
     let shown = t.shown(&(0..t.rows.len()).collect::<Vec<_>>());
-    let mut widths = column_widths(t, &shown);
     let numeric: Vec<bool> = (0..t.columns.len()).map(|i| t.rows.iter().any(|r| r.cells.get(i).is_some_and(Cell::is_numeric))).collect();
     // A table with flagged rows gives each row a mark column first (two columns wide).
     let marks = t.rows.iter().any(|r| matches!(r.flag, Some(f) if f != Status::Info));
     let lead = if marks { "  " } else { "" };
     let width = width.map(|w| w.saturating_sub(lead.len()));
-    // The columns shown: every one, unless the numbers alone are wider than the terminal; then
-    // the columns from the right that do not fit are left out, and a line under the table says
-    // which (a number is never cut, and a line never wraps).
-    let mut cols = t.columns.len();
-    if let Some(width) = width {
-        let floors: Vec<usize> = t.columns.iter().zip(&widths).map(|(c, w)| (*w).min(c.label.width().max(8))).collect();
-        fit(&mut widths, &floors, &numeric, width);
-        let mut used = 0;
-        for (i, w) in widths.iter().enumerate() {
-            used += w + if i > 0 { 2 } else { 0 };
-            if used > width && i > 0 {
-                cols = i;
-                break;
-            }
-        }
-    }
+    let widths = fitted_widths(t, &shown, &numeric, width);
+    let cols = widths.len();
     let left_out: Vec<&str> = t.columns[cols..].iter().map(|c| c.label.as_str()).collect();
-    widths.truncate(cols);
-    let pad = |s: &str, w: usize, right: bool| {
-        let s = &*clip(s, w);
-        let fill = " ".repeat(w.saturating_sub(s.width()));
-        if right { format!("{fill}{s}") } else { format!("{s}{fill}") }
+    // Text wider than its column wraps onto more lines, never cut: a sentence that carries a
+    // figure keeps its end. A single word (an id) is cut with `…`; a number is never narrowed.
+    let parts = |cells: &[String]| -> Vec<Vec<String>> {
+        cells
+            .iter()
+            .take(cols)
+            .enumerate()
+            .map(|(i, c)| if !numeric[i] && c.width() > widths[i] && c.contains(' ') { wrap_cell(c, widths[i]) } else { vec![c.clone()] })
+            .collect()
     };
-    let header: Vec<String> = t.columns.iter().take(cols).enumerate().map(|(i, c)| pad(&c.label, widths[i], numeric[i])).collect();
-    out.push_str(lead);
-    out.push_str(header.join("  ").trim_end());
-    out.push('\n');
+    let labels: Vec<String> = t.columns.iter().map(|c| c.label.clone()).collect();
+    for line in lines_of(&parts(&labels), &widths, &numeric) {
+        out.push_str(&format!("{lead}{}\n", line.trim_end()));
+    }
     out.push_str(lead);
     out.push_str(&widths.iter().map(|w| "─".repeat(*w)).collect::<Vec<_>>().join("  "));
     out.push('\n');
     for (r, row) in t.rows.iter().zip(&shown) {
-        let line: Vec<String> = row
-            .iter()
-            .take(cols)
-            .enumerate()
-            .map(|(i, c)| pad(c, widths.get(i).copied().unwrap_or(0), numeric.get(i).copied().unwrap_or(false)))
-            .collect();
-        // A flagged row carries its mark as well as its colour, so it reads without colour too.
-        let line = match (marks, r.flag) {
-            (false, _) => line.join("  "),
-            (true, Some(f)) => format!("{} {}", f.mark(), line.join("  ")),
-            (true, None) => format!("  {}", line.join("  ")),
-        };
-        out.push_str(&paint(line.trim_end(), r.flag, color));
-        out.push('\n');
+        for (k, line) in lines_of(&parts(row), &widths, &numeric).into_iter().enumerate() {
+            // A flagged row carries its mark as well as its colour, so it reads without colour too.
+            let line = match (marks, r.flag) {
+                (false, _) => line,
+                (true, Some(f)) if k == 0 => format!("{} {line}", f.mark()),
+                (true, _) => format!("  {line}"),
+            };
+            out.push_str(&paint(line.trim_end(), r.flag, color));
+            out.push('\n');
+        }
     }
     if t.rows.is_empty() {
         out.push_str("(no rows)\n");
@@ -174,6 +165,82 @@ pub fn render_table_fitted(t: &Table, color: bool, width: Option<usize>) -> Stri
         out.push_str(&wrap_words(&note, width.unwrap_or(usize::MAX).saturating_add(lead.len())));
     }
     out
+}
+
+/// Each shown column's width within `width`: every column, unless the numbers alone are wider
+/// than the terminal; then the columns from the right that do not fit are left out (the caller
+/// names them). A text column narrows no further than 8, its label's longest word or the
+/// longest word of its sentences, so a sentence wraps between words and a figure inside it is
+/// never broken; a date is never narrowed either ("2026-10…" names no day).
+fn fitted_widths(t: &Table, shown: &[Vec<String>], numeric: &[bool], width: Option<usize>) -> Vec<usize> {
+    use unicode_width::UnicodeWidthStr;
+    let mut widths = column_widths(t, shown);
+    let Some(width) = width else { return widths };
+    let longest_word = |words: &mut dyn Iterator<Item = &str>| words.flat_map(|c| c.split(' ')).map(|w| w.width()).max().unwrap_or(0);
+    let n = t.columns.len();
+    let wraps: Vec<bool> = (0..n).map(|i| shown.iter().any(|r| r.get(i).is_some_and(|c| c.contains(' ')))).collect();
+    let floors: Vec<usize> = (0..n)
+        .map(|i| {
+            let sentences = longest_word(&mut shown.iter().filter_map(|r| r.get(i)).filter(|c| c.contains(' ')).map(String::as_str));
+            widths[i].min(longest_word(&mut std::iter::once(t.columns[i].label.as_str())).max(8).max(sentences))
+        })
+        .collect();
+    let fixed: Vec<bool> = (0..n)
+        .map(|i| {
+            let mut filled = t.rows.iter().filter_map(|r| r.cells.get(i)).filter(|c| !matches!(c, Cell::Empty)).peekable();
+            numeric[i] || (filled.peek().is_some() && filled.all(|c| matches!(c, Cell::Date(_))))
+        })
+        .collect();
+    fit(&mut widths, &floors, &fixed, &wraps, width);
+    let mut used = 0;
+    for (i, w) in widths.iter().enumerate() {
+        used += w + if i > 0 { 2 } else { 0 };
+        if used > width && i > 0 {
+            widths.truncate(i);
+            break;
+        }
+    }
+    widths
+}
+
+/// The lines of one row whose cells are each given as their lines: padded to `widths` (numbers
+/// to the right), a cell with fewer lines blank below.
+fn lines_of(parts: &[Vec<String>], widths: &[usize], numeric: &[bool]) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr;
+    let pad = |s: &str, w: usize, right: bool| {
+        let s = &*clip(s, w);
+        let fill = " ".repeat(w.saturating_sub(s.width()));
+        if right { format!("{fill}{s}") } else { format!("{s}{fill}") }
+    };
+    (0..parts.iter().map(Vec::len).max().unwrap_or(1).max(1))
+        .map(|k| {
+            let cells: Vec<String> =
+                parts.iter().enumerate().map(|(i, p)| pad(p.get(k).map_or("", String::as_str), widths[i], numeric[i])).collect();
+            cells.join("  ")
+        })
+        .collect()
+}
+
+/// A cell's text in lines of at most `w` columns: broken between words, and a word wider than
+/// the column broken within it.
+fn wrap_cell(s: &str, w: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthChar;
+    let w = w.max(1);
+    let mut lines = Vec::new();
+    for line in wrap_words(s, w).lines() {
+        let (mut part, mut used) = (String::new(), 0);
+        for c in line.chars() {
+            let cw = c.width().unwrap_or(0);
+            if used + cw > w && !part.is_empty() {
+                lines.push(std::mem::take(&mut part));
+                used = 0;
+            }
+            part.push(c);
+            used += cw;
+        }
+        lines.push(part);
+    }
+    lines
 }
 
 /// `text` wrapped at spaces into lines of at most `width` columns (a word longer than that has a
