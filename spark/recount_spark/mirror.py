@@ -87,14 +87,15 @@ def foreign_table(warehouse: str, name: str) -> Any:
         if not catalog.table_exists((namespace, table)):
             raise ValueError(f"{warehouse} holds no Iceberg table {name}")
         return catalog.load_table((namespace, table))
-    from pyiceberg.table import StaticTable
-
     root = os.path.abspath(warehouse)
     for meta in (os.path.join(root, *namespace.split("."), table, "metadata"), os.path.join(root, namespace + ".db", table, "metadata")):
         metadata = metadata_file(meta)
         if metadata is not None:
+            regular_file(metadata)
+            from pyiceberg.table import StaticTable
+
             try:
-                return StaticTable.from_metadata(regular_file(metadata))
+                return StaticTable.from_metadata(metadata)
             except Refused:
                 raise
             # Whatever pyiceberg raises on a hostile file (its validation errors quote the file's
