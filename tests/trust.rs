@@ -395,6 +395,11 @@ fn an_upload_dated_in_the_future_lands_with_a_word_and_a_gzip_bomb_is_named_for_
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("HELD BACK") && out.contains("inflates to more than 256 MiB"), "{out}");
     assert!(!out.contains("truncated or corrupt"), "{out}");
+    // Under a small budget the files inflating at once share a quarter of it: one file may hold
+    // no more than that, and says so.
+    let (code, out, _) = run(&dir.path().join("small"), &["land", "2026-10-20", "--world", &world_arg(&w), "--memory", "64MB"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("inflates to more than 16 MiB, the most one raw file may hold within the memory budget"), "{out}");
 }
 
 #[test]

@@ -327,7 +327,7 @@ pub mod tests {
             .collect();
         files.truncate(4);
         for f in files {
-            let text = String::from_utf8(crate::raw::decompress(&std::fs::read(f).unwrap()).unwrap()).unwrap();
+            let text = String::from_utf8(crate::raw::decompress(&std::fs::read(f).unwrap()).unwrap().into_vec()).unwrap();
             lines.extend(text.lines().take(40).map(str::to_string));
         }
         lines

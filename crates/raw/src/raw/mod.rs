@@ -4,10 +4,13 @@
 pub mod corrections;
 pub mod event;
 pub mod fast_line;
+mod inflate;
 pub mod mapped;
 mod slow_line;
 pub mod source;
 pub mod stores;
+
+pub use inflate::{Inflated, decompress, inflate_room, unzstd};
 
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
@@ -178,13 +181,13 @@ pub fn files_below(dir: &Path) -> Result<Vec<PathBuf>> {
 /// fixture), which is UTF-8 throughout. A raw file from a world is read by bytes instead
 /// (`decompress` and `split_lines`), so that one bad line cannot hold back the others.
 pub fn read_gz_text(path: &Path) -> Result<String> {
-    let bytes = read_gz_bytes(path)?;
+    let bytes = read_gz_bytes(path)?.into_vec();
     String::from_utf8(bytes).map_err(|e| eyre!("{}: not UTF-8 at byte {}", path.display(), e.utf8_error().valid_up_to()))
 }
 
 /// The decompressed bytes of one upload file. A truncated or corrupt gzip is an error for the
 /// whole file: its lines cannot be trusted one by one.
-pub fn read_gz_bytes(path: &Path) -> Result<Vec<u8>> {
+pub fn read_gz_bytes(path: &Path) -> Result<Inflated<'static>> {
     let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
     decompress(&bytes).map_err(|e| unreadable(".gz", &e).wrap_err(path.display().to_string()))
 }
@@ -244,96 +247,6 @@ pub const MAX_LINE_BYTES: usize = 64 << 10;
 
 /// The longest id (event_id, basket_id, store_id, till_id) and currency recount keeps.
 pub const MAX_ID_BYTES: usize = 256;
-
-/// A gzip file's bytes inflated, at most `MAX_INFLATED_BYTES` of them. Not decoded: a raw file's
-/// lines are decoded one by one (`split_lines`).
-pub fn decompress(bytes: &[u8]) -> Result<Vec<u8>> {
-    gunzip(bytes, MAX_INFLATED_BYTES)
-}
-
-/// Every gzip member of `bytes`, one after another (a file may be several members end to end).
-/// libdeflate inflates a whole member at once, about twice as fast as a streaming decoder: each
-/// member gets a buffer of the size its trailer gives, and a bigger one if that was short.
-#[allow(non_upper_case_globals)] // libdeflate's result codes, as bindgen names them
-fn gunzip(bytes: &[u8], limit: usize) -> Result<Vec<u8>> {
-    use libdeflate_sys::*;
-    struct Decompressor(*mut libdeflate_decompressor);
-    impl Drop for Decompressor {
-        fn drop(&mut self) {
-            // SAFETY: allocated by libdeflate_alloc_decompressor below, freed once.
-            unsafe { libdeflate_free_decompressor(self.0) }
-        }
-    }
-    // SAFETY: plain allocation; NULL is checked.
-    let d = Decompressor(unsafe { libdeflate_alloc_decompressor() });
-    if d.0.is_null() {
-        bail!("out of memory for a gzip decoder");
-    }
-    if bytes.is_empty() {
-        bail!("empty file: not a gzip stream");
-    }
-    // ISIZE, the last member's size mod 2^32: exact for a file of one member under 4 GiB. No
-    // member can inflate to more than 1,032 times its size (DEFLATE's limit), so a corrupt
-    // trailer cannot ask for more than that, and a buffer that big that is still short is an error.
-    let most = |compressed: usize| compressed.saturating_mul(1032).saturating_add(1024);
-    // Never more than the limit in all (one byte over it tells a file that is too big).
-    let room = |made: usize, want: usize| want.min(limit.saturating_add(1).saturating_sub(made));
-    let trailer =
-        bytes.len().checked_sub(4).and_then(|i| <[u8; 4]>::try_from(&bytes[i..]).ok()).map(|b| u32::from_le_bytes(b) as usize).unwrap_or(0);
-    let mut out: Vec<u8> = Vec::new();
-    let mut rest = bytes;
-    let mut guess = room(0, trailer.max(1024).min(most(rest.len())));
-    while !rest.is_empty() {
-        let start = out.len();
-        if start > limit || guess == 0 {
-            bail!("{INFLATES_PAST} {} MiB, the most one raw file may hold", limit >> 20);
-        }
-        out.reserve(guess);
-        let (mut used, mut made) = (0usize, 0usize);
-        // SAFETY: the pointers and lengths describe `rest` and `guess` bytes of spare capacity
-        // of `out`; libdeflate writes `made` bytes there on success, and nothing is read before.
-        let r = unsafe {
-            libdeflate_gzip_decompress_ex(
-                d.0,
-                rest.as_ptr().cast(),
-                rest.len(),
-                out.as_mut_ptr().add(start).cast(),
-                guess,
-                &mut used,
-                &mut made,
-            )
-        };
-        match r {
-            libdeflate_result_LIBDEFLATE_SUCCESS => {
-                // SAFETY: libdeflate initialised these `made` bytes.
-                unsafe { out.set_len(start + made) };
-                rest = &rest[used..];
-                guess = room(out.len(), trailer.max(1024).min(most(rest.len())));
-            }
-            libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE if guess < room(start, most(rest.len())) => {
-                guess = room(start, guess.saturating_mul(2).min(most(rest.len())));
-            }
-            libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE if start + guess > limit => {
-                bail!("{INFLATES_PAST} {} MiB, the most one raw file may hold", limit >> 20);
-            }
-            _ => bail!("not a complete gzip stream (bad header, data or checksum, or cut short)"),
-        }
-    }
-    Ok(out)
-}
-
-/// A Zstandard file's bytes inflated, at most `limit` of them (one more tells a file too big).
-pub fn unzstd(bytes: &[u8], limit: usize) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let mut src = bytes;
-    let decoder = ruzstd::decoding::StreamingDecoder::new(&mut src).map_err(|e| color_eyre::eyre::eyre!("{e}"))?;
-    let mut out = Vec::new();
-    decoder.take(limit as u64 + 1).read_to_end(&mut out)?;
-    if out.len() > limit {
-        bail!("{INFLATES_PAST} {} MiB, the most one raw file may hold", limit >> 20);
-    }
-    Ok(out)
-}
 
 /// Where a superseded version of a raw-zone file is kept: `raw/versions/upload_date=D/vN/NAME`.
 /// The raw zone's own layout then always holds exactly the current versions.
@@ -397,9 +310,9 @@ mod tests {
         std::io::Write::write_all(&mut enc, &zeros).unwrap();
         let bomb = enc.finish().unwrap();
         assert!(bomb.len() < 64 << 10, "a small file: {}", bomb.len());
-        let err = gunzip(&bomb, 1 << 20).unwrap_err().to_string();
+        let err = inflate::gunzip(&bomb, 1 << 20).unwrap_err().to_string();
         assert!(err.contains("more than 1 MiB"), "{err}");
-        assert_eq!(gunzip(&bomb, 5 << 20).unwrap().len(), 5 << 20, "a file at the limit inflates");
+        assert_eq!(inflate::gunzip(&bomb, 5 << 20).unwrap().len(), 5 << 20, "a file at the limit inflates");
     }
 
     /// A raw file's bytes as lines (tests/corpus/split.jsonl; the Spark driver reads the same
@@ -448,7 +361,7 @@ mod tests {
         let mut file = member(b"{\"first\":1}\n", flate2::Compression::fast());
         file.extend(member(&big, flate2::Compression::default()));
         file.extend(member(b"{\"last\":3}\n", flate2::Compression::fast()));
-        let text = String::from_utf8(decompress(&file).unwrap()).unwrap();
+        let text = String::from_utf8(decompress(&file).unwrap().into_vec()).unwrap();
         assert!(text.starts_with("{\"first\":1}\n{\"n\":0}\n"));
         assert!(text.ends_with("{\"n\":99999}\n{\"last\":3}\n"));
         assert_eq!(text.len(), 12 + big.len() + 11);

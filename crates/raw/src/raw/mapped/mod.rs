@@ -95,16 +95,16 @@ fn lines<'t>(
 
 /// A file's bytes inflated by its compression, at most `MAX_INFLATED_BYTES`; not decoded (its
 /// lines are, one by one).
-pub fn inflate(bytes: &[u8], compression: super::source::Compression) -> Result<Cow<'_, [u8]>> {
+pub fn inflate(bytes: &[u8], compression: super::source::Compression) -> Result<super::Inflated<'_>> {
     use super::source::Compression;
     Ok(match compression {
-        Compression::Gzip => Cow::Owned(super::decompress(bytes).map_err(|e| super::unreadable(".gz", &e))?),
-        Compression::Zstd => Cow::Owned(super::unzstd(bytes, super::MAX_INFLATED_BYTES).map_err(|e| super::unreadable(".zst", &e))?),
+        Compression::Gzip => super::decompress(bytes).map_err(|e| super::unreadable(".gz", &e))?,
+        Compression::Zstd => super::unzstd(bytes).map_err(|e| super::unreadable(".zst", &e))?,
         Compression::None => {
             if bytes.len() > super::MAX_INFLATED_BYTES {
                 bail!("larger than {} MiB, the most one raw file may hold", super::MAX_INFLATED_BYTES >> 20);
             }
-            Cow::Borrowed(bytes)
+            super::Inflated::borrowed(bytes)
         }
     })
 }
