@@ -133,11 +133,19 @@ ORDER BY business_date, country, store_id NULLS LAST
 LIMIT 1;
 
 -- name: corrected_files
--- The current files of upload $upload_date that are corrections: version 2 or later, and not a
--- version a store correction re-derived (raw.rederived_versions).
+-- The current files of upload $upload_date that are corrections: version 2 or later, and neither
+-- a version a store correction re-derived (raw.rederived_versions) nor a re-delivery of the same
+-- rows (raw.redelivered_versions).
 SELECT f.file, f.version FROM raw.current_files f
 WHERE f.upload_date = $upload_date::DATE AND f.version > 1
   AND f.file_id NOT IN (SELECT file_id FROM raw.rederived_versions)
+  AND f.file_id NOT IN (SELECT file_id FROM raw.redelivered_versions)
+ORDER BY f.file;
+
+-- name: redelivered_files
+-- The current files of upload $upload_date that re-deliver the rows of the version they replaced.
+SELECT f.file, f.version FROM raw.current_files f
+WHERE f.upload_date = $upload_date::DATE AND f.file_id IN (SELECT file_id FROM raw.redelivered_versions)
 ORDER BY f.file;
 
 -- name: supersession_insert

@@ -337,3 +337,18 @@ SELECT v.entity_key, v.business_date, v.upload_date, f.file, f.version, v.line, 
 FROM v JOIN model.files f USING (file_id)
 WHERE v.entity_key IN (SELECT entity_key FROM keys)
 ORDER BY v.entity_key, v.arrival_ns, v.event_id, v.upload_date, v.file, v.line;
+
+-- name: same_rows_as_before
+-- Whether file version $file_id holds exactly the records of the version of its path before it
+-- (a re-delivery: the same rows in other bytes, such as the file compressed again), as many of
+-- each, wherever they stand in the file, with as many lines refused. Not a correction.
+WITH f AS (SELECT * FROM model.files WHERE file_id = $file_id::INTEGER),
+b AS (SELECT p.* FROM model.files p JOIN f ON p.file = f.file AND p.upload_date = f.upload_date AND p.version = f.version - 1)
+SELECT (SELECT count(*) FROM b) = 1
+       AND (SELECT quarantined FROM f) = (SELECT quarantined FROM b)
+       AND NOT EXISTS (SELECT * EXCLUDE (file_id, line) FROM model.records WHERE file_id = (SELECT file_id FROM f)
+                       EXCEPT ALL
+                       SELECT * EXCLUDE (file_id, line) FROM model.records WHERE file_id = (SELECT file_id FROM b))
+       AND NOT EXISTS (SELECT * EXCLUDE (file_id, line) FROM model.records WHERE file_id = (SELECT file_id FROM b)
+                       EXCEPT ALL
+                       SELECT * EXCLUDE (file_id, line) FROM model.records WHERE file_id = (SELECT file_id FROM f)) AS same;

@@ -225,6 +225,24 @@ FROM raw.supersessions s
 JOIN raw.files o ON o.file_id = s.file_id
 JOIN raw.files n ON n.file_id = s.by_file_id
 WHERE n.md5 = o.md5;
+-- THE rule for a re-delivery: a version in other bytes whose rows are exactly the rows of the
+-- version it replaced (the same file compressed again), read as bronze's cells (date, currency,
+-- rows, revenue and the rows' digest) with as many quarantined lines. It changes no date, and is
+-- no correction: corrected_files leaves it out and the landing calls it re-delivered.
+CREATE OR REPLACE VIEW raw.redelivered_versions AS
+SELECT s.by_file_id AS file_id
+FROM raw.supersessions s
+JOIN raw.files o ON o.file_id = s.file_id
+JOIN raw.files n ON n.file_id = s.by_file_id
+WHERE n.md5 <> o.md5
+  AND NOT EXISTS (SELECT business_date, currency, rows, revenue_minor, digest FROM bronze.cells c WHERE c.file_id = s.file_id
+                  EXCEPT ALL
+                  SELECT business_date, currency, rows, revenue_minor, digest FROM bronze.cells c WHERE c.file_id = s.by_file_id)
+  AND NOT EXISTS (SELECT business_date, currency, rows, revenue_minor, digest FROM bronze.cells c WHERE c.file_id = s.by_file_id
+                  EXCEPT ALL
+                  SELECT business_date, currency, rows, revenue_minor, digest FROM bronze.cells c WHERE c.file_id = s.file_id)
+  AND (SELECT count(*) FROM bronze.quarantine q WHERE q.file_id = s.file_id)
+      = (SELECT count(*) FROM bronze.quarantine q WHERE q.file_id = s.by_file_id);
 CREATE OR REPLACE VIEW bronze.current_cells AS
 SELECT * FROM bronze.cells WHERE file_id NOT IN (SELECT file_id FROM raw.supersessions);
 -- THE rule for "the version of a date as of snapshot s": the newest snapshot up to s that

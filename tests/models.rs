@@ -311,7 +311,12 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     assert_eq!(read("run_snapshot_map.json")["snapshots"].as_array().unwrap().len(), 2);
     // The identical re-delivery lands as a version, and its run writes no snapshot.
     let before = json(&lab, &["snapshots"])["detail"]["snapshots"].as_array().unwrap().len();
-    ok(&lab, &["land", "2026-06-30", "--world", w.join("corrections/02-recompressed").to_str().unwrap()]);
+    let landed = json(&lab, &["land", "2026-06-30", "--world", w.join("corrections/02-recompressed").to_str().unwrap()]);
+    let statuses: Vec<&str> = landed["detail"]["files"].as_array().unwrap().iter().filter_map(|f| f["status"].as_str()).collect();
+    assert!(
+        statuses.contains(&"re-delivered (same rows)") && !statuses.contains(&"corrected"),
+        "the same rows are no correction: {landed}"
+    );
     let run = json(&lab, &["run", "2026-06-30"]);
     assert!(run["detail"]["runs"][0]["snapshot"].is_null() && run["detail"]["runs"][0]["rewritten"] == serde_json::json!([]), "{run}");
     let snapshots = json(&lab, &["snapshots"]);

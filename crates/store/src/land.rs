@@ -102,6 +102,7 @@ statements! {
     MULTI_COPIES_INSERT: Exec = land::MULTI_COPIES_INSERT;
     REVENUE_PAST_LIMIT: Query<RevenuePastLimit> = land::REVENUE_PAST_LIMIT;
     CORRECTED_FILES: Query<FileVersionRow> = land::CORRECTED_FILES;
+    REDELIVERED_FILES: Query<FileVersionRow> = land::REDELIVERED_FILES;
     SUPERSESSION_INSERT: Exec = land::SUPERSESSION_INSERT;
     NEXT_LANDING_ID: Query<NextLandingId> = land::NEXT_LANDING_ID;
     LANDING_INSERT: Exec = land::LANDING_INSERT;
@@ -190,6 +191,11 @@ impl Store {
     /// The files of `upload_date` whose current version is a correction, with that version.
     pub fn corrected_files(&self, upload_date: NaiveDate) -> Result<Vec<FileVersionRow>> {
         CORRECTED_FILES.all(self, named_params! { "upload_date": upload_date })
+    }
+
+    /// The files of `upload_date` whose current version re-delivers the rows of the one before.
+    pub fn redelivered_files(&self, upload_date: NaiveDate) -> Result<Vec<FileVersionRow>> {
+        REDELIVERED_FILES.all(self, named_params! { "upload_date": upload_date })
     }
 
     pub fn files_count(&self) -> Result<i64> {

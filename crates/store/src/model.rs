@@ -13,6 +13,7 @@ pub const ATTRIBUTE_COLUMNS: usize = 4;
 pub const MEASURE_COLUMNS: usize = 6;
 
 row! { pub struct Definition { pub name: String, pub parts: String } }
+row! { pub struct SameRows { pub same: bool } }
 row! { pub struct DimensionVersion { pub version: i32, pub md5: String, pub text: String } }
 row! {
     /// A landed file's version.
@@ -96,6 +97,7 @@ row! { pub struct KeptWindow { pub business_date: NaiveDate, pub late_days: i32 
 row! { pub struct QuarantineRow { pub upload_date: NaiveDate, pub file: String, pub version: i32, pub line: i32, pub reason: String, pub raw_line: String } }
 
 statements! {
+    SAME_ROWS_AS_BEFORE: Query<SameRows> = model::SAME_ROWS_AS_BEFORE;
     LATE_ROWS: Query<LateRecord> = model::LATE_ROWS;
     KEPT_WINDOWS: Query<KeptWindow> = model::KEPT_WINDOWS;
     KEEP_WINDOW: Exec = model::KEEP_WINDOW;
@@ -340,6 +342,10 @@ impl Store {
     pub fn model_files_with_key(&self, column: usize, keys: &[String]) -> Result<Vec<ModelFile>> {
         let column = i32::try_from(column)?;
         FILES_WITH_KEY.all(self, named_params! { "column": column, "keys": keys.join("\u{1f}") })
+    }
+    /// Whether file version `file_id` re-delivers the records of its path's version before it.
+    pub fn model_same_rows_as_before(&self, file_id: i32) -> Result<bool> {
+        Ok(SAME_ROWS_AS_BEFORE.one(self, named_params! { "file_id": file_id })?.same)
     }
     pub fn model_next_file_id(&self) -> Result<i32> {
         Ok(i32::try_from(NEXT_FILE_ID.one(self, &[])?.next)?)

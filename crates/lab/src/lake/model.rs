@@ -6,7 +6,7 @@
 //! SQL is queries/model.sql.
 
 use super::Lab;
-pub use super::model_land::{ModelCorrection, ModelHeld, ModelLandedFile, ModelLanding, land, pending_corrections};
+pub use super::model_land::{ModelCorrection, ModelHeld, ModelLandedFile, ModelLanding, REDELIVERED, land, pending_corrections};
 use crate::model::Model;
 use crate::model::read::DimensionTable;
 use crate::model::recount::ModelRow;
@@ -129,7 +129,10 @@ fn files_of(lab: &Lab, uploads: &[NaiveDate]) -> Result<String> {
     let mut parts = vec![format!("uploads {}", crate::lake::v2::name_runs(uploads))];
     for &u in uploads {
         for f in lab.store().model_files_of(u)?.into_iter().filter(|f| f.version > 1) {
-            parts.push(format!("corrected: upload_date={u}/{} v{}", f.file, f.version));
+            // A re-delivery of the same rows is no correction.
+            if !lab.store().model_same_rows_as_before(f.file_id)? {
+                parts.push(format!("corrected: upload_date={u}/{} v{}", f.file, f.version));
+            }
         }
     }
     Ok(parts.join(", "))

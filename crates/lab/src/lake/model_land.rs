@@ -341,17 +341,27 @@ pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> 
         ),
     ]);
     let read = std::mem::take(&mut *reading.read.lock().map_err(poisoned)?);
-    files.extend(read.into_iter().map(|r| ModelLandedFile {
-        upload_date: r.file.upload_date,
-        file: r.file.file,
-        version: r.file.version,
-        status: r.status.to_string(),
-        records: r.file.records,
-        quarantined: r.file.quarantined,
-    }));
+    for r in read {
+        // Other bytes holding the same records are a re-delivery, not a correction.
+        let status = match r.status {
+            "corrected" if lab.store().model_same_rows_as_before(r.file.file_id)? => REDELIVERED,
+            other => other,
+        };
+        files.push(ModelLandedFile {
+            upload_date: r.file.upload_date,
+            file: r.file.file,
+            version: r.file.version,
+            status: status.to_string(),
+            records: r.file.records,
+            quarantined: r.file.quarantined,
+        });
+    }
     files.sort_by(|a, b| (a.upload_date, &a.file, a.version).cmp(&(b.upload_date, &b.file, b.version)));
     Ok(ModelLanding { model: model.name.clone(), files, dimension_changed: changed, dimension_removed: removed, missing, held })
 }
+
+/// A file version's status when it holds its path's previous version's records in other bytes.
+pub const REDELIVERED: &str = "re-delivered (same rows)";
 
 /// A landing that did not commit: the bytes it kept for its versions are no version's, so they go
 /// too (a kill leaves them, and the next landing writes the same paths again). The error says

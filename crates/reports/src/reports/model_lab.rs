@@ -25,10 +25,11 @@ impl Report for LandingReport {
     fn headline(&self) -> String {
         let count = |s: &str| self.landing.files.iter().filter(|f| f.status == s).count();
         format!(
-            "model {}: {} file(s) landed new, {} corrected, {} re-read under a corrected dimension row, {} unchanged",
+            "model {}: {} file(s) landed new, {} corrected, {} re-delivered (same rows), {} re-read under a corrected dimension row, {} unchanged",
             self.landing.model,
             count("new"),
             count("corrected"),
+            count(crate::lake::model::REDELIVERED),
             count("re-read"),
             count("unchanged")
         )

@@ -120,8 +120,10 @@ fn land_once(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDate], 
             // (`recovery`), and the error says what is true: the data landed.
             super::crash_point("landing:committed");
             put_in_place(lab, &plan, &staged).map_err(|e| eyre!(crate::error::LabError::LandedUnfinished(format!("{e:#}"))))?;
+            let mut partitions = landed.partitions;
+            redelivered(lab, &mut partitions).map_err(|e| eyre!(crate::error::LabError::LandedUnfinished(format!("{e:#}"))))?;
             Ok(LandReport {
-                partitions: landed.partitions,
+                partitions,
                 stores_added: plan.new_stores.len(),
                 stores_changed: plan.changed_stores.clone(),
                 stores_readmitted: plan.readmitted_stores.iter().map(|s| s.store_id.clone()).collect(),
@@ -143,6 +145,20 @@ fn land_once(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDate], 
             Err(e)
         }
     }
+}
+
+/// A new version whose rows are the rows of the one it replaced is a re-delivery, not a
+/// correction (`raw.redelivered_versions`, which the landed rows decide).
+fn redelivered(lab: &Lab, partitions: &mut [PartitionLanded]) -> Result<()> {
+    for p in partitions.iter_mut().filter(|p| p.files.iter().any(|f| f.status == FileStatus::Corrected)) {
+        let same = lab.store().redelivered_files(p.upload_date)?;
+        for f in p.files.iter_mut().filter(|f| f.status == FileStatus::Corrected) {
+            if same.iter().any(|s| raw::name_in_upload(&s.file) == f.name && s.version == f.version) {
+                f.status = FileStatus::Redelivered;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What a landing will do: the stores it adds, the files it lands and what each partition holds.

@@ -10,6 +10,9 @@ pub enum FileStatus {
     New,
     /// Its path had landed with other bytes: this is the path's next version, now current.
     Corrected,
+    /// Its path had landed with other bytes holding the same rows (compressed again): the next
+    /// version, current, changing no date.
+    Redelivered,
     /// The same bytes as the current version: nothing to land.
     Unchanged,
     /// Landed earlier, but no longer in the world: reported, and kept in the lab.
@@ -69,6 +72,13 @@ impl PartitionLanded {
         let corrected: Vec<String> =
             self.corrected().map(|f| format!("{} v{}", crate::sanitize::for_terminal(&f.name), f.version)).collect();
         let corrected = if corrected.is_empty() { String::new() } else { format!(", corrected: {}", corrected.join(", ")) };
+        let again: Vec<String> = self
+            .files
+            .iter()
+            .filter(|f| f.status == FileStatus::Redelivered)
+            .map(|f| format!("{} v{}", crate::sanitize::for_terminal(&f.name), f.version))
+            .collect();
+        let corrected = if again.is_empty() { corrected } else { format!("{corrected}, re-delivered (same rows): {}", again.join(", ")) };
         s.push_str(&format!(
             "landed upload {}: {} file(s), {} events{q}{corrected}{extra}{files}\n",
             self.upload_date,
