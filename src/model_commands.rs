@@ -67,7 +67,8 @@ pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
 /// The model a warehouse holds, from its mirror: read before a write, while the mirror is most
 /// likely current (after one, the warehouse's new commit makes it build again).
 pub(crate) fn warehouse_model(warehouse: &Path) -> Result<Model> {
-    lab_model::lab_model(&crate::warehouse::open(warehouse)?)?.ok_or_else(|| eyre!("{}: its mirror holds no model", warehouse.display()))
+    lab_model::lab_model(&crate::warehouse::open_telling(warehouse)?)?
+        .ok_or_else(|| eyre!("{}: its mirror holds no model", warehouse.display()))
 }
 
 /// v1 on a model's warehouse, run date by run date, through the Spark job
@@ -175,7 +176,7 @@ fn resolve_among(lab: &Lab, day: crate::reports::day::Day, dates: Vec<NaiveDate>
 /// What a report reads: the lab, or with --warehouse the warehouse's mirror.
 fn reader(g: &Global) -> Result<Lab> {
     match &g.warehouse {
-        Some(w) => crate::warehouse::open(w),
+        Some(w) => crate::warehouse::open_telling(w),
         None => Lab::open_read(&lab_dir(g)),
     }
 }

@@ -106,7 +106,7 @@ pub(crate) fn open(global: &Global) -> Result<Lab> {
 /// else the lab.
 fn open_read(global: &Global) -> Result<Lab> {
     match &global.warehouse {
-        Some(w) => crate::warehouse::open(w),
+        Some(w) => crate::warehouse::open_telling(w),
         None => open_lab_read(global),
     }
 }

@@ -164,7 +164,7 @@ fn spark_model_check(g: &Global, date: NaiveDate, as_of: Option<i64>) -> Result<
             "check --as-of reads a retail warehouse as it was; on a model's, `recount spark fingerprint --as-of SNAPSHOT` reads its gold as of an Iceberg snapshot"
         );
     }
-    let mirror = crate::warehouse::open(&spark_warehouse(g)?)?;
+    let mirror = crate::warehouse::open_telling(&spark_warehouse(g)?)?;
     let model = lake::model::lab_model(&mirror)?.ok_or_else(|| color_eyre::eyre::eyre!("the warehouse's mirror holds no model"))?;
     let lab = open_lab_read(g)?;
     if lake::model::lab_model(&lab)?.as_ref() != Some(&model) {

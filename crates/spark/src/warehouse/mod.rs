@@ -113,6 +113,14 @@ pub fn open(warehouse: &Path) -> Result<Lab> {
     open_until(warehouse, &mirrors_dir(), &|| false)
 }
 
+/// `open` for a command on a terminal: while the mirror is planned and built (seconds, the
+/// first time after a write), a progress line on stderr says so. The explorer, which owns the
+/// screen, opens without one.
+pub fn open_telling(warehouse: &Path) -> Result<Lab> {
+    let dir = mirror_telling(warehouse, &mirrors_dir(), &|| false, true)?;
+    Lab::open_read(&dir)
+}
+
 /// `open`, with the mirror kept under `mirrors` (a test's own directory).
 pub fn open_with(warehouse: &Path, mirrors: &Path) -> Result<Lab> {
     open_until(warehouse, mirrors, &|| false)
@@ -122,7 +130,7 @@ pub fn open_with(warehouse: &Path, mirrors: &Path) -> Result<Lab> {
 /// explorer quitting: a large warehouse's mirror takes a while to build). It then fails with
 /// `LabError::Interrupted`, and the mirror in place, if any, is left as it was.
 pub fn open_until(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool) -> Result<Lab> {
-    let dir = mirror(warehouse, mirrors, stop)?;
+    let dir = mirror_telling(warehouse, mirrors, stop, false)?;
     Lab::open_read(&dir)
 }
 
@@ -171,7 +179,7 @@ impl WarehousePlan {
 }
 
 /// The mirror's directory under `mirrors`, up to date with the warehouse.
-fn mirror(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool) -> Result<PathBuf> {
+fn mirror_telling(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool, tell: bool) -> Result<PathBuf> {
     let abs = match catalog(warehouse) {
         Some(_) => warehouse.to_path_buf(),
         None if !warehouse.is_dir() => bail!("no warehouse at {}: `recount spark run` makes one", warehouse.display()),
@@ -190,6 +198,8 @@ fn mirror(warehouse: &Path, mirrors: &Path, stop: &dyn Fn() -> bool) -> Result<P
         return Ok(dir);
     }
     stop_if_asked(stop)?;
+    // Past the quick check the mirror is planned (pyiceberg) and may be built: say so.
+    let _telling = tell.then(|| crate::progress::Progress::start(format!("reading the warehouse {} into its mirror", warehouse.display())));
     let driver = crate::spark::Driver::new(abs.clone(), "local[1]".into())?;
     let plan = match crate::spark::holds_model(&abs) {
         true => WarehousePlan::Model(driver.model_plan()?),
