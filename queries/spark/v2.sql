@@ -35,9 +35,12 @@ uploaded_at_ns, event_id, upload_date, file_name, line
 -- (the fields the lab's row digest covers), the window :late_days and the rules' version :rules.
 -- As the lab's: the count of the rows and the sum of a 64-bit hash of each (xxhash64 of the
 -- fields' values, summed exactly as a decimal, never wrapping), which no order of rows changes.
-concat('w', :late_days, ':', :rules, ':', count(e.line), ':', coalesce(sum(CASE WHEN e.line IS NOT NULL THEN
-    CAST(xxhash64(e.upload_date, e.event_id, e.basket_id, e.store_id, e.till_id,
-                  e.event_ts, e.uploaded_at_ns, e.country, e.currency, e.revenue_minor) AS DECIMAL(38, 0)) END), 0))
+concat('w', :late_days, ':', :rules, ':', count(e.line), ':', coalesce(sum(CASE WHEN e.line IS NOT NULL THEN @row_content END), 0))
+
+-- define: row_content
+-- One row `e`'s content as a 64-bit hash, a decimal: the fields the lab's row digest covers.
+CAST(xxhash64(e.upload_date, e.event_id, e.basket_id, e.store_id, e.till_id,
+              e.event_ts, e.uploaded_at_ns, e.country, e.currency, e.revenue_minor) AS DECIMAL(38, 0))
 
 -- name: current_events
 -- The events of current file versions: the highest version raw_files records of each path, with
@@ -50,6 +53,18 @@ JOIN (SELECT upload_date, file_name, max(version) AS current_version FROM lake.r
       GROUP BY upload_date, file_name) f
   ON f.upload_date = e.upload_date AND f.file_name = e.file_name AND e.file_version <= f.current_version
 WHERE e.reason IS NULL;
+
+-- name: redelivered
+-- The file versions of upload :upload whose rows are exactly the rows of the version before them
+-- (a re-delivery: the same rows in other bytes, such as the file compressed again), as the lab's
+-- raw.redelivered_versions: as many rows, the same sum of their contents (@row_content), and as
+-- many quarantined lines. Such a version is no correction.
+WITH v AS (SELECT e.file_name, e.file_version, count(CASE WHEN e.reason IS NULL THEN 1 END) AS rows,
+                  count(CASE WHEN e.reason IS NOT NULL THEN 1 END) AS refused,
+                  coalesce(sum(CASE WHEN e.reason IS NULL THEN @row_content END), 0) AS content
+           FROM lake.recount.bronze_events e WHERE e.upload_date = :upload GROUP BY e.file_name, e.file_version)
+SELECT n.file_name, n.file_version FROM v n JOIN v o ON o.file_name = n.file_name AND o.file_version = n.file_version - 1
+WHERE n.rows = o.rows AND n.refused = o.refused AND n.content = o.content;
 
 -- name: upload_cells
 -- What each upload holds per version (current or not), business date and currency, as

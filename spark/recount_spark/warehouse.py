@@ -164,10 +164,15 @@ class Warehouse:
     def corrected(self, upload: dt.date) -> list[str]:
         """The current files of `upload` that are corrections: version 2 or later, with bytes
         other than the version before (a store correction re-derives a version from the same
-        bytes), as the lab's corrected_files."""
-        return sorted(
-            f"{n} v{v}" for (u, n), (v, md5) in self.files.items() if u == upload and v > 1 and self.md5s.get((u, n, v - 1)) != md5
+        bytes) and other rows (a re-delivery of the same rows is none), as the lab's
+        corrected_files."""
+        other = sorted(
+            (n, v) for (u, n), (v, md5) in self.files.items() if u == upload and v > 1 and self.md5s.get((u, n, v - 1)) != md5
         )
+        if not other:
+            return []
+        same = {(r.file_name, r.file_version) for r in self.sql("v2", "redelivered", upload=upload).collect()}
+        return [f"{n} v{v}" for n, v in other if (n, v) not in same]
 
     def fingerprint(self, as_of: int | None = None) -> Fingerprint:
         if as_of is None:
