@@ -207,7 +207,9 @@ fn the_audit_screen_marks_the_wrong_dates_names_each_cause_and_drills_to_the_bas
     let guard = scopeguard(&session);
     // It opens on the first date with a wrong row.
     let first_wrong = wrong_dates.iter().next().unwrap();
-    let s = wait_for(&session, &format!("audit of {} for {first_wrong}", gold.display()), 120);
+    let title = format!("audit of {} for {first_wrong}", gold.display());
+    // A frame can be captured half drawn: wait for the whole navigator under the title.
+    let s = wait_until(&session, &title, 120, |s| s.contains(&title) && s.lines().filter(|l| l.contains('≠')).count() >= wrong_dates.len());
     let marked = s.lines().filter(|l| l.contains('≠')).count();
     assert_eq!(marked, wrong_dates.len(), "the navigator marks each date with a wrong row: {wrong_dates:?}\n{s}");
     keys(&session, &[":"]);
