@@ -70,8 +70,7 @@ pub(super) fn alerted(alert: crate::cli::Alert, lab: &Lab, met: &[(NaiveDate, v2
     let pairs: std::collections::BTreeSet<(NaiveDate, NaiveDate)> = met.iter().map(|(u, b)| (*u, b.business_date)).collect();
     for (u, d) in pairs {
         let b = lake::reopen::brought(lab, d, u)?;
-        let amounts: Vec<String> = b.revenue.iter().map(|(c, v)| crate::money::format_major(*v, c)).collect();
-        let amounts = if amounts.is_empty() { String::new() } else { format!(", {}", amounts.join(", ")) };
+        let amounts = if b.revenue.is_empty() { String::new() } else { format!(", {}", b.amounts()) };
         eprintln!(
             "ALERT beyond-window: upload {u} brought {} row(s) of business date {d} past its window: {} basket(s) v2 has no copy of{amounts} \
              (recount late {d}; a reopening takes them in, if finance decides so)",

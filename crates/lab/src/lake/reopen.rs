@@ -32,7 +32,7 @@ pub struct ReopenPlan {
 impl ReopenPlan {
     /// The baskets' revenue, currency by currency: "£12.50, ₹1,000.00".
     pub fn amounts(&self) -> String {
-        self.revenue.iter().map(|(c, v)| crate::money::format_major(*v, c)).collect::<Vec<_>>().join(", ")
+        amounts(&self.revenue)
     }
 
     /// The uploads that brought the rows: "2026-10-23, 2026-10-24".
@@ -82,13 +82,7 @@ pub fn plan(lab: &Lab, d: NaiveDate) -> Result<ReopenPlan> {
             crate::rules::MAX_LATE_DAYS
         );
     }
-    let mut revenue: BTreeMap<String, i64> = BTreeMap::new();
-    let mut baskets = 0;
-    for r in late.iter().filter(|r| r.missing_from_v2 && r.recompute_copy) {
-        baskets += 1;
-        let sum = revenue.entry(r.currency.clone()).or_insert(0);
-        *sum = sum.checked_add(r.revenue_minor).ok_or_else(|| eyre!("{d}: the late revenue in {} overflows 64 bits", r.currency))?;
-    }
+    let (baskets, revenue) = baskets_counted(d, late.iter().filter(|r| r.missing_from_v2 && r.recompute_copy))?;
     let mut uploads: Vec<NaiveDate> = late.iter().map(|r| r.upload_date).collect();
     uploads.dedup();
     Ok(ReopenPlan {
@@ -112,19 +106,38 @@ pub struct Brought {
     pub revenue: BTreeMap<String, i64>,
 }
 
+impl Brought {
+    /// The baskets' revenue, currency by currency, as a reopening's plan says it.
+    pub fn amounts(&self) -> String {
+        amounts(&self.revenue)
+    }
+}
+
+/// Revenue per currency in words: "£12.50, ₹1,000.00".
+fn amounts(revenue: &BTreeMap<String, i64>) -> String {
+    revenue.iter().map(|(c, v)| crate::money::format_major(*v, c)).collect::<Vec<_>>().join(", ")
+}
+
 pub fn brought(lab: &Lab, d: NaiveDate, upload: NaiveDate) -> Result<Brought> {
     let window = window_now(lab, d)?;
     let late = lab.store().late_rows(window.late_days, d)?;
     let mine: std::collections::BTreeSet<&str> =
         late.iter().filter(|r| r.upload_date == upload && r.missing_from_v2).map(|r| r.basket_id.as_str()).collect();
+    let (baskets, revenue) = baskets_counted(d, late.iter().filter(|r| r.recompute_copy && mine.contains(r.basket_id.as_str())))?;
+    Ok(Brought { copies: late.iter().filter(|r| r.upload_date == upload).count() as i64, baskets, revenue })
+}
+
+/// The baskets of date `d` whose counted copies are `rows` (one each), and their revenue per
+/// currency: what a reopening takes in, and the alert names. A sum past 64 bits is an error.
+fn baskets_counted<'a>(d: NaiveDate, rows: impl Iterator<Item = &'a crate::store::LateRow>) -> Result<(i64, BTreeMap<String, i64>)> {
     let mut revenue: BTreeMap<String, i64> = BTreeMap::new();
     let mut baskets = 0;
-    for r in late.iter().filter(|r| r.recompute_copy && mine.contains(r.basket_id.as_str())) {
+    for r in rows {
         baskets += 1;
         let sum = revenue.entry(r.currency.clone()).or_insert(0);
         *sum = sum.checked_add(r.revenue_minor).ok_or_else(|| eyre!("{d}: the late revenue in {} overflows 64 bits", r.currency))?;
     }
-    Ok(Brought { copies: late.iter().filter(|r| r.upload_date == upload).count() as i64, baskets, revenue })
+    Ok((baskets, revenue))
 }
 
 /// Who decided, and why: the words a snapshot keeps, with no control characters.
