@@ -153,12 +153,19 @@ pub fn columns_at(source: &str, names: &[String], needed: &[String]) -> Result<V
 /// A regular file (links followed) within `MAX_FOREIGN_FILE_BYTES`, checked before it is opened:
 /// a FIFO or a device is refused at once, never waited on.
 pub fn check_foreign_file(path: &Path) -> Result<()> {
+    check_regular_file(path, MAX_FOREIGN_FILE_BYTES, &format!("{} GiB a foreign gold", MAX_FOREIGN_FILE_BYTES >> 30))
+}
+
+/// A regular file (links followed) of at most `bound` bytes, by its metadata, before anything
+/// opens it; `holder` names the bound in the error ("64 MiB such a file"). Every file recount
+/// reads that a world or a user hands it is checked so (`raw::check_small_file` too).
+pub fn check_regular_file(path: &Path, bound: u64, holder: &str) -> Result<()> {
     let meta = std::fs::metadata(path).wrap_err_with(|| format!("reading {}", path.display()))?;
     if !meta.is_file() {
         bail!("{} is not a regular file (a folder, a FIFO or a device): recount reads only regular files", path.display());
     }
-    if meta.len() > MAX_FOREIGN_FILE_BYTES {
-        bail!("{} holds {} bytes, more than the {} GiB a foreign gold may hold", path.display(), meta.len(), MAX_FOREIGN_FILE_BYTES >> 30);
+    if meta.len() > bound {
+        bail!("{} holds {} bytes, more than the {holder} may hold", path.display(), meta.len());
     }
     Ok(())
 }
@@ -193,12 +200,26 @@ pub fn each_table_row(
     each_row(s.conn.prepare(TABLE_ROWS.stmt.sql)?, &[("table", &table)], &source, needed, f)
 }
 
-/// Each row of the Parquet file `path`, within the memory budget.
-pub fn each_parquet_row(path: &Path, needed: &[String], f: &mut dyn FnMut(usize, Vec<ForeignValue>) -> Result<()>) -> Result<()> {
-    check_foreign_file(path)?;
+/// Each row of the Parquet files `paths`, one table's rows in file order (numbered on across
+/// the files), read on one database within the memory budget.
+pub fn each_parquet_row(
+    paths: &[std::path::PathBuf],
+    needed: &[String],
+    f: &mut dyn FnMut(usize, Vec<ForeignValue>) -> Result<()>,
+) -> Result<()> {
     let config = duckdb::Config::default().enable_autoload_extension(false)?.max_memory(&super::opening_limit().0)?.threads(1)?;
     let s = Store::with_connection(duckdb::Connection::open_in_memory_with_flags(config)?, None);
-    let Some(p) = path.to_str() else { bail!("{}: the path is not UTF-8", path.display()) };
-    let source = path.display().to_string();
-    each_row(s.conn.prepare(super::parquet::rows_sql())?, &[("path", &p)], &source, needed, f)
+    let mut seen = 0;
+    for path in paths {
+        check_foreign_file(path)?;
+        let Some(p) = path.to_str() else { bail!("{}: the path is not UTF-8", path.display()) };
+        let mut last = 0;
+        let source = path.display().to_string();
+        each_row(s.conn.prepare(super::parquet::rows_sql())?, &[("path", &p)], &source, needed, &mut |n, values| {
+            last = n;
+            f(seen + n, values)
+        })?;
+        seen += last;
+    }
+    Ok(())
 }

@@ -61,14 +61,7 @@ pub fn inside_world(world: &Path, path: &Path) -> Result<()> {
 /// A regular file (links followed) of at most `MAX_SMALL_FILE_BYTES`, by its metadata: what a
 /// reader that opens the file itself (DuckDB's Parquet) is given.
 pub fn check_small_file(path: &Path) -> Result<()> {
-    let meta = std::fs::metadata(path).wrap_err_with(|| format!("reading {}", path.display()))?;
-    if !meta.is_file() {
-        bail!("{} is not a regular file (a folder, a FIFO or a device): recount reads only regular files", path.display());
-    }
-    if meta.len() > MAX_SMALL_FILE_BYTES {
-        bail!("{} holds {} bytes, more than the {} MiB such a file may hold", path.display(), meta.len(), MAX_SMALL_FILE_BYTES >> 20);
-    }
-    Ok(())
+    crate::store::foreign::check_regular_file(path, MAX_SMALL_FILE_BYTES, &format!("{} MiB such a file", MAX_SMALL_FILE_BYTES >> 20))
 }
 
 /// The whole text of a small file: a regular file (links followed) of at most

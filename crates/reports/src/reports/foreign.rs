@@ -127,17 +127,7 @@ pub fn each_record(path: &Path, needed: &[String], iceberg: IcebergFiles<'_>, f:
     } else {
         return each_csv_record(path, needed, f);
     };
-    // Row numbers run on across the files, as the rows of one table.
-    let mut seen = 0;
-    for file in &files {
-        let mut last = 0;
-        each_parquet_row(file, needed, &mut |n, values| {
-            last = n;
-            f(Place::Row(seen + n), values)
-        })?;
-        seen += last;
-    }
-    Ok(())
+    each_parquet_row(&files, needed, &mut |n, values| f(Place::Row(n), values))
 }
 
 /// A CSV file's records, read a record at a time: every value is text.
