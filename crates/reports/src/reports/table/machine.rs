@@ -12,7 +12,8 @@ use std::io::Write;
 /// held again as JSON text or as a tree of values; every character a terminal could act on is
 /// escaped on the way (`sanitize::json`).
 pub(super) fn write_json<R: Report>(report: &R, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let mut out = Escaping { out, pending: Vec::new() };
+    // serde writes in fragments of a few bytes: escaped a buffer at a time, not a fragment.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, Escaping { out, pending: Vec::new() });
     let tables = report.tables();
     let several = tables.len() > 1;
     write!(out, "{{\n  \"kind\": ")?;
@@ -43,7 +44,7 @@ pub(super) fn write_json<R: Report>(report: &R, out: &mut dyn std::io::Write) ->
         serde_json::to_writer(&mut out, &serde_json::json!({ "error": format!("the report could not be serialised: {e}") }))?;
     }
     writeln!(out, "\n}}")?;
-    out.finish()
+    out.into_inner().map_err(std::io::IntoInnerError::into_error)?.finish()
 }
 
 /// A writer that passes JSON text on with every character a terminal could act on escaped
