@@ -17,7 +17,7 @@ CREATE OR REPLACE MACRO files_as_of(s) AS TABLE
 -- Bronze as of s: the rows of those versions, with each row's file and its rank in its upload
 -- (and its store row's number, as copies_of's rows).
 CREATE OR REPLACE MACRO events_as_of(s) AS TABLE
-    SELECT e.*, f.file, f.file_rank FROM bronze.event_rows e
+    SELECT e.*, e.uploaded_at AS arrival, f.file, f.file_rank FROM bronze.event_rows e
     JOIN (SELECT file_id, file, rank() OVER (ORDER BY upload_date, file) AS file_rank FROM files_as_of(s)) f
     USING (file_id);
 

@@ -89,9 +89,9 @@ GROUP BY ALL ORDER BY 1, 2;
 -- define: model_visible
 -- The copies a v2 write sees: the current file versions' records, each inside its own date's
 -- window: the run's ($late_days), or the wider one a reopening gave the date.
-(SELECT r.*, f.upload_date, f.file FROM model.records r JOIN model.current_files f USING (file_id)
+(SELECT r.* FROM model.current_records r
  LEFT JOIN (SELECT business_date, max(late_days) AS kept FROM model.date_windows GROUP BY ALL) k USING (business_date)
- WHERE in_window(f.upload_date, r.business_date, greatest($late_days::INTEGER, coalesce(k.kept, 0))))
+ WHERE in_window(r.upload_date, r.business_date, greatest($late_days::INTEGER, coalesce(k.kept, 0))))
 
 -- name: input_hashes
 -- Each of the dates $dates (a list) as its input: how many copies feed it and the exact sum of
@@ -131,10 +131,10 @@ CREATE OR REPLACE TEMP TABLE model_shared_winners AS
 WITH copies AS (SELECT v.* FROM @model_visible v SEMI JOIN model_shared s ON hash(v.entity_key) = s.h),
 keyed AS (SELECT DISTINCT entity_key FROM copies WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))),
 ranked AS (
-    SELECT c.business_date, c.file_id, c.line, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6,
-           count(*) OVER (PARTITION BY c.entity_key) AS copies,
-           row_number() OVER (PARTITION BY c.entity_key ORDER BY c.arrival_ns, c.event_id, c.upload_date, c.file, c.line) AS n
-    FROM copies c WHERE c.entity_key IN (SELECT entity_key FROM keyed))
+    SELECT business_date, file_id, line, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6,
+           count(*) OVER (PARTITION BY entity_key) AS copies,
+           row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) AS n
+    FROM copies WHERE entity_key IN (SELECT entity_key FROM keyed))
 SELECT * EXCLUDE (n) FROM ranked
 WHERE n = 1 AND business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR));
 
@@ -267,7 +267,7 @@ GROUP BY ALL;
 -- name: windowed
 -- $business_date as v2 builds it with window $late_days (an audit's late_arrivals_missed, for a
 -- job with a narrower window than the lab's): each key's first copy among those the window sees.
-WITH w AS (SELECT *, row_number() OVER (PARTITION BY entity_key ORDER BY arrival_ns, event_id, upload_date, file, line) AS n
+WITH w AS (SELECT *, row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) AS n
            FROM @model_visible v
            WHERE entity_key IN (SELECT entity_key FROM @model_visible v WHERE business_date = $business_date::DATE))
 SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4,
@@ -279,10 +279,9 @@ GROUP BY ALL;
 -- name: utc_dated
 -- $business_date as a pipeline that dates events in UTC counts it (an audit's
 -- utc_business_date): each key's winner among its copies inside the window of their UTC date.
-WITH c AS (SELECT r.*, f.upload_date, f.file, make_timestamp(r.event_ns // 1000)::DATE AS utc_date
-           FROM model.records r JOIN model.current_files f USING (file_id)),
+WITH c AS (SELECT *, make_timestamp(event_ns // 1000)::DATE AS utc_date FROM model.current_records),
 v AS (SELECT * FROM c WHERE in_window(upload_date, utc_date, $late_days::INTEGER)),
-w AS (SELECT *, row_number() OVER (PARTITION BY entity_key ORDER BY arrival_ns, event_id, upload_date, file, line) AS n
+w AS (SELECT *, row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) AS n
       FROM v WHERE entity_key IN (SELECT entity_key FROM v WHERE utc_date = $business_date::DATE))
 SELECT utc_date AS business_date, g1, g2, g3, g4, a1, a2, a3, a4,
        sum(m1)::BIGINT AS m1, sum(m2)::BIGINT AS m2, sum(m3)::BIGINT AS m3, sum(m4)::BIGINT AS m4,
@@ -329,14 +328,14 @@ GROUP BY 1 ORDER BY 1;
 -- copy, in the contract's order (the first wins), with where it is and when it arrived.
 WITH v AS (SELECT * FROM @model_visible v),
 keys AS (SELECT entity_key FROM v GROUP BY entity_key
-         HAVING count(*) > 1 AND bool_or(business_date = $business_date::DATE))
-SELECT v.entity_key, v.business_date, v.upload_date, f.file, f.version, v.line, v.event_id,
-       strftime(make_timestamp(v.arrival_ns // 1000), '%Y-%m-%dT%H:%M:%S.%fZ') AS arrived,
-       v.g1, v.g2, v.g3, v.g4, v.m1, v.m2, v.m3, v.m4, v.m5, v.m6,
-       row_number() OVER (PARTITION BY v.entity_key ORDER BY v.arrival_ns, v.event_id, v.upload_date, v.file, v.line) = 1 AS won
-FROM v JOIN model.files f USING (file_id)
-WHERE v.entity_key IN (SELECT entity_key FROM keys)
-ORDER BY v.entity_key, v.arrival_ns, v.event_id, v.upload_date, v.file, v.line;
+         HAVING count(*) > 1 AND bool_or(business_date = $business_date::DATE)),
+ranked AS (SELECT *, row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) AS n
+           FROM v WHERE entity_key IN (SELECT entity_key FROM keys))
+SELECT k.entity_key, k.business_date, k.upload_date, f.file, f.version, k.line, k.event_id,
+       strftime(make_timestamp(k.arrival_ns // 1000), '%Y-%m-%dT%H:%M:%S.%fZ') AS arrived,
+       k.g1, k.g2, k.g3, k.g4, k.a1, k.a2, k.a3, k.a4, k.m1, k.m2, k.m3, k.m4, k.m5, k.m6, k.n = 1 AS won
+FROM ranked k JOIN model.files f USING (file_id)
+ORDER BY k.entity_key, k.n;
 
 -- name: same_rows_as_before
 -- Whether file version $file_id holds exactly the records of the version of its path before it

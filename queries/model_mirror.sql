@@ -43,10 +43,9 @@ FROM model.records JOIN model.current_files USING (file_id);
 -- name: recount_records
 -- Pass $pass of $passes of the recount of bronze (a mirror keeps no raw bytes): the current
 -- records whose key falls in the pass, each with its file's rank in raw-zone order.
-WITH ranked AS (SELECT file_id, row_number() OVER (ORDER BY upload_date, file) AS file_rank FROM model.current_files)
-SELECT r.entity_key, r.event_id, r.arrival_ns, k.file_rank::BIGINT AS file_rank, r.line, r.business_date,
+SELECT r.entity_key, r.event_id, r.arrival_ns, r.file_rank::BIGINT AS file_rank, r.line, r.business_date,
        r.g1, r.g2, r.g3, r.g4, r.a1, r.a2, r.a3, r.a4, r.m1, r.m2, r.m3, r.m4, r.m5, r.m6
-FROM model.records r JOIN ranked k USING (file_id)
+FROM model.current_records r
 WHERE hash(r.entity_key) % $passes::UBIGINT = $pass::UBIGINT;
 
 -- name: naive_load

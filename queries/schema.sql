@@ -212,10 +212,11 @@ SELECT file_id, file, upload_date, md5, version FROM raw.files WHERE file_id NOT
 -- upload: about a millisecond less of every statement that ranks copies (docs/performance.md).
 CREATE OR REPLACE VIEW raw.current_file_ranks AS
 SELECT file_id, file, rank() OVER (ORDER BY upload_date, file) AS file_rank FROM raw.current_files;
+-- `arrival` is the copy's arrival time under the name @copy_order reads for every model.
 CREATE OR REPLACE VIEW bronze.current_events AS
-SELECT e.*, f.file, f.file_rank FROM bronze.events e JOIN raw.current_file_ranks f USING (file_id);
+SELECT e.*, e.uploaded_at AS arrival, f.file, f.file_rank FROM bronze.events e JOIN raw.current_file_ranks f USING (file_id);
 CREATE OR REPLACE VIEW bronze.current_event_rows AS
-SELECT e.*, f.file, f.file_rank FROM bronze.event_rows e JOIN raw.current_file_ranks f USING (file_id);
+SELECT e.*, e.uploaded_at AS arrival, f.file, f.file_rank FROM bronze.event_rows e JOIN raw.current_file_ranks f USING (file_id);
 -- THE rule for a store correction's file versions: a version with the same bytes as the version it
 -- replaced was re-derived (only a store's row changed); other bytes are a file correction.
 -- corrected_files, diff_rows and store_change_dates read it from here.
@@ -299,6 +300,14 @@ CREATE OR REPLACE MACRO in_window(upload, d, late) AS upload BETWEEN d - 1 AND d
 CREATE OR REPLACE VIEW model.current_files AS
 SELECT f.* FROM model.files f
 WHERE f.version = (SELECT max(x.version) FROM model.files x WHERE x.file = f.file AND x.upload_date = f.upload_date);
+-- The current files in raw-zone order (upload date, then name), as raw.current_file_ranks.
+CREATE OR REPLACE VIEW model.current_file_ranks AS
+SELECT file_id, file, upload_date, rank() OVER (ORDER BY upload_date, file) AS file_rank FROM model.current_files;
+-- The current files' records, each with its arrival and its file's place under the names
+-- @copy_order reads.
+CREATE OR REPLACE VIEW model.current_records AS
+SELECT r.*, r.arrival_ns AS arrival, f.upload_date, f.file, f.file_rank
+FROM model.records r JOIN model.current_file_ranks f USING (file_id);
 CREATE OR REPLACE MACRO model.versions_as_of(s) AS TABLE
     SELECT business_date, max(snapshot_id) AS snapshot_id FROM model.snapshot_dates
     WHERE s IS NULL OR snapshot_id <= s GROUP BY business_date;
@@ -425,11 +434,13 @@ CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
 (SELECT coalesce(max(file_id), 0) FROM raw.files)
 
 -- define: copy_order
--- THE order of a basket's copies, first one wins: the smallest uploaded_at, then event_id; an
--- exact tie (the same message twice) goes to the copy first in the raw zone: upload date, file
--- name (byte order), line. Statements that rank copies write ORDER BY @copy_order, over
--- bronze.current_event_rows, which carries each row's file name and its rank by name in its upload.
-uploaded_at, event_id, upload_date, file_rank, line
+-- THE order of an entity's copies, for every model, first one wins: the smallest arrival, then
+-- event_id; an exact tie (the same message twice) goes to the copy first in the raw zone: upload
+-- date, file name (byte order), line. Every statement that ranks copies writes ORDER BY
+-- @copy_order (a test holds them to it), over rows that carry these names: retail's
+-- bronze.current_event_rows and a model's model.current_records, each with its file's rank in
+-- raw-zone order (file_rank, which orders as the name within an upload).
+arrival, event_id, upload_date, file_rank, line
 
 -- name: current
 -- The layout and the schema digest in one read: an open of a lab this build has brought up to

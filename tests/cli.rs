@@ -905,3 +905,60 @@ fn the_bench_binary_s_phases_build_the_gold_recount_builds() {
     let jump = bench(&["phase", "--jump", "--world", w, "--lab", bench_lab.to_str().unwrap()]);
     assert!(jump.contains("Overview drawn in") && jump.contains("every screen in"), "{jump}");
 }
+
+/// The statements of one dialect's query files, comments dropped and whitespace made single
+/// spaces, with the number of `copy_order` defines among them.
+fn sql_code(dir: &std::path::Path) -> (String, usize) {
+    let (mut code, mut defines) = (String::new(), 0);
+    let mut files: Vec<_> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "sql")).collect();
+    files.sort();
+    for file in files {
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            let line = line.trim();
+            if line == "-- define: copy_order" {
+                defines += 1;
+            }
+            if !line.starts_with("--") {
+                code.push(' ');
+                code.push_str(line);
+            }
+        }
+    }
+    (code.split_whitespace().collect::<Vec<_>>().join(" "), defines)
+}
+
+/// The copy order is one define per dialect (DuckDB's and Spark SQL's): every window over an
+/// entity's copies and every arg_min over them orders by @copy_order, and the order's columns are
+/// written in the define alone, for retail and every model.
+#[test]
+fn every_statement_that_ranks_copies_orders_them_by_the_one_copy_order() {
+    let root = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("queries");
+    for (dir, columns) in [(root.clone(), "arrival, event_id, upload_date"), (root.join("spark"), "arrival_ns, event_id, upload_date")] {
+        let (code, defines) = sql_code(&dir);
+        assert_eq!(defines, 1, "{}: one copy_order define", dir.display());
+        assert_eq!(code.matches(columns).count(), 1, "{}: the copy order's columns are spelled outside its define", dir.display());
+        let mut ranked = 0;
+        for key in ["basket_id", "basket_key", "entity_key"] {
+            for (at, _) in
+                code.match_indices(&format!("PARTITION BY {key} ORDER BY ")).chain(code.match_indices(&format!(".{key} ORDER BY ")))
+            {
+                let rest = &code[at..];
+                let order = &rest[rest.find("ORDER BY ").unwrap() + 9..];
+                assert!(
+                    order.starts_with("@copy_order)"),
+                    "{}: copies ranked by another order: {}",
+                    dir.display(),
+                    &rest[..rest.len().min(120)]
+                );
+                ranked += 1;
+            }
+        }
+        for (at, _) in code.match_indices("arg_min(") {
+            let rest = &code[at..code.len().min(at + 200)];
+            assert!(rest.contains("row(@copy_order)"), "{}: an arg_min over copies by another order: {rest}", dir.display());
+        }
+        // Both engines rank copies in several statements, models' included: the check found them.
+        assert!(ranked >= 2 + usize::from(dir == root) * 5, "{}: {ranked} ranking statements found", dir.display());
+    }
+}

@@ -92,7 +92,7 @@ GROUP BY business_date
 WITH keyed AS (SELECT DISTINCT entity_key FROM @model_visible v WHERE array_contains(@changed_dates, business_date)),
 ranked AS (
     SELECT v.*, count(*) OVER (PARTITION BY v.entity_key) AS copies,
-           row_number() OVER (PARTITION BY v.entity_key ORDER BY arrival_ns, event_id, upload_date, file_name, line) AS n
+           row_number() OVER (PARTITION BY v.entity_key ORDER BY @copy_order) AS n
     FROM @model_visible v LEFT SEMI JOIN keyed k ON v.entity_key = k.entity_key)
 SELECT * FROM ranked WHERE n = 1 AND array_contains(@changed_dates, business_date)
 

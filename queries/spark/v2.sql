@@ -25,10 +25,12 @@ CAST(split(nullif(:dates, ''), ',') AS array<date>)
 (coalesce(@window_days <= :late_days, false))
 
 -- define: copy_order
--- THE order of a basket's copies, first one wins: the smallest uploaded_at, then event_id; an
--- exact tie (the same message twice) goes to the copy first in the raw zone: upload date, file
--- name (byte order: Spark compares strings by their UTF-8 bytes), line.
-uploaded_at_ns, event_id, upload_date, file_name, line
+-- THE order of an entity's copies, for every model, first one wins: the smallest arrival, then
+-- event_id; an exact tie (the same message twice) goes to the copy first in the raw zone: upload
+-- date, file name (byte order: Spark compares strings by their UTF-8 bytes), line. Every
+-- statement that ranks copies writes ORDER BY @copy_order, over rows carrying these names:
+-- retail's view `events` (current_events) and a model's records.
+arrival_ns, event_id, upload_date, file_name, line
 
 -- define: input_hash
 -- A date's input hash over its rows `e` (grouped by date; e.line NULL: none): every row's content
@@ -47,7 +49,7 @@ CAST(xxhash64(e.upload_date, e.event_id, e.basket_id, e.store_id, e.till_id,
 -- `current` false for the rows of superseded versions (kept for history). Rows of an unrecorded
 -- version (a landing that died before its record) and quarantined lines are not here. The driver
 -- caches this as view `events` for a run's statements.
-SELECT e.*, e.file_version = f.current_version AS current
+SELECT e.*, e.uploaded_at_ns AS arrival_ns, e.file_version = f.current_version AS current
 FROM lake.recount.bronze_events e
 JOIN (SELECT upload_date, file_name, max(version) AS current_version FROM lake.recount.raw_files
       GROUP BY upload_date, file_name) f

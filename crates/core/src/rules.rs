@@ -19,6 +19,18 @@ pub fn future_dated(upload: NaiveDate, d: NaiveDate) -> bool {
     upload.checked_add_days(Days::new(1)).is_some_and(|next| d > next)
 }
 
+/// THE order of an entity's copies, first one wins, as the columns of the frame Rust sorts: the
+/// smallest arrival, then event id; an exact tie (the same message twice) goes to the copy first in
+/// the raw zone: its file's rank by upload date and name, then its line. The recompute and every
+/// model's recount sort by the entity's key and then these (the SQL's `@copy_order`).
+pub const COPY_ORDER: [&str; 4] = ["arrival", "event_id", "file_rank", "line"];
+
+/// The columns to sort a frame of copies by: the entity's key, then [`COPY_ORDER`].
+pub fn copy_sort(key: &str) -> [&str; 5] {
+    let [a, b, c, d] = COPY_ORDER;
+    [key, a, b, c, d]
+}
+
 /// What to call rows outside every window: future-dated, or beyond the window.
 pub fn outside_window_word(future_dated: bool) -> &'static str {
     if future_dated { "future-dated (clock error?)" } else { "beyond the window" }

@@ -380,7 +380,7 @@ fn group(c: Columns, stores: &Stores) -> PolarsResult<Vec<GoldRow>> {
         height,
         vec![
             Column::new("basket_id".into(), c.basket_id),
-            Column::new("uploaded_at".into(), c.uploaded_at),
+            Column::new("arrival".into(), c.uploaded_at),
             Column::new("event_id".into(), c.event_id),
             Column::new("file_rank".into(), c.file_rank),
             Column::new("line".into(), c.line),
@@ -389,9 +389,8 @@ fn group(c: Columns, stores: &Stores) -> PolarsResult<Vec<GoldRow>> {
             Column::new("revenue_minor".into(), c.revenue),
         ],
     )?;
-    // Dedup: per basket_id the first copy in the contract's order: (uploaded_at, event_id), and for
-    // an exact tie the copy first in the raw zone (its file's rank by upload date and name, line).
-    let order = ["basket_id", "uploaded_at", "event_id", "file_rank", "line"];
+    // Dedup: per basket_id the first copy in the contract's order.
+    let order = crate::rules::copy_sort("basket_id");
     let sorted = df.sort(order, SortMultipleOptions::default().with_maintain_order(true))?;
     let winners = sorted.unique_stable(Some(&["basket_id".to_string()]), UniqueKeepStrategy::First, None)?;
     let keys = ["business_date", "store"];

@@ -88,6 +88,7 @@ row! {
         pub entity_key: String, pub business_date: NaiveDate, pub upload_date: NaiveDate, pub file: String, pub version: i32,
         pub line: i32, pub event_id: String, pub arrived: String,
         pub g1: Option<String>, pub g2: Option<String>, pub g3: Option<String>, pub g4: Option<String>,
+        pub a1: Option<String>, pub a2: Option<String>, pub a3: Option<String>, pub a4: Option<String>,
         pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
         pub won: bool,
     }

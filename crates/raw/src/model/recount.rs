@@ -361,7 +361,7 @@ fn winners(c: &mut Copies) -> Result<Vec<usize>> {
             Column::new("idx".into(), idx),
         ],
     )?;
-    let order = ["key", "arrival", "event_id", "file_rank", "line"];
+    let order = crate::rules::copy_sort("key");
     let sorted = df.sort(order, SortMultipleOptions::default().with_maintain_order(true))?;
     let first = sorted.unique_stable(Some(&["key".to_string()]), UniqueKeepStrategy::First, None)?;
     let col = first.column("idx")?.u32()?;
