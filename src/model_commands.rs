@@ -225,7 +225,7 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         Command::Check { date, .. } => {
             let lab = reader(g)?;
             let d = resolve(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?;
-            let report = model_lab::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?)?;
+            let report = crate::reports::check::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?)?;
             print(&report, g.format);
         }
         Command::Rollback { snapshot, yes } => {
@@ -305,7 +305,7 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             let lab = reader(g)?;
             let d = resolve(&lab, *date)?;
             print(
-                &model_lab::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?)?.where_v1_differs(),
+                &crate::reports::check::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?)?.where_v1_differs(),
                 g.format,
             );
         }

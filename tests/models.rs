@@ -276,7 +276,7 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     let first = &history["rows"][0];
     assert!(first["snapshot_id"].is_i64() && first["gold_rows"].is_i64(), "{first}");
     let check = json(&lab, &["check", "2026-06-29"]);
-    assert!(check["rows"][0]["units_produced_v2"].is_i64(), "{}", check["rows"][0]);
+    assert!(check["rows"][0]["v2_units_produced"].is_i64(), "{}", check["rows"][0]);
     assert!(ok(&lab, &["check", "2026-06-29"]).contains("units_produced v2"));
     // History up to the snapshot before the correction shows 120 and 3 as gold then; check
     // --as-of, which reads a retail lab as it was, says what reads a model lab's snapshot.
@@ -870,8 +870,8 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
     let beyond = total(&every) - total(&windowed);
     assert_eq!(beyond, 72, "the plant feed's late line");
     let int = |r: &serde_json::Value, c: &str| r[c].as_i64().unwrap_or(0);
-    let v2: i64 = rows.iter().map(|r| int(r, "records_v2")).sum();
-    let re: i64 = rows.iter().map(|r| int(r, "records_recompute")).sum();
+    let v2: i64 = rows.iter().map(|r| int(r, "v2_records")).sum();
+    let re: i64 = rows.iter().map(|r| int(r, "recompute_records")).sum();
     assert_eq!((v2, re), (total(&windowed), total(&every)));
     let mut listed = 0;
     for r in rows {
@@ -880,7 +880,7 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
         let late = json(&lab, &["late", d]);
         let never = late["rows"].as_array().unwrap().iter().filter(|l| l["in_gold"] == "never").count() as i64;
         listed += never;
-        match int(r, "records_recompute") - int(r, "records_v2") {
+        match int(r, "recompute_records") - int(r, "v2_records") {
             0 => assert!(status == "pass" || status == "v1_spike", "{d}: {status}"),
             n => assert_eq!((status, n), ("beyond_window", never), "{d}: the recount's extra records are the date's late ones"),
         }
@@ -970,7 +970,7 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
         json(lab, &["summary"])["rows"].as_array().unwrap().iter().find(|r| r["business_date"] == "2026-07-01").unwrap().clone()
     };
     let line = day(&lab);
-    assert_eq!((&line["status"], &line["records_v2"]), (&serde_json::json!("pass"), &line["records_recompute"]), "{line}");
+    assert_eq!((&line["status"], &line["v2_records"]), (&serde_json::json!("pass"), &line["recompute_records"]), "{line}");
     let late = json(&lab, &["late", "2026-07-01"]);
     assert!(late["rows"].as_array().unwrap().iter().all(|r| r["in_gold"] != "never"), "{late}");
     let history = ok(&lab, &["history", "2026-07-01"]);
@@ -1043,4 +1043,73 @@ fn the_dedup_corpus_s_winners_are_the_lab_s_in_sql_and_in_polars() {
         .map(|r| (r["grain"][0].as_str().unwrap().to_string(), r["measures"][0].as_i64().unwrap()))
         .collect();
     assert_eq!(got, want, "v2's winners");
+}
+
+/// Retail's own parts, restated as a `[model]` of a world's `recount.toml`.
+const SHOP: &str = r#"[model]
+name = "shop"
+gold = "daily_shop_sales"
+entity = "basket"
+key = "basket_id"
+event_time = "event_ts"
+arrival_time = "uploaded_at"
+events_root = "pos/events"
+dimension = { file = "stores.csv", key = "store_id", timezone = "timezone" }
+grain = ["store_id"]
+attributes = ["country", "currency"]
+measures = [{ name = "baskets", of = "count" }, { name = "revenue_minor", of = "tenders[].amount_minor", currency = "currency" }]
+checks = [{ name = "a_basket_has_a_tender", rule = "tenders[] not empty" }]
+"#;
+
+/// Each currency's sum of a money column over a report's rows (`v2_revenue` → its `_minor` and
+/// `_currency` columns), and the set of the rows' v2 verdicts.
+fn money_and_verdicts(report: &serde_json::Value, money: &str) -> (BTreeMap<String, i64>, std::collections::BTreeSet<String>) {
+    let mut sums = BTreeMap::new();
+    let mut verdicts = std::collections::BTreeSet::new();
+    for r in report["rows"].as_array().unwrap() {
+        if let Some(c) = r[format!("{money}_currency")].as_str() {
+            *sums.entry(c.to_string()).or_insert(0) += r[format!("{money}_minor")].as_i64().unwrap();
+        }
+        verdicts.insert(r["v2_status"].as_str().unwrap().to_string());
+    }
+    (sums, verdicts)
+}
+
+/// The sample world through the model pipeline, as a model that restates retail: the same gold,
+/// and the same alert exit code, check header, verdicts and money (by currency, with retail's
+/// machine columns) as the built-in retail pipeline, on a date past its window and on one that
+/// matches.
+#[test]
+fn a_model_that_restates_retail_answers_as_the_retail_pipeline_does() {
+    let dir = tempdir();
+    let sample = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
+    let shop = dir.path().join("shop");
+    copy_dir(&sample, &shop);
+    std::fs::write(shop.join("recount.toml"), SHOP).unwrap();
+    let (retail, model) = (dir.path().join("retail-lab"), dir.path().join("shop-lab"));
+    for (lab, world) in [(&retail, &sample), (&model, &shop)] {
+        let run = recount(lab, &["daily", "2026-10-12", "2026-10-24", "--world", world.to_str().unwrap(), "--alert-on", "beyond-window"]);
+        assert_eq!(run.status.code(), Some(5), "{}", String::from_utf8_lossy(&run.stderr));
+    }
+    let md5 = |lab: &Path| ok(lab, &["fingerprint"]).split(", md5 ").nth(1).unwrap().trim().to_string();
+    assert_eq!(md5(&retail), md5(&model));
+    for (d, verdicts) in [("2026-10-18", vec!["beyond window", "match"]), ("2026-10-19", vec!["match"])] {
+        let header = |lab: &Path| ok(lab, &["check", d]).lines().next().unwrap().to_string();
+        assert_eq!(header(&retail), header(&model), "{d}");
+        assert!(header(&model).contains("— closed: uploads"), "{d}: {}", header(&model));
+        let (r, m) = (json(&retail, &["check", d]), json(&model, &["check", d]));
+        for side in ["v2_revenue", "recompute_revenue"] {
+            let ((r_money, r_verdicts), (m_money, m_verdicts)) = (money_and_verdicts(&r, side), money_and_verdicts(&m, side));
+            assert_eq!(r_money, m_money, "{d} {side}");
+            assert_eq!((&r_verdicts, &m_verdicts), (&verdicts.iter().map(|v| v.to_string()).collect(), &r_verdicts), "{d}");
+        }
+        // The records past the window, listed with their money as retail lists it.
+        let late = json(&model, &["late", d]);
+        for row in late["rows"].as_array().unwrap() {
+            let (minor, digits) = (row["revenue_minor"].as_i64().unwrap(), row["revenue_digits"].as_i64().unwrap());
+            assert_eq!(row["revenue_major"].as_str().unwrap().replace('.', "").parse::<i64>().unwrap(), minor, "{row}");
+            assert!(row["revenue_currency"].is_string() && digits == 2, "{row}");
+        }
+        assert_eq!(late["rows"].as_array().unwrap().is_empty(), d == "2026-10-19", "{late}");
+    }
 }

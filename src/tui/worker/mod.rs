@@ -39,7 +39,7 @@ pub struct DateView {
 /// A date of a lab of a model other than retail, as its screens show it.
 #[derive(Debug, Clone)]
 pub struct ModelDay {
-    pub check: crate::reports::model_lab::ModelCheckReport,
+    pub check: crate::reports::check::ModelCheckReport,
     pub late: crate::reports::model_day::ModelLateReport,
     pub resent: crate::reports::model_day::ResentReport,
     pub history: crate::reports::model_lab::ModelHistoryReport,

@@ -108,6 +108,17 @@ impl Report for ModelReport {
     }
 }
 
+/// A measure's column for machines, on one side of a report (`v2`, `before`; none: the measure
+/// alone), as retail names its own: the side first (`v2_baskets`), and a money measure's key ends in
+/// `_minor`, so CSV and JSON follow it with its `_currency`, `_digits` and `_major` columns.
+pub fn measure_key(m: &crate::model::Measure, side: Option<&str>) -> String {
+    let name = match side {
+        Some(side) => format!("{side}_{}", m.name),
+        None => m.name.clone(),
+    };
+    if m.currency.is_some() && !name.ends_with("_minor") { format!("{name}_minor") } else { name }
+}
+
 /// A gold row's measures as cells: money by its currency's ISO-4217 digits (the currency is the
 /// attribute the measure names), counts and sums as integers.
 pub fn measure_cells(model: &Model, attributes: &[String], measures: &[i64]) -> Vec<Cell> {

@@ -400,14 +400,16 @@ impl Report for ModelAuditReport {
         super::audit::counts_line(&source, self.rows.iter().map(|r| (r.causes.as_slice(), r.in_foreign)))
     }
     fn tables(&self) -> Vec<Table> {
-        let mut cols: Vec<String> = vec!["business_date".into()];
-        cols.extend(self.model.grain.iter().cloned());
-        cols.extend(["cause".to_string(), "detail".to_string()]);
+        let same = |c: &str| (c.to_string(), c.to_string());
+        let mut cols: Vec<(String, String)> = vec![same("business_date")];
+        cols.extend(self.model.grain.iter().map(|c| same(c)));
+        cols.extend([same("cause"), same("detail")]);
         for m in &self.model.measures {
-            cols.push(format!("foreign_{}", m.name));
-            cols.push(format!("right_{}", m.name));
+            for side in ["foreign", "right"] {
+                cols.push((super::model::measure_key(m, Some(side)), format!("{side} {}", m.name)));
+            }
         }
-        let refs: Vec<(&str, &str)> = cols.iter().map(|c| (c.as_str(), c.as_str())).collect();
+        let refs: Vec<(&str, &str)> = cols.iter().map(|(k, l)| (k.as_str(), l.as_str())).collect();
         let title = if self.all { "every row against the lab's gold" } else { "rows that differ from the lab's gold" };
         let mut t = Table::new(title, &refs);
         for r in self.rows.iter().filter(|r| self.all || r.causes != [Cause::Matches]) {

@@ -8,7 +8,7 @@ use crate::lake::Lab;
 use crate::lake::model::{named, rows_of};
 use crate::model::Model;
 use crate::model::recount::ModelRow;
-use crate::rules::{Finality, LatenessWindow};
+use crate::rules::Finality;
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, eyre};
 use std::collections::BTreeMap;
@@ -101,18 +101,8 @@ pub fn dates_with(lab: &Lab, model: &Model, late_days: u32, recount: &[ModelRow]
         d
     };
     let landed = store.model_uploads()?;
-    let built: BTreeMap<NaiveDate, String> =
-        store.model_current_versions(&days)?.into_iter().map(|v| (v.business_date, v.input_hash)).collect();
-    let now: BTreeMap<NaiveDate, String> =
-        store.model_input_hashes(&days, late_days)?.into_iter().map(|h| (h.business_date, h.input_hash)).collect();
-    let window = LatenessWindow::new(late_days);
-    let mut finality: BTreeMap<NaiveDate, Finality> = BTreeMap::new();
-    for &d in &days {
-        let f = Finality::of(window.missing_uploads(&landed, d), built.get(&d).map(String::as_str), || {
-            Ok::<_, std::convert::Infallible>(now.get(&d).cloned())
-        });
-        finality.insert(d, f.unwrap_or(Finality::Unbuilt));
-    }
+    let finality: BTreeMap<NaiveDate, Finality> =
+        super::status::model_statuses(lab, late_days, &days)?.into_iter().map(|s| (s.business_date, s.finality)).collect();
     let differ: std::collections::BTreeSet<NaiveDate> = keys.iter().filter(|k| v2.get(*k) != recompute.get(*k)).map(|k| k.0).collect();
     let mut beyond: Totals = BTreeMap::new();
     for d in differ {
@@ -191,7 +181,7 @@ impl Report for DatesReport {
         cols.push(("finality".into(), "finality".into()));
         for m in &self.model.measures {
             for side in ["v1", "v2", "recompute"] {
-                cols.push((format!("{}_{side}", m.name), format!("{} {side}", m.name)));
+                cols.push((super::model::measure_key(m, Some(side)), format!("{} {side}", m.name)));
             }
         }
         cols.push(("status".into(), "status".into()));
@@ -259,11 +249,12 @@ impl Report for DatesReport {
 }
 
 /// A model's columns for a row's grain and measures, after `head`.
-pub(super) fn columns(model: &Model, head: &[&str], tail: &[&str]) -> Vec<String> {
-    let mut cols: Vec<String> = head.iter().map(|c| c.to_string()).collect();
-    cols.extend(model.grain.iter().cloned());
-    cols.extend(model.measures.iter().map(|m| m.name.clone()));
-    cols.extend(tail.iter().map(|c| c.to_string()));
+pub(super) fn columns(model: &Model, head: &[&str], tail: &[&str]) -> Vec<(String, String)> {
+    let same = |c: &str| (c.to_string(), c.to_string());
+    let mut cols: Vec<(String, String)> = head.iter().map(|c| same(c)).collect();
+    cols.extend(model.grain.iter().map(|c| same(c)));
+    cols.extend(model.measures.iter().map(|m| (super::model::measure_key(m, None), m.name.clone())));
+    cols.extend(tail.iter().map(|c| same(c)));
     cols
 }
 

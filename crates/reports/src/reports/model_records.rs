@@ -2,6 +2,7 @@
 //! sent more than once, every copy in the contract's order with the winner (`baskets`, whose
 //! entities are the model's).
 
+use super::model::measure_cells;
 use super::model_day::columns;
 use super::{Cell, Report, Table};
 use crate::lake::Lab;
@@ -27,6 +28,7 @@ pub struct LateLine {
     pub file: String,
     pub line: i32,
     pub grain: Vec<String>,
+    pub attributes: Vec<String>,
     pub measures: Vec<i64>,
     /// The key has a copy inside a window: gold counts it from that copy.
     pub counted: bool,
@@ -44,6 +46,7 @@ pub fn late(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<Mo
             file: format!("{} v{}", r.file, r.version),
             line: r.line,
             grain: named(&model.grain, [r.g1, r.g2, r.g3, r.g4]),
+            attributes: named(&model.attributes, [r.a1, r.a2, r.a3, r.a4]),
             measures: named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
             counted: r.counted,
         })
@@ -63,7 +66,7 @@ impl Report for ModelLateReport {
     }
     fn tables(&self) -> Vec<Table> {
         let cols = columns(&self.model, &["entity_key", "upload_date", "days_late", "file", "line"], &["in_gold"]);
-        let refs: Vec<(&str, &str)> = cols.iter().map(|c| (c.as_str(), c.as_str())).collect();
+        let refs: Vec<(&str, &str)> = cols.iter().map(|(k, l)| (k.as_str(), l.as_str())).collect();
         let mut t = Table::new(format!("records of {} that arrived past the window", self.business_date), &refs);
         for r in &self.rows {
             let mut row = vec![
@@ -74,7 +77,7 @@ impl Report for ModelLateReport {
                 Cell::Int(r.line.into()),
             ];
             row.extend(r.grain.iter().map(Cell::text));
-            row.extend(r.measures.iter().map(|m| Cell::Int(*m)));
+            row.extend(measure_cells(&self.model, &r.attributes, &r.measures));
             row.push(if r.counted {
                 Cell::Term { text: "from another copy".into(), key: "counted".into() }
             } else {
@@ -105,6 +108,7 @@ pub struct ResentLine {
     pub event_id: String,
     pub arrived: String,
     pub grain: Vec<String>,
+    pub attributes: Vec<String>,
     pub measures: Vec<i64>,
     pub won: bool,
 }
@@ -123,6 +127,7 @@ pub fn resent(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<
             event_id: r.event_id,
             arrived: r.arrived,
             grain: named(&model.grain, [r.g1, r.g2, r.g3, r.g4]),
+            attributes: named(&model.attributes, [r.a1, r.a2, r.a3, r.a4]),
             measures: named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
             won: r.won,
         })
@@ -144,7 +149,7 @@ impl Report for ResentReport {
     fn tables(&self) -> Vec<Table> {
         let cols =
             columns(&self.model, &["entity_key", "business_date", "upload_date", "file", "line", "event_id", "arrived"], &["verdict"]);
-        let refs: Vec<(&str, &str)> = cols.iter().map(|c| (c.as_str(), c.as_str())).collect();
+        let refs: Vec<(&str, &str)> = cols.iter().map(|(k, l)| (k.as_str(), l.as_str())).collect();
         let mut t = Table::new(format!("copies of each key of {}, first arrival first", self.business_date), &refs);
         for c in &self.copies {
             let mut row = vec![
@@ -157,7 +162,7 @@ impl Report for ResentReport {
                 Cell::text(&c.arrived),
             ];
             row.extend(c.grain.iter().map(Cell::text));
-            row.extend(c.measures.iter().map(|m| Cell::Int(*m)));
+            row.extend(measure_cells(&self.model, &c.attributes, &c.measures));
             row.push(if c.won {
                 Cell::Term { text: "wins: the first arrival".into(), key: "won".into() }
             } else {

@@ -86,16 +86,45 @@ pub fn statuses_at(lab: &Lab, dates: &[NaiveDate], as_of: Option<i64>) -> Result
         .map(|(d, current, window, missing)| {
             let built_from = current.as_ref().map(|c| c.input_hash.as_str());
             let finality = Finality::of(missing, built_from, || Ok::<_, color_eyre::Report>(inputs.get(&(window.late_days, d)).cloned()))?;
-            Ok(DateStatus {
-                business_date: d,
-                late_days: window.late_days,
-                window_first_upload: window.first_upload(d),
-                window_last_upload: window.last_upload(d),
-                window_awaited_from: landed.first().map_or(window.first_upload(d), |&f| f.max(window.first_upload(d))),
-                newest_upload: landed.last().copied(),
-                built: current.is_some(),
-                finality,
-            })
+            Ok(status_of(d, window, &landed, current.is_some(), finality))
         })
         .collect()
+}
+
+/// The status of each of `dates` on a model lab, by the same rules: the uploads landed, and the
+/// version gold holds against the inputs now, under the date's window (the lab's `late_days`, or
+/// the wider one a reopening kept for the date).
+pub fn model_statuses(lab: &Lab, late_days: u32, dates: &[NaiveDate]) -> Result<Vec<DateStatus>> {
+    let store = lab.store();
+    let landed = store.model_uploads()?;
+    let built: BTreeMap<NaiveDate, String> =
+        store.model_current_versions(dates)?.into_iter().map(|v| (v.business_date, v.input_hash)).collect();
+    // The model's input hashes apply each date's kept window themselves.
+    let now: BTreeMap<NaiveDate, String> =
+        store.model_input_hashes(dates, late_days)?.into_iter().map(|h| (h.business_date, h.input_hash)).collect();
+    let kept = store.model_kept_windows()?;
+    dates
+        .iter()
+        .map(|&d| {
+            let window = LatenessWindow::new(late_days.max(kept.get(&d).copied().unwrap_or(0)));
+            let built_from = built.get(&d).map(String::as_str);
+            let finality =
+                Finality::of(window.missing_uploads(&landed, d), built_from, || Ok::<_, color_eyre::Report>(now.get(&d).cloned()))?;
+            Ok(status_of(d, window, &landed, built_from.is_some(), finality))
+        })
+        .collect()
+}
+
+/// A date's status from its window, the landed uploads (sorted), whether v2 built it and its finality.
+fn status_of(d: NaiveDate, window: LatenessWindow, landed: &[NaiveDate], built: bool, finality: Finality) -> DateStatus {
+    DateStatus {
+        business_date: d,
+        late_days: window.late_days,
+        window_first_upload: window.first_upload(d),
+        window_last_upload: window.last_upload(d),
+        window_awaited_from: landed.first().map_or(window.first_upload(d), |&f| f.max(window.first_upload(d))),
+        newest_upload: landed.last().copied(),
+        built,
+        finality,
+    }
 }
