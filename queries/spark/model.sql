@@ -65,15 +65,32 @@ SELECT count(*) AS rows, max(datediff(upload_date, business_date)) AS widest
 FROM @model_current c
 WHERE business_date = CAST(:d AS DATE) AND NOT coalesce(@window_days <= :late_days, false)
 
+-- name: redelivered
+-- The file versions of the uploads :uploads whose records are exactly those of the version
+-- before them (a re-delivery: the same rows in other bytes), as the lab's same_rows_as_before: as
+-- many records, the same sum of a 64-bit hash of each one's content (wherever it stands in the
+-- file), and as many quarantined lines. Such a version is no correction.
+WITH r AS (SELECT upload_date, file_name, version, count(*) AS records,
+                  sum(CAST(xxhash64(entity_key, event_id, arrival_ns, event_ns, business_date, g1, g2, g3, g4,
+                                    a1, a2, a3, a4, m1, m2, m3, m4, m5, m6) AS DECIMAL(38, 0))) AS content
+           FROM lake.recount.model_records WHERE array_contains(@uploads, upload_date) GROUP BY upload_date, file_name, version),
+v AS (SELECT f.upload_date, f.file_name, f.version, f.quarantined, coalesce(r.records, 0) AS records, coalesce(r.content, 0) AS content
+      FROM lake.recount.model_files f LEFT JOIN r USING (upload_date, file_name, version)
+      WHERE array_contains(@uploads, f.upload_date))
+SELECT n.upload_date, n.file_name, n.version FROM v n
+JOIN v o ON o.upload_date = n.upload_date AND o.file_name = n.file_name AND o.version = n.version - 1
+WHERE n.records = o.records AND n.content = o.content AND n.quarantined = o.quarantined
+
 -- name: upload_dates
--- What upload :upload holds per business date, in every version of its files, and whether the
--- version is current.
-SELECT r.business_date, r.version = c.version AS current, count(*) AS rows
+-- What each of the uploads :uploads holds per business date, in every version of its files, and
+-- whether the version is current.
+SELECT r.upload_date, r.business_date, r.version = c.version AS current, count(*) AS rows
 FROM lake.recount.model_records r
-JOIN (SELECT file_name, max(version) AS version FROM lake.recount.model_files WHERE upload_date = :upload GROUP BY file_name) c
-  ON r.file_name = c.file_name
-WHERE r.upload_date = :upload
-GROUP BY r.business_date, r.version = c.version
+JOIN (SELECT upload_date, file_name, max(version) AS version FROM lake.recount.model_files
+      WHERE array_contains(@uploads, upload_date) GROUP BY upload_date, file_name) c
+  ON r.upload_date = c.upload_date AND r.file_name = c.file_name
+WHERE array_contains(@uploads, r.upload_date)
+GROUP BY r.upload_date, r.business_date, r.version = c.version
 
 -- name: input_hashes
 -- Each of :dates as its input: the hash of every copy that feeds it (its own order, as the

@@ -237,12 +237,12 @@ class MirrorSkipped(TypedDict):
 
 
 class MirrorGoldSnapshot(TypedDict):
-    """One snapshot of a model's gold: the run that wrote it (an upload's; a rebuild of named
+    """One snapshot of a model's gold: the run that wrote it (its uploads'; a rebuild of named
     dates, trigger `manual`; or a reopening of one date with the window it keeps and who decided
     why; none: the table's creation, which wrote nothing), and gold's fingerprint as of it."""
 
     snapshot_id: int
-    upload: str | None
+    uploads: list[str]
     trigger: str
     reopened: str | None
     window: int | None

@@ -199,8 +199,10 @@ def cmd_model_run(a: argparse.Namespace) -> None:
         # The uploads whose files a corrected dimension row re-read run too: their dates move. A
         # held upload landed nothing, so it gets no run.
         skipped = set(landed["missing"]) | {h["upload_date"] for h in landed["held"]}
-        for u in sorted({u for u in batch if str(u) not in skipped} | set(again)):
-            runs.append(model_warehouse.run(spark, sql, a.warehouse, held, u, a.late_days))
+        # One pass for the batch (a range, or one upload with --daily), as the lab's run.
+        ran = sorted({u for u in batch if str(u) not in skipped} | set(again))
+        if ran:
+            runs.append(model_warehouse.run(spark, sql, a.warehouse, held, ran, a.late_days))
     answer: ModelRunAnswer = {"landing": landing, "runs": runs, "fingerprint": model_warehouse.fingerprint(a.warehouse, held)}
     emit("result", **answer)
     release(spark)

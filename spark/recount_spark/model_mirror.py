@@ -71,7 +71,8 @@ def plan(warehouse: str) -> ModelMirrorPlan:
             reopened = props.get(prop("reopened"))
             gold.append({
                 "snapshot_id": s.snapshot_id,
-                "upload": props.get(prop("upload")) if dates else None,
+                # A run names its uploads (older warehouses: its one upload).
+                "uploads": [u for u in props.get(prop("uploads"), props.get(prop("upload"), "")).split(",") if u] if dates else [],
                 "trigger": props.get(prop("trigger"), ""),
                 "reopened": reopened,
                 "window": windows_in(props).get(reopened) if reopened else None,

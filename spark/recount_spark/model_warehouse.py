@@ -298,16 +298,19 @@ def _kept_view(spark: Any, kept: dict[dt.date, int]) -> None:
     spark.createDataFrame(sorted(kept.items()), schema="kept_date DATE, kept_days INT").createOrReplaceTempView("model_kept")
 
 
-def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.date, late_days: int) -> ModelRun:
-    """v2 for `upload`: its affected dates (any version's), those whose input changed rebuilt and
-    their gold partitions replaced in one commit; none changed, nothing is committed. A reopened
-    date is judged and built under the wider window it keeps."""
+def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], uploads: list[dt.date], late_days: int) -> ModelRun:
+    """v2 for `uploads` in one pass, as the lab's lake::model::run: their affected dates (any
+    version's), those whose input changed rebuilt and their gold partitions replaced in one commit;
+    none changed, nothing is committed. A date's build does not depend on the run that asks for
+    it, so a range gives what its per-upload runs would. A reopened date is judged and built under
+    the wider window it keeps."""
     kept = kept_windows(warehouse, model)
     _kept_view(spark, kept)
     affected: set[dt.date] = set()
     beyond = future = 0
-    for c in sql("model", "upload_dates", upload=upload).collect():
-        verdict = fate(upload, c.business_date, max(late_days, kept.get(c.business_date, 0)))
+    uploads = sorted(set(uploads))
+    for c in sql("model", "upload_dates", uploads=uploads).collect():
+        verdict = fate(c.upload_date, c.business_date, max(late_days, kept.get(c.business_date, 0)))
         if verdict == "beyond_window":
             beyond += c.rows if c.current else 0
         elif verdict == "future_dated":
@@ -323,22 +326,38 @@ def run(spark: Any, sql: Any, warehouse: str, model: dict[str, Any], upload: dt.
         if dates:
             from pyspark.sql import Row
 
-            row = Row(upload=upload, dates=",".join(map(str, dates)), at=dt.datetime.now(dt.UTC).replace(tzinfo=None))
-            spark.createDataFrame([row], schema=spark.table(SKIPPED).schema).writeTo(SKIPPED).append()
-        return {"uploads": [str(upload)], "snapshot": None, "rewritten": [], "skipped": skipped, "beyond_window": beyond,
-                "future_dated": future, "fingerprint": fingerprint(warehouse, model)}
+            at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+            rows = [Row(upload=u, dates=",".join(map(str, dates)), at=at) for u in uploads]
+            spark.createDataFrame(rows, schema=spark.table(SKIPPED).schema).writeTo(SKIPPED).append()
+        return {"uploads": [str(u) for u in uploads], "snapshot": None, "rewritten": [], "skipped": skipped,
+                "beyond_window": beyond, "future_dated": future, "fingerprint": fingerprint(warehouse, model)}
+    props = {prop("uploads"): ",".join(map(str, uploads)), prop("late-days"): str(late_days),
+             prop("files"): _files_of(spark, sql, uploads), prop("skipped-dates"): ",".join(skipped),
+             prop("beyond-window-rows"): str(beyond)}
+    snapshot = _write(spark, sql, warehouse, model, (changed, now, kept), late_days, props)
+    return {"uploads": [str(u) for u in uploads], "snapshot": snapshot, "rewritten": [str(d) for d in changed],
+            "skipped": skipped, "beyond_window": beyond, "future_dated": future, "fingerprint": fingerprint(warehouse, model)}
+
+
+def _files_of(spark: Any, sql: Any, uploads: list[dt.date]) -> str:
+    """What a run was built from, as the lab's lake::model::files_of names it: one upload's current
+    file versions; for a range, the uploads and each corrected file among them."""
     from pyspark.sql import functions as F
 
-    # What the run was built from: the upload's current file versions, as the lab names them.
-    versions: dict[str, int] = {}
-    for r in spark.table(FILES).where(F.col("upload_date") == F.lit(upload)).collect():
-        versions[r.file_name] = max(versions.get(r.file_name, 0), r.version)
-    files = ", ".join(f"{n} v{versions[n]}" for n in sorted(versions, key=lambda n: n.encode()))
-    props = {prop("upload"): str(upload), prop("late-days"): str(late_days), prop("files"): files,
-             prop("skipped-dates"): ",".join(skipped), prop("beyond-window-rows"): str(beyond)}
-    snapshot = _write(spark, sql, warehouse, model, (changed, now, kept), late_days, props)
-    return {"uploads": [str(upload)], "snapshot": snapshot, "rewritten": [str(d) for d in changed],
-            "skipped": skipped, "beyond_window": beyond, "future_dated": future, "fingerprint": fingerprint(warehouse, model)}
+    from recount_spark.v2 import name_runs
+
+    versions: dict[tuple[dt.date, str], int] = {}
+    for r in spark.table(FILES).where(F.col("upload_date").isin(uploads)).collect():
+        key = (r.upload_date, r.file_name)
+        versions[key] = max(versions.get(key, 0), r.version)
+    names = sorted(versions, key=lambda k: (k[0], k[1].encode()))
+    if len(uploads) == 1:
+        return ", ".join(f"{n} v{versions[(u, n)]}" for u, n in names)
+    same = {(r.upload_date, r.file_name) for r in sql("model", "redelivered", uploads=uploads).collect()
+            if versions.get((r.upload_date, r.file_name)) == r.version}
+    corrected = [f"corrected: upload_date={u}/{n} v{versions[(u, n)]}" for u, n in names
+                 if versions[(u, n)] > 1 and (u, n) not in same]
+    return ", ".join([f"uploads {name_runs(uploads)}", *corrected])
 
 
 def _write(spark: Any, sql: Any, warehouse: str, model: dict[str, Any],

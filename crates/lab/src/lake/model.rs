@@ -438,18 +438,19 @@ fn recount_bronze(lab: &Lab, model: &Model) -> Result<crate::model::recount::Mod
 }
 
 /// A v2 write a model's warehouse made, replayed in its mirror (crates/spark/src/warehouse/model_mirror.rs):
-/// `dates` rebuilt under `late_days` as upload `upload`'s run, each whatever its input hash (the
+/// `dates` rebuilt under `late_days` as the run of `uploads`, each whatever its input hash (the
 /// warehouse wrote it), with the files the warehouse names. Returns the new snapshot's id.
 pub fn mirror_write(
     lab: &Lab,
     model: &Model,
-    upload: NaiveDate,
+    uploads: &[NaiveDate],
     dates: Vec<NaiveDate>,
     late_days: u32,
     (files, beyond): (&str, i64),
 ) -> Result<i64> {
-    let what = ModelWrite { uploads: &[upload], affected: dates, beyond, future: 0, operation: "v2", files, force: true };
-    write(lab, model, what, late_days)?.snapshot.ok_or_else(|| eyre!("the warehouse's run of upload {upload} rebuilt no date"))
+    let what = ModelWrite { uploads, affected: dates, beyond, future: 0, operation: "v2", files, force: true };
+    let named = crate::lake::v2::name_runs(uploads);
+    write(lab, model, what, late_days)?.snapshot.ok_or_else(|| eyre!("the warehouse's run of uploads {named} rebuilt no date"))
 }
 
 /// A reopening a model's warehouse made, replayed in its mirror: date `d` rebuilt under

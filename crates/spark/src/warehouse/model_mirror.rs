@@ -66,7 +66,8 @@ pub(crate) struct MirrorSkipped {
 #[cfg_attr(test, serde(deny_unknown_fields))]
 pub(crate) struct MirrorGoldSnapshot {
     pub snapshot_id: i64,
-    pub upload: Option<NaiveDate>,
+    /// The uploads of the run that wrote it (none: a rebuild, a reopening or the creation).
+    pub uploads: Vec<NaiveDate>,
     /// `manual`: a rebuild of named dates.
     pub trigger: String,
     /// The date a reopening rebuilt, the window it keeps from then on, and who decided why.
@@ -221,11 +222,11 @@ pub(super) fn iceberg_of(mirror: &Lab, id: i64) -> Result<Option<i64>> {
 /// it held before, the lab's rollback; checked against gold's fingerprint as of `snap`. Returns
 /// the lab's snapshot (None: the table's creation, which wrote nothing).
 fn gold_moved(lab: &Lab, model: &Model, snap: &MirrorGoldSnapshot, mirror_of: &HashMap<i64, i64>) -> Result<Option<i64>> {
-    let id = match (mirror_of.get(&snap.snapshot_id), snap.upload, snap.reopened) {
+    let id = match (mirror_of.get(&snap.snapshot_id), snap.uploads.first(), snap.reopened) {
         (Some(&target), ..) => lab_model::rollback(lab, model, target)?,
-        (None, Some(upload), _) => {
+        (None, Some(_), _) => {
             let what = (snap.files.as_str(), snap.beyond_window);
-            lab_model::mirror_write(lab, model, upload, snap.dates.clone(), snap.late_days, what)?
+            lab_model::mirror_write(lab, model, &snap.uploads, snap.dates.clone(), snap.late_days, what)?
         }
         (None, None, Some(d)) => {
             let window = snap.window.ok_or_else(|| eyre!("gold's snapshot {} reopens {d} and names no window", snap.snapshot_id))?;
