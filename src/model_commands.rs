@@ -214,7 +214,7 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         }
         Command::Diff { date, from, to, .. } => {
             let lab = reader(g)?;
-            print(&model_lab::history(&lab, model, resolve(&lab, *date)?, *from, *to)?, g.format);
+            print(&model_lab::history(&lab, model, resolve(&lab, *date)?, (*from, *to), None)?, g.format);
         }
         Command::Check { as_of: Some(_), .. } => {
             bail!(
@@ -270,7 +270,8 @@ fn history(g: &Global, model: &Model, date: crate::reports::day::Day, as_of: Opt
             (ids.len().checked_sub(2).map(|i| ids[i]), Some(to))
         }
     };
-    print(&model_lab::history(&lab, model, d, from, to)?, g.format);
+    let now = if as_of.is_none() { Some(late_days(crate::cli::Window { late_days: None })?) } else { None };
+    print(&model_lab::history(&lab, model, d, (from, to), now)?, g.format);
     Ok(())
 }
 

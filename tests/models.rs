@@ -1097,6 +1097,9 @@ fn a_model_that_restates_retail_answers_as_the_retail_pipeline_does() {
         let header = |lab: &Path| ok(lab, &["check", d]).lines().next().unwrap().to_string();
         assert_eq!(header(&retail), header(&model), "{d}");
         assert!(header(&model).contains("— closed: uploads"), "{d}: {}", header(&model));
+        // history's header is retail's too, with the model's counts after it.
+        let history = |lab: &Path| ok(lab, &["history", d]).lines().next().unwrap().to_string();
+        assert!(history(&model).starts_with(&format!("{};", history(&retail))), "{d}: {}", history(&model));
         let (r, m) = (json(&retail, &["check", d]), json(&model, &["check", d]));
         for side in ["v2_revenue", "recompute_revenue"] {
             let ((r_money, r_verdicts), (m_money, m_verdicts)) = (money_and_verdicts(&r, side), money_and_verdicts(&m, side));

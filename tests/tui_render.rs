@@ -1001,6 +1001,8 @@ fn the_explorer_lands_a_model_world_s_corrections_and_reopens_its_late_date() {
     app.on_reply(server.serve(Job::Load(Some(day("2026-06-29")))).unwrap());
     let by_grain = text(&render(&mut app, 160, 40));
     assert!(by_grain.contains("by grain") && by_grain.contains("gearbox-a"), "{by_grain}");
+    // The tabs speak the model's words: its entity's re-sent copies, not baskets.
+    assert!(by_grain.contains("3 Records") && !by_grain.contains("Baskets"), "{by_grain}");
     app.update(Action::SplitByCountry);
     let grouped = text(&render(&mut app, 160, 40));
     assert!(grouped.contains("2026-06-29: gold.daily_metrics, v1 and v2 beside the recount, by plant_id"), "{grouped}");

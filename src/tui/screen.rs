@@ -40,6 +40,19 @@ impl Screen {
         }
     }
 
+    /// The tab's label in the lab's words: on a model lab, the re-sent copies' screen is named
+    /// for the model's entity ("Records" on a plant feed), not retail's baskets.
+    pub fn label(self, entity: Option<&str>, wide: bool) -> String {
+        match (self, entity) {
+            (Screen::Baskets, Some(e)) if e != "basket" => {
+                let mut chars = e.chars();
+                chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect::<String>() + "s")
+            }
+            _ if wide => self.name().to_string(),
+            _ => self.short().to_string(),
+        }
+    }
+
     /// The word in an export's file name.
     pub(crate) fn file_word(self) -> &'static str {
         match self {

@@ -8,7 +8,7 @@ pub(super) fn model_day(lab: &Lab, model: &crate::model::Model, d: NaiveDate, la
         check: crate::reports::check::model_check_with(lab, model, d, recount, late_days)?,
         late: crate::reports::model_day::late(lab, model, d, late_days)?,
         resent: crate::reports::model_day::resent(lab, model, d, late_days)?,
-        history: crate::reports::model_lab::history(lab, model, d, None, None)?,
+        history: crate::reports::model_lab::history(lab, model, d, (None, None), Some(late_days))?,
     })
 }
 

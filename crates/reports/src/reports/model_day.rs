@@ -440,7 +440,7 @@ pub fn evidence(lab: &Lab, model: &Model, d: NaiveDate, out: &std::path::Path) -
         [] => serde_json::json!({ "business_date": d, "history": null, "other_dates": [] }),
         [.., last] => {
             let prev = versions.len().checked_sub(2).map(|i| versions[i].snapshot_id);
-            let history = super::model_lab::history(lab, model, d, prev, Some(last.snapshot_id))?;
+            let history = super::model_lab::history(lab, model, d, (prev, Some(last.snapshot_id)), None)?;
             let at = |id: Option<i64>| -> Result<BTreeMap<NaiveDate, i64>> {
                 Ok(match id {
                     Some(id) => store.model_versions_at(Some(id))?.into_iter().map(|v| (v.business_date, v.snapshot_id)).collect(),

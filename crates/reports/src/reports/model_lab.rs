@@ -251,6 +251,9 @@ pub struct EntityChange {
 pub struct ModelHistoryReport {
     pub model: Model,
     pub business_date: NaiveDate,
+    /// The lab's newest snapshot and the date's finality now: retail's header (None: the history
+    /// is read as of an older snapshot, whose finality a model lab does not keep).
+    pub status: Option<(i64, super::status::DateStatus)>,
     pub versions: Vec<DateVersion>,
     /// The two versions compared (None: the date did not exist yet).
     pub from: Option<i64>,
@@ -261,8 +264,15 @@ pub struct ModelHistoryReport {
 }
 
 /// A date's versions, and what changed, entity by entity, between two of them: the snapshots'
-/// versions `from` and `to` (default: the newest version and the one before it).
-pub fn history(lab: &Lab, model: &Model, d: NaiveDate, from: Option<i64>, to: Option<i64>) -> Result<ModelHistoryReport> {
+/// versions `from` and `to` (default: the newest version and the one before it); with the lab's
+/// window `now`, the date's finality now in the header.
+pub fn history(
+    lab: &Lab,
+    model: &Model,
+    d: NaiveDate,
+    (from, to): (Option<i64>, Option<i64>),
+    now: Option<u32>,
+) -> Result<ModelHistoryReport> {
     let store = lab.store();
     let versions = store.model_date_versions(d)?;
     if versions.is_empty() {
@@ -278,9 +288,17 @@ pub fn history(lab: &Lab, model: &Model, d: NaiveDate, from: Option<i64>, to: Op
     };
     let winners = |v: Option<i64>| -> Result<Vec<Winner>> { Ok(v.map(|v| store.model_winners(v, d)).transpose()?.unwrap_or_default()) };
     let changes = entity_changes(model, &winners(from)?, &winners(to)?);
+    let status = match now {
+        Some(late_days) => {
+            let newest = store.model_next_snapshot()? - 1;
+            super::status::model_statuses(lab, late_days, &[d])?.pop().map(|s| (newest, s))
+        }
+        None => None,
+    };
     Ok(ModelHistoryReport {
         model: model.clone(),
         business_date: d,
+        status,
         versions,
         from,
         to,
@@ -379,14 +397,20 @@ impl Report for ModelHistoryReport {
         Some(self.business_date)
     }
     fn headline(&self) -> String {
-        format!(
-            "{}: {} version(s) of gold.{}; {} {}(s) changed in the last change shown",
-            self.business_date,
+        let counts = format!(
+            "{} version(s) of gold.{}; {} {}(s) changed in the last change shown",
             self.versions.len(),
             self.model.gold,
             self.changes.len(),
             self.model.entity
-        )
+        );
+        match &self.status {
+            // Retail's header, and the counts beside it.
+            Some((snapshot, status)) => {
+                format!("history {} as of snapshot {snapshot} — {}; {counts}", self.business_date, status.describe())
+            }
+            None => format!("{}: {counts}", self.business_date),
+        }
     }
     fn tables(&self) -> Vec<Table> {
         let cols =
