@@ -250,6 +250,11 @@ SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4,
        sum(m5)::BIGINT AS m5, sum(m6)::BIGINT AS m6
 FROM model.naive GROUP BY ALL ORDER BY business_date, g1, g2, g3, g4;
 
+-- name: quarantined_lines
+-- How many lines current file versions refused (of upload $upload_date; NULL: all), as retail's.
+SELECT coalesce(sum(quarantined), 0)::BIGINT AS lines FROM model.current_files
+WHERE $upload_date::DATE IS NULL OR upload_date = $upload_date::DATE;
+
 -- name: quarantine
 -- The lines current file versions refused, with where and why.
 SELECT f.upload_date, f.file, f.version, q.line, q.reason, q.raw_line FROM model.quarantine q JOIN model.current_files f USING (file_id)

@@ -146,6 +146,13 @@ WHERE ($upload_date::DATE IS NULL OR upload_date = $upload_date::DATE)
   AND file_id NOT IN (SELECT file_id FROM raw.supersessions)
 ORDER BY upload_date, file, line;
 
+-- name: quarantined_lines
+-- How many lines landings refused in current file versions (of upload $upload_date; NULL: all):
+-- every one, where quarantine_rows keeps a file's first thousand and a row that counts the rest.
+SELECT coalesce(sum(quarantined), 0)::BIGINT AS lines FROM raw.files
+WHERE ($upload_date::DATE IS NULL OR upload_date = $upload_date::DATE)
+  AND file_id NOT IN (SELECT file_id FROM raw.supersessions);
+
 -- name: date_summaries
 -- Per business date, country and currency: v1 (all appends), v2 gold and the recompute, for the
 -- navigator's disagreement marks and the trend, and the window the date was last built with

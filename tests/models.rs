@@ -1116,3 +1116,35 @@ fn a_model_that_restates_retail_answers_as_the_retail_pipeline_does() {
         assert_eq!(late["rows"].as_array().unwrap().is_empty(), d == "2026-10-19", "{late}");
     }
 }
+
+/// A model's landing keeps a file's refused lines as retail's does: the first thousand, each
+/// line and reason bounded, and one row that counts the rest; the file's count is every line.
+#[test]
+fn a_model_file_of_many_refused_lines_keeps_a_thousand_and_counts_the_rest() {
+    let dir = tempdir();
+    let copy = dir.path().join("refusals");
+    copy_dir(&world().1, &copy);
+    let bad = copy.join("mes/records/upload_date=2026-06-30/plant-z.jsonl.gz");
+    let long = format!("{{\"{}\": 1}}", "k".repeat(5_000));
+    let lines: String = (0..1_500).map(|_| format!("{long}\n")).collect();
+    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(&bad).unwrap(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, lines.as_bytes()).unwrap();
+    gz.finish().unwrap();
+    let lab = dir.path().join("lab");
+    let landed = json(&lab, &["land", "2026-06-30", "--world", copy.to_str().unwrap()]);
+    let file = landed["detail"]["files"].as_array().unwrap().iter().find(|f| f["file"] == "plant-z.jsonl.gz").unwrap().clone();
+    assert_eq!(file["quarantined"], 1_500, "{file}");
+    let listed = json(&lab, &["quarantine", "2026-06-30"]);
+    let rows: Vec<_> =
+        listed["detail"]["rows"].as_array().unwrap().iter().filter(|r| r["file"].as_str().unwrap().ends_with("plant-z.jsonl.gz")).collect();
+    assert_eq!(rows.len(), 1_001, "a thousand lines and one that counts the rest");
+    assert!(rows.iter().all(|r| r["reason"].as_str().unwrap().chars().count() <= 501), "{}", rows[0]);
+    assert!(rows.iter().all(|r| r["raw_line"].as_str().map_or(0, |l| l.chars().count()) <= 2_001), "{}", rows[0]);
+    let last = rows.iter().map(|r| r["reason"].as_str().unwrap()).find(|r| r.starts_with("and ")).unwrap();
+    assert_eq!(last, "and 500 more quarantined lines from line 1001 to 1500, counted but not kept one by one");
+    // The headline counts every refused line, not the rows kept.
+    let refused: i64 = landed["detail"]["files"].as_array().unwrap().iter().map(|f| f["quarantined"].as_i64().unwrap()).sum();
+    assert_eq!(listed["detail"]["lines"], refused, "{}", listed["detail"]["lines"]);
+    let said = ok(&lab, &["quarantine", "2026-06-30"]);
+    assert!(said.starts_with(&format!("quarantine: {} line(s)", recount::money::format_count(refused))), "{said}");
+}

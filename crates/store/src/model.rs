@@ -146,6 +146,7 @@ statements! {
     NAIVE_APPEND: Exec = model::NAIVE_APPEND;
     NAIVE_ROWS: Query<ModelCells> = model::NAIVE_ROWS;
     QUARANTINE: Query<QuarantineRow> = model::QUARANTINE;
+    QUARANTINED_LINES: Query<super::reports::QuarantinedLines> = model::QUARANTINED_LINES;
     COPIES_COUNTED: Query<ModelCells> = model::COPIES_COUNTED;
     UTC_DATED: Query<ModelCells> = model::UTC_DATED;
 }
@@ -414,6 +415,10 @@ impl Store {
     }
     pub fn model_quarantine(&self) -> Result<Vec<QuarantineRow>> {
         QUARANTINE.all(self, &[])
+    }
+    /// Every line current file versions refused (of one upload, or all), as retail's.
+    pub fn model_quarantined_lines(&self, upload_date: Option<NaiveDate>) -> Result<i64> {
+        Ok(QUARANTINED_LINES.one(self, named_params! { "upload_date": upload_date })?.lines)
     }
     /// `d` summed over every copy inside the window: no dedup (an audit's alternative).
     pub fn model_copies_counted(&self, d: NaiveDate, late_days: u32) -> Result<Vec<ModelCells>> {

@@ -79,6 +79,7 @@ row! {
     }
 }
 
+row! { pub struct QuarantinedLines { pub lines: i64 } }
 row! {
     /// A line rejected at landing.
     #[derive(serde::Serialize)]
@@ -168,6 +169,7 @@ statements! {
     LATE_DATES: Query<BusinessDate> = reports::LATE_DATES;
     LATE_ROWS: Query<LateRow> = reports::LATE_ROWS;
     QUARANTINE_ROWS: Query<QuarantineRow> = reports::QUARANTINE_ROWS;
+    QUARANTINED_LINES: Query<QuarantinedLines> = reports::QUARANTINED_LINES;
     DATE_SUMMARIES: Query<DateSummaryRow> = reports::DATE_SUMMARIES;
     BASKET_COPIES: Query<BasketCopyRow> = reports::BASKET_COPIES;
     COMPLETENESS: Query<Completeness> = reports::COMPLETENESS;
@@ -246,6 +248,10 @@ impl Store {
 
     pub fn quarantine_rows(&self, upload_date: Option<NaiveDate>) -> Result<Vec<QuarantineRow>> {
         QUARANTINE_ROWS.all(self, named_params! { "upload_date": upload_date })
+    }
+    /// Every line current file versions refused (of one upload, or all).
+    pub fn quarantined_lines(&self, upload_date: Option<NaiveDate>) -> Result<i64> {
+        Ok(QUARANTINED_LINES.one(self, named_params! { "upload_date": upload_date })?.lines)
     }
 
     pub fn date_summaries(&self) -> Result<Vec<DateSummaryRow>> {

@@ -142,19 +142,15 @@ fn records_of(
     bytes: &[u8],
 ) -> Result<(RecordsBatch, ModelFile, Vec<RefusedLine>)> {
     let bytes = crate::raw::decompress(bytes).wrap_err_with(|| format!("reading upload_date={}/{}", file.upload_date, file.file))?;
-    let (mut records, mut refused) = (RecordsBuilder::new(file.file_id), Vec::new());
+    // Retail's quarantine: the first refused lines of a file kept, each bounded; the rest counted.
+    let (mut records, mut refused) = (RecordsBuilder::new(file.file_id), crate::lake::land::columns::Quarantine::default());
     let reader = LineReader::new(model, dims)?;
     for (i, raw) in crate::raw::split_lines(&bytes).enumerate() {
         let n = i32::try_from(i + 1)?;
         let line = match crate::raw::line_text(raw) {
             Ok(line) => line,
             Err(reason) => {
-                refused.push((
-                    file.file_id,
-                    n,
-                    reason,
-                    crate::sanitize::for_terminal(&String::from_utf8_lossy(raw)).chars().take(2000).collect(),
-                ));
+                refused.push(n.unsigned_abs(), &reason, &crate::sanitize::for_terminal(&String::from_utf8_lossy(raw)));
                 continue;
             }
         };
@@ -175,11 +171,13 @@ fn records_of(
             })
         });
         if let Err(reason) = read {
-            refused.push((file.file_id, n, reason, crate::sanitize::for_terminal(line).chars().take(2000).collect()));
+            refused.push(n.unsigned_abs(), &reason, &crate::sanitize::for_terminal(line));
         }
     }
     file.records = records.rows() as i64;
-    file.quarantined = refused.len() as i64;
+    let (kept, quarantined) = refused.finish();
+    file.quarantined = i64::try_from(quarantined)?;
+    let refused = kept.into_iter().map(|q| Ok((file.file_id, i32::try_from(q.line)?, q.reason, q.raw_line))).collect::<Result<_>>()?;
     Ok((records.finish()?, file, refused))
 }
 

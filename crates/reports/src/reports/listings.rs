@@ -106,13 +106,16 @@ impl Report for LateReport {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct QuarantineReport {
     pub upload_date: Option<NaiveDate>,
+    /// Every refused line; `rows` keeps a file's first thousand and one row that counts the rest.
+    pub lines: i64,
     pub rows: Vec<QuarantineRow>,
 }
 
 /// The lines landings refused, of every model: a file is named by its path in the raw zone.
 pub fn quarantine(lab: &Lab, upload: Option<NaiveDate>) -> Result<QuarantineReport> {
     let Some(model) = crate::lake::model::lab_model(lab)? else {
-        return Ok(QuarantineReport { upload_date: upload, rows: lab.store().quarantine_rows(upload)? });
+        let lines = lab.store().quarantined_lines(upload)?;
+        return Ok(QuarantineReport { upload_date: upload, lines, rows: lab.store().quarantine_rows(upload)? });
     };
     let rows = lab
         .store()
@@ -127,7 +130,7 @@ pub fn quarantine(lab: &Lab, upload: Option<NaiveDate>) -> Result<QuarantineRepo
             raw_line: q.raw_line,
         })
         .collect();
-    Ok(QuarantineReport { upload_date: upload, rows })
+    Ok(QuarantineReport { upload_date: upload, lines: lab.store().model_quarantined_lines(upload)?, rows })
 }
 
 impl Report for QuarantineReport {
@@ -135,7 +138,7 @@ impl Report for QuarantineReport {
         "quarantine"
     }
     fn headline(&self) -> String {
-        format!("quarantine: {} line(s) rejected at landing", self.rows.len())
+        format!("quarantine: {} line(s) rejected at landing", crate::money::format_count(self.lines))
     }
     fn tables(&self) -> Vec<Table> {
         let mut t = Table::new("", &[("upload_date", "upload"), ("file", "file"), ("line", "line"), ("reason", "reason")]);

@@ -283,7 +283,7 @@ impl DatesReport {
             dates: dates.into_values().collect(),
             lateness: empty(false),
             lateness_by_country: empty(true),
-            quarantine: super::listings::QuarantineReport { upload_date: None, rows: Vec::new() },
+            quarantine: super::listings::QuarantineReport { upload_date: None, lines: 0, rows: Vec::new() },
             newest_upload: self.newest_upload,
             next_upload: None,
             head_snapshot: None,

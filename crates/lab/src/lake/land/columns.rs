@@ -44,31 +44,47 @@ impl ParsedFile {
 /// row, so a file of ten million blank lines costs a thousand rows, not ten million.
 pub(super) const MAX_QUARANTINE_ROWS: usize = 1_000;
 
-/// A file's quarantined lines as they are found: the first ones kept, the rest counted.
+/// How much of a quarantined line is kept, and of its reason, in characters. A reason quotes a
+/// field's name or value from the line, so it is bounded as the line is: a field path of ten
+/// thousand names is not kept on every refused line of its file.
+pub(crate) const MAX_KEPT_LINE_CHARS: usize = 2_000;
+pub(crate) const MAX_REASON_CHARS: usize = 500;
+
+/// A file's quarantined lines as they are found, for retail's landing and every model's: the
+/// first ones kept (each line and reason cut to its bound), the rest counted.
 #[derive(Default)]
-pub(super) struct Quarantine {
-    pub(super) kept: Vec<Quarantined>,
-    pub(super) more: u64,
-    pub(super) first_more: u32,
-    pub(super) last_more: u32,
+pub(crate) struct Quarantine {
+    kept: Vec<Quarantined>,
+    more: u64,
+    first_more: u32,
+    last_more: u32,
+}
+
+/// `text` cut to `most` characters, with an ellipsis where it was cut.
+fn cut(text: &str, most: usize) -> String {
+    match text.char_indices().nth(most) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
 }
 
 impl Quarantine {
-    pub(super) fn push(&mut self, q: Quarantined) {
+    /// Line `line`, refused for `reason`; `text` is the line as it is shown.
+    pub(crate) fn push(&mut self, line: u32, reason: &str, text: &str) {
         if self.kept.len() < MAX_QUARANTINE_ROWS {
-            self.kept.push(q);
+            self.kept.push(Quarantined { line, reason: cut(reason, MAX_REASON_CHARS), raw_line: cut(text, MAX_KEPT_LINE_CHARS) });
         } else {
             if self.more == 0 {
-                self.first_more = q.line;
+                self.first_more = line;
             }
             self.more += 1;
-            self.last_more = q.line;
+            self.last_more = line;
         }
     }
 
     /// The kept rows, and one more row that counts the rest (on the first of them); and how many
     /// lines were quarantined in all.
-    pub(super) fn finish(mut self) -> (Vec<Quarantined>, u64) {
+    pub(crate) fn finish(mut self) -> (Vec<Quarantined>, u64) {
         let total = self.kept.len() as u64 + self.more;
         if self.more > 0 {
             self.kept.push(Quarantined {
@@ -87,11 +103,11 @@ impl Quarantine {
 }
 
 /// A line that did not become a bronze row, and why.
-pub(super) struct Quarantined {
-    pub(super) line: u32,
-    pub(super) reason: String,
-    /// The line as it was, cut to 2,000 characters.
-    pub(super) raw_line: String,
+pub(crate) struct Quarantined {
+    pub(crate) line: u32,
+    pub(crate) reason: String,
+    /// The line as it was, cut to `MAX_KEPT_LINE_CHARS`.
+    pub(crate) raw_line: String,
 }
 
 impl Quarantined {
@@ -290,5 +306,30 @@ impl<'s> EventColumns<'s> {
             ("basket_key", Arc::new(self.basket_key.finish())),
         ];
         Ok(Some(RecordBatch::try_from_iter(columns)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_files_quarantine_keeps_its_first_lines_each_bounded_and_counts_the_rest() {
+        let mut q = Quarantine::default();
+        let (reason, text) = ("r".repeat(10_000), "x".repeat(100_000));
+        for line in 1..=3_000 {
+            q.push(line, &reason, &text);
+        }
+        let (kept, total) = q.finish();
+        assert_eq!((kept.len(), total), (MAX_QUARANTINE_ROWS + 1, 3_000));
+        assert_eq!(kept[0].reason.chars().count(), MAX_REASON_CHARS + 1, "cut, with an ellipsis");
+        assert_eq!(kept[0].raw_line.chars().count(), MAX_KEPT_LINE_CHARS + 1);
+        assert!(kept[0].reason.ends_with("r…") && kept[0].raw_line.ends_with("x…"));
+        let last = kept.last().map(|q| q.reason.as_str()).unwrap_or_default();
+        assert_eq!(last, "and 2,000 more quarantined lines from line 1001 to 3000, counted but not kept one by one");
+        let mut short = Quarantine::default();
+        short.push(7, "missing basket_id", "{}");
+        let (kept, total) = short.finish();
+        assert_eq!((kept[0].reason.as_str(), kept[0].raw_line.as_str(), total), ("missing basket_id", "{}", 1));
     }
 }

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-mod columns;
+pub(crate) mod columns;
 mod parse_job;
 mod report;
 mod staging;

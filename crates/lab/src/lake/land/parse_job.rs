@@ -25,13 +25,7 @@ pub(super) fn parse_file(job: &ParseJob, path: &Path, rel: &str, upload_date: Na
                 abs_revenue += u128::from(e.revenue_minor.unsigned_abs());
                 cells.add(&e, path)?;
             }
-            Err(reason) => {
-                let mut kept: String = text.chars().take(2000).collect();
-                if kept.len() < text.len() {
-                    kept.push('…');
-                }
-                quarantine.push(Quarantined { line, reason, raw_line: kept });
-            }
+            Err(reason) => quarantine.push(line, &reason, text),
         }
         Ok(())
     })
