@@ -37,6 +37,8 @@ class Landing(TypedDict):
     upload: str
     new: list[str]
     corrected: list[str]
+    # A path's next version holding the same rows (compressed again): no correction, as the lab says.
+    redelivered: list[str]
     unchanged: list[str]
     missing: list[str]
     events: int

@@ -89,7 +89,8 @@ def plan(w: Warehouse, world: str, uploads: list[dt.date]) -> tuple[list[ToLand]
         part = src.partition_dir(world, u)
         names = src.files(world, u)
         report: Landing = {
-            "upload": str(u), "new": [], "corrected": [], "unchanged": [], "missing": [], "events": 0, "quarantined": 0, "held": None,
+            "upload": str(u), "new": [], "corrected": [], "redelivered": [], "unchanged": [], "missing": [], "events": 0, "quarantined": 0,
+            "held": None,
         }
         for n in names:
             if not FILE_NAME.match(n):
@@ -242,6 +243,12 @@ def write(w: Warehouse, todo: list[ToLand], reports: list[Landing], stores: Stor
         mine = [counts.get((u, n, v), (0, 0)) for (d, n, v, _, _) in todo if d == u and (d, n, v) not in stores.rederived]
         report["events"] = sum(e for e, _ in mine)
         report["quarantined"] = sum(q for _, q in mine)
+        if report["corrected"]:
+            # A next version whose rows are the version's before it is a re-delivery, not a
+            # correction (the lab's raw.redelivered_versions; `redelivered` in v2.sql).
+            same = {f"{r.file_name} v{r.file_version}" for r in w.sql("v2", "redelivered", upload=u).collect()}
+            report["redelivered"] = [f for f in report["corrected"] if f in same]
+            report["corrected"] = [f for f in report["corrected"] if f not in same]
     w.landed(set(touched))
     return reports
 

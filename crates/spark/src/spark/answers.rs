@@ -78,6 +78,9 @@ pub struct Landing {
     pub upload: NaiveDate,
     pub new: Vec<String>,
     pub corrected: Vec<String>,
+    /// A path's next version holding the same rows in other bytes: no correction.
+    #[serde(default)]
+    pub redelivered: Vec<String>,
     pub unchanged: Vec<String>,
     pub missing: Vec<String>,
     pub events: i64,
@@ -205,6 +208,7 @@ impl Report for SparkRunReport {
                 ("upload_date", "upload"),
                 ("new", "new"),
                 ("corrected", "corrected"),
+                ("redelivered", "re-delivered (same rows)"),
                 ("unchanged", "unchanged"),
                 ("missing", "missing from the world"),
                 ("events", "events"),
@@ -218,6 +222,7 @@ impl Report for SparkRunReport {
                     Cell::Date(l.upload),
                     Cell::Int(l.new.len() as i64),
                     Cell::text(l.corrected.join(", ")),
+                    Cell::text(l.redelivered.join(", ")),
                     Cell::Int(l.unchanged.len() as i64),
                     Cell::text(l.missing.join(", ")),
                     Cell::Int(l.events),
