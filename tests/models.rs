@@ -422,10 +422,13 @@ fn an_audit_of_a_foreign_plant_gold_names_each_fault_and_flags_no_right_row() {
     assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut found: BTreeMap<(String, String, String, String), Vec<String>> = BTreeMap::new();
+    let mut details = BTreeMap::new();
     for r in report["detail"]["rows"].as_array().unwrap() {
         let g: Vec<String> = r["grain"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect();
         let causes = r["causes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
-        found.insert((r["business_date"].as_str().unwrap().to_string(), g[0].clone(), g[1].clone(), g[2].clone()), causes);
+        let key = (r["business_date"].as_str().unwrap().to_string(), g[0].clone(), g[1].clone(), g[2].clone());
+        details.insert(key.clone(), r["detail"].as_str().unwrap_or_default().to_string());
+        found.insert(key, causes);
     }
     let has = |k: &(String, String, String, String), cause: &str| found[k].iter().any(|c| c == cause);
     assert!(has(&late_key, "late_arrivals_missed"), "{late_key:?}: {:?}", found[&late_key]);
@@ -433,6 +436,9 @@ fn an_audit_of_a_foreign_plant_gold_names_each_fault_and_flags_no_right_row() {
     assert_eq!(found[&twice], ["appended_twice"]);
     assert_eq!(found[&missing], ["missing_row"]);
     assert_eq!(found[&off], ["unexplained"]);
+    // Its residual names each measure, as retail's names baskets and money.
+    assert_eq!(details[&off], "+0 records, +1 units_produced, +0 defect_count against the lab's row");
+    assert_eq!(details[&extra], "a row the lab's gold does not have");
     assert_eq!(found[&extra], ["extra_row"]);
     let faulty = [&late_key, &dup_key, &twice, &missing, &off, &extra];
     for (k, causes) in &found {

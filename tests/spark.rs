@@ -545,7 +545,11 @@ fn daily_spark_gives_the_labs_fingerprint_and_a_correction_overwrites_exactly_it
     let run = spark_run_with(dir.path(), &["2026-10-19", "2026-10-20"], &fixed, &["--per-upload"]);
     assert_eq!(run["landings"][0]["corrected"], serde_json::json!(["tills-gb.jsonl.gz v2"]));
     // The recompressed file is a new version too, with the same rows: a re-delivery, as the lab says.
-    assert_eq!((&run["landings"][1]["corrected"], run["landings"][1]["redelivered"].as_array().unwrap().len()), (&serde_json::json!([]), 1), "{run}");
+    assert_eq!(
+        (&run["landings"][1]["corrected"], run["landings"][1]["redelivered"].as_array().unwrap().len()),
+        (&serde_json::json!([]), 1),
+        "{run}"
+    );
     let r = &run["runs"][0];
     let spark_rewritten = rewritten(r);
     assert!(!spark_rewritten.is_empty());

@@ -198,9 +198,13 @@ pub fn audit(lab: &Lab, model: &Model, source: &str, foreign: &ModelForeign, lat
         }
     }
     let mut gold: BTreeMap<NaiveDate, ByGrain> = BTreeMap::new();
+    // Each grain's attributes, for a residual's money in its currency.
+    let mut attributes: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
     for r in rows_of(model, lab.store().model_gold(None)?) {
+        attributes.entry(r.grain.clone()).or_insert(r.attributes);
         gold.entry(r.business_date).or_default().insert(r.grain, r.measures);
     }
+    let ctx = (model, &attributes);
     let dates: BTreeSet<NaiveDate> = gold.keys().copied().chain(theirs.keys().chain(unread.keys()).map(|k| k.0)).collect();
     let mut recount: Option<Vec<ModelRow>> = None;
     let mut rows = Vec::new();
@@ -212,7 +216,7 @@ pub fn audit(lab: &Lab, model: &Model, source: &str, foreign: &ModelForeign, lat
         if all_match {
             for g in grains {
                 let (foreign, mine) = (theirs.get(&(d, g.clone())).cloned(), right.get(&g).cloned());
-                rows.push(unreadable(row(d, g, foreign, mine, None), unread));
+                rows.push(unreadable(row(ctx, d, g, foreign, mine, None), unread));
             }
             continue;
         }
@@ -226,7 +230,7 @@ pub fn audit(lab: &Lab, model: &Model, source: &str, foreign: &ModelForeign, lat
             .map(|g| {
                 let foreign = theirs.get(&(d, g.clone())).cloned();
                 let right = f.right.get(&g).cloned();
-                unreadable(row(d, g, foreign, right, Some(&f)), unread)
+                unreadable(row(ctx, d, g, foreign, right, Some(&f)), unread)
             })
             .collect();
         if day.iter().any(|r| r.causes == [Cause::Unexplained]) {
@@ -251,20 +255,48 @@ fn narrower_windows(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32, day:
     Ok(())
 }
 
-fn row(d: NaiveDate, grain: Vec<String>, foreign: Option<Vec<i64>>, right: Option<Vec<i64>>, f: Option<&Facts>) -> ModelAuditRow {
+/// The model, and each grain's attributes in the lab's gold.
+type Context<'a> = (&'a Model, &'a BTreeMap<Vec<String>, Vec<String>>);
+
+fn row(
+    (model, attributes): Context<'_>,
+    d: NaiveDate,
+    grain: Vec<String>,
+    foreign: Option<Vec<i64>>,
+    right: Option<Vec<i64>>,
+    f: Option<&Facts>,
+) -> ModelAuditRow {
     let (causes, detail) = match (&foreign, &right, f) {
         (Some(a), Some(b), _) if a == b => (vec![Cause::Matches], String::new()),
         (None, None, _) => (vec![Cause::Matches], String::new()),
         (None, Some(_), _) => (vec![Cause::MissingRow], "the foreign gold has no row for this grain".to_string()),
-        (Some(a), r, Some(f)) => super::audit::verdict(causes_of(a, &grain, f), r.is_none(), || {
-            let zero = vec![0; a.len()];
-            let base = r.as_ref().unwrap_or(&zero);
-            let residual: Vec<String> = a.iter().zip(base).map(|(x, y)| format!("{:+}", i128::from(*x) - i128::from(*y))).collect();
-            format!("residual {}", residual.join(", "))
+        (Some(a), r, Some(f)) => super::audit::verdict(causes_of(a, &grain, f), r.is_none(), || match r {
+            Some(b) => format!("{} against the lab's row", residual(model, attributes.get(&grain), a, b)),
+            None => "a row the lab's gold does not have".to_string(),
         }),
         (Some(_), _, None) => (vec![Cause::Unexplained], String::new()),
     };
     ModelAuditRow { business_date: d, grain, causes, detail, in_foreign: foreign.is_some(), foreign, right }
+}
+
+/// How a foreign row's measures differ from the lab's, each by name as retail's residual says
+/// them: `+1 records, +£0.01 revenue_minor` (money in its currency where the grain's row names it).
+fn residual(model: &Model, attributes: Option<&Vec<String>>, theirs: &[i64], ours: &[i64]) -> String {
+    let parts: Vec<String> = model
+        .measures
+        .iter()
+        .zip(theirs.iter().zip(ours))
+        .map(|(m, (x, y))| {
+            let delta = i128::from(*x) - i128::from(*y);
+            let at = m.currency.as_ref().and_then(|c| model.attributes.iter().position(|a| a == c));
+            let currency = at.and_then(|i| attributes.and_then(|a| a.get(i))).filter(|c| !c.is_empty());
+            match (currency, i64::try_from(delta)) {
+                (Some(c), Ok(d)) => format!("{} {}", crate::money::format_delta(d, c), m.name),
+                _ => format!("{delta:+} {}", m.name),
+            }
+        })
+        .collect();
+    parts.join(", ")
 }
 
 /// `row` for a grain whose foreign measures cannot be read: wrong on its own, with why (an
