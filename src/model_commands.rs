@@ -186,13 +186,14 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         Command::Daily { world: None, .. } => bail!("daily on a lab of model {} lands from its world: give --world", model.name),
         Command::Run { range, window, alert, .. } => {
             let lab = open(g)?;
-            let runs = lab_model::run(&lab, model, &range.dates(), late_days(*window)?)?;
+            let late = late_days(*window)?;
+            let runs = lab_model::run(&lab, model, &range.dates(), late)?;
             // Each run carries gold's fingerprint after it; the last one's is gold's now.
             let fingerprint = match runs.last() {
                 Some(r) => r.fingerprint.clone(),
                 None => lab_model::fingerprint(&lab, model, None)?,
             };
-            let code = alerted(*alert, model, &runs);
+            let code = alerted(*alert, &lab, model, &runs, late)?;
             print(&model_lab::RunsReport { model: model.name.clone(), landing: None, runs, fingerprint }, g.format);
             return Ok(code.unwrap_or(0));
         }
@@ -347,25 +348,25 @@ fn command_name(command: &Command) -> String {
     debug.split(|c: char| !c.is_alphanumeric()).next().unwrap_or_default().to_lowercase()
 }
 
-/// With `--alert-on beyond-window`, as on a retail lab: when the runs met rows that arrived for a
-/// date already past its window, says which uploads brought how many on stderr, and gives exit
-/// code 5.
-fn alerted(alert: crate::cli::Alert, model: &Model, runs: &[lab_model::ModelRun]) -> Option<i32> {
-    alert.alert_on?;
-    let met: Vec<&lab_model::ModelRun> = runs.iter().filter(|r| r.beyond_window > 0).collect();
-    if met.is_empty() {
-        return None;
+/// With `--alert-on beyond-window`, as on a retail lab and in its words: when the runs met rows
+/// that arrived for a date already past its window, says on stderr which upload brought how many
+/// rows of which date, counted as a reopening counts them (the entities gold has no copy of, and
+/// their money), and gives exit code 5.
+fn alerted(alert: crate::cli::Alert, lab: &Lab, model: &Model, runs: &[lab_model::ModelRun], late_days: u32) -> Result<Option<i32>> {
+    if alert.alert_on.is_none() || runs.iter().all(|r| r.beyond_window == 0) {
+        return Ok(None);
     }
-    for r in met {
+    let uploads: Vec<NaiveDate> = runs.iter().filter(|r| r.beyond_window > 0).flat_map(|r| r.uploads.iter().copied()).collect();
+    for (u, d) in lab_model::beyond_pairs(lab, &uploads, late_days)? {
+        let b = lab_model::brought(lab, model, d, u, late_days)?;
+        let amounts = if b.revenue.is_empty() { String::new() } else { format!(", {}", b.amounts()) };
         eprintln!(
-            "ALERT beyond-window: upload {} brought {} {} row(s) past their date's window (`recount summary` marks the dates beyond window; \
-             `recount late DATE` lists them; finance decides whether to reopen)",
-            crate::lake::v2::name_runs(&r.uploads),
-            r.beyond_window,
-            model.entity
+            "ALERT beyond-window: upload {u} brought {} row(s) of business date {d} past its window: {} {}(s) v2 has no copy of{amounts} \
+             (recount late {d}; a reopening takes them in, if finance decides so)",
+            b.copies, b.baskets, model.entity
         );
     }
-    Some(crate::cli::ALERTED)
+    Ok(Some(crate::cli::ALERTED))
 }
 
 /// `daily --world W` on a model lab: each upload landed, then run.
@@ -392,7 +393,7 @@ fn daily(g: &Global, model: &Model, range: &Range, world: &Path, window: crate::
     }
     let missing = landed.as_ref().is_some_and(|l| !l.missing.is_empty() || !l.held.is_empty());
     let fingerprint = lab_model::fingerprint(&lab, model, None)?;
-    let code = alerted(alert, model, &runs);
+    let code = alerted(alert, &lab, model, &runs, late)?;
     print(&model_lab::RunsReport { model: model.name.clone(), landing: landed, runs, fingerprint }, g.format);
     Ok(code.unwrap_or(i32::from(missing)))
 }

@@ -214,6 +214,46 @@ pub fn reopen_question(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -
     ))
 }
 
+/// What one upload brought of date `d` past its window, counted as retail's alert counts it
+/// (`lake::reopen::brought`): its copies (rows), the entities gold has no copy of, and their money
+/// measures per currency, each entity's first late copy counted once.
+pub fn brought(lab: &Lab, model: &Model, d: NaiveDate, upload: NaiveDate, late_days: u32) -> Result<crate::lake::reopen::Brought> {
+    let late = lab.store().model_late_rows(d, late_days)?;
+    let mine: std::collections::BTreeSet<&str> =
+        late.iter().filter(|r| r.upload_date == upload && !r.counted).map(|r| r.entity_key.as_str()).collect();
+    let mut revenue = std::collections::BTreeMap::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for r in late.iter().filter(|r| mine.contains(r.entity_key.as_str())) {
+        if !seen.insert(r.entity_key.as_str()) {
+            continue;
+        }
+        let attributes = named(&model.attributes, [r.a1.clone(), r.a2.clone(), r.a3.clone(), r.a4.clone()]);
+        let measures = named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]);
+        for (m, v) in model.measures.iter().zip(measures) {
+            let at = m.currency.as_ref().and_then(|c| model.attributes.iter().position(|a| a == c));
+            if let Some(currency) = at.and_then(|i| attributes.get(i)).filter(|c| !c.is_empty()) {
+                let sum: &mut i64 = revenue.entry(currency.clone()).or_insert(0);
+                *sum = sum.checked_add(v).ok_or_else(|| eyre!("{d}: the late {} in {currency} overflows 64 bits", m.name))?;
+            }
+        }
+    }
+    let copies = late.iter().filter(|r| r.upload_date == upload).count() as i64;
+    Ok(crate::lake::reopen::Brought { copies, baskets: mine.len() as i64, revenue })
+}
+
+/// The (upload, business date) pairs of `uploads` whose current rows were past their date's window.
+pub fn beyond_pairs(lab: &Lab, uploads: &[NaiveDate], late_days: u32) -> Result<Vec<(NaiveDate, NaiveDate)>> {
+    let kept = lab.store().model_kept_windows()?;
+    let mut pairs = std::collections::BTreeSet::new();
+    for c in lab.store().model_upload_dates(uploads)?.into_iter().filter(|c| c.current && c.rows > 0) {
+        let window = crate::rules::LatenessWindow::with_kept(late_days, kept.get(&c.business_date).copied());
+        if window.fate(c.upload_date, c.business_date) == crate::rules::Fate::BeyondWindow {
+            pairs.insert((c.upload_date, c.business_date));
+        }
+    }
+    Ok(pairs.into_iter().collect())
+}
+
 /// A write of v2: the dates it rebuilds and what it says it was built from.
 struct ModelWrite<'a> {
     uploads: &'a [NaiveDate],
