@@ -222,23 +222,37 @@ pub fn brought(lab: &Lab, model: &Model, d: NaiveDate, upload: NaiveDate, late_d
     let mine: std::collections::BTreeSet<&str> =
         late.iter().filter(|r| r.upload_date == upload && !r.counted).map(|r| r.entity_key.as_str()).collect();
     let mut revenue = std::collections::BTreeMap::new();
-    let mut seen = std::collections::BTreeSet::new();
-    for r in late.iter().filter(|r| mine.contains(r.entity_key.as_str())) {
-        if !seen.insert(r.entity_key.as_str()) {
-            continue;
-        }
-        let attributes = named(&model.attributes, [r.a1.clone(), r.a2.clone(), r.a3.clone(), r.a4.clone()]);
-        let measures = named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]);
-        for (m, v) in model.measures.iter().zip(measures) {
+    for (_, r) in never_counted(lab, model, d, late_days)?.iter().filter(|(k, _)| mine.contains(k.as_str())) {
+        for (m, v) in model.measures.iter().zip(&r.measures) {
             let at = m.currency.as_ref().and_then(|c| model.attributes.iter().position(|a| a == c));
-            if let Some(currency) = at.and_then(|i| attributes.get(i)).filter(|c| !c.is_empty()) {
+            if let Some(currency) = at.and_then(|i| r.attributes.get(i)).filter(|c| !c.is_empty()) {
                 let sum: &mut i64 = revenue.entry(currency.clone()).or_insert(0);
-                *sum = sum.checked_add(v).ok_or_else(|| eyre!("{d}: the late {} in {currency} overflows 64 bits", m.name))?;
+                *sum = sum.checked_add(*v).ok_or_else(|| eyre!("{d}: the late {} in {currency} overflows 64 bits", m.name))?;
             }
         }
     }
     let copies = late.iter().filter(|r| r.upload_date == upload).count() as i64;
     Ok(crate::lake::reopen::Brought { copies, baskets: mine.len() as i64, revenue })
+}
+
+/// The first copy (in the raw zone's order) of each key of `d` that only arrived past the window,
+/// with its key, as a gold row: what the recount counts and gold never does.
+pub fn never_counted(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<Vec<(String, ModelRow)>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for r in lab.store().model_late_rows(d, late_days)? {
+        if r.counted || !seen.insert(r.entity_key.clone()) {
+            continue;
+        }
+        let row = ModelRow {
+            business_date: d,
+            grain: named(&model.grain, [r.g1, r.g2, r.g3, r.g4]),
+            attributes: named(&model.attributes, [r.a1, r.a2, r.a3, r.a4]),
+            measures: named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
+        };
+        out.push((r.entity_key, row));
+    }
+    Ok(out)
 }
 
 /// The (upload, business date) pairs of `uploads` whose current rows were past their date's window.

@@ -269,6 +269,31 @@ impl Report for CheckReport {
     }
 }
 
+/// The rules' verdicts on a date's summary row (the store's row struct knows no rules).
+pub trait SummaryVerdicts {
+    fn v2_explained(&self) -> bool;
+    fn provisional(&self, landed: &[NaiveDate]) -> bool;
+}
+
+impl SummaryVerdicts for crate::store::DateSummaryRow {
+    /// v2 equals the recompute once the baskets the rules keep out (beyond the window) are added
+    /// back: the rule `check::CountryCheck::v2_explained` applies, so a difference the rules
+    /// explain is never a ✗ on any screen.
+    fn v2_explained(&self) -> bool {
+        v2_explained(
+            (self.v2_baskets, self.v2_revenue_minor),
+            (self.beyond_baskets, self.beyond_revenue_minor),
+            (self.recompute_baskets, self.recompute_revenue_minor),
+        )
+    }
+
+    /// Uploads of the date's window (the window it was built with) have not all landed: the
+    /// navigator's `p` and the trend's provisional mark.
+    fn provisional(&self, landed: &[NaiveDate]) -> bool {
+        !crate::rules::LatenessWindow::as_built(self.late_days).missing_uploads(landed, self.business_date).is_empty()
+    }
+}
+
 // Every other model's check: the same header, verdicts and money, by the model's grain.
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -298,8 +323,11 @@ pub fn model_check_with(lab: &Lab, model: &Model, d: NaiveDate, recount: &[Model
     let v2 = on(rows_of(model, lab.store().model_gold(None)?));
     let v1 = on(rows_of(model, lab.store().model_naive()?));
     let recompute: Vec<ModelRow> = recount.iter().filter(|r| r.business_date == d).cloned().collect();
-    let beyond_window =
-        if v2 == recompute { Vec::new() } else { summed(d, &crate::reports::model_day::never_counted(lab, model, d, late_days)?)? };
+    let beyond_window = if v2 == recompute {
+        Vec::new()
+    } else {
+        summed(d, &crate::lake::model::never_counted(lab, model, d, late_days)?.into_iter().map(|(_, r)| r).collect::<Vec<_>>())?
+    };
     let status = super::status::model_statuses(lab, late_days, &[d])?.pop().ok_or_else(|| eyre!("no status of {d}"))?;
     let as_of_snapshot = lab.store().model_next_snapshot()? - 1;
     Ok(ModelCheckReport { model: model.clone(), business_date: d, as_of_snapshot, status, v1, v2, recompute, beyond_window })

@@ -5,7 +5,7 @@
 use super::model::measure_cells;
 use super::{Cell, Note, Report, Status, Table};
 use crate::lake::Lab;
-use crate::lake::model::{named, rows_of};
+use crate::lake::model::rows_of;
 use crate::model::Model;
 use crate::model::recount::ModelRow;
 use crate::rules::Finality;
@@ -106,7 +106,8 @@ pub fn dates_with(lab: &Lab, model: &Model, late_days: u32, recount: &[ModelRow]
     let differ: std::collections::BTreeSet<NaiveDate> = keys.iter().filter(|k| v2.get(*k) != recompute.get(*k)).map(|k| k.0).collect();
     let mut beyond: Totals = BTreeMap::new();
     for d in differ {
-        beyond.extend(totals(model, &never_counted(lab, model, d, late_days)?)?);
+        let rows: Vec<ModelRow> = crate::lake::model::never_counted(lab, model, d, late_days)?.into_iter().map(|(_, r)| r).collect();
+        beyond.extend(totals(model, &rows)?);
     }
     let dates = keys
         .into_iter()
@@ -121,25 +122,6 @@ pub fn dates_with(lab: &Lab, model: &Model, late_days: u32, recount: &[ModelRow]
         })
         .collect();
     Ok(DatesReport { model: model.clone(), late_days, newest_upload: landed.last().copied(), dates })
-}
-
-/// The first copy (in the raw zone's order) of each key of `d` that only arrived past the window,
-/// as a gold row.
-pub(crate) fn never_counted(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<Vec<ModelRow>> {
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::new();
-    for r in lab.store().model_late_rows(d, late_days)? {
-        if r.counted || !seen.insert(r.entity_key.clone()) {
-            continue;
-        }
-        out.push(ModelRow {
-            business_date: d,
-            grain: named(&model.grain, [r.g1, r.g2, r.g3, r.g4]),
-            attributes: named(&model.attributes, [r.a1, r.a2, r.a3, r.a4]),
-            measures: named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
-        });
-    }
-    Ok(out)
 }
 
 impl DatesReport {

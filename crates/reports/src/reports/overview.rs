@@ -1,6 +1,7 @@
 //! The lab at a glance, for the explorer: every business date with its marks, the lateness
 //! histograms, the quarantine, and where the uploads stand.
 
+use super::check::SummaryVerdicts;
 use super::lateness::{self, LatenessReport};
 use super::listings::{self, QuarantineReport};
 use crate::lake::{Lab, snapshot};
@@ -93,31 +94,6 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
         head_snapshot: snapshot::head(lab)?,
         banner: super::summary::banner(lab)?,
     })
-}
-
-/// The rules' verdicts on a date's summary row (the store's row struct knows no rules).
-pub trait SummaryVerdicts {
-    fn v2_explained(&self) -> bool;
-    fn provisional(&self, landed: &[NaiveDate]) -> bool;
-}
-
-impl SummaryVerdicts for crate::store::DateSummaryRow {
-    /// v2 equals the recompute once the baskets the rules keep out (beyond the window) are added
-    /// back: the rule `check::CountryCheck::v2_explained` applies, so a difference the rules
-    /// explain is never a ✗ on any screen.
-    fn v2_explained(&self) -> bool {
-        super::check::v2_explained(
-            (self.v2_baskets, self.v2_revenue_minor),
-            (self.beyond_baskets, self.beyond_revenue_minor),
-            (self.recompute_baskets, self.recompute_revenue_minor),
-        )
-    }
-
-    /// Uploads of the date's window (the window it was built with) have not all landed: the
-    /// navigator's `p` and the trend's provisional mark.
-    fn provisional(&self, landed: &[NaiveDate]) -> bool {
-        !LatenessWindow::as_built(self.late_days).missing_uploads(landed, self.business_date).is_empty()
-    }
 }
 
 impl LabOverview {

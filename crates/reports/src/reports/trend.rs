@@ -2,7 +2,7 @@
 //! three answers side by side (v1, v2 gold, the recompute). v1's retry stands out as a spike,
 //! and provisional dates are marked. The table is the picture's text, read by the same struct.
 
-use super::overview::SummaryVerdicts;
+use super::check::SummaryVerdicts;
 use super::table::{Cell, Note, Report, Status, Table};
 use chrono::NaiveDate;
 use serde::Serialize;
