@@ -20,6 +20,16 @@ fn may_hold_model(root: &Path) -> bool {
     root.join("raw").join("model").is_dir()
 }
 
+/// Whether the lab at `root` holds a model: a model's folder in its raw zone and the model's
+/// definition in its database. A first landing that failed rolls the definition back and may
+/// leave the folder: the lab then holds nothing yet, and the next daily run takes the model again.
+fn holds_model(root: &Path) -> Result<bool> {
+    if !may_hold_model(root) {
+        return Ok(false);
+    }
+    Ok(lab_model::lab_model(&Lab::open_read(root)?)?.is_some())
+}
+
 /// Runs `command` if it is about a model lab (or lands a model's world); None: retail's.
 pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
     if let Some(w) = &g.warehouse {
@@ -46,8 +56,8 @@ pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
     }
     // A first daily run of a model's world: the lab takes the world's model.
     if let Command::Daily { world: Some(world), .. } = command
-        && !may_hold_model(&lab_dir(g))
         && declares_model(world, None)?
+        && !holds_model(&lab_dir(g))?
     {
         let lab = open(g)?;
         let model = lab_model::model_for_landing(&lab, world, None)?.ok_or_else(|| eyre!("{} declares no model", world.display()))?;

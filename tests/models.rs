@@ -1018,6 +1018,18 @@ fn a_model_landing_cut_short_lands_nothing_says_so_and_the_next_landing_lands_it
     assert!(!files.is_empty() && files.iter().all(|f| f["status"] == "new" && f["version"] == 1), "{landed}");
     ok(&lab, &["run", FIRST, LAST]);
     assert_eq!(fingerprint_of(&lab), oracle_with(w, Some(2)).0);
+    // The same for a first `daily` (a tight budget failed one so): the lab holds no model yet, and
+    // the next daily run takes the world's model and lands it all, as the error promised.
+    let fresh = dir.path().join("fresh");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_recount"))
+        .env("RECOUNT_FAIL_AFTER", "1")
+        .args(["--lab", fresh.to_str().unwrap(), "daily", FIRST, LAST, "--world", ws])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("nothing was landed"), "{err}");
+    ok(&fresh, &["daily", FIRST, LAST, "--world", ws]);
+    assert_eq!(fingerprint_of(&fresh), fingerprint_of(&lab));
 }
 
 #[test]
