@@ -926,6 +926,9 @@ fn the_manufacturing_model_on_spark_gives_the_labs_gold_and_its_correction_scena
     }
     let run = spark_run(dir.path(), &["2026-06-30"], &world.join("corrections/02-recompressed"), false);
     assert!(run["runs"][0]["snapshot"].is_null(), "{run}");
+    // The same records in other bytes: a re-delivery on both engines, never a correction.
+    let again: Vec<&Value> = run["landing"]["files"].as_array().unwrap().iter().filter(|f| f["version"].as_i64() > Some(1)).collect();
+    assert!(!again.is_empty() && again.iter().all(|f| f["status"] == "re-delivered (same rows)"), "{run}");
     let after = json(&["spark", "snapshots", "--warehouse", &w(dir.path())]);
     assert_eq!(after["snapshots"].as_array().unwrap().len(), gold["snapshots"].as_array().unwrap().len(), "no new snapshot");
     let mirrored = json(&["--warehouse", &w(dir.path()), "snapshots"]);

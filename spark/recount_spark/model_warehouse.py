@@ -253,10 +253,21 @@ def land(spark: Any, sql: Any, world: str, model: dict[str, Any], uploads: list[
         spark.createDataFrame(records, schema=spark.table(RECORDS).schema).writeTo(RECORDS).append()
     if files:
         spark.createDataFrame(files, schema=spark.table(FILES).schema).writeTo(FILES).append()
+    # Other bytes holding the same records are a re-delivery, not a correction, as the lab says.
+    corrected = sorted({dt.date.fromisoformat(o["upload_date"]) for o in out if o["status"] == "corrected"})
+    if corrected:
+        same = {(str(r.upload_date), r.file_name, r.version) for r in sql("model", "redelivered", uploads=corrected).collect()}
+        for o in out:
+            if o["status"] == "corrected" and (o["upload_date"], o["file"], o["version"]) in same:
+                o["status"] = REDELIVERED
     out.sort(key=lambda f: (f["upload_date"], f["file"].encode(), f["version"]))
     landing: ModelLanding = {"model": model["name"], "files": out, "dimension_changed": changed, "dimension_removed": removed,
                             "missing": missing, "held": held}
     return landing, sorted({u for u, *_ in again})
+
+
+# A file version whose records are the version's before it (crates/lab/src/lake/model_land.rs's REDELIVERED).
+REDELIVERED = "re-delivered (same rows)"
 
 
 def fate(upload: dt.date, d: dt.date, late_days: int) -> str:
