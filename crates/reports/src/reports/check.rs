@@ -1,5 +1,7 @@
-//! `recount check DATE`: per country, v1, v2 gold and the recompute side by side, with DuckDB's
-//! own recount as a second engine behind the polars one.
+//! `recount check DATE`: v1, v2 gold and the recompute side by side, under one header (the
+//! snapshot read and the date's finality) and one set of verdicts for every model: retail's per
+//! country, with DuckDB's own recount as a second engine behind the polars one; any other
+//! model's per grain, its money by currency.
 
 use super::model::measure_cells;
 use super::status::{DateStatus, date_status_at};

@@ -1,6 +1,6 @@
 //! The reports of a model lab (`lake::model`), in the model's words: what a landing and a v2 run
-//! did, the snapshots, a date's history with the entities a change touched, and the check of a
-//! date's gold against v1 and the independent recount.
+//! did, the snapshots, and a date's history with the entities a change touched (its check is
+//! retail's, in `check.rs`).
 
 use super::model::measure_cells;
 use super::{Cell, Note, Report, Status, Table};
