@@ -415,8 +415,7 @@ fn audit(g: &Global, model: &Model, foreign: &crate::cli::ForeignGold, window: c
     let rows = crate::reports::model_audit::read_foreign(&foreign.gold, model, &map, &crate::warehouse::foreign_table_files)?;
     let mut report = crate::reports::model_audit::audit(&lab, model, &foreign.gold.display().to_string(), &rows, late_days(window)?)?;
     report.all = foreign.all || g.format != crate::reports::Format::Table;
-    print(&report, g.format);
-    Ok(if report.wrong() > 0 { crate::cli::FOUND_WRONG } else { 0 })
+    crate::commands::audited(g, &report, report.wrong(), report.where_wrong(), foreign.by.as_deref())
 }
 
 /// `generate --foreign-gold --out FILE --world W` for a model's world: landed and run upload by

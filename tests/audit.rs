@@ -411,6 +411,20 @@ fn the_walkthrough_s_foreign_gold_is_audited_to_exactly_the_faults_it_was_made_w
         assert_eq!(line.split_whitespace().rev().nth(4), Some(n.to_string().as_str()), "{country}: {line}");
     }
     assert!(shown.contains("where the wrong rows fall") && shown.contains(&format!("of {} wrong rows are in", injected.len())), "{shown}");
+    // --by country: every country with its rows, each country's wrong rows from the faults, and
+    // every row counted once; exit 4, as the audit. An unknown field names the fields there are.
+    let by = recount(lab, &["audit", "--gold", out.to_str().unwrap(), "--by", "country", "--format", "csv"]);
+    assert_eq!(by.status.code(), Some(4), "{}", String::from_utf8_lossy(&by.stderr));
+    let text = String::from_utf8(by.stdout).unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let counted: BTreeMap<String, (usize, usize)> =
+        reader.records().map(|r| r.unwrap()).map(|r| (r[0].to_string(), (r[1].parse().unwrap(), r[2].parse().unwrap()))).collect();
+    let wrong_by: BTreeMap<String, usize> = counted.iter().filter(|(_, c)| c.0 > 0).map(|(k, c)| (k.clone(), c.0)).collect();
+    assert_eq!(wrong_by, by_country, "{text}");
+    assert!(counted.len() >= 4 && counted.values().map(|c| c.1).sum::<usize>() > 1_000, "{text}");
+    let unknown = recount(lab, &["audit", "--gold", out.to_str().unwrap(), "--by", "plant_id"]);
+    let err = String::from_utf8_lossy(&unknown.stderr);
+    assert!(!unknown.status.success() && err.contains("they are by store_id, country, week"), "{err}");
     // Not over a file that is there.
     let again = recount(dir.path(), &["generate", "--foreign-gold", "--out", out.to_str().unwrap()]);
     assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists"));

@@ -452,6 +452,13 @@ fn an_audit_of_a_foreign_plant_gold_names_each_fault_and_flags_no_right_row() {
     let z = shown.lines().find(|l| l.starts_with("plant_id") && l.contains("plant-z")).unwrap_or_else(|| panic!("{shown}"));
     assert_eq!(z.split_whitespace().take(4).collect::<Vec<_>>(), ["plant_id", "plant-z", "1", "1"], "{shown}");
     assert!(shown.contains("where the wrong rows fall"), "{shown}");
+    // --by plant_id: the same placing, every plant listed; plant-z holds the extra row alone.
+    let by = recount(&lab, &["audit", "--gold", csv.to_str().unwrap(), "--by", "plant_id"]);
+    let listed = String::from_utf8_lossy(&by.stdout);
+    assert_eq!(by.status.code(), Some(4), "{listed}");
+    let z = listed.lines().find(|l| l.starts_with("plant-z")).unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(z.split_whitespace().take(3).collect::<Vec<_>>(), ["plant-z", "1", "1"], "{listed}");
+    assert!(["plant-a", "plant-b", "plant-c"].iter().all(|p| listed.lines().any(|l| l.starts_with(p))), "{listed}");
     // A measure that is not an exact integer: that row is wrong on its own, and the rest is read.
     let inexact = dir.path().join("inexact.csv");
     let mut lines: Vec<String> = std::fs::read_to_string(&csv).unwrap().lines().map(str::to_string).collect();

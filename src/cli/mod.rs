@@ -172,6 +172,10 @@ pub struct ForeignGold {
     /// List every row, the matching ones too (always, with --format csv or json)
     #[arg(long)]
     pub all: bool,
+    /// The audit's rows by one field instead: a grain field (store_id; a model's plant_id …),
+    /// country on retail, or week; each value's rows, wrong rows and how concentrated they are
+    #[arg(long, value_name = "FIELD")]
+    pub by: Option<String>,
     /// A TOML file (a world's recount.toml will do) whose [gold] table names the foreign columns
     /// (revenue_minor = "net_sales") and the unit of money (unit = "major": exact decimals in the
     /// currency's digits)

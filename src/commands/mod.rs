@@ -287,8 +287,23 @@ fn audit(g: &Global, foreign: &crate::cli::ForeignGold, window: Window) -> Resul
     let rows = reports::audit::read_foreign(&foreign.gold, &map, &|s| currencies.get(s).cloned(), &crate::warehouse::foreign_table_files)?;
     let mut report = reports::audit::audit(&lab, &foreign.gold.display().to_string(), &rows, late_days)?;
     report.all = foreign.all || g.format != Format::Table;
-    print(&report, g.format);
-    Ok(if report.wrong() > 0 { FOUND_WRONG } else { 0 })
+    audited(g, &report, report.wrong(), report.where_wrong(), foreign.by.as_deref())
+}
+
+/// An audit printed, or its rows by one field (`--by`), for retail and every model: exit
+/// FOUND_WRONG when any row is wrong.
+pub(crate) fn audited<R: Report>(
+    g: &Global,
+    report: &R,
+    wrong: usize,
+    placed: reports::audit_where::WhereWrong,
+    by: Option<&str>,
+) -> Result<i32> {
+    match by {
+        Some(field) => print(&placed.by(&report.headline(), field)?, g.format),
+        None => print(report, g.format),
+    }
+    Ok(if wrong > 0 { FOUND_WRONG } else { 0 })
 }
 
 fn promises(g: &Global, date: Day) -> Result<i32> {

@@ -540,7 +540,7 @@ impl Report for AuditReport {
 
 impl AuditReport {
     /// Where the wrong rows fall: by store, by the store's country, by week.
-    fn where_wrong(&self) -> super::audit_where::WhereWrong {
+    pub fn where_wrong(&self) -> super::audit_where::WhereWrong {
         super::audit_where::WhereWrong::of(self.rows.iter().map(|r| {
             (
                 r.business_date,

@@ -94,6 +94,31 @@ impl WhereWrong {
         Some(t)
     }
 
+    /// Every value of one field (`--by FIELD`), the most wrong rows first: its wrong rows, its rows
+    /// and how concentrated they are. An error names the fields there are.
+    pub fn by(&self, headline: &str, field: &str) -> color_eyre::eyre::Result<ByField> {
+        let Some((_, values)) = self.tallies.iter().find(|(f, _)| f == field) else {
+            let fields: Vec<&str> = self.tallies.iter().map(|(f, _)| f.as_str()).collect();
+            color_eyre::eyre::bail!(
+                "--by {}: the audit's rows have no such field; they are by {}",
+                crate::sanitize::for_terminal(field),
+                if fields.is_empty() { "nothing (the audit has no row)".to_string() } else { fields.join(", ") }
+            );
+        };
+        let mut v: Vec<(&String, &Tally)> = values.iter().collect();
+        v.sort_by(|a, b| b.1.wrong.cmp(&a.1.wrong).then(a.0.cmp(b.0)));
+        let mut t = Table::new(
+            format!("the audit's rows by {field}"),
+            &[("value", field), ("wrong_rows", "wrong rows"), ("rows", "rows"), ("concentration", "against its share")],
+        );
+        for (value, tally) in v {
+            let count = |n: usize| Cell::Int(i64::try_from(n).unwrap_or(i64::MAX));
+            let share = if tally.wrong == 0 { Cell::Empty } else { Cell::text(self.share_text(*tally)) };
+            t.push(vec![Cell::text(value), count(tally.wrong), count(tally.rows), share]);
+        }
+        Ok(ByField { source: headline.to_string(), field: field.to_string(), wrong: self.wrong, rows: self.rows, table: t })
+    }
+
     /// The sentence that says where most wrong rows are: the value of a field other than the
     /// finest (the first) that holds the most of them, when it holds more than its share.
     pub fn note(&self) -> Option<Note> {
@@ -113,6 +138,30 @@ impl WhereWrong {
             status: Status::Warn,
             text: format!("{} of {} wrong rows are in {field}{value} ({})", t.wrong, self.wrong, self.share_text(t)),
         })
+    }
+}
+
+/// An audit's rows by one field: `recount audit --by FIELD`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ByField {
+    /// The audit's own headline: what was audited and how many rows are wrong.
+    pub source: String,
+    pub field: String,
+    pub wrong: usize,
+    pub rows: usize,
+    #[serde(skip)]
+    pub table: Table,
+}
+
+impl super::Report for ByField {
+    fn kind(&self) -> &'static str {
+        "audit-by"
+    }
+    fn headline(&self) -> String {
+        format!("{}; its rows by {}", self.source, self.field)
+    }
+    fn tables(&self) -> Vec<Table> {
+        vec![self.table.clone()]
     }
 }
 
@@ -149,6 +198,14 @@ mod tests {
         assert_eq!(lines.iter().filter(|l| l[0] == "store_id").count(), 3, "only the stores with a wrong row: {lines:?}");
         let note = w.note().unwrap().text;
         assert_eq!(note, "3 of 4 wrong rows are in country AU (1.9x its share)");
+        // --by: every value of the field, the wrong ones first; an unknown field names the fields.
+        let by = w.by("theirs.csv", "country").unwrap();
+        let values: Vec<Vec<String>> = by.table.rows.iter().map(|r| r.cells.iter().map(Cell::raw).collect()).collect();
+        assert_eq!(values[0], ["AU", "3", "4", "1.9x its share"]);
+        assert_eq!(values[1][..3], ["GB", "1", "6"]);
+        assert_eq!((by.wrong, by.rows, values.len()), (4, 10, 2));
+        let err = w.by("theirs.csv", "plant").unwrap_err().to_string();
+        assert_eq!(err, "--by plant: the audit's rows have no such field; they are by store_id, country, week");
         // No wrong row: no table, no note.
         let right = WhereWrong::of(rows.iter().map(|(d, s, _, _)| (*d, vec![("store_id", *s)], ok.as_slice())));
         assert!(right.table().is_none() && right.note().is_none());

@@ -470,7 +470,7 @@ impl Report for ModelAuditReport {
 
 impl ModelAuditReport {
     /// Where the wrong rows fall: by each field of the grain, by week.
-    fn where_wrong(&self) -> super::audit_where::WhereWrong {
+    pub fn where_wrong(&self) -> super::audit_where::WhereWrong {
         let fields = &self.model.grain;
         super::audit_where::WhereWrong::of(self.rows.iter().map(|r| {
             (r.business_date, fields.iter().map(String::as_str).zip(r.grain.iter().map(String::as_str)).collect(), r.causes.as_slice())
