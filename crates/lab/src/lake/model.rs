@@ -11,7 +11,7 @@ use crate::model::Model;
 use crate::model::read::DimensionTable;
 use crate::model::recount::ModelRow;
 use crate::store::Tx;
-use crate::store::model::{ModelCells, NewSnapshot};
+use crate::store::model::{LateRecord, ModelCells, NewSnapshot};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use std::path::{Path, PathBuf};
@@ -222,10 +222,9 @@ pub fn brought(lab: &Lab, model: &Model, d: NaiveDate, upload: NaiveDate, late_d
     let mine: std::collections::BTreeSet<&str> =
         late.iter().filter(|r| r.upload_date == upload && !r.counted).map(|r| r.entity_key.as_str()).collect();
     let mut revenue = std::collections::BTreeMap::new();
-    for (_, r) in never_counted(lab, model, d, late_days)?.iter().filter(|(k, _)| mine.contains(k.as_str())) {
+    for (_, r) in first_uncounted(model, d, &late).iter().filter(|(k, _)| mine.contains(k.as_str())) {
         for (m, v) in model.measures.iter().zip(&r.measures) {
-            let at = m.currency.as_ref().and_then(|c| model.attributes.iter().position(|a| a == c));
-            if let Some(currency) = at.and_then(|i| r.attributes.get(i)).filter(|c| !c.is_empty()) {
+            if let Some(currency) = model.currency_at(m).and_then(|i| r.attributes.get(i)).filter(|c| !c.is_empty()) {
                 let sum: &mut i64 = revenue.entry(currency.clone()).or_insert(0);
                 *sum = sum.checked_add(*v).ok_or_else(|| eyre!("{d}: the late {} in {currency} overflows 64 bits", m.name))?;
             }
@@ -238,21 +237,26 @@ pub fn brought(lab: &Lab, model: &Model, d: NaiveDate, upload: NaiveDate, late_d
 /// The first copy (in the raw zone's order) of each key of `d` that only arrived past the window,
 /// with its key, as a gold row: what the recount counts and gold never does.
 pub fn never_counted(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<Vec<(String, ModelRow)>> {
+    Ok(first_uncounted(model, d, &lab.store().model_late_rows(d, late_days)?))
+}
+
+/// `never_counted` of date `d`'s late rows already read (the alert reads them once for both counts).
+fn first_uncounted(model: &Model, d: NaiveDate, late: &[LateRecord]) -> Vec<(String, ModelRow)> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
-    for r in lab.store().model_late_rows(d, late_days)? {
-        if r.counted || !seen.insert(r.entity_key.clone()) {
+    for r in late {
+        if r.counted || !seen.insert(r.entity_key.as_str()) {
             continue;
         }
         let row = ModelRow {
             business_date: d,
-            grain: named(&model.grain, [r.g1, r.g2, r.g3, r.g4]),
-            attributes: named(&model.attributes, [r.a1, r.a2, r.a3, r.a4]),
+            grain: named(&model.grain, [r.g1.clone(), r.g2.clone(), r.g3.clone(), r.g4.clone()]),
+            attributes: named(&model.attributes, [r.a1.clone(), r.a2.clone(), r.a3.clone(), r.a4.clone()]),
             measures: named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
         };
-        out.push((r.entity_key, row));
+        out.push((r.entity_key.clone(), row));
     }
-    Ok(out)
+    out
 }
 
 /// The (upload, business date) pairs of `uploads` whose current rows were past their date's window.

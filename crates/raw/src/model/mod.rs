@@ -242,7 +242,12 @@ fn is_sum_path(s: &str) -> bool {
 }
 
 impl Model {
-    /// Every key a model needs, checked; an error names the key.
+    /// The position among the attributes of the one that names money measure `m`'s currency
+    /// (None: not a money measure). Every report that shows money by currency asks here.
+    pub fn currency_at(&self, m: &Measure) -> Option<usize> {
+        m.currency.as_ref().and_then(|c| self.attributes.iter().position(|a| a == c))
+    }
+
     /// Every key a model needs, checked; an error names the key. The one check of a model, for
     /// `model`, `source check`, `land` and Spark alike: what it passes, a lab can land.
     pub fn validate(&self) -> Result<()> {

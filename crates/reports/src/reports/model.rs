@@ -127,7 +127,7 @@ pub fn measure_cells(model: &Model, attributes: &[String], measures: &[i64]) -> 
         .iter()
         .zip(measures)
         .map(|(m, v)| {
-            let currency = m.currency.as_ref().and_then(|c| model.attributes.iter().position(|a| a == c)).and_then(|i| attributes.get(i));
+            let currency = model.currency_at(m).and_then(|i| attributes.get(i));
             match currency {
                 Some(c) => Cell::Money { minor: *v, currency: c.clone() },
                 None => Cell::Int(*v),

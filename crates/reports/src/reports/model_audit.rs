@@ -288,8 +288,7 @@ fn residual(model: &Model, attributes: Option<&Vec<String>>, theirs: &[i64], our
         .zip(theirs.iter().zip(ours))
         .map(|(m, (x, y))| {
             let delta = i128::from(*x) - i128::from(*y);
-            let at = m.currency.as_ref().and_then(|c| model.attributes.iter().position(|a| a == c));
-            let currency = at.and_then(|i| attributes.and_then(|a| a.get(i))).filter(|c| !c.is_empty());
+            let currency = model.currency_at(m).and_then(|i| attributes.and_then(|a| a.get(i))).filter(|c| !c.is_empty());
             match (currency, i64::try_from(delta)) {
                 (Some(c), Ok(d)) => format!("{} {}", crate::money::format_delta(d, c), m.name),
                 _ => format!("{delta:+} {}", m.name),

@@ -59,8 +59,7 @@ pub struct DatesReport {
 
 /// The attribute positions that name a money measure's currency, each once.
 fn currency_positions(model: &Model) -> Vec<usize> {
-    let mut out: Vec<usize> =
-        model.measures.iter().filter_map(|m| m.currency.as_ref()).filter_map(|c| model.attributes.iter().position(|a| a == c)).collect();
+    let mut out: Vec<usize> = model.measures.iter().filter_map(|m| model.currency_at(m)).collect();
     out.sort_unstable();
     out.dedup();
     out
