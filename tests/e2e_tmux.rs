@@ -308,3 +308,49 @@ fn every_screen_opens_on_a_lab_of_a_model_of_one_s_own() {
     wait_for(&session, "EXITED-0", 30);
     drop(guard);
 }
+
+/// The presenter's demo on an 80x24 screen: whenever it pauses, the step's narration is on screen,
+/// no sentence that carries a figure is cut to `…`, and a step taller than the screen shows its
+/// gist and offers the rest, under which the narration is shown again.
+#[test]
+fn the_demo_pauses_at_80x24_with_every_step_s_narration_on_screen() {
+    let home = tempfile::tempdir().unwrap();
+    let sample = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data");
+    let session = format!("recount-e2e-demo-{}", std::process::id());
+    let cmd = format!(
+        "env TERM=xterm-256color {} --lab {} demo --world {}; echo EXITED-$?; sleep 60",
+        env!("CARGO_BIN_EXE_recount"),
+        home.path().join("lab").display(),
+        sample.display()
+    );
+    tmux(&["new-session", "-d", "-s", &session, "-x", "80", "-y", "24", &cmd]);
+    let guard = scopeguard(&session);
+    let paused =
+        |s: &str| s.lines().rfind(|l| !l.trim().is_empty()).is_some_and(|l| l.starts_with("[press Enter]") || l.starts_with("[Enter:"));
+    let (mut step, mut offered_more) = (1, false);
+    loop {
+        let s = wait_until(&session, &format!("step {step} to pause"), 60, |s| {
+            (paused(s) && s.contains(&format!("── step {step}: "))) || s.contains("EXITED-")
+        });
+        if s.contains("EXITED-") {
+            assert!(s.contains("EXITED-0") && s.contains("The explorer shows all of this"), "{s}");
+            break;
+        }
+        let cut: Vec<&str> = s.lines().filter(|l| l.trim_end().ends_with('…') && l.chars().any(|c| c.is_ascii_digit())).collect();
+        assert!(cut.is_empty(), "a figure-bearing line cut at step {step}: {cut:?}\n{s}");
+        let prompt = s.lines().rfind(|l| !l.trim().is_empty()).unwrap().to_string();
+        if prompt.starts_with("[Enter:") && !offered_more {
+            // The rest on request: all of the step, and its narration again above the prompt.
+            offered_more = true;
+            keys(&session, &["m", "Enter"]);
+            let s = wait_until(&session, "the rest of the step", 30, |s| {
+                s.lines().rfind(|l| !l.trim().is_empty()).is_some_and(|l| l.starts_with("[press Enter]"))
+            });
+            assert!(s.contains(&format!("── step {step}: ")), "the narration under the rest:\n{s}");
+        }
+        keys(&session, &["Enter"]);
+        step += 1;
+    }
+    assert!(offered_more && step > 12, "{step} steps, the rest offered: {offered_more}");
+    drop(guard);
+}

@@ -201,4 +201,9 @@ impl Report for HistoryReport {
     fn tables(&self) -> Vec<Table> {
         vec![self.table()]
     }
+    /// Each version's why, country by country, oldest first.
+    fn gist(&self) -> Vec<String> {
+        let whys = self.entries.iter().flat_map(|e| e.countries.iter().map(move |c| (e.snapshot_id, c)));
+        whys.map(|(id, c)| format!("snapshot {id}, {}: {}", c.country, c.attribution)).collect()
+    }
 }

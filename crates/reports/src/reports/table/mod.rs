@@ -9,7 +9,7 @@ mod machine;
 mod text;
 pub use machine::{csv_of, write_csv};
 use text::*;
-pub use text::{clip, render_table_fitted, wrap_lines};
+pub use text::{clip, render_gist, render_table_fitted, wrap_lines};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -291,6 +291,11 @@ pub trait Report: Serialize {
     fn notes(&self) -> Vec<Note> {
         Vec::new()
     }
+    /// The tables' point in sentences, for a screen too short for the tables themselves (the
+    /// demo's gist, with the headline and notes): none where the notes already say it.
+    fn gist(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -403,6 +408,41 @@ mod tests {
         assert!(fitted.contains("2026-10-13  ") && fitted.matches("+₹3,57,97,313.76").count() == 1 && !fitted.contains('…'), "{fitted}");
         let tiny = render_table_fitted(&t, false, Some(10));
         assert!(!tiny.contains("£1,234") && tiny.contains("revenue"), "a number that cannot fit is left out whole, and named:\n{tiny}");
+    }
+
+    /// A note and a gist line on a narrow screen break between words, their figures whole; the
+    /// gist is the headline and notes without the tables.
+    #[test]
+    fn notes_and_the_gist_wrap_between_words_at_the_screen_s_width() {
+        #[derive(Serialize)]
+        struct Noted;
+        impl Report for Noted {
+            fn kind(&self) -> &'static str {
+                "noted"
+            }
+            fn headline(&self) -> String {
+                "noted".into()
+            }
+            fn tables(&self) -> Vec<Table> {
+                tiny().tables()
+            }
+            fn notes(&self) -> Vec<Note> {
+                vec![Note {
+                    status: Status::Pass,
+                    text: "GB: 562 baskets £103,478.90 → 562 baskets £103,508.90 (+0, +£30.00); the parts sum exactly".into(),
+                }]
+            }
+            fn gist(&self) -> Vec<String> {
+                vec!["snapshot 8, GB: +24 baskets, +£3,150.82 added from upload 2026-10-16".into()]
+            }
+        }
+        use unicode_width::UnicodeWidthStr;
+        let full = render_fitted(&Noted, Format::Table, false, Some(50));
+        assert!(full.lines().all(|l| l.width() <= 50) && full.contains("£347,565.80"), "{full}");
+        assert!(full.contains("+£30.00);") && full.contains("£103,508.90") && !full.contains('…'), "{full}");
+        let gist = render_gist(&Noted, false, Some(50));
+        assert!(gist.lines().all(|l| l.width() <= 50) && !gist.contains("£347,565.80"), "no table in the gist:\n{gist}");
+        assert!(gist.contains("+£3,150.82") && gist.contains("2026-10-16") && gist.contains("+£30.00);"), "{gist}");
     }
 
     #[test]

@@ -297,24 +297,44 @@ pub(super) fn column_widths(t: &Table, shown: &[Vec<String>]) -> Vec<usize> {
 }
 
 pub(super) fn render_text<R: Report>(report: &R, color: bool, width: Option<usize>) -> String {
-    let mut out = String::new();
-    let headline = report.headline();
-    if !headline.is_empty() {
-        let lines: Vec<String> = headline.lines().map(|l| crate::sanitize::for_terminal(l).into_owned()).collect();
-        match width {
-            // On a screen of known width the headline breaks between words, never inside one.
-            Some(w) => out.push_str(&wrap_lines(&lines.join("\n"), w)),
-            None => {
-                out.push_str(&lines.join("\n"));
-                out.push('\n');
-            }
-        }
-        out.push('\n');
-    }
+    let mut out = headline_text(report, width);
     for t in report.tables().into_iter().chain(report.summary_tables()) {
         out.push_str(&render_table_fitted(&t, color, width));
         out.push('\n');
     }
+    out.push_str(&notes_text(report, color, width));
+    out
+}
+
+/// A report's gist, as a presenter shows it when the whole does not fit the screen: its headline
+/// and its notes, without the tables between them.
+pub fn render_gist<R: Report>(report: &R, color: bool, width: Option<usize>) -> String {
+    let mut out = headline_text(report, width);
+    for line in report.gist() {
+        let line = crate::sanitize::for_terminal(&line).into_owned();
+        out.push_str(&width.map_or_else(|| line.clone() + "\n", |w| wrap_lines(&line, w)));
+    }
+    out + &notes_text(report, color, width)
+}
+
+fn headline_text<R: Report>(report: &R, width: Option<usize>) -> String {
+    let headline = report.headline();
+    if headline.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<String> = headline.lines().map(|l| crate::sanitize::for_terminal(l).into_owned()).collect();
+    // On a screen of known width the headline breaks between words, never inside one.
+    let mut out = match width {
+        Some(w) => wrap_lines(&lines.join("\n"), w),
+        None => lines.join("\n") + "\n",
+    };
+    out.push('\n');
+    out
+}
+
+/// The notes, a line each with its mark; on a screen of known width a note breaks between words.
+fn notes_text<R: Report>(report: &R, color: bool, width: Option<usize>) -> String {
+    let mut out = String::new();
     for n in report.notes() {
         let mark = match n.status {
             Status::Pass => "✓",
@@ -322,8 +342,15 @@ pub(super) fn render_text<R: Report>(report: &R, color: bool, width: Option<usiz
             Status::Fail => "✗",
             Status::Info => "·",
         };
-        out.push_str(&paint(&format!("{mark} {}", crate::sanitize::for_terminal(&n.text)), Some(n.status), color));
-        out.push('\n');
+        let line = format!("{mark} {}", crate::sanitize::for_terminal(&n.text));
+        let lines = match width {
+            Some(w) => wrap_lines(&line, w),
+            None => line + "\n",
+        };
+        for l in lines.lines() {
+            out.push_str(&paint(l, Some(n.status), color));
+            out.push('\n');
+        }
     }
     out
 }
