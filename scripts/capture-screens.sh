@@ -35,7 +35,8 @@ tmux send-keys -t "$session" "1" "r"; wait_for "Rebuild 2026-10-24"; tmux captur
 tmux send-keys -t "$session" ":" ; wait_for "go to date"; tmux send-keys -t "$session" "10-20" Enter
 wait_for "2026-10-20 per country"
 tmux send-keys -t "$session" "4"; wait_for "beyond the 2-day window"; tmux capture-pane -p -t "$session" > "$out/late-reopen.txt"
-tmux send-keys -t "$session" "o"; wait_for "why reopen"; tmux send-keys -t "$session" "late GB tills approved" Enter
+tmux send-keys -t "$session" "o"; wait_for "who decides"; tmux send-keys -t "$session" "docs-writer" Enter
+wait_for "why reopen"; tmux send-keys -t "$session" "late GB tills approved" Enter
 wait_for "Reopen 2026-10-20"; tmux capture-pane -p -t "$session" > "$out/reopen-confirm.txt"; tmux send-keys -t "$session" "n"
 tmux send-keys -t "$session" "q"
 echo "captured: $(ls $out)"

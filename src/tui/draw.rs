@@ -312,7 +312,8 @@ fn visible_columns(table: &Table, widths: &[u16], first: usize, room: u16) -> Ve
 /// A report table, scrolled to keep the selected row visible; flagged rows in their status style
 /// and with their mark (✓ ! ✗) in a first column of their own. The first column stays; the others
 /// scroll with `<` and `>`, and the title says how many are out of view on either side (‹ ›).
-/// Columns keep their natural width; the last text column that fits only in part is clipped.
+/// Columns keep their natural width; the last text column that fits only in part is narrowed,
+/// its sentences wrapped onto taller rows.
 pub(crate) fn draw_table(
     f: &mut Frame,
     t: &Theme,
@@ -362,11 +363,15 @@ pub(crate) fn draw_table(
         .zip(&shown)
         .map(|(r, cells)| {
             let mut out: Vec<ratatui::widgets::Cell> = Vec::new();
+            let mut height = 1;
             for (n, (j, w)) in visible.iter().enumerate() {
-                let cell = ratatui::widgets::Cell::from(fit_cell(r.cells.get(*j), cells.get(*j).cloned().unwrap_or_default(), *w));
+                let lines = fit_cell(r.cells.get(*j), cells.get(*j).cloned().unwrap_or_default(), *w);
+                height = height.max(lines.len());
+                let cell = ratatui::widgets::Cell::from(Text::from(lines.into_iter().map(Line::from).collect::<Vec<_>>()));
                 if n == 0 { out.extend(lead(cell, r.flag)) } else { out.push(cell) }
             }
-            Row::new(out).style(t.row(r.flag, false))
+            // A sentence wrapped onto more lines makes its row as tall, up to one screen of the table.
+            Row::new(out).style(t.row(r.flag, false)).height(height.min(page_rows) as u16)
         })
         .collect();
     let constraints: Vec<Constraint> =
@@ -433,11 +438,19 @@ fn table_title(table: &Table, sort: Option<super::app::Sort>, title: String, hid
     if cues.is_empty() { title } else { format!("{title} ({})", cues.join(", ")) }
 }
 
-/// One cell's text in a column `width` wide: a number right-aligned and never cut, text cut to
-/// the column with `…`.
-fn fit_cell(cell: Option<&Cell>, text: String, width: u16) -> String {
+/// One cell's lines in a column `width` wide: a number right-aligned and never cut; a sentence
+/// (text with spaces, such as history's why) broken between words onto more lines, so that it
+/// never loses its end; an id cut to the column with `…`.
+fn fit_cell(cell: Option<&Cell>, text: String, width: u16) -> Vec<String> {
+    use crate::reports::table::{clip, wrap_words};
     let w = width as usize;
-    if cell.is_some_and(Cell::is_numeric) { format!("{text:>w$}") } else { crate::reports::table::clip(&text, w).into_owned() }
+    if cell.is_some_and(Cell::is_numeric) {
+        return vec![format!("{text:>w$}")];
+    }
+    if text.contains(' ') && unicode_width::UnicodeWidthStr::width(text.as_str()) > w {
+        return wrap_words(&text, w).lines().map(|l| clip(l, w).into_owned()).collect();
+    }
+    vec![clip(&text, w).into_owned()]
 }
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
@@ -532,5 +545,40 @@ mod tests {
         let cut = fit_at_words(text, 30);
         assert!(cut.ends_with(" …") && !cut.contains('£'), "{cut}");
         assert!(unicode_width::UnicodeWidthStr::width(fit_at_words(text, 12).as_str()) <= 12);
+    }
+
+    /// A why too long for its column wraps between words onto a taller row: every word is drawn,
+    /// in order, the amounts whole and nothing cut to `…`; an id still gives way with `…`.
+    #[test]
+    fn a_long_sentence_in_a_table_wraps_onto_a_taller_row_and_an_id_is_cut() {
+        use crate::reports::{Cell, Table};
+        let why = "+1 basket, +£63.80 added from upload 2026-10-14; +525 baskets, +£102,285.35 added from upload 2026-10-15";
+        let mut table = Table::new("", &[("snapshot", "snapshot"), ("why", "why"), ("basket_id", "basket")]);
+        table.push(vec![Cell::Int(5), Cell::text(why), Cell::text("GB016-20261018-T4-0001")]);
+        table.push(vec![Cell::Int(8), Cell::text("+24 baskets"), Cell::text("GB")]);
+        let backend = ratatui::backend::TestBackend::new(60, 16);
+        let mut terminal = ratatui::Terminal::new(backend).unwrap();
+        let theme = super::Theme::load("dark").unwrap();
+        terminal
+            .draw(|f| {
+                let view = super::TableView::plain(&table);
+                super::draw_table(f, &theme, &table, &view, 0, f.area(), "history".into());
+            })
+            .unwrap();
+        let buf = terminal.backend().buffer().clone();
+        let lines: Vec<String> =
+            (0..buf.area.height).map(|y| (0..buf.area.width).map(|x| buf[(x, y)].symbol().to_string()).collect()).collect();
+        let screen = lines.join("\n");
+        // The why column's text, read down the rows between its borders.
+        let header = lines.iter().find(|l| l.contains(" why")).unwrap();
+        let at = header.chars().collect::<Vec<_>>().windows(4).position(|w| w.iter().collect::<String>() == " why").unwrap() + 1;
+        let cell =
+            |l: &String| l.chars().skip(at).collect::<String>().split("  ").next().unwrap_or("").trim_end_matches('│').trim().to_string();
+        let column: Vec<String> = lines[2..].iter().map(cell).collect();
+        let told = column.iter().take_while(|c| !c.starts_with("+24")).filter(|c| !c.is_empty()).cloned().collect::<Vec<_>>().join(" ");
+        assert_eq!(told, why, "every word, in order:\n{screen}");
+        assert!(screen.contains("+24 baskets") && !screen.contains('…'), "{screen}");
+        let id = "GB016-20261018-T4-0001";
+        assert_eq!(super::fit_cell(Some(&Cell::text(id)), id.into(), 10), vec!["GB016-202…".to_string()], "an id is cut, on one line");
     }
 }

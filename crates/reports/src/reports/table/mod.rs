@@ -9,7 +9,7 @@ mod machine;
 mod text;
 pub use machine::{csv_of, write_csv};
 use text::*;
-pub use text::{clip, render_gist, render_table_fitted, wrap_lines};
+pub use text::{clip, render_gist, render_table_fitted, wrap_lines, wrap_words};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
