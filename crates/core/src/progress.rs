@@ -1,85 +1,58 @@
 //! One progress line on stderr while long work runs (landing, a backfill, generating a world, the
 //! benchmark, a Spark job): what is running, its step when known (`[ 7/22]`), and the seconds
-//! so far, redrawn ten times a second by a thread of its own so it moves while the work blocks.
-//! Only for a person: when stderr is not a terminal nothing is written, so logs and pipes stay
-//! clean. Dropping it clears the line. `profile` and `profile_statement` are the other stderr
+//! so far, drawn by indicatif and redrawn ten times a second on a thread of its own, so that it
+//! moves while the work blocks. Only for a person: when stderr is not a terminal nothing is
+//! written, so logs and pipes stay clean. Dropping it clears the line. `profile` and `profile_statement` are the other stderr
 //! diagnostics: the phase times RECOUNT_PROFILE=1 asks for, and with RECOUNT_PROFILE=sql each
 //! statement's time as well.
 
-use std::io::{IsTerminal, Write};
-use std::sync::{Arc, Mutex, mpsc};
-use std::time::{Duration, Instant};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::Duration;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct State {
-    message: String,
-    step: Option<(u64, u64)>,
-}
-
+/// The line while long work runs; dropping it clears the line.
 pub struct Progress {
-    state: Arc<Mutex<State>>,
-    stop: Option<mpsc::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    bar: ProgressBar,
 }
 
-/// The line as drawn: spinner, step, message and seconds.
-fn line(frame: usize, s: &State, secs: f64) -> String {
-    const SPIN: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-    let step = match s.step {
-        Some((done, total)) if total > 0 => format!("[{:>3}/{total}] ", done.min(total)),
-        _ => String::new(),
-    };
-    format!("{} {step}{} ({secs:.0} s)", SPIN[frame % SPIN.len()], crate::sanitize::for_terminal(&s.message))
+/// The line's shape: spinner, the step when known, the message and the seconds so far.
+fn style(step: bool) -> ProgressStyle {
+    let template = if step { "{spinner} [{pos:>3}/{len}] {msg} ({elapsed})" } else { "{spinner} {msg} ({elapsed})" };
+    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_spinner()).tick_chars("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏ ")
 }
 
 impl Progress {
     /// Starts a line saying `message`, on stderr when it is a terminal.
     pub fn start(message: impl Into<String>) -> Progress {
-        Progress::with(message, std::io::stderr().is_terminal())
+        let target = if std::io::stderr().is_terminal() { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+        Progress::on(message, target)
     }
 
-    fn with(message: impl Into<String>, on: bool) -> Progress {
-        let state = Arc::new(Mutex::new(State { message: message.into(), step: None }));
-        if !on {
-            return Progress { state, stop: None, thread: None };
+    fn on(message: impl Into<String>, target: ProgressDrawTarget) -> Progress {
+        let bar = ProgressBar::with_draw_target(None, target);
+        bar.set_style(style(false));
+        bar.set_message(crate::sanitize::for_terminal(&message.into()).into_owned());
+        if !bar.is_hidden() {
+            // Redrawn by a thread of indicatif's own, so the line moves while the work blocks.
+            bar.enable_steady_tick(Duration::from_millis(100));
         }
-        let (tx, rx) = mpsc::channel::<()>();
-        let shared = Arc::clone(&state);
-        let thread = std::thread::spawn(move || {
-            let started = Instant::now();
-            let mut frame = 0;
-            loop {
-                let s = shared.lock().map(|s| s.clone()).unwrap_or_default();
-                eprint!("\r\x1b[2K{}", line(frame, &s, started.elapsed().as_secs_f64()));
-                let _ = std::io::stderr().flush();
-                frame += 1;
-                match rx.recv_timeout(Duration::from_millis(100)) {
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
-                    _ => break,
-                }
-            }
-            eprint!("\r\x1b[2K");
-            let _ = std::io::stderr().flush();
-        });
-        Progress { state, stop: Some(tx), thread: Some(thread) }
+        Progress { bar }
     }
 
     /// What is running now, and its step of how many when known.
     pub fn set(&self, message: impl Into<String>, step: Option<(u64, u64)>) {
-        if let Ok(mut s) = self.state.lock() {
-            *s = State { message: message.into(), step };
+        self.bar.set_style(style(step.is_some_and(|(_, total)| total > 0)));
+        if let Some((done, total)) = step {
+            self.bar.set_length(total);
+            self.bar.set_position(done.min(total));
         }
+        self.bar.set_message(crate::sanitize::for_terminal(&message.into()).into_owned());
     }
 }
 
 impl Drop for Progress {
     fn drop(&mut self) {
-        if let Some(tx) = self.stop.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.bar.finish_and_clear();
     }
 }
 
@@ -118,22 +91,66 @@ pub fn profile_statement(file: &str, name: &str, started: std::time::Instant) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::{Arc, Mutex};
 
-    #[test]
-    fn the_line_shows_the_step_the_message_and_the_seconds_without_control_characters() {
-        let s = State { message: "landing\u{1b}[31m 2026-10-15".into(), step: Some((7, 22)) };
-        let l = line(0, &s, 31.4);
-        assert!(l.contains("[  7/22] "), "{l}");
-        assert!(l.ends_with("(31 s)"), "{l}");
-        assert!(!l.contains('\u{1b}'), "data text reaches the terminal sanitised: {l:?}");
-        assert!(!line(1, &State { message: "x".into(), step: None }, 0.0).contains('['));
+    /// A terminal that keeps what is written to it.
+    #[derive(Debug, Clone, Default)]
+    struct Screen(Arc<Mutex<String>>);
+
+    impl indicatif::TermLike for Screen {
+        fn width(&self) -> u16 {
+            120
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, s: &str) -> std::io::Result<()> {
+            self.write_str(&format!("{s}\n"))
+        }
+        fn write_str(&self, s: &str) -> std::io::Result<()> {
+            self.0.lock().unwrap().push_str(s);
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            self.write_str("<clear>")
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
     }
 
     #[test]
-    fn off_a_terminal_it_starts_no_thread_and_still_takes_updates() {
-        let p = Progress::with("generating", false);
-        assert!(p.thread.is_none());
+    fn the_line_shows_the_step_the_message_and_the_seconds_without_control_characters() {
+        let screen = Screen::default();
+        let p = Progress::on("starting", ProgressDrawTarget::term_like(Box::new(screen.clone())));
+        p.set("landing\u{1b}[31m 2026-10-15", Some((7, 22)));
+        p.bar.tick();
+        let drawn = screen.0.lock().unwrap().clone();
+        let last = drawn.rsplit("<clear>").find(|l| !l.is_empty()).unwrap_or_default().to_string();
+        assert!(last.contains("[  7/22] landing") && last.contains("2026-10-15 (0s)"), "{drawn:?}");
+        assert!(!drawn.contains('\u{1b}'), "data text reaches the terminal sanitised: {drawn:?}");
+        p.set("writing", None);
+        p.bar.tick();
+        let drawn = screen.0.lock().unwrap().clone();
+        assert!(drawn.rsplit("<clear>").find(|l| !l.is_empty()).is_some_and(|l| l.contains("writing") && !l.contains('[')), "{drawn:?}");
+        drop(p);
+        assert!(screen.0.lock().unwrap().ends_with("<clear>"), "dropping it clears the line");
+    }
+
+    #[test]
+    fn off_a_terminal_it_draws_nothing_and_still_takes_updates() {
+        let p = Progress::on("generating", ProgressDrawTarget::hidden());
         p.set("writing", Some((1, 2)));
-        assert_eq!(p.state.lock().unwrap().step, Some((1, 2)));
+        assert!(p.bar.is_hidden());
+        assert_eq!((p.bar.position(), p.bar.length()), (1, Some(2)));
     }
 }
