@@ -212,6 +212,12 @@ fn the_audit_screen_marks_the_wrong_dates_names_each_cause_and_drills_to_the_bas
     let s = wait_until(&session, &title, 120, |s| s.contains(&title) && s.lines().filter(|l| l.contains('≠')).count() >= wrong_dates.len());
     let marked = s.lines().filter(|l| l.contains('≠')).count();
     assert_eq!(marked, wrong_dates.len(), "the navigator marks each date with a wrong row: {wrong_dates:?}\n{s}");
+    // The title gives the total and its dates; under the rows, where the wrong rows fall.
+    let days: Vec<&str> = wrong_dates.iter().map(|d| &d[5..]).collect();
+    let total = said.lines().skip(1).filter(|l| l.contains(": ")).count();
+    let told = format!("{total} wrong in all, on {} dates, {} to {})", days.len(), days[0], days[days.len() - 1]);
+    assert!(s.contains(&told), "{told}\n{s}");
+    assert!(s.contains("wrong rows are in") && s.contains("against its share") && s.contains("week of "), "{s}");
     keys(&session, &[":"]);
     wait_for(&session, "go to date", 10);
     keys(&session, &[&date[5..], "Enter"]);

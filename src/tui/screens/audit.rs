@@ -6,7 +6,7 @@ use crate::reports::audit::{AuditRow, Cause};
 use crate::tui::app::{App, AuditState as Audited, Popup};
 use crate::tui::draw::{self, FrameMeasures};
 use ratatui::Frame;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::{Paragraph, Wrap};
 
 pub(super) struct Audit;
@@ -41,11 +41,36 @@ impl ScreenBehaviour for Audit {
                     &format!("{} for {d}", report.source),
                     day.rows.iter().map(|r| (r.causes.as_slice(), r.in_foreign)),
                 );
-                let title = format!("{counts} ({} wrong on all dates); Enter opens a row", report.wrong());
-                draw::draw_main_table(f, app, &crate::reports::Report::tables(&day).remove(0), area, title, out);
+                let title = format!("{counts} ({})", wrong_dates(report));
+                // Where the wrong rows of every date fall, under the date's rows.
+                let place = report.where_wrong();
+                let Some(places) = place.table() else {
+                    draw::draw_main_table(f, app, &crate::reports::Report::tables(&day).remove(0), area, title, out);
+                    return Some(());
+                };
+                let tall = u16::try_from(places.rows.len() + 3).unwrap_or(u16::MAX).min(area.height / 3);
+                let [rows, below] = Layout::vertical([Constraint::Min(6), Constraint::Length(tall)]).areas(area);
+                draw::draw_main_table(f, app, &crate::reports::Report::tables(&day).remove(0), rows, title, out);
+                let said = place.note().map_or_else(|| "where the wrong rows fall, on every date".to_string(), |n| n.text);
+                draw::draw_table(f, t, &places, &draw::TableView::plain(&places), usize::MAX, below, said);
             }
         }
         Some(())
+    }
+}
+
+/// The audit's wrong rows over every date, and the dates they are on.
+fn wrong_dates(report: &crate::reports::audit::AuditReport) -> String {
+    let mut dates: Vec<chrono::NaiveDate> = report.rows.iter().filter(|r| r.causes != [Cause::Matches]).map(|r| r.business_date).collect();
+    dates.sort();
+    dates.dedup();
+    match dates.as_slice() {
+        [] => "no wrong row on any date".to_string(),
+        [d] => format!("{} wrong in all, on {d}", report.wrong()),
+        [first, .., last] => {
+            let day = |d: &chrono::NaiveDate| d.format("%m-%d").to_string();
+            format!("{} wrong in all, on {} dates, {} to {}", report.wrong(), dates.len(), day(first), day(last))
+        }
     }
 }
 
