@@ -95,9 +95,9 @@ mod tests {
 
     /// A terminal that keeps what is written to it.
     #[derive(Debug, Clone, Default)]
-    struct Screen(Arc<Mutex<String>>);
+    struct Recorded(Arc<Mutex<String>>);
 
-    impl indicatif::TermLike for Screen {
+    impl indicatif::TermLike for Recorded {
         fn width(&self) -> u16 {
             120
         }
@@ -130,7 +130,7 @@ mod tests {
 
     #[test]
     fn the_line_shows_the_step_the_message_and_the_seconds_without_control_characters() {
-        let screen = Screen::default();
+        let screen = Recorded::default();
         let p = Progress::on("starting", ProgressDrawTarget::term_like(Box::new(screen.clone())));
         p.set("landing\u{1b}[31m 2026-10-15", Some((7, 22)));
         p.bar.tick();
