@@ -433,7 +433,7 @@ pub fn ensure_cached(lab: &Lab) -> Result<bool> {
     if lab.store().recount_manifest()?.as_deref() == Some(now.as_str()) {
         return Ok(false);
     }
-    crate::reports::caches_writable(lab)?;
+    caches_writable(lab)?;
     let recount = if raw_root.join(raw::STORES_FILE).exists() {
         recount(&raw_root).wrap_err("recounting the raw zone with polars")?
     } else {
@@ -478,7 +478,7 @@ pub fn duckdb_recount_kept(lab: &Lab) -> Result<bool> {
 /// left to the checks, which recount their date alone (`duckdb_recount`).
 pub fn keep_duckdb_recounts(lab: &Lab) -> Result<()> {
     for w in lab.store().duckdb_recount_missing(crate::rules::DEFAULT_LATE_DAYS)? {
-        crate::reports::caches_writable(lab)?;
+        caches_writable(lab)?;
         let late_days = u32::try_from(w.late_days).wrap_err("a negative window in the lab's writes")?;
         try_keeping_recount(lab, w.newest_file, late_days)?;
     }
@@ -516,4 +516,13 @@ fn keep_duckdb_recount(lab: &Lab, newest_file: i32, late_days: u32) -> Result<()
 /// Forgets DuckDB's kept recounts, so the next check counts them again (the bench measures that).
 pub fn forget_duckdb_recounts(lab: &Lab) -> Result<()> {
     lab.store().forget_duckdb_recount()
+}
+
+/// A cache found out of date by a reader that may not write it: `reports::freshen` was not
+/// called first.
+pub fn caches_writable(lab: &Lab) -> Result<()> {
+    if lab.may_write_caches() {
+        return Ok(());
+    }
+    color_eyre::eyre::bail!("the lab's caches are out of date and this reader may not write them (reports::freshen first)")
 }

@@ -61,7 +61,8 @@ impl ScreenBehaviour for Audit {
 
 /// The audit's wrong rows over every date, and the dates they are on.
 fn wrong_dates(report: &crate::reports::audit::AuditReport) -> String {
-    let mut dates: Vec<chrono::NaiveDate> = report.rows.iter().filter(|r| r.causes != [Cause::Matches]).map(|r| r.business_date).collect();
+    let mut dates: Vec<chrono::NaiveDate> =
+        report.rows.iter().filter(|r| crate::reports::audit::is_wrong(&r.causes)).map(|r| r.business_date).collect();
     dates.sort();
     dates.dedup();
     match dates.as_slice() {

@@ -171,7 +171,12 @@ impl AuditReport {
 /// How many rows of an audit are wrong, by their causes (a right row's are `[matches]`): the
 /// retail audit's and a model's.
 pub fn wrong<'a>(rows: impl Iterator<Item = &'a [Cause]>) -> usize {
-    rows.filter(|c| *c != [Cause::Matches]).count()
+    rows.filter(|c| is_wrong(c)).count()
+}
+
+/// Whether a row with these causes is wrong: any cause but a match.
+pub fn is_wrong(causes: &[Cause]) -> bool {
+    causes != [Cause::Matches]
 }
 
 /// An audit's headline, the retail audit's and a model's: how many rows the foreign gold has,
@@ -548,7 +553,7 @@ impl AuditReport {
                     ("store_id", r.store_id.as_str()),
                     ("country", if r.country.is_empty() { "(a store not in the lab)" } else { r.country.as_str() }),
                 ],
-                r.causes.as_slice(),
+                is_wrong(&r.causes),
             )
         }))
     }

@@ -4,7 +4,6 @@
 //! all rows ("41 of 53 wrong rows are in AU, 3.1x its share"), the most wrong rows first. The
 //! retail audit and a model's give their rows to the same function.
 
-use super::audit::Cause;
 use super::{Cell, Note, Status, Table};
 use chrono::{Datelike, NaiveDate};
 use std::collections::BTreeMap;
@@ -29,10 +28,9 @@ pub struct WhereWrong {
 }
 
 impl WhereWrong {
-    pub fn of<'a>(rows: impl Iterator<Item = (NaiveDate, Vec<(&'a str, &'a str)>, &'a [Cause])>) -> WhereWrong {
+    pub fn of<'a>(rows: impl Iterator<Item = (NaiveDate, Vec<(&'a str, &'a str)>, bool)>) -> WhereWrong {
         let mut out = WhereWrong { tallies: Vec::new(), wrong: 0, rows: 0 };
-        for (d, fields, causes) in rows {
-            let wrong = causes != [Cause::Matches];
+        for (d, fields, wrong) in rows {
             out.rows += 1;
             out.wrong += usize::from(wrong);
             let monday = d - chrono::Duration::days(i64::from(d.weekday().num_days_from_monday()));
@@ -172,21 +170,21 @@ mod tests {
     #[test]
     fn the_wrong_rows_are_placed_by_field_and_week_with_their_concentration() {
         let d = |s: &str| s.parse::<NaiveDate>().unwrap();
-        let (ok, bad) = (vec![Cause::Matches], vec![Cause::AppendedTwice]);
+        let (ok, bad) = (false, true);
         // Ten rows, four in AU, of which three are wrong; one wrong row in GB.
-        let rows: Vec<(NaiveDate, &str, &str, &Vec<Cause>)> = vec![
-            (d("2026-10-05"), "AU1", "AU", &bad),
-            (d("2026-10-06"), "AU1", "AU", &bad),
-            (d("2026-10-06"), "AU2", "AU", &bad),
-            (d("2026-10-07"), "AU2", "AU", &ok),
-            (d("2026-10-12"), "GB1", "GB", &bad),
-            (d("2026-10-12"), "GB2", "GB", &ok),
-            (d("2026-10-13"), "GB3", "GB", &ok),
-            (d("2026-10-13"), "GB4", "GB", &ok),
-            (d("2026-10-14"), "GB5", "GB", &ok),
-            (d("2026-10-14"), "GB6", "GB", &ok),
+        let rows: Vec<(NaiveDate, &str, &str, bool)> = vec![
+            (d("2026-10-05"), "AU1", "AU", bad),
+            (d("2026-10-06"), "AU1", "AU", bad),
+            (d("2026-10-06"), "AU2", "AU", bad),
+            (d("2026-10-07"), "AU2", "AU", ok),
+            (d("2026-10-12"), "GB1", "GB", bad),
+            (d("2026-10-12"), "GB2", "GB", ok),
+            (d("2026-10-13"), "GB3", "GB", ok),
+            (d("2026-10-13"), "GB4", "GB", ok),
+            (d("2026-10-14"), "GB5", "GB", ok),
+            (d("2026-10-14"), "GB6", "GB", ok),
         ];
-        let w = WhereWrong::of(rows.iter().map(|(d, s, c, causes)| (*d, vec![("store_id", *s), ("country", *c)], causes.as_slice())));
+        let w = WhereWrong::of(rows.iter().map(|(d, s, c, wrong)| (*d, vec![("store_id", *s), ("country", *c)], *wrong)));
         let t = w.table().unwrap();
         let lines: Vec<Vec<String>> = t.rows.iter().map(|r| r.cells.iter().map(Cell::raw).collect()).collect();
         // AU: 3 of 4 wrong rows from 4 of 10 rows is (3/4)/(4/10) = 1.875, shown 1.9x.
@@ -207,7 +205,7 @@ mod tests {
         let err = w.by("theirs.csv", "plant").unwrap_err().to_string();
         assert_eq!(err, "--by plant: the audit's rows have no such field; they are by store_id, country, week");
         // No wrong row: no table, no note.
-        let right = WhereWrong::of(rows.iter().map(|(d, s, _, _)| (*d, vec![("store_id", *s)], ok.as_slice())));
+        let right = WhereWrong::of(rows.iter().map(|(d, s, _, _)| (*d, vec![("store_id", *s)], ok)));
         assert!(right.table().is_none() && right.note().is_none());
     }
 }

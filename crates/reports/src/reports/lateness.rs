@@ -20,7 +20,7 @@ pub fn ensure_cached(lab: &Lab) -> Result<()> {
     if state.newest_file == state.counted_file {
         return Ok(());
     }
-    super::caches_writable(lab)?;
+    crate::recompute::caches_writable(lab)?;
     let by_id = lab.has_key_collisions()?;
     // A full world's histogram can outgrow the reports' first limit: again, within the budget.
     lab.store().retrying_out_of_memory(false, || {

@@ -60,14 +60,6 @@ pub fn freshen(lab: &mut Lab) -> Result<()> {
     fill_caches(lab)
 }
 
-/// A cache found out of date by a reader that may not write it: `freshen` was not called first.
-pub fn caches_writable(lab: &Lab) -> Result<()> {
-    if lab.may_write_caches() {
-        return Ok(());
-    }
-    color_eyre::eyre::bail!("the lab's caches are out of date and this reader may not write them (reports::freshen first)")
-}
-
 fn fill_caches(lab: &Lab) -> Result<()> {
     crate::recompute::ensure_cached(lab)?;
     lateness::ensure_cached(lab)?;

@@ -472,7 +472,11 @@ impl ModelAuditReport {
     pub fn where_wrong(&self) -> super::audit_where::WhereWrong {
         let fields = &self.model.grain;
         super::audit_where::WhereWrong::of(self.rows.iter().map(|r| {
-            (r.business_date, fields.iter().map(String::as_str).zip(r.grain.iter().map(String::as_str)).collect(), r.causes.as_slice())
+            (
+                r.business_date,
+                fields.iter().map(String::as_str).zip(r.grain.iter().map(String::as_str)).collect(),
+                super::audit::is_wrong(&r.causes),
+            )
         }))
     }
 }
