@@ -6,7 +6,7 @@
 //! retail's empty tables.
 
 use crate::cli::{Command, Global, Range};
-use crate::commands::{confirmed, lab_dir, late_days, open, print, world_or_sample};
+use crate::commands::shared::{confirmed, lab_dir, late_days, open, print, world_or_sample};
 use crate::lake::{Lab, model as lab_model};
 use crate::model::Model;
 use crate::reports::model_lab;
@@ -415,7 +415,7 @@ fn audit(g: &Global, model: &Model, foreign: &crate::cli::ForeignGold, window: c
     let rows = crate::reports::model_audit::read_foreign(&foreign.gold, model, &map, &crate::warehouse::foreign_table_files)?;
     let mut report = crate::reports::model_audit::audit(&lab, model, &foreign.gold.display().to_string(), &rows, late_days(window)?)?;
     report.all = foreign.all || g.format != crate::reports::Format::Table;
-    crate::commands::audited(g, &report, report.wrong(), report.where_wrong(), foreign.by.as_deref())
+    crate::commands::shared::audited(g, &report, report.wrong(), report.where_wrong(), foreign.by.as_deref())
 }
 
 /// `generate --foreign-gold --out FILE --world W` for a model's world: landed and run upload by
