@@ -138,6 +138,9 @@ impl ModelChoice {
     }
 }
 
+/// Where retail, the built-in model, finds its uploads in a world (and a lab keeps them).
+pub const EVENTS_DIR: &str = "pos/events";
+
 /// A built-in model by name.
 pub fn built_in(name: &str) -> Result<Model> {
     match name {
@@ -165,7 +168,7 @@ pub fn retail() -> Model {
         event_id: default_event_id(),
         event_time: "event_ts".into(),
         arrival_time: "uploaded_at".into(),
-        events_root: crate::raw::EVENTS_DIR.into(),
+        events_root: EVENTS_DIR.into(),
         dimension: Some(Dimension { file: "stores.csv".into(), key: "store_id".into(), timezone: "timezone".into() }),
         business_date: None,
         grain: vec!["store_id".into()],

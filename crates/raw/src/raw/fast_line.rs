@@ -7,7 +7,7 @@
 //! trailing text. The careful reader then gives the contract's reason for a bad line. A
 //! differential test holds the two to the same answers over many thousands of mutated lines.
 
-use super::event::{Line, Tender};
+use super::line::{Line, Tender};
 use std::borrow::Cow;
 
 /// The line's fields, or None when serde_json must decide.

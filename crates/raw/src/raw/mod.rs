@@ -5,6 +5,7 @@ pub mod corrections;
 pub mod event;
 pub mod fast_line;
 mod inflate;
+mod line;
 pub mod mapped;
 mod slow_line;
 pub mod source;
@@ -19,7 +20,7 @@ use std::path::{Path, PathBuf};
 pub use event::{PosEvent, parse_line};
 pub use stores::{Shop, StoreChange, StoreTable};
 
-pub const EVENTS_DIR: &str = "pos/events";
+pub use crate::model::EVENTS_DIR;
 pub const STORES_FILE: &str = "stores.csv";
 
 /// The most a world's small files (its store list, its source description) and recount's config

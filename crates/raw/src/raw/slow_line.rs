@@ -10,7 +10,7 @@
 //! turn: not an object, `method` or `amount_minor` given twice, `method` not a string,
 //! `amount_minor` not a number. Fields the contract does not read are skipped unchecked.
 
-use super::event::{Line, Tender};
+use super::line::{Line, Tender};
 use serde::Deserializer;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::path::Path;
 
 mod samples;
-mod values;
+pub(super) mod values;
 pub use samples::FieldCheck;
 pub use samples::FieldSamples;
 use values::*;
@@ -107,28 +107,6 @@ pub fn inflate(bytes: &[u8], compression: super::source::Compression) -> Result<
             super::Inflated::borrowed(bytes)
         }
     })
-}
-
-/// The named columns (paths) of a Parquet file, row by row, as text: a store list. A row that
-/// lacks one, or gives it as anything but text, is an error naming the row.
-pub fn parquet_columns(path: &Path, names: [&str; 4]) -> Result<Vec<[String; 4]>> {
-    let mut out = Vec::new();
-    for (i, row) in crate::store::parquet::rows_as_json(path)?.iter().enumerate() {
-        let mut got: [String; 4] = Default::default();
-        for (k, name) in names.iter().enumerate() {
-            let keys: Vec<String> = name.split('.').map(str::to_string).collect();
-            let v = lookup(row, ws(row.as_bytes(), 0), &keys, name)
-                .and_then(|span| span.map(|sp| scalar(row, sp, name)).transpose())
-                .map_err(|e| eyre!("{}: row {}: {e}", path.display(), i + 1))?
-                .flatten();
-            match v {
-                Some(Scalar::Str(s)) => got[k] = s.into_owned(),
-                _ => bail!("{}: row {}: no text in column '{name}'", path.display(), i + 1),
-            }
-        }
-        out.push(got);
-    }
-    Ok(out)
 }
 
 /// A description's fields, split into paths once per file.

@@ -1,7 +1,9 @@
 //! A value found in a raw line or a Parquet cell, without a JSON parser: a JSON path followed
 //! through the text, an Arrow cell, a decimal's exact text.
 
+use color_eyre::eyre::{Result, bail, eyre};
 use std::borrow::Cow;
+use std::path::Path;
 
 /// One Arrow cell as a leaf value: text, or an integer's or a decimal's exact text; null is None.
 pub(super) fn arrow_cell<'a>(col: &'a dyn crate::store::arrow::array::Array, i: usize, label: &str) -> Result<Option<Scalar<'a>>, String> {
@@ -199,4 +201,26 @@ pub(super) fn lookup(line: &str, start: usize, path: &[String], label: &str) -> 
         }
     }
     Ok(None)
+}
+
+/// The named columns (paths) of a Parquet file, row by row, as text: a store list. A row that
+/// lacks one, or gives it as anything but text, is an error naming the row.
+pub fn parquet_columns(path: &Path, names: [&str; 4]) -> Result<Vec<[String; 4]>> {
+    let mut out = Vec::new();
+    for (i, row) in crate::store::parquet::rows_as_json(path)?.iter().enumerate() {
+        let mut got: [String; 4] = Default::default();
+        for (k, name) in names.iter().enumerate() {
+            let keys: Vec<String> = name.split('.').map(str::to_string).collect();
+            let v = lookup(row, ws(row.as_bytes(), 0), &keys, name)
+                .and_then(|span| span.map(|sp| scalar(row, sp, name)).transpose())
+                .map_err(|e| eyre!("{}: row {}: {e}", path.display(), i + 1))?
+                .flatten();
+            match v {
+                Some(Scalar::Str(s)) => got[k] = s.into_owned(),
+                _ => bail!("{}: row {}: no text in column '{name}'", path.display(), i + 1),
+            }
+        }
+        out.push(got);
+    }
+    Ok(out)
 }

@@ -208,7 +208,7 @@ impl Source {
         let rows: Vec<[String; 4]> = match format {
             FileFormat::Parquet => {
                 super::check_small_file(&path)?;
-                super::mapped::parquet_columns(&path, [s.store_id.as_str(), &s.country, &s.timezone, &s.currency])?
+                super::mapped::values::parquet_columns(&path, [s.store_id.as_str(), &s.country, &s.timezone, &s.currency])?
             }
             FileFormat::Csv => csv_columns(&path, [s.store_id.as_str(), &s.country, &s.timezone, &s.currency])?,
             FileFormat::Jsonl => bail!("stores.format: a store list is CSV or Parquet"),
