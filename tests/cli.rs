@@ -928,6 +928,26 @@ fn sql_code(dir: &std::path::Path) -> (String, usize) {
     (code.split_whitespace().collect::<Vec<_>>().join(" "), defines)
 }
 
+/// The lateness window is written once per dialect: DuckDB's `in_window` macro, and Spark SQL's
+/// `window_days` define, through which its `in_window` and `past_window` read it. No statement
+/// spells the window again with date arithmetic on a row's dates.
+#[test]
+fn the_lateness_window_is_written_once_per_dialect() {
+    let root = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("queries");
+    let (duck, _) = sql_code(&root);
+    assert_eq!(duck.matches("MACRO in_window(").count(), 1, "one window macro");
+    for spelled in ["business_date - 1", "business_date + $late_days", "business_date + late"] {
+        assert!(!duck.contains(spelled), "DuckDB: the window spelled outside in_window: {spelled}");
+    }
+    let (spark, _) = sql_code(&root.join("spark"));
+    assert_eq!(spark.matches("date_sub(business_date, 1)").count(), 1, "Spark: the window's near end, in window_days alone");
+    for spelled in ["date_add(business_date", "date_sub(upload_date", "date_add(upload_date"] {
+        assert!(!spark.contains(spelled), "Spark: the window spelled outside window_days: {spelled}");
+    }
+    let compared = spark.matches("@window_days <= :late_days").count() + spark.matches("@window_days > :late_days").count();
+    assert_eq!(compared, 2, "Spark: a row's window compared with :late_days in in_window and past_window alone");
+}
+
 /// The copy order is one define per dialect (DuckDB's and Spark SQL's): every window over an
 /// entity's copies and every arg_min over them orders by @copy_order, and the order's columns are
 /// written in the define alone, for retail and every model.

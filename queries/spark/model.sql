@@ -63,7 +63,7 @@ GROUP BY business_date, g1, g2, g3, g4, upload_date, file_name
 -- less, which no window takes in).
 SELECT count(*) AS rows, max(datediff(upload_date, business_date)) AS widest
 FROM @model_current c
-WHERE business_date = CAST(:d AS DATE) AND NOT coalesce(@window_days <= :late_days, false)
+WHERE business_date = CAST(:d AS DATE) AND NOT (@in_window)
 
 -- name: redelivered
 -- The file versions of the uploads :uploads whose records are exactly those of the version

@@ -24,6 +24,11 @@ CAST(split(nullif(:dates, ''), ',') AS array<date>)
 -- Whether a row is inside the window of :late_days.
 (coalesce(@window_days <= :late_days, false))
 
+-- define: past_window
+-- Whether a row arrived after the far end of the window of :late_days (a row uploaded before its
+-- date's eve came early: it is outside the window, and not past it).
+(coalesce(@window_days > :late_days, false))
+
 -- define: copy_order
 -- THE order of an entity's copies, for every model, first one wins: the smallest arrival, then
 -- event_id; an exact tie (the same message twice) goes to the copy first in the raw zone: upload
@@ -80,7 +85,7 @@ WHERE n.rows = o.rows AND n.refused = o.refused AND n.content = o.content;
 -- :uploads it wrote; :ulo..:uhi are their first and last (a bound Iceberg prunes partitions by,
 -- which array_contains is not).
 SELECT upload_date, business_date, currency, current, count(*) AS rows, sum(revenue_minor) AS revenue_minor,
-       business_date >= date_sub(upload_date, :late_days) AS affected, NOT (@in_window) AS beyond,
+       NOT (@past_window) AS affected, NOT (@in_window) AS beyond,
        @window_days AS window_days
 FROM events
 WHERE (:all OR array_contains(@uploads, upload_date)) AND upload_date BETWEEN :ulo AND :uhi
@@ -123,7 +128,7 @@ SELECT currency, count_if(late) AS rows, max(CASE WHEN late THEN upload_date END
        coalesce(sum(CASE WHEN late AND copy_rank = 1 AND NOT basket_inside THEN revenue_minor END), 0) AS revenue_minor,
        array_sort(collect_set(CASE WHEN late THEN upload_date END)) AS uploads
 FROM (
-    SELECT *, upload_date > date_add(business_date, :late_days) AS late,
+    SELECT *, @past_window AS late,
            row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) AS copy_rank,
            bool_or(@in_window) OVER (PARTITION BY basket_id) AS basket_inside
     FROM events
