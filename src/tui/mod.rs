@@ -7,6 +7,7 @@ pub mod keys;
 pub mod screen;
 pub(crate) mod screens;
 pub mod theme;
+pub(crate) mod widgets;
 pub mod worker;
 
 use app::{App, Popup};

@@ -135,7 +135,7 @@ impl App {
             // The trend shows one country at a time: the next one, round to the first.
             let Some(snap) = &self.snapshot else { return };
             let names: Vec<&String> = snap.trend.series.iter().map(|s| &s.country).collect();
-            let shown = crate::tui::screens::trend::series(self).map(|s| &s.country);
+            let shown = self.trend_series().map(|s| &s.country);
             let at = names.iter().position(|c| Some(*c) == shown).unwrap_or(0);
             self.country_filter = names.get((at + 1) % names.len().max(1)).map(|c| (*c).clone());
             self.cursor.row = 0;

@@ -3,6 +3,7 @@
 
 use super::keys::Action;
 use super::screen::Screen;
+pub(crate) use super::widgets::{Sort, row_order};
 use super::worker::{DateView, Job, Reopening, Reply};
 use crate::lake::v2::RebuildPreview;
 use crate::reports::overview::LabOverview;
@@ -121,9 +122,43 @@ pub struct App {
     /// The foreign gold the Audit screen shows (`tui --audit`): None when none was given.
     pub audit: Option<AuditState>,
     /// On a lab of a model other than retail: its dates and the selected date's reports, which
-    /// every screen reads instead of retail's (`screens::model_home`).
+    /// every screen reads instead of retail's (their homes: `homes`).
     pub model: Option<ModelScreens>,
+    /// Where each screen's home is.
+    homes: Homes,
 }
+
+/// One screen's behaviour. `row` is always an index into the screen's table as the report
+/// gives it (the app maps the cursor through the sort first).
+pub trait ScreenBehaviour {
+    /// The table the screen's rows move through; None until what it shows has loaded.
+    fn table(&self, app: &App) -> Option<Table>;
+
+    /// What Enter opens on a row: by default every cell of it, labelled.
+    fn drill(&self, app: &App, row: usize) -> Option<Popup> {
+        let t = self.table(app)?;
+        let r = t.rows.get(row)?;
+        let body = t.columns.iter().zip(&r.cells).map(|(c, x)| format!("{}: {}", c.label, x.display())).collect::<Vec<_>>().join("\n");
+        Some(Popup::Detail { title: "row".into(), body })
+    }
+
+    /// The basket_id a row shows, for `y` (copy): None where rows are not baskets.
+    fn basket_at(&self, _app: &App, _row: usize) -> Option<String> {
+        None
+    }
+
+    /// The snapshot a row stands for, for `b` (roll back): None where rows are not snapshots.
+    fn snapshot_at(&self, _app: &App, _row: usize) -> Option<i64> {
+        None
+    }
+
+    /// Draws the screen into `area`, and says what its main table measured into `out`. None:
+    /// nothing of it has loaded yet (the caller says so).
+    fn draw(&self, f: &mut ratatui::Frame, app: &App, area: ratatui::layout::Rect, out: &mut super::widgets::FrameMeasures) -> Option<()>;
+}
+
+/// Where the app finds a screen's home (retail's, or a model's when the lab holds one).
+pub type Homes = fn(Screen, bool) -> &'static dyn ScreenBehaviour;
 
 /// What the screens of a model lab read.
 #[derive(Debug, Clone)]
@@ -152,27 +187,7 @@ struct Cursor {
     /// The first scrolled column shown after the pinned first one.
     first_col: usize,
     popup_scroll: u16,
-    drawn: super::draw::FrameMeasures,
-}
-
-/// A table's sort: by a column, up or down.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sort {
-    pub column: usize,
-    pub descending: bool,
-}
-
-/// The order the table's rows show in: indices into `table.rows`, sorted stably by `sort`.
-pub(crate) fn row_order(table: &Table, sort: Option<Sort>) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..table.rows.len()).collect();
-    if let Some(s) = sort {
-        let empty = crate::reports::Cell::Empty;
-        order.sort_by(|&a, &b| {
-            let (x, y) = (table.rows[a].cells.get(s.column).unwrap_or(&empty), table.rows[b].cells.get(s.column).unwrap_or(&empty));
-            if s.descending { y.sort_cmp(x) } else { x.sort_cmp(y) }
-        });
-    }
-    order
+    drawn: super::widgets::FrameMeasures,
 }
 
 /// Loads that may fail in a row before the explorer stops reloading by itself.
@@ -206,8 +221,10 @@ fn question(body: &str, verb: &str) -> String {
 }
 
 impl App {
-    pub fn new(theme: super::theme::Theme, mouse: bool) -> App {
+    /// The app, with the screens' homes (`screens` gives them: `App::new`).
+    pub fn with_homes(theme: super::theme::Theme, mouse: bool, homes: Homes) -> App {
         App {
+            homes,
             screen: Screen::Overview,
             snapshot: None,
             view: None,
@@ -261,12 +278,12 @@ impl App {
     }
 
     /// What the last frame measured (a page's rows, the columns' room, the popup's lines).
-    pub fn last_drawn(&self) -> super::draw::FrameMeasures {
+    pub fn last_drawn(&self) -> super::widgets::FrameMeasures {
         self.cursor.drawn
     }
 
     /// Takes in what a frame measured: the loop calls it after each draw.
-    pub fn measured(&mut self, drawn: super::draw::FrameMeasures) {
+    pub fn measured(&mut self, drawn: super::widgets::FrameMeasures) {
         self.cursor.drawn = drawn;
     }
 
@@ -302,11 +319,15 @@ impl App {
     }
 
     /// The screen's home: retail's, or on a model lab the model's.
-    pub(crate) fn behaviour(&self) -> &'static dyn super::screens::ScreenBehaviour {
-        match self.model {
-            Some(_) => super::screens::model_home(self.screen),
-            None => self.screen.behaviour(),
-        }
+    pub(crate) fn behaviour(&self) -> &'static dyn ScreenBehaviour {
+        (self.homes)(self.screen, self.model.is_some())
+    }
+
+    /// The Trend screen's country: the filter's, else the first of the trend.
+    pub(crate) fn trend_series(&self) -> Option<&crate::reports::trend::TrendSeries> {
+        let trend = &self.snapshot.as_ref()?.trend;
+        let picked = self.country_filter.as_ref().and_then(|c| trend.series.iter().find(|s| &s.country == c));
+        picked.or(trend.series.first())
     }
 
     /// On a model lab, the selected date's reports once they have loaded.

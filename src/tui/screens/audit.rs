@@ -1,10 +1,10 @@
 //! Audit: a foreign gold's rows of the date against the lab's (`tui --audit SOURCE`), each with
 //! the cause that explains it; Enter opens a row's cause and the entities behind it.
 
-use super::ScreenBehaviour;
 use crate::reports::audit::{AuditRow, Cause};
-use crate::tui::app::{App, AuditState as Audited, Popup};
+use crate::tui::app::{App, AuditState as Audited, Popup, ScreenBehaviour};
 use crate::tui::draw::{self, FrameMeasures};
+use crate::tui::widgets;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::{Paragraph, Wrap};
@@ -52,7 +52,7 @@ impl ScreenBehaviour for Audit {
                 let [rows, below] = Layout::vertical([Constraint::Min(6), Constraint::Length(tall)]).areas(area);
                 draw::draw_main_table(f, app, &crate::reports::Report::tables(&day).remove(0), rows, title, out);
                 let said = place.note().map_or_else(|| "where the wrong rows fall, on every date".to_string(), |n| n.text);
-                draw::draw_table(f, t, &places, &draw::TableView::plain(&places), usize::MAX, below, said);
+                widgets::draw_table(f, t, &places, &widgets::TableView::plain(&places), usize::MAX, below, said);
             }
         }
         Some(())

@@ -1,7 +1,6 @@
 //! Baskets: the date's re-sent baskets, copy by copy, filtered by country (`f`) and search (`/`).
 
-use super::ScreenBehaviour;
-use crate::tui::app::App;
+use crate::tui::app::{App, ScreenBehaviour};
 use crate::tui::draw::{self, FrameMeasures};
 use ratatui::Frame;
 use ratatui::layout::Rect;

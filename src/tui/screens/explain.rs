@@ -1,10 +1,10 @@
 //! Explain: why v1 differs from the recompute, per country (missed baskets, double-counted
 //! copies); Enter lists the baskets behind a country's numbers.
 
-use super::ScreenBehaviour;
-use crate::tui::app::{App, Popup};
+use crate::tui::app::{App, Popup, ScreenBehaviour};
 use crate::tui::charts;
 use crate::tui::draw::{self, FrameMeasures};
+use crate::tui::widgets;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
@@ -57,7 +57,7 @@ impl ScreenBehaviour for Explain {
         if let Some(c) = v.explain.countries.get(app.source_row()).filter(|_| bridge > 0) {
             charts::draw_bridge(f, &app.theme, c, chart);
         }
-        draw::draw_notes(f, &app.theme, &crate::reports::Report::notes(&v.explain), notes);
+        widgets::draw_notes(f, &app.theme, &crate::reports::Report::notes(&v.explain), notes);
         Some(())
     }
 }

@@ -1,8 +1,7 @@
 //! History: every version of the date, snapshot by snapshot, with why it changed; Enter explains
 //! a change, `b` rolls every date back to the row's snapshot.
 
-use super::ScreenBehaviour;
-use crate::tui::app::{App, Popup};
+use crate::tui::app::{App, Popup, ScreenBehaviour};
 use crate::tui::charts;
 use crate::tui::draw::{self, FrameMeasures};
 use ratatui::Frame;

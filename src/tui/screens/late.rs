@@ -1,8 +1,8 @@
 //! Late & quarantine: the date's rows beyond its window, over every line rejected at landing.
 
-use super::ScreenBehaviour;
-use crate::tui::app::App;
+use crate::tui::app::{App, ScreenBehaviour};
 use crate::tui::draw::{self, FrameMeasures};
+use crate::tui::widgets;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
@@ -25,7 +25,7 @@ impl ScreenBehaviour for Late {
         if let Some(snap) = &app.snapshot {
             let qt = crate::reports::Report::tables(&snap.quarantine).remove(0);
             let title = format!("quarantine: {} line(s) rejected at landing", snap.quarantine.rows.len());
-            draw::draw_table(f, &app.theme, &qt, &draw::TableView::plain(&qt), usize::MAX, quarantine, title);
+            widgets::draw_table(f, &app.theme, &qt, &widgets::TableView::plain(&qt), usize::MAX, quarantine, title);
         }
         Some(())
     }

@@ -4,11 +4,11 @@
 //! v2, Baskets its re-sent keys, Late its records past the window, History its versions and the
 //! entities a change touched, Promises what holds of the date, Trend every date.
 
-use super::ScreenBehaviour;
 use crate::reports::Report;
-use crate::tui::app::App;
+use crate::tui::app::{App, ScreenBehaviour};
 use crate::tui::draw::{self, FrameMeasures};
 use crate::tui::screen::Screen;
+use crate::tui::widgets;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::{Paragraph, Wrap};
@@ -87,7 +87,7 @@ impl ScreenBehaviour for ModelScreenBehaviour {
         draw::draw_main_table(f, app, &table, versions, title, out);
         if let Some(c) = day.history.tables().pop() {
             let shown = format!("{} ({} entities)", c.title, c.rows.len());
-            draw::draw_table(f, t, &c, &draw::TableView::plain(&c), usize::MAX, changes, shown);
+            widgets::draw_table(f, t, &c, &widgets::TableView::plain(&c), usize::MAX, changes, shown);
         }
         Some(())
     }

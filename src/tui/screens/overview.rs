@@ -1,9 +1,9 @@
 //! Overview: the selected date per country (v1, v2 gold, recompute), drawn from the date's check
 //! alone (a jump sends it ahead of the rest of the view), over the lateness histogram.
 
-use super::ScreenBehaviour;
-use crate::tui::app::App;
+use crate::tui::app::{App, ScreenBehaviour};
 use crate::tui::draw::{self, FrameMeasures};
+use crate::tui::widgets;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::{Paragraph, Wrap};
@@ -28,7 +28,7 @@ impl ScreenBehaviour for Overview {
         );
         if let Some(snap) = &app.snapshot {
             let report = if app.by_country { &snap.lateness_by_country } else { &snap.lateness };
-            draw::draw_lateness(f, t, report, hist);
+            widgets::draw_lateness(f, t, report, hist);
         }
         draw::draw_main_table(f, app, &check.table(), table, format!("{d} per country: v1, v2 gold, recompute"), out);
         Some(())

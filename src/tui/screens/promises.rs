@@ -1,8 +1,7 @@
 //! Promises: what recount promises about the date (completeness, timeliness, consistency), each
 //! kept or not.
 
-use super::ScreenBehaviour;
-use crate::tui::app::App;
+use crate::tui::app::{App, ScreenBehaviour};
 use crate::tui::draw::{self, FrameMeasures};
 use ratatui::Frame;
 use ratatui::layout::Rect;

@@ -2,9 +2,8 @@
 //! its table (the chart's text, and all there is when the terminal is too small). `f` picks the
 //! country; the navigator's date is the chart's rule.
 
-use super::ScreenBehaviour;
 use crate::reports::trend::TrendSeries;
-use crate::tui::app::App;
+use crate::tui::app::{App, ScreenBehaviour};
 use crate::tui::charts;
 use crate::tui::draw::{self, FrameMeasures};
 use ratatui::Frame;
@@ -12,20 +11,13 @@ use ratatui::layout::{Constraint, Layout, Rect};
 
 pub(super) struct Trend;
 
-/// The series the screen shows: the country `f` picked, else the first.
-pub(crate) fn series(app: &App) -> Option<&TrendSeries> {
-    let trend = &app.snapshot.as_ref()?.trend;
-    let picked = app.country_filter.as_ref().and_then(|c| trend.series.iter().find(|s| &s.country == c));
-    picked.or(trend.series.first())
-}
-
 impl ScreenBehaviour for Trend {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
-        series(app).map(TrendSeries::table)
+        app.trend_series().map(TrendSeries::table)
     }
 
     fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
-        let s = series(app)?;
+        let s = app.trend_series()?;
         let title = format!("{} ({}) per date: v1, v2 gold, recompute; f country", s.country, s.currency);
         // The chart needs room for its axes and a readable height; below that the table is it.
         if !charts::fits(area, 60, 22) {
