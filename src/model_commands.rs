@@ -298,7 +298,7 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         Command::Late { date, window } => {
             let lab = reader(g)?;
             let d = resolve_landed(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?;
-            print(&crate::reports::model_day::late(&lab, model, d, late_days(*window)?)?, g.format);
+            print(&crate::reports::model_records::late(&lab, model, d, late_days(*window)?)?, g.format);
         }
         Command::Promises { date } => {
             let lab = reader(g)?;
@@ -329,7 +329,7 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         }
         Command::Baskets { date, window } => {
             let lab = reader(g)?;
-            print(&crate::reports::model_day::resent(&lab, model, resolve(&lab, *date)?, late_days(*window)?)?, g.format);
+            print(&crate::reports::model_records::resent(&lab, model, resolve(&lab, *date)?, late_days(*window)?)?, g.format);
         }
         Command::Quarantine { upload } if g.warehouse.is_some() => {
             // The warehouse keeps each file's count of refused lines, not the lines.

@@ -982,3 +982,103 @@ fn every_statement_that_ranks_copies_orders_them_by_the_one_copy_order() {
         assert!(ranked >= 2 + usize::from(dir == root) * 5, "{}: {ranked} ranking statements found", dir.display());
     }
 }
+
+/// A source file's crate root and its module path within it (`src/tui/app/mod.rs` → `src`,
+/// `[tui, app]`): a crate under crates/, a binary under src/bin/, else recount's own.
+fn module_of(root: &std::path::Path, file: &std::path::Path) -> (std::path::PathBuf, Vec<String>) {
+    let rel = file.strip_prefix(root).unwrap();
+    let parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let skip = match parts[0].as_str() {
+        "crates" => 3,
+        _ if parts.get(1).is_some_and(|p| p == "bin") => 3,
+        _ => 1,
+    };
+    let crate_root = root.join(parts[..skip].iter().collect::<std::path::PathBuf>());
+    let mut module: Vec<String> = parts[skip..].iter().map(|p| p.trim_end_matches(".rs").to_string()).collect();
+    if module.last().is_some_and(|m| ["mod", "lib", "main"].contains(&m.as_str())) {
+        module.pop();
+    }
+    (crate_root, module)
+}
+
+/// The files a file imports within its own crate, by `crate::` and `super::` paths in its code
+/// (comments left out): a path names the file of its longest prefix that is a module. A module's
+/// own ancestors are left out (a child reads its parent's names; the parent declares it).
+fn imports_of(root: &std::path::Path, file: &std::path::Path, files: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    let (crate_root, module) = module_of(root, file);
+    let code: String =
+        std::fs::read_to_string(file).unwrap().lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+    let mut out = Vec::new();
+    for (prefix, base) in [("crate::", Vec::new()), ("super::", module[..module.len().saturating_sub(1)].to_vec())] {
+        for (at, _) in code.match_indices(prefix) {
+            if code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let rest = &code[at + prefix.len()..];
+            let mut path: Vec<String> = base.clone();
+            let mut tail = rest;
+            loop {
+                let id: String = tail.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                if id.is_empty() {
+                    break;
+                }
+                tail = &tail[id.len()..];
+                path.push(id);
+                match tail.strip_prefix("::") {
+                    Some(more) => tail = more,
+                    None => break,
+                }
+            }
+            let target = (1..=path.len()).rev().find_map(|n| {
+                let dir = crate_root.join(path[..n].iter().collect::<std::path::PathBuf>());
+                [dir.with_extension("rs"), dir.join("mod.rs")].into_iter().find(|f| files.contains(f))
+            });
+            if let Some(t) = target {
+                let (_, to) = module_of(root, &t);
+                if !module.starts_with(&to) && !out.contains(&t) {
+                    out.push(t);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// No two source files import each other, directly or round a longer loop: each layer reads the
+/// ones below it (the explorer's screens, the commands, the raw readers and the reports
+/// included). The check found the imports it follows.
+#[test]
+fn no_source_files_import_each_other_in_a_circle() {
+    let root = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let files = source_files();
+    let graph: Vec<Vec<usize>> =
+        files.iter().map(|f| imports_of(&root, f, &files).iter().map(|t| files.iter().position(|x| x == t).unwrap()).collect()).collect();
+    assert!(graph.iter().map(Vec::len).sum::<usize>() > 120, "the imports were found: {}", graph.iter().map(Vec::len).sum::<usize>());
+    // Depth first: a file met again while it is still on the path closes a circle.
+    fn visit(n: usize, graph: &[Vec<usize>], state: &mut [u8], path: &mut Vec<usize>) -> Option<Vec<usize>> {
+        state[n] = 1;
+        path.push(n);
+        for &m in &graph[n] {
+            if state[m] == 1 {
+                return Some(path[path.iter().position(|&p| p == m).unwrap()..].to_vec());
+            }
+            if state[m] == 0
+                && let Some(c) = visit(m, graph, state, path)
+            {
+                return Some(c);
+            }
+        }
+        path.pop();
+        state[n] = 2;
+        None
+    }
+    let mut state = vec![0u8; files.len()];
+    for n in 0..files.len() {
+        if state[n] == 0
+            && let Some(circle) = visit(n, &graph, &mut state, &mut Vec::new())
+        {
+            let names: Vec<String> = circle.iter().map(|&i| files[i].strip_prefix(&root).unwrap().display().to_string()).collect();
+            panic!("files that import each other: {}", names.join(" -> "));
+        }
+    }
+}

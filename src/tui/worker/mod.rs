@@ -40,8 +40,8 @@ pub struct DateView {
 #[derive(Debug, Clone)]
 pub struct ModelDay {
     pub check: crate::reports::check::ModelCheckReport,
-    pub late: crate::reports::model_day::ModelLateReport,
-    pub resent: crate::reports::model_day::ResentReport,
+    pub late: crate::reports::model_records::ModelLateReport,
+    pub resent: crate::reports::model_records::ResentReport,
     pub history: crate::reports::model_lab::ModelHistoryReport,
 }
 

@@ -7,6 +7,7 @@
 
 use super::Lab;
 pub use super::model_land::{ModelCorrection, ModelHeld, ModelLandedFile, ModelLanding, REDELIVERED, land, pending_corrections};
+use super::model_land::{kept_dimension, version_path};
 use crate::model::Model;
 use crate::model::read::DimensionTable;
 use crate::model::recount::ModelRow;
@@ -15,12 +16,6 @@ use crate::store::model::{LateRecord, ModelCells, NewSnapshot};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use std::path::{Path, PathBuf};
-
-/// Where a model lab keeps each file version's bytes: `raw/model/upload_date=D/NAME.vN`. A
-/// version's path is written once, before the landing commits, and never again.
-pub(super) fn version_path(lab: &Lab, upload: NaiveDate, name: &str, version: i32) -> PathBuf {
-    lab.raw_root().join("model").join(format!("upload_date={upload}")).join(format!("{name}.v{version}"))
-}
 
 /// The lab's model: None for a retail lab (nothing recorded).
 pub fn lab_model(lab: &Lab) -> Result<Option<Model>> {
@@ -448,17 +443,6 @@ pub fn current_files(lab: &Lab) -> Result<Vec<(NaiveDate, String, PathBuf)>> {
 /// The lab's dimension table as it stands.
 pub fn dimension_table(lab: &Lab, model: &Model) -> Result<DimensionTable> {
     kept_dimension(lab, model)
-}
-
-/// Every key the lab's dimension versions have named, each with the row of the newest version
-/// that names it: a key gone from the file keeps its last row, so its records keep their dates
-/// and stay in gold (as a store gone from stores.csv keeps its sales).
-pub(super) fn kept_dimension(lab: &Lab, model: &Model) -> Result<DimensionTable> {
-    let mut table = DimensionTable::default();
-    for v in lab.store().model_dimension_versions()? {
-        table.rows.extend(DimensionTable::parse(model, &v.text)?.rows);
-    }
-    Ok(table)
 }
 
 /// The independent recount of the lab's current files (no window): the truth v2 is checked by.

@@ -5,7 +5,6 @@
 //! under its own path and inserting its records, in one transaction.
 
 use super::Lab;
-use super::model::version_path;
 use crate::model::Model;
 use crate::model::read::{DimensionTable, LineReader};
 use crate::store::Tx;
@@ -14,6 +13,23 @@ use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+/// Where a model lab keeps each file version's bytes: `raw/model/upload_date=D/NAME.vN`. A
+/// version's path is written once, before the landing commits, and never again.
+pub(super) fn version_path(lab: &Lab, upload: NaiveDate, name: &str, version: i32) -> PathBuf {
+    lab.raw_root().join("model").join(format!("upload_date={upload}")).join(format!("{name}.v{version}"))
+}
+
+/// Every key the lab's dimension versions have named, each with the row of the newest version
+/// that names it: a key gone from the file keeps its last row, so its records keep their dates
+/// and stay in gold (as a store gone from stores.csv keeps its sales).
+pub(super) fn kept_dimension(lab: &Lab, model: &Model) -> Result<DimensionTable> {
+    let mut table = DimensionTable::default();
+    for v in lab.store().model_dimension_versions()? {
+        table.rows.extend(DimensionTable::parse(model, &v.text)?.rows);
+    }
+    Ok(table)
+}
 
 /// A file a landing looked at, and what became of it.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -191,7 +207,7 @@ type NewDimension = (i32, String, String);
 fn dimension(lab: &Lab, world: &Path, model: &Model) -> Result<LandingDimension> {
     let Some(d) = &model.dimension else { return Ok(LandingDimension::default()) };
     let kept = lab.store().model_dimension()?;
-    let mut table = super::model::kept_dimension(lab, model)?;
+    let mut table = kept_dimension(lab, model)?;
     let path = crate::raw::world_file(world, &d.file, "model.dimension.file")?;
     // Only a file that is not there falls back on the lab's; a folder or a FIFO in its place is
     // refused by the read below, naming it.

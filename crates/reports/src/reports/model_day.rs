@@ -13,8 +13,6 @@ use chrono::NaiveDate;
 use color_eyre::eyre::{Result, eyre};
 use std::collections::BTreeMap;
 
-pub use super::model_records::{LateLine, ModelLateReport, ResentLine, ResentReport, late, resent};
-
 /// One date (and currency, for a money measure) of a model lab.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DateLine {
