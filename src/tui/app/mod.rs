@@ -167,12 +167,28 @@ pub struct ModelScreens {
     pub day: Option<super::worker::ModelDay>,
 }
 
+/// Where an audit's wrong rows fall (`AuditReport::where_wrong`): its table, and the sentence
+/// naming the most concentrated place.
+#[derive(Debug, Clone)]
+pub struct Placed {
+    pub table: Option<Table>,
+    pub note: Option<String>,
+}
+
+impl Placed {
+    pub fn of(report: &crate::reports::audit::AuditReport) -> Placed {
+        let place = report.where_wrong();
+        Placed { table: place.table(), note: place.note().map(|n| n.text) }
+    }
+}
+
 /// The Audit screen's foreign gold: waiting for its first audit, audited, or unreadable.
 #[derive(Debug, Clone)]
 pub enum AuditState {
     /// Asked for (its source), not audited yet.
     Pending(String),
-    Done(Box<crate::reports::audit::AuditReport>),
+    /// Audited, with where its wrong rows fall, placed once when it arrives (not every frame).
+    Done(Box<crate::reports::audit::AuditReport>, Box<Placed>),
     /// Why it could not be audited (a missing column, an unreadable file).
     Failed(String),
 }
@@ -338,7 +354,7 @@ impl App {
     /// The audit, once it has run.
     pub(crate) fn audit_report(&self) -> Option<&crate::reports::audit::AuditReport> {
         match &self.audit {
-            Some(AuditState::Done(report)) => Some(report),
+            Some(AuditState::Done(report, _)) => Some(report),
             _ => None,
         }
     }

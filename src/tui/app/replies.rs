@@ -13,7 +13,10 @@ impl App {
             Reply::Paused(text) => self.message = text,
             Reply::Audited(audited) => {
                 self.audit = Some(match audited {
-                    Ok(report) => AuditState::Done(report),
+                    Ok(report) => {
+                        let placed = Box::new(super::Placed::of(&report));
+                        AuditState::Done(report, placed)
+                    }
                     Err(why) => AuditState::Failed(why),
                 });
                 // The audit opens on the first date with a wrong row: where the reader starts.

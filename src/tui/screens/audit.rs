@@ -34,7 +34,7 @@ impl ScreenBehaviour for Audit {
             None => f.render_widget(hint("No foreign gold to audit: `recount tui --audit SOURCE` opens one here (a CSV or Parquet file, duckdb:FILE#schema.table or iceberg:WAREHOUSE#namespace.table), as `recount audit --gold` reads it.".into()), area),
             Some(Audited::Pending(source)) => f.render_widget(hint(format!("auditing {source}…")), area),
             Some(Audited::Failed(why)) => f.render_widget(Paragraph::new(format!("the foreign gold could not be audited: {why}")).style(t.status(crate::reports::Status::Fail)).wrap(Wrap { trim: true }), area),
-            Some(Audited::Done(report)) => {
+            Some(Audited::Done(report, placed)) => {
                 let d = app.selected_date()?;
                 let day = report.of_date(d);
                 let counts = crate::reports::audit::counts_line(
@@ -43,16 +43,15 @@ impl ScreenBehaviour for Audit {
                 );
                 let title = format!("{counts} ({})", wrong_dates(report));
                 // Where the wrong rows of every date fall, under the date's rows.
-                let place = report.where_wrong();
-                let Some(places) = place.table() else {
+                let Some(places) = &placed.table else {
                     draw::draw_main_table(f, app, &crate::reports::Report::tables(&day).remove(0), area, title, out);
                     return Some(());
                 };
                 let tall = u16::try_from(places.rows.len() + 3).unwrap_or(u16::MAX).min(area.height / 3);
                 let [rows, below] = Layout::vertical([Constraint::Min(6), Constraint::Length(tall)]).areas(area);
                 draw::draw_main_table(f, app, &crate::reports::Report::tables(&day).remove(0), rows, title, out);
-                let said = place.note().map_or_else(|| "where the wrong rows fall, on every date".to_string(), |n| n.text);
-                widgets::draw_table(f, t, &places, &widgets::TableView::plain(&places), usize::MAX, below, said);
+                let said = placed.note.clone().unwrap_or_else(|| "where the wrong rows fall, on every date".to_string());
+                widgets::draw_table(f, t, places, &widgets::TableView::plain(places), usize::MAX, below, said);
             }
         }
         Some(())
