@@ -230,12 +230,13 @@ pub fn brought(lab: &Lab, model: &Model, d: NaiveDate, upload: NaiveDate, late_d
 }
 
 /// The first copy (in the raw zone's order) of each key of `d` that only arrived past the window,
-/// with its key, as a gold row: what the recount counts and gold never does.
-pub fn never_counted(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<Vec<(String, ModelRow)>> {
-    Ok(first_uncounted(model, d, &lab.store().model_late_rows(d, late_days)?))
+/// as a gold row: what the recount counts and gold never does.
+pub fn never_counted(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<Vec<ModelRow>> {
+    Ok(first_uncounted(model, d, &lab.store().model_late_rows(d, late_days)?).into_iter().map(|(_, r)| r).collect())
 }
 
-/// `never_counted` of date `d`'s late rows already read (the alert reads them once for both counts).
+/// `never_counted` of date `d`'s late rows already read, each with its key (the alert reads them
+/// once for both counts, and keeps the keys its upload brought).
 fn first_uncounted(model: &Model, d: NaiveDate, late: &[LateRecord]) -> Vec<(String, ModelRow)> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();

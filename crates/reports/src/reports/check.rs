@@ -325,11 +325,8 @@ pub fn model_check_with(lab: &Lab, model: &Model, d: NaiveDate, recount: &[Model
     let v2 = on(rows_of(model, lab.store().model_gold(None)?));
     let v1 = on(rows_of(model, lab.store().model_naive()?));
     let recompute: Vec<ModelRow> = recount.iter().filter(|r| r.business_date == d).cloned().collect();
-    let beyond_window = if v2 == recompute {
-        Vec::new()
-    } else {
-        summed(d, &crate::lake::model::never_counted(lab, model, d, late_days)?.into_iter().map(|(_, r)| r).collect::<Vec<_>>())?
-    };
+    let beyond_window =
+        if v2 == recompute { Vec::new() } else { summed(d, &crate::lake::model::never_counted(lab, model, d, late_days)?)? };
     let status = super::status::model_statuses(lab, late_days, &[d])?.pop().ok_or_else(|| eyre!("no status of {d}"))?;
     let as_of_snapshot = lab.store().model_next_snapshot()? - 1;
     Ok(ModelCheckReport { model: model.clone(), business_date: d, as_of_snapshot, status, v1, v2, recompute, beyond_window })

@@ -103,8 +103,7 @@ pub fn dates_with(lab: &Lab, model: &Model, late_days: u32, recount: &[ModelRow]
     let differ: std::collections::BTreeSet<NaiveDate> = keys.iter().filter(|k| v2.get(*k) != recompute.get(*k)).map(|k| k.0).collect();
     let mut beyond: Totals = BTreeMap::new();
     for d in differ {
-        let rows: Vec<ModelRow> = crate::lake::model::never_counted(lab, model, d, late_days)?.into_iter().map(|(_, r)| r).collect();
-        beyond.extend(totals(model, &rows)?);
+        beyond.extend(totals(model, &crate::lake::model::never_counted(lab, model, d, late_days)?)?);
     }
     let dates = keys
         .into_iter()
