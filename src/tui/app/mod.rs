@@ -167,18 +167,35 @@ pub struct ModelScreens {
     pub day: Option<super::worker::ModelDay>,
 }
 
-/// Where an audit's wrong rows fall (`AuditReport::where_wrong`): its table, and the sentence
-/// naming the most concentrated place.
+/// Where an audit's wrong rows fall (`AuditReport::where_wrong`): its table, the sentence naming
+/// the most concentrated place, and the count of wrong rows with the dates they are on.
 #[derive(Debug, Clone)]
 pub struct Placed {
     pub table: Option<Table>,
     pub note: Option<String>,
+    pub dates: String,
 }
 
 impl Placed {
     pub fn of(report: &crate::reports::audit::AuditReport) -> Placed {
         let place = report.where_wrong();
-        Placed { table: place.table(), note: place.note().map(|n| n.text) }
+        Placed { table: place.table(), note: place.note().map(|n| n.text), dates: wrong_dates(report) }
+    }
+}
+
+/// The audit's wrong rows over every date, and the dates they are on.
+fn wrong_dates(report: &crate::reports::audit::AuditReport) -> String {
+    let mut dates: Vec<chrono::NaiveDate> =
+        report.rows.iter().filter(|r| crate::reports::audit::is_wrong(&r.causes)).map(|r| r.business_date).collect();
+    dates.sort();
+    dates.dedup();
+    match dates.as_slice() {
+        [] => "no wrong row on any date".to_string(),
+        [d] => format!("{} wrong in all, on {d}", report.wrong()),
+        [first, .., last] => {
+            let day = |d: &chrono::NaiveDate| d.format("%m-%d").to_string();
+            format!("{} wrong in all, on {} dates, {} to {}", report.wrong(), dates.len(), day(first), day(last))
+        }
     }
 }
 

@@ -41,7 +41,7 @@ impl ScreenBehaviour for Audit {
                     &format!("{} for {d}", report.source),
                     day.rows.iter().map(|r| (r.causes.as_slice(), r.in_foreign)),
                 );
-                let title = format!("{counts} ({})", wrong_dates(report));
+                let title = format!("{counts} ({})", placed.dates);
                 // Where the wrong rows of every date fall, under the date's rows.
                 let Some(places) = &placed.table else {
                     draw::draw_main_table(f, app, &crate::reports::Report::tables(&day).remove(0), area, title, out);
@@ -55,22 +55,6 @@ impl ScreenBehaviour for Audit {
             }
         }
         Some(())
-    }
-}
-
-/// The audit's wrong rows over every date, and the dates they are on.
-fn wrong_dates(report: &crate::reports::audit::AuditReport) -> String {
-    let mut dates: Vec<chrono::NaiveDate> =
-        report.rows.iter().filter(|r| crate::reports::audit::is_wrong(&r.causes)).map(|r| r.business_date).collect();
-    dates.sort();
-    dates.dedup();
-    match dates.as_slice() {
-        [] => "no wrong row on any date".to_string(),
-        [d] => format!("{} wrong in all, on {d}", report.wrong()),
-        [first, .., last] => {
-            let day = |d: &chrono::NaiveDate| d.format("%m-%d").to_string();
-            format!("{} wrong in all, on {} dates, {} to {}", report.wrong(), dates.len(), day(first), day(last))
-        }
     }
 }
 
