@@ -111,6 +111,10 @@ fn the_recount_in_any_number_of_passes_is_the_recount_in_one() {
         assert_eq!(many.rows, one.rows, "{passes} passes");
         assert_eq!((many.events, many.baskets, many.rejected_lines), (one.events, one.baskets, one.rejected_lines), "{passes} passes");
     }
+    // The buckets were spilled to the lab's spill folder, and nothing of them is left.
+    let spill = dir.path().join("lab").join(recount::store::SPILL_DIR);
+    let left: Vec<_> = std::fs::read_dir(&spill).map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
+    assert!(spill.exists() && left.is_empty(), "{left:?} in {}", spill.display());
 }
 
 #[test]

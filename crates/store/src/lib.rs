@@ -8,6 +8,7 @@
 //! and every row struct's columns are exactly its statement's (run against a fresh lab).
 
 mod as_of;
+pub mod buckets;
 mod digest;
 mod fingerprint;
 pub mod foreign;

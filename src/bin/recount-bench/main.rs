@@ -53,7 +53,7 @@ struct BenchCli {
 
 #[derive(Debug, Subcommand)]
 enum Phase {
-    /// (internal) one measured phase in its own process: land + backfill, or the explorer's far jump
+    /// (internal) one measured phase in its own process: land + backfill, the explorer's far jump, or the polars recount
     #[command(hide = true)]
     Phase {
         #[arg(long)]
@@ -63,6 +63,9 @@ enum Phase {
         /// The explorer's far jump on a built lab instead of land + backfill
         #[arg(long)]
         jump: bool,
+        /// The polars recount of the lab's raw zone alone, no cache read or written
+        #[arg(long, conflicts_with = "jump")]
+        recount: bool,
     },
 }
 
@@ -85,10 +88,14 @@ fn main() {
 }
 
 fn run(cli: BenchCli) -> Result<()> {
-    if let Some(Phase::Phase { world, lab, jump }) = &cli.phase {
+    if let Some(Phase::Phase { world, lab, jump, recount }) = &cli.phase {
         // Bulk work keeps one malloc arena, as `recount land` and `run` do.
         store::one_malloc_arena();
-        let line = if *jump { bench::far_jump(world, lab)? } else { bench::land_and_backfill(world, lab)? };
+        let line = match (jump, recount) {
+            (true, _) => bench::far_jump(world, lab)?,
+            (_, true) => bench::raw_recount(lab)?,
+            _ => bench::land_and_backfill(world, lab)?,
+        };
         println!("{line}");
         return Ok(());
     }

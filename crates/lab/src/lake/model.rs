@@ -452,7 +452,13 @@ pub fn recompute(lab: &Lab, model: &Model) -> Result<crate::model::recount::Mode
     if lab.is_mirror() {
         return recount_bronze(lab, model);
     }
-    crate::model::recount::recount_files(model, &dimension_table(lab, model)?, &current_files(lab)?, None)
+    crate::model::recount::recount_files(
+        model,
+        &dimension_table(lab, model)?,
+        &current_files(lab)?,
+        None,
+        &lab.root.join(crate::store::SPILL_DIR),
+    )
 }
 
 /// The recount of a mirror's bronze: its current records under the same dedup and sums, in

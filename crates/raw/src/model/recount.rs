@@ -6,7 +6,7 @@
 //! truth v1 and v2 are checked against. Its fingerprint is the contract's, in the model's columns.
 
 use super::Model;
-use super::read::{DimensionTable, LineReader};
+use super::read::{DimensionTable, LineReader, RecordView};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use polars::prelude::*;
@@ -164,7 +164,8 @@ fn share() -> u64 {
     (crate::store::memory_budget() / 4).max(1)
 }
 
-/// `recount` in `passes` passes (None: as the budget needs).
+/// `recount` in `passes` buckets (None: as the budget needs), spilling to the system's
+/// temporary folder when it needs more than one: a world is not the recount's to write in.
 pub fn recount_in_passes(world: &Path, model: &Model, passes: Option<u64>) -> Result<ModelRecount> {
     model.validate()?;
     if *model == super::retail() {
@@ -174,106 +175,171 @@ pub fn recount_in_passes(world: &Path, model: &Model, passes: Option<u64>) -> Re
     }
     let dims = dimension_of(world, model)?;
     let files = files_of(world, model)?;
-    recount_files(model, &dims, &files, passes)
+    recount_files(model, &dims, &files, passes, &std::env::temp_dir())
 }
 
 /// The recount of `files` (upload date, name in the upload, where its bytes are; in raw-zone
 /// order) with `dims`: a lab recounts its current file versions this way. With `passes` None it
-/// starts in one pass; a pass whose copies outgrow the recount's share of the budget stops, and
-/// the recount starts again in as many passes as the bytes read so far say the files need.
+/// starts in memory; when the copies outgrow the recount's share of the budget, it starts again
+/// and reads the files once into as many buckets, spilled under `spill`, as the bytes read so far
+/// say they need, then counts bucket by bucket (`spilled`). `Some(n)` asks for n buckets.
 pub fn recount_files(
     model: &Model,
     dims: &DimensionTable,
     files: &[(NaiveDate, String, std::path::PathBuf)],
     passes: Option<u64>,
+    spill: &Path,
 ) -> Result<ModelRecount> {
-    let sizes: Vec<u64> = files.iter().map(|f| std::fs::metadata(&f.2).map(|m| m.len()).unwrap_or(0)).collect();
-    let mut todo = passes.unwrap_or(1).max(1);
-    loop {
-        match recount_with(model, dims, files, todo, passes.is_none().then(|| (share(), sizes.as_slice())))? {
-            Ok(done) => return Ok(done),
-            // One key's copies past the share fit no number of passes: said, not tried forever.
-            Err(more) if more > MAX_PASSES => bail!(
-                "the recount of {} needs more than {MAX_PASSES} passes in its share of the memory budget ({} MiB): raise --memory",
-                model.gold,
-                share() >> 20
-            ),
-            Err(more) => todo = more,
+    let need = match passes {
+        Some(n) if n > 1 => n,
+        _ => {
+            let sizes: Vec<u64> = files.iter().map(|f| std::fs::metadata(&f.2).map(|m| m.len()).unwrap_or(0)).collect();
+            match in_memory(model, dims, files, passes.is_none().then(|| (share(), sizes.as_slice())))? {
+                Ok(done) => return Ok(done),
+                Err(need) => need,
+            }
         }
-    }
+    };
+    spilled(model, dims, files, need, spill)
 }
 
-/// The most passes a recount starts again in before it says the budget is too small.
-const MAX_PASSES: u64 = 1024;
-
-/// One recount in `passes` passes; with `limit` (the share, each file's size), Err(passes) when a
-/// pass outgrew the share: the passes the whole would need.
-fn recount_with(
+/// Gives `each` every record of `files` with its file's place in raw-zone order and its line,
+/// and lists the refused lines; `each` answers whether to go on. False when it stopped.
+fn read_files(
     model: &Model,
     dims: &DimensionTable,
     files: &[(NaiveDate, String, std::path::PathBuf)],
-    passes: u64,
-    limit: Option<(u64, &[u64])>,
-) -> Result<Result<ModelRecount, u64>> {
-    let (mut sums, mut refused, mut n, mut entities) = (Sums::new(), Vec::new(), 0u64, 0u64);
-    let (mut groups, mut buf) = (Groups::default(), String::new());
+    refused: &mut Vec<Refused>,
+    mut each: impl FnMut(RecordView<'_>, u32, u32) -> Result<bool>,
+) -> Result<bool> {
     let reader = LineReader::new(model, dims)?;
-    let width = model.measures.len();
-    for pass in 0..passes {
-        let mut copies = Copies::default();
-        let mut read_bytes = 0u64;
-        for (rank, (upload, name, path)) in files.iter().enumerate() {
-            let bytes = crate::raw::read_gz_bytes(path)?;
-            for (i, raw) in crate::raw::split_lines(&bytes).enumerate() {
-                let line = match crate::raw::line_text(raw) {
-                    Ok(line) if !line.trim().is_empty() => line,
-                    Ok(_) => continue,
-                    Err(reason) => {
-                        if pass == 0 {
-                            refused.push(Refused { file: format!("upload_date={upload}/{name}"), line: i + 1, reason });
-                        }
-                        continue;
-                    }
-                };
-                let kept = reader.read_with(line, *upload, |r| -> Result<()> {
-                    if passes > 1 && xxhash_rust::xxh3::xxh3_64(r.key.as_bytes()) % passes != pass {
-                        return Ok(());
-                    }
-                    copies.bytes += COPY_BYTES + 2 * (r.key.len() + r.event_id.len()) as u64 + 16 * width as u64;
-                    copies.key.push(r.key.to_string());
-                    copies.arrival.push(r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX));
-                    copies.event_id.push(r.event_id.to_string());
-                    copies.file_rank.push(u32::try_from(rank).unwrap_or(u32::MAX));
-                    copies.line.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
-                    copies.date.push(r.business_date);
-                    copies.group.push(groups.number(&mut buf, &r.grain, r.attributes)?);
-                    copies.measures.extend_from_slice(&r.measures);
-                    Ok(())
-                });
-                match kept {
-                    Ok(done) => done?,
-                    // A refused line is listed once, in the first pass.
-                    Err(reason) if pass == 0 => refused.push(Refused { file: format!("upload_date={upload}/{name}"), line: i + 1, reason }),
-                    Err(_) => {}
+    for (rank, (upload, name, path)) in files.iter().enumerate() {
+        let bytes = crate::raw::read_gz_bytes(path)?;
+        let rank = u32::try_from(rank).unwrap_or(u32::MAX);
+        for (i, raw) in crate::raw::split_lines(&bytes).enumerate() {
+            let refuse = |reason| Refused { file: format!("upload_date={upload}/{name}"), line: i + 1, reason };
+            let line = match crate::raw::line_text(raw) {
+                Ok(line) if !line.trim().is_empty() => line,
+                Ok(_) => continue,
+                Err(reason) => {
+                    refused.push(refuse(reason));
+                    continue;
                 }
-            }
-            if let Some((share, sizes)) = limit {
-                read_bytes += sizes[rank];
-                if copies.bytes > share {
-                    // This pass's copies so far, over the part of the files read: the whole's.
-                    let total: u64 = sizes.iter().sum();
-                    let whole = u128::from(copies.bytes) * u128::from(total.max(1)) / u128::from(read_bytes.max(1)) * u128::from(passes);
-                    let need = u64::try_from(whole.div_ceil(u128::from(share))).unwrap_or(u64::MAX);
-                    return Ok(Err(need.max(passes + 1)));
+            };
+            match reader.read_with(line, *upload, |r| each(r, rank, u32::try_from(i + 1).unwrap_or(u32::MAX))) {
+                Ok(go_on) => {
+                    if !go_on? {
+                        return Ok(false);
+                    }
                 }
+                Err(reason) => refused.push(refuse(reason)),
             }
         }
-        n += copies.key.len() as u64;
+    }
+    Ok(true)
+}
+
+/// The recount in memory; with `limit` (the share, each file's size), Err(buckets) when the
+/// copies outgrew the share: the buckets the whole would need.
+fn in_memory(
+    model: &Model,
+    dims: &DimensionTable,
+    files: &[(NaiveDate, String, std::path::PathBuf)],
+    limit: Option<(u64, &[u64])>,
+) -> Result<Result<ModelRecount, u64>> {
+    let (mut refused, mut groups, mut buf, mut copies) = (Vec::new(), Groups::default(), String::new(), Copies::default());
+    let width = model.measures.len() as u64;
+    let mut need = None;
+    let done = read_files(model, dims, files, &mut refused, |r, rank, line| {
+        copies.bytes += COPY_BYTES + 2 * (r.key.len() + r.event_id.len()) as u64 + 16 * width;
+        copies.group.push(groups.number(&mut buf, &r.grain, r.attributes)?);
+        copies.push(&r, rank, line);
+        if let Some((share, sizes)) = limit.filter(|(share, _)| copies.bytes > *share) {
+            // The copies so far, over the part of the files read: the whole's.
+            let (total, read): (u64, u64) = (sizes.iter().sum(), sizes[..=rank as usize].iter().sum());
+            let whole = u128::from(copies.bytes) * u128::from(total.max(1)) / u128::from(read.max(1));
+            need = Some(u64::try_from(whole.div_ceil(u128::from(share))).unwrap_or(u64::MAX).max(2));
+            return Ok(false);
+        }
+        Ok(true)
+    })?;
+    if let (false, Some(need)) = (done, need) {
+        return Ok(Err(need));
+    }
+    let n = copies.key.len() as u64;
+    let winners = winners(&mut copies)?;
+    let mut sums = Sums::new();
+    add(model, &mut sums, &groups, &copies, &winners)?;
+    Ok(Ok(ModelRecount { rows: gold_rows(sums, &groups), copies: n, entities: winners.len() as u64, refused, files: files.len() }))
+}
+
+/// The recount in one read of the files into `n` buckets by key, spilled under `spill`, then
+/// bucket by bucket: every copy of a key is in one bucket, so the buckets' sums add up. A bucket
+/// past the share is split again from its own file.
+fn spilled(
+    model: &Model,
+    dims: &DimensionTable,
+    files: &[(NaiveDate, String, std::path::PathBuf)],
+    n: u64,
+    spill: &Path,
+) -> Result<ModelRecount> {
+    use crate::store::buckets;
+    let spilling = buckets::Buckets::create(spill, n)?;
+    let (mut refused, mut groups, mut buf, mut payload) = (Vec::new(), Groups::default(), String::new(), Vec::new());
+    let mut sink = spilling.sink();
+    read_files(model, dims, files, &mut refused, |r, rank, line| {
+        payload.clear();
+        buckets::put_i64(&mut payload, r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX));
+        buckets::put_str(&mut payload, r.event_id);
+        buckets::put_u32(&mut payload, rank);
+        buckets::put_u32(&mut payload, line);
+        buckets::put_i64(&mut payload, (r.business_date - chrono::DateTime::UNIX_EPOCH.date_naive()).num_days());
+        buckets::put_u32(&mut payload, groups.number(&mut buf, &r.grain, r.attributes)?);
+        r.measures.iter().for_each(|&m| buckets::put_i64(&mut payload, m));
+        sink.push(r.key.as_bytes(), &payload).map(|()| true)
+    })?;
+    sink.flush()?;
+    drop(sink);
+    let (mut sums, mut copies_n, mut entities) = (Sums::new(), 0u64, 0u64);
+    spilling.finish()?.each(share() / SPILL_EXPANSION, &mut |records| {
+        let mut copies = Copies::default();
+        for record in records {
+            let (key, payload) = record?;
+            let mut f = buckets::Payload::new(payload);
+            copies.key.push(std::str::from_utf8(key).map_err(|_| eyre!("a spilled key is not UTF-8"))?.to_string());
+            copies.arrival.push(f.i64()?);
+            copies.event_id.push(f.str()?.to_string());
+            copies.file_rank.push(f.u32()?);
+            copies.line.push(f.u32()?);
+            copies.date.push(chrono::DateTime::UNIX_EPOCH.date_naive() + chrono::Duration::days(f.i64()?));
+            copies.group.push(f.u32()?);
+            for _ in &model.measures {
+                copies.measures.push(f.i64()?);
+            }
+        }
+        copies_n += copies.key.len() as u64;
         let winners = winners(&mut copies)?;
         entities += winners.len() as u64;
-        add(model, &mut sums, &groups, &copies, &winners)?;
+        add(model, &mut sums, &groups, &copies, &winners)
+    })?;
+    Ok(ModelRecount { rows: gold_rows(sums, &groups), copies: copies_n, entities, refused, files: files.len() })
+}
+
+/// How many bytes of the recount's working set one byte of a spilled copy becomes, read back
+/// and sorted (`COPY_BYTES` and the ids' text, over a spilled copy's).
+const SPILL_EXPANSION: u64 = 4;
+
+impl Copies {
+    /// A read copy's columns, but its group (numbered by the caller).
+    fn push(&mut self, r: &RecordView<'_>, rank: u32, line: u32) {
+        self.key.push(r.key.to_string());
+        self.arrival.push(r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX));
+        self.event_id.push(r.event_id.to_string());
+        self.file_rank.push(rank);
+        self.line.push(line);
+        self.date.push(r.business_date);
+        self.measures.extend_from_slice(&r.measures);
     }
-    Ok(Ok(ModelRecount { rows: gold_rows(sums, &groups), copies: n, entities, refused, files: files.len() }))
 }
 
 /// The sums as gold's rows, in (date, grain) order.
@@ -307,6 +373,9 @@ pub struct BronzeCopy {
 /// A reader of bronze's copies for one pass: `(passes, pass, push)` gives `push` every copy
 /// whose key falls in pass `pass` of `passes`.
 pub type BronzeReader<'a> = dyn FnMut(u64, u64, &mut dyn FnMut(BronzeCopy) -> Result<()>) -> Result<()> + 'a;
+
+/// The most passes a mirror's recount of bronze reads before it says the budget is too small.
+const MAX_PASSES: u64 = 1024;
 
 /// The recount of bronze's current copies (`files` file versions, about `bytes` of ids), in as
 /// many passes by key as the recount's share of the memory budget needs.
@@ -361,11 +430,20 @@ fn winners(c: &mut Copies) -> Result<Vec<usize>> {
             Column::new("idx".into(), idx),
         ],
     )?;
-    let order = crate::rules::copy_sort("key");
-    let sorted = df.sort(order, SortMultipleOptions::default().with_maintain_order(true))?;
-    let first = sorted.unique_stable(Some(&["key".to_string()]), UniqueKeepStrategy::First, None)?;
+    let first = first_copies(df, "key")?;
     let col = first.column("idx")?.u32()?;
     (0..col.len()).map(|i| col.get(i).map(|v| v as usize).ok_or_else(|| eyre!("a copy without its index"))).collect()
+}
+
+/// The first copy of each `key` in the contract's order (`rules::copy_sort`), for every model's
+/// recount, retail's included. Only the keys sent more than once are sorted: a key's only copy
+/// wins as it is, and most keys have one.
+#[allow(deprecated)] // the eager frame: polars' lazy engine would add half an hour of build
+pub fn first_copies(df: DataFrame, key: &str) -> PolarsResult<DataFrame> {
+    let many = df.select([key])?.is_duplicated()?;
+    let once = df.filter(&!&many)?;
+    let sorted = df.filter(&many)?.sort(crate::rules::copy_sort(key), SortMultipleOptions::default().with_maintain_order(true))?;
+    once.vstack(&sorted.unique_stable(Some(&[key.to_string()]), UniqueKeepStrategy::First, None)?)
 }
 
 /// Adds the winners' measures into `sums`, with overflow an error.
@@ -440,21 +518,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_pass_that_outgrows_the_share_asks_for_the_passes_the_files_need_and_they_give_the_same_gold() {
+    fn copies_that_outgrow_the_share_ask_for_the_buckets_the_files_need_and_they_give_the_same_gold() {
         let world = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../sample-data-manufacturing");
         let model = super::super::manufacturing();
         let dims = dimension_of(&world, &model).unwrap();
         let files = files_of(&world, &model).unwrap();
         let sizes: Vec<u64> = files.iter().map(|f| std::fs::metadata(&f.2).unwrap().len()).collect();
-        let whole = recount_with(&model, &dims, &files, 1, None).unwrap().unwrap();
-        // A share of a tenth of what one pass held: the recount stops and asks for about ten.
+        let whole = in_memory(&model, &dims, &files, None).unwrap().unwrap();
+        // A share of a tenth of what memory held: the recount stops and asks for about ten.
         let held = whole.copies * COPY_BYTES;
-        let Err(need) = recount_with(&model, &dims, &files, 1, Some((held / 10, &sizes))).unwrap() else {
-            panic!("one pass fits a tenth of its own size")
+        let Err(need) = in_memory(&model, &dims, &files, Some((held / 10, &sizes))).unwrap() else {
+            panic!("memory fits a tenth of its own size")
         };
-        assert!((8..=40).contains(&need), "{need} passes");
-        // In that many passes each fits, and the gold is the one pass's.
-        let split = recount_with(&model, &dims, &files, need, Some((held / 10 * 2, &sizes))).unwrap().unwrap();
-        assert_eq!((split.rows, split.copies, split.entities), (whole.rows, whole.copies, whole.entities));
+        assert!((8..=40).contains(&need), "{need} buckets");
+        // In that many buckets, the gold is memory's, and the spill is gone.
+        let spill = tempfile::tempdir().unwrap();
+        let split = spilled(&model, &dims, &files, need, spill.path()).unwrap();
+        assert_eq!((split.rows, split.copies, split.entities, split.refused), (whole.rows, whole.copies, whole.entities, whole.refused));
+        assert_eq!(std::fs::read_dir(spill.path()).unwrap().count(), 0);
     }
 }

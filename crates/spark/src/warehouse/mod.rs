@@ -249,7 +249,7 @@ fn layout() -> String {
     layout_of(&LAYOUT)
 }
 
-const LAYOUT: [&str; 9] = [
+const LAYOUT: [&str; 10] = [
     include_str!("../../../../queries/mirror.sql"),
     include_str!("../../../../queries/model_mirror.sql"),
     include_str!("model_mirror.rs"),
@@ -258,7 +258,8 @@ const LAYOUT: [&str; 9] = [
     include_str!("mod.rs"),
     include_str!("props.rs"),
     include_str!("writes.rs"),
-    include_str!("../../../reports/src/recompute.rs"),
+    include_str!("../../../reports/src/recompute/mod.rs"),
+    include_str!("../../../reports/src/recompute/count.rs"),
 ];
 
 fn layout_of(texts: &[&str]) -> String {

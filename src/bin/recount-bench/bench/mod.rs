@@ -188,6 +188,15 @@ pub(crate) fn land_and_backfill(world: &Path, lab_dir: &Path) -> Result<String> 
     Ok(reports::fingerprint(&lab, None)?.line)
 }
 
+/// The hidden child phase `--recount`: the polars recount of a built lab's raw zone, with no
+/// cache read or written. Prints its rows, events and baskets, and its time.
+pub(crate) fn raw_recount(lab_dir: &Path) -> Result<String> {
+    let lab = Lab::open(lab_dir)?;
+    let t = Instant::now();
+    let r = crate::recompute::recount(&lab.raw_root())?;
+    Ok(format!("{} rows, {} events, {} baskets in {:.2} s", r.rows.len(), r.events, r.baskets, t.elapsed().as_secs_f64()))
+}
+
 /// The binaries a bench's children run: `recount`, for the steps a user runs, and this bench,
 /// for its own measured phases (`recount-bench phase`).
 #[derive(Debug, Clone)]
