@@ -249,18 +249,26 @@ fn in_memory(
 ) -> Result<Result<ModelRecount, u64>> {
     let (mut refused, mut groups, mut buf, mut copies) = (Vec::new(), Groups::default(), String::new(), Copies::default());
     let width = model.measures.len() as u64;
-    let mut need = None;
+    let (mut need, mut file) = (None, 0);
     let done = read_files(model, dims, files, &mut refused, |r, rank, line| {
+        if let Some((share, sizes)) = limit {
+            // The copies so far, over the part of the files read (every file before this one,
+            // or with this one once they pass the share): the whole's. Known after the first
+            // file, so a world that cannot fit wastes that file's read, not the share's.
+            let upto = if copies.bytes > share { rank as usize + 1 } else { rank as usize };
+            if upto > file || copies.bytes > share {
+                file = upto;
+                let (total, read): (u64, u64) = (sizes.iter().sum(), sizes[..upto].iter().sum());
+                let whole = u128::from(copies.bytes) * u128::from(total.max(1)) / u128::from(read.max(1));
+                if whole > u128::from(share) {
+                    need = Some(u64::try_from(whole.div_ceil(u128::from(share))).unwrap_or(u64::MAX).max(2));
+                    return Ok(false);
+                }
+            }
+        }
         copies.bytes += COPY_BYTES + 2 * (r.key.len() + r.event_id.len()) as u64 + 16 * width;
         copies.group.push(groups.number(&mut buf, &r.grain, r.attributes)?);
         copies.push(&r, rank, line);
-        if let Some((share, sizes)) = limit.filter(|(share, _)| copies.bytes > *share) {
-            // The copies so far, over the part of the files read: the whole's.
-            let (total, read): (u64, u64) = (sizes.iter().sum(), sizes[..=rank as usize].iter().sum());
-            let whole = u128::from(copies.bytes) * u128::from(total.max(1)) / u128::from(read.max(1));
-            need = Some(u64::try_from(whole.div_ceil(u128::from(share))).unwrap_or(u64::MAX).max(2));
-            return Ok(false);
-        }
         Ok(true)
     })?;
     if let (false, Some(need)) = (done, need) {
