@@ -28,16 +28,20 @@ sums AS (
     SELECT r.business_date, r.g1, r.g2, r.g3, r.g4,
            sum(abs(r.m1::HUGEINT)) AS t1, sum(abs(r.m2::HUGEINT)) AS t2, sum(abs(r.m3::HUGEINT)) AS t3,
            sum(abs(r.m4::HUGEINT)) AS t4, sum(abs(r.m5::HUGEINT)) AS t5, sum(abs(r.m6::HUGEINT)) AS t6,
-           min(CASE WHEN r.file_id >= $first_file_id::INTEGER THEN 'upload_date=' || f.upload_date || '/' || f.file END) AS file
-    FROM model.records r JOIN model.current_files f USING (file_id)
+           -- The new file's id, named only for the row returned: a name per record would be
+           -- text built for every record the dates hold.
+           min(CASE WHEN r.file_id >= $first_file_id::INTEGER THEN r.file_id END) AS new_file_id
+    FROM model.records r SEMI JOIN model.current_files f USING (file_id)
     WHERE r.business_date IN (SELECT business_date FROM touched)
-    GROUP BY r.business_date, r.g1, r.g2, r.g3, r.g4)
-SELECT business_date, g1, g2, g3, g4, t1::VARCHAR AS t1, t2::VARCHAR AS t2, t3::VARCHAR AS t3, t4::VARCHAR AS t4,
-       t5::VARCHAR AS t5, t6::VARCHAR AS t6, file
-FROM sums
-WHERE greatest(coalesce(t1, 0), coalesce(t2, 0), coalesce(t3, 0), coalesce(t4, 0), coalesce(t5, 0), coalesce(t6, 0)) > $limit::HUGEINT
-ORDER BY business_date, g1, g2, g3, g4
-LIMIT 1;
+    GROUP BY r.business_date, r.g1, r.g2, r.g3, r.g4),
+past AS (
+    SELECT * FROM sums
+    WHERE greatest(coalesce(t1, 0), coalesce(t2, 0), coalesce(t3, 0), coalesce(t4, 0), coalesce(t5, 0), coalesce(t6, 0)) > $limit::HUGEINT
+    ORDER BY business_date, g1, g2, g3, g4
+    LIMIT 1)
+SELECT p.business_date, p.g1, p.g2, p.g3, p.g4, p.t1::VARCHAR AS t1, p.t2::VARCHAR AS t2, p.t3::VARCHAR AS t3,
+       p.t4::VARCHAR AS t4, p.t5::VARCHAR AS t5, p.t6::VARCHAR AS t6, 'upload_date=' || f.upload_date || '/' || f.file AS file
+FROM past p LEFT JOIN model.current_files f ON f.file_id = p.new_file_id;
 
 -- name: record_dates
 -- Every business date the current files' records hold, in gold or not (a date whose records all

@@ -237,3 +237,25 @@ fn a_long_daily_outgrows_the_first_limit_in_a_landing_and_finishes() {
     assert_eq!(run(&fresh, &["run", &first, &last], &[]).0, Some(0));
     assert_eq!(run(&lab, &["fingerprint"], &[]).1, run(&fresh, &["fingerprint"], &[]).1);
 }
+
+/// A plant world of 191,000 lines lands within a 32 MiB budget, as one landed with the default
+/// budget: the landing's check of every measure's total groups all the records of its dates,
+/// and builds no text per record (a file's name a record ran out of DuckDB's limit here).
+#[test]
+fn a_model_landing_checks_its_measures_totals_within_a_small_budget() {
+    let dir = tempdir();
+    let world = dir.path().join("world");
+    let w = world.to_str().unwrap();
+    let (code, _, err) = run(dir.path(), &["generate", "--model", "manufacturing", "--store-factor", "50", "--out", w], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let (small, wide) = (dir.path().join("small"), dir.path().join("wide"));
+    let (code, _, err) = run(&small, &["--memory", "32MB", "land", "2026-06-18", "2026-07-15", "--world", w], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(run(&wide, &["land", "2026-06-18", "2026-07-15", "--world", w], &[]).0, Some(0));
+    for lab in [&small, &wide] {
+        assert_eq!(run(lab, &["--memory", "64MB", "run", "2026-06-18", "2026-07-15"], &[]).0, Some(0));
+    }
+    let fingerprint = run(&small, &["fingerprint"], &[]).1;
+    assert!(fingerprint.contains("rows, md5"), "{fingerprint}");
+    assert_eq!(fingerprint, run(&wide, &["fingerprint"], &[]).1);
+}

@@ -325,8 +325,20 @@ fn plan(lab: &Lab, world: &Path, model: &Model, dates: &[NaiveDate], next_id: &m
 
 /// Lands uploads `dates` of `world` into a model lab: new and corrected files as their next
 /// version, unchanged ones noted, a corrected dimension row's files read again. One transaction;
-/// every version's bytes are written under their own path before it commits.
+/// every version's bytes are written under their own path before it commits. A landing that ran
+/// out of DuckDB's limit kept nothing, and runs again as it was with a raised limit, up to
+/// DuckDB's share of the budget, as retail's does (its reads run inside its transaction, where a
+/// statement is not retried alone).
 pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> Result<ModelLanding> {
+    loop {
+        match land_once(lab, world, model, dates) {
+            Err(e) if crate::store::is_out_of_memory(&e) && lab.store().raise_limit(false)? => {}
+            other => return other,
+        }
+    }
+}
+
+fn land_once(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> Result<ModelLanding> {
     lab.begin_writing()?;
     let started = std::time::Instant::now();
     let LandingDimension { table: dims, new: new_dimension, changed, removed } = dimension(lab, world, model)?;
