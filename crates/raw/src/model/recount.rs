@@ -196,7 +196,9 @@ pub fn recount_files(
             let sizes: Vec<u64> = files.iter().map(|f| std::fs::metadata(&f.2).map(|m| m.len()).unwrap_or(0)).collect();
             match in_memory(model, dims, files, passes.is_none().then(|| (share(), sizes.as_slice())))? {
                 Ok(done) => return Ok(done),
-                Err(need) => need,
+                // Twice the buckets the copies' estimate asks: a bucket's spilled bytes and its
+                // columns are in memory together while it is read back.
+                Err(need) => need.saturating_mul(2),
             }
         }
     };
@@ -213,27 +215,41 @@ fn read_files(
     mut each: impl FnMut(RecordView<'_>, u32, u32) -> Result<bool>,
 ) -> Result<bool> {
     let reader = LineReader::new(model, dims)?;
-    for (rank, (upload, name, path)) in files.iter().enumerate() {
-        let bytes = crate::raw::read_gz_bytes(path)?;
-        let rank = u32::try_from(rank).unwrap_or(u32::MAX);
-        for (i, raw) in crate::raw::split_lines(&bytes).enumerate() {
-            let refuse = |reason| Refused { file: format!("upload_date={upload}/{name}"), line: i + 1, reason };
-            let line = match crate::raw::line_text(raw) {
-                Ok(line) if !line.trim().is_empty() => line,
-                Ok(_) => continue,
-                Err(reason) => {
-                    refused.push(refuse(reason));
-                    continue;
-                }
-            };
-            match reader.read_with(line, *upload, |r| each(r, rank, u32::try_from(i + 1).unwrap_or(u32::MAX))) {
-                Ok(go_on) => {
-                    if !go_on? {
-                        return Ok(false);
-                    }
-                }
-                Err(reason) => refused.push(refuse(reason)),
+    for (rank, file) in files.iter().enumerate() {
+        if !read_file(&reader, rank, file, refused, &mut each)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// `read_files` for the file of place `rank`.
+fn read_file(
+    reader: &LineReader<'_>,
+    rank: usize,
+    (upload, name, path): &(NaiveDate, String, std::path::PathBuf),
+    refused: &mut Vec<Refused>,
+    each: &mut impl FnMut(RecordView<'_>, u32, u32) -> Result<bool>,
+) -> Result<bool> {
+    let bytes = crate::raw::read_gz_bytes(path)?;
+    let rank = u32::try_from(rank).unwrap_or(u32::MAX);
+    for (i, raw) in crate::raw::split_lines(&bytes).enumerate() {
+        let refuse = |reason| Refused { file: format!("upload_date={upload}/{name}"), line: i + 1, reason };
+        let line = match crate::raw::line_text(raw) {
+            Ok(line) if !line.trim().is_empty() => line,
+            Ok(_) => continue,
+            Err(reason) => {
+                refused.push(refuse(reason));
+                continue;
             }
+        };
+        match reader.read_with(line, *upload, |r| each(r, rank, u32::try_from(i + 1).unwrap_or(u32::MAX))) {
+            Ok(go_on) => {
+                if !go_on? {
+                    return Ok(false);
+                }
+            }
+            Err(reason) => refused.push(refuse(reason)),
         }
     }
     Ok(true)
@@ -292,22 +308,43 @@ fn spilled(
     spill: &Path,
 ) -> Result<ModelRecount> {
     use crate::store::buckets;
+    use rayon::prelude::*;
     let spilling = buckets::Buckets::create(spill, n)?;
-    let (mut refused, mut groups, mut buf, mut payload) = (Vec::new(), Groups::default(), String::new(), Vec::new());
-    let mut sink = spilling.sink();
-    read_files(model, dims, files, &mut refused, |r, rank, line| {
-        payload.clear();
-        buckets::put_i64(&mut payload, r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX));
-        buckets::put_str(&mut payload, r.event_id);
-        buckets::put_u32(&mut payload, rank);
-        buckets::put_u32(&mut payload, line);
-        buckets::put_i64(&mut payload, (r.business_date - chrono::DateTime::UNIX_EPOCH.date_naive()).num_days());
-        buckets::put_u32(&mut payload, groups.number(&mut buf, &r.grain, r.attributes)?);
-        r.measures.iter().for_each(|&m| buckets::put_i64(&mut payload, m));
-        sink.push(r.key.as_bytes(), &payload).map(|()| true)
-    })?;
-    sink.flush()?;
-    drop(sink);
+    let reader = LineReader::new(model, dims)?;
+    // Files are read in parallel, each numbering its own groups; the numbers are made the
+    // recount's in raw-zone order after, and a spilled copy's (file, its group) finds its own.
+    let parts: Vec<Result<(Vec<Refused>, Groups)>> = files
+        .par_iter()
+        .enumerate()
+        .map(|(rank, file)| {
+            let (mut sink, mut groups, mut buf, mut payload, mut refused) =
+                (spilling.sink(), Groups::default(), String::new(), Vec::new(), Vec::new());
+            read_file(&reader, rank, file, &mut refused, &mut |r, rank, line| {
+                payload.clear();
+                buckets::put_i64(&mut payload, r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX));
+                buckets::put_str(&mut payload, r.event_id);
+                buckets::put_u32(&mut payload, rank);
+                buckets::put_u32(&mut payload, line);
+                buckets::put_i64(&mut payload, (r.business_date - chrono::DateTime::UNIX_EPOCH.date_naive()).num_days());
+                buckets::put_u32(&mut payload, groups.number(&mut buf, &r.grain, r.attributes)?);
+                r.measures.iter().for_each(|&m| buckets::put_i64(&mut payload, m));
+                sink.push(r.key.as_bytes(), &payload).map(|()| true)
+            })?;
+            sink.flush()?;
+            Ok((refused, groups))
+        })
+        .collect();
+    let (mut refused, mut groups, mut buf, mut of_file) = (Vec::new(), Groups::default(), String::new(), Vec::new());
+    for part in parts {
+        let (r, local) = part?;
+        refused.extend(r);
+        let mut numbers = Vec::with_capacity(local.values.len());
+        for (grain, attributes) in &local.values {
+            let grain: Vec<&str> = grain.iter().map(String::as_str).collect();
+            numbers.push(groups.number(&mut buf, &grain, attributes)?);
+        }
+        of_file.push(numbers);
+    }
     let (mut sums, mut copies_n, mut entities) = (Sums::new(), 0u64, 0u64);
     spilling.finish()?.each(share() / SPILL_EXPANSION, &mut |records| {
         let mut copies = Copies::default();
@@ -317,10 +354,13 @@ fn spilled(
             copies.key.push(std::str::from_utf8(key).map_err(|_| eyre!("a spilled key is not UTF-8"))?.to_string());
             copies.arrival.push(f.i64()?);
             copies.event_id.push(f.str()?.to_string());
-            copies.file_rank.push(f.u32()?);
+            let rank = f.u32()?;
+            copies.file_rank.push(rank);
             copies.line.push(f.u32()?);
             copies.date.push(chrono::DateTime::UNIX_EPOCH.date_naive() + chrono::Duration::days(f.i64()?));
-            copies.group.push(f.u32()?);
+            let local = f.u32()? as usize;
+            let group = of_file.get(rank as usize).and_then(|g| g.get(local)).ok_or_else(|| eyre!("a spilled copy's group is unknown"))?;
+            copies.group.push(*group);
             for _ in &model.measures {
                 copies.measures.push(f.i64()?);
             }
