@@ -16,6 +16,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// How many bytes of a recount's working set one byte of a spilled copy becomes once its bucket
+/// is read back: its columns' strings and headers, and polars' copy of them while it picks the
+/// winners. A recount's bucket limit is its share of the budget over this.
+pub const EXPANSION: u64 = 4;
+
 /// What a writer holds for one bucket before it appends to the bucket's file.
 const FLUSH_BYTES: usize = 64 << 10;
 

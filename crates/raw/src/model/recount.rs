@@ -346,7 +346,7 @@ fn spilled(
         of_file.push(numbers);
     }
     let (mut sums, mut copies_n, mut entities) = (Sums::new(), 0u64, 0u64);
-    spilling.finish()?.each(share() / SPILL_EXPANSION, &mut |records| {
+    spilling.finish()?.each(share() / buckets::EXPANSION, &mut |records| {
         let mut copies = Copies::default();
         for record in records {
             let (key, payload) = record?;
@@ -372,10 +372,6 @@ fn spilled(
     })?;
     Ok(ModelRecount { rows: gold_rows(sums, &groups), copies: copies_n, entities, refused, files: files.len() })
 }
-
-/// How many bytes of the recount's working set one byte of a spilled copy becomes, read back
-/// and sorted (`COPY_BYTES` and the ids' text, over a spilled copy's).
-const SPILL_EXPANSION: u64 = 4;
 
 impl Copies {
     /// A read copy's columns, but its group (numbered by the caller).

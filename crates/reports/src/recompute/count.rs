@@ -305,7 +305,7 @@ pub(super) fn recount_files(files: &[RawFile], reader: &Reader, table: &StoreTab
         }
         let (spilled, read) = (spilled.finish()?, started.elapsed());
         let mut decoding = std::time::Duration::ZERO;
-        spilled.each(recount_share() / SPILL_EXPANSION, &mut |records| {
+        spilled.each(recount_share() / buckets::EXPANSION, &mut |records| {
             let t = std::time::Instant::now();
             let c = Columns::of_bucket(records)?;
             decoding += t.elapsed();
@@ -323,10 +323,6 @@ pub(super) fn recount_files(files: &[RawFile], reader: &Reader, table: &StoreTab
     let baskets = rows.iter().map(|r| r.baskets as u64).sum();
     Ok(Recount { rows, events, baskets, rejected_lines, files: files.len() })
 }
-
-/// How many bytes of the recount's working set one byte of a spilled copy becomes, read back
-/// and sorted (`BYTES_PER_COPY` over a spilled copy's 80 bytes or so).
-const SPILL_EXPANSION: u64 = 4;
 
 /// The recount's sums so far, per date and store, over every pass or bucket counted.
 #[derive(Default)]
