@@ -506,6 +506,35 @@ mod tests {
         assert_eq!(key_slices(i64::MAX, 1), 1 << 20, "at most 2^20 slices");
     }
 
+    /// Rows written in a transaction raise the reports' limit to what their largest date asks,
+    /// never lower it: a landing into an empty lab reads its own rows at their size.
+    #[test]
+    fn the_limit_follows_the_rows_a_landing_wrote() {
+        if std::env::var_os("RECOUNT_MEMORY_LIMIT").is_some() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("lab.duckdb")).unwrap();
+        let limit =
+            || -> String { store.connection_for_tests().query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0)).unwrap() };
+        let empty = limit();
+        store.fit_to_rows_written().unwrap();
+        assert_eq!(limit(), empty, "an empty lab's limit stays");
+        // 100,000 records on one date: five steps of 24,000 rows, 80 MB each.
+        store
+            .connection_for_tests()
+            .execute_batch(
+                "BEGIN; INSERT INTO model.records (file_id, line, entity_key, event_id, arrival_ns, event_ns, business_date)
+                 SELECT 1, i, 'k' || i, 'e' || i, 0, 0, DATE '2026-06-29' FROM range(100000) t(i)",
+            )
+            .unwrap();
+        store.fit_to_rows_written().unwrap();
+        assert_eq!((empty.as_str(), limit().as_str()), ("76.2 MiB", "381.4 MiB"));
+        store.connection_for_tests().execute_batch("ROLLBACK").unwrap();
+        store.fit_to_rows_written().unwrap();
+        assert_eq!(limit(), "381.4 MiB", "never lowered");
+    }
+
     #[test]
     fn bulk_work_puts_the_thread_count_and_memory_limit_back_however_it_ends() {
         let dir = tempfile::tempdir().unwrap();

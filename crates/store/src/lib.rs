@@ -194,6 +194,20 @@ impl Store {
         Ok(())
     }
 
+    /// Raises the reports' limit to what the lab's largest date asks now (`Limits::for_rows`),
+    /// within the budget, if that is more than it has. A landing into a lab calls it once its own
+    /// rows are in, inside its transaction: the statements that read them then start from their
+    /// size, not from the lab's size before it (an empty lab's is DuckDB's smallest).
+    pub fn fit_to_rows_written(&self) -> Result<()> {
+        let Some(limits) = self.limits else { return Ok(()) };
+        let fitted = Limits::for_rows(self.largest_date_rows()?, memory_budget()).reports;
+        if fitted > self.raised.get().unwrap_or(limits.reports) {
+            self.raised.set(Some(fitted));
+            self.set_memory_limit(fitted)?;
+        }
+        Ok(())
+    }
+
     /// A store on `conn`, with DuckDB's `limits` (None: one limit set for everything) and nothing
     /// raised, written or begun yet.
     pub(crate) fn with_connection(conn: Connection, limits: Option<Limits>) -> Store {
