@@ -28,6 +28,10 @@ const FLUSH_BYTES: usize = 64 << 10;
 /// shrink is one key's copies, which no split can part.
 const MAX_DEPTH: u64 = 3;
 
+/// The most buckets open at once, one file each, well inside a process's usual limit of open
+/// files: more are made by splitting a bucket again when it is read back (up to `MAX_DEPTH`).
+const MAX_BUCKETS: u64 = 256;
+
 /// Buckets being written: one file each, appended to by any number of `Sink`s.
 pub struct Buckets {
     dir: Folder,
@@ -45,7 +49,8 @@ impl Drop for Folder {
 }
 
 impl Buckets {
-    /// `n` empty buckets in a new folder under `spill` (created if missing).
+    /// `n` empty buckets (at most `MAX_BUCKETS`) in a new folder under `spill` (created if
+    /// missing).
     pub fn create(spill: &Path, n: u64) -> Result<Buckets> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let name = format!("buckets-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
@@ -57,7 +62,7 @@ impl Buckets {
 
     fn in_folder(dir: Folder, n: u64, seed: u64) -> Result<Buckets> {
         let mut files = Vec::new();
-        for i in 0..n.max(1) {
+        for i in 0..n.clamp(1, MAX_BUCKETS) {
             let path = dir.0.join(format!("{seed}-{i}"));
             let f = File::create(&path).wrap_err_with(|| format!("creating {}", path.display()))?;
             files.push(Mutex::new(BufWriter::new(f)));
@@ -81,7 +86,8 @@ impl Buckets {
         let mut paths = Vec::new();
         for (i, f) in self.files.into_iter().enumerate() {
             let f = f.into_inner().map_err(|_| eyre!("a bucket's writer panicked"))?;
-            f.into_inner().map_err(|e| eyre!("writing a spilled bucket: {}", e.error()))?.sync_data().ok();
+            // Flushed, not synced: the buckets live for this process only.
+            f.into_inner().map_err(|e| eyre!("writing a spilled bucket: {}", e.error()))?;
             paths.push(self.dir.0.join(format!("{}-{i}", self.seed)));
         }
         Ok(Spilled { dir: self.dir, paths, seed: self.seed })
@@ -141,7 +147,7 @@ impl Spilled {
         for path in &self.paths {
             let size = std::fs::metadata(path).wrap_err_with(|| format!("reading {}", path.display()))?.len();
             if size > limit && self.seed < MAX_DEPTH {
-                let parts = size.div_ceil(limit).min(1 << 10);
+                let parts = size.div_ceil(limit);
                 let dir = self.dir.0.join(format!("split-{}", self.seed + 1));
                 std::fs::create_dir(&dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
                 let sub = split(path, Buckets::in_folder(Folder(dir), parts, self.seed + 1)?)?;
@@ -300,6 +306,34 @@ mod tests {
             }
             assert_eq!(std::fs::read_dir(spill.path()).unwrap().count(), 0, "the buckets' folder is removed");
         }
+    }
+
+    /// However many buckets are asked for, at most `MAX_BUCKETS` files are open at once; a
+    /// bucket past the limit is split again, and every record still comes back.
+    #[test]
+    fn at_most_256_buckets_are_open_and_smaller_ones_come_from_splitting() {
+        let spill = tempfile::tempdir().unwrap();
+        let buckets = Buckets::create(spill.path(), 100_000).unwrap();
+        assert_eq!(buckets.files.len() as u64, MAX_BUCKETS);
+        let mut sink = buckets.sink();
+        for i in 0..20_000u64 {
+            sink.push(format!("key-{i}").as_bytes(), &payload(i)).unwrap();
+        }
+        sink.flush().unwrap();
+        drop(sink);
+        let (mut seen, mut largest) = (0, 0);
+        buckets
+            .finish()
+            .unwrap()
+            .each(2_000, &mut |records| {
+                let bytes: Vec<_> = records.map(|r| r.unwrap()).collect();
+                largest = largest.max(bytes.iter().map(|(k, p)| 8 + k.len() + p.len()).sum::<usize>());
+                seen += bytes.len();
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(seen, 20_000);
+        assert!(largest <= 2_000, "every bucket read back within the limit: {largest} bytes");
     }
 
     #[test]
