@@ -7,6 +7,7 @@
 //! This module is data and checks only, with no I/O: `read` applies a model to one line, and
 //! `recount` counts a world's gold from its raw files with it.
 
+pub mod copies;
 mod json;
 pub mod read;
 pub mod recount;

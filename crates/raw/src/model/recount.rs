@@ -6,11 +6,10 @@
 //! truth v1 and v2 are checked against. Its fingerprint is the contract's, in the model's columns.
 
 use super::Model;
+use super::copies::{self, Copies, ReadCopy, Sums};
 use super::read::{DimensionTable, LineReader, RecordView};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
-use polars::prelude::*;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// One gold row of a model: the date, the grain's and attributes' values, each measure.
@@ -98,24 +97,6 @@ fn partitions(root: &Path) -> Result<Vec<NaiveDate>> {
     }
     dates.sort();
     Ok(dates)
-}
-
-/// The copies of one pass as columns, for polars' sort; each copy's business date, group (its
-/// grain and attributes, numbered in `Groups`) and measures beside them, by index.
-#[derive(Default)]
-struct Copies {
-    key: Vec<String>,
-    arrival: Vec<i64>,
-    event_id: Vec<String>,
-    file_rank: Vec<u32>,
-    line: Vec<u32>,
-    date: Vec<NaiveDate>,
-    group: Vec<u32>,
-    /// Every copy's measures, one after another.
-    measures: Vec<i64>,
-    /// What the copies hold in memory, about (`COPY_BYTES` each and their ids' text, twice: the
-    /// sort holds a copy of the columns).
-    bytes: u64,
 }
 
 /// What one copy holds in the recount's working set beside its ids' text: its columns, the
@@ -263,7 +244,8 @@ fn in_memory(
     files: &[(NaiveDate, String, std::path::PathBuf)],
     limit: Option<(u64, &[u64])>,
 ) -> Result<Result<ModelRecount, u64>> {
-    let (mut refused, mut groups, mut buf, mut copies) = (Vec::new(), Groups::default(), String::new(), Copies::default());
+    let (mut refused, mut groups, mut buf) = (Vec::new(), Groups::default(), String::new());
+    let (mut copies, mut bytes) = (Copies::new(model.measures.len()), 0u64);
     let width = model.measures.len() as u64;
     let (mut need, mut file) = (None, 0);
     let done = read_files(model, dims, files, &mut refused, |r, rank, line| {
@@ -271,30 +253,48 @@ fn in_memory(
             // The copies so far, over the part of the files read (every file before this one,
             // or with this one once they pass the share): the whole's. Known after the first
             // file, so a world that cannot fit wastes that file's read, not the share's.
-            let upto = if copies.bytes > share { rank as usize + 1 } else { rank as usize };
-            if upto > file || copies.bytes > share {
+            let upto = if bytes > share { rank as usize + 1 } else { rank as usize };
+            if upto > file || bytes > share {
                 file = upto;
                 let (total, read): (u64, u64) = (sizes.iter().sum(), sizes[..upto].iter().sum());
-                let whole = u128::from(copies.bytes) * u128::from(total.max(1)) / u128::from(read.max(1));
+                let whole = u128::from(bytes) * u128::from(total.max(1)) / u128::from(read.max(1));
                 if whole > u128::from(share) {
                     need = Some(u64::try_from(whole.div_ceil(u128::from(share))).unwrap_or(u64::MAX).max(2));
                     return Ok(false);
                 }
             }
         }
-        copies.bytes += COPY_BYTES + 2 * (r.key.len() + r.event_id.len()) as u64 + 16 * width;
-        copies.group.push(groups.number(&mut buf, &r.grain, r.attributes)?);
-        copies.push(&r, rank, line);
+        bytes += COPY_BYTES + 2 * (r.key.len() + r.event_id.len()) as u64 + 16 * width;
+        let group = groups.number(&mut buf, &r.grain, r.attributes)?;
+        copies.push(&read_copy(&r, rank, line, group));
         Ok(true)
     })?;
     if let (false, Some(need)) = (done, need) {
         return Ok(Err(need));
     }
-    let n = copies.key.len() as u64;
-    let winners = winners(&mut copies)?;
-    let mut sums = Sums::new();
-    add(model, &mut sums, &groups, &copies, &winners)?;
-    Ok(Ok(ModelRecount { rows: gold_rows(sums, &groups), copies: n, entities: winners.len() as u64, refused, files: files.len() }))
+    let mut sums = Sums::default();
+    add(model, &mut sums, &groups, copies)?;
+    Ok(Ok(counted(sums, &groups, refused, files.len())))
+}
+
+/// A record as the recount's copy of it, in group `group`.
+fn read_copy<'r>(r: &'r RecordView<'_>, file_rank: u32, line: u32, group: u32) -> ReadCopy<'r> {
+    ReadCopy {
+        key: r.key,
+        event_id: r.event_id,
+        arrival: r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX),
+        file_rank,
+        line,
+        day: copies::day_of(r.business_date),
+        group,
+        measures: &r.measures,
+    }
+}
+
+/// The recount's answer from its sums.
+fn counted(sums: Sums, groups: &Groups, refused: Vec<Refused>, files: usize) -> ModelRecount {
+    let (copies, entities) = (sums.copies, sums.entities);
+    ModelRecount { rows: gold_rows(sums, groups), copies, entities, refused, files }
 }
 
 /// The recount in one read of the files into `n` buckets by key, spilled under `spill`, then
@@ -320,14 +320,8 @@ fn spilled(
             let (mut sink, mut groups, mut buf, mut payload, mut refused) =
                 (spilling.sink(), Groups::default(), String::new(), Vec::new(), Vec::new());
             read_file(&reader, rank, file, &mut refused, &mut |r, rank, line| {
-                payload.clear();
-                buckets::put_i64(&mut payload, r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX));
-                buckets::put_str(&mut payload, r.event_id);
-                buckets::put_u32(&mut payload, rank);
-                buckets::put_u32(&mut payload, line);
-                buckets::put_i64(&mut payload, (r.business_date - chrono::DateTime::UNIX_EPOCH.date_naive()).num_days());
-                buckets::put_u32(&mut payload, groups.number(&mut buf, &r.grain, r.attributes)?);
-                r.measures.iter().for_each(|&m| buckets::put_i64(&mut payload, m));
+                let group = groups.number(&mut buf, &r.grain, r.attributes)?;
+                Copies::encode(&read_copy(&r, rank, line, group), &mut payload);
                 sink.push(r.key.as_bytes(), &payload).map(|()| true)
             })?;
             sink.flush()?;
@@ -345,52 +339,26 @@ fn spilled(
         }
         of_file.push(numbers);
     }
-    let (mut sums, mut copies_n, mut entities) = (Sums::new(), 0u64, 0u64);
+    let mut sums = Sums::default();
     spilling.finish()?.each(share() / buckets::EXPANSION, &mut |records| {
-        let mut copies = Copies::default();
-        for record in records {
-            let (key, payload) = record?;
-            let mut f = buckets::Payload::new(payload);
-            copies.key.push(std::str::from_utf8(key).map_err(|_| eyre!("a spilled key is not UTF-8"))?.to_string());
-            copies.arrival.push(f.i64()?);
-            copies.event_id.push(f.str()?.to_string());
-            let rank = f.u32()?;
-            copies.file_rank.push(rank);
-            copies.line.push(f.u32()?);
-            copies.date.push(chrono::DateTime::UNIX_EPOCH.date_naive() + chrono::Duration::days(f.i64()?));
-            let local = f.u32()? as usize;
-            let group = of_file.get(rank as usize).and_then(|g| g.get(local)).ok_or_else(|| eyre!("a spilled copy's group is unknown"))?;
-            copies.group.push(*group);
-            for _ in &model.measures {
-                copies.measures.push(f.i64()?);
-            }
-        }
-        copies_n += copies.key.len() as u64;
-        let winners = winners(&mut copies)?;
-        entities += winners.len() as u64;
-        add(model, &mut sums, &groups, &copies, &winners)
+        let copies = Copies::of_bucket(records, model.measures.len(), |rank, local| {
+            of_file
+                .get(rank as usize)
+                .and_then(|g| g.get(local as usize))
+                .copied()
+                .ok_or_else(|| eyre!("a spilled copy's group is unknown"))
+        })?;
+        add(model, &mut sums, &groups, copies)
     })?;
-    Ok(ModelRecount { rows: gold_rows(sums, &groups), copies: copies_n, entities, refused, files: files.len() })
-}
-
-impl Copies {
-    /// A read copy's columns, but its group (numbered by the caller).
-    fn push(&mut self, r: &RecordView<'_>, rank: u32, line: u32) {
-        self.key.push(r.key.to_string());
-        self.arrival.push(r.arrival.timestamp_nanos_opt().unwrap_or(i64::MAX));
-        self.event_id.push(r.event_id.to_string());
-        self.file_rank.push(rank);
-        self.line.push(line);
-        self.date.push(r.business_date);
-        self.measures.extend_from_slice(&r.measures);
-    }
+    Ok(counted(sums, &groups, refused, files.len()))
 }
 
 /// The sums as gold's rows, in (date, grain) order.
 fn gold_rows(sums: Sums, groups: &Groups) -> Vec<ModelRow> {
     let mut rows: Vec<ModelRow> = sums
+        .rows()
         .into_iter()
-        .map(|((business_date, group), measures)| {
+        .map(|(business_date, group, measures)| {
             let (grain, attributes) = groups.values[group as usize].clone();
             ModelRow { business_date, grain, attributes, measures }
         })
@@ -432,83 +400,35 @@ pub fn recount_bronze(model: &Model, bytes: u64, files: usize, read: &mut Bronze
             share() >> 20
         );
     }
-    let (mut sums, mut n, mut entities) = (Sums::new(), 0u64, 0u64);
-    let (mut groups, mut buf) = (Groups::default(), String::new());
+    let (mut sums, mut groups, mut buf) = (Sums::default(), Groups::default(), String::new());
     for pass in 0..passes {
-        let mut copies = Copies::default();
+        let mut copies = Copies::new(model.measures.len());
         read(passes, pass, &mut |c: BronzeCopy| {
             let grain: Vec<&str> = c.grain.iter().map(String::as_str).collect();
-            copies.group.push(groups.number(&mut buf, &grain, &c.attributes)?);
-            copies.key.push(c.key);
-            copies.arrival.push(c.arrival_ns);
-            copies.event_id.push(c.event_id);
-            copies.file_rank.push(c.file_rank);
-            copies.line.push(c.line);
-            copies.date.push(c.business_date);
-            copies.measures.extend_from_slice(&c.measures);
+            let group = groups.number(&mut buf, &grain, &c.attributes)?;
+            copies.push(&ReadCopy {
+                key: &c.key,
+                event_id: &c.event_id,
+                arrival: c.arrival_ns,
+                file_rank: c.file_rank,
+                line: c.line,
+                day: copies::day_of(c.business_date),
+                group,
+                measures: &c.measures,
+            });
             Ok(())
         })?;
-        n += copies.key.len() as u64;
-        let winners = winners(&mut copies)?;
-        entities += winners.len() as u64;
-        add(model, &mut sums, &groups, &copies, &winners)?;
+        add(model, &mut sums, &groups, copies)?;
     }
-    Ok(ModelRecount { rows: gold_rows(sums, &groups), copies: n, entities, refused: Vec::new(), files })
+    Ok(counted(sums, &groups, Vec::new(), files))
 }
 
-/// Each measure's sum per (date, group).
-type Sums = BTreeMap<(NaiveDate, u32), Vec<i64>>;
-
-/// The index of each business key's winning copy: the first by (arrival, event id, file, line).
-/// The ids' columns move into polars.
-fn winners(c: &mut Copies) -> Result<Vec<usize>> {
-    let idx: Vec<u32> = (0..c.key.len()).map(|i| u32::try_from(i).unwrap_or(u32::MAX)).collect();
-    let df = DataFrame::new(
-        idx.len(),
-        vec![
-            Column::new("key".into(), std::mem::take(&mut c.key)),
-            Column::new("arrival".into(), std::mem::take(&mut c.arrival)),
-            Column::new("event_id".into(), std::mem::take(&mut c.event_id)),
-            Column::new("file_rank".into(), std::mem::take(&mut c.file_rank)),
-            Column::new("line".into(), std::mem::take(&mut c.line)),
-            Column::new("idx".into(), idx),
-        ],
-    )?;
-    let first = first_copies(df, "key")?;
-    let col = first.column("idx")?.u32()?;
-    (0..col.len()).map(|i| col.get(i).map(|v| v as usize).ok_or_else(|| eyre!("a copy without its index"))).collect()
-}
-
-/// The first copy of each `key` in the contract's order (`rules::copy_sort`), for every model's
-/// recount, retail's included. Only the keys sent more than once are sorted: a key's only copy
-/// wins as it is, and most keys have one.
-#[allow(deprecated)] // the eager frame: polars' lazy engine would add half an hour of build
-pub fn first_copies(df: DataFrame, key: &str) -> PolarsResult<DataFrame> {
-    let many = df.select([key])?.is_duplicated()?;
-    let once = df.filter(&!&many)?;
-    let sorted = df.filter(&many)?.sort(crate::rules::copy_sort(key), SortMultipleOptions::default().with_maintain_order(true))?;
-    once.vstack(&sorted.unique_stable(Some(&[key.to_string()]), UniqueKeepStrategy::First, None)?)
-}
-
-/// Adds the winners' measures into `sums`, with overflow an error.
-fn add(model: &Model, sums: &mut Sums, groups: &Groups, c: &Copies, winners: &[usize]) -> Result<()> {
-    let width = model.measures.len();
-    for &w in winners {
-        let (date, group) = (c.date[w], c.group[w]);
-        let acc = sums.entry((date, group)).or_insert_with(|| vec![0; width]);
-        for (i, (a, v)) in acc.iter_mut().zip(&c.measures[w * width..(w + 1) * width]).enumerate() {
-            *a = a.checked_add(*v).ok_or_else(|| {
-                eyre!(
-                    "{} on {} for {}: the sum of {} overflows 64 bits",
-                    model.gold,
-                    date,
-                    groups.values[group as usize].0.join("/"),
-                    model.measures[i].name
-                )
-            })?;
-        }
-    }
-    Ok(())
+/// Adds a pass's or bucket's copies into `sums`, naming the date, grain and measure of a sum
+/// past 64 bits.
+fn add(model: &Model, sums: &mut Sums, groups: &Groups, copies: Copies) -> Result<()> {
+    sums.add(copies, |date, group, m| {
+        format!("{} on {date} for {}: {}", model.gold, groups.values[group as usize].0.join("/"), model.measures[m].name)
+    })
 }
 
 /// The contract's fingerprint of a model's gold: rows in (date, grain) order, each written as its

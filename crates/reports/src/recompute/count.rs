@@ -5,30 +5,14 @@
 
 use super::{GoldRow, Recount};
 use crate::lake::Lab;
+use crate::model::copies::{self, Copies, ReadCopy, Sums};
 use crate::raw::source::Reader;
 use crate::raw::{self, StoreTable};
 use crate::store::buckets;
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr, eyre};
-use polars::prelude::*;
 use rayon::prelude::*;
 use std::path::Path;
-
-#[derive(Default)]
-struct Columns {
-    basket_id: Vec<String>,
-    event_id: Vec<String>,
-    uploaded_at: Vec<i64>,
-    /// Where each copy sits in the raw zone, as the rank of its file among every file by (upload
-    /// date, name in byte order), then its line: the contract's order for exact ties.
-    file_rank: Vec<u32>,
-    line: Vec<i64>,
-    business_date: Vec<i32>,
-    /// The copy's store, as its place in `Stores`: one number a row, not three strings.
-    store: Vec<u32>,
-    revenue: Vec<i64>,
-    rejected: u64,
-}
 
 /// The stores the recount's rows name by number: (store_id, country, currency) each.
 #[derive(Default)]
@@ -85,10 +69,6 @@ pub(super) fn passes_for(files: &[RawFile], reader: &Reader) -> u64 {
     copies.saturating_mul(BYTES_PER_COPY).div_ceil(recount_share().max(1)).max(1)
 }
 
-fn epoch() -> NaiveDate {
-    chrono::DateTime::UNIX_EPOCH.date_naive()
-}
-
 /// The current files of a lab's raw zone, by upload and name: the contract's partitions, each
 /// file the lab's reader takes.
 pub(super) fn lab_files(raw_root: &Path, reader: &Reader) -> Result<Vec<RawFile>> {
@@ -122,69 +102,15 @@ impl RawFile {
     }
 }
 
-/// One copy as a file gives it, before it joins a pass's columns or a spilled bucket.
-struct RawCopy<'a> {
-    basket_id: &'a str,
-    event_id: &'a str,
-    uploaded_at: i64,
-    line: i64,
-    business_date: i32,
-    store: u32,
-    revenue: i64,
-}
-
-impl Columns {
-    fn push(&mut self, c: &RawCopy<'_>, rank: u32) {
-        self.basket_id.push(c.basket_id.to_string());
-        self.event_id.push(c.event_id.to_string());
-        self.uploaded_at.push(c.uploaded_at);
-        self.file_rank.push(rank);
-        self.line.push(c.line);
-        self.business_date.push(c.business_date);
-        self.store.push(c.store);
-        self.revenue.push(c.revenue);
-    }
-
-    /// A spilled bucket's copies (`spilled_copy`'s encoding) as columns.
-    fn of_bucket(records: buckets::Records<'_>) -> Result<Columns> {
-        let mut c = Columns::default();
-        for r in records {
-            let (basket_id, payload) = r?;
-            let mut f = buckets::Payload::new(payload);
-            let copy = RawCopy {
-                basket_id: std::str::from_utf8(basket_id).map_err(|_| eyre!("a spilled basket id is not UTF-8"))?,
-                event_id: f.str()?,
-                uploaded_at: f.i64()?,
-                line: f.i64()?,
-                business_date: f.u32()? as i32,
-                store: f.u32()?,
-                revenue: f.i64()?,
-            };
-            let rank = f.u32()?;
-            c.push(&copy, rank);
-        }
-        Ok(c)
-    }
-}
-
-/// A copy's payload in a spilled bucket (its basket id is the record's key).
-fn spilled_copy(c: &RawCopy<'_>, rank: u32, buf: &mut Vec<u8>) {
-    buf.clear();
-    buckets::put_str(buf, c.event_id);
-    buckets::put_i64(buf, c.uploaded_at);
-    buckets::put_i64(buf, c.line);
-    buckets::put_u32(buf, c.business_date as u32);
-    buckets::put_u32(buf, c.store);
-    buckets::put_i64(buf, c.revenue);
-    buckets::put_u32(buf, rank);
-}
-
-/// Gives `each` every copy of one file; returns how many lines it rejected.
+/// Gives `each` every copy of one file, the file of place `rank` in raw-zone order; returns how
+/// many lines it rejected. A copy's group is its store's number in `Stores`, and its measures
+/// are retail's: one basket, and its revenue.
 fn read_file(
     file: &RawFile,
+    rank: u32,
     reader: &Reader,
     stores: &(StoreTable, Stores),
-    mut each: impl FnMut(&RawCopy<'_>) -> Result<()>,
+    mut each: impl FnMut(&ReadCopy<'_>) -> Result<()>,
 ) -> Result<u64> {
     let (path, upload_date) = (file.path.as_path(), file.upload_date);
     let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
@@ -193,14 +119,15 @@ fn read_file(
         match verdict {
             Ok(e) => {
                 let store = *stores.1.by_id.get(e.store_id).ok_or_else(|| eyre!("store {} is not in the store list", e.store_id))?;
-                each(&RawCopy {
-                    basket_id: &e.basket_id,
+                each(&ReadCopy {
+                    key: &e.basket_id,
                     event_id: &e.event_id,
-                    uploaded_at: e.uploaded_at.timestamp_nanos_opt().unwrap_or(i64::MAX),
-                    line: i64::from(line),
-                    business_date: (e.business_date - epoch()).num_days() as i32,
-                    store,
-                    revenue: e.revenue_minor,
+                    arrival: e.uploaded_at.timestamp_nanos_opt().unwrap_or(i64::MAX),
+                    file_rank: rank,
+                    line,
+                    day: copies::day_of(e.business_date),
+                    group: store,
+                    measures: &[1, e.revenue_minor],
                 })?;
             }
             Err(_) => rejected += 1,
@@ -214,32 +141,33 @@ fn read_file(
 /// A mirror's bronze (as of snapshot `as_of`, None: now) recounted as a raw zone's copies are:
 /// its rows, and the events read.
 pub(super) fn bronze_recount(lab: &Lab, as_of: Option<i64>) -> Result<(Vec<GoldRow>, u64)> {
-    let (all, stores) = bronze_columns(lab, as_of)?;
-    let mut sums = StoreSums::default();
-    sums.add(all).wrap_err("recounting the warehouse's bronze")?;
-    let events = sums.events;
-    Ok((sums.rows(&stores)?, events))
+    let (all, stores) = bronze_copies(lab, as_of)?;
+    let mut sums = Sums::default();
+    add(&mut sums, &stores, all).wrap_err("recounting the warehouse's bronze")?;
+    let events = sums.copies;
+    Ok((rows(sums, &stores)?, events))
 }
 
-/// A mirror's bronze events (as of snapshot `as_of`, None: now), as the recount's columns and
-/// the stores they name.
-fn bronze_columns(lab: &Lab, as_of: Option<i64>) -> Result<(Columns, Stores)> {
-    let mut all = Columns::default();
+/// A mirror's bronze events (as of snapshot `as_of`, None: now), as the recount's copies and the
+/// stores they name.
+fn bronze_copies(lab: &Lab, as_of: Option<i64>) -> Result<(Copies, Stores)> {
+    let mut all = Copies::new(WIDTH);
     let mut stores = Stores::default();
-    // Each copy's file by (upload day, name), ranked once every copy is read.
+    // Each copy's file by (upload day, name): numbered as met, ranked once every copy is read.
     let mut files: std::collections::HashMap<(i32, String), u32> = Default::default();
-    let mut file_of = Vec::new();
     lab.store().recount_events(as_of, |e| {
         let next = u32::try_from(files.len()).unwrap_or(u32::MAX);
         let file = *files.entry((e.upload_day, e.file)).or_insert(next);
-        file_of.push(file);
-        all.basket_id.push(e.basket_id);
-        all.event_id.push(e.event_id);
-        all.uploaded_at.push(e.uploaded_at_ns);
-        all.line.push(e.line);
-        all.business_date.push(e.business_day);
-        all.store.push(stores.number(&e.store_id, &e.country, &e.currency));
-        all.revenue.push(e.revenue_minor);
+        all.push(&ReadCopy {
+            key: &e.basket_id,
+            event_id: &e.event_id,
+            arrival: e.uploaded_at_ns,
+            file_rank: file,
+            line: u32::try_from(e.line).unwrap_or(u32::MAX),
+            day: e.business_day,
+            group: stores.number(&e.store_id, &e.country, &e.currency),
+            measures: &[1, e.revenue_minor],
+        });
     })?;
     let mut order: Vec<(&(i32, String), &u32)> = files.iter().collect();
     order.sort();
@@ -247,7 +175,7 @@ fn bronze_columns(lab: &Lab, as_of: Option<i64>) -> Result<(Columns, Stores)> {
     for (r, (_, id)) in order.iter().enumerate() {
         rank[**id as usize] = u32::try_from(r).unwrap_or(u32::MAX);
     }
-    all.file_rank = file_of.into_iter().map(|id| rank[id as usize]).collect();
+    all.rank_files(|file| rank[file as usize]);
     Ok((all, stores))
 }
 
@@ -266,50 +194,52 @@ pub(super) fn recount_files(files: &[RawFile], reader: &Reader, table: &StoreTab
     for (r, &i) in order.iter().enumerate() {
         rank[i] = u32::try_from(r).unwrap_or(u32::MAX);
     }
-    let (mut sums, started) = (StoreSums::default(), std::time::Instant::now());
+    let (mut sums, mut rejected, started) = (Sums::default(), 0u64, std::time::Instant::now());
     if passes == 1 {
-        let parts: Vec<Result<Columns>> = files
+        let parts: Vec<Result<(Copies, u64)>> = files
             .par_iter()
             .zip(&rank)
             .map(|(f, &r)| {
-                let mut c = Columns::default();
-                c.rejected = read_file(f, reader, &stores, |copy| {
-                    c.push(copy, r);
+                let mut c = Copies::new(WIDTH);
+                let n = read_file(f, r, reader, &stores, |copy| {
+                    c.push(copy);
                     Ok(())
                 })?;
-                Ok(c)
+                Ok((c, n))
             })
             .collect();
-        let mut all = Columns::default();
+        let mut all = Copies::new(WIDTH);
         for p in parts {
-            all.append(p?);
+            let (c, n) = p?;
+            all.append(c);
+            rejected += n;
         }
-        sums.add(all)?;
+        add(&mut sums, &stores.1, all)?;
     } else {
         let spilled = buckets::Buckets::create(spill, passes)?;
-        let rejected: Vec<Result<u64>> = files
+        let parts: Vec<Result<u64>> = files
             .par_iter()
             .zip(&rank)
             .map(|(f, &r)| {
                 let (mut sink, mut buf) = (spilled.sink(), Vec::new());
-                let n = read_file(f, reader, &stores, |copy| {
-                    spilled_copy(copy, r, &mut buf);
-                    sink.push(copy.basket_id.as_bytes(), &buf)
+                let n = read_file(f, r, reader, &stores, |copy| {
+                    Copies::encode(copy, &mut buf);
+                    sink.push(copy.key.as_bytes(), &buf)
                 })?;
                 sink.flush()?;
                 Ok(n)
             })
             .collect();
-        for n in rejected {
-            sums.rejected += n?;
+        for n in parts {
+            rejected += n?;
         }
         let (spilled, read) = (spilled.finish()?, started.elapsed());
         let mut decoding = std::time::Duration::ZERO;
         spilled.each(recount_share() / buckets::EXPANSION, &mut |records| {
             let t = std::time::Instant::now();
-            let c = Columns::of_bucket(records)?;
+            let c = Copies::of_bucket(records, WIDTH, |_, store| Ok(store))?;
             decoding += t.elapsed();
-            sums.add(c)
+            add(&mut sums, &stores.1, c)
         })?;
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         crate::progress::profile(&[
@@ -318,125 +248,43 @@ pub(super) fn recount_files(files: &[RawFile], reader: &Reader, table: &StoreTab
             ("recount: buckets counted".to_string(), ms(started.elapsed() - read - decoding)),
         ]);
     }
-    let (events, rejected_lines) = (sums.events, sums.rejected);
-    let rows = sums.rows(&stores.1)?;
+    let events = sums.copies;
+    let rows = rows(sums, &stores.1)?;
     let baskets = rows.iter().map(|r| r.baskets as u64).sum();
-    Ok(Recount { rows, events, baskets, rejected_lines, files: files.len() })
+    Ok(Recount { rows, events, baskets, rejected_lines: rejected, files: files.len() })
 }
 
-/// The recount's sums so far, per date and store, over every pass or bucket counted.
-#[derive(Default)]
-struct StoreSums {
-    /// Baskets and revenue per (days since 1970, the store's number in `Stores`).
-    by_store: std::collections::HashMap<(i32, u32), (i64, i64)>,
-    events: u64,
-    rejected: u64,
+/// Retail's measures per copy: one basket, and its revenue.
+const WIDTH: usize = 2;
+
+/// Adds a whole recount's or a bucket's copies into `sums`, naming the date and store of a
+/// revenue past 64 bits.
+fn add(sums: &mut Sums, stores: &Stores, c: Copies) -> Result<()> {
+    sums.add(c, |date, store, _| {
+        let id = stores.rows.get(store as usize).map_or("?", |r| r.0.as_str());
+        format!("{date}: the recount's revenue of store {id}")
+    })
 }
 
-impl StoreSums {
-    /// Deduplicates `c` (a whole pass or bucket: every copy of its baskets) and adds its sums.
-    fn add(&mut self, c: Columns) -> Result<()> {
-        self.events += c.basket_id.len() as u64;
-        self.rejected += c.rejected;
-        let won = winners(c).map_err(|e| eyre!("polars recount: {e}"))?;
-        let column = |name: &str| won.column(name).map_err(|e| eyre!("polars recount: {e}"));
-        let (date, store, revenue) = (column("business_date")?.i32()?, column("store")?.u32()?, column("revenue_minor")?.i64()?);
-        for ((d, s), r) in date.into_no_null_iter().zip(store.into_no_null_iter()).zip(revenue.into_no_null_iter()) {
-            let sum = self.by_store.entry((d, s)).or_default();
-            sum.0 += 1;
-            crate::money::add(&mut sum.1, r, || format!("{}: the recount's revenue", epoch() + chrono::Duration::days(i64::from(d))))?;
-        }
-        Ok(())
+/// The sums as gold's rows, in (date, store id) order.
+fn rows(sums: Sums, stores: &Stores) -> Result<Vec<GoldRow>> {
+    let mut rows = Vec::new();
+    for (business_date, s, m) in sums.rows() {
+        let (store_id, country, currency) = stores.rows.get(s as usize).ok_or_else(|| eyre!("the recount's store {s} has no row"))?;
+        rows.push(GoldRow {
+            business_date,
+            store_id: store_id.clone(),
+            country: country.clone(),
+            currency: currency.clone(),
+            baskets: m[0],
+            revenue_minor: m[1],
+        });
     }
-
-    /// The sums as rows, in (date, store id) order.
-    fn rows(self, stores: &Stores) -> Result<Vec<GoldRow>> {
-        let mut rows = Vec::with_capacity(self.by_store.len());
-        for ((d, s), (baskets, revenue_minor)) in self.by_store {
-            let (store_id, country, currency) = stores.rows.get(s as usize).ok_or_else(|| eyre!("the recount's store {s} has no row"))?;
-            rows.push(GoldRow {
-                business_date: epoch() + chrono::Duration::days(i64::from(d)),
-                store_id: store_id.clone(),
-                country: country.clone(),
-                currency: currency.clone(),
-                baskets,
-                revenue_minor,
-            });
-        }
-        rows.sort_by(|a, b| (a.business_date, &a.store_id).cmp(&(b.business_date, &b.store_id)));
-        Ok(rows)
-    }
-}
-
-impl Columns {
-    fn append(&mut self, p: Columns) {
-        self.basket_id.extend(p.basket_id);
-        self.event_id.extend(p.event_id);
-        self.uploaded_at.extend(p.uploaded_at);
-        self.file_rank.extend(p.file_rank);
-        self.line.extend(p.line);
-        self.business_date.extend(p.business_date);
-        self.store.extend(p.store);
-        self.revenue.extend(p.revenue);
-        self.rejected += p.rejected;
-    }
+    rows.sort_by(|a, b| (a.business_date, &a.store_id).cmp(&(b.business_date, &b.store_id)));
+    Ok(rows)
 }
 
 /// Where a lab's recount spills: the lab's spill folder, beside its raw zone.
 pub(super) fn spill_dir(raw_root: &Path) -> std::path::PathBuf {
     raw_root.parent().unwrap_or(raw_root).join(crate::store::SPILL_DIR)
-}
-
-/// The winners of `c`'s copies (the first copy of each basket, in polars), as `(date, store)`
-/// and revenue each: summed by `StoreSums::add`, every sum checked.
-#[allow(deprecated)] // the eager frame: polars' lazy engine would add half an hour of build
-fn winners(c: Columns) -> PolarsResult<DataFrame> {
-    let height = c.basket_id.len();
-    let df = DataFrame::new(
-        height,
-        vec![
-            Column::new("basket_id".into(), c.basket_id),
-            Column::new("arrival".into(), c.uploaded_at),
-            Column::new("event_id".into(), c.event_id),
-            Column::new("file_rank".into(), c.file_rank),
-            Column::new("line".into(), c.line),
-            Column::new("business_date".into(), c.business_date),
-            Column::new("store".into(), c.store),
-            Column::new("revenue_minor".into(), c.revenue),
-        ],
-    )?;
-    crate::model::recount::first_copies(df, "basket_id")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn copies(revenue: &[i64]) -> Columns {
-        let mut c = Columns::default();
-        for (i, &r) in revenue.iter().enumerate() {
-            let (basket, event) = (format!("B{i}"), format!("e{i}"));
-            let copy = RawCopy {
-                basket_id: &basket,
-                event_id: &event,
-                uploaded_at: 0,
-                line: i as i64,
-                business_date: 20_000,
-                store: 0,
-                revenue: r,
-            };
-            c.push(&copy, 0);
-        }
-        c
-    }
-
-    /// The sums of a date and store are checked in Rust, not summed by polars, which wraps.
-    #[test]
-    fn a_store_s_revenue_past_64_bits_is_an_error_naming_the_date() {
-        let mut sums = StoreSums::default();
-        sums.add(copies(&[7, 8])).unwrap();
-        assert_eq!(sums.by_store.get(&(20_000, 0)), Some(&(2, 15)));
-        let err = format!("{:#}", sums.add(copies(&[i64::MAX - 10, 1])).unwrap_err());
-        assert!(err.contains("2024-10-04") && err.contains("64 bits"), "{err}");
-    }
 }
