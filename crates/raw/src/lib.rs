@@ -7,5 +7,5 @@ pub mod model;
 pub mod raw;
 
 // The lower crates under the names the code has always used.
-use recount_core::{money, rules, sanitize, tz};
+use recount_core::{money, progress, rules, sanitize, tz};
 use recount_store as store;

@@ -8,6 +8,7 @@ use crate::store::buckets;
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, eyre};
 use polars::prelude::*;
+use std::time::Duration;
 
 /// One copy as a reader gives it, before it joins the columns or a spilled bucket.
 pub struct ReadCopy<'a> {
@@ -192,6 +193,17 @@ impl Sums {
         rows.sort_by_key(|r| (r.0, r.1));
         rows
     }
+}
+
+/// A spilled recount's phases for `RECOUNT_PROFILE=1`, every model's alike: the files read into
+/// the buckets, the buckets read back into columns, and the rest of the `total`, counting them.
+pub fn phases(files: usize, buckets: u64, read: Duration, decoding: Duration, total: Duration) -> [(String, f64); 3] {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    [
+        (format!("recount: read {files} files into {buckets} buckets"), ms(read)),
+        ("recount: buckets read back".to_string(), ms(decoding)),
+        ("recount: buckets counted".to_string(), ms(total.saturating_sub(read + decoding))),
+    ]
 }
 
 /// Days since 1970 of a business date, as a copy keeps it.

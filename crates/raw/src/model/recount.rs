@@ -309,7 +309,7 @@ fn spilled(
 ) -> Result<ModelRecount> {
     use crate::store::buckets;
     use rayon::prelude::*;
-    let spilling = buckets::Buckets::create(spill, n)?;
+    let (spilling, started) = (buckets::Buckets::create(spill, n)?, std::time::Instant::now());
     let reader = LineReader::new(model, dims)?;
     // Files are read in parallel, each numbering its own groups; the numbers are made the
     // recount's in raw-zone order after, and a spilled copy's (file, its group) finds its own.
@@ -339,8 +339,9 @@ fn spilled(
         }
         of_file.push(numbers);
     }
-    let mut sums = Sums::default();
+    let (mut sums, read, mut decoding) = (Sums::default(), started.elapsed(), std::time::Duration::ZERO);
     spilling.finish()?.each(share() / buckets::EXPANSION, &mut |records| {
+        let t = std::time::Instant::now();
         let copies = Copies::of_bucket(records, model.measures.len(), |rank, local| {
             of_file
                 .get(rank as usize)
@@ -348,8 +349,10 @@ fn spilled(
                 .copied()
                 .ok_or_else(|| eyre!("a spilled copy's group is unknown"))
         })?;
+        decoding += t.elapsed();
         add(model, &mut sums, &groups, copies)
     })?;
+    crate::progress::profile(&copies::phases(files.len(), n, read, decoding, started.elapsed()));
     Ok(counted(sums, &groups, refused, files.len()))
 }
 

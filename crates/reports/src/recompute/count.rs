@@ -241,12 +241,7 @@ pub(super) fn recount_files(files: &[RawFile], reader: &Reader, table: &StoreTab
             decoding += t.elapsed();
             add(&mut sums, &stores.1, c)
         })?;
-        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-        crate::progress::profile(&[
-            (format!("recount: read {} files into {passes} buckets", files.len()), ms(read)),
-            ("recount: buckets read back".to_string(), ms(decoding)),
-            ("recount: buckets counted".to_string(), ms(started.elapsed() - read - decoding)),
-        ]);
+        crate::progress::profile(&copies::phases(files.len(), passes, read, decoding, started.elapsed()));
     }
     let events = sums.copies;
     let rows = rows(sums, &stores.1)?;
