@@ -16,7 +16,10 @@ SELECT version, md5, text FROM model.dimension_versions ORDER BY version DESC LI
 -- name: dimension_versions
 -- Every version of the dimension file, oldest first: a key gone from a later version keeps the
 -- row it last had (lake::model::dimension_table).
-SELECT version, md5, text FROM model.dimension_versions ORDER BY version;
+-- As of snapshot $as_of (NULL: now), the versions landed by then.
+SELECT version, md5, text FROM model.dimension_versions
+WHERE $as_of::BIGINT IS NULL OR landed_at <= (SELECT created_at FROM model.snapshots WHERE snapshot_id = $as_of::BIGINT)
+ORDER BY version;
 
 -- name: measure_past_limit
 -- The first (business date, grain) the landing's new files (file id $first_file_id on) touch
@@ -80,7 +83,15 @@ INSERT INTO model.files VALUES ($file_id, $file, $upload_date, $version, $md5, $
 INSERT INTO model.records SELECT * FROM recount_rows($job::BIGINT);
 
 -- name: landed_uploads
-SELECT DISTINCT upload_date FROM model.files ORDER BY 1;
+-- The uploads landed by snapshot $as_of (NULL: now).
+SELECT DISTINCT upload_date FROM model.files
+WHERE $as_of::BIGINT IS NULL OR landed_at <= (SELECT created_at FROM model.snapshots WHERE snapshot_id = $as_of::BIGINT)
+ORDER BY 1;
+
+-- name: files_at
+-- The file versions current as of snapshot $as_of, in raw-zone order: what the recount reads then.
+SELECT file_id, file, upload_date, version, md5, records, quarantined FROM model.file_ranks_at($as_of::BIGINT)
+ORDER BY upload_date, file;
 
 -- name: upload_dates
 -- What each of uploads $uploads (a list) holds per business date, in every version of its files
@@ -97,21 +108,41 @@ GROUP BY ALL ORDER BY 1, 2;
  LEFT JOIN (SELECT business_date, max(late_days) AS kept FROM model.date_windows GROUP BY ALL) k USING (business_date)
  WHERE in_window(r.upload_date, r.business_date, greatest($late_days::INTEGER, coalesce(k.kept, 0))))
 
+-- define: model_visible_at
+-- @model_visible as of snapshot $as_of (NULL: now): the file versions current then
+-- (model.records_at), each date inside the window it had then.
+(SELECT r.* FROM model.records_at($as_of::BIGINT) r
+ LEFT JOIN (SELECT business_date, max(late_days) AS kept FROM model.date_windows
+            WHERE $as_of::BIGINT IS NULL OR snapshot_id <= $as_of::BIGINT GROUP BY ALL) k USING (business_date)
+ WHERE in_window(r.upload_date, r.business_date, greatest($late_days::INTEGER, coalesce(k.kept, 0))))
+
+-- define: model_input_hash
+-- A date's input in one text: how many copies feed it, and the exact sum of a 64-bit hash of each
+-- (where it is, and every field v2 reads).
+concat(count(*), ':', sum(hash(upload_date, file, line, entity_key, event_id, arrival_ns,
+                               g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6)::HUGEINT))
+
 -- name: input_hashes
 -- Each of the dates $dates (a list) as its input: how many copies feed it and the exact sum of
 -- a 64-bit hash of each (where it is, and every field v2 reads), which no order of the rows
 -- changes. A rebuild whose hash is the version's own changes nothing and is skipped.
-SELECT business_date, count(*) AS rows,
-       concat(count(*), ':', sum(hash(upload_date, file, line, entity_key, event_id, arrival_ns,
-                                     g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6)::HUGEINT)) AS input_hash
+SELECT business_date, count(*) AS rows, @model_input_hash AS input_hash
 FROM @model_visible v
 WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))
 GROUP BY 1 ORDER BY 1;
 
+-- name: input_hashes_at
+-- `input_hashes` as of snapshot $as_of (NULL: now): the inputs each date had then.
+SELECT business_date, count(*) AS rows, @model_input_hash AS input_hash
+FROM @model_visible_at v
+WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))
+GROUP BY 1 ORDER BY 1;
+
 -- name: current_versions
--- The version gold holds now of each of $dates, with the input hash it was built from.
+-- The version gold held at snapshot $as_of (NULL: now) of each of $dates, with the input hash it
+-- was built from.
 SELECT sd.business_date, sd.snapshot_id, sd.input_hash, sd.gold_rows
-FROM model.snapshot_dates sd JOIN model.versions_as_of(NULL) v USING (business_date, snapshot_id)
+FROM model.snapshot_dates sd JOIN model.versions_as_of($as_of::BIGINT) v USING (business_date, snapshot_id)
 WHERE sd.business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR));
 
 -- name: next_snapshot
@@ -242,17 +273,20 @@ SELECT $snapshot_id::BIGINT, $business_date::DATE,
 -- APPENDED (a retry doubles the day, on purpose).
 INSERT INTO model.naive
 SELECT $run_date::DATE, r.business_date, g1, g2, g3, g4, a1, a2, a3, a4,
-       sum(m1)::BIGINT, sum(m2)::BIGINT, sum(m3)::BIGINT, sum(m4)::BIGINT, sum(m5)::BIGINT, sum(m6)::BIGINT
+       sum(m1)::BIGINT, sum(m2)::BIGINT, sum(m3)::BIGINT, sum(m4)::BIGINT, sum(m5)::BIGINT, sum(m6)::BIGINT, now()::TIMESTAMP
 FROM model.records r JOIN model.current_files f USING (file_id)
 WHERE f.upload_date = $run_date::DATE AND r.business_date = $run_date::DATE
 GROUP BY r.business_date, g1, g2, g3, g4, a1, a2, a3, a4;
 
 -- name: naive_rows
--- v1's table as it stands, its appends summed per date and grain.
+-- v1's table as it stood at snapshot $as_of (NULL: now), its appends summed per date and grain.
 SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4,
        sum(m1)::BIGINT AS m1, sum(m2)::BIGINT AS m2, sum(m3)::BIGINT AS m3, sum(m4)::BIGINT AS m4,
        sum(m5)::BIGINT AS m5, sum(m6)::BIGINT AS m6
-FROM model.naive GROUP BY ALL ORDER BY business_date, g1, g2, g3, g4;
+FROM model.naive
+WHERE $as_of::BIGINT IS NULL OR appended_at IS NULL
+   OR appended_at <= (SELECT created_at FROM model.snapshots WHERE snapshot_id = $as_of::BIGINT)
+GROUP BY business_date, g1, g2, g3, g4, a1, a2, a3, a4 ORDER BY business_date, g1, g2, g3, g4;
 
 -- name: quarantined_lines
 -- How many lines current file versions refused (of upload $upload_date; NULL: all), as retail's.
@@ -299,22 +333,24 @@ FROM w WHERE n = 1 AND utc_date = $business_date::DATE
 GROUP BY ALL;
 
 -- name: late_rows
--- The current files' records of $business_date that arrived past its window ($late_days, or a
--- reopening's wider one), each with its key, upload, days after the date, file version and line,
+-- The records of $business_date in the files current as of snapshot $as_of (NULL: now) that
+-- arrived past its window ($late_days, or a reopening's wider one then), each with its key, upload, days after the date, file version and line,
 -- and whether its key has a copy inside a window all the same (then gold counts the key from it).
 SELECT r.entity_key, f.upload_date, datediff('day', r.business_date, f.upload_date)::BIGINT AS days_late,
        f.file, f.version, r.line, r.g1, r.g2, r.g3, r.g4, r.a1, r.a2, r.a3, r.a4, r.m1, r.m2, r.m3, r.m4, r.m5, r.m6,
-       r.entity_key IN (SELECT entity_key FROM @model_visible v) AS counted
-FROM model.records r JOIN model.current_files f USING (file_id)
+       r.entity_key IN (SELECT entity_key FROM @model_visible_at v) AS counted
+FROM model.records_at($as_of::BIGINT) r JOIN model.files f USING (file_id)
 WHERE r.business_date = $business_date::DATE
   AND NOT in_window(f.upload_date, r.business_date,
                     greatest($late_days::INTEGER, coalesce((SELECT max(late_days) FROM model.date_windows w
-                                                             WHERE w.business_date = $business_date::DATE), 0)))
+                                                             WHERE w.business_date = $business_date::DATE
+                                                               AND ($as_of::BIGINT IS NULL OR w.snapshot_id <= $as_of::BIGINT)), 0)))
 ORDER BY f.upload_date, f.file, r.line;
 
 -- name: kept_windows
--- Each reopened date's widest window.
-SELECT business_date, max(late_days)::INTEGER AS late_days FROM model.date_windows GROUP BY ALL ORDER BY 1;
+-- Each reopened date's widest window, as of snapshot $as_of (NULL: now).
+SELECT business_date, max(late_days)::INTEGER AS late_days FROM model.date_windows
+WHERE $as_of::BIGINT IS NULL OR snapshot_id <= $as_of::BIGINT GROUP BY ALL ORDER BY 1;
 
 -- name: keep_window
 -- Snapshot $snapshot_id reopens $business_date with window $late_days, for $reason, decided by $by.

@@ -49,6 +49,7 @@ FROM model.current_records r
 WHERE hash(r.entity_key) % $passes::UBIGINT = $pass::UBIGINT;
 
 -- name: naive_load
--- One data file of model_naive, v1's rows as Spark appended them.
+-- One data file of model_naive, v1's rows as Spark appended them (the warehouse keeps no time of
+-- an append).
 INSERT INTO model.naive
-SELECT run_date, business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6 FROM read_parquet($path);
+SELECT run_date, business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6, NULL FROM read_parquet($path);

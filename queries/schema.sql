@@ -203,6 +203,9 @@ CREATE TABLE IF NOT EXISTS model.naive (
     run_date DATE NOT NULL, business_date DATE NOT NULL,
     g1 VARCHAR, g2 VARCHAR, g3 VARCHAR, g4 VARCHAR, a1 VARCHAR, a2 VARCHAR, a3 VARCHAR, a4 VARCHAR,
     m1 BIGINT, m2 BIGINT, m3 BIGINT, m4 BIGINT, m5 BIGINT, m6 BIGINT);
+-- When each row was appended (check --as-of counts v1 as it stood at a snapshot). A lab made
+-- before the column has none for its older rows: they count at every snapshot.
+ALTER TABLE model.naive ADD COLUMN IF NOT EXISTS appended_at TIMESTAMP;
 -- The current version of each landed file, and bronze's rows and cells from current versions:
 -- what every reader of landed data reads (silver's versions point at bronze rows of any version).
 CREATE OR REPLACE VIEW raw.current_files AS
@@ -308,6 +311,17 @@ SELECT file_id, file, upload_date, rank() OVER (ORDER BY upload_date, file) AS f
 CREATE OR REPLACE VIEW model.current_records AS
 SELECT r.*, r.arrival_ns AS arrival, f.upload_date, f.file, f.file_rank
 FROM model.records r JOIN model.current_file_ranks f USING (file_id);
+-- The file versions as of snapshot s (NULL: now), in raw-zone order: each path's newest version
+-- landed by the time s was recorded. What `check --as-of` reads; the writes read the views above.
+CREATE OR REPLACE MACRO model.file_ranks_at(s) AS TABLE
+    WITH landed AS (SELECT * FROM model.files
+                    WHERE s IS NULL OR landed_at <= (SELECT created_at FROM model.snapshots WHERE snapshot_id = s)),
+    newest AS (SELECT * FROM landed QUALIFY version = max(version) OVER (PARTITION BY upload_date, file))
+    SELECT *, rank() OVER (ORDER BY upload_date, file) AS file_rank FROM newest;
+-- Their records, under the names @copy_order reads (as model.current_records).
+CREATE OR REPLACE MACRO model.records_at(s) AS TABLE
+    SELECT r.*, r.arrival_ns AS arrival, f.upload_date, f.file, f.file_rank
+    FROM model.records r JOIN model.file_ranks_at(s) f USING (file_id);
 CREATE OR REPLACE MACRO model.versions_as_of(s) AS TABLE
     SELECT business_date, max(snapshot_id) AS snapshot_id FROM model.snapshot_dates
     WHERE s IS NULL OR snapshot_id <= s GROUP BY business_date;

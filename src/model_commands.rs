@@ -179,7 +179,7 @@ fn gold_dates(lab: &Lab) -> Result<Vec<NaiveDate>> {
 
 /// `day` among `dates` (oldest first), `yesterday` by the newest upload.
 fn resolve_among(lab: &Lab, day: crate::reports::day::Day, dates: Vec<NaiveDate>) -> Result<NaiveDate> {
-    let newest = lab.store().model_uploads()?.last().copied();
+    let newest = lab.store().model_uploads(None)?.last().copied();
     day.resolve_in(&dates, newest).map_err(|e| eyre!(e))
 }
 
@@ -227,16 +227,16 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             let lab = reader(g)?;
             print(&model_lab::history(&lab, model, resolve(&lab, *date)?, (*from, *to), None)?, g.format);
         }
-        Command::Check { as_of: Some(_), .. } => {
+        Command::Check { as_of: Some(_), .. } if g.warehouse.is_some() => {
             bail!(
-                "check --as-of reads a retail lab as it was; on a lab of model {}, `fingerprint --as-of` and `history DATE --as-of` read a snapshot",
+                "check --as-of reads a lab's raw zone as it was; a warehouse keeps no raw files: `fingerprint --as-of` and `history DATE --as-of` read a snapshot of model {}'s gold",
                 model.name
             )
         }
-        Command::Check { date, .. } => {
+        Command::Check { date, as_of } => {
             let lab = reader(g)?;
             let d = resolve(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?;
-            let report = crate::reports::check::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?)?;
+            let report = crate::reports::check::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?, *as_of)?;
             print(&report, g.format);
         }
         Command::Rollback { snapshot, yes } => {
@@ -317,7 +317,8 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             let lab = reader(g)?;
             let d = resolve(&lab, *date)?;
             print(
-                &crate::reports::check::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?)?.where_v1_differs(),
+                &crate::reports::check::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?, None)?
+                    .where_v1_differs(),
                 g.format,
             );
         }
@@ -335,7 +336,7 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             // The warehouse keeps each file's count of refused lines, not the lines.
             let lab = reader(g)?;
             let mut n = 0;
-            for u in lab.store().model_uploads()?.into_iter().filter(|u| upload.is_none_or(|want| *u == want)) {
+            for u in lab.store().model_uploads(None)?.into_iter().filter(|u| upload.is_none_or(|want| *u == want)) {
                 n += lab.store().model_files_of(u)?.iter().map(|f| f.quarantined).sum::<i64>();
             }
             println!(

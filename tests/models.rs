@@ -278,8 +278,7 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     let check = json(&lab, &["check", "2026-06-29"]);
     assert!(check["rows"][0]["v2_units_produced"].is_i64(), "{}", check["rows"][0]);
     assert!(ok(&lab, &["check", "2026-06-29"]).contains("units_produced v2"));
-    // History up to the snapshot before the correction shows 120 and 3 as gold then; check
-    // --as-of, which reads a retail lab as it was, says what reads a model lab's snapshot.
+    // History up to the snapshot before the correction shows 120 and 3 as gold then.
     let then = json(&lab, &["history", "2026-06-29", "--as-of", "1"]);
     assert_eq!(then["detail"]["to"], 1, "{then}");
     let row = then["detail"]["gold_after"]
@@ -289,8 +288,34 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
         .find(|r| r["grain"] == serde_json::json!(["plant-a", "line-1", "gearbox-a"]))
         .unwrap();
     assert_eq!(row["measures"], serde_json::json!([16, 120, 3]), "{row}");
-    let out = recount(&lab, &["check", "2026-06-29", "--as-of", "1"]);
-    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("history DATE --as-of"));
+    // check --as-of reads the lab as it was, as retail's does: gold then, and the recount of the
+    // file versions current then (the corrected file's first version, read from where it is
+    // kept), so they agree on 120 and 3; now both say 135 and 2.
+    let grain = |check: &serde_json::Value| -> Vec<Option<i64>> {
+        let rows = check["rows"].as_array().unwrap();
+        let row = rows.iter().find(|r| r["plant_id"] == "plant-a" && r["line_id"] == "line-1" && r["product_id"] == "gearbox-a").unwrap();
+        ["v2_units_produced", "recompute_units_produced", "v2_defect_count", "recompute_defect_count"].map(|k| row[k].as_i64()).to_vec()
+    };
+    let then = json(&lab, &["check", "2026-06-29", "--as-of", "1"]);
+    assert_eq!((then["detail"]["as_of_snapshot"].as_i64(), grain(&then)), (Some(1), [120, 120, 3, 3].map(Some).to_vec()), "{then}");
+    assert_eq!(grain(&json(&lab, &["check", "2026-06-29"])), [135, 135, 2, 2].map(Some).to_vec());
+    assert!(ok(&lab, &["check", "2026-06-29", "--as-of", "1"]).starts_with("check 2026-06-29 as of snapshot 1 — "));
+    // The inputs as of no snapshot are the inputs now, read by the writes' own statement.
+    {
+        let opened = recount::lake::Lab::open_read(&lab).unwrap();
+        let dates = opened.store().model_record_dates().unwrap();
+        let at = opened.store().model_input_hashes_at(&dates, 2, None).unwrap();
+        let now = opened.store().model_input_hashes(&dates, 2).unwrap();
+        assert!(at.len() > 20 && at.iter().zip(&now).all(|(a, b)| (a.business_date, &a.input_hash) == (b.business_date, &b.input_hash)));
+        assert_eq!(at.len(), now.len());
+    }
+    // v1 as it stood: an append after snapshot 2 is in the check now, not as of 2.
+    ok(&lab, &["naive", "2026-06-29"]);
+    let v1 = |check: serde_json::Value| check["rows"].as_array().unwrap().iter().filter(|r| r["v1_records"].is_i64()).count();
+    assert!(v1(json(&lab, &["check", "2026-06-29"])) > 0);
+    assert_eq!(v1(json(&lab, &["check", "2026-06-29", "--as-of", "2"])), 0);
+    let out = recount(&lab, &["check", "2026-06-29", "--as-of", "99"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("snapshot 99 does not exist"), "{}", String::from_utf8_lossy(&out.stderr));
     // The evidence: the date's gold after (135 and 2), the change's records, and every other
     // date untouched by the correction's snapshot.
     let out = dir.path().join("evidence");

@@ -1008,7 +1008,7 @@ fn the_explorer_lands_a_model_world_s_corrections_and_reopens_its_late_date() {
     let grouped = text(&render(&mut app, 160, 40));
     assert!(grouped.contains("2026-06-29: gold.daily_metrics, v1 and v2 beside the recount, by plant_id"), "{grouped}");
     assert!(grouped.contains("plant-a") && !grouped.contains("gearbox-a"), "one row a plant:\n{grouped}");
-    let check = recount::reports::check::model_check(&server.lab, &model, day("2026-06-29"), 2).unwrap();
+    let check = recount::reports::check::model_check(&server.lab, &model, day("2026-06-29"), 2, None).unwrap();
     let units_of_a: i64 = check.v2.iter().filter(|r| r.grain[0] == "plant-a").map(|r| r.measures[1]).sum();
     let grouped_a = check.grouped().unwrap().v2.into_iter().find(|r| r.grain == ["plant-a"]).unwrap();
     assert_eq!(grouped_a.measures[1], units_of_a, "the plant's units are its lines' and products' sum");

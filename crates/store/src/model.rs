@@ -122,6 +122,8 @@ statements! {
     LANDED_UPLOADS: Query<Upload> = model::LANDED_UPLOADS;
     UPLOAD_DATES: Query<UploadDate> = model::UPLOAD_DATES;
     INPUT_HASHES: Query<InputHash> = model::INPUT_HASHES;
+    INPUT_HASHES_AT: Query<InputHash> = model::INPUT_HASHES_AT;
+    FILES_AT: Query<ModelFile> = model::FILES_AT;
     CURRENT_VERSIONS: Query<ModelCurrentVersion> = model::CURRENT_VERSIONS;
     NEXT_SNAPSHOT: Query<Next> = model::NEXT_SNAPSHOT;
     SHARED_STAGE: Exec = model::SHARED_STAGE;
@@ -333,9 +335,13 @@ impl Store {
     pub fn model_dimension(&self) -> Result<Option<DimensionVersion>> {
         DIMENSION_NEWEST.optional(self, &[])
     }
-    /// Every version of the dimension file, oldest first.
-    pub fn model_dimension_versions(&self) -> Result<Vec<DimensionVersion>> {
-        DIMENSION_VERSIONS.all(self, &[])
+    /// Every version of the dimension file landed by snapshot `as_of` (None: now), oldest first.
+    pub fn model_dimension_versions(&self, as_of: Option<i64>) -> Result<Vec<DimensionVersion>> {
+        DIMENSION_VERSIONS.all(self, named_params! { "as_of": as_of })
+    }
+    /// The file versions current as of snapshot `as_of` (None: now), in raw-zone order.
+    pub fn model_files_at(&self, as_of: Option<i64>) -> Result<Vec<ModelFile>> {
+        FILES_AT.all(self, named_params! { "as_of": as_of })
     }
     pub fn model_files_of(&self, upload: NaiveDate) -> Result<Vec<ModelFile>> {
         FILES_OF_UPLOAD.all(self, named_params! { "upload_date": upload })
@@ -352,8 +358,9 @@ impl Store {
     pub fn model_next_file_id(&self) -> Result<i32> {
         Ok(i32::try_from(NEXT_FILE_ID.one(self, &[])?.next)?)
     }
-    pub fn model_uploads(&self) -> Result<Vec<NaiveDate>> {
-        Ok(LANDED_UPLOADS.all(self, &[])?.into_iter().map(|u| u.upload_date).collect())
+    /// The uploads landed by snapshot `as_of` (None: now).
+    pub fn model_uploads(&self, as_of: Option<i64>) -> Result<Vec<NaiveDate>> {
+        Ok(LANDED_UPLOADS.all(self, named_params! { "as_of": as_of })?.into_iter().map(|u| u.upload_date).collect())
     }
     /// Every landed version of `file` of upload `upload`, oldest first.
     pub fn model_file_versions(&self, upload: NaiveDate, file: &str) -> Result<Vec<ModelFile>> {
@@ -375,11 +382,20 @@ impl Store {
         }
         INPUT_HASHES.all(self, named_params! { "dates": super::date_list(dates), "late_days": late_days })
     }
-    pub fn model_current_versions(&self, dates: &[NaiveDate]) -> Result<Vec<ModelCurrentVersion>> {
+    /// `model_input_hashes` as of snapshot `as_of` (None: now, by another path: a test holds the
+    /// two equal).
+    pub fn model_input_hashes_at(&self, dates: &[NaiveDate], late_days: u32, as_of: Option<i64>) -> Result<Vec<InputHash>> {
         if dates.is_empty() {
             return Ok(Vec::new());
         }
-        CURRENT_VERSIONS.all(self, named_params! { "dates": super::date_list(dates) })
+        INPUT_HASHES_AT.all(self, named_params! { "dates": super::date_list(dates), "late_days": late_days, "as_of": as_of })
+    }
+    /// The version of each of `dates` gold held at snapshot `as_of` (None: now).
+    pub fn model_current_versions(&self, dates: &[NaiveDate], as_of: Option<i64>) -> Result<Vec<ModelCurrentVersion>> {
+        if dates.is_empty() {
+            return Ok(Vec::new());
+        }
+        CURRENT_VERSIONS.all(self, named_params! { "dates": super::date_list(dates), "as_of": as_of })
     }
     pub fn model_next_snapshot(&self) -> Result<i64> {
         Ok(NEXT_SNAPSHOT.one(self, &[])?.next)
@@ -410,8 +426,9 @@ impl Store {
     pub fn model_versions_at(&self, as_of: Option<i64>) -> Result<Vec<VersionAt>> {
         VERSIONS_AT.all(self, named_params! { "snapshot_id": as_of })
     }
-    pub fn model_naive(&self) -> Result<Vec<ModelCells>> {
-        NAIVE_ROWS.all(self, &[])
+    /// v1's rows as they stood at snapshot `as_of` (None: now).
+    pub fn model_naive(&self, as_of: Option<i64>) -> Result<Vec<ModelCells>> {
+        NAIVE_ROWS.all(self, named_params! { "as_of": as_of })
     }
     pub fn model_quarantine(&self) -> Result<Vec<QuarantineRow>> {
         QUARANTINE.all(self, &[])
@@ -424,9 +441,13 @@ impl Store {
     pub fn model_copies_counted(&self, d: NaiveDate, late_days: u32) -> Result<Vec<ModelCells>> {
         COPIES_COUNTED.all(self, named_params! { "business_date": d, "late_days": late_days })
     }
-    /// Each reopened date's widest window.
-    pub fn model_kept_windows(&self) -> Result<std::collections::BTreeMap<NaiveDate, u32>> {
-        Ok(KEPT_WINDOWS.all(self, &[])?.into_iter().map(|k| (k.business_date, u32::try_from(k.late_days).unwrap_or(0))).collect())
+    /// Each reopened date's widest window as of snapshot `as_of` (None: now).
+    pub fn model_kept_windows(&self, as_of: Option<i64>) -> Result<std::collections::BTreeMap<NaiveDate, u32>> {
+        Ok(KEPT_WINDOWS
+            .all(self, named_params! { "as_of": as_of })?
+            .into_iter()
+            .map(|k| (k.business_date, u32::try_from(k.late_days).unwrap_or(0)))
+            .collect())
     }
     /// The winners silver holds now for `d`.
     pub fn model_silver_rows(&self, d: NaiveDate) -> Result<i64> {
@@ -436,9 +457,10 @@ impl Store {
     pub fn model_lateness(&self) -> Result<Vec<LatenessBucket>> {
         LATENESS.all(self, &[])
     }
-    /// `d`'s records that arrived past its window.
-    pub fn model_late_rows(&self, d: NaiveDate, late_days: u32) -> Result<Vec<LateRecord>> {
-        LATE_ROWS.all(self, named_params! { "business_date": d, "late_days": late_days })
+    /// `d`'s records that arrived past its window, in the files current as of snapshot `as_of`
+    /// (None: now).
+    pub fn model_late_rows(&self, d: NaiveDate, late_days: u32, as_of: Option<i64>) -> Result<Vec<LateRecord>> {
+        LATE_ROWS.all(self, named_params! { "business_date": d, "late_days": late_days, "as_of": as_of })
     }
     /// Every copy of each key of `d` sent more than once, in the contract's order.
     pub fn model_resent(&self, d: NaiveDate, late_days: u32) -> Result<Vec<ResentCopy>> {

@@ -5,7 +5,7 @@ use super::*;
 
 pub(super) fn model_day(lab: &Lab, model: &crate::model::Model, d: NaiveDate, late_days: u32, recount: &[ModelRow]) -> Result<ModelDay> {
     Ok(ModelDay {
-        check: crate::reports::check::model_check_with(lab, model, d, recount, late_days)?,
+        check: crate::reports::check::model_check_with(lab, model, d, recount, late_days, None)?,
         late: crate::reports::model_records::late(lab, model, d, late_days)?,
         resent: crate::reports::model_records::resent(lab, model, d, late_days)?,
         history: crate::reports::model_lab::history(lab, model, d, (None, None), Some(late_days))?,
@@ -24,7 +24,7 @@ impl Server {
                 let mut overview = dates.navigator();
                 // What U lands: the world's first upload not landed (none when the world is not
                 // the model's).
-                let landed = self.lab.store().model_uploads()?;
+                let landed = self.lab.store().model_uploads(None)?;
                 let world = crate::model::recount::files_of(&self.setup.world, model).unwrap_or_default();
                 overview.next_upload = world.iter().map(|f| f.0).find(|u| !landed.contains(u));
                 let on = d.filter(|d| overview.dates.iter().any(|x| x.business_date == *d)).or_else(|| overview.default_date());
@@ -100,7 +100,7 @@ pub(super) fn model_write(lab: &mut Lab, setup: &Setup, model: &crate::model::Mo
             done(format!("correction of upload {u} landed ({}) and v2 rewrote {what}", landed.join(", ")))
         }
         Job::LandNext => {
-            let landed = lab.store().model_uploads()?;
+            let landed = lab.store().model_uploads(None)?;
             let files = crate::model::recount::files_of(&setup.world, model)?;
             let Some(u) = files.iter().map(|f| f.0).find(|u| !landed.contains(u)) else {
                 return done(format!("every upload of {} has landed", setup.world.display()));
@@ -139,7 +139,7 @@ impl Server {
         let Some(spark) = self.setup.warehouse.clone() else { color_eyre::eyre::bail!("no warehouse to write") };
         let world = self.setup.world.clone();
         let next = || {
-            let landed = self.lab.store().model_uploads()?;
+            let landed = self.lab.store().model_uploads(None)?;
             Ok(crate::model::recount::files_of(&world, model)?.iter().map(|f| f.0).find(|u| !landed.contains(u)))
         };
         let correction = || {

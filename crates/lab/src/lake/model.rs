@@ -79,7 +79,7 @@ pub struct ModelRun {
 /// v2 for `uploads` (those the lab has not landed are passed over): one write for all of them,
 /// as retail's backfill, since a date's build does not depend on the run that asks for it.
 pub fn run(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u32) -> Result<Vec<ModelRun>> {
-    let landed = lab.store().model_uploads()?;
+    let landed = lab.store().model_uploads(None)?;
     let mut ran: Vec<NaiveDate> = uploads.iter().filter(|u| landed.contains(u)).copied().collect();
     ran.sort();
     ran.dedup();
@@ -99,7 +99,7 @@ pub fn run(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u32) -> R
 /// `u - late_days` to `u + 1`), and their current rows older than that and dated later.
 fn affected(lab: &Lab, uploads: &[NaiveDate], late_days: u32) -> Result<(Vec<NaiveDate>, i64, i64)> {
     let (mut affected, mut beyond, mut future) = (std::collections::BTreeSet::new(), 0, 0);
-    let kept = lab.store().model_kept_windows()?;
+    let kept = lab.store().model_kept_windows(None)?;
     for c in lab.store().model_upload_dates(uploads)? {
         let current = if c.current { c.rows } else { 0 };
         // A reopened date keeps its wider window for every later run.
@@ -159,11 +159,11 @@ pub fn rebuild(lab: &Lab, model: &Model, dates: &[NaiveDate], late_days: u32, fo
 pub fn preview_rebuild(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<crate::lake::v2::RebuildPreview> {
     let store = lab.store();
     let input = store.model_input_hashes(&[d], late_days)?.into_iter().next();
-    let current = store.model_current_versions(&[d])?.into_iter().next();
+    let current = store.model_current_versions(&[d], None)?.into_iter().next();
     Ok(crate::lake::v2::RebuildPreview {
         business_date: d,
         // A reopened date is rebuilt with the wider window it keeps.
-        window: crate::rules::LatenessWindow::with_kept(late_days, store.model_kept_windows()?.get(&d).copied()),
+        window: crate::rules::LatenessWindow::with_kept(late_days, store.model_kept_windows(None)?.get(&d).copied()),
         input_rows: input.as_ref().map_or(0, |i| i.rows),
         silver_rows: store.model_silver_rows(d)?,
         gold_rows: current.as_ref().map_or(0, |c| c.gold_rows),
@@ -175,7 +175,7 @@ pub fn preview_rebuild(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<crate:
 /// taken into silver and gold, under the widest window that holds them, which the date then keeps
 /// for every later run; the snapshot names the reason and who decided. One transaction.
 pub fn reopen(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32, (reason, by): (&str, &str)) -> Result<ModelRun> {
-    let late = lab.store().model_late_rows(d, late_days)?;
+    let late = lab.store().model_late_rows(d, late_days, None)?;
     let Some(widest) = late.iter().map(|r| r.days_late).max() else {
         bail!("{d} has no record past its window: there is nothing to reopen it for");
     };
@@ -190,7 +190,7 @@ pub fn reopen(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32, (reason, b
 /// The question the explorer asks before it reopens `d`: what arrived past its window and the
 /// window it would take; an error when nothing did.
 pub fn reopen_question(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<String> {
-    let late = lab.store().model_late_rows(d, late_days)?;
+    let late = lab.store().model_late_rows(d, late_days, None)?;
     let Some(widest) = late.iter().map(|r| r.days_late).max() else {
         bail!("{d} has no record past its window: there is nothing to reopen it for");
     };
@@ -199,7 +199,7 @@ pub fn reopen_question(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -
     missing.dedup();
     let mut uploads: Vec<NaiveDate> = late.iter().map(|r| r.upload_date).collect();
     uploads.dedup();
-    let now = crate::rules::LatenessWindow::with_kept(late_days, lab.store().model_kept_windows()?.get(&d).copied()).late_days;
+    let now = crate::rules::LatenessWindow::with_kept(late_days, lab.store().model_kept_windows(None)?.get(&d).copied()).late_days;
     Ok(format!(
         "Reopen {d} and take in what arrived past its window?\n\n{} record(s), {} {}(s) gold does not count yet,\nfrom upload(s) {}.\nThe window widens from {now} to {widest} days, recorded as one snapshot with the reason.",
         late.len(),
@@ -213,7 +213,7 @@ pub fn reopen_question(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -
 /// (`lake::reopen::brought`): its copies (rows), the entities gold has no copy of, and their money
 /// measures per currency, each entity's first late copy counted once.
 pub fn brought(lab: &Lab, model: &Model, d: NaiveDate, upload: NaiveDate, late_days: u32) -> Result<crate::lake::reopen::Brought> {
-    let late = lab.store().model_late_rows(d, late_days)?;
+    let late = lab.store().model_late_rows(d, late_days, None)?;
     let mine: std::collections::BTreeSet<&str> =
         late.iter().filter(|r| r.upload_date == upload && !r.counted).map(|r| r.entity_key.as_str()).collect();
     let mut revenue = std::collections::BTreeMap::new();
@@ -230,9 +230,10 @@ pub fn brought(lab: &Lab, model: &Model, d: NaiveDate, upload: NaiveDate, late_d
 }
 
 /// The first copy (in the raw zone's order) of each key of `d` that only arrived past the window,
-/// as a gold row: what the recount counts and gold never does.
-pub fn never_counted(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<Vec<ModelRow>> {
-    Ok(first_uncounted(model, d, &lab.store().model_late_rows(d, late_days)?).into_iter().map(|(_, r)| r).collect())
+/// as a gold row: what the recount counts and gold never does. As of snapshot `as_of` (None: now),
+/// over the files current then.
+pub fn never_counted(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32, as_of: Option<i64>) -> Result<Vec<ModelRow>> {
+    Ok(first_uncounted(model, d, &lab.store().model_late_rows(d, late_days, as_of)?).into_iter().map(|(_, r)| r).collect())
 }
 
 /// `never_counted` of date `d`'s late rows already read, each with its key (the alert reads them
@@ -257,7 +258,7 @@ fn first_uncounted(model: &Model, d: NaiveDate, late: &[LateRecord]) -> Vec<(Str
 
 /// The (upload, business date) pairs of `uploads` whose current rows were past their date's window.
 pub fn beyond_pairs(lab: &Lab, uploads: &[NaiveDate], late_days: u32) -> Result<Vec<(NaiveDate, NaiveDate)>> {
-    let kept = lab.store().model_kept_windows()?;
+    let kept = lab.store().model_kept_windows(None)?;
     let mut pairs = std::collections::BTreeSet::new();
     for c in lab.store().model_upload_dates(uploads)?.into_iter().filter(|c| c.current && c.rows > 0) {
         let window = crate::rules::LatenessWindow::with_kept(late_days, kept.get(&c.business_date).copied());
@@ -290,7 +291,7 @@ type Keep<'a> = Option<(NaiveDate, u32, &'a str, &'a str)>;
 fn write_keeping(lab: &Lab, model: &Model, w: ModelWrite<'_>, late_days: u32, keep: Keep<'_>) -> Result<ModelRun> {
     let store = lab.store();
     let hashes = store.model_input_hashes(&w.affected, late_days)?;
-    let versions = store.model_current_versions(&w.affected)?;
+    let versions = store.model_current_versions(&w.affected, None)?;
     let (mut changed, mut skipped) = (Vec::new(), Vec::new());
     for &d in &w.affected {
         let now = hashes.iter().find(|h| h.business_date == d).map_or("", |h| h.input_hash.as_str());
@@ -430,20 +431,18 @@ pub fn rollback(lab: &Lab, model: &Model, target: i64) -> Result<i64> {
 
 /// The lab's current file versions as a recount reads them: upload, name, where the bytes are.
 pub fn current_files(lab: &Lab) -> Result<Vec<(NaiveDate, String, PathBuf)>> {
-    let mut out = Vec::new();
-    for u in lab.store().model_uploads()? {
-        for f in lab.store().model_files_of(u)? {
-            let path = version_path(lab, u, &f.file, f.version);
-            out.push((u, f.file, path));
-        }
-    }
-    out.sort_by(|a, b| (a.0, a.1.as_bytes()).cmp(&(b.0, b.1.as_bytes())));
-    Ok(out)
+    files_at(lab, None)
+}
+
+/// The file versions current as of snapshot `as_of` (None: now), in raw-zone order.
+fn files_at(lab: &Lab, as_of: Option<i64>) -> Result<Vec<(NaiveDate, String, PathBuf)>> {
+    let files = lab.store().model_files_at(as_of)?;
+    Ok(files.into_iter().map(|f| (f.upload_date, f.file.clone(), version_path(lab, f.upload_date, &f.file, f.version))).collect())
 }
 
 /// The lab's dimension table as it stands.
 pub fn dimension_table(lab: &Lab, model: &Model) -> Result<DimensionTable> {
-    kept_dimension(lab, model)
+    kept_dimension(lab, model, None)
 }
 
 /// The independent recount of the lab's current files (no window): the truth v2 is checked by.
@@ -452,13 +451,26 @@ pub fn recompute(lab: &Lab, model: &Model) -> Result<crate::model::recount::Mode
     if lab.is_mirror() {
         return recount_bronze(lab, model);
     }
-    crate::model::recount::recount_files(
-        model,
-        &dimension_table(lab, model)?,
-        &current_files(lab)?,
-        None,
-        &lab.root.join(crate::store::SPILL_DIR),
-    )
+    recount_of(lab, model, &kept_dimension(lab, model, None)?, current_files(lab)?)
+}
+
+/// The recount of the raw zone as it was when snapshot `as_of` was recorded: the file versions
+/// current then, read from where the lab keeps each version, under the dimension's versions
+/// landed by then. A warehouse's mirror keeps no raw bytes, and no time of its landings.
+pub fn recompute_at(lab: &Lab, model: &Model, as_of: i64) -> Result<crate::model::recount::ModelRecount> {
+    if lab.is_mirror() {
+        color_eyre::eyre::bail!("a warehouse keeps no raw files: its recount as of a snapshot is not known");
+    }
+    recount_of(lab, model, &kept_dimension(lab, model, Some(as_of))?, files_at(lab, Some(as_of))?)
+}
+
+fn recount_of(
+    lab: &Lab,
+    model: &Model,
+    dims: &DimensionTable,
+    files: Vec<(NaiveDate, String, PathBuf)>,
+) -> Result<crate::model::recount::ModelRecount> {
+    crate::model::recount::recount_files(model, dims, &files, None, &lab.root.join(crate::store::SPILL_DIR))
 }
 
 /// The recount of a mirror's bronze: its current records under the same dedup and sums, in

@@ -22,10 +22,11 @@ pub(super) fn version_path(lab: &Lab, upload: NaiveDate, name: &str, version: i3
 
 /// Every key the lab's dimension versions have named, each with the row of the newest version
 /// that names it: a key gone from the file keeps its last row, so its records keep their dates
-/// and stay in gold (as a store gone from stores.csv keeps its sales).
-pub(super) fn kept_dimension(lab: &Lab, model: &Model) -> Result<DimensionTable> {
+/// and stay in gold (as a store gone from stores.csv keeps its sales). As of snapshot `as_of`
+/// (None: now), of the versions landed by then.
+pub(super) fn kept_dimension(lab: &Lab, model: &Model, as_of: Option<i64>) -> Result<DimensionTable> {
     let mut table = DimensionTable::default();
-    for v in lab.store().model_dimension_versions()? {
+    for v in lab.store().model_dimension_versions(as_of)? {
         table.rows.extend(DimensionTable::parse(model, &v.text)?.rows);
     }
     Ok(table)
@@ -207,7 +208,7 @@ type NewDimension = (i32, String, String);
 fn dimension(lab: &Lab, world: &Path, model: &Model) -> Result<LandingDimension> {
     let Some(d) = &model.dimension else { return Ok(LandingDimension::default()) };
     let kept = lab.store().model_dimension()?;
-    let mut table = kept_dimension(lab, model)?;
+    let mut table = kept_dimension(lab, model, None)?;
     let path = crate::raw::world_file(world, &d.file, "model.dimension.file")?;
     // Only a file that is not there falls back on the lab's; a folder or a FIFO in its place is
     // refused by the read below, naming it.
@@ -500,7 +501,7 @@ pub fn pending_corrections(lab: &Lab, world: &Path, model: &Model) -> Result<Vec
     crate::raw::inside_world(world, &root)?;
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
     dirs.sort();
-    let landed = lab.store().model_uploads()?;
+    let landed = lab.store().model_uploads(None)?;
     let mut out = Vec::new();
     for dir in dirs {
         let note = dir.join(crate::raw::corrections::NOTE_FILE);

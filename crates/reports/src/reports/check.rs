@@ -313,22 +313,42 @@ pub struct ModelCheckReport {
     pub beyond_window: Vec<ModelRow>,
 }
 
-/// A date's gold beside v1's appends and the independent recount of the lab's current files.
-pub fn model_check(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<ModelCheckReport> {
-    model_check_with(lab, model, d, &crate::lake::model::recompute(lab, model)?.rows, late_days)
+/// A date's gold beside v1's appends and the independent recount of the lab's current files; as
+/// of snapshot `as_of`, each as it stood then (the recount over the file versions current then).
+pub fn model_check(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32, as_of: Option<i64>) -> Result<ModelCheckReport> {
+    let recount = match as_of {
+        None => crate::lake::model::recompute(lab, model)?,
+        Some(s) => {
+            if !lab.store().model_snapshots()?.iter().any(|r| r.snapshot_id == s) {
+                color_eyre::eyre::bail!("snapshot {s} does not exist; `recount snapshots` lists them");
+            }
+            crate::lake::model::recompute_at(lab, model, s)?
+        }
+    };
+    model_check_with(lab, model, d, &recount.rows, late_days, as_of)
 }
 
-/// The same, beside a recount of the lab's current files already made (the explorer makes one
-/// per load, for every date it shows).
-pub fn model_check_with(lab: &Lab, model: &Model, d: NaiveDate, recount: &[ModelRow], late_days: u32) -> Result<ModelCheckReport> {
+/// The same, beside a recount of the lab's files already made (the explorer makes one per load,
+/// for every date it shows).
+pub fn model_check_with(
+    lab: &Lab,
+    model: &Model,
+    d: NaiveDate,
+    recount: &[ModelRow],
+    late_days: u32,
+    as_of: Option<i64>,
+) -> Result<ModelCheckReport> {
     let on = |rows: Vec<ModelRow>| rows.into_iter().filter(|r| r.business_date == d).collect::<Vec<_>>();
-    let v2 = on(rows_of(model, lab.store().model_gold(None)?));
-    let v1 = on(rows_of(model, lab.store().model_naive()?));
+    let v2 = on(rows_of(model, lab.store().model_gold(as_of)?));
+    let v1 = on(rows_of(model, lab.store().model_naive(as_of)?));
     let recompute: Vec<ModelRow> = recount.iter().filter(|r| r.business_date == d).cloned().collect();
     let beyond_window =
-        if v2 == recompute { Vec::new() } else { summed(d, &crate::lake::model::never_counted(lab, model, d, late_days)?)? };
-    let status = super::status::model_statuses(lab, late_days, &[d])?.pop().ok_or_else(|| eyre!("no status of {d}"))?;
-    let as_of_snapshot = lab.store().model_next_snapshot()? - 1;
+        if v2 == recompute { Vec::new() } else { summed(d, &crate::lake::model::never_counted(lab, model, d, late_days, as_of)?)? };
+    let status = super::status::model_statuses(lab, late_days, &[d], as_of)?.pop().ok_or_else(|| eyre!("no status of {d}"))?;
+    let as_of_snapshot = match as_of {
+        Some(s) => s,
+        None => lab.store().model_next_snapshot()? - 1,
+    };
     Ok(ModelCheckReport { model: model.clone(), business_date: d, as_of_snapshot, status, v1, v2, recompute, beyond_window })
 }
 

@@ -87,7 +87,7 @@ pub fn dates(lab: &Lab, model: &Model, late_days: u32) -> Result<DatesReport> {
 pub fn dates_with(lab: &Lab, model: &Model, late_days: u32, recount: &[ModelRow]) -> Result<DatesReport> {
     let store = lab.store();
     let v2 = totals(model, &rows_of(model, store.model_gold(None)?))?;
-    let v1 = totals(model, &rows_of(model, store.model_naive()?))?;
+    let v1 = totals(model, &rows_of(model, store.model_naive(None)?))?;
     let recompute = totals(model, recount)?;
     let mut keys: Vec<&(NaiveDate, Vec<String>)> = v2.keys().chain(v1.keys()).chain(recompute.keys()).collect();
     keys.sort();
@@ -97,13 +97,13 @@ pub fn dates_with(lab: &Lab, model: &Model, late_days: u32, recount: &[ModelRow]
         d.dedup();
         d
     };
-    let landed = store.model_uploads()?;
+    let landed = store.model_uploads(None)?;
     let finality: BTreeMap<NaiveDate, Finality> =
-        super::status::model_statuses(lab, late_days, &days)?.into_iter().map(|s| (s.business_date, s.finality)).collect();
+        super::status::model_statuses(lab, late_days, &days, None)?.into_iter().map(|s| (s.business_date, s.finality)).collect();
     let differ: std::collections::BTreeSet<NaiveDate> = keys.iter().filter(|k| v2.get(*k) != recompute.get(*k)).map(|k| k.0).collect();
     let mut beyond: Totals = BTreeMap::new();
     for d in differ {
-        beyond.extend(totals(model, &crate::lake::model::never_counted(lab, model, d, late_days)?)?);
+        beyond.extend(totals(model, &crate::lake::model::never_counted(lab, model, d, late_days, None)?)?);
     }
     let dates = keys
         .into_iter()

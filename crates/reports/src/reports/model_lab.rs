@@ -291,7 +291,7 @@ pub fn history(
     let status = match now {
         Some(late_days) => {
             let newest = store.model_next_snapshot()? - 1;
-            super::status::model_statuses(lab, late_days, &[d])?.pop().map(|s| (newest, s))
+            super::status::model_statuses(lab, late_days, &[d], None)?.pop().map(|s| (newest, s))
         }
         None => None,
     };

@@ -37,7 +37,7 @@ pub struct LateLine {
 pub fn late(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<ModelLateReport> {
     let rows = lab
         .store()
-        .model_late_rows(d, late_days)?
+        .model_late_rows(d, late_days, None)?
         .into_iter()
         .map(|r| LateLine {
             entity_key: r.entity_key,

@@ -94,15 +94,18 @@ pub fn statuses_at(lab: &Lab, dates: &[NaiveDate], as_of: Option<i64>) -> Result
 /// The status of each of `dates` on a model lab, by the same rules: the uploads landed, and the
 /// version gold holds against the inputs now, under the date's window (the lab's `late_days`, or
 /// the wider one a reopening kept for the date).
-pub fn model_statuses(lab: &Lab, late_days: u32, dates: &[NaiveDate]) -> Result<Vec<DateStatus>> {
+pub fn model_statuses(lab: &Lab, late_days: u32, dates: &[NaiveDate], as_of: Option<i64>) -> Result<Vec<DateStatus>> {
     let store = lab.store();
-    let landed = store.model_uploads()?;
+    let landed = store.model_uploads(as_of)?;
     let built: BTreeMap<NaiveDate, String> =
-        store.model_current_versions(dates)?.into_iter().map(|v| (v.business_date, v.input_hash)).collect();
+        store.model_current_versions(dates, as_of)?.into_iter().map(|v| (v.business_date, v.input_hash)).collect();
     // The model's input hashes apply each date's kept window themselves.
-    let now: BTreeMap<NaiveDate, String> =
-        store.model_input_hashes(dates, late_days)?.into_iter().map(|h| (h.business_date, h.input_hash)).collect();
-    let kept = store.model_kept_windows()?;
+    let inputs = match as_of {
+        None => store.model_input_hashes(dates, late_days)?,
+        Some(_) => store.model_input_hashes_at(dates, late_days, as_of)?,
+    };
+    let now: BTreeMap<NaiveDate, String> = inputs.into_iter().map(|h| (h.business_date, h.input_hash)).collect();
+    let kept = store.model_kept_windows(as_of)?;
     dates
         .iter()
         .map(|&d| {
