@@ -32,9 +32,13 @@ pub struct ReadCopy<'a> {
 /// The copies of one recount, or of one of its buckets, as columns.
 #[derive(Default)]
 pub struct Copies {
-    key: Vec<String>,
+    /// Every copy's key, then its event id, one after another: two allocations for all the
+    /// copies' text, not two per copy (a String's header and heap block cost more than most ids).
+    ids: Vec<u8>,
+    /// Where each copy's key ends in `ids`, and where its event id ends (the next key's start).
+    key_end: Vec<usize>,
+    event_end: Vec<usize>,
     arrival: Vec<i64>,
-    event_id: Vec<String>,
     file_rank: Vec<u32>,
     line: Vec<u32>,
     day: Vec<i32>,
@@ -51,17 +55,19 @@ impl Copies {
     }
 
     pub fn len(&self) -> usize {
-        self.key.len()
+        self.key_end.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.key.is_empty()
+        self.key_end.is_empty()
     }
 
     pub fn push(&mut self, c: &ReadCopy<'_>) {
-        self.key.push(c.key.to_string());
+        self.ids.extend_from_slice(c.key.as_bytes());
+        self.key_end.push(self.ids.len());
+        self.ids.extend_from_slice(c.event_id.as_bytes());
+        self.event_end.push(self.ids.len());
         self.arrival.push(c.arrival);
-        self.event_id.push(c.event_id.to_string());
         self.file_rank.push(c.file_rank);
         self.line.push(c.line);
         self.day.push(c.day);
@@ -70,9 +76,11 @@ impl Copies {
     }
 
     pub fn append(&mut self, other: Copies) {
-        self.key.extend(other.key);
+        let shift = self.ids.len();
+        self.ids.extend_from_slice(&other.ids);
+        self.key_end.extend(other.key_end.iter().map(|e| e + shift));
+        self.event_end.extend(other.event_end.iter().map(|e| e + shift));
         self.arrival.extend(other.arrival);
-        self.event_id.extend(other.event_id);
         self.file_rank.extend(other.file_rank);
         self.line.extend(other.line);
         self.day.extend(other.day);
@@ -127,16 +135,29 @@ impl Copies {
         Ok(c)
     }
 
-    /// The index of each key's winning copy: the first in the contract's order. The ids' columns
-    /// move into polars.
+    /// The index of each key's winning copy: the first in the contract's order. The ids' text is
+    /// copied into polars' columns once, and the other order columns move there.
     fn winners(&mut self) -> Result<Vec<usize>> {
-        let idx: Vec<u32> = (0..self.key.len()).map(|i| u32::try_from(i).unwrap_or(u32::MAX)).collect();
+        let n = self.len();
+        let idx: Vec<u32> = (0..n).map(|i| u32::try_from(i).unwrap_or(u32::MAX)).collect();
+        // Pushed from text, so each id starts and ends on a character boundary of the whole.
+        let all = std::str::from_utf8(&self.ids).map_err(|_| eyre!("a copy's id is not UTF-8"))?;
+        let text = |name: &str, second: bool| {
+            let values = (0..n).map(|i| {
+                let start = if i == 0 { 0 } else { self.event_end[i - 1] };
+                let range = if second { self.key_end[i]..self.event_end[i] } else { start..self.key_end[i] };
+                all.get(range).unwrap_or_default()
+            });
+            StringChunked::from_iter_values(name.into(), values).into_column()
+        };
+        let (key, event_id) = (text("key", false), text("event_id", true));
+        self.ids = Vec::new();
         let df = DataFrame::new(
             idx.len(),
             vec![
-                Column::new("key".into(), std::mem::take(&mut self.key)),
+                key,
                 Column::new("arrival".into(), std::mem::take(&mut self.arrival)),
-                Column::new("event_id".into(), std::mem::take(&mut self.event_id)),
+                event_id,
                 Column::new("file_rank".into(), std::mem::take(&mut self.file_rank)),
                 Column::new("line".into(), std::mem::take(&mut self.line)),
                 Column::new("idx".into(), idx),
@@ -160,10 +181,17 @@ pub fn first_copies(df: DataFrame, key: &str) -> PolarsResult<DataFrame> {
 }
 
 /// The recount's sums so far, over every pass or bucket counted: each measure's sum of the
-/// winners per (business date, group), every addition checked.
+/// winners per (business date, group), every addition checked. The sums lie in one flat vector,
+/// a group's measures side by side, found by a fast hash of the pair: a world of ten times the
+/// groups looks each winner up in a table ten times larger, and a table of vectors, hashed with
+/// the standard library's SipHash, made that step grow three times faster than the world.
 #[derive(Default)]
 pub struct Sums {
-    by: std::collections::HashMap<(i32, u32), Vec<i64>>,
+    at: rustc_hash::FxHashMap<u64, usize>,
+    /// (day, group) of each slot, in the order first met.
+    keys: Vec<(i32, u32)>,
+    sums: Vec<i64>,
+    width: usize,
     /// Copies read, and keys counted (winners).
     pub copies: u64,
     pub entities: u64,
@@ -177,9 +205,15 @@ impl Sums {
         let winners = c.winners()?;
         self.entities += winners.len() as u64;
         let width = c.width;
+        self.width = width;
         for w in winners {
             let (day, group) = (c.day[w], c.group[w]);
-            let acc = self.by.entry((day, group)).or_insert_with(|| vec![0; width]);
+            let slot = *self.at.entry((u64::from(day as u32) << 32) | u64::from(group)).or_insert_with(|| {
+                self.keys.push((day, group));
+                self.sums.resize(self.sums.len() + width, 0);
+                self.keys.len() - 1
+            });
+            let acc = &mut self.sums[slot * width..(slot + 1) * width];
             for (i, (a, v)) in acc.iter_mut().zip(&c.measures[w * width..(w + 1) * width]).enumerate() {
                 *a = a.checked_add(*v).ok_or_else(|| eyre!("{}: the sum overflows 64 bits", overflow(date_of(day), group, i)))?;
             }
@@ -189,7 +223,13 @@ impl Sums {
 
     /// Each (business date, group) with its sums, in that order.
     pub fn rows(self) -> Vec<(NaiveDate, u32, Vec<i64>)> {
-        let mut rows: Vec<_> = self.by.into_iter().map(|((d, g), m)| (date_of(d), g, m)).collect();
+        let width = self.width;
+        let mut rows: Vec<_> = self
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(slot, &(d, g))| (date_of(d), g, self.sums[slot * width..(slot + 1) * width].to_vec()))
+            .collect();
         rows.sort_by_key(|r| (r.0, r.1));
         rows
     }
