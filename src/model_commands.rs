@@ -216,17 +216,14 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         Command::Fingerprint { as_of } => println!("{}", lab_model::fingerprint(&reader(g)?, model, *as_of)?),
         Command::Snapshots => print(&model_lab::snapshots(&reader(g)?, model)?, g.format),
         Command::History { date, as_of } => history(g, model, *date, *as_of)?,
-        Command::Diff { baskets: true, .. } | Command::Explain { baskets: true, .. } => {
+        Command::Explain { baskets: true, .. } => {
             bail!(
-                "--baskets lists a retail lab's baskets; on a lab of model {}, history and diff list the {}s a change touched",
+                "explain --baskets lists the baskets behind a retail lab's identity; on a lab of model {}, `baskets DATE` lists the re-sent {}s and `late DATE` the ones past the window",
                 model.name,
                 model.entity
             )
         }
-        Command::Diff { date, from, to, .. } => {
-            let lab = reader(g)?;
-            print(&model_lab::history(&lab, model, resolve(&lab, *date)?, (*from, *to), None)?, g.format);
-        }
+        Command::Diff { date, from, to, baskets } => diff(g, model, *date, (*from, *to), *baskets)?,
         Command::Check { as_of: Some(_), .. } if g.warehouse.is_some() => {
             bail!(
                 "check --as-of reads a lab's raw zone as it was; a warehouse keeps no raw files: `fingerprint --as-of` and `history DATE --as-of` read a snapshot of model {}'s gold",
@@ -266,6 +263,21 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         reading => return day_report(g, reading, model),
     }
     Ok(0)
+}
+
+/// `diff DATE [--from S] [--to S] [--baskets]`: a model's diff lists the entities the change
+/// touched in every format; --baskets, as on a retail lab, makes the CSV those rows alone.
+fn diff(g: &Global, model: &Model, date: crate::reports::day::Day, between: (Option<i64>, Option<i64>), baskets: bool) -> Result<()> {
+    let lab = reader(g)?;
+    let report = model_lab::history(&lab, model, resolve(&lab, date)?, between, None)?;
+    match (baskets, g.format) {
+        (true, crate::reports::Format::Csv) => {
+            let entities: Vec<_> = crate::reports::Report::tables(&report).into_iter().last().into_iter().collect();
+            print!("{}", crate::reports::table::csv_of(&entities));
+        }
+        _ => print(&report, g.format),
+    }
+    Ok(())
 }
 
 /// `history DATE [--as-of S]`: up to snapshot S, its newest version of the date against the one

@@ -272,6 +272,12 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     assert!(changes.iter().all(|c| c["file_after"].as_str().unwrap().ends_with("plant-a.jsonl.gz v2")), "{changes:?}");
     let told: Vec<&str> = changes.iter().map(|c| c["change"].as_str().unwrap()).collect();
     assert!(told.iter().any(|c| c.starts_with("units ")) && told.iter().any(|c| c.starts_with("defects ")), "{told:?}");
+    // diff --baskets lists the entities behind the change, as retail's lists baskets: in CSV,
+    // their rows alone under one header.
+    let csv = ok(&lab, &["diff", "2026-06-29", "--baskets", "--format", "csv"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!((lines[0], lines.len()), ("key,change,file_before,file_after", 3), "{csv}");
+    assert!(lines[1..].iter().all(|l| l.ends_with("plant-a.jsonl.gz v2")), "{csv}");
     // Machines read the reports' columns by their keys, people by their labels.
     let first = &history["rows"][0];
     assert!(first["snapshot_id"].is_i64() && first["gold_rows"].is_i64(), "{first}");
