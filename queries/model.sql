@@ -78,6 +78,33 @@ SELECT (coalesce(max(file_id), 0) + 1)::BIGINT AS next FROM model.files;
 -- name: file_insert
 INSERT INTO model.files VALUES ($file_id, $file, $upload_date, $version, $md5, $records, $quarantined, now()::TIMESTAMP);
 
+-- name: recount_input
+-- What a recount of the current files counts: each current file version and each dimension
+-- version, by id (a version's bytes never change).
+SELECT concat((SELECT coalesce(string_agg(file_id::VARCHAR, ',' ORDER BY file_id), '') FROM model.current_files), '|',
+              (SELECT coalesce(string_agg(version::VARCHAR || ':' || md5, ',' ORDER BY version), '') FROM model.dimension_versions))
+       AS input;
+
+-- name: recount_input_kept
+SELECT input FROM model.recount_input;
+
+-- name: recount_rows_kept
+SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6 FROM model.recount_rows
+ORDER BY business_date, g1, g2, g3, g4, a1, a2, a3, a4;
+
+-- name: recount_rows_kept_of
+SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6 FROM model.recount_rows
+WHERE business_date = $business_date::DATE ORDER BY g1, g2, g3, g4, a1, a2, a3, a4;
+
+-- name: recount_rows_forget
+DELETE FROM model.recount_rows;
+
+-- name: recount_input_forget
+DELETE FROM model.recount_input;
+
+-- name: recount_input_set
+INSERT INTO model.recount_input VALUES ($input);
+
 -- name: records_from_rows
 -- A landing's records, made in Rust as bronze's columns (`recount_rows($job)`).
 INSERT INTO model.records SELECT * FROM recount_rows($job::BIGINT);
@@ -218,6 +245,14 @@ SELECT g.business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6
 FROM model.gold_history g JOIN model.versions_as_of($snapshot_id::BIGINT) v USING (business_date, snapshot_id)
 ORDER BY g.business_date, g1, g2, g3, g4;
 
+-- name: gold_rows_of
+-- Gold of $business_date as it stood at snapshot $snapshot_id (NULL: now): a report of one date
+-- reads its rows, not all of gold.
+SELECT g.business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6
+FROM model.gold_history g JOIN model.versions_as_of($snapshot_id::BIGINT) v USING (business_date, snapshot_id)
+WHERE g.business_date = $business_date::DATE
+ORDER BY g1, g2, g3, g4;
+
 -- name: version_gold
 -- The gold rows version $snapshot_id wrote for $business_date.
 SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6
@@ -287,6 +322,17 @@ FROM model.naive
 WHERE $as_of::BIGINT IS NULL OR appended_at IS NULL
    OR appended_at <= (SELECT created_at FROM model.snapshots WHERE snapshot_id = $as_of::BIGINT)
 GROUP BY business_date, g1, g2, g3, g4, a1, a2, a3, a4 ORDER BY business_date, g1, g2, g3, g4;
+
+-- name: naive_rows_of
+-- `naive_rows` of $business_date alone.
+SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4,
+       sum(m1)::BIGINT AS m1, sum(m2)::BIGINT AS m2, sum(m3)::BIGINT AS m3, sum(m4)::BIGINT AS m4,
+       sum(m5)::BIGINT AS m5, sum(m6)::BIGINT AS m6
+FROM model.naive
+WHERE business_date = $business_date::DATE
+  AND ($as_of::BIGINT IS NULL OR appended_at IS NULL
+       OR appended_at <= (SELECT created_at FROM model.snapshots WHERE snapshot_id = $as_of::BIGINT))
+GROUP BY business_date, g1, g2, g3, g4, a1, a2, a3, a4 ORDER BY g1, g2, g3, g4;
 
 -- name: quarantined_lines
 -- How many lines current file versions refused (of upload $upload_date; NULL: all), as retail's.

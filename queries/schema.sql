@@ -199,6 +199,14 @@ CREATE TABLE IF NOT EXISTS model.date_windows (
     business_date DATE NOT NULL, late_days INTEGER NOT NULL, snapshot_id BIGINT NOT NULL,
     reason VARCHAR NOT NULL, decided_by VARCHAR NOT NULL, decided_at TIMESTAMP NOT NULL);
 -- v1, the naive append, on purpose.
+-- The independent recount of a model lab's current files, kept (lake::model::recompute): its rows,
+-- and what it counted (`input`: every current file version and dimension version). A landing
+-- changes the input, and the next report that reads the recount counts again.
+CREATE TABLE IF NOT EXISTS model.recount_input (input VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS model.recount_rows (
+    business_date DATE NOT NULL,
+    g1 VARCHAR, g2 VARCHAR, g3 VARCHAR, g4 VARCHAR, a1 VARCHAR, a2 VARCHAR, a3 VARCHAR, a4 VARCHAR,
+    m1 BIGINT, m2 BIGINT, m3 BIGINT, m4 BIGINT, m5 BIGINT, m6 BIGINT);
 CREATE TABLE IF NOT EXISTS model.naive (
     run_date DATE NOT NULL, business_date DATE NOT NULL,
     g1 VARCHAR, g2 VARCHAR, g3 VARCHAR, g4 VARCHAR, a1 VARCHAR, a2 VARCHAR, a3 VARCHAR, a4 VARCHAR,

@@ -253,6 +253,25 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     ok(&lab, &["land", FIRST, LAST, "--world", ws]);
     ok(&lab, &["run", FIRST, LAST]);
     assert_eq!(scenario_in_lab(&lab), [16, 120, 3]);
+    // The recount is kept with what it counted: a check reads it, and the recount's kept rows are
+    // a fresh recount's; the corrected file's landing below makes the next check count again.
+    let before = json(&lab, &["check", "2026-06-29"]);
+    let units = |check: &serde_json::Value| -> Vec<i64> {
+        let rows = check["rows"].as_array().unwrap();
+        let row = rows.iter().find(|r| r["plant_id"] == "plant-a" && r["line_id"] == "line-1" && r["product_id"] == "gearbox-a").unwrap();
+        ["v2_units_produced", "recompute_units_produced"].map(|k| row[k].as_i64().unwrap()).to_vec()
+    };
+    assert_eq!(units(&before), [120, 120]);
+    let db = duckdb::Connection::open(lab.join("recount.duckdb")).unwrap();
+    let kept: i64 = db.query_row("SELECT count(*) FROM model.recount_input", [], |r| r.get(0)).unwrap();
+    drop(db);
+    assert_eq!(kept, 1);
+    {
+        let opened = recount::lake::Lab::open_read(&lab).unwrap();
+        let model = recount::lake::model::lab_model(&opened).unwrap().unwrap();
+        let fresh = recount::lake::model::recompute_at(&opened, &model, 1).unwrap().rows;
+        assert_eq!(recount::lake::model::recompute(&opened, &model).unwrap(), fresh);
+    }
     let corrected = w.join("corrections/01-corrected-counts");
     let landed = json(&lab, &["land", "2026-06-30", "--world", corrected.to_str().unwrap()]);
     assert_eq!(landed["detail"]["files"][0]["status"], "corrected", "{landed}");
@@ -304,7 +323,7 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     };
     let then = json(&lab, &["check", "2026-06-29", "--as-of", "1"]);
     assert_eq!((then["detail"]["as_of_snapshot"].as_i64(), grain(&then)), (Some(1), [120, 120, 3, 3].map(Some).to_vec()), "{then}");
-    assert_eq!(grain(&json(&lab, &["check", "2026-06-29"])), [135, 135, 2, 2].map(Some).to_vec());
+    assert_eq!(grain(&json(&lab, &["check", "2026-06-29"])), [135, 135, 2, 2].map(Some).to_vec(), "the kept recount counted again");
     assert!(ok(&lab, &["check", "2026-06-29", "--as-of", "1"]).starts_with("check 2026-06-29 as of snapshot 1 — "));
     // The inputs as of no snapshot are the inputs now, read by the writes' own statement.
     {

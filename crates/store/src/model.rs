@@ -123,6 +123,8 @@ statements! {
     UPLOAD_DATES: Query<UploadDate> = model::UPLOAD_DATES;
     INPUT_HASHES: Query<InputHash> = model::INPUT_HASHES;
     INPUT_HASHES_AT: Query<InputHash> = model::INPUT_HASHES_AT;
+    GOLD_ROWS_OF: Query<ModelCells> = model::GOLD_ROWS_OF;
+    NAIVE_ROWS_OF: Query<ModelCells> = model::NAIVE_ROWS_OF;
     FILES_AT: Query<ModelFile> = model::FILES_AT;
     CURRENT_VERSIONS: Query<ModelCurrentVersion> = model::CURRENT_VERSIONS;
     NEXT_SNAPSHOT: Query<Next> = model::NEXT_SNAPSHOT;
@@ -338,6 +340,11 @@ impl Store {
     /// Every version of the dimension file landed by snapshot `as_of` (None: now), oldest first.
     pub fn model_dimension_versions(&self, as_of: Option<i64>) -> Result<Vec<DimensionVersion>> {
         DIMENSION_VERSIONS.all(self, named_params! { "as_of": as_of })
+    }
+    /// Gold's and v1's rows of date `d` as they stood at snapshot `as_of` (None: now).
+    pub fn model_date_rows(&self, d: NaiveDate, as_of: Option<i64>) -> Result<(Vec<ModelCells>, Vec<ModelCells>)> {
+        let gold = GOLD_ROWS_OF.all(self, named_params! { "business_date": d, "snapshot_id": as_of })?;
+        Ok((gold, NAIVE_ROWS_OF.all(self, named_params! { "business_date": d, "as_of": as_of })?))
     }
     /// The file versions current as of snapshot `as_of` (None: now), in raw-zone order.
     pub fn model_files_at(&self, as_of: Option<i64>) -> Result<Vec<ModelFile>> {

@@ -1,5 +1,7 @@
-//! recompute.sql: the polars recount's cache, and DuckDB's own recount beside it.
+//! recompute.sql: the polars recount's cache, and DuckDB's own recount beside it; a model lab's
+//! kept recount (model.sql's `recount_*`).
 
+use super::model::ModelCells;
 use super::{Exec, Query, Store, Tx, row, statements};
 use chrono::{NaiveDate, NaiveDateTime};
 use color_eyre::eyre::Result;
@@ -32,6 +34,8 @@ row! {
     pub struct MissingWindow { pub late_days: i32, pub newest_file: i32 }
 }
 
+row! { pub struct RecountInput { pub input: String } }
+
 statements! {
     STATE: Query<RecountState> = recompute::STATE;
     CLEAR_ROWS: Exec = recompute::CLEAR_ROWS;
@@ -47,6 +51,13 @@ statements! {
     DUCKDB_RECOUNTED_FORGET: Exec = recompute::DUCKDB_RECOUNTED_FORGET;
     DUCKDB_RECOUNT_FILL: Exec = recompute::DUCKDB_RECOUNT_FILL;
     DUCKDB_RECOUNT_KEPT: Query<DuckRecount> = recompute::DUCKDB_RECOUNT_KEPT;
+    RECOUNT_INPUT: Query<RecountInput> = model::RECOUNT_INPUT;
+    RECOUNT_INPUT_KEPT: Query<RecountInput> = model::RECOUNT_INPUT_KEPT;
+    RECOUNT_ROWS_KEPT: Query<ModelCells> = model::RECOUNT_ROWS_KEPT;
+    RECOUNT_ROWS_KEPT_OF: Query<ModelCells> = model::RECOUNT_ROWS_KEPT_OF;
+    RECOUNT_ROWS_FORGET: Exec = model::RECOUNT_ROWS_FORGET;
+    RECOUNT_INPUT_FORGET: Exec = model::RECOUNT_INPUT_FORGET;
+    RECOUNT_INPUT_SET: Exec = model::RECOUNT_INPUT_SET;
 }
 
 /// One row of the recount: daily sales of one store.
@@ -145,5 +156,41 @@ impl Tx<'_> {
         self.step("storing the recount")?;
         let params = named_params! { "manifest": manifest, "events": events, "baskets": baskets, "computed_at": computed_at };
         self.exec("recording the recount's state", &STATE_INSERT, params).map(|_| ())
+    }
+}
+
+impl Store {
+    /// What a recount of the current files counts (`recount_input`), and what the kept one
+    /// counted, if one is kept.
+    pub fn model_recount_inputs(&self) -> Result<(String, Option<String>)> {
+        Ok((RECOUNT_INPUT.one(self, &[])?.input, RECOUNT_INPUT_KEPT.optional(self, &[])?.map(|k| k.input)))
+    }
+    /// The kept recount's rows, of one date or (None) of all.
+    pub fn model_recount_rows(&self, d: Option<NaiveDate>) -> Result<Vec<ModelCells>> {
+        match d {
+            None => RECOUNT_ROWS_KEPT.all(self, &[]),
+            Some(d) => RECOUNT_ROWS_KEPT_OF.all(self, named_params! { "business_date": d }),
+        }
+    }
+}
+
+/// A recount row in the lab's columns, as `Tx::model_keep_recount` stores it.
+pub type RecountCells<'r> = (NaiveDate, [Option<&'r str>; 4], [Option<&'r str>; 4], [Option<i64>; 6]);
+
+impl Tx<'_> {
+    /// Replaces the kept recount with `rows`, the count of `input`.
+    pub fn model_keep_recount<'r>(&mut self, input: &str, rows: impl Iterator<Item = RecountCells<'r>>) -> Result<()> {
+        self.exec("clearing the kept recount", &RECOUNT_ROWS_FORGET, &[])?;
+        self.exec("clearing the kept recount's input", &RECOUNT_INPUT_FORGET, &[])?;
+        (|| -> duckdb::Result<()> {
+            let mut app = self.store.conn.appender_to_db("recount_rows", "model")?;
+            for (d, g, a, m) in rows {
+                app.append_row(duckdb::params![d, g[0], g[1], g[2], g[3], a[0], a[1], a[2], a[3], m[0], m[1], m[2], m[3], m[4], m[5]])?;
+            }
+            app.flush()
+        })()
+        .map_err(|e| super::duckdb_error("keeping the recount", e))?;
+        self.step("keeping the recount")?;
+        self.exec("recording the kept recount's input", &RECOUNT_INPUT_SET, named_params! { "input": input }).map(|_| ())
     }
 }

@@ -19,7 +19,7 @@ impl Server {
         let late = self.setup.late_days;
         match job {
             Job::Load(d) => {
-                let recount = &*self.model_recount.insert(crate::lake::model::recompute(&self.lab, model)?.rows);
+                let recount = &*self.model_recount.insert(crate::lake::model::recompute(&self.lab, model)?);
                 let dates = crate::reports::model_day::dates_with(&self.lab, model, late, recount)?;
                 let mut overview = dates.navigator();
                 // What U lands: the world's first upload not landed (none when the world is not
@@ -33,7 +33,7 @@ impl Server {
             }
             Job::LoadDate(d) => {
                 if self.model_recount.is_none() {
-                    self.model_recount = Some(crate::lake::model::recompute(&self.lab, model)?.rows);
+                    self.model_recount = Some(crate::lake::model::recompute(&self.lab, model)?);
                 }
                 let recount = self.model_recount.as_deref().unwrap_or_default();
                 Ok(Reply::ModelDate(Box::new(model_day(&self.lab, model, d, late, recount)?)))

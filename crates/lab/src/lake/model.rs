@@ -446,12 +446,59 @@ pub fn dimension_table(lab: &Lab, model: &Model) -> Result<DimensionTable> {
 }
 
 /// The independent recount of the lab's current files (no window): the truth v2 is checked by.
-/// A warehouse's mirror keeps no raw bytes: its recount reads bronze's current records instead.
-pub fn recompute(lab: &Lab, model: &Model) -> Result<crate::model::recount::ModelRecount> {
+/// It is kept in the lab with what it counted (every current file version and dimension
+/// version), as retail's recount is: a report reads the kept rows until a landing changes that
+/// input. A reader that may not write the lab recounts for itself. A warehouse's mirror keeps no
+/// raw bytes: its recount reads bronze's current records instead.
+pub fn recompute(lab: &Lab, model: &Model) -> Result<Vec<ModelRow>> {
+    recompute_of(lab, model, None)
+}
+
+/// `recompute`'s rows of date `d` (None: every date): a kept recount is read for that date alone.
+pub fn recompute_of(lab: &Lab, model: &Model, d: Option<NaiveDate>) -> Result<Vec<ModelRow>> {
+    let on = |rows: Vec<ModelRow>| rows.into_iter().filter(|r| d.is_none_or(|d| r.business_date == d)).collect();
     if lab.is_mirror() {
-        return recount_bronze(lab, model);
+        return Ok(on(recount_bronze(lab, model)?.rows));
     }
-    recount_of(lab, model, &kept_dimension(lab, model, None)?, current_files(lab)?)
+    let (input, kept) = lab.store().model_recount_inputs()?;
+    if kept.as_deref() == Some(input.as_str()) {
+        return Ok(rows_of(model, lab.store().model_recount_rows(d)?));
+    }
+    let rows = recount_of(lab, model, &kept_dimension(lab, model, None)?, current_files(lab)?)?.rows;
+    if lab.may_write_caches() {
+        let mut tx = Tx::begin(lab.store(), None)?;
+        tx.model_keep_recount(
+            &input,
+            rows.iter().map(|r| (r.business_date, text_cells(&r.grain), text_cells(&r.attributes), int_cells(&r.measures))),
+        )?;
+        tx.commit()?;
+    }
+    Ok(on(rows))
+}
+
+/// A row's names or measures in the lab's fixed columns, the unused ones empty.
+fn text_cells<const C: usize>(values: &[String]) -> [Option<&str>; C] {
+    std::array::from_fn(|i| values.get(i).map(String::as_str))
+}
+
+fn int_cells<const C: usize>(values: &[i64]) -> [Option<i64>; C] {
+    std::array::from_fn(|i| values.get(i).copied())
+}
+
+/// Keeps the kept recount current before a report on `lab` reads it (`recompute`), as retail's
+/// `reports::freshen` does: under the lab's write lock, briefly. A reader that cannot take the
+/// lock (another process writes, a read-only lab) leaves it be and recounts for itself.
+pub fn freshen(lab: &mut Lab, model: &Model) -> Result<()> {
+    if lab.is_mirror() || lab.may_write_caches() {
+        return Ok(());
+    }
+    let (input, kept) = lab.store().model_recount_inputs()?;
+    if kept.as_deref() == Some(input.as_str()) || lab.begin_writing().is_err() {
+        return Ok(());
+    }
+    let kept = recompute(lab, model).map(drop);
+    let ended = lab.end_writing();
+    kept.and(ended)
 }
 
 /// The recount of the raw zone as it was when snapshot `as_of` was recorded: the file versions

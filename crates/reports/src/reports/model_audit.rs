@@ -222,7 +222,7 @@ pub fn audit(lab: &Lab, model: &Model, source: &str, foreign: &ModelForeign, lat
         }
         // The recount (every landed file) is read once, for the first date with a wrong row.
         if recount.is_none() {
-            recount = Some(crate::lake::model::recompute(lab, model)?.rows);
+            recount = Some(crate::lake::model::recompute(lab, model)?);
         }
         let f = facts(lab, model, d, late_days, right, recount.as_deref().unwrap_or_default())?;
         let mut day: Vec<ModelAuditRow> = grains
@@ -317,7 +317,7 @@ pub type ModelFault = (NaiveDate, Vec<String>, Cause);
 pub fn example(lab: &Lab, model: &Model, late_days: u32) -> Result<(Vec<ModelRow>, Vec<ModelFault>)> {
     let mut gold: BTreeMap<(NaiveDate, Vec<String>), ModelRow> =
         rows_of(model, lab.store().model_gold(None)?).into_iter().map(|r| ((r.business_date, r.grain.clone()), r)).collect();
-    let recount = crate::lake::model::recompute(lab, model)?.rows;
+    let recount = crate::lake::model::recompute(lab, model)?;
     let dates: BTreeSet<NaiveDate> = gold.keys().map(|k| k.0).collect();
     let mut all = Vec::new();
     for &d in &dates {

@@ -80,7 +80,7 @@ fn totals(model: &Model, rows: &[ModelRow]) -> Result<Totals> {
 }
 
 pub fn dates(lab: &Lab, model: &Model, late_days: u32) -> Result<DatesReport> {
-    dates_with(lab, model, late_days, &crate::lake::model::recompute(lab, model)?.rows)
+    dates_with(lab, model, late_days, &crate::lake::model::recompute(lab, model)?)
 }
 
 /// The same, beside a recount of the lab's current files already made.
