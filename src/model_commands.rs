@@ -184,17 +184,22 @@ fn resolve_among(lab: &Lab, day: crate::reports::day::Day, dates: Vec<NaiveDate>
 }
 
 /// What a report reads: the lab, or with --warehouse the warehouse's mirror.
-/// The lab's kept recount is brought up to date first (`lab_model::freshen`), as retail's
-/// reports' caches are.
-fn reader(g: &Global, model: &Model) -> Result<Lab> {
+fn reader(g: &Global) -> Result<Lab> {
     match &g.warehouse {
         Some(w) => crate::warehouse::open_telling(w),
-        None => {
-            let mut lab = Lab::open_read(&lab_dir(g))?;
-            lab_model::freshen(&mut lab, model)?;
-            Ok(lab)
-        }
+        None => Lab::open_read(&lab_dir(g)),
     }
+}
+
+/// `reader`, for a report that reads the independent recount: the lab's kept recount is brought
+/// up to date first (`lab_model::freshen`), as retail's reports' caches are. The others (a
+/// fingerprint, history, a listing) never count the raw zone.
+fn counting_reader(g: &Global, model: &Model) -> Result<Lab> {
+    let mut lab = reader(g)?;
+    if g.warehouse.is_none() {
+        lab_model::freshen(&mut lab, model)?;
+    }
+    Ok(lab)
 }
 
 fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
@@ -219,8 +224,8 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             let rows = lab_model::naive(&lab, &range.dates())?;
             println!("v1 (append): {rows} row(s) appended to model {}'s naive table", model.name);
         }
-        Command::Fingerprint { as_of } => println!("{}", lab_model::fingerprint(&reader(g, model)?, model, *as_of)?),
-        Command::Snapshots => print(&model_lab::snapshots(&reader(g, model)?, model)?, g.format),
+        Command::Fingerprint { as_of } => println!("{}", lab_model::fingerprint(&reader(g)?, model, *as_of)?),
+        Command::Snapshots => print(&model_lab::snapshots(&reader(g)?, model)?, g.format),
         Command::History { date, as_of } => history(g, model, *date, *as_of)?,
         Command::Explain { baskets: true, .. } => {
             bail!(
@@ -237,7 +242,7 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             )
         }
         Command::Check { date, as_of } => {
-            let lab = reader(g, model)?;
+            let lab = counting_reader(g, model)?;
             let d = resolve(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?;
             let report = crate::reports::check::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?, *as_of)?;
             print(&report, g.format);
@@ -274,7 +279,7 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
 /// `diff DATE [--from S] [--to S] [--baskets]`: a model's diff lists the entities the change
 /// touched in every format; --baskets, as on a retail lab, makes the CSV those rows alone.
 fn diff(g: &Global, model: &Model, date: crate::reports::day::Day, between: (Option<i64>, Option<i64>), baskets: bool) -> Result<()> {
-    let lab = reader(g, model)?;
+    let lab = reader(g)?;
     let report = model_lab::history(&lab, model, resolve(&lab, date)?, between, None)?;
     match (baskets, g.format) {
         (true, crate::reports::Format::Csv) => {
@@ -289,7 +294,7 @@ fn diff(g: &Global, model: &Model, date: crate::reports::day::Day, between: (Opt
 /// `history DATE [--as-of S]`: up to snapshot S, its newest version of the date against the one
 /// before.
 fn history(g: &Global, model: &Model, date: crate::reports::day::Day, as_of: Option<i64>) -> Result<()> {
-    let lab = reader(g, model)?;
+    let lab = reader(g)?;
     let d = resolve(&lab, date)?;
     let (from, to) = match as_of {
         None => (None, None),
@@ -309,7 +314,7 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
     match command {
         Command::Summary | Command::Trend { country: None } => {
             print(
-                &crate::reports::model_day::dates(&reader(g, model)?, model, late_days(crate::cli::Window { late_days: None })?)?,
+                &crate::reports::model_day::dates(&counting_reader(g, model)?, model, late_days(crate::cli::Window { late_days: None })?)?,
                 g.format,
             );
         }
@@ -317,25 +322,25 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             bail!("a lab of model {} has no countries: `recount trend` shows every date of gold.{}", model.name, model.gold)
         }
         Command::Late { date, window } => {
-            let lab = reader(g, model)?;
+            let lab = reader(g)?;
             let d = resolve_landed(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?;
             print(&crate::reports::model_records::late(&lab, model, d, late_days(*window)?)?, g.format);
         }
         Command::Promises { date } => {
-            let lab = reader(g, model)?;
+            let lab = counting_reader(g, model)?;
             let d = resolve(&lab, *date)?;
             let report = crate::reports::model_day::dates(&lab, model, late_days(crate::cli::Window { late_days: None })?)?.promises(d);
             print(&report, g.format);
             return Ok(if report.failed() { crate::cli::FOUND_WRONG } else { 0 });
         }
         Command::Lateness { by_country: false } => {
-            print(&crate::reports::model_day::lateness(&reader(g, model)?, model, crate::rules::DEFAULT_LATE_DAYS)?, g.format);
+            print(&crate::reports::model_day::lateness(&reader(g)?, model, crate::rules::DEFAULT_LATE_DAYS)?, g.format);
         }
         Command::Lateness { by_country: true } => {
             bail!("a lab of model {} has no countries: `recount lateness` counts every record", model.name)
         }
         Command::Explain { date, .. } => {
-            let lab = reader(g, model)?;
+            let lab = counting_reader(g, model)?;
             let d = resolve(&lab, *date)?;
             print(
                 &crate::reports::check::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?, None)?
@@ -344,18 +349,18 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             );
         }
         Command::Evidence { date, out } => {
-            let lab = reader(g, model)?;
+            let lab = counting_reader(g, model)?;
             for f in crate::reports::model_day::evidence(&lab, model, resolve(&lab, *date)?, out)? {
                 println!("{}  {}", f.md5, f.path.display());
             }
         }
         Command::Baskets { date, window } => {
-            let lab = reader(g, model)?;
+            let lab = reader(g)?;
             print(&crate::reports::model_records::resent(&lab, model, resolve(&lab, *date)?, late_days(*window)?)?, g.format);
         }
         Command::Quarantine { upload } if g.warehouse.is_some() => {
             // The warehouse keeps each file's count of refused lines, not the lines.
-            let lab = reader(g, model)?;
+            let lab = reader(g)?;
             let mut n = 0;
             for u in lab.store().model_uploads(None)?.into_iter().filter(|u| upload.is_none_or(|want| *u == want)) {
                 n += lab.store().model_files_of(u)?.iter().map(|f| f.quarantined).sum::<i64>();
@@ -364,7 +369,7 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
                 "{n} line(s) quarantined in the warehouse's current files; it keeps their count, not the lines: `recount quarantine` in a lab of the same world lists them"
             );
         }
-        Command::Quarantine { upload } => print(&crate::reports::listings::quarantine(&reader(g, model)?, *upload)?, g.format),
+        Command::Quarantine { upload } => print(&crate::reports::listings::quarantine(&reader(g)?, *upload)?, g.format),
         other => bail!(
             "`recount {}` does not read a lab of model {} yet; land, run, daily, naive, fingerprint, snapshots, history, diff, check, explain, promises, lateness, summary, trend, late, baskets, evidence, rebuild, reopen, rollback, audit and quarantine do",
             command_name(other),
@@ -433,7 +438,7 @@ fn daily(g: &Global, model: &Model, range: &Range, world: &Path, window: crate::
 /// `audit --gold SOURCE` on a model lab: exit FOUND_WRONG when any row is wrong.
 fn audit(g: &Global, model: &Model, foreign: &crate::cli::ForeignGold, window: crate::cli::Window) -> Result<i32> {
     let map = foreign.map.as_deref().map(crate::reports::foreign::GoldMap::read).transpose()?.unwrap_or_default();
-    let lab = reader(g, model)?;
+    let lab = counting_reader(g, model)?;
     let rows = crate::reports::model_audit::read_foreign(&foreign.gold, model, &map, &crate::warehouse::foreign_table_files)?;
     let mut report = crate::reports::model_audit::audit(&lab, model, &foreign.gold.display().to_string(), &rows, late_days(window)?)?;
     report.all = foreign.all || g.format != crate::reports::Format::Table;

@@ -252,6 +252,14 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     let lab = dir.path().join("lab");
     ok(&lab, &["land", FIRST, LAST, "--world", ws]);
     ok(&lab, &["run", FIRST, LAST]);
+    // Only a report that reads the recount counts the raw zone: not a fingerprint or a history.
+    let kept = || -> i64 {
+        let db = duckdb::Connection::open(lab.join("recount.duckdb")).unwrap();
+        db.query_row("SELECT count(*) FROM model.recount_input", [], |r| r.get(0)).unwrap()
+    };
+    ok(&lab, &["fingerprint"]);
+    ok(&lab, &["history", "2026-06-29"]);
+    assert_eq!(kept(), 0);
     assert_eq!(scenario_in_lab(&lab), [16, 120, 3]);
     // The recount is kept with what it counted: a check reads it, and the recount's kept rows are
     // a fresh recount's; the corrected file's landing below makes the next check count again.
@@ -262,10 +270,7 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
         ["v2_units_produced", "recompute_units_produced"].map(|k| row[k].as_i64().unwrap()).to_vec()
     };
     assert_eq!(units(&before), [120, 120]);
-    let db = duckdb::Connection::open(lab.join("recount.duckdb")).unwrap();
-    let kept: i64 = db.query_row("SELECT count(*) FROM model.recount_input", [], |r| r.get(0)).unwrap();
-    drop(db);
-    assert_eq!(kept, 1);
+    assert_eq!(kept(), 1);
     {
         let opened = recount::lake::Lab::open_read(&lab).unwrap();
         let model = recount::lake::model::lab_model(&opened).unwrap().unwrap();
