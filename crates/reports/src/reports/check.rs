@@ -381,9 +381,8 @@ impl ModelCheckReport {
     }
 
     /// v1's, v2's, the recount's and the late rows' rows by grain (the first of a grain where a
-    /// list holds two), so that each grain is looked up, not searched for: a plant's date at ten
-    /// times the world holds 30,000 grains, and searching each list for each made the check's
-    /// table grow with the square of the date.
+    /// list holds two), so that each grain is looked up, not searched for: searching every list
+    /// for each grain grows with the square of the date's grains.
     fn index(&self) -> [Index<'_>; 4] {
         [&self.v1, &self.v2, &self.recompute, &self.beyond_window].map(|rows| {
             let mut index = Index::with_capacity(rows.len());
