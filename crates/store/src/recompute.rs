@@ -1,7 +1,7 @@
 //! recompute.sql: the polars recount's cache, and DuckDB's own recount beside it; a model lab's
 //! kept recount (model.sql's `recount_*`).
 
-use super::model::ModelCells;
+use super::model::{ATTRIBUTE_COLUMNS, GRAIN_COLUMNS, MEASURE_COLUMNS, ModelCells};
 use super::{Exec, Query, Store, Tx, row, statements};
 use chrono::{NaiveDate, NaiveDateTime};
 use color_eyre::eyre::Result;
@@ -175,7 +175,8 @@ impl Store {
 }
 
 /// A recount row in the lab's columns, as `Tx::model_keep_recount` stores it.
-pub type RecountCells<'r> = (NaiveDate, [Option<&'r str>; 4], [Option<&'r str>; 4], [Option<i64>; 6]);
+pub type RecountCells<'r> =
+    (NaiveDate, [Option<&'r str>; GRAIN_COLUMNS], [Option<&'r str>; ATTRIBUTE_COLUMNS], [Option<i64>; MEASURE_COLUMNS]);
 
 impl Tx<'_> {
     /// Replaces the kept recount with `rows`, the count of `input`.

@@ -393,13 +393,20 @@ pub fn naive(lab: &Lab, dates: &[NaiveDate]) -> Result<usize> {
     Ok(rows)
 }
 
+/// An error, in retail's words, unless the lab recorded snapshot `s`: what reads or rolls back to a
+/// snapshot asks first.
+pub fn require_snapshot(lab: &Lab, s: i64) -> Result<()> {
+    if !lab.store().model_snapshots()?.iter().any(|r| r.snapshot_id == s) {
+        bail!("snapshot {s} does not exist; `recount snapshots` lists them");
+    }
+    Ok(())
+}
+
 /// Rolls gold and silver back to snapshot `target`, as a new snapshot: every date whose version
 /// differs takes the target's (a date the target had not built is emptied).
 pub fn rollback(lab: &Lab, model: &Model, target: i64) -> Result<i64> {
     let store = lab.store();
-    if !store.model_snapshots()?.iter().any(|s| s.snapshot_id == target) {
-        bail!("no snapshot {target} in this lab (`recount snapshots` lists them)");
-    }
+    require_snapshot(lab, target)?;
     let then = store.model_versions_at(Some(target))?;
     let now = store.model_versions_at(None)?;
     let version_then = |d: NaiveDate| then.iter().find(|v| v.business_date == d).map(|v| v.snapshot_id);

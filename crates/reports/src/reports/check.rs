@@ -322,9 +322,7 @@ pub fn model_check(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32, as_of
     let recount = match as_of {
         None => crate::lake::model::recompute_of(lab, model, Some(d))?,
         Some(s) => {
-            if !lab.store().model_snapshots()?.iter().any(|r| r.snapshot_id == s) {
-                color_eyre::eyre::bail!("snapshot {s} does not exist; `recount snapshots` lists them");
-            }
+            crate::lake::model::require_snapshot(lab, s)?;
             crate::lake::model::recompute_at(lab, model, s)?.rows
         }
     };
