@@ -526,16 +526,30 @@ fn a_foreign_source_is_read_as_data_exactly_and_never_runs_code() {
     std::fs::write(&twice, format!("business_date,store_id,baskets,revenue_minor,baskets\n{d},{store},{b},{r},{b}\n")).unwrap();
     let out = recount(lab, &["audit", "--gold", twice.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("column baskets is given twice"), "{}", String::from_utf8_lossy(&out.stderr));
-    // The rows kept for the comparison are charged against the budget: past half of it, an error
-    // that says how to give it more, before the process outgrows it.
+    // More rows than the budget holds: sorted in spilled runs and their verdicts spilled, every
+    // row still in the CSV, in (date, store) order, each extra row named once; in text, the
+    // first rows and a line that says how many there are.
     let many = dir.path().join("many.csv");
     let mut text = String::from("business_date,store_id,baskets,revenue_minor\n");
-    for i in 0..200_000 {
-        text.push_str(&format!("{d},S{i},1,1\n"));
+    for i in (0..200_000).rev() {
+        text.push_str(&format!("{d},S{i:06},1,1\n"));
     }
     std::fs::write(&many, text).unwrap();
-    let out = recount(lab, &["audit", "--gold", many.to_str().unwrap(), "--memory", "16MB"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("give --memory more"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = recount(lab, &["audit", "--gold", many.to_str().unwrap(), "--memory", "64MB", "--format", "csv"]);
+    let csv = String::from_utf8_lossy(&out.stdout);
+    let extra: Vec<&str> = csv.lines().filter(|l| l.contains(",extra_row,")).map(|l| l.split(',').nth(1).unwrap_or("")).collect();
+    assert_eq!(extra.len(), 200_000, "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(extra.windows(2).all(|w| w[0] < w[1]) && extra[0] == "S000000", "in order, each once");
+    let out = recount(lab, &["audit", "--gold", many.to_str().unwrap(), "--memory", "64MB"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("200,000 wrong") && text.contains("the table lists the first 10,000 of "), "{text}");
+    assert!(text.lines().filter(|l| l.contains("extra_row")).count() < 10_100, "the text table is bounded");
+    let mut twice = std::fs::read_to_string(&many).unwrap();
+    twice.push_str(&format!("{d},S100000,1,1\n"));
+    std::fs::write(&many, twice).unwrap();
+    let out = recount(lab, &["audit", "--gold", many.to_str().unwrap(), "--memory", "64MB"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{d} S100000 is given twice")) && out.stdout.is_empty(), "across spilled runs: {err}");
     let fifo = dir.path().join("fifo.csv");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     let out = recount(lab, &["audit", "--gold", fifo.to_str().unwrap()]);

@@ -537,6 +537,20 @@ fn an_audit_of_a_foreign_plant_gold_names_each_fault_and_flags_no_right_row() {
     assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
     let mapped: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(mapped["detail"]["rows"], report["detail"]["rows"]);
+    // More rows than a tight budget holds, given backwards: sorted in spilled runs, the verdicts
+    // spilled too, and the same report as with room to spare, row for row.
+    let many = dir.path().join("many.csv");
+    let mut text = std::fs::read_to_string(&csv).unwrap();
+    for i in (0..40_000).rev() {
+        text.push_str(&format!("{},plant-q{i:05},line-1,widget,1,1,0\n", extra.0));
+    }
+    std::fs::write(&many, text).unwrap();
+    let roomy = recount(&lab, &["--format", "json", "audit", "--gold", many.to_str().unwrap()]);
+    let tight = recount(&lab, &["--format", "json", "--memory", "64MB", "audit", "--gold", many.to_str().unwrap()]);
+    assert_eq!(tight.status.code(), Some(4), "{}", String::from_utf8_lossy(&tight.stderr));
+    assert!(tight.stdout == roomy.stdout, "the same report within 64 MB as with room to spare");
+    let spilled: serde_json::Value = serde_json::from_slice(&tight.stdout).unwrap();
+    assert_eq!(spilled["rows"].as_array().unwrap().len(), found.len() + 40_000);
     // Unmapped, the pipeline's names are not gold's: an error naming the column, before anything runs.
     let out = recount(&lab, &["audit", "--gold", theirs.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);

@@ -170,8 +170,10 @@ fn audit(g: &Global, foreign: &crate::cli::ForeignGold, window: Window) -> Resul
     let lab = open_fresh(g)?;
     let currencies: std::collections::HashMap<String, String> =
         lab.store().stores()?.into_iter().map(|s| (s.store_id, s.currency)).collect();
-    let rows = reports::audit::read_foreign(&foreign.gold, &map, &|s| currencies.get(s).cloned(), &crate::warehouse::foreign_table_files)?;
-    let mut report = reports::audit::audit(&lab, &foreign.gold.display().to_string(), &rows, late_days)?;
+    let spill = reports::audit_spill::spill_of(&lab);
+    let rows =
+        reports::audit::read_foreign(&foreign.gold, &map, &|s| currencies.get(s).cloned(), &crate::warehouse::foreign_table_files, &spill)?;
+    let mut report = reports::audit::audit(&lab, &foreign.gold.display().to_string(), rows, late_days)?;
     report.all = foreign.all || g.format != Format::Table;
     audited(g, &report, report.wrong(), report.where_wrong(), foreign.by.as_deref())
 }

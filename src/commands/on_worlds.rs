@@ -104,7 +104,7 @@ pub(super) fn generate_foreign_gold(out: &Path, world: Option<PathBuf>) -> Resul
         }
     }
     reports::freshen(&mut lab)?;
-    let (rows, faults) = reports::audit::example(&lab, crate::rules::DEFAULT_LATE_DAYS)?;
+    let (rows, faults) = reports::audit_example::example(&lab, crate::rules::DEFAULT_LATE_DAYS)?;
     let mut csv = String::from("business_date,store_id,baskets,revenue_minor\n");
     for r in &rows {
         csv.push_str(&format!("{},{},{},{}\n", r.business_date, r.store_id, r.baskets, r.revenue_minor));

@@ -133,7 +133,7 @@ pub(crate) fn audited<R: Report>(
     g: &Global,
     report: &R,
     wrong: usize,
-    placed: reports::audit_where::WhereWrong,
+    placed: &reports::audit_where::WhereWrong,
     by: Option<&str>,
 ) -> Result<i32> {
     match by {

@@ -185,10 +185,7 @@ impl Placed {
 
 /// The audit's wrong rows over every date, and the dates they are on.
 fn wrong_dates(report: &crate::reports::audit::AuditReport) -> String {
-    let mut dates: Vec<chrono::NaiveDate> =
-        report.rows.iter().filter(|r| crate::reports::audit::is_wrong(&r.causes)).map(|r| r.business_date).collect();
-    dates.sort();
-    dates.dedup();
+    let dates: Vec<chrono::NaiveDate> = report.counts.dates.iter().copied().collect();
     match dates.as_slice() {
         [] => "no wrong row on any date".to_string(),
         [d] => format!("{} wrong in all, on {d}", report.wrong()),
@@ -380,7 +377,7 @@ impl App {
     /// another screen).
     pub(crate) fn audit_verdict(&self, d: NaiveDate) -> Option<bool> {
         let report = self.audit_report().filter(|_| self.screen == Screen::Audit)?;
-        Some(report.rows.iter().filter(|r| r.business_date == d).all(|r| r.causes == [crate::reports::audit::Cause::Matches]))
+        Some(!report.counts.dates.contains(&d))
     }
 
     /// The check the Overview shows: the view's, or the one sent ahead of it.
@@ -459,7 +456,7 @@ impl App {
     /// The first date with a wrong row of the audit, once it is done.
     pub(crate) fn first_wrong_date(&self) -> Option<NaiveDate> {
         let report = self.audit_report()?;
-        report.rows.iter().filter(|r| r.causes != [crate::reports::audit::Cause::Matches]).map(|r| r.business_date).min()
+        report.counts.dates.first().copied()
     }
 
     /// Selects date `d` in the navigator, when it lists it, and loads its view.

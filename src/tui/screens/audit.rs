@@ -17,14 +17,14 @@ const MAX_ENTITIES: usize = 12;
 impl ScreenBehaviour for Audit {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
         let d = app.selected_date()?;
-        Some(crate::reports::Report::tables(&app.audit_report()?.of_date(d)).remove(0))
+        Some(crate::reports::Report::tables(&app.audit_report()?.of_date(d).ok()?).remove(0))
     }
 
     fn drill(&self, app: &App, row: usize) -> Option<Popup> {
         let d = app.selected_date()?;
-        let report = app.audit_report()?.of_date(d);
-        let r = report.rows.get(row)?;
-        Some(Popup::Detail { title: format!("{} {}: {}", r.business_date, r.store_id, causes(r)), body: body(app, r) })
+        let report = app.audit_report()?.of_date(d).ok()?;
+        let r = report.rows.iter().nth(row)?.ok()?;
+        Some(Popup::Detail { title: format!("{} {}: {}", r.business_date, r.store_id, causes(&r)), body: body(app, &r) })
     }
 
     fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
@@ -36,11 +36,8 @@ impl ScreenBehaviour for Audit {
             Some(Audited::Failed(why)) => f.render_widget(Paragraph::new(format!("the foreign gold could not be audited: {why}")).style(t.status(crate::reports::Status::Fail)).wrap(Wrap { trim: true }), area),
             Some(Audited::Done(report, placed)) => {
                 let d = app.selected_date()?;
-                let day = report.of_date(d);
-                let counts = crate::reports::audit::counts_line(
-                    &format!("{} for {d}", report.source),
-                    day.rows.iter().map(|r| (r.causes.as_slice(), r.in_foreign)),
-                );
+                let day = report.of_date(d).ok()?;
+                let counts = day.counts.line(&format!("{} for {d}", report.source));
                 let title = format!("{counts} ({})", placed.dates);
                 // Where the wrong rows of every date fall, under the date's rows.
                 let Some(places) = &placed.table else {

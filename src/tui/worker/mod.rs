@@ -378,8 +378,9 @@ impl Server {
                 &source.map,
                 &|s| currencies.get(s).cloned(),
                 &crate::warehouse::foreign_table_files,
+                &crate::reports::audit_spill::spill_of(lab),
             )?;
-            let mut report = crate::reports::audit::audit(lab, &source.gold.display().to_string(), &rows, late_days)?;
+            let mut report = crate::reports::audit::audit(lab, &source.gold.display().to_string(), rows, late_days)?;
             report.all = true;
             Ok(report)
         };

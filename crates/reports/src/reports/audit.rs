@@ -6,17 +6,20 @@
 //! (`correction_not_applied`), a retried append (`appended_twice`), or a row on one side only.
 //! Where none fits, the row is `unexplained`, with its residual.
 
+use super::audit_spill::{Sorted, Sorter, SpillWriter, SpilledRows};
+use super::audit_where::Counts;
+pub use super::audit_where::{Cause, is_wrong};
 use super::foreign::{self, GoldMap, IcebergFiles};
-use super::{Cell, Note, Report, Status, Table};
+use super::{Cell, Note, Report, Table};
 use crate::lake::Lab;
 use crate::store::StoreFigures;
 use chrono::NaiveDate;
-use color_eyre::eyre::{Result, bail, eyre};
-use std::collections::{BTreeMap, BTreeSet};
+use color_eyre::eyre::{Result, WrapErr, eyre};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// One row of a foreign gold table, mapped onto the grain and the measures.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct ForeignRow {
     pub business_date: NaiveDate,
     pub store_id: String,
@@ -25,7 +28,7 @@ pub struct ForeignRow {
     /// Why the row's figures cannot be read exactly (a float with a fraction, money of a store
     /// whose currency the lab does not know): then it is a wrong row of its own, with this
     /// reason, and `baskets` and `revenue_minor` are not read.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unread: Option<String>,
 }
 
@@ -33,24 +36,25 @@ pub struct ForeignRow {
 const COLUMNS: [&str; 4] = ["business_date", "store_id", "baskets", "revenue_minor"];
 
 /// Reads a foreign gold (`foreign::each_record`), its columns mapped by `map`; `currency_of` gives
-/// a store's currency, for revenue in major units.
+/// a store's currency, for revenue in major units. The rows come back in (date, store) order,
+/// sorted within the memory budget (`audit_spill::Sorter`, spilling to `spill`).
 pub fn read_foreign(
     path: &Path,
     map: &GoldMap,
     currency_of: &dyn Fn(&str) -> Option<String>,
     iceberg: IcebergFiles<'_>,
-) -> Result<Vec<ForeignRow>> {
+    spill: &Path,
+) -> Result<Sorted<ForeignRow>> {
     map.check_columns(&COLUMNS.map(str::to_string))?;
     let needed: Vec<String> = COLUMNS.iter().map(|c| map.column(c).to_string()).collect();
-    let mut out = Vec::new();
-    let mut budget = foreign::RowBudget::default();
+    let mut sorter = Sorter::new(spill, super::audit_spill::share());
     foreign::each_record(path, &needed, iceberg, &mut |n, values| {
         let row = foreign_row(path, n, &values, map, currency_of)?;
-        budget.charge(std::mem::size_of::<ForeignRow>() + row.store_id.len())?;
-        out.push(row);
+        let bytes = std::mem::size_of::<ForeignRow>() + row.store_id.len() + row.unread.as_ref().map_or(0, String::len);
+        sorter.push(row, bytes).wrap_err("spilling the foreign gold's rows")?;
         Ok(())
     })?;
-    Ok(out)
+    Ok(sorter.finish())
 }
 
 /// One row of a foreign gold, from its values in `COLUMNS`' order.
@@ -84,53 +88,17 @@ fn foreign_row(
     Ok(ForeignRow { business_date, store_id, baskets, revenue_minor, unread })
 }
 
-/// A row's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Cause {
-    Matches,
-    DuplicatesCounted,
-    UtcBusinessDate,
-    BeyondWindowIncluded,
-    LateArrivalsMissed,
-    CorrectionNotApplied,
-    AppendedTwice,
-    MissingRow,
-    ExtraRow,
-    /// A row whose figures cannot be read exactly (a float with a fraction): wrong on its own.
-    UnreadableValue,
-    Unexplained,
-}
-
-impl Cause {
-    pub fn word(self) -> &'static str {
-        match self {
-            Cause::Matches => "matches",
-            Cause::DuplicatesCounted => "duplicates_counted",
-            Cause::UtcBusinessDate => "utc_business_date",
-            Cause::BeyondWindowIncluded => "beyond_window_included",
-            Cause::LateArrivalsMissed => "late_arrivals_missed",
-            Cause::CorrectionNotApplied => "correction_not_applied",
-            Cause::AppendedTwice => "appended_twice",
-            Cause::MissingRow => "missing_row",
-            Cause::ExtraRow => "extra_row",
-            Cause::UnreadableValue => "unreadable_value",
-            Cause::Unexplained => "unexplained",
-        }
-    }
-}
-
 /// One (date, store) of the audit.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct AuditRow {
     pub business_date: NaiveDate,
     pub store_id: String,
     /// The store's currency; empty for a store the lab does not know (null in JSON, as a
     /// missing amount's currency is).
-    #[serde(serialize_with = "empty_as_null")]
+    #[serde(serialize_with = "empty_as_null", deserialize_with = "null_as_empty")]
     pub currency: String,
     /// The store's country; empty for a store the lab does not know.
-    #[serde(serialize_with = "empty_as_null")]
+    #[serde(serialize_with = "empty_as_null", deserialize_with = "null_as_empty")]
     pub country: String,
     /// Whether the foreign gold has the row (`foreign` is None for one it has but cannot read).
     pub in_foreign: bool,
@@ -145,66 +113,57 @@ fn empty_as_null<S: serde::Serializer>(s: &str, to: S) -> Result<S::Ok, S::Error
     if s.is_empty() { to.serialize_none() } else { to.serialize_str(s) }
 }
 
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(from: D) -> Result<String, D::Error> {
+    Ok(<Option<String> as serde::Deserialize>::deserialize(from)?.unwrap_or_default())
+}
+
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct AuditReport {
     pub source: String,
-    pub rows: Vec<AuditRow>,
+    /// In (date, store) order; past a share of the memory budget, on disk (`audit_spill`).
+    pub rows: SpilledRows<AuditRow>,
     /// Every row in the table (machines' formats), not only the wrong ones.
     #[serde(skip)]
     pub all: bool,
+    #[serde(skip)]
+    pub counts: Counts,
 }
 
 impl AuditReport {
+    /// The report of `rows`, counted once.
+    pub fn of(source: &str, rows: SpilledRows<AuditRow>, counts: Counts) -> AuditReport {
+        AuditReport { source: source.to_string(), rows, all: false, counts }
+    }
+
     pub fn wrong(&self) -> usize {
-        wrong(self.rows.iter().map(|r| r.causes.as_slice()))
+        self.counts.wrong()
     }
 
     /// The audit of one business date: its rows, every one listed, the wrong ones first (the
     /// explorer's Audit screen).
-    pub fn of_date(&self, d: NaiveDate) -> AuditReport {
-        let mut rows: Vec<AuditRow> = self.rows.iter().filter(|r| r.business_date == d).cloned().collect();
+    pub fn of_date(&self, d: NaiveDate) -> Result<AuditReport> {
+        let mut rows = Vec::new();
+        for r in self.rows.iter() {
+            let r = r.wrap_err("reading the audit's spilled rows")?;
+            if r.business_date > d {
+                break;
+            }
+            if r.business_date == d {
+                rows.push(r);
+            }
+        }
         rows.sort_by_key(|r| r.causes == [Cause::Matches]);
-        AuditReport { source: self.source.clone(), rows, all: true }
+        let mut counts = Counts::default();
+        for r in &rows {
+            counts.add(d, &r.causes, r.in_foreign, &places(r));
+        }
+        Ok(AuditReport { source: self.source.clone(), rows: SpilledRows::held(rows), all: true, counts })
     }
 }
 
-/// How many rows of an audit are wrong, by their causes (a right row's are `[matches]`): the
-/// retail audit's and a model's.
-pub fn wrong<'a>(rows: impl Iterator<Item = &'a [Cause]>) -> usize {
-    rows.filter(|c| is_wrong(c)).count()
-}
-
-/// Whether a row with these causes is wrong: any cause but a match.
-pub fn is_wrong(causes: &[Cause]) -> bool {
-    causes != [Cause::Matches]
-}
-
-/// An audit's headline, the retail audit's and a model's: how many rows the foreign gold has,
-/// how many of them match and how many are wrong, then the lab's rows it lacks. Each row comes as
-/// its causes and whether the foreign gold has it.
-pub fn counts_line<'a>(source: &str, rows: impl Iterator<Item = (&'a [Cause], bool)>) -> String {
-    let (mut read, mut matched, mut lacked) = (0usize, 0usize, 0usize);
-    for (causes, theirs) in rows {
-        read += usize::from(theirs);
-        lacked += usize::from(!theirs);
-        matched += usize::from(causes == [Cause::Matches]);
-    }
-    let n = |k: usize| crate::money::format_count(i64::try_from(k).unwrap_or(i64::MAX));
-    let mut line = format!("audit of {source}: {} of its {} rows match, {} wrong", n(matched), n(read), n(read - matched));
-    if lacked > 0 {
-        line.push_str(&format!("; it lacks {} row(s) of the lab's gold", n(lacked)));
-    }
-    line
-}
-
-/// An audit's summary: how many rows each cause names, failing when any row is wrong.
-pub fn causes_note<'a>(rows: impl Iterator<Item = &'a [Cause]> + Clone) -> Vec<Note> {
-    let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
-    for c in rows.clone().flatten() {
-        *counts.entry(*c).or_default() += 1;
-    }
-    let list: Vec<String> = counts.iter().map(|(c, n)| format!("{} {n}", c.word())).collect();
-    vec![Note { status: if wrong(rows) == 0 { Status::Pass } else { Status::Fail }, text: list.join(", ") }]
+/// A row's fields for where the wrong rows fall: its store, and the store's country.
+fn places(r: &AuditRow) -> [(&str, &str); 2] {
+    [("store_id", r.store_id.as_str()), ("country", if r.country.is_empty() { "(a store not in the lab)" } else { r.country.as_str() })]
 }
 
 /// A wrong row's verdict from the causes that give it exactly: each named, after `extra_row`
@@ -221,23 +180,23 @@ pub fn verdict(found: Vec<(Cause, String)>, right_missing: bool, residual: impl 
 }
 
 /// What the lab knows of one date: its gold now, and the alternatives each cause would give.
-struct DateFacts {
-    right: BTreeMap<String, StoreFigures>,
-    copies: BTreeMap<String, StoreFigures>,
-    utc: BTreeMap<String, StoreFigures>,
-    recount: BTreeMap<String, StoreFigures>,
+pub(super) struct DateFacts {
+    pub(super) right: BTreeMap<String, StoreFigures>,
+    pub(super) copies: BTreeMap<String, StoreFigures>,
+    pub(super) utc: BTreeMap<String, StoreFigures>,
+    pub(super) recount: BTreeMap<String, StoreFigures>,
     /// Gold as of each earlier version of the date, oldest first.
-    earlier: Vec<Earlier>,
+    pub(super) earlier: Vec<Earlier>,
 }
 
 /// An earlier version of a date's gold, and the snapshot that replaced it.
-struct Earlier {
-    snapshot: i64,
-    gold: BTreeMap<String, StoreFigures>,
-    replaced_by: i64,
+pub(super) struct Earlier {
+    pub(super) snapshot: i64,
+    pub(super) gold: BTreeMap<String, StoreFigures>,
+    pub(super) replaced_by: i64,
     /// The upload whose run replaced it, and whether that upload carried a corrected file.
-    upload: Option<NaiveDate>,
-    corrected: bool,
+    pub(super) upload: Option<NaiveDate>,
+    pub(super) corrected: bool,
 }
 
 impl DateFacts {
@@ -247,19 +206,25 @@ impl DateFacts {
     }
 }
 
-fn by_store(rows: Vec<StoreFigures>) -> BTreeMap<String, StoreFigures> {
+pub(super) fn by_store(rows: Vec<StoreFigures>) -> BTreeMap<String, StoreFigures> {
     rows.into_iter().map(|r| (r.store_id.clone(), r)).collect()
 }
 
 /// Every snapshot of the lab by id, read once for an audit: the runs that replaced a version.
-type Snapshots = BTreeMap<i64, crate::store::SnapshotRow>;
+pub(super) type Snapshots = BTreeMap<i64, crate::store::SnapshotRow>;
 
-fn snapshots(lab: &Lab) -> Result<Snapshots> {
+pub(super) fn snapshots(lab: &Lab) -> Result<Snapshots> {
     Ok(lab.store().snapshots(i64::MAX)?.into_iter().map(|s| (s.snapshot_id, s)).collect())
 }
 
 /// What the lab says of date `d` whose gold now is `right`.
-fn facts(lab: &Lab, d: NaiveDate, late_days: u32, right: BTreeMap<String, StoreFigures>, snapshots: &Snapshots) -> Result<DateFacts> {
+pub(super) fn facts(
+    lab: &Lab,
+    d: NaiveDate,
+    late_days: u32,
+    right: BTreeMap<String, StoreFigures>,
+    snapshots: &Snapshots,
+) -> Result<DateFacts> {
     let store = lab.store();
     let newest = snapshots.keys().next_back().copied().unwrap_or(0);
     let versions = store.versions_of_date(d, newest)?;
@@ -283,12 +248,12 @@ fn facts(lab: &Lab, d: NaiveDate, late_days: u32, right: BTreeMap<String, StoreF
     })
 }
 
-fn pair(f: Option<&StoreFigures>) -> Option<(i64, i64)> {
+pub(super) fn pair(f: Option<&StoreFigures>) -> Option<(i64, i64)> {
     f.map(|f| (f.baskets, f.revenue_minor))
 }
 
 /// The causes that give `foreign` exactly, with what each names.
-fn causes_of(foreign: (i64, i64), store_id: &str, f: &DateFacts) -> Vec<(Cause, String)> {
+pub(super) fn causes_of(foreign: (i64, i64), store_id: &str, f: &DateFacts) -> Vec<(Cause, String)> {
     let right = pair(f.right.get(store_id));
     let mut found = Vec::new();
     if pair(f.copies.get(store_id)) == Some(foreign) && right != Some(foreign) {
@@ -327,50 +292,136 @@ fn causes_of(foreign: (i64, i64), store_id: &str, f: &DateFacts) -> Vec<(Cause, 
     found
 }
 
-/// Audits `foreign` against the lab's gold, window `late_days` for the causes that need one.
-pub fn audit(lab: &Lab, source: &str, foreign: &[ForeignRow], late_days: u32) -> Result<AuditReport> {
-    let mut theirs: BTreeMap<(NaiveDate, String), (i64, i64)> = BTreeMap::new();
-    let mut unread: BTreeMap<(NaiveDate, String), String> = BTreeMap::new();
-    for r in foreign {
-        let key = (r.business_date, r.store_id.clone());
-        if theirs.contains_key(&key) || unread.contains_key(&key) {
-            bail!("{source}: {} {} is given twice; a gold table has one row per business date and store", r.business_date, r.store_id);
-        }
-        if let Some(why) = &r.unread {
-            unread.insert(key, why.clone());
-        } else {
-            theirs.insert(key, (r.baskets, r.revenue_minor));
-        }
-    }
+/// Audits `foreign`, in (date, store) order (`read_foreign`), against the lab's gold, window
+/// `late_days` for the causes that need one: a date at a time, its rows merged with the lab's by
+/// store as they come (`audit_spill::walk`), the verdicts past a share of the budget spilled.
+pub fn audit(
+    lab: &Lab,
+    source: &str,
+    foreign: impl IntoIterator<Item = std::io::Result<ForeignRow>>,
+    late_days: u32,
+) -> Result<AuditReport> {
     let snapshots = snapshots(lab)?;
-    let mut dates: BTreeSet<NaiveDate> = lab.store().business_dates()?.into_iter().collect();
-    dates.extend(foreign.iter().map(|r| r.business_date));
-    let mut rows = Vec::new();
-    for d in dates {
-        let right = by_store(lab.store().gold_by_store(d, None)?);
-        let theirs_on = |d: NaiveDate| theirs.range((d, String::new())..).take_while(move |(k, _)| k.0 == d);
-        let unread_on = unread.range((d, String::new())..).take_while(|(k, _)| k.0 == d).map(|(k, _)| k.1.clone());
-        let stores: BTreeSet<String> = right.keys().cloned().chain(theirs_on(d).map(|(k, _)| k.1.clone())).chain(unread_on).collect();
-        let all_match = stores.iter().all(|s| theirs.get(&(d, s.clone())).copied() == pair(right.get(s)));
-        // The alternatives are asked of the raw zone only for a date with a wrong row.
-        let f = if all_match { DateFacts::only(right) } else { facts(lab, d, late_days, right, &snapshots)? };
-        let mut day: Vec<AuditRow> = stores
-            .iter()
-            .map(|s| {
-                let mut row = audit_row(d, s, theirs.get(&(d, s.clone())).copied(), &f);
-                if let Some(why) = unread.get(&(d, s.clone())) {
-                    let causes = if row.right.is_some() { Cause::UnreadableValue } else { Cause::ExtraRow };
-                    (row.causes, row.detail, row.in_foreign) = (vec![causes], why.clone(), true);
-                }
-                row
-            })
-            .collect();
-        if day.iter().any(|r| r.causes == [Cause::Unexplained]) {
-            narrower_windows(lab, d, late_days, &mut day)?;
-        }
-        rows.extend(day);
+    let mut walk = Retail { lab, source, late_days, snapshots: &snapshots, day: None, out: Verdicts::new(lab) };
+    super::audit_spill::walk(&mut walk, lab.store().business_dates()?, foreign.into_iter())?;
+    walk.out.finish(source)
+}
+
+/// The retail audit's side of the walk.
+struct Retail<'a> {
+    lab: &'a Lab,
+    source: &'a str,
+    late_days: u32,
+    snapshots: &'a Snapshots,
+    day: Option<AuditDay<'a>>,
+    out: Verdicts,
+}
+
+impl<'a> super::audit_spill::Walk for Retail<'a> {
+    type Key = String;
+    type Foreign = ForeignRow;
+    fn key(row: &ForeignRow) -> (NaiveDate, &String) {
+        (row.business_date, &row.store_id)
     }
-    Ok(AuditReport { source: source.to_string(), rows, all: false })
+    fn begin(&mut self, d: NaiveDate) -> Result<Vec<String>> {
+        let right = by_store(self.lab.store().gold_by_store(d, None)?);
+        let keys = right.keys().cloned().collect();
+        let (lab, late_days, snapshots) = (self.lab, self.late_days, self.snapshots);
+        self.day = Some(AuditDay { lab, d, late_days, snapshots, facts: DateFacts::only(right), full: false, windows: None });
+        Ok(keys)
+    }
+    fn row(&mut self, _: NaiveDate, store: &String, theirs: Option<ForeignRow>) -> Result<()> {
+        let day = self.day.as_mut().ok_or_else(|| eyre!("a row before its date"))?;
+        let row = day.row(store, theirs.as_ref())?;
+        self.out.push(row)
+    }
+    fn twice(&self, d: NaiveDate, store: &String) -> String {
+        format!("{}: {d} {store} is given twice; a gold table has one row per business date and store", self.source)
+    }
+}
+
+/// An audit's verdicts as they are made: counted, and kept within the budget's share.
+struct Verdicts {
+    rows: SpillWriter<AuditRow>,
+    counts: Counts,
+}
+
+impl Verdicts {
+    fn new(lab: &Lab) -> Verdicts {
+        Verdicts { rows: SpillWriter::new(&super::audit_spill::spill_of(lab), super::audit_spill::share()), counts: Counts::default() }
+    }
+
+    fn push(&mut self, row: AuditRow) -> Result<()> {
+        self.counts.add(row.business_date, &row.causes, row.in_foreign, &places(&row));
+        let bytes = std::mem::size_of::<AuditRow>() + row.store_id.len() + row.detail.len() + 16 + 8 * row.causes.len();
+        self.rows.push(row, bytes).wrap_err("spilling the audit's rows")
+    }
+
+    fn finish(self, source: &str) -> Result<AuditReport> {
+        Ok(AuditReport::of(source, self.rows.finish().wrap_err("spilling the audit's rows")?, self.counts))
+    }
+}
+
+/// Each store's (baskets, revenue) on a date.
+type ByStore = BTreeMap<String, (i64, i64)>;
+
+/// One date of the audit: the lab's gold, and the alternatives each cause would give, asked of
+/// the raw zone only once a row of the date is wrong.
+struct AuditDay<'a> {
+    lab: &'a Lab,
+    d: NaiveDate,
+    late_days: u32,
+    snapshots: &'a Snapshots,
+    facts: DateFacts,
+    /// Whether `facts` holds the alternatives, not only the date's gold.
+    full: bool,
+    /// Gold built with each window narrower than the lab's, widest first, once a row is
+    /// unexplained.
+    windows: Option<Vec<(u32, ByStore)>>,
+}
+
+impl AuditDay<'_> {
+    /// The verdict on `store`, whose row in the foreign gold is `theirs`.
+    fn row(&mut self, store: &str, theirs: Option<&ForeignRow>) -> Result<AuditRow> {
+        let figures = theirs.filter(|r| r.unread.is_none()).map(|r| (r.baskets, r.revenue_minor));
+        let unread = theirs.and_then(|r| r.unread.as_ref());
+        if !self.full && (figures != pair(self.facts.right.get(store)) || unread.is_some()) {
+            let right = std::mem::take(&mut self.facts.right);
+            self.facts = facts(self.lab, self.d, self.late_days, right, self.snapshots)?;
+            self.full = true;
+        }
+        let mut row = audit_row(self.d, store, figures, &self.facts);
+        if let Some(why) = unread {
+            let causes = if row.right.is_some() { Cause::UnreadableValue } else { Cause::ExtraRow };
+            (row.causes, row.detail, row.in_foreign) = (vec![causes], why.clone(), true);
+        }
+        if row.causes == [Cause::Unexplained] && row.foreign.is_some() {
+            self.narrower(&mut row)?;
+        }
+        Ok(row)
+    }
+
+    /// A row nothing else explains, tested against gold built with each narrower window than
+    /// the lab's (from `late_days - 1` down to 0): a pipeline that stops waiting for late uploads
+    /// sooner misses them (`late_arrivals_missed`, naming the window). Each window is a recount
+    /// of the date, asked once for the date.
+    fn narrower(&mut self, row: &mut AuditRow) -> Result<()> {
+        let windows = match &mut self.windows {
+            Some(w) => w,
+            None => {
+                let mut all = Vec::new();
+                for w in (0..self.late_days).rev() {
+                    let alt = self.lab.store().windowed(self.d, w)?.into_iter().map(|r| (r.store_id, (r.baskets, r.revenue_minor)));
+                    all.push((w, alt.collect()));
+                }
+                self.windows.insert(all)
+            }
+        };
+        if let Some((w, _)) = windows.iter().find(|(_, alt)| alt.get(&row.store_id).copied() == row.foreign) {
+            (row.causes, row.detail) = narrower_window(self.d, *w, self.late_days);
+        }
+        Ok(())
+    }
 }
 
 /// The verdict on a row that date `d` built with window `w`, narrower than the lab's, gives: the
@@ -378,23 +429,6 @@ pub fn audit(lab: &Lab, source: &str, foreign: &[ForeignRow], late_days: u32) ->
 pub fn narrower_window(d: NaiveDate, w: u32, late_days: u32) -> (Vec<Cause>, String) {
     let last = d.checked_add_days(chrono::Days::new(w.into())).unwrap_or(d);
     (vec![Cause::LateArrivalsMissed], format!("gold with a {w}-day window, not {late_days}: uploads after {last} not counted"))
-}
-
-/// A row nothing else explains, tested against gold built with each narrower window than the
-/// lab's (from `late_days - 1` down to 0): a pipeline that stops waiting for late uploads sooner
-/// misses them (`late_arrivals_missed`, naming the window). Asked only for such a row: each
-/// window is a recount of the date.
-fn narrower_windows(lab: &Lab, d: NaiveDate, late_days: u32, day: &mut [AuditRow]) -> Result<()> {
-    for w in (0..late_days).rev() {
-        let alt: BTreeMap<String, (i64, i64)> =
-            lab.store().windowed(d, w)?.into_iter().map(|r| (r.store_id, (r.baskets, r.revenue_minor))).collect();
-        for r in day.iter_mut().filter(|r| r.causes == [Cause::Unexplained]) {
-            if r.foreign.is_some() && alt.get(&r.store_id).copied() == r.foreign {
-                (r.causes, r.detail) = narrower_window(d, w, late_days);
-            }
-        }
-    }
-    Ok(())
 }
 
 fn audit_row(d: NaiveDate, s: &str, foreign: Option<(i64, i64)>, f: &DateFacts) -> AuditRow {
@@ -423,82 +457,10 @@ fn audit_row(d: NaiveDate, s: &str, foreign: Option<(i64, i64)>, f: &DateFacts) 
     AuditRow { business_date: d, store_id: s.to_string(), currency, country, in_foreign: foreign.is_some(), causes, detail, foreign, right }
 }
 
-/// A row put wrong on purpose: its date, its store and its cause.
-pub type Fault = (NaiveDate, String, Cause);
-
-/// A foreign gold for a walkthrough: the lab's gold with one row of each fault put in, each
-/// fault's row taken from what the lab says that bug gives (so `audit` names exactly these rows).
-/// Returns the rows, and each faulty row with its cause.
-pub fn example(lab: &Lab, late_days: u32) -> Result<(Vec<ForeignRow>, Vec<Fault>)> {
-    let mut gold: BTreeMap<(NaiveDate, String), (i64, i64)> = BTreeMap::new();
-    let snapshots = snapshots(lab)?;
-    let dates = lab.store().business_dates()?;
-    let mut all = Vec::new();
-    for &d in &dates {
-        let f = facts(lab, d, late_days, by_store(lab.store().gold_by_store(d, None)?), &snapshots)?;
-        gold.extend(f.right.values().map(|r| ((d, r.store_id.clone()), (r.baskets, r.revenue_minor))));
-        all.push((d, f));
-    }
-    let mut faults: Vec<Fault> = Vec::new();
-    let taken = |faults: &[Fault], d: NaiveDate, s: &str| faults.iter().any(|(fd, fs, _)| *fd == d && fs == s);
-    // One row for each cause the raw zone can show: the first whose figures only that cause gives.
-    for cause in [Cause::DuplicatesCounted, Cause::UtcBusinessDate, Cause::BeyondWindowIncluded, Cause::LateArrivalsMissed] {
-        let found = all.iter().find_map(|(d, f)| {
-            f.right.keys().find_map(|s| {
-                let alt = match cause {
-                    Cause::DuplicatesCounted => pair(f.copies.get(s)),
-                    Cause::UtcBusinessDate => pair(f.utc.get(s)),
-                    Cause::BeyondWindowIncluded => pair(f.recount.get(s)),
-                    _ => f.earlier.iter().rev().find_map(|e| pair(e.gold.get(s)).filter(|_| !e.corrected)),
-                }?;
-                let only = causes_of(alt, s, f).iter().map(|c| c.0).collect::<Vec<_>>() == [cause];
-                (only && !taken(&faults, *d, s)).then(|| (*d, s.clone(), alt))
-            })
-        });
-        if let Some((d, s, alt)) = found {
-            gold.insert((d, s.clone()), alt);
-            faults.push((d, s, cause));
-        }
-    }
-    // A retried append, a row left out, a row off by one minor unit, and a store there is none of.
-    let mut rest: Vec<(NaiveDate, String)> = gold.keys().filter(|(d, s)| !taken(&faults, *d, s)).cloned().collect();
-    rest.sort();
-    for (i, cause) in
-        [(rest.len() / 5, Cause::AppendedTwice), (2 * rest.len() / 5, Cause::MissingRow), (3 * rest.len() / 5, Cause::Unexplained)]
-    {
-        let Some(key) = rest.get(i).cloned() else { continue };
-        let (b, r) = gold[&key];
-        match cause {
-            Cause::AppendedTwice => gold.insert(key.clone(), (b * 2, r.checked_mul(2).ok_or_else(|| eyre!("revenue overflows"))?)),
-            Cause::MissingRow => gold.remove(&key),
-            _ => gold.insert(key.clone(), (b, r.checked_add(1).ok_or_else(|| eyre!("revenue overflows"))?)),
-        };
-        faults.push((key.0, key.1, cause));
-    }
-    if let Some(d) = dates.first() {
-        gold.insert((*d, "EXTRA-1".to_string()), (1, 100));
-        faults.push((*d, "EXTRA-1".to_string(), Cause::ExtraRow));
-    }
-    faults.sort();
-    let rows = gold.into_iter().map(|((business_date, store_id), (baskets, revenue_minor))| ForeignRow {
-        business_date,
-        store_id,
-        baskets,
-        revenue_minor,
-        unread: None,
-    });
-    Ok((rows.collect(), faults))
-}
-
-impl Report for AuditReport {
-    fn kind(&self) -> &'static str {
-        "audit"
-    }
-    fn headline(&self) -> String {
-        counts_line(&self.source, self.rows.iter().map(|r| (r.causes.as_slice(), r.in_foreign)))
-    }
-    fn tables(&self) -> Vec<Table> {
-        let mut t = Table::new(
+impl AuditReport {
+    /// The table's columns, without rows.
+    fn head(&self) -> Table {
+        Table::new(
             if self.all { "every row against the lab's gold" } else { "rows that differ from the lab's gold" },
             &[
                 ("business_date", "date"),
@@ -510,51 +472,68 @@ impl Report for AuditReport {
                 ("right_baskets", "right baskets"),
                 ("right_revenue_minor", "right revenue"),
             ],
-        );
-        // A store the lab does not know has no currency: its amount is minor units of none.
-        let money = |v: Option<(i64, i64)>, cur: &str| match v {
-            Some((_, r)) if cur.is_empty() => Cell::Int(r),
-            Some((_, r)) => Cell::Money { minor: r, currency: cur.to_string() },
-            None => Cell::Empty,
-        };
-        let count = |v: Option<(i64, i64)>| v.map(|(b, _)| Cell::Int(b)).unwrap_or(Cell::Empty);
-        for r in self.rows.iter().filter(|r| self.all || r.causes != [Cause::Matches]) {
-            let causes: Vec<&str> = r.causes.iter().map(|c| c.word()).collect();
-            t.push(vec![
-                Cell::Date(r.business_date),
-                Cell::text(&r.store_id),
-                Cell::text(causes.join(", ")),
-                Cell::text(&r.detail),
-                count(r.foreign),
-                money(r.foreign, &r.currency),
-                count(r.right),
-                money(r.right, &r.currency),
-            ]);
-        }
+        )
+    }
+
+    /// The rows the table lists (every one, or the wrong ones), in order.
+    fn listed(&self) -> impl Iterator<Item = std::io::Result<AuditRow>> + '_ {
+        self.rows.iter().filter(|r| self.all || r.as_ref().map_or(true, |r| is_wrong(&r.causes)))
+    }
+
+    fn listed_count(&self) -> usize {
+        if self.all { self.rows.len() } else { self.counts.wrong() }
+    }
+}
+
+fn cells(r: &AuditRow) -> Vec<Cell> {
+    // A store the lab does not know has no currency: its amount is minor units of none.
+    let money = |v: Option<(i64, i64)>, cur: &str| match v {
+        Some((_, r)) if cur.is_empty() => Cell::Int(r),
+        Some((_, r)) => Cell::Money { minor: r, currency: cur.to_string() },
+        None => Cell::Empty,
+    };
+    let count = |v: Option<(i64, i64)>| v.map(|(b, _)| Cell::Int(b)).unwrap_or(Cell::Empty);
+    let causes: Vec<&str> = r.causes.iter().map(|c| c.word()).collect();
+    vec![
+        Cell::Date(r.business_date),
+        Cell::text(&r.store_id),
+        Cell::text(causes.join(", ")),
+        Cell::text(&r.detail),
+        count(r.foreign),
+        money(r.foreign, &r.currency),
+        count(r.right),
+        money(r.right, &r.currency),
+    ]
+}
+
+impl Report for AuditReport {
+    fn kind(&self) -> &'static str {
+        "audit"
+    }
+    fn headline(&self) -> String {
+        self.counts.line(&self.source)
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut t = self.head();
+        super::audit_spill::hold_rows(&mut t, self.listed(), cells);
         vec![t]
     }
+    fn more_rows(&self, table: usize, each: &mut dyn FnMut(super::Row) -> std::io::Result<()>) -> std::io::Result<()> {
+        if table == 0 { super::audit_spill::stream_rows(self.listed(), cells, each) } else { Ok(()) }
+    }
     fn summary_tables(&self) -> Vec<Table> {
-        self.where_wrong().table().into_iter().collect()
+        self.counts.places.table().into_iter().collect()
     }
     fn notes(&self) -> Vec<Note> {
-        let mut notes = causes_note(self.rows.iter().map(|r| r.causes.as_slice()));
-        notes.extend(self.where_wrong().note());
+        let mut notes = self.counts.notes();
+        notes.extend(super::audit_spill::held_note(self.listed_count()));
         notes
     }
 }
 
 impl AuditReport {
     /// Where the wrong rows fall: by store, by the store's country, by week.
-    pub fn where_wrong(&self) -> super::audit_where::WhereWrong {
-        super::audit_where::WhereWrong::of(self.rows.iter().map(|r| {
-            (
-                r.business_date,
-                vec![
-                    ("store_id", r.store_id.as_str()),
-                    ("country", if r.country.is_empty() { "(a store not in the lab)" } else { r.country.as_str() }),
-                ],
-                is_wrong(&r.causes),
-            )
-        }))
+    pub fn where_wrong(&self) -> &super::audit_where::WhereWrong {
+        &self.counts.places
     }
 }

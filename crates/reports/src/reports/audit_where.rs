@@ -6,13 +6,116 @@
 
 use super::{Cell, Note, Status, Table};
 use chrono::{Datelike, NaiveDate};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A row's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    Matches,
+    DuplicatesCounted,
+    UtcBusinessDate,
+    BeyondWindowIncluded,
+    LateArrivalsMissed,
+    CorrectionNotApplied,
+    AppendedTwice,
+    MissingRow,
+    ExtraRow,
+    /// A row whose figures cannot be read exactly (a float with a fraction): wrong on its own.
+    UnreadableValue,
+    Unexplained,
+}
+
+impl Cause {
+    pub fn word(self) -> &'static str {
+        match self {
+            Cause::Matches => "matches",
+            Cause::DuplicatesCounted => "duplicates_counted",
+            Cause::UtcBusinessDate => "utc_business_date",
+            Cause::BeyondWindowIncluded => "beyond_window_included",
+            Cause::LateArrivalsMissed => "late_arrivals_missed",
+            Cause::CorrectionNotApplied => "correction_not_applied",
+            Cause::AppendedTwice => "appended_twice",
+            Cause::MissingRow => "missing_row",
+            Cause::ExtraRow => "extra_row",
+            Cause::UnreadableValue => "unreadable_value",
+            Cause::Unexplained => "unexplained",
+        }
+    }
+}
+
+/// Whether a row with these causes is wrong: any cause but a match.
+pub fn is_wrong(causes: &[Cause]) -> bool {
+    causes != [Cause::Matches]
+}
+
+/// What an audit's headline and notes say, counted as its rows are made, so that its rows need
+/// not be read again (a million of them may be on disk): the rows the foreign gold has, those
+/// that match and those of the lab's gold it lacks, each cause's rows, the dates with a wrong
+/// row, and where the wrong rows fall. The retail audit's and a model's.
+#[derive(Debug, Clone, Default)]
+pub struct Counts {
+    read: usize,
+    matched: usize,
+    lacked: usize,
+    wrong: usize,
+    causes: BTreeMap<Cause, usize>,
+    /// The dates with a wrong row.
+    pub dates: BTreeSet<NaiveDate>,
+    pub places: WhereWrong,
+}
+
+impl Counts {
+    /// One row of the audit: its date, its causes, whether the foreign gold has it, and its
+    /// fields by name (the grain's and the dimension's).
+    pub fn add(&mut self, d: NaiveDate, causes: &[Cause], in_foreign: bool, fields: &[(&str, &str)]) {
+        let wrong = is_wrong(causes);
+        self.read += usize::from(in_foreign);
+        self.lacked += usize::from(!in_foreign);
+        self.matched += usize::from(!wrong);
+        self.wrong += usize::from(wrong);
+        for c in causes {
+            *self.causes.entry(*c).or_default() += 1;
+        }
+        if wrong {
+            self.dates.insert(d);
+        }
+        self.places.add(d, fields, wrong);
+    }
+
+    /// How many rows are wrong: any cause but a match.
+    pub fn wrong(&self) -> usize {
+        self.wrong
+    }
+
+    /// The headline: how many rows the foreign gold has, how many of them match and how many are
+    /// wrong, then the lab's rows it lacks.
+    pub fn line(&self, source: &str) -> String {
+        let n = |k: usize| crate::money::format_count(i64::try_from(k).unwrap_or(i64::MAX));
+        let (read, matched) = (self.read, self.matched.min(self.read));
+        let mut line = format!("audit of {source}: {} of its {} rows match, {} wrong", n(matched), n(read), n(read - matched));
+        if self.lacked > 0 {
+            line.push_str(&format!("; it lacks {} row(s) of the lab's gold", n(self.lacked)));
+        }
+        line
+    }
+
+    /// How many rows each cause names, failing when any row is wrong; then where most wrong rows
+    /// are, when one place holds more than its share.
+    pub fn notes(&self) -> Vec<Note> {
+        let list: Vec<String> = self.causes.iter().map(|(c, n)| format!("{} {n}", c.word())).collect();
+        let status = if self.wrong == 0 { Status::Pass } else { Status::Fail };
+        let mut notes = vec![Note { status, text: list.join(", ") }];
+        notes.extend(self.places.note());
+        notes
+    }
+}
 
 /// The values listed per field, the most wrong rows first.
 const PER_FIELD: usize = 5;
 
 /// Counts of one value of one field: wrong rows, and rows.
-#[derive(Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy)]
 struct Tally {
     wrong: usize,
     rows: usize,
@@ -20,6 +123,7 @@ struct Tally {
 
 /// What the wrong rows of an audit concentrate on. `rows` gives each row's date, its fields by
 /// name (the grain's and the dimension's) and its causes.
+#[derive(Debug, Clone, Default)]
 pub struct WhereWrong {
     /// (field, value) → tally; fields in the order they were first given, then `week`.
     tallies: Vec<(String, BTreeMap<String, Tally>)>,
@@ -29,35 +133,52 @@ pub struct WhereWrong {
 
 impl WhereWrong {
     pub fn of<'a>(rows: impl Iterator<Item = (NaiveDate, Vec<(&'a str, &'a str)>, bool)>) -> WhereWrong {
-        let mut out = WhereWrong { tallies: Vec::new(), wrong: 0, rows: 0 };
+        let mut out = WhereWrong::default();
         for (d, fields, wrong) in rows {
-            out.rows += 1;
-            out.wrong += usize::from(wrong);
-            let monday = d - chrono::Duration::days(i64::from(d.weekday().num_days_from_monday()));
-            let week = format!("week of {monday}");
-            for (field, value) in fields.into_iter().chain([("week", week.as_str())]) {
-                let i = match out.tallies.iter().position(|(f, _)| f == field) {
-                    Some(i) => i,
-                    None => {
-                        out.tallies.push((field.to_string(), BTreeMap::new()));
-                        out.tallies.len() - 1
-                    }
-                };
-                let t = out.tallies[i].1.entry(value.to_string()).or_default();
-                t.rows += 1;
-                t.wrong += usize::from(wrong);
-            }
+            out.add(d, &fields, wrong);
         }
         out
+    }
+
+    /// One more row: its date, its fields by name, and whether it is wrong.
+    pub fn add(&mut self, d: NaiveDate, fields: &[(&str, &str)], wrong: bool) {
+        self.rows += 1;
+        self.wrong += usize::from(wrong);
+        let monday = d - chrono::Duration::days(i64::from(d.weekday().num_days_from_monday()));
+        let week = format!("week of {monday}");
+        for &(field, value) in fields.iter().chain([&("week", week.as_str())]) {
+            let i = match self.tallies.iter().position(|(f, _)| f == field) {
+                Some(i) => i,
+                None => {
+                    self.tallies.push((field.to_string(), BTreeMap::new()));
+                    self.tallies.len() - 1
+                }
+            };
+            let values = &mut self.tallies[i].1;
+            let t = match values.get_mut(value) {
+                Some(t) => t,
+                None => values.entry(value.to_string()).or_default(),
+            };
+            t.rows += 1;
+            t.wrong += usize::from(wrong);
+        }
     }
 
     /// Each field's values with a wrong row, the most first: (field, value, tally), ties by value.
     fn listed(&self) -> Vec<(&str, &str, Tally)> {
         let mut out = Vec::new();
         for (field, values) in &self.tallies {
-            let mut v: Vec<(&str, Tally)> = values.iter().filter(|(_, t)| t.wrong > 0).map(|(k, t)| (k.as_str(), *t)).collect();
-            v.sort_by(|a, b| b.1.wrong.cmp(&a.1.wrong).then(a.0.cmp(b.0)));
-            out.extend(v.into_iter().take(PER_FIELD).map(|(k, t)| (field.as_str(), k, t)));
+            // The first PER_FIELD in the order, kept as the values pass: a million values are
+            // never sorted, nor listed.
+            let mut top: Vec<(&str, Tally)> = Vec::with_capacity(PER_FIELD + 1);
+            for (k, t) in values.iter().filter(|(_, t)| t.wrong > 0) {
+                let at = top.partition_point(|(tk, tt)| (std::cmp::Reverse(tt.wrong), *tk) < (std::cmp::Reverse(t.wrong), k.as_str()));
+                if at < PER_FIELD {
+                    top.insert(at, (k.as_str(), *t));
+                    top.truncate(PER_FIELD);
+                }
+            }
+            out.extend(top.into_iter().map(|(k, t)| (field.as_str(), k, t)));
         }
         out
     }

@@ -1,8 +1,8 @@
 //! A foreign gold for `recount audit`, read as data: a CSV file with a header, Parquet files, a
 //! base table of a DuckDB database or an Iceberg table's data files. Every file is a regular
 //! file within a bound, checked before it is opened; the rows come a row at a time, typed, and
-//! only their reading (never a file's content) reaches an error. The rows a caller keeps are
-//! charged against the memory budget (`RowBudget`).
+//! only their reading (never a file's content) reaches an error. The caller sorts the rows
+//! within the memory budget (`audit_spill::Sorter`).
 
 use crate::store::foreign::{ForeignValue, check_foreign_file, columns_at, each_parquet_row, each_table_row};
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
@@ -144,41 +144,6 @@ fn each_csv_record(path: &Path, needed: &[String], f: OnRow<'_>) -> Result<()> {
         f(Place::Line(line), at.iter().map(|&i| ForeignValue::Exact(record.get(i).unwrap_or_default().to_string())).collect())?;
     }
     Ok(())
-}
-
-/// What an audit builds of each foreign row besides the row itself: its verdict and the
-/// report's cells for it (the verdict's words, its detail, the money columns). A million rows
-/// of a CSV gold take about 1 GB of RSS through to the report's last line: this is that, less the
-/// row, per row.
-pub const REPORTED_ROW_BYTES: usize = 768;
-
-/// The rows a reader keeps, charged against half the memory budget with what the audit builds
-/// of each (`REPORTED_ROW_BYTES`): past it, the audit stops with an error that says how to give
-/// it more, before the process outgrows the budget.
-pub struct RowBudget {
-    used: u64,
-    limit: u64,
-}
-
-impl Default for RowBudget {
-    fn default() -> Self {
-        RowBudget { used: 0, limit: crate::store::memory_budget() / 2 }
-    }
-}
-
-impl RowBudget {
-    /// Charges a row of `bytes`: an error once the rows together pass the limit.
-    pub fn charge(&mut self, bytes: usize) -> Result<()> {
-        self.used = self.used.saturating_add((bytes + REPORTED_ROW_BYTES) as u64);
-        if self.used > self.limit {
-            bail!(
-                "the foreign gold's rows and their verdicts need more than half the memory budget ({} MiB): give --memory more \
-                 (a million rows take about 2GB)",
-                (self.limit * 2) >> 20
-            );
-        }
-        Ok(())
-    }
 }
 
 /// An id (a store, a grain's key) from a value: text within the contract's bound on ids.

@@ -2,6 +2,8 @@
 //! the same structs.
 
 pub mod audit;
+pub mod audit_example;
+pub mod audit_spill;
 pub mod audit_where;
 pub mod baskets;
 pub mod check;

@@ -8,6 +8,8 @@
 //! lab's statements (queries/model.sql).
 
 use super::audit::Cause;
+use super::audit_spill::{Sorted, Sorter, SpillWriter, SpilledRows};
+use super::audit_where::Counts;
 use super::foreign::{self, GoldMap, IcebergFiles};
 use super::{Cell, Note, Report, Table};
 use crate::lake::Lab;
@@ -15,30 +17,33 @@ use crate::lake::model::rows_of;
 use crate::model::Model;
 use crate::model::recount::ModelRow;
 use chrono::NaiveDate;
-use color_eyre::eyre::{Result, bail, eyre};
+use color_eyre::eyre::{Result, WrapErr, eyre};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Measures by grain on one date.
 type ByGrain = BTreeMap<Vec<String>, Vec<i64>>;
 
-/// A foreign gold of a model: the rows read, and the rows whose measures cannot be read exactly,
-/// each with why (a wrong row of its own, `unreadable_value`).
-#[derive(Debug, Default)]
-pub struct ModelForeign {
-    pub rows: Vec<ModelRow>,
-    pub unread: BTreeMap<(NaiveDate, Vec<String>), String>,
+/// A row of a model's foreign gold: its date, its grain and its measures, or why its measures
+/// cannot be read exactly (a wrong row of its own, `unreadable_value`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct ModelForeignRow {
+    pub business_date: NaiveDate,
+    pub grain: Vec<String>,
+    pub measures: Vec<i64>,
+    #[serde(default)]
+    pub unread: Option<String>,
 }
 
 /// Reads a foreign gold of `model`: its columns by the model's names, or the foreign names `map`
-/// gives; a money measure in major units turned into minor ones by its row's currency.
-pub fn read_foreign(path: &Path, model: &Model, map: &GoldMap, iceberg: IcebergFiles<'_>) -> Result<ModelForeign> {
+/// gives; a money measure in major units turned into minor ones by its row's currency. The rows
+/// come back in (date, grain) order, sorted within the budget (`audit_spill::Sorter`).
+pub fn read_foreign(path: &Path, model: &Model, map: &GoldMap, iceberg: IcebergFiles<'_>, spill: &Path) -> Result<Sorted<ModelForeignRow>> {
     let ours = model.gold_columns();
     map.check_columns(&ours)?;
     let columns: Vec<String> = ours.iter().map(|c| map.column(c).to_string()).collect();
     let (g, a) = (model.grain.len(), model.attributes.len());
-    let mut out = ModelForeign::default();
-    let mut budget = foreign::RowBudget::default();
+    let mut sorter = Sorter::new(spill, super::audit_spill::share());
     foreign::each_record(path, &columns, iceberg, &mut |n, values| {
         // The values come in gold's column order: the date, the grain, attributes, measures.
         let bad = |i: usize, why: String| eyre!("{} {n}: {} {why}", path.display(), columns[i]);
@@ -59,23 +64,22 @@ pub fn read_foreign(path: &Path, model: &Model, map: &GoldMap, iceberg: IcebergF
                 foreign::money(&values[i], map.unit, currency).map_err(|e| format!("{n}: {} {e}", columns[i]))
             })
             .collect::<Result<Vec<i64>, String>>();
-        let bytes = grain.iter().chain(&attributes).map(String::len).sum::<usize>() + 8 * model.measures.len();
-        budget.charge(std::mem::size_of::<ModelRow>() + bytes)?;
-        match measures {
-            Ok(measures) => out.rows.push(ModelRow { business_date, grain, attributes, measures }),
-            Err(why) => {
-                if out.unread.insert((business_date, grain.clone()), why).is_some() {
-                    bail!("{}: {business_date} {} is given twice", path.display(), grain.join("/"));
-                }
-            }
-        }
+        let (measures, unread) = match measures {
+            Ok(m) => (m, None),
+            Err(why) => (Vec::new(), Some(why)),
+        };
+        let bytes = std::mem::size_of::<ModelForeignRow>()
+            + grain.iter().map(|k| k.len() + 24).sum::<usize>()
+            + 8 * measures.len()
+            + unread.as_ref().map_or(0, String::len);
+        sorter.push(ModelForeignRow { business_date, grain, measures, unread }, bytes).wrap_err("spilling the foreign gold's rows")?;
         Ok(())
     })?;
-    Ok(out)
+    Ok(sorter.finish())
 }
 
 /// One (date, grain) of the audit.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ModelAuditRow {
     pub business_date: NaiveDate,
     pub grain: Vec<String>,
@@ -91,14 +95,22 @@ pub struct ModelAuditRow {
 pub struct ModelAuditReport {
     pub source: String,
     pub model: Model,
-    pub rows: Vec<ModelAuditRow>,
+    /// In (date, grain) order; past a share of the memory budget, on disk (`audit_spill`).
+    pub rows: SpilledRows<ModelAuditRow>,
     #[serde(skip)]
     pub all: bool,
+    #[serde(skip)]
+    pub counts: Counts,
 }
 
 impl ModelAuditReport {
     pub fn wrong(&self) -> usize {
-        super::audit::wrong(self.rows.iter().map(|r| r.causes.as_slice()))
+        self.counts.wrong()
+    }
+
+    /// Where the wrong rows fall: by each field of the grain, by week.
+    pub fn where_wrong(&self) -> &super::audit_where::WhereWrong {
+        &self.counts.places
     }
 }
 
@@ -183,20 +195,16 @@ fn multiple(foreign: &[i64], base: &[i64]) -> Option<i64> {
     foreign.iter().zip(base).all(|(f, b)| b.checked_mul(k) == Some(*f)).then_some(k)
 }
 
-/// Audits `foreign` against a model lab's gold.
-pub fn audit(lab: &Lab, model: &Model, source: &str, foreign: &ModelForeign, late_days: u32) -> Result<ModelAuditReport> {
-    let unread = &foreign.unread;
-    let mut theirs: BTreeMap<(NaiveDate, Vec<String>), Vec<i64>> = BTreeMap::new();
-    for r in &foreign.rows {
-        let key = (r.business_date, r.grain.clone());
-        if unread.contains_key(&key) || theirs.insert(key, r.measures.clone()).is_some() {
-            bail!(
-                "{source}: {} {} is given twice; a gold table has one row per business date and grain",
-                r.business_date,
-                r.grain.join("/")
-            );
-        }
-    }
+/// Audits `foreign`, in (date, grain) order (`read_foreign`), against a model lab's gold: a date
+/// at a time, its rows merged with the lab's by grain as they come (`audit_spill::walk`), the
+/// verdicts past a share of the budget spilled.
+pub fn audit(
+    lab: &Lab,
+    model: &Model,
+    source: &str,
+    foreign: impl IntoIterator<Item = std::io::Result<ModelForeignRow>>,
+    late_days: u32,
+) -> Result<ModelAuditReport> {
     let mut gold: BTreeMap<NaiveDate, ByGrain> = BTreeMap::new();
     // Each grain's attributes, for a residual's money in its currency.
     let mut attributes: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
@@ -204,55 +212,113 @@ pub fn audit(lab: &Lab, model: &Model, source: &str, foreign: &ModelForeign, lat
         attributes.entry(r.grain.clone()).or_insert(r.attributes);
         gold.entry(r.business_date).or_default().insert(r.grain, r.measures);
     }
-    let ctx = (model, &attributes);
-    let dates: BTreeSet<NaiveDate> = gold.keys().copied().chain(theirs.keys().chain(unread.keys()).map(|k| k.0)).collect();
-    let mut recount: Option<Vec<ModelRow>> = None;
-    let mut rows = Vec::new();
-    for d in dates {
-        let right = gold.remove(&d).unwrap_or_default();
-        let grains: BTreeSet<Vec<String>> =
-            right.keys().cloned().chain(theirs.keys().chain(unread.keys()).filter(|k| k.0 == d).map(|k| k.1.clone())).collect();
-        let all_match = grains.iter().all(|g| theirs.get(&(d, g.clone())) == right.get(g));
-        if all_match {
-            for g in grains {
-                let (foreign, mine) = (theirs.get(&(d, g.clone())).cloned(), right.get(&g).cloned());
-                rows.push(unreadable(row(ctx, d, g, foreign, mine, None), unread));
-            }
-            continue;
-        }
-        // The recount (every landed file) is read once, for the first date with a wrong row.
-        if recount.is_none() {
-            recount = Some(crate::lake::model::recompute(lab, model)?);
-        }
-        let f = facts(lab, model, d, late_days, right, recount.as_deref().unwrap_or_default())?;
-        let mut day: Vec<ModelAuditRow> = grains
-            .into_iter()
-            .map(|g| {
-                let foreign = theirs.get(&(d, g.clone())).cloned();
-                let right = f.right.get(&g).cloned();
-                unreadable(row(ctx, d, g, foreign, right, Some(&f)), unread)
-            })
-            .collect();
-        if day.iter().any(|r| r.causes == [Cause::Unexplained]) {
-            narrower_windows(lab, model, d, late_days, &mut day)?;
-        }
-        rows.extend(day);
-    }
-    Ok(ModelAuditReport { source: source.to_string(), model: model.clone(), rows, all: false })
+    let dates: Vec<NaiveDate> = gold.keys().copied().collect();
+    let rows = SpillWriter::new(&super::audit_spill::spill_of(lab), super::audit_spill::share());
+    let mut walk = Models {
+        lab,
+        model,
+        source,
+        late_days,
+        gold,
+        attributes,
+        recount: None,
+        day: ModelAuditDay::default(),
+        rows,
+        counts: Counts::default(),
+    };
+    super::audit_spill::walk(&mut walk, dates, foreign.into_iter())?;
+    let rows = walk.rows.finish().wrap_err("spilling the audit's rows")?;
+    Ok(ModelAuditReport { source: source.to_string(), model: model.clone(), rows, all: false, counts: walk.counts })
 }
 
-/// A row nothing else explains, tested against gold built with each narrower window than the
-/// lab's: a job that stops waiting for late uploads sooner (`late_arrivals_missed`, naming it).
-fn narrower_windows(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32, day: &mut [ModelAuditRow]) -> Result<()> {
-    for w in (0..late_days).rev() {
-        let alt = by_grain(model, lab.store().model_windowed(d, w)?);
-        for r in day.iter_mut().filter(|r| r.causes == [Cause::Unexplained]) {
-            if r.foreign.is_some() && alt.get(&r.grain) == r.foreign.as_ref() {
-                (r.causes, r.detail) = super::audit::narrower_window(d, w, late_days);
-            }
-        }
+/// A model audit's side of the walk.
+struct Models<'a> {
+    lab: &'a Lab,
+    model: &'a Model,
+    source: &'a str,
+    late_days: u32,
+    /// The lab's gold by date, each date's taken as the walk reaches it.
+    gold: BTreeMap<NaiveDate, ByGrain>,
+    attributes: BTreeMap<Vec<String>, Vec<String>>,
+    /// The recount (every landed file), read once, for the first date with a wrong row.
+    recount: Option<Vec<ModelRow>>,
+    day: ModelAuditDay,
+    rows: SpillWriter<ModelAuditRow>,
+    counts: Counts,
+}
+
+/// The date the walk is on: its gold, then the alternatives once a row is wrong, then gold built
+/// with each narrower window once a row is unexplained.
+#[derive(Default)]
+struct ModelAuditDay {
+    right: ByGrain,
+    facts: Option<Facts>,
+    windows: Option<Vec<(u32, ByGrain)>>,
+}
+
+impl super::audit_spill::Walk for Models<'_> {
+    type Key = Vec<String>;
+    type Foreign = ModelForeignRow;
+    fn key(row: &ModelForeignRow) -> (NaiveDate, &Vec<String>) {
+        (row.business_date, &row.grain)
     }
-    Ok(())
+    fn begin(&mut self, d: NaiveDate) -> Result<Vec<Vec<String>>> {
+        self.day = ModelAuditDay { right: self.gold.remove(&d).unwrap_or_default(), facts: None, windows: None };
+        Ok(self.day.right.keys().cloned().collect())
+    }
+    fn row(&mut self, d: NaiveDate, grain: &Vec<String>, theirs: Option<ModelForeignRow>) -> Result<()> {
+        let unread = theirs.as_ref().and_then(|r| r.unread.clone());
+        let foreign = theirs.filter(|r| r.unread.is_none()).map(|r| r.measures);
+        let right = self.day.facts.as_ref().map_or(&self.day.right, |f| &f.right).get(grain).cloned();
+        if self.day.facts.is_none() && (foreign != right || unread.is_some()) {
+            if self.recount.is_none() {
+                self.recount = Some(crate::lake::model::recompute(self.lab, self.model)?);
+            }
+            let right = std::mem::take(&mut self.day.right);
+            let recount = self.recount.as_deref().unwrap_or_default();
+            self.day.facts = Some(facts(self.lab, self.model, d, self.late_days, right, recount)?);
+        }
+        let mut r = row((self.model, &self.attributes), d, grain.clone(), foreign, right, self.day.facts.as_ref());
+        if let Some(why) = unread {
+            let cause = if r.right.is_some() { Cause::UnreadableValue } else { Cause::ExtraRow };
+            (r.causes, r.detail, r.in_foreign) = (vec![cause], why, true);
+        }
+        if r.causes == [Cause::Unexplained] && r.foreign.is_some() {
+            self.narrower(d, &mut r)?;
+        }
+        let fields: Vec<(&str, &str)> = self.model.grain.iter().map(String::as_str).zip(r.grain.iter().map(String::as_str)).collect();
+        self.counts.add(d, &r.causes, r.in_foreign, &fields);
+        let bytes = std::mem::size_of::<ModelAuditRow>()
+            + r.grain.iter().map(|k| k.len() + 24).sum::<usize>()
+            + r.detail.len()
+            + 16 * self.model.measures.len();
+        self.rows.push(r, bytes).wrap_err("spilling the audit's rows")
+    }
+    fn twice(&self, d: NaiveDate, grain: &Vec<String>) -> String {
+        format!("{}: {d} {} is given twice; a gold table has one row per business date and grain", self.source, grain.join("/"))
+    }
+}
+
+impl Models<'_> {
+    /// A row nothing else explains, tested against gold built with each narrower window than the
+    /// lab's, widest first: a job that stops waiting for late uploads sooner
+    /// (`late_arrivals_missed`, naming it). Each window is asked once for the date.
+    fn narrower(&mut self, d: NaiveDate, r: &mut ModelAuditRow) -> Result<()> {
+        let windows = match &mut self.day.windows {
+            Some(w) => w,
+            None => {
+                let mut all = Vec::new();
+                for w in (0..self.late_days).rev() {
+                    all.push((w, by_grain(self.model, self.lab.store().model_windowed(d, w)?)));
+                }
+                self.day.windows.insert(all)
+            }
+        };
+        if let Some((w, _)) = windows.iter().find(|(_, alt)| alt.get(&r.grain) == r.foreign.as_ref()) {
+            (r.causes, r.detail) = super::audit::narrower_window(d, *w, self.late_days);
+        }
+        Ok(())
+    }
 }
 
 /// The model, and each grain's attributes in the lab's gold.
@@ -296,16 +362,6 @@ fn residual(model: &Model, attributes: Option<&Vec<String>>, theirs: &[i64], our
         })
         .collect();
     parts.join(", ")
-}
-
-/// `row` for a grain whose foreign measures cannot be read: wrong on its own, with why (an
-/// extra row where the lab has no such grain).
-fn unreadable(mut row: ModelAuditRow, unread: &BTreeMap<(NaiveDate, Vec<String>), String>) -> ModelAuditRow {
-    if let Some(why) = unread.get(&(row.business_date, row.grain.clone())) {
-        let cause = if row.right.is_some() { Cause::UnreadableValue } else { Cause::ExtraRow };
-        (row.causes, row.detail, row.in_foreign) = (vec![cause], why.clone(), true);
-    }
-    row
 }
 
 /// A row `example` made wrong on purpose: its date, grain and cause.
@@ -422,15 +478,9 @@ fn changed_by(model: &Model, cause: Cause, measures: &[i64]) -> Result<Vec<i64>>
     })
 }
 
-impl Report for ModelAuditReport {
-    fn kind(&self) -> &'static str {
-        "audit"
-    }
-    fn headline(&self) -> String {
-        let source = format!("{} (model {})", self.source, self.model.name);
-        super::audit::counts_line(&source, self.rows.iter().map(|r| (r.causes.as_slice(), r.in_foreign)))
-    }
-    fn tables(&self) -> Vec<Table> {
+impl ModelAuditReport {
+    /// The table's columns, without rows.
+    fn head(&self) -> Table {
         let same = |c: &str| (c.to_string(), c.to_string());
         let mut cols: Vec<(String, String)> = vec![same("business_date")];
         cols.extend(self.model.grain.iter().map(|c| same(c)));
@@ -441,42 +491,49 @@ impl Report for ModelAuditReport {
             }
         }
         let refs: Vec<(&str, &str)> = cols.iter().map(|(k, l)| (k.as_str(), l.as_str())).collect();
-        let title = if self.all { "every row against the lab's gold" } else { "rows that differ from the lab's gold" };
-        let mut t = Table::new(title, &refs);
-        for r in self.rows.iter().filter(|r| self.all || r.causes != [Cause::Matches]) {
-            let mut cells = vec![Cell::Date(r.business_date)];
-            cells.extend(r.grain.iter().map(Cell::text));
-            cells.push(Cell::text(r.causes.iter().map(|c| c.word()).collect::<Vec<_>>().join(", ")));
-            cells.push(Cell::text(&r.detail));
-            for i in 0..self.model.measures.len() {
-                for side in [&r.foreign, &r.right] {
-                    cells.push(side.as_ref().and_then(|v| v.get(i)).map_or(Cell::Empty, |v| Cell::Int(*v)));
-                }
+        Table::new(if self.all { "every row against the lab's gold" } else { "rows that differ from the lab's gold" }, &refs)
+    }
+
+    /// The rows the table lists (every one, or the wrong ones), in order.
+    fn listed(&self) -> impl Iterator<Item = std::io::Result<ModelAuditRow>> + '_ {
+        self.rows.iter().filter(|r| self.all || r.as_ref().map_or(true, |r| super::audit::is_wrong(&r.causes)))
+    }
+
+    fn cells(&self, r: &ModelAuditRow) -> Vec<Cell> {
+        let mut cells = vec![Cell::Date(r.business_date)];
+        cells.extend(r.grain.iter().map(Cell::text));
+        cells.push(Cell::text(r.causes.iter().map(|c| c.word()).collect::<Vec<_>>().join(", ")));
+        cells.push(Cell::text(&r.detail));
+        for i in 0..self.model.measures.len() {
+            for side in [&r.foreign, &r.right] {
+                cells.push(side.as_ref().and_then(|v| v.get(i)).map_or(Cell::Empty, |v| Cell::Int(*v)));
             }
-            t.push(cells);
         }
-        vec![t]
-    }
-    fn summary_tables(&self) -> Vec<Table> {
-        self.where_wrong().table().into_iter().collect()
-    }
-    fn notes(&self) -> Vec<Note> {
-        let mut notes = super::audit::causes_note(self.rows.iter().map(|r| r.causes.as_slice()));
-        notes.extend(self.where_wrong().note());
-        notes
+        cells
     }
 }
 
-impl ModelAuditReport {
-    /// Where the wrong rows fall: by each field of the grain, by week.
-    pub fn where_wrong(&self) -> super::audit_where::WhereWrong {
-        let fields = &self.model.grain;
-        super::audit_where::WhereWrong::of(self.rows.iter().map(|r| {
-            (
-                r.business_date,
-                fields.iter().map(String::as_str).zip(r.grain.iter().map(String::as_str)).collect(),
-                super::audit::is_wrong(&r.causes),
-            )
-        }))
+impl Report for ModelAuditReport {
+    fn kind(&self) -> &'static str {
+        "audit"
+    }
+    fn headline(&self) -> String {
+        self.counts.line(&format!("{} (model {})", self.source, self.model.name))
+    }
+    fn tables(&self) -> Vec<Table> {
+        let mut t = self.head();
+        super::audit_spill::hold_rows(&mut t, self.listed(), |r| self.cells(r));
+        vec![t]
+    }
+    fn more_rows(&self, table: usize, each: &mut dyn FnMut(super::Row) -> std::io::Result<()>) -> std::io::Result<()> {
+        if table == 0 { super::audit_spill::stream_rows(self.listed(), |r| self.cells(r), each) } else { Ok(()) }
+    }
+    fn summary_tables(&self) -> Vec<Table> {
+        self.counts.places.table().into_iter().collect()
+    }
+    fn notes(&self) -> Vec<Note> {
+        let mut notes = self.counts.notes();
+        notes.extend(super::audit_spill::held_note(if self.all { self.rows.len() } else { self.counts.wrong() }));
+        notes
     }
 }

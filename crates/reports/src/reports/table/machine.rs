@@ -21,12 +21,12 @@ pub(super) fn write_json<R: Report>(report: &R, out: &mut dyn std::io::Write) ->
     write!(out, ",\n  \"business_date\": ")?;
     serde_json::to_writer(&mut out, &report.business_date())?;
     write!(out, ",\n  \"currency_digits\": ")?;
-    serde_json::to_writer(&mut out, &currency_digits(&tables))?;
+    serde_json::to_writer(&mut out, &currency_digits(report, &tables)?)?;
     write!(out, ",\n  \"rows\": [")?;
     let mut first = true;
-    for t in &tables {
+    for (i, t) in tables.iter().enumerate() {
         let keys = machine_columns(t);
-        for r in t.rows.iter().filter(|r| !r.summary) {
+        let mut row_out = |r: &Row| -> std::io::Result<()> {
             let mut row = serde_json::Map::new();
             if several {
                 row.insert("table".into(), serde_json::json!(t.title));
@@ -37,7 +37,12 @@ pub(super) fn write_json<R: Report>(report: &R, out: &mut dyn std::io::Write) ->
             write!(out, "{}\n    ", if first { "" } else { "," })?;
             first = false;
             serde_json::to_writer(&mut out, &row)?;
+            Ok(())
+        };
+        for r in t.rows.iter().filter(|r| !r.summary) {
+            row_out(r)?;
         }
+        report.more_rows(i, &mut |r| row_out(&r))?;
     }
     write!(out, "{}],\n  \"detail\": ", if first { "" } else { "\n  " })?;
     if let Err(e) = serde_json::to_writer(&mut out, report) {
@@ -166,17 +171,34 @@ pub fn csv_of(tables: &[Table]) -> String {
 /// `csv_of`, written a row at a time to `out`.
 pub fn write_csv(tables: &[Table], out: &mut dyn std::io::Write) -> std::io::Result<()> {
     for (i, t) in tables.iter().enumerate() {
-        if i > 0 {
-            out.write_all(b"\n")?;
-        }
-        let mut w = csv::Writer::from_writer(&mut *out);
-        w.write_record(machine_columns(t))?;
-        for r in t.rows.iter().filter(|r| !r.summary) {
-            w.write_record(machine_values(t, r).into_iter().map(Machine::csv))?;
-        }
-        w.flush()?;
+        write_table_csv(i, t, &mut |_, _| Ok(()), out)?;
     }
     Ok(())
+}
+
+/// A report's tables as CSV, each with the rows the report streams (`Report::more_rows`).
+pub(super) fn write_report_csv<R: Report>(report: &R, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    for (i, t) in report.tables().iter().enumerate() {
+        write_table_csv(i, t, &mut |i, each| report.more_rows(i, each), out)?;
+    }
+    Ok(())
+}
+
+/// Rows a table streams: its index, and what to hand each row to.
+type More<'a> = dyn FnMut(usize, &mut dyn FnMut(Row) -> std::io::Result<()>) -> std::io::Result<()> + 'a;
+
+/// Table `i` as CSV under its header, after a blank line when it is not the first.
+fn write_table_csv(i: usize, t: &Table, more: &mut More<'_>, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    if i > 0 {
+        out.write_all(b"\n")?;
+    }
+    let mut w = csv::Writer::from_writer(&mut *out);
+    w.write_record(machine_columns(t))?;
+    for r in t.rows.iter().filter(|r| !r.summary) {
+        w.write_record(machine_values(t, r).into_iter().map(Machine::csv))?;
+    }
+    more(i, &mut |r| Ok(w.write_record(machine_values(t, &r).into_iter().map(Machine::csv))?))?;
+    w.flush()
 }
 
 #[cfg(test)]

@@ -283,6 +283,14 @@ pub trait Report: Serialize {
     }
     fn headline(&self) -> String;
     fn tables(&self) -> Vec<Table>;
+    /// The rows of `tables()`'s table `table` that the report streams rather than holds, handed
+    /// to `each` in order after the table's own rows: JSON and CSV write them all, and people's
+    /// text shows the table's own (an audit of a million rows lists its first ones, and says so).
+    /// A report that holds its rows has none.
+    fn more_rows(&self, table: usize, each: &mut dyn FnMut(Row) -> std::io::Result<()>) -> std::io::Result<()> {
+        let _ = (table, each);
+        Ok(())
+    }
     /// Tables for a person reading the report, after `tables` in the text format: a summary
     /// of its rows (where an audit's wrong rows fall). CSV and JSON hold `tables`' rows alone.
     fn summary_tables(&self) -> Vec<Table> {
@@ -330,20 +338,32 @@ pub fn write_fitted<R: Report>(
 ) -> std::io::Result<()> {
     match format {
         Format::Json => machine::write_json(report, out),
-        Format::Csv => write_csv(&report.tables(), out),
+        Format::Csv => machine::write_report_csv(report, out),
         Format::Table => out.write_all(render_text(report, color, width).as_bytes()),
     }
 }
 
-/// The currencies of a report's money, each with its ISO-4217 minor digits.
-fn currency_digits(tables: &[Table]) -> std::collections::BTreeMap<String, Option<u32>> {
+/// The currencies of a report's money, each with its ISO-4217 minor digits: in its tables' rows
+/// and the rows it streams.
+fn currency_digits<R: Report>(report: &R, tables: &[Table]) -> std::io::Result<std::collections::BTreeMap<String, Option<u32>>> {
     let mut out = std::collections::BTreeMap::new();
-    for cell in tables.iter().flat_map(|t| &t.rows).flat_map(|r| &r.cells) {
-        if let Cell::Money { currency, .. } | Cell::Delta { currency, .. } = cell {
-            out.entry(currency.clone()).or_insert_with(|| money::digits(currency));
+    let mut add = |r: &Row| {
+        for cell in &r.cells {
+            if let Cell::Money { currency, .. } | Cell::Delta { currency, .. } = cell
+                && !out.contains_key(currency)
+            {
+                out.insert(currency.clone(), money::digits(currency));
+            }
         }
+    };
+    for (i, t) in tables.iter().enumerate() {
+        t.rows.iter().for_each(&mut add);
+        report.more_rows(i, &mut |r| {
+            add(&r);
+            Ok(())
+        })?;
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
