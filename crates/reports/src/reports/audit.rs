@@ -44,7 +44,7 @@ pub fn read_foreign(
     currency_of: &dyn Fn(&str) -> Option<String>,
     iceberg: IcebergFiles<'_>,
     spill: &Path,
-) -> Result<Sorted<ForeignRow>> {
+) -> Result<Sorted<'static, ForeignRow>> {
     map.check_columns(&COLUMNS.map(str::to_string))?;
     let needed: Vec<String> = COLUMNS.iter().map(|c| map.column(c).to_string()).collect();
     let mut sorter = Sorter::new(spill, super::audit_spill::share());
@@ -155,8 +155,9 @@ impl AuditReport {
         rows.sort_by_key(|r| r.causes == [Cause::Matches]);
         let mut counts = Counts::default();
         for r in &rows {
-            counts.add(d, &r.causes, r.in_foreign, &places(r));
+            counts.add(d, &r.causes, r.in_foreign, &places(r))?;
         }
+        counts.finish()?;
         Ok(AuditReport { source: self.source.clone(), rows: SpilledRows::held(rows), all: true, counts })
     }
 }
@@ -348,16 +349,18 @@ struct Verdicts {
 
 impl Verdicts {
     fn new(lab: &Lab) -> Verdicts {
-        Verdicts { rows: SpillWriter::new(&super::audit_spill::spill_of(lab), super::audit_spill::share()), counts: Counts::default() }
+        let spill = super::audit_spill::spill_of(lab);
+        Verdicts { rows: SpillWriter::new(&spill, super::audit_spill::share()), counts: Counts::spilling(&spill) }
     }
 
     fn push(&mut self, row: AuditRow) -> Result<()> {
-        self.counts.add(row.business_date, &row.causes, row.in_foreign, &places(&row));
+        self.counts.add(row.business_date, &row.causes, row.in_foreign, &places(&row)).wrap_err("spilling the audit's tallies")?;
         let bytes = std::mem::size_of::<AuditRow>() + row.store_id.len() + row.detail.len() + 16 + 8 * row.causes.len();
         self.rows.push(row, bytes).wrap_err("spilling the audit's rows")
     }
 
-    fn finish(self, source: &str) -> Result<AuditReport> {
+    fn finish(mut self, source: &str) -> Result<AuditReport> {
+        self.counts.finish().wrap_err("reading the audit's tallies")?;
         Ok(AuditReport::of(source, self.rows.finish().wrap_err("spilling the audit's rows")?, self.counts))
     }
 }

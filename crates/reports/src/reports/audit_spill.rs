@@ -194,7 +194,7 @@ impl<T: Ord + Serialize + DeserializeOwned + 'static> Sorter<T> {
     }
 
     /// Every record, in order.
-    pub fn finish(mut self) -> Sorted<T> {
+    pub fn finish(mut self) -> Sorted<'static, T> {
         self.held.sort();
         let mut sources: Vec<RunSource<T>> = vec![Box::new(self.held.into_iter().map(Ok))];
         sources.extend(self.runs.into_iter().map(|f| Box::new(records::<T>(Arc::new(f))) as RunSource<T>));
@@ -202,17 +202,17 @@ impl<T: Ord + Serialize + DeserializeOwned + 'static> Sorter<T> {
     }
 }
 
-type RunSource<T> = Box<dyn Iterator<Item = io::Result<T>>>;
+type RunSource<'a, T> = Box<dyn Iterator<Item = io::Result<T>> + 'a>;
 
 /// Sorted sources merged into one order: the least head first, ties by source.
-pub struct Sorted<T> {
-    sources: Vec<RunSource<T>>,
+pub struct Sorted<'a, T> {
+    sources: Vec<RunSource<'a, T>>,
     heads: std::collections::BinaryHeap<std::cmp::Reverse<(T, usize)>>,
     failed: Option<io::Error>,
 }
 
-impl<T: Ord> Sorted<T> {
-    fn new(mut sources: Vec<RunSource<T>>) -> Sorted<T> {
+impl<'a, T: Ord> Sorted<'a, T> {
+    fn new(mut sources: Vec<RunSource<'a, T>>) -> Sorted<'a, T> {
         let mut heads = std::collections::BinaryHeap::new();
         let mut failed = None;
         for (i, s) in sources.iter_mut().enumerate() {
@@ -226,7 +226,7 @@ impl<T: Ord> Sorted<T> {
     }
 }
 
-impl<T: Ord> Iterator for Sorted<T> {
+impl<T: Ord> Iterator for Sorted<'_, T> {
     type Item = io::Result<T>;
 
     fn next(&mut self) -> Option<io::Result<T>> {
@@ -241,6 +241,75 @@ impl<T: Ord> Iterator for Sorted<T> {
             None => {}
         }
         Some(Ok(row))
+    }
+}
+
+/// Totals by text key, of any number of keys: a map while its keys fit `limit` bytes, then
+/// written as a sorted run to `dir` (none: never) and begun again; the runs and the map are
+/// added up again as they are merged (`each`).
+#[derive(Debug, Clone)]
+pub struct KeyTotals<V> {
+    map: std::collections::BTreeMap<String, V>,
+    bytes: u64,
+    limit: u64,
+    dir: Option<PathBuf>,
+    runs: Vec<Arc<File>>,
+}
+
+impl<V> KeyTotals<V> {
+    pub fn new(dir: Option<&Path>, limit: u64) -> KeyTotals<V> {
+        KeyTotals { map: Default::default(), bytes: 0, limit, dir: dir.map(Path::to_path_buf), runs: Vec::new() }
+    }
+}
+
+impl<V: Copy + Ord + Serialize + DeserializeOwned + std::ops::AddAssign + 'static> KeyTotals<V> {
+    pub fn add(&mut self, key: &str, v: V) -> io::Result<()> {
+        match self.map.get_mut(key) {
+            Some(total) => *total += v,
+            None => {
+                self.map.insert(key.to_string(), v);
+                // The key's bytes, its allocation and its share of the map's nodes.
+                self.bytes += key.len() as u64 + 96;
+            }
+        }
+        if let Some(dir) = &self.dir
+            && self.bytes > self.limit
+        {
+            let mut out = BufWriter::with_capacity(1 << 16, unnamed(dir)?);
+            for row in std::mem::take(&mut self.map) {
+                write_line(&mut out, &row)?;
+            }
+            self.runs.push(Arc::new(out.into_inner().map_err(io::IntoInnerError::into_error)?));
+            self.bytes = 0;
+        }
+        Ok(())
+    }
+
+    /// Whether some totals are on disk.
+    pub fn spills(&self) -> bool {
+        !self.runs.is_empty()
+    }
+
+    /// Every key once, in order, with its total.
+    pub fn each(&self, mut f: impl FnMut(&str, V)) -> io::Result<()> {
+        let mut sources: Vec<RunSource<'_, (String, V)>> = vec![Box::new(self.map.iter().map(|(k, v)| Ok((k.clone(), *v))))];
+        sources.extend(self.runs.iter().map(|r| Box::new(records::<(String, V)>(Arc::clone(r))) as RunSource<'_, _>));
+        let mut pending: Option<(String, V)> = None;
+        for item in Sorted::new(sources) {
+            let (k, v) = item?;
+            match &mut pending {
+                Some((pk, pv)) if *pk == k => *pv += v,
+                _ => {
+                    if let Some((pk, pv)) = pending.replace((k, v)) {
+                        f(&pk, pv);
+                    }
+                }
+            }
+        }
+        if let Some((pk, pv)) = pending {
+            f(&pk, pv);
+        }
+        Ok(())
     }
 }
 
@@ -386,5 +455,23 @@ mod tests {
             assert_eq!(spilled.iter().collect::<io::Result<Vec<_>>>().unwrap(), rows, "read back as often as asked");
         }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the files have no names");
+    }
+
+    /// Totals past their limit are written as runs, and each key comes back once with the sum
+    /// of its every addition, as a map in memory gives.
+    #[test]
+    fn spilled_totals_add_up_to_the_map_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spilled = KeyTotals::new(Some(dir.path()), 2_000);
+        let mut held = std::collections::BTreeMap::<String, u64>::new();
+        for i in 0..20_000u64 {
+            let key = format!("k{}", (i * 7919) % 3_001);
+            spilled.add(&key, i).unwrap();
+            *held.entry(key).or_default() += i;
+        }
+        assert!(spilled.runs.len() > 10, "it spilled");
+        let mut merged = Vec::new();
+        spilled.each(|k, v| merged.push((k.to_string(), v))).unwrap();
+        assert_eq!(merged, held.into_iter().collect::<Vec<_>>());
     }
 }

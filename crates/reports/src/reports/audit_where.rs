@@ -4,9 +4,11 @@
 //! all rows ("41 of 53 wrong rows are in AU, 3.1x its share"), the most wrong rows first. The
 //! retail audit and a model's give their rows to the same function.
 
+use super::audit_spill::{KeyTotals, Sorter, SpillWriter, SpilledRows};
 use super::{Cell, Note, Status, Table};
 use chrono::{Datelike, NaiveDate};
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 /// A row's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -66,9 +68,14 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// Counts whose tallies of where the wrong rows fall spill to `dir` past their share.
+    pub fn spilling(dir: &Path) -> Counts {
+        Counts { places: WhereWrong::spilling(dir, super::audit_spill::share() / 4), ..Counts::default() }
+    }
+
     /// One row of the audit: its date, its causes, whether the foreign gold has it, and its
     /// fields by name (the grain's and the dimension's).
-    pub fn add(&mut self, d: NaiveDate, causes: &[Cause], in_foreign: bool, fields: &[(&str, &str)]) {
+    pub fn add(&mut self, d: NaiveDate, causes: &[Cause], in_foreign: bool, fields: &[(&str, &str)]) -> std::io::Result<()> {
         let wrong = is_wrong(causes);
         self.read += usize::from(in_foreign);
         self.lacked += usize::from(!in_foreign);
@@ -80,7 +87,12 @@ impl Counts {
         if wrong {
             self.dates.insert(d);
         }
-        self.places.add(d, fields, wrong);
+        self.places.add(d, fields, wrong)
+    }
+
+    /// Every row counted: where the wrong rows fall is found.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        self.places.finish()
     }
 
     /// How many rows are wrong: any cause but a match.
@@ -115,33 +127,71 @@ impl Counts {
 const PER_FIELD: usize = 5;
 
 /// Counts of one value of one field: wrong rows, and rows.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 struct Tally {
     wrong: usize,
     rows: usize,
 }
 
+impl std::ops::AddAssign for Tally {
+    fn add_assign(&mut self, other: Tally) {
+        self.wrong += other.wrong;
+        self.rows += other.rows;
+    }
+}
+
+/// How many times its share of all rows (`rows`) a value's share of the wrong rows (`wrong`) is,
+/// in tenths, by integer arithmetic.
+fn times_share(wrong: usize, rows: usize, t: Tally) -> u128 {
+    let (w, r) = (wrong as u128, t.rows as u128);
+    if w == 0 || r == 0 { 0 } else { (t.wrong as u128 * rows as u128 * 10 + w * r / 2) / (w * r) }
+}
+
+fn share_text(wrong: usize, rows: usize, t: Tally) -> String {
+    let x = times_share(wrong, rows, t);
+    format!("{}.{}x its share", x / 10, x % 10)
+}
+
+/// A value's line of `--by`: its wrong rows, its rows, and its concentration when it has one.
+fn value_cells(wrong: usize, rows: usize, value: &str, t: Tally) -> Vec<Cell> {
+    let count = |n: usize| Cell::Int(i64::try_from(n).unwrap_or(i64::MAX));
+    let share = if t.wrong == 0 { Cell::Empty } else { Cell::text(share_text(wrong, rows, t)) };
+    vec![Cell::text(value), count(t.wrong), count(t.rows), share]
+}
+
 /// What the wrong rows of an audit concentrate on. `rows` gives each row's date, its fields by
-/// name (the grain's and the dimension's) and its causes.
+/// name (the grain's and the dimension's) and its causes. A field of many values (a million
+/// stores) keeps its tallies within a share of the budget, in sorted runs past it.
 #[derive(Debug, Clone, Default)]
 pub struct WhereWrong {
     /// (field, value) → tally; fields in the order they were first given, then `week`.
-    tallies: Vec<(String, BTreeMap<String, Tally>)>,
+    tallies: Vec<(String, KeyTotals<Tally>)>,
     wrong: usize,
     rows: usize,
+    /// Where a field's tallies spill (none: they are held), past how many bytes.
+    spill: Option<std::path::PathBuf>,
+    limit: u64,
+    /// Each field's values with a wrong row, the most first, ties by value: found by `finish`.
+    top: Vec<(String, String, Tally)>,
 }
 
 impl WhereWrong {
-    pub fn of<'a>(rows: impl Iterator<Item = (NaiveDate, Vec<(&'a str, &'a str)>, bool)>) -> WhereWrong {
+    #[cfg(test)]
+    pub fn of<'a>(rows: impl Iterator<Item = (NaiveDate, Vec<(&'a str, &'a str)>, bool)>) -> std::io::Result<WhereWrong> {
         let mut out = WhereWrong::default();
         for (d, fields, wrong) in rows {
-            out.add(d, &fields, wrong);
+            out.add(d, &fields, wrong)?;
         }
-        out
+        out.finish()?;
+        Ok(out)
+    }
+
+    fn spilling(dir: &Path, limit: u64) -> WhereWrong {
+        WhereWrong { spill: Some(dir.to_path_buf()), limit, ..WhereWrong::default() }
     }
 
     /// One more row: its date, its fields by name, and whether it is wrong.
-    pub fn add(&mut self, d: NaiveDate, fields: &[(&str, &str)], wrong: bool) {
+    pub fn add(&mut self, d: NaiveDate, fields: &[(&str, &str)], wrong: bool) -> std::io::Result<()> {
         self.rows += 1;
         self.wrong += usize::from(wrong);
         let monday = d - chrono::Duration::days(i64::from(d.weekday().num_days_from_monday()));
@@ -150,49 +200,49 @@ impl WhereWrong {
             let i = match self.tallies.iter().position(|(f, _)| f == field) {
                 Some(i) => i,
                 None => {
-                    self.tallies.push((field.to_string(), BTreeMap::new()));
+                    let totals = KeyTotals::new(self.spill.as_deref(), self.limit);
+                    self.tallies.push((field.to_string(), totals));
                     self.tallies.len() - 1
                 }
             };
-            let values = &mut self.tallies[i].1;
-            let t = match values.get_mut(value) {
-                Some(t) => t,
-                None => values.entry(value.to_string()).or_default(),
-            };
-            t.rows += 1;
-            t.wrong += usize::from(wrong);
+            self.tallies[i].1.add(value, Tally { wrong: usize::from(wrong), rows: 1 })?;
         }
+        Ok(())
+    }
+
+    /// Finds each field's values with the most wrong rows, PER_FIELD of them, as the values pass:
+    /// a million values are never sorted, nor held.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        let mut out = Vec::new();
+        for (field, values) in &self.tallies {
+            let mut top: Vec<(String, Tally)> = Vec::with_capacity(PER_FIELD + 1);
+            values.each(|k, t| {
+                if t.wrong == 0 {
+                    return;
+                }
+                let at = top.partition_point(|(tk, tt)| (std::cmp::Reverse(tt.wrong), tk.as_str()) < (std::cmp::Reverse(t.wrong), k));
+                if at < PER_FIELD {
+                    top.insert(at, (k.to_string(), t));
+                    top.truncate(PER_FIELD);
+                }
+            })?;
+            out.extend(top.into_iter().map(|(k, t)| (field.clone(), k, t)));
+        }
+        self.top = out;
+        Ok(())
     }
 
     /// Each field's values with a wrong row, the most first: (field, value, tally), ties by value.
     fn listed(&self) -> Vec<(&str, &str, Tally)> {
-        let mut out = Vec::new();
-        for (field, values) in &self.tallies {
-            // The first PER_FIELD in the order, kept as the values pass: a million values are
-            // never sorted, nor listed.
-            let mut top: Vec<(&str, Tally)> = Vec::with_capacity(PER_FIELD + 1);
-            for (k, t) in values.iter().filter(|(_, t)| t.wrong > 0) {
-                let at = top.partition_point(|(tk, tt)| (std::cmp::Reverse(tt.wrong), *tk) < (std::cmp::Reverse(t.wrong), k.as_str()));
-                if at < PER_FIELD {
-                    top.insert(at, (k.as_str(), *t));
-                    top.truncate(PER_FIELD);
-                }
-            }
-            out.extend(top.into_iter().map(|(k, t)| (field.as_str(), k, t)));
-        }
-        out
+        self.top.iter().map(|(f, v, t)| (f.as_str(), v.as_str(), *t)).collect()
     }
 
-    /// How many times its share of all rows a value's share of the wrong rows is, in tenths,
-    /// by integer arithmetic.
     fn times_share(&self, t: Tally) -> u128 {
-        let (w, r) = (self.wrong as u128, t.rows as u128);
-        if w == 0 || r == 0 { 0 } else { (t.wrong as u128 * self.rows as u128 * 10 + w * r / 2) / (w * r) }
+        times_share(self.wrong, self.rows, t)
     }
 
     fn share_text(&self, t: Tally) -> String {
-        let x = self.times_share(t);
-        format!("{}.{}x its share", x / 10, x % 10)
+        share_text(self.wrong, self.rows, t)
     }
 
     /// The table: a value per line with its wrong rows, its rows and how concentrated it is;
@@ -214,8 +264,9 @@ impl WhereWrong {
     }
 
     /// Every value of one field (`--by FIELD`), the most wrong rows first: its wrong rows, its rows
-    /// and how concentrated they are. An error names the fields there are.
+    /// and how concentrated they are, sorted within the budget. An error names the fields there are.
     pub fn by(&self, headline: &str, field: &str) -> color_eyre::eyre::Result<ByField> {
+        use color_eyre::eyre::WrapErr;
         let Some((_, values)) = self.tallies.iter().find(|(f, _)| f == field) else {
             let fields: Vec<&str> = self.tallies.iter().map(|(f, _)| f.as_str()).collect();
             color_eyre::eyre::bail!(
@@ -224,18 +275,31 @@ impl WhereWrong {
                 if fields.is_empty() { "nothing (the audit has no row)".to_string() } else { fields.join(", ") }
             );
         };
-        let mut v: Vec<(&String, &Tally)> = values.iter().collect();
-        v.sort_by(|a, b| b.1.wrong.cmp(&a.1.wrong).then(a.0.cmp(b.0)));
-        let mut t = Table::new(
+        let dir = self.spill.clone().unwrap_or_else(std::env::temp_dir);
+        let mut sorter = Sorter::new(&dir, super::audit_spill::share());
+        let mut pushed = Ok(());
+        values.each(|k, t| {
+            if pushed.is_ok() {
+                pushed = sorter.push((std::cmp::Reverse(t.wrong), k.to_string(), t.rows), k.len() + 64);
+            }
+        })?;
+        pushed.wrap_err("sorting the audit's values")?;
+        let mut table = Table::new(
             format!("the audit's rows by {field}"),
             &[("value", field), ("wrong_rows", "wrong rows"), ("rows", "rows"), ("concentration", "against its share")],
         );
-        for (value, tally) in v {
-            let count = |n: usize| Cell::Int(i64::try_from(n).unwrap_or(i64::MAX));
-            let share = if tally.wrong == 0 { Cell::Empty } else { Cell::text(self.share_text(*tally)) };
-            t.push(vec![Cell::text(value), count(tally.wrong), count(tally.rows), share]);
+        let (mut more, mut values) = (SpillWriter::new(&dir, super::audit_spill::share()), 0);
+        for row in sorter.finish() {
+            let (std::cmp::Reverse(wrong), value, rows) = row.wrap_err("sorting the audit's values")?;
+            values += 1;
+            if table.rows.len() < super::audit_spill::HELD_ROWS {
+                table.push(value_cells(self.wrong, self.rows, &value, Tally { wrong, rows }));
+            } else {
+                more.push((value, wrong, rows), 64).wrap_err("sorting the audit's values")?;
+            }
         }
-        Ok(ByField { source: headline.to_string(), field: field.to_string(), wrong: self.wrong, rows: self.rows, table: t })
+        let more = more.finish().wrap_err("sorting the audit's values")?;
+        Ok(ByField { source: headline.to_string(), field: field.to_string(), wrong: self.wrong, rows: self.rows, values, table, more })
     }
 
     /// The sentence that says where most wrong rows are: the value of a field other than the
@@ -268,8 +332,13 @@ pub struct ByField {
     pub field: String,
     pub wrong: usize,
     pub rows: usize,
+    /// How many values the field has.
+    pub values: usize,
+    /// The first values; the rest are in `more`.
     #[serde(skip)]
     pub table: Table,
+    #[serde(skip)]
+    more: SpilledRows<(String, usize, usize)>,
 }
 
 impl super::Report for ByField {
@@ -281,6 +350,20 @@ impl super::Report for ByField {
     }
     fn tables(&self) -> Vec<Table> {
         vec![self.table.clone()]
+    }
+    fn more_rows(&self, table: usize, each: &mut dyn FnMut(super::Row) -> std::io::Result<()>) -> std::io::Result<()> {
+        if table > 0 {
+            return Ok(());
+        }
+        for r in self.more.iter() {
+            let (value, wrong, rows) = r?;
+            let cells = value_cells(self.wrong, self.rows, &value, Tally { wrong, rows });
+            each(super::Row { cells, flag: None, drill: None, summary: false })?;
+        }
+        Ok(())
+    }
+    fn notes(&self) -> Vec<Note> {
+        super::audit_spill::held_note(self.values).into_iter().collect()
     }
 }
 
@@ -305,7 +388,7 @@ mod tests {
             (d("2026-10-14"), "GB5", "GB", ok),
             (d("2026-10-14"), "GB6", "GB", ok),
         ];
-        let w = WhereWrong::of(rows.iter().map(|(d, s, c, wrong)| (*d, vec![("store_id", *s), ("country", *c)], *wrong)));
+        let w = WhereWrong::of(rows.iter().map(|(d, s, c, wrong)| (*d, vec![("store_id", *s), ("country", *c)], *wrong))).unwrap();
         let t = w.table().unwrap();
         let lines: Vec<Vec<String>> = t.rows.iter().map(|r| r.cells.iter().map(Cell::raw).collect()).collect();
         // AU: 3 of 4 wrong rows from 4 of 10 rows is (3/4)/(4/10) = 1.875, shown 1.9x.
@@ -326,7 +409,33 @@ mod tests {
         let err = w.by("theirs.csv", "plant").unwrap_err().to_string();
         assert_eq!(err, "--by plant: the audit's rows have no such field; they are by store_id, country, week");
         // No wrong row: no table, no note.
-        let right = WhereWrong::of(rows.iter().map(|(d, s, _, _)| (*d, vec![("store_id", *s)], ok)));
+        let right = WhereWrong::of(rows.iter().map(|(d, s, _, _)| (*d, vec![("store_id", *s)], ok))).unwrap();
         assert!(right.table().is_none() && right.note().is_none());
+    }
+
+    /// Tallies of more values than their share holds spill, and place the wrong rows as held
+    /// tallies do: the same table, note and `--by` listing.
+    #[test]
+    fn spilled_tallies_place_the_wrong_rows_as_held_ones_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = NaiveDate::from_ymd_opt(2026, 10, 5).unwrap();
+        let (mut held, mut spilled) = (WhereWrong::default(), WhereWrong::spilling(dir.path(), 64 << 10));
+        for i in 0..40_000u32 {
+            let (store, country) = (format!("S{:05}", (i * 7919) % 20_000), ["AU", "GB", "IN"][(i % 3) as usize]);
+            let wrong = i % 7 == 0 || store.ends_with('3');
+            for w in [&mut held, &mut spilled] {
+                w.add(d + chrono::Duration::days(i64::from(i % 9)), &[("store_id", &store), ("country", country)], wrong).unwrap();
+            }
+        }
+        held.finish().unwrap();
+        spilled.finish().unwrap();
+        assert!(spilled.tallies[0].1.spills(), "the stores' tallies spilled");
+        let cells =
+            |t: Option<Table>| t.unwrap().rows.iter().map(|r| r.cells.iter().map(Cell::raw).collect::<Vec<_>>()).collect::<Vec<_>>();
+        assert_eq!(cells(spilled.table()), cells(held.table()));
+        assert_eq!(spilled.note().map(|n| n.text), held.note().map(|n| n.text));
+        let by = |w: &WhereWrong| cells(Some(w.by("x", "store_id").unwrap().table));
+        assert_eq!(by(&spilled), by(&held));
+        assert_eq!(by(&held).len(), 10_000, "the first values held, the rest streamed");
     }
 }

@@ -38,7 +38,13 @@ pub struct ModelForeignRow {
 /// Reads a foreign gold of `model`: its columns by the model's names, or the foreign names `map`
 /// gives; a money measure in major units turned into minor ones by its row's currency. The rows
 /// come back in (date, grain) order, sorted within the budget (`audit_spill::Sorter`).
-pub fn read_foreign(path: &Path, model: &Model, map: &GoldMap, iceberg: IcebergFiles<'_>, spill: &Path) -> Result<Sorted<ModelForeignRow>> {
+pub fn read_foreign(
+    path: &Path,
+    model: &Model,
+    map: &GoldMap,
+    iceberg: IcebergFiles<'_>,
+    spill: &Path,
+) -> Result<Sorted<'static, ModelForeignRow>> {
     let ours = model.gold_columns();
     map.check_columns(&ours)?;
     let columns: Vec<String> = ours.iter().map(|c| map.column(c).to_string()).collect();
@@ -213,21 +219,12 @@ pub fn audit(
         gold.entry(r.business_date).or_default().insert(r.grain, r.measures);
     }
     let dates: Vec<NaiveDate> = gold.keys().copied().collect();
-    let rows = SpillWriter::new(&super::audit_spill::spill_of(lab), super::audit_spill::share());
-    let mut walk = Models {
-        lab,
-        model,
-        source,
-        late_days,
-        gold,
-        attributes,
-        recount: None,
-        day: ModelAuditDay::default(),
-        rows,
-        counts: Counts::default(),
-    };
+    let spill = super::audit_spill::spill_of(lab);
+    let (rows, counts) = (SpillWriter::new(&spill, super::audit_spill::share()), Counts::spilling(&spill));
+    let mut walk = Models { lab, model, source, late_days, gold, attributes, recount: None, day: ModelAuditDay::default(), rows, counts };
     super::audit_spill::walk(&mut walk, dates, foreign.into_iter())?;
     let rows = walk.rows.finish().wrap_err("spilling the audit's rows")?;
+    walk.counts.finish().wrap_err("reading the audit's tallies")?;
     Ok(ModelAuditReport { source: source.to_string(), model: model.clone(), rows, all: false, counts: walk.counts })
 }
 
@@ -287,7 +284,7 @@ impl super::audit_spill::Walk for Models<'_> {
             self.narrower(d, &mut r)?;
         }
         let fields: Vec<(&str, &str)> = self.model.grain.iter().map(String::as_str).zip(r.grain.iter().map(String::as_str)).collect();
-        self.counts.add(d, &r.causes, r.in_foreign, &fields);
+        self.counts.add(d, &r.causes, r.in_foreign, &fields).wrap_err("spilling the audit's tallies")?;
         let bytes = std::mem::size_of::<ModelAuditRow>()
             + r.grain.iter().map(|k| k.len() + 24).sum::<usize>()
             + r.detail.len()
