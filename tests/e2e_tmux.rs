@@ -242,6 +242,8 @@ fn the_audit_screen_marks_the_wrong_dates_names_each_cause_and_drills_to_the_bas
     let s = wait_for(&session, &format!("re-sent baskets of {store} on the date"), 30);
     assert!(s.contains(&format!("{date} {store}: duplicates_counted")) && s.contains("theirs:") && s.contains("right:"), "{s}");
     keys(&session, &["Escape"]);
+    // An Escape and a key sent at once reach the app as one Alt chord: the popup closes first.
+    wait_until(&session, "the popup closed", 30, |s| !s.contains("(Esc closes)"));
     keys(&session, &["e"]);
     let s = wait_for(&session, "exported the", 30);
     let file = home.path().join(format!("recount-audit-{date}.csv"));

@@ -1,8 +1,10 @@
 //! What lets an audit read a foreign gold of any size within the memory budget: its rows sorted
 //! by (date, grain) in runs that spill past a share of the budget and are merged as they are
-//! read (`Sorter`), and its verdicts kept in memory up to a share and written past it
-//! (`SpilledRows`). Both write to unnamed files in the lab's spill folder: the system removes them
-//! when they are closed, or when the process dies, so a killed audit leaves nothing behind.
+//! read (`Sorter`), its verdicts kept in memory up to a share and written past it
+//! (`SpilledRows`), totals by key that spill the same way (`KeyTotals`), and the one walk over
+//! dates and keys that the retail audit and a model's take (`walk`). Every file is unnamed, in
+//! the lab's spill folder: the system removes it when it is closed, or when the process dies, so
+//! a killed audit leaves nothing behind.
 //!
 //! A record is written as a line of JSON (serde): the audit's rows are few fields of text and
 //! integers, and JSON keeps an integer exact.
@@ -25,6 +27,20 @@ pub fn spill_of(lab: &crate::lake::Lab) -> PathBuf {
 /// rest of the budget is DuckDB's and the tallies' (`audit_where`).
 pub fn share() -> u64 {
     (crate::store::memory_budget() / 16).max(1 << 20)
+}
+
+/// The runs a sorter or totals keep open at most: past it they are merged into one, so that a
+/// gold of any size under a small budget opens a bounded number of files and merge buffers.
+const MAX_RUNS: usize = 64;
+
+/// `runs`, each sorted, merged into one sorted run in `dir`.
+fn merged<T: Ord + Serialize + DeserializeOwned + 'static>(runs: Vec<Arc<File>>, dir: &Path) -> io::Result<Arc<File>> {
+    let sources: Vec<RunSource<T>> = runs.into_iter().map(|f| Box::new(records::<T>(f)) as RunSource<T>).collect();
+    let mut out = BufWriter::with_capacity(1 << 16, unnamed(dir)?);
+    for row in Sorted::new(sources) {
+        write_line(&mut out, &row?)?;
+    }
+    Ok(Arc::new(out.into_inner().map_err(io::IntoInnerError::into_error)?))
 }
 
 /// An unnamed file in `dir` (made if missing), removed by the system when its last handle closes.
@@ -52,9 +68,8 @@ impl Read for At {
     }
 }
 
-/// The records of a file `write_line` wrote, in order.
-/// A line at a time, each parsed from a slice: serde reads a slice several times faster than it
-/// reads a stream.
+/// The records of a file `write_line` wrote, in order: a line at a time, each parsed from a
+/// slice, which serde reads several times faster than a stream.
 fn records<T: DeserializeOwned>(file: Arc<File>) -> impl Iterator<Item = io::Result<T>> {
     use std::io::BufRead;
     let mut reader = BufReader::with_capacity(1 << 16, At { file, pos: 0 });
@@ -169,7 +184,7 @@ pub struct Sorter<T> {
     bytes: u64,
     limit: u64,
     dir: PathBuf,
-    runs: Vec<File>,
+    runs: Vec<Arc<File>>,
 }
 
 impl<T: Ord + Serialize + DeserializeOwned + 'static> Sorter<T> {
@@ -187,8 +202,12 @@ impl<T: Ord + Serialize + DeserializeOwned + 'static> Sorter<T> {
             for row in self.held.drain(..) {
                 write_line(&mut out, &row)?;
             }
-            self.runs.push(out.into_inner().map_err(io::IntoInnerError::into_error)?);
+            self.runs.push(Arc::new(out.into_inner().map_err(io::IntoInnerError::into_error)?));
             self.bytes = 0;
+            if self.runs.len() >= MAX_RUNS {
+                let run = merged::<T>(std::mem::take(&mut self.runs), &self.dir)?;
+                self.runs.push(run);
+            }
         }
         Ok(())
     }
@@ -197,7 +216,7 @@ impl<T: Ord + Serialize + DeserializeOwned + 'static> Sorter<T> {
     pub fn finish(mut self) -> Sorted<'static, T> {
         self.held.sort();
         let mut sources: Vec<RunSource<T>> = vec![Box::new(self.held.into_iter().map(Ok))];
-        sources.extend(self.runs.into_iter().map(|f| Box::new(records::<T>(Arc::new(f))) as RunSource<T>));
+        sources.extend(self.runs.into_iter().map(|f| Box::new(records::<T>(f)) as RunSource<T>));
         Sorted::new(sources)
     }
 }
@@ -281,6 +300,10 @@ impl<V: Copy + Ord + Serialize + DeserializeOwned + std::ops::AddAssign + 'stati
             }
             self.runs.push(Arc::new(out.into_inner().map_err(io::IntoInnerError::into_error)?));
             self.bytes = 0;
+            if self.runs.len() >= MAX_RUNS {
+                let run = merged::<(String, V)>(std::mem::take(&mut self.runs), dir)?;
+                self.runs.push(run);
+            }
         }
         Ok(())
     }
@@ -440,7 +463,7 @@ mod tests {
         for r in &rows {
             sorter.push(r.clone(), 10).unwrap();
         }
-        assert!(sorter.runs.len() > 100, "it spilled");
+        assert!(!sorter.runs.is_empty() && sorter.runs.len() < MAX_RUNS, "it spilled, and merged its runs");
         let merged: Vec<(u32, String)> = sorter.finish().collect::<io::Result<_>>().unwrap();
         let mut sorted = rows.clone();
         sorted.sort();
@@ -469,7 +492,7 @@ mod tests {
             spilled.add(&key, i).unwrap();
             *held.entry(key).or_default() += i;
         }
-        assert!(spilled.runs.len() > 10, "it spilled");
+        assert!(!spilled.runs.is_empty() && spilled.runs.len() < MAX_RUNS, "it spilled, and merged its runs");
         let mut merged = Vec::new();
         spilled.each(|k, v| merged.push((k.to_string(), v))).unwrap();
         assert_eq!(merged, held.into_iter().collect::<Vec<_>>());
