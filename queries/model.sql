@@ -323,6 +323,37 @@ WHERE $as_of::BIGINT IS NULL OR appended_at IS NULL
    OR appended_at <= (SELECT created_at FROM model.snapshots WHERE snapshot_id = $as_of::BIGINT)
 GROUP BY business_date, g1, g2, g3, g4, a1, a2, a3, a4 ORDER BY business_date, g1, g2, g3, g4;
 
+-- name: date_totals
+-- Each business date's measures summed per currency, from $side: gold now ('gold'), v1's table
+-- now ('naive') or the kept recount ('recount'), so that `summary` and `trend` read a line per
+-- date, not every grain's row. $c1..$c4 say which attributes name a money measure's currency;
+-- the others are left out of the key. A total past 64 bits is NULL, and `overflows` says so.
+WITH picked AS (
+    SELECT g.business_date, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6
+    FROM model.gold_history g JOIN model.versions_as_of(NULL::BIGINT) v USING (business_date, snapshot_id)
+    WHERE $side::VARCHAR = 'gold'
+    UNION ALL
+    SELECT business_date, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6 FROM model.naive WHERE $side::VARCHAR = 'naive'
+    UNION ALL
+    SELECT business_date, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6 FROM model.recount_rows WHERE $side::VARCHAR = 'recount'
+), summed AS (
+    SELECT business_date,
+           CASE WHEN $c1::BOOLEAN THEN coalesce(a1, '') ELSE '' END AS a1,
+           CASE WHEN $c2::BOOLEAN THEN coalesce(a2, '') ELSE '' END AS a2,
+           CASE WHEN $c3::BOOLEAN THEN coalesce(a3, '') ELSE '' END AS a3,
+           CASE WHEN $c4::BOOLEAN THEN coalesce(a4, '') ELSE '' END AS a4,
+           sum(m1) AS t1, sum(m2) AS t2, sum(m3) AS t3, sum(m4) AS t4, sum(m5) AS t5, sum(m6) AS t6
+    FROM picked GROUP BY ALL
+)
+SELECT business_date, a1, a2, a3, a4,
+       try_cast(t1 AS BIGINT) AS m1, try_cast(t2 AS BIGINT) AS m2, try_cast(t3 AS BIGINT) AS m3,
+       try_cast(t4 AS BIGINT) AS m4, try_cast(t5 AS BIGINT) AS m5, try_cast(t6 AS BIGINT) AS m6,
+       coalesce((t1 IS NOT NULL AND try_cast(t1 AS BIGINT) IS NULL) OR (t2 IS NOT NULL AND try_cast(t2 AS BIGINT) IS NULL)
+             OR (t3 IS NOT NULL AND try_cast(t3 AS BIGINT) IS NULL) OR (t4 IS NOT NULL AND try_cast(t4 AS BIGINT) IS NULL)
+             OR (t5 IS NOT NULL AND try_cast(t5 AS BIGINT) IS NULL) OR (t6 IS NOT NULL AND try_cast(t6 AS BIGINT) IS NULL), false)
+           AS overflows
+FROM summed ORDER BY business_date, a1, a2, a3, a4;
+
 -- name: naive_rows_of
 -- `naive_rows` of $business_date alone.
 SELECT business_date, g1, g2, g3, g4, a1, a2, a3, a4,
@@ -382,16 +413,20 @@ GROUP BY ALL;
 -- The records of $business_date in the files current as of snapshot $as_of (NULL: now) that
 -- arrived past its window ($late_days, or a reopening's wider one then), each with its key, upload, days after the date, file version and line,
 -- and whether its key has a copy inside a window all the same (then gold counts the key from it).
-SELECT r.entity_key, f.upload_date, datediff('day', r.business_date, f.upload_date)::BIGINT AS days_late,
-       f.file, f.version, r.line, r.g1, r.g2, r.g3, r.g4, r.a1, r.a2, r.a3, r.a4, r.m1, r.m2, r.m3, r.m4, r.m5, r.m6,
-       r.entity_key IN (SELECT entity_key FROM @model_visible_at v) AS counted
-FROM model.records_at($as_of::BIGINT) r JOIN model.files f USING (file_id)
-WHERE r.business_date = $business_date::DATE
-  AND NOT in_window(f.upload_date, r.business_date,
-                    greatest($late_days::INTEGER, coalesce((SELECT max(late_days) FROM model.date_windows w
-                                                             WHERE w.business_date = $business_date::DATE
-                                                               AND ($as_of::BIGINT IS NULL OR w.snapshot_id <= $as_of::BIGINT)), 0)))
-ORDER BY f.upload_date, f.file, r.line;
+-- The visible copies are asked of these keys alone, not held whole.
+WITH late AS (
+    SELECT r.entity_key, f.upload_date, datediff('day', r.business_date, f.upload_date)::BIGINT AS days_late,
+           f.file, f.version, r.line, r.g1, r.g2, r.g3, r.g4, r.a1, r.a2, r.a3, r.a4, r.m1, r.m2, r.m3, r.m4, r.m5, r.m6
+    FROM model.records_at($as_of::BIGINT) r JOIN model.files f USING (file_id)
+    WHERE r.business_date = $business_date::DATE
+      AND NOT in_window(f.upload_date, r.business_date,
+                        greatest($late_days::INTEGER, coalesce((SELECT max(late_days) FROM model.date_windows w
+                                                                 WHERE w.business_date = $business_date::DATE
+                                                                   AND ($as_of::BIGINT IS NULL OR w.snapshot_id <= $as_of::BIGINT)), 0)))),
+seen AS (SELECT DISTINCT v.entity_key FROM @model_visible_at v WHERE v.entity_key IN (SELECT entity_key FROM late))
+SELECT late.*, late.entity_key IN (SELECT entity_key FROM seen) AS counted
+FROM late
+ORDER BY upload_date, file, line;
 
 -- name: kept_windows
 -- Each reopened date's widest window, as of snapshot $as_of (NULL: now).

@@ -1215,6 +1215,41 @@ fn a_model_that_restates_retail_answers_as_the_retail_pipeline_does() {
         }
         assert_eq!(late["rows"].as_array().unwrap().is_empty(), d == "2026-10-19", "{late}");
     }
+    // An audit's money is in the grain's currency, with retail's machine columns on both sides.
+    let theirs = dir.path().join("theirs.csv");
+    std::fs::write(&theirs, "business_date,store_id,country,currency,baskets,revenue_minor\n2026-10-19,GB001,GB,GBP,1,12345\n").unwrap();
+    let out = recount(&model, &["--format", "json", "audit", "--gold", theirs.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    let audit: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = audit["rows"].as_array().unwrap().iter().find(|r| r["foreign_revenue_minor"] == 12345).unwrap_or_else(|| panic!("{audit}"));
+    assert_eq!((row["foreign_revenue_currency"].as_str(), row["foreign_revenue_major"].as_str()), (Some("GBP"), Some("123.45")), "{row}");
+    assert_eq!((row["right_revenue_currency"].as_str(), row["right_revenue_digits"].as_i64()), (Some("GBP"), Some(2)), "{row}");
+}
+
+/// Two grains that each fit 64 bits on a date, whose total does not: `summary`, which totals each
+/// date per currency where the lab keeps its rows, says so, naming the date, and never wraps.
+#[test]
+fn a_date_s_total_past_64_bits_is_an_error_naming_the_date() {
+    let dir = tempdir();
+    let shop = dir.path().join("shop");
+    copy_dir(&PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data"), &shop);
+    std::fs::write(shop.join("recount.toml"), SHOP).unwrap();
+    let upload = shop.join("pos/events/upload_date=2026-11-02");
+    std::fs::create_dir_all(&upload).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(upload.join("huge.jsonl.gz")).unwrap(), flate2::Compression::fast());
+    for s in ["GB001", "GB002"] {
+        let line = format!(
+            "{{\"event_id\":\"ev-{s}\",\"basket_id\":\"{s}-HUGE\",\"store_id\":\"{s}\",\"till_id\":\"{s}-T1\",\"event_ts\":\"2026-11-01T12:00:00.000Z\",\"uploaded_at\":\"2026-11-02T00:00:01.000Z\",\"currency\":\"GBP\",\"tenders\":[{{\"method\":\"card\",\"amount_minor\":5000000000000000000}}],\"items\":[]}}\n"
+        );
+        std::io::Write::write_all(&mut gz, line.as_bytes()).unwrap();
+    }
+    gz.finish().unwrap();
+    let lab = dir.path().join("lab");
+    ok(&lab, &["land", "2026-11-02", "--world", shop.to_str().unwrap()]);
+    ok(&lab, &["run", "2026-11-02"]);
+    let out = recount(&lab, &["summary"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("a total of 2026-11-01 overflows 64 bits"), "{err}");
 }
 
 /// A model's landing keeps a file's refused lines as retail's does: the first thousand, each

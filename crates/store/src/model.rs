@@ -32,6 +32,16 @@ row! {
         pub t6: Option<String>, pub file: Option<String>,
     }
 }
+row! {
+    /// A date's measures summed per currency (`date_totals`): the attributes that are not a
+    /// currency are empty; a total past 64 bits is None, and `overflows` says so.
+    pub struct DateTotal {
+        pub business_date: NaiveDate,
+        pub a1: Option<String>, pub a2: Option<String>, pub a3: Option<String>, pub a4: Option<String>,
+        pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
+        pub overflows: bool,
+    }
+}
 row! { pub struct Upload { pub upload_date: NaiveDate } }
 row! { pub struct RecordDate { pub business_date: NaiveDate } }
 row! { pub struct UploadDate { pub upload_date: NaiveDate, pub business_date: NaiveDate, pub current: bool, pub rows: i64 } }
@@ -125,6 +135,7 @@ statements! {
     INPUT_HASHES_AT: Query<InputHash> = model::INPUT_HASHES_AT;
     GOLD_ROWS_OF: Query<ModelCells> = model::GOLD_ROWS_OF;
     NAIVE_ROWS_OF: Query<ModelCells> = model::NAIVE_ROWS_OF;
+    DATE_TOTALS: Query<DateTotal> = model::DATE_TOTALS;
     FILES_AT: Query<ModelFile> = model::FILES_AT;
     CURRENT_VERSIONS: Query<ModelCurrentVersion> = model::CURRENT_VERSIONS;
     NEXT_SNAPSHOT: Query<Next> = model::NEXT_SNAPSHOT;
@@ -345,6 +356,12 @@ impl Store {
     pub fn model_date_rows(&self, d: NaiveDate, as_of: Option<i64>) -> Result<(Vec<ModelCells>, Vec<ModelCells>)> {
         let gold = GOLD_ROWS_OF.all(self, named_params! { "business_date": d, "snapshot_id": as_of })?;
         Ok((gold, NAIVE_ROWS_OF.all(self, named_params! { "business_date": d, "as_of": as_of })?))
+    }
+    /// Each date's measures of `side` (`gold`, `naive` or `recount`, the kept one) summed per
+    /// currency: `currencies` says which attributes are one.
+    pub fn model_date_totals(&self, side: &str, currencies: [bool; ATTRIBUTE_COLUMNS]) -> Result<Vec<DateTotal>> {
+        let [c1, c2, c3, c4] = currencies;
+        DATE_TOTALS.all(self, named_params! { "side": side, "c1": c1, "c2": c2, "c3": c3, "c4": c4 })
     }
     /// The file versions current as of snapshot `as_of` (None: now), in raw-zone order.
     pub fn model_files_at(&self, as_of: Option<i64>) -> Result<Vec<ModelFile>> {

@@ -89,6 +89,10 @@ pub fn read_foreign(
 pub struct ModelAuditRow {
     pub business_date: NaiveDate,
     pub grain: Vec<String>,
+    /// The grain's attributes in the lab's gold (a money measure's currency among them); none
+    /// for a grain the lab's gold does not have.
+    #[serde(default)]
+    pub attributes: Vec<String>,
     pub causes: Vec<Cause>,
     pub detail: String,
     /// Whether the foreign gold has the row (`foreign` is None for one it has but cannot read).
@@ -339,7 +343,8 @@ fn row(
         }),
         (Some(_), _, None) => (vec![Cause::Unexplained], String::new()),
     };
-    ModelAuditRow { business_date: d, grain, causes, detail, in_foreign: foreign.is_some(), foreign, right }
+    let attributes = attributes.get(&grain).cloned().unwrap_or_default();
+    ModelAuditRow { business_date: d, grain, attributes, causes, detail, in_foreign: foreign.is_some(), foreign, right }
 }
 
 /// How a foreign row's measures differ from the lab's, each by name as retail's residual says
@@ -501,9 +506,11 @@ impl ModelAuditReport {
         cells.extend(r.grain.iter().map(Cell::text));
         cells.push(Cell::text(r.causes.iter().map(|c| c.word()).collect::<Vec<_>>().join(", ")));
         cells.push(Cell::text(&r.detail));
+        // Money by its currency's digits where the lab's gold names the grain's currency.
+        let sides = [&r.foreign, &r.right].map(|v| v.as_ref().map(|v| super::model::measure_cells(&self.model, &r.attributes, v)));
         for i in 0..self.model.measures.len() {
-            for side in [&r.foreign, &r.right] {
-                cells.push(side.as_ref().and_then(|v| v.get(i)).map_or(Cell::Empty, |v| Cell::Int(*v)));
+            for side in &sides {
+                cells.push(side.as_ref().and_then(|v| v.get(i)).cloned().unwrap_or(Cell::Empty));
             }
         }
         cells

@@ -79,16 +79,49 @@ fn totals(model: &Model, rows: &[ModelRow]) -> Result<Totals> {
     Ok(out)
 }
 
+/// `side`'s totals per date and currency (`Store::model_date_totals`), summed by DuckDB: a line
+/// per date is read, not a row per grain.
+fn summed(lab: &Lab, model: &Model, side: &str) -> Result<Totals> {
+    let positions = currency_positions(model);
+    let mut currencies = [false; crate::store::model::ATTRIBUTE_COLUMNS];
+    for &i in &positions {
+        if let Some(c) = currencies.get_mut(i) {
+            *c = true;
+        }
+    }
+    let mut out = Totals::new();
+    for t in lab.store().model_date_totals(side, currencies)? {
+        if t.overflows {
+            color_eyre::eyre::bail!("a total of {} overflows 64 bits", t.business_date);
+        }
+        let attributes = [t.a1, t.a2, t.a3, t.a4];
+        let key = positions.iter().map(|&i| attributes.get(i).cloned().flatten().unwrap_or_default()).collect();
+        let measures = [t.m1, t.m2, t.m3, t.m4, t.m5, t.m6];
+        out.insert((t.business_date, key), measures.iter().take(model.measures.len()).map(|m| m.unwrap_or(0)).collect());
+    }
+    Ok(out)
+}
+
+/// Every date of a model lab: gold, v1 and the recount totalled per date and currency, with each
+/// date's finality. The kept recount, when current, is totalled where it is kept.
 pub fn dates(lab: &Lab, model: &Model, late_days: u32) -> Result<DatesReport> {
-    dates_with(lab, model, late_days, &crate::lake::model::recompute(lab, model)?)
+    let kept = !lab.is_mirror() && {
+        let (input, kept) = lab.store().model_recount_inputs()?;
+        kept.as_deref() == Some(input.as_str())
+    };
+    let recompute = if kept { summed(lab, model, "recount")? } else { totals(model, &crate::lake::model::recompute(lab, model)?)? };
+    dates_of(lab, model, late_days, recompute)
 }
 
 /// The same, beside a recount of the lab's current files already made.
 pub fn dates_with(lab: &Lab, model: &Model, late_days: u32, recount: &[ModelRow]) -> Result<DatesReport> {
+    dates_of(lab, model, late_days, totals(model, recount)?)
+}
+
+fn dates_of(lab: &Lab, model: &Model, late_days: u32, recompute: Totals) -> Result<DatesReport> {
     let store = lab.store();
-    let v2 = totals(model, &rows_of(model, store.model_gold(None)?))?;
-    let v1 = totals(model, &rows_of(model, store.model_naive(None)?))?;
-    let recompute = totals(model, recount)?;
+    let v2 = summed(lab, model, "gold")?;
+    let v1 = summed(lab, model, "naive")?;
     let mut keys: Vec<&(NaiveDate, Vec<String>)> = v2.keys().chain(v1.keys()).chain(recompute.keys()).collect();
     keys.sort();
     keys.dedup();
