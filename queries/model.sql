@@ -399,10 +399,16 @@ GROUP BY ALL;
 -- name: utc_dated
 -- $business_date as a pipeline that dates events in UTC counts it (an audit's
 -- utc_business_date): each key's winner among its copies inside the window of their UTC date.
-WITH c AS (SELECT *, make_timestamp(event_ns // 1000)::DATE AS utc_date FROM model.current_records),
+-- A copy's UTC date is within a day of its business date (no zone is a day from UTC), so the
+-- keys are found among three dates' records; their copies on any date are then ranked.
+WITH keys AS (SELECT DISTINCT entity_key FROM model.current_records
+              WHERE business_date BETWEEN $business_date::DATE - 1 AND $business_date::DATE + 1
+                AND make_timestamp(event_ns // 1000)::DATE = $business_date::DATE
+                AND in_window(upload_date, $business_date::DATE, $late_days::INTEGER)),
+c AS (SELECT *, make_timestamp(event_ns // 1000)::DATE AS utc_date FROM model.current_records
+      WHERE entity_key IN (SELECT entity_key FROM keys)),
 v AS (SELECT * FROM c WHERE in_window(upload_date, utc_date, $late_days::INTEGER)),
-w AS (SELECT *, row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) AS n
-      FROM v WHERE entity_key IN (SELECT entity_key FROM v WHERE utc_date = $business_date::DATE))
+w AS (SELECT *, row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) AS n FROM v)
 SELECT utc_date AS business_date, g1, g2, g3, g4, a1, a2, a3, a4,
        sum(m1)::BIGINT AS m1, sum(m2)::BIGINT AS m2, sum(m3)::BIGINT AS m3, sum(m4)::BIGINT AS m4,
        sum(m5)::BIGINT AS m5, sum(m6)::BIGINT AS m6
