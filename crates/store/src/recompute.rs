@@ -160,10 +160,12 @@ impl Tx<'_> {
 }
 
 impl Store {
-    /// What a recount of the current files counts (`recount_input`), and what the kept one
-    /// counted, if one is kept.
-    pub fn model_recount_inputs(&self) -> Result<(String, Option<String>)> {
-        Ok((RECOUNT_INPUT.one(self, &[])?.input, RECOUNT_INPUT_KEPT.optional(self, &[])?.map(|k| k.input)))
+    /// What a recount of the current files counts (`recount_input`), and whether the kept
+    /// recount, if one is kept, counted exactly that: then its rows are the recount's.
+    pub fn model_recount_input(&self) -> Result<(String, bool)> {
+        let input = RECOUNT_INPUT.one(self, &[])?.input;
+        let current = RECOUNT_INPUT_KEPT.optional(self, &[])?.is_some_and(|k| k.input == input);
+        Ok((input, current))
     }
     /// The kept recount's rows, of one date or (None) of all.
     pub fn model_recount_rows(&self, d: Option<NaiveDate>) -> Result<Vec<ModelCells>> {

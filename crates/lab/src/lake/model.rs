@@ -467,8 +467,8 @@ pub fn recompute_of(lab: &Lab, model: &Model, d: Option<NaiveDate>) -> Result<Ve
     if lab.is_mirror() {
         return Ok(on(recount_bronze(lab, model)?.rows));
     }
-    let (input, kept) = lab.store().model_recount_inputs()?;
-    if kept.as_deref() == Some(input.as_str()) {
+    let (input, current) = lab.store().model_recount_input()?;
+    if current {
         return Ok(rows_of(model, lab.store().model_recount_rows(d)?));
     }
     let rows = recount_of(lab, model, &kept_dimension(lab, model, None)?, current_files(lab)?)?.rows;
@@ -499,8 +499,7 @@ pub fn freshen(lab: &mut Lab, model: &Model) -> Result<()> {
     if lab.is_mirror() || lab.may_write_caches() {
         return Ok(());
     }
-    let (input, kept) = lab.store().model_recount_inputs()?;
-    if kept.as_deref() == Some(input.as_str()) || lab.begin_writing().is_err() {
+    if lab.store().model_recount_input()?.1 || lab.begin_writing().is_err() {
         return Ok(());
     }
     let kept = recompute(lab, model).map(drop);

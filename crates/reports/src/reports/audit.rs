@@ -6,9 +6,9 @@
 //! (`correction_not_applied`), a retried append (`appended_twice`), or a row on one side only.
 //! Where none fits, the row is `unexplained`, with its residual.
 
-use super::audit_spill::{Sorted, Sorter, SpillWriter, SpilledRows};
-use super::audit_where::Counts;
+use super::audit_spill::{Sorted, Sorter, SpilledRows};
 pub use super::audit_where::{Cause, is_wrong};
+use super::audit_where::{Counts, Verdicts};
 use super::foreign::{self, GoldMap, IcebergFiles};
 use super::{Cell, Note, Report, Table};
 use crate::lake::Lab;
@@ -303,9 +303,11 @@ pub fn audit(
     late_days: u32,
 ) -> Result<AuditReport> {
     let snapshots = snapshots(lab)?;
-    let mut walk = Retail { lab, source, late_days, snapshots: &snapshots, day: None, out: Verdicts::new(lab) };
+    let out = Verdicts::new(&super::audit_spill::spill_of(lab));
+    let mut walk = Retail { lab, source, late_days, snapshots: &snapshots, day: None, out };
     super::audit_spill::walk(&mut walk, lab.store().business_dates()?, foreign.into_iter())?;
-    walk.out.finish(source)
+    let (rows, counts) = walk.out.finish()?;
+    Ok(AuditReport::of(source, rows, counts))
 }
 
 /// The retail audit's side of the walk.
@@ -315,7 +317,7 @@ struct Retail<'a> {
     late_days: u32,
     snapshots: &'a Snapshots,
     day: Option<AuditDay<'a>>,
-    out: Verdicts,
+    out: Verdicts<AuditRow>,
 }
 
 impl<'a> super::audit_spill::Walk for Retail<'a> {
@@ -334,34 +336,11 @@ impl<'a> super::audit_spill::Walk for Retail<'a> {
     fn row(&mut self, _: NaiveDate, store: &String, theirs: Option<ForeignRow>) -> Result<()> {
         let day = self.day.as_mut().ok_or_else(|| eyre!("a row before its date"))?;
         let row = day.row(store, theirs.as_ref())?;
-        self.out.push(row)
+        let bytes = std::mem::size_of::<AuditRow>() + row.store_id.len() + row.detail.len() + 16 + 8 * row.causes.len();
+        self.out.push(row, bytes, |r: &AuditRow, counts: &mut Counts| counts.add(r.business_date, &r.causes, r.in_foreign, &places(r)))
     }
     fn twice(&self, d: NaiveDate, store: &String) -> String {
         format!("{}: {d} {store} is given twice; a gold table has one row per business date and store", self.source)
-    }
-}
-
-/// An audit's verdicts as they are made: counted, and kept within the budget's share.
-struct Verdicts {
-    rows: SpillWriter<AuditRow>,
-    counts: Counts,
-}
-
-impl Verdicts {
-    fn new(lab: &Lab) -> Verdicts {
-        let spill = super::audit_spill::spill_of(lab);
-        Verdicts { rows: SpillWriter::new(&spill, super::audit_spill::share()), counts: Counts::spilling(&spill) }
-    }
-
-    fn push(&mut self, row: AuditRow) -> Result<()> {
-        self.counts.add(row.business_date, &row.causes, row.in_foreign, &places(&row)).wrap_err("spilling the audit's tallies")?;
-        let bytes = std::mem::size_of::<AuditRow>() + row.store_id.len() + row.detail.len() + 16 + 8 * row.causes.len();
-        self.rows.push(row, bytes).wrap_err("spilling the audit's rows")
-    }
-
-    fn finish(mut self, source: &str) -> Result<AuditReport> {
-        self.counts.finish().wrap_err("reading the audit's tallies")?;
-        Ok(AuditReport::of(source, self.rows.finish().wrap_err("spilling the audit's rows")?, self.counts))
     }
 }
 

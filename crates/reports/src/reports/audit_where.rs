@@ -51,6 +51,39 @@ pub fn is_wrong(causes: &[Cause]) -> bool {
     causes != [Cause::Matches]
 }
 
+/// An audit's verdicts as they are made, the retail audit's and a model's: each counted
+/// (`Counts`), and held within a share of the budget, spilled past it.
+pub struct Verdicts<T> {
+    rows: SpillWriter<T>,
+    counts: Counts,
+}
+
+impl<T: serde::Serialize> Verdicts<T> {
+    /// Verdicts that spill to `dir`.
+    pub fn new(dir: &Path) -> Verdicts<T> {
+        Verdicts { rows: SpillWriter::new(dir, super::audit_spill::share()), counts: Counts::spilling(dir) }
+    }
+
+    /// Adds `row`, which takes about `bytes` in memory, after `count` has counted it.
+    pub fn push(
+        &mut self,
+        row: T,
+        bytes: usize,
+        count: impl FnOnce(&T, &mut Counts) -> std::io::Result<()>,
+    ) -> color_eyre::eyre::Result<()> {
+        use color_eyre::eyre::WrapErr;
+        count(&row, &mut self.counts).wrap_err("spilling the audit's tallies")?;
+        self.rows.push(row, bytes).wrap_err("spilling the audit's rows")
+    }
+
+    /// Every verdict, and their counts.
+    pub fn finish(mut self) -> color_eyre::eyre::Result<(SpilledRows<T>, Counts)> {
+        use color_eyre::eyre::WrapErr;
+        self.counts.finish().wrap_err("reading the audit's tallies")?;
+        Ok((self.rows.finish().wrap_err("spilling the audit's rows")?, self.counts))
+    }
+}
+
 /// What an audit's headline and notes say, counted as its rows are made, so that its rows need
 /// not be read again (a million of them may be on disk): the rows the foreign gold has, those
 /// that match and those of the lab's gold it lacks, each cause's rows, the dates with a wrong

@@ -8,8 +8,8 @@
 //! lab's statements (queries/model.sql).
 
 use super::audit::Cause;
-use super::audit_spill::{Sorted, Sorter, SpillWriter, SpilledRows};
-use super::audit_where::Counts;
+use super::audit_spill::{Sorted, Sorter, SpilledRows};
+use super::audit_where::{Counts, Verdicts};
 use super::foreign::{self, GoldMap, IcebergFiles};
 use super::{Cell, Note, Report, Table};
 use crate::lake::Lab;
@@ -223,13 +223,11 @@ pub fn audit(
         gold.entry(r.business_date).or_default().insert(r.grain, r.measures);
     }
     let dates: Vec<NaiveDate> = gold.keys().copied().collect();
-    let spill = super::audit_spill::spill_of(lab);
-    let (rows, counts) = (SpillWriter::new(&spill, super::audit_spill::share()), Counts::spilling(&spill));
-    let mut walk = Models { lab, model, source, late_days, gold, attributes, recount: None, day: ModelAuditDay::default(), rows, counts };
+    let out = Verdicts::new(&super::audit_spill::spill_of(lab));
+    let mut walk = Models { lab, model, source, late_days, gold, attributes, recount: None, day: ModelAuditDay::default(), out };
     super::audit_spill::walk(&mut walk, dates, foreign.into_iter())?;
-    let rows = walk.rows.finish().wrap_err("spilling the audit's rows")?;
-    walk.counts.finish().wrap_err("reading the audit's tallies")?;
-    Ok(ModelAuditReport { source: source.to_string(), model: model.clone(), rows, all: false, counts: walk.counts })
+    let (rows, counts) = walk.out.finish()?;
+    Ok(ModelAuditReport { source: source.to_string(), model: model.clone(), rows, all: false, counts })
 }
 
 /// A model audit's side of the walk.
@@ -244,8 +242,7 @@ struct Models<'a> {
     /// The recount (every landed file), read once, for the first date with a wrong row.
     recount: Option<Vec<ModelRow>>,
     day: ModelAuditDay,
-    rows: SpillWriter<ModelAuditRow>,
-    counts: Counts,
+    out: Verdicts<ModelAuditRow>,
 }
 
 /// The date the walk is on: its gold, then the alternatives once a row is wrong, then gold built
@@ -287,13 +284,15 @@ impl super::audit_spill::Walk for Models<'_> {
         if r.causes == [Cause::Unexplained] && r.foreign.is_some() {
             self.narrower(d, &mut r)?;
         }
-        let fields: Vec<(&str, &str)> = self.model.grain.iter().map(String::as_str).zip(r.grain.iter().map(String::as_str)).collect();
-        self.counts.add(d, &r.causes, r.in_foreign, &fields).wrap_err("spilling the audit's tallies")?;
         let bytes = std::mem::size_of::<ModelAuditRow>()
             + r.grain.iter().map(|k| k.len() + 24).sum::<usize>()
             + r.detail.len()
             + 16 * self.model.measures.len();
-        self.rows.push(r, bytes).wrap_err("spilling the audit's rows")
+        let names = &self.model.grain;
+        self.out.push(r, bytes, |r: &ModelAuditRow, counts: &mut Counts| {
+            let fields: Vec<(&str, &str)> = names.iter().map(String::as_str).zip(r.grain.iter().map(String::as_str)).collect();
+            counts.add(d, &r.causes, r.in_foreign, &fields)
+        })
     }
     fn twice(&self, d: NaiveDate, grain: &Vec<String>) -> String {
         format!("{}: {d} {} is given twice; a gold table has one row per business date and grain", self.source, grain.join("/"))

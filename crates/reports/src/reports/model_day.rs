@@ -105,10 +105,7 @@ fn summed(lab: &Lab, model: &Model, side: &str) -> Result<Totals> {
 /// Every date of a model lab: gold, v1 and the recount totalled per date and currency, with each
 /// date's finality. The kept recount, when current, is totalled where it is kept.
 pub fn dates(lab: &Lab, model: &Model, late_days: u32) -> Result<DatesReport> {
-    let kept = !lab.is_mirror() && {
-        let (input, kept) = lab.store().model_recount_inputs()?;
-        kept.as_deref() == Some(input.as_str())
-    };
+    let kept = !lab.is_mirror() && lab.store().model_recount_input()?.1;
     let recompute = if kept { summed(lab, model, "recount")? } else { totals(model, &crate::lake::model::recompute(lab, model)?)? };
     dates_of(lab, model, late_days, recompute)
 }
