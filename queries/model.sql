@@ -324,13 +324,14 @@ WHERE $as_of::BIGINT IS NULL OR appended_at IS NULL
 GROUP BY business_date, g1, g2, g3, g4, a1, a2, a3, a4 ORDER BY business_date, g1, g2, g3, g4;
 
 -- name: date_totals
--- Each business date's measures summed per currency, from $side: gold now ('gold'), v1's table
--- now ('naive') or the kept recount ('recount'), so that `summary` and `trend` read a line per
--- date, not every grain's row. $c1..$c4 say which attributes name a money measure's currency;
--- the others are left out of the key. A total past 64 bits is NULL, and `overflows` says so.
+-- Each business date's measures summed per attribute values, from $side: gold as of snapshot
+-- $as_of ('gold'; NULL: now), v1's table now ('naive') or the kept recount ('recount'), so that
+-- `summary` and `trend` read a line per date and part, not every grain's row. $c1..$c4 say which
+-- attributes are in the key (`trend`: those naming a money measure's currency); the others are
+-- left out of it. A total past 64 bits is NULL, and `overflows` says so.
 WITH picked AS (
     SELECT g.business_date, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6
-    FROM model.gold_history g JOIN model.versions_as_of(NULL::BIGINT) v USING (business_date, snapshot_id)
+    FROM model.gold_history g JOIN model.versions_as_of($as_of::BIGINT) v USING (business_date, snapshot_id)
     WHERE $side::VARCHAR = 'gold'
     UNION ALL
     SELECT business_date, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6 FROM model.naive WHERE $side::VARCHAR = 'naive'

@@ -312,7 +312,11 @@ fn history(g: &Global, model: &Model, date: crate::reports::day::Day, as_of: Opt
 /// The reports of a date, or of every date, on a model lab.
 fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
     match command {
-        Command::Summary | Command::Trend { country: None } => {
+        Command::Summary => {
+            let lab = reader(g)?;
+            print(&crate::reports::summary::model_summary(&lab, model, late_days(crate::cli::Window { late_days: None })?)?, g.format);
+        }
+        Command::Trend { country: None } => {
             print(
                 &crate::reports::model_day::dates(&counting_reader(g, model)?, model, late_days(crate::cli::Window { late_days: None })?)?,
                 g.format,

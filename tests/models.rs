@@ -789,8 +789,8 @@ fn late_lists_a_date_whose_every_record_arrived_past_its_window() {
     std::fs::write(copy.join("mes/records/upload_date=2026-07-01/zz-stray.jsonl.gz"), gz.finish().unwrap()).unwrap();
     let (lab, ws) = (dir.path().join("lab"), copy.to_str().unwrap().to_string());
     ok(&lab, &["daily", FIRST, "2026-07-01", "--world", &ws]);
-    let summary = json(&lab, &["summary"]);
-    let stray = summary["detail"]["dates"].as_array().unwrap().iter().find(|d| d["business_date"] == "2026-06-01").unwrap();
+    let trend = json(&lab, &["trend"]);
+    let stray = trend["detail"]["dates"].as_array().unwrap().iter().find(|d| d["business_date"] == "2026-06-01").unwrap();
     assert!(stray["v2"].is_null() && stray["beyond_window"] == serde_json::json!([1, 5, 0]), "in no version of gold: {stray}");
     let late = json(&lab, &["late", "2026-06-01"]);
     let rows = late["detail"]["rows"].as_array().unwrap();
@@ -943,9 +943,8 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
     for _ in 0..2 {
         ok(&lab, &["naive", "2026-06-25", "2026-06-25"]);
     }
-    let summary = json(&lab, &["summary"]);
-    assert_eq!(json(&lab, &["trend"])["rows"], summary["rows"], "trend and summary are one report");
-    let rows = summary["rows"].as_array().unwrap();
+    let trend = json(&lab, &["trend"]);
+    let rows = trend["rows"].as_array().unwrap();
     let (_, windowed) = oracle_with(w, Some(2));
     let (_, every) = oracle(w);
     let total = |g: &Gold| g.values().map(|m| m[0]).sum::<i64>();
@@ -1049,7 +1048,7 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
     let reopened = json(&lab, &["reopen", "2026-07-01", "--reason", "plant-c line 2 was offline", "--by", "ops"]);
     assert_eq!(reopened["detail"]["runs"][0]["rewritten"], serde_json::json!(["2026-07-01"]), "{reopened}");
     let day = |lab: &Path| -> serde_json::Value {
-        json(lab, &["summary"])["rows"].as_array().unwrap().iter().find(|r| r["business_date"] == "2026-07-01").unwrap().clone()
+        json(lab, &["trend"])["rows"].as_array().unwrap().iter().find(|r| r["business_date"] == "2026-07-01").unwrap().clone()
     };
     let line = day(&lab);
     assert_eq!((&line["status"], &line["v2_records"]), (&serde_json::json!("pass"), &line["recompute_records"]), "{line}");
@@ -1215,6 +1214,10 @@ fn a_model_that_restates_retail_answers_as_the_retail_pipeline_does() {
         }
         assert_eq!(late["rows"].as_array().unwrap().is_empty(), d == "2026-10-19", "{late}");
     }
+    // The morning's summary is one report: the same lines, table, CSV and JSON from both labs.
+    for format in ["table", "csv", "json"] {
+        assert_eq!(ok(&retail, &["summary", "--format", format]), ok(&model, &["summary", "--format", format]), "summary as {format}");
+    }
     // An audit's money is in the grain's currency, with retail's machine columns on both sides.
     let theirs = dir.path().join("theirs.csv");
     std::fs::write(&theirs, "business_date,store_id,country,currency,baskets,revenue_minor\n2026-10-19,GB001,GB,GBP,1,12345\n").unwrap();
@@ -1226,8 +1229,48 @@ fn a_model_that_restates_retail_answers_as_the_retail_pipeline_does() {
     assert_eq!((row["right_revenue_currency"].as_str(), row["right_revenue_digits"].as_i64()), (Some("GBP"), Some(2)), "{row}");
 }
 
-/// Two grains that each fit 64 bits on a date, whose total does not: `summary`, which totals each
-/// date per currency where the lab keeps its rows, says so, naming the date, and never wraps.
+/// `summary` on a model lab says what the newest write moved, as retail's does, in the model's
+/// measures (a plant feed has no money, so every measure): each date the daily run rewrote, its
+/// totals now as `trend` gives them, and each change against `trend` before the run.
+#[test]
+fn a_model_lab_s_summary_names_each_date_the_newest_write_moved_with_its_change() {
+    let (_, w) = world();
+    let dir = tempdir();
+    let (lab, ws) = (dir.path().join("lab"), w.to_str().unwrap().to_string());
+    ok(&lab, &["land", FIRST, "--world", &ws]);
+    assert_eq!(ok(&lab, &["summary"]).lines().next(), Some("nothing built yet: land an upload and run v2"));
+    ok(&lab, &["daily", FIRST, "2026-07-10", "--world", &ws]);
+    let totals = |lab: &Path| -> BTreeMap<String, Vec<i64>> {
+        let trend = json(lab, &["trend"]);
+        let of = |r: &serde_json::Value| {
+            ["records", "units_produced", "defect_count"].map(|m| r[format!("v2_{m}")].as_i64().unwrap_or(0)).to_vec()
+        };
+        trend["rows"].as_array().unwrap().iter().map(|r| (r["business_date"].as_str().unwrap().to_string(), of(r))).collect()
+    };
+    let before = totals(&lab);
+    ok(&lab, &["daily", "2026-07-11", "--world", &ws]);
+    let after = totals(&lab);
+    let summary = json(&lab, &["summary"]);
+    let detail = &summary["detail"];
+    assert_eq!(detail["what"], "upload 2026-07-11", "{summary}");
+    let moved: Vec<&str> = detail["dates"].as_array().unwrap().iter().map(|d| d["business_date"].as_str().unwrap()).collect();
+    let differ: Vec<&str> = after.keys().filter(|d| before.get(*d) != after.get(*d)).map(String::as_str).collect();
+    assert!(!moved.is_empty() && moved.iter().all(|d| differ.contains(d)), "{moved:?} against {differ:?}");
+    for d in detail["dates"].as_array().unwrap() {
+        let day = d["business_date"].as_str().unwrap();
+        let values = d["parts"][0]["measures"].as_array().unwrap();
+        let was = before.get(day).cloned().unwrap_or_else(|| vec![0; 3]);
+        for (i, m) in values.iter().enumerate() {
+            assert_eq!(m["now"].as_i64(), Some(after[day][i]), "{day}: {m}");
+            assert_eq!(m["change"].as_i64(), Some(after[day][i] - was[i]), "{day}: {m}");
+        }
+    }
+    let line = ok(&lab, &["summary"]).lines().next().unwrap().to_string();
+    assert!(line.starts_with(&format!("upload 2026-07-11 moved {} records +", moved.last().unwrap())), "{line}");
+}
+
+/// Two grains that each fit 64 bits on a date, whose total does not: `summary` and `trend`, which
+/// total each date per part where the lab keeps its rows, say so, naming the date, and never wrap.
 #[test]
 fn a_date_s_total_past_64_bits_is_an_error_naming_the_date() {
     let dir = tempdir();
@@ -1247,9 +1290,11 @@ fn a_date_s_total_past_64_bits_is_an_error_naming_the_date() {
     let lab = dir.path().join("lab");
     ok(&lab, &["land", "2026-11-02", "--world", shop.to_str().unwrap()]);
     ok(&lab, &["run", "2026-11-02"]);
-    let out = recount(&lab, &["summary"]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("a total of 2026-11-01 overflows 64 bits"), "{err}");
+    for report in ["summary", "trend"] {
+        let out = recount(&lab, &[report]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("a total of 2026-11-01 overflows 64 bits"), "{report}: {err}");
+    }
 }
 
 /// A model's landing keeps a file's refused lines as retail's does: the first thousand, each

@@ -447,9 +447,10 @@ fn the_morning_summary_names_each_date_the_newest_run_moved_with_its_change_and_
     for m in &s.dates {
         let k = dates.iter().position(|d| *d == m.business_date).unwrap();
         let after = gold_by_country(&lab, m.business_date);
-        for c in &m.countries {
-            assert_eq!(c.revenue_minor, after[&c.country], "{m:?}");
-            assert_eq!(c.delta_minor, after[&c.country] - before[k].get(&c.country).copied().unwrap_or(0), "{m:?}");
+        for p in &m.parts {
+            let (country, revenue) = (&p.part[0], &p.measures[0]);
+            assert_eq!(revenue.now, after[country], "{m:?}");
+            assert_eq!(revenue.change, after[country] - before[k].get(country).copied().unwrap_or(0), "{m:?}");
         }
     }
     let newest = s.dates.iter().map(|d| d.business_date).max().unwrap();

@@ -242,7 +242,9 @@ fn figures_reconcile_completeness_never_exceeds_landed_and_the_summary_csv_names
     let (code, csv, err) = run(&lab, &["summary", "--format", "csv"]);
     assert_eq!(code, Some(0), "{err}");
     let header = csv.lines().next().unwrap();
-    for col in ["revenue_minor", "revenue_currency", "revenue_digits", "change_minor", "change_currency", "change_digits"] {
+    for col in
+        ["revenue_minor", "revenue_currency", "revenue_digits", "change_revenue_minor", "change_revenue_currency", "change_revenue_digits"]
+    {
         assert!(header.split(',').any(|h| h == col), "{col} in {header}");
     }
     assert!(csv.lines().count() > 1 && csv.lines().skip(1).all(|l| l.contains(",GBP,2,")), "{csv}");

@@ -33,8 +33,8 @@ row! {
     }
 }
 row! {
-    /// A date's measures summed per currency (`date_totals`): the attributes that are not a
-    /// currency are empty; a total past 64 bits is None, and `overflows` says so.
+    /// A date's measures summed per the attributes asked for (`date_totals`): the others are
+    /// empty; a total past 64 bits is None, and `overflows` says so.
     pub struct DateTotal {
         pub business_date: NaiveDate,
         pub a1: Option<String>, pub a2: Option<String>, pub a3: Option<String>, pub a4: Option<String>,
@@ -357,11 +357,11 @@ impl Store {
         let gold = GOLD_ROWS_OF.all(self, named_params! { "business_date": d, "snapshot_id": as_of })?;
         Ok((gold, NAIVE_ROWS_OF.all(self, named_params! { "business_date": d, "as_of": as_of })?))
     }
-    /// Each date's measures of `side` (`gold`, `naive` or `recount`, the kept one) summed per
-    /// currency: `currencies` says which attributes are one.
-    pub fn model_date_totals(&self, side: &str, currencies: [bool; ATTRIBUTE_COLUMNS]) -> Result<Vec<DateTotal>> {
-        let [c1, c2, c3, c4] = currencies;
-        DATE_TOTALS.all(self, named_params! { "side": side, "c1": c1, "c2": c2, "c3": c3, "c4": c4 })
+    /// Each date's measures of `side` (`gold` as of snapshot `as_of`, None: now; `naive` or
+    /// `recount`, the kept one) summed per the attributes `keyed` names.
+    pub fn model_date_totals(&self, side: &str, keyed: [bool; ATTRIBUTE_COLUMNS], as_of: Option<i64>) -> Result<Vec<DateTotal>> {
+        let [c1, c2, c3, c4] = keyed;
+        DATE_TOTALS.all(self, named_params! { "side": side, "c1": c1, "c2": c2, "c3": c3, "c4": c4, "as_of": as_of })
     }
     /// The file versions current as of snapshot `as_of` (None: now), in raw-zone order.
     pub fn model_files_at(&self, as_of: Option<i64>) -> Result<Vec<ModelFile>> {

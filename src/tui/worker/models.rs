@@ -21,7 +21,7 @@ impl Server {
             Job::Load(d) => {
                 let recount = &*self.model_recount.insert(crate::lake::model::recompute(&self.lab, model)?);
                 let dates = crate::reports::model_day::dates_with(&self.lab, model, late, recount)?;
-                let mut overview = dates.navigator();
+                let mut overview = crate::reports::overview::LabOverview::of_model(&self.lab, model, &dates, late)?;
                 // What U lands: the world's first upload not landed (none when the world is not
                 // the model's).
                 let landed = self.lab.store().model_uploads(None)?;

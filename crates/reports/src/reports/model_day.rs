@@ -63,7 +63,7 @@ fn currency_positions(model: &Model) -> Vec<usize> {
     out
 }
 
-type Totals = BTreeMap<(NaiveDate, Vec<String>), Vec<i64>>;
+pub(crate) type Totals = BTreeMap<(NaiveDate, Vec<String>), Vec<i64>>;
 
 /// Rows summed per date and currency; a sum past 64 bits is an error, never a wrapped number.
 fn totals(model: &Model, rows: &[ModelRow]) -> Result<Totals> {
@@ -82,15 +82,21 @@ fn totals(model: &Model, rows: &[ModelRow]) -> Result<Totals> {
 /// `side`'s totals per date and currency (`Store::model_date_totals`), summed by DuckDB: a line
 /// per date is read, not a row per grain.
 fn summed(lab: &Lab, model: &Model, side: &str) -> Result<Totals> {
-    let positions = currency_positions(model);
-    let mut currencies = [false; crate::store::model::ATTRIBUTE_COLUMNS];
-    for &i in &positions {
-        if let Some(c) = currencies.get_mut(i) {
+    totals_by(lab, model, side, &currency_positions(model), None)
+}
+
+/// `side`'s totals per date and the values of the attributes at `positions`, as of snapshot
+/// `as_of` (None: now; gold alone keeps its versions), summed by DuckDB. A total past 64 bits is
+/// an error that names the date.
+pub(crate) fn totals_by(lab: &Lab, model: &Model, side: &str, positions: &[usize], as_of: Option<i64>) -> Result<Totals> {
+    let mut keyed = [false; crate::store::model::ATTRIBUTE_COLUMNS];
+    for &i in positions {
+        if let Some(c) = keyed.get_mut(i) {
             *c = true;
         }
     }
     let mut out = Totals::new();
-    for t in lab.store().model_date_totals(side, currencies)? {
+    for t in lab.store().model_date_totals(side, keyed, as_of)? {
         if t.overflows {
             color_eyre::eyre::bail!("a total of {} overflows 64 bits", t.business_date);
         }
@@ -267,39 +273,6 @@ pub(super) fn columns(model: &Model, head: &[&str], tail: &[&str]) -> Vec<(Strin
 }
 
 impl DatesReport {
-    /// The explorer's navigator over a model lab: each date's finality and marks (v1 differs from
-    /// v2; v2 differs from the recount by more than the rows past the window). The retail parts
-    /// of the overview (lateness by basket, trend by country) stay empty: the model's screens
-    /// read this report instead.
-    pub fn navigator(&self) -> super::overview::LabOverview {
-        let mut dates: BTreeMap<NaiveDate, super::overview::DateSummary> = BTreeMap::new();
-        for line in &self.dates {
-            let d = dates.entry(line.business_date).or_insert(super::overview::DateSummary {
-                business_date: line.business_date,
-                provisional: matches!(line.finality, Finality::Provisional { .. }),
-                stale: matches!(line.finality, Finality::Stale | Finality::Unbuilt),
-                v1_off: false,
-                v2_off: false,
-                v1_ran: false,
-            });
-            d.v1_ran |= line.v1.is_some();
-            d.v1_off |= line.v1.is_some() && line.v1 != line.v2;
-            d.v2_off |= !line.agrees() && !line.explained();
-        }
-        let empty = |by_country| super::lateness::LatenessReport { by_country, buckets: Vec::new() };
-        super::overview::LabOverview {
-            dates: dates.into_values().collect(),
-            lateness: empty(false),
-            lateness_by_country: empty(true),
-            quarantine: super::listings::QuarantineReport { upload_date: None, lines: 0, rows: Vec::new() },
-            newest_upload: self.newest_upload,
-            next_upload: None,
-            head_snapshot: None,
-            banner: self.headline(),
-            trend: super::trend::TrendReport { series: Vec::new() },
-        }
-    }
-
     /// What recount promises about date `d` of a model lab, from its lines: complete (its
     /// window landed and v2 built it from what feeds it now), correct (v2 is the recount, but for
     /// the rows past the window), and v1 beside v2.

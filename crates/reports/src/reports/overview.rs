@@ -4,8 +4,9 @@
 use super::check::SummaryVerdicts;
 use super::lateness::{self, LatenessReport};
 use super::listings::{self, QuarantineReport};
+use super::model_day::DatesReport;
 use crate::lake::{Lab, snapshot};
-use crate::rules::LatenessWindow;
+use crate::rules::{Finality, LatenessWindow};
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
 use std::collections::BTreeMap;
@@ -97,6 +98,40 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
 }
 
 impl LabOverview {
+    /// The explorer's navigator over a model lab: each date's finality and marks (v1 differs from
+    /// v2; v2 differs from the recount by more than the rows past the window). The retail parts
+    /// of the overview (lateness by basket, trend by country) stay empty: the model's screens
+    /// read this report instead.
+    pub fn of_model(lab: &Lab, model: &crate::model::Model, report: &DatesReport, late_days: u32) -> Result<LabOverview> {
+        let mut dates: BTreeMap<NaiveDate, DateSummary> = BTreeMap::new();
+        for line in &report.dates {
+            let d = dates.entry(line.business_date).or_insert(DateSummary {
+                business_date: line.business_date,
+                provisional: matches!(line.finality, Finality::Provisional { .. }),
+                stale: matches!(line.finality, Finality::Stale | Finality::Unbuilt),
+                v1_off: false,
+                v2_off: false,
+                v1_ran: false,
+            });
+            d.v1_ran |= line.v1.is_some();
+            d.v1_off |= line.v1.is_some() && line.v1 != line.v2;
+            d.v2_off |= !line.agrees() && !line.explained();
+        }
+        let empty = |by_country| super::lateness::LatenessReport { by_country, buckets: Vec::new() };
+        Ok(LabOverview {
+            dates: dates.into_values().collect(),
+            lateness: empty(false),
+            lateness_by_country: empty(true),
+            quarantine: super::listings::QuarantineReport { upload_date: None, lines: 0, rows: Vec::new() },
+            newest_upload: report.newest_upload,
+            next_upload: None,
+            head_snapshot: None,
+            // The morning's line, as on a retail lab: what the newest write did.
+            banner: super::summary::model_banner(lab, model, late_days)?,
+            trend: super::trend::TrendReport { series: Vec::new() },
+        })
+    }
+
     /// The date to show first: yesterday, as a controller reads the morning's lab: the business
     /// date of the newest landed upload (the day whose sales it carries). Else the newest date
     /// that is closed, else the newest.

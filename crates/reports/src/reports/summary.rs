@@ -7,19 +7,31 @@ use super::history::gold_changes;
 use super::status::statuses_at;
 use super::table::{Cell, Note, Report, Status, Table};
 use crate::lake::{Lab, snapshot};
+use crate::model::Model;
 use crate::money;
 use crate::store::Operation;
 use chrono::NaiveDate;
-use color_eyre::eyre::Result;
+use color_eyre::eyre::{Result, eyre};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
-/// One country's part of a moved date.
+/// One measure of a part: its value now and how much the write changed it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CountryMove {
-    pub country: String,
-    pub currency: String,
-    pub revenue_minor: i64,
-    pub delta_minor: i64,
+pub struct MeasureMove {
+    /// The measure's name (`revenue_minor`, `units_produced`).
+    pub measure: String,
+    /// A money measure's ISO-4217 currency; None: a count or a sum of units.
+    pub currency: Option<String>,
+    pub now: i64,
+    pub change: i64,
+}
+
+/// One part of a moved date: its values of the attributes the summary names (retail: its
+/// country; none: the date whole), and each measure shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PartMove {
+    pub part: Vec<String>,
+    pub measures: Vec<MeasureMove>,
 }
 
 /// A date the newest write changed.
@@ -28,7 +40,7 @@ pub struct MovedDate {
     pub business_date: NaiveDate,
     /// closed, provisional, stale or unbuilt, now.
     pub finality: String,
-    pub countries: Vec<CountryMove>,
+    pub parts: Vec<PartMove>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -37,6 +49,11 @@ pub struct MorningSummary {
     pub snapshot_id: Option<i64>,
     /// What it was: "upload 2026-10-31", "rollback to snapshot 12", ...
     pub what: String,
+    /// What names a part, in the model's words (retail: `country`; empty: the date is one part).
+    pub part_names: Vec<String>,
+    /// The measures shown, by their keys for machines (a money measure's ends in `_minor`): the
+    /// model's money measures, else every measure (retail: `revenue_minor`).
+    pub measures: Vec<String>,
     /// The dates it changed, oldest first (the newest `SHOWN` only, for the one line).
     pub dates: Vec<MovedDate>,
     /// Dates it changed that `dates` leaves out (the one line's count of the rest).
@@ -54,10 +71,11 @@ pub fn banner(lab: &Lab) -> Result<String> {
 }
 
 fn summary_of(lab: &Lab, newest: usize) -> Result<MorningSummary> {
+    let (part_names, measures) = (vec!["country".to_string()], vec!["revenue_minor".to_string()]);
     let latest = snapshot::latest_id(lab)?;
     let records = snapshot::records(lab, latest)?;
     let Some(at) = records.iter().rposition(|r| matches!(r.operation, Operation::Overwrite | Operation::Rollback)) else {
-        return Ok(MorningSummary { snapshot_id: None, what: "no v2 run yet".into(), dates: Vec::new(), more: 0 });
+        return Ok(MorningSummary::nothing(part_names, measures));
     };
     let rec = &records[at];
     let before = match at.checked_sub(1) {
@@ -72,34 +90,137 @@ fn summary_of(lab: &Lab, newest: usize) -> Result<MorningSummary> {
     let changes: Vec<_> = shown.iter().map(|&(d, version)| (d, before.get(&d).copied(), Some(version))).collect();
     let mut dates = Vec::new();
     for ((&(d, _), status), change) in shown.iter().zip(statuses).zip(gold_changes(lab, &changes)?) {
-        let countries = change
+        let parts = change
             .iter()
-            .map(|c| CountryMove {
-                country: c.country.clone(),
-                currency: c.currency.clone(),
-                revenue_minor: c.revenue_after_minor,
-                delta_minor: c.revenue_after_minor - c.revenue_before_minor,
+            .map(|c| PartMove {
+                part: vec![c.country.clone()],
+                measures: vec![MeasureMove {
+                    measure: measures[0].clone(),
+                    currency: Some(c.currency.clone()),
+                    now: c.revenue_after_minor,
+                    change: c.revenue_after_minor - c.revenue_before_minor,
+                }],
             })
             .collect();
-        let finality = status.finality.word().to_string();
-        dates.push(MovedDate { business_date: d, finality, countries });
+        dates.push(MovedDate { business_date: d, finality: status.finality.word().to_string(), parts });
     }
-    Ok(MorningSummary { snapshot_id: Some(rec.snapshot_id), what: rec.trigger.detail.clone(), dates, more })
+    Ok(MorningSummary { snapshot_id: Some(rec.snapshot_id), what: rec.trigger.detail.clone(), part_names, measures, dates, more })
+}
+
+/// What the newest write of a model lab's gold did, date by date, in the model's words: each
+/// part is a value of its attributes (a money measure's currency rides with its amount), and the
+/// measures are its money, else every measure. The same struct as retail's, read where the
+/// model's versions are kept: two totals of gold, before and after the write, summed by DuckDB.
+pub fn model_summary(lab: &Lab, model: &Model, late_days: u32) -> Result<MorningSummary> {
+    model_summary_of(lab, model, late_days, usize::MAX)
+}
+
+/// The model lab's one line, as `banner` is retail's.
+pub fn model_banner(lab: &Lab, model: &Model, late_days: u32) -> Result<String> {
+    Ok(model_summary_of(lab, model, late_days, SHOWN)?.line())
+}
+
+fn model_summary_of(lab: &Lab, model: &Model, late_days: u32, newest: usize) -> Result<MorningSummary> {
+    let money: Vec<usize> = (0..model.measures.len()).filter(|&i| model.measures[i].currency.is_some()).collect();
+    let shown_measures: Vec<usize> = if money.is_empty() { (0..model.measures.len()).collect() } else { money };
+    let currencies: Vec<usize> = shown_measures.iter().filter_map(|&i| model.currency_at(&model.measures[i])).collect();
+    let named: Vec<usize> = (0..model.attributes.len()).filter(|i| !currencies.contains(i)).collect();
+    let part_names = named.iter().map(|&i| model.attributes[i].clone()).collect();
+    let measures = shown_measures.iter().map(|&i| super::model::measure_key(&model.measures[i], None)).collect();
+    let snapshots = lab.store().model_snapshots()?;
+    let Some(last) = snapshots.last() else { return Ok(MorningSummary::nothing(part_names, measures)) };
+    let prev = snapshots.len().checked_sub(2).map(|i| snapshots[i].snapshot_id);
+    let versions = |s: Option<i64>| -> Result<BTreeMap<NaiveDate, i64>> {
+        let Some(s) = s else { return Ok(BTreeMap::new()) };
+        Ok(lab.store().model_versions_at(Some(s))?.into_iter().map(|v| (v.business_date, v.snapshot_id)).collect())
+    };
+    let (before, after) = (versions(prev)?, versions(Some(last.snapshot_id))?);
+    let moved: Vec<NaiveDate> = after.iter().filter(|(d, v)| before.get(d) != Some(v)).map(|(d, _)| *d).collect();
+    let more = moved.len().saturating_sub(newest);
+    let shown = &moved[more..];
+    let every: Vec<usize> = (0..model.attributes.len()).collect();
+    let totals =
+        |s: Option<i64>| s.map_or_else(|| Ok(Default::default()), |s| super::model_day::totals_by(lab, model, "gold", &every, Some(s)));
+    let (was, now) = (totals(prev)?, totals(Some(last.snapshot_id))?);
+    let statuses = super::status::model_statuses(lab, late_days, shown, None)?;
+    let mut dates = Vec::new();
+    for (&d, status) in shown.iter().zip(statuses) {
+        let of_date = |t: &'_ super::model_day::Totals| {
+            t.range((d, Vec::new())..).take_while(|((k, _), _)| *k == d).map(|((_, a), _)| a.clone()).collect::<Vec<_>>()
+        };
+        let mut keys: Vec<Vec<String>> = of_date(&was).into_iter().chain(of_date(&now)).collect();
+        keys.sort();
+        keys.dedup();
+        let mut parts = Vec::new();
+        for attributes in keys {
+            let key = (d, attributes);
+            let value = |t: &super::model_day::Totals, i: usize| t.get(&key).map_or(0, |m| m[i]);
+            let mut values = Vec::new();
+            for &i in &shown_measures {
+                let (n, w) = (value(&now, i), value(&was, i));
+                let change = n.checked_sub(w).ok_or_else(|| eyre!("the change of {d}'s {} overflows 64 bits", model.measures[i].name))?;
+                let currency = model.currency_at(&model.measures[i]).map(|c| key.1[c].clone());
+                values.push(MeasureMove { measure: model.measures[i].name.clone(), currency, now: n, change });
+            }
+            parts.push(PartMove { part: named.iter().map(|&i| key.1[i].clone()).collect(), measures: values });
+        }
+        dates.push(MovedDate { business_date: d, finality: status.finality.word().to_string(), parts });
+    }
+    Ok(MorningSummary { snapshot_id: Some(last.snapshot_id), what: model_what(last), part_names, measures, dates, more })
+}
+
+/// A model snapshot's trigger in retail's words: "upload D", "backfill of uploads A..B",
+/// "rollback to snapshot N"; a rebuild and a reopening say what their record says.
+fn model_what(s: &crate::store::model::ModelSnapshotRow) -> String {
+    match (s.operation.as_str(), s.upload) {
+        ("v2", Some(u)) => format!("upload {u}"),
+        ("v2", None) => format!("backfill of {}", s.files),
+        ("rollback", _) => format!("rollback {}", s.files),
+        _ => s.files.clone(),
+    }
+}
+
+impl MeasureMove {
+    fn amount(&self, value: i64, signed: bool) -> String {
+        match (&self.currency, signed) {
+            (Some(c), true) => money::format_delta(value, c),
+            (Some(c), false) => money::format_major(value, c),
+            (None, true) => money::format_count_delta(value),
+            (None, false) => money::format_count(value),
+        }
+    }
+}
+
+impl PartMove {
+    /// "GB +£1,827.90"; with several measures each is named: "units_produced +1,234, defect_count +3".
+    fn describe(&self, signed: bool) -> Option<String> {
+        let named = self.measures.len() > 1;
+        let values: Vec<String> = self
+            .measures
+            .iter()
+            .filter(|m| !signed || m.change != 0)
+            .map(|m| {
+                let amount = m.amount(if signed { m.change } else { m.now }, signed);
+                if named { format!("{} {amount}", m.measure) } else { amount }
+            })
+            .collect();
+        if values.is_empty() {
+            return None;
+        }
+        Some(self.part.iter().cloned().chain([values.join(", ")]).collect::<Vec<_>>().join(" "))
+    }
 }
 
 impl MovedDate {
     /// "2026-10-30 GB +£1,827.90, IN +₹4,120.00 (provisional)"; a closed date with no change
     /// shown at its value: "2026-10-29 closed at GB £101,040.42".
     pub fn describe(&self) -> String {
-        let moved: Vec<&CountryMove> = self.countries.iter().filter(|c| c.delta_minor != 0).collect();
+        let moved: Vec<String> = self.parts.iter().filter_map(|p| p.describe(true)).collect();
         if moved.is_empty() {
-            let at: Vec<String> =
-                self.countries.iter().map(|c| format!("{} {}", c.country, money::format_major(c.revenue_minor, &c.currency))).collect();
+            let at: Vec<String> = self.parts.iter().filter_map(|p| p.describe(false)).collect();
             return format!("{} {} at {}", self.business_date, self.finality, at.join(", "));
         }
-        let parts: Vec<String> =
-            moved.iter().map(|c| format!("{} {}", c.country, money::format_delta(c.delta_minor, &c.currency))).collect();
-        format!("{} {} ({})", self.business_date, parts.join(", "), self.finality)
+        format!("{} {} ({})", self.business_date, moved.join(", "), self.finality)
     }
 }
 
@@ -107,6 +228,10 @@ impl MovedDate {
 const SHOWN: usize = 3;
 
 impl MorningSummary {
+    fn nothing(part_names: Vec<String>, measures: Vec<String>) -> MorningSummary {
+        MorningSummary { snapshot_id: None, what: "no v2 run yet".into(), part_names, measures, dates: Vec::new(), more: 0 }
+    }
+
     /// The one line the explorer and a cron mail start with.
     pub fn line(&self) -> String {
         match self.snapshot_id {
@@ -132,25 +257,30 @@ impl Report for MorningSummary {
     }
 
     fn tables(&self) -> Vec<Table> {
-        let mut t = Table::new(
-            "Dates the newest write changed",
-            &[
-                ("business_date", "date"),
-                ("country", "country"),
-                ("revenue_minor", "revenue now"),
-                ("change_minor", "change"),
-                ("finality", "final?"),
-            ],
-        );
+        // (key, label): `revenue_minor` and `change_revenue_minor` for machines, as a model's
+        // measures are keyed everywhere; `revenue now` and `revenue change` for people.
+        let mut cols: Vec<(String, String)> = vec![("business_date".into(), "date".into())];
+        cols.extend(self.part_names.iter().map(|p| (p.clone(), p.clone())));
+        for m in &self.measures {
+            let stem = m.strip_suffix("_minor").unwrap_or(m);
+            cols.push((m.clone(), format!("{stem} now")));
+            cols.push((format!("change_{m}"), format!("{stem} change")));
+        }
+        cols.push(("finality".into(), "final?".into()));
+        let refs: Vec<(&str, &str)> = cols.iter().map(|(k, l)| (k.as_str(), l.as_str())).collect();
+        let mut t = Table::new("Dates the newest write changed", &refs);
         for d in self.dates.iter().rev() {
-            for c in &d.countries {
-                t.push(vec![
-                    Cell::Date(d.business_date),
-                    Cell::text(&c.country),
-                    Cell::money(c.revenue_minor, &c.currency),
-                    Cell::delta(c.delta_minor, &c.currency),
-                    Cell::text(&d.finality),
-                ]);
+            for p in &d.parts {
+                let mut row = vec![Cell::Date(d.business_date)];
+                row.extend(p.part.iter().map(Cell::text));
+                for m in &p.measures {
+                    match &m.currency {
+                        Some(c) => row.extend([Cell::money(m.now, c), Cell::delta(m.change, c)]),
+                        None => row.extend([Cell::Int(m.now), Cell::IntDelta(m.change)]),
+                    }
+                }
+                row.push(Cell::text(&d.finality));
+                t.push(row);
             }
         }
         vec![t]
