@@ -316,14 +316,10 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             let lab = reader(g)?;
             print(&crate::reports::summary::model_summary(&lab, model, late_days(crate::cli::Window { late_days: None })?)?, g.format);
         }
-        Command::Trend { country: None } => {
-            print(
-                &crate::reports::model_day::dates(&counting_reader(g, model)?, model, late_days(crate::cli::Window { late_days: None })?)?,
-                g.format,
-            );
-        }
-        Command::Trend { country: Some(_) } => {
-            bail!("a lab of model {} has no countries: `recount trend` shows every date of gold.{}", model.name, model.gold)
+        Command::Trend { country } => {
+            let dates =
+                crate::reports::model_day::dates(&counting_reader(g, model)?, model, late_days(crate::cli::Window { late_days: None })?)?;
+            print(&crate::reports::trend::TrendReport::of_model(&dates).only(country.as_deref())?, g.format);
         }
         Command::Late { date, window } => {
             let lab = reader(g)?;

@@ -287,7 +287,8 @@ fn every_screen_opens_on_a_lab_of_a_model_of_one_s_own() {
         ("4", "record(s) past the 2-day window"),
         ("5", "history of 2026-03-"),
         ("6", "promises for 2026-03-"),
-        ("7", "model parcels, gold.daily_deliveries: 0 closed, 1 provisional"),
+        // The trend is every model's: the chart of its first series, a measure here.
+        ("7", "parcels per business date"),
         ("8", "On a model lab, `recount audit --gold SOURCE`"),
         ("1", "v1 and v2 beside the recount"),
     ] {

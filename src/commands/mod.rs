@@ -136,18 +136,7 @@ fn config_report(g: &Global) -> Result<i32> {
 /// that only a writer has touched has none yet). A country the lab does not have is an error.
 fn trend(g: &Global, country: Option<&str>) -> Result<i32> {
     let lab = open_fresh(g)?;
-    let all = reports::trend::trend(&lab)?;
-    if let Some(c) = country {
-        let known = all.countries();
-        if !known.iter().any(|k| k.eq_ignore_ascii_case(c)) {
-            color_eyre::eyre::bail!(
-                "no country {} in the lab (it has {})",
-                crate::sanitize::for_terminal(c),
-                if known.is_empty() { "none yet".to_string() } else { known.join(", ") }
-            );
-        }
-    }
-    print(&all.only(country), g.format);
+    print(&reports::trend::trend(&lab)?.only(country)?, g.format);
     Ok(0)
 }
 

@@ -35,14 +35,14 @@ pub(crate) fn fits(area: Rect, min_width: u16, min_height: u16) -> bool {
 /// The legend's words, with each series' mark: without colour the marks tell them apart.
 pub(crate) const TREND_LEGEND: [&str; 5] = ["█ v1", "• v2 gold", "⣀ recompute", "▄ provisional", "│ selected"];
 
-/// A country's revenue per business date: v1 (every run) as blocks, v2 gold as dots, the
+/// A series per business date (a country's revenue): v1 (every run) as blocks, v2 gold as dots, the
 /// recompute as a line; provisional dates along the floor; the selected date as a rule.
 pub(crate) fn draw_trend(f: &mut Frame, t: &Theme, s: &TrendSeries, selected: Option<NaiveDate>, area: Rect) {
     let (floor, max) = (s.floor_minor(), s.max_minor());
     let point = |i: usize, v: i64| (i as f64, scaled(v.saturating_sub(floor), max - floor, STEPS) as f64);
-    let v1: Vec<(f64, f64)> = s.points.iter().enumerate().filter_map(|(i, p)| p.v1_revenue_minor.map(|v| point(i, v))).collect();
-    let v2: Vec<(f64, f64)> = s.points.iter().enumerate().map(|(i, p)| point(i, p.v2_revenue_minor)).collect();
-    let rc: Vec<(f64, f64)> = s.points.iter().enumerate().map(|(i, p)| point(i, p.recompute_revenue_minor)).collect();
+    let v1: Vec<(f64, f64)> = s.points.iter().enumerate().filter_map(|(i, p)| p.v1.map(|v| point(i, v))).collect();
+    let v2: Vec<(f64, f64)> = s.points.iter().enumerate().map(|(i, p)| point(i, p.v2)).collect();
+    let rc: Vec<(f64, f64)> = s.points.iter().enumerate().map(|(i, p)| point(i, p.recompute)).collect();
     let provisional: Vec<(f64, f64)> = s.points.iter().enumerate().filter(|(_, p)| p.provisional).map(|(i, _)| (i as f64, 0.0)).collect();
     let at = selected.and_then(|d| s.points.iter().position(|p| p.business_date == d));
     let rule: Vec<(f64, f64)> = at.map(|i| vec![(i as f64, 0.0), (i as f64, STEPS as f64)]).unwrap_or_default();
@@ -58,14 +58,13 @@ pub(crate) fn draw_trend(f: &mut Frame, t: &Theme, s: &TrendSeries, selected: Op
     // ratatui spreads axis labels evenly, so only the ends are labelled: the rule marks the
     // selected date, and the legend under the chart names it.
     let x_labels = vec![Span::raw(date(0)), Span::raw(date(last))];
-    let money = |v: i64| crate::money::format_major(v, &s.currency);
-    let y_labels = vec![Span::raw(money(floor)), Span::raw(money(floor + (max - floor) / 2)), Span::raw(money(max))];
+    let y_labels = vec![Span::raw(s.amount(floor)), Span::raw(s.amount(floor + (max - floor) / 2)), Span::raw(s.amount(max))];
     let spikes = s.spikes();
     let title = if spikes.is_empty() {
-        format!("{} revenue per business date", s.country)
+        format!("{} per business date", s.heading())
     } else {
         let d: Vec<String> = spikes.iter().map(|d| d.format("%m-%d").to_string()).collect();
-        format!("{} revenue per business date: v1 spikes on {}", s.country, d.join(", "))
+        format!("{} per business date: v1 spikes on {}", s.heading(), d.join(", "))
     };
     // The legend is a line under the plot, never over the data.
     let mut legend: Vec<Span> = TREND_LEGEND.iter().map(|l| Span::styled(format!(" {l} "), t.muted())).collect();
@@ -207,14 +206,16 @@ mod tests {
         let point = |d: u32, v1: Option<i64>, v2: i64, rc: i64| TrendPoint {
             business_date: day(d),
             provisional: false,
-            v1_revenue_minor: v1,
-            v2_revenue_minor: v2,
-            recompute_revenue_minor: rc,
+            v1,
+            v2,
+            recompute: rc,
             v2_explained: true,
         };
         let s = TrendSeries {
-            country: "GB".into(),
-            currency: "GBP".into(),
+            part: "GB".into(),
+            measure: "revenue_minor".into(),
+            currency: Some("GBP".into()),
+            label: "GB".into(),
             points: vec![point(1, None, 9_000, 9_000), point(2, Some(20_000), 10_000, 10_000), point(3, None, 0, 9_500)],
         };
         // The smallest answer is 9,000 (v2 not built yet counts by its recompute), the largest

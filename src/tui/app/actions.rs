@@ -132,10 +132,10 @@ impl App {
     /// The next country of the date as the Baskets filter, then none.
     pub(super) fn next_country_filter(&mut self) {
         if self.screen == Screen::Trend {
-            // The trend shows one country at a time: the next one, round to the first.
+            // The trend shows one series at a time (a country's): the next one, round to the first.
             let Some(snap) = &self.snapshot else { return };
-            let names: Vec<&String> = snap.trend.series.iter().map(|s| &s.country).collect();
-            let shown = self.trend_series().map(|s| &s.country);
+            let names: Vec<&String> = snap.trend.series.iter().map(|s| &s.label).collect();
+            let shown = self.trend_series().map(|s| &s.label);
             let at = names.iter().position(|c| Some(*c) == shown).unwrap_or(0);
             self.country_filter = names.get((at + 1) % names.len().max(1)).map(|c| (*c).clone());
             self.cursor.row = 0;

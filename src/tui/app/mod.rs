@@ -356,8 +356,13 @@ impl App {
     /// The Trend screen's country: the filter's, else the first of the trend.
     pub(crate) fn trend_series(&self) -> Option<&crate::reports::trend::TrendSeries> {
         let trend = &self.snapshot.as_ref()?.trend;
-        let picked = self.country_filter.as_ref().and_then(|c| trend.series.iter().find(|s| &s.country == c));
+        let picked = self.country_filter.as_ref().and_then(|c| trend.series.iter().find(|s| &s.label == c));
         picked.or(trend.series.first())
+    }
+
+    /// What names the trend's parts (retail: `country`), None when the lab's model has none.
+    pub(crate) fn trend_part_name(&self) -> Option<&str> {
+        self.snapshot.as_ref()?.trend.part_name.as_deref()
     }
 
     /// On a model lab, the selected date's reports once they have loaded.

@@ -2,7 +2,8 @@
 //! model's reports (`reports::model_lab`, `reports::model_day`) in the model's words. Overview is
 //! the date's check (v1, v2 and the recount by grain, or with c by the grain's first field), Explain its grains where v1 differs from
 //! v2, Baskets its re-sent keys, Late its records past the window, History its versions and the
-//! entities a change touched, Promises what holds of the date, Trend every date.
+//! entities a change touched, Promises what holds of the date. The Trend screen is every
+//! model's (`screens::trend`).
 
 use crate::reports::Report;
 use crate::tui::app::{App, ScreenBehaviour};
@@ -31,9 +32,6 @@ impl ModelScreenBehaviour {
     /// The screen's table and its title.
     fn shown(&self, app: &App) -> Option<(crate::reports::Table, String)> {
         let m = app.model.as_ref()?;
-        if self.0 == Screen::Trend {
-            return Some((m.dates.tables().remove(0), m.dates.headline()));
-        }
         let d = app.selected_date()?;
         if self.0 == Screen::Promises {
             return Some((m.dates.promises(d).tables().remove(0), format!("promises for {d}")));

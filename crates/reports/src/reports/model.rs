@@ -135,3 +135,17 @@ pub fn measure_cells(model: &Model, attributes: &[String], measures: &[i64]) -> 
         })
         .collect()
 }
+
+/// The measures a summary or a trend shows, by position: a model's money measures (a controller's
+/// number), else every measure.
+pub fn shown_measures(model: &Model) -> Vec<usize> {
+    let money: Vec<usize> = (0..model.measures.len()).filter(|&i| model.measures[i].currency.is_some()).collect();
+    if money.is_empty() { (0..model.measures.len()).collect() } else { money }
+}
+
+/// The attributes that name a part of a date, by position: every attribute but the currencies of
+/// the measures `shown` (which ride with their amounts). Retail: its country.
+pub fn part_positions(model: &Model, shown: &[usize]) -> Vec<usize> {
+    let currencies: Vec<usize> = shown.iter().filter_map(|&i| model.currency_at(&model.measures[i])).collect();
+    (0..model.attributes.len()).filter(|i| !currencies.contains(i)).collect()
+}

@@ -2,8 +2,7 @@
 //! measures by v1, v2 and the recount (`summary`, `trend`), its promises and lateness. A date's
 //! own records are `super::model_records`.
 
-use super::model::measure_cells;
-use super::{Cell, Note, Report, Status, Table};
+use super::{Cell, Report, Status, Table};
 use crate::lake::Lab;
 use crate::lake::model::rows_of;
 use crate::model::Model;
@@ -13,12 +12,12 @@ use chrono::NaiveDate;
 use color_eyre::eyre::{Result, eyre};
 use std::collections::BTreeMap;
 
-/// One date (and currency, for a money measure) of a model lab.
+/// One date (and values of the model's attributes, retail's country and currency) of a model lab.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DateLine {
     pub business_date: NaiveDate,
-    /// The values of the attributes that name a money measure's currency (none without money).
-    pub currencies: Vec<String>,
+    /// The values of the model's attributes, in its order (none when it has none).
+    pub attributes: Vec<String>,
     pub finality: Finality,
     pub v1: Option<Vec<i64>>,
     pub v2: Option<Vec<i64>>,
@@ -46,7 +45,8 @@ impl DateLine {
     }
 }
 
-/// Every date of a model lab: the `summary` and `trend` of a model lab.
+/// Every date of a model lab, each line a date and part: its `trend`, its navigator and its
+/// promises read it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DatesReport {
     pub model: Model,
@@ -55,19 +55,18 @@ pub struct DatesReport {
     pub dates: Vec<DateLine>,
 }
 
-/// The attribute positions that name a money measure's currency, each once.
-fn currency_positions(model: &Model) -> Vec<usize> {
-    let mut out: Vec<usize> = model.measures.iter().filter_map(|m| model.currency_at(m)).collect();
-    out.sort_unstable();
-    out.dedup();
-    out
+/// Every attribute's position: a date's lines are keyed by all of them (retail's country and
+/// currency), so that a trend can show each part and a money measure its currency.
+fn every_attribute(model: &Model) -> Vec<usize> {
+    (0..model.attributes.len()).collect()
 }
 
 pub(crate) type Totals = BTreeMap<(NaiveDate, Vec<String>), Vec<i64>>;
 
-/// Rows summed per date and currency; a sum past 64 bits is an error, never a wrapped number.
+/// Rows summed per date and attribute values; a sum past 64 bits is an error, never a wrapped
+/// number.
 fn totals(model: &Model, rows: &[ModelRow]) -> Result<Totals> {
-    let positions = currency_positions(model);
+    let positions = every_attribute(model);
     let mut out: Totals = BTreeMap::new();
     for r in rows {
         let key = (r.business_date, positions.iter().map(|&i| r.attributes.get(i).cloned().unwrap_or_default()).collect());
@@ -79,10 +78,10 @@ fn totals(model: &Model, rows: &[ModelRow]) -> Result<Totals> {
     Ok(out)
 }
 
-/// `side`'s totals per date and currency (`Store::model_date_totals`), summed by DuckDB: a line
-/// per date is read, not a row per grain.
+/// `side`'s totals per date and attribute values (`Store::model_date_totals`), summed by
+/// DuckDB: a line per date and part is read, not a row per grain.
 fn summed(lab: &Lab, model: &Model, side: &str) -> Result<Totals> {
-    totals_by(lab, model, side, &currency_positions(model), None)
+    totals_by(lab, model, side, &every_attribute(model), None)
 }
 
 /// `side`'s totals per date and the values of the attributes at `positions`, as of snapshot
@@ -145,7 +144,7 @@ fn dates_of(lab: &Lab, model: &Model, late_days: u32, recompute: Totals) -> Resu
         .into_iter()
         .map(|k| DateLine {
             business_date: k.0,
-            currencies: k.1.clone(),
+            attributes: k.1.clone(),
             finality: finality.get(&k.0).cloned().unwrap_or(Finality::Unbuilt),
             v1: v1.get(k).cloned(),
             v2: v2.get(k).cloned(),
@@ -154,112 +153,6 @@ fn dates_of(lab: &Lab, model: &Model, late_days: u32, recompute: Totals) -> Resu
         })
         .collect();
     Ok(DatesReport { model: model.clone(), late_days, newest_upload: landed.last().copied(), dates })
-}
-
-impl DatesReport {
-    /// A line's measures as cells, money by its currency.
-    fn measure_cells(&self, line: &DateLine, measures: &[i64]) -> Vec<Cell> {
-        let mut attributes = vec![String::new(); self.model.attributes.len()];
-        for (i, c) in currency_positions(&self.model).into_iter().zip(&line.currencies) {
-            attributes[i] = c.clone();
-        }
-        measure_cells(&self.model, &attributes, measures)
-    }
-}
-
-impl Report for DatesReport {
-    fn kind(&self) -> &'static str {
-        "dates"
-    }
-    fn headline(&self) -> String {
-        let count = |w: &str| {
-            self.dates.iter().filter(|d| d.finality.word() == w).map(|d| d.business_date).collect::<std::collections::BTreeSet<_>>().len()
-        };
-        let upload = self.newest_upload.map(|u| format!(", newest upload {u}")).unwrap_or_default();
-        format!(
-            "model {}, gold.{}: {} closed, {} provisional, {} stale, {} unbuilt{upload} ({}-day window)",
-            self.model.name,
-            self.model.gold,
-            count("closed"),
-            count("provisional"),
-            count("stale"),
-            count("unbuilt"),
-            self.late_days
-        )
-    }
-    fn tables(&self) -> Vec<Table> {
-        let positions = currency_positions(&self.model);
-        // (key, label): a measure's sides are `units_v2` for machines, `units v2` for people.
-        let mut cols: Vec<(String, String)> = vec![("business_date".into(), "business_date".into())];
-        cols.extend(positions.iter().map(|&i| (self.model.attributes[i].clone(), self.model.attributes[i].clone())));
-        cols.push(("finality".into(), "finality".into()));
-        for m in &self.model.measures {
-            for side in ["v1", "v2", "recompute"] {
-                cols.push((super::model::measure_key(m, Some(side)), format!("{} {side}", m.name)));
-            }
-        }
-        cols.push(("status".into(), "status".into()));
-        let refs: Vec<(&str, &str)> = cols.iter().map(|(k, l)| (k.as_str(), l.as_str())).collect();
-        let mut t = Table::new(format!("gold.{} by business date: v1, v2 and the recount", self.model.gold), &refs);
-        for line in &self.dates {
-            let mut row = vec![Cell::Date(line.business_date)];
-            row.extend(line.currencies.iter().map(Cell::text));
-            row.push(Cell::text(line.finality.word()));
-            let sides: Vec<Option<Vec<Cell>>> =
-                [&line.v1, &line.v2, &line.recompute].iter().map(|s| s.as_ref().map(|m| self.measure_cells(line, m))).collect();
-            for i in 0..self.model.measures.len() {
-                for side in &sides {
-                    row.push(side.as_ref().and_then(|c| c.get(i).cloned()).unwrap_or_else(|| Cell::Absent("none".into())));
-                }
-            }
-            let status = match (line.agrees(), line.explained(), line.v1_spikes()) {
-                (false, true, _) => Cell::Term { text: "beyond window".into(), key: "beyond_window".into() },
-                (false, false, _) => Cell::Status(Status::Fail),
-                (true, _, true) => Cell::Term { text: "v1 spike".into(), key: "v1_spike".into() },
-                (true, _, false) => Cell::Status(Status::Pass),
-            };
-            row.push(status);
-            t.push(row);
-        }
-        vec![t]
-    }
-    fn notes(&self) -> Vec<Note> {
-        let list = |keep: &dyn Fn(&DateLine) -> bool| -> Vec<String> {
-            let mut d: Vec<String> = self.dates.iter().filter(|d| keep(d)).map(|d| d.business_date.to_string()).collect();
-            d.dedup();
-            d
-        };
-        let differ = list(&|d| !d.agrees() && !d.explained());
-        let beyond = list(&|d| !d.agrees() && d.explained());
-        let spikes = list(&DateLine::v1_spikes);
-        let mut notes = vec![if differ.is_empty() {
-            Note {
-                status: Status::Pass,
-                text: "v2 equals the recount of the lab's current files on every date, but for the rows past the window".into(),
-            }
-        } else {
-            Note {
-                status: Status::Fail,
-                text: format!("v2 differs from the recount on {}, by more than the rows past the window", differ.join(", ")),
-            }
-        }];
-        if !beyond.is_empty() {
-            notes.push(Note {
-                status: Status::Info,
-                text: format!("{}: the recount also counts records that arrived past the window, which gold never does (`recount late DATE` lists them)", beyond.join(", ")),
-            });
-        }
-        if !spikes.is_empty() {
-            notes.push(Note {
-                status: Status::Warn,
-                text: format!(
-                    "v1 counts more than v2 on {}: its appends count re-sent copies, and a retry doubles the day",
-                    spikes.join(", ")
-                ),
-            });
-        }
-        notes
-    }
 }
 
 /// A model's columns for a row's grain and measures, after `head`.

@@ -100,8 +100,7 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
 impl LabOverview {
     /// The explorer's navigator over a model lab: each date's finality and marks (v1 differs from
     /// v2; v2 differs from the recount by more than the rows past the window). The retail parts
-    /// of the overview (lateness by basket, trend by country) stay empty: the model's screens
-    /// read this report instead.
+    /// of the overview (lateness by basket) stay empty: the model's screens read its reports.
     pub fn of_model(lab: &Lab, model: &crate::model::Model, report: &DatesReport, late_days: u32) -> Result<LabOverview> {
         let mut dates: BTreeMap<NaiveDate, DateSummary> = BTreeMap::new();
         for line in &report.dates {
@@ -128,7 +127,7 @@ impl LabOverview {
             head_snapshot: None,
             // The morning's line, as on a retail lab: what the newest write did.
             banner: super::summary::model_banner(lab, model, late_days)?,
-            trend: super::trend::TrendReport { series: Vec::new() },
+            trend: super::trend::TrendReport::of_model(report),
         })
     }
 

@@ -121,10 +121,8 @@ pub fn model_banner(lab: &Lab, model: &Model, late_days: u32) -> Result<String> 
 }
 
 fn model_summary_of(lab: &Lab, model: &Model, late_days: u32, newest: usize) -> Result<MorningSummary> {
-    let money: Vec<usize> = (0..model.measures.len()).filter(|&i| model.measures[i].currency.is_some()).collect();
-    let shown_measures: Vec<usize> = if money.is_empty() { (0..model.measures.len()).collect() } else { money };
-    let currencies: Vec<usize> = shown_measures.iter().filter_map(|&i| model.currency_at(&model.measures[i])).collect();
-    let named: Vec<usize> = (0..model.attributes.len()).filter(|i| !currencies.contains(i)).collect();
+    let shown_measures = super::model::shown_measures(model);
+    let named = super::model::part_positions(model, &shown_measures);
     let part_names = named.iter().map(|&i| model.attributes[i].clone()).collect();
     let measures = shown_measures.iter().map(|&i| super::model::measure_key(&model.measures[i], None)).collect();
     let snapshots = lab.store().model_snapshots()?;

@@ -1,5 +1,5 @@
-//! `recount trend` and the explorer's Trend screen: revenue per business date and country, the
-//! three answers side by side (v1, v2 gold, the recompute). v1's retry stands out as a spike,
+//! `recount trend` and the explorer's Trend screen: each measure per business date and part (retail: revenue per
+//! country), the three answers side by side (v1, v2 gold, the recompute). v1's retry stands out as a spike,
 //! and provisional dates are marked. The table is the picture's text, read by the same struct.
 
 use super::check::SummaryVerdicts;
@@ -7,16 +7,16 @@ use super::table::{Cell, Note, Report, Status, Table};
 use chrono::NaiveDate;
 use serde::Serialize;
 
-/// One business date of one country.
+/// One business date of one series.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TrendPoint {
     pub business_date: NaiveDate,
     /// The date's window has not landed whole: the number can still move.
     pub provisional: bool,
     /// v1's appends summed (every run), None when v1 never ran for the date.
-    pub v1_revenue_minor: Option<i64>,
-    pub v2_revenue_minor: i64,
-    pub recompute_revenue_minor: i64,
+    pub v1: Option<i64>,
+    pub v2: i64,
+    pub recompute: i64,
     /// v2 equals the recompute once what the rules keep out (beyond the window) is added back:
     /// a difference they explain is no ✗ (`check::v2_explained`).
     pub v2_explained: bool,
@@ -25,7 +25,7 @@ pub struct TrendPoint {
 impl TrendPoint {
     /// v1 counted half as much again as the recompute, or more: a retry doubled the day.
     pub fn v1_spike(&self) -> bool {
-        self.v1_revenue_minor.is_some_and(|v1| 2 * i128::from(v1) >= 3 * i128::from(self.recompute_revenue_minor) && v1 > 0)
+        self.v1.is_some_and(|v1| 2 * i128::from(v1) >= 3 * i128::from(self.recompute) && v1 > 0)
     }
 
     /// What the row's mark says: the spike first, then finality.
@@ -36,7 +36,7 @@ impl TrendPoint {
         }
         if !self.v2_explained {
             m.push("v2 ≠ recompute");
-        } else if self.v2_revenue_minor != self.recompute_revenue_minor {
+        } else if self.v2 != self.recompute {
             m.push("beyond window");
         }
         if self.provisional {
@@ -46,11 +46,18 @@ impl TrendPoint {
     }
 }
 
-/// One country's dates, oldest first.
+/// One measure of one part (retail: a country's revenue), its dates oldest first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TrendSeries {
-    pub country: String,
-    pub currency: String,
+    /// The part's values of the model's attributes (retail: its country; empty: the whole lab).
+    pub part: String,
+    /// The measure, by its key for machines (`revenue_minor`, `units_produced`).
+    pub measure: String,
+    /// A money measure's ISO-4217 currency; None: a count or a sum of units.
+    pub currency: Option<String>,
+    /// What names the series on a screen and in a note: its part, and its measure when the
+    /// report shows more than one ("GB"; "units_produced"; "north units_produced").
+    pub label: String,
     pub points: Vec<TrendPoint>,
 }
 
@@ -58,12 +65,7 @@ impl TrendSeries {
     /// The largest of the three answers over every date (0 when there is none): the picture's
     /// scale.
     pub fn max_minor(&self) -> i64 {
-        self.points
-            .iter()
-            .flat_map(|p| [p.v1_revenue_minor.unwrap_or(0), p.v2_revenue_minor, p.recompute_revenue_minor])
-            .max()
-            .unwrap_or(0)
-            .max(0)
+        self.points.iter().flat_map(|p| [p.v1.unwrap_or(0), p.v2, p.recompute]).max().unwrap_or(0).max(0)
     }
 
     /// The picture's floor: a tenth of the answers' range below the smallest of them (v1 where
@@ -73,8 +75,8 @@ impl TrendSeries {
     pub fn floor_minor(&self) -> i64 {
         let values = || {
             self.points.iter().flat_map(|p| {
-                let v2 = (p.v2_revenue_minor != 0).then_some(p.v2_revenue_minor);
-                [p.v1_revenue_minor, v2, Some(p.recompute_revenue_minor)].into_iter().flatten()
+                let v2 = (p.v2 != 0).then_some(p.v2);
+                [p.v1, v2, Some(p.recompute)].into_iter().flatten()
             })
         };
         let (Some(lo), max) = (values().min(), self.max_minor()) else { return 0 };
@@ -87,42 +89,66 @@ impl TrendSeries {
         self.points.iter().filter(|p| p.v1_spike()).map(|p| p.business_date).collect()
     }
 
-    /// The series as a table: one row per date.
-    pub fn table(&self) -> Table {
-        let mut t = Table::new(
-            format!("{} ({})", self.country, self.currency),
-            &[
-                ("business_date", "business date"),
-                ("v1_revenue_minor", "v1"),
-                ("v2_revenue_minor", "v2 gold"),
-                ("recompute_revenue_minor", "recompute"),
-                ("marks", "marks"),
-                ("country", "country"),
-            ],
-        )
-        .repeating(&["country"]);
+    /// The series and its measure in words: "GB revenue", "units_produced", "north units_produced".
+    pub fn heading(&self) -> String {
+        if self.label != self.part {
+            return self.label.clone();
+        }
+        let stem = self.measure.strip_suffix("_minor").unwrap_or(&self.measure);
+        format!("{} {stem}", self.part).trim().to_string()
+    }
+
+    /// A value as people read it: money by its currency's digits, else a count.
+    pub fn amount(&self, v: i64) -> String {
+        match &self.currency {
+            Some(c) => crate::money::format_major(v, c),
+            None => crate::money::format_count(v),
+        }
+    }
+
+    fn cell(&self, v: i64) -> Cell {
+        match &self.currency {
+            Some(c) => Cell::Money { minor: v, currency: c.clone() },
+            None => Cell::Int(v),
+        }
+    }
+
+    /// The series as a table: one row per date; `part_name` names the part's column (retail:
+    /// `country`; None: the model has no part).
+    pub fn table(&self, part_name: Option<&str>) -> Table {
+        let keys = ["v1", "v2", "recompute"].map(|side| format!("{side}_{}", self.measure));
+        let mut cols = vec![("business_date", "business date"), (&keys[0], "v1"), (&keys[1], "v2 gold"), (&keys[2], "recompute")];
+        cols.push(("marks", "marks"));
+        cols.extend(part_name.map(|p| (p, p)));
+        let title = match &self.currency {
+            Some(c) => format!("{} ({c})", self.label),
+            None => self.label.clone(),
+        };
+        let mut t = Table::new(title, &cols);
+        if let Some(p) = part_name {
+            t = t.repeating(&[p]);
+        }
         for p in &self.points {
-            let money = |v: i64| Cell::Money { minor: v, currency: self.currency.clone() };
             // The check's marks: ✗ for what the rules do not explain, ! for v1's spike or a
-            // difference of beyond-window baskets alone.
+            // difference of beyond-window rows alone.
             let flag = if !p.v2_explained {
                 Some(Status::Fail)
-            } else if p.v1_spike() || p.v2_revenue_minor != p.recompute_revenue_minor {
+            } else if p.v1_spike() || p.v2 != p.recompute {
                 Some(Status::Warn)
             } else {
                 None
             };
-            t.push_flagged(
-                vec![
-                    Cell::Date(p.business_date),
-                    p.v1_revenue_minor.map_or_else(|| Cell::Text("not run".into()), money),
-                    money(p.v2_revenue_minor),
-                    money(p.recompute_revenue_minor),
-                    Cell::Text(p.marks()),
-                    Cell::Repeat(self.country.clone()),
-                ],
-                flag,
-            );
+            let mut row = vec![
+                Cell::Date(p.business_date),
+                p.v1.map_or_else(|| Cell::Text("not run".into()), |v| self.cell(v)),
+                self.cell(p.v2),
+                self.cell(p.recompute),
+                Cell::Text(p.marks()),
+            ];
+            if part_name.is_some() {
+                row.push(Cell::Repeat(self.part.clone()));
+            }
+            t.push_flagged(row, flag);
         }
         t
     }
@@ -134,9 +160,12 @@ pub fn trend(lab: &crate::lake::Lab) -> color_eyre::eyre::Result<TrendReport> {
     Ok(TrendReport::from_rows(&lab.store().date_summaries()?, &lab.store().landed_uploads()?))
 }
 
-/// Every country's series.
+/// Every series: one per part and measure shown (retail: a country's revenue; a model: its
+/// money measures, else every measure, per value of its other attributes).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct TrendReport {
+    /// The part's column (retail: `country`); None: the model has no attribute but a currency.
+    pub part_name: Option<String>,
     pub series: Vec<TrendSeries>,
 }
 
@@ -149,9 +178,9 @@ impl TrendReport {
             by.entry((r.country.clone(), r.currency.clone())).or_default().push(TrendPoint {
                 business_date: r.business_date,
                 provisional: r.provisional(landed),
-                v1_revenue_minor: r.v1_ran.then_some(r.v1_revenue_minor),
-                v2_revenue_minor: r.v2_revenue_minor,
-                recompute_revenue_minor: r.recompute_revenue_minor,
+                v1: r.v1_ran.then_some(r.v1_revenue_minor),
+                v2: r.v2_revenue_minor,
+                recompute: r.recompute_revenue_minor,
                 v2_explained: r.v2_explained(),
             });
         }
@@ -159,25 +188,74 @@ impl TrendReport {
             .into_iter()
             .map(|((country, currency), mut points)| {
                 points.sort_by_key(|p| p.business_date);
-                TrendSeries { country, currency, points }
+                TrendSeries { label: country.clone(), part: country, measure: "revenue_minor".into(), currency: Some(currency), points }
             })
             .collect();
-        TrendReport { series }
+        TrendReport { part_name: Some("country".into()), series }
     }
 
-    /// The countries the series cover, in order.
-    pub fn countries(&self) -> Vec<String> {
-        let mut c: Vec<String> = self.series.iter().map(|s| s.country.clone()).collect();
+    /// A model lab's series, from its dates (each line keyed by every attribute): the parts are
+    /// the values of the attributes that are no money measure's currency.
+    pub fn of_model(dates: &super::model_day::DatesReport) -> TrendReport {
+        let model = &dates.model;
+        let shown = super::model::shown_measures(model);
+        let parts = super::model::part_positions(model, &shown);
+        let mut by: std::collections::BTreeMap<(String, usize, Option<String>), Vec<TrendPoint>> = Default::default();
+        for line in &dates.dates {
+            let part = parts.iter().map(|&i| line.attributes.get(i).cloned().unwrap_or_default()).collect::<Vec<_>>().join(" ");
+            for &i in &shown {
+                let currency = model.currency_at(&model.measures[i]).and_then(|c| line.attributes.get(c).cloned());
+                let side = |s: &Option<Vec<i64>>| s.as_ref().map(|m| m[i]);
+                by.entry((part.clone(), i, currency)).or_default().push(TrendPoint {
+                    business_date: line.business_date,
+                    provisional: matches!(line.finality, crate::rules::Finality::Provisional { .. }),
+                    v1: side(&line.v1),
+                    v2: side(&line.v2).unwrap_or(0),
+                    recompute: side(&line.recompute).unwrap_or(0),
+                    v2_explained: line.agrees() || line.explained(),
+                });
+            }
+        }
+        let series = by
+            .into_iter()
+            .map(|((part, i, currency), points)| {
+                let m = &model.measures[i];
+                let label = match (part.is_empty(), shown.len() > 1) {
+                    (false, false) => part.clone(),
+                    (true, _) => m.name.clone(),
+                    (false, true) => format!("{part} {}", m.name),
+                };
+                TrendSeries { part, measure: super::model::measure_key(m, None), currency, label, points }
+            })
+            .collect();
+        let name = parts.iter().map(|&i| model.attributes[i].clone()).collect::<Vec<_>>().join("_");
+        TrendReport { part_name: (!name.is_empty()).then_some(name), series }
+    }
+
+    /// The parts the series cover, in order (retail: its countries).
+    pub fn parts(&self) -> Vec<String> {
+        let mut c: Vec<String> = self.series.iter().map(|s| s.part.clone()).collect();
         c.dedup();
         c
     }
 
-    /// Only the named country's series (every one with None).
-    pub fn only(mut self, country: Option<&str>) -> TrendReport {
-        if let Some(c) = country {
-            self.series.retain(|s| s.country.eq_ignore_ascii_case(c));
+    /// Only the named part's series (every one with None), which must be one of the report's:
+    /// an unknown one is an error that names those there are.
+    pub fn only(mut self, part: Option<&str>) -> color_eyre::eyre::Result<TrendReport> {
+        let Some(c) = part else { return Ok(self) };
+        let Some(name) = &self.part_name else {
+            color_eyre::eyre::bail!("this lab's trend has no parts to pick from: its model has no attribute but a currency")
+        };
+        let known = self.parts();
+        if !known.iter().any(|k| k.eq_ignore_ascii_case(c)) {
+            color_eyre::eyre::bail!(
+                "no {name} {} in the lab (it has {})",
+                crate::sanitize::for_terminal(c),
+                if known.is_empty() { "none yet".to_string() } else { known.join(", ") }
+            );
         }
-        self
+        self.series.retain(|s| s.part.eq_ignore_ascii_case(c));
+        Ok(self)
     }
 }
 
@@ -186,11 +264,20 @@ impl Report for TrendReport {
         "trend"
     }
     fn headline(&self) -> String {
-        "revenue per business date and country: v1 (every run), v2 gold and the recompute".into()
+        let mut what: Vec<&str> = Vec::new();
+        for s in &self.series {
+            let stem = s.measure.strip_suffix("_minor").unwrap_or(&s.measure);
+            if !what.contains(&stem) {
+                what.push(stem);
+            }
+        }
+        let what = if what.is_empty() { "revenue".to_string() } else { what.join(", ") };
+        let by = self.part_name.as_ref().map(|p| format!(" and {p}")).unwrap_or_default();
+        format!("{what} per business date{by}: v1 (every run), v2 gold and the recompute")
     }
 
     fn tables(&self) -> Vec<Table> {
-        self.series.iter().map(TrendSeries::table).collect()
+        self.series.iter().map(|s| s.table(self.part_name.as_deref())).collect()
     }
 
     fn notes(&self) -> Vec<Note> {
@@ -201,7 +288,7 @@ impl Report for TrendReport {
                 let dates: Vec<String> = spikes.iter().map(|d| d.to_string()).collect();
                 notes.push(Note {
                     status: Status::Warn,
-                    text: format!("{}: v1 spikes on {} (v1 ran again and counted the day twice)", s.country, dates.join(", ")),
+                    text: format!("{}: v1 spikes on {} (v1 ran again and counted the day twice)", s.label, dates.join(", ")),
                 });
             }
         }
