@@ -1131,7 +1131,7 @@ fn explore_the_model_warehouse(wh: &str, dir: &Path, world: &Path) {
         ("4", "past the 2-day window"),
         ("5", "every version of gold.daily_metrics"),
         ("6", "promises for"),
-        ("7", "model manufacturing, gold.daily_metrics"),
+        ("7", "records per business date"),
         ("8", "audits a foreign gold in the model's columns"),
         ("1", "v1 and v2 beside the recount"),
     ];
