@@ -108,7 +108,7 @@ GROUP BY GROUPING SETS ((days), (country, days));
 
 -- name: lateness
 -- $by_country: the buckets per country, else over every country.
-SELECT country, days, events, baskets FROM recompute.lateness
+SELECT country, days, events, baskets AS keys FROM recompute.lateness
 WHERE (country IS NOT NULL) = $by_country::BOOLEAN ORDER BY country, days;
 
 -- name: late_dates

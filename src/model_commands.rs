@@ -334,7 +334,10 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             return Ok(if report.failed() { crate::cli::FOUND_WRONG } else { 0 });
         }
         Command::Lateness { by_country: false } => {
-            print(&crate::reports::model_day::lateness(&reader(g)?, model, crate::rules::DEFAULT_LATE_DAYS)?, g.format);
+            print(
+                &crate::reports::lateness::model_lateness(&reader(g)?, model, late_days(crate::cli::Window { late_days: None })?)?,
+                g.format,
+            );
         }
         Command::Lateness { by_country: true } => {
             bail!("a lab of model {} has no countries: `recount lateness` counts every record", model.name)

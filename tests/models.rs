@@ -1019,7 +1019,7 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
     // lists them date by date.
     let lateness = json(&lab, &["lateness"]);
     let outside: i64 =
-        lateness["rows"].as_array().unwrap().iter().filter(|b| b["fate"] != "in the window").map(|b| b["records"].as_i64().unwrap()).sum();
+        lateness["rows"].as_array().unwrap().iter().filter(|b| b["fate"] != "in the window").map(|b| b["events"].as_i64().unwrap()).sum();
     let late_all: i64 =
         rows.iter().map(|r| json(&lab, &["late", r["business_date"].as_str().unwrap()])["rows"].as_array().unwrap().len() as i64).sum();
     assert_eq!(outside, late_all);
@@ -1247,9 +1247,9 @@ fn a_model_that_restates_retail_answers_as_the_retail_pipeline_does() {
         }
         assert_eq!(late["rows"].as_array().unwrap().is_empty(), d == "2026-10-19", "{late}");
     }
-    // The morning's summary and the trend are one report each: the same lines, tables, CSV and
-    // JSON from both labs.
-    for report in [vec!["summary"], vec!["trend"], vec!["trend", "--country", "in"]] {
+    // The morning's summary, the trend and the lateness histogram are one report each: the same
+    // lines, tables, CSV and JSON from both labs.
+    for report in [vec!["summary"], vec!["trend"], vec!["trend", "--country", "in"], vec!["lateness"]] {
         for format in ["table", "csv", "json"] {
             let args: Vec<&str> = report.iter().copied().chain(["--format", format]).collect();
             assert_eq!(ok(&retail, &args), ok(&model, &args), "{args:?}");

@@ -432,7 +432,7 @@ fn the_lateness_histogram_is_recounted_after_each_landing() {
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().collect::<Result<_, _>>().unwrap()
     };
     let shown = |lab: &recount::lake::Lab| -> Vec<(i64, i64, i64)> {
-        reports::lateness::lateness(lab, false).unwrap().buckets.iter().map(|b| (b.days, b.events, b.baskets)).collect()
+        reports::lateness::lateness(lab, false, None).unwrap().buckets.iter().map(|b| (b.days, b.events, b.keys)).collect()
     };
     land::land(&mut lab, small_world(), &ups[..3]).unwrap();
     let first = shown(&lab);
@@ -441,7 +441,7 @@ fn the_lateness_histogram_is_recounted_after_each_landing() {
     let second = shown(&lab);
     assert_ne!(first, second, "three more uploads landed");
     assert_eq!(second, direct(&lab));
-    let by_country: i64 = reports::lateness::lateness(&lab, true).unwrap().buckets.iter().map(|b| b.events).sum();
+    let by_country: i64 = reports::lateness::lateness(&lab, true, None).unwrap().buckets.iter().map(|b| b.events).sum();
     assert_eq!(by_country, second.iter().map(|b| b.1).sum::<i64>(), "per country sums to the whole in events");
 }
 

@@ -80,7 +80,10 @@ fn run_command(g: Global, command: Command) -> Result<i32> {
         Command::Check { date, as_of } => check(&g, date.unwrap_or(reports::day::Day::Yesterday), as_of),
         Command::Explain { date, baskets } => explain(&g, date, baskets),
         Command::Lateness { by_country } => {
-            print(&reports::lateness::lateness(&open_fresh(&g)?, by_country)?, g.format);
+            print(
+                &reports::lateness::lateness(&open_fresh(&g)?, by_country, Some(late_days(crate::cli::Window { late_days: None })?))?,
+                g.format,
+            );
             Ok(0)
         }
         Command::Fingerprint { as_of } => fingerprint(&g, as_of),

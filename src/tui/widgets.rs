@@ -83,7 +83,7 @@ pub(crate) fn draw_lateness(f: &mut Frame, t: &Theme, report: &LatenessReport, a
             Line::from(vec![
                 Span::styled(format!("{label:>label_w$} "), t.text()),
                 Span::styled("█".repeat(n), t.bar(b.days != 0)),
-                Span::styled(format!(" {} / {}", crate::money::format_count(b.events), crate::money::format_count(b.baskets)), t.muted()),
+                Span::styled(format!(" {} / {}", crate::money::format_count(b.events), crate::money::format_count(b.keys)), t.muted()),
             ])
         })
         .collect();

@@ -102,6 +102,17 @@ impl LatenessWindow {
         }
     }
 
+    /// The fate of rows that arrived `days` after their business date (before it, negative), as
+    /// `fate` gives it for any date: the lateness histogram's buckets.
+    pub fn fate_after(self, days: i64) -> Fate {
+        let d = NaiveDate::from_ymd_opt(2000, 1, 1).unwrap_or_default();
+        match chrono::TimeDelta::try_days(days).and_then(|t| d.checked_add_signed(t)) {
+            Some(upload) => self.fate(upload, d),
+            None if days < 0 => Fate::FutureDated,
+            None => Fate::BeyondWindow,
+        }
+    }
+
     /// Uploads of `d`'s window that have not landed. Days before the first landed upload are not
     /// awaited: the lab's history starts there.
     pub fn missing_uploads(self, landed: &[NaiveDate], d: NaiveDate) -> Vec<NaiveDate> {
@@ -124,6 +135,17 @@ pub enum Fate {
     BeyondWindow,
     /// After the upload's next day (a clock error): never in silver or gold, reported.
     FutureDated,
+}
+
+impl Fate {
+    /// In people's words, as the lateness histogram says it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Fate::Affected => "in the window",
+            Fate::BeyondWindow => outside_window_word(false),
+            Fate::FutureDated => outside_window_word(true),
+        }
+    }
 }
 
 /// Is a business date final?
@@ -194,6 +216,21 @@ mod tests {
 
     fn d(s: &str) -> NaiveDate {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_bucket_s_fate_is_the_fate_of_its_rows_on_any_date() {
+        for late_days in [0, 2, 7] {
+            let w = LatenessWindow::new(late_days);
+            for upload in [d("2026-08-15"), d("2024-02-29"), d("1999-12-31")] {
+                for days in -4..12_i64 {
+                    let business = upload - chrono::TimeDelta::days(days);
+                    assert_eq!(w.fate_after(days), w.fate(upload, business), "{late_days} {upload} {days}");
+                }
+            }
+            assert_eq!((w.fate_after(i64::MAX), w.fate_after(i64::MIN)), (Fate::BeyondWindow, Fate::FutureDated));
+        }
+        assert_eq!(LatenessWindow::new(2).fate_after(3).word(), "beyond the window");
     }
 
     #[test]

@@ -53,7 +53,8 @@ row! {
         pub country: Option<String>,
         pub days: i64,
         pub events: i64,
-        pub baskets: i64,
+        /// Distinct entity keys (retail's baskets).
+        pub keys: i64,
     }
 }
 

@@ -1,14 +1,24 @@
-//! `recount lateness`: upload date minus business date, in events and baskets.
+//! `recount lateness`: upload date minus business date, in events and the entity's keys, for
+//! retail and every model, each bucket with its fate by the window.
 
 use super::{Cell, Report, Table};
 use crate::lake::Lab;
+use crate::rules::Fate;
 use crate::store::Tx;
 use color_eyre::eyre::Result;
 
 pub use crate::store::LatenessRow as LatenessBucket;
 
+/// Rows of the current files by days from business date to upload, with their distinct keys: the
+/// same report for retail and every model, in the model's words.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LatenessReport {
+    /// The entity's word (`basket`, `record`): its column counts distinct keys.
+    pub entity: String,
+    /// The window each bucket's fate is judged by; None: the fates are not shown (the explorer's
+    /// histogram).
+    pub late_days: Option<u32>,
+    /// Retail's buckets per country.
     pub by_country: bool,
     pub buckets: Vec<LatenessBucket>,
 }
@@ -41,9 +51,21 @@ pub fn forget(lab: &Lab) -> Result<()> {
     lab.store().forget_lateness()
 }
 
-pub fn lateness(lab: &Lab, by_country: bool) -> Result<LatenessReport> {
+/// A retail lab's histogram; with `late_days`, each bucket's fate by that window.
+pub fn lateness(lab: &Lab, by_country: bool, late_days: Option<u32>) -> Result<LatenessReport> {
     ensure_cached(lab)?;
-    Ok(LatenessReport { by_country, buckets: lab.store().lateness(by_country)? })
+    Ok(LatenessReport { entity: "basket".into(), late_days, by_country, buckets: lab.store().lateness(by_country)? })
+}
+
+/// A model lab's histogram, with each bucket's fate by the window `late_days`.
+pub fn model_lateness(lab: &Lab, model: &crate::model::Model, late_days: u32) -> Result<LatenessReport> {
+    let buckets = lab
+        .store()
+        .model_lateness()?
+        .into_iter()
+        .map(|b| LatenessBucket { country: None, days: b.days_late, events: b.records, keys: b.keys })
+        .collect();
+    Ok(LatenessReport { entity: model.entity.clone(), late_days: Some(late_days), by_country: false, buckets })
 }
 
 impl Report for LatenessReport {
@@ -51,21 +73,32 @@ impl Report for LatenessReport {
         "lateness"
     }
     fn headline(&self) -> String {
-        "lateness: upload date minus business date".into()
+        let head = "lateness: upload date minus business date";
+        let Some(window) = self.late_days.map(crate::rules::LatenessWindow::new) else { return head.into() };
+        // Counted wide: a histogram's events summed never wrap.
+        let past: i128 = self.buckets.iter().filter(|b| window.fate_after(b.days) != Fate::Affected).map(|b| i128::from(b.events)).sum();
+        format!("{head}; {past} event(s) outside the {}-day window", window.late_days)
     }
     fn tables(&self) -> Vec<Table> {
+        let keys = format!("{}s", self.entity);
         let mut cols = vec![];
         if self.by_country {
             cols.push(("country", "country"));
         }
-        cols.extend([("days", "days"), ("events", "events"), ("baskets", "baskets")]);
+        cols.extend([("days", "days"), ("events", "events"), (keys.as_str(), keys.as_str())]);
+        if self.late_days.is_some() {
+            cols.push(("fate", "fate"));
+        }
         let mut t = Table::new("", &cols);
         for b in &self.buckets {
             let mut cells = vec![];
             if let Some(c) = &b.country {
                 cells.push(Cell::text(c));
             }
-            cells.extend([Cell::IntDelta(b.days), Cell::Int(b.events), Cell::Int(b.baskets)]);
+            cells.extend([Cell::IntDelta(b.days), Cell::Int(b.events), Cell::Int(b.keys)]);
+            if let Some(late_days) = self.late_days {
+                cells.push(Cell::text(crate::rules::LatenessWindow::new(late_days).fate_after(b.days).word()));
+            }
             t.push(cells);
         }
         vec![t]

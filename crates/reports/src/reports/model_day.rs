@@ -251,46 +251,6 @@ impl Report for ModelPromisesReport {
     }
 }
 
-/// How late a model lab's records arrive: per days between business date and upload, the current
-/// records and keys (`lateness` on a model lab).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ModelLatenessReport {
-    pub model: Model,
-    pub late_days: u32,
-    pub buckets: Vec<crate::store::model::LatenessBucket>,
-}
-
-pub fn lateness(lab: &Lab, model: &Model, late_days: u32) -> Result<ModelLatenessReport> {
-    Ok(ModelLatenessReport { model: model.clone(), late_days, buckets: lab.store().model_lateness()? })
-}
-
-impl Report for ModelLatenessReport {
-    fn kind(&self) -> &'static str {
-        "lateness"
-    }
-    fn headline(&self) -> String {
-        let past: i64 = self.buckets.iter().filter(|b| b.days_late > i64::from(self.late_days)).map(|b| b.records).sum();
-        format!("days from business date to upload, gold.{}: {past} record(s) past the {}-day window", self.model.gold, self.late_days)
-    }
-    fn tables(&self) -> Vec<Table> {
-        let mut t = Table::new(
-            format!("{}s by days late", self.model.entity),
-            &[("days_late", "days late"), ("records", "records"), ("keys", "keys"), ("fate", "fate")],
-        );
-        for b in &self.buckets {
-            let fate = if b.days_late < -1 {
-                "future-dated"
-            } else if b.days_late > i64::from(self.late_days) {
-                "beyond the window"
-            } else {
-                "in the window"
-            };
-            t.push(vec![Cell::IntDelta(b.days_late), Cell::Int(b.records), Cell::Int(b.keys), Cell::text(fate)]);
-        }
-        vec![t]
-    }
-}
-
 /// `evidence DATE --out DIR` on a model lab: every snapshot, the date's gold in the model's
 /// columns, and its newest change (the entities it touched, and every other date's version
 /// before and after it: the same version is untouched).

@@ -87,8 +87,8 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
     Ok(LabOverview {
         trend,
         dates: dates.into_values().collect(),
-        lateness: lateness::lateness(lab, false)?,
-        lateness_by_country: lateness::lateness(lab, true)?,
+        lateness: lateness::lateness(lab, false, None)?,
+        lateness_by_country: lateness::lateness(lab, true, None)?,
         quarantine: listings::quarantine(lab, None)?,
         newest_upload: landed.last().copied(),
         next_upload: world_uploads.into_iter().find(|u| landed.binary_search(u).is_err()),
@@ -116,7 +116,8 @@ impl LabOverview {
             d.v1_off |= line.v1.is_some() && line.v1 != line.v2;
             d.v2_off |= !line.agrees() && !line.explained();
         }
-        let empty = |by_country| super::lateness::LatenessReport { by_country, buckets: Vec::new() };
+        let empty =
+            |by_country| super::lateness::LatenessReport { entity: model.entity.clone(), late_days: None, by_country, buckets: Vec::new() };
         Ok(LabOverview {
             dates: dates.into_values().collect(),
             lateness: empty(false),

@@ -394,9 +394,9 @@ fn bench_runs_and_reports(
     measures.push(measure(&format!("explain {day}"), "≤ 50 ms", opts.runs.max(5), || reports::explain::explain(&lab, day).map(|_| ()))?);
     measures.push(measure("lateness, first after a landing (counted over bronze, then kept)", "", opts.runs.max(3), || {
         reports::lateness::forget(&lab)?;
-        reports::lateness::lateness(&lab, false).map(|_| ())
+        reports::lateness::lateness(&lab, false, None).map(|_| ())
     })?);
-    measures.push(measure("lateness, kept", "", opts.runs.max(5), || reports::lateness::lateness(&lab, false).map(|_| ()))?);
+    measures.push(measure("lateness, kept", "", opts.runs.max(5), || reports::lateness::lateness(&lab, false, None).map(|_| ()))?);
     measures.push(measure(&format!("history {day}"), "≤ 60 ms", opts.runs.max(5), || {
         reports::history::history(&lab, day, None).map(|_| ())
     })?);
