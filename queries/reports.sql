@@ -214,6 +214,36 @@ SELECT (SELECT count(*) FROM landed) AS landed,
        (SELECT count(*) FROM silver ANTI JOIN landed USING (basket_id)) AS silver_not_landed,
        (SELECT count(*) FROM landed ANTI JOIN silver USING (basket_id) WHERE NOT in_window) AS beyond;
 
+-- name: model_completeness
+-- The same of a model lab's date: its keys landed in the current files, and its silver (the
+-- winners of its current version) counted against them.
+WITH landed AS (
+    SELECT entity_key AS k, bool_or(in_window(upload_date, business_date, $late_days::INTEGER)) AS in_window
+    FROM model.current_records WHERE business_date = $business_date::DATE GROUP BY entity_key),
+winners AS (
+    SELECT r.entity_key AS k
+    FROM model.silver_history s JOIN model.versions_as_of(NULL) v USING (business_date, snapshot_id)
+    JOIN model.records r USING (file_id, line) WHERE s.business_date = $business_date::DATE),
+silver AS (SELECT DISTINCT k FROM winners)
+SELECT (SELECT count(*) FROM landed) AS landed,
+       (SELECT count(*) FROM winners) AS silver_rows,
+       (SELECT count(*) FROM silver) AS silver_baskets,
+       (SELECT count(*) FROM landed SEMI JOIN silver USING (k)) AS silver_landed,
+       (SELECT count(*) FROM silver ANTI JOIN landed USING (k)) AS silver_not_landed,
+       (SELECT count(*) FROM landed ANTI JOIN silver USING (k) WHERE NOT in_window) AS beyond;
+
+-- name: model_gold_against_silver
+-- A model lab's date: how many of gold's rows differ from its silver winners summed per grain
+-- and attributes (both current), as store_sums_vs_silver holds retail's gold to its silver.
+WITH s AS (
+    SELECT r.g1, r.g2, r.g3, r.g4, r.a1, r.a2, r.a3, r.a4, sum(r.m1)::BIGINT AS m1, sum(r.m2)::BIGINT AS m2,
+           sum(r.m3)::BIGINT AS m3, sum(r.m4)::BIGINT AS m4, sum(r.m5)::BIGINT AS m5, sum(r.m6)::BIGINT AS m6
+    FROM model.silver_history h JOIN model.versions_as_of(NULL) v USING (business_date, snapshot_id)
+    JOIN model.records r USING (file_id, line) WHERE h.business_date = $business_date::DATE
+    GROUP BY ALL),
+g AS (SELECT g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6 FROM model.gold WHERE business_date = $business_date::DATE)
+SELECT count(*)::BIGINT AS rows FROM ((SELECT * FROM s EXCEPT ALL SELECT * FROM g) UNION ALL (SELECT * FROM g EXCEPT ALL SELECT * FROM s));
+
 -- name: store_sums_vs_silver
 -- Gold's store rows summed per country, against silver counted per country, for date $business_date.
 SELECT coalesce(g.country, s.country) AS country, coalesce(g.b, 0)::BIGINT AS gold_baskets,

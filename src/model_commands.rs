@@ -329,7 +329,8 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         Command::Promises { date } => {
             let lab = counting_reader(g, model)?;
             let d = resolve(&lab, *date)?;
-            let report = crate::reports::model_day::dates(&lab, model, late_days(crate::cli::Window { late_days: None })?)?.promises(d);
+            let check = crate::reports::check::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?, None)?;
+            let report = crate::reports::promises::model_promises(&lab, &check)?;
             print(&report, g.format);
             return Ok(if report.failed() { crate::cli::FOUND_WRONG } else { 0 });
         }

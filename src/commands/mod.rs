@@ -175,7 +175,7 @@ fn promises(g: &Global, date: Day) -> Result<i32> {
     let date = reports::resolve_day(&lab, date)?;
     let report = reports::promises::promises(&lab, &reports::check::check(&lab, date, None)?)?;
     print(&report, g.format);
-    Ok(if report.promises.iter().any(|p| p.status == reports::Status::Fail) { FOUND_WRONG } else { 0 })
+    Ok(if report.failed() { FOUND_WRONG } else { 0 })
 }
 
 /// Whether a lab that holds data may be emptied: `--yes`, or a "y" typed at the question. With

@@ -167,6 +167,8 @@ statements! {
     LATENESS_FILL: Exec = reports::LATENESS_FILL;
     LATENESS_FILL_BY_ID: Exec = reports::LATENESS_FILL_BY_ID;
     LATENESS: Query<LatenessRow> = reports::LATENESS;
+    MODEL_COMPLETENESS: Query<Completeness> = reports::MODEL_COMPLETENESS;
+    MODEL_GOLD_AGAINST_SILVER: Query<super::land::Rows> = reports::MODEL_GOLD_AGAINST_SILVER;
     LATE_DATES: Query<BusinessDate> = reports::LATE_DATES;
     LATE_ROWS: Query<LateRow> = reports::LATE_ROWS;
     QUARANTINE_ROWS: Query<QuarantineRow> = reports::QUARANTINE_ROWS;
@@ -265,6 +267,16 @@ impl Store {
 
     pub fn completeness(&self, d: NaiveDate, late_days: u32) -> Result<Completeness> {
         COMPLETENESS.one(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+
+    /// The same of a model lab's date `d` (its keys; silver's winners of its current version).
+    pub fn model_completeness(&self, d: NaiveDate, late_days: u32) -> Result<Completeness> {
+        MODEL_COMPLETENESS.one(self, named_params! { "business_date": d, "late_days": late_days })
+    }
+
+    /// How many of a model lab's gold rows of `d` differ from its silver winners summed.
+    pub fn model_gold_against_silver(&self, d: NaiveDate) -> Result<i64> {
+        Ok(MODEL_GOLD_AGAINST_SILVER.one(self, named_params! { "business_date": d })?.rows)
     }
 
     pub fn store_sums_vs_silver(&self, d: NaiveDate) -> Result<Vec<StoreSumsRow>> {

@@ -31,11 +31,7 @@ pub(super) static MODEL_SCREENS: [ModelScreenBehaviour; Screen::ALL.len()] = [
 impl ModelScreenBehaviour {
     /// The screen's table and its title.
     fn shown(&self, app: &App) -> Option<(crate::reports::Table, String)> {
-        let m = app.model.as_ref()?;
         let d = app.selected_date()?;
-        if self.0 == Screen::Promises {
-            return Some((m.dates.promises(d).tables().remove(0), format!("promises for {d}")));
-        }
         let day = app.model_day()?;
         let gold = &day.check.model.gold;
         Some(match self.0 {
@@ -52,7 +48,8 @@ impl ModelScreenBehaviour {
             Screen::Baskets => (day.resent.tables().remove(0), day.resent.headline()),
             Screen::Late => (day.late.tables().remove(0), day.late.headline()),
             Screen::History => (day.history.tables().remove(0), format!("history of {d}: every version of gold.{gold}")),
-            Screen::Promises | Screen::Trend | Screen::Audit => return None,
+            Screen::Promises => (day.promises.table(), day.promises.headline()),
+            Screen::Trend | Screen::Audit => return None,
         })
     }
 }

@@ -43,6 +43,8 @@ pub struct ModelDay {
     pub late: crate::reports::model_records::ModelLateReport,
     pub resent: crate::reports::model_records::ResentReport,
     pub history: crate::reports::model_lab::ModelHistoryReport,
+    /// The five promises, as on retail's lab.
+    pub promises: PromisesReport,
 }
 
 /// A full load of a model lab: the navigator, every date, and the date it opens on.

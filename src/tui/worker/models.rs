@@ -4,8 +4,10 @@
 use super::*;
 
 pub(super) fn model_day(lab: &Lab, model: &crate::model::Model, d: NaiveDate, late_days: u32, recount: &[ModelRow]) -> Result<ModelDay> {
+    let check = crate::reports::check::model_check_with(lab, model, d, recount, late_days, None)?;
     Ok(ModelDay {
-        check: crate::reports::check::model_check_with(lab, model, d, recount, late_days, None)?,
+        promises: crate::reports::promises::model_promises(lab, &check)?,
+        check,
         late: crate::reports::model_records::late(lab, model, d, late_days)?,
         resent: crate::reports::model_records::resent(lab, model, d, late_days)?,
         history: crate::reports::model_lab::history(lab, model, d, (None, None), Some(late_days))?,

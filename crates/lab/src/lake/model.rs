@@ -372,8 +372,9 @@ pub fn named<N, T: Default, const C: usize>(names: &[N], columns: [Option<T>; C]
     columns.into_iter().take(names.len()).map(Option::unwrap_or_default).collect()
 }
 
-/// Gold's row count and MD5 as it stands, read inside a write's transaction for its record.
-fn digest(lab: &Lab, model: &Model) -> Result<(i64, String)> {
+/// Gold's row count and MD5 as it stands: read inside a write's transaction for its record, and
+/// by the consistency promise against that record.
+pub fn digest(lab: &Lab, model: &Model) -> Result<(i64, String)> {
     Ok(crate::model::recount::digest(&rows_of(model, lab.store().model_gold(None)?)))
 }
 

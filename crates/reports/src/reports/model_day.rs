@@ -2,7 +2,6 @@
 //! measures by v1, v2 and the recount (`summary`, `trend`), its promises and lateness. A date's
 //! own records are `super::model_records`.
 
-use super::{Cell, Report, Status, Table};
 use crate::lake::Lab;
 use crate::lake::model::rows_of;
 use crate::model::Model;
@@ -39,14 +38,9 @@ impl DateLine {
         let sum: Option<Vec<i64>> = v2.iter().zip(beyond).map(|(a, b)| a.checked_add(*b)).collect();
         sum.as_ref() == self.recompute.as_ref()
     }
-    /// v1 counts more than v2 in some measure: a retried or duplicated append.
-    pub fn v1_spikes(&self) -> bool {
-        matches!((&self.v1, &self.v2), (Some(a), Some(b)) if a.iter().zip(b).any(|(x, y)| x > y))
-    }
 }
 
-/// Every date of a model lab, each line a date and part: its `trend`, its navigator and its
-/// promises read it.
+/// Every date of a model lab, each line a date and part: its `trend` and its navigator read it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DatesReport {
     pub model: Model,
@@ -163,92 +157,6 @@ pub(super) fn columns(model: &Model, head: &[&str], tail: &[&str]) -> Vec<(Strin
     cols.extend(model.measures.iter().map(|m| (super::model::measure_key(m, None), m.name.clone())));
     cols.extend(tail.iter().map(|c| same(c)));
     cols
-}
-
-impl DatesReport {
-    /// What recount promises about date `d` of a model lab, from its lines: complete (its
-    /// window landed and v2 built it from what feeds it now), correct (v2 is the recount, but for
-    /// the rows past the window), and v1 beside v2.
-    pub fn promises(&self, d: NaiveDate) -> ModelPromisesReport {
-        let mut promises = Vec::new();
-        let lines: Vec<&DateLine> = self.dates.iter().filter(|l| l.business_date == d).collect();
-        let Some(first) = lines.first() else {
-            return ModelPromisesReport { business_date: d, promises };
-        };
-        let (status, detail) = match &first.finality {
-            Finality::Closed => (Status::Pass, "every upload of its window has landed, and v2 built it from what feeds it now".to_string()),
-            Finality::Provisional { missing_uploads } => {
-                let missing: Vec<String> = missing_uploads.iter().map(NaiveDate::to_string).collect();
-                (Status::Warn, format!("provisional: uploads {} of its window have not landed", missing.join(", ")))
-            }
-            Finality::Stale => (Status::Fail, "stale: what feeds it changed since v2 built it (run v2)".to_string()),
-            Finality::Unbuilt => (Status::Fail, "v2 has never built it".to_string()),
-        };
-        promises.push(ModelPromise { name: "complete", status, detail });
-        let (status, detail) = if lines.iter().all(|l| l.agrees()) {
-            (Status::Pass, "v2 equals the recount of the lab's current files".to_string())
-        } else if lines.iter().all(|l| l.agrees() || l.explained()) {
-            (Status::Info, "v2 equals the recount but for the records past the window, which gold never counts".to_string())
-        } else {
-            (Status::Fail, "v2 differs from the recount by more than the records past the window".to_string())
-        };
-        promises.push(ModelPromise { name: "correct", status, detail });
-        let (status, detail) = if lines.iter().all(|l| l.v1.is_none()) {
-            (Status::Info, "v1 never ran for the date".to_string())
-        } else if lines.iter().any(|l| l.v1_spikes()) {
-            (Status::Warn, "v1 counts more than v2: its appends count re-sent copies, and a retry doubles the day".to_string())
-        } else if lines.iter().all(|l| l.v1 == l.v2) {
-            (Status::Pass, "v1 equals v2".to_string())
-        } else {
-            (Status::Warn, "v1 counts less than v2: it never sees the uploads after the date's own".to_string())
-        };
-        promises.push(ModelPromise { name: "v1 beside v2", status, detail });
-        ModelPromisesReport { business_date: d, promises }
-    }
-}
-
-/// One promise about a model lab's date.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ModelPromise {
-    pub name: &'static str,
-    pub status: Status,
-    pub detail: String,
-}
-
-/// What recount promises about a model lab's date (`promises DATE`; exit 4 when one fails).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ModelPromisesReport {
-    pub business_date: NaiveDate,
-    pub promises: Vec<ModelPromise>,
-}
-
-impl ModelPromisesReport {
-    pub fn failed(&self) -> bool {
-        self.promises.iter().any(|p| p.status == Status::Fail)
-    }
-}
-
-impl Report for ModelPromisesReport {
-    fn kind(&self) -> &'static str {
-        "promises"
-    }
-    fn business_date(&self) -> Option<NaiveDate> {
-        Some(self.business_date)
-    }
-    fn headline(&self) -> String {
-        let kept = self.promises.iter().filter(|p| p.status != Status::Fail).count();
-        format!("promises for {}: {kept} of {} kept", self.business_date, self.promises.len())
-    }
-    fn tables(&self) -> Vec<Table> {
-        let mut t = Table::new(
-            format!("promises for {}", self.business_date),
-            &[("promise", "promise"), ("status", "status"), ("detail", "detail")],
-        );
-        for p in &self.promises {
-            t.push(vec![Cell::text(p.name), Cell::Status(p.status), Cell::text(&p.detail)]);
-        }
-        vec![t]
-    }
 }
 
 /// `evidence DATE --out DIR` on a model lab: every snapshot, the date's gold in the model's
