@@ -286,7 +286,7 @@ fn every_screen_opens_on_a_lab_of_a_model_of_one_s_own() {
         ("3", "parcel key(s) sent more than once"),
         ("4", "record(s) past the 2-day window"),
         ("5", "history of 2026-03-"),
-        ("6", "promises for 2026-03-"),
+        ("6", "landed parcels accounted for"),
         // The trend is every model's: the chart of its first series, a measure here.
         ("7", "parcels per business date"),
         ("8", "On a model lab, `recount audit --gold SOURCE`"),

@@ -365,6 +365,14 @@ impl App {
         self.snapshot.as_ref()?.trend.part_name.as_deref()
     }
 
+    /// The selected date's promises once they have loaded, on a lab of any model.
+    pub(crate) fn promises(&self) -> Option<&crate::reports::promises::PromisesReport> {
+        match &self.model {
+            Some(_) => self.model_day().map(|d| &d.promises),
+            None => self.view.as_ref().map(|v| &v.promises),
+        }
+    }
+
     /// On a model lab, the selected date's reports once they have loaded.
     pub(crate) fn model_day(&self) -> Option<&super::worker::ModelDay> {
         self.model.as_ref()?.day.as_ref().filter(|d| Some(d.check.business_date) == self.selected_date())

@@ -2,8 +2,8 @@
 //! model's reports (`reports::model_lab`, `reports::model_day`) in the model's words. Overview is
 //! the date's check (v1, v2 and the recount by grain, or with c by the grain's first field), Explain its grains where v1 differs from
 //! v2, Baskets its re-sent keys, Late its records past the window, History its versions and the
-//! entities a change touched, Promises what holds of the date. The Trend screen is every
-//! model's (`screens::trend`).
+//! entities a change touched. The Promises and Trend screens are every model's
+//! (`screens::promises`, `screens::trend`).
 
 use crate::reports::Report;
 use crate::tui::app::{App, ScreenBehaviour};
@@ -48,8 +48,7 @@ impl ModelScreenBehaviour {
             Screen::Baskets => (day.resent.tables().remove(0), day.resent.headline()),
             Screen::Late => (day.late.tables().remove(0), day.late.headline()),
             Screen::History => (day.history.tables().remove(0), format!("history of {d}: every version of gold.{gold}")),
-            Screen::Promises => (day.promises.table(), day.promises.headline()),
-            Screen::Trend | Screen::Audit => return None,
+            Screen::Promises | Screen::Trend | Screen::Audit => return None,
         })
     }
 }

@@ -1,5 +1,5 @@
-//! Promises: what recount promises about the date (completeness, timeliness, consistency), each
-//! kept or not.
+//! Promises: the five promises about the date (completeness, uniqueness, correctness, timeliness,
+//! consistency), each kept or not, on a lab of any model.
 
 use crate::tui::app::{App, ScreenBehaviour};
 use crate::tui::draw::{self, FrameMeasures};
@@ -10,12 +10,12 @@ pub(super) struct Promises;
 
 impl ScreenBehaviour for Promises {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
-        app.view.as_ref().map(|v| v.promises.table())
+        app.promises().map(|p| p.table())
     }
 
     fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
-        let v = app.view.as_ref()?;
-        draw::draw_main_table(f, app, &v.promises.table(), area, format!("promises for {}", v.check.business_date), out);
+        let p = app.promises()?;
+        draw::draw_main_table(f, app, &p.table(), area, format!("promises for {}", p.business_date), out);
         Some(())
     }
 }
