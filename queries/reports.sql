@@ -269,17 +269,20 @@ GROUP BY store_id, country, currency
 ORDER BY store_id;
 
 -- name: windowed
--- Date $business_date as v2 builds it with window $late_days: its current copies uploaded within
--- that window, each basket's first copy in the contract's order counted (`audit`'s
--- late_arrivals_missed, for a job with a narrower window than the lab's).
+-- Date $business_date as v2 builds it with window $late_days (`audit`'s late_arrivals_missed, for
+-- a job with a narrower window than the lab's): each basket's first copy in the contract's order
+-- among every copy of it that its own date's window sees, counted on that copy's date, as v2 and a
+-- model's windowed alternative count it. A basket whose first copy is dated another day is not
+-- the date's.
 WITH winners AS (
-    SELECT * FROM bronze.current_events
-    WHERE business_date = $business_date::DATE AND in_window(upload_date, business_date, $late_days::INTEGER)
+    SELECT * FROM copies_of($business_date::DATE)
+    WHERE in_window(upload_date, business_date, $late_days::INTEGER)
     QUALIFY row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) = 1)
-SELECT store_id, country, currency, count(*)::BIGINT AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor
-FROM winners
-GROUP BY store_id, country, currency
-ORDER BY store_id;
+SELECT s.store_id, s.country, s.currency, count(*)::BIGINT AS baskets, sum(w.revenue_minor)::BIGINT AS revenue_minor
+FROM winners w JOIN bronze.store_rows s USING (store_row)
+WHERE w.business_date = $business_date::DATE
+GROUP BY s.store_id, s.country, s.currency
+ORDER BY s.store_id;
 
 -- name: utc_dated
 -- Date $business_date as a job that takes each event's date in UTC instead of its store's zone

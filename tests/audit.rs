@@ -555,3 +555,39 @@ fn a_foreign_source_is_read_as_data_exactly_and_never_runs_code() {
     let out = recount(lab, &["audit", "--gold", fifo.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a regular file"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// The audit's windowed alternative at the lab's own window is v2 itself, on every date: a basket
+/// whose copies carry two dates counts once, on its first copy's date, as v2 counts it (and as a
+/// model's windowed alternative ranks every copy the window sees, not a date's alone).
+#[test]
+fn the_windowed_alternative_at_the_lab_s_window_is_gold_even_for_a_basket_of_two_dates() {
+    let dir = tempdir();
+    let w = HandWorld::new(dir.path().join("world"), STORES);
+    let at = |id: &str, basket: &str, ts: &str, uploaded: &str| event(id, basket, "LON1", ts, uploaded, "GBP", &[1000]);
+    w.file(
+        "2026-10-15",
+        "a.jsonl.gz",
+        &[
+            at("e1", "B1", "2026-10-14T10:00:00Z", "2026-10-15T01:00:00Z"),
+            // B1 again, dated a day later and arrived later: its first copy, on 2026-10-14, wins.
+            at("e2", "B1", "2026-10-15T10:00:00Z", "2026-10-15T02:00:00Z"),
+            at("e3", "B2", "2026-10-15T11:00:00Z", "2026-10-15T12:00:00Z"),
+        ],
+    );
+    let mut lab = open_lab(dir.path());
+    land_all(&mut lab, &w.root);
+    recount::lake::v2::run_range(&lab, &uploads(&w.root), opts()).unwrap();
+    for d in [day("2026-10-14"), day("2026-10-15")] {
+        let gold: Vec<(String, i64, i64)> = {
+            let conn = lab.store().connection_for_tests();
+            let mut stmt = conn
+                .prepare("SELECT store_id, baskets, revenue_minor FROM gold.daily_store_sales WHERE business_date = ? ORDER BY 1")
+                .unwrap();
+            stmt.query_map([d.to_string()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(|r| r.unwrap()).collect()
+        };
+        let windowed: Vec<(String, i64, i64)> =
+            lab.store().windowed(d, 2).unwrap().into_iter().map(|r| (r.store_id, r.baskets, r.revenue_minor)).collect();
+        assert_eq!((d, &windowed), (d, &gold));
+        assert_eq!(gold.iter().map(|g| g.1).sum::<i64>(), 1, "{d}: one basket each day");
+    }
+}
