@@ -74,6 +74,26 @@ pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
     on_model_lab(g, command, &model).map(Some)
 }
 
+/// `recount` with no command and no terminal, on a model lab: retail's glance in the model's
+/// words (the lab, gold's fingerprint, the morning's line and the check of the fourth newest
+/// date). None: the lab holds no model.
+pub(crate) fn glance(g: &Global) -> Result<Option<i32>> {
+    let root = lab_dir(g);
+    if g.warehouse.is_some() || !holds_model(&root)? {
+        return Ok(None);
+    }
+    let Some(model) = lab_model::lab_model(&Lab::open_read(&root)?)? else { return Ok(None) };
+    let lab = counting_reader(g, &model)?;
+    let late = late_days(crate::cli::Window { late_days: None })?;
+    println!("{}", crate::sanitize::for_terminal(&format!("lab {}", root.display())));
+    println!("{}", lab_model::fingerprint(&lab, &model, None)?);
+    println!("{}\n", crate::sanitize::for_terminal(&crate::reports::summary::model_banner(&lab, &model, late)?));
+    if let Some(d) = gold_dates(&lab)?.iter().rev().nth(3) {
+        print(&crate::reports::check::model_check(&lab, &model, *d, late, None)?, g.format);
+    }
+    Ok(Some(0))
+}
+
 /// The model a warehouse holds, from its mirror: read before a write, while the mirror is most
 /// likely current (after one, the warehouse's new commit makes it build again).
 pub(crate) fn warehouse_model(warehouse: &Path) -> Result<Model> {

@@ -395,6 +395,27 @@ fn parcels(dir: &Path) -> (PathBuf, String) {
     (w, toml)
 }
 
+/// `recount` with no command and no terminal on a model lab: the model's glance (its lab, gold's
+/// fingerprint, the morning's line), never retail's sample built into it; and `reset` without
+/// `--yes` asks (here, with no terminal, refuses), as a lab with data must.
+#[test]
+fn a_model_lab_without_a_command_is_glanced_at_and_never_filled_with_the_sample() {
+    let dir = tempdir();
+    let (w, _) = parcels(dir.path());
+    let lab = dir.path().join("lab");
+    ok(&lab, &["daily", "2026-03-02", "--world", w.to_str().unwrap()]);
+    let before = fingerprint_of(&lab);
+    let glance = ok(&lab, &[]);
+    assert!(!glance.contains("built the sample lab"), "{glance}");
+    let lines: Vec<&str> = glance.lines().collect();
+    assert_eq!(lines[1], before, "{glance}");
+    assert!(lines[2].starts_with("upload 2026-03-02 moved 2026-03-01 parcels +2"), "{glance}");
+    let reset = recount(&lab, &["reset"]);
+    assert!(!reset.status.success(), "{}", String::from_utf8_lossy(&reset.stdout));
+    assert_eq!(fingerprint_of(&lab), before);
+    assert!(!recount::lake::Lab::open_read(&lab).unwrap().is_empty().unwrap());
+}
+
 #[test]
 fn a_model_of_one_s_own_is_a_table_in_recount_toml_and_a_broken_one_names_its_key() {
     let dir = tempdir();

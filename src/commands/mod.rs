@@ -260,6 +260,9 @@ fn explorer(g: &Global, tui: crate::cli::TuiArgs) -> Result<i32> {
 
 /// No command: the default lab, built from the bundled sample world on first run, summarised.
 fn summary(g: &Global) -> Result<i32> {
+    if let Some(code) = crate::model_commands::glance(g)? {
+        return Ok(code);
+    }
     let lab = match open_fresh(g) {
         Ok(lab) if !lab.is_empty()? => lab,
         // A warehouse is never built from the sample: its error is the answer.

@@ -342,9 +342,10 @@ impl Lab {
         recovery::pending(self)
     }
 
-    /// True when nothing has landed yet.
+    /// True when nothing has landed yet: no retail file and no model (a lab that holds a model
+    /// is never filled with the sample, nor emptied without asking).
     pub fn is_empty(&self) -> Result<bool> {
-        Ok(self.store.files_count()? == 0)
+        Ok(self.store.files_count()? == 0 && self.store.model_definition()?.is_none())
     }
 
     /// Whether any file of `upload` has landed.
