@@ -286,15 +286,27 @@ ORDER BY s.store_id;
 
 -- name: utc_dated
 -- Date $business_date as a job that takes each event's date in UTC instead of its store's zone
--- builds it (`audit`'s utc_business_date): the current copies whose event_ts has that UTC date,
--- uploaded within window $late_days of it, each basket's first copy in the contract's order
--- counted, as v2 builds a date from its own window.
-WITH winners AS (
-    SELECT *, CAST(event_ts AS DATE) AS utc_date FROM bronze.current_events
-    WHERE in_window(upload_date, $business_date::DATE, $late_days::INTEGER)
-      AND CAST(event_ts AS DATE) = $business_date::DATE
+-- builds it (`audit`'s utc_business_date), as a model's utc_dated does: each basket with a copy
+-- of that UTC date, its first copy in the contract's order among every copy inside the window
+-- ($late_days) of its own UTC date, counted on that copy's UTC date. A UTC date is within a day
+-- of the business date, so the baskets are among three dates' copies, with their split baskets'
+-- copies on other dates (as copies_of finds them for one date).
+WITH near AS (SELECT * FROM bronze.split_baskets WHERE business_date BETWEEN $business_date::DATE - 1 AND $business_date::DATE + 1),
+c AS (
+    SELECT *, CAST(event_ts AS DATE) AS utc_date FROM bronze.current_event_rows
+    WHERE business_date BETWEEN $business_date::DATE - 1 AND $business_date::DATE + 1
+    UNION ALL
+    SELECT *, CAST(event_ts AS DATE) AS utc_date FROM bronze.current_event_rows
+    WHERE business_date NOT BETWEEN $business_date::DATE - 1 AND $business_date::DATE + 1
+      AND business_date IN (SELECT o.business_date FROM near JOIN bronze.split_baskets o USING (basket_id))
+      AND basket_id IN (SELECT basket_id FROM near)),
+winners AS (
+    SELECT * FROM c
+    WHERE in_window(upload_date, utc_date, $late_days::INTEGER)
+      AND basket_id IN (SELECT basket_id FROM c WHERE utc_date = $business_date::DATE)
     QUALIFY row_number() OVER (PARTITION BY basket_id ORDER BY @copy_order) = 1)
-SELECT store_id, country, currency, count(*)::BIGINT AS baskets, sum(revenue_minor)::BIGINT AS revenue_minor
-FROM winners
-GROUP BY store_id, country, currency
-ORDER BY store_id;
+SELECT s.store_id, s.country, s.currency, count(*)::BIGINT AS baskets, sum(w.revenue_minor)::BIGINT AS revenue_minor
+FROM winners w JOIN bronze.store_rows s USING (store_row)
+WHERE w.utc_date = $business_date::DATE
+GROUP BY s.store_id, s.country, s.currency
+ORDER BY s.store_id;

@@ -591,3 +591,30 @@ fn the_windowed_alternative_at_the_lab_s_window_is_gold_even_for_a_basket_of_two
         assert_eq!(gold.iter().map(|g| g.1).sum::<i64>(), 1, "{d}: one basket each day");
     }
 }
+
+/// The UTC-dated alternative ranks a basket's copies as a pipeline that dates in UTC would: among
+/// every copy inside its own UTC date's window, counted on its first copy's UTC date. A basket
+/// whose first copy falls on the UTC day before is that day's, not the next one's as well.
+#[test]
+fn the_utc_dated_alternative_counts_a_basket_on_its_first_copy_s_utc_date_alone() {
+    let dir = tempdir();
+    let w = HandWorld::new(dir.path().join("world"), STORES);
+    let at = |id: &str, basket: &str, ts: &str, uploaded: &str| event(id, basket, "LON1", ts, uploaded, "GBP", &[1000]);
+    w.file(
+        "2026-10-15",
+        "a.jsonl.gz",
+        &[
+            // 00:30 in London on the 15th, the 14th in UTC; it arrived first, so it wins.
+            at("e1", "B1", "2026-10-14T23:30:00Z", "2026-10-15T01:00:00Z"),
+            at("e2", "B1", "2026-10-15T10:00:00Z", "2026-10-15T02:00:00Z"),
+            at("e3", "B2", "2026-10-15T11:00:00Z", "2026-10-15T12:00:00Z"),
+        ],
+    );
+    let mut lab = open_lab(dir.path());
+    land_all(&mut lab, &w.root);
+    let counted = |d: &str| -> Vec<(String, i64, i64)> {
+        lab.store().utc_dated(day(d), 2).unwrap().into_iter().map(|r| (r.store_id, r.baskets, r.revenue_minor)).collect()
+    };
+    assert_eq!(counted("2026-10-14"), [("LON1".to_string(), 1, 1000)], "B1, by its first copy");
+    assert_eq!(counted("2026-10-15"), [("LON1".to_string(), 1, 1000)], "B2 alone");
+}
