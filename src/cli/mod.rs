@@ -391,9 +391,9 @@ pub enum Command {
         #[command(flatten)]
         window: Window,
     },
-    /// Revenue per business date and country: v1, v2 gold and the recompute (a v1 retry is a spike)
+    /// Revenue per business date and country (a model's money, else each measure, per part): v1, v2 gold and the recompute (a v1 retry is a spike)
     Trend {
-        /// Only this country (GB, IN, SG, ...)
+        /// Only this country (GB, IN, SG, ...), or a model's part by name
         #[arg(long, value_name = "CODE")]
         country: Option<String>,
     },
@@ -427,7 +427,7 @@ pub enum Command {
         #[arg(long)]
         baskets: bool,
     },
-    /// Upload date minus business date, in events and baskets
+    /// Upload date minus business date, in events and baskets (a model's entities), each bucket's fate by the window
     Lateness {
         #[arg(long)]
         by_country: bool,
