@@ -562,21 +562,9 @@ fn a_foreign_source_is_read_as_data_exactly_and_never_runs_code() {
 #[test]
 fn the_windowed_alternative_at_the_lab_s_window_is_gold_even_for_a_basket_of_two_dates() {
     let dir = tempdir();
-    let w = HandWorld::new(dir.path().join("world"), STORES);
-    let at = |id: &str, basket: &str, ts: &str, uploaded: &str| event(id, basket, "LON1", ts, uploaded, "GBP", &[1000]);
-    w.file(
-        "2026-10-15",
-        "a.jsonl.gz",
-        &[
-            at("e1", "B1", "2026-10-14T10:00:00Z", "2026-10-15T01:00:00Z"),
-            // B1 again, dated a day later and arrived later: its first copy, on 2026-10-14, wins.
-            at("e2", "B1", "2026-10-15T10:00:00Z", "2026-10-15T02:00:00Z"),
-            at("e3", "B2", "2026-10-15T11:00:00Z", "2026-10-15T12:00:00Z"),
-        ],
-    );
-    let mut lab = open_lab(dir.path());
-    land_all(&mut lab, &w.root);
-    recount::lake::v2::run_range(&lab, &uploads(&w.root), opts()).unwrap();
+    // B1 again, dated a day later and arrived later: its first copy, on 2026-10-14, wins.
+    let (lab, w) = b1_twice(dir.path(), "2026-10-14T10:00:00Z");
+    recount::lake::v2::run_range(&lab, &uploads(&w), opts()).unwrap();
     for d in [day("2026-10-14"), day("2026-10-15")] {
         let gold: Vec<(String, i64, i64)> = {
             let conn = lab.store().connection_for_tests();
@@ -598,23 +586,30 @@ fn the_windowed_alternative_at_the_lab_s_window_is_gold_even_for_a_basket_of_two
 #[test]
 fn the_utc_dated_alternative_counts_a_basket_on_its_first_copy_s_utc_date_alone() {
     let dir = tempdir();
-    let w = HandWorld::new(dir.path().join("world"), STORES);
-    let at = |id: &str, basket: &str, ts: &str, uploaded: &str| event(id, basket, "LON1", ts, uploaded, "GBP", &[1000]);
-    w.file(
-        "2026-10-15",
-        "a.jsonl.gz",
-        &[
-            // 00:30 in London on the 15th, the 14th in UTC; it arrived first, so it wins.
-            at("e1", "B1", "2026-10-14T23:30:00Z", "2026-10-15T01:00:00Z"),
-            at("e2", "B1", "2026-10-15T10:00:00Z", "2026-10-15T02:00:00Z"),
-            at("e3", "B2", "2026-10-15T11:00:00Z", "2026-10-15T12:00:00Z"),
-        ],
-    );
-    let mut lab = open_lab(dir.path());
-    land_all(&mut lab, &w.root);
+    // 00:30 in London on the 15th, the 14th in UTC; it arrived first, so it wins.
+    let (lab, _) = b1_twice(dir.path(), "2026-10-14T23:30:00Z");
     let counted = |d: &str| -> Vec<(String, i64, i64)> {
         lab.store().utc_dated(day(d), 2).unwrap().into_iter().map(|r| (r.store_id, r.baskets, r.revenue_minor)).collect()
     };
     assert_eq!(counted("2026-10-14"), [("LON1".to_string(), 1, 1000)], "B1, by its first copy");
     assert_eq!(counted("2026-10-15"), [("LON1".to_string(), 1, 1000)], "B2 alone");
+}
+
+/// A lab of one upload, 2026-10-15, at one London store: basket B1 first at `first_ts`, arrived
+/// 01:00, then again dated 2026-10-15 10:00 and arrived 02:00; basket B2 once. Each 1000 pence.
+fn b1_twice(dir: &Path, first_ts: &str) -> (recount::lake::Lab, PathBuf) {
+    let w = HandWorld::new(dir.join("world"), STORES);
+    let at = |id: &str, basket: &str, ts: &str, uploaded: &str| event(id, basket, "LON1", ts, uploaded, "GBP", &[1000]);
+    w.file(
+        "2026-10-15",
+        "a.jsonl.gz",
+        &[
+            at("e1", "B1", first_ts, "2026-10-15T01:00:00Z"),
+            at("e2", "B1", "2026-10-15T10:00:00Z", "2026-10-15T02:00:00Z"),
+            at("e3", "B2", "2026-10-15T11:00:00Z", "2026-10-15T12:00:00Z"),
+        ],
+    );
+    let mut lab = open_lab(dir);
+    land_all(&mut lab, &w.root);
+    (lab, w.root)
 }
