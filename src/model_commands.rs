@@ -79,7 +79,7 @@ pub(crate) fn dispatch(g: &Global, command: &Command) -> Result<Option<i32>> {
 /// date). None: the lab holds no model.
 pub(crate) fn glance(g: &Global) -> Result<Option<i32>> {
     let root = lab_dir(g);
-    if g.warehouse.is_some() || !holds_model(&root)? {
+    if g.warehouse.is_some() || !may_hold_model(&root) {
         return Ok(None);
     }
     let Some(model) = lab_model::lab_model(&Lab::open_read(&root)?)? else { return Ok(None) };
