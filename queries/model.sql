@@ -419,20 +419,26 @@ GROUP BY ALL;
 -- name: late_rows
 -- The records of $business_date in the files current as of snapshot $as_of (NULL: now) that
 -- arrived past its window ($late_days, or a reopening's wider one then), each with its key, upload, days after the date, file version and line,
--- and whether its key has a copy inside a window all the same (then gold counts the key from it).
+-- and whether its key has a copy inside a window all the same (then gold counts the key from it)
+-- and whether it is the copy the recount counts (its key's first in @copy_order, on any date).
 -- The visible copies are asked of these keys alone, not held whole.
 WITH late AS (
-    SELECT r.entity_key, f.upload_date, datediff('day', r.business_date, f.upload_date)::BIGINT AS days_late,
-           f.file, f.version, r.line, r.g1, r.g2, r.g3, r.g4, r.a1, r.a2, r.a3, r.a4, r.m1, r.m2, r.m3, r.m4, r.m5, r.m6
+    SELECT r.entity_key, r.business_date, r.event_id, f.upload_date,
+           datediff('day', r.business_date, f.upload_date)::BIGINT AS days_late,
+           f.file, f.version, r.line, r.g1, r.g2, r.g3, r.g4, r.a1, r.a2, r.a3, r.a4, r.m1, r.m2, r.m3, r.m4, r.m5, r.m6,
+           r.file_id
     FROM model.records_at($as_of::BIGINT) r JOIN model.files f USING (file_id)
     WHERE r.business_date = $business_date::DATE
       AND NOT in_window(f.upload_date, r.business_date,
                         greatest($late_days::INTEGER, coalesce((SELECT max(late_days) FROM model.date_windows w
                                                                  WHERE w.business_date = $business_date::DATE
                                                                    AND ($as_of::BIGINT IS NULL OR w.snapshot_id <= $as_of::BIGINT)), 0)))),
-seen AS (SELECT DISTINCT v.entity_key FROM @model_visible_at v WHERE v.entity_key IN (SELECT entity_key FROM late))
-SELECT late.*, late.entity_key IN (SELECT entity_key FROM seen) AS counted
-FROM late
+seen AS (SELECT DISTINCT v.entity_key FROM @model_visible_at v WHERE v.entity_key IN (SELECT entity_key FROM late)),
+firsts AS (SELECT file_id, line FROM model.records_at($as_of::BIGINT) WHERE entity_key IN (SELECT entity_key FROM late)
+           QUALIFY row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) = 1)
+SELECT late.* EXCLUDE (file_id), late.entity_key IN (SELECT entity_key FROM seen) AS counted,
+       firsts.file_id IS NOT NULL AS recount_copy
+FROM late LEFT JOIN firsts USING (file_id, line)
 ORDER BY upload_date, file, line;
 
 -- name: kept_windows
@@ -450,25 +456,35 @@ SELECT count(*)::BIGINT AS next FROM model.silver_history s JOIN model.versions_
 WHERE s.business_date = $business_date::DATE;
 
 -- name: lateness
--- The current files' records by days from business date to upload, with how many keys.
-SELECT datediff('day', r.business_date, f.upload_date)::BIGINT AS days_late, count(*)::BIGINT AS records,
+-- The current files' records by days from business date to upload, with how many keys; per value
+-- of attribute $part (1-4: a1-a4) as well, as retail's per country (0: over every record).
+SELECT CASE $part::INTEGER WHEN 1 THEN r.a1 WHEN 2 THEN r.a2 WHEN 3 THEN r.a3 WHEN 4 THEN r.a4 END AS part,
+       datediff('day', r.business_date, f.upload_date)::BIGINT AS days_late, count(*)::BIGINT AS records,
        count(DISTINCT r.entity_key)::BIGINT AS keys
 FROM model.records r JOIN model.current_files f USING (file_id)
-GROUP BY 1 ORDER BY 1;
+GROUP BY 1, 2 ORDER BY 1, 2;
 
 -- name: resent
--- The keys with a copy dated $business_date and more than one copy inside their windows: every
--- copy, in the contract's order (the first wins), with where it is and when it arrived.
-WITH v AS (SELECT * FROM @model_visible v),
-keys AS (SELECT entity_key FROM v GROUP BY entity_key
-         HAVING count(*) > 1 AND bool_or(business_date = $business_date::DATE)),
-ranked AS (SELECT *, row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) AS n
-           FROM v WHERE entity_key IN (SELECT entity_key FROM keys))
-SELECT k.entity_key, k.business_date, k.upload_date, f.file, f.version, k.line, k.event_id,
-       strftime(make_timestamp(k.arrival_ns // 1000), '%Y-%m-%dT%H:%M:%S.%fZ') AS arrived,
-       k.g1, k.g2, k.g3, k.g4, k.a1, k.a2, k.a3, k.a4, k.m1, k.m2, k.m3, k.m4, k.m5, k.m6, k.n = 1 AS won
-FROM ranked k JOIN model.files f USING (file_id)
-ORDER BY k.entity_key, k.n;
+-- The keys with a copy dated $business_date and more than one copy in the current files: every
+-- copy, in the contract's order, with whether it is inside its date's window ($late_days, or the
+-- wider one a reopening gave the date; the first copy inside wins), how it ties with the others
+-- (the same arrival; the same message twice), where it is and when it arrived; by attributes
+-- (retail's country), then key.
+WITH keys AS (SELECT entity_key FROM model.current_records GROUP BY entity_key
+              HAVING count(*) > 1 AND bool_or(business_date = $business_date::DATE)),
+c AS (SELECT r.*, in_window(r.upload_date, r.business_date, greatest($late_days::INTEGER, coalesce(k.kept, 0))) AS in_window,
+             row_number() OVER (PARTITION BY r.entity_key ORDER BY @copy_order) AS n,
+             count(*) OVER (PARTITION BY r.entity_key, r.arrival) AS same_instant,
+             count(*) OVER (PARTITION BY r.entity_key, r.arrival, r.event_id) AS same_message
+      FROM model.current_records r
+      LEFT JOIN (SELECT business_date, max(late_days) AS kept FROM model.date_windows GROUP BY ALL) k USING (business_date)
+      WHERE r.entity_key IN (SELECT entity_key FROM keys))
+SELECT c.entity_key, c.business_date, f.upload_date, f.file, f.version, c.line, c.event_id,
+       strftime(make_timestamp(c.arrival_ns // 1000), '%Y-%m-%dT%H:%M:%S.%fZ') AS arrived,
+       c.g1, c.g2, c.g3, c.g4, c.a1, c.a2, c.a3, c.a4, c.m1, c.m2, c.m3, c.m4, c.m5, c.m6,
+       c.in_window, c.same_instant, c.same_message
+FROM c JOIN model.files f USING (file_id)
+ORDER BY c.a1, c.a2, c.a3, c.a4, c.entity_key, c.n;
 
 -- name: same_rows_as_before
 -- Whether file version $file_id holds exactly the records of the version of its path before it

@@ -71,6 +71,36 @@ SELECT s.country, s.currency, w.basket_id, s.store_id, w.winner_revenue_minor, w
 FROM wrong w JOIN bronze.store_rows s USING (store_row)
 ORDER BY s.country, w.basket_id;
 
+-- name: model_explain_entities
+-- The same of a model lab: each key dated $business_date (its first copy over every current
+-- record, as the recount counts it) that one v1 run gets wrong: no copy in upload $business_date
+-- (missed) or more than one (double counted); with its winner's upload and measures, its copies
+-- in the run, their measures' sums (r1-r6) and the first copy's (f1-f6).
+WITH keys AS (SELECT DISTINCT entity_key FROM model.current_records WHERE business_date = $business_date::DATE),
+copies AS MATERIALIZED (SELECT * FROM model.current_records WHERE entity_key IN (SELECT entity_key FROM keys)),
+winners AS (SELECT * FROM copies QUALIFY row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) = 1),
+run AS (SELECT *, row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) AS copy_rank FROM copies
+        WHERE upload_date = $business_date::DATE AND business_date = $business_date::DATE),
+in_run AS (SELECT entity_key, count(*) AS copies_in_run,
+                  sum(m1)::BIGINT AS r1, sum(m2)::BIGINT AS r2, sum(m3)::BIGINT AS r3, sum(m4)::BIGINT AS r4, sum(m5)::BIGINT AS r5, sum(m6)::BIGINT AS r6,
+                  sum(m1) FILTER (WHERE copy_rank = 1)::BIGINT AS f1, sum(m2) FILTER (WHERE copy_rank = 1)::BIGINT AS f2, sum(m3) FILTER (WHERE copy_rank = 1)::BIGINT AS f3, sum(m4) FILTER (WHERE copy_rank = 1)::BIGINT AS f4, sum(m5) FILTER (WHERE copy_rank = 1)::BIGINT AS f5, sum(m6) FILTER (WHERE copy_rank = 1)::BIGINT AS f6
+           FROM run GROUP BY entity_key)
+SELECT w.entity_key, w.g1, w.g2, w.g3, w.g4, w.a1, w.a2, w.a3, w.a4, w.upload_date AS winner_upload,
+       w.m1, w.m2, w.m3, w.m4, w.m5, w.m6, coalesce(r.copies_in_run, 0)::BIGINT AS copies_in_run,
+       r.r1, r.r2, r.r3, r.r4, r.r5, r.r6, r.f1, r.f2, r.f3, r.f4, r.f5, r.f6
+FROM winners w LEFT JOIN in_run r USING (entity_key)
+WHERE w.business_date = $business_date::DATE AND coalesce(r.copies_in_run, 0) <> 1
+ORDER BY w.a1, w.a2, w.a3, w.a4, w.entity_key;
+
+-- name: model_v1_once
+-- What ONE naive run for date $business_date counts on a model lab, per value of the attributes:
+-- every record of upload $business_date dated $business_date, each copy counted.
+SELECT a1, a2, a3, a4,
+       sum(m1)::BIGINT AS m1, sum(m2)::BIGINT AS m2, sum(m3)::BIGINT AS m3, sum(m4)::BIGINT AS m4, sum(m5)::BIGINT AS m5, sum(m6)::BIGINT AS m6
+FROM model.current_records
+WHERE upload_date = $business_date::DATE AND business_date = $business_date::DATE
+GROUP BY ALL ORDER BY a1, a2, a3, a4;
+
 -- name: v1_once_by_country
 -- What ONE naive run for date $business_date counts, straight from bronze: summed by store row,
 -- then by country.
@@ -116,6 +146,12 @@ WHERE (country IS NOT NULL) = $by_country::BOOLEAN ORDER BY country, days;
 SELECT DISTINCT business_date FROM bronze.current_cells
 WHERE NOT in_window(upload_date, business_date, $late_days::INTEGER) ORDER BY 1;
 
+-- name: model_late_dates
+-- The same of a model lab: its dates with a current record past the window (a reopened date's
+-- wider window is applied by each date's `late_rows` in model.sql).
+SELECT DISTINCT business_date FROM model.current_records
+WHERE NOT in_window(upload_date, business_date, $late_days::INTEGER) ORDER BY 1;
+
 -- name: late_rows
 -- Rows outside the window for business date $business_date.
 -- missing_from_v2: the basket (every copy of it carries its basket's flag) has no copy inside the
@@ -137,7 +173,7 @@ SELECT r.business_date, r.upload_date, (r.upload_date - r.business_date)::BIGINT
        NOT r.basket_in_window AS missing_from_v2, r.wins AS recompute_copy
 FROM ranked r
 WHERE NOT r.in_window AND r.business_date = $business_date::DATE
-ORDER BY r.business_date, r.upload_date, r.event_id;
+ORDER BY r.upload_date, r.file, r.line;  -- the raw zone's order, as a model lab's late_rows
 
 -- name: quarantine_rows
 -- The quarantined lines of current file versions (a superseded version's stay for history).
@@ -189,8 +225,8 @@ ORDER BY 1, 2, 3;
 -- sent more than once (`sent_twice` in schema.sql) can be; a superseded copy does not count.
 WITH copies AS (SELECT * FROM copies_of($business_date::DATE) WHERE basket_key IN @sent_twice),
 multi AS (SELECT basket_id FROM copies GROUP BY basket_id HAVING count(*) > 1)
-SELECT e.basket_id, s.store_id, s.country, s.currency, e.event_id, e.upload_date,
-       strftime(e.uploaded_at::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%gZ') AS uploaded_at,
+SELECT e.basket_id, s.store_id, s.country, s.currency, e.event_id, e.business_date, e.upload_date,
+       strftime(e.uploaded_at::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%fZ') AS uploaded_at,
        e.revenue_minor, in_window(e.upload_date, e.business_date, $late_days::INTEGER) AS in_window,
        count(*) OVER (PARTITION BY e.basket_id, e.uploaded_at) AS same_instant,
        count(*) OVER (PARTITION BY e.basket_id, e.uploaded_at, e.event_id) AS same_message, e.file, e.line::BIGINT AS line

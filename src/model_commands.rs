@@ -247,13 +247,6 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         Command::Fingerprint { as_of } => println!("{}", lab_model::fingerprint(&reader(g)?, model, *as_of)?),
         Command::Snapshots => print(&model_lab::snapshots(&reader(g)?, model)?, g.format),
         Command::History { date, as_of } => history(g, model, *date, *as_of)?,
-        Command::Explain { baskets: true, .. } => {
-            bail!(
-                "explain --baskets lists the baskets behind a retail lab's identity; on a lab of model {}, `baskets DATE` lists the re-sent {}s and `late DATE` the ones past the window",
-                model.name,
-                model.entity
-            )
-        }
         Command::Diff { date, from, to, baskets } => diff(g, model, *date, (*from, *to), *baskets)?,
         Command::Check { as_of: Some(_), .. } if g.warehouse.is_some() => {
             bail!(
@@ -343,8 +336,9 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         }
         Command::Late { date, window } => {
             let lab = reader(g)?;
-            let d = resolve_landed(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?;
-            print(&crate::reports::model_records::late(&lab, model, d, late_days(*window)?)?, g.format);
+            // No date: every date's, as on retail's lab.
+            let d = date.map(|d| resolve_landed(&lab, d)).transpose()?;
+            print(&crate::reports::listings::model_late(&lab, model, d, late_days(*window)?)?, g.format);
         }
         Command::Promises { date } => {
             let lab = counting_reader(g, model)?;
@@ -354,23 +348,14 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             print(&report, g.format);
             return Ok(if report.failed() { crate::cli::FOUND_WRONG } else { 0 });
         }
-        Command::Lateness { by_country: false } => {
-            print(
-                &crate::reports::lateness::model_lateness(&reader(g)?, model, late_days(crate::cli::Window { late_days: None })?)?,
-                g.format,
-            );
+        Command::Lateness { by_country } => {
+            let late = late_days(crate::cli::Window { late_days: None })?;
+            print(&crate::reports::lateness::model_lateness(&reader(g)?, model, *by_country, late)?, g.format);
         }
-        Command::Lateness { by_country: true } => {
-            bail!("a lab of model {} has no countries: `recount lateness` counts every record", model.name)
-        }
-        Command::Explain { date, .. } => {
+        Command::Explain { date, baskets } => {
             let lab = counting_reader(g, model)?;
-            let d = resolve(&lab, *date)?;
-            print(
-                &crate::reports::check::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?, None)?
-                    .where_v1_differs(),
-                g.format,
-            );
+            let report = crate::reports::explain::model_explain(&lab, model, resolve(&lab, *date)?)?;
+            crate::commands::shared::print_with_baskets(&report, baskets.then(|| report.baskets_table()), g.format);
         }
         Command::Evidence { date, out } => {
             let lab = counting_reader(g, model)?;
@@ -380,7 +365,7 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         }
         Command::Baskets { date, window } => {
             let lab = reader(g)?;
-            print(&crate::reports::model_records::resent(&lab, model, resolve(&lab, *date)?, late_days(*window)?)?, g.format);
+            print(&crate::reports::baskets::model_resent(&lab, model, resolve(&lab, *date)?, late_days(*window)?)?, g.format);
         }
         Command::Quarantine { upload } if g.warehouse.is_some() => {
             // The warehouse keeps each file's count of refused lines, not the lines.

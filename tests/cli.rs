@@ -458,7 +458,7 @@ fn late_gives_every_copy_its_baskets_flag_and_says_which_copy_counts_with_days_a
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let copies: Vec<&serde_json::Value> =
-        v["detail"]["rows"].as_array().unwrap().iter().filter(|r| r["basket_id"] == "GB003-20261020-T3-0004").collect();
+        v["detail"]["rows"].as_array().unwrap().iter().filter(|r| r["entity_key"] == "GB003-20261020-T3-0004").collect();
     assert_eq!(copies.len(), 2, "{json}");
     assert!(copies.iter().all(|r| r["missing_from_v2"] == true), "{copies:?}");
     assert_eq!(copies.iter().filter(|r| r["recompute_copy"] == true).count(), 1, "one copy counts: {copies:?}");

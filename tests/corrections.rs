@@ -113,7 +113,7 @@ fn a_correction_rewrites_exactly_the_dates_it_changes_and_an_identical_one_is_sk
     let gb = |r: &reports::check::CheckReport| r.countries.iter().find(|x| x.country == "GB").unwrap().v1_revenue_minor;
     assert_eq!(gb(&twice), 2 * gb(&once));
     let explain = reports::explain::explain(&lab, d).unwrap();
-    assert!(explain.countries.iter().all(|c| c.identity_holds()), "v1 and the recompute read the same (current) rows");
+    assert!(explain.parts.iter().all(|c| c.identity_holds()), "v1 and the recompute read the same (current) rows");
     assert!(reports::check::check(&lab, d, None).unwrap().engines_agree);
 }
 
@@ -311,8 +311,9 @@ fn exact_ties_go_to_the_copy_first_in_the_raw_zone_in_v2_and_both_recounts_at_an
         let gb = check.countries.iter().find(|c| c.country == "GB").unwrap();
         assert_eq!((gb.v2_revenue_minor, gb.recompute_revenue_minor), (201, 201), "{threads} threads");
         let baskets = reports::baskets::resent(&lab, day("2026-08-15"), 2).unwrap();
-        let t1 = baskets.baskets.iter().find(|b| b.basket_id == "T1").unwrap();
-        let won: Vec<(i64, &str)> = t1.copies.iter().map(|c| (c.revenue_minor, c.why.as_str())).collect();
+        let t1 = baskets.baskets.iter().find(|b| b.key == "T1").unwrap();
+        // Retail's measures: baskets, then revenue.
+        let won: Vec<(i64, &str)> = t1.copies.iter().map(|c| (c.measures[1], c.why.as_str())).collect();
         assert!(won[0].0 == 200 && won[0].1.contains("first in the raw zone"), "{won:?}");
         fingerprints.push(fingerprint(&lab));
     }

@@ -282,9 +282,9 @@ fn every_screen_opens_on_a_lab_of_a_model_of_one_s_own() {
     let s = wait_for(&session, "gold.daily_deliveries, v1 and v2 beside the recount", 60);
     assert!(s.contains("parcels v2") && s.contains("weight_g v2"), "the Overview names the model's measures:\n{s}");
     for (key, title) in [
-        ("2", "where v1 (the naive append) differs from v2"),
-        ("3", "parcel key(s) sent more than once"),
-        ("4", "record(s) past the 2-day window"),
+        ("2", "recompute - missed + double counted = v1"),
+        ("3", "parcel(s) sent more than once"),
+        ("4", "row(s) beyond the 2-day window"),
         ("5", "history of 2026-03-"),
         ("6", "landed parcels accounted for"),
         // The trend is every model's: the chart of its first series, a measure here.

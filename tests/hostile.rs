@@ -102,7 +102,7 @@ fn csv_json_and_errors_carry_no_control_or_bidi_character_and_csv_no_formula() {
     let json = String::from_utf8(recount(&lab, &["baskets", "2026-08-15", "--format", "json"]).stdout).unwrap();
     assert!(!json.chars().any(bad), "{json:?}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert!(v["detail"]["baskets"][0]["basket_id"].as_str().unwrap().contains('\u{1b}'), "JSON keeps the data, escaped");
+    assert!(v["detail"]["baskets"][0]["key"].as_str().unwrap().contains('\u{1b}'), "JSON keeps the data, escaped");
     // An error that quotes the data: a file name with a bidi override.
     let wb = HandWorld::new(dir.path().join("world2"), STORES);
     let p = wb.file(

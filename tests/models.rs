@@ -1012,7 +1012,7 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
         let provisional = marks.ends_with("provisional");
         let status = marks.trim_end_matches("provisional").trim_end_matches(", ");
         let late = json(&lab, &["late", d]);
-        let never = late["rows"].as_array().unwrap().iter().filter(|l| l["in_gold"] == "never").count() as i64;
+        let never = late["rows"].as_array().unwrap().iter().filter(|l| l["missing_from_v2"] == "yes").count() as i64;
         listed += never;
         match int(r, "recompute_records") - int(r, "v2_records") {
             0 => assert!(status.is_empty(), "{d}: {marks}"),
@@ -1044,8 +1044,11 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
     let late_all: i64 =
         rows.iter().map(|r| json(&lab, &["late", r["business_date"].as_str().unwrap()])["rows"].as_array().unwrap().len() as i64).sum();
     assert_eq!(outside, late_all);
+    // A plant feed has no attribute to split its histogram by, as retail's by country.
+    let by = recount(&lab, &["lateness", "--by-country"]);
+    assert!(!by.status.success() && String::from_utf8_lossy(&by.stderr).contains("no attribute that names a part"), "{by:?}");
     // Promises: a date whose only difference is past the window is correct but for it; v1 run
-    // twice on a day is a warning; explain lists the grains where v1 differs from v2.
+    // twice on a day is a warning; explain bridges the recount to one v1 run, as retail's does.
     let p = json(&lab, &["promises", "2026-07-01"]);
     let status =
         |p: &serde_json::Value, name: &str| p["rows"].as_array().unwrap().iter().find(|r| r["promise"] == name).unwrap()["status"].clone();
@@ -1058,32 +1061,53 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
     let want = format!("records {}, units_produced {}, defect_count {}", past[0], past[1], past[2]);
     assert_eq!(figure("correctness"), format!("gold equals the recompute but for beyond-window records ({want})"), "{day:?}");
     assert!(["uniqueness", "timeliness", "consistency"].iter().all(|n| status(&p, n) == "pass"), "{p}");
-    let by_grain = |v: &serde_json::Value, side: &str| -> BTreeMap<String, serde_json::Value> {
-        v["detail"][side].as_array().unwrap().iter().map(|r| (r["grain"].to_string(), r["measures"].clone())).collect()
+    // explain: recount - missed + double counted = one v1 run, per measure, and check's v1 (two
+    // runs appended on 06-25) is twice that run; --baskets lists the records behind the numbers.
+    let totals = |v: &serde_json::Value, side: &str| -> Vec<i64> {
+        v["detail"][side].as_array().unwrap().iter().fold(vec![0; 3], |mut t, r| {
+            r["measures"].as_array().unwrap().iter().enumerate().for_each(|(i, m)| t[i] += m.as_i64().unwrap());
+            t
+        })
     };
     let check = json(&lab, &["check", "2026-06-25"]);
-    let (v1, v2) = (by_grain(&check, "v1"), by_grain(&check, "v2"));
-    let differ: Vec<&String> =
-        v1.keys().chain(v2.keys()).filter(|g| v1.get(*g) != v2.get(*g)).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
     let explain = json(&lab, &["explain", "2026-06-25"]);
-    let explained: Vec<String> = by_grain(&explain, "v1")
-        .into_keys()
-        .chain(by_grain(&explain, "v2").into_keys())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    assert!(!differ.is_empty());
-    assert_eq!(explained.iter().collect::<Vec<_>>(), differ, "explain lists exactly the grains where v1 differs from v2");
+    let parts = explain["detail"]["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 1, "a plant feed's date is one part: {explain}");
+    let side = |s: &str| -> Vec<i64> { parts[0][s].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect() };
+    assert_eq!(side("gap"), [0, 0, 0], "{explain}");
+    assert_eq!(side("recompute"), totals(&check, "recompute"), "{explain}");
+    assert_eq!(side("v1").iter().map(|v| 2 * v).collect::<Vec<_>>(), totals(&check, "v1"), "v1 ran twice: {explain}");
+    assert!(side("missed")[0] > 0, "the upload of 06-25 holds half of the date: {explain}");
+    // On every date the identity holds, and the feed exercises both of its sides.
+    let opened = recount::lake::Lab::open_read(&lab).unwrap();
+    let plant = recount::model::built_in("manufacturing").unwrap();
+    let (mut missed, mut doubled) = (0, 0);
+    for r in &rows {
+        let d = r["business_date"].as_str().unwrap().parse().unwrap();
+        for p in recount::reports::explain::model_explain(&opened, &plant, d).unwrap().parts {
+            assert!(p.identity_holds(), "{d}: the gap {:?}", p.gap);
+            (missed, doubled) = (missed + p.missed_entities, doubled + p.double_counted_copies);
+        }
+    }
+    drop(opened);
+    assert!(missed > 0 && doubled > 0, "missed {missed}, doubled {doubled}");
+    let lines = ok(&lab, &["explain", "2026-06-25", "--baskets", "--format", "csv"]);
+    assert!(lines.starts_with("kind,record_id,plant_id,line_id,product_id,upload_date,copies_in_run,records,"), "{lines}");
+    assert_eq!(lines.lines().filter(|l| l.starts_with("missed,")).count() as i64, parts[0]["missed_entities"].as_i64().unwrap());
     // Re-sent keys: every copy, the winner first and alone.
     let mut keys = 0;
     for r in rows {
         let copies = json(&lab, &["baskets", r["business_date"].as_str().unwrap()]);
         let mut by_key: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for c in copies["rows"].as_array().unwrap() {
-            by_key.entry(c["entity_key"].as_str().unwrap().to_string()).or_default().push(c["verdict"].as_str().unwrap().to_string());
+            by_key.entry(c["record_id"].as_str().unwrap().to_string()).or_default().push(c["why"].as_str().unwrap().to_string());
         }
-        for (k, verdicts) in &by_key {
-            assert!(verdicts.len() >= 2 && verdicts[0] == "won" && verdicts[1..].iter().all(|v| v == "lost"), "{k}: {verdicts:?}");
+        // The first copy inside the window wins, alone; a copy before it is outside the window.
+        for (k, whys) in &by_key {
+            let won = whys.iter().position(|w| w.starts_with("won: ")).unwrap_or(whys.len());
+            let outside = |w: &String| w == "discarded: outside the lateness window";
+            assert!(whys.len() >= 2 && whys[..won].iter().all(outside), "{k}: {whys:?}");
+            assert!(whys[won + 1..].iter().all(|w| w.starts_with("discarded: ")), "{k}: {whys:?}");
         }
         keys += by_key.len();
     }
@@ -1113,7 +1137,7 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
     let line = trend_of(&lab, "2026-07-01");
     assert_eq!((&line.v2, line.marks.iter().all(String::is_empty)), (&line.recompute, true), "{line:?}");
     let late = json(&lab, &["late", "2026-07-01"]);
-    assert!(late["rows"].as_array().unwrap().iter().all(|r| r["in_gold"] != "never"), "{late}");
+    assert!(late["rows"].as_array().unwrap().iter().all(|r| r["missing_from_v2"] != "yes"), "{late}");
     let history = ok(&lab, &["history", "2026-07-01"]);
     assert!(history.contains("reopen") && history.contains("by ops: plant-c line 2 was offline"), "{history}");
     // A later run of the upload that brought them, and a forced rebuild, keep the wider window.
@@ -1274,6 +1298,12 @@ fn a_model_that_restates_retail_answers_as_the_retail_pipeline_does() {
             assert!(row["revenue_currency"].is_string() && digits == 2, "{row}");
         }
         assert_eq!(late["rows"].as_array().unwrap().is_empty(), d == "2026-10-19", "{late}");
+        // late and baskets are one report each: the same columns and rows on both labs.
+        for report in ["late", "baskets"] {
+            for format in ["table", "csv", "json"] {
+                assert_eq!(ok(&retail, &[report, d, "--format", format]), ok(&model, &[report, d, "--format", format]), "{report} {d}");
+            }
+        }
     }
     // The morning's summary, the trend and the lateness histogram are one report each: the same
     // lines, tables, CSV and JSON from both labs.
@@ -1292,7 +1322,7 @@ fn a_model_that_restates_retail_answers_as_the_retail_pipeline_does() {
         };
         assert_eq!(promises(&retail), promises(&model), "{d}");
     }
-    for report in [vec!["summary"], vec!["trend"], vec!["trend", "--country", "in"], vec!["lateness"]] {
+    for report in [vec!["summary"], vec!["trend"], vec!["trend", "--country", "in"], vec!["lateness"], vec!["lateness", "--by-country"]] {
         for format in ["table", "csv", "json"] {
             let args: Vec<&str> = report.iter().copied().chain(["--format", format]).collect();
             assert_eq!(ok(&retail, &args), ok(&model, &args), "{args:?}");

@@ -66,14 +66,15 @@ fn v2_equals_recompute_except_beyond_window_rows_which_late_lists() {
     let mut missing: BTreeMap<(chrono::NaiveDate, String), i64> = BTreeMap::new();
     let mut missing_baskets: BTreeMap<(chrono::NaiveDate, String), i64> = BTreeMap::new();
     for r in late.rows.iter().filter(|r| r.missing_from_v2 && r.recompute_copy) {
-        *missing.entry((r.business_date, r.country.clone())).or_default() += r.revenue_minor;
-        *missing_baskets.entry((r.business_date, r.country.clone())).or_default() += 1;
+        // Retail's attributes are its country and currency; its measures, baskets and revenue.
+        *missing.entry((r.business_date, r.attributes[0].clone())).or_default() += r.measures[1];
+        *missing_baskets.entry((r.business_date, r.attributes[0].clone())).or_default() += 1;
     }
     assert!(!missing.is_empty(), "the small world has baskets beyond the window");
     // Every copy of a basket carries its basket's flag: a basket is missing from v2 or it is not.
     let mut flag: BTreeMap<&str, bool> = BTreeMap::new();
     for r in &late.rows {
-        assert_eq!(*flag.entry(&r.basket_id).or_insert(r.missing_from_v2), r.missing_from_v2, "copies of {} disagree", r.basket_id);
+        assert_eq!(*flag.entry(&r.entity_key).or_insert(r.missing_from_v2), r.missing_from_v2, "copies of {} disagree", r.entity_key);
     }
     let mut dates_with_gap = 0;
     for d in uploads(small_world()) {
@@ -303,18 +304,19 @@ fn explain_identity_holds_to_the_minor_unit() {
     let (mut missed, mut doubled) = (0, 0);
     for d in uploads(small_world()).into_iter().skip(1) {
         let e = reports::explain::explain(&lab, d).unwrap();
-        for c in &e.countries {
-            assert_eq!(c.identity_gap_minor, 0, "{d} {}: recompute - missed + double counted must equal v1", c.country);
-            assert_eq!(c.missed.iter().map(|b| b.revenue_minor).sum::<i64>(), c.missed_revenue_minor);
-            missed += c.missed_baskets;
+        // Retail's measures: baskets, then revenue; the identity holds for both.
+        for c in &e.parts {
+            assert_eq!(c.gap, [0, 0], "{d} {}: recompute - missed + double counted must equal v1", c.part);
+            assert_eq!(c.missed_lines.iter().map(|b| b.measures[1]).sum::<i64>(), c.missed[1]);
+            missed += c.missed_entities;
             doubled += c.double_counted_copies;
             // v1 as the naive job computes it, not just as explain derives it.
         }
         let rec = v1::run(&lab, d, None).unwrap();
         assert!(rec.rows_added > 0);
         let check = reports::check::check(&lab, d, None).unwrap();
-        for (c, x) in check.countries.iter().zip(&e.countries) {
-            assert_eq!(c.v1_revenue_minor, x.v1_revenue_minor, "{d} {}: explain's v1 is the naive job's", c.country);
+        for (c, x) in check.countries.iter().zip(&e.parts) {
+            assert_eq!(c.v1_revenue_minor, x.v1[1], "{d} {}: explain's v1 is the naive job's", c.country);
         }
     }
     assert!(missed > 0 && doubled > 0, "the world exercises both sides: missed {missed}, doubled {doubled}");
@@ -366,8 +368,8 @@ fn a_basket_whose_copies_carry_two_business_dates_is_counted_once_by_both_engine
     // in the 15th's upload; M1 (sent once, its row wins alone) on the 15th.
     let missed = |d: &str| -> Vec<(String, chrono::NaiveDate, i64)> {
         let e = reports::explain::explain(&lab, day(d)).unwrap();
-        assert!(e.countries.iter().all(|c| c.identity_holds() && c.double_counted.is_empty()), "{d}: {e:?}");
-        e.countries.iter().flat_map(|c| c.missed.iter().map(|b| (b.basket_id.clone(), b.upload_date, b.revenue_minor))).collect()
+        assert!(e.parts.iter().all(|c| c.identity_holds() && c.double_counted_lines.is_empty()), "{d}: {e:?}");
+        e.parts.iter().flat_map(|c| c.missed_lines.iter().map(|b| (b.key.clone(), b.upload_date, b.measures[1]))).collect()
     };
     assert_eq!(missed("2026-08-14"), vec![("S1".to_string(), day("2026-08-15"), 1000)]);
     assert_eq!(missed("2026-08-15"), vec![("M1".to_string(), day("2026-08-16"), 50)]);
@@ -410,11 +412,11 @@ fn explain_counts_the_copies_of_a_runs_own_date_only() {
         .unwrap();
     assert_eq!(split, 2, "S2's copies carry two business dates");
     let e = reports::explain::explain(&lab, day("2026-08-16")).unwrap();
-    for c in &e.countries {
+    for c in &e.parts {
         assert!(c.identity_holds(), "{c:?}");
-        assert!(c.double_counted.is_empty() && c.missed.is_empty(), "{c:?}");
+        assert!(c.double_counted_lines.is_empty() && c.missed_lines.is_empty(), "{c:?}");
     }
-    let v1: i64 = e.countries.iter().map(|c| c.v1_revenue_minor).sum();
+    let v1: i64 = e.parts.iter().map(|c| c.v1[1]).sum();
     assert_eq!(v1, 1000 + 30, "one v1 run of the 16th counts S2's copy dated the 16th, once");
 }
 

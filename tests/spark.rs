@@ -1130,9 +1130,9 @@ fn explore_the_model_warehouse(wh: &str, dir: &Path, world: &Path) {
     let (session, _guard) = explorer_in_tmux("recount-spark-model-tui", wh, (dir, test_mirrors()), &more);
     wait_for(&session, "gold.daily_metrics, v1 and v2 beside the recount", 120);
     let screens = [
-        ("2", "where v1 (the naive append) differs"),
+        ("2", "recompute - missed + double counted = v1"),
         ("3", "sent more than once"),
-        ("4", "past the 2-day window"),
+        ("4", "row(s) beyond the 2-day window"),
         ("5", "every version of gold.daily_metrics"),
         ("6", "promises for"),
         ("7", "records per business date"),

@@ -429,6 +429,7 @@ pub enum Command {
     },
     /// Upload date minus business date, in events and baskets (a model's entities), each bucket's fate by the window
     Lateness {
+        /// Per country as well (a model's: per value of its attribute that names a part of a date)
         #[arg(long)]
         by_country: bool,
     },
@@ -438,7 +439,7 @@ pub enum Command {
         #[arg(long, value_name = "SNAPSHOT")]
         as_of: Option<i64>,
     },
-    /// Rows beyond the lateness window
+    /// Rows beyond the lateness window or future-dated, every date's or one date's
     Late {
         /// Only this business date: YYYY-MM-DD, or MM-DD within the lab's years
         #[arg(value_parser = Day::parse)]
@@ -466,7 +467,7 @@ pub enum Command {
         #[command(flatten)]
         window: Window,
     },
-    /// Baskets of a business date sent more than once: every copy, which won and why
+    /// Baskets (a model's entities) of a business date sent more than once: every copy, which won and why
     Baskets {
         /// The business date: YYYY-MM-DD, or MM-DD within the lab's years
         #[arg(value_parser = Day::parse)]

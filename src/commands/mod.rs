@@ -187,19 +187,6 @@ fn may_empty(lab: &Lab, yes: bool, why: &str) -> Result<bool> {
     confirmed(yes, &format!("{why} empties the lab at {}: its raw zone, bronze, silver, gold and every snapshot", lab.root.display()))
 }
 
-/// A report and, with --baskets, the baskets behind it: a second table after it for people; for
-/// CSV the basket rows alone, under one header (a file of one table); JSON holds them already.
-fn print_with_baskets<R: Report>(report: &R, baskets: Option<reports::Table>, format: Format) {
-    match (baskets, format) {
-        (None, f) | (Some(_), f @ Format::Json) => print(report, f),
-        (Some(b), Format::Csv) => print!("{}", reports::table::csv_of(&[b])),
-        (Some(b), Format::Table) => {
-            print(report, Format::Table);
-            print!("\n{}", reports::table::render_table_fitted(&b, color(), terminal_width()));
-        }
-    }
-}
-
 /// JSON as every report prints it: pretty, and nothing a terminal would act on left raw.
 fn print_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<()> {
     println!("{}", crate::sanitize::json(serde_json::to_string_pretty(value)?));

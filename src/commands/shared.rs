@@ -39,6 +39,19 @@ pub fn print<R: Report>(report: &R, format: Format) {
     }
 }
 
+/// A report and, with --baskets, the baskets behind it: a second table after it for people; for
+/// CSV the basket rows alone, under one header (a file of one table); JSON holds them already.
+pub(crate) fn print_with_baskets<R: Report>(report: &R, baskets: Option<reports::Table>, format: Format) {
+    match (baskets, format) {
+        (None, f) | (Some(_), f @ Format::Json) => print(report, f),
+        (Some(b), Format::Csv) => print!("{}", reports::table::csv_of(&[b])),
+        (Some(b), Format::Table) => {
+            print(report, Format::Table);
+            print!("\n{}", reports::table::render_table_fitted(&b, color(), terminal_width()));
+        }
+    }
+}
+
 /// `--bom`: CSV begins with a UTF-8 byte-order mark, by which a spreadsheet on Windows reads £
 /// and ₹ as they are.
 pub(crate) static BOM: std::sync::OnceLock<bool> = std::sync::OnceLock::new();

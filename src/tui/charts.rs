@@ -5,7 +5,7 @@
 //! and the screen's table beside it is the picture's text.
 
 use super::theme::Theme;
-use crate::reports::explain::CountryExplain;
+use crate::reports::explain::{ExplainReport, PartExplain};
 use crate::reports::history::HistoryEntry;
 use crate::reports::trend::TrendSeries;
 use chrono::NaiveDate;
@@ -130,21 +130,28 @@ pub(crate) fn draw_steps(f: &mut Frame, t: &Theme, entries: &[HistoryEntry], cou
     f.render_widget(chart, area);
 }
 
-/// The bridge from the recompute to one run of v1, to scale: minus the baskets v1 missed, plus
-/// the copies it counted twice, equals v1.
-pub(crate) fn draw_bridge(f: &mut Frame, t: &Theme, c: &CountryExplain, area: Rect) {
+/// The bridge from the recompute to one run of v1, to scale, in the first measure the report
+/// shows (retail's revenue): minus what v1 missed, plus the copies it counted twice, equals v1.
+pub(crate) fn draw_bridge(f: &mut Frame, t: &Theme, e: &ExplainReport, c: &PartExplain, area: Rect) {
+    let i = crate::reports::model::shown_measures(&e.model).first().copied().unwrap_or(0);
+    let (Some(&recompute), Some(&missed), Some(&twice), Some(&v1)) =
+        (c.recompute.get(i), c.missed.get(i), c.double_counted.get(i), c.v1.get(i))
+    else {
+        return;
+    };
+    let name = if c.part.is_empty() { e.model.measures[i].name.clone() } else { c.part.clone() };
     let block = Block::default()
         .borders(Borders::ALL)
-        .title(Span::styled(format!("{}: recompute - missed + double counted = v1, to scale", c.country), t.muted()))
+        .title(Span::styled(format!("{name}: recompute - missed + double counted = v1, to scale"), t.muted()))
         .border_style(t.border(false));
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let money = |v: i64| crate::money::format_major(v, &c.currency);
-    let after_missed = c.recompute_revenue_minor.saturating_sub(c.missed_revenue_minor);
-    let after_twice = after_missed.saturating_add(c.double_counted_revenue_minor);
-    let max = [c.recompute_revenue_minor, after_twice, c.v1_revenue_minor].into_iter().max().unwrap_or(0);
+    let money = |v: i64| e.amount(c, i, v);
+    let after_missed = recompute.saturating_sub(missed);
+    let after_twice = after_missed.saturating_add(twice);
+    let max = [recompute, after_twice, v1].into_iter().max().unwrap_or(0);
     let label_w = 17usize;
-    let value_w = [c.recompute_revenue_minor, c.v1_revenue_minor].iter().map(|v| money(*v).chars().count()).max().unwrap_or(0) + 2;
+    let value_w = [recompute, v1].iter().map(|v| money(*v).chars().count()).max().unwrap_or(0) + 2;
     let width = (inner.width as usize).saturating_sub(label_w + value_w + 1).max(4) as i64;
     // A span [from, to) of the scale as cells; a part that is not zero shows at least one cell,
     // the one its end falls in.
@@ -165,22 +172,10 @@ pub(crate) fn draw_bridge(f: &mut Frame, t: &Theme, c: &CountryExplain, area: Re
         ])
     };
     let lines = vec![
-        row("recompute", span(0, c.recompute_revenue_minor), "█", money(c.recompute_revenue_minor), t.bar(false)),
-        row(
-            "- missed",
-            span(after_missed, c.recompute_revenue_minor),
-            "░",
-            format!("-{}", money(c.missed_revenue_minor)),
-            t.status(crate::reports::Status::Fail),
-        ),
-        row(
-            "+ double counted",
-            span(after_missed, after_twice),
-            "▓",
-            format!("+{}", money(c.double_counted_revenue_minor)),
-            t.status(crate::reports::Status::Warn),
-        ),
-        row("= v1 (one run)", span(0, c.v1_revenue_minor), "█", money(c.v1_revenue_minor), t.bar(true)),
+        row("recompute", span(0, recompute), "█", money(recompute), t.bar(false)),
+        row("- missed", span(after_missed, recompute), "░", format!("-{}", money(missed)), t.status(crate::reports::Status::Fail)),
+        row("+ double counted", span(after_missed, after_twice), "▓", format!("+{}", money(twice)), t.status(crate::reports::Status::Warn)),
+        row("= v1 (one run)", span(0, v1), "█", money(v1), t.bar(true)),
     ];
     f.render_widget(Paragraph::new(lines), inner);
 }

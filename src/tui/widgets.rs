@@ -66,7 +66,7 @@ pub(crate) fn draw_lateness(f: &mut Frame, t: &Theme, report: &LatenessReport, a
     let inner = block.inner(area);
     f.render_widget(block, area);
     let max = report.buckets.iter().map(|b| b.events).max().unwrap_or(1).max(1) as f64;
-    let label_w = if report.by_country { 7 } else { 4 };
+    let label_w = if report.by.is_some() { 7 } else { 4 };
     let bar_w = (inner.width as usize).saturating_sub(label_w + 24).max(4);
     let lines: Vec<Line> = report
         .buckets

@@ -42,8 +42,8 @@ pub use history::{DateAt, DiffBasketRow, DiffPartRow, GoldCountry, NO_VERSION};
 pub use land::{CellRecord, FileRecord, KEY_ROWS_PER_SLICE, LandedFile, QuarantineRecord, StoreRow};
 pub use recompute::{DuckRecount, RecountRow};
 pub use reports::{
-    BasketCopyRow, Completeness, CountryEvents, DateSummaryRow, ExplainBasketRow, LateRow, LatenessRow, LatenessState, QuarantineRow,
-    RowsHeld, StoreFigures, StoreSumsRow, V1Store,
+    AttributeSums, BasketCopyRow, Completeness, CountryEvents, DateSummaryRow, ExplainBasketRow, ExplainEntityRow, LateRow, LatenessRow,
+    LatenessState, QuarantineRow, RowsHeld, StoreFigures, StoreSumsRow, V1Store,
 };
 pub use scan::{RowSource, arrow, arrow_date, arrow_days};
 pub use schema::LAB_FORMAT;

@@ -85,11 +85,12 @@ row! { pub struct VersionAt { pub business_date: NaiveDate, pub snapshot_id: i64
 row! {
     /// A record of a date that arrived past its window.
     pub struct LateRecord {
-        pub entity_key: String, pub upload_date: NaiveDate, pub days_late: i64, pub file: String, pub version: i32, pub line: i32,
+        pub entity_key: String, pub business_date: NaiveDate, pub event_id: String, pub upload_date: NaiveDate, pub days_late: i64,
+        pub file: String, pub version: i32, pub line: i32,
         pub g1: Option<String>, pub g2: Option<String>, pub g3: Option<String>, pub g4: Option<String>,
         pub a1: Option<String>, pub a2: Option<String>, pub a3: Option<String>, pub a4: Option<String>,
         pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
-        pub counted: bool,
+        pub counted: bool, pub recount_copy: bool,
     }
 }
 row! {
@@ -100,10 +101,10 @@ row! {
         pub g1: Option<String>, pub g2: Option<String>, pub g3: Option<String>, pub g4: Option<String>,
         pub a1: Option<String>, pub a2: Option<String>, pub a3: Option<String>, pub a4: Option<String>,
         pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
-        pub won: bool,
+        pub in_window: bool, pub same_instant: i64, pub same_message: i64,
     }
 }
-row! { #[derive(serde::Serialize)] pub struct LatenessBucket { pub days_late: i64, pub records: i64, pub keys: i64 } }
+row! { #[derive(serde::Serialize)] pub struct LatenessBucket { pub part: Option<String>, pub days_late: i64, pub records: i64, pub keys: i64 } }
 row! { pub struct KeptWindow { pub business_date: NaiveDate, pub late_days: i32 } }
 row! { pub struct QuarantineRow { pub upload_date: NaiveDate, pub file: String, pub version: i32, pub line: i32, pub reason: String, pub raw_line: String } }
 
@@ -478,8 +479,8 @@ impl Store {
         Ok(SILVER_ROWS.one(self, named_params! { "business_date": d })?.next)
     }
     /// The current records by days from business date to upload.
-    pub fn model_lateness(&self) -> Result<Vec<LatenessBucket>> {
-        LATENESS.all(self, &[])
+    pub fn model_lateness(&self, part: Option<usize>) -> Result<Vec<LatenessBucket>> {
+        LATENESS.all(self, named_params! { "part": part.map_or(0, |i| i + 1) })
     }
     /// `d`'s records that arrived past its window, in the files current as of snapshot `as_of`
     /// (None: now).

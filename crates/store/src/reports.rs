@@ -39,6 +39,29 @@ row! {
 }
 
 row! {
+    /// A key of a model lab one v1 run gets wrong (`ExplainBasketRow` of a model): its winner's
+    /// upload and measures, its copies in the run, their sums and the first one's.
+    pub struct ExplainEntityRow {
+        pub entity_key: String,
+        pub g1: Option<String>, pub g2: Option<String>, pub g3: Option<String>, pub g4: Option<String>,
+        pub a1: Option<String>, pub a2: Option<String>, pub a3: Option<String>, pub a4: Option<String>,
+        pub winner_upload: NaiveDate,
+        pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
+        pub copies_in_run: i64,
+        pub r1: Option<i64>, pub r2: Option<i64>, pub r3: Option<i64>, pub r4: Option<i64>, pub r5: Option<i64>, pub r6: Option<i64>,
+        pub f1: Option<i64>, pub f2: Option<i64>, pub f3: Option<i64>, pub f4: Option<i64>, pub f5: Option<i64>, pub f6: Option<i64>,
+    }
+}
+
+row! {
+    /// A model lab's measures summed per value of its attributes.
+    pub struct AttributeSums {
+        pub a1: Option<String>, pub a2: Option<String>, pub a3: Option<String>, pub a4: Option<String>,
+        pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
+    }
+}
+
+row! {
     pub struct CountryEvents { pub country: String, pub currency: String, pub events: i64, pub revenue_minor: i64 }
 }
 
@@ -113,6 +136,7 @@ row! {
         pub country: String,
         pub currency: String,
         pub event_id: String,
+        pub business_date: NaiveDate,
         pub upload_date: NaiveDate,
         pub uploaded_at: String,
         pub revenue_minor: i64,
@@ -162,6 +186,8 @@ statements! {
     WINDOWED: Query<StoreFigures> = reports::WINDOWED;
     EXPLAIN_BASKETS: Query<ExplainBasketRow> = reports::EXPLAIN_BASKETS;
     V1_ONCE_BY_COUNTRY: Query<CountryEvents> = reports::V1_ONCE_BY_COUNTRY;
+    MODEL_EXPLAIN_ENTITIES: Query<ExplainEntityRow> = reports::MODEL_EXPLAIN_ENTITIES;
+    MODEL_V1_ONCE: Query<AttributeSums> = reports::MODEL_V1_ONCE;
     LATENESS_STATE: Query<LatenessState> = reports::LATENESS_STATE;
     LATENESS_CLEAR: Exec = reports::LATENESS_CLEAR;
     LATENESS_FILL: Exec = reports::LATENESS_FILL;
@@ -170,6 +196,7 @@ statements! {
     MODEL_COMPLETENESS: Query<Completeness> = reports::MODEL_COMPLETENESS;
     MODEL_GOLD_AGAINST_SILVER: Query<super::land::Rows> = reports::MODEL_GOLD_AGAINST_SILVER;
     LATE_DATES: Query<BusinessDate> = reports::LATE_DATES;
+    MODEL_LATE_DATES: Query<BusinessDate> = reports::MODEL_LATE_DATES;
     LATE_ROWS: Query<LateRow> = reports::LATE_ROWS;
     QUARANTINE_ROWS: Query<QuarantineRow> = reports::QUARANTINE_ROWS;
     QUARANTINED_LINES: Query<QuarantinedLines> = reports::QUARANTINED_LINES;
@@ -229,6 +256,16 @@ impl Store {
         V1_ONCE_BY_COUNTRY.all(self, named_params! { "business_date": d })
     }
 
+    /// The keys of a model lab's `d` one v1 run gets wrong.
+    pub fn model_explain_entities(&self, d: NaiveDate) -> Result<Vec<ExplainEntityRow>> {
+        MODEL_EXPLAIN_ENTITIES.all(self, named_params! { "business_date": d })
+    }
+
+    /// What one v1 run of a model lab's `d` counts, per value of the attributes.
+    pub fn model_v1_once(&self, d: NaiveDate) -> Result<Vec<AttributeSums>> {
+        MODEL_V1_ONCE.all(self, named_params! { "business_date": d })
+    }
+
     /// The newest landed file, and the newest the cached lateness histogram counts.
     pub fn lateness_state(&self) -> Result<LatenessState> {
         LATENESS_STATE.one(self, &[])
@@ -242,6 +279,11 @@ impl Store {
     /// Business dates with rows outside the window.
     pub fn late_dates(&self, late_days: u32) -> Result<Vec<NaiveDate>> {
         Ok(LATE_DATES.all(self, named_params! { "late_days": late_days })?.into_iter().map(|d| d.business_date).collect())
+    }
+
+    /// The same of a model lab.
+    pub fn model_late_dates(&self, late_days: u32) -> Result<Vec<NaiveDate>> {
+        Ok(MODEL_LATE_DATES.all(self, named_params! { "late_days": late_days })?.into_iter().map(|d| d.business_date).collect())
     }
 
     /// The rows of `d` outside the window.

@@ -365,12 +365,25 @@ impl App {
         self.snapshot.as_ref()?.trend.part_name.as_deref()
     }
 
-    /// The selected date's promises once they have loaded, on a lab of any model.
-    pub(crate) fn promises(&self) -> Option<&crate::reports::promises::PromisesReport> {
+    /// The selected date's reports that are one for every lab, once they have loaded: from a
+    /// model lab's day, or from retail's view.
+    fn either<T>(&self, model: impl Fn(&super::worker::ModelDay) -> &T, retail: impl Fn(&super::worker::DateView) -> &T) -> Option<&T> {
         match &self.model {
-            Some(_) => self.model_day().map(|d| &d.promises),
-            None => self.view.as_ref().map(|v| &v.promises),
+            Some(_) => self.model_day().map(model),
+            None => self.view.as_ref().map(retail),
         }
+    }
+    pub(crate) fn explain(&self) -> Option<&crate::reports::explain::ExplainReport> {
+        self.either(|d| &d.explain, |v| &v.explain)
+    }
+    pub(crate) fn late(&self) -> Option<&crate::reports::listings::LateReport> {
+        self.either(|d| &d.late, |v| &v.late)
+    }
+    pub(crate) fn baskets(&self) -> Option<&crate::reports::baskets::BasketsReport> {
+        self.either(|d| &d.resent, |v| &v.baskets)
+    }
+    pub(crate) fn promises(&self) -> Option<&crate::reports::promises::PromisesReport> {
+        self.either(|d| &d.promises, |v| &v.promises)
     }
 
     /// On a model lab, the selected date's reports once they have loaded.
@@ -427,10 +440,12 @@ impl App {
         };
     }
 
+    /// An entity shown under the country filter (a value of its attributes) and the search (its
+    /// key or a value of its grain).
     pub(crate) fn basket_visible(&self, b: &crate::reports::baskets::ResentBasket) -> bool {
-        let country_ok = self.country_filter.as_ref().is_none_or(|c| &b.country == c);
+        let country_ok = self.country_filter.as_ref().is_none_or(|c| b.attributes.contains(c));
         let q = self.search.to_lowercase();
-        country_ok && (q.is_empty() || b.basket_id.to_lowercase().contains(&q) || b.store_id.to_lowercase().contains(&q))
+        country_ok && (q.is_empty() || std::iter::once(&b.key).chain(&b.grain).any(|v| v.to_lowercase().contains(&q)))
     }
 
     fn clamp_row(&mut self) {

@@ -73,19 +73,23 @@ fn body(app: &App, r: &AuditRow) -> String {
     };
     let has = |c: Cause| r.causes.contains(&c);
     if has(Cause::DuplicatesCounted) || has(Cause::AppendedTwice) || has(Cause::Unexplained) {
-        let resent: Vec<_> = v.baskets.baskets.iter().filter(|b| b.store_id == r.store_id).collect();
+        let resent: Vec<_> = v.baskets.baskets.iter().filter(|b| b.grain.first() == Some(&r.store_id)).collect();
         out.push_str(&format!("\nre-sent baskets of {} on the date: {}\n", r.store_id, resent.len()));
         for b in resent.iter().take(MAX_ENTITIES) {
             let won = b.copies.iter().find(|c| c.won).map(|c| format!("{} line {}", c.file, c.line)).unwrap_or_default();
-            out.push_str(&format!("  {}  {} copies, the winner {won}\n", b.basket_id, b.copies.len()));
+            out.push_str(&format!("  {}  {} copies, the winner {won}\n", b.key, b.copies.len()));
         }
     }
     if has(Cause::BeyondWindowIncluded) || has(Cause::Unexplained) {
-        let late: Vec<_> = v.late.rows.iter().filter(|l| l.store_id == r.store_id).collect();
+        let late: Vec<_> = v.late.rows.iter().filter(|l| l.grain.first() == Some(&r.store_id)).collect();
         out.push_str(&format!("\nrows of {} past the {}-day window: {}\n", r.store_id, v.late.late_days, late.len()));
         for l in late.iter().take(MAX_ENTITIES) {
-            let amount = crate::money::format_major(l.revenue_minor, &l.currency);
-            out.push_str(&format!("  {}  {amount}, {} days late, {} line {}\n", l.basket_id, l.days_late, l.file, l.line));
+            // Retail's measures: baskets, then revenue in the store's currency.
+            let amount = crate::money::format_major(
+                l.measures[1],
+                crate::reports::model::currency_of(&v.late.model, 1, &l.attributes).unwrap_or(""),
+            );
+            out.push_str(&format!("  {}  {amount}, {} days late, {} line {}\n", l.entity_key, l.days_late, l.file, l.line));
         }
     }
     if has(Cause::LateArrivalsMissed) || has(Cause::CorrectionNotApplied) {

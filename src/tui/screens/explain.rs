@@ -1,5 +1,6 @@
-//! Explain: why v1 differs from the recompute, per country (missed baskets, double-counted
-//! copies); Enter lists the baskets behind a country's numbers.
+//! Explain: why v1 differs from the recompute, per part of the date (retail: per country) on any
+//! lab: what it missed and the copies it counted twice; Enter lists the entities behind a part's
+//! numbers.
 
 use crate::tui::app::{App, Popup, ScreenBehaviour};
 use crate::tui::charts;
@@ -12,52 +13,42 @@ pub(super) struct Explain;
 
 impl ScreenBehaviour for Explain {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
-        app.view.as_ref().map(|v| v.explain.table())
+        app.explain().map(crate::reports::explain::ExplainReport::table)
     }
 
     fn drill(&self, app: &App, row: usize) -> Option<Popup> {
-        let e = &app.view.as_ref()?.explain;
-        let c = e.countries.get(row)?;
-        let money = |v| crate::money::format_major(v, &c.currency);
-        let mut body = format!(
-            "{} {}: {} missed basket(s), {} extra copies\n\n",
-            e.business_date, c.country, c.missed_baskets, c.double_counted_copies
-        );
-        for b in c.missed.iter().take(200) {
-            body.push_str(&format!(
-                "missed  {}  {}  landed in upload {}  {}\n",
-                b.basket_id,
-                b.store_id,
-                b.upload_date,
-                money(b.revenue_minor)
-            ));
+        let e = app.explain()?;
+        let c = e.parts.get(row)?;
+        let entity = &e.model.entity;
+        let i = crate::reports::model::shown_measures(&e.model).first().copied().unwrap_or(0);
+        let amount = |v: &[i64]| e.amount(c, i, v.get(i).copied().unwrap_or(0));
+        let part = if c.part.is_empty() { e.business_date.to_string() } else { format!("{} {}", e.business_date, c.part) };
+        let mut body = format!("{part}: {} missed {entity}(s), {} extra copies\n\n", c.missed_entities, c.double_counted_copies);
+        for b in c.missed_lines.iter().take(200) {
+            let grain = b.grain.join(" ");
+            body.push_str(&format!("missed  {}  {grain}  landed in upload {}  {}\n", b.key, b.upload_date, amount(&b.measures)));
         }
-        for b in c.double_counted.iter().take(200) {
-            body.push_str(&format!(
-                "twice   {}  {}  {} copies in the run  +{}\n",
-                b.basket_id,
-                b.store_id,
-                b.copies_in_run,
-                money(b.revenue_minor)
-            ));
+        for b in c.double_counted_lines.iter().take(200) {
+            let grain = b.grain.join(" ");
+            body.push_str(&format!("twice   {}  {grain}  {} copies in the run  +{}\n", b.key, b.copies_in_run, amount(&b.measures)));
         }
-        Some(Popup::Detail { title: format!("baskets behind {} {}", c.country, e.business_date), body })
+        Some(Popup::Detail { title: format!("{entity}s behind {part}"), body })
     }
 
     fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
-        let v = app.view.as_ref()?;
-        let d = v.check.business_date;
-        // The bridge of the cursor row's country, to scale, when there is room: the table is its text.
+        let e = app.explain()?;
+        let d = e.business_date;
+        // The bridge of the cursor row's part, to scale, when there is room: the table is its text.
         let bridge = if area.height >= 17 { 6 } else { 0 };
-        // The table holds one row per country: it takes what they need, the bridge sits under it.
-        let rows = u16::try_from(v.explain.countries.len()).unwrap_or(u16::MAX).saturating_add(4).max(5);
+        // The table holds one row per part: it takes what they need, the bridge sits under it.
+        let rows = u16::try_from(e.parts.len()).unwrap_or(u16::MAX).saturating_add(4).max(5);
         let [table, chart, notes] =
             Layout::vertical([Constraint::Length(rows), Constraint::Length(bridge), Constraint::Min(5)]).areas(area);
-        draw::draw_main_table(f, app, &v.explain.table(), table, format!("{d}: recompute - missed + double counted = v1"), out);
-        if let Some(c) = v.explain.countries.get(app.source_row()).filter(|_| bridge > 0) {
-            charts::draw_bridge(f, &app.theme, c, chart);
+        draw::draw_main_table(f, app, &e.table(), table, format!("{d}: recompute - missed + double counted = v1"), out);
+        if let Some(c) = e.parts.get(app.source_row()).filter(|_| bridge > 0) {
+            charts::draw_bridge(f, &app.theme, e, c, chart);
         }
-        widgets::draw_notes(f, &app.theme, &crate::reports::Report::notes(&v.explain), notes);
+        widgets::draw_notes(f, &app.theme, &crate::reports::Report::notes(e), notes);
         Some(())
     }
 }

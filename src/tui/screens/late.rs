@@ -1,4 +1,5 @@
-//! Late & quarantine: the date's rows beyond its window, over every line rejected at landing.
+//! Late & quarantine: the date's rows beyond its window on any lab, over every line rejected at
+//! landing.
 
 use crate::tui::app::{App, ScreenBehaviour};
 use crate::tui::draw::{self, FrameMeasures};
@@ -10,21 +11,21 @@ pub(super) struct Late;
 
 impl ScreenBehaviour for Late {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
-        app.view.as_ref().map(|v| crate::reports::Report::tables(&v.late).remove(0))
+        app.late().map(|l| crate::reports::Report::tables(l).remove(0))
     }
 
     fn basket_at(&self, app: &App, row: usize) -> Option<String> {
-        app.view.as_ref()?.late.rows.get(row).map(|r| r.basket_id.clone())
+        app.late()?.rows.get(row).map(|r| r.entity_key.clone())
     }
 
     fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
-        let v = app.view.as_ref()?;
+        let report = app.late()?;
         let [late, quarantine] = Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(area);
-        let title = format!("{}: {} row(s) beyond the {}-day window", v.check.business_date, v.late.rows.len(), v.late.late_days);
-        draw::draw_main_table(f, app, &crate::reports::Report::tables(&v.late).remove(0), late, title, out);
+        draw::draw_main_table(f, app, &crate::reports::Report::tables(report).remove(0), late, report.title(), out);
         if let Some(snap) = &app.snapshot {
             let qt = crate::reports::Report::tables(&snap.quarantine).remove(0);
-            let title = format!("quarantine: {} line(s) rejected at landing", snap.quarantine.rows.len());
+            // Every refused line counted, though a file lists only its first thousand.
+            let title = crate::reports::Report::headline(&snap.quarantine);
             widgets::draw_table(f, &app.theme, &qt, &widgets::TableView::plain(&qt), usize::MAX, quarantine, title);
         }
         Some(())

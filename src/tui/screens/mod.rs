@@ -18,8 +18,8 @@ use super::screen::Screen;
 /// Each screen's home: retail's, or on a lab of another model the model's. The app is given it
 /// here, so that it never names a screen's module.
 fn home(s: Screen, model: bool) -> &'static dyn ScreenBehaviour {
-    // The trend and the promises are one report each for every model: their screens serve all.
-    if model && !matches!(s, Screen::Trend | Screen::Promises) {
+    // These are one report each for every model: their screens serve all.
+    if model && !matches!(s, Screen::Explain | Screen::Baskets | Screen::Late | Screen::Trend | Screen::Promises) {
         return &model::MODEL_SCREENS[s.index()];
     }
     match s {

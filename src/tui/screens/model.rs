@@ -1,9 +1,8 @@
-//! Every screen on a lab of a model other than retail: the same tabs and keys, each reading the
-//! model's reports (`reports::model_lab`, `reports::model_day`) in the model's words. Overview is
-//! the date's check (v1, v2 and the recount by grain, or with c by the grain's first field), Explain its grains where v1 differs from
-//! v2, Baskets its re-sent keys, Late its records past the window, History its versions and the
-//! entities a change touched. The Promises and Trend screens are every model's
-//! (`screens::promises`, `screens::trend`).
+//! The screens a lab of a model other than retail still shows in reports of its own
+//! (`reports::model_lab`, `reports::check`), with the same tabs and keys: Overview is the date's
+//! check (v1, v2 and the recount by grain, or with c by the grain's first field), History its
+//! versions, gold before and after, and the entities a change touched. Explain, Baskets, Late,
+//! Promises and Trend are every lab's screens (`screens::home`).
 
 use crate::reports::Report;
 use crate::tui::app::{App, ScreenBehaviour};
@@ -42,13 +41,9 @@ impl ModelScreenBehaviour {
                 (Ok(_), None) => (day.check.tables().remove(0), format!("{d}: gold.{gold}, v1 and v2 beside the recount, by grain")),
             },
             Screen::Overview => (day.check.tables().remove(0), format!("{d}: gold.{gold}, v1 and v2 beside the recount, by grain")),
-            Screen::Explain => {
-                (day.check.where_v1_differs().tables().remove(0), format!("{d}: where v1 (the naive append) differs from v2"))
-            }
-            Screen::Baskets => (day.resent.tables().remove(0), day.resent.headline()),
-            Screen::Late => (day.late.tables().remove(0), day.late.headline()),
             Screen::History => (day.history.tables().remove(0), format!("history of {d}: every version of gold.{gold}")),
-            Screen::Promises | Screen::Trend | Screen::Audit => return None,
+            // Every lab's screens (`screens::home`).
+            Screen::Explain | Screen::Baskets | Screen::Late | Screen::Promises | Screen::Trend | Screen::Audit => return None,
         })
     }
 }
@@ -75,11 +70,18 @@ impl ScreenBehaviour for ModelScreenBehaviour {
             draw::draw_main_table(f, app, &table, area, title, out);
             return Some(());
         }
-        // History: the versions, then the entities the newest change touched.
+        // History: the versions, gold before and after the change shown (as `history` prints it),
+        // then the entities that change touched.
         let day = app.model_day()?;
-        let [versions, changes] = Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(area);
+        let [versions, gold, changes] =
+            Layout::vertical([Constraint::Percentage(30), Constraint::Percentage(35), Constraint::Percentage(35)]).areas(area);
         draw::draw_main_table(f, app, &table, versions, title, out);
-        if let Some(c) = day.history.tables().pop() {
+        let mut tables = day.history.tables().into_iter().skip(1);
+        if let Some(g) = tables.next() {
+            let shown = g.title.clone();
+            widgets::draw_table(f, t, &g, &widgets::TableView::plain(&g), usize::MAX, gold, shown);
+        }
+        if let Some(c) = tables.next() {
             let shown = format!("{} ({} entities)", c.title, c.rows.len());
             widgets::draw_table(f, t, &c, &widgets::TableView::plain(&c), usize::MAX, changes, shown);
         }

@@ -40,8 +40,9 @@ pub struct DateView {
 #[derive(Debug, Clone)]
 pub struct ModelDay {
     pub check: crate::reports::check::ModelCheckReport,
-    pub late: crate::reports::model_records::ModelLateReport,
-    pub resent: crate::reports::model_records::ResentReport,
+    pub explain: ExplainReport,
+    pub late: LateReport,
+    pub resent: BasketsReport,
     pub history: crate::reports::model_lab::ModelHistoryReport,
     /// The five promises, as on retail's lab.
     pub promises: PromisesReport,

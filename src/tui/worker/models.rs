@@ -8,8 +8,9 @@ pub(super) fn model_day(lab: &Lab, model: &crate::model::Model, d: NaiveDate, la
     Ok(ModelDay {
         promises: crate::reports::promises::model_promises(lab, &check)?,
         check,
-        late: crate::reports::model_records::late(lab, model, d, late_days)?,
-        resent: crate::reports::model_records::resent(lab, model, d, late_days)?,
+        explain: crate::reports::explain::model_explain_with(lab, model, d, recount)?,
+        late: crate::reports::listings::model_late(lab, model, Some(d), late_days)?,
+        resent: crate::reports::baskets::model_resent(lab, model, d, late_days)?,
         history: crate::reports::model_lab::history(lab, model, d, (None, None), Some(late_days))?,
     })
 }

@@ -1,16 +1,20 @@
-//! Re-sent baskets of a business date: every copy, which one won and why.
+//! The entities of a business date sent more than once (retail's re-sent baskets): every copy,
+//! which one won and why, on any lab.
 
 use super::{Cell, Report, Table};
 use crate::lake::Lab;
+use crate::model::Model;
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
 
+/// One copy of a re-sent entity, in its model's words (retail's: a basket's event).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Copy {
     pub event_id: String,
+    pub business_date: NaiveDate,
     pub upload_date: NaiveDate,
     pub uploaded_at: String,
-    pub revenue_minor: i64,
+    pub measures: Vec<i64>,
     pub in_window: bool,
     pub won: bool,
     pub why: String,
@@ -18,119 +22,158 @@ pub struct Copy {
     pub line: i64,
 }
 
+/// An entity sent more than once: its key, its grain and attributes (retail's store; country and
+/// currency), and every copy in the contract's order.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ResentBasket {
-    pub basket_id: String,
-    pub store_id: String,
-    pub country: String,
-    pub currency: String,
+    pub key: String,
+    pub grain: Vec<String>,
+    pub attributes: Vec<String>,
     pub copies: Vec<Copy>,
 }
 
+/// `baskets DATE` on any lab: the date's entities sent more than once, copy by copy.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct BasketsReport {
+    #[serde(skip)]
+    pub model: Model,
     pub business_date: NaiveDate,
     pub late_days: u32,
     pub baskets: Vec<ResentBasket>,
 }
 
-/// How a copy ties with another copy of its basket.
+/// How a copy ties with another copy of its entity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tie {
     None,
-    /// The same uploaded_at: event_id decides.
+    /// The same arrival: event_id decides.
     SameInstant,
-    /// The same uploaded_at and event_id (the same message twice): the raw zone's order decides.
+    /// The same arrival and event_id (the same message twice): the raw zone's order decides.
     SameMessage,
 }
 
-pub fn resent(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<BasketsReport> {
-    let mut baskets: Vec<ResentBasket> = Vec::new();
-    let mut ties: Vec<Vec<Tie>> = Vec::new();
-    for r in lab.store().basket_copies(d, late_days)? {
-        let tie = if r.same_message > 1 {
+impl Tie {
+    fn of(same_instant: i64, same_message: i64) -> Tie {
+        if same_message > 1 {
             Tie::SameMessage
-        } else if r.same_instant > 1 {
+        } else if same_instant > 1 {
             Tie::SameInstant
         } else {
             Tie::None
-        };
+        }
+    }
+}
+
+/// Copies in the contract's order, each with its entity's key, grain, attributes and tie, grouped
+/// by entity; the first copy inside the window wins, and each says why it counts or not.
+fn grouped(copies: impl Iterator<Item = ((String, Vec<String>, Vec<String>), Copy, Tie)>, arrival: &str) -> Vec<ResentBasket> {
+    let mut baskets: Vec<ResentBasket> = Vec::new();
+    let mut ties: Vec<Vec<Tie>> = Vec::new();
+    for ((key, grain, attributes), copy, tie) in copies {
+        match baskets.last_mut() {
+            Some(b) if b.key == key => {
+                b.copies.push(copy);
+                ties.last_mut().into_iter().for_each(|t| t.push(tie));
+            }
+            _ => {
+                ties.push(vec![tie]);
+                baskets.push(ResentBasket { key, grain, attributes, copies: vec![copy] })
+            }
+        }
+    }
+    for (b, ties) in baskets.iter_mut().zip(ties) {
+        let winner = b.copies.iter().position(|c| c.in_window);
+        for ((i, c), tie) in b.copies.iter_mut().enumerate().zip(ties) {
+            c.won = Some(i) == winner;
+            c.why = match (c.won, c.in_window, tie) {
+                (true, _, Tie::SameMessage) => "won: the same message twice, first in the raw zone (upload, file, line)".into(),
+                (true, _, Tie::SameInstant) => format!("won: tie on {arrival}, smallest event_id"),
+                (true, _, Tie::None) => format!("won: earliest {arrival}"),
+                (false, false, _) => "discarded: outside the lateness window".into(),
+                (false, true, Tie::SameMessage) => "discarded: the same message twice, later in the raw zone".into(),
+                (false, true, Tie::SameInstant) => format!("discarded: tie on {arrival}, larger event_id"),
+                (false, true, Tie::None) => "discarded: an earlier copy won".into(),
+            };
+        }
+    }
+    baskets
+}
+
+/// A retail lab's re-sent baskets of `d`, by country.
+pub fn resent(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<BasketsReport> {
+    let model = crate::model::retail();
+    let copies = lab.store().basket_copies(d, late_days)?.into_iter().map(|r| {
+        let tie = Tie::of(r.same_instant, r.same_message);
         let copy = Copy {
             event_id: r.event_id,
+            business_date: r.business_date,
             upload_date: r.upload_date,
             uploaded_at: r.uploaded_at,
-            revenue_minor: r.revenue_minor,
+            measures: vec![1, r.revenue_minor],
             in_window: r.in_window,
             won: false,
             why: String::new(),
             file: r.file,
             line: r.line,
         };
-        match baskets.last_mut() {
-            Some(b) if b.basket_id == r.basket_id => {
-                b.copies.push(copy);
-                ties.last_mut().into_iter().for_each(|t| t.push(tie));
-            }
-            _ => {
-                ties.push(vec![tie]);
-                baskets.push(ResentBasket {
-                    basket_id: r.basket_id,
-                    store_id: r.store_id,
-                    country: r.country,
-                    currency: r.currency,
-                    copies: vec![copy],
-                })
-            }
-        }
-    }
-    // Copies come in the contract's order (copy_order in schema.sql): the first inside the window wins.
-    for (b, ties) in baskets.iter_mut().zip(ties) {
-        let winner = b.copies.iter().position(|c| c.in_window);
-        for ((i, c), tie) in b.copies.iter_mut().enumerate().zip(ties) {
-            c.won = Some(i) == winner;
-            c.why = match (c.won, c.in_window, tie) {
-                (true, _, Tie::SameMessage) => "won: the same message twice, first in the raw zone (upload, file, line)",
-                (true, _, Tie::SameInstant) => "won: tie on uploaded_at, smallest event_id",
-                (true, _, Tie::None) => "won: earliest uploaded_at",
-                (false, false, _) => "discarded: outside the lateness window",
-                (false, true, Tie::SameMessage) => "discarded: the same message twice, later in the raw zone",
-                (false, true, Tie::SameInstant) => "discarded: tie on uploaded_at, larger event_id",
-                (false, true, Tie::None) => "discarded: an earlier copy won",
-            }
-            .into();
-        }
-    }
-    Ok(BasketsReport { business_date: d, late_days, baskets })
+        ((r.basket_id, vec![r.store_id], vec![r.country, r.currency]), copy, tie)
+    });
+    let baskets = grouped(copies, &model.arrival_time);
+    Ok(BasketsReport { model, business_date: d, late_days, baskets })
+}
+
+/// The same on a model lab: its keys sent more than once.
+pub fn model_resent(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<BasketsReport> {
+    use crate::lake::model::named;
+    let copies = lab.store().model_resent(d, late_days)?.into_iter().map(|r| {
+        let tie = Tie::of(r.same_instant, r.same_message);
+        let copy = Copy {
+            event_id: r.event_id,
+            business_date: r.business_date,
+            upload_date: r.upload_date,
+            uploaded_at: r.arrived,
+            measures: named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
+            in_window: r.in_window,
+            won: false,
+            why: String::new(),
+            file: super::model::raw_path(model, r.upload_date, &r.file),
+            line: r.line.into(),
+        };
+        let grain = named(&model.grain, [r.g1, r.g2, r.g3, r.g4]);
+        ((r.entity_key, grain, named(&model.attributes, [r.a1, r.a2, r.a3, r.a4])), copy, tie)
+    });
+    let baskets = grouped(copies, &model.arrival_time);
+    Ok(BasketsReport { model: model.clone(), business_date: d, late_days, baskets })
 }
 
 impl BasketsReport {
     pub fn table(&self, keep: impl Fn(&ResentBasket) -> bool) -> Table {
-        let mut t = Table::new(
-            "",
-            &[
-                ("basket_id", "basket_id"),
-                ("why", "which copy counts"),
-                ("upload_date", "upload"),
-                ("revenue_minor", "revenue"),
-                ("event_id", "event_id"),
-                ("uploaded_at", "uploaded_at"),
-                ("store_id", "store"),
-            ],
+        let m = &self.model;
+        let shown = super::listings::record_measures(m);
+        let mut cols: Vec<(String, String)> = [(m.key.as_str(), m.key.as_str()), ("why", "which copy counts")]
+            .into_iter()
+            .chain([("business_date", "business date"), ("upload_date", "upload")])
+            .map(|(k, l)| (k.to_string(), l.to_string()))
+            .collect();
+        cols.extend(
+            shown
+                .iter()
+                .map(|&i| (super::model::measure_key(&m.measures[i], None), super::model::measure_label(&m.measures[i]).to_string())),
         );
+        cols.extend(
+            [("event_id", "event_id"), (m.arrival_time.as_str(), m.arrival_time.as_str())].map(|(k, l)| (k.to_string(), l.to_string())),
+        );
+        cols.extend(m.grain.iter().map(|g| (g.clone(), g.clone())));
+        let refs: Vec<(&str, &str)> = cols.iter().map(|(k, l)| (k.as_str(), l.as_str())).collect();
+        let mut t = Table::new("", &refs);
         for b in self.baskets.iter().filter(|b| keep(b)) {
             for c in &b.copies {
-                t.push_flagged(
-                    vec![
-                        Cell::Repeat(b.basket_id.clone()),
-                        Cell::text(&c.why),
-                        Cell::Date(c.upload_date),
-                        Cell::money(c.revenue_minor, &b.currency),
-                        Cell::text(&c.event_id),
-                        Cell::text(&c.uploaded_at),
-                        Cell::text(&b.store_id),
-                    ],
-                    c.won.then_some(super::Status::Pass),
-                );
+                let mut row = vec![Cell::Repeat(b.key.clone()), Cell::text(&c.why), Cell::Date(c.business_date), Cell::Date(c.upload_date)];
+                let cells = super::model::measure_cells(m, &b.attributes, &c.measures);
+                row.extend(shown.iter().map(|&i| cells[i].clone()));
+                row.extend([Cell::text(&c.event_id), Cell::text(&c.uploaded_at)]);
+                row.extend(b.grain.iter().map(Cell::text));
+                t.push_flagged(row, c.won.then_some(super::Status::Pass));
             }
         }
         t
@@ -145,7 +188,7 @@ impl Report for BasketsReport {
         Some(self.business_date)
     }
     fn headline(&self) -> String {
-        format!("{}: {} basket(s) sent more than once", self.business_date, self.baskets.len())
+        format!("{}: {} {}(s) sent more than once", self.business_date, self.baskets.len(), self.model.entity)
     }
     fn tables(&self) -> Vec<Table> {
         vec![self.table(|_| true)]

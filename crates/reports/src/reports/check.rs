@@ -442,23 +442,6 @@ impl ModelCheckReport {
             model,
         })
     }
-
-    /// The same check, only the grains where v1 differs from v2: what the naive append got wrong.
-    pub fn where_v1_differs(&self) -> ModelCheckReport {
-        let [v1, v2, ..] = self.index();
-        let differs = |g: &[String]| Self::measures_of(&v1, g) != Self::measures_of(&v2, g);
-        let keep = |rows: &[ModelRow]| rows.iter().filter(|r| differs(&r.grain)).cloned().collect();
-        ModelCheckReport {
-            model: self.model.clone(),
-            business_date: self.business_date,
-            as_of_snapshot: self.as_of_snapshot,
-            status: self.status.clone(),
-            v1: keep(&self.v1),
-            v2: keep(&self.v2),
-            recompute: keep(&self.recompute),
-            beyond_window: keep(&self.beyond_window),
-        }
-    }
 }
 
 impl Report for ModelCheckReport {

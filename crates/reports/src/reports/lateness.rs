@@ -5,7 +5,7 @@ use super::{Cell, Report, Table};
 use crate::lake::Lab;
 use crate::rules::Fate;
 use crate::store::Tx;
-use color_eyre::eyre::Result;
+use color_eyre::eyre::{Result, eyre};
 
 pub use crate::store::LatenessRow as LatenessBucket;
 
@@ -18,8 +18,8 @@ pub struct LatenessReport {
     /// The window each bucket's fate is judged by; None: the fates are not shown (the explorer's
     /// histogram).
     pub late_days: Option<u32>,
-    /// Retail's buckets per country.
-    pub by_country: bool,
+    /// The attribute the buckets are split by (retail's country); None: over every row.
+    pub by: Option<String>,
     pub buckets: Vec<LatenessBucket>,
 }
 
@@ -54,18 +54,30 @@ pub fn forget(lab: &Lab) -> Result<()> {
 /// A retail lab's histogram; with `late_days`, each bucket's fate by that window.
 pub fn lateness(lab: &Lab, by_country: bool, late_days: Option<u32>) -> Result<LatenessReport> {
     ensure_cached(lab)?;
-    Ok(LatenessReport { entity: "basket".into(), late_days, by_country, buckets: lab.store().lateness(by_country)? })
+    let by = by_country.then(|| "country".to_string());
+    Ok(LatenessReport { entity: "basket".into(), late_days, by, buckets: lab.store().lateness(by_country)? })
 }
 
-/// A model lab's histogram, with each bucket's fate by the window `late_days`.
-pub fn model_lateness(lab: &Lab, model: &crate::model::Model, late_days: u32) -> Result<LatenessReport> {
+/// A model lab's histogram, with each bucket's fate by the window `late_days`; `by_part`, per value
+/// of the attribute that names a part of a date (retail's country), as retail's per country.
+pub fn model_lateness(lab: &Lab, model: &crate::model::Model, by_part: bool, late_days: u32) -> Result<LatenessReport> {
+    let part = if by_part {
+        let first = super::model::part_positions(model, &super::model::shown_measures(model)).first().copied();
+        let why =
+            || eyre!("model {} has no attribute that names a part of a date: `recount lateness` counts every {}", model.name, model.entity);
+        Some(first.ok_or_else(why)?)
+    } else {
+        None
+    };
     let buckets = lab
         .store()
-        .model_lateness()?
+        .model_lateness(part)?
         .into_iter()
-        .map(|b| LatenessBucket { country: None, days: b.days_late, events: b.records, keys: b.keys })
+        .filter(|b| b.part.is_some() == part.is_some())
+        .map(|b| LatenessBucket { country: b.part, days: b.days_late, events: b.records, keys: b.keys })
         .collect();
-    Ok(LatenessReport { entity: model.entity.clone(), late_days: Some(late_days), by_country: false, buckets })
+    let by = part.map(|i| model.attributes[i].clone());
+    Ok(LatenessReport { entity: model.entity.clone(), late_days: Some(late_days), by, buckets })
 }
 
 impl Report for LatenessReport {
@@ -82,8 +94,8 @@ impl Report for LatenessReport {
     fn tables(&self) -> Vec<Table> {
         let keys = format!("{}s", self.entity);
         let mut cols = vec![];
-        if self.by_country {
-            cols.push(("country", "country"));
+        if let Some(by) = &self.by {
+            cols.push((by.as_str(), by.as_str()));
         }
         cols.extend([("days", "days"), ("events", "events"), (keys.as_str(), keys.as_str())]);
         if self.late_days.is_some() {

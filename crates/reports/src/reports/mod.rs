@@ -19,7 +19,6 @@ pub mod model;
 pub mod model_audit;
 pub mod model_day;
 pub mod model_lab;
-pub mod model_records;
 pub mod overview;
 pub mod promises;
 pub mod source;

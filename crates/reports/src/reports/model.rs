@@ -119,6 +119,18 @@ pub fn measure_key(m: &crate::model::Measure, side: Option<&str>) -> String {
     if m.currency.is_some() && !name.ends_with("_minor") { format!("{name}_minor") } else { name }
 }
 
+/// A measure as people read its column: its name, a money measure's without `_minor`
+/// (`revenue`).
+pub fn measure_label(m: &crate::model::Measure) -> &str {
+    m.name.strip_suffix("_minor").unwrap_or(&m.name)
+}
+
+/// A model lab's file as retail's reports name a file: its path in the raw zone
+/// (`pos/events/upload_date=2026-10-21/tills-gb.jsonl.gz`).
+pub fn raw_path(model: &Model, upload_date: chrono::NaiveDate, file: &str) -> String {
+    format!("{}/upload_date={upload_date}/{file}", model.events_root)
+}
+
 /// A gold row's measures as cells: money by its currency's ISO-4217 digits (the currency is the
 /// attribute the measure names), counts and sums as integers.
 pub fn measure_cells(model: &Model, attributes: &[String], measures: &[i64]) -> Vec<Cell> {
@@ -141,6 +153,19 @@ pub fn measure_cells(model: &Model, attributes: &[String], measures: &[i64]) -> 
 pub fn shown_measures(model: &Model) -> Vec<usize> {
     let money: Vec<usize> = (0..model.measures.len()).filter(|&i| model.measures[i].currency.is_some()).collect();
     if money.is_empty() { (0..model.measures.len()).collect() } else { money }
+}
+
+/// The name of the part of a date a row's attribute values fall in: the values of the attributes
+/// that name a part (`part_positions` of the measures shown), joined; retail: its country; empty:
+/// the model has none, and a date is one part.
+pub fn part_of(model: &Model, attributes: &[String]) -> String {
+    let positions = part_positions(model, &shown_measures(model));
+    positions.iter().filter_map(|&i| attributes.get(i).map(String::as_str)).collect::<Vec<_>>().join(" ")
+}
+
+/// A measure's currency among a row's attribute values; None: it is no money.
+pub fn currency_of<'a>(model: &Model, measure: usize, attributes: &'a [String]) -> Option<&'a str> {
+    model.currency_at(&model.measures[measure]).and_then(|c| attributes.get(c)).map(String::as_str)
 }
 
 /// The attributes that name a part of a date, by position: every attribute but the currencies of

@@ -1,6 +1,6 @@
 //! A model lab's dates in the model's words: every date with whether it is final and its
 //! measures by v1, v2 and the recount (`summary`, `trend`), its promises and lateness. A date's
-//! own records are `super::model_records`.
+//! own records are every lab's `late` and `baskets` (`super::listings`, `super::baskets`).
 
 use crate::lake::Lab;
 use crate::lake::model::rows_of;
@@ -147,16 +147,6 @@ fn dates_of(lab: &Lab, model: &Model, late_days: u32, recompute: Totals) -> Resu
         })
         .collect();
     Ok(DatesReport { model: model.clone(), late_days, newest_upload: landed.last().copied(), dates })
-}
-
-/// A model's columns for a row's grain and measures, after `head`.
-pub(super) fn columns(model: &Model, head: &[&str], tail: &[&str]) -> Vec<(String, String)> {
-    let same = |c: &str| (c.to_string(), c.to_string());
-    let mut cols: Vec<(String, String)> = head.iter().map(|c| same(c)).collect();
-    cols.extend(model.grain.iter().map(|c| same(c)));
-    cols.extend(model.measures.iter().map(|m| (super::model::measure_key(m, None), m.name.clone())));
-    cols.extend(tail.iter().map(|c| same(c)));
-    cols
 }
 
 /// `evidence DATE --out DIR` on a model lab: every snapshot, the date's gold in the model's

@@ -116,13 +116,12 @@ impl LabOverview {
             d.v1_off |= line.v1.is_some() && line.v1 != line.v2;
             d.v2_off |= !line.agrees() && !line.explained();
         }
-        let empty =
-            |by_country| super::lateness::LatenessReport { entity: model.entity.clone(), late_days: None, by_country, buckets: Vec::new() };
+        let empty = || super::lateness::LatenessReport { entity: model.entity.clone(), late_days: None, by: None, buckets: Vec::new() };
         Ok(LabOverview {
             dates: dates.into_values().collect(),
-            lateness: empty(false),
-            lateness_by_country: empty(true),
-            quarantine: super::listings::QuarantineReport { upload_date: None, lines: 0, rows: Vec::new() },
+            lateness: empty(),
+            lateness_by_country: empty(),
+            quarantine: super::listings::quarantine(lab, None)?,
             newest_upload: report.newest_upload,
             next_upload: None,
             head_snapshot: None,

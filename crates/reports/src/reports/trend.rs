@@ -202,9 +202,9 @@ impl TrendReport {
         let parts = super::model::part_positions(model, &shown);
         let mut by: std::collections::BTreeMap<(String, usize, Option<String>), Vec<TrendPoint>> = Default::default();
         for line in &dates.dates {
-            let part = parts.iter().map(|&i| line.attributes.get(i).cloned().unwrap_or_default()).collect::<Vec<_>>().join(" ");
+            let part = super::model::part_of(model, &line.attributes);
             for &i in &shown {
-                let currency = model.currency_at(&model.measures[i]).and_then(|c| line.attributes.get(c).cloned());
+                let currency = super::model::currency_of(model, i, &line.attributes).map(str::to_string);
                 let side = |s: &Option<Vec<i64>>| s.as_ref().map(|m| m[i]);
                 by.entry((part.clone(), i, currency)).or_default().push(TrendPoint {
                     business_date: line.business_date,
