@@ -283,7 +283,7 @@ fn every_screen_opens_on_a_lab_of_a_model_of_one_s_own() {
     assert!(s.contains("parcels v2") && s.contains("weight_g v2"), "the Overview names the model's measures:\n{s}");
     for (key, title) in [
         ("2", "recompute - missed + double counted = v1"),
-        ("3", "parcel(s) sent more than once"),
+        ("3", "re-sent parcel(s)"),
         ("4", "row(s) beyond the 2-day window"),
         ("5", "history of 2026-03-"),
         ("6", "landed parcels accounted for"),

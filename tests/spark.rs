@@ -1131,7 +1131,7 @@ fn explore_the_model_warehouse(wh: &str, dir: &Path, world: &Path) {
     wait_for(&session, "gold.daily_metrics, v1 and v2 beside the recount", 120);
     let screens = [
         ("2", "recompute - missed + double counted = v1"),
-        ("3", "sent more than once"),
+        ("3", "re-sent record(s)"),
         ("4", "row(s) beyond the 2-day window"),
         ("5", "every version of gold.daily_metrics"),
         ("6", "promises for"),
