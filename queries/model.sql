@@ -470,13 +470,15 @@ GROUP BY 1, 2 ORDER BY 1, 2;
 -- wider one a reopening gave the date; the first copy inside wins), how it ties with the others
 -- (the same arrival; the same message twice), where it is and when it arrived; by attributes
 -- (retail's country), then key.
-WITH keys AS (SELECT entity_key FROM model.current_records GROUP BY entity_key
-              HAVING count(*) > 1 AND bool_or(business_date = $business_date::DATE)),
+-- The date's keys are found first, and only their copies grouped: not every record's.
+WITH dated AS (SELECT DISTINCT entity_key FROM model.current_records WHERE business_date = $business_date::DATE),
+copies AS MATERIALIZED (SELECT * FROM model.current_records WHERE entity_key IN (SELECT entity_key FROM dated)),
+keys AS (SELECT entity_key FROM copies GROUP BY entity_key HAVING count(*) > 1),
 c AS (SELECT r.*, in_window(r.upload_date, r.business_date, greatest($late_days::INTEGER, coalesce(k.kept, 0))) AS in_window,
              row_number() OVER (PARTITION BY r.entity_key ORDER BY @copy_order) AS n,
              count(*) OVER (PARTITION BY r.entity_key, r.arrival) AS same_instant,
              count(*) OVER (PARTITION BY r.entity_key, r.arrival, r.event_id) AS same_message
-      FROM model.current_records r
+      FROM copies r
       LEFT JOIN (SELECT business_date, max(late_days) AS kept FROM model.date_windows GROUP BY ALL) k USING (business_date)
       WHERE r.entity_key IN (SELECT entity_key FROM keys))
 SELECT c.entity_key, c.business_date, f.upload_date, f.file, f.version, c.line, c.event_id,

@@ -75,11 +75,15 @@ ORDER BY s.country, w.basket_id;
 -- The same of a model lab: each key dated $business_date (its first copy over every current
 -- record, as the recount counts it) that one v1 run gets wrong: no copy in upload $business_date
 -- (missed) or more than one (double counted); with its winner's upload and measures, its copies
--- in the run, their measures' sums (r1-r6) and the first copy's (f1-f6).
+-- in the run, their measures' sums (r1-r6) and the first copy's (f1-f6). Only keys with more than
+-- one copy are ranked: a key with one has it as its winner, and v1 gets it wrong only when it
+-- landed in another day's upload (missed), as retail's explain_baskets.
 WITH keys AS (SELECT DISTINCT entity_key FROM model.current_records WHERE business_date = $business_date::DATE),
 copies AS MATERIALIZED (SELECT * FROM model.current_records WHERE entity_key IN (SELECT entity_key FROM keys)),
-winners AS (SELECT * FROM copies QUALIFY row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) = 1),
-run AS (SELECT *, row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) AS copy_rank FROM copies
+multi AS (SELECT entity_key FROM copies GROUP BY entity_key HAVING count(*) > 1),
+ranked AS MATERIALIZED (SELECT * FROM copies WHERE entity_key IN (SELECT entity_key FROM multi)),
+winners AS (SELECT * FROM ranked QUALIFY row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) = 1),
+run AS (SELECT *, row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) AS copy_rank FROM ranked
         WHERE upload_date = $business_date::DATE AND business_date = $business_date::DATE),
 in_run AS (SELECT entity_key, count(*) AS copies_in_run,
                   sum(m1)::BIGINT AS r1, sum(m2)::BIGINT AS r2, sum(m3)::BIGINT AS r3, sum(m4)::BIGINT AS r4, sum(m5)::BIGINT AS r5, sum(m6)::BIGINT AS r6,
@@ -90,7 +94,13 @@ SELECT w.entity_key, w.g1, w.g2, w.g3, w.g4, w.a1, w.a2, w.a3, w.a4, w.upload_da
        r.r1, r.r2, r.r3, r.r4, r.r5, r.r6, r.f1, r.f2, r.f3, r.f4, r.f5, r.f6
 FROM winners w LEFT JOIN in_run r USING (entity_key)
 WHERE w.business_date = $business_date::DATE AND coalesce(r.copies_in_run, 0) <> 1
-ORDER BY w.a1, w.a2, w.a3, w.a4, w.entity_key;
+UNION ALL
+SELECT entity_key, g1, g2, g3, g4, a1, a2, a3, a4, upload_date, m1, m2, m3, m4, m5, m6, 0,
+       NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT
+FROM copies
+WHERE business_date = $business_date::DATE AND upload_date <> $business_date::DATE
+  AND entity_key NOT IN (SELECT entity_key FROM multi)
+ORDER BY a1, a2, a3, a4, entity_key;
 
 -- name: model_v1_once
 -- What ONE naive run for date $business_date counts on a model lab, per value of the attributes:
