@@ -68,9 +68,12 @@ pub fn late(lab: &Lab, d: Option<NaiveDate>, late_days: u32) -> Result<LateRepor
     Ok(LateReport { model: crate::model::retail(), business_date: d, late_days, rows })
 }
 
-/// The same on a model lab: each date's `late_rows` apply its reopened window.
+/// The same on a model lab: each date's `late_rows` apply its reopened window, which a date's
+/// listing names, as retail's does.
 pub fn model_late(lab: &Lab, model: &Model, d: Option<NaiveDate>, late_days: u32) -> Result<LateReport> {
     use crate::lake::model::named;
+    let kept = lab.store().model_kept_windows(None)?;
+    let named_window = d.map_or(late_days, |d| crate::rules::LatenessWindow::with_kept(late_days, kept.get(&d).copied()).late_days);
     let dates = match d {
         Some(d) => vec![d],
         None => lab.store().model_late_dates(late_days)?,
@@ -92,7 +95,7 @@ pub fn model_late(lab: &Lab, model: &Model, d: Option<NaiveDate>, late_days: u32
             recompute_copy: r.recount_copy,
         }));
     }
-    Ok(LateReport { model: model.clone(), business_date: d, late_days, rows })
+    Ok(LateReport { model: model.clone(), business_date: d, late_days: named_window, rows })
 }
 
 /// The measures a listing of single records shows: a count is 1 on every record, so not those.
