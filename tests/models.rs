@@ -1139,6 +1139,8 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
     let late = json(&lab, &["late", "2026-07-01"]);
     assert!(late["rows"].as_array().unwrap().iter().all(|r| r["missing_from_v2"] != "yes"), "{late}");
     assert_eq!(late["detail"]["late_days"], 5, "the listing names the window it kept: {late}");
+    let baskets = json(&lab, &["baskets", "2026-07-01"]);
+    assert_eq!(baskets["detail"]["late_days"], 5, "and so does baskets: {baskets}");
     let history = ok(&lab, &["history", "2026-07-01"]);
     assert!(history.contains("reopen") && history.contains("by ops: plant-c line 2 was offline"), "{history}");
     // A later run of the upload that brought them, and a forced rebuild, keep the wider window.

@@ -712,6 +712,37 @@ fn reopening_takes_a_closed_dates_late_rows_in_keeps_its_window_and_rolls_back()
 }
 
 #[test]
+fn baskets_judges_a_reopened_dates_copies_by_its_wider_window_as_v2_does() {
+    use recount::lake::reopen::{self, Decision};
+    let dir = tempdir();
+    let lab = backfilled(dir.path());
+    // A date with a re-sent basket one of whose copies arrived past the 2-day window.
+    let late = |r: &reports::baskets::BasketsReport, inside: bool| -> usize {
+        let d = r.business_date;
+        r.baskets.iter().flat_map(|b| &b.copies).filter(|c| c.business_date == d && c.upload_date > d && c.in_window == inside).count()
+    };
+    let dates = lab.store().business_dates().unwrap();
+    let before = dates
+        .iter()
+        .map(|&d| reports::baskets::resent(&lab, d, 2).unwrap())
+        .find(|r| late(r, false) > 0)
+        .expect("the small world re-sends a basket past its window");
+    let d = before.business_date;
+    let plan = reopen::plan(&lab, d).unwrap();
+    reopen::reopen(&lab, d, Decision { reason: "late tills approved", by: "alice" }, opts()).unwrap();
+    let after = reports::baskets::resent(&lab, d, 2).unwrap();
+    assert_eq!(after.late_days, plan.wider_late_days, "the listing names the window it judged by");
+    assert_eq!((late(&after, false), late(&after, true)), (0, late(&before, true) + late(&before, false)));
+    // Each basket's winner is the copy silver holds.
+    let conn = lab.store().connection_for_tests();
+    for b in &after.baskets {
+        let won: Vec<&str> = b.copies.iter().filter(|c| c.won).map(|c| c.event_id.as_str()).collect();
+        let silver: String = conn.query_row("SELECT event_id FROM silver.baskets WHERE basket_id = ?", [&b.key], |r| r.get(0)).unwrap();
+        assert_eq!(won, [silver.as_str()], "{}", b.key);
+    }
+}
+
+#[test]
 fn a_write_whose_windows_interleave_writes_each_dates_gold_once() {
     // Three neighbouring dates kept under two windows (as reopenings leave them): the middle one
     // under 3 days, the outer two under 4. One forced write rebuilds them a window at a time, the

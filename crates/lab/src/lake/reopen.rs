@@ -66,6 +66,11 @@ pub fn listing_window(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<u32> {
     Ok(LatenessWindow::with_kept(late_days, lab.store().kept_windows(d, d)?.get(&d).copied()).late_days)
 }
 
+/// The same on a model lab, whose reopenings are kept in its own table.
+pub fn model_listing_window(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<u32> {
+    Ok(LatenessWindow::with_kept(late_days, lab.store().model_kept_windows(None)?.get(&d).copied()).late_days)
+}
+
 /// What reopening `d` would take in; an error when nothing of it arrived past its window.
 pub fn plan(lab: &Lab, d: NaiveDate) -> Result<ReopenPlan> {
     let window = window_now(lab, d)?;

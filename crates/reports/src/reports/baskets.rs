@@ -102,6 +102,8 @@ fn grouped(copies: impl Iterator<Item = ((String, Vec<String>, Vec<String>), Cop
 /// A retail lab's re-sent baskets of `d`, by country.
 pub fn resent(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<BasketsReport> {
     let model = crate::model::retail();
+    // A reopened date's copies are judged by its wider window, as v2 and `late` judge them.
+    let late_days = crate::lake::reopen::listing_window(lab, d, late_days)?;
     let copies = lab.store().basket_copies(d, late_days)?.into_iter().map(|r| {
         let tie = Tie::of(r.same_instant, r.same_message);
         let copy = Copy {
@@ -143,13 +145,14 @@ pub fn model_resent(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> R
         ((r.entity_key, grain, named(&model.attributes, [r.a1, r.a2, r.a3, r.a4])), copy, tie)
     });
     let baskets = grouped(copies, &model.arrival_time);
+    let late_days = crate::lake::reopen::model_listing_window(lab, d, late_days)?;
     Ok(BasketsReport { model: model.clone(), business_date: d, late_days, baskets })
 }
 
 impl BasketsReport {
     pub fn table(&self, keep: impl Fn(&ResentBasket) -> bool) -> Table {
         let m = &self.model;
-        let shown = super::listings::record_measures(m);
+        let shown = super::model::record_measures(m);
         let mut cols: Vec<(String, String)> = [(m.key.as_str(), m.key.as_str()), ("why", "which copy counts")]
             .into_iter()
             .chain([("business_date", "business date"), ("upload_date", "upload")])

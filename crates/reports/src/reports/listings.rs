@@ -98,11 +98,6 @@ pub fn model_late(lab: &Lab, model: &Model, d: Option<NaiveDate>, late_days: u32
     Ok(LateReport { model: model.clone(), business_date: d, late_days: named_window, rows })
 }
 
-/// The measures a listing of single records shows: a count is 1 on every record, so not those.
-pub fn record_measures(model: &Model) -> Vec<usize> {
-    (0..model.measures.len()).filter(|&i| !model.measures[i].is_count()).collect()
-}
-
 impl Report for LateReport {
     fn kind(&self) -> &'static str {
         "late"
@@ -116,7 +111,7 @@ impl Report for LateReport {
     }
     fn tables(&self) -> Vec<Table> {
         let m = &self.model;
-        let shown = record_measures(m);
+        let shown = super::model::record_measures(m);
         let missing = format!("{} missing from v2", m.entity);
         let mut cols: Vec<(String, String)> = [("business_date", "business date"), ("upload_date", "upload"), ("days_late", "days")]
             .into_iter()

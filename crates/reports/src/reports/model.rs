@@ -155,6 +155,11 @@ pub fn shown_measures(model: &Model) -> Vec<usize> {
     if money.is_empty() { (0..model.measures.len()).collect() } else { money }
 }
 
+/// The measures a listing of single records shows: a count is 1 on every record, so not those.
+pub fn record_measures(model: &Model) -> Vec<usize> {
+    (0..model.measures.len()).filter(|&i| !model.measures[i].is_count()).collect()
+}
+
 /// The name of the part of a date a row's attribute values fall in: the values of the attributes
 /// that name a part (`part_positions` of the measures shown), joined; retail: its country; empty:
 /// the model has none, and a date is one part.
