@@ -229,7 +229,7 @@ fn rollback_on_history_targets_the_snapshot_of_the_selected_entry_from_the_repor
     let snap = recount::reports::overview::overview(&lab, small_world()).unwrap();
     app.on_reply(Reply::Loaded(Box::new(snap), Some(Box::new(load_view(&lab, d).unwrap()))));
     app.update(Action::Screen(Screen::History));
-    let history = app.view.as_ref().unwrap().history.clone();
+    let history = app.view.as_ref().unwrap().history.retail().unwrap().clone();
     let per_entry: Vec<(i64, usize)> = history.entries.iter().map(|e| (e.snapshot_id, e.countries.len())).collect();
     assert!(per_entry.len() >= 2, "the date has several versions: {per_entry:?}");
     // The last row belongs to the last entry, whatever its first cell shows.
@@ -310,12 +310,17 @@ fn the_worker_loads_neighbouring_dates_ahead_and_forgets_them_after_a_write() {
     // A move to a neighbour is served from what was loaded ahead, and it is the same view.
     let next = dates[i + 1];
     let runs = |reply: Reply| match reply {
-        Reply::DateLoaded(v) => v.check.countries.iter().map(|c| (c.country.clone(), c.v1_runs, c.v2_revenue_minor)).collect::<Vec<_>>(),
+        Reply::DateLoaded(v) => {
+            v.check.retail().unwrap().countries.iter().map(|c| (c.country.clone(), c.v1_runs, c.v2_revenue_minor)).collect::<Vec<_>>()
+        }
         other => panic!("{other:?}"),
     };
     let ahead = runs(server.serve(Job::LoadDate(next)).unwrap());
     let fresh = load_view(&server.lab, next).unwrap();
-    assert_eq!(ahead, fresh.check.countries.iter().map(|c| (c.country.clone(), c.v1_runs, c.v2_revenue_minor)).collect::<Vec<_>>());
+    assert_eq!(
+        ahead,
+        fresh.check.retail().unwrap().countries.iter().map(|c| (c.country.clone(), c.v1_runs, c.v2_revenue_minor)).collect::<Vec<_>>()
+    );
 
     // A write (a v1 retry of that date) empties them: the next view shows the second run.
     assert!(ahead.iter().all(|(_, r, _)| *r == 1), "{ahead:?}");
@@ -356,7 +361,7 @@ fn the_explorer_lands_the_shipped_corrections_one_by_one_and_history_explains_ea
     let first = done(server.serve(Job::LandCorrection).unwrap());
     assert!(first.contains("tills-gb.jsonl.gz v2") && first.contains("rewrote 2026-10-19"), "{first}");
     let Reply::DateLoaded(view) = server.serve(Job::LoadDate(day("2026-10-19"))).unwrap() else { panic!("a date") };
-    let last = view.history.entries.last().unwrap();
+    let last = view.history.retail().unwrap().entries.last().unwrap();
     assert!(last.countries.iter().any(|c| c.attribution.contains("revenue corrected (tills-gb.jsonl.gz v2)")), "{:?}", last.countries);
     // The next three, in delivery order; the recompressed one changes no date.
     let rest: Vec<String> = (0..3).map(|_| done(server.serve(Job::LandCorrection).unwrap())).collect();
@@ -497,7 +502,7 @@ fn a_jump_draws_the_overview_from_the_check_sent_ahead_and_the_view_follows() {
     assert!(matches!(app.outbox.pop(), Some(Job::LoadDate(d)) if d == far));
     // The worker's first answer is the check alone: the Overview draws it, other screens wait.
     let head = server.head(far).unwrap().expect("a date not loaded yet has a head");
-    let want = head.table();
+    let want = head.retail().unwrap().table();
     app.on_reply(Reply::DateHead(Box::new(head)));
     assert!(app.view.is_none(), "the rest is still loading");
     assert!(app.running.is_none(), "the Overview is complete: keys act on it at once");
@@ -513,12 +518,13 @@ fn a_jump_draws_the_overview_from_the_check_sent_ahead_and_the_view_follows() {
     // Then the view, built around the same check; a loaded date sends no head.
     app.on_reply(server.serve(Job::LoadDate(far)).unwrap());
     let v = app.view.as_ref().expect("the view");
-    assert_eq!(v.check.table().rows.len(), want.rows.len());
+    assert_eq!(v.check.retail().unwrap().table().rows.len(), want.rows.len());
     assert!(app.head.is_none() && app.running.is_none());
     assert!(server.head(far).unwrap().is_none(), "a loaded date is served from memory");
     // A head for a date the user has left is dropped.
     let other = snap.dates[1].business_date;
-    app.on_reply(Reply::DateHead(Box::new(recount::reports::check::check(&server.lab, other, None).unwrap())));
+    let check = recount::reports::check::check(&server.lab, other, None).unwrap();
+    app.on_reply(Reply::DateHead(Box::new(recount::tui::worker::DateCheck::Retail(check))));
     assert!(app.head.is_none());
 }
 
@@ -846,7 +852,7 @@ fn history_steps_each_version_by_its_cause_and_explains_bridge_is_drawn_to_scale
     let (_lab, mut app, d) = loaded_app(dir.path());
     app.update(Action::Screen(Screen::History));
     let screen = text(&render(&mut app, 120, 40));
-    let h = &app.view.as_ref().unwrap().history;
+    let h = app.view.as_ref().unwrap().history.retail().unwrap();
     let country = h.entries[0].countries[0].country.clone();
     assert!(screen.contains(&format!("{country} at each version of the date")), "{screen}");
     for e in h.entries.iter().filter(|e| e.countries.iter().any(|c| c.country == country)) {
@@ -938,17 +944,17 @@ fn the_late_screen_reopens_a_date_after_a_reason_and_a_confirmation_that_shows_t
     let done = server.serve(job).unwrap();
     assert!(matches!(&done, Reply::Done(m) if m.contains("reopened by controller")), "{done:?}");
     app.on_reply(server.serve(Job::Load(Some(d))).unwrap());
-    let check = &app.view.as_ref().unwrap().check;
+    let check = app.view.as_ref().unwrap().check.retail().unwrap();
     assert!(check.countries.iter().all(|c| c.v2_revenue_minor == c.recompute_revenue_minor), "{check:?}");
-    let h = &app.view.as_ref().unwrap().history;
+    let h = app.view.as_ref().unwrap().history.retail().unwrap();
     assert!(h.entries.last().unwrap().trigger.detail.contains(": approved by finance"), "{:?}", h.entries.last());
 }
 
-/// On a model lab the worker serves the explorer's writes as the command line does them: U lands
-/// the world's next upload and runs v2, v retries v1, a rollback is a snapshot of its own and
-/// lands nothing.
+/// On a model lab the worker loads dates as on retail's (a check ahead, neighbours ahead) and
+/// serves the explorer's writes as the command line does them: U lands the world's next upload
+/// and runs v2, v retries v1, a rollback is a snapshot of its own and lands nothing.
 #[test]
-fn on_a_model_lab_the_worker_lands_the_next_upload_retries_v1_and_rolls_back() {
+fn on_a_model_lab_the_worker_loads_ahead_lands_the_next_upload_retries_v1_and_rolls_back() {
     use recount::tui::worker::Job;
     let dir = tempdir();
     let world = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data-manufacturing");
@@ -976,14 +982,24 @@ fn on_a_model_lab_the_worker_lands_the_next_upload_retries_v1_and_rolls_back() {
     assert!(landed.starts_with("upload 2026-06-19 landed"), "{landed}");
     let then = loaded(&mut server);
     assert_eq!(then.overview.next_upload, Some(d("2026-06-20")));
-    assert!(then.dates.dates.len() > first.dates.dates.len(), "the upload's dates joined the navigator");
+    assert!(then.overview.dates.len() > first.overview.dates.len(), "the upload's dates joined the navigator");
+    // A model lab's dates load as retail's do: the opened date's neighbours ahead, from memory
+    // after; a date not loaded yet sends its check ahead of the rest.
+    let opened = then.view.as_ref().expect("the lab opens on a date").check.business_date();
+    let others: Vec<_> = then.overview.dates.iter().map(|x| x.business_date).filter(|x| *x != opened).collect();
+    assert!(!others.is_empty(), "{:?}", then.overview.dates);
+    assert!(server.head(opened).unwrap().is_none(), "the opened date is served from memory");
+    let head = server.head(others[0]).unwrap().expect("a date not loaded yet has a head");
+    assert_eq!(head.model().map(|c| c.business_date), Some(others[0]), "{head:?}");
+    while server.prefetch().unwrap() {}
+    assert!(server.loaded_dates().contains(&others[0]), "{:?}", server.loaded_dates());
     let v1 = done(server.serve(Job::RetryV1(d("2026-06-19"))).unwrap());
     assert!(v1.starts_with("v1 for 2026-06-19 appended") && !v1.contains(" 0 row"), "{v1}");
     let day = match server.serve(Job::LoadDate(d("2026-06-19"))).unwrap() {
-        Reply::ModelDate(day) => day,
+        Reply::DateLoaded(day) => day,
         other => panic!("{other:?}"),
     };
-    assert!(!day.check.v1.is_empty(), "the Overview counts v1 now");
+    assert!(!day.check.model().unwrap().v1.is_empty(), "the Overview counts v1 now");
     let back = done(server.serve(Job::Rollback(1)).unwrap());
     assert!(back.starts_with("rolled back to snapshot 1 as snapshot 3"), "{back}");
     assert_eq!(loaded(&mut server).overview.next_upload, Some(d("2026-06-20")), "a rollback lands nothing");
@@ -1069,7 +1085,7 @@ fn the_explorer_lands_a_model_world_s_corrections_and_reopens_its_late_date() {
     assert!(reset.contains("is empty") && reset.contains("model manufacturing"), "{reset}");
     assert!(server.lab.is_empty().unwrap(), "nothing is left in the lab");
     let Reply::ModelLoaded(empty) = server.serve(Job::Load(None)).unwrap() else { panic!("the empty model lab's load") };
-    assert!(empty.dates.dates.is_empty() && empty.overview.next_upload == Some(day("2026-06-18")), "{:?}", empty.overview.next_upload);
+    assert!(empty.overview.dates.is_empty() && empty.overview.next_upload == Some(day("2026-06-18")), "{:?}", empty.overview.next_upload);
     let first = done(server.serve(Job::LandNext).unwrap());
     assert!(first.contains("upload 2026-06-18 landed"), "{first}");
     let Reply::ModelLoaded(load) = server.serve(Job::Load(None)).unwrap() else { panic!("the model's load") };

@@ -37,7 +37,7 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameMeasures {
 fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
     let t = &app.theme;
     let wide = area.width >= 100;
-    let entity = app.model.as_ref().map(|m| m.dates.model.entity.as_str());
+    let entity = app.model.as_ref().map(|m| m.entity.as_str());
     let titles: Vec<Line> =
         Screen::ALL.iter().enumerate().map(|(i, s)| Line::from(format!("{} {}", i + 1, s.label(entity, wide)))).collect();
     let tabs = Tabs::new(titles)

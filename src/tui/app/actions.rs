@@ -123,7 +123,7 @@ impl App {
 
     /// The crash demo: a rebuild of the selected date that fails after its third statement.
     pub(super) fn crash_demo(&mut self) {
-        let late_days = self.view.as_ref().map(|v| v.check.status.late_days).unwrap_or(crate::rules::DEFAULT_LATE_DAYS);
+        let late_days = self.view.as_ref().map(|v| v.check.late_days()).unwrap_or(crate::rules::DEFAULT_LATE_DAYS);
         self.on_selected_date(|d| {
             (format!("rebuilding {d} with a crash after statement 3"), Job::Rebuild { date: d, late_days, fail_after: Some(3) })
         });
@@ -141,8 +141,14 @@ impl App {
             self.cursor.row = 0;
             return;
         }
-        let countries: Vec<String> =
-            self.view.as_ref().map(|v| v.check.countries.iter().map(|c| c.country.clone()).collect()).unwrap_or_default();
+        // The date's parts (retail: its countries) that have re-sent entities.
+        let countries: Vec<String> = self
+            .baskets()
+            .map(|r| {
+                r.baskets.iter().map(|b| crate::reports::model::part_of(&r.model, &b.attributes)).collect::<std::collections::BTreeSet<_>>()
+            })
+            .map(|parts| parts.into_iter().filter(|p| !p.is_empty()).collect())
+            .unwrap_or_default();
         self.country_filter = match &self.country_filter {
             None => countries.first().cloned(),
             Some(c) => countries.iter().skip_while(|x| *x != c).nth(1).cloned(),

@@ -111,7 +111,7 @@ pub struct App {
     /// Loads that failed in a row: after `MAX_LOAD_FAILURES` the explorer stops reloading.
     pub load_failures: u32,
     /// The check of the selected date while the rest of its view loads (the Overview draws it).
-    pub head: Option<crate::reports::check::CheckReport>,
+    pub head: Option<super::worker::DateCheck>,
     /// The date whose view follows its head: its load is no longer the running job (the user may
     /// act on the Overview meanwhile), so its view is taken in quietly when it comes.
     rest_pending: Option<NaiveDate>,
@@ -121,9 +121,9 @@ pub struct App {
     export_dir: Option<std::path::PathBuf>,
     /// The foreign gold the Audit screen shows (`tui --audit`): None when none was given.
     pub audit: Option<AuditState>,
-    /// On a lab of a model other than retail: its dates and the selected date's reports, which
-    /// every screen reads instead of retail's (their homes: `homes`).
-    pub model: Option<ModelScreens>,
+    /// On a lab of a model other than retail: its model, by which the screens name things (and
+    /// which gives the Overview and History their model homes: `homes`).
+    pub model: Option<crate::model::Model>,
     /// Where each screen's home is.
     homes: Homes,
 }
@@ -159,13 +159,6 @@ pub trait ScreenBehaviour {
 
 /// Where the app finds a screen's home (retail's, or a model's when the lab holds one).
 pub type Homes = fn(Screen, bool) -> &'static dyn ScreenBehaviour;
-
-/// What the screens of a model lab read.
-#[derive(Debug, Clone)]
-pub struct ModelScreens {
-    pub dates: crate::reports::model_day::DatesReport,
-    pub day: Option<super::worker::ModelDay>,
-}
 
 /// Where an audit's wrong rows fall (`AuditReport::where_wrong`): its table, the sentence naming
 /// the most concentrated place, and the count of wrong rows with the dates they are on.
@@ -365,30 +358,25 @@ impl App {
         self.snapshot.as_ref()?.trend.part_name.as_deref()
     }
 
-    /// The selected date's reports that are one for every lab, once they have loaded: from a
-    /// model lab's day, or from retail's view.
-    fn either<T>(&self, model: impl Fn(&super::worker::ModelDay) -> &T, retail: impl Fn(&super::worker::DateView) -> &T) -> Option<&T> {
-        match &self.model {
-            Some(_) => self.model_day().map(model),
-            None => self.view.as_ref().map(retail),
-        }
+    /// The selected date's view, once it has loaded.
+    fn view_shown(&self) -> Option<&DateView> {
+        self.view.as_ref().filter(|v| Some(v.check.business_date()) == self.selected_date())
     }
     pub(crate) fn explain(&self) -> Option<&crate::reports::explain::ExplainReport> {
-        self.either(|d| &d.explain, |v| &v.explain)
+        self.view_shown().map(|v| &v.explain)
     }
     pub(crate) fn late(&self) -> Option<&crate::reports::listings::LateReport> {
-        self.either(|d| &d.late, |v| &v.late)
+        self.view_shown().map(|v| &v.late)
     }
     pub(crate) fn baskets(&self) -> Option<&crate::reports::baskets::BasketsReport> {
-        self.either(|d| &d.resent, |v| &v.baskets)
+        self.view_shown().map(|v| &v.baskets)
     }
     pub(crate) fn promises(&self) -> Option<&crate::reports::promises::PromisesReport> {
-        self.either(|d| &d.promises, |v| &v.promises)
+        self.view_shown().map(|v| &v.promises)
     }
-
-    /// On a model lab, the selected date's reports once they have loaded.
-    pub(crate) fn model_day(&self) -> Option<&super::worker::ModelDay> {
-        self.model.as_ref()?.day.as_ref().filter(|d| Some(d.check.business_date) == self.selected_date())
+    /// The selected date's history: retail's, or a model lab's.
+    pub(crate) fn history(&self) -> Option<&super::worker::DateHistory> {
+        self.view_shown().map(|v| &v.history)
     }
 
     /// The audit, once it has run.
@@ -407,8 +395,12 @@ impl App {
     }
 
     /// The check the Overview shows: the view's, or the one sent ahead of it.
+    pub(crate) fn date_check(&self) -> Option<&super::worker::DateCheck> {
+        self.view.as_ref().map(|v| &v.check).or(self.head.as_ref()).filter(|c| Some(c.business_date()) == self.selected_date())
+    }
+    /// The same on a retail lab.
     pub(crate) fn check_shown(&self) -> Option<&crate::reports::check::CheckReport> {
-        self.view.as_ref().map(|v| &v.check).or(self.head.as_ref()).filter(|c| Some(c.business_date) == self.selected_date())
+        self.date_check()?.retail()
     }
 
     /// The table the current screen's rows move through.
@@ -440,10 +432,11 @@ impl App {
         };
     }
 
-    /// An entity shown under the country filter (a value of its attributes) and the search (its
-    /// key or a value of its grain).
+    /// An entity shown under the country filter (the part of the date its attributes name:
+    /// retail's country) and the search (its key or a value of its grain).
     pub(crate) fn basket_visible(&self, b: &crate::reports::baskets::ResentBasket) -> bool {
-        let country_ok = self.country_filter.as_ref().is_none_or(|c| b.attributes.contains(c));
+        let part = |c: &String| self.baskets().is_some_and(|r| &crate::reports::model::part_of(&r.model, &b.attributes) == c);
+        let country_ok = self.country_filter.as_ref().is_none_or(part);
         let q = self.search.to_lowercase();
         country_ok && (q.is_empty() || std::iter::once(&b.key).chain(&b.grain).any(|v| v.to_lowercase().contains(&q)))
     }

@@ -9,7 +9,7 @@ impl App {
     pub fn on_reply(&mut self, reply: Reply) {
         match reply {
             Reply::DateHead(check) => self.on_head(*check),
-            Reply::DateLoaded(view) if self.rest_pending == Some(view.check.business_date) => self.on_rest(*view),
+            Reply::DateLoaded(view) if self.rest_pending == Some(view.check.business_date()) => self.on_rest(*view),
             Reply::Paused(text) => self.message = text,
             Reply::Audited(audited) => {
                 self.audit = Some(match audited {
@@ -38,9 +38,9 @@ impl App {
 
     /// A date's check, ahead of its view, for the date still selected: the Overview is complete,
     /// so the load stops being the running job; the rest of the view follows in the background.
-    pub(super) fn on_head(&mut self, check: crate::reports::check::CheckReport) {
-        if Some(check.business_date) == self.selected_date() && self.running.as_ref().is_some_and(|r| !r.writes) {
-            self.rest_pending = Some(check.business_date);
+    pub(super) fn on_head(&mut self, check: crate::tui::worker::DateCheck) {
+        if Some(check.business_date()) == self.selected_date() && self.running.as_ref().is_some_and(|r| !r.writes) {
+            self.rest_pending = Some(check.business_date());
             self.head = Some(check);
             self.running = None;
             self.clamp_row();
@@ -50,7 +50,7 @@ impl App {
     /// The rest of a view whose check came ahead: taken in quietly, if its date is still shown.
     pub(super) fn on_rest(&mut self, view: DateView) {
         self.rest_pending = None;
-        if Some(view.check.business_date) == self.selected_date() {
+        if Some(view.check.business_date()) == self.selected_date() {
             self.head = None;
             self.view = Some(view);
             self.clamp_row();
@@ -67,30 +67,15 @@ impl App {
         }
         match reply {
             Reply::ModelLoaded(load) => {
-                let crate::tui::worker::ModelLoad { overview, dates, day } = *load;
-                let want = day.as_ref().map(|d| d.check.business_date);
-                self.model = Some(ModelScreens { dates, day: day.map(|d| *d) });
-                self.on_answer(Reply::Loaded(Box::new(overview), None));
-                if let Some(i) = want.and_then(|w| self.snapshot.as_ref()?.dates.iter().position(|d| d.business_date == w)) {
-                    self.selected = i;
-                    self.clamp_row();
-                }
-            }
-            Reply::ModelDate(day) => {
-                if Some(day.check.business_date) == self.selected_date() {
-                    if let Some(m) = &mut self.model {
-                        m.day = Some(*day);
-                    }
-                    self.clamp_row();
-                } else if let Some(d) = self.selected_date() {
-                    self.load_date(d);
-                }
+                let crate::tui::worker::ModelLoad { overview, model, view } = *load;
+                self.model = Some(model);
+                self.on_answer(Reply::Loaded(Box::new(overview), view));
             }
             Reply::Loaded(snap, view) => {
                 self.load_failures = 0;
                 // The first load opens on the audit's first wrong date when the audit came first.
                 let first = if self.snapshot.is_none() { self.first_wrong_date() } else { None };
-                let want = first.or_else(|| view.as_ref().map(|v| v.check.business_date)).or_else(|| self.selected_date());
+                let want = first.or_else(|| view.as_ref().map(|v| v.check.business_date())).or_else(|| self.selected_date());
                 self.selected =
                     want.and_then(|w| snap.dates.iter().position(|d| d.business_date == w)).unwrap_or(snap.dates.len().saturating_sub(1));
                 // The morning's line, until something else is said.
@@ -104,7 +89,7 @@ impl App {
             Reply::DateLoaded(view) => {
                 self.load_failures = 0;
                 // A view for a date the user has already left is dropped.
-                if Some(view.check.business_date) == self.selected_date() {
+                if Some(view.check.business_date()) == self.selected_date() {
                     self.head = None;
                     self.view = Some(*view);
                     self.clamp_row();

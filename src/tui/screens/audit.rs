@@ -68,7 +68,7 @@ fn body(app: &App, r: &AuditRow) -> String {
     if !r.detail.is_empty() {
         out.push_str(&format!("\n{}\n", r.detail));
     }
-    let Some(v) = app.view.as_ref().filter(|v| v.check.business_date == r.business_date) else {
+    let Some(v) = app.view.as_ref().filter(|v| v.check.business_date() == r.business_date) else {
         return out + "\n(the date's baskets are still loading)";
     };
     let has = |c: Cause| r.causes.contains(&c);
@@ -94,7 +94,7 @@ fn body(app: &App, r: &AuditRow) -> String {
     }
     if has(Cause::LateArrivalsMissed) || has(Cause::CorrectionNotApplied) {
         out.push_str("\nthe date's snapshots:\n");
-        for e in &v.history.entries {
+        for e in v.history.retail().map(|h| h.entries.as_slice()).unwrap_or_default() {
             out.push_str(&format!("  {} ({}) {}\n", e.snapshot_id, e.operation.as_str(), e.trigger.detail));
         }
     }

@@ -12,15 +12,15 @@ pub(super) struct History;
 
 impl ScreenBehaviour for History {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
-        app.view.as_ref().map(|v| v.history.table())
+        app.history()?.retail().map(|h| h.table())
     }
 
     fn snapshot_at(&self, app: &App, row: usize) -> Option<i64> {
-        app.view.as_ref()?.history.snapshot_at_row(row)
+        app.history()?.retail()?.snapshot_at_row(row)
     }
 
     fn drill(&self, app: &App, row: usize) -> Option<Popup> {
-        let h = &app.view.as_ref()?.history;
+        let h = app.history()?.retail()?;
         let s = self.snapshot_at(app, row)?;
         let e = h.entries.iter().find(|e| e.snapshot_id == s)?;
         let mut body = format!("snapshot {} ({}) — {}\n\n", e.snapshot_id, e.operation.as_str(), e.trigger.detail);
@@ -40,16 +40,16 @@ impl ScreenBehaviour for History {
 
     fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
         let t = &app.theme;
-        let v = app.view.as_ref()?;
+        let h = app.history()?.retail()?;
         // The steps of the cursor row's country, when there is room; the table is their text.
         let steps = if area.height >= 18 { 9 } else { 0 };
         let [head, chart, table] = Layout::vertical([Constraint::Length(2), Constraint::Length(steps), Constraint::Min(4)]).areas(area);
-        f.render_widget(Paragraph::new(v.history.status.describe()).style(t.text()).wrap(Wrap { trim: true }), head);
-        if let Some(country) = v.history.country_at_row(app.source_row()).filter(|_| steps > 0) {
-            charts::draw_steps(f, t, &v.history.entries, country, chart);
+        f.render_widget(Paragraph::new(h.status.describe()).style(t.text()).wrap(Wrap { trim: true }), head);
+        if let Some(country) = h.country_at_row(app.source_row()).filter(|_| steps > 0) {
+            charts::draw_steps(f, t, &h.entries, country, chart);
         }
-        let title = format!("history of {}: Enter explains a change, b rolls back", v.check.business_date);
-        draw::draw_main_table(f, app, &v.history.table(), table, title, out);
+        let title = format!("history of {}: Enter explains a change, b rolls back", h.business_date);
+        draw::draw_main_table(f, app, &h.table(), table, title, out);
         Some(())
     }
 }

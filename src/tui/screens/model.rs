@@ -31,17 +31,17 @@ impl ModelScreenBehaviour {
     /// The screen's table and its title.
     fn shown(&self, app: &App) -> Option<(crate::reports::Table, String)> {
         let d = app.selected_date()?;
-        let day = app.model_day()?;
-        let gold = &day.check.model.gold;
+        let check = app.date_check()?.model()?;
+        let gold = &check.model.gold;
         Some(match self.0 {
             // c groups the rows by the grain's first field, where retail's splits by country.
-            Screen::Overview if app.by_country => match (day.check.grouped(), day.check.model.grain.first()) {
+            Screen::Overview if app.by_country => match (check.grouped(), check.model.grain.first()) {
                 (Ok(g), Some(by)) => (g.tables().remove(0), format!("{d}: gold.{gold}, v1 and v2 beside the recount, by {by}")),
-                (Err(e), _) => (day.check.tables().remove(0), format!("{d}: {e:#}")),
-                (Ok(_), None) => (day.check.tables().remove(0), format!("{d}: gold.{gold}, v1 and v2 beside the recount, by grain")),
+                (Err(e), _) => (check.tables().remove(0), format!("{d}: {e:#}")),
+                (Ok(_), None) => (check.tables().remove(0), format!("{d}: gold.{gold}, v1 and v2 beside the recount, by grain")),
             },
-            Screen::Overview => (day.check.tables().remove(0), format!("{d}: gold.{gold}, v1 and v2 beside the recount, by grain")),
-            Screen::History => (day.history.tables().remove(0), format!("history of {d}: every version of gold.{gold}")),
+            Screen::Overview => (check.tables().remove(0), format!("{d}: gold.{gold}, v1 and v2 beside the recount, by grain")),
+            Screen::History => (app.history()?.model()?.tables().remove(0), format!("history of {d}: every version of gold.{gold}")),
             // Every lab's screens (`screens::home`).
             Screen::Explain | Screen::Baskets | Screen::Late | Screen::Promises | Screen::Trend | Screen::Audit => return None,
         })
@@ -55,7 +55,7 @@ impl ScreenBehaviour for ModelScreenBehaviour {
 
     /// History's rows are the date's versions, oldest first: `b` rolls back to the row's.
     fn snapshot_at(&self, app: &App, row: usize) -> Option<i64> {
-        (self.0 == Screen::History).then(|| app.model_day()?.history.versions.get(row).map(|v| v.snapshot_id)).flatten()
+        (self.0 == Screen::History).then(|| app.history()?.model()?.versions.get(row).map(|v| v.snapshot_id)).flatten()
     }
 
     fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
@@ -72,11 +72,11 @@ impl ScreenBehaviour for ModelScreenBehaviour {
         }
         // History: the versions, gold before and after the change shown (as `history` prints it),
         // then the entities that change touched.
-        let day = app.model_day()?;
+        let history = app.history()?.model()?;
         let [versions, gold, changes] =
             Layout::vertical([Constraint::Percentage(30), Constraint::Percentage(35), Constraint::Percentage(35)]).areas(area);
         draw::draw_main_table(f, app, &table, versions, title, out);
-        let mut tables = day.history.tables().into_iter().skip(1);
+        let mut tables = history.tables().into_iter().skip(1);
         if let Some(g) = tables.next() {
             let shown = g.title.clone();
             widgets::draw_table(f, t, &g, &widgets::TableView::plain(&g), usize::MAX, gold, shown);

@@ -25,35 +25,81 @@ use thread::WATCH_EVERY;
 pub use thread::spawn;
 use writes::*;
 
-/// Everything the screens show for one business date.
+/// Everything the screens show for one business date, on any lab.
 #[derive(Debug, Clone)]
 pub struct DateView {
-    pub check: CheckReport,
+    pub check: DateCheck,
     pub explain: ExplainReport,
     pub baskets: BasketsReport,
     pub late: LateReport,
-    pub history: HistoryReport,
+    pub history: DateHistory,
     pub promises: PromisesReport,
 }
 
-/// A date of a lab of a model other than retail, as its screens show it.
+/// A date's check: retail's by country, or a model lab's by grain, under one header and one set
+/// of verdicts (`reports::check`).
 #[derive(Debug, Clone)]
-pub struct ModelDay {
-    pub check: crate::reports::check::ModelCheckReport,
-    pub explain: ExplainReport,
-    pub late: LateReport,
-    pub resent: BasketsReport,
-    pub history: crate::reports::model_lab::ModelHistoryReport,
-    /// The five promises, as on retail's lab.
-    pub promises: PromisesReport,
+pub enum DateCheck {
+    Retail(CheckReport),
+    Model(Box<crate::reports::check::ModelCheckReport>),
 }
 
-/// A full load of a model lab: the navigator, every date, and the date it opens on.
+impl DateCheck {
+    pub fn business_date(&self) -> NaiveDate {
+        match self {
+            DateCheck::Retail(c) => c.business_date,
+            DateCheck::Model(c) => c.business_date,
+        }
+    }
+    pub fn retail(&self) -> Option<&CheckReport> {
+        match self {
+            DateCheck::Retail(c) => Some(c),
+            DateCheck::Model(_) => None,
+        }
+    }
+    pub fn model(&self) -> Option<&crate::reports::check::ModelCheckReport> {
+        match self {
+            DateCheck::Retail(_) => None,
+            DateCheck::Model(c) => Some(c),
+        }
+    }
+    /// The window the date is judged by (the one it was built with, or kept when reopened).
+    pub fn late_days(&self) -> u32 {
+        match self {
+            DateCheck::Retail(c) => c.status.late_days,
+            DateCheck::Model(c) => c.status.late_days,
+        }
+    }
+}
+
+/// A date's versions and the changes between them: retail's history, or a model lab's.
+#[derive(Debug, Clone)]
+pub enum DateHistory {
+    Retail(HistoryReport),
+    Model(Box<crate::reports::model_lab::ModelHistoryReport>),
+}
+
+impl DateHistory {
+    pub fn retail(&self) -> Option<&HistoryReport> {
+        match self {
+            DateHistory::Retail(h) => Some(h),
+            DateHistory::Model(_) => None,
+        }
+    }
+    pub fn model(&self) -> Option<&crate::reports::model_lab::ModelHistoryReport> {
+        match self {
+            DateHistory::Retail(_) => None,
+            DateHistory::Model(h) => Some(h),
+        }
+    }
+}
+
+/// A full load of a model lab: its navigator, its model, and the date it opens on.
 #[derive(Debug)]
 pub struct ModelLoad {
     pub overview: LabOverview,
-    pub dates: crate::reports::model_day::DatesReport,
-    pub day: Option<Box<ModelDay>>,
+    pub model: crate::model::Model,
+    pub view: Option<Box<DateView>>,
 }
 
 #[derive(Debug)]
@@ -117,13 +163,12 @@ pub enum Reply {
     Failed(String),
     /// The check of a date not loaded yet, ahead of its other reports: the Overview draws it
     /// while the rest loads (the view follows as `DateLoaded`).
-    DateHead(Box<CheckReport>),
+    DateHead(Box<DateCheck>),
     /// Another process has taken the lab's write lock: the worker let go of the lab and waits.
     Paused(String),
-    /// A model lab's navigator and dates (`Job::Load` on a lab of a model other than retail).
+    /// A model lab's navigator and first date (`Job::Load` on a lab of a model other than
+    /// retail): `Loaded`, with the model the screens name things by.
     ModelLoaded(Box<ModelLoad>),
-    /// A model lab's date (`Job::LoadDate`).
-    ModelDate(Box<ModelDay>),
     /// The foreign gold audited against the lab as just loaded, or why it could not be: sent
     /// after each full load (`tui --audit`), not an answer to the running job.
     Audited(Result<Box<crate::reports::audit::AuditReport>, String>),
@@ -214,7 +259,7 @@ pub struct Server {
     /// The lab was let go (another process wrote it) or a reopen failed: read it again first.
     closed: bool,
     /// The check of the date being loaded, sent ahead of its view (see `head`).
-    head: Option<CheckReport>,
+    head: Option<DateCheck>,
     /// The caches the screens read are up to date with the lab as it is open now: nothing
     /// changes it until this worker writes or lets go of it.
     fresh: bool,
@@ -314,10 +359,11 @@ impl Server {
         if let Some(v) = self.views.get(&d) {
             return Ok(v.clone());
         }
-        let v = match self.head.take() {
-            Some(check) if check.business_date == d => view_of(&self.lab, check)?,
-            _ => load_view(&self.lab, d)?,
+        let check = match self.head.take() {
+            Some(check) if check.business_date() == d => check,
+            _ => self.check_of(d)?,
         };
+        let v = self.view_of(check)?;
         if self.views.len() >= MAX_VIEWS {
             // Forget the date farthest from the one on screen.
             let focus = self.focus.unwrap_or(d);
@@ -339,7 +385,7 @@ impl Server {
     /// Loads one not-yet-loaded date near the one on screen. False when there is nothing left
     /// to load.
     pub fn prefetch(&mut self) -> Result<bool> {
-        let Some(focus) = self.focus.filter(|_| self.model.is_none()) else { return Ok(false) };
+        let Some(focus) = self.focus else { return Ok(false) };
         let Some(i) = self.dates.iter().position(|&d| d == focus) else { return Ok(false) };
         for step in 1..=PREFETCH_RADIUS {
             for j in [i.checked_add(step), i.checked_sub(step)].into_iter().flatten() {
@@ -392,14 +438,37 @@ impl Server {
 
     /// The check of `d` when its view is not loaded yet (None when it is): computed once, and
     /// kept for the view that follows.
-    pub fn head(&mut self, d: NaiveDate) -> Result<Option<CheckReport>> {
-        if self.views.contains_key(&d) || self.model.is_some() {
+    pub fn head(&mut self, d: NaiveDate) -> Result<Option<DateCheck>> {
+        if self.views.contains_key(&d) {
             return Ok(None);
         }
         self.ready_to_read()?;
-        let check = reports::check::check(&self.lab, d, None)?;
+        let check = self.check_of(d)?;
         self.head = Some(check.clone());
         Ok(Some(check))
+    }
+
+    /// The check of `d`, on either kind of lab: a model lab's beside its recount of the current
+    /// files, made once per full load.
+    fn check_of(&mut self, d: NaiveDate) -> Result<DateCheck> {
+        let Some(model) = &self.model else { return Ok(DateCheck::Retail(reports::check::check(&self.lab, d, None)?)) };
+        if self.model_recount.is_none() {
+            self.model_recount = Some(crate::lake::model::recompute(&self.lab, model)?);
+        }
+        let recount = self.model_recount.as_deref().unwrap_or_default();
+        let check = reports::check::model_check_with(&self.lab, model, d, recount, self.setup.late_days, None)?;
+        Ok(DateCheck::Model(Box::new(check)))
+    }
+
+    /// The rest of a date's view, around its check.
+    fn view_of(&self, check: DateCheck) -> Result<DateView> {
+        match check {
+            DateCheck::Retail(check) => view_of(&self.lab, check),
+            DateCheck::Model(check) => {
+                let recount = self.model_recount.as_deref().unwrap_or_default();
+                models::view_of(&self.lab, *check, self.setup.late_days, recount)
+            }
+        }
     }
 
     pub fn serve(&mut self, job: Job) -> Result<Reply> {
@@ -463,11 +532,12 @@ impl Server {
     }
 }
 
+/// A retail lab's view of `d`.
 pub fn load_view(lab: &Lab, d: NaiveDate) -> Result<DateView> {
     view_of(lab, reports::check::check(lab, d, None)?)
 }
 
-/// The rest of a date's view, around its check.
+/// The rest of a retail date's view, around its check.
 fn view_of(lab: &Lab, check: CheckReport) -> Result<DateView> {
     let d = check.business_date;
     let late_days = check.status.late_days;
@@ -475,8 +545,8 @@ fn view_of(lab: &Lab, check: CheckReport) -> Result<DateView> {
         explain: reports::explain::explain(lab, d)?,
         baskets: reports::baskets::resent(lab, d, late_days)?,
         late: reports::listings::late(lab, Some(d), late_days)?,
-        history: reports::history::history(lab, d, None)?,
+        history: DateHistory::Retail(reports::history::history(lab, d, None)?),
         promises: reports::promises::promises(lab, &check)?,
-        check,
+        check: DateCheck::Retail(check),
     })
 }

@@ -3,25 +3,29 @@
 
 use super::*;
 
-pub(super) fn model_day(lab: &Lab, model: &crate::model::Model, d: NaiveDate, late_days: u32, recount: &[ModelRow]) -> Result<ModelDay> {
-    let check = crate::reports::check::model_check_with(lab, model, d, recount, late_days, None)?;
-    Ok(ModelDay {
+/// The rest of a model lab's date view, around its check.
+pub(super) fn view_of(lab: &Lab, check: crate::reports::check::ModelCheckReport, late_days: u32, recount: &[ModelRow]) -> Result<DateView> {
+    let (model, d) = (&check.model, check.business_date);
+    Ok(DateView {
         promises: crate::reports::promises::model_promises(lab, &check)?,
-        check,
         explain: crate::reports::explain::model_explain_with(lab, model, d, recount)?,
         late: crate::reports::listings::model_late(lab, model, Some(d), late_days)?,
-        resent: crate::reports::baskets::model_resent(lab, model, d, late_days)?,
-        history: crate::reports::model_lab::history(lab, model, d, (None, None), Some(late_days))?,
+        baskets: crate::reports::baskets::model_resent(lab, model, d, late_days)?,
+        history: DateHistory::Model(Box::new(crate::reports::model_lab::history(lab, model, d, (None, None), Some(late_days))?)),
+        check: DateCheck::Model(Box::new(check)),
     })
 }
 
 impl Server {
-    /// A job on a model lab: its reads, and the writes the explorer offers there.
+    /// A job on a model lab: its reads, and the writes the explorer offers there. Its dates are
+    /// loaded as retail's are (`Server::view`): the check ahead, the rest after, neighbours ahead.
     pub(super) fn serve_model(&mut self, model: &crate::model::Model, job: Job) -> Result<Reply> {
         self.ensure_open()?;
         let late = self.setup.late_days;
         match job {
             Job::Load(d) => {
+                self.views.clear();
+                self.head = None;
                 let recount = &*self.model_recount.insert(crate::lake::model::recompute(&self.lab, model)?);
                 let dates = crate::reports::model_day::dates_with(&self.lab, model, late, recount)?;
                 let mut overview = crate::reports::overview::LabOverview::of_model(&self.lab, model, &dates, late)?;
@@ -30,16 +34,15 @@ impl Server {
                 let landed = self.lab.store().model_uploads(None)?;
                 let world = crate::model::recount::files_of(&self.setup.world, model).unwrap_or_default();
                 overview.next_upload = world.iter().map(|f| f.0).find(|u| !landed.contains(u));
-                let on = d.filter(|d| overview.dates.iter().any(|x| x.business_date == *d)).or_else(|| overview.default_date());
-                let day = on.map(|d| model_day(&self.lab, model, d, late, recount).map(Box::new)).transpose()?;
-                Ok(Reply::ModelLoaded(Box::new(ModelLoad { overview, dates, day })))
+                self.dates = overview.dates.iter().map(|x| x.business_date).collect();
+                let on = d.filter(|d| self.dates.contains(d)).or_else(|| overview.default_date());
+                self.focus = on;
+                let view = on.map(|d| self.view(d).map(Box::new)).transpose()?;
+                Ok(Reply::ModelLoaded(Box::new(ModelLoad { overview, model: model.clone(), view })))
             }
             Job::LoadDate(d) => {
-                if self.model_recount.is_none() {
-                    self.model_recount = Some(crate::lake::model::recompute(&self.lab, model)?);
-                }
-                let recount = self.model_recount.as_deref().unwrap_or_default();
-                Ok(Reply::ModelDate(Box::new(model_day(&self.lab, model, d, late, recount)?)))
+                self.focus = Some(d);
+                Ok(Reply::DateLoaded(Box::new(self.view(d)?)))
             }
             Job::PreviewRebuild(d) => Ok(Reply::Preview(crate::lake::model::preview_rebuild(&self.lab, d, late)?)),
             Job::PreviewReopen(d, decision) => {

@@ -8,17 +8,21 @@ use color_eyre::eyre::{Result, bail};
 use std::path::Path;
 use std::time::Instant;
 
-/// The hidden child phase of the growth table: the explorer opened on a built lab, its first
-/// load, then a jump to the date farthest from the one it opened on (not loaded ahead), as the
-/// worker answers it. Prints the jump's time to the Overview and to every screen, in ms.
+/// The hidden child phase of the growth table: the explorer opened on a built lab (retail's or a
+/// model's), its first load, then a jump to the date farthest from the one it opened on (not
+/// loaded ahead), as the worker answers it. Prints the jump's time to the Overview and to every
+/// screen, in ms.
 pub(crate) fn far_jump(world: &Path, lab_dir: &Path) -> Result<String> {
     use crate::tui::worker::{Job, Reply, Server};
     let mut server = Server::new(Lab::open(lab_dir)?, explorer_setup(world, lab_dir));
     let mut app = crate::tui::app::App::new(crate::tui::theme::Theme::load("dark")?, false);
     app.outbox.clear();
     let loaded = server.serve(Job::Load(None))?;
-    let Reply::Loaded(snap, _) = &loaded else { bail!("the explorer's first load failed") };
-    let dates: Vec<NaiveDate> = snap.dates.iter().map(|d| d.business_date).collect();
+    let dates: Vec<NaiveDate> = match &loaded {
+        Reply::Loaded(snap, _) => snap.dates.iter().map(|d| d.business_date).collect(),
+        Reply::ModelLoaded(load) => load.overview.dates.iter().map(|d| d.business_date).collect(),
+        _ => bail!("the explorer's first load failed"),
+    };
     app.on_reply(loaded);
     frame(&mut app)?;
     let ahead = server.loaded_dates();
