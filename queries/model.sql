@@ -273,15 +273,6 @@ SELECT sd.snapshot_id, sd.input_hash, sd.gold_rows, s.operation, s.upload, s.fil
 FROM model.snapshot_dates sd JOIN model.snapshots s USING (snapshot_id)
 WHERE sd.business_date = $business_date::DATE ORDER BY sd.snapshot_id;
 
--- name: version_winners
--- Silver's version $snapshot_id of $business_date: each winner's key, its file version and line,
--- its copies and measures.
-SELECT r.entity_key, f.file, f.upload_date, f.version, s.line, s.copies, r.g1, r.g2, r.g3, r.g4,
-       r.m1, r.m2, r.m3, r.m4, r.m5, r.m6
-FROM model.silver_history s JOIN model.records r USING (file_id, line) JOIN model.files f USING (file_id)
-WHERE s.snapshot_id = $snapshot_id::BIGINT AND s.business_date = $business_date::DATE
-ORDER BY r.entity_key;
-
 -- name: versions_at
 -- Each date's version as of snapshot $snapshot_id (NULL: now).
 SELECT business_date, snapshot_id FROM model.versions_as_of($snapshot_id::BIGINT) ORDER BY 1;

@@ -102,6 +102,33 @@ WHERE business_date = $business_date::DATE AND upload_date <> $business_date::DA
   AND entity_key NOT IN (SELECT entity_key FROM multi)
 ORDER BY a1, a2, a3, a4, entity_key;
 
+-- name: model_version_changes
+-- The keys whose winner differs between silver's versions $from (NULL: none, before the date's
+-- first) and $to of $business_date: added, withdrawn, or another copy (file, upload, line) or
+-- other measures; by key, the first $limit of them, each row with how many there are in all.
+-- The two versions are diffed here, not in memory: a date of a million keys whose few changed
+-- sends back the few.
+WITH w AS (
+    SELECT s.snapshot_id, r.entity_key, f.file, f.upload_date, f.version, s.line, r.m1, r.m2, r.m3, r.m4, r.m5, r.m6
+    FROM model.silver_history s JOIN model.records r USING (file_id, line) JOIN model.files f USING (file_id)
+    -- The records' own date too: the row groups of other dates' uploads are skipped unread.
+    WHERE s.business_date = $business_date::DATE AND r.business_date = $business_date::DATE
+      AND (s.snapshot_id = $to::BIGINT OR s.snapshot_id = $from::BIGINT)),
+b AS (SELECT * FROM w WHERE snapshot_id = $from::BIGINT),
+a AS (SELECT * FROM w WHERE snapshot_id = $to::BIGINT),
+c AS (
+    SELECT coalesce(a.entity_key, b.entity_key) AS entity_key,
+           b.file AS file_before, b.upload_date AS upload_before, b.version AS version_before,
+           a.file AS file_after, a.upload_date AS upload_after, a.version AS version_after,
+           b.m1 AS b1, b.m2 AS b2, b.m3 AS b3, b.m4 AS b4, b.m5 AS b5, b.m6 AS b6,
+           a.m1 AS a1, a.m2 AS a2, a.m3 AS a3, a.m4 AS a4, a.m5 AS a5, a.m6 AS a6
+    FROM a FULL JOIN b ON a.entity_key = b.entity_key
+    WHERE a.entity_key IS NULL OR b.entity_key IS NULL
+       OR a.file <> b.file OR a.upload_date <> b.upload_date OR a.line <> b.line
+       OR a.m1 IS DISTINCT FROM b.m1 OR a.m2 IS DISTINCT FROM b.m2 OR a.m3 IS DISTINCT FROM b.m3
+       OR a.m4 IS DISTINCT FROM b.m4 OR a.m5 IS DISTINCT FROM b.m5 OR a.m6 IS DISTINCT FROM b.m6)
+SELECT *, count(*) OVER () AS total FROM c ORDER BY entity_key LIMIT $limit::BIGINT;
+
 -- name: model_v1_once
 -- What ONE naive run for date $business_date counts on a model lab, per value of the attributes:
 -- every record of upload $business_date dated $business_date, each copy counted.

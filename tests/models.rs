@@ -296,6 +296,17 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     assert!(changes.iter().all(|c| c["file_after"].as_str().unwrap().ends_with("plant-a.jsonl.gz v2")), "{changes:?}");
     let told: Vec<&str> = changes.iter().map(|c| c["change"].as_str().unwrap()).collect();
     assert!(told.iter().any(|c| c.starts_with("units ")) && told.iter().any(|c| c.starts_with("defects ")), "{told:?}");
+    // A screen lists the first of them by key, and says how many changed in all.
+    let opened = recount::lake::Lab::open(&lab).unwrap();
+    let model = recount::lake::model::lab_model(&opened).unwrap().unwrap();
+    let d = "2026-06-29".parse().unwrap();
+    let first = recount::reports::model_lab::history_listing(&opened, &model, d, (None, None), None, Some(1)).unwrap();
+    assert_eq!((first.changes.len(), first.changes_total), (1, 2));
+    let keys: Vec<&str> = changes.iter().map(|c| c["key"].as_str().unwrap()).collect();
+    assert!(keys.is_sorted() && first.changes[0].key == keys[0], "by key: {keys:?}");
+    let title = &recount::reports::Report::tables(&first)[2].title;
+    assert!(title.starts_with("the first 1 of 2 records that changed"), "{title}");
+    drop(opened);
     // diff --baskets lists the entities behind the change, as retail's lists baskets: in CSV,
     // their rows alone under one header.
     let csv = ok(&lab, &["diff", "2026-06-29", "--baskets", "--format", "csv"]);

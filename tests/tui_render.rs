@@ -1003,6 +1003,15 @@ fn on_a_model_lab_the_worker_loads_ahead_lands_the_next_upload_retries_v1_and_ro
     let back = done(server.serve(Job::Rollback(1)).unwrap());
     assert!(back.starts_with("rolled back to snapshot 1 as snapshot 3"), "{back}");
     assert_eq!(loaded(&mut server).overview.next_upload, Some(d("2026-06-20")), "a rollback lands nothing");
+    // Kept views follow their budget: with room for none beside the date on screen, that one
+    // stays and nothing more is loaded ahead.
+    drop(server);
+    let mut tight = server_on(recount::lake::Lab::open(&lab_dir).unwrap(), &world).with_views_budget(1);
+    let Reply::ModelLoaded(load) = tight.serve(Job::Load(Some(d("2026-06-19")))).unwrap() else { panic!("the model's load") };
+    assert_eq!(load.view.map(|v| v.check.business_date()), Some(d("2026-06-19")));
+    assert!(!tight.prefetch().unwrap(), "no room to load ahead");
+    assert_eq!(tight.loaded_dates(), [d("2026-06-19")]);
+    drop(tight);
 }
 
 /// The explorer's writes on a manufacturing lab: C lands the world's corrections one by one (the

@@ -43,7 +43,7 @@ pub use land::{CellRecord, FileRecord, KEY_ROWS_PER_SLICE, LandedFile, Quarantin
 pub use recompute::{DuckRecount, RecountRow};
 pub use reports::{
     AttributeSums, BasketCopyRow, Completeness, CountryEvents, DateSummaryRow, ExplainBasketRow, ExplainEntityRow, LateRow, LatenessRow,
-    LatenessState, QuarantineRow, RowsHeld, StoreFigures, StoreSumsRow, V1Store,
+    LatenessState, QuarantineRow, RowsHeld, StoreFigures, StoreSumsRow, V1Store, VersionChange,
 };
 pub use scan::{RowSource, arrow, arrow_date, arrow_days};
 pub use schema::LAB_FORMAT;

@@ -73,14 +73,6 @@ row! {
         pub files: String,
     }
 }
-row! {
-    /// One winner of a silver version: its key, file version, line and measures.
-    pub struct Winner {
-        pub entity_key: String, pub file: String, pub upload_date: NaiveDate, pub version: i32, pub line: i32, pub copies: i64,
-        pub g1: Option<String>, pub g2: Option<String>, pub g3: Option<String>, pub g4: Option<String>,
-        pub m1: Option<i64>, pub m2: Option<i64>, pub m3: Option<i64>, pub m4: Option<i64>, pub m5: Option<i64>, pub m6: Option<i64>,
-    }
-}
 row! { pub struct VersionAt { pub business_date: NaiveDate, pub snapshot_id: i64 } }
 row! {
     /// A record of a date that arrived past its window.
@@ -154,7 +146,6 @@ statements! {
     SNAPSHOTS: Query<ModelSnapshotRow> = model::SNAPSHOTS;
     SKIPPED_RUNS: Query<Skipped> = model::SKIPPED_RUNS;
     DATE_VERSIONS: Query<DateVersion> = model::DATE_VERSIONS;
-    VERSION_WINNERS: Query<Winner> = model::VERSION_WINNERS;
     VERSIONS_AT: Query<VersionAt> = model::VERSIONS_AT;
     RESTORE_GOLD: Exec = model::RESTORE_GOLD;
     RESTORE_SILVER: Exec = model::RESTORE_SILVER;
@@ -440,9 +431,6 @@ impl Store {
     }
     pub fn model_date_versions(&self, d: NaiveDate) -> Result<Vec<DateVersion>> {
         DATE_VERSIONS.all(self, named_params! { "business_date": d })
-    }
-    pub fn model_winners(&self, snapshot_id: i64, d: NaiveDate) -> Result<Vec<Winner>> {
-        VERSION_WINNERS.all(self, named_params! { "snapshot_id": snapshot_id, "business_date": d })
     }
     /// Every business date the current files' records hold, oldest first.
     pub fn model_record_dates(&self) -> Result<Vec<NaiveDate>> {

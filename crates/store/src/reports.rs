@@ -54,6 +54,20 @@ row! {
 }
 
 row! {
+    /// A key whose winner differs between two silver versions of a model lab's date: its file
+    /// version and measures before and after (None: no winner on that side), and how many keys
+    /// changed in all.
+    pub struct VersionChange {
+        pub entity_key: String,
+        pub file_before: Option<String>, pub upload_before: Option<NaiveDate>, pub version_before: Option<i32>,
+        pub file_after: Option<String>, pub upload_after: Option<NaiveDate>, pub version_after: Option<i32>,
+        pub b1: Option<i64>, pub b2: Option<i64>, pub b3: Option<i64>, pub b4: Option<i64>, pub b5: Option<i64>, pub b6: Option<i64>,
+        pub a1: Option<i64>, pub a2: Option<i64>, pub a3: Option<i64>, pub a4: Option<i64>, pub a5: Option<i64>, pub a6: Option<i64>,
+        pub total: i64,
+    }
+}
+
+row! {
     /// A model lab's measures summed per value of its attributes.
     pub struct AttributeSums {
         pub a1: Option<String>, pub a2: Option<String>, pub a3: Option<String>, pub a4: Option<String>,
@@ -188,6 +202,7 @@ statements! {
     V1_ONCE_BY_COUNTRY: Query<CountryEvents> = reports::V1_ONCE_BY_COUNTRY;
     MODEL_EXPLAIN_ENTITIES: Query<ExplainEntityRow> = reports::MODEL_EXPLAIN_ENTITIES;
     MODEL_V1_ONCE: Query<AttributeSums> = reports::MODEL_V1_ONCE;
+    MODEL_VERSION_CHANGES: Query<VersionChange> = reports::MODEL_VERSION_CHANGES;
     LATENESS_STATE: Query<LatenessState> = reports::LATENESS_STATE;
     LATENESS_CLEAR: Exec = reports::LATENESS_CLEAR;
     LATENESS_FILL: Exec = reports::LATENESS_FILL;
@@ -259,6 +274,13 @@ impl Store {
     /// The keys of a model lab's `d` one v1 run gets wrong.
     pub fn model_explain_entities(&self, d: NaiveDate) -> Result<Vec<ExplainEntityRow>> {
         MODEL_EXPLAIN_ENTITIES.all(self, named_params! { "business_date": d })
+    }
+
+    /// The keys whose winner differs between silver versions `from` (None: before the first) and
+    /// `to` of a model lab's `d`, by key: the first `limit` of them (None: every one).
+    pub fn model_version_changes(&self, d: NaiveDate, from: Option<i64>, to: i64, limit: Option<usize>) -> Result<Vec<VersionChange>> {
+        let limit = limit.map_or(i64::MAX, |l| i64::try_from(l).unwrap_or(i64::MAX));
+        MODEL_VERSION_CHANGES.all(self, named_params! { "business_date": d, "from": from, "to": to, "limit": limit })
     }
 
     /// What one v1 run of a model lab's `d` counts, per value of the attributes.

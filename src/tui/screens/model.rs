@@ -65,24 +65,28 @@ impl ScreenBehaviour for ModelScreenBehaviour {
             f.render_widget(Paragraph::new(text).style(t.muted()).wrap(Wrap { trim: true }), area);
             return Some(());
         }
-        let (table, title) = self.shown(app)?;
         if self.0 != Screen::History {
+            let (table, title) = self.shown(app)?;
             draw::draw_main_table(f, app, &table, area, title, out);
             return Some(());
         }
         // History: the versions, gold before and after the change shown (as `history` prints it),
-        // then the entities that change touched.
+        // then the entities that change touched; the tables made once a frame.
+        let d = app.selected_date()?;
         let history = app.history()?.model()?;
         let [versions, gold, changes] =
             Layout::vertical([Constraint::Percentage(30), Constraint::Percentage(35), Constraint::Percentage(35)]).areas(area);
-        draw::draw_main_table(f, app, &table, versions, title, out);
-        let mut tables = history.tables().into_iter().skip(1);
+        let mut tables = history.tables().into_iter();
+        let title = format!("history of {d}: every version of gold.{}", history.model.gold);
+        draw::draw_main_table(f, app, &tables.next()?, versions, title, out);
         if let Some(g) = tables.next() {
             let shown = g.title.clone();
             widgets::draw_table(f, t, &g, &widgets::TableView::plain(&g), usize::MAX, gold, shown);
         }
         if let Some(c) = tables.next() {
-            let shown = format!("{} ({} entities)", c.title, c.rows.len());
+            // A listing cut short says so in its own title.
+            let whole = history.changes.len() as i64 == history.changes_total;
+            let shown = if whole { format!("{} ({})", c.title, c.rows.len()) } else { c.title.clone() };
             widgets::draw_table(f, t, &c, &widgets::TableView::plain(&c), usize::MAX, changes, shown);
         }
         Some(())

@@ -276,12 +276,35 @@ pub struct Server {
     /// A model lab's recount of its current files, made by the last full load and read by every
     /// date's view until the next; a write forgets it (None: make it again).
     model_recount: Option<Vec<ModelRow>>,
+    /// The weight of the heaviest view loaded yet (`DateView::weight`): what prefetching makes
+    /// room for.
+    heaviest: u64,
+    /// What kept views may hold, in bytes: a share of the memory budget.
+    views_budget: u64,
 }
 
 /// How far either side of the date on screen the worker loads ahead.
 const PREFETCH_RADIUS: usize = 2;
 /// Views kept at most (a view of the full world is a few hundred KiB).
 const MAX_VIEWS: usize = 32;
+
+/// The share of the memory budget kept views may hold (`Server::views_budget`): a view of a large
+/// model lab's date lists every entity one v1 run misses (hundreds of thousands), where retail's
+/// lists a few hundred.
+const VIEWS_SHARE: u64 = 8;
+
+impl DateView {
+    /// Roughly what the view holds, in bytes: its listed rows at a few hundred bytes each (a key,
+    /// a grain, measures, a file).
+    fn weight(&self) -> u64 {
+        const ROW_BYTES: u64 = 256;
+        let explain: usize = self.explain.parts.iter().map(|p| p.missed_lines.len() + p.double_counted_lines.len()).sum();
+        let baskets: usize = self.baskets.baskets.iter().map(|b| b.copies.len()).sum();
+        let history = self.history.model().map_or(0, |h| h.changes.len() + h.gold_before.len() + h.gold_after.len());
+        let check = self.check.model().map_or(0, |c| c.v1.len() + c.v2.len() + c.recompute.len() + c.beyond_window.len());
+        (explain + baskets + self.late.rows.len() + history + check + 1) as u64 * ROW_BYTES
+    }
+}
 
 impl Server {
     pub fn new(lab: Lab, setup: Setup) -> Server {
@@ -298,6 +321,8 @@ impl Server {
             commits: setup.warehouse.as_ref().map(|w| crate::warehouse::commits(&w.warehouse)).unwrap_or_default(),
             model,
             model_recount: None,
+            heaviest: 0,
+            views_budget: crate::lake::memory_budget() / VIEWS_SHARE,
             setup,
         }
     }
@@ -364,15 +389,27 @@ impl Server {
             _ => self.check_of(d)?,
         };
         let v = self.view_of(check)?;
-        if self.views.len() >= MAX_VIEWS {
-            // Forget the date farthest from the one on screen.
-            let focus = self.focus.unwrap_or(d);
-            if let Some(&far) = self.views.keys().max_by_key(|k| (**k - focus).num_days().abs()) {
-                self.views.remove(&far);
-            }
+        // Kept views follow the memory budget: the dates farthest from the one on screen are
+        // forgotten first, and the one on screen (or being loaded for it) never.
+        self.heaviest = self.heaviest.max(v.weight());
+        let focus = self.focus.unwrap_or(d);
+        while self.views.len() >= MAX_VIEWS || (!self.views.is_empty() && self.weight() + v.weight() > self.views_budget) {
+            let far = self.views.keys().filter(|k| **k != focus).max_by_key(|k| (**k - focus).num_days().abs()).copied();
+            let Some(far) = far else { break };
+            self.views.remove(&far);
         }
         self.views.insert(d, v.clone());
         Ok(v)
+    }
+
+    /// The server, keeping views within `bytes` (a test's small budget).
+    pub fn with_views_budget(self, bytes: u64) -> Server {
+        Server { views_budget: bytes, ..self }
+    }
+
+    /// What the kept views hold, roughly, in bytes.
+    fn weight(&self) -> u64 {
+        self.views.values().map(DateView::weight).sum()
     }
 
     /// The dates whose views are loaded, oldest first.
@@ -387,6 +424,11 @@ impl Server {
     pub fn prefetch(&mut self) -> Result<bool> {
         let Some(focus) = self.focus else { return Ok(false) };
         let Some(i) = self.dates.iter().position(|&d| d == focus) else { return Ok(false) };
+        // No room for another view as heavy as the heaviest yet: loading one would only make
+        // another neighbour's room, and the next prefetch that one's.
+        if self.weight() + self.heaviest > self.views_budget {
+            return Ok(false);
+        }
         for step in 1..=PREFETCH_RADIUS {
             for j in [i.checked_add(step), i.checked_sub(step)].into_iter().flatten() {
                 if let Some(&d) = self.dates.get(j)

@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// The entities of a change the History screen lists, and each kept view holds: a date's first
+/// version adds every entity (a million on a large lab), which `recount history` lists in full.
+const CHANGES_LISTED: usize = 1_000;
+
 /// The rest of a model lab's date view, around its check.
 pub(super) fn view_of(lab: &Lab, check: crate::reports::check::ModelCheckReport, late_days: u32, recount: &[ModelRow]) -> Result<DateView> {
     let (model, d) = (&check.model, check.business_date);
@@ -11,7 +15,14 @@ pub(super) fn view_of(lab: &Lab, check: crate::reports::check::ModelCheckReport,
         explain: crate::reports::explain::model_explain_with(lab, model, d, recount)?,
         late: crate::reports::listings::model_late(lab, model, Some(d), late_days)?,
         baskets: crate::reports::baskets::model_resent(lab, model, d, late_days)?,
-        history: DateHistory::Model(Box::new(crate::reports::model_lab::history(lab, model, d, (None, None), Some(late_days))?)),
+        history: DateHistory::Model(Box::new(crate::reports::model_lab::history_listing(
+            lab,
+            model,
+            d,
+            (None, None),
+            Some(late_days),
+            Some(CHANGES_LISTED),
+        )?)),
         check: DateCheck::Model(Box::new(check)),
     })
 }

@@ -25,6 +25,8 @@ use std::path::{Path, PathBuf};
 pub use crate::store::LAB_FORMAT;
 // The handle that interrupts the lab's statement in flight (Esc in the explorer).
 pub use crate::store::Running;
+// The process's memory budget, which what a lab's reader keeps in memory follows.
+pub use crate::store::memory_budget;
 pub use sample::sample_world_dir;
 pub const DB_FILE: &str = "recount.duckdb";
 const LOCK_FILE: &str = "recount.lock";

@@ -8,7 +8,7 @@ use crate::lake::Lab;
 use crate::lake::model::{ModelLanding, ModelRun, rows_of};
 use crate::model::Model;
 use crate::model::recount::ModelRow;
-use crate::store::model::{DateVersion, ModelSnapshotRow, Skipped, Winner};
+use crate::store::model::{DateVersion, ModelSnapshotRow, Skipped};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, bail};
 
@@ -260,7 +260,10 @@ pub struct ModelHistoryReport {
     pub to: Option<i64>,
     pub gold_before: Vec<ModelRow>,
     pub gold_after: Vec<ModelRow>,
+    /// The entities that changed, by key: every one, or the first ones a screen shows.
     pub changes: Vec<EntityChange>,
+    /// How many entities changed in all.
+    pub changes_total: i64,
 }
 
 /// A date's versions, and what changed, entity by entity, between two of them: the snapshots'
@@ -270,8 +273,21 @@ pub fn history(
     lab: &Lab,
     model: &Model,
     d: NaiveDate,
+    between: (Option<i64>, Option<i64>),
+    now: Option<u32>,
+) -> Result<ModelHistoryReport> {
+    history_listing(lab, model, d, between, now, None)
+}
+
+/// The same, listing the first `listed` entities that changed (None: every one), and how many
+/// changed in all: what a screen shows of a date of a million entities.
+pub fn history_listing(
+    lab: &Lab,
+    model: &Model,
+    d: NaiveDate,
     (from, to): (Option<i64>, Option<i64>),
     now: Option<u32>,
+    listed: Option<usize>,
 ) -> Result<ModelHistoryReport> {
     let store = lab.store();
     let versions = store.model_date_versions(d)?;
@@ -286,8 +302,12 @@ pub fn history(
     let gold = |v: Option<i64>| -> Result<Vec<ModelRow>> {
         Ok(v.map(|v| store.model_version_gold(v, d)).transpose()?.map(|c| rows_of(model, c)).unwrap_or_default())
     };
-    let winners = |v: Option<i64>| -> Result<Vec<Winner>> { Ok(v.map(|v| store.model_winners(v, d)).transpose()?.unwrap_or_default()) };
-    let changes = entity_changes(model, &winners(from)?, &winners(to)?);
+    let changed = match to {
+        Some(to) => store.model_version_changes(d, from, to, listed)?,
+        None => Vec::new(),
+    };
+    let changes_total = changed.first().map_or(0, |c| c.total);
+    let changes = changed.into_iter().map(|c| entity_change(model, c)).collect();
     let status = match now {
         Some(late_days) => {
             let newest = store.model_next_snapshot()? - 1;
@@ -305,48 +325,32 @@ pub fn history(
         gold_before: gold(from)?,
         gold_after: gold(to)?,
         changes,
+        changes_total,
     })
 }
 
-fn measures_of(w: &Winner) -> [Option<i64>; 6] {
-    [w.m1, w.m2, w.m3, w.m4, w.m5, w.m6]
-}
-
-fn file_of(w: &Winner) -> String {
-    format!("upload_date={}/{} v{}", w.upload_date, w.file, w.version)
-}
-
-/// The entities whose winner differs between two silver versions, described by the fields the
-/// model sums.
-fn entity_changes(model: &Model, before: &[Winner], after: &[Winner]) -> Vec<EntityChange> {
-    let mut out = Vec::new();
-    let find = |ws: &[Winner], k: &str| ws.binary_search_by(|w| w.entity_key.as_str().cmp(k)).ok();
-    for a in after {
-        match find(before, &a.entity_key).map(|i| &before[i]) {
-            None => out.push(EntityChange {
-                key: a.entity_key.clone(),
-                change: "added".into(),
-                file_before: None,
-                file_after: Some(file_of(a)),
-            }),
-            Some(b) if measures_of(b) != measures_of(a) || (&b.file, b.upload_date, b.line) != (&a.file, a.upload_date, a.line) => {
-                let mut parts = Vec::new();
-                for (m, (x, y)) in model.measures.iter().zip(measures_of(b).iter().zip(measures_of(a).iter())) {
-                    if x != y && !m.is_count() {
-                        parts.push(format!("{} {} → {}", m.of, x.unwrap_or(0), y.unwrap_or(0)));
-                    }
-                }
-                let change = if parts.is_empty() { "same values, another copy".to_string() } else { parts.join(", ") };
-                out.push(EntityChange { key: a.entity_key.clone(), change, file_before: Some(file_of(b)), file_after: Some(file_of(a)) });
-            }
-            Some(_) => {}
+/// A key whose winner differs between two silver versions, described by the fields the model
+/// sums: `units 120 → 135, defects 3 → 2`; `added`; `withdrawn`; or another copy of the same.
+fn entity_change(model: &Model, c: crate::store::VersionChange) -> EntityChange {
+    let file = |f: Option<String>, u: Option<NaiveDate>, v: Option<i32>| Some(format!("upload_date={}/{} v{}", u?, f?, v?));
+    let (file_before, file_after) =
+        (file(c.file_before, c.upload_before, c.version_before), file(c.file_after, c.upload_after, c.version_after));
+    let change = match (&file_before, &file_after) {
+        (None, _) => "added".to_string(),
+        (_, None) => "withdrawn".to_string(),
+        _ => {
+            let (before, after) = ([c.b1, c.b2, c.b3, c.b4, c.b5, c.b6], [c.a1, c.a2, c.a3, c.a4, c.a5, c.a6]);
+            let parts: Vec<String> = model
+                .measures
+                .iter()
+                .zip(before.iter().zip(&after))
+                .filter(|(m, (x, y))| x != y && !m.is_count())
+                .map(|(m, (x, y))| format!("{} {} → {}", m.of, x.unwrap_or(0), y.unwrap_or(0)))
+                .collect();
+            if parts.is_empty() { "same values, another copy".to_string() } else { parts.join(", ") }
         }
-    }
-    for b in before.iter().filter(|b| find(after, &b.entity_key).is_none()) {
-        out.push(EntityChange { key: b.entity_key.clone(), change: "withdrawn".into(), file_before: Some(file_of(b)), file_after: None });
-    }
-    out.sort_by(|x, y| x.key.cmp(&y.key));
-    out
+    };
+    EntityChange { key: c.entity_key, change, file_before, file_after }
 }
 
 impl ModelHistoryReport {
@@ -368,11 +372,14 @@ impl ModelHistoryReport {
             self.gold_before.iter().chain(&self.gold_after).map(|r| (&r.grain, &r.attributes)).collect();
         keys.sort();
         keys.dedup();
+        // Each side by grain, looked up: searching a side for each grain grows with the square
+        // of the date's grains.
+        let (before, after) = (by_grain(&self.gold_before), by_grain(&self.gold_after));
+        let zeros = vec![0; self.model.measures.len()];
         for (grain, attributes) in keys {
-            let find = |rows: &[ModelRow]| {
-                rows.iter().find(|r| &r.grain == grain).map(|r| r.measures.clone()).unwrap_or_else(|| vec![0; self.model.measures.len()])
-            };
-            let (b, a) = (find(&self.gold_before), find(&self.gold_after));
+            let find =
+                |side: &std::collections::HashMap<&[String], &[i64]>| side.get(grain.as_slice()).map_or(zeros.clone(), |m| m.to_vec());
+            let (b, a) = (find(&before), find(&after));
             let mut row: Vec<Cell> = grain.iter().chain(attributes).map(Cell::text).collect();
             let (bc, ac) = (measure_cells(&self.model, attributes, &b), measure_cells(&self.model, attributes, &a));
             for (x, y) in bc.into_iter().zip(ac) {
@@ -383,6 +390,11 @@ impl ModelHistoryReport {
         }
         t
     }
+}
+
+/// A side of gold by grain, to look each grain up.
+fn by_grain(rows: &[ModelRow]) -> std::collections::HashMap<&[String], &[i64]> {
+    rows.iter().map(|r| (r.grain.as_slice(), r.measures.as_slice())).collect()
 }
 
 fn label(v: Option<i64>) -> String {
@@ -401,7 +413,7 @@ impl Report for ModelHistoryReport {
             "{} version(s) of gold.{}; {} {}(s) changed in the last change shown",
             self.versions.len(),
             self.model.gold,
-            self.changes.len(),
+            self.changes_total,
             self.model.entity
         );
         match &self.status {
@@ -427,7 +439,17 @@ impl Report for ModelHistoryReport {
         }
         let cols =
             [("key", self.model.entity.as_str()), ("change", "change"), ("file_before", "file before"), ("file_after", "file after")];
-        let mut changes = Table::new(format!("{}s that changed", self.model.entity), &cols);
+        let title = match self.changes.len() as i64 {
+            n if n < self.changes_total => format!(
+                "the first {} of {} {}s that changed (`recount history {}` lists every one)",
+                crate::money::format_count(n),
+                crate::money::format_count(self.changes_total),
+                self.model.entity,
+                self.business_date
+            ),
+            _ => format!("{}s that changed", self.model.entity),
+        };
+        let mut changes = Table::new(title, &cols);
         for c in &self.changes {
             changes.push(vec![
                 Cell::text(&c.key),
