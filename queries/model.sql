@@ -143,27 +143,53 @@ GROUP BY ALL ORDER BY 1, 2;
             WHERE $as_of::BIGINT IS NULL OR snapshot_id <= $as_of::BIGINT GROUP BY ALL) k USING (business_date)
  WHERE in_window(r.upload_date, r.business_date, greatest($late_days::INTEGER, coalesce(k.kept, 0))))
 
+-- define: model_row_hash
+-- One copy's 64-bit input hash: where it is, and every field v2 reads.
+hash(upload_date, file, line, entity_key, event_id, arrival_ns, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6)::HUGEINT
+
 -- define: model_input_hash
--- A date's input in one text: how many copies feed it, and the exact sum of a 64-bit hash of each
--- (where it is, and every field v2 reads).
-concat(count(*), ':', sum(hash(upload_date, file, line, entity_key, event_id, arrival_ns,
-                               g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6)::HUGEINT))
+-- A date's input in one text: how many copies feed it, and the exact sum of their hashes.
+concat(count(*), ':', sum(@model_row_hash))
+
+-- define: model_file_hashes
+-- Every file version's rows and hash sum per business date (model.file_date_hashes), the files
+-- landed without them hashed from their records here.
+(SELECT file_id, business_date, rows, input FROM model.file_date_hashes
+ UNION ALL
+ SELECT file_id, business_date, count(*), sum(@model_row_hash)
+ FROM (SELECT r.*, f.upload_date, f.file FROM model.records r JOIN model.files f USING (file_id)
+       WHERE r.file_id NOT IN (SELECT file_id FROM model.file_date_hashes))
+ GROUP BY ALL)
 
 -- name: input_hashes
 -- Each of the dates $dates (a list) as its input: how many copies feed it and the exact sum of
--- a 64-bit hash of each (where it is, and every field v2 reads), which no order of the rows
--- changes. A rebuild whose hash is the version's own changes nothing and is skipped.
-SELECT business_date, count(*) AS rows, @model_input_hash AS input_hash
-FROM @model_visible v
-WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))
+-- a 64-bit hash of each (@model_input_hash over @model_visible), which no order of the rows
+-- changes. A rebuild whose hash is the version's own changes nothing and is skipped. The sums are
+-- added up per current file version inside the date's window (the run's, or the wider one a
+-- reopening kept), from each file's sums per date: the same text, without hashing every record.
+SELECT h.business_date, sum(h.rows)::BIGINT AS rows, concat(sum(h.rows), ':', sum(h.input)) AS input_hash
+FROM @model_file_hashes h JOIN model.current_files f USING (file_id)
+LEFT JOIN (SELECT business_date, max(late_days) AS kept FROM model.date_windows GROUP BY ALL) k USING (business_date)
+WHERE h.business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))
+  AND in_window(f.upload_date, h.business_date, greatest($late_days::INTEGER, coalesce(k.kept, 0)))
 GROUP BY 1 ORDER BY 1;
 
 -- name: input_hashes_at
--- `input_hashes` as of snapshot $as_of (NULL: now): the inputs each date had then.
+-- `input_hashes` as of snapshot $as_of (NULL: now), hashed from the records themselves: the
+-- inputs each date had then, and now a second reading of `input_hashes` (a test holds them equal).
 SELECT business_date, count(*) AS rows, @model_input_hash AS input_hash
 FROM @model_visible_at v
 WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))
 GROUP BY 1 ORDER BY 1;
+
+-- name: file_hashes_fill
+-- The per-date sums of every file version that has none yet (`model.file_date_hashes`): the
+-- files a landing just added, and any an older build landed.
+INSERT INTO model.file_date_hashes
+SELECT file_id, business_date, count(*), sum(@model_row_hash)
+FROM (SELECT r.*, f.upload_date, f.file FROM model.records r JOIN model.files f USING (file_id)
+      WHERE r.file_id NOT IN (SELECT file_id FROM model.file_date_hashes))
+GROUP BY ALL;
 
 -- name: current_versions
 -- The version gold held at snapshot $as_of (NULL: now) of each of $dates, with the input hash it

@@ -174,6 +174,13 @@ CREATE TABLE IF NOT EXISTS model.records (
     arrival_ns BIGINT NOT NULL, event_ns BIGINT NOT NULL, business_date DATE NOT NULL,
     g1 VARCHAR, g2 VARCHAR, g3 VARCHAR, g4 VARCHAR, a1 VARCHAR, a2 VARCHAR, a3 VARCHAR, a4 VARCHAR,
     m1 BIGINT, m2 BIGINT, m3 BIGINT, m4 BIGINT, m5 BIGINT, m6 BIGINT);
+-- Each file version's records per business date: how many, and the exact sum of their input
+-- hashes (@model_row_hash), so that a date's input hash adds a few rows per file rather than
+-- hashing every record of the date again. Filled as a file lands (`file_hashes_fill`); a file
+-- without them (landed by an older build, or a warehouse's mirror) is hashed from its records
+-- where it is read, to the same sum.
+CREATE TABLE IF NOT EXISTS model.file_date_hashes (
+    file_id INTEGER NOT NULL, business_date DATE NOT NULL, rows BIGINT NOT NULL, input HUGEINT NOT NULL);
 CREATE TABLE IF NOT EXISTS model.quarantine (
     file_id INTEGER NOT NULL, line INTEGER NOT NULL, reason VARCHAR NOT NULL, raw_line VARCHAR NOT NULL);
 -- Every v2 write (and rollback): what it did and gold's fingerprint after it.

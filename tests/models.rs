@@ -350,6 +350,17 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
         assert!(at.len() > 20 && at.iter().zip(&now).all(|(a, b)| (a.business_date, &a.input_hash) == (b.business_date, &b.input_hash)));
         assert_eq!(at.len(), now.len());
     }
+    // The writes add up each file's sums per date, kept as it lands; a file without them (an
+    // older build's, a mirror's) is hashed from its records, to the same inputs.
+    {
+        let opened = recount::lake::Lab::open(&lab).unwrap();
+        let dates = opened.store().model_record_dates().unwrap();
+        let kept = opened.store().model_input_hashes(&dates, 2).unwrap();
+        let forget = "DELETE FROM model.file_date_hashes WHERE file_id % 2 = 0";
+        assert!(opened.store().connection_for_tests().execute(forget, []).unwrap() > 0);
+        let read = opened.store().model_input_hashes(&dates, 2).unwrap();
+        assert!(kept.iter().map(|h| (h.business_date, &h.input_hash)).eq(read.iter().map(|h| (h.business_date, &h.input_hash))));
+    }
     // v1 as it stood: an append after snapshot 2 is in the check now, not as of 2.
     ok(&lab, &["naive", "2026-06-29"]);
     let v1 = |check: serde_json::Value| check["rows"].as_array().unwrap().iter().filter(|r| r["v1_records"].is_i64()).count();

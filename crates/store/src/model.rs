@@ -122,6 +122,7 @@ statements! {
     NEXT_FILE_ID: Query<Next> = model::NEXT_FILE_ID;
     FILE_INSERT: Exec = model::FILE_INSERT;
     RECORDS_FROM_ROWS: Exec = model::RECORDS_FROM_ROWS;
+    FILE_HASHES_FILL: Exec = model::FILE_HASHES_FILL;
     LANDED_UPLOADS: Query<Upload> = model::LANDED_UPLOADS;
     UPLOAD_DATES: Query<UploadDate> = model::UPLOAD_DATES;
     INPUT_HASHES: Query<InputHash> = model::INPUT_HASHES;
@@ -524,6 +525,12 @@ impl Tx<'_> {
             (Err(_), Some(e)) => Err(e),
             (added, _) => added.map(|_| ()),
         }
+    }
+
+    /// Each file version's per-date input sums, for the files that have none yet (`input_hashes`
+    /// adds them up): after a landing's files are recorded.
+    pub fn model_file_hashes(&mut self) -> Result<()> {
+        self.exec("summing the new files' input hashes", &FILE_HASHES_FILL, &[]).map(|_| ())
     }
 
     /// A landing's refused lines (file id, line, reason, the line), through an appender.

@@ -445,6 +445,7 @@ fn write_landing(lab: &Lab, model: &Model, dimension: Option<NewDimension>, read
         refused.extend(r.refused.iter().cloned());
     }
     drop(read);
+    tx.model_file_hashes()?;
     tx.model_refused(&refused)?;
     tx.store().fit_to_rows_written()?;
     refuse_measures_past_limit(&mut tx, model, first_file_id)?;
