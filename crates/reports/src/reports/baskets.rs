@@ -52,6 +52,20 @@ enum Tie {
     SameMessage,
 }
 
+impl Copy {
+    /// A copy as its lab's rows give it: which copy wins, and why, is `grouped`'s to say.
+    fn new(
+        event_id: String,
+        (business_date, upload_date): (NaiveDate, NaiveDate),
+        uploaded_at: String,
+        measures: Vec<i64>,
+        in_window: bool,
+        (file, line): (String, i64),
+    ) -> Copy {
+        Copy { event_id, business_date, upload_date, uploaded_at, measures, in_window, won: false, why: String::new(), file, line }
+    }
+}
+
 impl Tie {
     fn of(same_instant: i64, same_message: i64) -> Tie {
         if same_message > 1 {
@@ -106,18 +120,8 @@ pub fn resent(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<BasketsReport> 
     let late_days = crate::lake::reopen::listing_window(lab, d, late_days)?;
     let copies = lab.store().basket_copies(d, late_days)?.into_iter().map(|r| {
         let tie = Tie::of(r.same_instant, r.same_message);
-        let copy = Copy {
-            event_id: r.event_id,
-            business_date: r.business_date,
-            upload_date: r.upload_date,
-            uploaded_at: r.uploaded_at,
-            measures: vec![1, r.revenue_minor],
-            in_window: r.in_window,
-            won: false,
-            why: String::new(),
-            file: r.file,
-            line: r.line,
-        };
+        let copy =
+            Copy::new(r.event_id, (r.business_date, r.upload_date), r.uploaded_at, vec![1, r.revenue_minor], r.in_window, (r.file, r.line));
         ((r.basket_id, vec![r.store_id], vec![r.country, r.currency]), copy, tie)
     });
     let baskets = grouped(copies, &model.arrival_time);
@@ -129,18 +133,9 @@ pub fn model_resent(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> R
     use crate::lake::model::named;
     let copies = lab.store().model_resent(d, late_days)?.into_iter().map(|r| {
         let tie = Tie::of(r.same_instant, r.same_message);
-        let copy = Copy {
-            event_id: r.event_id,
-            business_date: r.business_date,
-            upload_date: r.upload_date,
-            uploaded_at: r.arrived,
-            measures: named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]),
-            in_window: r.in_window,
-            won: false,
-            why: String::new(),
-            file: super::model::raw_path(model, r.upload_date, &r.file),
-            line: r.line.into(),
-        };
+        let measures = named(&model.measures, [r.m1, r.m2, r.m3, r.m4, r.m5, r.m6]);
+        let file = (super::model::raw_path(model, r.upload_date, &r.file), r.line.into());
+        let copy = Copy::new(r.event_id, (r.business_date, r.upload_date), r.arrived, measures, r.in_window, file);
         let grain = named(&model.grain, [r.g1, r.g2, r.g3, r.g4]);
         ((r.entity_key, grain, named(&model.attributes, [r.a1, r.a2, r.a3, r.a4])), copy, tie)
     });

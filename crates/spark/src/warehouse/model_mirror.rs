@@ -202,6 +202,11 @@ pub(super) fn build(lab: &Lab, plan: &ModelMirrorPlan, stop: &dyn Fn() -> bool) 
         }
         tx.commit()?;
     }
+    // Each file version's sums per date, as a lab keeps them as files land: the mirror's
+    // reports then add them up rather than hash every record (`input_hashes`).
+    let mut tx = Tx::begin(lab.store(), None)?;
+    tx.model_file_hashes()?;
+    tx.commit()?;
     std::fs::write(lab.root.join(ICEBERG_IDS), serde_json::to_string(&iceberg)?)?;
     Ok(())
 }
