@@ -202,12 +202,17 @@ pub(super) fn build(lab: &Lab, plan: &ModelMirrorPlan, stop: &dyn Fn() -> bool) 
         }
         tx.commit()?;
     }
-    // Each file version's sums per date, as a lab keeps them as files land: the mirror's
-    // reports then add them up rather than hash every record (`input_hashes`).
+    finish(lab, &iceberg)
+}
+
+/// The mirror's last step: each file version's sums per date, as a lab keeps them as files land
+/// (its reports then add them up rather than hash every record: `input_hashes`), and its
+/// snapshots paired with the Iceberg snapshots they stand for.
+fn finish(lab: &Lab, iceberg: &[(i64, i64)]) -> Result<()> {
     let mut tx = Tx::begin(lab.store(), None)?;
     tx.model_file_hashes()?;
     tx.commit()?;
-    std::fs::write(lab.root.join(ICEBERG_IDS), serde_json::to_string(&iceberg)?)?;
+    std::fs::write(lab.root.join(ICEBERG_IDS), serde_json::to_string(iceberg)?)?;
     Ok(())
 }
 
