@@ -1073,6 +1073,14 @@ fn the_explorer_lands_a_model_world_s_corrections_and_reopens_its_late_date() {
     app.update(Action::Screen(Screen::Baskets));
     let baskets = text(&render(&mut app, 160, 40));
     assert!(baskets.contains("re-sent record(s)") && baskets.contains("which copy counts"), "{baskets}");
+    // The hints and help speak the model's words too: its entity and key, and a part of a date
+    // where retail says country (a plant feed names none).
+    assert!(baskets.contains("f part") && !baskets.contains("country"), "{baskets}");
+    app.update(Action::Help);
+    let help = text(&render(&mut app, 160, 60));
+    let copy = format!("copy the {} to the clipboard", model.key);
+    assert!(help.contains("filter records by part") && help.contains(&copy) && !help.contains("basket"), "{help}");
+    app.update(Action::Help);
     app.update(Action::Screen(Screen::Late));
     let late = text(&render(&mut app, 160, 40));
     let refused = recount::reports::listings::quarantine(&server.lab, None).unwrap();

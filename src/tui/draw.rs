@@ -27,7 +27,7 @@ pub fn draw(f: &mut Frame, app: &App) -> FrameMeasures {
     draw_navigator(f, app, nav);
     draw_screen(f, app, main, &mut out);
     draw_status(f, app, status);
-    draw_hints(f, t, app.screen, hints);
+    draw_hints(f, app, hints);
     if let Some(p) = &app.popup {
         out.popup_view = draw_popup(f, t, p, app);
     }
@@ -161,10 +161,19 @@ pub(crate) fn fit_at_words(text: &str, width: usize) -> String {
     format!("{} …", text[..end].trim_end_matches([',', ';']))
 }
 
-fn draw_hints(f: &mut Frame, t: &Theme, screen: Screen, area: Rect) {
-    let (shown, more) = keys::fit_hints(screen, usize::from(area.width));
+/// A model lab's words for the key table's retail ones (None: retail's own).
+fn lab_words(app: &App) -> Option<keys::Words<'_>> {
+    let m = app.model.as_ref()?;
+    Some(keys::Words { entity: &m.entity, key: &m.key, part: app.trend_part_name() })
+}
+
+fn draw_hints(f: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let (shown, more) = keys::fit_hints(app.screen, usize::from(area.width));
+    let words = lab_words(app);
     let mut spans = Vec::new();
     for (label, hint) in shown {
+        let hint = words.as_ref().map_or_else(|| hint.to_string(), |w| w.say(hint));
         spans.push(Span::styled(format!(" {label}"), t.accent()));
         spans.push(Span::styled(format!(" {hint}"), t.muted()));
     }
@@ -228,9 +237,13 @@ fn draw_popup(f: &mut Frame, t: &Theme, p: &Popup, app: &App) -> (u16, u16) {
     let area = f.area();
     let (title, body, style): (String, Text, Style) = match p {
         Popup::Help => {
+            let words = lab_words(app);
             let mut lines: Vec<Line> = keys::help_lines()
                 .into_iter()
-                .map(|(k, h)| Line::from(vec![Span::styled(format!("{k:>7}  "), t.accent()), Span::styled(h, t.text())]))
+                .map(|(k, h)| {
+                    let h = words.as_ref().map_or(h.clone(), |w| w.say(&h));
+                    Line::from(vec![Span::styled(format!("{k:>7}  "), t.accent()), Span::styled(h, t.text())])
+                })
                 .collect();
             lines.push(Line::from(""));
             lines.push(Line::from(Span::styled("marks (colour is never the only sign)", t.title())));

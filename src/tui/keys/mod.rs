@@ -372,6 +372,51 @@ pub fn help_lines() -> Vec<(&'static str, String)> {
     active().help_lines()
 }
 
+/// A lab's words for what the table says in retail's (a basket, its basket_id, a country): the
+/// hints and help of a model lab name its entity, key and part of a date.
+pub struct Words<'a> {
+    pub entity: &'a str,
+    pub key: &'a str,
+    /// What names a part of a date (retail: country); None: the model has none.
+    pub part: Option<&'a str>,
+}
+
+impl Words<'_> {
+    /// `text` in these words, word by word (`basket_id`, `baskets`, `basket`, `country`, …).
+    pub fn say(&self, text: &str) -> String {
+        let part = self.part.unwrap_or("part");
+        let mut out = String::with_capacity(text.len());
+        let mut word = String::new();
+        let flush = |word: &mut String, out: &mut String| {
+            match word.as_str() {
+                "basket_id" => out.push_str(self.key),
+                "basket" => out.push_str(self.entity),
+                "baskets" | "Baskets" => {
+                    out.push_str(self.entity);
+                    out.push('s');
+                }
+                "country" => out.push_str(part),
+                "countries" => {
+                    out.push_str(part);
+                    out.push('s');
+                }
+                w => out.push_str(w),
+            }
+            word.clear();
+        };
+        for c in text.chars() {
+            if c.is_alphanumeric() || c == '_' {
+                word.push(c);
+            } else {
+                flush(&mut word, &mut out);
+                out.push(c);
+            }
+        }
+        flush(&mut word, &mut out);
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
