@@ -49,7 +49,7 @@ fn loaded_app(dir: &std::path::Path) -> (recount::lake::Lab, App, chrono::NaiveD
     app.outbox.clear();
     let snap = recount::reports::overview::overview(&lab, small_world()).unwrap();
     let view = load_view(&lab, d).unwrap();
-    app.on_reply(Reply::Loaded(Box::new(snap), Some(Box::new(view))));
+    app.on_reply(Reply::Loaded(Box::new(snap), Some(std::sync::Arc::new(view))));
     (lab, app, d)
 }
 
@@ -145,7 +145,7 @@ fn a_disagreement_is_highlighted_in_its_status_style_and_v1_s_gap_puts_no_mark_b
         .connection_for_tests()
         .execute_batch("UPDATE recompute.daily_store_sales SET revenue_minor = revenue_minor + 1 WHERE country = 'GB'")
         .unwrap();
-    app.on_reply(Reply::DateLoaded(Box::new(load_view(&lab, d).unwrap())));
+    app.on_reply(Reply::DateLoaded(std::sync::Arc::new(load_view(&lab, d).unwrap())));
     let (fg, line, _) = gb_row(&mut app);
     let fail = app.theme.status(recount::reports::Status::Fail);
     assert_eq!(fg, fail.fg.unwrap(), "the disagreeing GB row is drawn in the fail colour: {line}");
@@ -227,7 +227,7 @@ fn rollback_on_history_targets_the_snapshot_of_the_selected_entry_from_the_repor
     let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
     app.outbox.clear();
     let snap = recount::reports::overview::overview(&lab, small_world()).unwrap();
-    app.on_reply(Reply::Loaded(Box::new(snap), Some(Box::new(load_view(&lab, d).unwrap()))));
+    app.on_reply(Reply::Loaded(Box::new(snap), Some(std::sync::Arc::new(load_view(&lab, d).unwrap()))));
     app.update(Action::Screen(Screen::History));
     let history = app.view.as_ref().unwrap().history.retail().unwrap().clone();
     let per_entry: Vec<(i64, usize)> = history.entries.iter().map(|e| (e.snapshot_id, e.countries.len())).collect();
@@ -282,7 +282,7 @@ fn a_basket_id_holding_an_escape_sequence_never_reaches_the_terminal_raw() {
     app.outbox.clear();
     let snap = recount::reports::overview::overview(&lab, &w.root).unwrap();
     let view = load_view(&lab, day("2026-08-15")).unwrap();
-    app.on_reply(Reply::Loaded(Box::new(snap), Some(Box::new(view))));
+    app.on_reply(Reply::Loaded(Box::new(snap), Some(std::sync::Arc::new(view))));
     app.update(Action::Screen(Screen::Baskets));
     let buf = render(&mut app, 120, 40);
     let screen = text(&buf);
@@ -606,7 +606,7 @@ fn the_explorer_shows_yen_dinars_unidades_rupees_and_dollars_by_their_own_digits
     let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
     app.outbox.clear();
     let snap = recount::reports::overview::overview(&lab, &w.root).unwrap();
-    app.on_reply(Reply::Loaded(Box::new(snap), Some(Box::new(load_view(&lab, day("2026-08-15")).unwrap()))));
+    app.on_reply(Reply::Loaded(Box::new(snap), Some(std::sync::Arc::new(load_view(&lab, day("2026-08-15")).unwrap()))));
     app.update(Action::Screen(Screen::Overview));
     let screen = text(&render(&mut app, 160, 40));
     for shown in ["¥1,091,969", "KWD 1,491.936", "BHD 0.500", "CLF 12.3456", "₹1,23,45,678.90", "$19.99"] {

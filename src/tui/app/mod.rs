@@ -88,7 +88,7 @@ pub struct App {
     pub store: String,
     pub screen: Screen,
     pub snapshot: Option<LabOverview>,
-    pub view: Option<DateView>,
+    pub view: Option<std::sync::Arc<DateView>>,
     /// Index into the navigator's dates.
     pub selected: usize,
     pub popup: Option<Popup>,
@@ -360,7 +360,7 @@ impl App {
 
     /// The selected date's view, once it has loaded.
     fn view_shown(&self) -> Option<&DateView> {
-        self.view.as_ref().filter(|v| Some(v.check.business_date()) == self.selected_date())
+        self.view.as_deref().filter(|v| Some(v.check.business_date()) == self.selected_date())
     }
     pub(crate) fn explain(&self) -> Option<&crate::reports::explain::ExplainReport> {
         self.view_shown().map(|v| &v.explain)

@@ -9,7 +9,7 @@ impl App {
     pub fn on_reply(&mut self, reply: Reply) {
         match reply {
             Reply::DateHead(check) => self.on_head(*check),
-            Reply::DateLoaded(view) if self.rest_pending == Some(view.check.business_date()) => self.on_rest(*view),
+            Reply::DateLoaded(view) if self.rest_pending == Some(view.check.business_date()) => self.on_rest(view),
             Reply::Paused(text) => self.message = text,
             Reply::Audited(audited) => {
                 self.audit = Some(match audited {
@@ -48,7 +48,7 @@ impl App {
     }
 
     /// The rest of a view whose check came ahead: taken in quietly, if its date is still shown.
-    pub(super) fn on_rest(&mut self, view: DateView) {
+    pub(super) fn on_rest(&mut self, view: std::sync::Arc<DateView>) {
         self.rest_pending = None;
         if Some(view.check.business_date()) == self.selected_date() {
             self.head = None;
@@ -83,7 +83,7 @@ impl App {
                     self.message = snap.banner.clone();
                 }
                 self.snapshot = Some(*snap);
-                self.view = view.map(|v| *v);
+                self.view = view;
                 self.clamp_row();
             }
             Reply::DateLoaded(view) => {
@@ -91,7 +91,7 @@ impl App {
                 // A view for a date the user has already left is dropped.
                 if Some(view.check.business_date()) == self.selected_date() {
                     self.head = None;
-                    self.view = Some(*view);
+                    self.view = Some(view);
                     self.clamp_row();
                     self.refresh_drill();
                 } else if let Some(d) = self.selected_date() {

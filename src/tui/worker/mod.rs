@@ -99,7 +99,7 @@ impl DateHistory {
 pub struct ModelLoad {
     pub overview: LabOverview,
     pub model: crate::model::Model,
-    pub view: Option<Box<DateView>>,
+    pub view: Option<Arc<DateView>>,
 }
 
 #[derive(Debug)]
@@ -154,8 +154,9 @@ pub fn landed_then_failed(what: &str, events: u64, e: &color_eyre::Report) -> Re
 
 #[derive(Debug)]
 pub enum Reply {
-    Loaded(Box<LabOverview>, Option<Box<DateView>>),
-    DateLoaded(Box<DateView>),
+    Loaded(Box<LabOverview>, Option<Arc<DateView>>),
+    /// A date's view, shared with the worker's kept views (a large lab's view is not copied).
+    DateLoaded(Arc<DateView>),
     Preview(v2::RebuildPreview),
     /// The date a reopening would widen, and the question to ask before it does.
     ReopenPreview(NaiveDate, String, Reopening),
@@ -263,7 +264,7 @@ pub struct Server {
     /// The caches the screens read are up to date with the lab as it is open now: nothing
     /// changes it until this worker writes or lets go of it.
     fresh: bool,
-    views: std::collections::HashMap<NaiveDate, DateView>,
+    views: std::collections::HashMap<NaiveDate, Arc<DateView>>,
     /// The navigator's dates, as of the last full load.
     dates: Vec<NaiveDate>,
     /// The date on screen: prefetching works outwards from it.
@@ -380,15 +381,15 @@ impl Server {
         replies.send(reply).is_ok()
     }
 
-    fn view(&mut self, d: NaiveDate) -> Result<DateView> {
+    fn view(&mut self, d: NaiveDate) -> Result<Arc<DateView>> {
         if let Some(v) = self.views.get(&d) {
-            return Ok(v.clone());
+            return Ok(Arc::clone(v));
         }
         let check = match self.head.take() {
             Some(check) if check.business_date() == d => check,
             _ => self.check_of(d)?,
         };
-        let v = self.view_of(check)?;
+        let v = Arc::new(self.view_of(check)?);
         // Kept views follow the memory budget: the dates farthest from the one on screen are
         // forgotten first, and the one on screen (or being loaded for it) never.
         self.heaviest = self.heaviest.max(v.weight());
@@ -398,7 +399,7 @@ impl Server {
             let Some(far) = far else { break };
             self.views.remove(&far);
         }
-        self.views.insert(d, v.clone());
+        self.views.insert(d, Arc::clone(&v));
         Ok(v)
     }
 
@@ -409,7 +410,7 @@ impl Server {
 
     /// What the kept views hold, roughly, in bytes.
     fn weight(&self) -> u64 {
-        self.views.values().map(DateView::weight).sum()
+        self.views.values().map(|v| v.weight()).sum()
     }
 
     /// The dates whose views are loaded, oldest first.
@@ -532,7 +533,7 @@ impl Server {
                 let view = match date {
                     Some(d) if self.dates.contains(&d) => {
                         self.focus = Some(d);
-                        Some(Box::new(self.view(d)?))
+                        Some(self.view(d)?)
                     }
                     _ => None,
                 };
@@ -540,7 +541,7 @@ impl Server {
             }
             Job::LoadDate(d) => {
                 self.focus = Some(d);
-                Ok(Reply::DateLoaded(Box::new(self.view(d)?)))
+                Ok(Reply::DateLoaded(self.view(d)?))
             }
             Job::PreviewRebuild(d) => Ok(Reply::Preview(v2::preview_rebuild(&self.lab, d)?)),
             Job::PreviewReopen(d, decision) => Ok(Reply::ReopenPreview(d, crate::lake::reopen::plan(&self.lab, d)?.text(), decision)),

@@ -48,12 +48,12 @@ impl Server {
                 self.dates = overview.dates.iter().map(|x| x.business_date).collect();
                 let on = d.filter(|d| self.dates.contains(d)).or_else(|| overview.default_date());
                 self.focus = on;
-                let view = on.map(|d| self.view(d).map(Box::new)).transpose()?;
+                let view = on.map(|d| self.view(d)).transpose()?;
                 Ok(Reply::ModelLoaded(Box::new(ModelLoad { overview, model: model.clone(), view })))
             }
             Job::LoadDate(d) => {
                 self.focus = Some(d);
-                Ok(Reply::DateLoaded(Box::new(self.view(d)?)))
+                Ok(Reply::DateLoaded(self.view(d)?))
             }
             Job::PreviewRebuild(d) => Ok(Reply::Preview(crate::lake::model::preview_rebuild(&self.lab, d, late)?)),
             Job::PreviewReopen(d, decision) => {
