@@ -151,15 +151,17 @@ hash(upload_date, file, line, entity_key, event_id, arrival_ns, g1, g2, g3, g4, 
 -- A date's input in one text: how many copies feed it, and the exact sum of their hashes.
 concat(count(*), ':', sum(@model_row_hash))
 
+-- define: model_unsummed_files
+-- The rows and hash sum per business date of every file version model.file_date_hashes lacks,
+-- from its records.
+SELECT file_id, business_date, count(*), sum(@model_row_hash)
+FROM (SELECT r.*, f.upload_date, f.file FROM model.records r JOIN model.files f USING (file_id)
+      WHERE r.file_id NOT IN (SELECT file_id FROM model.file_date_hashes))
+GROUP BY ALL
+
 -- define: model_file_hashes
--- Every file version's rows and hash sum per business date (model.file_date_hashes), the files
--- landed without them hashed from their records here.
-(SELECT file_id, business_date, rows, input FROM model.file_date_hashes
- UNION ALL
- SELECT file_id, business_date, count(*), sum(@model_row_hash)
- FROM (SELECT r.*, f.upload_date, f.file FROM model.records r JOIN model.files f USING (file_id)
-       WHERE r.file_id NOT IN (SELECT file_id FROM model.file_date_hashes))
- GROUP BY ALL)
+-- Every file version's rows and hash sum per business date: those kept, and the rest hashed here.
+(SELECT file_id, business_date, rows, input FROM model.file_date_hashes UNION ALL @model_unsummed_files)
 
 -- name: input_hashes
 -- Each of the dates $dates (a list) as its input: how many copies feed it and the exact sum of
@@ -185,11 +187,7 @@ GROUP BY 1 ORDER BY 1;
 -- name: file_hashes_fill
 -- The per-date sums of every file version that has none yet (`model.file_date_hashes`): the
 -- files a landing just added, and any an older build landed.
-INSERT INTO model.file_date_hashes
-SELECT file_id, business_date, count(*), sum(@model_row_hash)
-FROM (SELECT r.*, f.upload_date, f.file FROM model.records r JOIN model.files f USING (file_id)
-      WHERE r.file_id NOT IN (SELECT file_id FROM model.file_date_hashes))
-GROUP BY ALL;
+INSERT INTO model.file_date_hashes @model_unsummed_files;
 
 -- name: current_versions
 -- The version gold held at snapshot $as_of (NULL: now) of each of $dates, with the input hash it
