@@ -72,8 +72,10 @@ pub fn late(lab: &Lab, d: Option<NaiveDate>, late_days: u32) -> Result<LateRepor
 /// listing names, as retail's does.
 pub fn model_late(lab: &Lab, model: &Model, d: Option<NaiveDate>, late_days: u32) -> Result<LateReport> {
     use crate::lake::model::named;
-    let kept = lab.store().model_kept_windows(None)?;
-    let named_window = d.map_or(late_days, |d| crate::rules::LatenessWindow::with_kept(late_days, kept.get(&d).copied()).late_days);
+    let named_window = match d {
+        Some(d) => crate::lake::reopen::model_listing_window(lab, d, late_days)?,
+        None => late_days,
+    };
     let dates = match d {
         Some(d) => vec![d],
         None => lab.store().model_late_dates(late_days)?,
