@@ -683,7 +683,7 @@ fn landing_in_slices_of_basket_keys_finds_the_same_copies() {
         let dir = tempdir();
         let mut lab = open_lab(dir.path());
         lab.basket_key_bits = bits;
-        lab.key_rows_per_slice = rows_per_slice;
+        lab.key_rows_per_slice = Some(rows_per_slice);
         land::land(&mut lab, small_world(), first).unwrap();
         land::land(&mut lab, small_world(), rest).unwrap();
         [

@@ -70,17 +70,29 @@ row! {
     pub struct Rows { pub rows: i64 }
 }
 
-/// How many of a landing's rows group their basket keys in one statement. On two threads, the
-/// full world's 2.3 million rows grouped at once need more than a 24 MB memory limit and fit
-/// bulk work's 32 MB, and a world four times as large did not fit 40 MB, so larger landings
-/// group their keys in slices.
-pub const KEY_ROWS_PER_SLICE: i64 = 2_000_000;
+/// DuckDB memory a landed row's basket key is given while the landing groups the keys it
+/// landed (`find_split_baskets_and_collisions`). The statement gets that much for its rows,
+/// within DuckDB's share of the budget, and spills past it; keys are cut into slices only when
+/// their rows would need more than the share. Measured on two threads, the full world's 2.3
+/// million rows in one statement: 17 bytes a row took 1.4 times as long as 32; ten times the
+/// world took as long at 13 bytes a row as at 32, and did not fit 1.4.
+pub const KEY_BYTES: u64 = 24;
 
 /// How many slices `rows` rows' keys are grouped in, about `per_slice` rows each: a power of two,
 /// since a slice is the keys whose low bits are its number.
 pub fn key_slices(rows: i64, per_slice: i64) -> i64 {
     let n = (rows.max(0) as u64).div_ceil(per_slice.max(1) as u64).max(1);
     n.next_power_of_two().min(1 << 20) as i64
+}
+
+/// How a landing groups the keys of its `rows` rows within `cap` bytes of DuckDB's memory:
+/// (slices, the memory a slice's statement is given). One slice while the rows' `KEY_BYTES`
+/// fit the cap, else as few as fit (`rows_per_slice` overrides the count, for tests).
+pub fn key_search_plan(rows: i64, cap: u64, rows_per_slice: Option<i64>) -> (i64, u64) {
+    let per_slice = rows_per_slice.unwrap_or(i64::try_from(cap / KEY_BYTES).unwrap_or(i64::MAX).max(1));
+    let slices = key_slices(rows, per_slice);
+    let rows_each = u64::try_from(rows.max(0)).unwrap_or(0).div_ceil(slices as u64);
+    (slices, rows_each.saturating_mul(KEY_BYTES).min(cap))
 }
 
 statements! {
@@ -273,7 +285,18 @@ impl Store {
 
     /// DuckDB's memory limit on this connection, in bytes.
     pub fn set_memory_limit(&self, bytes: u64) -> Result<()> {
-        MEMORY_LIMIT_SET.run(self, named_params! { "limit": super::duckdb_size(bytes) }).map(|_| ())
+        MEMORY_LIMIT_SET.run(self, named_params! { "limit": super::duckdb_size(bytes) })?;
+        self.limit_now.set(Some(bytes));
+        Ok(())
+    }
+
+    /// What the landing's search for keys with several copies may hold: DuckDB's share of the
+    /// budget, or with `RECOUNT_MEMORY_LIMIT` its one limit.
+    fn key_search_cap(&self) -> u64 {
+        match self.limits {
+            Some(_) => super::duckdb_share(super::memory_budget()),
+            None => crate::parse_size(&std::env::var("RECOUNT_MEMORY_LIMIT").unwrap_or_default()).unwrap_or(u64::MAX),
+        }
     }
 
     /// The rows (every landed copy, every country) of the lab's largest business date: what
@@ -381,12 +404,26 @@ impl Tx<'_> {
     /// Split baskets, colliding keys and keys with several copies among the files from
     /// `first_file_id` on (1: every file in bronze is new, as a first landing, a mirror and the
     /// layout 7 migration ask). Each list keeps a row once, so asking again adds nothing twice.
-    /// The keys are grouped a slice at a time, `rows_per_slice` of the rows landed from
-    /// `first_file_id` to a slice (`key_slices`), so that grouping fits DuckDB's memory limit
-    /// however much is landed at once.
-    pub fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, rows_per_slice: i64) -> Result<()> {
+    /// The keys of the rows landed from `first_file_id` on are grouped in one statement with
+    /// `KEY_BYTES` of DuckDB's memory a row, within its share of the budget; when that is not
+    /// enough, a slice of keys at a time (`key_slices`), so that the work grows with the rows
+    /// landed, not with their square (`rows_per_slice`: the tests' own cut).
+    pub fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, rows_per_slice: Option<i64>) -> Result<()> {
         let rows = KEY_ROWS_COUNT.one(self.store, named_params! { "first_file_id": first_file_id })?.rows;
-        let slices = key_slices(rows, rows_per_slice);
+        let (slices, need) = key_search_plan(rows, self.store.key_search_cap(), rows_per_slice);
+        let before = self.store.limit_now.get().filter(|_| self.store.limits.is_some());
+        let raise = before.filter(|&now| need > now).map(|_| need);
+        if let Some(limit) = raise {
+            self.store.set_memory_limit(limit)?;
+        }
+        let found = self.find_in_slices(first_file_id, slices);
+        match (raise, before) {
+            (Some(_), Some(limit)) => found.and(self.store.set_memory_limit(limit)),
+            _ => found,
+        }
+    }
+
+    fn find_in_slices(&mut self, first_file_id: i32, slices: i64) -> Result<()> {
         let mask = slices - 1;
         self.exec("listing keys with several copies", &KEY_ROWS_CREATE, &[])?;
         for slice in 0..slices {
@@ -496,14 +533,28 @@ mod tests {
 
     #[test]
     fn keys_are_grouped_in_a_power_of_two_of_slices_of_about_so_many_rows() {
-        assert_eq!(key_slices(0, KEY_ROWS_PER_SLICE), 1, "nothing landed is one slice");
-        assert_eq!(key_slices(1_999_999, KEY_ROWS_PER_SLICE), 1);
-        assert_eq!(key_slices(2_297_357, KEY_ROWS_PER_SLICE), 2, "the full world's rows");
-        assert_eq!(key_slices(4_594_714, KEY_ROWS_PER_SLICE), 4, "twice its history: 3 slices' worth, 4 slices");
-        assert_eq!(key_slices(9_170_713, KEY_ROWS_PER_SLICE), 8, "four times");
+        const PER_SLICE: i64 = 2_000_000;
+        assert_eq!(key_slices(0, PER_SLICE), 1, "nothing landed is one slice");
+        assert_eq!(key_slices(1_999_999, PER_SLICE), 1);
+        assert_eq!(key_slices(2_297_357, PER_SLICE), 2, "the full world's rows");
+        assert_eq!(key_slices(4_594_714, PER_SLICE), 4, "twice its history: 3 slices' worth, 4 slices");
+        assert_eq!(key_slices(9_170_713, PER_SLICE), 8, "four times");
         assert_eq!(key_slices(3_000_001, 1_000_000), 4, "4 slices, not 3: a slice is a key's low bits");
         assert_eq!(key_slices(10, 0), 16, "at least one row a slice");
         assert_eq!(key_slices(i64::MAX, 1), 1 << 20, "at most 2^20 slices");
+    }
+
+    #[test]
+    fn a_landings_keys_are_grouped_at_once_when_the_budget_holds_them_and_in_slices_within_it_when_not() {
+        let share = |budget: u64| crate::duckdb_share(budget);
+        let (full, ten) = (2_297_357, 22_973_570);
+        assert_eq!(key_search_plan(full, share(6 << 30), None), (1, full as u64 * KEY_BYTES), "the full world at once");
+        assert_eq!(key_search_plan(ten, share(6 << 30), None), (1, ten as u64 * KEY_BYTES), "ten times it, at once");
+        let (slices, limit) = key_search_plan(ten, share(512 << 20), None);
+        assert_eq!(slices, 2, "a 512 MiB budget groups ten times the world in two slices");
+        assert!(limit <= share(512 << 20) && limit >= ten as u64 / 2 * KEY_BYTES, "each within the share: {limit}");
+        assert_eq!(key_search_plan(ten, u64::MAX, Some(7_000)).0, 4096, "a test's own cut");
+        assert_eq!(key_search_plan(0, share(1 << 30), None), (1, 0), "nothing landed");
     }
 
     /// Rows written in a transaction raise the reports' limit to what their largest date asks,

@@ -39,7 +39,7 @@ pub(crate) use statement::{row, statements};
 pub use as_of::FileAt;
 pub use fingerprint::{FingerprintRow, GoldChunk, GoldPrefix};
 pub use history::{DateAt, DiffBasketRow, DiffPartRow, GoldCountry, NO_VERSION};
-pub use land::{CellRecord, FileRecord, KEY_ROWS_PER_SLICE, LandedFile, QuarantineRecord, StoreRow};
+pub use land::{CellRecord, FileRecord, KEY_BYTES, LandedFile, QuarantineRecord, StoreRow};
 pub use recompute::{DuckRecount, RecountRow};
 pub use reports::{
     AttributeSums, BasketCopyRow, Completeness, CountryEvents, DateSummaryRow, ExplainBasketRow, ExplainEntityRow, LateRow, LatenessRow,
@@ -108,6 +108,9 @@ pub struct Store {
     raised: std::cell::Cell<Option<u64>>,
     /// Bulk work's limit as a write that ran out of memory raised it.
     bulk_raised: std::cell::Cell<Option<u64>>,
+    /// The limit DuckDB has now, as this connection last set it (`set_memory_limit`; at open,
+    /// the reports' one): what a statement that raises it for itself puts back.
+    limit_now: std::cell::Cell<Option<u64>>,
     /// Whether a `Tx` is open on this connection. duckdb-rs's `is_autocommit` says true inside
     /// one too, so a read that ran out of memory there was retried inside the failed transaction.
     in_transaction: std::cell::Cell<bool>,
@@ -218,6 +221,7 @@ impl Store {
             schema_written: false,
             raised: Default::default(),
             bulk_raised: Default::default(),
+            limit_now: std::cell::Cell::new(limits.map(|l| l.reports)),
             in_transaction: Default::default(),
         }
     }

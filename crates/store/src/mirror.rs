@@ -1,6 +1,6 @@
 //! mirror.sql: a warehouse's Parquet files read into a new lab-shaped database (crates/spark/crates/spark/src/warehouse/).
 
-use super::{Exec, KEY_ROWS_PER_SLICE, Query, Store, Tx, row, statements};
+use super::{Exec, Query, Store, Tx, row, statements};
 use chrono::{NaiveDate, NaiveDateTime};
 use color_eyre::eyre::{Result, WrapErr};
 use duckdb::named_params;
@@ -194,7 +194,7 @@ impl Tx<'_> {
             self.exec(&format!("laying out {what}"), s, &[])?;
         }
         // Split baskets, colliding keys and keys with several copies, as a first landing finds them.
-        self.find_split_baskets_and_collisions(1, KEY_ROWS_PER_SLICE)
+        self.find_split_baskets_and_collisions(1, None)
     }
 
     /// Silver's and gold's rows that Iceberg snapshot `ice` wrote, as snapshot `snapshot_id`.

@@ -1,6 +1,6 @@
 //! schema.sql: the lab's tables, views and macros, and its layout.
 
-use super::{Batch, Exec, KEY_ROWS_PER_SLICE, Query, Store, row, statements};
+use super::{Batch, Exec, Query, Store, row, statements};
 use crate::error::LabError;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 
@@ -145,7 +145,7 @@ impl Store {
     /// already (`bring_up_to_date` numbered them first).
     fn migrate_6(&self) -> Result<()> {
         let mut tx = super::Tx::begin(self, None)?;
-        tx.find_split_baskets_and_collisions(1, KEY_ROWS_PER_SLICE)?;
+        tx.find_split_baskets_and_collisions(1, None)?;
         FORMAT_SET.run(self, duckdb::named_params! { "format": LAB_FORMAT })?;
         tx.commit().map(|_| ())
     }

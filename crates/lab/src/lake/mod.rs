@@ -91,9 +91,10 @@ pub struct Lab {
     /// How many bits of each basket's 64-bit key landing keeps: 64, except in the tests that
     /// make keys collide on purpose.
     pub basket_key_bits: u32,
-    /// How many of a landing's rows group their basket keys in one statement (`KEY_ROWS_PER_SLICE`,
-    /// except in the tests that cut a small world into many slices).
-    pub key_rows_per_slice: i64,
+    /// How many of a landing's rows group their basket keys in one statement: None, as many as
+    /// the memory budget holds (`store::KEY_BYTES`), except in the tests that cut a small world
+    /// into many slices.
+    pub key_rows_per_slice: Option<i64>,
     /// The write lock, while this lab writes (None: opened for reading).
     lock: Option<File>,
     /// A reader that could not write the lab's caches reads a private copy of its database,
@@ -180,7 +181,7 @@ impl Lab {
             gold_pair: Default::default(),
             recounts_not_kept: Default::default(),
             basket_key_bits: 64,
-            key_rows_per_slice: crate::store::KEY_ROWS_PER_SLICE,
+            key_rows_per_slice: None,
             lock,
             copy,
         }
