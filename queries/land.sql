@@ -42,12 +42,16 @@ WHERE starts_with(reason, 'unknown store_id ');
 SELECT (coalesce(max(file_id), 0) + 1)::INTEGER AS file_id FROM raw.files;
 
 -- name: key_rows_create
--- The copies of basket keys with more than one copy, filled a slice of keys at a time below.
-CREATE OR REPLACE TEMP TABLE key_rows (basket_key BIGINT, basket_id VARCHAR, business_date DATE);
+-- The copies of basket keys with more than one copy (each with its file version), filled a slice
+-- of keys at a time below.
+CREATE OR REPLACE TEMP TABLE key_rows (basket_key BIGINT, basket_id VARCHAR, business_date DATE, file_id INTEGER);
 
 -- name: key_rows_count
--- The rows landed from file id $first_file_id on: how many keys the statements below group.
-SELECT count(*) AS rows FROM bronze.event_rows WHERE file_id >= $first_file_id::INTEGER;
+-- How many copies the statements below group, at least: the rows landed from file id
+-- $first_file_id on, twice for a version that supersedes another (its keys mostly have a copy
+-- in the version before: a store correction re-derives whole files).
+SELECT count(*) + count(*) FILTER (WHERE file_id IN (SELECT by_file_id FROM raw.supersessions)) AS rows
+FROM bronze.event_rows WHERE file_id >= $first_file_id::INTEGER;
 
 -- define: key_in_slice
 -- The key is in slice $slice of the keys cut by their low bits $mask; every key is when there is
@@ -62,7 +66,7 @@ SELECT count(*) AS rows FROM bronze.event_rows WHERE file_id >= $first_file_id::
 -- not. Grouping integers first keeps the strings to the few keys with
 -- several copies, faster than grouping every basket_id.
 INSERT INTO key_rows
-SELECT basket_key, basket_id, business_date FROM bronze.event_rows
+SELECT basket_key, basket_id, business_date, file_id FROM bronze.event_rows
 WHERE @key_in_slice
   AND basket_key IN (SELECT basket_key FROM bronze.event_rows WHERE @key_in_slice
                      GROUP BY basket_key HAVING count(*) > 1);
@@ -80,7 +84,7 @@ WITH copies AS (SELECT basket_key, file_id, line FROM bronze.event_rows
                                      WHERE file_id >= $first_file_id::INTEGER AND @key_in_slice)),
      multi AS (SELECT file_id, line FROM copies
                WHERE basket_key IN (SELECT basket_key FROM copies GROUP BY basket_key HAVING count(*) > 1))
-SELECT e.basket_key, e.basket_id, e.business_date FROM bronze.event_rows e
+SELECT e.basket_key, e.basket_id, e.business_date, e.file_id FROM bronze.event_rows e
 SEMI JOIN multi m ON e.file_id = m.file_id AND e.line = m.line;
 
 -- name: key_candidates
@@ -106,6 +110,17 @@ ORDER BY 1, 2;
 INSERT INTO bronze.multi_copies
 SELECT DISTINCT basket_key, business_date FROM key_rows
 EXCEPT SELECT basket_key, business_date FROM bronze.multi_copies
+ORDER BY 2, 1;
+
+-- name: current_multi_copies_insert
+-- Of those, every key with more than one copy in the current file versions (the landing's
+-- supersessions recorded first), once per business date of its current copies.
+INSERT INTO bronze.current_multi_copies
+WITH current AS (SELECT basket_key, business_date FROM key_rows
+                 WHERE file_id NOT IN (SELECT file_id FROM raw.supersessions))
+SELECT DISTINCT basket_key, business_date FROM current
+WHERE basket_key IN (SELECT basket_key FROM current GROUP BY basket_key HAVING count(*) > 1)
+EXCEPT SELECT basket_key, business_date FROM bronze.current_multi_copies
 ORDER BY 2, 1;
 
 -- name: key_collisions_insert

@@ -76,6 +76,16 @@ fn a_time_zone_correction_rebuilds_the_dates_it_moves_and_gold_equals_a_build_on
     assert!(landed.partitions.iter().all(|p| p.files_landed == 0), "no upload's own files landed again: {landed:?}");
     // Landing alone changes no gold: the next v2 run does.
     assert_eq!(fingerprint(&lab), before);
+    // The re-derived files give every key of theirs a second copy, superseded: v2 ranks only the
+    // keys with several current copies, and every one of those is listed.
+    let count = |q: &str| -> i64 { lab.store().connection_for_tests().query_row(q, [], |r| r.get(0)).unwrap() };
+    let (any, current) =
+        (count("SELECT count(*) FROM bronze.multi_copies"), count("SELECT count(*) FROM bronze.current_multi_copies"));
+    assert!(current * 2 < any, "{current} keys and dates with several current copies listed, of {any} with several of any version");
+    let unlisted = "SELECT count(*) FROM (SELECT basket_key, business_date FROM bronze.current_event_rows
+                    WHERE basket_key IN (SELECT basket_key FROM bronze.current_event_rows GROUP BY ALL HAVING count(*) > 1)
+                    EXCEPT SELECT basket_key, business_date FROM bronze.current_multi_copies)";
+    assert_eq!(count(unlisted), 0, "every key with several current copies is listed, on each date of its copies");
 
     let run = v2::run_store_changes(&lab, opts()).unwrap().expect("a pending store correction");
     assert_eq!(run.snapshot.trigger.kind, TriggerKind::Store);

@@ -112,6 +112,7 @@ statements! {
     SPLIT_BASKETS_INSERT: Exec = land::SPLIT_BASKETS_INSERT;
     KEY_COLLISIONS_INSERT: Exec = land::KEY_COLLISIONS_INSERT;
     MULTI_COPIES_INSERT: Exec = land::MULTI_COPIES_INSERT;
+    CURRENT_MULTI_COPIES_INSERT: Exec = land::CURRENT_MULTI_COPIES_INSERT;
     REVENUE_PAST_LIMIT: Query<RevenuePastLimit> = land::REVENUE_PAST_LIMIT;
     CORRECTED_FILES: Query<FileVersionRow> = land::CORRECTED_FILES;
     REDELIVERED_FILES: Query<FileVersionRow> = land::REDELIVERED_FILES;
@@ -405,7 +406,8 @@ impl Tx<'_> {
     /// `first_file_id` on (1: every file in bronze is new, as a first landing, a mirror and the
     /// layout 7 migration ask). Each list keeps a row once, so asking again adds nothing twice.
     /// The keys of the rows landed from `first_file_id` on are grouped in one statement with
-    /// `KEY_BYTES` of DuckDB's memory a row, within its share of the budget; when that is not
+    /// `KEY_BYTES` of DuckDB's memory a copy (a row, and the copy in the version it supersedes,
+    /// `key_rows_count`), within its share of the budget; when that is not
     /// enough, a slice of keys at a time (`key_slices`), so that the work grows with the rows
     /// landed, not with their square (`rows_per_slice`: the tests' own cut).
     pub fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, rows_per_slice: Option<i64>) -> Result<()> {
@@ -435,6 +437,7 @@ impl Tx<'_> {
             }
         }
         self.exec("listing keys with several copies", &MULTI_COPIES_INSERT, &[])?;
+        self.exec("listing keys with several current copies", &CURRENT_MULTI_COPIES_INSERT, &[])?;
         self.exec("finding split or colliding keys", &KEY_CANDIDATES, &[])?;
         self.exec("finding split baskets", &SPLIT_BASKETS_INSERT, &[])?;
         self.exec("finding basket keys that collide", &KEY_COLLISIONS_INSERT, &[])?;

@@ -474,18 +474,19 @@ fn keys_and_records(
     if !plan.todo.is_empty() && !within_limit {
         refuse_revenue_past_limit(tx, first_file_id)?;
     }
-    let t_split = std::time::Instant::now();
-    if !plan.todo.is_empty() {
-        tx.find_split_baskets_and_collisions(first_file_id, lab.key_rows_per_slice)?;
-    }
-    let t_split = t_split.elapsed();
     // Snapshots from the next one on see the corrections: a diff tells withdrawn baskets by it.
+    // Recorded before the search for keys with several copies, which lists the current ones.
     let from_snapshot = tx.store().snapshot_ids()?.0;
     for (i, f) in plan.todo.iter().enumerate() {
         if let Some((old, _)) = f.supersedes {
             tx.insert_supersession(old, first_file_id + i as i32, from_snapshot)?;
         }
     }
+    let t_split = std::time::Instant::now();
+    if !plan.todo.is_empty() {
+        tx.find_split_baskets_and_collisions(first_file_id, lab.key_rows_per_slice)?;
+    }
+    let t_split = t_split.elapsed();
     for c in &plan.changed_stores {
         tx.change_store(&store_row(&c.old), &store_row(&c.new), landing_id, from_snapshot)?;
     }
