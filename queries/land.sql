@@ -42,16 +42,13 @@ WHERE starts_with(reason, 'unknown store_id ');
 SELECT (coalesce(max(file_id), 0) + 1)::INTEGER AS file_id FROM raw.files;
 
 -- name: key_rows_create
--- The copies of basket keys with more than one copy (each with its file version), filled a slice
--- of keys at a time below.
-CREATE OR REPLACE TEMP TABLE key_rows (basket_key BIGINT, basket_id VARCHAR, business_date DATE, file_id INTEGER);
+-- The copies of basket keys with more than one copy, filled a slice of keys at a time below.
+CREATE OR REPLACE TEMP TABLE key_rows (basket_key BIGINT, basket_id VARCHAR, business_date DATE);
 
 -- name: key_rows_count
--- How many copies the statements below group, at least: the rows landed from file id
--- $first_file_id on, twice for a version that supersedes another (its keys mostly have a copy
--- in the version before: a store correction re-derives whole files).
-SELECT count(*) + count(*) FILTER (WHERE file_id IN (SELECT by_file_id FROM raw.supersessions)) AS rows
-FROM bronze.event_rows WHERE file_id >= $first_file_id::INTEGER;
+-- The rows landed from file id $first_file_id on, how many keys the statements below group, and
+-- bronze's rows: whether grouping all of them costs less than probing them with the new keys.
+SELECT count(*) FILTER (WHERE file_id >= $first_file_id::INTEGER) AS rows, count(*) AS bronze FROM bronze.event_rows;
 
 -- define: key_in_slice
 -- The key is in slice $slice of the keys cut by their low bits $mask; every key is when there is
@@ -59,32 +56,42 @@ FROM bronze.event_rows WHERE file_id >= $first_file_id::INTEGER;
 -- nearly twice as long in key_rows_since.
 ($mask::BIGINT = 0 OR (basket_key & $mask::BIGINT) = $slice::BIGINT)
 
--- name: key_rows_all
--- The copies (key, basket_id, business date) of every basket key with more than one copy, when
--- nothing was landed before (every key is new), among the keys whose low bits ($mask) are
--- $slice: grouping millions of keys at once outgrows DuckDB's memory limit, a slice of them does
--- not. Grouping integers first keeps the strings to the few keys with
--- several copies, faster than grouping every basket_id.
+-- define: copy_counts
+-- A row counts as a copy: every row for a first landing (file id 1: a mirror's and a
+-- migration's lists must hold the copies any snapshot read together, superseded or not), else a
+-- row of a current file version (see key_rows_since).
+($first_file_id::INTEGER = 1 OR file_id NOT IN (SELECT file_id FROM raw.supersessions))
+
+-- name: key_rows_grouped
+-- The copies (key, basket_id, business date) of every basket key with more than one copy and a
+-- copy in the files from $first_file_id on, among the keys whose low bits ($mask) are $slice,
+-- found by grouping every key of bronze: for a first landing (every key is new), and for one
+-- whose rows are a large part of bronze (a store correction's re-derived files), where probing
+-- bronze with the new keys costs more than grouping it. Grouping integers first keeps the
+-- strings to the few keys with several copies, faster than grouping every basket_id.
 INSERT INTO key_rows
-SELECT basket_key, basket_id, business_date, file_id FROM bronze.event_rows
-WHERE @key_in_slice
-  AND basket_key IN (SELECT basket_key FROM bronze.event_rows WHERE @key_in_slice
-                     GROUP BY basket_key HAVING count(*) > 1);
+SELECT basket_key, basket_id, business_date FROM bronze.event_rows
+WHERE @key_in_slice AND @copy_counts
+  AND basket_key IN (SELECT basket_key FROM bronze.event_rows WHERE @key_in_slice AND @copy_counts
+                     GROUP BY basket_key HAVING count(*) > 1 AND max(file_id) >= $first_file_id::INTEGER);
 
 -- name: key_rows_since
 -- The same for the keys of the slice with a copy in the files landed from file id
--- $first_file_id on, among everything landed: one scan of bronze's integer columns finds every
--- copy of those keys, and only the copies of keys with more than one are fetched whole, by their
--- place (file, line). A scan that fetched the strings as it joined would read every basket_id of
--- bronze, and a day's landing would grow with the lab's history (docs/performance.md, "A day as history grows").
+-- $first_file_id on, among the current file versions (the landing's supersessions are recorded
+-- first): one scan of bronze's integer columns finds every copy of those keys, and only the
+-- copies of keys with more than one are fetched whole, by their place (file, line). A superseded
+-- version's copy is never read together with its successor's, and the copies it was read with
+-- were listed when they landed: a store correction re-derives whole files, and counting their
+-- old versions' copies listed every key they hold, and sent each through v2's ranking. A scan
+-- that fetched the strings as it joined would read every basket_id of bronze, and a day's landing would grow with the lab's history (docs/performance.md, "A day as history grows").
 INSERT INTO key_rows
 WITH copies AS (SELECT basket_key, file_id, line FROM bronze.event_rows
-                WHERE @key_in_slice
+                WHERE @key_in_slice AND @copy_counts
                   AND basket_key IN (SELECT basket_key FROM bronze.event_rows
                                      WHERE file_id >= $first_file_id::INTEGER AND @key_in_slice)),
      multi AS (SELECT file_id, line FROM copies
                WHERE basket_key IN (SELECT basket_key FROM copies GROUP BY basket_key HAVING count(*) > 1))
-SELECT e.basket_key, e.basket_id, e.business_date, e.file_id FROM bronze.event_rows e
+SELECT e.basket_key, e.basket_id, e.business_date FROM bronze.event_rows e
 SEMI JOIN multi m ON e.file_id = m.file_id AND e.line = m.line;
 
 -- name: key_candidates
@@ -110,17 +117,6 @@ ORDER BY 1, 2;
 INSERT INTO bronze.multi_copies
 SELECT DISTINCT basket_key, business_date FROM key_rows
 EXCEPT SELECT basket_key, business_date FROM bronze.multi_copies
-ORDER BY 2, 1;
-
--- name: current_multi_copies_insert
--- Of those, every key with more than one copy in the current file versions (the landing's
--- supersessions recorded first), once per business date of its current copies.
-INSERT INTO bronze.current_multi_copies
-WITH current AS (SELECT basket_key, business_date FROM key_rows
-                 WHERE file_id NOT IN (SELECT file_id FROM raw.supersessions))
-SELECT DISTINCT basket_key, business_date FROM current
-WHERE basket_key IN (SELECT basket_key FROM current GROUP BY basket_key HAVING count(*) > 1)
-EXCEPT SELECT basket_key, business_date FROM bronze.current_multi_copies
 ORDER BY 2, 1;
 
 -- name: key_collisions_insert

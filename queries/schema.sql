@@ -78,16 +78,9 @@ CREATE TABLE IF NOT EXISTS bronze.cells (
 -- empty; the per-date reports add these copies to the date's own rows.
 CREATE TABLE IF NOT EXISTS bronze.split_baskets (basket_id VARCHAR NOT NULL, business_date DATE NOT NULL);
 -- Every basket key with more than one copy in bronze (of any file version), once per business
--- date of its copies; landing adds to it (layout 7). The reports of a date as of any snapshot
--- read it: a superseded version's copy was a copy then.
+-- date of its copies; landing adds to it (layout 7). A key not listed has one copy, so v2 takes it
+-- as its own winner without ranking: only the listed keys' copies go through the window.
 CREATE TABLE IF NOT EXISTS bronze.multi_copies (basket_key BIGINT NOT NULL, business_date DATE NOT NULL);
--- Of those, the keys with more than one copy among the current file versions, once per business
--- date of those copies (layout 9). A key not listed has one current copy, so v2 takes it as its
--- own winner without ranking: only the listed keys' copies go through the window. A key stays
--- listed when a later version withdraws a copy (ranking a key with one copy is only slower), and
--- a landing lists every key its new files give a second current copy. A store correction
--- re-derives whole files: their keys each have two copies, one superseded, and are not listed.
-CREATE TABLE IF NOT EXISTS bronze.current_multi_copies (basket_key BIGINT NOT NULL, business_date DATE NOT NULL);
 CREATE TABLE IF NOT EXISTS bronze.quarantine (
     file VARCHAR NOT NULL, line INTEGER NOT NULL, upload_date DATE NOT NULL, reason VARCHAR NOT NULL,
     raw_line VARCHAR NOT NULL, file_id INTEGER);
@@ -544,13 +537,6 @@ WHERE table_schema = 'bronze' AND table_name = 'events' AND table_type = 'BASE T
 -- name: set_events_aside
 -- The old table of events, renamed before `create` makes bronze.events a view of the same name.
 ALTER TABLE bronze.events RENAME TO events_7;
-
--- name: fill_current_multi_copies
--- Layout 9's list of keys with several current copies, for a lab of layout 7 or 8: every key with
--- several copies of any version, a list that holds at least every key it must (see the table).
-INSERT INTO bronze.current_multi_copies
-SELECT basket_key, business_date FROM bronze.multi_copies
-EXCEPT SELECT basket_key, business_date FROM bronze.current_multi_copies;
 
 -- name: migrate_store_rows
 -- Layout 8: the set-aside events' store rows are numbered in the order of their strings, and

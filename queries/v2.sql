@@ -45,8 +45,8 @@ WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
 -- line), and gold sums them (`winners_rows`, `silver_insert`): both read the rule from here.
 -- Baskets are told apart by basket_key, which landing checks no two basket_ids share;
 -- $key_collisions is true in a lab where some do, and basket_id then tells them apart too
--- (partitioning by the key is faster than by the string). A key bronze.current_multi_copies does
--- not list has one copy in the current versions, so its row is its basket's winner with one copy; only the
+-- (partitioning by the key is faster than by the string). A key bronze.multi_copies does not
+-- list has one copy in all of bronze, so its row is its basket's winner with one copy; only the
 -- listed keys' rows are ranked (about 3% of a date's rows): grouped by basket, the winner is the
 -- copy whose @copy_order, compared as one row of those columns, is least (`arg_min`; the rank
 -- in each basket's window it replaced was slower). No two current rows share a file rank and line, so no two copies tie.
@@ -58,7 +58,7 @@ WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
       AND business_date BETWEEN $first::DATE AND $last::DATE
       AND upload_date BETWEEN $first::DATE - 1 AND $last::DATE + $late_days::INTEGER
       AND ($dates::VARCHAR IS NULL OR business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR)))),
-multi AS (SELECT basket_key FROM bronze.current_multi_copies WHERE business_date BETWEEN $first::DATE AND $last::DATE)
+multi AS (SELECT basket_key FROM bronze.multi_copies WHERE business_date BETWEEN $first::DATE AND $last::DATE)
 SELECT business_date, file_id, line, 1 AS copies, store_row, revenue_minor FROM candidates
 WHERE basket_key NOT IN (SELECT basket_key FROM multi)
 UNION ALL

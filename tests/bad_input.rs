@@ -365,30 +365,6 @@ fn a_layout_6_lab_is_migrated_in_place_and_its_keys_with_several_copies_are_list
 }
 
 #[test]
-fn a_layout_8_lab_is_migrated_in_place_and_lists_its_keys_with_several_current_copies() {
-    let dir = tempdir();
-    let (before, listed, dates) = {
-        let (lab, dates) = daily_lab(dir.path(), 4);
-        let listed = count(&lab, "SELECT count(*) FROM bronze.current_multi_copies");
-        assert!(listed > 0, "the world re-sends baskets");
-        // Back to layout 8: no list of keys with several current copies.
-        lab.store()
-            .connection_for_tests()
-            .execute_batch("DROP TABLE bronze.current_multi_copies; UPDATE audit.lab SET format = 8;")
-            .unwrap();
-        (fingerprint(&lab), listed, dates)
-    };
-    let lab = open_lab(dir.path());
-    assert_eq!(count(&lab, "SELECT max(format) FROM audit.lab"), i64::from(recount::lake::LAB_FORMAT));
-    assert_eq!(count(&lab, "SELECT count(*) FROM bronze.current_multi_copies"), listed, "no file was superseded: the lists agree");
-    let silver = "SELECT count(*) FROM silver.baskets";
-    let rows = count(&lab, silver);
-    recount::lake::v2::rebuild_dates(&lab, &dates, recount::lake::v2::V2Options { force: true, ..opts() }).unwrap();
-    assert_eq!(count(&lab, silver), rows, "every re-sent basket is still counted once");
-    assert_eq!(fingerprint(&lab), before);
-}
-
-#[test]
 fn a_row_dated_2099_is_future_dated_not_late_in_the_run_and_in_late_with_days_as_a_number() {
     let dir = tempdir();
     let (w, mut lab) = seeded(dir.path());

@@ -673,19 +673,22 @@ fn baskets_whose_keys_collide_are_still_told_apart_by_basket_id() {
 #[test]
 fn landing_in_slices_of_basket_keys_finds_the_same_copies() {
     // A landing groups basket keys a slice at a time (the keys whose low bits are the slice's
-    // number), so that grouping fits DuckDB's memory limit whatever is landed at once. Cut the
-    // small world into many slices, with whole keys and with 6-bit keys that collide, in a
-    // first landing (every key new) and a second one on top of it (the keys its files hold):
-    // the split baskets, the keys with several copies and the collisions are those of one slice.
+    // number) when its budget does not hold them at once. Cut the small world into many
+    // slices, with whole keys and with 6-bit keys that collide, in a first landing (every key
+    // new), a day on top of it (bronze probed with the day's keys) and the rest at once (as
+    // large as bronze: every key grouped): the split baskets, the keys with several copies and
+    // the collisions are those of one landing of the world in one slice.
     let ups = uploads(small_world());
     let (first, rest) = ups.split_at(ups.len() / 2);
-    let lists = |bits: u32, rows_per_slice: i64| -> Vec<String> {
+    let (day, rest) = rest.split_at(1);
+    let lists = |bits: u32, rows_per_slice: i64, landings: &[&[chrono::NaiveDate]]| -> Vec<String> {
         let dir = tempdir();
         let mut lab = open_lab(dir.path());
         lab.basket_key_bits = bits;
         lab.key_rows_per_slice = Some(rows_per_slice);
-        land::land(&mut lab, small_world(), first).unwrap();
-        land::land(&mut lab, small_world(), rest).unwrap();
+        for ups in landings {
+            land::land(&mut lab, small_world(), ups).unwrap();
+        }
         [
             "SELECT count(*)::VARCHAR || ':' || coalesce(sum(hash(basket_id || '|' || business_date)::HUGEINT), 0)::VARCHAR FROM bronze.split_baskets",
             "SELECT count(*)::VARCHAR || ':' || coalesce(sum(hash(basket_key, business_date)::HUGEINT), 0)::VARCHAR FROM bronze.multi_copies",
@@ -695,13 +698,15 @@ fn landing_in_slices_of_basket_keys_finds_the_same_copies() {
         .map(|q| lab.store().connection_for_tests().query_row(q, [], |r| r.get::<_, String>(0)).unwrap())
         .collect()
     };
+    let landings: [&[chrono::NaiveDate]; 3] = [first, day, rest];
     for bits in [64, 6] {
-        let whole = lists(bits, i64::MAX);
+        let whole = lists(bits, i64::MAX, &[&ups]);
         assert!(!whole[1].starts_with("0:"), "{bits} bits: the small world re-sends baskets");
-        // 500 rows a slice: each landing (about 15,000 and 17,000 rows) in 32 or 64 slices;
-        // 7,000: in 4.
-        assert_eq!(lists(bits, 500), whole, "{bits} bits, many slices");
-        assert_eq!(lists(bits, 7_000), whole, "{bits} bits, a few slices");
+        assert_eq!(lists(bits, i64::MAX, &landings), whole, "{bits} bits, three landings");
+        // 500 rows a slice: each landing (about 15,000, 1,500 and 15,000 rows) in up to 32
+        // slices; 7,000: in up to 4.
+        assert_eq!(lists(bits, 500, &landings), whole, "{bits} bits, many slices");
+        assert_eq!(lists(bits, 7_000, &landings), whole, "{bits} bits, a few slices");
     }
 }
 

@@ -70,6 +70,10 @@ row! {
     pub struct Rows { pub rows: i64 }
 }
 
+row! {
+    pub struct KeyRows { pub rows: i64, pub bronze: i64 }
+}
+
 /// DuckDB memory a landed row's basket key is given while the landing groups the keys it
 /// landed (`find_split_baskets_and_collisions`). The statement gets that much for its rows,
 /// within DuckDB's share of the budget, and spills past it; keys are cut into slices only when
@@ -77,6 +81,13 @@ row! {
 /// million rows in one statement: 17 bytes a row took 1.4 times as long as 32; ten times the
 /// world took as long at 13 bytes a row as at 32, and did not fit 1.4.
 pub const KEY_BYTES: u64 = 24;
+
+/// A landing whose rows are at least this fraction of bronze's (1/4) groups every key of bronze
+/// to find the keys with several copies, rather than probe all of bronze with its own keys: the
+/// probe is a join of bronze against a hash table of the new keys, which costs several times a
+/// grouping of bronze's keys once the new keys are many (a store correction re-derives whole
+/// files). A day's landing on a long history probes, and grows with its day.
+const GROUP_ALL_PAST: i64 = 4;
 
 /// How many slices `rows` rows' keys are grouped in, about `per_slice` rows each: a power of two,
 /// since a slice is the keys whose low bits are its number.
@@ -105,14 +116,13 @@ statements! {
     UNKNOWN_STORES: Query<UnknownStore> = land::UNKNOWN_STORES;
     NEXT_FILE_ID: Query<NextFileId> = land::NEXT_FILE_ID;
     KEY_ROWS_CREATE: Exec = land::KEY_ROWS_CREATE;
-    KEY_ROWS_COUNT: Query<Rows> = land::KEY_ROWS_COUNT;
-    KEY_ROWS_ALL: Exec = land::KEY_ROWS_ALL;
+    KEY_ROWS_COUNT: Query<KeyRows> = land::KEY_ROWS_COUNT;
+    KEY_ROWS_GROUPED: Exec = land::KEY_ROWS_GROUPED;
     KEY_ROWS_SINCE: Exec = land::KEY_ROWS_SINCE;
     KEY_CANDIDATES: Exec = land::KEY_CANDIDATES;
     SPLIT_BASKETS_INSERT: Exec = land::SPLIT_BASKETS_INSERT;
     KEY_COLLISIONS_INSERT: Exec = land::KEY_COLLISIONS_INSERT;
     MULTI_COPIES_INSERT: Exec = land::MULTI_COPIES_INSERT;
-    CURRENT_MULTI_COPIES_INSERT: Exec = land::CURRENT_MULTI_COPIES_INSERT;
     REVENUE_PAST_LIMIT: Query<RevenuePastLimit> = land::REVENUE_PAST_LIMIT;
     CORRECTED_FILES: Query<FileVersionRow> = land::CORRECTED_FILES;
     REDELIVERED_FILES: Query<FileVersionRow> = land::REDELIVERED_FILES;
@@ -406,38 +416,35 @@ impl Tx<'_> {
     /// `first_file_id` on (1: every file in bronze is new, as a first landing, a mirror and the
     /// layout 7 migration ask). Each list keeps a row once, so asking again adds nothing twice.
     /// The keys of the rows landed from `first_file_id` on are grouped in one statement with
-    /// `KEY_BYTES` of DuckDB's memory a copy (a row, and the copy in the version it supersedes,
-    /// `key_rows_count`), within its share of the budget; when that is not
+    /// `KEY_BYTES` of DuckDB's memory a row, within its share of the budget; when that is not
     /// enough, a slice of keys at a time (`key_slices`), so that the work grows with the rows
     /// landed, not with their square (`rows_per_slice`: the tests' own cut).
     pub fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, rows_per_slice: Option<i64>) -> Result<()> {
-        let rows = KEY_ROWS_COUNT.one(self.store, named_params! { "first_file_id": first_file_id })?.rows;
+        let KeyRows { rows, bronze } = KEY_ROWS_COUNT.one(self.store, named_params! { "first_file_id": first_file_id })?;
         let (slices, need) = key_search_plan(rows, self.store.key_search_cap(), rows_per_slice);
         let before = self.store.limit_now.get().filter(|_| self.store.limits.is_some());
         let raise = before.filter(|&now| need > now).map(|_| need);
         if let Some(limit) = raise {
             self.store.set_memory_limit(limit)?;
         }
-        let found = self.find_in_slices(first_file_id, slices);
+        let found = self.find_in_slices(first_file_id, slices, rows.saturating_mul(GROUP_ALL_PAST) >= bronze);
         match (raise, before) {
             (Some(_), Some(limit)) => found.and(self.store.set_memory_limit(limit)),
             _ => found,
         }
     }
 
-    fn find_in_slices(&mut self, first_file_id: i32, slices: i64) -> Result<()> {
+    /// `grouped`: every key of bronze is grouped (`key_rows_grouped`), else bronze is probed
+    /// with the new keys (`key_rows_since`).
+    fn find_in_slices(&mut self, first_file_id: i32, slices: i64, grouped: bool) -> Result<()> {
         let mask = slices - 1;
         self.exec("listing keys with several copies", &KEY_ROWS_CREATE, &[])?;
+        let statement = if grouped { &KEY_ROWS_GROUPED } else { &KEY_ROWS_SINCE };
         for slice in 0..slices {
-            if first_file_id == 1 {
-                self.exec("finding baskets with several copies", &KEY_ROWS_ALL, named_params! { "mask": mask, "slice": slice })?;
-            } else {
-                let params = named_params! { "first_file_id": first_file_id, "mask": mask, "slice": slice };
-                self.exec("finding baskets with several copies", &KEY_ROWS_SINCE, params)?;
-            }
+            let params = named_params! { "first_file_id": first_file_id, "mask": mask, "slice": slice };
+            self.exec("finding baskets with several copies", statement, params)?;
         }
         self.exec("listing keys with several copies", &MULTI_COPIES_INSERT, &[])?;
-        self.exec("listing keys with several current copies", &CURRENT_MULTI_COPIES_INSERT, &[])?;
         self.exec("finding split or colliding keys", &KEY_CANDIDATES, &[])?;
         self.exec("finding split baskets", &SPLIT_BASKETS_INSERT, &[])?;
         self.exec("finding basket keys that collide", &KEY_COLLISIONS_INSERT, &[])?;

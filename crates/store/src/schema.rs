@@ -12,10 +12,8 @@ use color_eyre::eyre::{Result, WrapErr, eyre};
 /// 7: bronze lists the basket keys with more than one copy (`bronze.multi_copies`); 6 is
 /// migrated in place. 8: bronze's events carry their store row's number (`bronze.event_rows`,
 /// `bronze.store_rows`), and `bronze.events` is a view with the strings; 5 to 7 are migrated in
-/// place. 9: bronze lists the keys with more than one current copy apart
-/// (`bronze.current_multi_copies`), so that a store correction's re-derived files do not send
-/// every basket through v2's ranking; 5 to 8 are migrated in place.
-pub const LAB_FORMAT: i32 = 9;
+/// place.
+pub const LAB_FORMAT: i32 = 8;
 
 row! {
     pub struct OldLayout { pub layout: i32 }
@@ -53,7 +51,6 @@ statements! {
     EVENTS_IS_TABLE: Query<Tables> = schema::EVENTS_IS_TABLE;
     SET_EVENTS_ASIDE: Exec = schema::SET_EVENTS_ASIDE;
     MIGRATE_STORE_ROWS: Batch = schema::MIGRATE_STORE_ROWS;
-    FILL_CURRENT_MULTI_COPIES: Exec = schema::FILL_CURRENT_MULTI_COPIES;
 }
 
 impl Store {
@@ -121,12 +118,9 @@ impl Store {
         AS_OF_CREATE.run(self).wrap_err("creating the as-of macros")?;
         if events_table {
             MIGRATE_STORE_ROWS.run(self).wrap_err("migrating bronze's events to layout 8")?;
-        }
-        // Layouts 7 and 8 list keys with several copies of any version; layout 6 lists none yet,
-        // and `migrate_6` lists both as a first landing would.
-        if matches!(format, Some(7 | 8)) {
-            FILL_CURRENT_MULTI_COPIES.run(self, &[]).wrap_err("listing the keys with several current copies")?;
-            FORMAT_SET.run(self, duckdb::named_params! { "format": LAB_FORMAT })?;
+            if format == Some(7) {
+                FORMAT_SET.run(self, duckdb::named_params! { "format": LAB_FORMAT })?;
+            }
         }
         tx.commit()?;
         if format == Some(6) {

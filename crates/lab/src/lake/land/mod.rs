@@ -475,7 +475,7 @@ fn keys_and_records(
         refuse_revenue_past_limit(tx, first_file_id)?;
     }
     // Snapshots from the next one on see the corrections: a diff tells withdrawn baskets by it.
-    // Recorded before the search for keys with several copies, which lists the current ones.
+    // Recorded before the search for keys with several copies, which reads current versions.
     let from_snapshot = tx.store().snapshot_ids()?.0;
     for (i, f) in plan.todo.iter().enumerate() {
         if let Some((old, _)) = f.supersedes {
