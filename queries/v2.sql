@@ -124,12 +124,16 @@ SELECT change_id, store_id, old_country, old_timezone, old_currency, new_country
 FROM raw.store_changes WHERE applied_by IS NULL ORDER BY change_id;
 
 -- name: store_change_dates
--- The business dates a store correction moves: those holding store $store_id's events in a file
--- version landing $landing_id re-derived (raw.rederived_versions), or in the version it replaced.
-WITH redone AS (SELECT replaced_file_id, file_id FROM raw.rederived_versions WHERE landing_id = $landing_id)
-SELECT DISTINCT business_date FROM bronze.events
-WHERE store_id = $store_id
-  AND (file_id IN (SELECT replaced_file_id FROM redone) OR file_id IN (SELECT file_id FROM redone))
+-- The business dates the pending store corrections move: those holding a corrected store's
+-- events in a file version its correction's landing re-derived (raw.rederived_versions), or in
+-- the version that one replaced: one scan of bronze for every pending correction (asked one
+-- correction at a time, a run read bronze once per moved store).
+WITH pending AS (SELECT DISTINCT store_id, landing_id FROM raw.store_changes WHERE applied_by IS NULL),
+redone AS (SELECT r.replaced_file_id, r.file_id, p.store_id FROM raw.rederived_versions r JOIN pending p USING (landing_id)),
+files AS (SELECT replaced_file_id AS file_id, store_id FROM redone UNION SELECT file_id, store_id FROM redone),
+store_rows AS (SELECT s.store_row, f.file_id FROM bronze.store_rows s JOIN files f USING (store_id))
+SELECT DISTINCT e.business_date FROM bronze.event_rows e
+SEMI JOIN store_rows r ON e.file_id = r.file_id AND e.store_row = r.store_row
 ORDER BY 1;
 
 -- name: store_changes_applied

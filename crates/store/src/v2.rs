@@ -136,11 +136,10 @@ impl Store {
         PENDING_STORE_CHANGES.all(self, &[])
     }
 
-    /// The business dates that hold the store's events in the versions its correction re-derived,
-    /// before or after.
-    pub fn store_change_dates(&self, c: &PendingStoreChange) -> Result<Vec<NaiveDate>> {
-        let params = named_params! { "store_id": c.store_id, "landing_id": c.landing_id };
-        Ok(STORE_CHANGE_DATES.all(self, params)?.into_iter().map(|d| d.business_date).collect())
+    /// The business dates that hold a pending correction's store's events in the versions its
+    /// correction re-derived, before or after, for every pending correction at once.
+    pub fn store_change_dates(&self) -> Result<Vec<NaiveDate>> {
+        Ok(STORE_CHANGE_DATES.all(self, &[])?.into_iter().map(|d| d.business_date).collect())
     }
 
     /// The kept window of each date in `first..=last` whose version now has one (reopened).

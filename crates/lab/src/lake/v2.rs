@@ -218,12 +218,7 @@ pub fn run_store_changes(lab: &Lab, opts: V2Options) -> Result<Option<RunReport>
     if pending.is_empty() {
         return Ok(None);
     }
-    let mut dates = Vec::new();
-    for c in &pending {
-        dates.extend(lab.store().store_change_dates(c)?);
-    }
-    dates.sort();
-    dates.dedup();
+    let dates = lab.store().store_change_dates()?;
     let detail: Vec<String> = pending
         .iter()
         .map(|c| {
