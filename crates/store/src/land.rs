@@ -70,42 +70,6 @@ row! {
     pub struct Rows { pub rows: i64 }
 }
 
-row! {
-    pub struct KeyRows { pub rows: i64, pub bronze: i64 }
-}
-
-/// DuckDB memory a landed row's basket key is given while the landing groups the keys it
-/// landed (`find_split_baskets_and_collisions`). The statement gets that much for its rows,
-/// within DuckDB's share of the budget, and spills past it; keys are cut into slices only when
-/// their rows would need more than the share. Measured on two threads, the full world's 2.3
-/// million rows in one statement: 17 bytes a row took 1.4 times as long as 32; ten times the
-/// world took as long at 13 bytes a row as at 32, and did not fit 1.4.
-pub const KEY_BYTES: u64 = 24;
-
-/// A landing whose rows are at least this fraction of bronze's (1/4) groups every key of bronze
-/// to find the keys with several copies, rather than probe all of bronze with its own keys: the
-/// probe is a join of bronze against a hash table of the new keys, which costs several times a
-/// grouping of bronze's keys once the new keys are many (a store correction re-derives whole
-/// files). A day's landing on a long history probes, and grows with its day.
-const GROUP_ALL_PAST: i64 = 4;
-
-/// How many slices `rows` rows' keys are grouped in, about `per_slice` rows each: a power of two,
-/// since a slice is the keys whose low bits are its number.
-pub fn key_slices(rows: i64, per_slice: i64) -> i64 {
-    let n = (rows.max(0) as u64).div_ceil(per_slice.max(1) as u64).max(1);
-    n.next_power_of_two().min(1 << 20) as i64
-}
-
-/// How a landing groups the keys of its `rows` rows within `cap` bytes of DuckDB's memory:
-/// (slices, the memory a slice's statement is given). One slice while the rows' `KEY_BYTES`
-/// fit the cap, else as few as fit (`rows_per_slice` overrides the count, for tests).
-pub fn key_search_plan(rows: i64, cap: u64, rows_per_slice: Option<i64>) -> (i64, u64) {
-    let per_slice = rows_per_slice.unwrap_or(i64::try_from(cap / KEY_BYTES).unwrap_or(i64::MAX).max(1));
-    let slices = key_slices(rows, per_slice);
-    let rows_each = u64::try_from(rows.max(0)).unwrap_or(0).div_ceil(slices as u64);
-    (slices, rows_each.saturating_mul(KEY_BYTES).min(cap))
-}
-
 statements! {
     LANDED_FILES: Query<LandedFile> = land::LANDED_FILES;
     STORES: Query<StoreRow> = land::STORES;
@@ -115,14 +79,6 @@ statements! {
     FILES_OF_STORE: Query<FileOfStore> = land::FILES_OF_STORE;
     UNKNOWN_STORES: Query<UnknownStore> = land::UNKNOWN_STORES;
     NEXT_FILE_ID: Query<NextFileId> = land::NEXT_FILE_ID;
-    KEY_ROWS_CREATE: Exec = land::KEY_ROWS_CREATE;
-    KEY_ROWS_COUNT: Query<KeyRows> = land::KEY_ROWS_COUNT;
-    KEY_ROWS_GROUPED: Exec = land::KEY_ROWS_GROUPED;
-    KEY_ROWS_SINCE: Exec = land::KEY_ROWS_SINCE;
-    KEY_CANDIDATES: Exec = land::KEY_CANDIDATES;
-    SPLIT_BASKETS_INSERT: Exec = land::SPLIT_BASKETS_INSERT;
-    KEY_COLLISIONS_INSERT: Exec = land::KEY_COLLISIONS_INSERT;
-    MULTI_COPIES_INSERT: Exec = land::MULTI_COPIES_INSERT;
     REVENUE_PAST_LIMIT: Query<RevenuePastLimit> = land::REVENUE_PAST_LIMIT;
     CORRECTED_FILES: Query<FileVersionRow> = land::CORRECTED_FILES;
     REDELIVERED_FILES: Query<FileVersionRow> = land::REDELIVERED_FILES;
@@ -301,15 +257,6 @@ impl Store {
         Ok(())
     }
 
-    /// What the landing's search for keys with several copies may hold: DuckDB's share of the
-    /// budget, or with `RECOUNT_MEMORY_LIMIT` its one limit.
-    fn key_search_cap(&self) -> u64 {
-        match self.limits {
-            Some(_) => super::duckdb_share(super::memory_budget()),
-            None => crate::parse_size(&std::env::var("RECOUNT_MEMORY_LIMIT").unwrap_or_default()).unwrap_or(u64::MAX),
-        }
-    }
-
     /// The rows (every landed copy, every country) of the lab's largest business date: what
     /// DuckDB's limits follow (`Limits::for_rows`). Read from bronze's cells, a few rows a file.
     pub fn largest_date_rows(&self) -> Result<u64> {
@@ -412,45 +359,6 @@ impl Tx<'_> {
         EVENTS_INSERT.run(self.store, named_params! { "job": job.id })
     }
 
-    /// Split baskets, colliding keys and keys with several copies among the files from
-    /// `first_file_id` on (1: every file in bronze is new, as a first landing, a mirror and the
-    /// layout 7 migration ask). Each list keeps a row once, so asking again adds nothing twice.
-    /// The keys of the rows landed from `first_file_id` on are grouped in one statement with
-    /// `KEY_BYTES` of DuckDB's memory a row, within its share of the budget; when that is not
-    /// enough, a slice of keys at a time (`key_slices`), so that the work grows with the rows
-    /// landed, not with their square (`rows_per_slice`: the tests' own cut).
-    pub fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, rows_per_slice: Option<i64>) -> Result<()> {
-        let KeyRows { rows, bronze } = KEY_ROWS_COUNT.one(self.store, named_params! { "first_file_id": first_file_id })?;
-        let (slices, need) = key_search_plan(rows, self.store.key_search_cap(), rows_per_slice);
-        let before = self.store.limit_now.get().filter(|_| self.store.limits.is_some());
-        let raise = before.filter(|&now| need > now).map(|_| need);
-        if let Some(limit) = raise {
-            self.store.set_memory_limit(limit)?;
-        }
-        let found = self.find_in_slices(first_file_id, slices, rows.saturating_mul(GROUP_ALL_PAST) >= bronze);
-        match (raise, before) {
-            (Some(_), Some(limit)) => found.and(self.store.set_memory_limit(limit)),
-            _ => found,
-        }
-    }
-
-    /// `grouped`: every key of bronze is grouped (`key_rows_grouped`), else bronze is probed
-    /// with the new keys (`key_rows_since`).
-    fn find_in_slices(&mut self, first_file_id: i32, slices: i64, grouped: bool) -> Result<()> {
-        let mask = slices - 1;
-        self.exec("listing keys with several copies", &KEY_ROWS_CREATE, &[])?;
-        let statement = if grouped { &KEY_ROWS_GROUPED } else { &KEY_ROWS_SINCE };
-        for slice in 0..slices {
-            let params = named_params! { "first_file_id": first_file_id, "mask": mask, "slice": slice };
-            self.exec("finding baskets with several copies", statement, params)?;
-        }
-        self.exec("listing keys with several copies", &MULTI_COPIES_INSERT, &[])?;
-        self.exec("finding split or colliding keys", &KEY_CANDIDATES, &[])?;
-        self.exec("finding split baskets", &SPLIT_BASKETS_INSERT, &[])?;
-        self.exec("finding basket keys that collide", &KEY_COLLISIONS_INSERT, &[])?;
-        Ok(())
-    }
-
     /// The first store or country of a date the files from `first_file_id` touch whose revenue
     /// over every copy passes `limit`.
     pub fn revenue_past_limit(&mut self, first_file_id: i32, limit: i64) -> Result<Option<RevenuePastLimit>> {
@@ -540,32 +448,6 @@ impl Tx<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn keys_are_grouped_in_a_power_of_two_of_slices_of_about_so_many_rows() {
-        const PER_SLICE: i64 = 2_000_000;
-        assert_eq!(key_slices(0, PER_SLICE), 1, "nothing landed is one slice");
-        assert_eq!(key_slices(1_999_999, PER_SLICE), 1);
-        assert_eq!(key_slices(2_297_357, PER_SLICE), 2, "the full world's rows");
-        assert_eq!(key_slices(4_594_714, PER_SLICE), 4, "twice its history: 3 slices' worth, 4 slices");
-        assert_eq!(key_slices(9_170_713, PER_SLICE), 8, "four times");
-        assert_eq!(key_slices(3_000_001, 1_000_000), 4, "4 slices, not 3: a slice is a key's low bits");
-        assert_eq!(key_slices(10, 0), 16, "at least one row a slice");
-        assert_eq!(key_slices(i64::MAX, 1), 1 << 20, "at most 2^20 slices");
-    }
-
-    #[test]
-    fn a_landings_keys_are_grouped_at_once_when_the_budget_holds_them_and_in_slices_within_it_when_not() {
-        let share = |budget: u64| crate::duckdb_share(budget);
-        let (full, ten) = (2_297_357, 22_973_570);
-        assert_eq!(key_search_plan(full, share(6 << 30), None), (1, full as u64 * KEY_BYTES), "the full world at once");
-        assert_eq!(key_search_plan(ten, share(6 << 30), None), (1, ten as u64 * KEY_BYTES), "ten times it, at once");
-        let (slices, limit) = key_search_plan(ten, share(512 << 20), None);
-        assert_eq!(slices, 2, "a 512 MiB budget groups ten times the world in two slices");
-        assert!(limit <= share(512 << 20) && limit >= ten as u64 / 2 * KEY_BYTES, "each within the share: {limit}");
-        assert_eq!(key_search_plan(ten, u64::MAX, Some(7_000)).0, 4096, "a test's own cut");
-        assert_eq!(key_search_plan(0, share(1 << 30), None), (1, 0), "nothing landed");
-    }
 
     /// Rows written in a transaction raise the reports' limit to what their largest date asks,
     /// never lower it: a landing into an empty lab reads its own rows at their size.

@@ -13,6 +13,7 @@ mod digest;
 mod fingerprint;
 pub mod foreign;
 mod history;
+mod key_search;
 mod land;
 mod memory;
 pub mod mirror;
@@ -39,7 +40,8 @@ pub(crate) use statement::{row, statements};
 pub use as_of::FileAt;
 pub use fingerprint::{FingerprintRow, GoldChunk, GoldPrefix};
 pub use history::{DateAt, DiffBasketRow, DiffPartRow, GoldCountry, NO_VERSION};
-pub use land::{CellRecord, FileRecord, KEY_BYTES, LandedFile, QuarantineRecord, StoreRow};
+pub use key_search::KEY_BYTES;
+pub use land::{CellRecord, FileRecord, LandedFile, QuarantineRecord, StoreRow};
 pub use recompute::{DuckRecount, RecountRow};
 pub use reports::{
     AttributeSums, BasketCopyRow, Completeness, CountryEvents, DateSummaryRow, ExplainBasketRow, ExplainEntityRow, LateRow, LatenessRow,
@@ -451,6 +453,7 @@ mod tests {
             as_of::shapes(),
             fingerprint::shapes(),
             history::shapes(),
+            key_search::shapes(),
             land::shapes(),
             mirror::shapes(),
             model::shapes(),
