@@ -349,9 +349,11 @@ CREATE OR REPLACE MACRO gold_line(d, store, country, currency, baskets, revenue)
 -- The dates a write rewrites, bound as one parameter: ISO dates joined with commas.
 CREATE OR REPLACE MACRO dates_of(list) AS TABLE
     SELECT unnest(string_split(list, ','))::DATE AS business_date;
--- Every copy (of current file versions) of every basket that has a copy dated d: the date's own
--- rows (zone maps keep the scan to a few row groups) plus the other-dated copies of its split
--- baskets. Rows carry their store row's number: a statement names the few stores it returns
+-- Every copy (of current file versions) of every basket that has a current copy dated d: the
+-- date's own rows (zone maps keep the scan to a few row groups) plus the other-dated copies of
+-- its split baskets. The list of split baskets only grows, so it can name a basket on a date
+-- none of its current copies holds any more (a correction moved them): such a basket is not d's.
+-- Rows carry their store row's number: a statement names the few stores it returns
 -- (bronze.store_rows), not every copy it reads.
 CREATE OR REPLACE MACRO copies_of(d) AS TABLE
     SELECT * FROM bronze.current_event_rows WHERE business_date = d
@@ -360,7 +362,8 @@ CREATE OR REPLACE MACRO copies_of(d) AS TABLE
     WHERE business_date <> d
       AND business_date IN (SELECT o.business_date FROM bronze.split_baskets s
                             JOIN bronze.split_baskets o USING (basket_id) WHERE s.business_date = d)
-      AND basket_id IN (SELECT basket_id FROM bronze.split_baskets WHERE business_date = d);
+      AND basket_id IN (SELECT basket_id FROM bronze.split_baskets WHERE business_date = d
+                        INTERSECT SELECT basket_id FROM bronze.current_event_rows WHERE business_date = d);
 
 -- The baskets of date d whose silver differs between two of its versions, for each pair
 -- (vas[i], vbs[i]) of the two lists (a version -1: none): each with the pair's newer version,
