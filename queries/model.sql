@@ -132,16 +132,15 @@ GROUP BY ALL ORDER BY 1, 2;
 -- The copies a v2 write sees: the current file versions' records, each inside its own date's
 -- window: the run's ($late_days), or the wider one a reopening gave the date.
 (SELECT r.* FROM model.current_records r
- LEFT JOIN (SELECT business_date, max(late_days) AS kept FROM model.date_windows GROUP BY ALL) k USING (business_date)
- WHERE in_window(r.upload_date, r.business_date, greatest($late_days::INTEGER, coalesce(k.kept, 0))))
+ LEFT JOIN model.kept_windows(NULL) k USING (business_date)
+ WHERE in_window(r.upload_date, r.business_date, model_window($late_days::INTEGER, k.kept)))
 
 -- define: model_visible_at
 -- @model_visible as of snapshot $as_of (NULL: now): the file versions current then
 -- (model.records_at), each date inside the window it had then.
 (SELECT r.* FROM model.records_at($as_of::BIGINT) r
- LEFT JOIN (SELECT business_date, max(late_days) AS kept FROM model.date_windows
-            WHERE $as_of::BIGINT IS NULL OR snapshot_id <= $as_of::BIGINT GROUP BY ALL) k USING (business_date)
- WHERE in_window(r.upload_date, r.business_date, greatest($late_days::INTEGER, coalesce(k.kept, 0))))
+ LEFT JOIN model.kept_windows($as_of::BIGINT) k USING (business_date)
+ WHERE in_window(r.upload_date, r.business_date, model_window($late_days::INTEGER, k.kept)))
 
 -- define: model_row_hash
 -- One copy's 64-bit input hash: where it is, and every field v2 reads.
@@ -171,9 +170,9 @@ GROUP BY ALL
 -- reopening kept), from each file's sums per date: the same text, without hashing every record.
 SELECT h.business_date, sum(h.rows)::BIGINT AS rows, concat(sum(h.rows), ':', sum(h.input)) AS input_hash
 FROM @model_file_hashes h JOIN model.current_files f USING (file_id)
-LEFT JOIN (SELECT business_date, max(late_days) AS kept FROM model.date_windows GROUP BY ALL) k USING (business_date)
+LEFT JOIN model.kept_windows(NULL) k USING (business_date)
 WHERE h.business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))
-  AND in_window(f.upload_date, h.business_date, greatest($late_days::INTEGER, coalesce(k.kept, 0)))
+  AND in_window(f.upload_date, h.business_date, model_window($late_days::INTEGER, k.kept))
 GROUP BY 1 ORDER BY 1;
 
 -- name: input_hashes_at
@@ -445,9 +444,8 @@ WITH late AS (
     FROM model.records_at($as_of::BIGINT) r JOIN model.files f USING (file_id)
     WHERE r.business_date = $business_date::DATE
       AND NOT in_window(f.upload_date, r.business_date,
-                        greatest($late_days::INTEGER, coalesce((SELECT max(late_days) FROM model.date_windows w
-                                                                 WHERE w.business_date = $business_date::DATE
-                                                                   AND ($as_of::BIGINT IS NULL OR w.snapshot_id <= $as_of::BIGINT)), 0)))),
+                        model_window($late_days::INTEGER, (SELECT kept FROM model.kept_windows($as_of::BIGINT)
+                                                           WHERE business_date = $business_date::DATE)))),
 seen AS (SELECT DISTINCT v.entity_key FROM @model_visible_at v WHERE v.entity_key IN (SELECT entity_key FROM late)),
 firsts AS (SELECT file_id, line FROM model.records_at($as_of::BIGINT) WHERE entity_key IN (SELECT entity_key FROM late)
            QUALIFY row_number() OVER (PARTITION BY entity_key ORDER BY @copy_order) = 1)
@@ -458,8 +456,7 @@ ORDER BY upload_date, file, line;
 
 -- name: kept_windows
 -- Each reopened date's widest window, as of snapshot $as_of (NULL: now).
-SELECT business_date, max(late_days)::INTEGER AS late_days FROM model.date_windows
-WHERE $as_of::BIGINT IS NULL OR snapshot_id <= $as_of::BIGINT GROUP BY ALL ORDER BY 1;
+SELECT business_date, kept::INTEGER AS late_days FROM model.kept_windows($as_of::BIGINT) ORDER BY 1;
 
 -- name: keep_window
 -- Snapshot $snapshot_id reopens $business_date with window $late_days, for $reason, decided by $by.
@@ -489,12 +486,12 @@ GROUP BY 1, 2 ORDER BY 1, 2;
 WITH dated AS (SELECT DISTINCT entity_key FROM model.current_records WHERE business_date = $business_date::DATE),
 copies AS MATERIALIZED (SELECT * FROM model.current_records WHERE entity_key IN (SELECT entity_key FROM dated)),
 keys AS (SELECT entity_key FROM copies GROUP BY entity_key HAVING count(*) > 1),
-c AS (SELECT r.*, in_window(r.upload_date, r.business_date, greatest($late_days::INTEGER, coalesce(k.kept, 0))) AS in_window,
+c AS (SELECT r.*, in_window(r.upload_date, r.business_date, model_window($late_days::INTEGER, k.kept)) AS in_window,
              row_number() OVER (PARTITION BY r.entity_key ORDER BY @copy_order) AS n,
              count(*) OVER (PARTITION BY r.entity_key, r.arrival) AS same_instant,
              count(*) OVER (PARTITION BY r.entity_key, r.arrival, r.event_id) AS same_message
       FROM copies r
-      LEFT JOIN (SELECT business_date, max(late_days) AS kept FROM model.date_windows GROUP BY ALL) k USING (business_date)
+      LEFT JOIN model.kept_windows(NULL) k USING (business_date)
       WHERE r.entity_key IN (SELECT entity_key FROM keys))
 SELECT c.entity_key, c.business_date, f.upload_date, f.file, f.version, c.line, c.event_id,
        strftime(make_timestamp(c.arrival_ns // 1000), '%Y-%m-%dT%H:%M:%S.%fZ') AS arrived,

@@ -337,6 +337,13 @@ CREATE OR REPLACE MACRO model.file_ranks_at(s) AS TABLE
 CREATE OR REPLACE MACRO model.records_at(s) AS TABLE
     SELECT r.*, r.arrival_ns AS arrival, f.upload_date, f.file, f.file_rank
     FROM model.records r JOIN model.file_ranks_at(s) f USING (file_id);
+-- THE window each reopened date of a model keeps, as of snapshot s (NULL: now): the widest a
+-- reopening gave it. Every write and report of the date reads its copies inside the wider of it
+-- and the run's own (model_window).
+CREATE OR REPLACE MACRO model.kept_windows(s) AS TABLE
+    SELECT business_date, max(late_days) AS kept FROM model.date_windows
+    WHERE s IS NULL OR snapshot_id <= s GROUP BY business_date;
+CREATE OR REPLACE MACRO model_window(late, kept) AS greatest(late, coalesce(kept, 0));
 CREATE OR REPLACE MACRO model.versions_as_of(s) AS TABLE
     SELECT business_date, max(snapshot_id) AS snapshot_id FROM model.snapshot_dates
     WHERE s IS NULL OR snapshot_id <= s GROUP BY business_date;
