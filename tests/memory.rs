@@ -152,7 +152,7 @@ fn a_heavy_quarantine_is_listed_whole_when_it_outgrows_duckdb_s_first_limit() {
 }
 
 #[test]
-fn a_store_correction_on_a_world_of_480_stores_outgrows_the_first_limit_and_finishes_within_the_budget() {
+fn a_store_correction_on_a_world_of_480_stores_finishes_within_the_budget_with_a_build_from_scratch_s_gold() {
     let dir = tempdir();
     let world = dir.path().join("world");
     let w = world.to_str().unwrap();
@@ -178,9 +178,10 @@ fn a_store_correction_on_a_world_of_480_stores_outgrows_the_first_limit_and_fini
         })
         .collect();
     std::fs::write(world.join("stores.csv"), corrected.join("\n") + "\n").unwrap();
+    // Its landing re-derives every file of their country, and may outgrow DuckDB's first limit
+    // on some machines (then runs again within the budget, as tests below make sure it does).
     let (code, _, err) = run(&lab, &["land", &last, "--world", w], &[]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(err.contains("running it again with"), "the first limit was outgrown, and the budget held more: {err}");
     let (code, _, err) = run(&lab, &["run", &last], &[]);
     assert_eq!(code, Some(0), "{err}");
     // Gold equals gold built from scratch on the corrected stores.
