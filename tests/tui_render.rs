@@ -1034,6 +1034,15 @@ fn the_explorer_lands_a_model_world_s_corrections_and_reopens_its_late_date() {
     app.on_reply(server.serve(Job::Load(Some(day("2026-06-29")))).unwrap());
     let by_grain = text(&render(&mut app, 160, 40));
     assert!(by_grain.contains("by grain") && by_grain.contains("gearbox-a"), "{by_grain}");
+    // Over it, as on a retail lab: the date's finality and verdict, and the lateness histogram
+    // in the model's words.
+    assert!(
+        by_grain.contains("2026-06-29 — closed: ")
+            && by_grain.contains("; gold.daily_metrics: v2")
+            && by_grain.contains("equals the recompute"),
+        "{by_grain}"
+    );
+    assert!(by_grain.contains("lateness: upload date - business date (events, records)"), "{by_grain}");
     // The tabs speak the model's words: its entity's re-sent copies, not baskets.
     assert!(by_grain.contains("3 Records") && !by_grain.contains("Baskets"), "{by_grain}");
     app.update(Action::SplitByCountry);
@@ -1065,6 +1074,7 @@ fn the_explorer_lands_a_model_world_s_corrections_and_reopens_its_late_date() {
     let gold = history.find("gold.daily_metrics on 2026-06-29: version of snapshot").unwrap_or_else(|| panic!("{history}"));
     let (versions, changed) = (history.find("history of 2026-06-29").unwrap(), history.find("records that changed").unwrap());
     assert!(versions < gold && gold < changed, "{history}");
+    assert!(history.find("closed: ").is_some_and(|at| at < versions), "the date's finality heads its history:\n{history}");
     // Explain, Baskets and Late are every lab's screens: the bridge to one v1 run, the re-sent
     // records, and the rows past the window over every refused line, counted.
     app.update(Action::Screen(Screen::Explain));

@@ -61,7 +61,7 @@ pub(crate) fn draw_notes(f: &mut Frame, t: &Theme, notes: &[crate::reports::Note
 pub(crate) fn draw_lateness(f: &mut Frame, t: &Theme, report: &LatenessReport, area: Rect) {
     let block = Block::default()
         .borders(Borders::ALL)
-        .title(Span::styled("lateness: upload date - business date (events, baskets)", t.muted()))
+        .title(Span::styled(format!("lateness: upload date - business date (events, {}s)", report.entity), t.muted()))
         .border_style(t.border(false));
     let inner = block.inner(area);
     f.render_widget(block, area);

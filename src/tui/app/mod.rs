@@ -121,8 +121,7 @@ pub struct App {
     export_dir: Option<std::path::PathBuf>,
     /// The foreign gold the Audit screen shows (`tui --audit`): None when none was given.
     pub audit: Option<AuditState>,
-    /// On a lab of a model other than retail: its model, by which the screens name things (and
-    /// which gives the Overview and History their model homes: `homes`).
+    /// On a lab of a model other than retail: its model, by which the screens name things.
     pub model: Option<crate::model::Model>,
     /// Where each screen's home is.
     homes: Homes,
@@ -157,8 +156,8 @@ pub trait ScreenBehaviour {
     fn draw(&self, f: &mut ratatui::Frame, app: &App, area: ratatui::layout::Rect, out: &mut super::widgets::FrameMeasures) -> Option<()>;
 }
 
-/// Where the app finds a screen's home (retail's, or a model's when the lab holds one).
-pub type Homes = fn(Screen, bool) -> &'static dyn ScreenBehaviour;
+/// Where the app finds a screen's home.
+pub type Homes = fn(Screen) -> &'static dyn ScreenBehaviour;
 
 /// Where an audit's wrong rows fall (`AuditReport::where_wrong`): its table, the sentence naming
 /// the most concentrated place, and the count of wrong rows with the dates they are on.
@@ -343,7 +342,7 @@ impl App {
 
     /// The screen's home: retail's, or on a model lab the model's.
     pub(crate) fn behaviour(&self) -> &'static dyn ScreenBehaviour {
-        (self.homes)(self.screen, self.model.is_some())
+        (self.homes)(self.screen)
     }
 
     /// The Trend screen's country: the filter's, else the first of the trend.
@@ -397,10 +396,6 @@ impl App {
     /// The check the Overview shows: the view's, or the one sent ahead of it.
     pub(crate) fn date_check(&self) -> Option<&super::worker::DateCheck> {
         self.view.as_ref().map(|v| &v.check).or(self.head.as_ref()).filter(|c| Some(c.business_date()) == self.selected_date())
-    }
-    /// The same on a retail lab.
-    pub(crate) fn check_shown(&self) -> Option<&crate::reports::check::CheckReport> {
-        self.date_check()?.retail()
     }
 
     /// The table the current screen's rows move through.

@@ -30,6 +30,14 @@ impl ScreenBehaviour for Audit {
     fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
         let t = &app.theme;
         let hint = |text: String| Paragraph::new(text).style(t.muted()).wrap(Wrap { trim: true });
+        if let Some(model) = &app.model {
+            let text = format!(
+                "On a lab of model {}, `recount audit --gold SOURCE` audits a foreign gold in the model's columns; this screen reads retail's.",
+                model.name
+            );
+            f.render_widget(hint(text), area);
+            return Some(());
+        }
         match &app.audit {
             None => f.render_widget(hint("No foreign gold to audit: `recount tui --audit SOURCE` opens one here (a CSV or Parquet file, duckdb:FILE#schema.table or iceberg:WAREHOUSE#namespace.table), as `recount audit --gold` reads it.".into()), area),
             Some(Audited::Pending(source)) => f.render_widget(hint(format!("auditing {source}…")), area),

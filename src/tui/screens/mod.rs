@@ -7,7 +7,6 @@ mod baskets;
 mod explain;
 mod history;
 mod late;
-mod model;
 mod overview;
 mod promises;
 mod trend;
@@ -15,13 +14,9 @@ mod trend;
 use super::app::{App, ScreenBehaviour};
 use super::screen::Screen;
 
-/// Each screen's home: retail's, or on a lab of another model the model's. The app is given it
-/// here, so that it never names a screen's module.
-fn home(s: Screen, model: bool) -> &'static dyn ScreenBehaviour {
-    // These are one report each for every model: their screens serve all.
-    if model && !matches!(s, Screen::Explain | Screen::Baskets | Screen::Late | Screen::Trend | Screen::Promises) {
-        return &model::MODEL_SCREENS[s.index()];
-    }
+/// Each screen's home, one for every lab: the app is given it here, so that it never names a
+/// screen's module.
+fn home(s: Screen) -> &'static dyn ScreenBehaviour {
     match s {
         Screen::Overview => &overview::Overview,
         Screen::Explain => &explain::Explain,

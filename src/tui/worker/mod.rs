@@ -51,6 +51,13 @@ impl DateCheck {
             DateCheck::Model(c) => c.business_date,
         }
     }
+    /// One line for the Overview's header: the date's finality and the verdict.
+    pub fn headline_short(&self) -> String {
+        match self {
+            DateCheck::Retail(c) => c.headline_short(),
+            DateCheck::Model(c) => c.headline_short(),
+        }
+    }
     pub fn retail(&self) -> Option<&CheckReport> {
         match self {
             DateCheck::Retail(c) => Some(c),

@@ -444,6 +444,14 @@ impl ModelCheckReport {
     }
 }
 
+impl ModelCheckReport {
+    /// One line for the explorer's header, as retail's: the date's finality and the verdict.
+    pub fn headline_short(&self) -> String {
+        let verdict = self.notes().into_iter().next().map(|n| n.text).unwrap_or_default();
+        format!("{} — {}; {verdict}", self.business_date, self.status.describe())
+    }
+}
+
 impl Report for ModelCheckReport {
     fn kind(&self) -> &'static str {
         "check"

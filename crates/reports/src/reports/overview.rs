@@ -99,8 +99,9 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
 
 impl LabOverview {
     /// The explorer's navigator over a model lab: each date's finality and marks (v1 differs from
-    /// v2; v2 differs from the recount by more than the rows past the window). The retail parts
-    /// of the overview (lateness by basket) stay empty: the model's screens read its reports.
+    /// v2; v2 differs from the recount by more than the rows past the window), and the lateness
+    /// histogram in the model's words (by the attribute that names a part of a date, when the
+    /// model has one).
     pub fn of_model(lab: &Lab, model: &crate::model::Model, report: &DatesReport, late_days: u32) -> Result<LabOverview> {
         let mut dates: BTreeMap<NaiveDate, DateSummary> = BTreeMap::new();
         for line in &report.dates {
@@ -116,11 +117,15 @@ impl LabOverview {
             d.v1_off |= line.v1.is_some() && line.v1 != line.v2;
             d.v2_off |= !line.agrees() && !line.explained();
         }
-        let empty = || super::lateness::LatenessReport { entity: model.entity.clone(), late_days: None, by: None, buckets: Vec::new() };
+        let has_part = !super::model::part_positions(model, &super::model::shown_measures(model)).is_empty();
+        let by_part = match has_part {
+            true => lateness::model_lateness(lab, model, true, late_days)?,
+            false => LatenessReport { entity: model.entity.clone(), late_days: None, by: None, buckets: Vec::new() },
+        };
         Ok(LabOverview {
             dates: dates.into_values().collect(),
-            lateness: empty(),
-            lateness_by_country: empty(),
+            lateness: lateness::model_lateness(lab, model, false, late_days)?,
+            lateness_by_country: by_part,
             quarantine: super::listings::quarantine(lab, None)?,
             newest_upload: report.newest_upload,
             next_upload: None,
