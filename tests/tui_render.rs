@@ -983,6 +983,10 @@ fn on_a_model_lab_the_worker_loads_ahead_lands_the_next_upload_retries_v1_and_ro
     let then = loaded(&mut server);
     assert_eq!(then.overview.next_upload, Some(d("2026-06-20")));
     assert!(then.overview.dates.len() > first.overview.dates.len(), "the upload's dates joined the navigator");
+    // The lateness histogram, kept between loads, is counted again once a file lands.
+    let events = |o: &recount::reports::overview::LabOverview| o.lateness.buckets.iter().map(|b| b.events).sum::<i64>();
+    assert!(events(&first.overview) > 0 && events(&then.overview) > events(&first.overview), "{:?}", then.overview.lateness);
+    assert_eq!(first.overview.lateness.entity, "record");
     // A model lab's dates load as retail's do: the opened date's neighbours ahead, from memory
     // after; a date not loaded yet sends its check ahead of the rest.
     let opened = then.view.as_ref().expect("the lab opens on a date").check.business_date();

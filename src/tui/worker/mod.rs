@@ -284,6 +284,8 @@ pub struct Server {
     /// A model lab's recount of its current files, made by the last full load and read by every
     /// date's view until the next; a write forgets it (None: make it again).
     model_recount: Option<Vec<ModelRow>>,
+    /// A model lab's lateness histograms, with the next file id they were counted at.
+    model_lateness: Option<(i32, crate::reports::overview::Histograms)>,
     /// The weight of the heaviest view loaded yet (`DateView::weight`): what prefetching makes
     /// room for.
     heaviest: u64,
@@ -329,6 +331,7 @@ impl Server {
             commits: setup.warehouse.as_ref().map(|w| crate::warehouse::commits(&w.warehouse)).unwrap_or_default(),
             model,
             model_recount: None,
+            model_lateness: None,
             heaviest: 0,
             views_budget: crate::lake::memory_budget() / VIEWS_SHARE,
             setup,
@@ -365,6 +368,7 @@ impl Server {
         let Some(pid) = self.lab.writer_elsewhere() else { return true };
         let who = pid.map(|p| format!("recount pid {p}")).unwrap_or_else(|| "another recount process".into());
         self.views.clear();
+        self.model_lateness = None;
         self.head = None;
         self.fresh = false;
         if let Err(e) = self.lab.let_go() {

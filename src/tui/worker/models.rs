@@ -2,6 +2,7 @@
 //! the writes the explorer offers there.
 
 use super::*;
+use crate::reports::overview::LabOverview;
 
 /// The entities of a change the History screen lists, and each kept view holds: a date's first
 /// version adds every entity (a million on a large lab), which `recount history` lists in full.
@@ -39,7 +40,15 @@ impl Server {
                 self.head = None;
                 let recount = &*self.model_recount.insert(crate::lake::model::recompute(&self.lab, model)?);
                 let dates = crate::reports::model_day::dates_with(&self.lab, model, late, recount)?;
-                let mut overview = crate::reports::overview::LabOverview::of_model(&self.lab, model, &dates, late)?;
+                // The histograms scan every record: kept until a file lands (a reset or another
+                // writer forgets them).
+                let files = self.lab.store().model_next_file_id()?;
+                let histograms = match self.model_lateness.take() {
+                    Some((kept, h)) if kept == files => h,
+                    _ => LabOverview::model_histograms(&self.lab, model, late)?,
+                };
+                self.model_lateness = Some((files, histograms.clone()));
+                let mut overview = LabOverview::of_model(&self.lab, model, &dates, late, histograms)?;
                 // What U lands: the world's first upload not landed (none when the world is not
                 // the model's).
                 let landed = self.lab.store().model_uploads(None)?;
@@ -68,6 +77,7 @@ impl Server {
                 if reset {
                     // The recount of the files that were there is gone with them.
                     self.model_recount = None;
+                    self.model_lateness = None;
                 }
                 reply
             }

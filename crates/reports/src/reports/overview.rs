@@ -97,12 +97,22 @@ pub fn overview(lab: &Lab, world: &Path) -> Result<LabOverview> {
     })
 }
 
+/// A lab's lateness histograms: over every row, and by part of a date (retail's country).
+pub type Histograms = (LatenessReport, LatenessReport);
+
 impl LabOverview {
     /// The explorer's navigator over a model lab: each date's finality and marks (v1 differs from
     /// v2; v2 differs from the recount by more than the rows past the window), and the lateness
     /// histogram in the model's words (by the attribute that names a part of a date, when the
     /// model has one).
-    pub fn of_model(lab: &Lab, model: &crate::model::Model, report: &DatesReport, late_days: u32) -> Result<LabOverview> {
+    /// `histograms`: the lab's lateness, over every record and by part (`model_histograms`).
+    pub fn of_model(
+        lab: &Lab,
+        model: &crate::model::Model,
+        report: &DatesReport,
+        late_days: u32,
+        histograms: Histograms,
+    ) -> Result<LabOverview> {
         let mut dates: BTreeMap<NaiveDate, DateSummary> = BTreeMap::new();
         for line in &report.dates {
             let d = dates.entry(line.business_date).or_insert(DateSummary {
@@ -117,14 +127,10 @@ impl LabOverview {
             d.v1_off |= line.v1.is_some() && line.v1 != line.v2;
             d.v2_off |= !line.agrees() && !line.explained();
         }
-        let has_part = !super::model::part_positions(model, &super::model::shown_measures(model)).is_empty();
-        let by_part = match has_part {
-            true => lateness::model_lateness(lab, model, true, late_days)?,
-            false => LatenessReport { entity: model.entity.clone(), late_days: None, by: None, buckets: Vec::new() },
-        };
+        let (every, by_part) = histograms;
         Ok(LabOverview {
             dates: dates.into_values().collect(),
-            lateness: lateness::model_lateness(lab, model, false, late_days)?,
+            lateness: every,
             lateness_by_country: by_part,
             quarantine: super::listings::quarantine(lab, None)?,
             newest_upload: report.newest_upload,
@@ -134,6 +140,18 @@ impl LabOverview {
             banner: super::summary::model_banner(lab, model, late_days)?,
             trend: super::trend::TrendReport::of_model(report),
         })
+    }
+
+    /// A model lab's lateness histograms: over every record, and by the attribute that names a
+    /// part of a date (empty when the model has none). A scan of every record: the explorer
+    /// keeps them until a file lands.
+    pub fn model_histograms(lab: &Lab, model: &crate::model::Model, late_days: u32) -> Result<Histograms> {
+        let has_part = !super::model::part_positions(model, &super::model::shown_measures(model)).is_empty();
+        let by_part = match has_part {
+            true => lateness::model_lateness(lab, model, true, late_days)?,
+            false => LatenessReport { entity: model.entity.clone(), late_days: None, by: None, buckets: Vec::new() },
+        };
+        Ok((lateness::model_lateness(lab, model, false, late_days)?, by_part))
     }
 
     /// The date to show first: yesterday, as a controller reads the morning's lab: the business
