@@ -1122,3 +1122,58 @@ fn the_explorer_lands_a_model_world_s_corrections_and_reopens_its_late_date() {
     let Reply::ModelLoaded(load) = server.serve(Job::Load(None)).unwrap() else { panic!("the model's load") };
     assert_eq!(load.overview.newest_upload, Some(day("2026-06-18")), "one upload landed since the reset");
 }
+
+/// `tui --audit` on a model lab: the foreign gold is audited in the model's columns, the Audit
+/// screen opens on its first wrong date with that date's rows by grain and their causes, and
+/// Enter opens a row's two sides, measure by measure. The screen said it read retail's only.
+#[test]
+fn on_a_model_lab_the_audit_screen_reads_a_foreign_gold_in_the_model_s_columns() {
+    use recount::tui::worker::{AuditSource, Audited, Job, Server, Setup};
+    let dir = tempdir();
+    let world = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("sample-data-manufacturing");
+    let model = recount::model::built_in("manufacturing").unwrap();
+    let gold = dir.path().join("theirs.csv");
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_recount"))
+        .args(["generate", "--foreign-gold", "--world", world.to_str().unwrap(), "--out", gold.to_str().unwrap()])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&made.stderr);
+    assert!(made.status.success(), "{said}");
+    // "  2026-06-29 plant-a/line-1/gearbox-a: duplicates_counted": each wrong row and its cause.
+    let injected: Vec<(&str, &str)> = said.lines().skip(1).filter_map(|l| l.trim().rsplit_once(": ")).collect();
+    let first = injected.iter().map(|(at, _)| &at[..10]).min().unwrap_or_else(|| panic!("{said}"));
+    let mut lab = open_lab(&dir.path().join("lab"));
+    let uploads: Vec<chrono::NaiveDate> = day("2026-06-18").iter_days().take(28).collect();
+    recount::lake::model::land(&mut lab, &world, &model, &uploads).unwrap();
+    recount::lake::model::run(&lab, &model, &uploads, recount::rules::DEFAULT_LATE_DAYS).unwrap();
+    let setup = Setup {
+        lab_dir: lab.root.clone(),
+        world: world.clone(),
+        bootstrap: false,
+        late_days: recount::rules::DEFAULT_LATE_DAYS,
+        warehouse: None,
+        audit: Some(AuditSource { gold: gold.clone(), map: Default::default() }),
+    };
+    let mut server = Server::new(lab, setup);
+    let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
+    app.outbox.clear();
+    app.on_reply(server.serve(Job::Load(None)).unwrap());
+    let audited = server.audit().expect("the explorer audits the gold it was given");
+    assert!(matches!(&audited, Ok(a) if matches!(**a, Audited::Model(_))), "{audited:?}");
+    app.on_reply(Reply::Audited(audited));
+    app.on_reply(server.serve(Job::LoadDate(day(first))).unwrap());
+    app.update(Action::Screen(Screen::Audit));
+    let screen = text(&render(&mut app, 200, 50));
+    assert!(screen.contains(&format!("audit of {} for {first}", gold.display())), "{screen}");
+    // Every injected fault of the date is a row of its grain with its cause, the wrong rows first.
+    for (at, cause) in injected.iter().filter(|(at, _)| at.starts_with(first)) {
+        let grain: Vec<&str> = at[11..].split('/').collect();
+        let row = screen.lines().find(|l| grain.iter().all(|g| l.contains(g)) && l.contains(cause));
+        assert!(row.is_some(), "{at}: {cause}\n{screen}");
+    }
+    app.update(Action::Drill);
+    let popup = text(&render(&mut app, 200, 50));
+    let measure = &model.measures[0].name;
+    assert!(popup.contains(&format!("{measure}: theirs ")) && popup.contains(", right "), "{popup}");
+}

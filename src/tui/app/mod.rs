@@ -169,15 +169,15 @@ pub struct Placed {
 }
 
 impl Placed {
-    pub fn of(report: &crate::reports::audit::AuditReport) -> Placed {
+    pub fn of(report: &super::worker::Audited) -> Placed {
         let place = report.where_wrong();
         Placed { table: place.table(), note: place.note().map(|n| n.text), dates: wrong_dates(report) }
     }
 }
 
 /// The audit's wrong rows over every date, and the dates they are on.
-fn wrong_dates(report: &crate::reports::audit::AuditReport) -> String {
-    let dates: Vec<chrono::NaiveDate> = report.counts.dates.iter().copied().collect();
+fn wrong_dates(report: &super::worker::Audited) -> String {
+    let dates: Vec<chrono::NaiveDate> = report.counts().dates.iter().copied().collect();
     match dates.as_slice() {
         [] => "no wrong row on any date".to_string(),
         [d] => format!("{} wrong in all, on {d}", report.wrong()),
@@ -194,7 +194,7 @@ pub enum AuditState {
     /// Asked for (its source), not audited yet.
     Pending(String),
     /// Audited, with where its wrong rows fall, placed once when it arrives (not every frame).
-    Done(Box<crate::reports::audit::AuditReport>, Box<Placed>),
+    Done(Box<super::worker::Audited>, Box<Placed>),
     /// Why it could not be audited (a missing column, an unreadable file).
     Failed(String),
 }
@@ -379,7 +379,7 @@ impl App {
     }
 
     /// The audit, once it has run.
-    pub(crate) fn audit_report(&self) -> Option<&crate::reports::audit::AuditReport> {
+    pub(crate) fn audit_report(&self) -> Option<&super::worker::Audited> {
         match &self.audit {
             Some(AuditState::Done(report, _)) => Some(report),
             _ => None,
@@ -390,7 +390,7 @@ impl App {
     /// another screen).
     pub(crate) fn audit_verdict(&self, d: NaiveDate) -> Option<bool> {
         let report = self.audit_report().filter(|_| self.screen == Screen::Audit)?;
-        Some(!report.counts.dates.contains(&d))
+        Some(!report.counts().dates.contains(&d))
     }
 
     /// The check the Overview shows: the view's, or the one sent ahead of it.
@@ -472,7 +472,7 @@ impl App {
     /// The first date with a wrong row of the audit, once it is done.
     pub(crate) fn first_wrong_date(&self) -> Option<NaiveDate> {
         let report = self.audit_report()?;
-        report.counts.dates.first().copied()
+        report.counts().dates.first().copied()
     }
 
     /// Selects date `d` in the navigator, when it lists it, and loads its view.

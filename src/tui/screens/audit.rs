@@ -1,10 +1,13 @@
 //! Audit: a foreign gold's rows of the date against the lab's (`tui --audit SOURCE`), each with
-//! the cause that explains it; Enter opens a row's cause and the entities behind it.
+//! the cause that explains it, on a retail lab and in a model's columns on a model lab; Enter
+//! opens a row's cause, both sides and the entities behind it.
 
 use crate::reports::audit::{AuditRow, Cause};
+use crate::reports::model_audit::ModelAuditRow;
 use crate::tui::app::{App, AuditState as Audited, Popup, ScreenBehaviour};
 use crate::tui::draw::{self, FrameMeasures};
 use crate::tui::widgets;
+use crate::tui::worker::Audited as Report;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::{Paragraph, Wrap};
@@ -17,27 +20,27 @@ const MAX_ENTITIES: usize = 12;
 impl ScreenBehaviour for Audit {
     fn table(&self, app: &App) -> Option<crate::reports::Table> {
         let d = app.selected_date()?;
-        Some(crate::reports::Report::tables(&app.audit_report()?.of_date(d).ok()?).remove(0))
+        Some(app.audit_report()?.of_date(d).ok()?.table())
     }
 
     fn drill(&self, app: &App, row: usize) -> Option<Popup> {
         let d = app.selected_date()?;
-        let report = app.audit_report()?.of_date(d).ok()?;
-        let r = report.rows.iter().nth(row)?.ok()?;
-        Some(Popup::Detail { title: format!("{} {}: {}", r.business_date, r.store_id, causes(&r)), body: body(app, &r) })
+        Some(match app.audit_report()?.of_date(d).ok()? {
+            Report::Retail(day) => {
+                let r = day.rows.iter().nth(row)?.ok()?;
+                Popup::Detail { title: format!("{} {}: {}", r.business_date, r.store_id, causes(&r.causes)), body: body(app, &r) }
+            }
+            Report::Model(day) => {
+                let r = day.rows.iter().nth(row)?.ok()?;
+                let title = format!("{} {}: {}", r.business_date, r.grain.join("/"), causes(&r.causes));
+                Popup::Detail { title, body: model_body(&day.model, &r) }
+            }
+        })
     }
 
     fn draw(&self, f: &mut Frame, app: &App, area: Rect, out: &mut FrameMeasures) -> Option<()> {
         let t = &app.theme;
         let hint = |text: String| Paragraph::new(text).style(t.muted()).wrap(Wrap { trim: true });
-        if let Some(model) = &app.model {
-            let text = format!(
-                "On a lab of model {}, `recount audit --gold SOURCE` audits a foreign gold in the model's columns; this screen reads retail's.",
-                model.name
-            );
-            f.render_widget(hint(text), area);
-            return Some(());
-        }
         match &app.audit {
             None => f.render_widget(hint("No foreign gold to audit: `recount tui --audit SOURCE` opens one here (a CSV or Parquet file, duckdb:FILE#schema.table or iceberg:WAREHOUSE#namespace.table), as `recount audit --gold` reads it.".into()), area),
             Some(Audited::Pending(source)) => f.render_widget(hint(format!("auditing {source}…")), area),
@@ -45,16 +48,16 @@ impl ScreenBehaviour for Audit {
             Some(Audited::Done(report, placed)) => {
                 let d = app.selected_date()?;
                 let day = report.of_date(d).ok()?;
-                let counts = day.counts.line(&format!("{} for {d}", report.source));
+                let counts = day.counts().line(&format!("{} for {d}", report.source()));
                 let title = format!("{counts} ({})", placed.dates);
                 // Where the wrong rows of every date fall, under the date's rows.
                 let Some(places) = &placed.table else {
-                    draw::draw_main_table(f, app, &crate::reports::Report::tables(&day).remove(0), area, title, out);
+                    draw::draw_main_table(f, app, &day.table(), area, title, out);
                     return Some(());
                 };
                 let tall = u16::try_from(places.rows.len() + 3).unwrap_or(u16::MAX).min(area.height / 3);
                 let [rows, below] = Layout::vertical([Constraint::Min(6), Constraint::Length(tall)]).areas(area);
-                draw::draw_main_table(f, app, &crate::reports::Report::tables(&day).remove(0), rows, title, out);
+                draw::draw_main_table(f, app, &day.table(), rows, title, out);
                 let said = placed.note.clone().unwrap_or_else(|| "where the wrong rows fall, on every date".to_string());
                 widgets::draw_table(f, t, places, &widgets::TableView::plain(places), usize::MAX, below, said);
             }
@@ -63,8 +66,25 @@ impl ScreenBehaviour for Audit {
     }
 }
 
-fn causes(r: &AuditRow) -> String {
-    r.causes.iter().map(|c| c.word()).collect::<Vec<_>>().join(", ")
+fn causes(causes: &[Cause]) -> String {
+    causes.iter().map(|c| c.word()).collect::<Vec<_>>().join(", ")
+}
+
+/// A model row's drill-down: both sides, measure by measure (money by its currency's digits), and
+/// the cause's detail.
+fn model_body(model: &crate::model::Model, r: &ModelAuditRow) -> String {
+    let side = |v: &Option<Vec<i64>>| v.as_ref().map(|v| crate::reports::model::measure_cells(model, &r.attributes, v));
+    let (theirs, right) = (side(&r.foreign), side(&r.right));
+    let mut out = String::new();
+    for (i, m) in model.measures.iter().enumerate() {
+        let shown =
+            |s: &Option<Vec<crate::reports::Cell>>| s.as_ref().and_then(|c| c.get(i)).map_or_else(|| "no row".to_string(), |c| c.display());
+        out.push_str(&format!("{}: theirs {}, right {}\n", m.name, shown(&theirs), shown(&right)));
+    }
+    if !r.detail.is_empty() {
+        out.push_str(&format!("\n{}\n", r.detail));
+    }
+    out
 }
 
 /// A row's drill-down: both sides, the cause's detail, and the entities of the store on the date

@@ -6,8 +6,7 @@ use crate::lake::snapshot::TriggerKind;
 use crate::lake::{Lab, bootstrap, daily, land, snapshot, v1, v2};
 use crate::model::recount::ModelRow;
 use crate::reports::overview::LabOverview;
-use crate::reports::{self, baskets::BasketsReport, check::CheckReport, explain::ExplainReport, history::HistoryReport};
-use crate::reports::{listings::LateReport, promises::PromisesReport};
+use crate::reports::{self, check::CheckReport};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr};
 use std::path::PathBuf;
@@ -18,88 +17,14 @@ pub use crate::reports::overview::DateSummary;
 
 mod models;
 mod thread;
+mod views;
 mod warehouse;
 mod writes;
 
 use thread::WATCH_EVERY;
 pub use thread::spawn;
+pub use views::{Audited, DateCheck, DateHistory, DateView};
 use writes::*;
-
-/// Everything the screens show for one business date, on any lab.
-#[derive(Debug, Clone)]
-pub struct DateView {
-    pub check: DateCheck,
-    pub explain: ExplainReport,
-    pub baskets: BasketsReport,
-    pub late: LateReport,
-    pub history: DateHistory,
-    pub promises: PromisesReport,
-}
-
-/// A date's check: retail's by country, or a model lab's by grain, under one header and one set
-/// of verdicts (`reports::check`).
-#[derive(Debug, Clone)]
-pub enum DateCheck {
-    Retail(CheckReport),
-    Model(Box<crate::reports::check::ModelCheckReport>),
-}
-
-impl DateCheck {
-    pub fn business_date(&self) -> NaiveDate {
-        match self {
-            DateCheck::Retail(c) => c.business_date,
-            DateCheck::Model(c) => c.business_date,
-        }
-    }
-    /// One line for the Overview's header: the date's finality and the verdict.
-    pub fn headline_short(&self) -> String {
-        match self {
-            DateCheck::Retail(c) => c.headline_short(),
-            DateCheck::Model(c) => c.headline_short(),
-        }
-    }
-    pub fn retail(&self) -> Option<&CheckReport> {
-        match self {
-            DateCheck::Retail(c) => Some(c),
-            DateCheck::Model(_) => None,
-        }
-    }
-    pub fn model(&self) -> Option<&crate::reports::check::ModelCheckReport> {
-        match self {
-            DateCheck::Retail(_) => None,
-            DateCheck::Model(c) => Some(c),
-        }
-    }
-    /// The window the date is judged by (the one it was built with, or kept when reopened).
-    pub fn late_days(&self) -> u32 {
-        match self {
-            DateCheck::Retail(c) => c.status.late_days,
-            DateCheck::Model(c) => c.status.late_days,
-        }
-    }
-}
-
-/// A date's versions and the changes between them: retail's history, or a model lab's.
-#[derive(Debug, Clone)]
-pub enum DateHistory {
-    Retail(HistoryReport),
-    Model(Box<crate::reports::model_lab::ModelHistoryReport>),
-}
-
-impl DateHistory {
-    pub fn retail(&self) -> Option<&HistoryReport> {
-        match self {
-            DateHistory::Retail(h) => Some(h),
-            DateHistory::Model(_) => None,
-        }
-    }
-    pub fn model(&self) -> Option<&crate::reports::model_lab::ModelHistoryReport> {
-        match self {
-            DateHistory::Retail(_) => None,
-            DateHistory::Model(h) => Some(h),
-        }
-    }
-}
 
 /// A full load of a model lab: its navigator, its model, and the date it opens on.
 #[derive(Debug)]
@@ -179,7 +104,7 @@ pub enum Reply {
     ModelLoaded(Box<ModelLoad>),
     /// The foreign gold audited against the lab as just loaded, or why it could not be: sent
     /// after each full load (`tui --audit`), not an answer to the running job.
-    Audited(Result<Box<crate::reports::audit::AuditReport>, String>),
+    Audited(Result<Box<Audited>, String>),
     /// That process has finished: the lab is read again, and the screens should reload.
     Changed(String),
 }
@@ -468,12 +393,26 @@ impl Server {
         Ok(())
     }
 
-    /// The foreign gold audited against the lab, when the explorer audits one.
-    pub fn audit(&mut self) -> Option<Result<Box<crate::reports::audit::AuditReport>, String>> {
+    /// The foreign gold audited against the lab, when the explorer audits one: in the model's
+    /// columns on a model lab, as `recount audit --gold` reads it there.
+    pub fn audit(&mut self) -> Option<Result<Box<Audited>, String>> {
         let source = self.setup.audit.clone()?;
         let late_days = self.setup.late_days;
         let lab = &self.lab;
-        let run = || -> Result<crate::reports::audit::AuditReport> {
+        let spill = crate::reports::audit_spill::spill_of(lab);
+        let run = || -> Result<Audited> {
+            if let Some(model) = &self.model {
+                let rows = crate::reports::model_audit::read_foreign(
+                    &source.gold,
+                    model,
+                    &source.map,
+                    &crate::warehouse::foreign_table_files,
+                    &spill,
+                )?;
+                let mut report = crate::reports::model_audit::audit(lab, model, &source.gold.display().to_string(), rows, late_days)?;
+                report.all = true;
+                return Ok(Audited::Model(Box::new(report)));
+            }
             let currencies: std::collections::HashMap<String, String> =
                 lab.store().stores()?.into_iter().map(|s| (s.store_id, s.currency)).collect();
             let rows = crate::reports::audit::read_foreign(
@@ -481,11 +420,11 @@ impl Server {
                 &source.map,
                 &|s| currencies.get(s).cloned(),
                 &crate::warehouse::foreign_table_files,
-                &crate::reports::audit_spill::spill_of(lab),
+                &spill,
             )?;
             let mut report = crate::reports::audit::audit(lab, &source.gold.display().to_string(), rows, late_days)?;
             report.all = true;
-            Ok(report)
+            Ok(Audited::Retail(Box::new(report)))
         };
         Some(run().map(Box::new).map_err(|e| format!("{e:#}")))
     }

@@ -142,16 +142,7 @@ impl AuditReport {
     /// The audit of one business date: its rows, every one listed, the wrong ones first (the
     /// explorer's Audit screen).
     pub fn of_date(&self, d: NaiveDate) -> Result<AuditReport> {
-        let mut rows = Vec::new();
-        for r in self.rows.iter() {
-            let r = r.wrap_err("reading the audit's spilled rows")?;
-            if r.business_date > d {
-                break;
-            }
-            if r.business_date == d {
-                rows.push(r);
-            }
-        }
+        let mut rows = self.rows.of_date(d, |r| r.business_date).wrap_err("reading the audit's spilled rows")?;
         rows.sort_by_key(|r| r.causes == [Cause::Matches]);
         let mut counts = Counts::default();
         for r in &rows {

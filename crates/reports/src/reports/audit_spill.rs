@@ -123,6 +123,21 @@ impl<T: Clone + DeserializeOwned> SpilledRows<T> {
         let spilled = self.file.iter().flat_map(|f| records::<T>(Arc::clone(f)));
         self.held.iter().cloned().map(Ok).chain(spilled)
     }
+
+    /// The records of business date `d`, of records in date order (`date` reads a record's):
+    /// an audit's date, as the explorer's Audit screen shows it, for retail's rows and a model's.
+    pub fn of_date(&self, d: chrono::NaiveDate, date: impl Fn(&T) -> chrono::NaiveDate) -> io::Result<Vec<T>> {
+        let mut rows = Vec::new();
+        for r in self.iter() {
+            let r = r?;
+            match date(&r).cmp(&d) {
+                std::cmp::Ordering::Greater => break,
+                std::cmp::Ordering::Equal => rows.push(r),
+                std::cmp::Ordering::Less => {}
+            }
+        }
+        Ok(rows)
+    }
 }
 
 impl<T: Serialize + Clone + DeserializeOwned> Serialize for SpilledRows<T> {

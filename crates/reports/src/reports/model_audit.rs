@@ -122,6 +122,20 @@ impl ModelAuditReport {
     pub fn where_wrong(&self) -> &super::audit_where::WhereWrong {
         &self.counts.places
     }
+
+    /// The audit of one business date, as retail's `AuditReport::of_date`: its rows, every one
+    /// listed, the wrong ones first (the explorer's Audit screen).
+    pub fn of_date(&self, d: NaiveDate) -> Result<ModelAuditReport> {
+        let mut rows = self.rows.of_date(d, |r| r.business_date).wrap_err("reading the audit's spilled rows")?;
+        rows.sort_by_key(|r| r.causes == [Cause::Matches]);
+        let mut counts = Counts::default();
+        for r in &rows {
+            let fields: Vec<(&str, &str)> = self.model.grain.iter().map(String::as_str).zip(r.grain.iter().map(String::as_str)).collect();
+            counts.add(d, &r.causes, r.in_foreign, &fields)?;
+        }
+        counts.finish()?;
+        Ok(ModelAuditReport { source: self.source.clone(), model: self.model.clone(), rows: SpilledRows::held(rows), all: true, counts })
+    }
 }
 
 /// What the lab gives for one date, by each cause's rule.
