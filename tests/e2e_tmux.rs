@@ -289,7 +289,8 @@ fn every_screen_opens_on_a_lab_of_a_model_of_one_s_own() {
         ("6", "landed parcels accounted for"),
         // The trend is every model's: the chart of its first series, a measure here.
         ("7", "parcels per business date"),
-        ("8", "On a model lab, `recount audit --gold SOURCE`"),
+        // The Audit screen serves every lab: with no foreign gold, it says how to give one.
+        ("8", "No foreign gold to audit: `recount tui --audit SOURCE`"),
         ("1", "v1 and v2 beside the recount"),
     ] {
         keys(&session, &[key]);

@@ -340,7 +340,7 @@ impl App {
         self.outbox.push(Job::Load(d));
     }
 
-    /// The screen's home: retail's, or on a model lab the model's.
+    /// The selected screen's home.
     pub(crate) fn behaviour(&self) -> &'static dyn ScreenBehaviour {
         (self.homes)(self.screen)
     }

@@ -442,9 +442,7 @@ impl ModelCheckReport {
             model,
         })
     }
-}
 
-impl ModelCheckReport {
     /// One line for the explorer's header, as retail's: the date's finality and the verdict.
     pub fn headline_short(&self) -> String {
         let verdict = self.notes().into_iter().next().map(|n| n.text).unwrap_or_default();

@@ -103,9 +103,8 @@ pub type Histograms = (LatenessReport, LatenessReport);
 impl LabOverview {
     /// The explorer's navigator over a model lab: each date's finality and marks (v1 differs from
     /// v2; v2 differs from the recount by more than the rows past the window), and the lateness
-    /// histogram in the model's words (by the attribute that names a part of a date, when the
-    /// model has one).
-    /// `histograms`: the lab's lateness, over every record and by part (`model_histograms`).
+    /// histograms in the model's words (`model_histograms`: over every record, and by the
+    /// attribute that names a part of a date, when the model has one).
     pub fn of_model(
         lab: &Lab,
         model: &crate::model::Model,
