@@ -1136,7 +1136,7 @@ fn explore_the_model_warehouse(wh: &str, dir: &Path, world: &Path) {
         ("5", "every version of gold.daily_metrics"),
         ("6", "promises for"),
         ("7", "records per business date"),
-        ("8", "audits a foreign gold in the model's columns"),
+        ("8", "No foreign gold to audit: `recount tui --audit SOURCE`"),
         ("1", "v1 and v2 beside the recount"),
     ];
     visit_screens(&session, &screens, "error (Esc closes)");
