@@ -22,14 +22,17 @@ SELECT coalesce(max(change_id), 0) + 1, $store_id, $old_country, $old_timezone, 
        $new_country, $new_timezone, $new_currency, $landing_id, $from_snapshot, NULL
 FROM raw.store_changes;
 
--- name: files_of_store
--- The current file versions whose lines depend on store $store_id's row: those holding its
--- events, and those with a line quarantined for a reason that names it (an unknown store, a
--- currency other than its own). Its other lines would be read alike under any row of it.
+-- name: files_of_stores
+-- The current file versions whose lines depend on the row of a store of $store_ids (a JSON list):
+-- those holding its events, and those with a line quarantined for a reason that names it (an
+-- unknown store, a currency other than its own). Its other lines would be read alike under any
+-- row of it. One statement for all the stores a landing changes, since each statement reads
+-- bronze whole: a statement a store grew with the stores times the lab.
+WITH ids AS (SELECT unnest(from_json($store_ids::VARCHAR, '["VARCHAR"]')) AS store_id)
 SELECT f.file, f.upload_date, f.file_id, f.version FROM raw.current_files f
 WHERE f.file_id IN (SELECT file_id FROM bronze.event_rows
-                    WHERE store_row IN (SELECT store_row FROM bronze.store_rows WHERE store_id = $store_id))
-   OR f.file_id IN (SELECT file_id FROM bronze.quarantine WHERE contains(reason, $store_id))
+                    WHERE store_row IN (SELECT store_row FROM bronze.store_rows WHERE store_id IN (SELECT store_id FROM ids)))
+   OR f.file_id IN (SELECT q.file_id FROM bronze.quarantine q, ids WHERE contains(q.reason, ids.store_id))
 ORDER BY f.upload_date, f.file;
 
 -- name: unknown_stores
@@ -45,10 +48,21 @@ SELECT (coalesce(max(file_id), 0) + 1)::INTEGER AS file_id FROM raw.files;
 -- The copies of basket keys with more than one copy, filled a slice of keys at a time below.
 CREATE OR REPLACE TEMP TABLE key_rows (basket_key BIGINT, basket_id VARCHAR, business_date DATE);
 
+-- define: landed_row
+-- A row whose key the landing looks up: a row of the files from $first_file_id on, except, in a
+-- file re-derived for a store correction (file ids from $first_rederived_id on), the rows of the
+-- stores not in $store_ids (a JSON list of the corrected stores): those rows are their previous
+-- version's, with the same keys and dates, whose copies were listed when that version landed.
+-- A store correction re-derives most of the raw zone; its search grows with the stores it moves.
+(file_id >= $first_file_id::INTEGER
+ AND (file_id < $first_rederived_id::INTEGER
+      OR store_row IN (SELECT store_row FROM bronze.store_rows
+                       WHERE store_id IN (SELECT unnest(from_json($store_ids::VARCHAR, '["VARCHAR"]'))))))
+
 -- name: key_rows_count
--- The rows landed from file id $first_file_id on, how many keys the statements below group, and
+-- The rows whose keys the landing looks up, how many keys the statements below group, and
 -- bronze's rows: whether grouping all of them costs less than probing them with the new keys.
-SELECT count(*) FILTER (WHERE file_id >= $first_file_id::INTEGER) AS rows, count(*) AS bronze FROM bronze.event_rows;
+SELECT count(*) FILTER (WHERE @landed_row) AS rows, count(*) AS bronze FROM bronze.event_rows;
 
 -- define: key_in_slice
 -- The key is in slice $slice of the keys cut by their low bits $mask; every key is when there is
@@ -64,8 +78,8 @@ SELECT count(*) FILTER (WHERE file_id >= $first_file_id::INTEGER) AS rows, count
 
 -- name: key_rows_grouped
 -- The copies (key, basket_id, business date) of every basket key with more than one copy and a
--- copy in the files from $first_file_id on, among the keys whose low bits ($mask) are $slice,
--- found by grouping every key of bronze: for a first landing (every key is new), and for one
+-- landed row (@landed_row), among the keys whose low bits ($mask) are $slice, found by grouping
+-- every key of bronze: for a first landing (every key is new), and for one
 -- whose rows are a large part of bronze (a store correction's re-derived files), where probing
 -- bronze with the new keys costs more than grouping it. Grouping integers first keeps the
 -- strings to the few keys with several copies, faster than grouping every basket_id.
@@ -73,12 +87,11 @@ INSERT INTO key_rows
 SELECT basket_key, basket_id, business_date FROM bronze.event_rows
 WHERE @key_in_slice AND @copy_counts
   AND basket_key IN (SELECT basket_key FROM bronze.event_rows WHERE @key_in_slice AND @copy_counts
-                     GROUP BY basket_key HAVING count(*) > 1 AND max(file_id) >= $first_file_id::INTEGER);
+                     GROUP BY basket_key HAVING count(*) > 1 AND bool_or(@landed_row));
 
 -- name: key_rows_since
--- The same for the keys of the slice with a copy in the files landed from file id
--- $first_file_id on, among the current file versions (the landing's supersessions are recorded
--- first): one scan of bronze's integer columns finds every copy of those keys, and only the
+-- The same for the keys of the slice with a landed row (@landed_row), among the current file
+-- versions (the landing's supersessions are recorded first): one scan of bronze's integer columns finds every copy of those keys, and only the
 -- copies of keys with more than one are fetched whole, by their place (file, line). A superseded
 -- version's copy is never read together with its successor's, and the copies it was read with
 -- were listed when they landed: a store correction re-derives whole files, and counting their
@@ -88,7 +101,7 @@ INSERT INTO key_rows
 WITH copies AS (SELECT basket_key, file_id, line FROM bronze.event_rows
                 WHERE @key_in_slice AND @copy_counts
                   AND basket_key IN (SELECT basket_key FROM bronze.event_rows
-                                     WHERE file_id >= $first_file_id::INTEGER AND @key_in_slice)),
+                                     WHERE @landed_row AND @key_in_slice)),
      multi AS (SELECT file_id, line FROM copies
                WHERE basket_key IN (SELECT basket_key FROM copies GROUP BY basket_key HAVING count(*) > 1))
 SELECT e.basket_key, e.basket_id, e.business_date FROM bronze.event_rows e

@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS raw.stores (
 -- landing that brought it, the first snapshot that sees it, and the v2 run that rebuilt the
 -- dates it moved (NULL until one has). raw.stores holds each store's newest row; with these,
 -- its row as of any snapshot is known. The landing re-derives every file whose lines depend on
--- the store as the file's next version, from the same bytes (see land.sql files_of_store).
+-- the store as the file's next version, from the same bytes (see land.sql files_of_stores).
 CREATE TABLE IF NOT EXISTS raw.store_changes (
     change_id INTEGER NOT NULL, store_id VARCHAR NOT NULL,
     old_country VARCHAR NOT NULL, old_timezone VARCHAR NOT NULL, old_currency VARCHAR NOT NULL,
@@ -382,8 +382,8 @@ CREATE OR REPLACE MACRO copies_of(d) AS TABLE
 -- hold with the same copies are skipped before any join; a basket whose winner only moved to a
 -- newer version of its file with the same event, amount and copies did not change and is left
 -- out. `diff` lists these rows; `history` sums them per country, kind, upload and file version.
--- A pair with no older version (a date's first) is every basket of its newer one, added: its
--- rows come straight from silver and bronze (the last SELECT), not through the comparison and
+-- A pair with no older version (a date's first) is every basket of its newer one, added (moved in,
+-- when a store correction brought the date into being): its rows come straight from silver and bronze (the last SELECT), not through the comparison and
 -- the kinds' joins: 3-4 ms less of `diff_parts`' 21-26 ms on the full world, although the
 -- second SELECT costs DuckDB's optimizer more (docs/performance.md). The comparison takes the
 -- other pairs (`po`).
@@ -451,10 +451,13 @@ CREATE OR REPLACE MACRO diff_rows(d, vas, vbs) AS TABLE
            country, currency, store_id, event_before, event_after, baskets_delta, revenue_delta_minor, copies_discarded_delta
     FROM pairs WHERE kind IS NOT NULL
     UNION ALL
-    SELECT p.vb, e.basket_id, 'added', e.upload_date, NULL, NULL, e.country, e.currency, e.store_id, NULL, e.event_id,
-           1, e.revenue_minor, v.copies - 1
+    SELECT p.vb, e.basket_id, CASE WHEN r.file_id IS NULL THEN 'added' ELSE 'store_moved_in' END, e.upload_date,
+           f.file, f.version, e.country, e.currency, e.store_id, NULL, e.event_id, 1, e.revenue_minor, v.copies - 1
     FROM p JOIN silver.versions v ON v.business_date = d AND v.snapshot_id = p.vb
     JOIN bronze.events e ON e.business_date = d AND e.file_id = v.file_id AND e.line = v.line
+    -- A date a store correction brought into being: its baskets moved in from another date.
+    LEFT JOIN (SELECT DISTINCT file_id FROM raw.rederived_versions) r ON r.file_id = e.file_id
+    LEFT JOIN raw.files f ON f.file_id = r.file_id
     WHERE p.va < 0;
 
 -- define: sent_twice

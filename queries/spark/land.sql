@@ -28,12 +28,23 @@ JOIN lake.recount.raw_files f
   ON f.upload_date = e.upload_date AND f.file_name = e.file_name AND f.version = e.file_version
 WHERE array_contains(@uploads, e.upload_date);
 
--- name: files_of_store
--- The file versions whose lines depend on store :store_id's row: those holding its events, and
--- those with a line quarantined for a reason that names it (an unknown store, a currency other
--- than its own), as queries/land.sql's files_of_store. The driver keeps the current versions.
-SELECT DISTINCT upload_date, file_name, file_version FROM lake.recount.bronze_events
-WHERE (reason IS NULL AND store_id = :store_id) OR (reason IS NOT NULL AND instr(reason, :store_id) > 0);
+-- name: files_of_stores
+-- The file versions whose lines depend on the row of a store of :store_ids (a JSON list), with one
+-- such store of each: those holding its events, and those with a line quarantined for a reason
+-- that names it (an unknown store, a currency other than its own), as queries/land.sql's
+-- files_of_stores, in one statement for every store a landing changes. The driver keeps the
+-- current versions.
+WITH ids AS (SELECT explode(from_json(:store_ids, 'array<string>')) AS store_id),
+hits AS (
+  SELECT e.upload_date, e.file_name, e.file_version, e.store_id FROM lake.recount.bronze_events e
+  WHERE e.reason IS NULL AND e.store_id IN (SELECT store_id FROM ids)
+  UNION ALL
+  SELECT q.upload_date, q.file_name, q.file_version, ids.store_id FROM lake.recount.bronze_events q
+  JOIN ids ON instr(q.reason, ids.store_id) > 0
+  WHERE q.reason IS NOT NULL)
+SELECT upload_date, file_name, file_version, min(store_id) AS store_id FROM hits
+GROUP BY upload_date, file_name, file_version
+ORDER BY upload_date, file_name;
 
 -- name: unknown_stores
 -- The store_ids lines were quarantined for as unknown (parse.py's reason "unknown store_id 'X'"),

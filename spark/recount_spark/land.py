@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -128,22 +129,23 @@ def rederive(w: Warehouse, world: str, src: Source, store_ids: list[str], todo: 
     depend on the store's row as the file's next version, read again under the new row, as the
     lab does. The warehouse keeps no raw bytes: they are read from the world, which must still
     hold the landed version's bytes."""
+    if not store_ids:
+        return
     have = {(u, n) for u, n, *_ in todo}
-    for sid in store_ids:
-        for r in w.sql("land", "files_of_store", store_id=sid).collect():
-            key = (r.upload_date, r.file_name)
-            current = w.files.get(key)
-            if current is None or current[0] != r.file_version or key in have:
-                continue
-            path = os.path.join(src.partition_dir(world, r.upload_date), r.file_name)
-            if not os.path.isfile(path) or md5_of(path) != current[1]:
-                raise ValueError(
-                    f"store {sid} changed, so upload {r.upload_date}'s {r.file_name} v{current[0]} must be read again, "
-                    "and the world no longer holds those bytes (land that upload first)"
-                )
-            todo.append((r.upload_date, r.file_name, current[0] + 1, current[1], path))
-            stores.rederived.add((r.upload_date, r.file_name, current[0] + 1))
-            have.add(key)
+    for r in w.sql("land", "files_of_stores", store_ids=json.dumps(store_ids)).collect():
+        key = (r.upload_date, r.file_name)
+        current = w.files.get(key)
+        if current is None or current[0] != r.file_version or key in have:
+            continue
+        path = os.path.join(src.partition_dir(world, r.upload_date), r.file_name)
+        if not os.path.isfile(path) or md5_of(path) != current[1]:
+            raise ValueError(
+                f"store {r.store_id} changed, so upload {r.upload_date}'s {r.file_name} v{current[0]} must be read again, "
+                "and the world no longer holds those bytes (land that upload first)"
+            )
+        todo.append((r.upload_date, r.file_name, current[0] + 1, current[1], path))
+        stores.rederived.add((r.upload_date, r.file_name, current[0] + 1))
+        have.add(key)
 
 
 def record_stores(w: Warehouse, stores: StorePlan) -> None:

@@ -62,23 +62,44 @@ impl Store {
     }
 }
 
+/// The rows a landing added to bronze, whose keys the search looks up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Landed {
+    /// The landing's first file id: 1 when every file in bronze is new (a first landing, a
+    /// mirror and the layout 7 migration).
+    pub first_file_id: i32,
+    /// The first of the files re-derived for a store correction, which come last (`i32::MAX`:
+    /// none). Of these, only the rows of `corrected_stores` are looked up: the others are their
+    /// previous version's rows, whose keys were looked up when it landed.
+    pub first_rederived_id: i32,
+    pub corrected_stores: Vec<String>,
+}
+
+impl Landed {
+    /// Every file from `first_file_id` on is looked up whole.
+    pub fn all_from(first_file_id: i32) -> Landed {
+        Landed { first_file_id, first_rederived_id: i32::MAX, corrected_stores: Vec::new() }
+    }
+}
+
 impl Tx<'_> {
-    /// Split baskets, colliding keys and keys with several copies among the files from
-    /// `first_file_id` on (1: every file in bronze is new, as a first landing, a mirror and the
-    /// layout 7 migration ask). Each list keeps a row once, so asking again adds nothing twice.
+    /// Split baskets, colliding keys and keys with several copies among the rows `landed` names. Each list keeps a row once, so asking again adds nothing twice.
     /// The keys of the rows landed from `first_file_id` on are grouped in one statement with
     /// `KEY_BYTES` of DuckDB's memory a row, within its share of the budget; when that is not
     /// enough, a slice of keys at a time (`key_slices`), so that the work grows with the rows
     /// landed, not with their square (`rows_per_slice`: the tests' own cut).
-    pub fn find_split_baskets_and_collisions(&mut self, first_file_id: i32, rows_per_slice: Option<i64>) -> Result<()> {
-        let KeyRows { rows, bronze } = KEY_ROWS_COUNT.one(self.store, named_params! { "first_file_id": first_file_id })?;
+    pub fn find_split_baskets_and_collisions(&mut self, landed: &Landed, rows_per_slice: Option<i64>) -> Result<()> {
+        let store_ids = serde_json::to_string(&landed.corrected_stores)?;
+        let (first_file_id, first_rederived_id) = (landed.first_file_id, landed.first_rederived_id);
+        let counted = named_params! { "first_file_id": first_file_id, "first_rederived_id": first_rederived_id, "store_ids": store_ids };
+        let KeyRows { rows, bronze } = KEY_ROWS_COUNT.one(self.store, counted)?;
         let (slices, need) = key_search_plan(rows, self.store.key_search_cap(), rows_per_slice);
         let before = self.store.limit_now.get().filter(|_| self.store.limits.is_some());
         let raise = before.filter(|&now| need > now).map(|_| need);
         if let Some(limit) = raise {
             self.store.set_memory_limit(limit)?;
         }
-        let found = self.find_in_slices(first_file_id, slices, rows.saturating_mul(GROUP_ALL_PAST) >= bronze);
+        let found = self.find_in_slices(landed, &store_ids, slices, rows.saturating_mul(GROUP_ALL_PAST) >= bronze);
         match (raise, before) {
             (Some(_), Some(limit)) => found.and(self.store.set_memory_limit(limit)),
             _ => found,
@@ -87,12 +108,18 @@ impl Tx<'_> {
 
     /// `grouped`: every key of bronze is grouped (`key_rows_grouped`), else bronze is probed
     /// with the new keys (`key_rows_since`).
-    fn find_in_slices(&mut self, first_file_id: i32, slices: i64, grouped: bool) -> Result<()> {
+    fn find_in_slices(&mut self, landed: &Landed, store_ids: &str, slices: i64, grouped: bool) -> Result<()> {
         let mask = slices - 1;
         self.exec("listing keys with several copies", &KEY_ROWS_CREATE, &[])?;
         let statement = if grouped { &KEY_ROWS_GROUPED } else { &KEY_ROWS_SINCE };
         for slice in 0..slices {
-            let params = named_params! { "first_file_id": first_file_id, "mask": mask, "slice": slice };
+            let params = named_params! {
+                "first_file_id": landed.first_file_id,
+                "first_rederived_id": landed.first_rederived_id,
+                "store_ids": store_ids,
+                "mask": mask,
+                "slice": slice,
+            };
             self.exec("finding baskets with several copies", statement, params)?;
         }
         self.exec("listing keys with several copies", &MULTI_COPIES_INSERT, &[])?;

@@ -76,7 +76,7 @@ statements! {
     STORE_ROWS: Query<NumberedStoreRow> = land::STORE_ROWS;
     STORE_UPDATE: Exec = land::STORE_UPDATE;
     STORE_CHANGE_INSERT: Exec = land::STORE_CHANGE_INSERT;
-    FILES_OF_STORE: Query<FileOfStore> = land::FILES_OF_STORE;
+    FILES_OF_STORES: Query<FileOfStore> = land::FILES_OF_STORES;
     UNKNOWN_STORES: Query<UnknownStore> = land::UNKNOWN_STORES;
     NEXT_FILE_ID: Query<NextFileId> = land::NEXT_FILE_ID;
     REVENUE_PAST_LIMIT: Query<RevenuePastLimit> = land::REVENUE_PAST_LIMIT;
@@ -152,9 +152,10 @@ impl Store {
         STORES.all(self, &[])
     }
 
-    /// The current file versions whose lines depend on store `store_id`'s row.
-    pub fn files_of_store(&self, store_id: &str) -> Result<Vec<FileOfStore>> {
-        FILES_OF_STORE.all(self, named_params! { "store_id": store_id })
+    /// The current file versions whose lines depend on the row of one of `store_ids`, each once.
+    pub fn files_of_stores(&self, store_ids: &[&str]) -> Result<Vec<FileOfStore>> {
+        let ids = serde_json::to_string(store_ids)?;
+        FILES_OF_STORES.all(self, named_params! { "store_ids": ids })
     }
 
     /// The store_ids some landed line was quarantined for as unknown.

@@ -330,7 +330,7 @@ fn plan_partition(
 }
 
 /// A store correction, or a new store, re-derives every current file version whose lines depend
-/// on the store's row (`files_of_store`): the file's next version, from the bytes the raw zone
+/// on the store's row (`files_of_stores`): the file's next version, from the bytes the raw zone
 /// holds, read under the new row. A file the landing corrects anyway is read under it already.
 fn rederive(
     lab: &Lab,
@@ -346,22 +346,24 @@ fn rederive(
     // A new store has no events yet: only lines quarantined as its unknown store depend on it.
     let unknown = if new.is_empty() { Default::default() } else { lab.store().unknown_stores()? };
     let readmitted: Vec<raw::Shop> = new.iter().filter(|s| unknown.contains(&s.store_id)).cloned().collect();
-    let stores = changed.iter().map(|c| &c.new).chain(&readmitted);
-    for store in stores {
-        for f in lab.store().files_of_store(&store.store_id)? {
-            if todo.iter().any(|t| t.rel == f.file) {
-                continue;
-            }
-            let version = landed.get(&f.file).and_then(|vs| vs.iter().map(|v| v.version).max()).unwrap_or(f.version) + 1;
-            todo.push(ToLand {
-                upload_date: f.upload_date,
-                path: raw_root.join(&f.file),
-                rel: f.file,
-                version,
-                supersedes: Some((f.file_id, f.version)),
-                rederived: true,
-            });
+    let stores: Vec<&str> = changed.iter().map(|c| c.new.store_id.as_str()).chain(readmitted.iter().map(|s| s.store_id.as_str())).collect();
+    if stores.is_empty() {
+        return Ok(readmitted);
+    }
+    let corrected: std::collections::HashSet<String> = todo.iter().map(|t| t.rel.clone()).collect();
+    for f in lab.store().files_of_stores(&stores)? {
+        if corrected.contains(&f.file) {
+            continue;
         }
+        let version = landed.get(&f.file).and_then(|vs| vs.iter().map(|v| v.version).max()).unwrap_or(f.version) + 1;
+        todo.push(ToLand {
+            upload_date: f.upload_date,
+            path: raw_root.join(&f.file),
+            rel: f.file,
+            version,
+            supersedes: Some((f.file_id, f.version)),
+            rederived: true,
+        });
     }
     Ok(readmitted)
 }
@@ -484,7 +486,7 @@ fn keys_and_records(
     }
     let t_split = std::time::Instant::now();
     if !plan.todo.is_empty() {
-        tx.find_split_baskets_and_collisions(first_file_id, lab.key_rows_per_slice)?;
+        tx.find_split_baskets_and_collisions(&landed_rows(plan, first_file_id), lab.key_rows_per_slice)?;
     }
     let t_split = t_split.elapsed();
     for c in &plan.changed_stores {
@@ -504,6 +506,24 @@ fn keys_and_records(
         tx.insert_landing(landing_id, first, last, plan.todo.len() as i64, events as i64, quarantined as i64, Utc::now().naive_utc())?;
     }
     Ok(t_split)
+}
+
+/// The rows whose keys the landing looks up: every row of its new and corrected files, and of the
+/// files it re-derives (planned last, `rederive`) the corrected and readmitted stores' rows only.
+fn landed_rows(plan: &Plan, first_file_id: i32) -> crate::store::LandedRows {
+    let mut landed = crate::store::LandedRows::all_from(first_file_id);
+    if let Some(i) = plan.todo.iter().position(|f| f.rederived)
+        && plan.todo[i..].iter().all(|f| f.rederived)
+    {
+        landed.first_rederived_id = first_file_id + i as i32;
+        landed.corrected_stores = plan
+            .changed_stores
+            .iter()
+            .map(|c| c.new.store_id.clone())
+            .chain(plan.readmitted_stores.iter().map(|s| s.store_id.clone()))
+            .collect();
+    }
+    landed
 }
 
 /// A date the new files touch whose revenue, summed over every landed copy, would pass what

@@ -169,8 +169,10 @@ impl ParseJob {
             })?;
             let dest = self.raw_root.join(rel);
             let tmp = staged_path(&dest);
+            let in_place = *path == dest;
             self.staged.lock().map_err(poisoned)?.push((tmp.clone(), dest));
-            write_durably(&tmp, &bytes).wrap_err_with(|| format!("copying {}", path.display()))?;
+            if in_place { stage_in_place(path, &tmp, &bytes) } else { write_durably(&tmp, &bytes) }
+                .wrap_err_with(|| format!("copying {}", path.display()))?;
             let batch = pf.batch.take();
             self.done.lock().map_err(poisoned)?.push(pf);
             if batch.is_some() {

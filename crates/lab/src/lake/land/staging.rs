@@ -9,6 +9,15 @@ pub(super) fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::write(path, bytes)
 }
 
+/// Stages a re-derived file version, whose bytes are the ones already at its place in the raw
+/// zone: a hard link to them, not a copy (a store correction re-derives most of the raw zone, and
+/// copying it again was a large part of its cost). Where the file system has no hard links, a
+/// copy. The raw zone never writes into a file, so the two names keep the same bytes.
+pub(super) fn stage_in_place(current: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    crate::lake::crash_point("landing:write");
+    std::fs::hard_link(current, path).or_else(|_| std::fs::write(path, bytes))
+}
+
 /// Waits until the staged copies and their directory entries are on disk: a staged copy must
 /// outlive a power cut once the landing's COMMIT says its rows are in bronze. On Linux one
 /// syncfs(2) of the raw zone's file system does it for every file at once (one journal commit,
