@@ -64,7 +64,7 @@ impl Store {
 
 /// The rows a landing added to bronze, whose keys the search looks up.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Landed {
+pub struct LandedRows {
     /// The landing's first file id: 1 when every file in bronze is new (a first landing, a
     /// mirror and the layout 7 migration).
     pub first_file_id: i32,
@@ -75,10 +75,10 @@ pub struct Landed {
     pub corrected_stores: Vec<String>,
 }
 
-impl Landed {
+impl LandedRows {
     /// Every file from `first_file_id` on is looked up whole.
-    pub fn all_from(first_file_id: i32) -> Landed {
-        Landed { first_file_id, first_rederived_id: i32::MAX, corrected_stores: Vec::new() }
+    pub fn all_from(first_file_id: i32) -> LandedRows {
+        LandedRows { first_file_id, first_rederived_id: i32::MAX, corrected_stores: Vec::new() }
     }
 }
 
@@ -88,7 +88,7 @@ impl Tx<'_> {
     /// `KEY_BYTES` of DuckDB's memory a row, within its share of the budget; when that is not
     /// enough, a slice of keys at a time (`key_slices`), so that the work grows with the rows
     /// landed, not with their square (`rows_per_slice`: the tests' own cut).
-    pub fn find_split_baskets_and_collisions(&mut self, landed: &Landed, rows_per_slice: Option<i64>) -> Result<()> {
+    pub fn find_split_baskets_and_collisions(&mut self, landed: &LandedRows, rows_per_slice: Option<i64>) -> Result<()> {
         let store_ids = serde_json::to_string(&landed.corrected_stores)?;
         let (first_file_id, first_rederived_id) = (landed.first_file_id, landed.first_rederived_id);
         let counted = named_params! { "first_file_id": first_file_id, "first_rederived_id": first_rederived_id, "store_ids": store_ids };
@@ -108,7 +108,7 @@ impl Tx<'_> {
 
     /// `grouped`: every key of bronze is grouped (`key_rows_grouped`), else bronze is probed
     /// with the new keys (`key_rows_since`).
-    fn find_in_slices(&mut self, landed: &Landed, store_ids: &str, slices: i64, grouped: bool) -> Result<()> {
+    fn find_in_slices(&mut self, landed: &LandedRows, store_ids: &str, slices: i64, grouped: bool) -> Result<()> {
         let mask = slices - 1;
         self.exec("listing keys with several copies", &KEY_ROWS_CREATE, &[])?;
         let statement = if grouped { &KEY_ROWS_GROUPED } else { &KEY_ROWS_SINCE };

@@ -40,7 +40,7 @@ pub(crate) use statement::{row, statements};
 pub use as_of::FileAt;
 pub use fingerprint::{FingerprintRow, GoldChunk, GoldPrefix};
 pub use history::{DateAt, DiffBasketRow, DiffPartRow, GoldCountry, NO_VERSION};
-pub use key_search::{KEY_BYTES, Landed as LandedRows};
+pub use key_search::{KEY_BYTES, LandedRows};
 pub use land::{CellRecord, FileRecord, LandedFile, QuarantineRecord, StoreRow};
 pub use recompute::{DuckRecount, RecountRow};
 pub use reports::{

@@ -194,7 +194,7 @@ impl Tx<'_> {
             self.exec(&format!("laying out {what}"), s, &[])?;
         }
         // Split baskets, colliding keys and keys with several copies, as a first landing finds them.
-        self.find_split_baskets_and_collisions(&crate::key_search::Landed::all_from(1), None)
+        self.find_split_baskets_and_collisions(&crate::key_search::LandedRows::all_from(1), None)
     }
 
     /// Silver's and gold's rows that Iceberg snapshot `ice` wrote, as snapshot `snapshot_id`.

@@ -145,7 +145,7 @@ impl Store {
     /// already (`bring_up_to_date` numbered them first).
     fn migrate_6(&self) -> Result<()> {
         let mut tx = super::Tx::begin(self, None)?;
-        tx.find_split_baskets_and_collisions(&crate::key_search::Landed::all_from(1), None)?;
+        tx.find_split_baskets_and_collisions(&crate::key_search::LandedRows::all_from(1), None)?;
         FORMAT_SET.run(self, duckdb::named_params! { "format": LAB_FORMAT })?;
         tx.commit().map(|_| ())
     }

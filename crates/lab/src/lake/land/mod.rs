@@ -552,42 +552,6 @@ fn store_row(s: &raw::Shop) -> StoreRow {
     }
 }
 
-/// DuckDB's own threads parse the files (`recount_parse`, below) and insert what they parse, each
-/// into its own row groups: parsing, copying and compressing share the cores. Returns the parsed
-/// files without their rows, in file id order.
-fn parse_and_insert(lab: &Lab, tx: &mut Tx, plan: &Plan, staged: &Staged, first_file_id: i32) -> Result<Vec<ParsedFile>> {
-    let threads = tx.store().threads()?;
-    let files =
-        plan.todo.iter().enumerate().map(|(i, f)| (f.upload_date, f.path.clone(), f.rel.clone(), first_file_id + i as i32)).collect();
-    let key_mask = u64::MAX.checked_shr(64 - lab.basket_key_bits.clamp(1, 64)).unwrap_or(u64::MAX);
-    let lanes = (threads.max(1) as usize).div_ceil(2);
-    let store_rows =
-        tx.number_store_rows(plan.stores.stores.iter().map(|s| (s.store_id.as_str(), s.country.as_str(), s.currency.as_str())))?;
-    let job = Arc::new(ParseJob::new(
-        files,
-        plan.stores.clone(),
-        store_rows,
-        plan.reader.clone(),
-        lab.raw_root(),
-        key_mask,
-        lanes,
-        staged.clone(),
-    ));
-    let inserted = if plan.todo.is_empty() { Ok(0) } else { tx.insert_events(job.clone()) };
-    let mut done = std::mem::take(&mut *job.done.lock().map_err(poisoned)?);
-    if let Some(e) = job.error.lock().map_err(poisoned)?.take() {
-        return Err(e);
-    }
-    let inserted = inserted.wrap_err("appending bronze events")?;
-    done.sort_by_key(|f| f.file_id);
-    let parsed_events: usize = done.iter().map(|f| f.events).sum();
-    if inserted != parsed_events || done.len() != plan.todo.len() {
-        bail!("landing inserted {inserted} events from {} files, but {parsed_events} were parsed from {}", done.len(), plan.todo.len());
-    }
-    tx.step("appending bronze events")?;
-    Ok(done)
-}
-
 /// The corrections shipped with `world` (`world/corrections/`) that the lab has not landed.
 pub fn pending_corrections(lab: &Lab, world: &Path) -> Result<Vec<raw::corrections::Correction>> {
     let landed = lab.store().landed_files()?;
