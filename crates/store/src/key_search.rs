@@ -83,11 +83,12 @@ impl LandedRows {
 }
 
 impl Tx<'_> {
-    /// Split baskets, colliding keys and keys with several copies among the rows `landed` names. Each list keeps a row once, so asking again adds nothing twice.
-    /// The keys of the rows landed from `first_file_id` on are grouped in one statement with
-    /// `KEY_BYTES` of DuckDB's memory a row, within its share of the budget; when that is not
-    /// enough, a slice of keys at a time (`key_slices`), so that the work grows with the rows
-    /// landed, not with their square (`rows_per_slice`: the tests' own cut).
+    /// Split baskets, colliding keys and keys with several copies among the rows `landed` names.
+    /// Each list keeps a row once, so asking again adds nothing twice. Those rows' keys are
+    /// grouped in one statement with `KEY_BYTES` of DuckDB's memory a row, within its share of
+    /// the budget; when that is not enough, a slice of keys at a time (`key_slices`), so that the
+    /// work grows with the rows landed, not with their square (`rows_per_slice`: the tests' own
+    /// cut).
     pub fn find_split_baskets_and_collisions(&mut self, landed: &LandedRows, rows_per_slice: Option<i64>) -> Result<()> {
         let store_ids = serde_json::to_string(&landed.corrected_stores)?;
         let (first_file_id, first_rederived_id) = (landed.first_file_id, landed.first_rederived_id);
