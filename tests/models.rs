@@ -467,6 +467,14 @@ fn a_corrected_plant_zone_re_reads_its_files_and_gold_is_gold_from_scratch() {
     assert_eq!(landed["detail"]["dimension_changed"], serde_json::json!(["plant-c"]), "{landed}");
     let files = landed["detail"]["files"].as_array().unwrap();
     assert!(files.iter().filter(|f| f["status"] == "re-read").all(|f| f["file"].as_str().unwrap().starts_with("plant-c")), "{landed}");
+    // A re-read version is a hard link to the bytes of the version it follows, not a second copy.
+    let reread: Vec<&serde_json::Value> = files.iter().filter(|f| f["status"] == "re-read").collect();
+    assert!(!reread.is_empty(), "{landed}");
+    for f in reread {
+        let at = lab.join("raw/model").join(format!("upload_date={}", f["upload_date"].as_str().unwrap()));
+        let path = at.join(format!("{}.v{}", f["file"].as_str().unwrap(), f["version"]));
+        assert_eq!(std::os::unix::fs::MetadataExt::nlink(&std::fs::metadata(&path).unwrap()), 2, "{path:?}");
+    }
     ok(&lab, &["run", FIRST, LAST]);
     assert_eq!(fingerprint_of(&lab), oracle_with(&copy, Some(2)).0);
 }

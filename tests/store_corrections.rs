@@ -85,6 +85,22 @@ fn a_time_zone_correction_rebuilds_the_dates_it_moves_and_gold_equals_a_build_on
     assert_eq!(landed.stores_changed.len(), 1, "{landed:?}");
     assert_eq!(landed.stores_changed[0].describe(), format!("store {store}: time zone Europe/London → Asia/Singapore"));
     assert!(landed.rederived_files > 0 && landed.rederived_events > 0, "{landed:?}");
+    // Each re-derived version (under pos/) is a hard link to the bytes of the version it replaces
+    // (under versions/), not a copy.
+    let linked = lab.store().landed_files().unwrap().into_values().flatten().filter(|f| f.current && f.version > 1).count();
+    let mut links = 0;
+    let mut dirs = vec![lab.raw_root().join("pos")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().map(Result::unwrap) {
+            let meta = e.metadata().unwrap();
+            if meta.is_dir() {
+                dirs.push(e.path());
+            } else if std::os::unix::fs::MetadataExt::nlink(&meta) == 2 {
+                links += 1;
+            }
+        }
+    }
+    assert_eq!(links, linked, "every re-derived file is linked to its previous version");
     assert!(landed.render().contains("store correction: store"), "{}", landed.render());
     assert!(landed.partitions.iter().all(|p| p.files_landed == 0), "no upload's own files landed again: {landed:?}");
     // Landing alone changes no gold: the next v2 run does.

@@ -119,7 +119,8 @@ impl Reading {
                 std::fs::create_dir_all(dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
             }
             let tmp = path.with_extension("landing");
-            std::fs::write(&tmp, &bytes)
+            // A re-read version keeps the bytes of the one it follows: linked, not copied.
+            if t.status == REREAD { crate::lake::link_or_write(&t.from, &tmp, &bytes) } else { std::fs::write(&tmp, &bytes) }
                 .and_then(|_| std::fs::rename(&tmp, path))
                 .wrap_err_with(|| format!("writing {}", path.display()))?;
         }
@@ -406,6 +407,9 @@ fn forget_kept(kept: &[PathBuf], e: color_eyre::Report) -> color_eyre::Report {
     e.wrap_err("landing: nothing was landed (the transaction rolled back)")
 }
 
+/// The status of a file read again under a corrected dimension row.
+const REREAD: &str = "re-read";
+
 /// The current files whose records name a dimension row that changed, read again from their
 /// kept bytes as their next version (the contract's dimension correction).
 fn reread(lab: &Lab, model: &Model, changed: &[String], todo: &[ToRead], next_id: &mut i32) -> Result<Vec<ToRead>> {
@@ -420,7 +424,7 @@ fn reread(lab: &Lab, model: &Model, changed: &[String], todo: &[ToRead], next_id
         let keep_at = Some(version_path(lab, f.upload_date, &f.file, f.version + 1));
         let file = ModelFile { file_id: *next_id, version: f.version + 1, records: 0, quarantined: 0, ..f };
         *next_id += 1;
-        out.push(ToRead { file, from, keep_at, status: "re-read" });
+        out.push(ToRead { file, from, keep_at, status: REREAD });
     }
     Ok(out)
 }

@@ -10,12 +10,11 @@ pub(super) fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Stages a re-derived file version, whose bytes are the ones already at its place in the raw
-/// zone: a hard link to them, not a copy (a store correction re-derives most of the raw zone, and
-/// copying it again was a large part of its cost). Where the file system has no hard links, a
-/// copy. The raw zone never writes into a file, so the two names keep the same bytes.
+/// zone: a hard link to them (`link_or_write`), not a copy (a store correction re-derives most of
+/// the raw zone, and copying it again was a large part of its cost).
 pub(super) fn stage_in_place(current: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     crate::lake::crash_point("landing:write");
-    std::fs::hard_link(current, path).or_else(|_| std::fs::write(path, bytes))
+    crate::lake::link_or_write(current, path, bytes)
 }
 
 /// Waits until the staged copies and their directory entries are on disk: a staged copy must
