@@ -567,8 +567,6 @@ fn take_lock(root: &Path) -> Result<File> {
     Ok(file)
 }
 
-/// `RECOUNT_CRASH_AT=NAME` ends the process at once (as a kill would) when it reaches the crash
-/// point NAME: the hook behind the tests that kill a landing between its COMMIT and its moves.
 /// Puts `bytes`, which are `existing`'s, at `path`: a hard link to `existing` where the file
 /// system has them, else a copy. A re-derived or re-read file version has the bytes of the version
 /// before it, and the raw zone never writes into a file, so the two names keep the same bytes.
@@ -576,6 +574,8 @@ pub(crate) fn link_or_write(existing: &Path, path: &Path, bytes: &[u8]) -> std::
     std::fs::hard_link(existing, path).or_else(|_| std::fs::write(path, bytes))
 }
 
+/// `RECOUNT_CRASH_AT=NAME` ends the process at once (as a kill would) when it reaches the crash
+/// point NAME: the hook behind the tests that kill a landing between its COMMIT and its moves.
 pub fn crash_point(name: &str) {
     if std::env::var_os("RECOUNT_CRASH_AT").is_some_and(|v| v == name) {
         std::process::abort();
