@@ -59,6 +59,13 @@ INSERT INTO model.dimension_versions VALUES ($version, $md5, $text, now()::TIMES
 SELECT file_id, file, upload_date, version, md5, records, quarantined FROM model.current_files
 WHERE upload_date = $upload_date::DATE ORDER BY file;
 
+-- name: corrected_files_of_uploads
+-- The current files of uploads $uploads (a list) past their first version, by upload and name:
+-- what a run over a range names as corrected.
+SELECT file_id, file, upload_date, version, md5, records, quarantined FROM model.current_files
+WHERE version > 1 AND upload_date IN (SELECT business_date FROM dates_of($uploads::VARCHAR))
+ORDER BY upload_date, file;
+
 -- name: file_versions
 -- Every landed version of file $file of upload $upload_date, oldest first.
 SELECT file_id, file, upload_date, version, md5, records, quarantined FROM model.files

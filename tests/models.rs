@@ -779,6 +779,11 @@ fn a_cut_model_file_holds_back_its_own_upload_and_the_others_land() {
     copy_dir(&world().1, &copy);
     let whole = std::fs::read(copy.join(LATIN1_FILE)).unwrap();
     std::fs::write(copy.join(LATIN1_FILE), &whole[..whole.len() / 2]).unwrap();
+    // A second file of the upload cut too: the upload is named by its first, in name order,
+    // whichever of DuckDB's threads met which first.
+    let last = copy.join(LATIN1_FILE.replace("plant-a", "plant-c"));
+    let last_whole = std::fs::read(&last).unwrap();
+    std::fs::write(&last, &last_whole[..last_whole.len() - 9]).unwrap();
     let (lab, ws) = (dir.path().join("lab"), copy.to_str().unwrap().to_string());
     let out = recount(&lab, &["--format", "json", "daily", "2026-06-29", "2026-07-01", "--world", &ws]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
@@ -799,10 +804,26 @@ fn a_cut_model_file_holds_back_its_own_upload_and_the_others_land() {
     assert!(files.iter().all(|f| f["upload_date"] != "2026-06-30"), "nothing of the held upload landed: {v}");
     // Whole again, it lands, with every file of its upload.
     std::fs::write(copy.join(LATIN1_FILE), &whole).unwrap();
+    std::fs::write(&last, &last_whole).unwrap();
     let again = json(&lab, &["land", "2026-06-30", "--world", &ws]);
     assert!(again["detail"]["held"].as_array().unwrap().is_empty(), "{again}");
     let parts = std::fs::read_dir(copy.join("mes/records/upload_date=2026-06-30")).unwrap().count();
     assert_eq!(again["detail"]["files"].as_array().unwrap().len(), parts, "{again}");
+}
+
+/// A run over a range names the corrected file versions among its uploads in its snapshot,
+/// found for the whole range at once.
+#[test]
+fn a_range_run_s_snapshot_names_the_corrected_file_among_its_uploads() {
+    let (dir, w) = (tempdir(), &world().1);
+    let lab = dir.path().join("lab");
+    ok(&lab, &["land", FIRST, LAST, "--world", w.to_str().unwrap()]);
+    let corrected = w.join("corrections/01-corrected-counts");
+    ok(&lab, &["land", "2026-06-30", "--world", corrected.to_str().unwrap()]);
+    ok(&lab, &["run", FIRST, LAST]);
+    let snapshots = json(&lab, &["snapshots"]);
+    let files = snapshots["rows"].as_array().unwrap().last().unwrap()["files"].as_str().unwrap().to_string();
+    assert_eq!(files, format!("uploads {FIRST}..{LAST}, corrected: upload_date=2026-06-30/plant-a.jsonl.gz v2"));
 }
 
 /// A measure whose sum over a date and grain would leave 64 bits is refused at landing, naming

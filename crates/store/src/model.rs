@@ -117,6 +117,7 @@ statements! {
     RECORD_DATES: Query<RecordDate> = model::RECORD_DATES;
     DIMENSION_INSERT: Exec = model::DIMENSION_INSERT;
     FILES_OF_UPLOAD: Query<ModelFile> = model::FILES_OF_UPLOAD;
+    CORRECTED_FILES_OF_UPLOADS: Query<ModelFile> = model::CORRECTED_FILES_OF_UPLOADS;
     FILES_WITH_KEY: Query<ModelFile> = model::FILES_WITH_KEY;
     FILE_VERSIONS: Query<ModelFile> = model::FILE_VERSIONS;
     NEXT_FILE_ID: Query<Next> = model::NEXT_FILE_ID;
@@ -362,6 +363,13 @@ impl Store {
     }
     pub fn model_files_of(&self, upload: NaiveDate) -> Result<Vec<ModelFile>> {
         FILES_OF_UPLOAD.all(self, named_params! { "upload_date": upload })
+    }
+    /// The current files of `uploads` past their first version, by upload and name.
+    pub fn model_corrected_files_of(&self, uploads: &[NaiveDate]) -> Result<Vec<ModelFile>> {
+        if uploads.is_empty() {
+            return Ok(Vec::new());
+        }
+        CORRECTED_FILES_OF_UPLOADS.all(self, named_params! { "uploads": super::date_list(uploads) })
     }
     /// The current files holding a record whose grain column `column` (1-based) is one of `keys`.
     pub fn model_files_with_key(&self, column: usize, keys: &[String]) -> Result<Vec<ModelFile>> {

@@ -6,7 +6,7 @@
 //! SQL is queries/model.sql.
 
 use super::Lab;
-pub use super::model_land::{ModelCorrection, ModelHeld, ModelLandedFile, ModelLanding, REDELIVERED, land, pending_corrections};
+pub use super::model_land::{ModelCorrection, ModelLandedFile, ModelLanding, REDELIVERED, land, pending_corrections};
 use super::model_land::{kept_dimension, version_path};
 use crate::model::Model;
 use crate::model::read::DimensionTable;
@@ -122,12 +122,11 @@ fn files_of(lab: &Lab, uploads: &[NaiveDate]) -> Result<String> {
         return Ok(lab.store().model_files_of(*u)?.iter().map(|f| format!("{} v{}", f.file, f.version)).collect::<Vec<_>>().join(", "));
     }
     let mut parts = vec![format!("uploads {}", crate::lake::v2::name_runs(uploads))];
-    for &u in uploads {
-        for f in lab.store().model_files_of(u)?.into_iter().filter(|f| f.version > 1) {
-            // A re-delivery of the same rows is no correction.
-            if !lab.store().model_same_rows_as_before(f.file_id)? {
-                parts.push(format!("corrected: upload_date={u}/{} v{}", f.file, f.version));
-            }
+    // One statement for the range, not one an upload.
+    for f in lab.store().model_corrected_files_of(uploads)? {
+        // A re-delivery of the same rows is no correction.
+        if !lab.store().model_same_rows_as_before(f.file_id)? {
+            parts.push(format!("corrected: upload_date={}/{} v{}", f.upload_date, f.file, f.version));
         }
     }
     Ok(parts.join(", "))

@@ -5,6 +5,7 @@
 //! under its own path and inserting its records, in one transaction.
 
 use super::Lab;
+use super::land::{BadFile, HeldUpload};
 use crate::model::Model;
 use crate::model::read::{DimensionTable, LineReader};
 use crate::store::Tx;
@@ -61,16 +62,8 @@ pub struct ModelLanding {
     pub missing: Vec<NaiveDate>,
     /// Uploads held back whole: a file of theirs cannot be read whole (a cut or corrupt gzip,
     /// one that inflates past the limit), so nothing of them landed; the other uploads did.
-    pub held: Vec<ModelHeld>,
-}
-
-/// An upload a landing held back, by its first file (in name order) that cannot be read whole.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(test, serde(deny_unknown_fields))]
-pub struct ModelHeld {
-    pub upload_date: NaiveDate,
-    pub file: String,
-    pub reason: String,
+    /// Each by its first file (in name order) that cannot be read whole, as retail's.
+    pub held: Vec<HeldUpload>,
 }
 
 /// A refused line: file id, line, reason, the line as shown.
@@ -107,13 +100,15 @@ fn poisoned<T>(_: T) -> color_eyre::Report {
 }
 
 impl Reading {
-    /// Reads one version: its bytes, checked against the md5 it was planned with and kept under
-    /// the version's path, then its lines with the model.
-    fn read_one(&self, t: ToRead) -> Result<RecordsBatch> {
+    /// Reads one version: its bytes, hashed (and checked against the md5 it was planned with,
+    /// when the plan hashed it) and kept under the version's path, then its lines with the model.
+    fn read_one(&self, mut t: ToRead) -> Result<RecordsBatch> {
         let bytes = std::fs::read(&t.from).wrap_err_with(|| format!("reading {}", t.from.display()))?;
-        if crate::raw::md5_hex(&bytes) != t.file.md5 {
+        let md5 = crate::raw::md5_hex(&bytes);
+        if !t.file.md5.is_empty() && md5 != t.file.md5 {
             bail!("{} changed while it was landing: land it again", t.from.display());
         }
+        t.file.md5 = md5;
         if let Some(path) = &t.keep_at {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
@@ -159,7 +154,11 @@ fn records_of(
     mut file: ModelFile,
     bytes: &[u8],
 ) -> Result<(RecordsBatch, ModelFile, Vec<RefusedLine>)> {
-    let bytes = crate::raw::decompress(bytes).wrap_err_with(|| format!("reading upload_date={}/{}", file.upload_date, file.file))?;
+    // The contract's section 2: a file that cannot be read whole holds back its upload, and only
+    // that upload (`land` lands the others without it).
+    let bytes = crate::raw::decompress(bytes).map_err(|e| {
+        eyre!(BadFile { upload_date: file.upload_date, file: file.file.clone(), reason: crate::raw::unreadable(".gz", &e).to_string() })
+    })?;
     // Retail's quarantine: the first refused lines of a file kept, each bounded; the rest counted.
     let (mut records, mut refused) = (RecordsBuilder::new(file.file_id), crate::lake::land::columns::Quarantine::default());
     let reader = LineReader::new(model, dims)?;
@@ -270,30 +269,30 @@ fn world_files(world: &Path, model: &Model, d: NaiveDate) -> Result<Option<Vec<(
 }
 
 /// What a landing found in the world: the file versions to read, the uploads the world lacks,
-/// the files it already holds (the same bytes), and the uploads held back whole.
+/// and the files it already holds (the same bytes).
 struct Planned {
     todo: Vec<ToRead>,
     missing: Vec<NaiveDate>,
     files: Vec<ModelLandedFile>,
-    held: Vec<ModelHeld>,
 }
 
 /// Each upload's files against the versions the lab holds: the same bytes are noted, other bytes
-/// are read as the path's next version (ids from `next_id` on), and an upload with a file that
-/// cannot be read whole is held back.
+/// are read as the path's next version (ids from `next_id` on). Only a path the lab holds is
+/// hashed here; a new path is read once, on DuckDB's threads, which hash and inflate it.
 fn plan(lab: &Lab, world: &Path, model: &Model, dates: &[NaiveDate], next_id: &mut i32) -> Result<Planned> {
-    let (mut todo, mut missing, mut files, mut held) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut todo, mut missing, mut files) = (Vec::new(), Vec::new(), Vec::new());
     for &d in dates {
         let Some(found) = world_files(world, model, d)? else {
             missing.push(d);
             continue;
         };
         let landed = lab.store().model_files_of(d)?;
-        let (mut upload, first_id) = (Vec::new(), *next_id);
         for (name, path) in found {
-            let bytes = std::fs::read(&path).wrap_err_with(|| format!("reading {}", path.display()))?;
-            let md5 = crate::raw::md5_hex(&bytes);
             let before = landed.iter().find(|f| f.file == name);
+            let md5 = match before {
+                Some(_) => crate::raw::md5_of_file(&path)?,
+                None => String::new(),
+            };
             if let Some(f) = before.filter(|f| f.md5 == md5) {
                 let (records, quarantined) = (f.records, f.quarantined);
                 files.push(ModelLandedFile {
@@ -306,23 +305,26 @@ fn plan(lab: &Lab, world: &Path, model: &Model, dates: &[NaiveDate], next_id: &m
                 });
                 continue;
             }
-            // The contract's section 2: a file that cannot be read whole holds back its upload,
-            // and only that upload (its lines are then read again on DuckDB's threads).
-            if let Err(e) = crate::raw::decompress(&bytes) {
-                held.push(ModelHeld { upload_date: d, file: name, reason: crate::raw::unreadable(".gz", &e).to_string() });
-                upload.clear();
-                *next_id = first_id;
-                break;
-            }
             let version = before.map_or(1, |f| f.version + 1);
             let keep_at = Some(version_path(lab, d, &name, version));
             let file = ModelFile { file_id: *next_id, file: name, upload_date: d, version, md5, records: 0, quarantined: 0 };
             *next_id += 1;
-            upload.push(ToRead { file, from: path, keep_at, status: if version == 1 { "new" } else { "corrected" } });
+            todo.push(ToRead { file, from: path, keep_at, status: if version == 1 { "new" } else { "corrected" } });
         }
-        todo.extend(upload);
     }
-    Ok(Planned { todo, missing, files, held })
+    Ok(Planned { todo, missing, files })
+}
+
+/// The held upload's first file, in name order, that cannot be read whole: the one a landing
+/// names, whichever of its files a thread met first.
+fn first_unreadable(world: &Path, model: &Model, bad: BadFile) -> Result<HeldUpload> {
+    for (name, path) in world_files(world, model, bad.upload_date)?.unwrap_or_default() {
+        let bytes = std::fs::read(&path).wrap_err_with(|| format!("reading {}", path.display()))?;
+        if let Err(e) = crate::raw::decompress(&bytes) {
+            return Ok(HeldUpload { upload_date: bad.upload_date, file: name, reason: crate::raw::unreadable(".gz", &e).to_string() });
+        }
+    }
+    Ok(HeldUpload { upload_date: bad.upload_date, file: bad.file, reason: bad.reason })
 }
 
 /// Lands uploads `dates` of `world` into a model lab: new and corrected files as their next
@@ -331,11 +333,24 @@ fn plan(lab: &Lab, world: &Path, model: &Model, dates: &[NaiveDate], next_id: &m
 /// out of DuckDB's limit kept nothing, and runs again as it was with a raised limit, up to
 /// DuckDB's share of the budget, as retail's does (its reads run inside its transaction, where a
 /// statement is not retried alone).
+/// A file that cannot be read whole holds back its upload: the landing runs again without it.
 pub fn land(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) -> Result<ModelLanding> {
+    let (mut dates, mut held) = (dates.to_vec(), Vec::new());
     loop {
-        match land_once(lab, world, model, dates) {
+        match land_once(lab, world, model, &dates) {
             Err(e) if crate::store::is_out_of_memory(&e) && lab.store().raise_limit(false)? => {}
-            other => return other,
+            Err(e) => {
+                let Some(bad) = e.downcast_ref::<BadFile>().filter(|b| dates.contains(&b.upload_date)).cloned() else {
+                    return Err(e);
+                };
+                dates.retain(|d| *d != bad.upload_date);
+                held.push(first_unreadable(world, model, bad)?);
+            }
+            Ok(mut landing) => {
+                held.sort_by_key(|h: &HeldUpload| h.upload_date);
+                landing.held = held;
+                return Ok(landing);
+            }
         }
     }
 }
@@ -346,7 +361,7 @@ fn land_once(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) ->
     let LandingDimension { table: dims, new: new_dimension, changed, removed } = dimension(lab, world, model)?;
     let mut next_id = lab.store().model_next_file_id()?;
     let first_file_id = next_id;
-    let Planned { mut todo, missing, mut files, held } = plan(lab, world, model, dates, &mut next_id)?;
+    let Planned { mut todo, missing, mut files } = plan(lab, world, model, dates, &mut next_id)?;
     todo.extend(reread(lab, model, &changed, &todo, &mut next_id)?);
     let planned = started.elapsed();
     todo.reverse();
@@ -385,7 +400,7 @@ fn land_once(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) ->
         });
     }
     files.sort_by(|a, b| (a.upload_date, &a.file, a.version).cmp(&(b.upload_date, &b.file, b.version)));
-    Ok(ModelLanding { model: model.name.clone(), files, dimension_changed: changed, dimension_removed: removed, missing, held })
+    Ok(ModelLanding { model: model.name.clone(), files, dimension_changed: changed, dimension_removed: removed, missing, held: Vec::new() })
 }
 
 /// A file version's status when it holds its path's previous version's records in other bytes.

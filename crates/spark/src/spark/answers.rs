@@ -529,7 +529,7 @@ mod tests {
                 "RebuildAnswer" => round_trip::<RebuildReport>(v),
                 "NaiveAnswer" => round_trip::<NaiveAnswer>(v),
                 "ModelLandedFile" => round_trip::<crate::lake::model::ModelLandedFile>(v),
-                "ModelHeld" => round_trip::<crate::lake::model::ModelHeld>(v),
+                "ModelHeld" => round_trip::<crate::lake::land::HeldUpload>(v),
                 "ModelLanding" => round_trip::<crate::lake::model::ModelLanding>(v),
                 "ModelRun" => round_trip::<crate::lake::model::ModelRun>(v),
                 "ModelRunAnswer" => round_trip::<ModelRunAnswer>(v),

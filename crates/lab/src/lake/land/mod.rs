@@ -69,8 +69,10 @@ pub fn land_with(lab: &mut Lab, world: &Path, source: &Source, dates: &[NaiveDat
     }
 }
 
-/// An upload a landing held back, and why: one of its files could not be read whole.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+/// An upload a landing held back, and why: one of its files could not be read whole. Every
+/// model's landing, and the Spark driver's answer of a model's (`ModelHeld`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, serde(deny_unknown_fields))]
 pub struct HeldUpload {
     pub upload_date: NaiveDate,
     pub file: String,
