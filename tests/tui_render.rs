@@ -210,6 +210,25 @@ fn columns_scroll_with_the_first_one_pinned_and_the_table_sorts_by_any_column() 
         Some(recount::tui::app::Popup::Detail { body, .. }) => assert!(body.contains("country: SG"), "{body}"),
         other => panic!("a detail popup, got {other:?}"),
     }
+    app.popup = None;
+
+    // Each screen keeps its own place: History has its own row and order, and the Overview is
+    // as it was left when it comes back: its row, its sort and its scrolled columns.
+    app.select_row(2);
+    app.update(Action::Screen(Screen::History));
+    assert_eq!((app.row(), app.sort()), (0, None), "History's own place");
+    app.update(Action::RowDown);
+    app.update(Action::Screen(Screen::Overview));
+    assert_eq!(app.row(), 2);
+    assert!(header(&mut app).contains("country ▼") && title(&mut app).contains(&format!("‹ {} col", moves - 1)), "{}", title(&mut app));
+    assert_eq!(countries(&mut app), ["SG", "IN", "GB"]);
+    app.update(Action::Screen(Screen::History));
+    assert_eq!(app.row(), 1);
+    // Another date's rows put every screen back on its first row, each keeping its order.
+    app.update(Action::NextDate);
+    assert_eq!(app.row(), 0);
+    app.update(Action::Screen(Screen::Overview));
+    assert_eq!((app.row(), app.sort().map(|s| s.descending)), (0, Some(true)));
 }
 
 #[test]

@@ -8,7 +8,7 @@ impl App {
             return;
         }
         // Every popup opens from here, at its first line.
-        self.cursor.popup_scroll = 0;
+        self.popup_scroll = 0;
         match action {
             Action::Quit => self.ask_quit(),
             Action::Help => self.popup = Some(Popup::Help),
@@ -20,10 +20,10 @@ impl App {
             Action::Screen(s) => self.set_screen(s),
             Action::RowDown => self.move_row(1),
             Action::RowUp => self.move_row(-1),
-            Action::PageDown => self.move_row(self.cursor.drawn.page_rows as i64),
-            Action::PageUp => self.move_row(-(self.cursor.drawn.page_rows as i64)),
-            Action::Top => self.cursor.row = 0,
-            Action::Bottom => self.cursor.row = self.current_table().map(|t| t.rows.len()).unwrap_or(0).saturating_sub(1),
+            Action::PageDown => self.move_row(self.drawn.page_rows as i64),
+            Action::PageUp => self.move_row(-(self.drawn.page_rows as i64)),
+            Action::Top => self.cur_mut().row = 0,
+            Action::Bottom => self.cur_mut().row = self.current_table().map(|t| t.rows.len()).unwrap_or(0).saturating_sub(1),
             Action::NextMatch => self.next_match(1),
             Action::PrevMatch => self.next_match(-1),
             Action::Drill => self.drill(),
@@ -50,10 +50,10 @@ impl App {
             Action::Search => self.popup = Some(Popup::Input { kind: InputKind::SearchBaskets, text: self.search.clone() }),
             Action::Copy => self.copy_basket_id(),
             Action::ColumnsRight => self.scroll_columns_right(),
-            Action::ColumnsLeft => self.cursor.first_col = self.cursor.first_col.saturating_sub(1),
+            Action::ColumnsLeft => self.cur_mut().first_col = self.cur().first_col.saturating_sub(1),
             Action::SortNext => self.sort_next_column(),
             Action::SortReverse => {
-                let sort = self.cursor.sort.unwrap_or(Sort { column: 0, descending: false });
+                let sort = self.cur().sort.unwrap_or(Sort { column: 0, descending: false });
                 self.set_sort(Some(Sort { descending: !sort.descending, ..sort }));
             }
             Action::ExportCsv => self.export(Format::Csv),
@@ -80,8 +80,8 @@ impl App {
         if !matches!(self.popup, Some(Popup::Help | Popup::Error(_) | Popup::Detail { .. })) {
             return false;
         }
-        let (shown, last) = self.cursor.drawn.popup_view;
-        let scroll = &mut self.cursor.popup_scroll;
+        let (shown, last) = self.drawn.popup_view;
+        let scroll = &mut self.popup_scroll;
         match action {
             Action::Back | Action::Help | Action::Drill | Action::Quit => self.popup = None,
             Action::RowDown => *scroll = (*scroll + 1).min(last),
@@ -138,7 +138,7 @@ impl App {
             let shown = self.trend_series().map(|s| &s.label);
             let at = names.iter().position(|c| Some(*c) == shown).unwrap_or(0);
             self.country_filter = names.get((at + 1) % names.len().max(1)).map(|c| (*c).clone());
-            self.cursor.row = 0;
+            self.cur_mut().row = 0;
             return;
         }
         // The date's parts (retail: its countries) that have re-sent entities.
@@ -153,12 +153,12 @@ impl App {
             None => countries.first().cloned(),
             Some(c) => countries.iter().skip_while(|x| *x != c).nth(1).cloned(),
         };
-        self.cursor.row = 0;
+        self.cur_mut().row = 0;
     }
 
     pub(super) fn scroll_columns_right(&mut self) {
-        if self.cursor.first_col < self.cursor.drawn.col_room {
-            self.cursor.first_col += 1;
+        if self.cur().first_col < self.drawn.col_room {
+            self.cur_mut().first_col += 1;
         } else {
             self.message = "the last column is in view".into();
         }
@@ -167,7 +167,7 @@ impl App {
     /// Sorts by the next column (after the last, the report's own order again).
     pub(super) fn sort_next_column(&mut self) {
         let columns = self.current_table().map(|t| t.columns.len()).unwrap_or(0);
-        let next = match self.cursor.sort {
+        let next = match self.cur().sort {
             None => Some(0),
             Some(s) => Some(s.column + 1).filter(|c| *c < columns),
         };
@@ -238,34 +238,33 @@ impl App {
             return;
         }
         let Some(t) = self.current_table() else { return };
-        let order = row_order(&t, self.cursor.sort);
+        let order = row_order(&t, self.cur().sort);
         let n = t.rows.len() as i64;
         let hit = (1..=n)
-            .map(|k| (self.cursor.row as i64 + step * k).rem_euclid(n.max(1)) as usize)
+            .map(|k| (self.cur().row as i64 + step * k).rem_euclid(n.max(1)) as usize)
             .find(|&i| t.rows[order[i]].cells.iter().any(|c| c.display().to_lowercase().contains(&q)));
         match hit {
             Some(i) => {
-                self.cursor.row = i;
+                self.cur_mut().row = i;
                 self.message = format!("match for '{}' on row {} of {n}", crate::sanitize::for_terminal(&self.search), i + 1);
             }
             None => self.message = format!("no row here holds '{}'", crate::sanitize::for_terminal(&self.search)),
         }
     }
 
+    /// The screen `s`, at its own row, sort and columns as it was left (its table may have fewer
+    /// rows since: the row is kept inside it).
     pub(super) fn set_screen(&mut self, s: Screen) {
         self.screen = s;
-        self.cursor.row = 0;
         // A status line speaks of the screen it was said on.
         self.message.clear();
-        // Another screen has other columns.
-        self.cursor.sort = None;
-        self.cursor.first_col = 0;
+        self.clamp_row();
     }
 
     pub(super) fn move_row(&mut self, delta: i64) {
         let n = self.current_table().map(|t| t.rows.len()).unwrap_or(0) as i64;
         if n > 0 {
-            self.cursor.row = (self.cursor.row as i64 + delta).clamp(0, n - 1) as usize;
+            self.cur_mut().row = (self.cur().row as i64 + delta).clamp(0, n - 1) as usize;
         }
     }
 
@@ -303,7 +302,7 @@ impl App {
     /// an earlier export.
     pub(super) fn export(&mut self, format: Format) {
         let (Some(d), Some(table)) = (self.selected_date(), self.current_table()) else { return };
-        let order = row_order(&table, self.cursor.sort);
+        let order = row_order(&table, self.cur().sort);
         let shown = Table { rows: order.iter().filter_map(|&i| table.rows.get(i).cloned()).collect(), ..table }.dated(d);
         let (ext, text) = match format {
             Format::Json => {

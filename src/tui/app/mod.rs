@@ -115,8 +115,13 @@ pub struct App {
     /// The date whose view follows its head: its load is no longer the running job (the user may
     /// act on the Overview meanwhile), so its view is taken in quietly when it comes.
     rest_pending: Option<NaiveDate>,
-    /// The widgets' own state: the app's alone, read through its methods.
-    cursor: Cursor,
+    /// Each screen's place in its table, by its position in tab order: read through the app's
+    /// methods, which give the selected screen's.
+    cursors: [Cursor; Screen::ALL.len()],
+    /// The popup's first line shown.
+    popup_scroll: u16,
+    /// What the last frame measured (a page's rows, the columns' room, the popup's lines).
+    drawn: super::widgets::FrameMeasures,
     /// Where `e` and `E` write (the working directory unless set).
     export_dir: Option<std::path::PathBuf>,
     /// The foreign gold the Audit screen shows (`tui --audit`): None when none was given.
@@ -199,17 +204,16 @@ pub enum AuditState {
     Failed(String),
 }
 
-/// The table's and the popup's state: the cursor row (counting rows as shown), the sort, the
-/// first scrolled column, the popup's first line, and what the last frame measured.
-#[derive(Debug, Clone, Default)]
+/// A screen's own place in its table: the cursor row (counting rows as shown), the sort and the
+/// first scrolled column. Each screen keeps its own, so a tab left and come back to is where it
+/// was; a new date's rows put every screen's cursor back on its first row.
+#[derive(Debug, Clone, Copy, Default)]
 struct Cursor {
     row: usize,
     /// None: the report's own order.
     sort: Option<Sort>,
     /// The first scrolled column shown after the pinned first one.
     first_col: usize,
-    popup_scroll: u16,
-    drawn: super::widgets::FrameMeasures,
 }
 
 /// Loads that may fail in a row before the explorer stops reloading by itself.
@@ -267,7 +271,9 @@ impl App {
             load_failures: 0,
             head: None,
             rest_pending: None,
-            cursor: Cursor::default(),
+            cursors: [Cursor::default(); Screen::ALL.len()],
+            popup_scroll: 0,
+            drawn: Default::default(),
             export_dir: None,
             store: String::new(),
             user: crate::lake::reopen::Decision::known_by(),
@@ -276,37 +282,53 @@ impl App {
         }
     }
 
+    /// The selected screen's place in its table.
+    fn cur(&self) -> &Cursor {
+        &self.cursors[self.screen.index()]
+    }
+
+    fn cur_mut(&mut self) -> &mut Cursor {
+        &mut self.cursors[self.screen.index()]
+    }
+
+    /// Every screen's cursor on its first row: the date's rows are new.
+    fn rows_to_top(&mut self) {
+        for c in &mut self.cursors {
+            c.row = 0;
+        }
+    }
+
     /// The cursor's row, counting rows as the table shows them.
     pub fn row(&self) -> usize {
-        self.cursor.row
+        self.cur().row
     }
 
     /// Puts the cursor on row `row` as shown (the last row, past the end).
     pub fn select_row(&mut self, row: usize) {
-        self.cursor.row = row;
+        self.cur_mut().row = row;
         self.clamp_row();
     }
 
     pub fn sort(&self) -> Option<Sort> {
-        self.cursor.sort
+        self.cur().sort
     }
 
     pub(crate) fn first_col(&self) -> usize {
-        self.cursor.first_col
+        self.cur().first_col
     }
 
     pub(crate) fn popup_scroll(&self) -> u16 {
-        self.cursor.popup_scroll
+        self.popup_scroll
     }
 
     /// What the last frame measured (a page's rows, the columns' room, the popup's lines).
     pub fn last_drawn(&self) -> super::widgets::FrameMeasures {
-        self.cursor.drawn
+        self.drawn
     }
 
     /// Takes in what a frame measured: the loop calls it after each draw.
     pub fn measured(&mut self, drawn: super::widgets::FrameMeasures) {
-        self.cursor.drawn = drawn;
+        self.drawn = drawn;
     }
 
     /// Exports go to `dir` instead of the working directory.
@@ -405,9 +427,9 @@ impl App {
 
     /// The row under the cursor as an index into the report's own rows (the table may be sorted).
     pub(crate) fn source_row(&self) -> usize {
-        match (self.cursor.sort, self.current_table()) {
-            (Some(s), Some(t)) => row_order(&t, Some(s)).get(self.cursor.row).copied().unwrap_or(self.cursor.row),
-            _ => self.cursor.row,
+        match (self.cur().sort, self.current_table()) {
+            (Some(s), Some(t)) => row_order(&t, Some(s)).get(self.cur().row).copied().unwrap_or(self.cur().row),
+            _ => self.cur().row,
         }
     }
 
@@ -415,8 +437,8 @@ impl App {
     fn set_sort(&mut self, sort: Option<Sort>) {
         let Some(t) = self.current_table() else { return };
         let at = self.source_row();
-        self.cursor.sort = sort;
-        self.cursor.row = row_order(&t, sort).iter().position(|&i| i == at).unwrap_or(0);
+        self.cur_mut().sort = sort;
+        self.cur_mut().row = row_order(&t, sort).iter().position(|&i| i == at).unwrap_or(0);
         self.message = match sort {
             Some(s) => format!(
                 "sorted by {} {}",
@@ -438,7 +460,7 @@ impl App {
 
     fn clamp_row(&mut self) {
         let n = self.current_table().map(|t| t.rows.len()).unwrap_or(0);
-        self.cursor.row = self.cursor.row.min(n.saturating_sub(1));
+        self.cur_mut().row = self.cur().row.min(n.saturating_sub(1));
     }
 
     fn move_date(&mut self, delta: i64) {
@@ -449,7 +471,7 @@ impl App {
         let next = (self.selected as i64 + delta).clamp(0, snap.dates.len() as i64 - 1) as usize;
         if next != self.selected {
             self.selected = next;
-            self.cursor.row = 0;
+            self.rows_to_top();
             if let Some(d) = self.selected_date() {
                 self.load_date(d);
             }
@@ -484,7 +506,7 @@ impl App {
 
     fn select_index(&mut self, i: usize) {
         self.selected = i;
-        self.cursor.row = 0;
+        self.rows_to_top();
         if let Some(d) = self.selected_date() {
             self.load_date(d);
         }
@@ -541,11 +563,11 @@ impl App {
             InputKind::SearchBaskets => {
                 self.search = text;
                 // Baskets filters by it; every screen then goes to the first row holding it.
-                self.cursor.row = self.current_table().map(|t| t.rows.len()).unwrap_or(0).saturating_sub(1);
+                self.cur_mut().row = self.current_table().map(|t| t.rows.len()).unwrap_or(0).saturating_sub(1);
                 if !self.search.is_empty() {
                     self.next_match(1);
                 } else {
-                    self.cursor.row = 0;
+                    self.cur_mut().row = 0;
                 }
             }
         }
