@@ -257,10 +257,15 @@ DROP TABLE IF EXISTS model_shared;
 -- name: winners_drop
 DROP TABLE IF EXISTS model_shared_winners;
 
--- name: date_insert
+-- name: dates_insert
+-- Each date snapshot $snapshot_id wrote, with the input hash it was built from ($dates: a JSON
+-- list of {business_date, input_hash}) and its version's gold rows: one statement for a write's
+-- dates, not one a date.
 INSERT INTO model.snapshot_dates
-SELECT $snapshot_id::BIGINT, $business_date::DATE, $input_hash::VARCHAR,
-       (SELECT count(*) FROM model.gold_history WHERE snapshot_id = $snapshot_id::BIGINT AND business_date = $business_date::DATE);
+SELECT $snapshot_id::BIGINT, d.business_date::DATE, d.input_hash, count(g.business_date)
+FROM (SELECT unnest(from_json($dates::VARCHAR, '[{"business_date":"VARCHAR","input_hash":"VARCHAR"}]'), recursive := true)) d
+LEFT JOIN model.gold_history g ON g.snapshot_id = $snapshot_id::BIGINT AND g.business_date = d.business_date::DATE
+GROUP BY ALL;
 
 -- name: snapshot_insert
 INSERT INTO model.snapshots VALUES ($snapshot_id, $operation, $upload, $late_days, $files, $dates_rewritten,

@@ -812,9 +812,10 @@ fn a_cut_model_file_holds_back_its_own_upload_and_the_others_land() {
 }
 
 /// A run over a range names the corrected file versions among its uploads in its snapshot,
-/// found for the whole range at once.
+/// found for the whole range at once, and records each date's version with its gold rows, all
+/// dates in one statement.
 #[test]
-fn a_range_run_s_snapshot_names_the_corrected_file_among_its_uploads() {
+fn a_range_run_s_snapshot_names_the_corrected_file_among_its_uploads_and_each_date_s_gold_rows() {
     let (dir, w) = (tempdir(), &world().1);
     let lab = dir.path().join("lab");
     ok(&lab, &["land", FIRST, LAST, "--world", w.to_str().unwrap()]);
@@ -824,6 +825,20 @@ fn a_range_run_s_snapshot_names_the_corrected_file_among_its_uploads() {
     let snapshots = json(&lab, &["snapshots"]);
     let files = snapshots["rows"].as_array().unwrap().last().unwrap()["files"].as_str().unwrap().to_string();
     assert_eq!(files, format!("uploads {FIRST}..{LAST}, corrected: upload_date=2026-06-30/plant-a.jsonl.gz v2"));
+    // Each date's version is recorded with its gold rows, as gold holds them.
+    let history = json(&lab, &["history", "2026-06-29"]);
+    let versions: Vec<&serde_json::Value> =
+        history["rows"].as_array().unwrap().iter().filter(|r| r["table"] == "versions of the date").collect();
+    let version = versions.last().copied().unwrap_or_else(|| panic!("{history}")).clone();
+    let db = duckdb::Connection::open(lab.join("recount.duckdb")).unwrap();
+    let rows: i64 = db
+        .query_row(
+            "SELECT count(*) FROM model.gold_history WHERE snapshot_id = ? AND business_date = '2026-06-29'",
+            [version["snapshot_id"].as_i64().unwrap()],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(rows > 1 && version["gold_rows"].as_i64() == Some(rows), "{rows}: {version}");
 }
 
 /// A measure whose sum over a date and grain would leave 64 bits is refused at landing, naming

@@ -140,7 +140,7 @@ statements! {
     GOLD_INSERT: Exec = model::GOLD_INSERT;
     WINNERS_DROP: Exec = model::WINNERS_DROP;
     SHARED_DROP: Exec = model::SHARED_DROP;
-    DATE_INSERT: Exec = model::DATE_INSERT;
+    DATES_INSERT: Exec = model::DATES_INSERT;
     SNAPSHOT_INSERT: Exec = model::SNAPSHOT_INSERT;
     SKIPPED_INSERT: Exec = model::SKIPPED_INSERT;
     GOLD_ROWS: Query<ModelCells> = model::GOLD_ROWS;
@@ -571,9 +571,12 @@ impl Tx<'_> {
         let p = named_params! { "business_date": d, "late_days": late_days, "snapshot_id": snapshot_id, "reason": reason, "by": by };
         self.exec("keeping the reopened date's window", &KEEP_WINDOW, p).map(|_| ())
     }
-    pub fn model_date(&mut self, snapshot_id: i64, d: NaiveDate, input_hash: &str) -> Result<()> {
-        let p = named_params! { "snapshot_id": snapshot_id, "business_date": d, "input_hash": input_hash };
-        self.exec("recording a date's version", &DATE_INSERT, p).map(|_| ())
+    /// The dates snapshot `snapshot_id` wrote, each with the input hash it was built from.
+    pub fn model_dates(&mut self, snapshot_id: i64, dates: &[(NaiveDate, String)]) -> Result<()> {
+        let list: Vec<serde_json::Value> =
+            dates.iter().map(|(d, h)| serde_json::json!({ "business_date": d.to_string(), "input_hash": h })).collect();
+        let p = named_params! { "snapshot_id": snapshot_id, "dates": serde_json::Value::from(list).to_string() };
+        self.exec("recording the dates' versions", &DATES_INSERT, p).map(|_| ())
     }
     /// Snapshot `snapshot_id` takes `version`'s silver and gold of `d` (None: an empty version).
     pub fn model_restore(&mut self, snapshot_id: i64, version: Option<i64>, d: NaiveDate) -> Result<()> {

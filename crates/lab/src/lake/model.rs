@@ -330,9 +330,7 @@ fn write_keeping(lab: &Lab, model: &Model, w: ModelWrite<'_>, late_days: u32, ke
             tx.model_keep_window(id, d, window, (reason, by))?;
         }
         tx.model_write(id, &dates, late_days)?;
-        for (d, hash) in &changed {
-            tx.model_date(id, *d, hash)?;
-        }
+        tx.model_dates(id, &changed)?;
         let (rows, md5) = digest(lab, model)?;
         let record = NewSnapshot {
             snapshot_id: id,
