@@ -21,6 +21,7 @@ pub mod model;
 pub mod model_mirror;
 pub mod parquet;
 mod recompute;
+mod records;
 mod reports;
 mod scan;
 mod schema;

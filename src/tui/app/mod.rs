@@ -9,9 +9,11 @@ use crate::lake::v2::RebuildPreview;
 use crate::reports::overview::LabOverview;
 use crate::reports::table::{Format, Table};
 use chrono::NaiveDate;
+use cursor::Cursor;
 use std::time::Instant;
 
 mod actions;
+mod cursor;
 mod replies;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,18 +206,6 @@ pub enum AuditState {
     Failed(String),
 }
 
-/// A screen's own place in its table: the cursor row (counting rows as shown), the sort and the
-/// first scrolled column. Each screen keeps its own, so a tab left and come back to is where it
-/// was; a new date's rows put every screen's cursor back on its first row.
-#[derive(Debug, Clone, Copy, Default)]
-struct Cursor {
-    row: usize,
-    /// None: the report's own order.
-    sort: Option<Sort>,
-    /// The first scrolled column shown after the pinned first one.
-    first_col: usize,
-}
-
 /// Loads that may fail in a row before the explorer stops reloading by itself.
 const MAX_LOAD_FAILURES: u32 = 2;
 
@@ -280,55 +270,6 @@ impl App {
             audit: None,
             model: None,
         }
-    }
-
-    /// The selected screen's place in its table.
-    fn cur(&self) -> &Cursor {
-        &self.cursors[self.screen.index()]
-    }
-
-    fn cur_mut(&mut self) -> &mut Cursor {
-        &mut self.cursors[self.screen.index()]
-    }
-
-    /// Every screen's cursor on its first row: the date's rows are new.
-    fn rows_to_top(&mut self) {
-        for c in &mut self.cursors {
-            c.row = 0;
-        }
-    }
-
-    /// The cursor's row, counting rows as the table shows them.
-    pub fn row(&self) -> usize {
-        self.cur().row
-    }
-
-    /// Puts the cursor on row `row` as shown (the last row, past the end).
-    pub fn select_row(&mut self, row: usize) {
-        self.cur_mut().row = row;
-        self.clamp_row();
-    }
-
-    pub fn sort(&self) -> Option<Sort> {
-        self.cur().sort
-    }
-
-    pub(crate) fn first_col(&self) -> usize {
-        self.cur().first_col
-    }
-
-    pub(crate) fn popup_scroll(&self) -> u16 {
-        self.popup_scroll
-    }
-
-    /// What the last frame measured (a page's rows, the columns' room, the popup's lines).
-    pub fn last_drawn(&self) -> super::widgets::FrameMeasures {
-        self.drawn
-    }
-
-    /// Takes in what a frame measured: the loop calls it after each draw.
-    pub fn measured(&mut self, drawn: super::widgets::FrameMeasures) {
-        self.drawn = drawn;
     }
 
     /// Exports go to `dir` instead of the working directory.
@@ -425,30 +366,6 @@ impl App {
         self.behaviour().table(self)
     }
 
-    /// The row under the cursor as an index into the report's own rows (the table may be sorted).
-    pub(crate) fn source_row(&self) -> usize {
-        match (self.cur().sort, self.current_table()) {
-            (Some(s), Some(t)) => row_order(&t, Some(s)).get(self.cur().row).copied().unwrap_or(self.cur().row),
-            _ => self.cur().row,
-        }
-    }
-
-    /// Sorts the table as `sort` says, keeping the cursor on the same row.
-    fn set_sort(&mut self, sort: Option<Sort>) {
-        let Some(t) = self.current_table() else { return };
-        let at = self.source_row();
-        self.cur_mut().sort = sort;
-        self.cur_mut().row = row_order(&t, sort).iter().position(|&i| i == at).unwrap_or(0);
-        self.message = match sort {
-            Some(s) => format!(
-                "sorted by {} {}",
-                t.columns.get(s.column).map(|c| c.label.as_str()).unwrap_or("?"),
-                if s.descending { "▼ (S reverses)" } else { "▲ (S reverses, s the next column)" }
-            ),
-            None => "unsorted: the report's own order".into(),
-        };
-    }
-
     /// An entity shown under the country filter (the part of the date its attributes name:
     /// retail's country) and the search (its key or a value of its grain).
     pub(crate) fn basket_visible(&self, b: &crate::reports::baskets::ResentBasket) -> bool {
@@ -456,11 +373,6 @@ impl App {
         let country_ok = self.country_filter.as_ref().is_none_or(part);
         let q = self.search.to_lowercase();
         country_ok && (q.is_empty() || std::iter::once(&b.key).chain(&b.grain).any(|v| v.to_lowercase().contains(&q)))
-    }
-
-    fn clamp_row(&mut self) {
-        let n = self.current_table().map(|t| t.rows.len()).unwrap_or(0);
-        self.cur_mut().row = self.cur().row.min(n.saturating_sub(1));
     }
 
     fn move_date(&mut self, delta: i64) {
