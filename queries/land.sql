@@ -22,13 +22,17 @@ SELECT coalesce(max(change_id), 0) + 1, $store_id, $old_country, $old_timezone, 
        $new_country, $new_timezone, $new_currency, $landing_id, $from_snapshot, NULL
 FROM raw.store_changes;
 
+-- define: listed_stores
+-- The store ids of $store_ids, a JSON list bound as one parameter: the stores a landing corrects.
+(SELECT unnest(from_json($store_ids::VARCHAR, '["VARCHAR"]')) AS store_id)
+
 -- name: files_of_stores
 -- The current file versions whose lines depend on the row of a store of $store_ids (a JSON list):
 -- those holding its events, and those with a line quarantined for a reason that names it (an
 -- unknown store, a currency other than its own). Its other lines would be read alike under any
 -- row of it. One statement for all the stores a landing changes, since each statement reads
 -- bronze whole: a statement a store grew with the stores times the lab.
-WITH ids AS (SELECT unnest(from_json($store_ids::VARCHAR, '["VARCHAR"]')) AS store_id)
+WITH ids AS @listed_stores
 SELECT f.file, f.upload_date, f.file_id, f.version FROM raw.current_files f
 WHERE f.file_id IN (SELECT file_id FROM bronze.event_rows
                     WHERE store_row IN (SELECT store_row FROM bronze.store_rows WHERE store_id IN (SELECT store_id FROM ids)))
@@ -57,7 +61,7 @@ CREATE OR REPLACE TEMP TABLE key_rows (basket_key BIGINT, basket_id VARCHAR, bus
 (file_id >= $first_file_id::INTEGER
  AND (file_id < $first_rederived_id::INTEGER
       OR store_row IN (SELECT store_row FROM bronze.store_rows
-                       WHERE store_id IN (SELECT unnest(from_json($store_ids::VARCHAR, '["VARCHAR"]'))))))
+                       WHERE store_id IN (SELECT store_id FROM @listed_stores))))
 
 -- name: key_rows_count
 -- The rows whose keys the landing looks up, how many keys the statements below group, and

@@ -153,7 +153,7 @@ impl Store {
     }
 
     /// The current file versions whose lines depend on the row of one of `store_ids`, each once.
-    pub fn files_of_stores(&self, store_ids: &[&str]) -> Result<Vec<FileOfStore>> {
+    pub fn files_of_stores(&self, store_ids: &[String]) -> Result<Vec<FileOfStore>> {
         let ids = serde_json::to_string(store_ids)?;
         FILES_OF_STORES.all(self, named_params! { "store_ids": ids })
     }

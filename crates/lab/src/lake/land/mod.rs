@@ -348,7 +348,7 @@ fn rederive(
     // A new store has no events yet: only lines quarantined as its unknown store depend on it.
     let unknown = if new.is_empty() { Default::default() } else { lab.store().unknown_stores()? };
     let readmitted: Vec<raw::Shop> = new.iter().filter(|s| unknown.contains(&s.store_id)).cloned().collect();
-    let stores: Vec<&str> = changed.iter().map(|c| c.new.store_id.as_str()).chain(readmitted.iter().map(|s| s.store_id.as_str())).collect();
+    let stores = rederived_stores(changed, &readmitted);
     if stores.is_empty() {
         return Ok(readmitted);
     }
@@ -518,14 +518,15 @@ fn landed_rows(plan: &Plan, first_file_id: i32) -> crate::store::LandedRows {
         && plan.todo[i..].iter().all(|f| f.rederived)
     {
         landed.first_rederived_id = first_file_id + i as i32;
-        landed.corrected_stores = plan
-            .changed_stores
-            .iter()
-            .map(|c| c.new.store_id.clone())
-            .chain(plan.readmitted_stores.iter().map(|s| s.store_id.clone()))
-            .collect();
+        landed.corrected_stores = rederived_stores(&plan.changed_stores, &plan.readmitted_stores);
     }
     landed
+}
+
+/// The stores whose files a landing re-derives: those whose row changed, and new ones whose lines
+/// were quarantined as an unknown store.
+fn rederived_stores(changed: &[raw::StoreChange], readmitted: &[raw::Shop]) -> Vec<String> {
+    changed.iter().map(|c| c.new.store_id.clone()).chain(readmitted.iter().map(|s| s.store_id.clone())).collect()
 }
 
 /// A date the new files touch whose revenue, summed over every landed copy, would pass what
