@@ -127,6 +127,11 @@ ORDER BY 1;
 SELECT file_id, file, upload_date, version, md5, records, quarantined FROM model.file_ranks_at($as_of::BIGINT)
 ORDER BY upload_date, file;
 
+-- name: written_dates
+-- How many business dates the current and past file versions hold (from their per-date sums):
+-- whether a write's dates are most of the lab's.
+SELECT count(DISTINCT business_date)::BIGINT AS next FROM model.file_date_hashes;
+
 -- name: upload_dates
 -- What each of uploads $uploads (a list) holds per business date, in every version of its files
 -- (a date that a correction withdrew is affected too), and whether the version is current.
@@ -160,9 +165,13 @@ concat(count(*), ':', sum(@model_row_hash))
 -- define: model_unsummed_files
 -- The rows and hash sum per business date of every file version model.file_date_hashes lacks,
 -- from its records.
+-- The few files are found in model.files first and the records joined to them, so that a scan
+-- of the records reads only theirs: a filter on every record read all of bronze at every landing.
 SELECT file_id, business_date, count(*), sum(@model_row_hash)
-FROM (SELECT r.*, f.upload_date, f.file FROM model.records r JOIN model.files f USING (file_id)
-      WHERE r.file_id NOT IN (SELECT file_id FROM model.file_date_hashes))
+FROM (SELECT r.*, f.upload_date, f.file
+      FROM model.records r
+      JOIN (SELECT file_id, upload_date, file FROM model.files
+            WHERE file_id NOT IN (SELECT DISTINCT file_id FROM model.file_date_hashes)) f USING (file_id))
 GROUP BY ALL
 
 -- define: model_file_hashes
@@ -206,9 +215,20 @@ WHERE sd.business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR));
 SELECT (coalesce(max(snapshot_id), 0) + 1)::BIGINT AS next FROM model.snapshots;
 
 -- name: shared_stage
--- The hashes of the business keys that more than one copy the write sees shares.
+-- The hashes of the business keys that more than one copy the write sees shares: a write of most
+-- of the lab's dates groups every copy once (`shared_stage_of_dates` would read them twice).
 CREATE OR REPLACE TEMP TABLE model_shared AS
 SELECT hash(entity_key) AS h FROM @model_visible v GROUP BY 1 HAVING count(*) > 1;
+
+-- name: shared_stage_of_dates
+-- The same among the keys with a copy on one of the dates $dates (a list): only those keys'
+-- winners are the write's, so a run of a few dates counts the copies of its own keys, not every
+-- key of the lab.
+CREATE OR REPLACE TEMP TABLE model_shared AS
+WITH dated AS (SELECT DISTINCT hash(entity_key) AS h FROM @model_visible v
+               WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR)))
+SELECT hash(v.entity_key) AS h FROM @model_visible v SEMI JOIN dated d ON hash(v.entity_key) = d.h
+GROUP BY 1 HAVING count(*) > 1;
 
 -- name: winners_stage
 -- THE winners of dates $dates, for one write's silver and gold: one row per business key among

@@ -841,6 +841,35 @@ fn a_range_run_s_snapshot_names_the_corrected_file_among_its_uploads_and_each_da
     assert!(rows > 1 && version["gold_rows"].as_i64() == Some(rows), "{rows}: {version}");
 }
 
+/// A key re-sent later with another business date: its first copy (an earlier arrival) wins, on
+/// its own date, which the later upload's run does not rewrite. That run's dates must still see
+/// the key's copy outside them, or it counts the key twice.
+#[test]
+fn a_key_re_sent_on_another_date_counts_once_on_its_winner_s_date_day_by_day() {
+    let dir = tempdir();
+    let w = dir.path().join("resent");
+    copy_dir(&world().1, &w);
+    let first = gunzip(&w.join("mes/records/upload_date=2026-06-25/plant-a.jsonl.gz"));
+    let line = first.lines().next().unwrap();
+    assert!(line.contains("\"produced_at\":\"2026-06-24T00:50:00+02:00\""), "{line}");
+    let resent = line
+        .replace("2026-06-24T00:50:00+02:00", "2026-06-25T00:50:00+02:00")
+        .replace("\"uploaded_at\":\"2026-06-25T", "\"uploaded_at\":\"2026-06-27T");
+    let later = w.join("mes/records/upload_date=2026-06-27/plant-a.jsonl.gz");
+    let text = format!("{}{resent}\n", gunzip(&later));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, text.as_bytes()).unwrap();
+    std::fs::write(&later, gz.finish().unwrap()).unwrap();
+    // Every upload landed first, then run one by one: each run's few dates are a small part of
+    // the lab's, so it looks only at its own keys' copies (`shared_stage_of_dates`).
+    let lab = dir.path().join("lab");
+    ok(&lab, &["land", FIRST, LAST, "--world", w.to_str().unwrap()]);
+    for d in NaiveDate::from_ymd_opt(2026, 6, 18).unwrap().iter_days().take(28) {
+        ok(&lab, &["run", &d.to_string()]);
+    }
+    assert_eq!(fingerprint_of(&lab), oracle_with(&w, Some(2)).0);
+}
+
 /// A measure whose sum over a date and grain would leave 64 bits is refused at landing, naming
 /// the date, the grain, the measure and the file, and the lab is as it was; before, it landed and
 /// every later v2 run failed on DuckDB's conversion, naming nothing.
