@@ -2,16 +2,11 @@
 //! in fixed columns (`ModelCells`), so one statement serves every model; `lake::model` maps them to
 //! and from the model's own names.
 
-pub use super::records::{RecordRow, RecordsBatch, RecordsBuilder, RecordsReader};
+pub use super::records::{ATTRIBUTE_COLUMNS, GRAIN_COLUMNS, MEASURE_COLUMNS, RecordRow, RecordsBatch, RecordsBuilder, RecordsReader};
 use super::{Exec, Query, Store, Tx, row, statements};
 use chrono::NaiveDate;
 use color_eyre::eyre::{Result, WrapErr};
 use duckdb::named_params;
-
-/// How many grain fields, attributes and measures the lab's columns hold.
-pub const GRAIN_COLUMNS: usize = 4;
-pub const ATTRIBUTE_COLUMNS: usize = 4;
-pub const MEASURE_COLUMNS: usize = 6;
 
 row! { pub struct Definition { pub name: String, pub parts: String } }
 row! { pub struct SameRows { pub same: bool } }

@@ -1,13 +1,18 @@
-//! A model landing's records as model.records' columns: built as Arrow columns where a file is
-//! read (any of DuckDB's threads), and handed to DuckDB through the store's scan
-//! (`Tx::model_records`), so reading and inserting share the cores.
+//! model.records' columns (how many grain, attribute and measure columns it holds), and a
+//! landing's records as those columns: built as Arrow columns where a file is read (any of
+//! DuckDB's threads) and handed to DuckDB through the store's scan (`Tx::model_records`), so
+//! reading and inserting share the cores.
 
-use super::model::{ATTRIBUTE_COLUMNS, GRAIN_COLUMNS, MEASURE_COLUMNS};
 use super::scan::arrow::array::{ArrayBuilder, ArrayRef, Date32Builder, Int32Builder, Int64Builder, StringBuilder};
 use super::scan::arrow::datatypes::{DataType, Field, Schema};
 use super::scan::arrow::record_batch::RecordBatch;
 use chrono::NaiveDate;
 use color_eyre::eyre::Result;
+
+/// How many grain fields, attributes and measures the lab's columns hold.
+pub const GRAIN_COLUMNS: usize = 4;
+pub const ATTRIBUTE_COLUMNS: usize = 4;
+pub const MEASURE_COLUMNS: usize = 6;
 
 /// One record as bronze keeps it.
 pub struct RecordRow<'a> {
