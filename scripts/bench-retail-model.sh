@@ -12,21 +12,7 @@ work=${BENCH_DIR:-/var/tmp/recount-bench-retail-model}
 rm -rf "$work" && mkdir -p "$work"
 # The same raw files (hard links), under a recount.toml that names the model.
 cp -al "$world" "$work/shop" && rm -f "$work/shop/recount.toml"
-cat > "$work/shop/recount.toml" <<'EOF'
-[model]
-name = "shop"
-gold = "daily_shop_sales"
-entity = "basket"
-key = "basket_id"
-event_time = "event_ts"
-arrival_time = "uploaded_at"
-events_root = "pos/events"
-dimension = { file = "stores.csv", key = "store_id", timezone = "timezone" }
-grain = ["store_id"]
-attributes = ["country", "currency"]
-measures = [{ name = "baskets", of = "count" }, { name = "revenue_minor", of = "tenders[].amount_minor", currency = "currency" }]
-checks = [{ name = "a_basket_has_a_tender", rule = "tenders[] not empty" }]
-EOF
+cp tests/corpus/retail_restated.toml "$work/shop/recount.toml"
 uploads=$(ls "$world/pos/events" | sed -n 's/^upload_date=//p' | sort)
 first=$(echo "$uploads" | head -1) last=$(echo "$uploads" | tail -1) before=$(echo "$uploads" | tail -2 | head -1)
 for pipeline in retail model; do

@@ -1322,20 +1322,7 @@ fn the_dedup_corpus_s_winners_are_the_lab_s_in_sql_and_in_polars() {
 }
 
 /// Retail's own parts, restated as a `[model]` of a world's `recount.toml`.
-const SHOP: &str = r#"[model]
-name = "shop"
-gold = "daily_shop_sales"
-entity = "basket"
-key = "basket_id"
-event_time = "event_ts"
-arrival_time = "uploaded_at"
-events_root = "pos/events"
-dimension = { file = "stores.csv", key = "store_id", timezone = "timezone" }
-grain = ["store_id"]
-attributes = ["country", "currency"]
-measures = [{ name = "baskets", of = "count" }, { name = "revenue_minor", of = "tenders[].amount_minor", currency = "currency" }]
-checks = [{ name = "a_basket_has_a_tender", rule = "tenders[] not empty" }]
-"#;
+const SHOP: &str = include_str!("corpus/retail_restated.toml");
 
 /// Each currency's sum of a money column over a report's rows (`v2_revenue` → its `_minor` and
 /// `_currency` columns), and the set of the rows' v2 verdicts.
