@@ -130,7 +130,7 @@ ORDER BY upload_date, file;
 -- name: written_dates
 -- How many business dates the current and past file versions hold (from their per-date sums):
 -- whether a write's dates are most of the lab's.
-SELECT count(DISTINCT business_date)::BIGINT AS next FROM model.file_date_hashes;
+SELECT count(DISTINCT business_date)::BIGINT AS dates FROM model.file_date_hashes;
 
 -- name: upload_dates
 -- What each of uploads $uploads (a list) holds per business date, in every version of its files

@@ -20,6 +20,10 @@ row! {
 }
 row! { pub struct Next { pub next: i64 } }
 row! {
+    /// How many business dates the lab's file versions hold.
+    pub struct WrittenDates { pub dates: i64 }
+}
+row! {
     /// A date and grain whose measure would leave 64 bits (`measure_past_limit`): each measure's
     /// total over every copy, as text (they may pass 64 bits), and a new file of the grain.
     pub struct MeasurePastLimit {
@@ -132,7 +136,7 @@ statements! {
     NEXT_SNAPSHOT: Query<Next> = model::NEXT_SNAPSHOT;
     SHARED_STAGE: Exec = model::SHARED_STAGE;
     SHARED_STAGE_OF_DATES: Exec = model::SHARED_STAGE_OF_DATES;
-    WRITTEN_DATES: Query<Next> = model::WRITTEN_DATES;
+    WRITTEN_DATES: Query<WrittenDates> = model::WRITTEN_DATES;
     WINNERS_STAGE: Exec = model::WINNERS_STAGE;
     SILVER_INSERT: Exec = model::SILVER_INSERT;
     GOLD_INSERT: Exec = model::GOLD_INSERT;
@@ -396,7 +400,7 @@ impl Tx<'_> {
     pub fn model_write(&mut self, snapshot_id: i64, dates: &[NaiveDate], late_days: u32) -> Result<()> {
         let p = named_params! { "dates": super::date_list(dates), "late_days": late_days };
         // A run of a few dates looks at their keys' copies; a backfill groups every copy once.
-        let lab_dates = WRITTEN_DATES.one(self.store, &[])?.next;
+        let lab_dates = WRITTEN_DATES.one(self.store, &[])?.dates;
         if i64::try_from(dates.len())?.saturating_mul(4) < lab_dates {
             self.exec("finding the keys of more than one copy", &SHARED_STAGE_OF_DATES, p)?;
         } else {
