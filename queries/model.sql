@@ -300,6 +300,37 @@ SELECT g.business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6
 FROM model.gold_history g JOIN model.versions_as_of($snapshot_id::BIGINT) v USING (business_date, snapshot_id)
 ORDER BY g.business_date, g1, g2, g3, g4;
 
+-- name: gold_rows_from
+-- Gold now from date $from on (NULL: every date), in the fingerprint's order: what a write
+-- hashes after the state it resumes from.
+SELECT g.business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6
+FROM model.gold g WHERE $from::DATE IS NULL OR g.business_date >= $from::DATE
+ORDER BY g.business_date, g1, g2, g3, g4;
+
+-- name: prefix_before
+-- Where hashing gold's text may resume for a write whose first date is $first (retail's
+-- prefix_before in fingerprint.sql, over the model's tables): the newest state of the last date
+-- before $first that holds rows now, unless a later write rewrote that date or an earlier one.
+WITH p AS (SELECT max(business_date) AS d FROM model.snapshot_dates sd
+           JOIN model.versions_as_of(NULL) v USING (business_date, snapshot_id)
+           WHERE sd.business_date < $first::DATE AND sd.gold_rows > 0),
+     s AS (SELECT g.snapshot_id, g.business_date, g.rows, g.state FROM model.gold_prefix g JOIN p ON g.business_date = p.d
+           ORDER BY g.snapshot_id DESC LIMIT 1)
+SELECT s.business_date, s.rows, s.state FROM s
+WHERE NOT EXISTS (SELECT 1 FROM model.snapshot_dates x
+                  WHERE x.snapshot_id > s.snapshot_id AND x.business_date <= s.business_date);
+
+-- name: forget_prefix
+-- The states from date $first on, which a write from $first made stale.
+DELETE FROM model.gold_prefix WHERE business_date >= $first::DATE;
+
+-- name: keep_prefix
+-- The states write $snapshot_id reached at the end of each of its dates $dates, with gold's rows
+-- up to each ($rows) and the MD5 state ($states, hex): each list joined with commas.
+INSERT INTO model.gold_prefix
+SELECT $snapshot_id::BIGINT, unnest(string_split($dates::VARCHAR, ','))::DATE,
+       unnest(string_split($rows::VARCHAR, ','))::BIGINT, unhex(unnest(string_split($states::VARCHAR, ',')));
+
 -- name: gold_rows_of
 -- Gold of $business_date as it stood at snapshot $snapshot_id (NULL: now): a report of one date
 -- reads its rows, not all of gold.

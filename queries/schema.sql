@@ -199,6 +199,11 @@ CREATE TABLE IF NOT EXISTS model.gold_history (
 CREATE TABLE IF NOT EXISTS model.silver_history (
     snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, file_id INTEGER NOT NULL, line INTEGER NOT NULL,
     copies BIGINT NOT NULL);
+-- Where hashing a model's gold text may resume, as audit.gold_prefix is for retail's: the MD5
+-- state at the end of a date's text and gold's rows up to it, as write snapshot_id left gold.
+-- A state is used only while no later write has rewritten its date or an earlier one.
+CREATE TABLE IF NOT EXISTS model.gold_prefix (
+    snapshot_id BIGINT NOT NULL, business_date DATE NOT NULL, rows BIGINT NOT NULL, state BLOB NOT NULL);
 -- A run whose every date's input hash was unchanged: no snapshot, but a line here.
 CREATE TABLE IF NOT EXISTS model.skipped_runs (uploads VARCHAR NOT NULL, dates VARCHAR NOT NULL, skipped_at TIMESTAMP NOT NULL);
 -- A reopened date's wider window, with the decision: every later build of the date keeps it.

@@ -191,6 +191,20 @@ fn fingerprint_of(lab: &Path) -> String {
     ok(lab, &["fingerprint"]).trim().to_string()
 }
 
+/// Each snapshot's recorded fingerprint is gold's hashed whole as of that snapshot: a write that
+/// resumed hashing from a kept state (model.gold_prefix) hashed what a reading from scratch does.
+/// Returns how many snapshots it checked.
+fn recorded_fingerprints_hold(lab: &Path) -> usize {
+    let snapshots = json(lab, &["snapshots"]);
+    let rows = snapshots["detail"]["snapshots"].as_array().unwrap();
+    for s in rows {
+        let id = s["snapshot_id"].to_string();
+        let whole = ok(lab, &["fingerprint", "--as-of", &id]);
+        assert!(whole.contains(s["gold_md5"].as_str().unwrap()), "snapshot {id}: recorded {s}, whole {whole}");
+    }
+    rows.len()
+}
+
 const FIRST: &str = "2026-06-18";
 const LAST: &str = "2026-07-15";
 
@@ -223,6 +237,8 @@ fn the_manufacturing_lab_gives_the_window_s_gold_forwards_backwards_and_day_by_d
         ok(&back, &["run", &d.to_string()]);
     }
     assert_eq!(fingerprint_of(&back), want);
+    // Each run from an earlier date than the last made the kept hash states stale.
+    assert!(recorded_fingerprints_hold(&back) > 20);
     // The offline line's rows arrive past their window: `--alert-on` exits 5 and says so, as on
     // a retail lab.
     let alerted = recount(&daily, &["daily", FIRST, LAST, "--world", ws, "--alert-on", "beyond-window"]);
@@ -230,6 +246,8 @@ fn the_manufacturing_lab_gives_the_window_s_gold_forwards_backwards_and_day_by_d
     assert_eq!(alerted.status.code(), Some(5), "{err}");
     assert!(err.contains("ALERT beyond-window: upload ") && err.contains("record(s) v2 has no copy of"), "{err}");
     assert_eq!(fingerprint_of(&daily), want);
+    // Day by day, each write hashed from the state the one before kept.
+    assert!(recorded_fingerprints_hold(&daily) > 20);
     // The recount counts every row; v2 leaves out the offline line's rows past their window,
     // which `check` calls beyond window, as on a retail lab: no failure.
     let check = json(&fwd, &["check", "2026-07-02"]);
@@ -404,6 +422,7 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     ok(&lab, &["rollback", &(before as i64 - 1).to_string(), "--yes"]);
     assert_eq!(scenario_in_lab(&lab), [16, 120, 3]);
     assert_eq!(json(&lab, &["snapshots"])["detail"]["snapshots"].as_array().unwrap().len(), before + 1);
+    assert_eq!(recorded_fingerprints_hold(&lab), before + 1);
 }
 
 /// A world of one's own model, `examples/parcels/` (the guide's worked example), copied: parcels

@@ -43,6 +43,17 @@ statements! {
     GOLD_SPAN: Query<GoldSpan> = fingerprint::GOLD_SPAN;
     CHUNKS: Query<GoldChunk> = fingerprint::CHUNKS;
     LATEST_RECORD: Query<FingerprintRow> = fingerprint::LATEST_RECORD;
+    MODEL_PREFIX_BEFORE: Query<GoldPrefix> = model::PREFIX_BEFORE;
+    MODEL_FORGET_PREFIX: Exec = model::FORGET_PREFIX;
+    MODEL_KEEP_PREFIX: Exec = model::KEEP_PREFIX;
+}
+
+/// Whose gold a hash state is kept for: retail's tables (`audit.*`) or a model's (`model.*`).
+/// The states mean the same in both, and one Rust path reads and keeps them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GoldTables {
+    Retail,
+    Model,
 }
 
 /// `first..=last` as consecutive slices of at most `DAYS_PER_READ` days.
@@ -85,9 +96,14 @@ impl Store {
         Ok(())
     }
 
-    /// The recorded state hashing may resume from for a write whose first date is `first`.
-    pub fn prefix_before(&self, first: NaiveDate) -> Result<Option<GoldPrefix>> {
-        PREFIX_BEFORE.optional(self, named_params! { "first": first })
+    /// The recorded state hashing may resume from for a write of `tables`' gold whose first
+    /// date is `first`.
+    pub fn prefix_before(&self, tables: GoldTables, first: NaiveDate) -> Result<Option<GoldPrefix>> {
+        let statement = match tables {
+            GoldTables::Retail => &PREFIX_BEFORE,
+            GoldTables::Model => &MODEL_PREFIX_BEFORE,
+        };
+        statement.optional(self, named_params! { "first": first })
     }
 
     /// The fingerprint the newest record carries; None before the first write.
@@ -122,8 +138,12 @@ impl Tx<'_> {
     /// Records the states write `snapshot_id` reached at the end of each of its dates, in place
     /// of every state from `first` on (its first rewritten date, or gold's first date when it
     /// hashed gold whole): at most one state per date is kept.
-    pub fn keep_gold_prefix(&mut self, snapshot_id: i64, first: NaiveDate, states: &[GoldPrefix]) -> Result<()> {
-        self.exec("dropping stale hash states", &FORGET_PREFIX, named_params! { "first": first })?;
+    pub fn keep_gold_prefix(&mut self, tables: GoldTables, snapshot_id: i64, first: NaiveDate, states: &[GoldPrefix]) -> Result<()> {
+        let (forget, keep) = match tables {
+            GoldTables::Retail => (&FORGET_PREFIX, &KEEP_PREFIX),
+            GoldTables::Model => (&MODEL_FORGET_PREFIX, &MODEL_KEEP_PREFIX),
+        };
+        self.exec("dropping stale hash states", forget, named_params! { "first": first })?;
         if states.is_empty() {
             return Ok(());
         }
@@ -131,7 +151,7 @@ impl Tx<'_> {
         let rows = super::listed(states.iter().map(|p| p.rows));
         let hexes = super::listed(states.iter().map(|p| super::hex(&p.state)));
         let params = named_params! { "snapshot_id": snapshot_id, "dates": dates, "rows": rows, "states": hexes };
-        self.exec("keeping gold's hash states", &KEEP_PREFIX, params)?;
+        self.exec("keeping gold's hash states", keep, params)?;
         Ok(())
     }
 }

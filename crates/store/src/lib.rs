@@ -39,7 +39,7 @@ pub use statement::*;
 pub(crate) use statement::{row, statements};
 
 pub use as_of::FileAt;
-pub use fingerprint::{FingerprintRow, GoldChunk, GoldPrefix};
+pub use fingerprint::{FingerprintRow, GoldChunk, GoldPrefix, GoldTables};
 pub use history::{DateAt, DiffBasketRow, DiffPartRow, GoldCountry, NO_VERSION};
 pub use key_search::{KEY_BYTES, LandedRows};
 pub use land::{CellRecord, FileRecord, LandedFile, QuarantineRecord, StoreRow};

@@ -129,6 +129,7 @@ statements! {
     INPUT_HASHES: Query<InputHash> = model::INPUT_HASHES;
     INPUT_HASHES_AT: Query<InputHash> = model::INPUT_HASHES_AT;
     GOLD_ROWS_OF: Query<ModelCells> = model::GOLD_ROWS_OF;
+    GOLD_ROWS_FROM: Query<ModelCells> = model::GOLD_ROWS_FROM;
     NAIVE_ROWS_OF: Query<ModelCells> = model::NAIVE_ROWS_OF;
     DATE_TOTALS: Query<DateTotal> = model::DATE_TOTALS;
     FILES_AT: Query<ModelFile> = model::FILES_AT;
@@ -269,6 +270,10 @@ impl Store {
     /// Gold as it stood at `as_of` (None: now).
     pub fn model_gold(&self, as_of: Option<i64>) -> Result<Vec<ModelCells>> {
         GOLD_ROWS.all(self, named_params! { "snapshot_id": as_of })
+    }
+    /// Gold now from date `from` on (None: every date), in date and grain order.
+    pub fn model_gold_from(&self, from: Option<NaiveDate>) -> Result<Vec<ModelCells>> {
+        GOLD_ROWS_FROM.all(self, named_params! { "from": from })
     }
     pub fn model_version_gold(&self, snapshot_id: i64, d: NaiveDate) -> Result<Vec<ModelCells>> {
         VERSION_GOLD.all(self, named_params! { "snapshot_id": snapshot_id, "business_date": d })

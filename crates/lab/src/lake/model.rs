@@ -8,6 +8,7 @@
 use super::Lab;
 pub use super::model_land::{ModelCorrection, ModelLandedFile, ModelLanding, REDELIVERED, land, pending_corrections};
 use super::model_land::{kept_dimension, version_path};
+use super::snapshot::Fingerprint;
 use crate::model::Model;
 use crate::model::read::DimensionTable;
 use crate::model::recount::ModelRow;
@@ -331,7 +332,7 @@ fn write_keeping(lab: &Lab, model: &Model, w: ModelWrite<'_>, late_days: u32, ke
         }
         tx.model_write(id, &dates, late_days)?;
         tx.model_dates(id, &changed)?;
-        let (rows, md5) = digest(lab, model)?;
+        let Fingerprint { rows, md5 } = fingerprint_after(lab, model, &mut tx, id, &dates)?;
         let record = NewSnapshot {
             snapshot_id: id,
             operation: w.operation,
@@ -375,6 +376,13 @@ pub fn digest(lab: &Lab, model: &Model) -> Result<(i64, String)> {
     Ok(crate::model::recount::digest(&rows_of(model, lab.store().model_gold(None)?)))
 }
 
+/// Gold's row count and MD5 after write `id` of `dates` (sorted), inside its transaction: hashed
+/// from the write's first date on, as retail's write is (snapshot::model_fingerprint_after).
+fn fingerprint_after(lab: &Lab, model: &Model, tx: &mut Tx<'_>, id: i64, dates: &[NaiveDate]) -> Result<Fingerprint> {
+    let gold_from = |from| Ok(rows_of(model, lab.store().model_gold_from(from)?));
+    super::snapshot::model_fingerprint_after(tx, id, dates, gold_from)
+}
+
 /// Gold's fingerprint as it stands (or at snapshot `as_of`), in the model's columns.
 pub fn fingerprint(lab: &Lab, model: &Model, as_of: Option<i64>) -> Result<String> {
     Ok(crate::model::recount::fingerprint(model, &rows_of(model, lab.store().model_gold(as_of)?)))
@@ -416,7 +424,7 @@ pub fn rollback(lab: &Lab, model: &Model, target: i64) -> Result<i64> {
     for &d in &dates {
         tx.model_restore(id, version_then(d), d)?;
     }
-    let (rows, md5) = digest(lab, model)?;
+    let Fingerprint { rows, md5 } = fingerprint_after(lab, model, &mut tx, id, &dates)?;
     let files = format!("to snapshot {target}");
     let record = NewSnapshot {
         snapshot_id: id,

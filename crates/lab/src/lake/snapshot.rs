@@ -2,7 +2,8 @@
 //! a new snapshot; history is never rewritten.
 
 use super::Lab;
-use crate::store::{DateOutcome, GoldChunk, GoldPrefix, SnapshotRow, Store, Tx};
+use crate::model::recount::ModelRow;
+use crate::store::{DateOutcome, GoldChunk, GoldPrefix, GoldTables, SnapshotRow, Store, Tx};
 use chrono::{NaiveDate, NaiveDateTime, Utc};
 use color_eyre::eyre::{Result, bail};
 use std::collections::BTreeMap;
@@ -280,7 +281,7 @@ pub fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Option<Writ
         });
         return Ok(fp);
     }
-    let base = tx.store().prefix_before(written.dates[0])?.and_then(Resume::of);
+    let base = tx.store().prefix_before(GoldTables::Retail, written.dates[0])?.and_then(Resume::of);
     let from = base.as_ref().and_then(|b| b.business_date.succ_opt());
     let text = match cached.filter(|t| t.covers(from)) {
         Some(text) => text,
@@ -291,11 +292,52 @@ pub fn fingerprint_after<'c>(lab: &'c Lab, tx: &mut Tx<'c>, changed: Option<Writ
     tx.step("hashing gold's text from the write's first date")?;
     // Hashed from gold's first date (no state held), the states start before the write's dates.
     let first = states.first().map_or(written.dates[0], |s| s.business_date.min(written.dates[0]));
-    tx.keep_gold_prefix(written.snapshot_id, first, &states)?;
+    tx.keep_gold_prefix(GoldTables::Retail, written.snapshot_id, first, &states)?;
     tx.on_commit(move || {
         slot.replace(Some(text));
     });
     Ok(fp)
+}
+
+/// A model's gold fingerprint after write `snapshot_id` of `dates` (sorted), inside its
+/// transaction, by retail's rule: hashed from the state kept at the end of the last date before
+/// its first (model.gold_prefix) on, with `gold_from` giving gold's rows from a date on (None:
+/// every date). It keeps the states it reaches for the next write, so a daily write hashes its
+/// few newest dates, not all of gold.
+pub fn model_fingerprint_after(
+    tx: &mut Tx<'_>,
+    snapshot_id: i64,
+    dates: &[NaiveDate],
+    gold_from: impl FnOnce(Option<NaiveDate>) -> Result<Vec<ModelRow>>,
+) -> Result<Fingerprint> {
+    // A write of no date (a rollback to gold as it is) hashes gold whole.
+    let first = dates.first().copied().unwrap_or(NaiveDate::MIN);
+    let base = tx.store().prefix_before(GoldTables::Model, first)?.and_then(Resume::of);
+    let from = base.as_ref().and_then(|b| b.business_date.succ_opt());
+    let text = GoldText::of(from, model_chunks(gold_from(from)?));
+    let (fp, states) = hash_text(base, &text);
+    tx.step("hashing gold's text from the write's first date")?;
+    let first = states.first().map_or(first, |s| s.business_date.min(first));
+    tx.keep_gold_prefix(GoldTables::Model, snapshot_id, first, &states)?;
+    Ok(fp)
+}
+
+/// A model's gold rows as the fingerprint's text, a chunk per date, in the contract's order.
+fn model_chunks(mut rows: Vec<ModelRow>) -> Vec<GoldChunk> {
+    rows.sort_by(|a, b| (a.business_date, &a.grain).cmp(&(b.business_date, &b.grain)));
+    let mut chunks: Vec<GoldChunk> = Vec::new();
+    for r in &rows {
+        let line = crate::model::recount::fingerprint_text(r);
+        match chunks.last_mut() {
+            Some(c) if c.business_date == r.business_date => {
+                c.rows += 1;
+                c.text.push('\n');
+                c.text.push_str(&line);
+            }
+            _ => chunks.push(GoldChunk { business_date: r.business_date, rows: 1, text: line }),
+        }
+    }
+    chunks
 }
 
 /// Gold's text now, read from gold's rows from date `from` on (None: every date).

@@ -451,13 +451,19 @@ pub fn digest(rows: &[ModelRow]) -> (i64, String) {
         if i > 0 {
             h.update(b"\n");
         }
-        let mut parts = vec![r.business_date.format("%Y-%m-%d").to_string()];
-        parts.extend(r.grain.iter().cloned());
-        parts.extend(r.attributes.iter().cloned());
-        parts.extend(r.measures.iter().map(i64::to_string));
-        h.update(parts.join("|").as_bytes());
+        h.update(fingerprint_text(r).as_bytes());
     }
     (rows.len() as i64, h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// One gold row as the fingerprint's text: the date as YYYY-MM-DD, the grain, the attributes and
+/// the measures in plain decimal, joined by `|`.
+pub fn fingerprint_text(r: &ModelRow) -> String {
+    let mut parts = vec![r.business_date.format("%Y-%m-%d").to_string()];
+    parts.extend(r.grain.iter().cloned());
+    parts.extend(r.attributes.iter().cloned());
+    parts.extend(r.measures.iter().map(i64::to_string));
+    parts.join("|")
 }
 
 /// The fingerprint as the contract prints it: `gold.T: N rows, md5 X`.
