@@ -114,7 +114,7 @@ INSERT INTO model.recount_input VALUES ($input);
 
 -- name: records_from_rows
 -- A landing's records, made in Rust as bronze's columns (`recount_rows($job)`).
-INSERT INTO model.records SELECT * FROM recount_rows($job::BIGINT);
+INSERT INTO model.records SELECT *, model_key_hash(entity_key) FROM recount_rows($job::BIGINT);
 
 -- name: landed_uploads
 -- The uploads landed by snapshot $as_of (NULL: now).
@@ -215,19 +215,23 @@ WHERE sd.business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR));
 SELECT (coalesce(max(snapshot_id), 0) + 1)::BIGINT AS next FROM model.snapshots;
 
 -- name: shared_stage
--- The hashes of the business keys that more than one copy the write sees shares: a write of most
--- of the lab's dates groups every copy once (`shared_stage_of_dates` would read them twice).
+-- The hashes of the business keys that more than one copy in the current files shares: a write of
+-- most of the lab's dates groups every copy's key_hash once. A copy outside its date's window
+-- counts here too: a key listed with one copy the write sees is ranked alone, to the same winner.
 CREATE OR REPLACE TEMP TABLE model_shared AS
-SELECT hash(entity_key) AS h FROM @model_visible v GROUP BY 1 HAVING count(*) > 1;
+SELECT key_hash AS h FROM model.records WHERE file_id IN (SELECT file_id FROM model.current_files)
+GROUP BY 1 HAVING count(*) > 1;
 
 -- name: shared_stage_of_dates
 -- The same among the keys with a copy on one of the dates $dates (a list): only those keys'
 -- winners are the write's, so a run of a few dates counts the copies of its own keys, not every
--- key of the lab.
+-- key of the lab. The keys' copies are found by their hashes alone (integers, which a scan of the
+-- lab reads fast), and only then kept to the current files.
 CREATE OR REPLACE TEMP TABLE model_shared AS
-WITH dated AS (SELECT DISTINCT hash(entity_key) AS h FROM @model_visible v
-               WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR)))
-SELECT hash(v.entity_key) AS h FROM @model_visible v SEMI JOIN dated d ON hash(v.entity_key) = d.h
+WITH dated AS (SELECT DISTINCT key_hash FROM model.records
+               WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))),
+     copies AS MATERIALIZED (SELECT key_hash, file_id FROM model.records SEMI JOIN dated USING (key_hash))
+SELECT key_hash AS h FROM copies WHERE file_id IN (SELECT file_id FROM model.current_files)
 GROUP BY 1 HAVING count(*) > 1;
 
 -- name: winners_stage
@@ -238,9 +242,12 @@ GROUP BY 1 HAVING count(*) > 1;
 -- its own winner (`@model_winners` streams those); only the copies of shared hashes are ranked
 -- here, by the key itself, so a collision of two keys' hashes costs a rank and changes no
 -- winner. What is kept is small: the shared hashes and their winners. (A window's rank is faster
--- here than arg_min over the order as one row, whose comparisons of strings cost more.)
+-- here than arg_min over the order as one row, whose comparisons of strings cost more.) The shared
+-- keys' copies are found by their rows (rowid): a scan of key_hash alone finds them, where a join
+-- on the key read every column of every record.
 CREATE OR REPLACE TEMP TABLE model_shared_winners AS
-WITH copies AS (SELECT v.* FROM @model_visible v SEMI JOIN model_shared s ON hash(v.entity_key) = s.h),
+WITH copies AS (SELECT v.* FROM @model_visible v
+                WHERE v.record_row IN (SELECT rowid FROM model.records WHERE key_hash IN (SELECT h FROM model_shared))),
 keyed AS (SELECT DISTINCT entity_key FROM copies WHERE business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))),
 ranked AS (
     SELECT business_date, file_id, line, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6,
@@ -254,7 +261,7 @@ WHERE n = 1 AND business_date IN (SELECT business_date FROM dates_of($dates::VAR
 -- Every winner of dates $dates (after `winners_stage`): the keys of one copy, streamed from
 -- bronze, and the ranked winners of the rest.
 (SELECT v.business_date, v.file_id, v.line, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6, 1::BIGINT AS copies
- FROM @model_visible v ANTI JOIN model_shared s ON hash(v.entity_key) = s.h
+ FROM @model_visible v ANTI JOIN model_shared s ON v.key_hash = s.h
  WHERE v.business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR))
  UNION ALL SELECT * FROM model_shared_winners)
 

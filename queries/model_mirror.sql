@@ -20,7 +20,8 @@ INSERT INTO model.records
 SELECT i.file_id, r.line, r.entity_key, r.event_id, r.arrival_ns,
        CASE WHEN r.event_ns IS NULL THEN error('a record landed before the warehouse kept event times: run its uploads into a new warehouse')
             ELSE r.event_ns END,
-       r.business_date, r.g1, r.g2, r.g3, r.g4, r.a1, r.a2, r.a3, r.a4, r.m1, r.m2, r.m3, r.m4, r.m5, r.m6
+       r.business_date, r.g1, r.g2, r.g3, r.g4, r.a1, r.a2, r.a3, r.a4, r.m1, r.m2, r.m3, r.m4, r.m5, r.m6,
+       model_key_hash(r.entity_key)
 FROM read_parquet($path) r JOIN m_ids i ON i.upload_date = r.upload_date AND i.file = r.file_name AND i.version = r.version;
 
 -- name: file_insert

@@ -173,7 +173,14 @@ CREATE TABLE IF NOT EXISTS model.records (
     event_id VARCHAR NOT NULL USING COMPRESSION uncompressed,
     arrival_ns BIGINT NOT NULL, event_ns BIGINT NOT NULL, business_date DATE NOT NULL,
     g1 VARCHAR, g2 VARCHAR, g3 VARCHAR, g4 VARCHAR, a1 VARCHAR, a2 VARCHAR, a3 VARCHAR, a4 VARCHAR,
-    m1 BIGINT, m2 BIGINT, m3 BIGINT, m4 BIGINT, m5 BIGINT, m6 BIGINT);
+    m1 BIGINT, m2 BIGINT, m3 BIGINT, m4 BIGINT, m5 BIGINT, m6 BIGINT, key_hash UBIGINT);
+-- key_hash: model_key_hash(entity_key), kept at landing, so that a write finds the keys with more
+-- than one copy by integers (shared_stage) and fetches only their copies. A lab an older build
+-- landed gets the column here, and every hash is made again by this build's DuckDB (the schema's
+-- digest names DuckDB's version, so an upgrade that changed hash() re-runs this).
+CREATE OR REPLACE MACRO model_key_hash(k) AS hash(k);
+ALTER TABLE model.records ADD COLUMN IF NOT EXISTS key_hash UBIGINT;
+UPDATE model.records SET key_hash = model_key_hash(entity_key) WHERE key_hash IS DISTINCT FROM model_key_hash(entity_key);
 -- Each file version's records per business date: how many, and the exact sum of their input
 -- hashes (@model_row_hash), so that a date's input hash adds a few rows per file rather than
 -- hashing every record of the date again. Filled as a file lands (`file_hashes_fill`); a file
@@ -329,7 +336,7 @@ SELECT file_id, file, upload_date, rank() OVER (ORDER BY upload_date, file) AS f
 -- The current files' records, each with its arrival and its file's place under the names
 -- @copy_order reads.
 CREATE OR REPLACE VIEW model.current_records AS
-SELECT r.*, r.arrival_ns AS arrival, f.upload_date, f.file, f.file_rank
+SELECT r.*, r.rowid AS record_row, r.arrival_ns AS arrival, f.upload_date, f.file, f.file_rank
 FROM model.records r JOIN model.current_file_ranks f USING (file_id);
 -- The file versions as of snapshot s (NULL: now), in raw-zone order: each path's newest version
 -- landed by the time s was recorded. What `check --as-of` reads; the writes read the views above.

@@ -262,6 +262,37 @@ fn the_manufacturing_lab_gives_the_window_s_gold_forwards_backwards_and_day_by_d
     assert!(!retail.status.success() && err.contains("holds model manufacturing"), "a retail world into a manufacturing lab: {err}");
 }
 
+/// A write finds re-sent keys by model.records.key_hash, kept at landing. A lab an older build
+/// landed has no such column, and one whose DuckDB hashed differently has other hashes: the next
+/// open makes them again, and gold is the contract's.
+#[test]
+fn a_lab_without_this_build_s_key_hashes_gets_them_at_its_next_open_and_the_same_gold() {
+    let (_, w) = world();
+    let ws = w.to_str().unwrap();
+    let (want, _) = oracle_with(w, Some(2));
+    let dir = tempdir();
+    for (name, older) in [
+        ("older-build", "ALTER TABLE model.records DROP COLUMN key_hash;"),
+        ("other-hash", "UPDATE model.records SET key_hash = key_hash + 1;"),
+    ] {
+        let lab = dir.path().join(name);
+        // Half the uploads landed before, half after: a key re-sent across the two halves is
+        // found only if both copies' hashes are this build's.
+        ok(&lab, &["land", FIRST, "2026-07-01", "--world", ws]);
+        {
+            let db = duckdb::Connection::open(lab.join("recount.duckdb")).unwrap();
+            db.execute_batch(&format!("{older} DELETE FROM audit.schema;")).unwrap();
+        }
+        ok(&lab, &["land", "2026-07-02", LAST, "--world", ws]);
+        ok(&lab, &["run", FIRST, LAST]);
+        assert_eq!(fingerprint_of(&lab), want, "{name}");
+        let db = duckdb::Connection::open(lab.join("recount.duckdb")).unwrap();
+        let wrong: i64 =
+            db.query_row("SELECT count(*) FROM model.records WHERE key_hash IS DISTINCT FROM hash(entity_key)", [], |r| r.get(0)).unwrap();
+        assert_eq!(wrong, 0, "{name}");
+    }
+}
+
 #[test]
 fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identical_redelivery() {
     let (_, w) = world();

@@ -407,9 +407,10 @@ impl Tx<'_> {
         // A run of a few dates looks at their keys' copies; a backfill groups every copy once.
         let lab_dates = WRITTEN_DATES.one(self.store, &[])?.dates;
         if i64::try_from(dates.len())?.saturating_mul(4) < lab_dates {
-            self.exec("finding the keys of more than one copy", &SHARED_STAGE_OF_DATES, p)?;
+            let dated = named_params! { "dates": super::date_list(dates) };
+            self.exec("finding the keys of more than one copy", &SHARED_STAGE_OF_DATES, dated)?;
         } else {
-            self.exec("finding the keys of more than one copy", &SHARED_STAGE, named_params! { "late_days": late_days })?;
+            self.exec("finding the keys of more than one copy", &SHARED_STAGE, &[])?;
         }
         self.exec("finding the winners", &WINNERS_STAGE, p)?;
         let p = named_params! { "dates": super::date_list(dates), "late_days": late_days, "snapshot_id": snapshot_id };

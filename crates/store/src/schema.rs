@@ -191,5 +191,14 @@ fn schema_digest() -> String {
     let mut h = md5::Md5::new();
     h.update(super::sql::schema::CREATE.sql.as_bytes());
     h.update(super::sql::as_of::CREATE.sql.as_bytes());
+    // The schema keeps hashes DuckDB made (model.records.key_hash): a DuckDB whose hash() differs
+    // must make them again, so its version is part of the digest.
+    h.update(duckdb_version().as_bytes());
     super::hex(&h.finalize())
+}
+
+/// The version of the DuckDB library this build links, as DuckDB names it.
+fn duckdb_version() -> String {
+    // SAFETY: duckdb_library_version returns a pointer to a static NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(duckdb::ffi::duckdb_library_version()) }.to_string_lossy().into_owned()
 }

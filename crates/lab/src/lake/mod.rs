@@ -119,10 +119,12 @@ impl Lab {
         if root.join(RESETTING).exists() {
             empty(root)?;
         }
+        // What a killed command spilled: the lock is held, so no process has the database open.
+        // Removed before this one opens it: DuckDB may spill while it opens (a long WAL's replay,
+        // a schema update), and a file removed under it fails a later statement.
+        remove_spill(root)?;
         let opening = std::time::Instant::now();
         let lab = Lab::with(root, open_for_writing(root, true)?, Some(lock), None);
-        // What a killed command spilled: no other process has the database open now.
-        remove_spill(root)?;
         let recovering = std::time::Instant::now();
         // A landing killed between its COMMIT and moving its copies into place is finished now.
         recovery::recover(&lab).wrap_err("recovering an interrupted landing")?;
