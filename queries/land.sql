@@ -212,11 +212,16 @@ SET threads = $threads;
 
 -- name: largest_date_rows
 -- The rows of the lab's largest business date, every landed copy and country: what DuckDB's
--- memory limits follow (store::Limits). bronze.cells holds a few rows a file; a model lab's
--- records (the model schema) are counted by date.
+-- memory limits follow (store::Limits), read at every open. bronze.cells holds a few rows a file,
+-- and so does a model lab's model.file_date_hashes; the records of a file without its sums are
+-- counted. (Counting every record by date cost a scan of the lab at each open.)
 SELECT greatest(
     (SELECT coalesce(max(rows), 0) FROM (SELECT business_date, sum(rows) AS rows FROM bronze.cells GROUP BY business_date)),
-    (SELECT coalesce(max(rows), 0) FROM (SELECT business_date, count(*) AS rows FROM model.records GROUP BY business_date)))::BIGINT AS rows;
+    (SELECT coalesce(max(rows), 0) FROM (
+        SELECT business_date, sum(rows) AS rows FROM (
+            SELECT business_date, rows FROM model.file_date_hashes
+            UNION ALL SELECT r.business_date, 1 FROM model.records r JOIN @model_unsummed f USING (file_id))
+        GROUP BY business_date)))::BIGINT AS rows;
 
 -- name: memory_limit_set
 -- DuckDB's memory limit on this connection: the reports' (fitted to the lab's dates), and the

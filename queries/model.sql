@@ -162,16 +162,18 @@ hash(upload_date, file, line, entity_key, event_id, arrival_ns, g1, g2, g3, g4, 
 -- A date's input in one text: how many copies feed it, and the exact sum of their hashes.
 concat(count(*), ':', sum(@model_row_hash))
 
+-- define: model_unsummed
+-- The file versions model.file_date_hashes lacks (landed by an older build, or a warehouse's
+-- mirror): found in model.files first and the records joined to them, so that a scan of the
+-- records reads only theirs (a filter on every record read all of bronze at every landing).
+(SELECT file_id, upload_date, file FROM model.files
+ WHERE file_id NOT IN (SELECT DISTINCT file_id FROM model.file_date_hashes))
+
 -- define: model_unsummed_files
 -- The rows and hash sum per business date of every file version model.file_date_hashes lacks,
 -- from its records.
--- The few files are found in model.files first and the records joined to them, so that a scan
--- of the records reads only theirs: a filter on every record read all of bronze at every landing.
 SELECT file_id, business_date, count(*), sum(@model_row_hash)
-FROM (SELECT r.*, f.upload_date, f.file
-      FROM model.records r
-      JOIN (SELECT file_id, upload_date, file FROM model.files
-            WHERE file_id NOT IN (SELECT DISTINCT file_id FROM model.file_date_hashes)) f USING (file_id))
+FROM (SELECT r.*, f.upload_date, f.file FROM model.records r JOIN @model_unsummed f USING (file_id))
 GROUP BY ALL
 
 -- define: model_file_hashes

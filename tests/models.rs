@@ -1321,6 +1321,14 @@ fn a_model_landing_cut_short_lands_nothing_says_so_and_the_next_landing_lands_it
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && err.contains("nothing was landed"), "failing after {after} step(s): {err}");
     }
+    // Killed while the kept bytes sync to disk, before COMMIT (as retail's landing waits for its
+    // copies): nothing landed, and the files it kept are written again by the next landing.
+    let killed = std::process::Command::new(env!("CARGO_BIN_EXE_recount"))
+        .env("RECOUNT_CRASH_AT", "landing:fsync")
+        .args(["--lab", lab.to_str().unwrap(), "land", FIRST, LAST, "--world", ws])
+        .output()
+        .unwrap();
+    assert!(!killed.status.success() && killed.status.code().is_none(), "the landing reached no sync: {killed:?}");
     let landed = json(&lab, &["land", FIRST, LAST, "--world", ws]);
     let files = landed["detail"]["files"].as_array().unwrap();
     assert!(!files.is_empty() && files.iter().all(|f| f["status"] == "new" && f["version"] == 1), "{landed}");

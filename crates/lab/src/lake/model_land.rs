@@ -370,7 +370,7 @@ fn land_once(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) ->
     let reading = Arc::new(Reading { model: model.clone(), dims, todo: Mutex::new(todo), read: Mutex::default(), error: Mutex::default() });
     // Settings of the connection, not of the transaction: set before it, reset after it.
     lab.store().unordered_inserts()?;
-    let written = write_landing(lab, model, new_dimension, reading.clone(), first_file_id);
+    let written = write_landing(lab, model, new_dimension, (reading.clone(), &kept), first_file_id);
     let reset = lab.store().ordered_inserts();
     if let Err(e) = written {
         return Err(forget_kept(&kept, e));
@@ -444,7 +444,16 @@ fn reread(lab: &Lab, model: &Model, changed: &[String], todo: &[ToRead], next_id
     Ok(out)
 }
 
-fn write_landing(lab: &Lab, model: &Model, dimension: Option<NewDimension>, reading: Arc<Reading>, first_file_id: i32) -> Result<()> {
+/// The landing's one transaction: the records read on DuckDB's threads, the files' rows, sums and
+/// refused lines. The kept versions' bytes are synced to disk while the last statements run, and
+/// COMMIT waits for them, as retail's landing does.
+fn write_landing(
+    lab: &Lab,
+    model: &Model,
+    dimension: Option<NewDimension>,
+    (reading, kept_paths): (Arc<Reading>, &[PathBuf]),
+    first_file_id: i32,
+) -> Result<()> {
     // The folder marks a model lab for the commands (`model_commands`), before its first commit.
     let kept = lab.raw_root().join("model");
     std::fs::create_dir_all(&kept).wrap_err_with(|| format!("creating {}", kept.display()))?;
@@ -464,10 +473,18 @@ fn write_landing(lab: &Lab, model: &Model, dimension: Option<NewDimension>, read
         refused.extend(r.refused.iter().cloned());
     }
     drop(read);
-    tx.model_file_hashes()?;
-    tx.model_refused(&refused)?;
-    tx.store().fit_to_rows_written()?;
-    refuse_measures_past_limit(&mut tx, model, first_file_id)?;
+    let raw_root = lab.raw_root();
+    std::thread::scope(|s| {
+        let sync = s.spawn(|| crate::lake::land::staging::sync_to_disk(kept_paths, &raw_root));
+        let rest = (|| {
+            tx.model_file_hashes()?;
+            tx.model_refused(&refused)?;
+            tx.store().fit_to_rows_written()?;
+            refuse_measures_past_limit(&mut tx, model, first_file_id)
+        })();
+        let synced = sync.join().unwrap_or_else(|_| Err(eyre!("syncing the landed copies panicked")));
+        rest.and(synced)
+    })?;
     tx.commit()?;
     Ok(())
 }

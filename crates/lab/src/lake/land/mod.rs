@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 pub(crate) mod columns;
 mod parse_job;
 mod report;
-mod staging;
+pub(crate) mod staging;
 
 use columns::*;
 use parse_job::*;

@@ -22,8 +22,17 @@ pub(super) fn stage_in_place(current: &Path, path: &Path, bytes: &[u8]) -> std::
 /// syncfs(2) of the raw zone's file system does it for every file at once (one journal commit,
 /// not one a file); elsewhere each file and directory is synced.
 pub(super) fn sync_staged(todo: &[ToLand], raw_root: &Path) -> Result<()> {
+    let staged: Vec<PathBuf> = todo.iter().map(|f| staged_path(&raw_root.join(&f.rel))).collect();
+    sync_to_disk(&staged, raw_root)
+}
+
+/// Waits until the raw zone's new `files` and their directory entries are on disk: a landing's
+/// COMMIT may not name bytes a power cut could take (retail's staged copies, a model's kept
+/// versions). One syncfs(2) of the raw zone's file system on Linux; elsewhere each file and
+/// directory, and the lab's root.
+pub(crate) fn sync_to_disk(files: &[PathBuf], raw_root: &Path) -> Result<()> {
     crate::lake::crash_point("landing:fsync");
-    if todo.is_empty() {
+    if files.is_empty() {
         return Ok(());
     }
     #[cfg(target_os = "linux")]
@@ -36,9 +45,8 @@ pub(super) fn sync_staged(todo: &[ToLand], raw_root: &Path) -> Result<()> {
         }
     }
     let mut dirs: Vec<PathBuf> = Vec::new();
-    for f in todo {
-        let staged = staged_path(&raw_root.join(&f.rel));
-        std::fs::File::open(&staged).and_then(|f| f.sync_all()).wrap_err_with(|| format!("syncing {}", staged.display()))?;
+    for staged in files {
+        std::fs::File::open(staged).and_then(|f| f.sync_all()).wrap_err_with(|| format!("syncing {}", staged.display()))?;
         dirs.extend(staged.parent().map(Path::to_path_buf));
     }
     // The lab's root holds the mark that sends the next open's recovery to these copies.
