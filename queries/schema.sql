@@ -324,8 +324,10 @@ CREATE OR REPLACE MACRO windows_as_of(s) AS TABLE
     FROM (SELECT *, max(snapshot_id) OVER (PARTITION BY business_date) AS newest FROM w)
     GROUP BY business_date;
 -- The lateness window (the contract's rule): business date d is built from the rows uploaded on
--- d-1 .. d+late. Every statement that applies the window calls this.
-CREATE OR REPLACE MACRO in_window(upload, d, late) AS upload BETWEEN d - 1 AND d + late;
+-- d-1 .. d+late; the dates first..last together from those uploaded on first-1 .. last+late.
+-- Every statement that applies the window calls these.
+CREATE OR REPLACE MACRO in_windows(upload, first, last, late) AS upload BETWEEN first - 1 AND last + late;
+CREATE OR REPLACE MACRO in_window(upload, d, late) AS in_windows(upload, d, d, late);
 -- A model lab's current file versions, each date's version as of snapshot s (NULL: now), and gold.
 CREATE OR REPLACE VIEW model.current_files AS
 SELECT f.* FROM model.files f

@@ -56,7 +56,7 @@ WHERE sd.business_date BETWEEN $first::DATE AND $last::DATE;
     SELECT * FROM bronze.current_event_rows
     WHERE in_window(upload_date, business_date, $late_days::INTEGER)
       AND business_date BETWEEN $first::DATE AND $last::DATE
-      AND upload_date BETWEEN $first::DATE - 1 AND $last::DATE + $late_days::INTEGER
+      AND in_windows(upload_date, $first::DATE, $last::DATE, $late_days::INTEGER)
       AND ($dates::VARCHAR IS NULL OR business_date IN (SELECT business_date FROM dates_of($dates::VARCHAR)))),
 multi AS (SELECT basket_key FROM bronze.multi_copies WHERE business_date BETWEEN $first::DATE AND $last::DATE)
 SELECT business_date, file_id, line, 1 AS copies, store_row, revenue_minor FROM candidates

@@ -24,6 +24,11 @@ CAST(split(nullif(:dates, ''), ',') AS array<date>)
 -- Whether a row is inside the window of :late_days.
 (coalesce(@window_days <= :late_days, false))
 
+-- define: window_uploads
+-- The uploads the windows of the dates :first..:last take in under :late_days, together: from
+-- the eve of the first to the far end of the last (what a statement's partitions are pruned to).
+(upload_date BETWEEN date_sub(:first, 1) AND date_add(:last, :late_days))
+
 -- define: past_window
 -- Whether a row arrived after the far end of the window of :late_days (a row uploaded before its
 -- date's eve came early: it is outside the window, and not past it).
@@ -149,7 +154,7 @@ FROM (
     FROM events e
     WHERE current AND array_contains(@changed_dates, business_date)
       AND @in_window
-      AND upload_date BETWEEN date_sub(:first, 1) AND date_add(:last, :late_days)
+      AND @window_uploads
 )
 WHERE copy_rank = 1;
 

@@ -11,6 +11,7 @@ from typing import Any, TypedDict
 
 from recount_spark import state
 from recount_spark.answers import Fingerprint
+from recount_spark.model_warehouse import window_uploads
 from recount_spark.session import session
 from recount_spark.sql import Sql
 from recount_spark.tables import GOLD, SILVER, TABLES, prop, summary_of
@@ -142,7 +143,7 @@ class Warehouse:
             lo, hi = dt.date(1000, 1, 1), dt.date(9999, 12, 31)  # py4j passes dates as YYYY-MM-DD text
         else:
             dates = [c.business_date for rows in fresh.values() for c in rows] or [min(self._dirty)]
-            lo, hi = min(dates) - dt.timedelta(days=1), max(dates) + dt.timedelta(days=late_days)
+            lo, hi = window_uploads(min(dates), max(dates), late_days)
         with timed("state: hashes"):
             hashes.update({r.business_date: (r.input_hash, r.rows)
                            for r in self.sql("v2", "input_hashes", lo=lo, hi=hi, rules=self.rules, **args).collect()})
@@ -157,7 +158,7 @@ class Warehouse:
         """The input hashes of `dates` under window `late_days` (a reopened date's own), as
         `state` computes them under the run's."""
         self.events()
-        lo, hi = min(dates) - dt.timedelta(days=1), max(dates) + dt.timedelta(days=late_days)
+        lo, hi = window_uploads(min(dates), max(dates), late_days)
         rows = self.sql("v2", "window_hashes", dates=",".join(map(str, dates)), late_days=late_days, lo=lo, hi=hi, rules=self.rules)
         return {r.business_date: (r.input_hash, r.rows) for r in rows.collect()}
 
