@@ -18,6 +18,7 @@ from typing import Any
 from recount_spark import model as m
 from recount_spark.answers import ModelHeld, ModelLandedFile, ModelLanding, ModelRollbackAnswer, ModelRun
 from recount_spark.parse import I64_MAX, gunzip, is_blank, printable, split_lines, unreadable
+from recount_spark.rules import fate
 from recount_spark.state import has_table, lineage, static_table
 from recount_spark.tables import HASH, NS, WINDOW, hashes_in, prop, summary_of, windows_in
 
@@ -268,26 +269,6 @@ def land(spark: Any, sql: Any, world: str, model: dict[str, Any], uploads: list[
 
 # A file version whose records are the version's before it (crates/lab/src/lake/model_land.rs's REDELIVERED).
 REDELIVERED = "re-delivered (same rows)"
-
-
-def fate(upload: dt.date, d: dt.date, late_days: int) -> str:
-    """What a run of `upload` does with its rows dated `d`: `affected` (rebuilt), `beyond_window`
-    or `future_dated` (reported, never in gold). crates/core/src/rules.rs's `fate`; tests/corpus/window.jsonl
-    holds both to the same verdicts."""
-    first, last = window_uploads(d, d, late_days)
-    if upload < first:
-        return "future_dated"
-    if upload > last:
-        return "beyond_window"
-    return "affected"
-
-
-def window_uploads(first: dt.date, last: dt.date, late_days: int) -> tuple[dt.date, dt.date]:
-    """The first and last upload the windows of the dates `first`..`last` take in under
-    `late_days`, together: the eve of the first to the far end of the last (the window's one
-    Python spelling, which `fate` and the warehouse's reads of a range share; queries/schema.sql's
-    in_windows in SQL)."""
-    return first - dt.timedelta(days=1), last + dt.timedelta(days=late_days)
 
 
 def gold_hashes(warehouse: str, model: dict[str, Any]) -> dict[str, str]:

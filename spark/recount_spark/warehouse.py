@@ -11,7 +11,7 @@ from typing import Any, TypedDict
 
 from recount_spark import state
 from recount_spark.answers import Fingerprint
-from recount_spark.model_warehouse import window_uploads
+from recount_spark.rules import window_uploads
 from recount_spark.session import session
 from recount_spark.sql import Sql
 from recount_spark.tables import GOLD, SILVER, TABLES, prop, summary_of

@@ -16,7 +16,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from recount_spark.model_warehouse import fate
+from recount_spark.rules import fate
 from recount_spark.sql import Sql
 
 try:
