@@ -59,6 +59,12 @@ INSERT INTO model.dimension_versions VALUES ($version, $md5, $text, now()::TIMES
 SELECT file_id, file, upload_date, version, md5, records, quarantined FROM model.current_files
 WHERE upload_date = $upload_date::DATE ORDER BY file;
 
+-- name: files_of_uploads
+-- The same for each of uploads $uploads (a list), by upload and name: what a landing's plan holds
+-- its files against, in one statement.
+SELECT file_id, file, upload_date, version, md5, records, quarantined FROM model.current_files
+WHERE upload_date IN (SELECT business_date FROM dates_of($uploads::VARCHAR)) ORDER BY upload_date, file;
+
 -- name: corrected_files_of_uploads
 -- The current files of uploads $uploads (a list) past their first version, by upload and name:
 -- what a run over a range names as corrected.
@@ -82,8 +88,14 @@ ORDER BY upload_date, file;
 -- name: next_file_id
 SELECT (coalesce(max(file_id), 0) + 1)::BIGINT AS next FROM model.files;
 
--- name: file_insert
-INSERT INTO model.files VALUES ($file_id, $file, $upload_date, $version, $md5, $records, $quarantined, now()::TIMESTAMP);
+-- name: files_insert
+-- A landing's file versions ($files: a JSON list of their rows), in one statement, not one a file.
+INSERT INTO model.files
+SELECT f.file_id, f.file, f.upload_date::DATE, f.version, f.md5, f.records, f.quarantined, now()::TIMESTAMP
+FROM (SELECT unnest(from_json($files::VARCHAR,
+        '[{"file_id":"INTEGER","file":"VARCHAR","upload_date":"VARCHAR","version":"INTEGER","md5":"VARCHAR","records":"BIGINT","quarantined":"BIGINT"}]'),
+        recursive := true)) f
+ORDER BY f.file_id;
 
 -- name: recount_input
 -- What a recount of the current files counts: each current file version and each dimension

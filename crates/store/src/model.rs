@@ -117,11 +117,12 @@ statements! {
     RECORD_DATES: Query<RecordDate> = model::RECORD_DATES;
     DIMENSION_INSERT: Exec = model::DIMENSION_INSERT;
     FILES_OF_UPLOAD: Query<ModelFile> = model::FILES_OF_UPLOAD;
+    FILES_OF_UPLOADS: Query<ModelFile> = model::FILES_OF_UPLOADS;
     CORRECTED_FILES_OF_UPLOADS: Query<ModelFile> = model::CORRECTED_FILES_OF_UPLOADS;
     FILES_WITH_KEY: Query<ModelFile> = model::FILES_WITH_KEY;
     FILE_VERSIONS: Query<ModelFile> = model::FILE_VERSIONS;
     NEXT_FILE_ID: Query<Next> = model::NEXT_FILE_ID;
-    FILE_INSERT: Exec = model::FILE_INSERT;
+    FILES_INSERT: Exec = model::FILES_INSERT;
     RECORDS_FROM_ROWS: Exec = model::RECORDS_FROM_ROWS;
     FILE_HASHES_FILL: Exec = model::FILE_HASHES_FILL;
     LANDED_UPLOADS: Query<Upload> = model::LANDED_UPLOADS;
@@ -205,6 +206,13 @@ impl Store {
     }
     pub fn model_files_of(&self, upload: NaiveDate) -> Result<Vec<ModelFile>> {
         FILES_OF_UPLOAD.all(self, named_params! { "upload_date": upload })
+    }
+    /// The current files of each of `uploads`, by upload and name.
+    pub fn model_files_of_uploads(&self, uploads: &[NaiveDate]) -> Result<Vec<ModelFile>> {
+        if uploads.is_empty() {
+            return Ok(Vec::new());
+        }
+        FILES_OF_UPLOADS.all(self, named_params! { "uploads": super::date_list(uploads) })
     }
     /// The current files of `uploads` past their first version, by upload and name.
     pub fn model_corrected_files_of(&self, uploads: &[NaiveDate]) -> Result<Vec<ModelFile>> {
@@ -359,12 +367,22 @@ impl Tx<'_> {
         self.step("checking the measures' totals")?;
         Ok(found)
     }
-    pub fn model_file_insert(&mut self, f: &ModelFile) -> Result<()> {
-        let p = named_params! {
-            "file_id": f.file_id, "file": f.file, "upload_date": f.upload_date, "version": f.version, "md5": f.md5,
-            "records": f.records, "quarantined": f.quarantined,
-        };
-        self.exec("recording a landed file", &FILE_INSERT, p).map(|_| ())
+    /// Records a landing's file versions, in one statement.
+    pub fn model_files_insert(&mut self, files: &[ModelFile]) -> Result<()> {
+        if files.is_empty() {
+            return Ok(());
+        }
+        let list: Vec<serde_json::Value> = files
+            .iter()
+            .map(|f| {
+                serde_json::json!({
+                    "file_id": f.file_id, "file": f.file, "upload_date": f.upload_date.to_string(), "version": f.version,
+                    "md5": f.md5, "records": f.records, "quarantined": f.quarantined,
+                })
+            })
+            .collect();
+        let p = named_params! { "files": serde_json::Value::from(list).to_string() };
+        self.exec("recording the landed files", &FILES_INSERT, p).map(|_| ())
     }
 
     /// A landing's records, read by DuckDB's threads from `reader` through the `recount_rows`

@@ -281,14 +281,14 @@ struct Planned {
 /// hashed here; a new path is read once, on DuckDB's threads, which hash and inflate it.
 fn plan(lab: &Lab, world: &Path, model: &Model, dates: &[NaiveDate], next_id: &mut i32) -> Result<Planned> {
     let (mut todo, mut missing, mut files) = (Vec::new(), Vec::new(), Vec::new());
+    let landed = lab.store().model_files_of_uploads(dates)?;
     for &d in dates {
         let Some(found) = world_files(world, model, d)? else {
             missing.push(d);
             continue;
         };
-        let landed = lab.store().model_files_of(d)?;
         for (name, path) in found {
-            let before = landed.iter().find(|f| f.file == name);
+            let before = landed.iter().find(|f| f.upload_date == d && f.file == name);
             let md5 = match before {
                 Some(_) => crate::raw::md5_of_file(&path)?,
                 None => String::new(),
@@ -467,12 +467,10 @@ fn write_landing(
     tx.model_records(reading.clone())?;
     let mut read = reading.read.lock().map_err(poisoned)?;
     read.sort_by_key(|r| r.file.file_id);
-    let mut refused = Vec::new();
-    for r in read.iter() {
-        tx.model_file_insert(&r.file)?;
-        refused.extend(r.refused.iter().cloned());
-    }
+    let refused: Vec<RefusedLine> = read.iter().flat_map(|r| r.refused.iter().cloned()).collect();
+    let landed: Vec<ModelFile> = read.iter().map(|r| r.file.clone()).collect();
     drop(read);
+    tx.model_files_insert(&landed)?;
     let raw_root = lab.raw_root();
     std::thread::scope(|s| {
         let sync = s.spawn(|| crate::lake::land::staging::sync_to_disk(kept_paths, &raw_root));
