@@ -46,6 +46,7 @@ const DRIVER: &[(&str, &str)] = &[
     ("model_mirror.py", include_str!("../../../../spark/recount_spark/model_mirror.py")),
     ("model_warehouse.py", include_str!("../../../../spark/recount_spark/model_warehouse.py")),
     ("parse.py", include_str!("../../../../spark/recount_spark/parse.py")),
+    ("rules.py", include_str!("../../../../spark/recount_spark/rules.py")),
     ("session.py", include_str!("../../../../spark/recount_spark/session.py")),
     ("source.py", include_str!("../../../../spark/recount_spark/source.py")),
     ("sql.py", include_str!("../../../../spark/recount_spark/sql.py")),
