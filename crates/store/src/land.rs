@@ -464,11 +464,13 @@ mod tests {
         let empty = limit();
         store.fit_to_rows_written().unwrap();
         assert_eq!(limit(), empty, "an empty lab's limit stays");
-        // 100,000 records on one date: five steps of 24,000 rows, 80 MB each.
+        // 100,000 records on one date: five steps of 24,000 rows, 80 MB each. Their file's row is
+        // written first, as a landing writes it, without its sums (the records are counted).
         store
             .connection_for_tests()
             .execute_batch(
-                "BEGIN; INSERT INTO model.records (file_id, line, entity_key, event_id, arrival_ns, event_ns, business_date)
+                "BEGIN; INSERT INTO model.files VALUES (1, 'f.jsonl.gz', DATE '2026-06-29', 1, '', 100000, 0, now()::TIMESTAMP);
+                 INSERT INTO model.records (file_id, line, entity_key, event_id, arrival_ns, event_ns, business_date)
                  SELECT 1, i, 'k' || i, 'e' || i, 0, 0, DATE '2026-06-29' FROM range(100000) t(i)",
             )
             .unwrap();
