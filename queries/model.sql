@@ -54,14 +54,9 @@ SELECT DISTINCT r.business_date FROM model.records r JOIN model.current_files f 
 -- name: dimension_insert
 INSERT INTO model.dimension_versions VALUES ($version, $md5, $text, now()::TIMESTAMP);
 
--- name: files_of_upload
--- The current version of each file of upload $upload_date.
-SELECT file_id, file, upload_date, version, md5, records, quarantined FROM model.current_files
-WHERE upload_date = $upload_date::DATE ORDER BY file;
-
 -- name: files_of_uploads
--- The same for each of uploads $uploads (a list), by upload and name: what a landing's plan holds
--- its files against, in one statement.
+-- The current version of each file of uploads $uploads (a list), by upload and name: what a
+-- landing's plan holds its files against, a run names, and a warehouse's quarantine counts.
 SELECT file_id, file, upload_date, version, md5, records, quarantined FROM model.current_files
 WHERE upload_date IN (SELECT business_date FROM dates_of($uploads::VARCHAR)) ORDER BY upload_date, file;
 
@@ -316,16 +311,11 @@ INSERT INTO model.snapshots VALUES ($snapshot_id, $operation, $upload, $late_day
 INSERT INTO model.skipped_runs VALUES ($uploads, $dates, now()::TIMESTAMP);
 
 -- name: gold_rows
--- Gold as it stood at snapshot $snapshot_id (NULL: now).
+-- Gold as it stood at snapshot $snapshot_id (NULL: now), from date $from on (NULL: every date;
+-- a write hashes gold's text from the state it resumes from on).
 SELECT g.business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6
 FROM model.gold_history g JOIN model.versions_as_of($snapshot_id::BIGINT) v USING (business_date, snapshot_id)
-ORDER BY g.business_date, g1, g2, g3, g4;
-
--- name: gold_rows_from
--- Gold now from date $from on (NULL: every date), in the fingerprint's order: what a write
--- hashes after the state it resumes from.
-SELECT g.business_date, g1, g2, g3, g4, a1, a2, a3, a4, m1, m2, m3, m4, m5, m6
-FROM model.gold g WHERE $from::DATE IS NULL OR g.business_date >= $from::DATE
+WHERE $from::DATE IS NULL OR g.business_date >= $from::DATE
 ORDER BY g.business_date, g1, g2, g3, g4;
 
 -- name: prefix_before

@@ -370,10 +370,9 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         Command::Quarantine { upload } if g.warehouse.is_some() => {
             // The warehouse keeps each file's count of refused lines, not the lines.
             let lab = reader(g)?;
-            let mut n = 0;
-            for u in lab.store().model_uploads(None)?.into_iter().filter(|u| upload.is_none_or(|want| *u == want)) {
-                n += lab.store().model_files_of(u)?.iter().map(|f| f.quarantined).sum::<i64>();
-            }
+            let uploads: Vec<NaiveDate> =
+                lab.store().model_uploads(None)?.into_iter().filter(|u| upload.is_none_or(|want| *u == want)).collect();
+            let n: i64 = lab.store().model_files_of_uploads(&uploads)?.iter().map(|f| f.quarantined).sum();
             println!(
                 "{n} line(s) quarantined in the warehouse's current files; it keeps their count, not the lines: `recount quarantine` in a lab of the same world lists them"
             );

@@ -116,7 +116,6 @@ statements! {
     MEASURE_PAST_LIMIT: Query<MeasurePastLimit> = model::MEASURE_PAST_LIMIT;
     RECORD_DATES: Query<RecordDate> = model::RECORD_DATES;
     DIMENSION_INSERT: Exec = model::DIMENSION_INSERT;
-    FILES_OF_UPLOAD: Query<ModelFile> = model::FILES_OF_UPLOAD;
     FILES_OF_UPLOADS: Query<ModelFile> = model::FILES_OF_UPLOADS;
     CORRECTED_FILES_OF_UPLOADS: Query<ModelFile> = model::CORRECTED_FILES_OF_UPLOADS;
     FILES_WITH_KEY: Query<ModelFile> = model::FILES_WITH_KEY;
@@ -130,7 +129,6 @@ statements! {
     INPUT_HASHES: Query<InputHash> = model::INPUT_HASHES;
     INPUT_HASHES_AT: Query<InputHash> = model::INPUT_HASHES_AT;
     GOLD_ROWS_OF: Query<ModelCells> = model::GOLD_ROWS_OF;
-    GOLD_ROWS_FROM: Query<ModelCells> = model::GOLD_ROWS_FROM;
     NAIVE_ROWS_OF: Query<ModelCells> = model::NAIVE_ROWS_OF;
     DATE_TOTALS: Query<DateTotal> = model::DATE_TOTALS;
     FILES_AT: Query<ModelFile> = model::FILES_AT;
@@ -204,9 +202,6 @@ impl Store {
     pub fn model_files_at(&self, as_of: Option<i64>) -> Result<Vec<ModelFile>> {
         FILES_AT.all(self, named_params! { "as_of": as_of })
     }
-    pub fn model_files_of(&self, upload: NaiveDate) -> Result<Vec<ModelFile>> {
-        FILES_OF_UPLOAD.all(self, named_params! { "upload_date": upload })
-    }
     /// The current files of each of `uploads`, by upload and name.
     pub fn model_files_of_uploads(&self, uploads: &[NaiveDate]) -> Result<Vec<ModelFile>> {
         if uploads.is_empty() {
@@ -277,11 +272,11 @@ impl Store {
     }
     /// Gold as it stood at `as_of` (None: now).
     pub fn model_gold(&self, as_of: Option<i64>) -> Result<Vec<ModelCells>> {
-        GOLD_ROWS.all(self, named_params! { "snapshot_id": as_of })
+        GOLD_ROWS.all(self, named_params! { "snapshot_id": as_of, "from": None::<NaiveDate> })
     }
     /// Gold now from date `from` on (None: every date), in date and grain order.
     pub fn model_gold_from(&self, from: Option<NaiveDate>) -> Result<Vec<ModelCells>> {
-        GOLD_ROWS_FROM.all(self, named_params! { "from": from })
+        GOLD_ROWS.all(self, named_params! { "snapshot_id": None::<i64>, "from": from })
     }
     pub fn model_version_gold(&self, snapshot_id: i64, d: NaiveDate) -> Result<Vec<ModelCells>> {
         VERSION_GOLD.all(self, named_params! { "snapshot_id": snapshot_id, "business_date": d })

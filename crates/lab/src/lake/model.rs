@@ -119,8 +119,9 @@ fn affected(lab: &Lab, uploads: &[NaiveDate], late_days: u32) -> Result<(Vec<Nai
 /// What a snapshot says it was built from: one upload's file versions, or a range of uploads and
 /// the corrected versions among them.
 fn files_of(lab: &Lab, uploads: &[NaiveDate]) -> Result<String> {
-    if let [u] = uploads {
-        return Ok(lab.store().model_files_of(*u)?.iter().map(|f| format!("{} v{}", f.file, f.version)).collect::<Vec<_>>().join(", "));
+    if let [_] = uploads {
+        let files = lab.store().model_files_of_uploads(uploads)?;
+        return Ok(files.iter().map(|f| format!("{} v{}", f.file, f.version)).collect::<Vec<_>>().join(", "));
     }
     let mut parts = vec![format!("uploads {}", crate::lake::v2::name_runs(uploads))];
     // One statement for the range, not one an upload.

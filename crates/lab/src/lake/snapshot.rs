@@ -314,7 +314,7 @@ pub fn model_fingerprint_after(
     let first = dates.first().copied().unwrap_or(NaiveDate::MIN);
     let base = tx.store().prefix_before(GoldTables::Model, first)?.and_then(Resume::of);
     let from = base.as_ref().and_then(|b| b.business_date.succ_opt());
-    let text = GoldText::of(from, model_chunks(gold_from(from)?));
+    let text = GoldText::of(from, model_chunks(&gold_from(from)?));
     let (fp, states) = hash_text(base, &text);
     tx.step("hashing gold's text from the write's first date")?;
     let first = states.first().map_or(first, |s| s.business_date.min(first));
@@ -323,10 +323,9 @@ pub fn model_fingerprint_after(
 }
 
 /// A model's gold rows as the fingerprint's text, a chunk per date, in the contract's order.
-fn model_chunks(mut rows: Vec<ModelRow>) -> Vec<GoldChunk> {
-    rows.sort_by(|a, b| (a.business_date, &a.grain).cmp(&(b.business_date, &b.grain)));
+fn model_chunks(rows: &[ModelRow]) -> Vec<GoldChunk> {
     let mut chunks: Vec<GoldChunk> = Vec::new();
-    for r in &rows {
+    for r in crate::model::recount::in_fingerprint_order(rows) {
         let line = crate::model::recount::fingerprint_text(r);
         match chunks.last_mut() {
             Some(c) if c.business_date == r.business_date => {

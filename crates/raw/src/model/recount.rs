@@ -444,16 +444,21 @@ pub fn fingerprint(model: &Model, rows: &[ModelRow]) -> String {
 /// The fingerprint's two parts: gold's row count and the MD5 of its text.
 pub fn digest(rows: &[ModelRow]) -> (i64, String) {
     use md5::Digest;
-    let mut sorted: Vec<&ModelRow> = rows.iter().collect();
-    sorted.sort_by(|a, b| (a.business_date, &a.grain).cmp(&(b.business_date, &b.grain)));
     let mut h = md5::Md5::new();
-    for (i, r) in sorted.iter().enumerate() {
+    for (i, r) in in_fingerprint_order(rows).into_iter().enumerate() {
         if i > 0 {
             h.update(b"\n");
         }
         h.update(fingerprint_text(r).as_bytes());
     }
     (rows.len() as i64, h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Gold's rows in the fingerprint's order: by date, then grain.
+pub fn in_fingerprint_order(rows: &[ModelRow]) -> Vec<&ModelRow> {
+    let mut sorted: Vec<&ModelRow> = rows.iter().collect();
+    sorted.sort_by(|a, b| (a.business_date, &a.grain).cmp(&(b.business_date, &b.grain)));
+    sorted
 }
 
 /// One gold row as the fingerprint's text: the date as YYYY-MM-DD, the grain, the attributes and
