@@ -453,7 +453,7 @@ fn audit(g: &Global, model: &Model, foreign: &crate::cli::ForeignGold, window: c
     let map = foreign.map.as_deref().map(crate::reports::foreign::GoldMap::read).transpose()?.unwrap_or_default();
     let lab = counting_reader(g, model)?;
     let spill = crate::reports::audit_spill::spill_of(&lab);
-    let rows = crate::reports::model_audit::read_foreign(&foreign.gold, model, &map, &crate::warehouse::foreign_table_files, &spill)?;
+    let rows = crate::reports::model_audit::read_foreign(&foreign.gold, &lab, model, &map, &crate::warehouse::foreign_table_files, &spill)?;
     let mut report = crate::reports::model_audit::audit(&lab, model, &foreign.gold.display().to_string(), rows, late_days(window)?)?;
     report.all = foreign.all || g.format != crate::reports::Format::Table;
     crate::commands::shared::audited(g, &report, report.wrong(), report.where_wrong(), foreign.by.as_deref())

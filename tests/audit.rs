@@ -400,7 +400,7 @@ fn the_walkthrough_s_foreign_gold_is_audited_to_exactly_the_faults_it_was_made_w
     let shown = String::from_utf8_lossy(&table.stdout);
     let mut by_country: BTreeMap<String, usize> = BTreeMap::new();
     for (_, store) in injected.keys() {
-        let country = if store.starts_with("EXTRA") { "(a store not in the lab)".to_string() } else { store[..2].to_string() };
+        let country = if store.starts_with("EXTRA") { "(not in the lab)".to_string() } else { store[..2].to_string() };
         *by_country.entry(country).or_default() += 1;
     }
     for (country, n) in &by_country {
@@ -424,7 +424,7 @@ fn the_walkthrough_s_foreign_gold_is_audited_to_exactly_the_faults_it_was_made_w
     assert!(counted.len() >= 4 && counted.values().map(|c| c.1).sum::<usize>() > 1_000, "{text}");
     let unknown = recount(lab, &["audit", "--gold", out.to_str().unwrap(), "--by", "plant_id"]);
     let err = String::from_utf8_lossy(&unknown.stderr);
-    assert!(!unknown.status.success() && err.contains("they are by store_id, country, week"), "{err}");
+    assert!(!unknown.status.success() && err.contains("they are by store_id, country, currency, week"), "{err}");
     // Not over a file that is there.
     let again = recount(dir.path(), &["generate", "--foreign-gold", "--out", out.to_str().unwrap()]);
     assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists"));

@@ -1482,6 +1482,19 @@ fn a_model_that_restates_retail_answers_as_the_retail_pipeline_does() {
     let row = audit["rows"].as_array().unwrap().iter().find(|r| r["foreign_revenue_minor"] == 12345).unwrap_or_else(|| panic!("{audit}"));
     assert_eq!((row["foreign_revenue_currency"].as_str(), row["foreign_revenue_major"].as_str()), (Some("GBP"), Some("123.45")), "{row}");
     assert_eq!((row["right_revenue_currency"].as_str(), row["right_revenue_digits"].as_i64()), (Some("GBP"), Some(2)), "{row}");
+    // A gold without the attributes, in major units: each grain's currency is the lab's, and the
+    // wrong rows fall by the grain and its attributes, as retail's do.
+    let map = dir.path().join("map.toml");
+    std::fs::write(&map, "[gold]\nunit = \"major\"\n").unwrap();
+    std::fs::write(&theirs, "business_date,store_id,baskets,revenue_minor\n2026-10-19,GB001,1,123.45\n2026-10-19,XX9,1,1.00\n").unwrap();
+    let out = recount(&model, &["--format", "json", "audit", "--gold", theirs.to_str().unwrap(), "--map", map.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    let audit: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = audit["rows"].as_array().unwrap().iter().find(|r| r["foreign_revenue_minor"] == 12345).unwrap_or_else(|| panic!("{audit}"));
+    assert_eq!(row["foreign_revenue_currency"].as_str(), Some("GBP"), "{row}");
+    let by = recount(&model, &["audit", "--gold", theirs.to_str().unwrap(), "--map", map.to_str().unwrap(), "--by", "country"]);
+    let table = String::from_utf8_lossy(&by.stdout);
+    assert!(by.status.code() == Some(4) && table.contains("GB") && table.contains("(not in the lab)"), "{table}");
 }
 
 /// `summary` on a model lab says what the newest write moved, as retail's does, in the model's

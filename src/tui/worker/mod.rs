@@ -404,6 +404,7 @@ impl Server {
             if let Some(model) = &self.model {
                 let rows = crate::reports::model_audit::read_foreign(
                     &source.gold,
+                    lab,
                     model,
                     &source.map,
                     &crate::warehouse::foreign_table_files,

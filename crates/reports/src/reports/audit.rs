@@ -153,9 +153,14 @@ impl AuditReport {
     }
 }
 
-/// A row's fields for where the wrong rows fall: its store, and the store's country.
-fn places(r: &AuditRow) -> [(&str, &str); 2] {
-    [("store_id", r.store_id.as_str()), ("country", if r.country.is_empty() { "(a store not in the lab)" } else { r.country.as_str() })]
+/// A row's fields for where the wrong rows fall: its store, then the store's attributes, as a
+/// model's rows give theirs (`model_audit::places`).
+fn places(r: &AuditRow) -> [(&str, &str); 3] {
+    if r.country.is_empty() {
+        let not = super::audit_where::NOT_IN_LAB;
+        return [("store_id", r.store_id.as_str()), ("country", not), ("currency", not)];
+    }
+    [("store_id", r.store_id.as_str()), ("country", r.country.as_str()), ("currency", r.currency.as_str())]
 }
 
 /// A wrong row's verdict from the causes that give it exactly: each named, after `extra_row`

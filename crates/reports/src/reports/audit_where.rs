@@ -10,6 +10,9 @@ use chrono::{Datelike, NaiveDate};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+/// An attribute's value for a grain the lab does not have, in where the wrong rows fall.
+pub const NOT_IN_LAB: &str = "(not in the lab)";
+
 /// A row's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -35,39 +35,50 @@ pub struct ModelForeignRow {
     pub unread: Option<String>,
 }
 
-/// Reads a foreign gold of `model`: its columns by the model's names, or the foreign names `map`
-/// gives; a money measure in major units turned into minor ones by its row's currency. The rows
-/// come back in (date, grain) order, sorted within the budget (`audit_spill::Sorter`).
+/// Reads a foreign gold of `model`: its date, grain and measures, by the model's names or the
+/// foreign names `map` gives (the attributes are the lab's, as the grain's dimension row gives
+/// them, so a gold need not carry them); a money measure in major units turned into minor ones by
+/// the currency the lab's dimension names for its grain. The rows come back in (date, grain)
+/// order, sorted within the budget (`audit_spill::Sorter`).
 pub fn read_foreign(
     path: &Path,
+    lab: &Lab,
     model: &Model,
     map: &GoldMap,
     iceberg: IcebergFiles<'_>,
     spill: &Path,
 ) -> Result<Sorted<'static, ModelForeignRow>> {
-    let ours = model.gold_columns();
-    map.check_columns(&ours)?;
+    map.check_columns(&model.gold_columns())?;
+    let currency_of = currency_by_dimension(model, crate::lake::model::dimension_table(lab, model)?);
+    let ours: Vec<&str> = std::iter::once("business_date")
+        .chain(model.grain.iter().map(String::as_str))
+        .chain(model.measures.iter().map(|m| m.name.as_str()))
+        .collect();
     let columns: Vec<String> = ours.iter().map(|c| map.column(c).to_string()).collect();
-    let (g, a) = (model.grain.len(), model.attributes.len());
+    let g = model.grain.len();
     let mut sorter = Sorter::new(spill, super::audit_spill::share());
     foreign::each_record(path, &columns, iceberg, &mut |n, values| {
-        // The values come in gold's column order: the date, the grain, attributes, measures.
+        // The values come in that order: the date, the grain, the measures.
         let bad = |i: usize, why: String| eyre!("{} {n}: {} {why}", path.display(), columns[i]);
         let business_date = foreign::date(&values[0]).map_err(|e| bad(0, e))?;
-        let ids =
-            |from: usize, k: usize| (from..from + k).map(|i| foreign::id(&values[i]).map_err(|e| bad(i, e))).collect::<Result<Vec<_>>>();
-        let grain = ids(1, g)?;
-        let attributes = ids(1 + g, a)?;
+        let grain = (1..1 + g).map(|i| foreign::id(&values[i]).map_err(|e| bad(i, e))).collect::<Result<Vec<_>>>()?;
         // A measure that cannot be read exactly makes a wrong row of its own, not an error.
         let measures = model
             .measures
             .iter()
             .enumerate()
             .map(|(k, m)| {
-                let currency =
-                    m.currency.as_ref().and_then(|c| model.attributes.iter().position(|x| x == c)).map(|i| attributes[i].as_str());
-                let i = 1 + g + a + k;
-                foreign::money(&values[i], map.unit, currency).map_err(|e| format!("{n}: {} {e}", columns[i]))
+                let i = 1 + g + k;
+                let currency = match (map.unit, &m.currency) {
+                    (crate::raw::source::Unit::Major, Some(_)) => Some(currency_of(&grain, k).ok_or_else(|| {
+                        format!(
+                            "{n}: its grain is not in the lab, so the digits of its currency, and its {} in minor units, are unknown",
+                            columns[i]
+                        )
+                    })?),
+                    _ => None,
+                };
+                foreign::money(&values[i], map.unit, currency.as_deref()).map_err(|e| format!("{n}: {} {e}", columns[i]))
             })
             .collect::<Result<Vec<i64>, String>>();
         let (measures, unread) = match measures {
@@ -82,6 +93,17 @@ pub fn read_foreign(
         Ok(())
     })?;
     Ok(sorter.finish())
+}
+
+/// Money measure `k`'s currency for a grain: the attribute that names it in the dimension row of
+/// the grain's dimension key (None: the key is not in the lab).
+fn currency_by_dimension(model: &Model, dims: crate::model::read::DimensionTable) -> impl Fn(&[String], usize) -> Option<String> {
+    let key = model.dimension.as_ref().and_then(|d| model.grain.iter().position(|g| *g == d.key));
+    let at: Vec<Option<usize>> = model.measures.iter().map(|m| model.currency_at(m)).collect();
+    move |grain, k| {
+        let row = dims.rows.get(grain.get(key?)?)?;
+        row.attributes.get(at[k]?).cloned()
+    }
 }
 
 /// One (date, grain) of the audit.
@@ -130,12 +152,23 @@ impl ModelAuditReport {
         rows.sort_by_key(|r| r.causes == [Cause::Matches]);
         let mut counts = Counts::default();
         for r in &rows {
-            let fields: Vec<(&str, &str)> = self.model.grain.iter().map(String::as_str).zip(r.grain.iter().map(String::as_str)).collect();
-            counts.add(d, &r.causes, r.in_foreign, &fields)?;
+            counts.add(d, &r.causes, r.in_foreign, &places(&self.model, r))?;
         }
         counts.finish()?;
         Ok(ModelAuditReport { source: self.source.clone(), model: self.model.clone(), rows: SpilledRows::held(rows), all: true, counts })
     }
+}
+
+/// A row's fields for where the wrong rows fall: each field of its grain, then each attribute
+/// of the grain in the lab (`NOT_IN_LAB` for a grain the lab does not have).
+fn places<'r>(model: &'r Model, r: &'r ModelAuditRow) -> Vec<(&'r str, &'r str)> {
+    let grain = model.grain.iter().map(String::as_str).zip(r.grain.iter().map(String::as_str));
+    let attributes = model
+        .attributes
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.as_str(), r.attributes.get(i).map_or(super::audit_where::NOT_IN_LAB, String::as_str)));
+    grain.chain(attributes).collect()
 }
 
 /// What the lab gives for one date, by each cause's rule.
@@ -302,11 +335,8 @@ impl super::audit_spill::Walk for Models<'_> {
             + r.grain.iter().map(|k| k.len() + 24).sum::<usize>()
             + r.detail.len()
             + 16 * self.model.measures.len();
-        let names = &self.model.grain;
-        self.out.push(r, bytes, |r: &ModelAuditRow, counts: &mut Counts| {
-            let fields: Vec<(&str, &str)> = names.iter().map(String::as_str).zip(r.grain.iter().map(String::as_str)).collect();
-            counts.add(d, &r.causes, r.in_foreign, &fields)
-        })
+        let model = self.model;
+        self.out.push(r, bytes, |r: &ModelAuditRow, counts: &mut Counts| counts.add(d, &r.causes, r.in_foreign, &places(model, r)))
     }
     fn twice(&self, d: NaiveDate, grain: &Vec<String>) -> String {
         format!("{}: {d} {} is given twice; a gold table has one row per business date and grain", self.source, grain.join("/"))
