@@ -83,6 +83,26 @@ ORDER BY upload_date, file;
 -- name: next_file_id
 SELECT (coalesce(max(file_id), 0) + 1)::BIGINT AS next FROM model.files;
 
+-- name: reread_pending_insert
+-- A landing's re-read versions (file ids from $first): each holds the bytes of the version it
+-- follows, read again under a corrected dimension row.
+INSERT INTO model.reread_pending
+SELECT f.file_id FROM model.files f
+JOIN model.files p ON p.upload_date = f.upload_date AND p.file = f.file AND p.version = f.version - 1
+WHERE f.file_id >= $first::INTEGER AND f.md5 = p.md5;
+
+-- name: reread_dates
+-- The business dates the pending re-read versions, and the versions they follow, hold: a date
+-- a corrected row moves records into or out of.
+WITH pending AS (SELECT f.upload_date, f.file, f.version FROM model.files f SEMI JOIN model.reread_pending USING (file_id)),
+versions AS (SELECT f.file_id FROM model.files f JOIN pending p
+             ON f.upload_date = p.upload_date AND f.file = p.file AND f.version IN (p.version, p.version - 1))
+SELECT DISTINCT r.business_date FROM model.records r SEMI JOIN versions USING (file_id) ORDER BY 1;
+
+-- name: reread_applied
+-- A v2 run rebuilt the dates of every pending re-read version.
+DELETE FROM model.reread_pending;
+
 -- name: files_insert
 -- A landing's file versions ($files: a JSON list of their rows), in one statement, not one a file.
 INSERT INTO model.files

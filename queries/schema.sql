@@ -166,6 +166,10 @@ CREATE TABLE IF NOT EXISTS model.dimension_versions (
 CREATE TABLE IF NOT EXISTS model.files (
     file_id INTEGER NOT NULL, file VARCHAR NOT NULL, upload_date DATE NOT NULL, version INTEGER NOT NULL,
     md5 VARCHAR NOT NULL, records BIGINT NOT NULL, quarantined BIGINT NOT NULL, landed_at TIMESTAMP NOT NULL);
+-- The file versions a landing re-read under a corrected dimension row whose dates no v2 run has
+-- rebuilt yet: the next run rebuilds every date they, or the versions they follow, hold (as
+-- retail's raw.store_changes waits for its run), whatever upload it is asked for.
+CREATE TABLE IF NOT EXISTS model.reread_pending (file_id INTEGER NOT NULL);
 -- Bronze: one row per valid line of every file version, with its business date. entity_key and
 -- event_id are stored uncompressed, as bronze.event_rows' ids are: nearly every value is distinct.
 CREATE TABLE IF NOT EXISTS model.records (

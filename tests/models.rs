@@ -525,8 +525,13 @@ fn a_corrected_plant_zone_re_reads_its_files_and_gold_is_gold_from_scratch() {
         let path = at.join(format!("{}.v{}", f["file"].as_str().unwrap(), f["version"]));
         assert_eq!(std::os::unix::fs::MetadataExt::nlink(&std::fs::metadata(&path).unwrap()), 2, "{path:?}");
     }
-    ok(&lab, &["run", FIRST, LAST]);
+    // The run of the last upload alone (a daily's) rebuilds every date the re-read files of
+    // older uploads move, in a run of its own, before its upload's.
+    let runs = json(&lab, &["run", LAST]);
+    let first = &runs["detail"]["runs"][0];
+    assert!(first["uploads"].as_array().is_some_and(Vec::is_empty) && first["rewritten"].as_array().unwrap().len() > 2, "{runs}");
     assert_eq!(fingerprint_of(&lab), oracle_with(&copy, Some(2)).0);
+    assert_eq!(json(&lab, &["run", LAST])["detail"]["runs"].as_array().unwrap().len(), 1, "the re-read files' dates are rebuilt once");
 }
 
 /// Gold as a foreign pipeline's CSV, in the model's columns.
@@ -1296,7 +1301,7 @@ fn the_dates_late_rows_and_re_sent_keys_of_a_model_lab_agree_with_each_other_and
     assert_eq!((fingerprint_of(&lab), &line.v2, line.marks.iter().all(String::is_empty)), (reopened_fp, &line.recompute, true));
     // The explorer's rebuild asks with the window the date keeps.
     let opened = recount::lake::Lab::open(&lab).unwrap();
-    let preview = recount::lake::model::preview_rebuild(&opened, "2026-07-01".parse().unwrap(), 2).unwrap();
+    let preview = recount::lake::v2::preview_model_rebuild(&opened, "2026-07-01".parse().unwrap(), 2).unwrap();
     assert_eq!((preview.window.late_days, preview.unchanged), (5, true), "{}", preview.text());
     drop(opened);
     // A date with nothing past its window has nothing to reopen.

@@ -122,6 +122,9 @@ statements! {
     FILE_VERSIONS: Query<ModelFile> = model::FILE_VERSIONS;
     NEXT_FILE_ID: Query<Next> = model::NEXT_FILE_ID;
     FILES_INSERT: Exec = model::FILES_INSERT;
+    REREAD_PENDING_INSERT: Exec = model::REREAD_PENDING_INSERT;
+    REREAD_DATES: Query<RecordDate> = model::REREAD_DATES;
+    REREAD_APPLIED: Exec = model::REREAD_APPLIED;
     RECORDS_FROM_ROWS: Exec = model::RECORDS_FROM_ROWS;
     FILE_HASHES_FILL: Exec = model::FILE_HASHES_FILL;
     LANDED_UPLOADS: Query<Upload> = model::LANDED_UPLOADS;
@@ -222,6 +225,10 @@ impl Store {
         FILES_WITH_KEY.all(self, named_params! { "column": column, "keys": keys.join("\u{1f}") })
     }
     /// Whether file version `file_id` re-delivers the records of its path's version before it.
+    /// The dates the pending re-read versions move (`reread_dates`), oldest first.
+    pub fn model_reread_dates(&self) -> Result<Vec<NaiveDate>> {
+        Ok(REREAD_DATES.all(self, &[])?.into_iter().map(|r| r.business_date).collect())
+    }
     pub fn model_same_rows_as_before(&self, file_id: i32) -> Result<bool> {
         Ok(SAME_ROWS_AS_BEFORE.one(self, named_params! { "file_id": file_id })?.same)
     }
@@ -458,6 +465,14 @@ impl Tx<'_> {
             "dates_rewritten": dates, "beyond_window": s.beyond_window, "gold_rows": s.gold_rows, "gold_md5": s.gold_md5,
         };
         self.exec("recording the snapshot", &SNAPSHOT_INSERT, p).map(|_| ())
+    }
+    /// The landing's re-read versions (file ids from `first`), pending their run.
+    pub fn model_reread_pending(&mut self, first: i32) -> Result<()> {
+        self.exec("recording the re-read files", &REREAD_PENDING_INSERT, named_params! { "first": first }).map(|_| ())
+    }
+    /// A run rebuilt every pending re-read version's dates.
+    pub fn model_rereads_applied(&mut self) -> Result<()> {
+        self.exec("recording the re-read files as rebuilt", &REREAD_APPLIED, &[]).map(|_| ())
     }
     pub fn model_skipped(&mut self, uploads: &[NaiveDate], dates: &[NaiveDate]) -> Result<()> {
         let p = named_params! { "uploads": super::date_list(uploads), "dates": super::date_list(dates) };

@@ -64,7 +64,7 @@ impl Server {
                 self.focus = Some(d);
                 Ok(Reply::DateLoaded(self.view(d)?))
             }
-            Job::PreviewRebuild(d) => Ok(Reply::Preview(crate::lake::model::preview_rebuild(&self.lab, d, late)?)),
+            Job::PreviewRebuild(d) => Ok(Reply::Preview(crate::lake::v2::preview_model_rebuild(&self.lab, d, late)?)),
             Job::PreviewReopen(d, decision) => {
                 Ok(Reply::ReopenPreview(d, crate::lake::model::reopen_question(&self.lab, model, d, late)?, decision))
             }

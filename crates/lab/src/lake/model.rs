@@ -78,23 +78,35 @@ pub struct ModelRun {
 }
 
 /// v2 for `uploads` (those the lab has not landed are passed over): one write for all of them,
-/// as retail's backfill, since a date's build does not depend on the run that asks for it.
+/// as retail's backfill, since a date's build does not depend on the run that asks for it. Files
+/// re-read under a corrected dimension row go first, whatever upload is asked (as retail's store
+/// corrections): the dates they move are older uploads' too.
 pub fn run(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u32) -> Result<Vec<ModelRun>> {
+    let (mut runs, moved) = (Vec::new(), lab.store().model_reread_dates()?);
+    if !moved.is_empty() {
+        let files = format!("re-read files: {}", crate::lake::v2::name_runs(&moved));
+        let what = ModelWrite { uploads: &[], affected: moved, beyond: 0, future: 0, operation: REREAD_RUN, files: &files, force: false };
+        runs.push(write(lab, model, what, late_days).wrap_err("v2 for the re-read files: nothing was written")?);
+    }
     let landed = lab.store().model_uploads(None)?;
     let mut ran: Vec<NaiveDate> = uploads.iter().filter(|u| landed.contains(u)).copied().collect();
     ran.sort();
     ran.dedup();
     if ran.is_empty() {
-        return Ok(Vec::new());
+        return Ok(runs);
     }
     let what = match ran.as_slice() {
         [u] => format!("v2 for upload {u}"),
         _ => format!("v2 for uploads {}", crate::lake::v2::name_runs(&ran)),
     };
-    Ok(vec![
+    runs.push(
         run_uploads(lab, model, &ran, late_days).wrap_err_with(|| format!("{what}: nothing was written (its transaction rolled back)"))?,
-    ])
+    );
+    Ok(runs)
 }
+
+/// The run that rebuilds the dates of re-read files (`model.reread_pending`), which it empties.
+const REREAD_RUN: &str = "dimension";
 
 /// The dates runs of `uploads` rebuild (every date a version of their files holds, from
 /// `u - late_days` to `u + 1`), and their current rows older than that and dated later.
@@ -136,8 +148,7 @@ fn files_of(lab: &Lab, uploads: &[NaiveDate]) -> Result<String> {
 
 /// v2 for `uploads`: every date they hold inside the window (in any version of their files) is
 /// rebuilt from every landed upload in that date's window, in one transaction with its snapshot;
-/// a date whose input hash is its version's own is skipped, and with none left no snapshot is
-/// written.
+/// a date whose input hash is its version's own is skipped (none left: no snapshot).
 pub fn run_uploads(lab: &Lab, model: &Model, uploads: &[NaiveDate], late_days: u32) -> Result<ModelRun> {
     let (affected, beyond, future) = affected(lab, uploads, late_days)?;
     let files = files_of(lab, uploads)?;
@@ -154,22 +165,6 @@ pub fn rebuild(lab: &Lab, model: &Model, dates: &[NaiveDate], late_days: u32, fo
     let files = format!("rebuild of {}", crate::lake::v2::name_runs(&affected));
     let what = ModelWrite { uploads: &[], affected, beyond: 0, future: 0, operation: "rebuild", files: &files, force };
     write(lab, model, what, late_days).wrap_err_with(|| format!("rebuilding {files}: nothing was written (its transaction rolled back)"))
-}
-
-/// What rebuilding date `d` with window `late_days` would do, as the explorer asks before it.
-pub fn preview_rebuild(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<crate::lake::v2::RebuildPreview> {
-    let store = lab.store();
-    let input = store.model_input_hashes(&[d], late_days)?.into_iter().next();
-    let current = store.model_current_versions(&[d], None)?.into_iter().next();
-    Ok(crate::lake::v2::RebuildPreview {
-        business_date: d,
-        // A reopened date is rebuilt with the wider window it keeps.
-        window: crate::rules::LatenessWindow::with_kept(late_days, store.model_kept_windows(None)?.get(&d).copied()),
-        input_rows: input.as_ref().map_or(0, |i| i.rows),
-        silver_rows: store.model_silver_rows(d)?,
-        gold_rows: current.as_ref().map_or(0, |c| c.gold_rows),
-        unchanged: matches!((&input, &current), (Some(i), Some(c)) if i.input_hash == c.input_hash),
-    })
 }
 
 /// Reopens closed date `d` (`recount reopen`): its records that arrived past the window are
@@ -319,6 +314,9 @@ fn write_keeping(lab: &Lab, model: &Model, w: ModelWrite<'_>, late_days: u32, ke
         if !w.affected.is_empty() {
             tx.model_skipped(w.uploads, &w.affected)?;
         }
+        if w.operation == REREAD_RUN {
+            tx.model_rereads_applied()?;
+        }
         tx.commit()?;
         return Ok(run(None, Vec::new(), now));
     }
@@ -333,6 +331,9 @@ fn write_keeping(lab: &Lab, model: &Model, w: ModelWrite<'_>, late_days: u32, ke
         }
         tx.model_write(id, &dates, late_days)?;
         tx.model_dates(id, &changed)?;
+        if w.operation == REREAD_RUN {
+            tx.model_rereads_applied()?;
+        }
         let Fingerprint { rows, md5 } = fingerprint_after(lab, model, &mut tx, id, &dates)?;
         let record = NewSnapshot {
             snapshot_id: id,

@@ -471,6 +471,7 @@ fn write_landing(
     let landed: Vec<ModelFile> = read.iter().map(|r| r.file.clone()).collect();
     drop(read);
     tx.model_files_insert(&landed)?;
+    tx.model_reread_pending(first_file_id)?;
     let raw_root = lab.raw_root();
     std::thread::scope(|s| {
         let sync = s.spawn(|| crate::lake::land::staging::sync_to_disk(kept_paths, &raw_root));

@@ -309,6 +309,22 @@ pub fn preview_rebuild(lab: &Lab, d: NaiveDate) -> Result<RebuildPreview> {
     })
 }
 
+/// What rebuilding date `d` of a model lab with window `late_days` would do, as `preview_rebuild`.
+pub fn preview_model_rebuild(lab: &Lab, d: NaiveDate, late_days: u32) -> Result<RebuildPreview> {
+    let store = lab.store();
+    let input = store.model_input_hashes(&[d], late_days)?.into_iter().next();
+    let current = store.model_current_versions(&[d], None)?.into_iter().next();
+    Ok(crate::lake::v2::RebuildPreview {
+        business_date: d,
+        // A reopened date is rebuilt with the wider window it keeps.
+        window: crate::rules::LatenessWindow::with_kept(late_days, store.model_kept_windows(None)?.get(&d).copied()),
+        input_rows: input.as_ref().map_or(0, |i| i.rows),
+        silver_rows: store.model_silver_rows(d)?,
+        gold_rows: current.as_ref().map_or(0, |c| c.gold_rows),
+        unchanged: matches!((&input, &current), (Some(i), Some(c)) if i.input_hash == c.input_hash),
+    })
+}
+
 impl RebuildPreview {
     pub fn text(&self) -> String {
         let verdict = if self.unchanged {
