@@ -91,6 +91,15 @@ SELECT f.file_id FROM model.files f
 JOIN model.files p ON p.upload_date = f.upload_date AND p.file = f.file AND p.version = f.version - 1
 WHERE f.file_id >= $first::INTEGER AND f.md5 = p.md5;
 
+-- name: reverted_versions
+-- A landing's corrections (file ids from $first) whose bytes are an earlier version's than the
+-- one each replaced: the newest such version, and the one replaced (a correction withdrawn).
+SELECT f.file_id, max(e.version) AS reverts_to, f.version - 1 AS replaced
+FROM model.files f
+JOIN model.files e ON e.upload_date = f.upload_date AND e.file = f.file AND e.version < f.version - 1 AND e.md5 = f.md5
+WHERE f.file_id >= $first::INTEGER
+GROUP BY f.file_id, f.version;
+
 -- name: reread_dates
 -- The business dates the pending re-read versions, and the versions they follow, hold: a date
 -- a corrected row moves records into or out of.

@@ -260,14 +260,7 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             let report = crate::reports::check::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?, *as_of)?;
             print(&report, g.format);
         }
-        Command::Rollback { snapshot, yes } => {
-            if !confirmed(*yes, &format!("rollback puts model {}'s gold back to snapshot {snapshot}, as a new snapshot", model.name))? {
-                return Ok(crate::cli::USAGE);
-            }
-            let lab = open(g)?;
-            let id = lab_model::rollback(&lab, model, *snapshot)?;
-            println!("rolled back to snapshot {snapshot} as snapshot {id}: {}", lab_model::fingerprint(&lab, model, None)?);
-        }
+        Command::Rollback { snapshot, yes } => return rollback(g, model, *snapshot, *yes),
         Command::Audit { foreign, window } => return audit(g, model, foreign, *window),
         Command::Reopen { date, reason, by } => {
             let by = crate::lake::reopen::Decision::by_or_user(by.clone())?;
@@ -412,6 +405,28 @@ fn alerted(alert: crate::cli::Alert, lab: &Lab, model: &Model, runs: &[lab_model
         );
     }
     Ok(Some(crate::cli::ALERTED))
+}
+
+/// `rollback SNAPSHOT` on a model lab, in retail's words: nothing to do when the snapshot's
+/// versions are current; otherwise it asks (or takes --yes) naming the dates it puts back.
+fn rollback(g: &Global, model: &Model, snapshot: i64, yes: bool) -> Result<i32> {
+    let lab = open(g)?;
+    let dates: Vec<NaiveDate> = lab_model::rollback_changes(&lab, snapshot)?.into_iter().map(|c| c.0).collect();
+    let (Some(first), Some(last)) = (dates.first(), dates.last()) else {
+        println!("snapshot {snapshot}'s silver and gold are already current: nothing to roll back, and no snapshot written");
+        return Ok(0);
+    };
+    let what = format!(
+        "rollback puts {} business date(s) ({first} .. {last}) of model {} back as they were at snapshot {snapshot}, as a new snapshot",
+        dates.len(),
+        model.name
+    );
+    if !confirmed(yes, &what)? {
+        return Ok(crate::cli::USAGE);
+    }
+    let id = lab_model::rollback(&lab, model, snapshot)?;
+    println!("rolled back to snapshot {snapshot} as snapshot {id}: {}", lab_model::fingerprint(&lab, model, None)?);
+    Ok(0)
 }
 
 /// `daily --world W` on a model lab: each upload landed, then run.

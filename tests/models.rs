@@ -454,6 +454,14 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     assert_eq!(scenario_in_lab(&lab), [16, 120, 3]);
     assert_eq!(json(&lab, &["snapshots"])["detail"]["snapshots"].as_array().unwrap().len(), before + 1);
     assert_eq!(recorded_fingerprints_hold(&lab), before + 1);
+    // Again: its versions are current, so nothing is asked and no snapshot is written, as retail's.
+    let again = ok(&lab, &["rollback", &(before as i64 - 1).to_string()]);
+    assert!(again.contains("already current") && again.contains("no snapshot written"), "{again}");
+    assert_eq!(json(&lab, &["snapshots"])["detail"]["snapshots"].as_array().unwrap().len(), before + 1);
+    // Back to the first snapshot, which had not built every date: those are emptied, and a
+    // second rollback to it finds it current.
+    ok(&lab, &["rollback", "1", "--yes"]);
+    assert!(ok(&lab, &["rollback", "1"]).contains("already current"));
 }
 
 /// A world of one's own model, `examples/parcels/` (the guide's worked example), copied: parcels
@@ -1594,4 +1602,36 @@ fn a_model_file_of_many_refused_lines_keeps_a_thousand_and_counts_the_rest() {
     assert_eq!(listed["detail"]["lines"], refused, "{}", listed["detail"]["lines"]);
     let said = ok(&lab, &["quarantine", "2026-06-30"]);
     assert!(said.starts_with(&format!("quarantine: {} line(s)", recount::money::format_count(refused))), "{said}");
+}
+
+/// A model landing says what retail's says of a file's bytes and an upload's date: a correction
+/// that brings back an earlier version's bytes reverts the correction between, and an upload
+/// dated after today is landed as it is, with a word.
+#[test]
+fn a_model_landing_names_a_reverted_correction_and_an_upload_dated_after_today() {
+    let (_, w) = world();
+    let dir = tempdir();
+    let copy = dir.path().join("w");
+    copy_dir(w, &copy);
+    let (lab, ws) = (dir.path().join("lab"), copy.to_str().unwrap().to_string());
+    ok(&lab, &["land", FIRST, "--world", &ws]);
+    let part = copy.join(format!("mes/records/upload_date={FIRST}"));
+    let file = std::fs::read_dir(&part).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".jsonl.gz")).unwrap();
+    let original = std::fs::read(&file).unwrap();
+    let text = gunzip(&file);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, text.lines().next().map(|l| format!("{l}\n")).unwrap().as_bytes()).unwrap();
+    std::fs::write(&file, gz.finish().unwrap()).unwrap();
+    assert!(!ok(&lab, &["land", FIRST, "--world", &ws]).contains("reverts"));
+    std::fs::write(&file, &original).unwrap();
+    let name = file.file_name().unwrap().to_string_lossy().to_string();
+    let again = ok(&lab, &["land", FIRST, "--world", &ws]);
+    assert!(again.contains(&format!("{name} v3: has the bytes of v1, so it reverts v2")), "{again}");
+    let future = copy.join("mes/records/upload_date=2099-01-01");
+    std::fs::create_dir_all(&future).unwrap();
+    std::fs::write(future.join(&name), &original).unwrap();
+    let out = recount(&lab, &["land", "2099-01-01", "--world", &ws]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("upload 2099-01-01 is dated after today"), "{said}");
+    assert!(!again.contains("dated after today"), "{again}");
 }

@@ -44,6 +44,7 @@ row! {
 }
 row! { pub struct Upload { pub upload_date: NaiveDate } }
 row! { pub struct RecordDate { pub business_date: NaiveDate } }
+row! { pub struct Reverted { pub file_id: i32, pub reverts_to: i32, pub replaced: i32 } }
 row! { pub struct UploadDate { pub upload_date: NaiveDate, pub business_date: NaiveDate, pub current: bool, pub rows: i64 } }
 row! { pub struct InputHash { pub business_date: NaiveDate, pub rows: i64, pub input_hash: String } }
 row! {
@@ -124,6 +125,7 @@ statements! {
     FILES_INSERT: Exec = model::FILES_INSERT;
     REREAD_PENDING_INSERT: Exec = model::REREAD_PENDING_INSERT;
     REREAD_DATES: Query<RecordDate> = model::REREAD_DATES;
+    REVERTED_VERSIONS: Query<Reverted> = model::REVERTED_VERSIONS;
     REREAD_APPLIED: Exec = model::REREAD_APPLIED;
     RECORDS_FROM_ROWS: Exec = model::RECORDS_FROM_ROWS;
     FILE_HASHES_FILL: Exec = model::FILE_HASHES_FILL;
@@ -225,6 +227,10 @@ impl Store {
         FILES_WITH_KEY.all(self, named_params! { "column": column, "keys": keys.join("\u{1f}") })
     }
     /// Whether file version `file_id` re-delivers the records of its path's version before it.
+    /// A landing's corrections (file ids from `first`) that bring back an earlier version's bytes.
+    pub fn model_reverted_versions(&self, first: i32) -> Result<Vec<Reverted>> {
+        REVERTED_VERSIONS.all(self, named_params! { "first": first })
+    }
     /// The dates the pending re-read versions move (`reread_dates`), oldest first.
     pub fn model_reread_dates(&self) -> Result<Vec<NaiveDate>> {
         Ok(REREAD_DATES.all(self, &[])?.into_iter().map(|r| r.business_date).collect())

@@ -9,6 +9,7 @@ use super::Lab;
 pub use super::model_land::{ModelCorrection, ModelLandedFile, ModelLanding, REDELIVERED, land, pending_corrections};
 use super::model_land::{kept_dimension, version_path};
 use super::snapshot::Fingerprint;
+pub use super::snapshot::{model_require as require_snapshot, model_rollback_changes as rollback_changes};
 use crate::model::Model;
 use crate::model::read::DimensionTable;
 use crate::model::recount::ModelRow;
@@ -401,47 +402,9 @@ pub fn naive(lab: &Lab, dates: &[NaiveDate]) -> Result<usize> {
     Ok(rows)
 }
 
-/// An error, in retail's words, unless the lab recorded snapshot `s`: what reads or rolls back to a
-/// snapshot asks first.
-pub fn require_snapshot(lab: &Lab, s: i64) -> Result<()> {
-    if !lab.store().model_snapshots()?.iter().any(|r| r.snapshot_id == s) {
-        bail!("snapshot {s} does not exist; `recount snapshots` lists them");
-    }
-    Ok(())
-}
-
-/// Rolls gold and silver back to snapshot `target`, as a new snapshot: every date whose version
-/// differs takes the target's (a date the target had not built is emptied).
+/// Rolls gold and silver back to snapshot `target`, as a new snapshot (`snapshot::model_rollback`).
 pub fn rollback(lab: &Lab, model: &Model, target: i64) -> Result<i64> {
-    let store = lab.store();
-    require_snapshot(lab, target)?;
-    let then = store.model_versions_at(Some(target))?;
-    let now = store.model_versions_at(None)?;
-    let version_then = |d: NaiveDate| then.iter().find(|v| v.business_date == d).map(|v| v.snapshot_id);
-    let mut dates: Vec<NaiveDate> =
-        now.iter().filter(|v| version_then(v.business_date) != Some(v.snapshot_id)).map(|v| v.business_date).collect();
-    dates.sort();
-    let id = store.model_next_snapshot()?;
-    let mut tx = Tx::begin(store, super::fail_after_from_env())?;
-    for &d in &dates {
-        tx.model_restore(id, version_then(d), d)?;
-    }
-    let Fingerprint { rows, md5 } = fingerprint_after(lab, model, &mut tx, id, &dates)?;
-    let files = format!("to snapshot {target}");
-    let record = NewSnapshot {
-        snapshot_id: id,
-        operation: "rollback",
-        upload: None,
-        late_days: 0,
-        files: &files,
-        dates_rewritten: dates.len(),
-        beyond_window: 0,
-        gold_rows: rows,
-        gold_md5: &md5,
-    };
-    tx.model_snapshot(&record)?;
-    tx.commit().wrap_err("rollback: nothing was written (the transaction rolled back)")?;
-    Ok(id)
+    super::snapshot::model_rollback(lab, target, |from| Ok(rows_of(model, lab.store().model_gold_from(from)?)))
 }
 
 /// The lab's current file versions as a recount reads them: upload, name, where the bytes are.

@@ -45,6 +45,10 @@ pub struct ModelLandedFile {
     pub status: String,
     pub records: i64,
     pub quarantined: i64,
+    /// A correction whose bytes are an earlier version's: (that version, the version it
+    /// replaced), as retail's `FileLanded::reverts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverts: Option<(i32, i32)>,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -302,6 +306,7 @@ fn plan(lab: &Lab, world: &Path, model: &Model, dates: &[NaiveDate], next_id: &m
                     status: "unchanged".into(),
                     records,
                     quarantined,
+                    reverts: None,
                 });
                 continue;
             }
@@ -384,6 +389,7 @@ fn land_once(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) ->
         ),
     ]);
     let read = std::mem::take(&mut *reading.read.lock().map_err(poisoned)?);
+    let reverted = lab.store().model_reverted_versions(first_file_id)?;
     for r in read {
         // Other bytes holding the same records are a re-delivery, not a correction.
         let status = match r.status {
@@ -397,6 +403,7 @@ fn land_once(lab: &mut Lab, world: &Path, model: &Model, dates: &[NaiveDate]) ->
             status: status.to_string(),
             records: r.file.records,
             quarantined: r.file.quarantined,
+            reverts: reverted.iter().find(|v| v.file_id == r.file.file_id).map(|v| (v.reverts_to, v.replaced)),
         });
     }
     files.sort_by(|a, b| (a.upload_date, &a.file, a.version).cmp(&(b.upload_date, &b.file, b.version)));

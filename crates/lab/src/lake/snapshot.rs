@@ -444,6 +444,62 @@ pub fn require(lab: &Lab, snapshot_id: i64) -> Result<()> {
     Ok(())
 }
 
+/// An error, in retail's words, unless a model lab recorded snapshot `s`: what reads or rolls
+/// back to a snapshot asks first.
+pub fn model_require(lab: &Lab, s: i64) -> Result<()> {
+    if !lab.store().model_snapshots()?.iter().any(|r| r.snapshot_id == s) {
+        bail!("snapshot {s} does not exist; `recount snapshots` lists them");
+    }
+    Ok(())
+}
+
+/// The dates a model lab's rollback to snapshot `target` would restore, oldest first, each with
+/// the version it takes (None: the target had not built it, so it is emptied): every date whose
+/// version then and now differ in input hash or rows (a restored or re-skipped version keeps its
+/// input's hash, as v2's skip does). None at all: the target's versions are current.
+pub fn model_rollback_changes(lab: &Lab, target: i64) -> Result<Vec<(NaiveDate, Option<i64>)>> {
+    model_require(lab, target)?;
+    let store = lab.store();
+    let dates: Vec<NaiveDate> = store.model_versions_at(None)?.into_iter().map(|v| v.business_date).collect();
+    let (then, now) = (store.model_current_versions(&dates, Some(target))?, store.model_current_versions(&dates, None)?);
+    let of = |vs: &[crate::store::model::ModelCurrentVersion], d: NaiveDate| vs.iter().find(|v| v.business_date == d).cloned();
+    let key = |v: Option<crate::store::model::ModelCurrentVersion>| v.map_or((String::new(), 0), |v| (v.input_hash, v.gold_rows));
+    let mut changes: Vec<(NaiveDate, Option<i64>)> =
+        dates.into_iter().filter(|&d| key(of(&then, d)) != key(of(&now, d))).map(|d| (d, of(&then, d).map(|v| v.snapshot_id))).collect();
+    changes.sort();
+    Ok(changes)
+}
+
+/// Rolls a model lab's gold and silver back to snapshot `target`, as a new snapshot, as
+/// `rollback` does retail's: every date whose version differs takes the target's. `gold_from`
+/// reads gold from a date on, in the model's columns (for the fingerprint).
+pub fn model_rollback(lab: &Lab, target: i64, gold_from: impl FnOnce(Option<NaiveDate>) -> Result<Vec<ModelRow>>) -> Result<i64> {
+    let store = lab.store();
+    let changes = model_rollback_changes(lab, target)?;
+    let dates: Vec<NaiveDate> = changes.iter().map(|c| c.0).collect();
+    let id = store.model_next_snapshot()?;
+    let mut tx = Tx::begin(store, super::fail_after_from_env())?;
+    for &(d, version) in &changes {
+        tx.model_restore(id, version, d)?;
+    }
+    let Fingerprint { rows, md5 } = model_fingerprint_after(&mut tx, id, &dates, gold_from)?;
+    let files = format!("to snapshot {target}");
+    let record = crate::store::model::NewSnapshot {
+        snapshot_id: id,
+        operation: "rollback",
+        upload: None,
+        late_days: 0,
+        files: &files,
+        dates_rewritten: dates.len(),
+        beyond_window: 0,
+        gold_rows: rows,
+        gold_md5: &md5,
+    };
+    tx.model_snapshot(&record)?;
+    tx.commit().map_err(|e| e.wrap_err("rollback: nothing was written (the transaction rolled back)"))?;
+    Ok(id)
+}
+
 /// Restores silver and gold as of `target`, as a new snapshot. Only dates whose version differs
 /// are rewritten; every other date's rows stay untouched.
 pub fn rollback(lab: &Lab, target: i64, fail_after: Option<usize>) -> Result<SnapshotRecord> {

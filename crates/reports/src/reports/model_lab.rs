@@ -62,7 +62,7 @@ impl Report for LandingReport {
             notes.push(Note {
                 status: Status::Warn,
                 text: format!(
-                    "the dimension file changed for {}: their files were read again as their next version; run v2 for their uploads",
+                    "the dimension file changed for {}: their files were read again as their next version, and the next v2 run rebuilds every date they move",
                     self.landing.dimension_changed.join(", ")
                 ),
             });
@@ -80,6 +80,16 @@ impl Report for LandingReport {
                         .join(", ")
                 ),
             });
+        }
+        let mut uploads: Vec<NaiveDate> = self.landing.files.iter().map(|f| f.upload_date).collect();
+        uploads.dedup();
+        for d in uploads.into_iter().filter(|d| crate::lake::land::is_in_future(*d)) {
+            notes.push(Note { status: Status::Warn, text: crate::lake::land::dated_in_future(d) });
+        }
+        for f in &self.landing.files {
+            if let Some(reverts) = f.reverts {
+                notes.push(Note { status: Status::Warn, text: crate::lake::land::reverting(&f.file, f.version, reverts) });
+            }
         }
         let quarantined: i64 = self.landing.files.iter().filter(|f| f.status != "unchanged").map(|f| f.quarantined).sum();
         if quarantined > 0 {

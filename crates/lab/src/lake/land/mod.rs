@@ -24,7 +24,7 @@ pub(crate) mod staging;
 
 use columns::*;
 use parse_job::*;
-pub use report::{FileLanded, FileStatus, LandReport, PartitionLanded};
+pub use report::{FileLanded, FileStatus, LandReport, PartitionLanded, dated_in_future, is_in_future, reverting};
 use staging::*;
 
 /// Copies written next to their final place: (staged path, final path).
@@ -287,7 +287,7 @@ fn plan_partition(
         exists,
         files: Vec::new(),
         not_taken,
-        dated_in_future: exists && d > Utc::now().date_naive(),
+        dated_in_future: exists && is_in_future(d),
     };
     let prefix = raw::rel_path(d, "");
     let mut seen = std::collections::HashSet::new();

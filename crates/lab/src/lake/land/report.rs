@@ -86,19 +86,11 @@ impl PartitionLanded {
             crate::money::format_count(self.events as i64)
         ));
         if self.dated_in_future {
-            s.push_str(&format!(
-                "  upload {} is dated after today ({} UTC): its partition is named for a day that has not come; check the writer's clock\n",
-                self.upload_date,
-                Utc::now().date_naive()
-            ));
+            s.push_str(&format!("  {}\n", dated_in_future(self.upload_date)));
         }
         for f in self.files.iter() {
-            if let Some((to, replaced)) = f.reverts {
-                s.push_str(&format!(
-                    "  {} v{}: has the bytes of v{to}, so it reverts v{replaced} (a correction withdrawn; land v{replaced}'s file again to restore it)\n",
-                    crate::sanitize::for_terminal(&f.name),
-                    f.version
-                ));
+            if let Some(reverts) = f.reverts {
+                s.push_str(&format!("  {}\n", reverting(&f.name, f.version, reverts)));
             }
         }
         for f in self.files.iter().filter(|f| f.status == FileStatus::Missing) {
@@ -114,6 +106,28 @@ impl PartitionLanded {
         }
         s
     }
+}
+
+/// What a landing says of upload `d` when it is dated after today (UTC), on every lab.
+pub fn dated_in_future(d: NaiveDate) -> String {
+    format!(
+        "upload {d} is dated after today ({} UTC): its partition is named for a day that has not come; check the writer's clock",
+        Utc::now().date_naive()
+    )
+}
+
+/// Whether upload `d` is dated after today (UTC).
+pub fn is_in_future(d: NaiveDate) -> bool {
+    d > Utc::now().date_naive()
+}
+
+/// What a landing says of file `name`'s version `version` when its bytes are version `to`'s,
+/// so that it withdraws version `replaced`, on every lab.
+pub fn reverting(name: &str, version: i32, (to, replaced): (i32, i32)) -> String {
+    format!(
+        "{} v{version}: has the bytes of v{to}, so it reverts v{replaced} (a correction withdrawn; land v{replaced}'s file again to restore it)",
+        crate::sanitize::for_terminal(name)
+    )
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
