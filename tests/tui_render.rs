@@ -1166,15 +1166,30 @@ fn on_a_model_lab_the_audit_screen_reads_a_foreign_gold_in_the_model_s_columns()
     let uploads: Vec<chrono::NaiveDate> = day("2026-06-18").iter_days().take(28).collect();
     recount::lake::model::land(&mut lab, &world, &model, &uploads).unwrap();
     recount::lake::model::run(&lab, &model, &uploads, recount::rules::DEFAULT_LATE_DAYS).unwrap();
-    let setup = Setup {
-        lab_dir: lab.root.clone(),
+    let root = lab.root.clone();
+    drop(lab);
+    let setup = || Setup {
+        lab_dir: root.clone(),
         world: world.clone(),
         bootstrap: false,
         late_days: recount::rules::DEFAULT_LATE_DAYS,
         warehouse: None,
         audit: Some(AuditSource { gold: gold.clone(), map: Default::default() }),
     };
-    let mut server = Server::new(lab, setup);
+    // The worker's thread audits after the model's full load, as it does after retail's.
+    let worker = recount::tui::worker::spawn(setup()).unwrap();
+    worker.jobs.send(Job::Load(None)).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match worker.replies.recv_timeout(left) {
+            Ok(Reply::Audited(a)) => break assert!(matches!(&a, Ok(a) if matches!(**a, Audited::Model(_))), "{a:?}"),
+            Ok(_) => {}
+            Err(e) => panic!("the worker never audited the model lab: {e}"),
+        }
+    }
+    worker.stop();
+    let mut server = Server::new(recount::lake::Lab::open(&root).unwrap(), setup());
     let mut app = App::new(recount::tui::theme::Theme::load("dark").unwrap(), false);
     app.outbox.clear();
     app.on_reply(server.serve(Job::Load(None)).unwrap());

@@ -99,7 +99,9 @@ pub(super) fn serve_jobs(mut server: Server, job_rx: &std::sync::mpsc::Receiver<
             Err(e) if lab_error(&e) == Some(&LabError::Interrupted) => Reply::Failed(LabError::Interrupted.to_string()),
             Err(e) => Reply::Failed(format!("{e:#}")),
         };
-        let loaded = matches!(reply, Reply::Loaded(..));
+        // A model lab's full load is ModelLoaded: its audit was never run, and the screen said
+        // "auditing" for ever.
+        let loaded = matches!(reply, Reply::Loaded(..) | Reply::ModelLoaded(..));
         if reply_tx.send(reply).is_err() {
             break;
         }
