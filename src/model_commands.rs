@@ -256,7 +256,7 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         }
         Command::Check { date, as_of } => {
             let lab = counting_reader(g, model)?;
-            let d = resolve(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?;
+            let d = resolve_landed(&lab, date.unwrap_or(crate::reports::day::Day::Yesterday))?;
             let report = crate::reports::check::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?, *as_of)?;
             print(&report, g.format);
         }
@@ -335,7 +335,7 @@ fn day_report(g: &Global, command: &Command, model: &Model) -> Result<i32> {
         }
         Command::Promises { date } => {
             let lab = counting_reader(g, model)?;
-            let d = resolve(&lab, *date)?;
+            let d = resolve_landed(&lab, *date)?;
             let check = crate::reports::check::model_check(&lab, model, d, late_days(crate::cli::Window { late_days: None })?, None)?;
             let report = crate::reports::promises::model_promises(&lab, &check)?;
             print(&report, g.format);

@@ -1334,17 +1334,26 @@ fn a_model_landing_cut_short_lands_nothing_says_so_and_the_next_landing_lands_it
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && err.contains("nothing was landed"), "failing after {after} step(s): {err}");
     }
-    // Killed while the kept bytes sync to disk, before COMMIT (as retail's landing waits for its
-    // copies): nothing landed, and the files it kept are written again by the next landing.
-    let killed = std::process::Command::new(env!("CARGO_BIN_EXE_recount"))
-        .env("RECOUNT_CRASH_AT", "landing:fsync")
-        .args(["--lab", lab.to_str().unwrap(), "land", FIRST, LAST, "--world", ws])
-        .output()
-        .unwrap();
-    assert!(!killed.status.success() && killed.status.code().is_none(), "the landing reached no sync: {killed:?}");
+    // Killed while it writes a kept copy, or while the kept bytes sync to disk, before COMMIT (as
+    // retail's landing waits for its copies): nothing landed, and the files it kept are written
+    // again by the next landing. Killed just after COMMIT: it all landed.
+    let kill_at = |lab: &Path, point: &str| {
+        let killed = std::process::Command::new(env!("CARGO_BIN_EXE_recount"))
+            .env("RECOUNT_CRASH_AT", point)
+            .args(["--lab", lab.to_str().unwrap(), "land", FIRST, LAST, "--world", ws])
+            .output()
+            .unwrap();
+        assert!(!killed.status.success() && killed.status.code().is_none(), "the landing never reached {point}: {killed:?}");
+    };
+    kill_at(&lab, "landing:write");
+    kill_at(&lab, "landing:fsync");
     let landed = json(&lab, &["land", FIRST, LAST, "--world", ws]);
     let files = landed["detail"]["files"].as_array().unwrap();
     assert!(!files.is_empty() && files.iter().all(|f| f["status"] == "new" && f["version"] == 1), "{landed}");
+    let committed = dir.path().join("committed");
+    kill_at(&committed, "landing:committed");
+    let again = json(&committed, &["land", FIRST, LAST, "--world", ws]);
+    assert!(again["detail"]["files"].as_array().unwrap().iter().all(|f| f["status"] == "unchanged"), "{again}");
     ok(&lab, &["run", FIRST, LAST]);
     assert_eq!(fingerprint_of(&lab), oracle_with(w, Some(2)).0);
     // The same for a first `daily` (a tight budget failed one so): the lab holds no model yet, and
@@ -1520,6 +1529,13 @@ fn a_model_lab_s_summary_names_each_date_the_newest_write_moved_with_its_change(
     let (lab, ws) = (dir.path().join("lab"), w.to_str().unwrap().to_string());
     ok(&lab, &["land", FIRST, "--world", &ws]);
     assert_eq!(ok(&lab, &["summary"]).lines().next(), Some("nothing built yet: land an upload and run v2"));
+    // A landed date v2 has not built, whose window has closed, fails timeliness (exit 4), as on
+    // retail's lab.
+    let unbuilt = dir.path().join("unbuilt");
+    ok(&unbuilt, &["land", FIRST, "2026-06-25", "--world", &ws]);
+    let promises = recount(&unbuilt, &["promises", "2026-06-19"]);
+    let said = String::from_utf8_lossy(&promises.stdout);
+    assert!(promises.status.code() == Some(4) && said.contains("v2 has not built this date yet"), "{said}");
     ok(&lab, &["daily", FIRST, "2026-07-10", "--world", &ws]);
     let totals = |lab: &Path| -> BTreeMap<String, Vec<i64>> { trend_days(lab).into_iter().map(|(d, t)| (d, t.v2)).collect() };
     let before = totals(&lab);

@@ -118,6 +118,7 @@ impl Reading {
                 std::fs::create_dir_all(dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
             }
             let tmp = path.with_extension("landing");
+            crate::lake::crash_point("landing:write");
             // A re-read version keeps the bytes of the one it follows: linked, not copied.
             if t.status == REREAD { crate::lake::link_or_write(&t.from, &tmp, &bytes) } else { std::fs::write(&tmp, &bytes) }
                 .and_then(|_| std::fs::rename(&tmp, path))
@@ -492,6 +493,7 @@ fn write_landing(
         rest.and(synced)
     })?;
     tx.commit()?;
+    crate::lake::crash_point("landing:committed");
     Ok(())
 }
 
