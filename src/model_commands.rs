@@ -267,6 +267,9 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             let (reason, by) = crate::lake::reopen::Decision { reason, by: &by }.cleaned()?;
             let lab = open(g)?;
             let d = resolve(&lab, *date)?;
+            if g.format != crate::reports::Format::Json {
+                println!("{}", lab_model::reopen_plan(&lab, model, d, crate::rules::DEFAULT_LATE_DAYS)?.line(&model.entity));
+            }
             let run = lab_model::reopen(&lab, model, d, crate::rules::DEFAULT_LATE_DAYS, (&reason, &by))?;
             let fingerprint = run.fingerprint.clone();
             print(&model_lab::RunsReport { model: model.name.clone(), landing: None, runs: vec![run], fingerprint }, g.format);

@@ -1517,6 +1517,12 @@ fn a_model_that_restates_retail_answers_as_the_retail_pipeline_does() {
     let by = recount(&model, &["audit", "--gold", theirs.to_str().unwrap(), "--map", map.to_str().unwrap(), "--by", "country"]);
     let table = String::from_utf8_lossy(&by.stdout);
     assert!(by.status.code() == Some(4) && table.contains("GB") && table.contains("(not in the lab)"), "{table}");
+    // Reopening the date the alert names says first what it takes in, in the same words.
+    let reopen =
+        |lab: &Path| ok(lab, &["reopen", "2026-10-20", "--reason", "late tills", "--by", "finance"]).lines().next().unwrap().to_string();
+    let (r, m) = (reopen(&retail), reopen(&model));
+    assert!(r.starts_with("reopening 2026-10-20: 13 basket(s), £2,253.82, past its 2-day window"), "{r}");
+    assert_eq!(r, m);
 }
 
 /// `summary` on a model lab says what the newest write moved, as retail's does, in the model's

@@ -223,13 +223,7 @@ pub(super) fn reopen(g: &Global, date: Day, reason: &str, by: Option<String>) ->
     let d = reports::resolve_day(&lab, date)?;
     let plan = lake::reopen::plan(&lab, d)?;
     if g.format != Format::Json {
-        println!(
-            "reopening {d}: {} basket(s), {}, past its {}-day window (window now {} days)",
-            plan.baskets,
-            plan.amounts(),
-            plan.late_days,
-            plan.wider_late_days
-        );
+        println!("{}", plan.line("basket"));
     }
     let report = lake::reopen::reopen(&lab, d, lake::reopen::Decision { reason, by: &by }, v2_opts(g, Window { late_days: None }, false)?)?;
     emit_run(&report, g.format)?;

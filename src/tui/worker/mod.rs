@@ -495,7 +495,9 @@ impl Server {
                 Ok(Reply::DateLoaded(self.view(d)?))
             }
             Job::PreviewRebuild(d) => Ok(Reply::Preview(v2::preview_rebuild(&self.lab, d)?)),
-            Job::PreviewReopen(d, decision) => Ok(Reply::ReopenPreview(d, crate::lake::reopen::plan(&self.lab, d)?.text(), decision)),
+            Job::PreviewReopen(d, decision) => {
+                Ok(Reply::ReopenPreview(d, crate::lake::reopen::plan(&self.lab, d)?.text("basket"), decision))
+            }
             job if self.setup.warehouse.is_some() => {
                 let spark = self.setup.warehouse.clone().ok_or_else(|| color_eyre::eyre::eyre!("no warehouse"))?;
                 self.write_warehouse(spark, job)

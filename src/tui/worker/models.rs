@@ -66,7 +66,7 @@ impl Server {
             }
             Job::PreviewRebuild(d) => Ok(Reply::Preview(crate::lake::v2::preview_model_rebuild(&self.lab, d, late)?)),
             Job::PreviewReopen(d, decision) => {
-                Ok(Reply::ReopenPreview(d, crate::lake::model::reopen_question(&self.lab, model, d, late)?, decision))
+                Ok(Reply::ReopenPreview(d, crate::lake::model::reopen_plan(&self.lab, model, d, late)?.text(&model.entity), decision))
             }
             // A model's warehouse is read through its mirror, which no write may change: Spark
             // writes the warehouse, which is then read again.

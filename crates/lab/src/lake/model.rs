@@ -184,26 +184,43 @@ pub fn reopen(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32, (reason, b
         .wrap_err_with(|| format!("reopening {d}: nothing was written (its transaction rolled back)"))
 }
 
-/// The question the explorer asks before it reopens `d`: what arrived past its window and the
-/// window it would take; an error when nothing did.
-pub fn reopen_question(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<String> {
+/// What reopening `d` would take in, as retail's `reopen::plan` works it out: the records past
+/// its window, the entities gold does not count yet and their money per currency, the uploads
+/// that brought them, and the window it would take; an error when nothing arrived late.
+pub fn reopen_plan(lab: &Lab, model: &Model, d: NaiveDate, late_days: u32) -> Result<crate::lake::reopen::ReopenPlan> {
     let late = lab.store().model_late_rows(d, late_days, None)?;
     let Some(widest) = late.iter().map(|r| r.days_late).max() else {
         bail!("{d} has no record past its window: there is nothing to reopen it for");
     };
-    let mut missing: Vec<&str> = late.iter().filter(|r| !r.counted).map(|r| r.entity_key.as_str()).collect();
-    missing.sort_unstable();
-    missing.dedup();
+    let first = first_uncounted(model, d, &late);
+    let revenue = money_of(model, d, first.iter().map(|(_, r)| r))?;
     let mut uploads: Vec<NaiveDate> = late.iter().map(|r| r.upload_date).collect();
+    uploads.sort();
     uploads.dedup();
     let now = crate::rules::LatenessWindow::with_kept(late_days, lab.store().model_kept_windows(None)?.get(&d).copied()).late_days;
-    Ok(format!(
-        "Reopen {d} and take in what arrived past its window?\n\n{} record(s), {} {}(s) gold does not count yet,\nfrom upload(s) {}.\nThe window widens from {now} to {widest} days, recorded as one snapshot with the reason.",
-        late.len(),
-        missing.len(),
-        model.entity,
-        uploads.iter().map(NaiveDate::to_string).collect::<Vec<_>>().join(", "),
-    ))
+    Ok(crate::lake::reopen::ReopenPlan {
+        business_date: d,
+        late_days: now,
+        wider_late_days: u32::try_from(widest)?,
+        rows: late.len() as i64,
+        baskets: first.len() as i64,
+        revenue,
+        uploads,
+    })
+}
+
+/// The money measures of `rows`, summed per currency (a sum past 64 bits is an error).
+fn money_of<'r>(model: &Model, d: NaiveDate, rows: impl Iterator<Item = &'r ModelRow>) -> Result<std::collections::BTreeMap<String, i64>> {
+    let mut revenue = std::collections::BTreeMap::new();
+    for r in rows {
+        for (m, v) in model.measures.iter().zip(&r.measures) {
+            if let Some(currency) = model.currency_at(m).and_then(|i| r.attributes.get(i)).filter(|c| !c.is_empty()) {
+                let sum: &mut i64 = revenue.entry(currency.clone()).or_insert(0);
+                *sum = sum.checked_add(*v).ok_or_else(|| eyre!("{d}: the late {} in {currency} overflows 64 bits", m.name))?;
+            }
+        }
+    }
+    Ok(revenue)
 }
 
 /// What one upload brought of date `d` past its window, counted as retail's alert counts it
@@ -213,15 +230,8 @@ pub fn brought(lab: &Lab, model: &Model, d: NaiveDate, upload: NaiveDate, late_d
     let late = lab.store().model_late_rows(d, late_days, None)?;
     let mine: std::collections::BTreeSet<&str> =
         late.iter().filter(|r| r.upload_date == upload && !r.counted).map(|r| r.entity_key.as_str()).collect();
-    let mut revenue = std::collections::BTreeMap::new();
-    for (_, r) in first_uncounted(model, d, &late).iter().filter(|(k, _)| mine.contains(k.as_str())) {
-        for (m, v) in model.measures.iter().zip(&r.measures) {
-            if let Some(currency) = model.currency_at(m).and_then(|i| r.attributes.get(i)).filter(|c| !c.is_empty()) {
-                let sum: &mut i64 = revenue.entry(currency.clone()).or_insert(0);
-                *sum = sum.checked_add(*v).ok_or_else(|| eyre!("{d}: the late {} in {currency} overflows 64 bits", m.name))?;
-            }
-        }
-    }
+    let first = first_uncounted(model, d, &late);
+    let revenue = money_of(model, d, first.iter().filter(|(k, _)| mine.contains(k.as_str())).map(|(_, r)| r))?;
     let copies = late.iter().filter(|r| r.upload_date == upload).count() as i64;
     Ok(crate::lake::reopen::Brought { copies, baskets: mine.len() as i64, revenue })
 }

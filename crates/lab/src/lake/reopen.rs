@@ -40,18 +40,36 @@ impl ReopenPlan {
         self.uploads.iter().map(|u| u.to_string()).collect::<Vec<_>>().join(", ")
     }
 
-    /// The question the explorer asks before it reopens.
-    pub fn text(&self) -> String {
+    /// The question the explorer asks before it reopens, naming the entities `entity`s
+    /// ("basket" on retail's lab, the model's word on another).
+    pub fn text(&self, entity: &str) -> String {
         format!(
-            "Reopen {} and take in what arrived past its window?\n\n{} row(s), {} basket(s) missing from v2: {}\nfrom upload(s) {}.\nThe window widens from {} to {} days, recorded as one snapshot with the reason.",
+            "Reopen {} and take in what arrived past its window?\n\n{} row(s), {} {entity}(s) missing from v2{}\nfrom upload(s) {}.\nThe window widens from {} to {} days, recorded as one snapshot with the reason.",
             self.business_date,
             self.rows,
             self.baskets,
-            self.amounts(),
+            self.money(": "),
             self.upload_list(),
             self.late_days,
             self.wider_late_days
         )
+    }
+
+    /// What `recount reopen` says before it writes, on every lab.
+    pub fn line(&self, entity: &str) -> String {
+        format!(
+            "reopening {}: {} {entity}(s){}, past its {}-day window (window now {} days)",
+            self.business_date,
+            self.baskets,
+            self.money(", "),
+            self.late_days,
+            self.wider_late_days
+        )
+    }
+
+    /// The amounts after `lead`, or nothing when no measure is money (a plant feed's).
+    fn money(&self, lead: &str) -> String {
+        if self.revenue.is_empty() { String::new() } else { format!("{lead}{}", self.amounts()) }
     }
 }
 
