@@ -244,7 +244,10 @@ fn on_model_lab(g: &Global, command: &Command, model: &Model) -> Result<i32> {
             let rows = lab_model::naive(&lab, &range.dates())?;
             println!("v1 (append): {rows} row(s) appended to model {}'s naive table", model.name);
         }
-        Command::Fingerprint { as_of } => println!("{}", lab_model::fingerprint(&reader(g)?, model, *as_of)?),
+        Command::Fingerprint { as_of } => {
+            let report = crate::reports::model_fingerprint(&reader(g)?, model, *as_of)?;
+            crate::commands::shared::print_fingerprint(&report, g.format);
+        }
         Command::Snapshots => print(&model_lab::snapshots(&reader(g)?, model)?, g.format),
         Command::History { date, as_of } => history(g, model, *date, *as_of)?,
         Command::Diff { date, from, to, baskets } => diff(g, model, *date, (*from, *to), *baskets)?,

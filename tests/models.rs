@@ -1442,6 +1442,10 @@ fn a_model_that_restates_retail_answers_as_the_retail_pipeline_does() {
     assert_eq!(alerts[0], alerts[1]);
     let md5 = |lab: &Path| ok(lab, &["fingerprint"]).split(", md5 ").nth(1).unwrap().trim().to_string();
     assert_eq!(md5(&retail), md5(&model));
+    // For machines, the same envelope and rows.
+    let (r, m) = (json(&retail, &["fingerprint"]), json(&model, &["fingerprint"]));
+    assert_eq!((&r["kind"], &r["rows"]), (&m["kind"], &m["rows"]), "{m}");
+    assert_eq!(m["rows"][0]["md5"].as_str(), Some(md5(&model).as_str()), "{m}");
     for (d, verdicts) in [("2026-10-18", vec!["beyond window", "match"]), ("2026-10-19", vec!["match"])] {
         let header = |lab: &Path| ok(lab, &["check", d]).lines().next().unwrap().to_string();
         assert_eq!(header(&retail), header(&model), "{d}");

@@ -150,11 +150,7 @@ pub(super) fn explain(g: &Global, date: Day, baskets: bool) -> Result<i32> {
 
 pub(super) fn fingerprint(g: &Global, as_of: Option<i64>) -> Result<i32> {
     let lab = open_read(g)?;
-    let report = reports::fingerprint(&lab, as_of)?;
-    match g.format {
-        Format::Table => println!("{}", report.line),
-        f => print(&report, f),
-    }
+    print_fingerprint(&reports::fingerprint(&lab, as_of)?, g.format);
     Ok(0)
 }
 

@@ -171,3 +171,11 @@ pub(crate) fn confirmed(yes: bool, what: &str) -> Result<bool> {
     std::io::stdin().read_line(&mut answer)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
 }
+
+/// The fingerprint's line in a terminal, its report (rows and md5) for machines: on every lab.
+pub(crate) fn print_fingerprint(report: &crate::reports::FingerprintReport, format: crate::reports::Format) {
+    match format {
+        crate::reports::Format::Table => println!("{}", report.line),
+        f => print(report, f),
+    }
+}

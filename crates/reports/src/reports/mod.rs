@@ -110,6 +110,16 @@ pub fn fingerprint(lab: &Lab, as_of: Option<i64>) -> Result<FingerprintReport> {
     Ok(FingerprintReport { as_of_snapshot: as_of, rows: fp.rows, md5: fp.md5.clone(), line: fp.to_string() })
 }
 
+/// A model lab's gold fingerprint, now or as of snapshot `as_of`, as the same report.
+pub fn model_fingerprint(lab: &Lab, model: &crate::model::Model, as_of: Option<i64>) -> Result<FingerprintReport> {
+    if let Some(s) = as_of {
+        crate::lake::model::require_snapshot(lab, s)?;
+    }
+    let (rows, md5) = crate::model::recount::digest(&crate::lake::model::rows_of(model, lab.store().model_gold(as_of)?));
+    let line = crate::model::recount::fingerprint_line(model, rows, &md5);
+    Ok(FingerprintReport { as_of_snapshot: as_of, rows, md5, line })
+}
+
 impl Report for FingerprintReport {
     fn kind(&self) -> &'static str {
         "fingerprint"
