@@ -92,10 +92,12 @@ JOIN model.files p ON p.upload_date = f.upload_date AND p.file = f.file AND p.ve
 WHERE f.file_id >= $first::INTEGER AND f.md5 = p.md5;
 
 -- name: reverted_versions
--- A landing's corrections (file ids from $first) whose bytes are an earlier version's than the
--- one each replaced: the newest such version, and the one replaced (a correction withdrawn).
+-- A landing's corrections (file ids from $first: other bytes than the version each replaced, so
+-- never a re-read) whose bytes are an earlier version's: the newest such version, and the one
+-- replaced (a correction withdrawn).
 SELECT f.file_id, max(e.version) AS reverts_to, f.version - 1 AS replaced
 FROM model.files f
+JOIN model.files p ON p.upload_date = f.upload_date AND p.file = f.file AND p.version = f.version - 1 AND p.md5 <> f.md5
 JOIN model.files e ON e.upload_date = f.upload_date AND e.file = f.file AND e.version < f.version - 1 AND e.md5 = f.md5
 WHERE f.file_id >= $first::INTEGER
 GROUP BY f.file_id, f.version;

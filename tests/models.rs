@@ -540,6 +540,13 @@ fn a_corrected_plant_zone_re_reads_its_files_and_gold_is_gold_from_scratch() {
     assert!(first["uploads"].as_array().is_some_and(Vec::is_empty) && first["rewritten"].as_array().unwrap().len() > 2, "{runs}");
     assert_eq!(fingerprint_of(&lab), oracle_with(&copy, Some(2)).0);
     assert_eq!(json(&lab, &["run", LAST])["detail"]["runs"].as_array().unwrap().len(), 1, "the re-read files' dates are rebuilt once");
+    // The zone corrected back: the files are re-read again, with their first version's bytes,
+    // which is no withdrawn correction; gold is the first world's again.
+    std::fs::write(copy.join("plants.csv"), &plants).unwrap();
+    let back = ok(&lab, &["land", LAST, "--world", ws]);
+    assert!(back.contains("re-read") && !back.contains("reverts"), "{back}");
+    ok(&lab, &["run", LAST]);
+    assert_eq!(fingerprint_of(&lab), oracle_with(w, Some(2)).0);
 }
 
 /// Gold as a foreign pipeline's CSV, in the model's columns.
