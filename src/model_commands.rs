@@ -6,7 +6,7 @@
 //! retail's empty tables.
 
 use crate::cli::{Command, Global, Range};
-use crate::commands::shared::{confirmed, lab_dir, late_days, open, print, world_or_sample};
+use crate::commands::shared::{lab_dir, late_days, open, print, world_or_sample};
 use crate::lake::{Lab, model as lab_model};
 use crate::model::Model;
 use crate::reports::model_lab;
@@ -413,22 +413,12 @@ fn alerted(alert: crate::cli::Alert, lab: &Lab, model: &Model, runs: &[lab_model
     Ok(Some(crate::cli::ALERTED))
 }
 
-/// `rollback SNAPSHOT` on a model lab, in retail's words: nothing to do when the snapshot's
-/// versions are current; otherwise it asks (or takes --yes) naming the dates it puts back.
+/// `rollback SNAPSHOT` on a model lab, asked as retail's is (`shared::rollback_ends_here`).
 fn rollback(g: &Global, model: &Model, snapshot: i64, yes: bool) -> Result<i32> {
     let lab = open(g)?;
     let dates: Vec<NaiveDate> = lab_model::rollback_changes(&lab, snapshot)?.into_iter().map(|c| c.0).collect();
-    let (Some(first), Some(last)) = (dates.first(), dates.last()) else {
-        println!("snapshot {snapshot}'s silver and gold are already current: nothing to roll back, and no snapshot written");
-        return Ok(0);
-    };
-    let what = format!(
-        "rollback puts {} business date(s) ({first} .. {last}) of model {} back as they were at snapshot {snapshot}, as a new snapshot",
-        dates.len(),
-        model.name
-    );
-    if !confirmed(yes, &what)? {
-        return Ok(crate::cli::USAGE);
+    if let Some(code) = crate::commands::shared::rollback_ends_here(&dates, snapshot, yes)? {
+        return Ok(code);
     }
     let id = lab_model::rollback(&lab, model, snapshot)?;
     println!("rolled back to snapshot {snapshot} as snapshot {id}: {}", lab_model::fingerprint(&lab, model, None)?);

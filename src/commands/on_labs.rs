@@ -171,18 +171,8 @@ pub(super) fn rollback(g: &Global, snapshot: i64, yes: bool) -> Result<i32> {
     }
     let lab = open(g)?;
     let dates = lake::snapshot::rollback_changes(&lab, snapshot)?;
-    if dates.is_empty() {
-        println!("snapshot {snapshot}'s silver and gold are already current: nothing to roll back, and no snapshot written");
-        return Ok(0);
-    }
-    let what = format!(
-        "rollback puts {} business date(s) ({} .. {}) back as they were at snapshot {snapshot}, as a new snapshot",
-        dates.len(),
-        dates[0],
-        dates[dates.len() - 1]
-    );
-    if !confirmed(yes, &what)? {
-        return Ok(USAGE);
+    if let Some(code) = rollback_ends_here(&dates, snapshot, yes)? {
+        return Ok(code);
     }
     let rec = lake::snapshot::rollback(&lab, snapshot, g.fail_after)?;
     match g.format {

@@ -179,3 +179,18 @@ pub(crate) fn print_fingerprint(report: &crate::reports::FingerprintReport, form
         f => print(report, f),
     }
 }
+
+/// Where a rollback to `snapshot` ends before it writes, on every lab (`dates`: what it would
+/// restore): with nothing to restore it says so and ends (exit 0); otherwise it asks, naming the
+/// dates, or takes --yes, and a refusal ends it (USAGE). None: it goes ahead.
+pub(crate) fn rollback_ends_here(dates: &[chrono::NaiveDate], snapshot: i64, yes: bool) -> color_eyre::eyre::Result<Option<i32>> {
+    let (Some(first), Some(last)) = (dates.first(), dates.last()) else {
+        println!("snapshot {snapshot}'s silver and gold are already current: nothing to roll back, and no snapshot written");
+        return Ok(Some(0));
+    };
+    let what = format!(
+        "rollback puts {} business date(s) ({first} .. {last}) back as they were at snapshot {snapshot}, as a new snapshot",
+        dates.len()
+    );
+    Ok((!confirmed(yes, &what)?).then_some(crate::cli::USAGE))
+}
