@@ -23,6 +23,13 @@ fn world() -> &'static (tempfile::TempDir, PathBuf) {
     })
 }
 
+/// A copy of the plant feed in `dir`, for a test that changes its files.
+fn world_copy(dir: &Path) -> PathBuf {
+    let copy = dir.join("w");
+    copy_dir(&world().1, &copy);
+    copy
+}
+
 fn gunzip(path: &Path) -> String {
     let mut s = String::new();
     flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap()).read_to_string(&mut s).unwrap();
@@ -145,10 +152,8 @@ fn the_world_holds_what_the_rules_are_about() {
 
 #[test]
 fn the_corrected_file_moves_exactly_its_group_and_the_recompressed_one_moves_nothing() {
-    let (_, w) = world();
     let dir = tempdir();
-    let copy = dir.path().join("w");
-    copy_dir(w, &copy);
+    let copy = world_copy(dir.path());
     let before = recount::reports::model::model_report(&copy, 0).unwrap();
     let rel = "mes/records/upload_date=2026-06-30/plant-a.jsonl.gz";
     std::fs::copy(copy.join("corrections/01-corrected-counts").join(rel), copy.join(rel)).unwrap();
@@ -333,8 +338,7 @@ fn the_correction_scenario_rewrites_one_date_names_its_file_and_skips_an_identic
     assert_eq!(run["detail"]["runs"][0]["rewritten"], serde_json::json!(["2026-06-29"]), "{run}");
     assert_eq!(scenario_in_lab(&lab), [16, 135, 2]);
     // Gold is gold built from scratch on the world with the corrected file in its place.
-    let copy = dir.path().join("w");
-    copy_dir(w, &copy);
+    let copy = world_copy(dir.path());
     let rel = "mes/records/upload_date=2026-06-30/plant-a.jsonl.gz";
     std::fs::copy(corrected.join(rel), copy.join(rel)).unwrap();
     assert_eq!(fingerprint_of(&lab), oracle_with(&copy, Some(2)).0);
@@ -513,8 +517,7 @@ fn a_model_of_one_s_own_is_a_table_in_recount_toml_and_a_broken_one_names_its_ke
 fn a_corrected_plant_zone_re_reads_its_files_and_gold_is_gold_from_scratch() {
     let (_, w) = world();
     let dir = tempdir();
-    let copy = dir.path().join("w");
-    copy_dir(w, &copy);
+    let copy = world_copy(dir.path());
     let lab = dir.path().join("lab");
     let ws = copy.to_str().unwrap();
     ok(&lab, &["land", FIRST, LAST, "--world", ws]);
@@ -1048,10 +1051,8 @@ fn a_key_removed_from_the_dimension_keeps_its_rows_in_gold() {
 /// fingerprint: the lab's (polars) and the Spark driver's Python (spark/recount_spark/model.py).
 #[test]
 fn the_spark_driver_s_model_recount_prints_the_lab_s_fingerprint() {
-    let (_, w) = world();
     let dir = tempdir();
-    let copy = dir.path().join("w");
-    copy_dir(w, &copy);
+    let copy = world_copy(dir.path());
     let rel = "mes/records/upload_date=2026-06-30/plant-a.jsonl.gz";
     std::fs::copy(copy.join("corrections/01-corrected-counts").join(rel), copy.join(rel)).unwrap();
     // And a model of one's own whose copies differ: the order of the copies decides its sums;
@@ -1642,10 +1643,8 @@ fn a_model_file_of_many_refused_lines_keeps_a_thousand_and_counts_the_rest() {
 /// dated after today is landed as it is, with a word.
 #[test]
 fn a_model_landing_names_a_reverted_correction_and_an_upload_dated_after_today() {
-    let (_, w) = world();
     let dir = tempdir();
-    let copy = dir.path().join("w");
-    copy_dir(w, &copy);
+    let copy = world_copy(dir.path());
     let (lab, ws) = (dir.path().join("lab"), copy.to_str().unwrap().to_string());
     ok(&lab, &["land", FIRST, "--world", &ws]);
     let part = copy.join(format!("mes/records/upload_date={FIRST}"));
